@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# Installs everything tarn needs to build, test, fuzz and benchmark on Debian 12.
+# Idempotent: packages already present are not fetched again.
+set -euo pipefail
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+pkgs=(
+  build-essential cmake pkg-config clang libclang-rt-14-dev
+  libprotobuf-c-dev protobuf-c-compiler
+  zlib1g-dev libjansson-dev libcurl4-openssl-dev libssl-dev libsqlite3-dev
+  libzstd-dev libsnappy-dev liblz4-dev libmicrohttpd-dev
+  libcmocka-dev libisal-dev
+)
+if [ "${TARN_WITH_SERVERS:-0}" = 1 ]; then
+  # Real servers for the backend tests: etcd, and Ceph radosgw as an S3 that checks signatures.
+  pkgs+=(etcd-server etcd-client radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl)
+fi
+
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}" >&2
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+if [ "${TARN_WITH_NPM:-0}" = 1 ]; then
+  # Independent Parquet implementations for the cross-implementation tests.
+  here=$(cd "$(dirname "$0")/.." && pwd)
+  if [ ! -d "$here/tests/interop/node_modules/@duckdb" ]; then
+    command -v npm >/dev/null || { DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null; }
+    (cd "$here/tests/interop" && npm ci --no-audit --no-fund --loglevel=error)
+  fi
+fi

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The one command that installs, builds and runs every test of tarn on Debian 12:
+#   release build + ctest, the same under ASan+UBSan, a clang -Werror build, and
+#   every fuzz target for a bounded time. Servers the tests need are started on
+#   loopback by scripts/servers.sh and stopped on exit.
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+export TARN_WITH_SERVERS=1 TARN_WITH_NPM=1
+scripts/install-deps.sh
+
+if [ -x scripts/servers.sh ]; then
+  # shellcheck disable=SC1090
+  eval "$(scripts/servers.sh start)"
+  trap 'scripts/servers.sh stop' EXIT
+fi
+
+jobs=$(nproc)
+echo "== release build (gcc)"
+scripts/build.sh release
+echo "== tests (release)"
+ctest --test-dir build/release --output-on-failure -j"$jobs"
+
+echo "== clang build (-Werror)"
+scripts/build.sh clang
+
+echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer"
+scripts/build.sh asan
+ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+  ctest --test-dir build/asan --output-on-failure -j"$jobs"
+
+echo "== fuzzing (${FUZZ_SECONDS:-30} s per target)"
+scripts/fuzz.sh
+echo "== all tests passed"

@@ -1,0 +1,7 @@
+/* The structures `tarn inspect` decodes; one function per structure. */
+#ifndef TARN_CLI_INSPECT_H
+#define TARN_CLI_INSPECT_H
+
+#include "cli/cli.h"
+
+#endif

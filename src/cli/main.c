@@ -1,0 +1,30 @@
+/* tarn — the command for operators of a Lakestream (format v3) deployment. */
+#include <stdio.h>
+#include <string.h>
+
+#include "cli/cli.h"
+
+static int cmd_version(int argc, char **argv) {
+  printf("tarn %s (Lakestream storage format version 3)\n", TARN_VERSION);
+  return 0;
+}
+
+static const tarn_cli_cmd commands[] = {
+    {"inspect", "decode any format structure: WAL object, key, index value, ...", tarn_cmd_inspect},
+    {"version", "print tarn's version", cmd_version},
+    {NULL, NULL, NULL}};
+
+static const char intro[] =
+    "usage: tarn COMMAND [ARGS]\n"
+    "\n"
+    "tarn stores the logs of streams as immutable WAL objects in object storage,\n"
+    "located by an offset index in a metadata store (Lakestream format version 3).\n"
+    "\n"
+    "Exit status: 0 success; 1 bad input or a failed operation; 2 bad command line;\n"
+    "3 a store could not be reached.\n";
+
+int main(int argc, char **argv) {
+  if (argc >= 2 && strcmp(argv[1], "--version") == 0)
+    return cmd_version(argc - 1, argv + 1);
+  return tarn_cli_dispatch("tarn", commands, argc, argv, intro);
+}

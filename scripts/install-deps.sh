@@ -31,7 +31,7 @@ fi
 if [ "${TARN_WITH_NPM:-0}" = 1 ]; then
   # Independent Parquet implementations for the cross-implementation tests.
   here=$(cd "$(dirname "$0")/.." && pwd)
-  if [ ! -d "$here/tests/interop/node_modules/@duckdb" ]; then
+  if [ -f "$here/tests/interop/package.json" ] && [ ! -d "$here/tests/interop/node_modules/@duckdb" ]; then
     command -v npm >/dev/null || { DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null; }
     (cd "$here/tests/interop" && npm ci --no-audit --no-fund --loglevel=error)
   fi

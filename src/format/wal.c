@@ -44,7 +44,7 @@ int tarn_wal_detect_version(const uint8_t *p, size_t n) {
 }
 
 int tarn_wal_head_length(const uint8_t *p, size_t n, uint64_t object_size, uint64_t *head_len) {
-  if (n > object_size)
+  if (n > object_size || (n < TARN_WAL_PROBE_LEN && n < object_size))
     return tarn__err(TARN_EINVAL, "wal object: %zu probe bytes given for an object of %llu", n,
                      (unsigned long long)object_size);
   int v = tarn_wal_detect_version(p, n);
@@ -250,6 +250,9 @@ static int decode_v3(const uint8_t *p, size_t avail, uint64_t object_size, int w
 static int decode_any(const uint8_t *p, size_t avail, uint64_t object_size, int with_payloads,
                       tarn_wal *out) {
   memset(out, 0, sizeof *out);
+  if (avail < TARN_WAL_PROBE_LEN && avail < object_size)
+    return tarn__err(TARN_EINVAL, "wal object: %zu head bytes given, the header needs %d", avail,
+                     TARN_WAL_PROBE_LEN);
   int v = tarn_wal_detect_version(p, avail < object_size ? avail : (size_t)object_size);
   if (v < 0)
     return v;

@@ -106,6 +106,9 @@ static void index_only_decoding(void **state) {
   /* The object size bounds the payloads even without them: LS-022 */
   assert_int_equal(tarn_wal_decode_index(obj, 23, 30, &w), TARN_ECORRUPT);
   assert_non_null(strstr(tarn_errmsg(), "wal object: byte 20: payload of log 7 entry 1"));
+  /* Fewer bytes than the header is the caller's error too. */
+  assert_int_equal(tarn_wal_head_length(obj, 4, n, &head), TARN_EINVAL);
+  assert_int_equal(tarn_wal_decode_index(obj, 7, n, &w), TARN_EINVAL);
   /* A head length beyond the object is refused from the probe alone. */
   assert_int_equal(tarn_wal_head_length(obj, 8, 22, &head), TARN_ECORRUPT);
   free(obj);

@@ -4,4 +4,7 @@
 
 #include "cli/cli.h"
 
+int tarn_inspect_wal(int argc, char **argv);
+int tarn_inspect_key(int argc, char **argv);
+
 #endif

@@ -3,6 +3,8 @@
 
 static const tarn_cli_cmd inspectors[] = {
     /* One line per structure; each lives in src/cli/inspect_<structure>.c. */
+    {"companion", "a companion (.index) file: blocks, rows, offset map", tarn_inspect_companion},
+    {"kafka", "a Kafka entry payload: record batches and their offsets", tarn_inspect_kafka},
     {NULL, NULL, NULL}};
 
 static const char intro[] =

@@ -4,4 +4,7 @@
 
 #include "cli/cli.h"
 
+int tarn_inspect_companion(int argc, char **argv);
+int tarn_inspect_kafka(int argc, char **argv);
+
 #endif

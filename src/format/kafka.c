@@ -394,7 +394,7 @@ int tarn_kafka_iter_next(tarn_kafka_iter *it, tarn_kafka_batch *b) {
     return tarn__err(TARN_ERANGE, WHAT ": batch %zu: offsets from %lld overflow int64",
                      it->batches, (long long)it->next);
   b->first_offset = it->next;
-  b->last_offset = it->next + (int64_t)b->record_count - 1;
+  b->last_offset = it->next + ((int64_t)b->record_count - 1);
   /* After INT64_MAX no offset is left: a negative next fails the next batch. */
   it->next = b->last_offset == INT64_MAX ? -1 : b->last_offset + 1;
   it->records += b->record_count;

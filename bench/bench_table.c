@@ -1,5 +1,8 @@
 /* The list of benchmarks; each is defined in its own bench_<name>.c. */
 #include "bench.h"
 
+int bench_companion(void);
+
 const tarn_bench bench_table[] = {
+    {"companion", "companion file write/read of 10,000 rows; CRC32C", bench_companion},
     {NULL, NULL, NULL}};

@@ -1,5 +1,4 @@
 /* tarn inspect companion: the blocks, rows and offset map of a companion file. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,16 +17,6 @@ static const char usage[] =
     "  --stream         FILE is the decompressed stream, not gzip\n"
     "  --lookup OFFSET  also show the row of the entry holding OFFSET (floor lookup)\n"
     "  --json           JSON with the spec's field names\n";
-
-static int parse_i64(const char *s, int64_t *v) {
-  char *end;
-  errno = 0;
-  long long x = strtoll(s, &end, 10);
-  if (errno || !*s || *end || x < 0)
-    return -1;
-  *v = x;
-  return 0;
-}
 
 static json_t *header_json(size_t row, const tarn_entry_header *h) {
   return json_pack("{s:I,s:I,s:i,s:I,s:i,s:I}", "row", (json_int_t)row, "offset",
@@ -49,7 +38,7 @@ int tarn_inspect_companion(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--stream")) {
       stream = 1;
     } else if (!strcmp(argv[i], "--lookup")) {
-      if (i + 1 == argc || parse_i64(argv[++i], &at))
+      if (i + 1 == argc || tarn_cli_parse_i64(argv[++i], &at))
         return tarn_cli_usage_error("inspect companion", "--lookup needs a non-negative offset");
       lookup = 1;
     } else if (argv[i][0] == '-' && argv[i][1]) {

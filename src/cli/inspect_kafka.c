@@ -1,5 +1,4 @@
 /* tarn inspect kafka: the record batches of one Kafka entry payload. */
-#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,16 +24,6 @@ static const char *codec_name(int c) {
   return c >= 0 && c <= 4 ? names[c] : "?";
 }
 
-static int parse_i64(const char *s, int64_t *v) {
-  char *end;
-  errno = 0;
-  long long x = strtoll(s, &end, 10);
-  if (errno || !*s || *end || x < 0)
-    return -1;
-  *v = x;
-  return 0;
-}
-
 int tarn_inspect_kafka(int argc, char **argv) {
   const char *path = NULL;
   int json = 0;
@@ -46,10 +35,10 @@ int tarn_inspect_kafka(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--json")) {
       json = 1;
     } else if (!strcmp(argv[i], "--offset")) {
-      if (i + 1 == argc || parse_i64(argv[++i], &entry))
+      if (i + 1 == argc || tarn_cli_parse_i64(argv[++i], &entry))
         return tarn_cli_usage_error("inspect kafka", "--offset needs a non-negative offset");
     } else if (!strcmp(argv[i], "--records")) {
-      if (i + 1 == argc || parse_i64(argv[++i], &records))
+      if (i + 1 == argc || tarn_cli_parse_i64(argv[++i], &records))
         return tarn_cli_usage_error("inspect kafka", "--records needs a non-negative count");
     } else if (argv[i][0] == '-' && argv[i][1]) {
       return tarn_cli_usage_error("inspect kafka", "unknown option %s", argv[i]);

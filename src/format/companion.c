@@ -10,6 +10,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "format/gunzip.h"
 #include "lakehouse_entry_metadata.pb-c.h"
 #include "util/bytes.h"
 #include "util/error.h"
@@ -280,62 +281,11 @@ int tarn_companion_writer_close(tarn_companion_writer *w) {
 /* ---- reading ------------------------------------------------------------- */
 
 int tarn_companion_inflate(tarn_buf *out, const void *gz, size_t len, size_t max_stream) {
-  if (!max_stream)
-    max_stream = TARN_COMPANION_MAX_STREAM;
-  const uint8_t *in = gz;
-  if (len < 2 || in[0] != 0x1f || in[1] != 0x8b)
-    return tarn__corrupt(WHAT_GZ, 0, "not a gzip stream (no 1f 8b magic)");
-  z_stream z;
-  memset(&z, 0, sizeof z);
-  if (inflateInit2(&z, 15 + 32) != Z_OK)
-    return tarn__err(TARN_ENOMEM, "companion file: inflateInit2 failed");
-  size_t start = out->len, used = 0; /* used: compressed bytes consumed by finished members */
-  int rc = 0;
-  z.next_in = (Bytef *)(uintptr_t)in;
-  for (;;) {
-    size_t left = len - used - z.total_in;
-    z.avail_in = left > (1u << 30) ? (1u << 30) : (uInt)left;
-    /* One byte beyond the cap shows that the cap is passed. */
-    size_t room = max_stream - (out->len - start);
-    size_t chunk = room < 65535 ? room + 1 : 65536;
-    if ((rc = tarn_buf_reserve(out, chunk)))
-      break;
-    z.next_out = out->data + out->len;
-    z.avail_out = (uInt)chunk;
-    int zr = inflate(&z, Z_NO_FLUSH);
-    out->len += chunk - z.avail_out;
-    if (out->len - start > max_stream) {
-      rc = tarn__corrupt(WHAT_GZ, used + z.total_in,
-                         "decompressed stream exceeds the limit of %zu bytes", max_stream);
-      break;
-    }
-    if (zr == Z_STREAM_END) {
-      used += z.total_in;
-      if (used == len)
-        break;
-      /* Concatenated gzip members form one stream, as gunzip reads them. */
-      if (len - used < 2 || in[used] != 0x1f || in[used + 1] != 0x8b) {
-        rc = tarn__corrupt(WHAT_GZ, used, "%zu trailing bytes after the gzip stream", len - used);
-        break;
-      }
-      inflateReset(&z);
-      z.next_in = (Bytef *)(uintptr_t)(in + used);
-      continue;
-    }
-    if (zr == Z_BUF_ERROR || (zr == Z_OK && z.avail_in == 0 && used + z.total_in == len &&
-                              z.avail_out != 0)) {
-      rc = tarn__corrupt(WHAT_GZ, len, "gzip stream truncated");
-      break;
-    }
-    if (zr != Z_OK) {
-      rc = tarn__corrupt(WHAT_GZ, used + z.total_in, "%s", z.msg ? z.msg : "inflate failed");
-      break;
-    }
-  }
-  inflateEnd(&z);
-  if (rc)
-    out->len = start;
-  return rc;
+  char why[96];
+  size_t at;
+  int rc = tarn__gunzip(out, gz, len, max_stream ? max_stream : TARN_COMPANION_MAX_STREAM, 1, &at,
+                        why, sizeof why);
+  return rc == -1 ? tarn__corrupt(WHAT_GZ, at, "%s", why) : rc;
 }
 
 void tarn_companion_free(tarn_companion *c) {

@@ -24,6 +24,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "format/gunzip.h"
 #include "tarn/buf.h"
 #include "tarn/crc32c.h"
 #include "util/bytes.h"
@@ -169,45 +170,6 @@ static int parse_legacy(const uint8_t *p, size_t left, legacy_msg *m, size_t *fa
   return 0;
 }
 
-static int inflate_gzip(const uint8_t *in, size_t n, size_t max, tarn_buf *out, char *why,
-                        size_t wl) {
-  z_stream z;
-  memset(&z, 0, sizeof z);
-  if (inflateInit2(&z, 15 + 16) != Z_OK)
-    return tarn__err(TARN_ENOMEM, "inflateInit2 failed");
-  z.next_in = (Bytef *)(uintptr_t)in;
-  z.avail_in = (uInt)n;
-  int rc = 0;
-  for (;;) {
-    size_t room = max - out->len, chunk = room < 65535 ? room + 1 : 65536;
-    if ((rc = tarn_buf_reserve(out, chunk)))
-      break;
-    z.next_out = out->data + out->len;
-    z.avail_out = (uInt)chunk;
-    int zr = inflate(&z, Z_NO_FLUSH);
-    out->len += chunk - z.avail_out;
-    if (out->len > max) {
-      snprintf(why, wl, "gzip value inflates past the limit of %zu bytes", max);
-      rc = -1;
-    } else if (zr == Z_STREAM_END) {
-      if (z.avail_in) {
-        snprintf(why, wl, "%u bytes after the gzip stream", z.avail_in);
-        rc = -1;
-      }
-    } else if (zr == Z_OK && (z.avail_in || !z.avail_out)) {
-      continue;
-    } else {
-      snprintf(why, wl, "gzip: %s", zr == Z_OK || zr == Z_BUF_ERROR ? "truncated"
-                                    : z.msg                         ? z.msg
-                                                                    : "inflate failed");
-      rc = -1;
-    }
-    break;
-  }
-  inflateEnd(&z);
-  return rc;
-}
-
 static int unsnappy_block(const uint8_t *in, size_t n, size_t max, tarn_buf *out, char *why,
                           size_t wl) {
   size_t u;
@@ -216,7 +178,7 @@ static int unsnappy_block(const uint8_t *in, size_t n, size_t max, tarn_buf *out
     return -1;
   }
   if (u > max - out->len) {
-    snprintf(why, wl, "snappy value inflates past the limit of %zu bytes", max);
+    snprintf(why, wl, "decompresses past the limit of %zu bytes", max);
     return -1;
   }
   int rc = tarn_buf_reserve(out, u + 1);
@@ -281,7 +243,7 @@ static int unlz4(const uint8_t *in, size_t n, size_t max, tarn_buf *out, char *w
     q += src;
     out->len += dst;
     if (out->len > max) {
-      snprintf(why, wl, "lz4 value inflates past the limit of %zu bytes", max);
+      snprintf(why, wl, "decompresses past the limit of %zu bytes", max);
       rc = -1;
       break;
     }
@@ -303,21 +265,23 @@ static int unlz4(const uint8_t *in, size_t n, size_t max, tarn_buf *out, char *w
 static int count_inner(tarn_kafka_iter *it, const legacy_msg *w, size_t at, size_t nb,
                        uint32_t *count) {
   char why[160];
+  size_t fault = 0;
   if (w->value_len < 0)
     return tarn__corrupt(WHAT, at, "batch %zu: compressed wrapper has a null value", nb);
   tarn_buf raw = TARN_BUF_INIT;
   int codec = w->attributes & 7, rc;
   const uint8_t *v = w->value;
   size_t vn = (size_t)w->value_len, max = it->max_inflate;
-  rc = codec == TARN_KAFKA_GZIP     ? inflate_gzip(v, vn, max, &raw, why, sizeof why)
+  rc = codec == TARN_KAFKA_GZIP     ? tarn__gunzip(&raw, v, vn, max, 0, &fault, why, sizeof why)
        : codec == TARN_KAFKA_SNAPPY ? unsnappy(v, vn, max, &raw, why, sizeof why)
                                     : unlz4(v, vn, max, &raw, why, sizeof why);
   if (rc == -1)
-    rc = tarn__corrupt(WHAT, at, "batch %zu: compressed wrapper: %s", nb, why);
+    rc = tarn__corrupt(WHAT, at, "batch %zu: compressed wrapper (%s): %s", nb,
+                       codec == TARN_KAFKA_GZIP ? "gzip" : codec == TARN_KAFKA_SNAPPY ? "snappy" : "lz4",
+                       why);
   uint64_t n = 0;
   for (size_t q = 0; !rc && q < raw.len; n++) {
     legacy_msg m;
-    size_t fault;
     if (parse_legacy(raw.data + q, raw.len - q, &m, &fault, why, sizeof why))
       rc = tarn__corrupt(WHAT, at,
                          "batch %zu: compressed wrapper: inner message %llu (inflated byte %zu): %s",

@@ -5,7 +5,8 @@ set -euo pipefail
 : "${TARN:?}" "${TARN_SRC:?}"
 d=$(mktemp -d)
 trap 'rm -rf "$d"' EXIT
-# Debian's python3 is the one that sees python3-kafka (a pyenv python may not).
+# Debian's python3 is the one that sees python3-kafka (a pyenv python may not,
+# and its shim is slow to start).
 py=python3
 [ -x /usr/bin/python3 ] && py=/usr/bin/python3
 "$py" "$TARN_SRC/tests/cli/gen_companion_kafka.py" "$d"
@@ -27,7 +28,7 @@ set +e; "$TARN" inspect companion 2>/dev/null; rc=$?; set -e
 
 # LS-060: the §4.8 example, gzip and uncompressed.
 "$TARN" inspect companion "$d/example.index" --json >"$d/ex.json"
-python3 - "$d/ex.json" <<'PY'
+"$py" - "$d/ex.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["streamBytes"] == 132, j
@@ -43,11 +44,11 @@ PY
 "$TARN" inspect companion "$d/example.index" --lookup 1 | grep -q "lookup 1: row 0"
 # LS-065: numeric, not lexical: the floor of 95 among {9, 10} is 10 (row 1).
 "$TARN" inspect companion "$d/nine_ten.index" --lookup 95 --json |
-  python3 -c 'import json,sys; j=json.load(sys.stdin); assert j["lookup"]=={"offset":95,"row":1}, j; assert list(j["offsetMap"])==["9","10"], j'
+  "$py" -c 'import json,sys; j=json.load(sys.stdin); assert j["lookup"]=={"offset":95,"row":1}, j; assert list(j["offsetMap"])==["9","10"], j'
 "$TARN" inspect companion "$d/nine_ten.index" --lookup 8 | grep -q "lookup 8: below the first entry"
 # LS-062: an empty last block is accepted.
 "$TARN" inspect companion "$d/empty_last.index" --json |
-  python3 -c 'import json,sys; j=json.load(sys.stdin); assert [b["rows"] for b in j["blocks"]]==[2,2,0], j["blocks"]; assert j["blocks"][2]["length"]==2'
+  "$py" -c 'import json,sys; j=json.load(sys.stdin); assert [b["rows"] for b in j["blocks"]]==[2,2,0], j["blocks"]; assert j["blocks"][2]["length"]==2'
 
 refuse "companion file: byte 4: block 0 row 0 (row 0): offset \"00\" is not a canonical decimal" \
   "$TARN" inspect companion "$d/bad_offset.index"
@@ -67,7 +68,7 @@ if [ ! -e "$d/have_kafka" ]; then
 fi
 # LS-095, LS-099: batches of 3, 1 and 5 records at entry offset 100.
 "$TARN" inspect kafka "$d/v2.kafka" --offset 100 --records 9 --json >"$d/v2.json"
-python3 - "$d/v2.json" <<'PY'
+"$py" - "$d/v2.json" <<'PY'
 import json, sys
 j = json.load(open(sys.argv[1]))
 assert j["records"] == 9 and j["entryOffset"] == 100
@@ -82,7 +83,7 @@ PY
 refuse "its batches hold 9 records, the entry says 8" "$TARN" inspect kafka "$d/v2.kafka" --records 8
 # LS-097: magic 0/1 messages and gzip, snappy (xerial) and lz4 wrappers.
 "$TARN" inspect kafka "$d/legacy.kafka" --json |
-  python3 -c 'import json,sys; j=json.load(sys.stdin); b=j["batches"]; assert [x["recordCount"] for x in b]==[1,1,3,4,2,2], b; assert [x["compression"] for x in b]==["none","none","gzip","snappy","lz4","none"]; assert [x["magic"] for x in b]==[0,1,1,1,1,2]; assert j["records"]==13'
+  "$py" -c 'import json,sys; j=json.load(sys.stdin); b=j["batches"]; assert [x["recordCount"] for x in b]==[1,1,3,4,2,2], b; assert [x["compression"] for x in b]==["none","none","gzip","snappy","lz4","none"]; assert [x["magic"] for x in b]==[0,1,1,1,1,2]; assert j["records"]==13'
 refuse "transactional batch is not allowed" "$TARN" inspect kafka "$d/transactional.kafka" # LS-098
 refuse "byte 17: batch 0: CRC32C is" "$TARN" inspect kafka "$d/badcrc.kafka"            # LS-095
 refuse "runs past the payload's end" "$TARN" inspect kafka "$d/truncated.kafka"          # LS-095

@@ -17,6 +17,7 @@
  * of uncompressed inner messages, one record each. */
 #include "tarn/kafka.h"
 
+#define LZ4F_STATIC_LINKING_ONLY /* LZ4F_getErrorCode, exported by the shared library too */
 #include <lz4frame.h>
 #include <snappy-c.h>
 #include <stdio.h>
@@ -223,7 +224,8 @@ static int unsnappy(const uint8_t *in, size_t n, size_t max, tarn_buf *out, char
 
 /* Kafka's lz4 is the LZ4 frame format. (Magic 0 wrappers from old clients
  * carry a wrong frame-header checksum; liblz4 refuses those.) */
-static int unlz4(const uint8_t *in, size_t n, size_t max, tarn_buf *out, char *why, size_t wl) {
+static int unlz4(const uint8_t *in, size_t n, size_t max, int magic, tarn_buf *out, char *why,
+                 size_t wl) {
   LZ4F_dctx *d;
   if (LZ4F_isError(LZ4F_createDecompressionContext(&d, LZ4F_VERSION)))
     return tarn__err(TARN_ENOMEM, "LZ4F_createDecompressionContext failed");
@@ -237,7 +239,9 @@ static int unlz4(const uint8_t *in, size_t n, size_t max, tarn_buf *out, char *w
     hint = LZ4F_decompress(d, out->data + out->len, &dst, in + q, &src, NULL);
     if (LZ4F_isError(hint)) {
       snprintf(why, wl, "lz4: %s", LZ4F_getErrorName(hint));
-      rc = -1;
+      /* Kafka before 0.10 computed the frame-header checksum over the wrong
+       * bytes (KAFKA-3160); liblz4 has no switch to read such frames. */
+      rc = magic == 0 && LZ4F_getErrorCode(hint) == LZ4F_ERROR_headerChecksum_invalid ? -2 : -1;
       break;
     }
     q += src;
@@ -274,7 +278,12 @@ static int count_inner(tarn_kafka_iter *it, const legacy_msg *w, size_t at, size
   size_t vn = (size_t)w->value_len, max = it->max_inflate;
   rc = codec == TARN_KAFKA_GZIP     ? tarn__gunzip(&raw, v, vn, max, 0, &fault, why, sizeof why)
        : codec == TARN_KAFKA_SNAPPY ? unsnappy(v, vn, max, &raw, why, sizeof why)
-                                    : unlz4(v, vn, max, &raw, why, sizeof why);
+                                    : unlz4(v, vn, max, w->magic, &raw, why, sizeof why);
+  if (rc == -2)
+    rc = tarn__err(TARN_EUNSUPPORTED,
+                   WHAT ": byte %zu: batch %zu: an lz4 wrapper of magic 0 with the frame-header "
+                   "checksum of Kafka before 0.10 is not supported",
+                   at, nb);
   if (rc == -1)
     rc = tarn__corrupt(WHAT, at, "batch %zu: compressed wrapper (%s): %s", nb,
                        codec == TARN_KAFKA_GZIP ? "gzip" : codec == TARN_KAFKA_SNAPPY ? "snappy" : "lz4",

@@ -337,6 +337,22 @@ static void legacy_refusals(void **state) {
   assert_int_equal(tarn_kafka_iter_next(&it, &b), 1);
   assert_int_equal(b.record_count, 1000);
 
+  /* lz4 frames with a wrong header checksum: corrupt in magic 1; in magic 0 it
+   * is how Kafka before 0.10 wrote them, which tarn does not read. */
+  for (int magic = 0; magic <= 1; magic++) {
+    tarn_buf_reset(&set), tarn_buf_reset(&z), tarn_buf_reset(&p);
+    inner_set(&set, magic, 2);
+    lz4_of(&z, &set);
+    z.data[6] ^= 0x55; /* HC: magic, FLG, BD, then the checksum (no content size) */
+    legacy_msg(&p, magic, 0, TARN_KAFKA_LZ4, z.data, z.len);
+    if (magic == 0) {
+      assert_int_equal(tarn_kafka_check(p.data, p.len, -1, NULL), TARN_EUNSUPPORTED);
+      assert_non_null(strstr(tarn_errmsg(), "before 0.10 is not supported"));
+    } else {
+      expect_corrupt(&p, -1, "compressed wrapper (lz4)");
+    }
+  }
+
   /* A value with bytes after it inside the message. */
   tarn_buf_reset(&p);
   legacy_msg(&p, 0, 0, 0, "abc", 3);

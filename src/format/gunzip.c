@@ -48,8 +48,8 @@ int tarn__gunzip(tarn_buf *out, const uint8_t *in, size_t len, size_t max, int m
       } else {
         snprintf(why, whylen, "%zu trailing bytes after the gzip stream", len - used);
       }
-    } else if (zr == Z_OK && (z.avail_in || !z.avail_out)) {
-      continue;
+    } else if ((zr == Z_OK || zr == Z_BUF_ERROR) && (used + z.total_in < len || !z.avail_out)) {
+      continue; /* more input (the next slice), or more room, lets it go on */
     } else if (zr == Z_OK || zr == Z_BUF_ERROR) {
       *at = len;
       snprintf(why, whylen, "gzip stream truncated");

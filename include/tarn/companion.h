@@ -10,7 +10,14 @@
  * Like Ursa, the writer flushes a block as soon as it holds block_rows rows,
  * and close() always flushes the pending block: when the row count is a
  * multiple of block_rows (zero included) the last block is the empty array
- * "[]" (N = 2). Every other block holds at least one row (LS-061). */
+ * "[]" (N = 2). Every other block holds at least one row (LS-061).
+ *
+ * The reader is strict where a lenient reading could pick a wrong row: row
+ * offsets are canonical decimals, strictly increasing, and no entry overlaps
+ * the next; every offset-map key is a canonical decimal naming a row with that
+ * offset; duplicate JSON keys are refused. Metadata must be padded standard
+ * Base64 (no whitespace); like Java's decoder it does not refuse non-zero
+ * unused bits in the last character. Unknown protobuf fields are skipped. */
 #ifndef TARN_COMPANION_H
 #define TARN_COMPANION_H
 

@@ -6,5 +6,7 @@
 
 int tarn_inspect_wal(int argc, char **argv);
 int tarn_inspect_key(int argc, char **argv);
+int tarn_inspect_companion(int argc, char **argv);
+int tarn_inspect_kafka(int argc, char **argv);
 
 #endif

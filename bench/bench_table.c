@@ -2,11 +2,9 @@
 #include "bench.h"
 
 int bench_wal(void);
-
-const tarn_bench bench_table[] = {
-    {"wal", "WAL object encode and zero-copy decode, 4 MiB of 1 KiB entries, 4 logs", bench_wal},
 int bench_companion(void);
 
 const tarn_bench bench_table[] = {
+    {"wal", "WAL object encode and zero-copy decode, 4 MiB of 1 KiB entries, 4 logs", bench_wal},
     {"companion", "companion file write/read of 10,000 rows; CRC32C", bench_companion},
     {NULL, NULL, NULL}};

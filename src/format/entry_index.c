@@ -24,7 +24,7 @@
 enum { K_INDEX, K_OFFSETS, K_EXTRA };
 
 typedef struct scan {
-  size_t field_off[12];      /* byte of the last tag of each EntryIndex field; 0 = absent */
+  size_t field_off[12];      /* 1 + byte of the last tag of each EntryIndex field; 0 = absent */
   size_t payload_off;        /* first byte of the last compressed_payload value */
   size_t *extra_off;         /* byte of each extraData tag, in order */
   size_t n_extra, cap_extra;
@@ -97,7 +97,7 @@ static int walk(const uint8_t *p, size_t len, size_t base, int kind, int depth, 
                            (unsigned long long)field, wt);
     }
     if (kind == K_INDEX && field <= 11) {
-      sc->field_off[field] = at;
+      sc->field_off[field] = at + 1;
       if (field == 11) {
         if (sc->n_extra == sc->cap_extra) {
           size_t ncap = sc->cap_extra ? 2 * sc->cap_extra : 4;
@@ -179,7 +179,7 @@ static int copy_out(const Storage__Proto__EntryIndex *m, tarn_entry_index *ei) {
 }
 
 /* Byte of field f for a message, or the end of the value when f is absent. */
-#define AT(f) (sc.field_off[f] ? sc.field_off[f] : len)
+#define AT(f) (sc.field_off[f] ? sc.field_off[f] - 1 : len)
 
 static int check(tarn_entry_index *ei, const scan *scp, size_t len) {
   const scan sc = *scp;

@@ -683,7 +683,7 @@ static void test_mem_faults(void **state) {
   if (strcmp(b->name, "mem") != 0) {
     assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_FAIL, 1), TARN_EUNSUPPORTED);
     tarn_meta_close(m);
-    skip();
+    return;
   }
   char P[32];
   fresh_part(P, sizeof P);
@@ -748,7 +748,8 @@ static void test_cluster_leader_kill(void **state) {
   if (!fgets(port, sizeof port, f)) port[0] = 0;
   int st = pclose(f);
   if (st != 0 || !port[0]) fail_msg("could not find and kill the etcd leader");
-  print_message("[%s] killed the leader (client port %s)", b->name, port);
+  port[strcspn(port, "\n")] = 0;
+  print_message("[%s] killed the leader (client port %s)\n", b->name, port);
   int64_t t0 = mono_ms();
   for (int i = 0; i < 5; i++) {
     int rc;
@@ -765,7 +766,6 @@ static void test_cluster_leader_kill(void **state) {
   check_chain(m, P, 10);
   tarn_meta_close(m);
   /* Restart the killed member so later tests and runs find three nodes. */
-  port[strcspn(port, "\n")] = 0;
   snprintf(cmd, sizeof cmd, "sh %s/restart-%s.sh >/dev/null 2>&1", dir, port);
   if (system(cmd) != 0) print_message("[%s] could not restart the killed member\n", b->name);
 }

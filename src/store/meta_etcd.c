@@ -281,15 +281,20 @@ static uint64_t rand64(void) {
   return x;
 }
 
-/* One range request: [key, end) with an order; the first kv (or NULL). */
-static int range_one(ehandle *h, const char *key, const char *end, int desc, json_t **resp,
-                     json_t **kv) {
+static json_t *range_req(const char *key, const char *end, int desc) {
   json_t *req = json_pack("{s:s, s:s, s:s}", "key", key, "range_end", end, "limit", "1");
-  if (!req) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
-  if (desc) {
+  if (req && desc) {
     json_object_set_new(req, "sort_order", json_string("DESCEND"));
     json_object_set_new(req, "sort_target", json_string("KEY"));
   }
+  return req;
+}
+
+/* One range request: [key, end) with an order; the first kv (or NULL). */
+static int range_one(ehandle *h, const char *key, const char *end, int desc, json_t **resp,
+                     json_t **kv) {
+  json_t *req = range_req(key, end, desc);
+  if (!req) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
   int rc = post(h, "/v3/kv/range", req, SAFE, resp);
   json_decref(req);
   *kv = rc ? NULL : json_array_get(json_object_get(*resp, "kvs"), 0);
@@ -324,12 +329,18 @@ static int e_find(tarn_meta *m, const char *part, const char *key, int cmp,
 }
 
 /* A txn: compares, then one put on success; *ok = succeeded, *rev = the
- * revision after it. */
+ * revision after it. On failure the txn runs fail_range (if not NULL; the
+ * reference is stolen) and *fresp gets the whole response, so a retry needs
+ * no separate read. */
 static int txn_put(ehandle *h, json_t *compares, const char *key, const char *val,
-                   int64_t lease, int *ok, int64_t *rev) {
+                   int64_t lease, json_t *fail_range, int *ok, int64_t *rev, json_t **fresp) {
   json_t *put = json_pack("{s:s, s:s}", "key", key, "value", val);
   if (put && lease) json_object_set_new(put, "lease", json_sprintf("%lld", (long long)lease));
   json_t *req = json_pack("{s:o, s:[{s:o}]}", "compare", compares, "success", "request_put", put);
+  if (req && fail_range)
+    json_object_set_new(req, "failure", json_pack("[{s:o}]", "request_range", fail_range));
+  else
+    json_decref(fail_range);
   if (!req) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
   json_t *resp;
   int rc = post(h, "/v3/kv/txn", req, UNSAFE, &resp);
@@ -337,7 +348,10 @@ static int txn_put(ehandle *h, json_t *compares, const char *key, const char *va
   if (rc) return rc;
   *ok = json_is_true(json_object_get(resp, "succeeded"));
   *rev = jint(json_object_get(resp, "header"), "revision");
-  json_decref(resp);
+  if (fresp && !*ok)
+    *fresp = resp;
+  else
+    json_decref(resp);
   return 0;
 }
 
@@ -400,7 +414,7 @@ static int e_write(tarn_meta *m, const char *part, const char *key, const void *
     }
     int ok;
     int64_t rev;
-    rc = txn_put(h, c, k, v, lease, &ok, &rev);
+    rc = txn_put(h, c, k, v, lease, NULL, &ok, &rev, NULL);
     free(v);
     if (rc == TARN_ESESSION) tarn__meta_session_ended(m);
     if (rc) break;
@@ -475,8 +489,33 @@ static int find_nonce(ehandle *h, const char *part, const char *key, uint64_t no
   return rc;
 }
 
+/* Every txn, even one whose compare fails, is a raft round with an fsync,
+ * so racing sequenced puts waste the cluster's time. Clients in one process
+ * queue per partition here instead; other processes still race. */
+#define SEQ_LOCKS 64
+static pthread_mutex_t seq_locks[SEQ_LOCKS];
+static pthread_once_t seq_locks_once = PTHREAD_ONCE_INIT;
+static void seq_locks_init(void) {
+  for (int i = 0; i < SEQ_LOCKS; i++) pthread_mutex_init(&seq_locks[i], NULL);
+}
+
+static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
+                          uint64_t d2, const void *val, size_t len, tarn_meta_rec *out);
+
 static int e_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
                      uint64_t d2, const void *val, size_t len, tarn_meta_rec *out) {
+  uint32_t hsh = 2166136261u; /* FNV-1a of the partition */
+  for (const char *p = part; *p; p++) hsh = (hsh ^ (uint8_t)*p) * 16777619u;
+  pthread_once(&seq_locks_once, seq_locks_init);
+  pthread_mutex_t *mu = &seq_locks[hsh % SEQ_LOCKS];
+  pthread_mutex_lock(mu);
+  int rc = seq_put_locked(m, part, prefix, d1, d2, val, len, out);
+  pthread_mutex_unlock(mu);
+  return rc;
+}
+
+static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
+                          uint64_t d2, const void *val, size_t len, tarn_meta_rec *out) {
   ehandle *h = m->impl;
   char *bound = tarn__meta_seq_bound(prefix);
   char *lo = ekey(part, NULL, -1), *hi = bound ? ekey(part, bound, -1) : NULL;
@@ -484,6 +523,9 @@ static int e_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_
   int ntried = 0, rc = 0, unknown = 0;
   uint64_t nonce = rand64();
   int64_t deadline = mono_ms() + RETRY_MS;
+  json_t *state = NULL; /* a range response: the last key below the bound */
+  json_t *kv = NULL;
+  int64_t rev = 0;
   if (!lo || !hi) {
     rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
     goto out;
@@ -494,13 +536,13 @@ static int e_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_
       rc = find_nonce(h, part, tried[i], nonce, out);
       if (rc) goto out; /* found (1) or error */
     }
-    json_t *resp, *kv;
-    if ((rc = range_one(h, lo, hi, 1, &resp, &kv))) goto out;
-    int64_t rev = jint(json_object_get(resp, "header"), "revision");
+    if (!state) {
+      if ((rc = range_one(h, lo, hi, 1, &state, &kv))) goto out;
+      rev = jint(json_object_get(state, "header"), "revision");
+    }
     tarn_meta_rec last = {0};
-    char *lastk = NULL;
+    char *lastk = NULL, *key = NULL;
     if (kv && (rc = kv_to_rec(kv, part, 0, &last, NULL, NULL)) == 0) lastk = last.key;
-    char *key = NULL;
     if (rc == 0) rc = tarn__meta_seq_key(prefix, lastk, d1, d2, &key);
     json_t *c = json_array();
     char *ek = key ? ekey(part, key, -1) : NULL, *el = lastk ? ekey(part, lastk, -1) : NULL;
@@ -511,13 +553,15 @@ static int e_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_
      * the one we read: then the new key is exactly Oxia's. */
     if (rc == 0) json_array_append_new(c, cmp_mod(lo, hi, "LESS", rev + 1));
     if (rc == 0 && el) json_array_append_new(c, cmp_mod(el, NULL, "EQUAL", last.stat.version));
-    json_decref(resp);
+    json_decref(state);
+    state = NULL, kv = NULL;
     tarn_meta_rec_free(&last);
     free(el);
     int ok = 0;
     int64_t newrev = 0;
+    json_t *fresp = NULL;
     if (rc == 0) {
-      rc = txn_put(h, c, ek, v, 0, &ok, &newrev);
+      rc = txn_put(h, c, ek, v, 0, range_req(lo, hi, 1), &ok, &newrev, &fresp);
       c = NULL;
     }
     json_decref(c);
@@ -532,9 +576,16 @@ static int e_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_
     if (rc == 0 && ok) rc = tarn__meta_rec_set(out, key, NULL, 0, newrev, created);
     free(key);
     if (rc || ok) goto out;
-    if (attempt > 2) sleep_ms((int)(rand64() % (unsigned)(1 + attempt * 2)));
+    /* Lost a race: the failure branch read the new last key at newrev. */
+    state = fresp;
+    rev = newrev;
+    json_t *rr = json_object_get(json_array_get(json_object_get(fresp, "responses"), 0),
+                                 "response_range");
+    kv = json_array_get(json_object_get(rr, "kvs"), 0);
+    if (!rr) json_decref(state), state = NULL;
   }
 out:
+  json_decref(state);
   if (rc == 1) rc = 0;
   for (int i = 0; i < ntried; i++) free(tried[i]);
   free(bound);

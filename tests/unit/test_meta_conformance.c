@@ -427,8 +427,9 @@ static void check_chain(tarn_meta *m, const char *P, size_t want) {
   tarn_meta_recs_free(&rs);
 }
 
-static void seq_worker(const backend *b, const char *P, uint64_t seed, int n) {
-  tarn_meta *m = open_ok(b);
+/* shared: a handle several threads use at once, or NULL for one of its own */
+static void seq_worker(const backend *b, tarn_meta *shared, const char *P, uint64_t seed, int n) {
+  tarn_meta *m = shared ? shared : open_ok(b);
   char prefix[32], v[64];
   sprintf(prefix, "%020d", 7);
   for (int i = 0; i < n; i++) {
@@ -438,11 +439,12 @@ static void seq_worker(const backend *b, const char *P, uint64_t seed, int n) {
     OK(tarn_meta_sequenced_put(m, P, prefix, d1, d2, v, strlen(v), &r));
     tarn_meta_rec_free(&r);
   }
-  tarn_meta_close(m);
+  if (!shared) tarn_meta_close(m);
 }
 
 typedef struct seq_arg {
   const backend *b;
+  tarn_meta *shared;
   const char *P;
   uint64_t seed;
   int n;
@@ -450,7 +452,7 @@ typedef struct seq_arg {
 
 static void *seq_thread(void *p) {
   seq_arg *a = p;
-  seq_worker(a->b, a->P, a->seed, a->n);
+  seq_worker(a->b, a->shared, a->P, a->seed, a->n);
   return NULL;
 }
 
@@ -461,14 +463,16 @@ static void test_sequenced_put_threads(void **state) {
   enum { T = 6, N = 25 };
   pthread_t th[T];
   seq_arg args[T];
+  /* Half the threads share one handle (handles are thread-safe), the others
+   * have their own. */
+  tarn_meta *shared = open_ok(b);
   for (int i = 0; i < T; i++) {
-    args[i] = (seq_arg){b, P, (uint64_t)i + 1, N};
+    args[i] = (seq_arg){b, i % 2 ? shared : NULL, P, (uint64_t)i + 1, N};
     pthread_create(&th[i], NULL, seq_thread, &args[i]);
   }
   for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
-  tarn_meta *m = open_ok(b);
-  check_chain(m, P, T * N);
-  tarn_meta_close(m);
+  check_chain(shared, P, T * N);
+  tarn_meta_close(shared);
 }
 
 static void test_sequenced_put_processes(void **state) {
@@ -485,7 +489,7 @@ static void test_sequenced_put_processes(void **state) {
     pids[i] = fork();
     assert_true(pids[i] >= 0);
     if (pids[i] == 0) {
-      seq_worker(b, P, (uint64_t)i + 100, N);
+      seq_worker(b, NULL, P, (uint64_t)i + 100, N);
       _exit(0);
     }
   }
@@ -622,6 +626,59 @@ static void test_ephemeral_sigkill(void **state) {
   print_message("[%s] ephemeral gone %lld ms after SIGKILL\n", b->name,
                 (long long)(mono_ms() - t0));
   OK(tarn_meta_create(m, P, "/stream-write-leases/7/dead", "n", 1, TARN_META_EPHEMERAL, NULL));
+  tarn_meta_close(m);
+}
+
+/* A holder that stops (SIGSTOP) for longer than its session timeout loses
+ * its session: its ephemeral record goes, and once it runs again it learns
+ * so from tarn_meta_session_ok() and cannot create ephemerals. */
+static void test_session_expiry_detected(void **state) {
+  const backend *b = begin(state);
+  if (!b->multiprocess) {
+    print_message("[%s] in-process store: see test_mem_faults\n", b->name);
+    skip();
+  }
+  char P[32];
+  fresh_part(P, sizeof P);
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    tarn_meta *m = NULL;
+    if (tarn_meta_open(b->uri, &m) ||
+        tarn_meta_create(m, P, "/stream-write-leases/7/s", "s", 1, TARN_META_EPHEMERAL, NULL))
+      _exit(1);
+    if (write(fds[1], "k", 1) != 1) _exit(1);
+    /* stopped here by the parent, for longer than the timeout */
+    int64_t t0 = mono_ms();
+    while (tarn_meta_session_ok(m) == 0 && mono_ms() - t0 < 3 * SESSION_MS + 5000) usleep(20000);
+    int ok = tarn_meta_session_ok(m) == TARN_ESESSION &&
+             tarn_meta_create(m, P, "/x", "x", 1, TARN_META_EPHEMERAL, NULL) == TARN_ESESSION;
+    tarn_meta_close(m);
+    _exit(ok ? 0 : 2);
+  }
+  close(fds[1]);
+  char c;
+  assert_int_equal(read(fds[0], &c, 1), 1);
+  close(fds[0]);
+  kill(pid, SIGSTOP);
+  tarn_meta *m = open_ok(b);
+  tarn_meta_rec r;
+  int64_t t0 = mono_ms();
+  int rc;
+  while ((rc = tarn_meta_get(m, P, "/stream-write-leases/7/s", &r)) == 0) {
+    tarn_meta_rec_free(&r);
+    if (mono_ms() - t0 > 4 * SESSION_MS + 3000) break;
+    usleep(50000);
+  }
+  OK(tarn_meta_put(m, P, "/poke", "x", 1, NULL)); /* sqlite: a write cleans up */
+  kill(pid, SIGCONT);
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_int_equal(rc, TARN_ENOTFOUND);
+  assert_true(WIFEXITED(st));
+  if (WEXITSTATUS(st) != 0) fail_msg("the stopped holder did not learn that its session ended");
   tarn_meta_close(m);
 }
 
@@ -781,6 +838,7 @@ static void test_cluster_leader_kill(void **state) {
       cmocka_unit_test(test_cas_race),                                         \
       cmocka_unit_test(test_ephemeral_close),                                  \
       cmocka_unit_test(test_ephemeral_sigkill),                                \
+      cmocka_unit_test(test_session_expiry_detected),                          \
       cmocka_unit_test(test_wait_for_change),                                  \
       cmocka_unit_test(test_mem_faults),                                       \
       cmocka_unit_test(test_cluster_leader_kill),                              \

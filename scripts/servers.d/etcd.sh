@@ -72,6 +72,13 @@ case "$cmd" in
     stop_all
     rm -rf "$dir"
     mkdir -p "$dir"
+    # An etcd of another STATE_DIR on our ports would answer for ours.
+    for p in $single_client "${cluster_clients[@]}" $single_peer "${cluster_peers[@]}"; do
+      if (exec 3<>"/dev/tcp/127.0.0.1/$p") 2>/dev/null; then
+        echo "etcd.sh: port $p is already in use (an etcd of another STATE_DIR?)" >&2
+        exit 1
+      fi
+    done
     write_member single $single_client $single_peer \
       "single=http://127.0.0.1:$single_peer" "$dir/single.pid"
     initial=""

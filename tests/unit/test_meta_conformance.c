@@ -427,32 +427,40 @@ static void check_chain(tarn_meta *m, const char *P, size_t want) {
   tarn_meta_recs_free(&rs);
 }
 
-/* shared: a handle several threads use at once, or NULL for one of its own */
-static void seq_worker(const backend *b, tarn_meta *shared, const char *P, uint64_t seed, int n) {
-  tarn_meta *m = shared ? shared : open_ok(b);
+/* n sequenced puts of log 7 with random deltas, stored in the values. No
+ * cmocka assertions here: it runs in threads and in forked children. */
+static int seq_run(tarn_meta *m, const char *P, uint64_t seed, int n) {
   char prefix[32], v[64];
   sprintf(prefix, "%020d", 7);
   for (int i = 0; i < n; i++) {
     uint64_t d1 = 1 + tu_rand(&seed) % 5, d2 = tu_rand(&seed) % 1000;
     sprintf(v, "%" PRIu64 ",%" PRIu64, d1, d2);
     tarn_meta_rec r;
-    OK(tarn_meta_sequenced_put(m, P, prefix, d1, d2, v, strlen(v), &r));
+    int rc = tarn_meta_sequenced_put(m, P, prefix, d1, d2, v, strlen(v), &r);
+    if (rc) {
+      fprintf(stderr, "sequenced put: %s\n", tarn_errmsg());
+      return rc;
+    }
     tarn_meta_rec_free(&r);
   }
-  if (!shared) tarn_meta_close(m);
+  return 0;
 }
 
 typedef struct seq_arg {
   const backend *b;
-  tarn_meta *shared;
+  tarn_meta *shared; /* a handle several threads use at once, or NULL */
   const char *P;
   uint64_t seed;
   int n;
+  int rc;
 } seq_arg;
 
 static void *seq_thread(void *p) {
   seq_arg *a = p;
-  seq_worker(a->b, a->shared, a->P, a->seed, a->n);
+  tarn_meta *m = a->shared;
+  if (!m && (a->rc = tarn_meta_open(a->b->uri, &m))) return NULL;
+  a->rc = seq_run(m, a->P, a->seed, a->n);
+  if (!a->shared) tarn_meta_close(m);
   return NULL;
 }
 
@@ -467,10 +475,13 @@ static void test_sequenced_put_threads(void **state) {
    * have their own. */
   tarn_meta *shared = open_ok(b);
   for (int i = 0; i < T; i++) {
-    args[i] = (seq_arg){b, i % 2 ? shared : NULL, P, (uint64_t)i + 1, N};
+    args[i] = (seq_arg){b, i % 2 ? shared : NULL, P, (uint64_t)i + 1, N, 0};
     pthread_create(&th[i], NULL, seq_thread, &args[i]);
   }
-  for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < T; i++) {
+    pthread_join(th[i], NULL);
+    OK(args[i].rc);
+  }
   check_chain(shared, P, T * N);
   tarn_meta_close(shared);
 }
@@ -489,7 +500,11 @@ static void test_sequenced_put_processes(void **state) {
     pids[i] = fork();
     assert_true(pids[i] >= 0);
     if (pids[i] == 0) {
-      seq_worker(b, NULL, P, (uint64_t)i + 100, N);
+      /* No cmocka assertions in a child: they would unwind into a copy of
+       * the parent's test runner. */
+      tarn_meta *m = NULL;
+      if (tarn_meta_open(b->uri, &m) || seq_run(m, P, (uint64_t)i + 100, N)) _exit(3);
+      tarn_meta_close(m);
       _exit(0);
     }
   }
@@ -515,9 +530,10 @@ typedef struct cas_arg {
 
 static void *cas_thread(void *p) {
   cas_arg *a = p;
-  tarn_meta *m = open_ok(a->b);
+  tarn_meta *m = NULL;
+  int orc = tarn_meta_open(a->b->uri, &m);
   pthread_barrier_wait(a->bar);
-  a->rc = tarn_meta_cas(m, a->P, "/mark-deleted-offsets/7", "9", 1, a->version, NULL);
+  a->rc = orc ? orc : tarn_meta_cas(m, a->P, "/mark-deleted-offsets/7", "9", 1, a->version, NULL);
   tarn_meta_close(m);
   return NULL;
 }
@@ -687,14 +703,16 @@ static void test_session_expiry_detected(void **state) {
 typedef struct late_arg {
   const backend *b;
   const char *P;
+  int rc;
 } late_arg;
 
 static void *late_put(void *p) {
   late_arg *a = p;
-  tarn_meta *m = open_ok(a->b);
+  tarn_meta *m = NULL;
+  if ((a->rc = tarn_meta_open(a->b->uri, &m))) return NULL;
   usleep(200000);
   tarn_meta_rec r;
-  OK(tarn_meta_sequenced_put(m, a->P, "00000000000000000007", 1, 1, "x", 1, &r));
+  a->rc = tarn_meta_sequenced_put(m, a->P, "00000000000000000007", 1, 1, "x", 1, &r);
   tarn_meta_rec_free(&r);
   tarn_meta_close(m);
   return NULL;
@@ -714,12 +732,13 @@ static void test_wait_for_change(void **state) {
   assert_int_equal(tarn_meta_wait_for_change(m, P, lo, hi, tok, 300), TARN_ETIMEDOUT);
   assert_true(mono_ms() - t0 >= 250);
   pthread_t th;
-  late_arg a = {b, P};
+  late_arg a = {b, P, 0};
   pthread_create(&th, NULL, late_put, &a);
   t0 = mono_ms();
   OK(tarn_meta_wait_for_change(m, P, lo, hi, tok, 5000));
   int64_t waited = mono_ms() - t0;
   pthread_join(th, NULL);
+  OK(a.rc);
   assert_true(waited < 4000);
   tarn_meta_rec r;
   OK(tarn_meta_floor(m, P, hi, &r));

@@ -863,16 +863,24 @@ static void test_cluster_leader_kill(void **state) {
       cmocka_unit_test(test_cluster_leader_kill),                              \
   }
 
-int main(void) {
+/* ctest-variants: mem sqlite etcd etcd-cluster */
+int main(int argc, char **argv) {
   SUITE(t_mem);
   SUITE(t_sqlite);
   SUITE(t_etcd);
   SUITE(t_cluster);
+  /* With an argument, only that backend's suite runs (one ctest test per backend). */
+  const char *only = argc > 1 ? argv[1] : NULL;
+#define WANT(n) (!only || strcmp(only, n) == 0)
   int fails = 0;
-  fails += cmocka_run_group_tests_name("meta backend mem", t_mem, setup_mem, teardown);
-  fails += cmocka_run_group_tests_name("meta backend sqlite", t_sqlite, setup_sqlite, teardown);
-  fails += cmocka_run_group_tests_name("meta backend etcd", t_etcd, setup_etcd, teardown);
-  fails += cmocka_run_group_tests_name("meta backend etcd-cluster", t_cluster,
-                                       setup_etcd_cluster, teardown);
+  if (WANT("mem"))
+    fails += cmocka_run_group_tests_name("meta backend mem", t_mem, setup_mem, teardown);
+  if (WANT("sqlite"))
+    fails += cmocka_run_group_tests_name("meta backend sqlite", t_sqlite, setup_sqlite, teardown);
+  if (WANT("etcd"))
+    fails += cmocka_run_group_tests_name("meta backend etcd", t_etcd, setup_etcd, teardown);
+  if (WANT("etcd-cluster"))
+    fails += cmocka_run_group_tests_name("meta backend etcd-cluster", t_cluster,
+                                         setup_etcd_cluster, teardown);
   return fails;
 }

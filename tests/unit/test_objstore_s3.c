@@ -138,6 +138,24 @@ static void test_lost_reply(void **st) {
   tarn_objstore_close(s);
 }
 
+/* Every reply lost until the deadline passes: the put is still settled by
+ * reading the object back, not reported as unknown. */
+static void test_lost_until_deadline(void **st) {
+  (void)st;
+  tarn_objstore *s = open_sub("deadline", "timeout_ms=1500");
+  tarn__s3_lose_replies("PUT", 1000000);
+  int rc = tarn_objstore_put(s, "a", "stored", 6);
+  tarn__s3_lose_replies(NULL, 0);
+  if (rc)
+    fail_msg("put with every reply lost: %s: %s", tarn_strerror(rc), tarn_errmsg());
+  tarn_buf b = TARN_BUF_INIT;
+  assert_int_equal(tarn_objstore_get(s, "a", &b), 0);
+  assert_int_equal(b.len, 6);
+  assert_memory_equal(b.data, "stored", 6);
+  tarn_buf_free(&b);
+  tarn_objstore_close(s);
+}
+
 static void test_uri_errors(void **st) {
   (void)st;
   tarn_objstore *s = NULL;
@@ -215,6 +233,7 @@ int main(void) {
       cmocka_unit_test(test_uri_errors),     cmocka_unit_test(test_unreachable),
       cmocka_unit_test(test_bad_credentials), cmocka_unit_test(test_lost_reply),
       cmocka_unit_test(test_virtual_hosted), cmocka_unit_test(test_list_many),
+      cmocka_unit_test(test_lost_until_deadline),
   };
   return cmocka_run_group_tests_name("objstore s3://", tests, NULL, NULL);
 }

@@ -670,8 +670,29 @@ static int put_single(s3store *s, const char *name, const void *data, size_t len
   return rc;
 }
 
+static int s_put_begin(tarn_objstore *st, const char *name, tarn_objstore_upload **out);
+static int s_put_write(tarn_objstore_upload *up, const void *data, size_t len);
+static int s_put_commit(tarn_objstore_upload *up);
+static void s_put_abort(tarn_objstore_upload *up);
+
+#define SINGLE_PUT_MAX ((uint64_t)5 << 30) /* S3's limit for one PUT */
+
+/* One PUT, which If-None-Match makes create-only on every server we know;
+ * only objects beyond S3's 5 GiB single-PUT limit go multipart. */
 static int s_put(tarn_objstore *st, const char *name, const void *data, size_t len) {
-  return put_single((s3store *)st, name, data, len);
+  if ((uint64_t)len <= SINGLE_PUT_MAX)
+    return put_single((s3store *)st, name, data, len);
+  tarn_objstore_upload *u;
+  int rc = s_put_begin(st, name, &u);
+  if (rc)
+    return rc;
+  u->store = st;
+  rc = s_put_write(u, data, len);
+  if (rc) {
+    s_put_abort(u);
+    return rc;
+  }
+  return s_put_commit(u);
 }
 
 /* Streaming: bytes gather in memory up to the multipart threshold; past it a

@@ -45,6 +45,11 @@ int tarn__pq_compress(int codec, int level, const uint8_t *src, size_t n, tarn_b
  * (more or less output, a bad stream) fails naming the page at byte off. */
 int tarn__pq_decompress(int codec, const uint8_t *src, size_t n, uint8_t *dst, size_t dst_len,
                         uint64_t off);
+/* Decodes DELTA_BINARY_PACKED integers at p (at most max_count of them, each
+ * a length in [0, 2^31-1]) into *out (malloc'd), *count of them, using *used bytes. */
+int tarn__pq_delta_lengths(const uint8_t *p, size_t len, uint64_t page, size_t max_count,
+                           uint32_t **out, size_t *count, size_t *used);
+
 /* True for the codecs tarn reads. */
 int tarn__pq_codec_known(int codec);
 const char *tarn__pq_codec_name(int codec);

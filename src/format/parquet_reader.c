@@ -62,9 +62,12 @@ struct tarn_parquet_reader {
   uint32_t page_left;
   int has_levels;
   hybrid levels;
-  int dict_encoded;
+  enum { V_PLAIN, V_DICT, V_DELTA } mode;
   hybrid idx;
-  tarn__rd plain;
+  tarn__rd plain; /* PLAIN values; the bytes of DELTA values */
+  uint32_t *dlens; /* DELTA value lengths */
+  size_t n_dlens, di;
+  tarn_buf dbuf; /* DELTA_BYTE_ARRAY values, rebuilt */
 };
 
 static int read_at(tarn_parquet_reader *r, uint64_t off, void *buf, size_t n) {
@@ -270,6 +273,8 @@ void tarn_parquet_close(tarn_parquet_reader *r) {
   tarn_buf_free(&r->hdr);
   tarn_buf_free(&r->raw);
   tarn_buf_free(&r->page);
+  tarn_buf_free(&r->dbuf);
+  free(r->dlens);
   free(r);
 }
 
@@ -360,6 +365,77 @@ static int load_dictionary(tarn_parquet_reader *r, uint64_t pos, size_t hlen,
   return 0;
 }
 
+enum { DELTA_LENGTH_BYTE_ARRAY = 6, DELTA_BYTE_ARRAY = 7 };
+
+/* DELTA_LENGTH_BYTE_ARRAY: the lengths, then the bytes of every value.
+ * DELTA_BYTE_ARRAY: prefix lengths, then the suffixes as DELTA_LENGTH_BYTE_ARRAY;
+ * each value is a prefix of the one before it plus its suffix, rebuilt here
+ * into at most max_page bytes. */
+static int setup_delta(tarn_parquet_reader *r, const uint8_t *vals, size_t vlen, uint64_t pos,
+                       const tarn__pq_page_header *h) {
+  size_t max = (size_t)h->num_values;
+  if (max > r->max_page / sizeof(uint32_t))
+    return tarn__corrupt(PAGE, (size_t)pos, "%zu DELTA values exceed the page limit", max);
+  uint32_t *pre = NULL;
+  size_t n_pre = 0, used = 0;
+  int rc;
+  free(r->dlens);
+  r->dlens = NULL;
+  if (h->encoding == DELTA_BYTE_ARRAY) {
+    if ((rc = tarn__pq_delta_lengths(vals, vlen, pos, max, &pre, &n_pre, &used)))
+      return rc;
+    vals += used, vlen -= used;
+  }
+  rc = tarn__pq_delta_lengths(vals, vlen, pos, max, &r->dlens, &r->n_dlens, &used);
+  if (rc) {
+    free(pre);
+    return rc;
+  }
+  vals += used, vlen -= used;
+  r->di = 0;
+  if (h->encoding == DELTA_LENGTH_BYTE_ARRAY) {
+    tarn__rd_init(&r->plain, vals, vlen, PAGE);
+    return 0;
+  }
+  if (n_pre != r->n_dlens) {
+    free(pre);
+    return tarn__corrupt(PAGE, (size_t)pos, "DELTA_BYTE_ARRAY with %zu prefixes and %zu suffixes",
+                         n_pre, r->n_dlens);
+  }
+  uint64_t total = 0, suffixes = 0;
+  for (size_t i = 0; i < n_pre; i++)
+    total += (uint64_t)pre[i] + r->dlens[i], suffixes += r->dlens[i];
+  if (total > r->max_page || suffixes > vlen) {
+    free(pre);
+    return tarn__corrupt(PAGE, (size_t)pos, "DELTA_BYTE_ARRAY values of %llu bytes (suffixes %llu "
+                         "in %zu bytes) exceed the page", (unsigned long long)total,
+                         (unsigned long long)suffixes, vlen);
+  }
+  tarn_buf_reset(&r->dbuf);
+  if ((rc = tarn_buf_reserve(&r->dbuf, (size_t)total + 1))) {
+    free(pre);
+    return rc;
+  }
+  size_t prev = 0, prev_len = 0, s = 0;
+  for (size_t i = 0; i < n_pre; i++) {
+    if (pre[i] > prev_len) {
+      free(pre);
+      return tarn__corrupt(PAGE, (size_t)pos, "DELTA_BYTE_ARRAY value %zu: prefix %u of a %zu-byte "
+                           "value", i, pre[i], prev_len);
+    }
+    size_t at = r->dbuf.len;
+    memmove(r->dbuf.data + at, r->dbuf.data + prev, pre[i]);
+    memcpy(r->dbuf.data + at + pre[i], vals + s, r->dlens[i]);
+    s += r->dlens[i];
+    r->dbuf.len += pre[i] + r->dlens[i];
+    prev = at, prev_len = pre[i] + r->dlens[i];
+    r->dlens[i] = (uint32_t)prev_len;
+  }
+  free(pre);
+  tarn__rd_init(&r->plain, r->dbuf.data, r->dbuf.len, PAGE);
+  return 0;
+}
+
 /* Sets up the page's definition levels and values from its body. */
 static int setup_data_page(tarn_parquet_reader *r, uint64_t pos, size_t hlen,
                            const tarn__pq_page_header *h) {
@@ -407,7 +483,7 @@ static int setup_data_page(tarn_parquet_reader *r, uint64_t pos, size_t hlen,
       vals = r->page.data, vlen = r->page.len;
     }
   }
-  r->dict_encoded = 0;
+  r->mode = V_PLAIN;
   if (h->encoding == TARN_PARQUET_PLAIN) {
     tarn__rd_init(&r->plain, vals, vlen, PAGE);
   } else if (h->encoding == TARN_PARQUET_PLAIN_DICTIONARY ||
@@ -417,7 +493,11 @@ static int setup_data_page(tarn_parquet_reader *r, uint64_t pos, size_t hlen,
     if (vlen < 1 || vals[0] > 32)
       return tarn__corrupt(PAGE, (size_t)pos, "bad dictionary index bit width");
     hybrid_init(&r->idx, vals + 1, vlen - 1, vals[0], pos, "dictionary indices");
-    r->dict_encoded = 1;
+    r->mode = V_DICT;
+  } else if (h->encoding == DELTA_LENGTH_BYTE_ARRAY || h->encoding == DELTA_BYTE_ARRAY) {
+    if ((rc = setup_delta(r, vals, vlen, pos, h)))
+      return rc;
+    r->mode = V_DELTA;
   } else {
     return tarn__err(TARN_EUNSUPPORTED, PAGE ": byte %llu: value encoding %d is not supported",
                      (unsigned long long)pos, h->encoding);
@@ -497,7 +577,19 @@ static int next_value(tarn_parquet_reader *r, const uint8_t **p, size_t *n, int 
     }
   }
   *is_null = 0;
-  if (r->dict_encoded) {
+  if (r->mode == V_DELTA) {
+    if (r->di >= r->n_dlens)
+      return tarn__corrupt(PAGE, (size_t)r->page_off, "DELTA lengths end before row %llu",
+                           (unsigned long long)(r->row - 1));
+    uint32_t len = r->dlens[r->di++];
+    if (tarn__rd_bytes(&r->plain, len, p, "value"))
+      return tarn__corrupt(PAGE, (size_t)r->page_off,
+                           "value of row %llu (%u bytes) runs past the page",
+                           (unsigned long long)(r->row - 1), len);
+    *n = len;
+    return 0;
+  }
+  if (r->mode == V_DICT) {
     if ((rc = hybrid_next(&r->idx, &v)))
       return rc;
     if (v >= r->n_dict)

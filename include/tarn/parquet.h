@@ -181,6 +181,14 @@ typedef struct tarn_parquet_page_info {
 int tarn_parquet_pages(tarn_parquet_reader *r, size_t g,
                        int (*fn)(void *ctx, const tarn_parquet_page_info *page), void *ctx);
 
+/* Parquet's names for its enum values ("ZSTD", "RLE_DICTIONARY", "BYTE_ARRAY",
+ * "OPTIONAL", "DATA_PAGE_V2"); "unknown" for values outside the enum. */
+const char *tarn_parquet_codec_name(int codec);
+const char *tarn_parquet_encoding_name(int encoding);
+const char *tarn_parquet_type_name(int type);
+const char *tarn_parquet_repetition_name(int repetition);
+const char *tarn_parquet_page_type_name(int page_type);
+
 #ifdef __cplusplus
 }
 #endif

@@ -3,6 +3,8 @@
 
 static const tarn_cli_cmd inspectors[] = {
     /* One line per structure; each lives in src/cli/inspect_<structure>.c. */
+    {"parquet", "a compacted object: schema, footer metadata, row groups, pages, rows",
+     tarn_inspect_parquet},
     {NULL, NULL, NULL}};
 
 static const char intro[] =

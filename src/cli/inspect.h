@@ -4,4 +4,6 @@
 
 #include "cli/cli.h"
 
+int tarn_inspect_parquet(int argc, char **argv);
+
 #endif

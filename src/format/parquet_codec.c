@@ -17,20 +17,6 @@ int tarn__pq_codec_known(int codec) {
          codec == TARN_PARQUET_GZIP || codec == TARN_PARQUET_ZSTD || codec == TARN_PARQUET_LZ4_RAW;
 }
 
-const char *tarn__pq_codec_name(int codec) {
-  switch (codec) {
-  case 0: return "UNCOMPRESSED";
-  case 1: return "SNAPPY";
-  case 2: return "GZIP";
-  case 3: return "LZO";
-  case 4: return "BROTLI";
-  case 5: return "LZ4";
-  case 6: return "ZSTD";
-  case 7: return "LZ4_RAW";
-  default: return "unknown";
-  }
-}
-
 static int gzip_compress(int level, const uint8_t *src, size_t n, tarn_buf *out) {
   z_stream z;
   memset(&z, 0, sizeof z);
@@ -96,7 +82,7 @@ int tarn__pq_compress(int codec, int level, const uint8_t *src, size_t n, tarn_b
   }
   default:
     return tarn__err(TARN_EINVAL, "parquet: codec %d (%s) is not one tarn writes", codec,
-                     tarn__pq_codec_name(codec));
+                     tarn_parquet_codec_name(codec));
   }
 }
 
@@ -182,6 +168,6 @@ int tarn__pq_decompress(int codec, const uint8_t *src, size_t n, uint8_t *dst, s
   }
   default:
     return tarn__err(TARN_EUNSUPPORTED, "parquet page: byte %llu: codec %d (%s) is not supported",
-                     (unsigned long long)off, codec, tarn__pq_codec_name(codec));
+                     (unsigned long long)off, codec, tarn_parquet_codec_name(codec));
   }
 }

@@ -52,6 +52,5 @@ int tarn__pq_delta_lengths(const uint8_t *p, size_t len, uint64_t page, size_t m
 
 /* True for the codecs tarn reads. */
 int tarn__pq_codec_known(int codec);
-const char *tarn__pq_codec_name(int codec);
 
 #endif

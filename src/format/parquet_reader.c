@@ -512,7 +512,7 @@ static int open_group(tarn_parquet_reader *r, size_t g) {
   const tarn_parquet_chunk *c = &rg->chunk;
   if (!tarn__pq_codec_known(c->codec))
     return tarn__err(TARN_EUNSUPPORTED, "parquet footer: row group %zu: codec %d (%s) is not supported",
-                     g, c->codec, tarn__pq_codec_name(c->codec));
+                     g, c->codec, tarn_parquet_codec_name(c->codec));
   int64_t start = chunk_first_page(c);
   r->group = g;
   r->group_open = 1;

@@ -139,7 +139,7 @@ int tarn_parquet_writer_open(tarn_parquet_writer **out, const tarn_parquet_write
   if (o->codec != TARN_PARQUET_UNCOMPRESSED && (o->codec == TARN_PARQUET_LZ4 ||
                                                 !tarn__pq_codec_known(o->codec)))
     return tarn__err(TARN_EINVAL, "parquet writer: codec %d (%s) is not one tarn writes", o->codec,
-                     tarn__pq_codec_name(o->codec));
+                     tarn_parquet_codec_name(o->codec));
   tarn_parquet_writer *w = calloc(1, sizeof *w);
   if (!w)
     return tarn__err(TARN_ENOMEM, "parquet writer: out of memory");

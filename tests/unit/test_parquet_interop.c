@@ -5,8 +5,11 @@
  *    byte for byte, nulls included, the schema and the five footer keys
  *    (tests/interop/check_tarn_files.mjs);
  *  - DuckDB writes files in many layouts (codecs, dictionary on and off,
- *    data page v2, small row groups, other columns, required payload), and
- *    tarn must read DuckDB's payloads (tests/interop/duckdb_write_files.mjs).
+ *    version 2 encodings, small row groups, other columns, required payload),
+ *    and arrow-rs writes data pages v1 and v2 (DuckDB writes no v2 data pages)
+ *    with every codec, dictionary on and off, small pages; tarn must read the
+ *    payloads they read back or were given (tests/interop/duckdb_write_files.mjs,
+ *    arrow_write_files.mjs), also after seeking.
  * Without node or the packages the test skips, except in CI (CI=true). */
 #include "testutil.h"
 
@@ -180,7 +183,7 @@ static void compare(tarn_parquet_reader *r, const uint8_t *e, size_t elen, size_
     fail_msg("%s: rows after the last expected one", name);
 }
 
-static void tarn_reads_duckdb_files(void **state) {
+static void tarn_reads_duckdb_and_arrow_files(void **state) {
   if (!have_interop()) {
     if (tu_in_ci())
       fail_msg("CI: node and tests/interop/node_modules are required (TARN_WITH_NPM=1 scripts/install-deps.sh)");
@@ -188,6 +191,7 @@ static void tarn_reads_duckdb_files(void **state) {
   }
   char *dir = tu_tmpdir("pq-duckdb");
   assert_int_equal(run_node("duckdb_write_files.mjs", dir), 0);
+  assert_int_equal(run_node("arrow_write_files.mjs", dir), 0);
   DIR *d = opendir(dir);
   assert_non_null(d);
   struct dirent *de;
@@ -224,7 +228,7 @@ static void tarn_reads_duckdb_files(void **state) {
     files++;
   }
   closedir(d);
-  assert_true(files >= 20);
+  assert_true(files >= 40);
   tu_rmtree(dir);
   free(dir);
 }
@@ -232,7 +236,7 @@ static void tarn_reads_duckdb_files(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(others_read_tarn_files),
-      cmocka_unit_test(tarn_reads_duckdb_files),
+      cmocka_unit_test(tarn_reads_duckdb_and_arrow_files),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -229,10 +229,16 @@ static int walk_schema(tarn_parquet_meta *m, size_t *i, int depth, size_t *leave
   return 0;
 }
 
+/* A list whose elements must be structs. */
+static int struct_list(rd_t *d, int type, size_t *n, const char *field) {
+  int et, rc = tarn__thrift_list(d, type, &et, n, field);
+  return rc ? rc : tarn__thrift_expect(d, et, TARN__T_STRUCT, field);
+}
+
 int tarn__pq_meta_decode(const uint8_t *p, size_t n, uint64_t base, tarn_parquet_meta *m) {
   rd_t d;
   int16_t id;
-  int type, rc = 0, et;
+  int type, rc = 0;
   size_t cnt;
   const uint8_t *groups = NULL;
   size_t groups_len = 0, groups_at = 0, n_groups = 0;
@@ -244,8 +250,7 @@ int tarn__pq_meta_decode(const uint8_t *p, size_t n, uint64_t base, tarn_parquet
     switch (id) {
     case 1: rc = tarn__thrift_i32(&d, type, &m->version, "FileMetaData.version"); break;
     case 2:
-      if ((rc = tarn__thrift_list(&d, type, &et, &cnt, "FileMetaData.schema")) ||
-          (rc = tarn__thrift_expect(&d, et, TARN__T_STRUCT, "FileMetaData.schema")))
+      if ((rc = struct_list(&d, type, &cnt, "FileMetaData.schema")))
         break;
       if (m->schema)
         return tarn__corrupt(FOOTER, at(&d), "FileMetaData.schema given twice");
@@ -257,19 +262,17 @@ int tarn__pq_meta_decode(const uint8_t *p, size_t n, uint64_t base, tarn_parquet
     case 3: rc = tarn__thrift_i64(&d, type, &m->num_rows, "FileMetaData.num_rows"); break;
     case 4: {
       /* Row groups are decoded once the schema has told which column is payload. */
-      if ((rc = tarn__thrift_list(&d, type, &et, &n_groups, "FileMetaData.row_groups")) ||
-          (rc = tarn__thrift_expect(&d, et, TARN__T_STRUCT, "FileMetaData.row_groups")))
+      if ((rc = struct_list(&d, type, &n_groups, "FileMetaData.row_groups")))
         break;
       groups_at = d.r.off;
       for (size_t i = 0; i < n_groups && rc == 0; i++)
-        rc = tarn__thrift_skip(&d, et);
+        rc = tarn__thrift_skip(&d, TARN__T_STRUCT);
       groups = p + groups_at;
       groups_len = d.r.off - groups_at;
       break;
     }
     case 5:
-      if ((rc = tarn__thrift_list(&d, type, &et, &cnt, "FileMetaData.key_value_metadata")) ||
-          (rc = tarn__thrift_expect(&d, et, TARN__T_STRUCT, "FileMetaData.key_value_metadata")))
+      if ((rc = struct_list(&d, type, &cnt, "FileMetaData.key_value_metadata")))
         break;
       if (m->kv)
         return tarn__corrupt(FOOTER, at(&d), "FileMetaData.key_value_metadata given twice");

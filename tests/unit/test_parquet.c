@@ -372,6 +372,28 @@ static int open_built(builder *b, tarn_parquet_reader **r, mem_src *src) {
   return tarn_parquet_open(r, mem_read, src, b->file.len, &o);
 }
 
+/* A file of one row group with the given pages (NULL-terminated), which
+ * must fail to read with a message naming what. */
+typedef struct page_spec {
+  const tarn__pq_page_header *h;
+  const uint8_t *body;
+  size_t n, uncompressed;
+} page_spec;
+
+static void expect_bad(const tarn_buf *file, const char *what);
+
+static void bad_group(int optional, int codec, int64_t rows, const page_spec *pages,
+                      const char *what) {
+  builder b;
+  b_init(&b, optional);
+  b_group(&b, codec, rows);
+  for (; pages->h; pages++)
+    b_page(&b, *pages->h, pages->body, pages->n, pages->uncompressed);
+  b_finish(&b);
+  expect_bad(&b.file, what);
+  tarn_buf_free(&b.file);
+}
+
 static void put_plain(tarn_buf *b, const char *s) {
   uint8_t len[4];
   tarn__st_le32(len, (uint32_t)strlen(s));
@@ -649,65 +671,32 @@ static void hostile_pages(void **state) {
   }
 
   /* More rows in the pages than the row group has; fewer. */
-  b_init(&b, 1);
-  b_group(&b, TARN_PARQUET_UNCOMPRESSED, 1);
   tarn__pq_page_header two = h;
   two.num_values = 2;
-  b_page(&b, two, page.data, page.len, page.len);
-  b_finish(&b);
-  expect_bad(&b.file, "page of 2 values, but row group 0 has 1 left");
-  tarn_buf_free(&b.file);
-  b_init(&b, 1);
-  b_group(&b, TARN_PARQUET_UNCOMPRESSED, 2);
-  b_page(&b, h, page.data, page.len, page.len);
-  b_finish(&b);
-  expect_bad(&b.file, "ends with 1 of its rows missing");
-  tarn_buf_free(&b.file);
+  bad_group(1, TARN_PARQUET_UNCOMPRESSED, 1, (page_spec[]){{&two, page.data, page.len, page.len}, {0}},
+            "page of 2 values, but row group 0 has 1 left");
+  page_spec one[] = {{&h, page.data, page.len, page.len}, {0}};
+  bad_group(1, TARN_PARQUET_UNCOMPRESSED, 2, one, "ends with 1 of its rows missing");
 
   /* A value length running past the page; definition levels longer than the page. */
-  b_init(&b, 1);
-  b_group(&b, TARN_PARQUET_UNCOMPRESSED, 1);
   page.data[6] = 0xff;
-  b_page(&b, h, page.data, page.len, page.len);
-  b_finish(&b);
-  expect_bad(&b.file, "runs past the page");
-  tarn_buf_free(&b.file);
-  b_init(&b, 1);
-  b_group(&b, TARN_PARQUET_UNCOMPRESSED, 1);
+  bad_group(1, TARN_PARQUET_UNCOMPRESSED, 1, one, "runs past the page");
   page.data[0] = 0xf0;
-  b_page(&b, h, page.data, page.len, page.len);
-  b_finish(&b);
-  expect_bad(&b.file, "definition levels of");
-  tarn_buf_free(&b.file);
+  bad_group(1, TARN_PARQUET_UNCOMPRESSED, 1, one, "definition levels of");
 
   /* A dictionary-encoded page without a dictionary, and an index past the dictionary. */
-  b_init(&b, 0);
-  b_group(&b, TARN_PARQUET_UNCOMPRESSED, 1);
   static const uint8_t idx[] = {1, 0x02, 0x01};
   tarn__pq_page_header d = {.type = TARN_PARQUET_DATA_PAGE, .num_values = 1,
                             .encoding = TARN_PARQUET_RLE_DICTIONARY, .num_nulls = -1};
-  b_page(&b, d, idx, sizeof idx, sizeof idx);
-  b_finish(&b);
-  expect_bad(&b.file, "without a dictionary page");
-  tarn_buf_free(&b.file);
-  b_init(&b, 0);
-  b_group(&b, TARN_PARQUET_UNCOMPRESSED, 1);
   tarn__pq_page_header dh = {.type = TARN_PARQUET_DICTIONARY_PAGE, .num_values = 1,
                              .encoding = TARN_PARQUET_PLAIN};
-  b_page(&b, dh, raw.data, raw.len, raw.len);
-  b_page(&b, d, idx, sizeof idx, sizeof idx);
-  b_finish(&b);
-  expect_bad(&b.file, "dictionary index 1 of 1 entries");
-  tarn_buf_free(&b.file);
+  bad_group(0, TARN_PARQUET_UNCOMPRESSED, 1, (page_spec[]){{&d, idx, sizeof idx, sizeof idx}, {0}},
+            "without a dictionary page");
+  page_spec dict_then_data[] = {{&dh, raw.data, raw.len, raw.len}, {&d, idx, sizeof idx, sizeof idx}, {0}};
+  bad_group(0, TARN_PARQUET_UNCOMPRESSED, 1, dict_then_data, "dictionary index 1 of 1 entries");
   /* A dictionary claiming more values than its bytes can hold. */
-  b_init(&b, 0);
-  b_group(&b, TARN_PARQUET_UNCOMPRESSED, 1);
   dh.num_values = 1000000;
-  b_page(&b, dh, raw.data, raw.len, raw.len);
-  b_page(&b, d, idx, sizeof idx, sizeof idx);
-  b_finish(&b);
-  expect_bad(&b.file, "dictionary of 1000000 values in 9 bytes");
-  tarn_buf_free(&b.file);
+  bad_group(0, TARN_PARQUET_UNCOMPRESSED, 1, dict_then_data, "dictionary of 1000000 values in 9 bytes");
 
   tarn_buf_free(&zeros);
   tarn_buf_free(&page);

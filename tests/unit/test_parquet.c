@@ -196,6 +196,27 @@ static void seek_reads_only_what_it_needs(void **state) {
   free_rows(rows, count);
 }
 
+/* The writer streams: pages reach the sink as they fill, long before finish,
+ * and it keeps no copy of what it has handed over. */
+static void writer_streams(void **state) {
+  tarn_parquet_writer_opts o = kafka_opts;
+  o.page_size = 4096;
+  o.row_group_size = 64 * 1024;
+  tarn_buf file = TARN_BUF_INIT;
+  tarn_parquet_writer *w;
+  assert_int_equal(tarn_parquet_writer_open(&w, &o, buf_sink, &file), 0);
+  uint8_t payload[100];
+  memset(payload, 0xab, sizeof payload);
+  for (int i = 0; i < 10000; i++)
+    assert_int_equal(tarn_parquet_writer_add(w, payload, sizeof payload), 0);
+  assert_true(file.len > 10000 * 104 - 8192); /* all but the page being filled */
+  size_t before = file.len;
+  assert_int_equal(tarn_parquet_writer_finish(w, NULL), 0);
+  assert_true(file.len > before);
+  tarn_parquet_writer_free(w);
+  tarn_buf_free(&file);
+}
+
 /* LS-057: the schema, and the footer's key/value metadata of the spec's table. */
 static void schema_and_footer_keys(void **state) {
   row rows[3] = {{(uint8_t *)"a", 1}, {NULL, SIZE_MAX}, {(uint8_t *)"", 0}};
@@ -735,6 +756,7 @@ int main(void) {
       cmocka_unit_test(round_trip_zstd),
       cmocka_unit_test(round_trip_lz4_raw),
       cmocka_unit_test(seek_reads_only_what_it_needs),
+      cmocka_unit_test(writer_streams),
       cmocka_unit_test(schema_and_footer_keys),
       cmocka_unit_test(empty_and_large),
       cmocka_unit_test(serde_type_refused),

@@ -4,6 +4,7 @@
 int bench_wal(void);
 int bench_entryindex(void);
 int bench_companion(void);
+int bench_parquet(void);
 int bench_meta(void);
 int bench_objstore(void);
 
@@ -11,6 +12,7 @@ const tarn_bench bench_table[] = {
     {"wal", "WAL object encode and zero-copy decode, 4 MiB of 1 KiB entries, 4 logs", bench_wal},
     {"entryindex", "EntryIndex values and entry offsets: encode/decode", bench_entryindex},
     {"companion", "companion file write/read of 10,000 rows; CRC32C", bench_companion},
+    {"parquet", "compacted-file Parquet writer and reader, 256 MiB of payloads", bench_parquet},
     {"meta", "metadata store: sequenced puts/s, 1 and 8 clients, sqlite: and etcd://", bench_meta},
     {"objstore", "create-only 4 MiB PUTs (file://, s3://) vs dd conv=fsync", bench_objstore},
     {NULL, NULL, NULL}};

@@ -1,0 +1,441 @@
+/* mem: — the metadata store in process memory, for tests and simulation.
+ *
+ * "mem:" is a private store, freed when its handle closes; "mem:NAME" is
+ * shared by every handle of the process opened with that name (each handle
+ * has its own session) and lives until the process exits, like a server. One mutex
+ * per store makes every primitive atomic and linearizable. Records of a
+ * partition are kept in an array sorted by tarn_meta_key_compare. Fault
+ * injection (include/tarn/meta.h) lets tests exercise a write that commits
+ * but reports an unknown outcome, a write that fails without effect, and a
+ * session that expires. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/meta_vfs.h"
+#include "util/error.h"
+
+typedef struct mrec {
+  char *key;
+  uint8_t *val;
+  size_t len;
+  int64_t version, created_ms;
+  uint64_t session; /* 0: persistent */
+} mrec;
+
+typedef struct mpart {
+  char *name;
+  mrec *v;
+  size_t n, cap;
+} mpart;
+
+typedef struct mstore {
+  char *name;        /* NULL: private */
+  int refs;
+  pthread_mutex_t mu;
+  pthread_cond_t changed;
+  mpart *parts;
+  size_t nparts;
+  int64_t counter;   /* versions; also the change token */
+  uint64_t next_session;
+  struct mstore *next;
+} mstore;
+
+typedef struct mhandle {
+  mstore *s;
+  uint64_t session;
+  int fault, fault_count;
+} mhandle;
+
+static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static mstore *registry;
+
+static mpart *get_part(mstore *s, const char *name, int create) {
+  for (size_t i = 0; i < s->nparts; i++)
+    if (strcmp(s->parts[i].name, name) == 0) return &s->parts[i];
+  if (!create) return NULL;
+  mpart *np = realloc(s->parts, (s->nparts + 1) * sizeof *np);
+  if (!np) return NULL;
+  s->parts = np;
+  mpart *p = &s->parts[s->nparts];
+  memset(p, 0, sizeof *p);
+  p->name = strdup(name);
+  if (!p->name) return NULL;
+  s->nparts++;
+  return p;
+}
+
+/* The index of the first record whose key is >= key. */
+static size_t lower_bound(const mpart *p, const char *key) {
+  size_t lo = 0, hi = p->n;
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (tarn_meta_key_compare(p->v[mid].key, key) < 0)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+static void free_rec(mrec *r) {
+  free(r->key);
+  free(r->val);
+}
+
+static void remove_at(mpart *p, size_t i) {
+  free_rec(&p->v[i]);
+  memmove(&p->v[i], &p->v[i + 1], (p->n - i - 1) * sizeof *p->v);
+  p->n--;
+}
+
+static void drop_session(mstore *s, uint64_t session) {
+  for (size_t j = 0; j < s->nparts; j++) {
+    mpart *p = &s->parts[j];
+    for (size_t i = p->n; i-- > 0;)
+      if (p->v[i].session == session) remove_at(p, i);
+  }
+  s->counter++;
+  pthread_cond_broadcast(&s->changed);
+}
+
+static int mem_open(tarn_meta *m, const char *target) {
+  mhandle *h = calloc(1, sizeof *h);
+  if (!h) return tarn__err(TARN_ENOMEM, "mem: out of memory");
+  pthread_mutex_lock(&registry_mu);
+  mstore *s = NULL;
+  if (*target)
+    for (s = registry; s && strcmp(s->name, target) != 0; s = s->next) {}
+  if (!s) {
+    s = calloc(1, sizeof *s);
+    if (!s || (*target && !(s->name = strdup(target)))) {
+      free(s);
+      free(h);
+      pthread_mutex_unlock(&registry_mu);
+      return tarn__err(TARN_ENOMEM, "mem: out of memory");
+    }
+    pthread_mutex_init(&s->mu, NULL);
+    pthread_cond_init(&s->changed, NULL);
+    if (s->name) {
+      s->next = registry;
+      registry = s;
+    }
+  }
+  s->refs++;
+  pthread_mutex_unlock(&registry_mu);
+  pthread_mutex_lock(&s->mu);
+  h->s = s;
+  h->session = ++s->next_session;
+  pthread_mutex_unlock(&s->mu);
+  m->impl = h;
+  return 0;
+}
+
+static void mem_close(tarn_meta *m) {
+  mhandle *h = m->impl;
+  mstore *s = h->s;
+  pthread_mutex_lock(&s->mu);
+  drop_session(s, h->session);
+  pthread_mutex_unlock(&s->mu);
+  pthread_mutex_lock(&registry_mu);
+  int last = --s->refs == 0 && !s->name;
+  pthread_mutex_unlock(&registry_mu);
+  if (last) {
+    for (size_t j = 0; j < s->nparts; j++) {
+      for (size_t i = 0; i < s->parts[j].n; i++) free_rec(&s->parts[j].v[i]);
+      free(s->parts[j].v);
+      free(s->parts[j].name);
+    }
+    free(s->parts);
+    free(s->name);
+    pthread_mutex_destroy(&s->mu);
+    pthread_cond_destroy(&s->changed);
+    free(s);
+  }
+  free(h);
+}
+
+/* The index a comparison selects around key, or -1. */
+static long pick(const mpart *p, const char *key, int cmp) {
+  if (!p) return -1;
+  size_t i = lower_bound(p, key);
+  int eq = i < p->n && tarn_meta_key_compare(p->v[i].key, key) == 0;
+  long r;
+  switch (cmp) {
+  case TARN__META_EQUAL: r = eq ? (long)i : -1; break;
+  case TARN__META_CEILING: r = (long)i; break;
+  case TARN__META_HIGHER: r = (long)i + eq; break;
+  case TARN__META_FLOOR: r = eq ? (long)i : (long)i - 1; break;
+  default: r = (long)i - 1; break;
+  }
+  return r >= 0 && (size_t)r < p->n ? r : -1;
+}
+
+static int mem_find(tarn_meta *m, const char *part, const char *key, int cmp,
+                    tarn_meta_rec *out) {
+  mstore *s = ((mhandle *)m->impl)->s;
+  pthread_mutex_lock(&s->mu);
+  mpart *p = get_part(s, part, 0);
+  long i = pick(p, key, cmp);
+  int rc;
+  if (i < 0)
+    rc = tarn__err(TARN_ENOTFOUND, "mem: no key for \"%s\" in partition %s", key, part);
+  else {
+    mrec *r = &p->v[i];
+    rc = tarn__meta_rec_set(out, r->key, r->val, r->len, r->version, r->created_ms);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+/* Applies the handle's injected write fault: 1 to report TARN_EUNKNOWN after
+ * committing, or an error to return without effect. */
+static int take_fault(mhandle *h) {
+  if (h->fault_count <= 0) return 0;
+  h->fault_count--;
+  if (h->fault == TARN_META_FAULT_FAIL)
+    return tarn__err(TARN_EUNAVAIL, "mem: injected failure (no effect)");
+  return 1;
+}
+
+static int commit_result(int fault, int rc) {
+  if (rc == 0 && fault == 1)
+    return tarn__err(TARN_EUNKNOWN, "mem: injected timeout after commit");
+  return rc;
+}
+
+/* Sets (or inserts at i) the record; the store's mutex is held. */
+static int store_rec(mstore *s, mpart *p, size_t i, int exists, const char *key,
+                     const void *val, size_t len, uint64_t session, tarn_meta_stat *st) {
+  uint8_t *copy = malloc(len ? len : 1);
+  if (!copy) return tarn__err(TARN_ENOMEM, "mem: out of memory");
+  if (len) memcpy(copy, val, len);
+  if (!exists) {
+    if (p->n == p->cap) {
+      size_t cap = p->cap ? p->cap * 2 : 16;
+      mrec *nv = realloc(p->v, cap * sizeof *nv);
+      if (!nv) {
+        free(copy);
+        return tarn__err(TARN_ENOMEM, "mem: out of memory");
+      }
+      p->v = nv, p->cap = cap;
+    }
+    char *k = strdup(key);
+    if (!k) {
+      free(copy);
+      return tarn__err(TARN_ENOMEM, "mem: out of memory");
+    }
+    memmove(&p->v[i + 1], &p->v[i], (p->n - i) * sizeof *p->v);
+    p->n++;
+    mrec *r = &p->v[i];
+    memset(r, 0, sizeof *r);
+    r->key = k;
+    r->created_ms = tarn__meta_now_ms();
+    r->session = session;
+  }
+  mrec *r = &p->v[i];
+  free(r->val);
+  r->val = copy;
+  r->len = len;
+  r->version = ++s->counter;
+  st->version = r->version;
+  st->created_ms = r->created_ms;
+  pthread_cond_broadcast(&s->changed);
+  return 0;
+}
+
+static int mem_write(tarn_meta *m, const char *part, const char *key, const void *val,
+                     size_t len, int mode, int flags, int64_t version, tarn_meta_stat *st) {
+  mhandle *h = m->impl;
+  mstore *s = h->s;
+  pthread_mutex_lock(&s->mu);
+  int fault = take_fault(h), rc = 0;
+  if (fault < 0) {
+    pthread_mutex_unlock(&s->mu);
+    return fault;
+  }
+  mpart *p = get_part(s, part, 1);
+  if (!p) {
+    pthread_mutex_unlock(&s->mu);
+    return tarn__err(TARN_ENOMEM, "mem: out of memory");
+  }
+  size_t i = lower_bound(p, key);
+  int exists = i < p->n && strcmp(p->v[i].key, key) == 0;
+  if (mode == TARN__META_CREATE && exists)
+    rc = tarn__err(TARN_EEXIST, "mem: \"%s\" exists in partition %s", key, part);
+  else if (mode == TARN__META_CAS && !exists)
+    rc = tarn__err(TARN_ENOTFOUND, "mem: compare-and-set of absent \"%s\"", key);
+  else if (mode == TARN__META_CAS && p->v[i].version != version)
+    rc = tarn__err(TARN_ECONFLICT, "mem: \"%s\" has version %lld, not %lld", key,
+                   (long long)p->v[i].version, (long long)version);
+  else
+    rc = store_rec(s, p, i, exists, key, val, len,
+                   (flags & TARN_META_EPHEMERAL) ? h->session : 0, st);
+  pthread_mutex_unlock(&s->mu);
+  return commit_result(fault, rc);
+}
+
+static int mem_del(tarn_meta *m, const char *part, const char *key) {
+  mhandle *h = m->impl;
+  mstore *s = h->s;
+  pthread_mutex_lock(&s->mu);
+  int fault = take_fault(h), rc = 0;
+  if (fault < 0) {
+    pthread_mutex_unlock(&s->mu);
+    return fault;
+  }
+  mpart *p = get_part(s, part, 0);
+  long i = pick(p, key, TARN__META_EQUAL);
+  if (i < 0)
+    rc = tarn__err(TARN_ENOTFOUND, "mem: delete of absent \"%s\"", key);
+  else {
+    remove_at(p, (size_t)i);
+    s->counter++;
+    pthread_cond_broadcast(&s->changed);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return commit_result(fault, rc);
+}
+
+static int mem_del_range(tarn_meta *m, const char *part, const char *a, const char *b,
+                         size_t *count) {
+  mhandle *h = m->impl;
+  mstore *s = h->s;
+  pthread_mutex_lock(&s->mu);
+  int fault = take_fault(h);
+  if (fault < 0) {
+    pthread_mutex_unlock(&s->mu);
+    return fault;
+  }
+  mpart *p = get_part(s, part, 0);
+  if (p) {
+    size_t i = lower_bound(p, a), j = lower_bound(p, b);
+    for (size_t k = i; k < j; k++) free_rec(&p->v[k]);
+    memmove(&p->v[i], &p->v[j], (p->n - j) * sizeof *p->v);
+    p->n -= j - i;
+    *count = j - i;
+    s->counter++;
+    pthread_cond_broadcast(&s->changed);
+  }
+  pthread_mutex_unlock(&s->mu);
+  return commit_result(fault, 0);
+}
+
+static int mem_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
+                       uint64_t d2, const void *val, size_t len, tarn_meta_rec *out) {
+  mhandle *h = m->impl;
+  mstore *s = h->s;
+  char *bound = tarn__meta_seq_bound(prefix), *key = NULL;
+  if (!bound) return tarn__err(TARN_ENOMEM, "mem: out of memory");
+  pthread_mutex_lock(&s->mu);
+  int fault = take_fault(h), rc;
+  if (fault < 0) {
+    rc = fault;
+    goto out;
+  }
+  mpart *p = get_part(s, part, 1);
+  if (!p) {
+    rc = tarn__err(TARN_ENOMEM, "mem: out of memory");
+    goto out;
+  }
+  long li = pick(p, bound, TARN__META_LOWER);
+  rc = tarn__meta_seq_key(prefix, li >= 0 ? p->v[li].key : NULL, d1, d2, &key);
+  if (rc) goto out;
+  size_t i = lower_bound(p, key);
+  int exists = i < p->n && strcmp(p->v[i].key, key) == 0;
+  tarn_meta_stat st;
+  rc = store_rec(s, p, i, exists, key, val, len, 0, &st);
+  if (rc == 0) rc = tarn__meta_rec_set(out, key, NULL, 0, st.version, st.created_ms);
+  rc = commit_result(fault, rc);
+out:
+  pthread_mutex_unlock(&s->mu);
+  free(bound);
+  free(key);
+  return rc;
+}
+
+static int mem_range(tarn_meta *m, const char *part, const char *a, const char *b, int flags,
+                     size_t limit, int values, tarn_meta_recs *out) {
+  mstore *s = ((mhandle *)m->impl)->s;
+  int rc = 0;
+  pthread_mutex_lock(&s->mu);
+  mpart *p = get_part(s, part, 0);
+  if (p) {
+    size_t i = lower_bound(p, a), j = lower_bound(p, b);
+    if ((flags & TARN_META_AFTER) && i < p->n && strcmp(p->v[i].key, a) == 0) i++;
+    for (; i < j && rc == 0; i++) {
+      if (limit && out->n == limit) {
+        out->more = 1;
+        break;
+      }
+      mrec *r = &p->v[i];
+      tarn_meta_rec *o = tarn__meta_recs_push(out);
+      rc = o ? tarn__meta_rec_set(o, r->key, values ? r->val : NULL, r->len, r->version,
+                                  r->created_ms)
+             : tarn__err(TARN_ENOMEM, "mem: out of memory");
+    }
+  }
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+static int mem_token(tarn_meta *m, int64_t *token) {
+  mstore *s = ((mhandle *)m->impl)->s;
+  pthread_mutex_lock(&s->mu);
+  *token = s->counter;
+  pthread_mutex_unlock(&s->mu);
+  return 0;
+}
+
+static int mem_wait(tarn_meta *m, const char *part, const char *a, const char *b,
+                    int64_t since, int timeout_ms) {
+  mstore *s = ((mhandle *)m->impl)->s;
+  struct timespec dl;
+  clock_gettime(CLOCK_REALTIME, &dl);
+  dl.tv_sec += timeout_ms / 1000;
+  dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
+  if (dl.tv_nsec >= 1000000000) dl.tv_sec++, dl.tv_nsec -= 1000000000;
+  pthread_mutex_lock(&s->mu);
+  int rc = 0;
+  for (;;) {
+    mpart *p = get_part(s, part, 0);
+    if (p) {
+      size_t i = lower_bound(p, a), j = lower_bound(p, b);
+      for (; i < j; i++)
+        if (p->v[i].version > since) goto done;
+    }
+    if (pthread_cond_timedwait(&s->changed, &s->mu, &dl) == ETIMEDOUT) {
+      rc = tarn__err(TARN_ETIMEDOUT, "mem: no change in %d ms", timeout_ms);
+      break;
+    }
+  }
+done:
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+static int mem_fault(tarn_meta *m, int fault, int count) {
+  mhandle *h = m->impl;
+  mstore *s = h->s;
+  if (fault == TARN_META_FAULT_EXPIRE_SESSION) {
+    pthread_mutex_lock(&s->mu);
+    drop_session(s, h->session);
+    pthread_mutex_unlock(&s->mu);
+    tarn__meta_session_ended(m);
+    return 0;
+  }
+  if (fault != TARN_META_FAULT_NONE && fault != TARN_META_FAULT_COMMIT_UNKNOWN &&
+      fault != TARN_META_FAULT_FAIL)
+    return tarn__err(TARN_EINVAL, "mem: unknown fault %d", fault);
+  pthread_mutex_lock(&s->mu);
+  h->fault = fault;
+  h->fault_count = fault == TARN_META_FAULT_NONE ? 0 : count;
+  pthread_mutex_unlock(&s->mu);
+  return 0;
+}
+
+const tarn__meta_vfs tarn__meta_vfs_mem = {
+    TARN__META_VFS_VERSION, "mem", mem_open, mem_close, mem_find, mem_write, mem_del,
+    mem_del_range, mem_seq_put, mem_range, mem_token, mem_wait, mem_fault};

@@ -1,0 +1,569 @@
+/* sqlite:PATH — the embedded metadata store (the default).
+ *
+ * Durable (WAL, synchronous=FULL) and shared by the processes of one machine:
+ * every write is one BEGIN IMMEDIATE transaction, so writes to the file are
+ * serialized and every read (one SELECT, a snapshot of the latest commit) is
+ * linearizable with them. Records are keyed by (partition, encoded key) with
+ * the key encoded by tarn_meta_key_encode, so SQLite's BLOB order (memcmp)
+ * is the store's key order.
+ *
+ * Sessions are rows with a heartbeat that a thread per handle refreshes every
+ * timeout/4. A session whose heartbeat is older than its timeout has expired:
+ * every read ignores its ephemeral records at once, and every write
+ * transaction first deletes them and the session row (so whichever client
+ * comes next cleans up). Expiry is judged by each client's wall clock.
+ * Versions come from one counter row, bumped by every write, so they grow
+ * across processes; creation timestamps are the wall clock in ms. */
+#include <pthread.h>
+#include <sqlite3.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "store/meta_vfs.h"
+#include "util/error.h"
+
+typedef struct shandle {
+  sqlite3 *db;
+  pthread_mutex_t mu;  /* one connection per handle, used by one thread at a time */
+  int64_t session;
+  pthread_t hb;
+  pthread_mutex_t hb_mu;
+  pthread_cond_t hb_cv;
+  int stop;
+  char *path;
+} shandle;
+
+static const char schema[] =
+    "CREATE TABLE IF NOT EXISTS kv(part TEXT NOT NULL, k BLOB NOT NULL, key TEXT NOT NULL,"
+    " val BLOB NOT NULL, version INTEGER NOT NULL, created INTEGER NOT NULL,"
+    " session INTEGER NOT NULL, PRIMARY KEY(part, k)) WITHOUT ROWID;"
+    "CREATE INDEX IF NOT EXISTS kv_session ON kv(session) WHERE session != 0;"
+    "CREATE TABLE IF NOT EXISTS counter(id INTEGER PRIMARY KEY CHECK(id = 0),"
+    " v INTEGER NOT NULL);"
+    "INSERT OR IGNORE INTO counter VALUES(0, 0);"
+    "CREATE TABLE IF NOT EXISTS sessions(id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    " heartbeat INTEGER NOT NULL, timeout INTEGER NOT NULL);";
+
+/* An ephemeral record is visible while its session's heartbeat is fresh. */
+#define VISIBLE                                                               \
+  " AND (session = 0 OR EXISTS(SELECT 1 FROM sessions s WHERE s.id = kv.session" \
+  " AND s.heartbeat > ?9 - s.timeout))"
+
+static int db_err(shandle *h, const char *what) {
+  int code = sqlite3_extended_errcode(h->db);
+  int rc = (code & 0xff) == SQLITE_BUSY || (code & 0xff) == SQLITE_LOCKED ? TARN_EBUSY
+           : (code & 0xff) == SQLITE_NOMEM                                ? TARN_ENOMEM
+                                                                          : TARN_EIO;
+  return tarn__err(rc, "sqlite %s: %s: %s", h->path, what, sqlite3_errmsg(h->db));
+}
+
+static int exec(shandle *h, const char *sql) {
+  if (sqlite3_exec(h->db, sql, NULL, NULL, NULL) != SQLITE_OK) return db_err(h, sql);
+  return 0;
+}
+
+static int prep(shandle *h, const char *sql, sqlite3_stmt **st) {
+  if (sqlite3_prepare_v2(h->db, sql, -1, st, NULL) != SQLITE_OK) return db_err(h, "prepare");
+  return 0;
+}
+
+/* Binds the encoded key to parameter i; *buf must be freed. */
+static int bind_key(shandle *h, sqlite3_stmt *st, int i, const char *key, uint8_t **buf) {
+  size_t n = tarn_meta_key_encode(key, NULL);
+  *buf = malloc(n);
+  if (!*buf) return tarn__err(TARN_ENOMEM, "sqlite: out of memory");
+  tarn_meta_key_encode(key, *buf);
+  if (sqlite3_bind_blob(st, i, *buf, (int)n, SQLITE_STATIC) != SQLITE_OK)
+    return db_err(h, "bind");
+  return 0;
+}
+
+/* ---- transactions ---------------------------------------------------------- */
+
+static int begin_write(shandle *h) {
+  int rc = exec(h, "BEGIN IMMEDIATE");
+  if (rc) return rc;
+  /* Expired sessions: remove their ephemeral records and the sessions. */
+  sqlite3_stmt *st;
+  rc = prep(h,
+            "DELETE FROM kv WHERE session IN (SELECT id FROM sessions"
+            " WHERE heartbeat <= ?1 - timeout)", &st);
+  if (rc == 0) {
+    sqlite3_bind_int64(st, 1, tarn__meta_now_ms());
+    if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "expire ephemerals");
+    sqlite3_finalize(st);
+  }
+  if (rc == 0) {
+    rc = prep(h, "DELETE FROM sessions WHERE heartbeat <= ?1 - timeout", &st);
+    if (rc == 0) {
+      sqlite3_bind_int64(st, 1, tarn__meta_now_ms());
+      if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "expire sessions");
+      sqlite3_finalize(st);
+    }
+  }
+  if (rc) exec(h, "ROLLBACK");
+  return rc;
+}
+
+/* Commits (rc == 0) or rolls back; returns rc or the commit's error. */
+static int end_write(shandle *h, int rc) {
+  if (rc) {
+    exec(h, "ROLLBACK");
+    return rc;
+  }
+  rc = exec(h, "COMMIT");
+  if (rc) {
+    exec(h, "ROLLBACK");
+    /* A failed COMMIT under synchronous=FULL may or may not have reached
+     * the disk. */
+    return tarn__errctx(TARN_EUNKNOWN, "commit");
+  }
+  return 0;
+}
+
+static int next_version(shandle *h, int64_t *v) {
+  sqlite3_stmt *st;
+  int rc = prep(h, "UPDATE counter SET v = v + 1 WHERE id = 0 RETURNING v", &st);
+  if (rc) return rc;
+  if (sqlite3_step(st) == SQLITE_ROW)
+    *v = sqlite3_column_int64(st, 0);
+  else
+    rc = db_err(h, "version counter");
+  sqlite3_finalize(st);
+  return rc;
+}
+
+/* ---- sessions ---------------------------------------------------------------- */
+
+static void *heartbeat(void *arg) {
+  tarn_meta *m = arg;
+  shandle *h = m->impl;
+  int64_t period = m->session_timeout_ms / 4;
+  pthread_mutex_lock(&h->hb_mu);
+  while (!h->stop) {
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += period / 1000;
+    dl.tv_nsec += (long)(period % 1000) * 1000000;
+    if (dl.tv_nsec >= 1000000000) dl.tv_sec++, dl.tv_nsec -= 1000000000;
+    pthread_cond_timedwait(&h->hb_cv, &h->hb_mu, &dl);
+    if (h->stop) break;
+    pthread_mutex_unlock(&h->hb_mu);
+    pthread_mutex_lock(&h->mu);
+    sqlite3_stmt *st;
+    int gone = 0;
+    if (prep(h, "UPDATE sessions SET heartbeat = ?1 WHERE id = ?2", &st) == 0) {
+      sqlite3_bind_int64(st, 1, tarn__meta_now_ms());
+      sqlite3_bind_int64(st, 2, h->session);
+      if (sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(h->db) == 0) gone = 1;
+      sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&h->mu);
+    if (gone) tarn__meta_session_ended(m); /* another client expired us */
+    pthread_mutex_lock(&h->hb_mu);
+  }
+  pthread_mutex_unlock(&h->hb_mu);
+  return NULL;
+}
+
+static void free_handle(shandle *h) {
+  if (h->db) sqlite3_close(h->db);
+  pthread_mutex_destroy(&h->mu);
+  pthread_mutex_destroy(&h->hb_mu);
+  pthread_cond_destroy(&h->hb_cv);
+  free(h->path);
+  free(h);
+}
+
+static int sq_open(tarn_meta *m, const char *target) {
+  if (!*target) return tarn__err(TARN_EINVAL, "sqlite: URI names no file (sqlite:PATH)");
+  shandle *h = calloc(1, sizeof *h);
+  if (!h) return tarn__err(TARN_ENOMEM, "sqlite: out of memory");
+  pthread_mutex_init(&h->mu, NULL);
+  pthread_mutex_init(&h->hb_mu, NULL);
+  pthread_cond_init(&h->hb_cv, NULL);
+  h->path = strdup(target);
+  int rc;
+  if (!h->path) {
+    rc = tarn__err(TARN_ENOMEM, "sqlite: out of memory");
+    goto fail;
+  }
+  if (sqlite3_open_v2(target, &h->db,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      NULL) != SQLITE_OK) {
+    rc = tarn__err(TARN_EUNAVAIL, "sqlite %s: open: %s", target,
+                   h->db ? sqlite3_errmsg(h->db) : "out of memory");
+    goto fail;
+  }
+  sqlite3_busy_timeout(h->db, 30000);
+  if ((rc = exec(h, "PRAGMA journal_mode=WAL")) || (rc = exec(h, "PRAGMA synchronous=FULL")))
+    goto fail;
+  if ((rc = exec(h, "BEGIN IMMEDIATE"))) goto fail;
+  if ((rc = exec(h, schema))) {
+    exec(h, "ROLLBACK");
+    goto fail;
+  }
+  sqlite3_stmt *st;
+  if ((rc = prep(h, "INSERT INTO sessions(heartbeat, timeout) VALUES(?1, ?2)", &st))) {
+    exec(h, "ROLLBACK");
+    goto fail;
+  }
+  sqlite3_bind_int64(st, 1, tarn__meta_now_ms());
+  sqlite3_bind_int64(st, 2, m->session_timeout_ms);
+  if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "create session");
+  sqlite3_finalize(st);
+  h->session = sqlite3_last_insert_rowid(h->db);
+  if ((rc = end_write(h, rc))) goto fail;
+  m->impl = h;
+  if (pthread_create(&h->hb, NULL, heartbeat, m) != 0) {
+    rc = tarn__err(TARN_ENOMEM, "sqlite: cannot start the heartbeat thread");
+    goto fail;
+  }
+  return 0;
+fail:
+  m->impl = NULL;
+  free_handle(h);
+  return rc;
+}
+
+static void sq_close(tarn_meta *m) {
+  shandle *h = m->impl;
+  pthread_mutex_lock(&h->hb_mu);
+  h->stop = 1;
+  pthread_cond_signal(&h->hb_cv);
+  pthread_mutex_unlock(&h->hb_mu);
+  pthread_join(h->hb, NULL);
+  /* Ending the session removes its ephemeral records. */
+  if (begin_write(h) == 0) {
+    sqlite3_stmt *st;
+    int rc = prep(h, "DELETE FROM kv WHERE session = ?1", &st);
+    if (rc == 0) {
+      sqlite3_bind_int64(st, 1, h->session);
+      if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "end session");
+      sqlite3_finalize(st);
+    }
+    if (rc == 0 && (rc = prep(h, "DELETE FROM sessions WHERE id = ?1", &st)) == 0) {
+      sqlite3_bind_int64(st, 1, h->session);
+      if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "end session");
+      sqlite3_finalize(st);
+    }
+    int64_t v;
+    if (rc == 0) rc = next_version(h, &v);
+    end_write(h, rc);
+  }
+  free_handle(h);
+}
+
+/* ---- reads -------------------------------------------------------------------- */
+
+static int row_to_rec(sqlite3_stmt *st, int values, tarn_meta_rec *r) {
+  /* columns: key, val, version, created */
+  const void *v = sqlite3_column_blob(st, 1);
+  size_t n = (size_t)sqlite3_column_bytes(st, 1);
+  return tarn__meta_rec_set(r, (const char *)sqlite3_column_text(st, 0),
+                            values ? (v ? v : "") : NULL, n, sqlite3_column_int64(st, 2),
+                            sqlite3_column_int64(st, 3));
+}
+
+static int sq_find(tarn_meta *m, const char *part, const char *key, int cmp,
+                   tarn_meta_rec *out) {
+  shandle *h = m->impl;
+  static const char *const sql[] = {
+      [TARN__META_EQUAL] = "k = ?2" VISIBLE,
+      [TARN__META_FLOOR] = "k <= ?2" VISIBLE " ORDER BY k DESC",
+      [TARN__META_CEILING] = "k >= ?2" VISIBLE " ORDER BY k",
+      [TARN__META_LOWER] = "k < ?2" VISIBLE " ORDER BY k DESC",
+      [TARN__META_HIGHER] = "k > ?2" VISIBLE " ORDER BY k",
+  };
+  char q[512];
+  snprintf(q, sizeof q, "SELECT key, val, version, created FROM kv WHERE part = ?1 AND %s LIMIT 1",
+           sql[cmp]);
+  uint8_t *kb = NULL;
+  sqlite3_stmt *st = NULL;
+  pthread_mutex_lock(&h->mu);
+  int rc = prep(h, q, &st);
+  if (rc == 0) {
+    sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 9, tarn__meta_now_ms());
+    rc = bind_key(h, st, 2, key, &kb);
+  }
+  if (rc == 0) {
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW)
+      rc = row_to_rec(st, 1, out);
+    else if (s == SQLITE_DONE)
+      rc = tarn__err(TARN_ENOTFOUND, "sqlite: no key for \"%s\" in partition %s", key, part);
+    else
+      rc = db_err(h, "lookup");
+  }
+  sqlite3_finalize(st);
+  pthread_mutex_unlock(&h->mu);
+  free(kb);
+  return rc;
+}
+
+static int sq_range(tarn_meta *m, const char *part, const char *a, const char *b, int flags,
+                    size_t limit, int values, tarn_meta_recs *out) {
+  shandle *h = m->impl;
+  char q[512];
+  snprintf(q, sizeof q,
+           "SELECT key, %s, version, created FROM kv WHERE part = ?1 AND k %s ?2 AND k < ?3"
+           VISIBLE " ORDER BY k LIMIT ?4",
+           values ? "val" : "NULL", (flags & TARN_META_AFTER) ? ">" : ">=");
+  uint8_t *ka = NULL, *kb = NULL;
+  sqlite3_stmt *st = NULL;
+  pthread_mutex_lock(&h->mu);
+  int rc = prep(h, q, &st);
+  if (rc == 0) {
+    sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 4, limit ? (int64_t)limit + 1 : -1);
+    sqlite3_bind_int64(st, 9, tarn__meta_now_ms());
+    rc = bind_key(h, st, 2, a, &ka);
+  }
+  if (rc == 0) rc = bind_key(h, st, 3, b, &kb);
+  while (rc == 0) {
+    int s = sqlite3_step(st);
+    if (s == SQLITE_DONE) break;
+    if (s != SQLITE_ROW) {
+      rc = db_err(h, "range");
+      break;
+    }
+    if (limit && out->n == limit) {
+      out->more = 1;
+      break;
+    }
+    tarn_meta_rec *r = tarn__meta_recs_push(out);
+    rc = r ? row_to_rec(st, values, r) : tarn__err(TARN_ENOMEM, "sqlite: out of memory");
+  }
+  sqlite3_finalize(st);
+  pthread_mutex_unlock(&h->mu);
+  free(ka);
+  free(kb);
+  return rc;
+}
+
+/* ---- writes ------------------------------------------------------------------- */
+
+/* Inserts or replaces (keeping created and the kind) inside a transaction. */
+static int upsert(shandle *h, const char *part, const char *key, const void *val, size_t len,
+                  int64_t session, int exists, int64_t created, tarn_meta_stat *stat) {
+  int64_t v;
+  int rc = next_version(h, &v);
+  if (rc) return rc;
+  sqlite3_stmt *st;
+  rc = prep(h,
+            exists ? "UPDATE kv SET val = ?3, version = ?4 WHERE part = ?1 AND k = ?2"
+                   : "INSERT INTO kv(part, k, key, val, version, created, session)"
+                     " VALUES(?1, ?2, ?5, ?3, ?4, ?6, ?7)",
+            &st);
+  if (rc) return rc;
+  uint8_t *kb = NULL;
+  if (!exists) created = tarn__meta_now_ms();
+  sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
+  sqlite3_bind_blob(st, 3, len ? val : "", (int)len, SQLITE_STATIC);
+  sqlite3_bind_int64(st, 4, v);
+  if (!exists) {
+    sqlite3_bind_text(st, 5, key, -1, SQLITE_STATIC);
+    sqlite3_bind_int64(st, 6, created);
+    sqlite3_bind_int64(st, 7, session);
+  }
+  rc = bind_key(h, st, 2, key, &kb);
+  if (rc == 0 && sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "write");
+  sqlite3_finalize(st);
+  free(kb);
+  stat->version = v;
+  stat->created_ms = created;
+  return rc;
+}
+
+/* Reads the current (visible: expired sessions were just removed) record. */
+static int current(shandle *h, const char *part, const char *key, int *exists,
+                   int64_t *version, int64_t *created) {
+  sqlite3_stmt *st;
+  uint8_t *kb = NULL;
+  int rc = prep(h, "SELECT version, created FROM kv WHERE part = ?1 AND k = ?2", &st);
+  if (rc) return rc;
+  sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
+  rc = bind_key(h, st, 2, key, &kb);
+  *exists = 0;
+  if (rc == 0) {
+    int s = sqlite3_step(st);
+    if (s == SQLITE_ROW) {
+      *exists = 1;
+      *version = sqlite3_column_int64(st, 0);
+      *created = sqlite3_column_int64(st, 1);
+    } else if (s != SQLITE_DONE) {
+      rc = db_err(h, "read");
+    }
+  }
+  sqlite3_finalize(st);
+  free(kb);
+  return rc;
+}
+
+static int sq_write(tarn_meta *m, const char *part, const char *key, const void *val,
+                    size_t len, int mode, int flags, int64_t version, tarn_meta_stat *stat) {
+  shandle *h = m->impl;
+  pthread_mutex_lock(&h->mu);
+  int rc = begin_write(h);
+  if (rc) goto out;
+  int exists;
+  int64_t cur = 0, created = 0;
+  rc = current(h, part, key, &exists, &cur, &created);
+  if (rc == 0) {
+    if (mode == TARN__META_CREATE && exists)
+      rc = tarn__err(TARN_EEXIST, "sqlite: \"%s\" exists in partition %s", key, part);
+    else if (mode == TARN__META_CAS && !exists)
+      rc = tarn__err(TARN_ENOTFOUND, "sqlite: compare-and-set of absent \"%s\"", key);
+    else if (mode == TARN__META_CAS && cur != version)
+      rc = tarn__err(TARN_ECONFLICT, "sqlite: \"%s\" has version %lld, not %lld", key,
+                     (long long)cur, (long long)version);
+    else
+      rc = upsert(h, part, key, val, len, (flags & TARN_META_EPHEMERAL) ? h->session : 0,
+                  exists, created, stat);
+  }
+  rc = end_write(h, rc);
+out:
+  pthread_mutex_unlock(&h->mu);
+  return rc;
+}
+
+static int delete_where(tarn_meta *m, const char *part, const char *a, const char *b,
+                        size_t *count) {
+  shandle *h = m->impl;
+  pthread_mutex_lock(&h->mu);
+  int rc = begin_write(h);
+  if (rc) goto out;
+  sqlite3_stmt *st;
+  uint8_t *ka = NULL, *kb = NULL;
+  rc = prep(h, b ? "DELETE FROM kv WHERE part = ?1 AND k >= ?2 AND k < ?3"
+                 : "DELETE FROM kv WHERE part = ?1 AND k = ?2", &st);
+  if (rc == 0) {
+    sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
+    rc = bind_key(h, st, 2, a, &ka);
+    if (rc == 0 && b) rc = bind_key(h, st, 3, b, &kb);
+    if (rc == 0 && sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "delete");
+    sqlite3_finalize(st);
+    *count = (size_t)sqlite3_changes(h->db);
+  }
+  int64_t v;
+  if (rc == 0 && *count) rc = next_version(h, &v);
+  free(ka);
+  free(kb);
+  rc = end_write(h, rc);
+out:
+  pthread_mutex_unlock(&h->mu);
+  return rc;
+}
+
+static int sq_del(tarn_meta *m, const char *part, const char *key) {
+  size_t n = 0;
+  int rc = delete_where(m, part, key, NULL, &n);
+  if (rc == 0 && n == 0) return tarn__err(TARN_ENOTFOUND, "sqlite: delete of absent \"%s\"", key);
+  return rc;
+}
+
+static int sq_del_range(tarn_meta *m, const char *part, const char *a, const char *b,
+                        size_t *count) {
+  return delete_where(m, part, a, b, count);
+}
+
+static int sq_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
+                      uint64_t d2, const void *val, size_t len, tarn_meta_rec *out) {
+  shandle *h = m->impl;
+  char *bound = tarn__meta_seq_bound(prefix), *key = NULL, *last = NULL;
+  if (!bound) return tarn__err(TARN_ENOMEM, "sqlite: out of memory");
+  pthread_mutex_lock(&h->mu);
+  int rc = begin_write(h);
+  if (rc) goto out;
+  sqlite3_stmt *st;
+  uint8_t *kb = NULL;
+  rc = prep(h, "SELECT key FROM kv WHERE part = ?1 AND k < ?2 ORDER BY k DESC LIMIT 1", &st);
+  if (rc == 0) {
+    sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
+    rc = bind_key(h, st, 2, bound, &kb);
+    int s = rc ? SQLITE_DONE : sqlite3_step(st);
+    if (s == SQLITE_ROW) {
+      last = strdup((const char *)sqlite3_column_text(st, 0));
+      if (!last) rc = tarn__err(TARN_ENOMEM, "sqlite: out of memory");
+    } else if (s != SQLITE_DONE) {
+      rc = db_err(h, "sequenced put lookup");
+    }
+    sqlite3_finalize(st);
+    free(kb);
+  }
+  if (rc == 0) rc = tarn__meta_seq_key(prefix, last, d1, d2, &key);
+  int exists = 0;
+  int64_t cur, created = 0;
+  if (rc == 0) rc = current(h, part, key, &exists, &cur, &created);
+  tarn_meta_stat stat;
+  if (rc == 0) rc = upsert(h, part, key, val, len, 0, exists, created, &stat);
+  rc = end_write(h, rc);
+  if (rc == 0) rc = tarn__meta_rec_set(out, key, NULL, 0, stat.version, stat.created_ms);
+out:
+  pthread_mutex_unlock(&h->mu);
+  free(bound);
+  free(key);
+  free(last);
+  return rc;
+}
+
+static int sq_token(tarn_meta *m, int64_t *token) {
+  shandle *h = m->impl;
+  sqlite3_stmt *st;
+  pthread_mutex_lock(&h->mu);
+  int rc = prep(h, "SELECT v FROM counter WHERE id = 0", &st);
+  if (rc == 0) {
+    if (sqlite3_step(st) == SQLITE_ROW)
+      *token = sqlite3_column_int64(st, 0);
+    else
+      rc = db_err(h, "change token");
+    sqlite3_finalize(st);
+  }
+  pthread_mutex_unlock(&h->mu);
+  return rc;
+}
+
+/* Polls every 5 ms: SQLite has no cross-process notification. Deletions are
+ * not seen (the caller's timeout covers them). */
+static int sq_wait(tarn_meta *m, const char *part, const char *a, const char *b,
+                   int64_t since, int timeout_ms) {
+  shandle *h = m->impl;
+  struct timespec t0, now;
+  clock_gettime(CLOCK_MONOTONIC, &t0);
+  for (;;) {
+    sqlite3_stmt *st;
+    uint8_t *ka = NULL, *kb = NULL;
+    int64_t maxv = 0;
+    pthread_mutex_lock(&h->mu);
+    int rc = prep(h, "SELECT max(version) FROM kv WHERE part = ?1 AND k >= ?2 AND k < ?3", &st);
+    if (rc == 0) {
+      sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
+      rc = bind_key(h, st, 2, a, &ka);
+      if (rc == 0) rc = bind_key(h, st, 3, b, &kb);
+      if (rc == 0) {
+        if (sqlite3_step(st) == SQLITE_ROW)
+          maxv = sqlite3_column_int64(st, 0);
+        else
+          rc = db_err(h, "wait");
+      }
+      sqlite3_finalize(st);
+    }
+    pthread_mutex_unlock(&h->mu);
+    free(ka);
+    free(kb);
+    if (rc) return rc;
+    if (maxv > since) return 0;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    int64_t el = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
+    if (el >= timeout_ms) return tarn__err(TARN_ETIMEDOUT, "sqlite: no change in %d ms", timeout_ms);
+    struct timespec d = {0, 5000000};
+    nanosleep(&d, NULL);
+  }
+}
+
+const tarn__meta_vfs tarn__meta_vfs_sqlite = {
+    TARN__META_VFS_VERSION, "sqlite", sq_open, sq_close, sq_find, sq_write, sq_del,
+    sq_del_range, sq_seq_put, sq_range, sq_token, sq_wait, NULL};

@@ -1,0 +1,84 @@
+/* The metadata-store backend interface behind include/tarn/meta.h.
+ *
+ * A backend is a versioned table of functions found by URI scheme
+ * (src/store/meta.c); code above the store never knows which backend it
+ * talks to. meta.c validates arguments before calling a backend, so a
+ * backend may assume: part non-empty, keys without NUL, d1 > 0. */
+#ifndef TARN_STORE_META_VFS_H
+#define TARN_STORE_META_VFS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "tarn/meta.h"
+
+#define TARN__META_VFS_VERSION 1
+
+/* Lookup comparisons, as Oxia numbers them (tables-and-vectors §3.12). */
+enum { TARN__META_EQUAL = 0, TARN__META_FLOOR = 1, TARN__META_CEILING = 2,
+       TARN__META_LOWER = 3, TARN__META_HIGHER = 4 };
+/* Write modes. */
+enum { TARN__META_PUT = 0, TARN__META_CREATE = 1, TARN__META_CAS = 2 };
+
+typedef struct tarn__meta_vfs tarn__meta_vfs;
+
+struct tarn_meta {
+  const tarn__meta_vfs *vfs;
+  void *impl;                   /* the backend's state */
+  int64_t session_timeout_ms;
+  atomic_int session_ended;
+  pthread_mutex_t cb_mu;
+  void (*on_end)(void *);
+  void *on_end_arg;
+};
+
+struct tarn__meta_vfs {
+  int version;                  /* TARN__META_VFS_VERSION */
+  const char *scheme;
+  /* target: the URI after "scheme:" without the "?options". */
+  int (*open)(tarn_meta *m, const char *target);
+  /* Ends the session and frees impl. */
+  void (*close)(tarn_meta *m);
+  int (*find)(tarn_meta *m, const char *part, const char *key, int cmp, tarn_meta_rec *out);
+  int (*write)(tarn_meta *m, const char *part, const char *key, const void *val, size_t len,
+               int mode, int flags, int64_t version, tarn_meta_stat *st);
+  int (*del)(tarn_meta *m, const char *part, const char *key);
+  int (*del_range)(tarn_meta *m, const char *part, const char *a, const char *b, size_t *count);
+  int (*seq_put)(tarn_meta *m, const char *part, const char *prefix, uint64_t d1, uint64_t d2,
+                 const void *val, size_t len, tarn_meta_rec *out);
+  int (*range)(tarn_meta *m, const char *part, const char *a, const char *b, int flags,
+               size_t limit, int values, tarn_meta_recs *out);
+  int (*token)(tarn_meta *m, int64_t *token);
+  int (*wait)(tarn_meta *m, const char *part, const char *a, const char *b, int64_t since,
+              int timeout_ms);
+  int (*fault)(tarn_meta *m, int fault, int count);   /* NULL: unsupported */
+};
+
+extern const tarn__meta_vfs tarn__meta_vfs_mem;
+extern const tarn__meta_vfs tarn__meta_vfs_sqlite;
+extern const tarn__meta_vfs tarn__meta_vfs_etcd;
+
+/* Called by a backend when it learns its session ended: sets the flag and
+ * runs the callback once. */
+void tarn__meta_session_ended(tarn_meta *m);
+
+/* Wall-clock time in ms since the Unix epoch (creation timestamps). */
+int64_t tarn__meta_now_ms(void);
+
+/* The bound of the sequenced put's search: prefix-18446744073709551615
+ * (malloc'd, NULL on no memory). */
+char *tarn__meta_seq_bound(const char *prefix);
+/* The sequenced put's new key from the last key found below the bound
+ * (NULL or not starting with prefix: start from 0, 0). Oxia's rules:
+ * tables-and-vectors §3.3, §5. *out is malloc'd. */
+int tarn__meta_seq_key(const char *prefix, const char *last, uint64_t d1, uint64_t d2,
+                       char **out);
+
+/* Fills a record with copies; value may be NULL (key-only). */
+int tarn__meta_rec_set(tarn_meta_rec *r, const char *key, const void *val, size_t len,
+                       int64_t version, int64_t created_ms);
+/* Appends an empty record to recs and returns it (NULL on no memory). */
+tarn_meta_rec *tarn__meta_recs_push(tarn_meta_recs *recs);
+
+#endif

@@ -1,0 +1,50 @@
+/* tarn — a deployment: one metadata store, one WAL root and one compacted root
+ * (spec "Terms"; LS-007: every implementation in a deployment uses the same
+ * two roots). Every role opens its stores through a deployment. */
+#ifndef TARN_DEPLOYMENT_H
+#define TARN_DEPLOYMENT_H
+
+#include "tarn/meta.h"
+#include "tarn/objstore.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tarn_deployment_config {
+  const char *meta_uri;      /* e.g. sqlite:DIR/meta.db, etcd://127.0.0.1:2379 */
+  const char *wal_uri;       /* e.g. file://DIR/wal, s3://bucket/wal */
+  const char *compacted_uri; /* e.g. file://DIR/compacted, s3://bucket/compacted */
+  const char *home;          /* the one-directory default: DIR above */
+} tarn_deployment_config;
+
+/* The directory used when neither the config nor TARN_HOME names one. */
+#define TARN_DEFAULT_HOME ".tarn"
+
+/* Fills the unset URIs of *c, in this order of precedence: what *c already
+ * holds (flags), the environment (TARN_META, TARN_WAL, TARN_COMPACTED), then
+ * the one-directory default under c->home, TARN_HOME or TARN_DEFAULT_HOME:
+ * sqlite:HOME/meta.db, file://HOME/wal, file://HOME/compacted. The strings
+ * it creates live in *storage (free with tarn_deployment_config_free). */
+typedef struct tarn_deployment_strings {
+  char *s[4];
+} tarn_deployment_strings;
+int tarn_deployment_config_resolve(tarn_deployment_config *c, tarn_deployment_strings *storage);
+void tarn_deployment_config_free(tarn_deployment_strings *storage);
+
+typedef struct tarn_deployment tarn_deployment;
+
+/* Opens the three stores. With create != 0, local directories of file:// roots
+ * and of a sqlite: file are created first (what `tarn init` does). */
+int tarn_deployment_open(const tarn_deployment_config *c, int create, tarn_deployment **out);
+void tarn_deployment_close(tarn_deployment *d);
+
+tarn_meta *tarn_deployment_meta(tarn_deployment *d);
+tarn_objstore *tarn_deployment_wal(tarn_deployment *d);
+tarn_objstore *tarn_deployment_compacted(tarn_deployment *d);
+const tarn_deployment_config *tarn_deployment_config_of(const tarn_deployment *d);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,176 @@
+#include "tarn/deployment.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "util/error.h"
+
+struct tarn_deployment {
+  tarn_deployment_config cfg;
+  tarn_deployment_strings own; /* copies of the URIs, so the config outlives the caller's */
+  tarn_meta *meta;
+  tarn_objstore *wal;
+  tarn_objstore *compacted;
+};
+
+static int dup_into(char **slot, const char *fmt, const char *a, const char *b) {
+  int n = snprintf(NULL, 0, fmt, a, b);
+  char *s = malloc((size_t)n + 1);
+  if (!s)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  snprintf(s, (size_t)n + 1, fmt, a, b);
+  *slot = s;
+  return 0;
+}
+
+static const char *env(const char *name) {
+  const char *v = getenv(name);
+  return v && *v ? v : NULL;
+}
+
+int tarn_deployment_config_resolve(tarn_deployment_config *c, tarn_deployment_strings *st) {
+  memset(st, 0, sizeof *st);
+  if (!c->meta_uri)
+    c->meta_uri = env("TARN_META");
+  if (!c->wal_uri)
+    c->wal_uri = env("TARN_WAL");
+  if (!c->compacted_uri)
+    c->compacted_uri = env("TARN_COMPACTED");
+  if (!c->home)
+    c->home = env("TARN_HOME");
+  if (!c->home)
+    c->home = TARN_DEFAULT_HOME;
+  int rc = 0;
+  if (!rc && !c->meta_uri && !(rc = dup_into(&st->s[0], "sqlite:%s%s", c->home, "/meta.db")))
+    c->meta_uri = st->s[0];
+  if (!rc && !c->wal_uri && !(rc = dup_into(&st->s[1], "file://%s%s", c->home, "/wal")))
+    c->wal_uri = st->s[1];
+  if (!rc && !c->compacted_uri &&
+      !(rc = dup_into(&st->s[2], "file://%s%s", c->home, "/compacted")))
+    c->compacted_uri = st->s[2];
+  if (rc)
+    tarn_deployment_config_free(st);
+  return rc;
+}
+
+void tarn_deployment_config_free(tarn_deployment_strings *st) {
+  for (size_t i = 0; i < sizeof st->s / sizeof st->s[0]; i++)
+    free(st->s[i]), st->s[i] = NULL;
+}
+
+/* mkdir -p */
+static int mkdirs(const char *path) {
+  char *p = strdup(path);
+  if (!p)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  for (char *s = p + 1;; s++) {
+    if (*s == '/' || *s == 0) {
+      char c = *s;
+      *s = 0;
+      if (mkdir(p, 0777) != 0 && errno != EEXIST) {
+        int rc = tarn__errno(errno, "cannot create directory %s", p);
+        free(p);
+        return rc;
+      }
+      if (!c)
+        break;
+      *s = c;
+    }
+  }
+  free(p);
+  return 0;
+}
+
+/* Creates the local directories a URI needs: file://DIR and the parent of sqlite:PATH. */
+static int prepare_local(const char *uri) {
+  if (strncmp(uri, "file://", 7) == 0) {
+    const char *dir = uri + 7;
+    size_t n = strcspn(dir, "?");
+    char *d = strndup(dir, n);
+    if (!d)
+      return tarn__err(TARN_ENOMEM, "out of memory");
+    int rc = *d ? mkdirs(d) : 0;
+    free(d);
+    return rc;
+  }
+  if (strncmp(uri, "sqlite:", 7) == 0) {
+    const char *path = uri + 7;
+    size_t n = strcspn(path, "?");
+    char *d = strndup(path, n);
+    if (!d)
+      return tarn__err(TARN_ENOMEM, "out of memory");
+    char *slash = strrchr(d, '/');
+    int rc = 0;
+    if (slash && slash != d) {
+      *slash = 0;
+      rc = mkdirs(d);
+    }
+    free(d);
+    return rc;
+  }
+  return 0;
+}
+
+int tarn_deployment_open(const tarn_deployment_config *c, int create, tarn_deployment **out) {
+  *out = NULL;
+  if (!c->meta_uri || !c->wal_uri || !c->compacted_uri)
+    return tarn__err(TARN_EINVAL, "deployment: the metadata store, WAL root and compacted root "
+                                  "must all be set (resolve the config first)");
+  tarn_deployment *d = calloc(1, sizeof *d);
+  if (!d)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  int rc = 0;
+  if (!(d->own.s[0] = strdup(c->meta_uri)) || !(d->own.s[1] = strdup(c->wal_uri)) ||
+      !(d->own.s[2] = strdup(c->compacted_uri)) ||
+      (c->home && !(d->own.s[3] = strdup(c->home)))) {
+    rc = tarn__err(TARN_ENOMEM, "out of memory");
+    goto fail;
+  }
+  d->cfg.meta_uri = d->own.s[0];
+  d->cfg.wal_uri = d->own.s[1];
+  d->cfg.compacted_uri = d->own.s[2];
+  d->cfg.home = d->own.s[3];
+  if (create) {
+    for (int i = 0; i < 3 && !rc; i++)
+      rc = prepare_local(d->own.s[i]);
+    if (rc)
+      goto fail;
+  }
+  if ((rc = tarn_meta_open(d->cfg.meta_uri, &d->meta))) {
+    rc = tarn__errctx(rc, "metadata store %s", d->cfg.meta_uri);
+    goto fail;
+  }
+  if ((rc = tarn_objstore_open(d->cfg.wal_uri, &d->wal))) {
+    rc = tarn__errctx(rc, "WAL root %s", d->cfg.wal_uri);
+    goto fail;
+  }
+  if ((rc = tarn_objstore_open(d->cfg.compacted_uri, &d->compacted))) {
+    rc = tarn__errctx(rc, "compacted root %s", d->cfg.compacted_uri);
+    goto fail;
+  }
+  *out = d;
+  return 0;
+fail:
+  tarn_deployment_close(d);
+  return rc;
+}
+
+void tarn_deployment_close(tarn_deployment *d) {
+  if (!d)
+    return;
+  tarn_objstore_close(d->compacted);
+  tarn_objstore_close(d->wal);
+  tarn_meta_close(d->meta);
+  tarn_deployment_config_free(&d->own);
+  free(d);
+}
+
+tarn_meta *tarn_deployment_meta(tarn_deployment *d) { return d->meta; }
+tarn_objstore *tarn_deployment_wal(tarn_deployment *d) { return d->wal; }
+tarn_objstore *tarn_deployment_compacted(tarn_deployment *d) { return d->compacted; }
+const tarn_deployment_config *tarn_deployment_config_of(const tarn_deployment *d) {
+  return &d->cfg;
+}

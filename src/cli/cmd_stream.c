@@ -174,6 +174,7 @@ static int cmd_create(int argc, char **argv) {
   char *ns, *name;
   if ((ex = start("stream create", &a, &dep, &cat, &ns, &name)) >= 0)
     return args_free(&a), ex;
+  ex = TARN_EXIT_OK;
   tarn_catalog_record s;
   int rc = tarn_catalog_create_stream(cat, ns, name, (uint32_t)a.partitions, a.props,
                                       a.n_props, &s);
@@ -220,6 +221,7 @@ static int cmd_list(int argc, char **argv) {
   char *ns, *name;
   if ((ex = start("stream list", &a, &dep, &cat, &ns, &name)) >= 0)
     return args_free(&a), ex;
+  ex = TARN_EXIT_OK;
   tarn_catalog_record *v;
   size_t n;
   int rc = tarn_catalog_list_streams(cat, &v, &n);
@@ -270,6 +272,7 @@ static int cmd_describe(int argc, char **argv) {
   char *ns, *name;
   if ((ex = start("stream describe", &a, &dep, &cat, &ns, &name)) >= 0)
     return args_free(&a), ex;
+  ex = TARN_EXIT_OK;
   tarn_catalog_record s;
   json_t *parts = NULL;
   int rc = tarn_catalog_open_stream(cat, ns, name, &s);
@@ -334,6 +337,7 @@ static int cmd_drop(int argc, char **argv) {
   tarn_catalog *cat0;
   if ((ex = start("stream drop", &a, &dep, &cat0, &ns, &name)) >= 0)
     return args_free(&a), ex;
+  ex = TARN_EXIT_OK;
   /* The drain timeout is an option of the catalog handle. */
   tarn_catalog_close(cat0);
   tarn_catalog_options o = {.drain_timeout_ms = (int)a.drain_ms};
@@ -393,6 +397,7 @@ static int cmd_add(int argc, char **argv) {
   char *ns, *name;
   if ((ex = start("stream add-partitions", &a, &dep, &cat, &ns, &name)) >= 0)
     return args_free(&a), ex;
+  ex = TARN_EXIT_OK;
   tarn_catalog_record s;
   int rc = tarn_catalog_add_partitions(cat, ns, name, (uint32_t)a.count, &s);
   if (rc) {

@@ -477,6 +477,8 @@ int tarn_catalog_drop_stream(tarn_catalog *c, const char *ns, const char *name, 
     if (rc == 0)
       break;
     tarn_catalog_record_free(&s);
+    if (rc == TARN_ENOTFOUND)
+      return 0; /* a concurrent drop finished it */
     if (rc != TARN_ECONFLICT && rc != TARN_EUNKNOWN)
       return tarn__errctx(rc, "dropping stream %s/%s", ns, name);
     if (attempt == MAX_RETRIES)

@@ -21,16 +21,26 @@ typedef struct tarn_deployment_config {
 /* The directory used when neither the config nor TARN_HOME names one. */
 #define TARN_DEFAULT_HOME ".tarn"
 
+/* The file in the home directory that names a deployment's stores, written by
+ * `tarn init`: {"meta": URI, "wal": URI, "compacted": URI} (docs/catalog.md). */
+#define TARN_DEPLOYMENT_CONFIG_FILE "tarn.json"
+
 /* Fills the unset URIs of *c, in this order of precedence: what *c already
- * holds (flags), the environment (TARN_META, TARN_WAL, TARN_COMPACTED), then
- * the one-directory default under c->home, TARN_HOME or TARN_DEFAULT_HOME:
- * sqlite:HOME/meta.db, file://HOME/wal, file://HOME/compacted. The strings
- * it creates live in *storage (free with tarn_deployment_config_free). */
+ * holds (flags), the environment (TARN_META, TARN_WAL, TARN_COMPACTED), the
+ * config file HOME/tarn.json if it exists, then the one-directory default
+ * under HOME: sqlite:HOME/meta.db, file://HOME/wal, file://HOME/compacted.
+ * HOME is c->home, TARN_HOME or TARN_DEFAULT_HOME. A config file that is not
+ * such a JSON object is TARN_ECORRUPT naming the file and the byte. The
+ * strings it creates live in *storage (free with tarn_deployment_config_free). */
 typedef struct tarn_deployment_strings {
-  char *s[4];
+  char *s[8];
 } tarn_deployment_strings;
 int tarn_deployment_config_resolve(tarn_deployment_config *c, tarn_deployment_strings *storage);
 void tarn_deployment_config_free(tarn_deployment_strings *storage);
+
+/* Writes HOME/tarn.json with the three URIs of a resolved config, unless the
+ * file exists (*written, may be NULL, says which). */
+int tarn_deployment_config_save(const tarn_deployment_config *c, int *written);
 
 typedef struct tarn_deployment tarn_deployment;
 

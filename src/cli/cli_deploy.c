@@ -76,6 +76,9 @@ int tarn_cli_deploy_open(const tarn_cli_deploy *d, int create, struct tarn_deplo
               "Check that it runs and the URI is right (--meta/--wal/--compacted, "
               "TARN_META/TARN_WAL/TARN_COMPACTED).\n",
               tarn_errmsg());
+    else if (rc == TARN_ECORRUPT)
+      fprintf(stderr, "tarn: %s\nFix the file, or remove it to use the defaults.\n",
+              tarn_errmsg());
     else
       fprintf(stderr,
               "tarn: cannot open the deployment: %s\n"

@@ -10,11 +10,13 @@ static void help(void) {
   printf("usage: tarn init [DEPLOYMENT FLAGS] [--json]\n"
          "\n"
          "Creates a tarn deployment: the local directories of file:// roots and of a\n"
-         "sqlite: metadata store, and the catalog's deployment record. Running it on an\n"
-         "existing deployment changes nothing and succeeds.\n"
+         "sqlite: metadata store, the catalog's deployment record, and the config file\n"
+         "HOME/" TARN_DEPLOYMENT_CONFIG_FILE " naming the three stores, so that --home or TARN_HOME alone\n"
+         "finds them later (flags and TARN_META/TARN_WAL/TARN_COMPACTED still win).\n"
+         "Running it on an existing deployment changes nothing and succeeds.\n"
          "\n"
          "Options:\n"
-         "  --json             print {meta, wal, compacted, created} as JSON\n"
+         "  --json             print {meta, wal, compacted, config, created} as JSON\n"
          "\n%s"
          "\nExit status: 0 created or already there; 1 failed; 2 bad command line;\n"
          "3 a store could not be reached.\n",
@@ -48,24 +50,30 @@ int tarn_cmd_init(int argc, char **argv) {
   int rc = tarn_catalog_open(tarn_deployment_meta(dep), NULL, &cat);
   if (!rc)
     rc = tarn_catalog_init(cat, &created);
+  const tarn_deployment_config *c = tarn_deployment_config_of(dep);
+  int saved = 0;
+  if (!rc) /* so that --home/TARN_HOME alone finds these stores from now on */
+    rc = tarn_deployment_config_save(c, &saved);
   if (rc) {
     ex = tarn_cli_fail_rc(rc, "init");
     tarn_cli_catalog_close(dep, cat);
     return ex;
   }
-  const tarn_deployment_config *c = tarn_deployment_config_of(dep);
+  char path[4096];
+  snprintf(path, sizeof path, "%s/%s", c->home, TARN_DEPLOYMENT_CONFIG_FILE);
   if (json) {
     json_t *o = json_object();
     json_object_set_new(o, "meta", json_string(c->meta_uri));
     json_object_set_new(o, "wal", json_string(c->wal_uri));
     json_object_set_new(o, "compacted", json_string(c->compacted_uri));
+    json_object_set_new(o, "config", json_string(path));
     json_object_set_new(o, "created", json_boolean(created));
     ex = tarn_cli_print_json(o);
   } else {
     printf("%s tarn deployment\n  metadata store  %s\n  WAL root        %s\n"
-           "  compacted root  %s\n",
+           "  compacted root  %s\n  config          %s%s\n",
            created ? "created" : "already initialized:", c->meta_uri, c->wal_uri,
-           c->compacted_uri);
+           c->compacted_uri, path, saved ? " (written)" : "");
   }
   tarn_cli_catalog_close(dep, cat);
   return ex;

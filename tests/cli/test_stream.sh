@@ -122,6 +122,19 @@ expect 0 "$TARN" init --home "$tmp/other"
 expect 0 "$TARN" stream list --home "$tmp/other" --json
 [ "$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$tmp/out")" = 0 ] ||
   fail "--home picks another deployment"
+# init writes HOME/tarn.json; --home alone then finds a non-default store.
+expect 0 "$TARN" init --home "$tmp/third" --meta "sqlite:$tmp/third-meta.db" --json
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))
+assert j["created"] is True and j["config"].endswith("/tarn.json"), j' "$tmp/out" || fail "init --json config"
+python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))
+assert j["meta"] == "sqlite:" + sys.argv[2] + "/third-meta.db", j' "$tmp/third/tarn.json" "$tmp" ||
+  fail "tarn.json content"
+expect 0 "$TARN" stream create --home "$tmp/third" only-here
+expect 0 "$TARN" stream describe only-here --home "$tmp/third"
+[ ! -e "$tmp/third/meta.db" ] || fail "the default store was used despite tarn.json"
+echo '{"meta": 3}' >"$tmp/third/tarn.json"
+expect 1 "$TARN" stream list --home "$tmp/third"
+grep -q "tarn.json" "$tmp/err" || fail "bad tarn.json message"
 expect 3 "$TARN" stream list --meta "sqlite:$tmp"
 grep -q "unreachable" "$tmp/err" || fail "unreachable message"
 expect 2 "$TARN" stream list --meta

@@ -1,6 +1,7 @@
 #include "tarn/deployment.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <fcntl.h>
 #include <jansson.h>
 #include <unistd.h>
@@ -36,34 +37,20 @@ static const char *env(const char *name) {
   return v && *v ? v : NULL;
 }
 
-/* Fills the unset URIs from HOME/tarn.json, if there is one. Slots 4..6 of
- * *st hold the strings. */
-static int read_config_file(tarn_deployment_config *c, tarn_deployment_strings *st) {
-  char *path = NULL;
-  int rc = dup_into(&path, "%s/%s", c->home, TARN_DEPLOYMENT_CONFIG_FILE);
-  if (rc)
-    return rc;
+int tarn_deployment_config_parse(const uint8_t *p, size_t len, const char *what,
+                                 char *out[3]) {
+  out[0] = out[1] = out[2] = NULL;
   json_error_t err;
-  FILE *f = fopen(path, "rb");
-  if (!f) {
-    rc = errno == ENOENT ? 0 : tarn__errno(errno, "cannot open %s", path);
-    free(path);
-    return rc;
-  }
-  json_t *o = json_loadf(f, JSON_REJECT_DUPLICATES, &err);
-  fclose(f);
-  if (!o) {
-    rc = tarn__err(TARN_ECORRUPT, "deployment config %s: byte %d: %s", path, err.position,
-                   err.text);
-    free(path);
-    return rc;
-  }
+  json_t *o = json_loadb((const char *)p, len, JSON_REJECT_DUPLICATES, &err);
+  if (!o)
+    return tarn__err(TARN_ECORRUPT, "deployment config %s: byte %d: %s", what, err.position,
+                     err.text);
   static const char *const names[] = {"meta", "wal", "compacted"};
-  const char **slots[] = {&c->meta_uri, &c->wal_uri, &c->compacted_uri};
+  int rc = 0;
   const char *k;
   json_t *v;
   if (!json_is_object(o))
-    rc = tarn__err(TARN_ECORRUPT, "deployment config %s: byte 0: not a JSON object", path);
+    rc = tarn__err(TARN_ECORRUPT, "deployment config %s: byte 0: not a JSON object", what);
   json_object_foreach(o, k, v) {
     if (rc)
       break;
@@ -75,14 +62,53 @@ static int read_config_file(tarn_deployment_config *c, tarn_deployment_strings *
       rc = tarn__err(TARN_ECORRUPT,
                      "deployment config %s: member \"%s\": expected \"meta\", \"wal\" or "
                      "\"compacted\" with a URI string",
-                     path, k);
-    else if (!*slots[i] && !(st->s[4 + i] = strdup(json_string_value(v))))
+                     what, k);
+    else if (!(out[i] = strdup(json_string_value(v))))
       rc = tarn__err(TARN_ENOMEM, "out of memory");
-    else if (!*slots[i])
-      *slots[i] = st->s[4 + i];
   }
   json_decref(o);
+  if (rc)
+    for (int i = 0; i < 3; i++)
+      free(out[i]), out[i] = NULL;
+  return rc;
+}
+
+/* Fills the unset URIs from HOME/tarn.json, if there is one. Slots 4..6 of
+ * *st hold the strings. */
+static int read_config_file(tarn_deployment_config *c, tarn_deployment_strings *st) {
+  char *path = NULL;
+  int rc = dup_into(&path, "%s/%s", c->home, TARN_DEPLOYMENT_CONFIG_FILE);
+  if (rc)
+    return rc;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    rc = errno == ENOENT ? 0 : tarn__errno(errno, "cannot open %s", path);
+    free(path);
+    return rc;
+  }
+  enum { LIMIT = 65536 }; /* a config file is a few lines */
+  uint8_t *buf = malloc(LIMIT + 1);
+  size_t n = buf ? fread(buf, 1, LIMIT + 1, f) : 0;
+  if (!buf)
+    rc = tarn__err(TARN_ENOMEM, "out of memory");
+  else if (ferror(f))
+    rc = tarn__errno(errno, "cannot read %s", path);
+  else if (n > LIMIT)
+    rc = tarn__err(TARN_ECORRUPT, "deployment config %s: byte %d: longer than %d bytes", path,
+                   LIMIT, LIMIT);
+  fclose(f);
+  char *uris[3] = {NULL, NULL, NULL};
+  if (!rc)
+    rc = tarn_deployment_config_parse(buf, n, path, uris);
+  free(buf);
   free(path);
+  const char **slots[] = {&c->meta_uri, &c->wal_uri, &c->compacted_uri};
+  for (int i = 0; i < 3; i++) {
+    if (!rc && uris[i] && !*slots[i])
+      *slots[i] = st->s[4 + i] = uris[i];
+    else
+      free(uris[i]);
+  }
   return rc;
 }
 

@@ -50,7 +50,70 @@ int tarn_cli_has_flag(int argc, char **argv, const char *flag);
 int tarn_cli_dispatch(const char *prog, const tarn_cli_cmd *cmds, int argc, char **argv,
                       const char *intro);
 
+/* ---- deployment flags (src/cli/cli_deploy.c), shared by every verb that
+ * opens the stores ------------------------------------------------------- */
+
+/* Forward declaration (tarn/deployment.h). */
+struct tarn_deployment;
+
+/* --home DIR, --meta URI, --wal URI, --compacted URI; unset ones fall back to
+ * TARN_META / TARN_WAL / TARN_COMPACTED, then TARN_HOME (or .tarn). */
+typedef struct tarn_cli_deploy {
+  const char *home, *meta, *wal, *compacted;
+} tarn_cli_deploy;
+
+/* The help lines of those flags and variables, for a verb's --help. */
+extern const char tarn_cli_deploy_help[];
+
+/* If argv[*i] is a deployment flag ("--meta URI" or "--meta=URI"), stores it,
+ * advances *i past its value and returns 1; returns 0 if it is not one; returns
+ * TARN_EXIT_USAGE (after printing the error for verb cmd) if its value is
+ * missing. */
+int tarn_cli_deploy_flag(tarn_cli_deploy *d, const char *cmd, int argc, char **argv, int *i);
+
+/* Resolves the flags with the environment and opens the deployment (create:
+ * make local directories first, as `tarn init` does). On failure prints
+ * "tarn: <what failed>; <what to do>" and returns TARN_EXIT_UNAVAIL when a
+ * store cannot be reached, else TARN_EXIT_FAULT. */
+int tarn_cli_deploy_open(const tarn_cli_deploy *d, int create, struct tarn_deployment **out);
+
+/* The exit status for a libtarn error code: TARN_EXIT_UNAVAIL for
+ * TARN_EUNAVAIL, TARN_EXIT_FAULT otherwise (0 for 0). */
+int tarn_cli_exit_for(int rc);
+
+/* ---- catalog helpers (src/cli/cli_catalog.c) ---------------------------- */
+
+struct tarn_catalog;
+struct tarn_catalog_record;
+
+/* Opens the deployment and its catalog, and checks `tarn init` was run. On
+ * failure prints why and returns the exit status (see tarn_cli_deploy_open). */
+int tarn_cli_catalog_open(const tarn_cli_deploy *d, struct tarn_deployment **dep,
+                          struct tarn_catalog **cat);
+void tarn_cli_catalog_close(struct tarn_deployment *dep, struct tarn_catalog *cat);
+
+/* Prints "tarn: <what>: <tarn_errmsg()>" and returns tarn_cli_exit_for(rc). */
+int tarn_cli_fail_rc(int rc, const char *what);
+
+/* If argv[*i] is option name ("--name V" or "--name=V"), sets *val, advances
+ * *i past the value and returns 1; 0 if it is not; -1 if the value is missing. */
+int tarn_cli_opt_value(int argc, char **argv, int *i, const char *name, const char **val);
+
+/* Parses a decimal number in 0..max (no sign, no junk): 0, or -1. */
+int tarn_cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
+
+/* The per-partition state of a stream: partition, log_id, first_offset,
+ * end_offset, trim_marker (JSON array), read from the metadata store. */
+int tarn_cli_partitions_json(struct tarn_deployment *dep, const struct tarn_catalog_record *s,
+                             json_t **out);
+/* The same as a table on stdout. */
+void tarn_cli_partitions_print(json_t *parts);
+
 /* Top-level verbs. */
 int tarn_cmd_inspect(int argc, char **argv);
+int tarn_cmd_init(int argc, char **argv);
+int tarn_cmd_stream(int argc, char **argv);
+int tarn_cmd_trim(int argc, char **argv);
+int tarn_cmd_offsets(int argc, char **argv);
 
 #endif

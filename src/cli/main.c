@@ -11,6 +11,10 @@ static int cmd_version(int argc, char **argv) {
 
 static const tarn_cli_cmd commands[] = {
     {"inspect", "decode any format structure: WAL object, key, index value, ...", tarn_cmd_inspect},
+    {"init", "create a deployment (directories, catalog record)", tarn_cmd_init},
+    {"stream", "create, list, describe, drop and grow streams", tarn_cmd_stream},
+    {"trim", "soft-trim a partition of a stream through an offset", tarn_cmd_trim},
+    {"offsets", "first offset, end offset and trim marker per partition", tarn_cmd_offsets},
     {"version", "print tarn's version", cmd_version},
     {NULL, NULL, NULL}};
 

@@ -1,0 +1,42 @@
+/* tarn — write leases (spec "Write leases and fences"; LS-040 … LS-043).
+ *
+ * A writer or compactor holds a lease on log L while it publishes index
+ * records, writes the trim marker, runs C3–C4 or hard-trims L. The lease is an
+ * ephemeral record /stream-write-leases/{L}/{token} in P(L), created before the
+ * fence is read; a fenced log gets no lease. */
+#ifndef TARN_LEASE_H
+#define TARN_LEASE_H
+
+#include <stdint.h>
+
+#include "tarn/meta.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tarn_lease tarn_lease;
+
+/* Acquires a lease on log_id: CreateIfAbsent of an ephemeral lease record under
+ * a fresh random token, then Get of the fence. TARN_EFENCED when the fence
+ * exists; any other failure of the Get is returned as is. In both cases the
+ * lease record is deleted first and no lease is held (LS-040, LS-041). */
+int tarn_lease_acquire(tarn_meta *m, uint64_t log_id, tarn_lease **out);
+
+/* 0 while the lease may still be used: its session has not been seen to end
+ * (LS-048, LS-049). TARN_ESESSION once it has; the holder must stop changing
+ * the log. */
+int tarn_lease_check(tarn_lease *l);
+
+uint64_t tarn_lease_log(const tarn_lease *l);
+const char *tarn_lease_token(const tarn_lease *l);
+
+/* Releases the lease by deleting its record and frees it. The caller must have
+ * seen every change it started under the lease complete (LS-043). A record
+ * already gone (session ended) counts as released. NULL is allowed. */
+int tarn_lease_release(tarn_lease *l);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

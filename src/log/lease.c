@@ -1,0 +1,97 @@
+#include "tarn/lease.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+
+#include "tarn/key.h"
+#include "util/error.h"
+
+struct tarn_lease {
+  tarn_meta *meta;
+  uint64_t log_id;
+  char part[TARN_KEY_PARTITION_LEN + 1];
+  char key[TARN_KEY_SLASH_MAX];
+  char token[37];
+};
+
+/* A random (version 4) UUID string: the token no other lease of L uses. */
+static int new_token(char out[37]) {
+  uint8_t b[16];
+  size_t got = 0;
+  while (got < sizeof b) {
+    ssize_t n = getrandom(b + got, sizeof b - got, 0);
+    if (n < 0)
+      return tarn__err(TARN_EIO, "lease: cannot read random bytes for a token");
+    got += (size_t)n;
+  }
+  b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
+  b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
+  snprintf(out, 37,
+           "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
+           b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+           b[15]);
+  return 0;
+}
+
+int tarn_lease_acquire(tarn_meta *m, uint64_t log_id, tarn_lease **out) {
+  *out = NULL;
+  tarn_lease *l = calloc(1, sizeof *l);
+  if (!l)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  l->meta = m;
+  l->log_id = log_id;
+  int rc;
+  char fence[TARN_KEY_SLASH_MAX];
+  if ((rc = tarn_key_partition(l->part, log_id)) || (rc = tarn_key_fence(fence, log_id)) ||
+      (rc = new_token(l->token)) || (rc = tarn_key_lease(l->key, log_id, l->token))) {
+    free(l);
+    return rc;
+  }
+  /* LS-040: first the ephemeral lease record, then the fence. */
+  rc = tarn_meta_create(m, l->part, l->key, l->token, strlen(l->token), TARN_META_EPHEMERAL,
+                        NULL);
+  if (rc) {
+    free(l);
+    return tarn__errctx(rc, "lease on log %llu", (unsigned long long)log_id);
+  }
+  tarn_meta_rec f = {0};
+  rc = tarn_meta_get(m, l->part, fence, &f);
+  tarn_meta_rec_free(&f);
+  if (rc == TARN_ENOTFOUND) {
+    *out = l;
+    return 0;
+  }
+  /* LS-041: fenced, or the Get failed: give the record back, use nothing. */
+  char why[512];
+  snprintf(why, sizeof why, "%s", rc == 0 ? "" : tarn_errmsg());
+  tarn_meta_delete(m, l->part, l->key);
+  free(l);
+  if (rc == 0)
+    return tarn__err(TARN_EFENCED, "log %llu is fenced (deleted): no new write leases",
+                     (unsigned long long)log_id);
+  return tarn__err(rc, "lease on log %llu: reading the fence failed: %s",
+                   (unsigned long long)log_id, why);
+}
+
+int tarn_lease_check(tarn_lease *l) {
+  int rc = tarn_meta_session_ok(l->meta);
+  if (rc)
+    return tarn__err(TARN_ESESSION, "lease on log %llu: the metadata-store session ended",
+                     (unsigned long long)l->log_id);
+  return 0;
+}
+
+uint64_t tarn_lease_log(const tarn_lease *l) { return l->log_id; }
+const char *tarn_lease_token(const tarn_lease *l) { return l->token; }
+
+int tarn_lease_release(tarn_lease *l) {
+  if (!l)
+    return 0;
+  int rc = tarn_meta_delete(l->meta, l->part, l->key);
+  if (rc == TARN_ENOTFOUND || rc == TARN_ESESSION)
+    rc = 0;
+  free(l);
+  return rc;
+}

@@ -1,0 +1,102 @@
+/* Write leases: lease record before fence read, fenced logs refused, release. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tarn/key.h"
+#include "tarn/lease.h"
+#include "tarn/meta.h"
+
+static size_t count_leases(tarn_meta *m, uint64_t log) {
+  char part[32], a[TARN_KEY_SLASH_MAX], b[TARN_KEY_SLASH_MAX + 8];
+  tarn_key_partition(part, log);
+  tarn_key_lease_prefix(a, log);
+  snprintf(b, sizeof b, "%s\xff", a);
+  tarn_meta_recs r = {0};
+  assert_int_equal(tarn_meta_list(m, part, a, b, 0, 0, &r), 0);
+  size_t n = r.n;
+  tarn_meta_recs_free(&r);
+  return n;
+}
+
+/* LS-040 */
+static void acquire_creates_ephemeral_record(void **state) {
+  tarn_meta *m;
+  assert_int_equal(tarn_meta_open("mem:lease1", &m), 0);
+  tarn_lease *a, *b;
+  assert_int_equal(tarn_lease_acquire(m, 7, &a), 0);
+  assert_int_equal(tarn_lease_acquire(m, 7, &b), 0);
+  assert_string_not_equal(tarn_lease_token(a), tarn_lease_token(b)); /* distinct tokens */
+  assert_int_equal(count_leases(m, 7), 2);
+  char key[TARN_KEY_SLASH_MAX];
+  tarn_key_lease(key, 7, tarn_lease_token(a));
+  tarn_meta_rec r = {0};
+  assert_int_equal(tarn_meta_get(m, "7", key, &r), 0);
+  assert_memory_equal(r.value, tarn_lease_token(a), 36);
+  tarn_meta_rec_free(&r);
+  assert_int_equal(tarn_lease_release(a), 0);
+  assert_int_equal(count_leases(m, 7), 1);
+  /* The record is ephemeral: it goes with the session. */
+  tarn_meta *other;
+  assert_int_equal(tarn_meta_open("mem:lease1", &other), 0);
+  assert_int_equal(tarn_meta_close(m), 0);
+  assert_int_equal(count_leases(other, 7), 0);
+  tarn_meta_close(other);
+  (void)b; /* its handle's session ended; nothing left to release */
+}
+
+/* LS-041: a fenced log gives no lease and keeps no lease record. */
+static void fenced_log_refuses(void **state) {
+  tarn_meta *m;
+  assert_int_equal(tarn_meta_open("mem:lease2", &m), 0);
+  char fence[TARN_KEY_SLASH_MAX];
+  tarn_key_fence(fence, 9);
+  assert_int_equal(tarn_meta_create(m, "9", fence, "\x01", 1, TARN_META_PERSISTENT, NULL), 0);
+  tarn_lease *l = NULL;
+  assert_int_equal(tarn_lease_acquire(m, 9, &l), TARN_EFENCED);
+  assert_null(l);
+  assert_int_equal(count_leases(m, 9), 0);
+  /* Another log is unaffected. */
+  assert_int_equal(tarn_lease_acquire(m, 10, &l), 0);
+  assert_int_equal(tarn_lease_release(l), 0);
+  tarn_meta_close(m);
+}
+
+/* A handle whose session has ended gets no lease and leaves no record. */
+static void ended_session_gives_no_lease(void **state) {
+  tarn_meta *m;
+  assert_int_equal(tarn_meta_open("mem:lease3", &m), 0);
+  tarn_lease *l = NULL;
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_EXPIRE_SESSION, 0), 0);
+  assert_int_not_equal(tarn_lease_acquire(m, 3, &l), 0);
+  assert_null(l);
+  tarn_meta_close(m);
+  assert_int_equal(tarn_meta_open("mem:lease3", &m), 0);
+  assert_int_equal(count_leases(m, 3), 0);
+  tarn_meta_close(m);
+}
+
+/* LS-048: a holder learns that its session ended. */
+static void session_end_is_seen(void **state) {
+  tarn_meta *m;
+  assert_int_equal(tarn_meta_open("mem:lease4", &m), 0);
+  tarn_lease *l;
+  assert_int_equal(tarn_lease_acquire(m, 4, &l), 0);
+  assert_int_equal(tarn_lease_check(l), 0);
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_EXPIRE_SESSION, 0), 0);
+  assert_int_equal(tarn_lease_check(l), TARN_ESESSION);
+  assert_int_equal(count_leases(m, 4), 0);
+  assert_int_equal(tarn_lease_release(l), 0);
+  tarn_meta_close(m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(acquire_creates_ephemeral_record),
+      cmocka_unit_test(fenced_log_refuses),
+      cmocka_unit_test(ended_session_gives_no_lease),
+      cmocka_unit_test(session_end_is_seen),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

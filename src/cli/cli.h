@@ -47,6 +47,37 @@ int tarn_cli_has_flag(int argc, char **argv, const char *flag);
 int tarn_cli_dispatch(const char *prog, const tarn_cli_cmd *cmds, int argc, char **argv,
                       const char *intro);
 
+/* ---- deployment flags (src/cli/cli_deploy.c), shared by every verb that
+ * opens the stores ------------------------------------------------------- */
+
+/* Forward declaration (tarn/deployment.h). */
+struct tarn_deployment;
+
+/* --home DIR, --meta URI, --wal URI, --compacted URI; unset ones fall back to
+ * TARN_META / TARN_WAL / TARN_COMPACTED, then TARN_HOME (or .tarn). */
+typedef struct tarn_cli_deploy {
+  const char *home, *meta, *wal, *compacted;
+} tarn_cli_deploy;
+
+/* The help lines of those flags and variables, for a verb's --help. */
+extern const char tarn_cli_deploy_help[];
+
+/* If argv[*i] is a deployment flag ("--meta URI" or "--meta=URI"), stores it,
+ * advances *i past its value and returns 1; returns 0 if it is not one; returns
+ * TARN_EXIT_USAGE (after printing the error for verb cmd) if its value is
+ * missing. */
+int tarn_cli_deploy_flag(tarn_cli_deploy *d, const char *cmd, int argc, char **argv, int *i);
+
+/* Resolves the flags with the environment and opens the deployment (create:
+ * make local directories first, as `tarn init` does). On failure prints
+ * "tarn: <what failed>; <what to do>" and returns TARN_EXIT_UNAVAIL when a
+ * store cannot be reached, else TARN_EXIT_FAULT. */
+int tarn_cli_deploy_open(const tarn_cli_deploy *d, int create, struct tarn_deployment **out);
+
+/* The exit status for a libtarn error code: TARN_EXIT_UNAVAIL for
+ * TARN_EUNAVAIL, TARN_EXIT_FAULT otherwise (0 for 0). */
+int tarn_cli_exit_for(int rc);
+
 /* Top-level verbs. */
 int tarn_cmd_inspect(int argc, char **argv);
 

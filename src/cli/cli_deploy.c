@@ -1,0 +1,71 @@
+/* The deployment flags every store-using verb shares. */
+#include "cli/cli.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "tarn/deployment.h"
+#include "tarn/error.h"
+
+const char tarn_cli_deploy_help[] =
+    "Deployment (the same for every command that opens the stores):\n"
+    "  --home DIR         one directory holding everything: sqlite:DIR/meta.db,\n"
+    "                     file://DIR/wal, file://DIR/compacted (env TARN_HOME;\n"
+    "                     default ./" TARN_DEFAULT_HOME ")\n"
+    "  --meta URI         metadata store: sqlite:PATH, mem:NAME, etcd://HOST:PORT\n"
+    "                     (env TARN_META)\n"
+    "  --wal URI          WAL root: file://DIR, s3://BUCKET/PREFIX (env TARN_WAL)\n"
+    "  --compacted URI    compacted root (env TARN_COMPACTED)\n"
+    "  A flag wins over its variable; a variable wins over --home/TARN_HOME.\n";
+
+static const char *const names[] = {"--home", "--meta", "--wal", "--compacted"};
+
+int tarn_cli_deploy_flag(tarn_cli_deploy *d, const char *cmd, int argc, char **argv, int *i) {
+  const char **slots[] = {&d->home, &d->meta, &d->wal, &d->compacted};
+  const char *a = argv[*i];
+  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
+    size_t n = strlen(names[k]);
+    if (strncmp(a, names[k], n) != 0)
+      continue;
+    if (a[n] == '=') {
+      *slots[k] = a + n + 1;
+      return 1;
+    }
+    if (a[n] != 0)
+      continue;
+    if (*i + 1 >= argc)
+      return tarn_cli_usage_error(cmd, "%s needs a value", names[k]);
+    *slots[k] = argv[++*i];
+    return 1;
+  }
+  return 0;
+}
+
+int tarn_cli_exit_for(int rc) {
+  if (rc == 0)
+    return TARN_EXIT_OK;
+  return rc == TARN_EUNAVAIL ? TARN_EXIT_UNAVAIL : TARN_EXIT_FAULT;
+}
+
+int tarn_cli_deploy_open(const tarn_cli_deploy *d, int create, struct tarn_deployment **out) {
+  tarn_deployment_config c = {d->meta, d->wal, d->compacted, d->home};
+  tarn_deployment_strings st;
+  int rc = tarn_deployment_config_resolve(&c, &st);
+  if (!rc)
+    rc = tarn_deployment_open(&c, create, out);
+  if (rc) {
+    if (rc == TARN_EUNAVAIL)
+      fprintf(stderr,
+              "tarn: a store is unreachable: %s\n"
+              "Check that it runs and the URI is right (--meta/--wal/--compacted, "
+              "TARN_META/TARN_WAL/TARN_COMPACTED).\n",
+              tarn_errmsg());
+    else
+      fprintf(stderr,
+              "tarn: cannot open the deployment: %s\n"
+              "Create one with 'tarn init', or point --home/TARN_HOME at an existing one.\n",
+              tarn_errmsg());
+  }
+  tarn_deployment_config_free(&st);
+  return tarn_cli_exit_for(rc);
+}

@@ -1,0 +1,523 @@
+/* The catalog: streams, their logs, tombstones (spec "Catalog semantics";
+ * LS-087 ... LS-094). Records and keys: tarn/catalog.h, docs/catalog.md. */
+#include "tarn/catalog.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "tarn/buf.h"
+#include "tarn/key.h"
+#include "util/error.h"
+
+#define PART TARN_CATALOG_PARTITION
+#define KEY_DEPLOYMENT "/catalog/deployment"
+#define KEY_COUNTER "/catalog/log-id-counter"
+#define FIRST_LOG_ID 1
+/* Conditional writes that lose to another catalog re-read and try again;
+ * each loss means another writer made progress. */
+#define MAX_RETRIES 100
+#define KEY_MAX (2 * TARN_STREAM_NAME_MAX + 64)
+
+struct tarn_catalog {
+  tarn_meta *meta;
+  tarn_catalog_options opt;
+};
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void stream_key(char out[KEY_MAX], const char *ns, const char *name) {
+  snprintf(out, KEY_MAX, "/catalog/streams/%s/%s", ns, name);
+}
+static void tombstone_key(char out[KEY_MAX], const char *ns, const char *name) {
+  snprintf(out, KEY_MAX, "/catalog/tombstones/%s/%s", ns, name);
+}
+static void log_key(char out[KEY_MAX], uint64_t log_id) {
+  snprintf(out, KEY_MAX, "/catalog/logs/%llu", (unsigned long long)log_id);
+}
+
+int tarn_catalog_open(tarn_meta *m, const tarn_catalog_options *opt, tarn_catalog **out) {
+  *out = NULL;
+  tarn_catalog *c = calloc(1, sizeof *c);
+  if (!c)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  c->meta = m;
+  if (opt)
+    c->opt = *opt;
+  *out = c;
+  return 0;
+}
+
+void tarn_catalog_close(tarn_catalog *c) { free(c); }
+
+void tarn_catalog_records_free(tarn_catalog_record *v, size_t n) {
+  for (size_t i = 0; v && i < n; i++)
+    tarn_catalog_record_free(&v[i]);
+  free(v);
+}
+
+/* Get and decode; *version (may be NULL) gets the record's version. */
+static int get_rec(tarn_catalog *c, const char *key, int kind, tarn_catalog_record *out,
+                   int64_t *version) {
+  tarn_meta_rec r = {0};
+  int rc = tarn_meta_get(c->meta, PART, key, &r);
+  if (rc) {
+    tarn_meta_rec_free(&r);
+    return rc;
+  }
+  rc = tarn_catalog_record_decode(r.value, r.value_len, out);
+  if (!rc && out->kind != kind) {
+    tarn_catalog_record_free(out);
+    rc = tarn__corrupt("catalog record", 0, "%s holds a record of another kind", key);
+  } else if (rc) {
+    rc = tarn__errctx(rc, "%s", key);
+  }
+  if (version)
+    *version = r.stat.version;
+  tarn_meta_rec_free(&r);
+  return rc;
+}
+
+/* Encodes r and writes it: mode 'c' CreateIfAbsent, 's' CompareAndSet on
+ * version, 'p' Put. */
+static int put_rec(tarn_catalog *c, const char *key, const tarn_catalog_record *r, int mode,
+                   int64_t version) {
+  tarn_buf b = TARN_BUF_INIT;
+  int rc = tarn_catalog_record_encode(r, &b);
+  if (!rc) {
+    if (mode == 'c')
+      rc = tarn_meta_create(c->meta, PART, key, b.data, b.len, TARN_META_PERSISTENT, NULL);
+    else if (mode == 's')
+      rc = tarn_meta_cas(c->meta, PART, key, b.data, b.len, version, NULL);
+    else
+      rc = tarn_meta_put(c->meta, PART, key, b.data, b.len, NULL);
+  }
+  tarn_buf_free(&b);
+  return rc;
+}
+
+/* ---- deployment ---------------------------------------------------------- */
+
+int tarn_catalog_init(tarn_catalog *c, int *created) {
+  if (created)
+    *created = 0;
+  tarn_catalog_record r = {.kind = TARN_CATREC_DEPLOYMENT, .time_ms = now_ms()};
+  int rc = put_rec(c, KEY_DEPLOYMENT, &r, 'c', 0);
+  if (rc == TARN_EUNKNOWN)
+    rc = tarn_catalog_check(c);
+  else if (rc == 0 && created)
+    *created = 1;
+  if (rc == TARN_EEXIST)
+    rc = 0;
+  return rc ? tarn__errctx(rc, "writing the deployment record") : 0;
+}
+
+int tarn_catalog_check(tarn_catalog *c) {
+  tarn_catalog_record r;
+  int rc = get_rec(c, KEY_DEPLOYMENT, TARN_CATREC_DEPLOYMENT, &r, NULL);
+  if (rc == TARN_ENOTFOUND)
+    return tarn__err(rc, "the metadata store holds no tarn deployment; create one with "
+                         "'tarn init'");
+  if (!rc)
+    tarn_catalog_record_free(&r);
+  return rc;
+}
+
+/* ---- log IDs (LS-087) ---------------------------------------------------- */
+
+int tarn_catalog_alloc_logs(tarn_catalog *c, uint32_t n, uint64_t *first) {
+  if (n == 0)
+    return tarn__err(TARN_EINVAL, "allocating 0 log IDs");
+  for (int attempt = 0; attempt < MAX_RETRIES; attempt++) {
+    tarn_catalog_record r;
+    int64_t ver;
+    int rc = get_rec(c, KEY_COUNTER, TARN_CATREC_COUNTER, &r, &ver);
+    int absent = rc == TARN_ENOTFOUND;
+    if (rc && !absent)
+      return tarn__errctx(rc, "allocating log IDs");
+    uint64_t next = absent ? FIRST_LOG_ID : r.next_log_id;
+    if (!absent)
+      tarn_catalog_record_free(&r);
+    if (next > TARN_KEY_MAX - n)
+      return tarn__err(TARN_ERANGE, "allocating log IDs: the log-ID space is exhausted");
+    tarn_catalog_record nr = {.kind = TARN_CATREC_COUNTER, .next_log_id = next + n};
+    /* The counter only moves up, by conditional writes, so no ID is handed
+     * out twice, even after its log is deleted. A write whose outcome is
+     * unknown is retried from a fresh read: at worst IDs are skipped. */
+    rc = absent ? put_rec(c, KEY_COUNTER, &nr, 'c', 0) : put_rec(c, KEY_COUNTER, &nr, 's', ver);
+    if (rc == 0) {
+      *first = next;
+      return 0;
+    }
+    if (rc != TARN_EEXIST && rc != TARN_ECONFLICT && rc != TARN_EUNKNOWN)
+      return tarn__errctx(rc, "allocating log IDs");
+  }
+  return tarn__err(TARN_ECONFLICT, "allocating log IDs: lost %d races for the counter; retry",
+                   MAX_RETRIES);
+}
+
+/* ---- streams ------------------------------------------------------------- */
+
+static int write_log_recs(tarn_catalog *c, const char *ns, const char *name, uint64_t first,
+                          uint32_t n, uint32_t first_partition, int mode) {
+  for (uint32_t i = 0; i < n; i++) {
+    char key[KEY_MAX];
+    log_key(key, first + i);
+    tarn_catalog_record r = {.kind = TARN_CATREC_LOG, .log_id = first + i,
+                             .ns = (char *)ns, .name = (char *)name,
+                             .partition = first_partition + i};
+    int rc = put_rec(c, key, &r, mode, 0);
+    if (rc)
+      return tarn__errctx(rc, "registering log %llu", (unsigned long long)(first + i));
+  }
+  return 0;
+}
+
+static void drop_log_recs(tarn_catalog *c, uint64_t first, uint32_t n) {
+  for (uint32_t i = 0; i < n; i++) {
+    char key[KEY_MAX];
+    log_key(key, first + i);
+    tarn_meta_delete(c->meta, PART, key);
+  }
+}
+
+int tarn_catalog_is_dropped(tarn_catalog *c, const char *ns, const char *name) {
+  char key[KEY_MAX];
+  int rc = tarn_stream_ident_check(ns, name);
+  if (rc)
+    return rc;
+  tombstone_key(key, ns, name);
+  tarn_meta_rec r = {0};
+  rc = tarn_meta_get(c->meta, PART, key, &r);
+  tarn_meta_rec_free(&r);
+  return rc == 0 ? 1 : rc == TARN_ENOTFOUND ? 0 : rc;
+}
+
+static int dropped_error(const char *ns, const char *name) {
+  return tarn__err(TARN_EEXIST,
+                   "stream %s/%s was dropped; a dropped identity cannot be created again "
+                   "(choose another name)", ns, name);
+}
+
+int tarn_catalog_create_stream(tarn_catalog *c, const char *ns, const char *name,
+                               uint32_t n_partitions, const tarn_stream_prop *props,
+                               size_t n_props, tarn_catalog_record *out) {
+  int rc = tarn_stream_ident_check(ns, name);
+  if (rc)
+    return rc;
+  if (n_partitions < 1 || n_partitions > TARN_STREAM_PARTITIONS_MAX)
+    return tarn__err(TARN_EINVAL, "a stream has 1..%d partitions, not %u",
+                     TARN_STREAM_PARTITIONS_MAX, n_partitions);
+  char skey[KEY_MAX];
+  stream_key(skey, ns, name);
+  /* LS-089 */
+  if ((rc = tarn_catalog_is_dropped(c, ns, name)) != 0)
+    return rc == 1 ? dropped_error(ns, name) : rc;
+  tarn_meta_rec ex = {0};
+  rc = tarn_meta_get(c->meta, PART, skey, &ex);
+  tarn_meta_rec_free(&ex);
+  if (rc == 0)
+    return tarn__err(TARN_EEXIST, "stream %s/%s already exists", ns, name);
+  if (rc != TARN_ENOTFOUND)
+    return rc;
+
+  tarn_catalog_record r = {.kind = TARN_CATREC_STREAM, .ns = (char *)ns, .name = (char *)name,
+                           .state = TARN_STREAM_ACTIVE, .time_ms = now_ms(),
+                           .props = (tarn_stream_prop *)props, .n_props = n_props};
+  uint64_t first;
+  tarn_buf probe = TARN_BUF_INIT;
+  r.n_logs = 1, r.logs = &(uint64_t){0};
+  rc = tarn_catalog_record_encode(&r, &probe); /* refuse bad properties before allocating */
+  tarn_buf_free(&probe);
+  if (rc || (rc = tarn_catalog_alloc_logs(c, n_partitions, &first)))
+    return rc;
+  uint64_t *logs = calloc(n_partitions, sizeof *logs);
+  if (!logs)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  for (uint32_t i = 0; i < n_partitions; i++)
+    logs[i] = first + i;
+  r.logs = logs, r.n_logs = n_partitions;
+  /* The logs exist (registered) before the stream that names them. */
+  rc = write_log_recs(c, ns, name, first, n_partitions, 0, 'c');
+  if (!rc) {
+    rc = put_rec(c, skey, &r, 'c', 0);
+    if (rc == TARN_EUNKNOWN) {
+      /* Did our create land? Our stream is the one whose first log is ours. */
+      tarn_catalog_record now;
+      int r2 = get_rec(c, skey, TARN_CATREC_STREAM, &now, NULL);
+      if (r2 == 0) {
+        rc = now.logs[0] == first ? 0 : TARN_EEXIST;
+        tarn_catalog_record_free(&now);
+      } else if (r2 == TARN_ENOTFOUND) {
+        rc = put_rec(c, skey, &r, 'c', 0);
+      }
+      if (rc == TARN_EUNKNOWN)
+        rc = tarn__err(TARN_EUNKNOWN, "creating stream %s/%s: the outcome is unknown; "
+                                      "check with 'tarn stream describe'", ns, name);
+    }
+    if (rc == TARN_EEXIST) {
+      rc = tarn__err(TARN_EEXIST, "stream %s/%s already exists", ns, name);
+    }
+  }
+  if (rc) {
+    if (rc != TARN_EUNKNOWN) /* the stream may name them */
+      drop_log_recs(c, first, n_partitions);
+    free(logs);
+    return rc;
+  }
+  /* A drop may have written the tombstone after our first check and looked
+   * for the stream before we created it: the store's order makes one of us
+   * see the other, so we look again and undo if so (LS-089). */
+  if ((rc = tarn_catalog_is_dropped(c, ns, name)) != 0) {
+    free(logs);
+    if (rc == 1) {
+      tarn_catalog_drop_stream(c, ns, name, NULL);
+      return dropped_error(ns, name);
+    }
+    return rc;
+  }
+  if (out) {
+    r.logs = NULL;
+    rc = tarn_catalog_open_stream(c, ns, name, out);
+  }
+  free(logs);
+  return rc;
+}
+
+static int open_stream_v(tarn_catalog *c, const char *ns, const char *name,
+                         tarn_catalog_record *out, int64_t *version) {
+  int rc = tarn_stream_ident_check(ns, name);
+  if (rc)
+    return rc;
+  char key[KEY_MAX];
+  stream_key(key, ns, name);
+  rc = get_rec(c, key, TARN_CATREC_STREAM, out, version);
+  if (rc == TARN_ENOTFOUND)
+    return tarn__err(rc, "stream %s/%s not found; list streams with 'tarn stream list'", ns,
+                     name);
+  return rc;
+}
+
+int tarn_catalog_open_stream(tarn_catalog *c, const char *ns, const char *name,
+                             tarn_catalog_record *out) {
+  return open_stream_v(c, ns, name, out, NULL); /* LS-088: a Get, nothing else */
+}
+
+int tarn_catalog_list_streams(tarn_catalog *c, tarn_catalog_record **out, size_t *n) {
+  *out = NULL, *n = 0;
+  /* Stream keys have four '/': in the store's slash-aware order they all lie
+   * between these bounds (no UTF-8 segment reaches byte 0xff). */
+  tarn_meta_recs rs = {0};
+  int rc = tarn_meta_scan(c->meta, PART, "/catalog/streams//", "/catalog/streams/\xff/", 0, 0,
+                          &rs);
+  if (rc)
+    return tarn__errctx(rc, "listing streams");
+  tarn_catalog_record *v = rs.n ? calloc(rs.n, sizeof *v) : NULL;
+  if (rs.n && !v) {
+    tarn_meta_recs_free(&rs);
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  }
+  size_t k = 0;
+  for (size_t i = 0; i < rs.n && !rc; i++) {
+    rc = tarn_catalog_record_decode(rs.v[i].value, rs.v[i].value_len, &v[k]);
+    if (rc)
+      rc = tarn__errctx(rc, "%s", rs.v[i].key);
+    else if (v[k].kind != TARN_CATREC_STREAM)
+      tarn_catalog_record_free(&v[k]);
+    else
+      k++;
+  }
+  tarn_meta_recs_free(&rs);
+  if (rc) {
+    tarn_catalog_records_free(v, k);
+    return rc;
+  }
+  *out = v, *n = k;
+  return 0;
+}
+
+int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *name,
+                                uint32_t count, tarn_catalog_record *out) {
+  tarn_catalog_record s;
+  int64_t ver;
+  int rc = open_stream_v(c, ns, name, &s, &ver);
+  if (rc)
+    return rc;
+  if (count < 1 || s.n_logs + count > TARN_STREAM_PARTITIONS_MAX) {
+    size_t have = s.n_logs;
+    tarn_catalog_record_free(&s);
+    return tarn__err(TARN_EINVAL, "stream %s/%s has %zu partitions; it can grow by 1..%zu",
+                     ns, name, have, (size_t)TARN_STREAM_PARTITIONS_MAX - have);
+  }
+  uint64_t first = 0;
+  uint32_t registered_at = (uint32_t)s.n_logs;
+  int have_logs = 0;
+  for (int attempt = 0;; attempt++) {
+    if (s.state == TARN_STREAM_DROPPING) {
+      rc = tarn__err(TARN_ENOTFOUND, "stream %s/%s is being dropped", ns, name);
+      break;
+    }
+    if (attempt == MAX_RETRIES) {
+      rc = tarn__err(TARN_ECONFLICT, "stream %s/%s: lost %d races to change its layout; retry",
+                     ns, name, MAX_RETRIES);
+      break;
+    }
+    if (s.n_logs + count > TARN_STREAM_PARTITIONS_MAX) {
+      rc = tarn__err(TARN_EINVAL, "stream %s/%s would exceed %d partitions", ns, name,
+                     TARN_STREAM_PARTITIONS_MAX);
+      break;
+    }
+    /* LS-091: the new logs exist before the layout that names them. */
+    if (!have_logs) {
+      if ((rc = tarn_catalog_alloc_logs(c, count, &first)) ||
+          (rc = write_log_recs(c, ns, name, first, count, (uint32_t)s.n_logs, 'c')))
+        break;
+      have_logs = 1, registered_at = (uint32_t)s.n_logs;
+    } else if (registered_at != s.n_logs) {
+      /* Another catalog grew the stream: our logs move up. */
+      if ((rc = write_log_recs(c, ns, name, first, count, (uint32_t)s.n_logs, 'p')))
+        break;
+      registered_at = (uint32_t)s.n_logs;
+    }
+    uint64_t *nl = realloc(s.logs, (s.n_logs + count) * sizeof *nl);
+    if (!nl) {
+      rc = tarn__err(TARN_ENOMEM, "out of memory");
+      break;
+    }
+    s.logs = nl;
+    size_t old = s.n_logs;
+    for (uint32_t i = 0; i < count; i++)
+      s.logs[s.n_logs++] = first + i;
+    char key[KEY_MAX];
+    stream_key(key, ns, name);
+    /* LS-091: one CompareAndSet publishes the whole new layout. */
+    rc = put_rec(c, key, &s, 's', ver);
+    s.n_logs = old;
+    if (rc != TARN_ECONFLICT && rc != TARN_EUNKNOWN)
+      break;
+    tarn_catalog_record_free(&s);
+    int r2 = open_stream_v(c, ns, name, &s, &ver);
+    if (r2) {
+      rc = r2;
+      memset(&s, 0, sizeof s);
+      break;
+    }
+    if (rc == TARN_EUNKNOWN) {
+      int landed = 0;
+      for (size_t i = 0; i < s.n_logs; i++)
+        landed |= s.logs[i] == first;
+      if (landed) {
+        rc = 0;
+        break;
+      }
+    }
+  }
+  tarn_catalog_record_free(&s);
+  if (rc) {
+    if (have_logs)
+      drop_log_recs(c, first, count);
+    return rc;
+  }
+  return out ? tarn_catalog_open_stream(c, ns, name, out) : 0;
+}
+
+int tarn_catalog_drop_stream(tarn_catalog *c, const char *ns, const char *name, int *existed) {
+  if (existed)
+    *existed = 0;
+  tarn_catalog_record s;
+  int64_t ver;
+  int rc = open_stream_v(c, ns, name, &s, &ver);
+  int live = rc == 0;
+  if (rc && rc != TARN_ENOTFOUND)
+    return rc;
+  if (existed)
+    *existed = live;
+
+  /* LS-090: the tombstone first, whether or not a stream lives. An existing
+   * tombstone (an earlier or concurrent drop) is kept as it is. */
+  char tkey[KEY_MAX], skey[KEY_MAX];
+  tombstone_key(tkey, ns, name);
+  stream_key(skey, ns, name);
+  tarn_catalog_record t = {.kind = TARN_CATREC_TOMBSTONE, .ns = (char *)ns,
+                           .name = (char *)name, .time_ms = now_ms(),
+                           .logs = live ? s.logs : NULL, .n_logs = live ? s.n_logs : 0};
+  rc = put_rec(c, tkey, &t, 'c', 0);
+  if (rc == TARN_EUNKNOWN)
+    rc = tarn_catalog_is_dropped(c, ns, name) == 1 ? 0 : TARN_EUNKNOWN;
+  if (rc && rc != TARN_EEXIST) {
+    if (live)
+      tarn_catalog_record_free(&s);
+    return tarn__errctx(rc, "dropping stream %s/%s: recording its tombstone", ns, name);
+  }
+  if (!live)
+    return 0;
+
+  /* Mark it DROPPING, so no layout change races the deletion of its logs. */
+  for (int attempt = 0; s.state != TARN_STREAM_DROPPING; attempt++) {
+    s.state = TARN_STREAM_DROPPING;
+    rc = put_rec(c, skey, &s, 's', ver);
+    if (rc == 0)
+      break;
+    tarn_catalog_record_free(&s);
+    if (rc != TARN_ECONFLICT && rc != TARN_EUNKNOWN)
+      return tarn__errctx(rc, "dropping stream %s/%s", ns, name);
+    if (attempt == MAX_RETRIES)
+      return tarn__err(TARN_ECONFLICT, "dropping stream %s/%s: lost too many races; retry", ns,
+                       name);
+    rc = open_stream_v(c, ns, name, &s, &ver);
+    if (rc == TARN_ENOTFOUND)
+      return 0; /* a concurrent drop finished it */
+    if (rc)
+      return rc;
+  }
+  for (size_t i = 0; i < s.n_logs; i++) {
+    if ((rc = tarn_log_delete(c->meta, s.logs[i], &c->opt, NULL))) {
+      tarn_catalog_record_free(&s);
+      return tarn__errctx(rc, "dropping stream %s/%s (run the drop again to resume)", ns,
+                          name);
+    }
+  }
+  for (size_t i = 0; i < s.n_logs; i++) {
+    char key[KEY_MAX];
+    log_key(key, s.logs[i]);
+    rc = tarn_meta_delete(c->meta, PART, key);
+    if (rc && rc != TARN_ENOTFOUND) {
+      tarn_catalog_record_free(&s);
+      return tarn__errctx(rc, "dropping stream %s/%s", ns, name);
+    }
+  }
+  tarn_catalog_record_free(&s);
+  rc = tarn_meta_delete(c->meta, PART, skey);
+  if (rc && rc != TARN_ENOTFOUND)
+    return tarn__errctx(rc, "dropping stream %s/%s", ns, name);
+  return 0;
+}
+
+int tarn_catalog_log_stream(tarn_catalog *c, uint64_t log_id, tarn_catalog_record *out) {
+  char key[KEY_MAX];
+  log_key(key, log_id);
+  int rc = get_rec(c, key, TARN_CATREC_LOG, out, NULL);
+  if (rc == TARN_ENOTFOUND)
+    return tarn__err(rc, "log %llu belongs to no stream of this catalog",
+                     (unsigned long long)log_id);
+  if (rc)
+    return rc;
+  /* A registration whose layout change never got published names no stream. */
+  tarn_catalog_record s;
+  rc = tarn_catalog_open_stream(c, out->ns, out->name, &s);
+  if (!rc) {
+    int listed = out->partition < s.n_logs && s.logs[out->partition] == log_id;
+    tarn_catalog_record_free(&s);
+    if (!listed)
+      rc = tarn__err(TARN_ENOTFOUND, "log %llu belongs to no stream of this catalog",
+                     (unsigned long long)log_id);
+  }
+  if (rc)
+    tarn_catalog_record_free(out);
+  return rc;
+}

@@ -1,0 +1,22 @@
+/* Test helpers for logs in a metadata store: index records without a writer. */
+#ifndef TU_LOG_H
+#define TU_LOG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tarn/meta.h"
+
+/* Publishes one RAW index record of n records (n >= 1) and size payload bytes
+ * on log_id with SequencedPut, as a writer's step A3 does; *end_out (may be
+ * NULL) gets its end offset. Returns the libtarn code. */
+int tu_publish(tarn_meta *m, uint64_t log_id, uint32_t n, uint32_t size, uint64_t *end_out);
+/* The number of index records of log_id. */
+size_t tu_count_index(tarn_meta *m, uint64_t log_id);
+/* Opens a metadata store for a test: "mem" (a fresh mem:NAME store) or
+ * "sqlite" (a file in a fresh temporary directory, removed by tu_meta_done).
+ * *uri gets the URI (malloc'd) so other handles can share the store. */
+tarn_meta *tu_meta_open(const char *backend, char **uri);
+void tu_meta_done(tarn_meta *m, char *uri);
+
+#endif

@@ -2,7 +2,9 @@
 #include "bench.h"
 
 int bench_wal(void);
+int bench_log(void);
 
 const tarn_bench bench_table[] = {
     {"wal", "WAL object encode and zero-copy decode, 4 MiB of 1 KiB entries, 4 logs", bench_wal},
+    {"log", "append (100 B/1 KiB/64 KiB, 1 and 8 producers) vs dd fsync; latency; catch-up read vs cat", bench_log},
     {NULL, NULL, NULL}};

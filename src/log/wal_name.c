@@ -1,23 +1,18 @@
 #include "log/wal_name.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/random.h>
 #include <time.h>
 
 #include "util/error.h"
+#include "util/random.h"
 
 int tarn__wal_name(char out[TARN__WAL_NAME_LEN + 1], int64_t unix_s) {
   /* LS-008: 128 random bits make a name no object has had or will have. */
   uint8_t r[16];
-  size_t got = 0;
-  while (got < sizeof r) {
-    ssize_t n = getrandom(r + got, sizeof r - got, 0);
-    if (n < 0)
-      return tarn__errno(errno, "wal name: getrandom");
-    got += (size_t)n;
-  }
+  int rc = tarn__random(r, sizeof r, "wal name");
+  if (rc)
+    return rc;
   char hex[33];
   for (int i = 0; i < 16; i++)
     snprintf(hex + 2 * i, 3, "%02x", r[i]);

@@ -508,6 +508,22 @@ static void *timer_main(void *arg) {
 
 /* ---- the API ------------------------------------------------------------------- */
 
+/* Stops and joins the threads (the writer must be drained or never used). */
+static void stop_threads(tarn_writer *w, int timer_started) {
+  pthread_mutex_lock(&w->mu);
+  w->stopping = 1;
+  pthread_cond_broadcast(&w->cv_timer);
+  pthread_cond_broadcast(&w->cv_upload);
+  pthread_cond_broadcast(&w->cv_put);
+  pthread_mutex_unlock(&w->mu);
+  if (timer_started)
+    pthread_join(w->timer, NULL);
+  for (int i = 0; i < w->n_up; i++)
+    pthread_join(w->uploaders[i], NULL);
+  for (int i = 0; i < w->n_put; i++)
+    pthread_join(w->putters[i], NULL);
+}
+
 int tarn_writer_open(tarn_meta *meta, tarn_objstore *wal, const tarn_writer_options *o,
                      tarn_writer **out) {
   *out = NULL;
@@ -546,18 +562,7 @@ int tarn_writer_open(tarn_meta *meta, tarn_objstore *wal, const tarn_writer_opti
     if (pthread_create(&w->putters[i], NULL, put_main, w))
       rc = TARN_ENOMEM;
   if (rc) {
-    pthread_mutex_lock(&w->mu);
-    w->stopping = 1;
-    pthread_cond_broadcast(&w->cv_timer);
-    pthread_cond_broadcast(&w->cv_upload);
-    pthread_cond_broadcast(&w->cv_put);
-    pthread_mutex_unlock(&w->mu);
-    if (timer_ok)
-      pthread_join(w->timer, NULL);
-    for (int i = 0; i < w->n_up; i++)
-      pthread_join(w->uploaders[i], NULL);
-    for (int i = 0; i < w->n_put; i++)
-      pthread_join(w->putters[i], NULL);
+    stop_threads(w, timer_ok);
     free(w->uploaders);
     free(w->putters);
     free(w);
@@ -597,6 +602,52 @@ static int ensure_log(tarn_writer *w, uint64_t log_id) {
   return rc;
 }
 
+/* Under mu: admits e (bounded memory) and adds it to a batch. On failure e
+ * is the caller's to free. */
+static int enqueue(tarn_writer *w, wentry *e) {
+  size_t len = e->len;
+  int rc;
+  /* bounded memory: wait (or refuse) while over the limit; one entry alone always fits */
+  while (w->in_flight > 0 && w->in_flight + len > w->o.max_bytes_in_flight && !w->closing) {
+    if (w->o.nonblocking)
+      return tarn__err(TARN_EBUSY, "append: %zu bytes in flight, over the limit",
+                       w->o.max_bytes_in_flight);
+    if (w->cur) /* progress needs the open batch sealed */
+      seal(w, w->cur);
+    pthread_cond_wait(&w->cv_done, &w->mu);
+  }
+  if (w->closing)
+    return tarn__err(TARN_ECLOSED, "append: the writer is closing");
+  if (len > w->o.max_object_bytes) {
+    /* an entry over the object limit gets an object of its own */
+    if (w->cur)
+      seal(w, w->cur);
+    wbatch *b = batch_new(w);
+    if (!b)
+      return tarn__err(TARN_ENOMEM, "out of memory");
+    if ((rc = batch_add(w, b, e))) {
+      batch_free(b);
+      return rc;
+    }
+    w->in_flight += len;
+    seal(w, b);
+    return 0;
+  }
+  if (w->cur && !batch_fits(w, w->cur, e->log_id, len, e->records))
+    seal(w, w->cur);
+  if (!w->cur) {
+    if (!(w->cur = batch_new(w)))
+      return tarn__err(TARN_ENOMEM, "out of memory");
+    pthread_cond_signal(&w->cv_timer);
+  }
+  if ((rc = batch_add(w, w->cur, e)))
+    return rc;
+  w->in_flight += len;
+  if (w->cur->bytes >= w->o.max_object_bytes)
+    seal(w, w->cur);
+  return 0;
+}
+
 int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, size_t len,
                        uint32_t record_count, tarn_append_cb cb, void *arg) {
   if (record_count == 0) /* LS-016 */
@@ -629,72 +680,13 @@ int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, siz
   e->arg = arg;
 
   pthread_mutex_lock(&w->mu);
-  /* bounded memory: wait (or refuse) while over the limit; one entry alone always fits */
-  while (w->in_flight > 0 && w->in_flight + len > w->o.max_bytes_in_flight && !w->closing) {
-    if (w->o.nonblocking) {
-      pthread_mutex_unlock(&w->mu);
-      free(e->payload);
-      free(e);
-      return tarn__err(TARN_EBUSY, "append: %zu bytes in flight, over the limit",
-                       w->o.max_bytes_in_flight);
-    }
-    if (w->cur) /* progress needs the open batch sealed */
-      seal(w, w->cur);
-    pthread_cond_wait(&w->cv_done, &w->mu);
-  }
-  if (w->closing) {
-    pthread_mutex_unlock(&w->mu);
+  rc = enqueue(w, e);
+  pthread_mutex_unlock(&w->mu);
+  if (rc) {
     free(e->payload);
     free(e);
-    return tarn__err(TARN_ECLOSED, "append: the writer is closing");
   }
-  w->in_flight += len;
-  if (len > w->o.max_object_bytes) {
-    /* an entry over the object limit gets an object of its own */
-    if (w->cur)
-      seal(w, w->cur);
-    wbatch *b = batch_new(w);
-    if (!b) {
-      w->in_flight -= len;
-      pthread_mutex_unlock(&w->mu);
-      free(e->payload);
-      free(e);
-      return tarn__err(TARN_ENOMEM, "out of memory");
-    }
-    if ((rc = batch_add(w, b, e))) {
-      w->in_flight -= len;
-      pthread_mutex_unlock(&w->mu);
-      batch_free(b);
-      free(e->payload);
-      free(e);
-      return rc;
-    }
-    seal(w, b);
-  } else {
-    if (w->cur && !batch_fits(w, w->cur, log_id, len, record_count))
-      seal(w, w->cur);
-    if (!w->cur) {
-      if (!(w->cur = batch_new(w))) {
-        w->in_flight -= len;
-        pthread_mutex_unlock(&w->mu);
-        free(e->payload);
-        free(e);
-        return tarn__err(TARN_ENOMEM, "out of memory");
-      }
-      pthread_cond_signal(&w->cv_timer);
-    }
-    if ((rc = batch_add(w, w->cur, e))) {
-      w->in_flight -= len;
-      pthread_mutex_unlock(&w->mu);
-      free(e->payload);
-      free(e);
-      return rc;
-    }
-    if (w->cur->bytes >= w->o.max_object_bytes)
-      seal(w, w->cur);
-  }
-  pthread_mutex_unlock(&w->mu);
-  return 0;
+  return rc;
 }
 
 typedef struct sync_wait {
@@ -764,17 +756,7 @@ int tarn_writer_close(tarn_writer *w) {
   pthread_cond_broadcast(&w->cv_done);
   pthread_mutex_unlock(&w->mu);
   tarn_writer_flush(w);
-  pthread_mutex_lock(&w->mu);
-  w->stopping = 1;
-  pthread_cond_broadcast(&w->cv_timer);
-  pthread_cond_broadcast(&w->cv_upload);
-  pthread_cond_broadcast(&w->cv_put);
-  pthread_mutex_unlock(&w->mu);
-  pthread_join(w->timer, NULL);
-  for (int i = 0; i < w->n_up; i++)
-    pthread_join(w->uploaders[i], NULL);
-  for (int i = 0; i < w->n_put; i++)
-    pthread_join(w->putters[i], NULL);
+  stop_threads(w, 1);
   /* LS-043: every put under the leases has completed; now release them */
   int rc = 0;
   for (wlog *l = w->logs; l;) {

@@ -1,6 +1,7 @@
 /* Several writer processes on one sqlite: + file:// deployment, and writers
  * killed with SIGKILL at random moments. */
 #include "testutil.h"
+#include "tu_index.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -30,9 +31,15 @@ typedef struct ackrec {
 
 static char meta_uri[600], wal_uri[600];
 
-static void uris(const char *dir) {
+/* A fresh directory for a sqlite: + file:// deployment; sets the URIs. */
+static char *deployment_dir(const char *tag) {
+  char *dir = tu_tmpdir(tag);
   snprintf(meta_uri, sizeof meta_uri, "sqlite:%s/meta.db", dir);
   snprintf(wal_uri, sizeof wal_uri, "file://%s/wal", dir);
+  char p[700];
+  snprintf(p, sizeof p, "%s/wal", dir);
+  mkdir(p, 0755);
+  return dir;
 }
 
 /* A child's entry: its payload names writer and sequence number. */
@@ -120,12 +127,7 @@ static size_t read_log(uint64_t *seen, uint32_t writers, uint32_t stride) {
   assert_int_equal(rc, TARN_EEND);
   tarn_reader_iter_free(it);
   /* each key's cumulative size minus its entry_size_bytes is the previous key's */
-  char part[32], a[TARN_KEY_LEN + 1], b[TARN_KEY_LEN + 1];
-  tarn_key_partition(part, LOG);
-  tarn_key_format(a, LOG, 0, 0);
-  tarn_key_format(b, LOG, TARN_KEY_MAX, TARN_KEY_MAX);
-  tarn_meta_recs recs = {0};
-  assert_int_equal(tarn_meta_scan(m, part, a, b, 0, 0, &recs), 0);
+  tarn_meta_recs recs = tu_index_records(m, LOG);
   uint64_t prev = 0, prev_end = 0;
   for (size_t i = 0; i < recs.n; i++) {
     tarn_key k;
@@ -167,11 +169,7 @@ static size_t drain_pipe(int fd, ackrec **out) {
  * once at its acknowledged offset (LS-036, LS-039). */
 static void eight_processes(void **state) {
   (void)state;
-  char *dir = tu_tmpdir("wprocs");
-  uris(dir);
-  char p[700];
-  snprintf(p, sizeof p, "%s/wal", dir);
-  mkdir(p, 0755);
+  char *dir = deployment_dir("wprocs");
   enum { W = 8, PER = 400 };
   int fds[2];
   assert_int_equal(pipe(fds), 0);
@@ -210,11 +208,7 @@ static void eight_processes(void **state) {
  * still readable; whatever else is readable is whole entries, each once. */
 static void killed_writers(void **state) {
   (void)state;
-  char *dir = tu_tmpdir("wcrash");
-  uris(dir);
-  char p[700];
-  snprintf(p, sizeof p, "%s/wal", dir);
-  mkdir(p, 0755);
+  char *dir = deployment_dir("wcrash");
   enum { RUNS = 24, STRIDE = 200000 };
   uint64_t seed = (uint64_t)time(NULL);
   ackrec *all = NULL;

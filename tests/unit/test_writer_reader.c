@@ -1,5 +1,6 @@
 /* The writer (A1–A4) and the reader (R1–R4) on the mem: stores, with faults. */
 #include "testutil.h"
+#include "tu_index.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -44,6 +45,16 @@ static void fast_opts(tarn_writer_options *o) {
   o->object_retries = 0;
 }
 
+/* A fresh mem: deployment and a writer with the fast options on it. */
+static tarn_writer *env_writer(env *e, const char *tag) {
+  env_open(e, tag);
+  tarn_writer_options o;
+  fast_opts(&o);
+  tarn_writer *w;
+  assert_int_equal(tarn_writer_open(e->m, e->wal, &o, &w), 0);
+  return w;
+}
+
 /* One entry's outcome, filled by the callback. */
 typedef struct ack {
   int done, status;
@@ -61,17 +72,6 @@ static void ack_cb(void *arg, int status, uint64_t offset, int64_t ts) {
   a->ts = ts;
   a->done++;
   pthread_mutex_unlock(&ack_mu);
-}
-
-/* The index records of log L: keys and values. */
-static tarn_meta_recs index_records(tarn_meta *m, uint64_t log) {
-  char part[32], a[TARN_KEY_LEN + 1], b[TARN_KEY_LEN + 1];
-  tarn_key_partition(part, log);
-  tarn_key_format(a, log, 0, 0);
-  tarn_key_format(b, log, TARN_KEY_MAX, TARN_KEY_MAX);
-  tarn_meta_recs r = {0};
-  assert_int_equal(tarn_meta_scan(m, part, a, b, 0, 0, &r), 0);
-  return r;
 }
 
 static size_t count_objects(tarn_objstore *s) {
@@ -164,7 +164,7 @@ static void append_then_read(void **state) {
    * (LS-037) with index_type COMPACT iff one section, file_size the payload
    * region (§3.5). */
   for (uint64_t log = 1; log <= 3; log++) {
-    tarn_meta_recs recs = index_records(E.m, log);
+    tarn_meta_recs recs = tu_index_records(E.m, log);
     assert_true(recs.n > 0);
     uint64_t prev_cum = 0;
     for (size_t i = 0; i < recs.n; i++) {
@@ -262,7 +262,7 @@ static void big_entry_own_object(void **state) {
   }
   /* 5 small | big | 6 small split at 1000 bytes: 10 + 6 → 3 objects */
   assert_int_equal(count_objects(E.wal), 3);
-  tarn_meta_recs recs = index_records(E.m, 9);
+  tarn_meta_recs recs = tu_index_records(E.m, 9);
   assert_int_equal(recs.n, 3);
   tarn_key k;
   assert_int_equal(tarn_key_parse(recs.v[1].key, TARN_KEY_LEN, &k), 0);
@@ -295,7 +295,7 @@ static void object_write_fails(void **state) {
   tarn_writer_flush(w);
   assert_int_equal(a.done, 1);
   assert_true(a.status < 0 && a.status != TARN_EUNKNOWN);
-  tarn_meta_recs recs = index_records(E.m, 4);
+  tarn_meta_recs recs = tu_index_records(E.m, 4);
   assert_int_equal(recs.n, 0); /* nothing published */
   tarn_meta_recs_free(&recs);
   /* the writer goes on: the next entry takes offset 0 */
@@ -312,11 +312,7 @@ static void object_write_fails(void **state) {
 static void index_put_unknown_or_failed(void **state) {
   (void)state;
   env E;
-  env_open(&E, "putfault");
-  tarn_writer_options o;
-  fast_opts(&o);
-  tarn_writer *w;
-  assert_int_equal(tarn_writer_open(E.m, E.wal, &o, &w), 0);
+  tarn_writer *w = env_writer(&E, "putfault");
   ack a = {0}, b = {0}, c = {0};
   assert_int_equal(tarn_writer_append_sync(w, 5, "first", 5, 1, NULL, NULL), 0); /* lease taken */
   assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_COMMIT_UNKNOWN, 1), 0);
@@ -346,18 +342,6 @@ static void index_put_unknown_or_failed(void **state) {
   env_close(&E);
 }
 
-static size_t count_leases(tarn_meta *m, uint64_t log) {
-  char part[32], a[TARN_KEY_SLASH_MAX], b[TARN_KEY_SLASH_MAX + 8];
-  tarn_key_partition(part, log);
-  tarn_key_lease_prefix(a, log);
-  snprintf(b, sizeof b, "%s\xff", a);
-  tarn_meta_recs r = {0};
-  assert_int_equal(tarn_meta_list(m, part, a, b, 0, 0, &r), 0);
-  size_t n = r.n;
-  tarn_meta_recs_free(&r);
-  return n;
-}
-
 /* LS-042, LS-043, LS-041: a lease per log while open, released at close;
  * a fenced log is refused. */
 static void leases_held_and_released(void **state) {
@@ -375,16 +359,16 @@ static void leases_held_and_released(void **state) {
   assert_int_equal(tarn_writer_open(E.m, E.wal, &o, &w), 0);
   ack a = {0};
   assert_int_equal(tarn_writer_append(w, 11, "x", 1, 1, ack_cb, &a), 0);
-  assert_int_equal(count_leases(other, 11), 1); /* A1 before anything is published */
+  assert_int_equal(tu_lease_count(other, 11), 1); /* A1 before anything is published */
   char fence[TARN_KEY_SLASH_MAX];
   tarn_key_fence(fence, 12);
   assert_int_equal(tarn_meta_create(other, "12", fence, "", 0, TARN_META_PERSISTENT, NULL), 0);
   assert_int_equal(tarn_writer_append(w, 12, "x", 1, 1, ack_cb, NULL), TARN_EFENCED);
-  assert_int_equal(count_leases(other, 12), 0);
+  assert_int_equal(tu_lease_count(other, 12), 0);
   /* close drains first: the entry is acknowledged before the lease goes */
   assert_int_equal(tarn_writer_close(w), 0);
   assert_int_equal(a.status, 0);
-  assert_int_equal(count_leases(other, 11), 0);
+  assert_int_equal(tu_lease_count(other, 11), 0);
   tarn_meta_close(other);
   env_close(&E);
 }
@@ -410,7 +394,7 @@ static void session_expiry_stops_publishing(void **state) {
   tarn_writer_flush(w);
   assert_int_equal(a.status, TARN_ESESSION);
   assert_int_equal(tarn_writer_append(w, 13, "three", 5, 1, ack_cb, NULL), TARN_ESESSION);
-  tarn_meta_recs recs = index_records(E.m, 13);
+  tarn_meta_recs recs = tu_index_records(E.m, 13);
   assert_int_equal(recs.n, 1); /* only "one" */
   tarn_meta_recs_free(&recs);
   tarn_writer_close(w);
@@ -445,11 +429,7 @@ static void backpressure(void **state) {
 static void trim_marker_respected(void **state) {
   (void)state;
   env E;
-  env_open(&E, "trim");
-  tarn_writer_options o;
-  fast_opts(&o);
-  tarn_writer *w;
-  assert_int_equal(tarn_writer_open(E.m, E.wal, &o, &w), 0);
+  tarn_writer *w = env_writer(&E, "trim");
   /* entries of 3 records: offsets 0,3,6,9,12 in one record */
   for (int i = 0; i < 5; i++) {
     char b[8];
@@ -490,18 +470,14 @@ static void trim_marker_respected(void **state) {
 static void prefix_check(void **state) {
   (void)state;
   env E;
-  env_open(&E, "prefix");
-  tarn_writer_options o;
-  fast_opts(&o);
-  tarn_writer *w;
-  assert_int_equal(tarn_writer_open(E.m, E.wal, &o, &w), 0);
+  tarn_writer *w = env_writer(&E, "prefix");
   assert_int_equal(tarn_writer_append_sync(w, 30, "a", 1, 1, NULL, NULL), 0);
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(E.m, E.wal, NULL, NULL, &r), 0);
   tarn_log_iter *it;
   assert_int_equal(tarn_reader_iter(r, 30, 1, &it), 0);
   tarn_entry e;
-  assert_int_equal(count_leases(E.m, 30), 1); /* a key > every index key of 30 in P(30) */
+  assert_int_equal(tu_lease_count(E.m, 30), 1); /* a key > every index key of 30 in P(30) */
   assert_int_equal(tarn_reader_next(it, &e, 0), TARN_EEND);
   tarn_reader_iter_free(it);
   uint64_t end;
@@ -550,11 +526,7 @@ static void missing_object_relookup(void **state) {
   (void)state;
   for (int headcache = 0; headcache < 2; headcache++) {
     env E;
-    env_open(&E, "missing");
-    tarn_writer_options o;
-    fast_opts(&o);
-    tarn_writer *w;
-    assert_int_equal(tarn_writer_open(E.m, E.wal, &o, &w), 0);
+    tarn_writer *w = env_writer(&E, "missing");
     assert_int_equal(tarn_writer_append_sync(w, 50, "hello", 5, 2, NULL, NULL), 0);
     tarn_reader_options ro;
     tarn_reader_options_default(&ro);
@@ -566,7 +538,7 @@ static void missing_object_relookup(void **state) {
     assert_int_equal(read_all(r, 50, 0, offs, pl, 2), 1); /* caches the record */
     free(pl[0]);
     /* move the object and rewrite the record's value under its key */
-    tarn_meta_recs recs = index_records(E.m, 50);
+    tarn_meta_recs recs = tu_index_records(E.m, 50);
     assert_int_equal(recs.n, 1);
     tarn_entry_index ei;
     assert_int_equal(tarn_entry_index_decode(recs.v[0].value, recs.v[0].value_len, &ei), 0);
@@ -603,13 +575,9 @@ static void missing_object_relookup(void **state) {
 static void dispatch_by_file_type(void **state) {
   (void)state;
   env E;
-  env_open(&E, "dispatch");
-  tarn_writer_options o;
-  fast_opts(&o);
-  tarn_writer *w;
-  assert_int_equal(tarn_writer_open(E.m, E.wal, &o, &w), 0);
+  tarn_writer *w = env_writer(&E, "dispatch");
   assert_int_equal(tarn_writer_append_sync(w, 60, "raw", 3, 1, NULL, NULL), 0);
-  tarn_meta_recs recs = index_records(E.m, 60);
+  tarn_meta_recs recs = tu_index_records(E.m, 60);
   tarn_entry_index ei;
   assert_int_equal(tarn_entry_index_decode(recs.v[0].value, recs.v[0].value_len, &ei), 0);
   assert_int_equal(ei.index_type, TARN_INDEX_COMPACT); /* one section */
@@ -664,11 +632,7 @@ static void *late_append(void *p) {
 static void tailing(void **state) {
   (void)state;
   env E;
-  env_open(&E, "tail");
-  tarn_writer_options o;
-  fast_opts(&o);
-  tarn_writer *w;
-  assert_int_equal(tarn_writer_open(E.m, E.wal, &o, &w), 0);
+  tarn_writer *w = env_writer(&E, "tail");
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(E.m, E.wal, NULL, NULL, &r), 0);
   tarn_log_iter *it;
@@ -694,11 +658,7 @@ static void tailing(void **state) {
 static void keys_only_from_sequenced_put(void **state) {
   (void)state;
   env E;
-  env_open(&E, "keys");
-  tarn_writer_options o;
-  fast_opts(&o);
-  tarn_writer *w;
-  assert_int_equal(tarn_writer_open(E.m, E.wal, &o, &w), 0);
+  tarn_writer *w = env_writer(&E, "keys");
   ack a[40] = {{0}};
   for (int i = 0; i < 40; i++) {
     assert_int_equal(tarn_writer_append(w, 80, "abcd", 4, 1, ack_cb, &a[i]), 0);
@@ -708,7 +668,7 @@ static void keys_only_from_sequenced_put(void **state) {
   tarn_writer_flush(w);
   tarn_writer_stats st;
   tarn_writer_stats_get(w, &st);
-  tarn_meta_recs recs = index_records(E.m, 80);
+  tarn_meta_recs recs = tu_index_records(E.m, 80);
   assert_int_equal(recs.n, st.index_puts);
   for (size_t i = 0; i < recs.n; i++) {
     tarn_key k;

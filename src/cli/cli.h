@@ -40,6 +40,9 @@ json_t *tarn_cli_json_hex(const uint8_t *p, size_t n);
 /* Prints a JSON value (indented) and a newline to stdout, and releases it. */
 int tarn_cli_print_json(json_t *v);
 
+/* Parses a non-negative decimal int64 (an offset, a count); -1 if s is not one. */
+int tarn_cli_parse_i64(const char *s, int64_t *v);
+
 /* True when argv holds the flag exactly (e.g. "--json"). */
 int tarn_cli_has_flag(int argc, char **argv, const char *flag);
 

@@ -8,6 +8,8 @@ static const tarn_cli_cmd inspectors[] = {
     {"index", "an index record's value: EntryIndex (v3) or legacy v1/v2 string", tarn_inspect_index},
     {"offsets", "entry_offsets words (FastPFOR) <-> entry boundaries", tarn_inspect_offsets},
     {"fileindex", "a PARQUET record's file index (Base64)", tarn_inspect_fileindex},
+    {"companion", "a companion (.index) file: blocks, rows, offset map", tarn_inspect_companion},
+    {"kafka", "a Kafka entry payload: record batches and their offsets", tarn_inspect_kafka},
     {NULL, NULL, NULL}};
 
 static const char intro[] =

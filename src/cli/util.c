@@ -125,6 +125,16 @@ int tarn_cli_print_json(json_t *v) {
   return rc ? TARN_EXIT_FAULT : TARN_EXIT_OK;
 }
 
+int tarn_cli_parse_i64(const char *s, int64_t *v) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(s, &end, 10);
+  if (errno || !*s || *end || x < 0)
+    return -1;
+  *v = x;
+  return 0;
+}
+
 int tarn_cli_has_flag(int argc, char **argv, const char *flag) {
   for (int i = 0; i < argc; i++)
     if (strcmp(argv[i], flag) == 0)

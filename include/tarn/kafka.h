@@ -1,0 +1,90 @@
+/* tarn — the Kafka binding's entry payloads (spec Appendix A; tables §3.10, §3.11).
+ *
+ * A Kafka entry payload is exactly one or more complete Kafka record batches
+ * (LS-095): magic 2 RecordBatch headers, or magic 0/1 message-set entries
+ * (a shallow message, or a compressed wrapper whose value holds inner
+ * messages). This module checks the binding's rules on a payload, assigns the
+ * batches their offsets (LS-099), and rewrites their offset fields the way
+ * UFK's reader does before handing batches to a Kafka client (§3.11). */
+#ifndef TARN_KAFKA_H
+#define TARN_KAFKA_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The compression codec in a batch's attributes (bits 0-2). */
+enum {
+  TARN_KAFKA_NONE = 0,
+  TARN_KAFKA_GZIP = 1,
+  TARN_KAFKA_SNAPPY = 2,
+  TARN_KAFKA_LZ4 = 3,
+  TARN_KAFKA_ZSTD = 4 /* magic 2 only */
+};
+
+/* v2 attribute bits. */
+#define TARN_KAFKA_ATTR_TRANSACTIONAL 0x10
+#define TARN_KAFKA_ATTR_CONTROL 0x20
+
+/* The default cap on the bytes one compressed v0/v1 wrapper may inflate to
+ * while its inner messages are counted. */
+#define TARN_KAFKA_MAX_INFLATE ((size_t)64 << 20)
+
+typedef struct tarn_kafka_batch {
+  size_t pos, len;         /* the batch's bytes in the payload */
+  int magic;
+  int64_t base_offset;     /* as stored: baseOffset (v2) or the wrapper's offset (v0/v1) */
+  int64_t first_offset;    /* the offsets assigned to its records (LS-099) */
+  int64_t last_offset;
+  uint32_t record_count;   /* v2: declared; v0/v1: 1, or the inner messages of a wrapper */
+  uint16_t attributes;     /* v0/v1: the message's 8-bit attributes */
+  int compression;         /* TARN_KAFKA_* */
+  uint32_t crc;            /* stored; checked (CRC32C for v2, CRC32 for v0/v1) */
+  int32_t partition_leader_epoch; /* v2 only, else -1 */
+  int32_t last_offset_delta;      /* v2; v0/v1: record_count - 1 */
+  int64_t base_timestamp;  /* v2 baseTimestamp; v1 the message timestamp; v0 -1 */
+  int64_t max_timestamp;   /* v2 maxTimestamp; v1 the message timestamp; v0 -1 */
+  int64_t producer_id;     /* v2 only, else -1 */
+  int16_t producer_epoch;  /* v2 only, else -1 */
+  int32_t base_sequence;   /* v2 only, else -1 */
+} tarn_kafka_batch;
+
+typedef struct tarn_kafka_iter {
+  const uint8_t *p;
+  size_t len, off;
+  int64_t next;            /* the offset the next batch starts at */
+  uint64_t records;        /* records of the batches returned so far */
+  size_t batches;
+  size_t max_inflate;      /* per compressed v0/v1 wrapper; set after init to change */
+} tarn_kafka_iter;
+
+/* Starts iterating over the batches of a payload whose entry starts at
+ * entry_offset (use 0 when it is not known). */
+void tarn_kafka_iter_init(tarn_kafka_iter *it, const void *payload, size_t len,
+                          int64_t entry_offset);
+/* Decodes and checks the next batch: 1 and *b filled, 0 at the end of the
+ * payload, or a negative TARN_E* (TARN_ECORRUPT "kafka entry payload: byte
+ * N: ..." for a payload that breaks the format or LS-095 … LS-098). An empty
+ * payload is an error: it holds no batch. */
+int tarn_kafka_iter_next(tarn_kafka_iter *it, tarn_kafka_batch *b);
+
+/* Checks a whole payload; record_count < 0 means the entry's record count is
+ * not known, else the batches' records must add up to it (LS-095). The total
+ * goes to *records when records is not NULL. */
+int tarn_kafka_check(const void *payload, size_t len, int64_t record_count, uint64_t *records);
+
+/* Checks the payload as tarn_kafka_check() does, then rewrites each batch's
+ * offset field in place for an entry at entry_offset (§3.11): v2 baseOffset
+ * := the batch's first offset; v0/v1 offset := its last offset. CRCs are not
+ * touched: neither field lies under its batch's CRC. Nothing is written when
+ * the check fails. */
+int tarn_kafka_rewrite_offsets(void *payload, size_t len, int64_t entry_offset,
+                               int64_t record_count);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

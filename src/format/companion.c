@@ -1,0 +1,551 @@
+/* Companion files (spec "Companion files"; tables-and-vectors §3.7, §4.8, §7.7):
+ * a streaming writer that deflates block by block, a total reader with a cap
+ * on the decompressed size, and the floor lookup of LS-065. */
+#include "tarn/companion.h"
+
+#include <jansson.h>
+#include <limits.h>
+#include <openssl/evp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+#include "format/gunzip.h"
+#include "lakehouse_entry_metadata.pb-c.h"
+#include "util/bytes.h"
+#include "util/error.h"
+
+#define WHAT "companion file"
+#define WHAT_GZ "companion file (gzip)"
+
+typedef Materialization__Proto__EntryHeader pb_header;
+typedef Materialization__Proto__LakehouseEntryMetadata pb_meta;
+
+/* ---- shared pieces ------------------------------------------------------- */
+
+/* A canonical decimal: digits only, no sign, no leading zero except "0", at
+ * most INT64_MAX. Returns 0 or -1. */
+static int parse_decimal(const char *s, size_t n, int64_t *v) {
+  if (n == 0 || n > 19 || (n > 1 && s[0] == '0'))
+    return -1;
+  uint64_t x = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (s[i] < '0' || s[i] > '9')
+      return -1;
+    x = x * 10 + (uint64_t)(s[i] - '0');
+  }
+  if (x > INT64_MAX)
+    return -1;
+  *v = (int64_t)x;
+  return 0;
+}
+
+static int b64_char(int c) {
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+         c == '/';
+}
+
+/* Standard Base64 with padding (RFC 4648), checked strictly before OpenSSL
+ * decodes it: EVP_DecodeBlock alone skips whitespace and miscounts padding.
+ * out must hold n / 4 * 3 bytes. Returns the decoded length or -1. */
+static long b64_decode(const char *s, size_t n, uint8_t *out) {
+  if (n % 4 || n > INT_MAX)
+    return -1;
+  size_t pad = 0;
+  if (n && s[n - 1] == '=')
+    pad = n >= 2 && s[n - 2] == '=' ? 2 : 1;
+  for (size_t i = 0; i < n - pad; i++)
+    if (!b64_char((unsigned char)s[i]))
+      return -1;
+  if (n == 0)
+    return 0;
+  int r = EVP_DecodeBlock(out, (const unsigned char *)s, (int)n);
+  if (r < 0)
+    return -1;
+  return (long)r - (long)pad;
+}
+
+static int check_header(const tarn_entry_header *h, char *why, size_t whylen) {
+  if (h->offset < 0)
+    snprintf(why, whylen, "offset %lld is negative", (long long)h->offset);
+  else if (h->record_count <= 0)
+    snprintf(why, whylen, "numberOfMessages %d is not positive", (int)h->record_count);
+  else if (h->entry_size < 0)
+    snprintf(why, whylen, "entrySize %d is negative", (int)h->entry_size);
+  else if (h->cumulative_size < 0)
+    snprintf(why, whylen, "cumulativeSize %lld is negative", (long long)h->cumulative_size);
+  else
+    return 0;
+  return -1;
+}
+
+/* ---- writing ------------------------------------------------------------- */
+
+struct tarn_companion_writer {
+  tarn_buf *out;
+  size_t block_rows;
+  int flags;
+  z_stream z;
+  int z_open;
+  json_t *block;      /* the pending block's row objects */
+  int64_t *offsets;   /* every row's offset, for the offset map */
+  size_t nrows, cap;
+  uint64_t next_min;  /* the least offset the next row may have */
+  tarn_buf meta;
+};
+
+static int emit_deflate(tarn_companion_writer *w, const void *p, size_t n, int flush) {
+  w->z.next_in = (Bytef *)(uintptr_t)p;
+  for (;;) {
+    /* zlib counts in uInt: feed very large pieces in slices. */
+    size_t slice = n > (1u << 30) ? (1u << 30) : n;
+    w->z.avail_in = (uInt)slice;
+    int f = slice == n ? flush : Z_NO_FLUSH;
+    for (;;) {
+      int rc = tarn_buf_reserve(w->out, 65536);
+      if (rc)
+        return rc;
+      w->z.next_out = w->out->data + w->out->len;
+      w->z.avail_out = 65536;
+      int zr = deflate(&w->z, f);
+      w->out->len += 65536 - w->z.avail_out;
+      if (zr == Z_STREAM_END)
+        return 0;
+      if (zr != Z_OK && zr != Z_BUF_ERROR)
+        return tarn__err(TARN_EIO, "companion writer: deflate failed (%d)", zr);
+      if (w->z.avail_in == 0 && w->z.avail_out != 0 && f != Z_FINISH)
+        break;
+    }
+    n -= slice;
+    if (n == 0)
+      return 0;
+  }
+}
+
+static int emit(tarn_companion_writer *w, const void *p, size_t n) {
+  if (w->flags & TARN_COMPANION_UNCOMPRESSED)
+    return tarn_buf_append(w->out, p, n);
+  return emit_deflate(w, p, n, Z_NO_FLUSH);
+}
+
+static int emit_be32(tarn_companion_writer *w, uint32_t v) {
+  uint8_t b[4];
+  tarn__st_be32(b, v);
+  return emit(w, b, 4);
+}
+
+/* Writes [int32 BE N][N bytes of compact JSON]. */
+static int emit_json(tarn_companion_writer *w, json_t *v) {
+  char *s = json_dumps(v, JSON_COMPACT);
+  if (!s)
+    return tarn__err(TARN_ENOMEM, "companion writer: out of memory encoding JSON");
+  size_t n = strlen(s);
+  int rc = n > INT32_MAX - 1 ? tarn__err(TARN_ERANGE, "companion writer: block of %zu bytes", n)
+                             : emit_be32(w, (uint32_t)n);
+  if (!rc)
+    rc = emit(w, s, n);
+  free(s);
+  return rc;
+}
+
+static int flush_block(tarn_companion_writer *w) {
+  int rc = emit_json(w, w->block);
+  if (!rc)
+    rc = json_array_clear(w->block) ? tarn__err(TARN_ENOMEM, "out of memory") : 0;
+  return rc;
+}
+
+int tarn_companion_encode_metadata(tarn_buf *out, const tarn_entry_header *h) {
+  pb_header hdr = MATERIALIZATION__PROTO__ENTRY_HEADER__INIT;
+  pb_meta m = MATERIALIZATION__PROTO__LAKEHOUSE_ENTRY_METADATA__INIT;
+  /* Every field present, zeros included, as Ursa writes them (§3.7). */
+  hdr.has_offset = hdr.has_numberofmessages = hdr.has_writtentimestamp = 1;
+  hdr.has_entrysize = hdr.has_cumulativesize = 1;
+  hdr.offset = h->offset;
+  hdr.numberofmessages = h->record_count;
+  hdr.writtentimestamp = h->timestamp_ms;
+  hdr.entrysize = h->entry_size;
+  hdr.cumulativesize = h->cumulative_size;
+  m.entryheader = &hdr;
+  size_t n = materialization__proto__lakehouse_entry_metadata__get_packed_size(&m);
+  int rc = tarn_buf_reserve(out, n);
+  if (rc)
+    return rc;
+  out->len += materialization__proto__lakehouse_entry_metadata__pack(&m, out->data + out->len);
+  return 0;
+}
+
+int tarn_companion_writer_open(tarn_companion_writer **wp, tarn_buf *out, size_t block_rows,
+                               int flags) {
+  tarn_companion_writer *w = calloc(1, sizeof *w);
+  if (!w)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  w->out = out;
+  w->block_rows = block_rows ? block_rows : TARN_COMPANION_BLOCK_ROWS;
+  w->flags = flags;
+  tarn_buf_init(&w->meta);
+  if (!(w->block = json_array())) {
+    free(w);
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  }
+  if (!(flags & TARN_COMPANION_UNCOMPRESSED)) {
+    /* 15 + 16: a gzip wrapper, as Hadoop's GzipCodec writes. */
+    if (deflateInit2(&w->z, Z_DEFAULT_COMPRESSION, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) !=
+        Z_OK) {
+      json_decref(w->block);
+      free(w);
+      return tarn__err(TARN_ENOMEM, "companion writer: deflateInit2 failed");
+    }
+    w->z_open = 1;
+  }
+  *wp = w;
+  return 0;
+}
+
+void tarn_companion_writer_free(tarn_companion_writer *w) {
+  if (!w)
+    return;
+  if (w->z_open)
+    deflateEnd(&w->z);
+  json_decref(w->block);
+  free(w->offsets);
+  tarn_buf_free(&w->meta);
+  free(w);
+}
+
+int tarn_companion_writer_add(tarn_companion_writer *w, const tarn_entry_header *h) {
+  char why[96];
+  if (check_header(h, why, sizeof why))
+    return tarn__err(TARN_EINVAL, "companion writer: row %zu: %s", w->nrows, why);
+  if ((uint64_t)h->offset < w->next_min)
+    return tarn__err(TARN_EINVAL,
+                     "companion writer: row %zu: offset %lld overlaps the previous entry, which "
+                     "ends at %llu",
+                     w->nrows, (long long)h->offset, (unsigned long long)w->next_min);
+  if (w->nrows == w->cap) {
+    size_t cap = w->cap ? 2 * w->cap : 1024;
+    int64_t *o = realloc(w->offsets, cap * sizeof *o);
+    if (!o)
+      return tarn__err(TARN_ENOMEM, "out of memory");
+    w->offsets = o, w->cap = cap;
+  }
+  tarn_buf_reset(&w->meta);
+  int rc = tarn_companion_encode_metadata(&w->meta, h);
+  if (rc)
+    return rc;
+  char b64[64];                      /* 4 * ceil(44 / 3) + 1: a header packs to at most 44 bytes */
+  char dec[24];
+  if (w->meta.len > 44)
+    return tarn__err(TARN_ERANGE, "companion writer: metadata of %zu bytes", w->meta.len);
+  int n = EVP_EncodeBlock((unsigned char *)b64, w->meta.data, (int)w->meta.len);
+  snprintf(dec, sizeof dec, "%lld", (long long)h->offset);
+  json_t *row = json_object();
+  /* Key order metadata, then offset, as Ursa's rows come out (§3.7). */
+  if (!row || json_object_set_new(row, "metadata", json_stringn(b64, (size_t)n)) ||
+      json_object_set_new(row, "offset", json_string(dec)) || json_array_append_new(w->block, row)) {
+    json_decref(row);
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  }
+  w->offsets[w->nrows++] = h->offset;
+  w->next_min = (uint64_t)h->offset + (uint64_t)h->record_count;
+  /* Flush as soon as the block is full, so a multiple of block_rows leaves an
+   * empty last block for close(), as Ursa does (§7.7). */
+  if (json_array_size(w->block) >= w->block_rows)
+    return flush_block(w);
+  return 0;
+}
+
+int tarn_companion_writer_close(tarn_companion_writer *w) {
+  /* LS-060: blocks, sentinel, offset map. */
+  int rc = flush_block(w);
+  if (!rc)
+    rc = emit_be32(w, TARN_COMPANION_SENTINEL);
+  json_t *map = rc ? NULL : json_object();
+  if (!rc && !map)
+    rc = tarn__err(TARN_ENOMEM, "out of memory");
+  for (size_t i = 0; !rc && i < w->nrows; i++) {
+    char dec[24];
+    snprintf(dec, sizeof dec, "%lld", (long long)w->offsets[i]);
+    if (json_object_set_new_nocheck(map, dec, json_integer((json_int_t)i)))
+      rc = tarn__err(TARN_ENOMEM, "out of memory");
+  }
+  if (!rc)
+    rc = emit_json(w, map);
+  json_decref(map);
+  if (!rc && !(w->flags & TARN_COMPANION_UNCOMPRESSED))
+    rc = emit_deflate(w, NULL, 0, Z_FINISH);
+  tarn_companion_writer_free(w);
+  return rc;
+}
+
+/* ---- reading ------------------------------------------------------------- */
+
+int tarn_companion_inflate(tarn_buf *out, const void *gz, size_t len, size_t max_stream) {
+  char why[96];
+  size_t at;
+  int rc = tarn__gunzip(out, gz, len, max_stream ? max_stream : TARN_COMPANION_MAX_STREAM, 1, &at,
+                        why, sizeof why);
+  return rc == -1 ? tarn__corrupt(WHAT_GZ, at, "%s", why) : rc;
+}
+
+void tarn_companion_free(tarn_companion *c) {
+  free(c->rows);
+  free(c->blocks);
+  free(c->map);
+  memset(c, 0, sizeof *c);
+}
+
+typedef struct reader {
+  tarn_companion *c;
+  size_t rows_cap, blocks_cap;
+  uint8_t *meta;      /* scratch for decoded metadata */
+  size_t meta_cap;
+} reader;
+
+/* Decodes one row object of the block whose JSON starts at pos. */
+static int decode_row(reader *r, json_t *obj, size_t pos, size_t b, size_t i) {
+  tarn_companion *c = r->c;
+  size_t row = c->nrows;
+  if (!json_is_object(obj))
+    return tarn__corrupt(WHAT, pos, "block %zu row %zu (row %zu): not a JSON object", b, i, row);
+  json_t *jm = json_object_get(obj, "metadata"), *jo = json_object_get(obj, "offset");
+  if (json_object_size(obj) != 2 || !jm || !jo)
+    return tarn__corrupt(WHAT, pos,
+                         "block %zu row %zu (row %zu): keys must be exactly metadata and offset",
+                         b, i, row);
+  if (!json_is_string(jm) || !json_is_string(jo))
+    return tarn__corrupt(WHAT, pos, "block %zu row %zu (row %zu): metadata and offset must be strings",
+                         b, i, row);
+  int64_t off;
+  if (parse_decimal(json_string_value(jo), json_string_length(jo), &off))
+    return tarn__corrupt(WHAT, pos,
+                         "block %zu row %zu (row %zu): offset \"%.40s\" is not a canonical decimal",
+                         b, i, row, json_string_value(jo));
+  size_t mlen = json_string_length(jm);
+  if (mlen / 4 * 3 + 3 > r->meta_cap) {
+    uint8_t *m = realloc(r->meta, mlen / 4 * 3 + 3);
+    if (!m)
+      return tarn__err(TARN_ENOMEM, "out of memory");
+    r->meta = m, r->meta_cap = mlen / 4 * 3 + 3;
+  }
+  long n = b64_decode(json_string_value(jm), mlen, r->meta);
+  if (n < 0)
+    return tarn__corrupt(WHAT, pos, "block %zu row %zu (row %zu): metadata is not padded standard Base64",
+                         b, i, row);
+  /* Unknown fields (the reserved 1 and 3) and schemaVersion are skipped. */
+  pb_meta *m = materialization__proto__lakehouse_entry_metadata__unpack(NULL, (size_t)n, r->meta);
+  if (!m)
+    return tarn__corrupt(WHAT, pos,
+                         "block %zu row %zu (row %zu): metadata is not a LakehouseEntryMetadata",
+                         b, i, row);
+  if (!m->entryheader) {
+    materialization__proto__lakehouse_entry_metadata__free_unpacked(m, NULL);
+    return tarn__corrupt(WHAT, pos, "block %zu row %zu (row %zu): metadata has no entryHeader", b,
+                         i, row);
+  }
+  const pb_header *h = m->entryheader;
+  tarn_entry_header e = {h->offset, h->numberofmessages, h->writtentimestamp, h->entrysize,
+                         h->cumulativesize};
+  materialization__proto__lakehouse_entry_metadata__free_unpacked(m, NULL);
+  char why[96];
+  if (e.offset != off)
+    return tarn__corrupt(WHAT, pos,
+                         "block %zu row %zu (row %zu): entryHeader offset %lld differs from the "
+                         "row's offset %lld",
+                         b, i, row, (long long)e.offset, (long long)off);
+  if (check_header(&e, why, sizeof why))
+    return tarn__corrupt(WHAT, pos, "block %zu row %zu (row %zu): entryHeader %s", b, i, row, why);
+  if (row > 0) {
+    const tarn_entry_header *p = &c->rows[row - 1];
+    if ((uint64_t)off < (uint64_t)p->offset + (uint64_t)p->record_count)
+      return tarn__corrupt(WHAT, pos,
+                           "block %zu row %zu (row %zu): offset %lld is not past the previous "
+                           "entry [%lld, %lld)",
+                           b, i, row, (long long)off, (long long)p->offset,
+                           (long long)p->offset + p->record_count);
+  }
+  if (c->nrows == r->rows_cap) {
+    size_t cap = r->rows_cap ? 2 * r->rows_cap : 64;
+    tarn_entry_header *nr = realloc(c->rows, cap * sizeof *nr);
+    if (!nr)
+      return tarn__err(TARN_ENOMEM, "out of memory");
+    c->rows = nr, r->rows_cap = cap;
+  }
+  c->rows[c->nrows++] = e;
+  return 0;
+}
+
+static json_t *load_json(const uint8_t *p, size_t n, size_t pos, const char *what, int *rc) {
+  json_error_t err;
+  json_t *v = json_loadb((const char *)p, n, JSON_REJECT_DUPLICATES, &err);
+  if (!v)
+    *rc = tarn__corrupt(WHAT, pos + (err.position > 0 ? (size_t)err.position : 0), "%s: JSON: %s",
+                        what, err.text);
+  return v;
+}
+
+static int decode_block(reader *r, const uint8_t *p, size_t n, size_t pos) {
+  tarn_companion *c = r->c;
+  size_t b = c->nblocks;
+  char what[32];
+  snprintf(what, sizeof what, "block %zu", b);
+  int rc = 0;
+  json_t *arr = load_json(p, n, pos, what, &rc);
+  if (!arr)
+    return rc;
+  if (!json_is_array(arr)) {
+    json_decref(arr);
+    return tarn__corrupt(WHAT, pos, "block %zu: not a JSON array", b);
+  }
+  if (c->nblocks == r->blocks_cap) {
+    size_t cap = r->blocks_cap ? 2 * r->blocks_cap : 8;
+    tarn_companion_block *nb = realloc(c->blocks, cap * sizeof *nb);
+    if (!nb) {
+      json_decref(arr);
+      return tarn__err(TARN_ENOMEM, "out of memory");
+    }
+    c->blocks = nb, r->blocks_cap = cap;
+  }
+  tarn_companion_block *blk = &c->blocks[c->nblocks++];
+  blk->pos = pos - 4, blk->len = n, blk->first_row = c->nrows, blk->rows = json_array_size(arr);
+  for (size_t i = 0; !rc && i < blk->rows; i++)
+    rc = decode_row(r, json_array_get(arr, i), pos, b, i);
+  json_decref(arr);
+  return rc;
+}
+
+static int map_cmp(const void *a, const void *b) {
+  int64_t x = ((const tarn_companion_map_entry *)a)->offset;
+  int64_t y = ((const tarn_companion_map_entry *)b)->offset;
+  return (x > y) - (x < y);
+}
+
+static int decode_map(reader *r, const uint8_t *p, size_t n, size_t pos) {
+  tarn_companion *c = r->c;
+  int rc = 0;
+  json_t *obj = load_json(p, n, pos, "offset map", &rc);
+  if (!obj)
+    return rc;
+  if (!json_is_object(obj)) {
+    json_decref(obj);
+    return tarn__corrupt(WHAT, pos, "offset map: not a JSON object");
+  }
+  size_t k = json_object_size(obj);
+  if (k && !(c->map = malloc(k * sizeof *c->map))) {
+    json_decref(obj);
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  }
+  const char *key;
+  size_t klen;
+  json_t *v;
+  json_object_keylen_foreach(obj, key, klen, v) {
+    int64_t off;
+    if (parse_decimal(key, klen, &off)) {
+      rc = tarn__corrupt(WHAT, pos, "offset map: key \"%.40s\" is not a canonical decimal", key);
+      break;
+    }
+    if (!json_is_integer(v) || json_integer_value(v) < 0 ||
+        (uint64_t)json_integer_value(v) >= c->nrows) {
+      rc = tarn__corrupt(WHAT, pos, "offset map: key \"%s\": value is not a row number below %zu",
+                         key, c->nrows);
+      break;
+    }
+    size_t row = (size_t)json_integer_value(v);
+    /* The keys are the rows' offsets: a key naming a row of another offset
+     * would send the floor lookup to the wrong entry. */
+    if (c->rows[row].offset != off) {
+      rc = tarn__corrupt(WHAT, pos, "offset map: key \"%s\" names row %zu, whose offset is %lld",
+                         key, row, (long long)c->rows[row].offset);
+      break;
+    }
+    c->map[c->nmap].offset = off;
+    c->map[c->nmap++].row = row;
+  }
+  json_decref(obj);
+  if (!rc && c->nmap > 1)
+    qsort(c->map, c->nmap, sizeof *c->map, map_cmp); /* numeric order, LS-065 */
+  return rc;
+}
+
+int tarn_companion_decode_stream(tarn_companion *c, const void *stream, size_t len) {
+  memset(c, 0, sizeof *c);
+  reader r = {c, 0, 0, NULL, 0};
+  tarn__rd rd;
+  tarn__rd_init(&rd, stream, len, WHAT);
+  int rc = 0;
+  for (;;) {
+    uint32_t n;
+    size_t at = rd.off;
+    if ((rc = tarn__rd_be32(&rd, &n, "block length or sentinel")))
+      goto out;
+    if (n == TARN_COMPANION_SENTINEL)
+      break;
+    if (n > INT32_MAX) {
+      rc = tarn__corrupt(WHAT, at, "block length %u is negative as an int32", n);
+      goto out;
+    }
+    /* LS-061, LS-062: only the last block may be empty. */
+    if (c->nblocks && c->blocks[c->nblocks - 1].rows == 0) {
+      rc = tarn__corrupt(WHAT, at, "block %zu is empty but is not the last block",
+                         c->nblocks - 1);
+      goto out;
+    }
+    const uint8_t *p;
+    if ((rc = tarn__rd_bytes(&rd, n, &p, "block")))
+      goto out;
+    if ((rc = decode_block(&r, p, n, at + 4)))
+      goto out;
+  }
+  uint32_t n;
+  size_t at = rd.off;
+  const uint8_t *p;
+  if ((rc = tarn__rd_be32(&rd, &n, "offset map length")))
+    goto out;
+  if (n > INT32_MAX) {
+    rc = tarn__corrupt(WHAT, at, "offset map length %u is negative as an int32", n);
+    goto out;
+  }
+  if ((rc = tarn__rd_bytes(&rd, n, &p, "offset map")))
+    goto out;
+  if ((rc = decode_map(&r, p, n, at + 4)))
+    goto out;
+  if (tarn__rd_left(&rd)) {
+    rc = tarn__corrupt(WHAT, rd.off, "%zu trailing bytes after the offset map",
+                       tarn__rd_left(&rd));
+    goto out;
+  }
+  c->stream_len = len;
+out:
+  free(r.meta);
+  if (rc)
+    tarn_companion_free(c);
+  return rc;
+}
+
+int tarn_companion_decode(tarn_companion *c, const void *gz, size_t len, size_t max_stream) {
+  tarn_buf s = TARN_BUF_INIT;
+  memset(c, 0, sizeof *c);
+  int rc = tarn_companion_inflate(&s, gz, len, max_stream);
+  if (!rc)
+    rc = tarn_companion_decode_stream(c, s.data ? s.data : (const uint8_t *)"", s.len);
+  tarn_buf_free(&s);
+  return rc;
+}
+
+int tarn_companion_floor(const tarn_companion *c, int64_t o, size_t *row) {
+  /* LS-065: the exact key, else the greatest start offset below o, comparing
+   * the keys as numbers (the map is sorted numerically). */
+  size_t lo = 0, hi = c->nmap; /* first entry with offset > o */
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (c->map[mid].offset <= o)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  if (lo == 0)
+    return tarn__err(TARN_ENOTFOUND, "companion file: offset %lld lies below its first entry",
+                     (long long)o);
+  *row = c->map[lo - 1].row;
+  return 0;
+}

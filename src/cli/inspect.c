@@ -10,6 +10,8 @@ static const tarn_cli_cmd inspectors[] = {
     {"fileindex", "a PARQUET record's file index (Base64)", tarn_inspect_fileindex},
     {"companion", "a companion (.index) file: blocks, rows, offset map", tarn_inspect_companion},
     {"kafka", "a Kafka entry payload: record batches and their offsets", tarn_inspect_kafka},
+    {"parquet", "a compacted object: schema, footer metadata, row groups, pages, rows",
+     tarn_inspect_parquet},
     {NULL, NULL, NULL}};
 
 static const char intro[] =

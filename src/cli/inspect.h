@@ -25,4 +25,6 @@ int tarn_inspect_key(int argc, char **argv);
 int tarn_inspect_companion(int argc, char **argv);
 int tarn_inspect_kafka(int argc, char **argv);
 
+int tarn_inspect_parquet(int argc, char **argv);
+
 #endif

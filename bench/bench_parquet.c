@@ -1,0 +1,187 @@
+/* Parquet compacted files: tarn writes and reads 256 MiB of payloads (1 KiB and
+ * 16 KiB entries), UNCOMPRESSED and ZSTD, against memcpy of the same bytes, and
+ * against DuckDB (COPY of the same payloads to Parquet, read_parquet back; one
+ * thread; through node and tests/interop) when node and the packages are there. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "bench.h"
+#include "tarn/buf.h"
+#include "tarn/error.h"
+#include "tarn/parquet.h"
+
+#define TOTAL ((size_t)256 << 20)
+
+static int buf_sink(void *ctx, const void *p, size_t n) {
+  return tarn_buf_append((tarn_buf *)ctx, p, n);
+}
+
+/* The timed writes stream to a sink that only looks at the bytes, as a file
+ * or network sink would take them, so the first touch of a 256 MiB output
+ * buffer is not what is measured. */
+static int count_sink(void *ctx, const void *p, size_t n) {
+  *(size_t *)ctx += n;
+  bench_sink(p, n);
+  return 0;
+}
+
+static int write_file(const uint8_t *payloads, size_t entry, int codec,
+                      tarn_parquet_write_fn sink, void *ctx) {
+  tarn_parquet_writer_opts o = {TARN_PARQUET_KAFKA_RECORD, TARN_PARQUET_KAFKA_SERDE, NULL, codec,
+                                0, 0, 0};
+  tarn_parquet_writer *w;
+  int rc = tarn_parquet_writer_open(&w, &o, sink, ctx);
+  for (size_t off = 0; rc == 0 && off + entry <= TOTAL; off += entry)
+    rc = tarn_parquet_writer_add(w, payloads + off, entry);
+  if (rc == 0)
+    rc = tarn_parquet_writer_finish(w, NULL);
+  tarn_parquet_writer_free(w);
+  if (rc)
+    fprintf(stderr, "bench parquet: %s\n", tarn_errmsg());
+  return rc;
+}
+
+typedef struct src {
+  const uint8_t *p;
+  size_t n;
+} src;
+
+static int mem_read(void *ctx, uint64_t off, void *buf, size_t n) {
+  src *s = ctx;
+  if (off > s->n || n > s->n - off)
+    return TARN_EIO;
+  memcpy(buf, s->p + off, n);
+  return 0;
+}
+
+/* Payload bytes: compressible by about half, like record batches of text-ish data. */
+static uint8_t *make_payloads(void) {
+  uint8_t *p = malloc(TOTAL);
+  if (!p)
+    return NULL;
+  uint64_t s = 88172645463325252ull;
+  for (size_t i = 0; i < TOTAL; i++) {
+    s ^= s << 13, s ^= s >> 7, s ^= s << 17;
+    p[i] = (uint8_t)('a' + (s % 16));
+  }
+  return p;
+}
+
+static const char *interop_dir(char *buf, size_t n) {
+  const char *env = getenv("TARN_INTEROP_DIR");
+  if (env)
+    return env;
+  /* bench/bench_parquet.c -> tests/interop */
+  snprintf(buf, n, "%s", __FILE__);
+  char *slash = strrchr(buf, '/');
+  if (!slash)
+    return NULL;
+  snprintf(slash, n - (size_t)(slash - buf), "/../tests/interop");
+  char probe[4200];
+  snprintf(probe, sizeof probe, "%s/node_modules/@duckdb/node-api/package.json", buf);
+  FILE *f = fopen(probe, "r");
+  if (!f)
+    return NULL;
+  fclose(f);
+  return buf;
+}
+
+static void duckdb_baseline(const uint8_t *payloads, size_t entry, const char *codec,
+                            double tarn_write, double tarn_read) {
+  char dir[4096], cmd[9000], raw[] = "/tmp/tarn-bench-pq-XXXXXX";
+  const char *interop = interop_dir(dir, sizeof dir);
+  if (!interop || system("node --version >/dev/null 2>&1") != 0) {
+    printf("%-44s (skipped: no node or tests/interop/node_modules)\n", "duckdb baseline");
+    return;
+  }
+  int fd = mkstemp(raw);
+  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+  if (!f || fwrite(payloads, 1, TOTAL, f) != TOTAL) {
+    if (f)
+      fclose(f);
+    return;
+  }
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "cd '%s' && node bench_duckdb.mjs '%s' %zu %s '%s.parquet'", interop,
+           raw, entry, codec, raw);
+  FILE *pipe = popen(cmd, "r");
+  char line[512] = "";
+  if (pipe) {
+    if (!fgets(line, sizeof line, pipe))
+      line[0] = 0;
+    pclose(pipe);
+  }
+  remove(raw);
+  double w = 0, r = 0;
+  const char *pw = strstr(line, "\"write_seconds\":"), *pr = strstr(line, "\"read_seconds\":");
+  if (!pw || !pr)
+    return;
+  w = atof(pw + 16);
+  r = atof(pr + 15);
+  char what[96];
+  snprintf(what, sizeof what, "write %zu B entries, %s vs duckdb", entry, codec);
+  bench_report(what, TOTAL, tarn_write, "duckdb COPY", w);
+  snprintf(what, sizeof what, "read %zu B entries, %s vs duckdb", entry, codec);
+  bench_report(what, TOTAL, tarn_read, "read_parquet", r);
+}
+
+static int run_one(const uint8_t *payloads, size_t entry, int codec, const char *cname,
+                   double memcpy_s) {
+  size_t written = 0;
+  double t = bench_now();
+  int rc = write_file(payloads, entry, codec, count_sink, &written);
+  double tw = bench_now() - t;
+  tarn_buf file = TARN_BUF_INIT;
+  if (rc || (rc = write_file(payloads, entry, codec, buf_sink, &file))) {
+    tarn_buf_free(&file);
+    return rc;
+  }
+  char what[96];
+  snprintf(what, sizeof what, "write %zu B entries, %s (%.2fx)", entry, cname,
+           (double)file.len / (double)TOTAL);
+  bench_report(what, TOTAL, tw, "memcpy", memcpy_s);
+
+  src s = {file.data, file.len};
+  tarn_parquet_reader *r;
+  size_t got = 0;
+  t = bench_now();
+  rc = tarn_parquet_open(&r, mem_read, &s, file.len, NULL);
+  while (rc == 0) {
+    const uint8_t *p;
+    size_t n;
+    int is_null;
+    if ((rc = tarn_parquet_next(r, &p, &n, &is_null)) == 0) {
+      bench_sink(p, n);
+      got += n;
+    }
+  }
+  double tr = bench_now() - t;
+  tarn_parquet_close(r);
+  tarn_buf_free(&file);
+  if (rc != TARN_EEND || got != TOTAL / entry * entry) {
+    fprintf(stderr, "bench parquet: read back %zu bytes: %s\n", got, tarn_errmsg());
+    return -1;
+  }
+  snprintf(what, sizeof what, "read %zu B entries, %s", entry, cname);
+  bench_report(what, TOTAL, tr, "memcpy", memcpy_s);
+  duckdb_baseline(payloads, entry, codec == TARN_PARQUET_ZSTD ? "zstd" : "uncompressed", tw, tr);
+  return 0;
+}
+
+int bench_parquet(void);
+int bench_parquet(void) {
+  uint8_t *payloads = make_payloads();
+  if (!payloads)
+    return -1;
+  double memcpy_s = bench_memcpy_seconds(TOTAL);
+  int rc = 0;
+  static const size_t entries[] = {1024, 16384};
+  for (size_t e = 0; rc == 0 && e < 2; e++) {
+    rc = run_one(payloads, entries[e], TARN_PARQUET_UNCOMPRESSED, "uncompressed", memcpy_s);
+    if (rc == 0)
+      rc = run_one(payloads, entries[e], TARN_PARQUET_ZSTD, "zstd", memcpy_s);
+  }
+  free(payloads);
+  return rc;
+}

@@ -7,6 +7,9 @@
  * bytes, then the index region), then only the needed payloads of the log's
  * section — never the whole object.
  *
+ * A PARQUET record is read through its file index, the compacted file in its
+ * stream's directory (named by the catalog) and the file's companion.
+ *
  * Caches: decoded index records (a lookup of an offset inside a cached record
  * skips R2) for index_ttl_ms, and decoded object heads up to head_cache_bytes.
  * The trim marker is read afresh for every record looked up.
@@ -31,6 +34,10 @@ typedef struct tarn_reader_options {
   size_t index_cache_max;  /* records kept (4096) */
   size_t head_cache_bytes; /* bytes of decoded object heads kept (16 MiB; 0 = no cache) */
   size_t max_read_bytes;   /* the most payload bytes one range read fetches (8 MiB) */
+  /* The entrySerDeType values of the bindings read from compacted files
+   * (LS-059): the Kafka binding's KAFKA_BATCHED_RAW_PARQUET by default. */
+  const char *const *serde_types;
+  size_t n_serde_types;
 } tarn_reader_options;
 
 void tarn_reader_options_default(tarn_reader_options *o);
@@ -38,7 +45,8 @@ void tarn_reader_options_default(tarn_reader_options *o);
 typedef struct tarn_reader tarn_reader;
 
 /* Uses (does not own) the stores; compacted may be NULL (PARQUET records then
- * fail with TARN_EUNSUPPORTED). o may be NULL for the defaults. */
+ * fail with TARN_EUNSUPPORTED). o may be NULL for the defaults; the strings
+ * of o->serde_types must outlive the reader. */
 int tarn_reader_open(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
                      const tarn_reader_options *o, tarn_reader **out);
 void tarn_reader_close(tarn_reader *r);
@@ -73,7 +81,7 @@ int tarn_reader_iter(tarn_reader *r, uint64_t log_id, uint64_t from, tarn_log_it
 /* The next entry. At the end of the log: timeout_ms == 0 returns TARN_EEND;
  * otherwise it waits for new records (tailing, through the metadata store's
  * change notification) for up to timeout_ms (< 0: forever), then returns
- * TARN_ETIMEDOUT. TARN_EUNSUPPORTED for a PARQUET record. */
+ * TARN_ETIMEDOUT. */
 int tarn_reader_next(tarn_log_iter *it, tarn_entry *e, int timeout_ms);
 /* Where the next entry will start (the end of the last one returned). */
 uint64_t tarn_reader_iter_position(const tarn_log_iter *it);

@@ -17,6 +17,7 @@ static int64_t mono_ms(void) {
 
 void tarn__rec_free(tarn__rec *r) {
   free(r->location);
+  free(r->file_index);
   free(r->boundaries);
   memset(r, 0, sizeof *r);
 }
@@ -24,9 +25,13 @@ void tarn__rec_free(tarn__rec *r) {
 int tarn__rec_copy(tarn__rec *dst, const tarn__rec *src) {
   *dst = *src;
   dst->location = NULL;
+  dst->file_index = NULL;
   dst->boundaries = NULL;
-  if (src->location && !(dst->location = strdup(src->location)))
+  if ((src->location && !(dst->location = strdup(src->location))) ||
+      (src->file_index && !(dst->file_index = strdup(src->file_index)))) {
+    tarn__rec_free(dst);
     return tarn__err(TARN_ENOMEM, "out of memory");
+  }
   if (src->boundaries) {
     size_t sz = (size_t)src->entry_count * sizeof *src->boundaries;
     if (!(dst->boundaries = malloc(sz))) {

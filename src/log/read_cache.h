@@ -21,6 +21,7 @@ typedef struct tarn__rec {
   int32_t entry_count;
   uint32_t *boundaries;     /* entry_count values, or NULL (one entry) */
   char *location;           /* malloc'd; NULL for PARQUET without one */
+  char *file_index;         /* PARQUET: the CompactedObjectFileIndex (Base64), malloc'd */
   char key[TARN_KEY_LEN + 1];
 } tarn__rec;
 

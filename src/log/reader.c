@@ -7,6 +7,8 @@
 #include <time.h>
 
 #include "log/read_cache.h"
+#include "log/read_parquet.h"
+#include "tarn/parquet.h"
 #include "tarn/buf.h"
 #include "tarn/entryindex.h"
 #include "tarn/key.h"
@@ -27,12 +29,17 @@ struct tarn_reader {
   tarn_reader_stats st;
 };
 
+/* The bindings this reader implements (LS-059): the Kafka binding. */
+static const char *const default_serdes[] = {TARN_PARQUET_KAFKA_SERDE};
+
 void tarn_reader_options_default(tarn_reader_options *o) {
   memset(o, 0, sizeof *o);
   o->index_ttl_ms = 60000;
   o->index_cache_max = 4096;
   o->head_cache_bytes = 16u << 20;
   o->max_read_bytes = 8u << 20;
+  o->serde_types = default_serdes;
+  o->n_serde_types = 1;
 }
 
 int tarn_reader_open(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
@@ -134,12 +141,15 @@ static int rec_from_meta(uint64_t log_id, const tarn_meta_rec *m, tarn__rec *out
   memcpy(out->key, m->key, TARN_KEY_LEN + 1);
   if (ei.location)
     out->location = strdup(ei.location);
+  if (ei.file_index)
+    out->file_index = strdup(ei.file_index);
   if (ei.boundaries) {
     out->boundaries = malloc(ei.n_boundaries * sizeof *out->boundaries);
     if (out->boundaries)
       memcpy(out->boundaries, ei.boundaries, ei.n_boundaries * sizeof *out->boundaries);
   }
-  rc = ((ei.location && !out->location) || (ei.boundaries && !out->boundaries))
+  rc = ((ei.location && !out->location) || (ei.boundaries && !out->boundaries) ||
+        (ei.file_index && !out->file_index))
            ? tarn__err(TARN_ENOMEM, "out of memory")
            : 0;
   tarn_entry_index_free(&ei);
@@ -231,6 +241,7 @@ struct tarn_log_iter {
   uint64_t pos;          /* where the next entry starts (R4) */
   uint64_t b;            /* B as read for the current record */
   int have;              /* rec/ents describe the current record */
+  tarn__pq_cursor *pq;   /* the current record is PARQUET: its cursor */
   tarn__rec rec;
   tarn__sec_ent *ents;
   size_t n, idx;         /* the section's entries; the next one to return */
@@ -245,6 +256,8 @@ struct tarn_log_iter {
 
 static void iter_drop_record(tarn_log_iter *it) {
   tarn__rec_free(&it->rec);
+  tarn__pq_close(it->pq);
+  it->pq = NULL;
   free(it->ents);
   it->ents = NULL;
   it->n = it->idx = 0;
@@ -367,14 +380,19 @@ static int open_record(tarn_log_iter *it) {
       return rc;
     it->have = 1;
     /* R3, LS-028, LS-052: by file_type alone */
-    if (it->rec.file_type == TARN_FILE_PARQUET)
-      return tarn__err(TARN_EUNSUPPORTED,
-                       "record %s is a PARQUET record: reading compacted objects is not "
-                       "implemented in this build of the reader",
-                       it->rec.key);
-    if (it->rec.file_type != TARN_FILE_RAW || !it->rec.location)
+    if (it->rec.file_type == TARN_FILE_PARQUET) {
+      if (!r->compacted)
+        return tarn__err(TARN_EUNSUPPORTED,
+                         "record %s is a PARQUET record and this reader has no compacted root",
+                         it->rec.key);
+      uint64_t o = it->pos > it->rec.start ? it->pos : it->rec.start;
+      rc = tarn__pq_open(r->meta, r->compacted, r->o.serde_types, r->o.n_serde_types, &it->rec,
+                         o, &it->pq); /* LS-067 */
+    } else if (it->rec.file_type == TARN_FILE_RAW && it->rec.location) {
+      rc = load_head(it);
+    } else {
       return tarn__err(TARN_ECORRUPT, "record %s: file_type %d", it->rec.key, it->rec.file_type);
-    rc = load_head(it);
+    }
     if (rc == TARN_ENOTFOUND && attempt < 3) {
       /* LS-055: a compaction or a hard trim may have replaced the record */
       if (attempt > 0 && strcmp(missing_key, it->rec.key) == 0 &&
@@ -393,10 +411,16 @@ static int open_record(tarn_log_iter *it) {
     }
     break;
   }
+  if (rc == TARN_ENOTFOUND && it->pq == NULL && it->rec.file_type == TARN_FILE_PARQUET)
+    return tarn__errctx(rc, "record %s", it->rec.key);
   if (rc == TARN_ENOTFOUND)
     return tarn__err(TARN_ENOTFOUND, "WAL object %s named by record %s does not exist",
                      it->rec.location, it->rec.key);
-  if (rc || (rc = check_section(it)))
+  if (rc)
+    return rc;
+  if (it->pq)
+    return 0;
+  if ((rc = check_section(it)))
     return rc;
   /* position at the entry holding pos (R4); entries of the record start at rec.start */
   it->off = it->rec.start;
@@ -448,6 +472,27 @@ int tarn_reader_next(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
   int64_t deadline = timeout_ms > 0 ? mono_ms() + timeout_ms : 0;
   int relookups = 0;
   for (;;) {
+    while (it->have && it->pq) {
+      int rc = tarn__pq_next(it->pq, e);
+      if (rc == TARN_EEND) {
+        it->have = 0;
+        break;
+      }
+      if (rc == TARN_ENOTFOUND && relookups++ < 3) {
+        /* LS-055: a file went away: look the covering record up again */
+        tarn__rec_cache_forget(&r->recs, it->log_id);
+        if ((rc = open_record(it)) && rc != TARN_EEND)
+          return rc;
+        continue;
+      }
+      if (rc)
+        return rc;
+      uint64_t end = e->offset + e->record_count;
+      if (end <= it->b || end <= it->pos) /* LS-053 */
+        continue;
+      it->pos = end;
+      return 0;
+    }
     while (it->have && it->idx < it->n) {
       size_t i = it->idx;
       const tarn__sec_ent *se = &it->ents[i];

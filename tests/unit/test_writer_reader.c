@@ -8,12 +8,15 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "tarn/catalog.h"
+#include "tarn/companion.h"
 #include "tarn/entryindex.h"
 #include "tarn/fileindex.h"
 #include "tarn/key.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
 #include "tarn/objstore_mem.h"
+#include "tarn/parquet.h"
 #include "tarn/reader.h"
 #include "tarn/wal.h"
 #include "tarn/writer.h"
@@ -684,6 +687,155 @@ static void keys_only_from_sequenced_put(void **state) {
   env_close(&E);
 }
 
+static int buf_sink(void *ctx, const void *p, size_t n) {
+  return tarn_buf_append((tarn_buf *)ctx, p, n);
+}
+
+/* Writes one compacted file and its companion (as a compactor would) holding
+ * entries [first, last] of hs/payloads; row timestamps are the entries' plus
+ * 1000*i so that a reader taking them from the record would be caught. */
+static void write_compacted(tarn_objstore *cs, const char *dir, const char *name,
+                            const tarn_entry_header *hs, char **payloads, size_t first,
+                            size_t last) {
+  char pname[128], iname[128];
+  snprintf(pname, sizeof pname, "%s/%s.parquet", dir, name);
+  snprintf(iname, sizeof iname, "%s.index", name);
+  tarn_buf file = TARN_BUF_INIT, comp = TARN_BUF_INIT;
+  tarn_parquet_writer_opts po = {.record_name = TARN_PARQUET_KAFKA_RECORD,
+                                 .entry_serde_type = TARN_PARQUET_KAFKA_SERDE,
+                                 .row_metadata = iname,
+                                 .codec = TARN_PARQUET_UNCOMPRESSED};
+  tarn_parquet_writer *pw;
+  assert_int_equal(tarn_parquet_writer_open(&pw, &po, buf_sink, &file), 0);
+  tarn_companion_writer *cw;
+  assert_int_equal(tarn_companion_writer_open(&cw, &comp, 2, 0), 0);
+  for (size_t i = first; i <= last; i++) {
+    assert_int_equal(tarn_parquet_writer_add(pw, payloads[i], strlen(payloads[i])), 0);
+    tarn_entry_header h = hs[i];
+    h.timestamp_ms += 1000 * (int64_t)i;
+    assert_int_equal(tarn_companion_writer_add(cw, &h), 0);
+  }
+  assert_int_equal(tarn_parquet_writer_finish(pw, NULL), 0);
+  tarn_parquet_writer_free(pw);
+  assert_int_equal(tarn_companion_writer_close(cw), 0);
+  assert_int_equal(tarn_objstore_put(cs, pname, file.data, file.len), 0);
+  snprintf(pname, sizeof pname, "%s/%s.index", dir, name);
+  assert_int_equal(tarn_objstore_put(cs, pname, comp.data, comp.len), 0);
+  tarn_buf_free(&file);
+  tarn_buf_free(&comp);
+}
+
+/* LS-067, LS-064, LS-065, LS-059, LS-052: a PARQUET record (installed as
+ * compaction steps C3/C4 would) is read through its file index, the files in
+ * the stream's directory and their companions. */
+static void parquet_record_read(void **state) {
+  (void)state;
+  env E;
+  tarn_writer *w = env_writer(&E, "parquet");
+  tarn_objstore *cs;
+  char uri[96];
+  snprintf(uri, sizeof uri, "mem:%s-c", E.name);
+  assert_int_equal(tarn_objstore_open(uri, &cs), 0);
+  tarn_catalog *cat;
+  assert_int_equal(tarn_catalog_open(E.m, NULL, &cat), 0);
+  assert_int_equal(tarn_catalog_init(cat, NULL), 0);
+  tarn_catalog_record st;
+  assert_int_equal(tarn_catalog_create_stream(cat, "ns", "st", 1, NULL, 0, &st), 0);
+  uint64_t L = st.logs[0];
+  tarn_catalog_record_free(&st);
+  tarn_catalog_close(cat);
+  enum { N = 6 };
+  for (int i = 0; i < N; i++) {
+    char b[16];
+    int n = snprintf(b, sizeof b, "entry-%d", i);
+    assert_int_equal(tarn_writer_append(w, L, b, (size_t)n, (uint32_t)(i % 3) + 1, NULL, NULL), 0);
+    if (i % 2)
+      tarn_writer_flush(w);
+  }
+  tarn_writer_flush(w);
+  /* the RAW entries, as the compactor reads them */
+  tarn_reader *r;
+  assert_int_equal(tarn_reader_open(E.m, E.wal, cs, NULL, &r), 0);
+  tarn_entry_header hs[N];
+  char *pl[N];
+  tarn_log_iter *it;
+  assert_int_equal(tarn_reader_iter(r, L, 0, &it), 0);
+  tarn_entry e;
+  for (int i = 0; i < N; i++) {
+    assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+    hs[i] = (tarn_entry_header){(int64_t)e.offset, (int32_t)e.record_count, e.timestamp_ms,
+                                (int32_t)e.payload_len, (int64_t)e.cumulative_size};
+    pl[i] = strndup((const char *)e.payload, e.payload_len);
+  }
+  tarn_reader_iter_free(it);
+  uint64_t end = (uint64_t)(hs[N - 1].offset + hs[N - 1].record_count);
+  write_compacted(cs, "ns/st", "a-0", hs, pl, 0, 2);
+  write_compacted(cs, "ns/st", "a-7", hs, pl, 3, 5);
+  tarn_file_index_entry files[2] = {{hs[2].offset + hs[2].record_count - 1, (char *)"a-0.parquet"},
+                                    {(int64_t)end - 1, (char *)"a-7.parquet"}};
+  tarn_parquet_record pr = {.location = NULL, .s = 0, .e = (int64_t)end, .c_s = 0,
+                            .c_e = hs[N - 1].cumulative_size,
+                            .file_size = hs[N - 1].cumulative_size, .files = files, .n_files = 2};
+  tarn_buf val = TARN_BUF_INIT;
+  assert_int_equal(tarn_entry_index_build_parquet(&pr, &val, NULL), 0);
+  /* C3 under the last RAW record's key, then C4 retires the others */
+  tarn_meta_recs recs = tu_index_records(E.m, L);
+  assert_true(recs.n >= 2);
+  char part[32], k0[TARN_KEY_LEN + 1];
+  tarn_key_partition(part, L);
+  tarn_key_format(k0, L, 0, 0);
+  assert_int_equal(tarn_meta_put(E.m, part, recs.v[recs.n - 1].key, val.data, val.len, NULL), 0);
+  assert_int_equal(tarn_meta_delete_range(E.m, part, k0, recs.v[recs.n - 1].key, NULL), 0);
+  tarn_meta_recs_free(&recs);
+  tarn_reader_close(r);
+  /* the WAL objects go (as reclamation would): only compacted files remain */
+  tarn_objstore_listing ls = {0};
+  assert_int_equal(tarn_objstore_list(E.wal, "", NULL, 1000, &ls), 0);
+  assert_true(ls.n > 0);
+  for (size_t i = 0; i < ls.n; i++)
+    assert_int_equal(tarn_objstore_delete(E.wal, ls.names[i]), 0);
+  tarn_objstore_listing_free(&ls);
+  assert_int_equal(tarn_reader_open(E.m, E.wal, cs, NULL, &r), 0);
+  /* every entry, with its offset, cumulative size and its row's timestamp */
+  assert_int_equal(tarn_reader_iter(r, L, 0, &it), 0);
+  for (int i = 0; i < N; i++) {
+    assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+    assert_int_equal(e.offset, (uint64_t)hs[i].offset);
+    assert_int_equal(e.record_count, (uint32_t)hs[i].record_count);
+    assert_int_equal(e.cumulative_size, (uint64_t)hs[i].cumulative_size);
+    assert_int_equal(e.timestamp_ms, hs[i].timestamp_ms + 1000 * i); /* LS-064 */
+    assert_int_equal(e.payload_len, strlen(pl[i]));
+    assert_memory_equal(e.payload, pl[i], e.payload_len);
+  }
+  assert_int_equal(tarn_reader_next(it, &e, 0), TARN_EEND);
+  tarn_reader_iter_free(it);
+  /* from inside entry 4 (offsets [hs4, hs4+2)): its row by the floor lookup (LS-065) */
+  assert_int_equal(tarn_reader_iter(r, L, (uint64_t)hs[4].offset + 1, &it), 0);
+  assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+  assert_int_equal(e.offset, (uint64_t)hs[4].offset);
+  tarn_reader_iter_free(it);
+  tarn_reader_close(r);
+  /* a reader implementing another binding rejects the files (LS-059) */
+  const char *other[] = {"SOME_OTHER_SERDE"};
+  tarn_reader_options ro;
+  tarn_reader_options_default(&ro);
+  ro.serde_types = other;
+  ro.n_serde_types = 1;
+  assert_int_equal(tarn_reader_open(E.m, E.wal, cs, &ro, &r), 0);
+  assert_int_equal(tarn_reader_iter(r, L, 0, &it), 0);
+  assert_true(tarn_reader_next(it, &e, 0) < 0);
+  assert_non_null(strstr(tarn_errmsg(), "a-0.parquet"));
+  tarn_reader_iter_free(it);
+  tarn_reader_close(r);
+  for (int i = 0; i < N; i++)
+    free(pl[i]);
+  tarn_buf_free(&val);
+  tarn_objstore_close(cs);
+  tarn_objstore_mem_drop(uri + 4);
+  assert_int_equal(tarn_writer_close(w), 0);
+  env_close(&E);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(append_then_read),
@@ -700,6 +852,7 @@ int main(void) {
       cmocka_unit_test(dispatch_by_file_type),
       cmocka_unit_test(tailing),
       cmocka_unit_test(keys_only_from_sequenced_put),
+      cmocka_unit_test(parquet_record_read),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

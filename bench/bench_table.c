@@ -2,13 +2,19 @@
 #include "bench.h"
 
 int bench_wal(void);
-int bench_log(void);
+int bench_entryindex(void);
 int bench_companion(void);
 int bench_parquet(void);
+int bench_meta(void);
+int bench_objstore(void);
+int bench_log(void);
 
 const tarn_bench bench_table[] = {
     {"wal", "WAL object encode and zero-copy decode, 4 MiB of 1 KiB entries, 4 logs", bench_wal},
-    {"log", "append (100 B/1 KiB/64 KiB, 1 and 8 producers) vs dd fsync; latency; catch-up read vs cat", bench_log},
+    {"entryindex", "EntryIndex values and entry offsets: encode/decode", bench_entryindex},
     {"companion", "companion file write/read of 10,000 rows; CRC32C", bench_companion},
     {"parquet", "compacted-file Parquet writer and reader, 256 MiB of payloads", bench_parquet},
+    {"meta", "metadata store: sequenced puts/s, 1 and 8 clients, sqlite: and etcd://", bench_meta},
+    {"objstore", "create-only 4 MiB PUTs (file://, s3://) vs dd conv=fsync", bench_objstore},
+    {"log", "append (100 B/1 KiB/64 KiB, 1 and 8 producers) vs dd fsync; latency; catch-up read vs cat", bench_log},
     {NULL, NULL, NULL}};

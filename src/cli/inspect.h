@@ -21,7 +21,6 @@ void tarn_inspect_file_index_print(const tarn_file_index *fi, int64_t s, const c
 
 int tarn_inspect_wal(int argc, char **argv);
 int tarn_inspect_key(int argc, char **argv);
-
 int tarn_inspect_companion(int argc, char **argv);
 int tarn_inspect_kafka(int argc, char **argv);
 

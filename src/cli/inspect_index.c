@@ -1,4 +1,5 @@
 /* tarn inspect index: an offset index value, version 3 (EntryIndex) or legacy 1/2. */
+#include <ctype.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -14,7 +15,21 @@ static const char usage[] =
     "begins 08 03) or a legacy version 1/2 string (which begins with a digit), and\n"
     "shows every field. A RAW record's entry boundaries are shown with its entries\n"
     "[start, end) relative to the record's start offset; a PARQUET record's file\n"
-    "index with each file's offsets, the first file based at S (default 0).\n";
+    "index with each file's offsets, the first file based at S (default 0).\n"
+    "FILE holds the value's bytes, or their hex text (hex digits and spaces only).\n";
+
+/* A file of hex digits and white space only is hex text (as the .hex files of docs/examples):
+ * no index value is, since v3 begins with the byte 08 and a legacy value has '-'. */
+static int is_hex_text(const uint8_t *p, size_t n) {
+  size_t digits = 0;
+  for (size_t i = 0; i < n; i++) {
+    if (isxdigit(p[i]))
+      digits++;
+    else if (!isspace(p[i]))
+      return 0;
+  }
+  return digits > 0;
+}
 
 static const char *enum_name(int32_t v, const char *const *names, size_t n) {
   return v >= 0 && (size_t)v < n ? names[v] : NULL;
@@ -172,6 +187,20 @@ int tarn_inspect_index(int argc, char **argv) {
   if (hex ? tarn_cli_parse_hex(hex, &p, &len) : tarn_cli_read_file(path, &p, &len))
     return hex ? tarn_cli_usage_error("inspect index", "%s", tarn_errmsg())
                : tarn_cli_fail("inspect index");
+  if (path && is_hex_text(p, len)) {
+    char *text = malloc(len + 1);
+    uint8_t *bin = NULL;
+    if (text) {
+      memcpy(text, p, len);
+      text[len] = 0;
+    }
+    int bad = !text || tarn_cli_parse_hex(text, &bin, &len);
+    free(text);
+    free(p);
+    if (bad)
+      return tarn_cli_fail("inspect index");
+    p = bin;
+  }
   int v = tarn_index_value_detect_version(p, len);
   /* A value beginning 08 is a protobuf version field: let the EntryIndex
    * decoder name the version it carries (LS-002). */

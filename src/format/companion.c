@@ -5,7 +5,6 @@
 
 #include <jansson.h>
 #include <limits.h>
-#include <openssl/evp.h>
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
@@ -13,6 +12,7 @@
 #include "format/gunzip.h"
 #include "lakehouse_entry_metadata.pb-c.h"
 #include "util/bytes.h"
+#include "util/base64.h"
 #include "util/error.h"
 
 #define WHAT "companion file"
@@ -38,31 +38,6 @@ static int parse_decimal(const char *s, size_t n, int64_t *v) {
     return -1;
   *v = (int64_t)x;
   return 0;
-}
-
-static int b64_char(int c) {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
-         c == '/';
-}
-
-/* Standard Base64 with padding (RFC 4648), checked strictly before OpenSSL
- * decodes it: EVP_DecodeBlock alone skips whitespace and miscounts padding.
- * out must hold n / 4 * 3 bytes. Returns the decoded length or -1. */
-static long b64_decode(const char *s, size_t n, uint8_t *out) {
-  if (n % 4 || n > INT_MAX)
-    return -1;
-  size_t pad = 0;
-  if (n && s[n - 1] == '=')
-    pad = n >= 2 && s[n - 2] == '=' ? 2 : 1;
-  for (size_t i = 0; i < n - pad; i++)
-    if (!b64_char((unsigned char)s[i]))
-      return -1;
-  if (n == 0)
-    return 0;
-  int r = EVP_DecodeBlock(out, (const unsigned char *)s, (int)n);
-  if (r < 0)
-    return -1;
-  return (long)r - (long)pad;
 }
 
 static int check_header(const tarn_entry_header *h, char *why, size_t whylen) {
@@ -92,6 +67,7 @@ struct tarn_companion_writer {
   size_t nrows, cap;
   uint64_t next_min;  /* the least offset the next row may have */
   tarn_buf meta;
+  tarn_buf b64;       /* the metadata as Base64 text */
 };
 
 static int emit_deflate(tarn_companion_writer *w, const void *p, size_t n, int flush) {
@@ -184,6 +160,7 @@ int tarn_companion_writer_open(tarn_companion_writer **wp, tarn_buf *out, size_t
   w->block_rows = block_rows ? block_rows : TARN_COMPANION_BLOCK_ROWS;
   w->flags = flags;
   tarn_buf_init(&w->meta);
+  tarn_buf_init(&w->b64);
   if (!(w->block = json_array())) {
     free(w);
     return tarn__err(TARN_ENOMEM, "out of memory");
@@ -210,6 +187,7 @@ void tarn_companion_writer_free(tarn_companion_writer *w) {
   json_decref(w->block);
   free(w->offsets);
   tarn_buf_free(&w->meta);
+  tarn_buf_free(&w->b64);
   free(w);
 }
 
@@ -233,15 +211,14 @@ int tarn_companion_writer_add(tarn_companion_writer *w, const tarn_entry_header 
   int rc = tarn_companion_encode_metadata(&w->meta, h);
   if (rc)
     return rc;
-  char b64[64];                      /* 4 * ceil(44 / 3) + 1: a header packs to at most 44 bytes */
   char dec[24];
-  if (w->meta.len > 44)
-    return tarn__err(TARN_ERANGE, "companion writer: metadata of %zu bytes", w->meta.len);
-  int n = EVP_EncodeBlock((unsigned char *)b64, w->meta.data, (int)w->meta.len);
+  tarn_buf_reset(&w->b64);
+  if ((rc = tarn__b64_encode(w->meta.data, w->meta.len, &w->b64)))
+    return rc;
   snprintf(dec, sizeof dec, "%lld", (long long)h->offset);
   json_t *row = json_object();
   /* Key order metadata, then offset, as Ursa's rows come out (§3.7). */
-  if (!row || json_object_set_new(row, "metadata", json_stringn(b64, (size_t)n)) ||
+  if (!row || json_object_set_new(row, "metadata", json_stringn((const char *)w->b64.data, w->b64.len)) ||
       json_object_set_new(row, "offset", json_string(dec)) || json_array_append_new(w->block, row)) {
     json_decref(row);
     return tarn__err(TARN_ENOMEM, "out of memory");
@@ -298,8 +275,7 @@ void tarn_companion_free(tarn_companion *c) {
 typedef struct reader {
   tarn_companion *c;
   size_t rows_cap, blocks_cap;
-  uint8_t *meta;      /* scratch for decoded metadata */
-  size_t meta_cap;
+  tarn_buf meta;      /* scratch for decoded metadata */
 } reader;
 
 /* Decodes one row object of the block whose JSON starts at pos. */
@@ -322,18 +298,12 @@ static int decode_row(reader *r, json_t *obj, size_t pos, size_t b, size_t i) {
                          "block %zu row %zu (row %zu): offset \"%.40s\" is not a canonical decimal",
                          b, i, row, json_string_value(jo));
   size_t mlen = json_string_length(jm);
-  if (mlen / 4 * 3 + 3 > r->meta_cap) {
-    uint8_t *m = realloc(r->meta, mlen / 4 * 3 + 3);
-    if (!m)
-      return tarn__err(TARN_ENOMEM, "out of memory");
-    r->meta = m, r->meta_cap = mlen / 4 * 3 + 3;
-  }
-  long n = b64_decode(json_string_value(jm), mlen, r->meta);
-  if (n < 0)
+  tarn_buf_reset(&r->meta);
+  if (tarn__b64_decode(json_string_value(jm), mlen, &r->meta, "metadata"))
     return tarn__corrupt(WHAT, pos, "block %zu row %zu (row %zu): metadata is not padded standard Base64",
                          b, i, row);
   /* Unknown fields (the reserved 1 and 3) and schemaVersion are skipped. */
-  pb_meta *m = materialization__proto__lakehouse_entry_metadata__unpack(NULL, (size_t)n, r->meta);
+  pb_meta *m = materialization__proto__lakehouse_entry_metadata__unpack(NULL, r->meta.len, r->meta.data);
   if (!m)
     return tarn__corrupt(WHAT, pos,
                          "block %zu row %zu (row %zu): metadata is not a LakehouseEntryMetadata",
@@ -469,7 +439,7 @@ static int decode_map(reader *r, const uint8_t *p, size_t n, size_t pos) {
 
 int tarn_companion_decode_stream(tarn_companion *c, const void *stream, size_t len) {
   memset(c, 0, sizeof *c);
-  reader r = {c, 0, 0, NULL, 0};
+  reader r = {.c = c};
   tarn__rd rd;
   tarn__rd_init(&rd, stream, len, WHAT);
   int rc = 0;
@@ -516,7 +486,7 @@ int tarn_companion_decode_stream(tarn_companion *c, const void *stream, size_t l
   }
   c->stream_len = len;
 out:
-  free(r.meta);
+  tarn_buf_free(&r.meta);
   if (rc)
     tarn_companion_free(c);
   return rc;

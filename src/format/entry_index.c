@@ -43,7 +43,7 @@ static int is_string(int kind, uint64_t field) {
   return (kind == K_INDEX && field == 2) || kind == K_EXTRA;
 }
 
-static int walk(const uint8_t *p, size_t len, size_t base, int kind, int depth, scan *sc) {
+static int walk(const uint8_t *p, size_t len, size_t base, int kind, scan *sc) {
   tarn__rd r;
   tarn__rd_init(&r, p, len, WHAT);
   r.base = base;
@@ -57,7 +57,7 @@ static int walk(const uint8_t *p, size_t len, size_t base, int kind, int depth, 
     int wt = (int)(tag & 7);
     if (field == 0)
       return tarn__corrupt(WHAT, at, "field number 0");
-    int want = depth == 0 || kind != K_INDEX ? expected_wire_type(kind, field) : -1;
+    int want = expected_wire_type(kind, field);
     if (want >= 0 && want != wt)
       return tarn__corrupt(WHAT, at, "field %llu has wire type %d, expected %d",
                            (unsigned long long)field, wt, want);
@@ -84,9 +84,9 @@ static int walk(const uint8_t *p, size_t len, size_t base, int kind, int depth, 
       if (is_string(kind, field) && memchr(body, 0, (size_t)v))
         return tarn__corrupt(WHAT, body_at + (size_t)((const uint8_t *)memchr(body, 0, (size_t)v) - body),
                              "string field %llu contains a NUL byte", (unsigned long long)field);
-      if (kind == K_INDEX && field == 10 && (rc = walk(body, (size_t)v, body_at, K_OFFSETS, 1, sc)))
+      if (kind == K_INDEX && field == 10 && (rc = walk(body, (size_t)v, body_at, K_OFFSETS, sc)))
         return rc;
-      if (kind == K_INDEX && field == 11 && (rc = walk(body, (size_t)v, body_at, K_EXTRA, 1, sc)))
+      if (kind == K_INDEX && field == 11 && (rc = walk(body, (size_t)v, body_at, K_EXTRA, sc)))
         return rc;
       if (kind == K_OFFSETS && field == 3)
         sc->payload_off = body_at;
@@ -256,7 +256,7 @@ int tarn_entry_index_decode(const uint8_t *p, size_t len, tarn_entry_index *out)
   scan sc;
   memset(&sc, 0, sizeof sc);
   memset(out, 0, sizeof *out);
-  int rc = walk(p, len, 0, K_INDEX, 0, &sc);
+  int rc = walk(p, len, 0, K_INDEX, &sc);
   if (rc) {
     free(sc.extra_off);
     return rc;

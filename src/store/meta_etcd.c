@@ -1,5 +1,820 @@
-/* placeholder */
+/* etcd://HOST:PORT[,HOST:PORT...] — the metadata store on etcd v3, through
+ * its JSON gateway (POST /v3/kv/range|put|deleterange|txn, /v3/lease/...,
+ * /v3/watch) with libcurl and jansson. docs/meta-etcd.md has the mapping of
+ * every primitive; in short:
+ *
+ *   etcd key   = "T" partition 0x00 tarn_meta_key_encode(key)
+ *                (bytewise etcd order = the store's key order, per partition)
+ *   etcd value = 0x01, created_ms (8 bytes BE), nonce (8 bytes), value
+ *   version    = the record's mod_revision (store-wide, grows on every write)
+ *   session    = a lease (TTL = session timeout) kept alive by a thread;
+ *                ephemeral records carry the lease
+ *
+ * Writes that must keep the creation timestamp (Put, CompareAndSet) and the
+ * sequenced put are read-then-transaction loops guarded by mod_revision
+ * compares, retried on conflict. The JSON gateway omits false and zero
+ * fields: a failed txn has no "succeeded", a count of 0 is absent.
+ *
+ * On a connection error a request moves to the next endpoint. A write whose
+ * outcome is unknown reports TARN_EUNKNOWN, except the sequenced put, which
+ * finds out itself: its value carries a random nonce that it looks for under
+ * the keys it tried before trying again, and its range compare makes a late
+ * commit of an earlier attempt and a new attempt exclusive. */
+#include <curl/curl.h>
+#include <jansson.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
 #include "store/meta_vfs.h"
+#include "tarn/buf.h"
+#include "util/bytes.h"
 #include "util/error.h"
-static int o(tarn_meta *m, const char *t) { return tarn__err(TARN_EUNSUPPORTED, "etcd: not built"); }
-const tarn__meta_vfs tarn__meta_vfs_etcd = {TARN__META_VFS_VERSION, "etcd", o, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL};
+
+#define HDR 17             /* value header: tag, created_ms, nonce */
+#define POOL 16
+#define REQ_TIMEOUT_MS 5000
+#define RETRY_MS 15000     /* how long reads and safe retries keep trying */
+
+typedef struct ehandle {
+  char **eps;
+  int neps;
+  atomic_int cur;
+  pthread_mutex_t pool_mu;
+  CURL *pool[POOL];
+  int npool;
+  int64_t lease, ttl_s;
+  pthread_t ka;
+  pthread_mutex_t ka_mu;
+  pthread_cond_t ka_cv;
+  int stop, ka_started;
+} ehandle;
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static void curl_init(void) { curl_global_init(CURL_GLOBAL_DEFAULT); }
+
+static int64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void sleep_ms(int ms) {
+  struct timespec d = {ms / 1000, (long)(ms % 1000) * 1000000};
+  nanosleep(&d, NULL);
+}
+
+/* ---- base64 and keys -------------------------------------------------------- */
+
+static char *b64(const uint8_t *p, size_t n) {
+  char *s = malloc(4 * ((n + 2) / 3) + 1);
+  if (s) EVP_EncodeBlock((unsigned char *)s, p, (int)n);
+  return s;
+}
+
+/* Decodes base64 into a malloc'd buffer; NULL on bad input or no memory. */
+static uint8_t *unb64(const char *s, size_t *n) {
+  size_t len = strlen(s);
+  if (len % 4) return NULL;
+  uint8_t *out = malloc(len / 4 * 3 + 1);
+  if (!out) return NULL;
+  int r = EVP_DecodeBlock(out, (const unsigned char *)s, (int)len);
+  if (r < 0) {
+    free(out);
+    return NULL;
+  }
+  size_t pad = len >= 1 && s[len - 1] == '=' ? (len >= 2 && s[len - 2] == '=' ? 2 : 1) : 0;
+  *n = (size_t)r - pad;
+  return out;
+}
+
+/* "T" part 0x00 [encoded key] [extra byte], base64. extra < 0: none. */
+static char *ekey(const char *part, const char *key, int extra) {
+  tarn_buf b = TARN_BUF_INIT;
+  size_t pl = strlen(part), kl = key ? tarn_meta_key_encode(key, NULL) : 0;
+  if (tarn_buf_reserve(&b, 3 + pl + kl)) return NULL;
+  tarn_buf_putc(&b, 'T');
+  tarn_buf_append(&b, part, pl);
+  tarn_buf_putc(&b, 0);
+  if (key) b.len += tarn_meta_key_encode(key, b.data + b.len);
+  if (extra >= 0) tarn_buf_putc(&b, (uint8_t)extra);
+  char *s = b64(b.data, b.len);
+  tarn_buf_free(&b);
+  return s;
+}
+
+/* The end of a partition's key space: "T" part 0x01. */
+static char *epart_end(const char *part) {
+  size_t pl = strlen(part);
+  uint8_t *p = malloc(pl + 2);
+  if (!p) return NULL;
+  p[0] = 'T';
+  memcpy(p + 1, part, pl);
+  p[pl + 1] = 1;
+  char *s = b64(p, pl + 2);
+  free(p);
+  return s;
+}
+
+static int64_t jint(json_t *o, const char *name) {
+  /* int64 fields arrive as decimal strings; absent means 0 */
+  json_t *v = json_object_get(o, name);
+  if (json_is_string(v)) return strtoll(json_string_value(v), NULL, 10);
+  if (json_is_integer(v)) return json_integer_value(v);
+  return 0;
+}
+
+/* ---- HTTP ---------------------------------------------------------------------- */
+
+static size_t on_body(char *p, size_t sz, size_t n, void *arg) {
+  return tarn_buf_append(arg, p, sz * n) ? 0 : sz * n;
+}
+
+static CURL *pool_get(ehandle *h) {
+  pthread_mutex_lock(&h->pool_mu);
+  CURL *c = h->npool ? h->pool[--h->npool] : NULL;
+  pthread_mutex_unlock(&h->pool_mu);
+  return c ? c : curl_easy_init();
+}
+
+static void pool_put(ehandle *h, CURL *c) {
+  pthread_mutex_lock(&h->pool_mu);
+  if (h->npool < POOL) {
+    h->pool[h->npool++] = c;
+    c = NULL;
+  }
+  pthread_mutex_unlock(&h->pool_mu);
+  if (c) curl_easy_cleanup(c);
+}
+
+enum { SAFE = 0, UNSAFE = 1 }; /* may a failed request be sent again? */
+
+/* POSTs body to path; *out gets the parsed 200 response. A request that is
+ * safe to repeat (reads; writes not yet sent) moves on to the next endpoint
+ * until RETRY_MS passes; otherwise a transport failure after sending gives
+ * TARN_EUNKNOWN. */
+static int post(ehandle *h, const char *path, json_t *req, int unsafe, json_t **out) {
+  *out = NULL;
+  char *body = json_dumps(req, JSON_COMPACT);
+  if (!body) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  int64_t deadline = mono_ms() + RETRY_MS;
+  int rc = 0, tries = 0;
+  for (;;) {
+    int ep = atomic_load(&h->cur) % h->neps;
+    char url[512];
+    snprintf(url, sizeof url, "http://%s%s", h->eps[ep], path);
+    CURL *c = pool_get(h);
+    if (!c) {
+      rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+      break;
+    }
+    tarn_buf resp = TARN_BUF_INIT;
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)REQ_TIMEOUT_MS);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    CURLcode cc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    pool_put(h, c);
+    int retry = 0;
+    json_t *j = NULL;
+    if (cc != CURLE_OK) {
+      if (cc == CURLE_COULDNT_CONNECT || !unsafe)
+        retry = 1, rc = tarn__err(TARN_EUNAVAIL, "etcd %s%s: %s", h->eps[ep], path,
+                                  curl_easy_strerror(cc));
+      else
+        rc = tarn__err(TARN_EUNKNOWN, "etcd %s%s: %s (the write may have taken effect)",
+                       h->eps[ep], path, curl_easy_strerror(cc));
+    } else {
+      j = json_loadb((const char *)resp.data, resp.len, 0, NULL);
+      if (!j) {
+        rc = tarn__err(TARN_EIO, "etcd %s%s: HTTP %ld, response is not JSON", h->eps[ep],
+                       path, status);
+      } else if (status == 200) {
+        *out = j;
+        rc = 0;
+        j = NULL;
+      } else {
+        const char *msg = json_string_value(json_object_get(j, "message"));
+        int64_t code = jint(j, "code");
+        if (!msg) msg = "?";
+        if (strstr(msg, "lease not found"))
+          rc = tarn__err(TARN_ESESSION, "etcd: %s", msg);
+        else if (code == 14 || code == 4 || strstr(msg, "leader") || strstr(msg, "timed out")) {
+          if (unsafe)
+            rc = tarn__err(TARN_EUNKNOWN, "etcd %s%s: %s (the write may have taken effect)",
+                           h->eps[ep], path, msg);
+          else
+            retry = 1, rc = tarn__err(TARN_EUNAVAIL, "etcd %s%s: %s", h->eps[ep], path, msg);
+        } else {
+          rc = tarn__err(TARN_EIO, "etcd %s%s: HTTP %ld: %s", h->eps[ep], path, status, msg);
+        }
+      }
+    }
+    json_decref(j);
+    tarn_buf_free(&resp);
+    if (!retry) break;
+    /* next endpoint; after a full round, pause */
+    atomic_compare_exchange_strong(&h->cur, &ep, (ep + 1) % h->neps);
+    if (++tries % h->neps == 0) {
+      if (mono_ms() > deadline) break;
+      sleep_ms(100);
+    }
+  }
+  free(body);
+  return rc;
+}
+
+/* ---- records -------------------------------------------------------------------- */
+
+static int kv_to_rec(json_t *kv, const char *part, int values, tarn_meta_rec *r,
+                     int64_t *lease, uint64_t *nonce) {
+  size_t kn, vn;
+  const char *ks = json_string_value(json_object_get(kv, "key"));
+  const char *vs = json_string_value(json_object_get(kv, "value"));
+  uint8_t *k = unb64(ks ? ks : "", &kn);
+  uint8_t *v = unb64(vs ? vs : "", &vn);
+  size_t pl = strlen(part) + 2;
+  int rc = 0;
+  char *key = NULL;
+  if (!k || !v || kn < pl) {
+    rc = tarn__err(TARN_ECORRUPT, "etcd: a record's key or value is not base64 of a tarn key");
+  } else if (vn < HDR || v[0] != 1) {
+    rc = tarn__corrupt("etcd value header", vn < HDR ? vn : 0, "not a tarn record");
+  } else if (!(key = malloc(kn - pl + 1))) {
+    rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  } else if ((rc = tarn_meta_key_decode(k + pl, kn - pl, key)) == 0) {
+    rc = tarn__meta_rec_set(r, key, values ? v + HDR : NULL, vn - HDR,
+                            jint(kv, "mod_revision"), (int64_t)tarn__ld_be64(v + 1));
+    if (lease) *lease = jint(kv, "lease");
+    if (nonce) *nonce = tarn__ld_be64(v + 9);
+  }
+  free(key);
+  free(k);
+  free(v);
+  return rc;
+}
+
+static char *evalue(const void *val, size_t len, int64_t created, uint64_t nonce) {
+  uint8_t *p = malloc(HDR + len);
+  if (!p) return NULL;
+  p[0] = 1;
+  tarn__st_be64(p + 1, (uint64_t)created);
+  tarn__st_be64(p + 9, nonce);
+  if (len) memcpy(p + HDR, val, len);
+  char *s = b64(p, HDR + len);
+  free(p);
+  return s;
+}
+
+static uint64_t rand64(void) {
+  uint64_t x = 0;
+  if (RAND_bytes((unsigned char *)&x, sizeof x) != 1) x = (uint64_t)mono_ms() * 0x9e3779b97f4a7c15u;
+  return x;
+}
+
+static json_t *range_req(const char *key, const char *end, int desc) {
+  json_t *req = json_pack("{s:s, s:s, s:s}", "key", key, "range_end", end, "limit", "1");
+  if (req && desc) {
+    json_object_set_new(req, "sort_order", json_string("DESCEND"));
+    json_object_set_new(req, "sort_target", json_string("KEY"));
+  }
+  return req;
+}
+
+/* One range request: [key, end) with an order; the first kv (or NULL). */
+static int range_one(ehandle *h, const char *key, const char *end, int desc, json_t **resp,
+                     json_t **kv) {
+  json_t *req = range_req(key, end, desc);
+  if (!req) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  int rc = post(h, "/v3/kv/range", req, SAFE, resp);
+  json_decref(req);
+  *kv = rc ? NULL : json_array_get(json_object_get(*resp, "kvs"), 0);
+  return rc;
+}
+
+static int e_find(tarn_meta *m, const char *part, const char *key, int cmp,
+                  tarn_meta_rec *out) {
+  ehandle *h = m->impl;
+  char *k = NULL, *e = NULL;
+  int desc = 0, rc;
+  json_t *resp = NULL, *kv = NULL;
+  switch (cmp) {
+  case TARN__META_EQUAL: k = ekey(part, key, -1), e = ekey(part, key, 0); break;
+  case TARN__META_CEILING: k = ekey(part, key, -1), e = epart_end(part); break;
+  case TARN__META_HIGHER: k = ekey(part, key, 0), e = epart_end(part); break;
+  case TARN__META_FLOOR: k = ekey(part, NULL, -1), e = ekey(part, key, 0), desc = 1; break;
+  default: k = ekey(part, NULL, -1), e = ekey(part, key, -1), desc = 1; break;
+  }
+  if (!k || !e)
+    rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  else if ((rc = range_one(h, k, e, desc, &resp, &kv)) == 0) {
+    if (!kv)
+      rc = tarn__err(TARN_ENOTFOUND, "etcd: no key for \"%s\" in partition %s", key, part);
+    else
+      rc = kv_to_rec(kv, part, 1, out, NULL, NULL);
+  }
+  json_decref(resp);
+  free(k);
+  free(e);
+  return rc;
+}
+
+/* A txn: compares, then one put on success; *ok = succeeded, *rev = the
+ * revision after it. On failure the txn runs fail_range (if not NULL; the
+ * reference is stolen) and *fresp gets the whole response, so a retry needs
+ * no separate read. */
+static int txn_put(ehandle *h, json_t *compares, const char *key, const char *val,
+                   int64_t lease, json_t *fail_range, int *ok, int64_t *rev, json_t **fresp) {
+  json_t *put = json_pack("{s:s, s:s}", "key", key, "value", val);
+  if (put && lease) json_object_set_new(put, "lease", json_sprintf("%lld", (long long)lease));
+  json_t *req = json_pack("{s:o, s:[{s:o}]}", "compare", compares, "success", "request_put", put);
+  if (req && fail_range)
+    json_object_set_new(req, "failure", json_pack("[{s:o}]", "request_range", fail_range));
+  else
+    json_decref(fail_range);
+  if (!req) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  json_t *resp;
+  int rc = post(h, "/v3/kv/txn", req, UNSAFE, &resp);
+  json_decref(req);
+  if (rc) return rc;
+  *ok = json_is_true(json_object_get(resp, "succeeded"));
+  *rev = jint(json_object_get(resp, "header"), "revision");
+  if (fresp && !*ok)
+    *fresp = resp;
+  else
+    json_decref(resp);
+  return 0;
+}
+
+static json_t *cmp_mod(const char *key, const char *range_end, const char *result, int64_t rev) {
+  json_t *c = json_pack("{s:s, s:s, s:s, s:o}", "target", "MOD", "key", key, "result", result,
+                        "mod_revision", json_sprintf("%lld", (long long)rev));
+  if (!c) return NULL;
+  if (range_end) json_object_set_new(c, "range_end", json_string(range_end));
+  return c;
+}
+
+static json_t *cmp_absent(const char *key) {
+  return json_pack("{s:s, s:s, s:s, s:s}", "target", "CREATE", "key", key, "result", "EQUAL",
+                   "create_revision", "0");
+}
+
+static int e_write(tarn_meta *m, const char *part, const char *key, const void *val,
+                   size_t len, int mode, int flags, int64_t version, tarn_meta_stat *st) {
+  ehandle *h = m->impl;
+  char *k = ekey(part, key, -1), *e = ekey(part, key, 0);
+  int rc = 0;
+  if (!k || !e) {
+    rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+    goto out;
+  }
+  for (;;) {
+    int exists = 0;
+    int64_t created = tarn__meta_now_ms(), lease = 0, cur = 0;
+    if (mode != TARN__META_CREATE) {
+      json_t *resp, *kv;
+      if ((rc = range_one(h, k, e, 0, &resp, &kv))) break;
+      tarn_meta_rec r;
+      if (kv && (rc = kv_to_rec(kv, part, 0, &r, &lease, NULL)) == 0) {
+        exists = 1;
+        cur = r.stat.version;
+        created = r.stat.created_ms; /* kept when the value is replaced */
+        tarn_meta_rec_free(&r);
+      }
+      json_decref(resp);
+      if (rc) break;
+      if (mode == TARN__META_CAS && !exists) {
+        rc = tarn__err(TARN_ENOTFOUND, "etcd: compare-and-set of absent \"%s\"", key);
+        break;
+      }
+      if (mode == TARN__META_CAS && cur != version) {
+        rc = tarn__err(TARN_ECONFLICT, "etcd: \"%s\" has version %lld, not %lld", key,
+                       (long long)cur, (long long)version);
+        break;
+      }
+    } else if (flags & TARN_META_EPHEMERAL) {
+      lease = h->lease;
+    }
+    char *v = evalue(val, len, created, rand64());
+    json_t *c = json_array();
+    json_t *one = exists ? cmp_mod(k, NULL, "EQUAL", cur) : cmp_absent(k);
+    if (!v || !c || !one || json_array_append_new(c, one)) {
+      free(v), json_decref(c);
+      rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+      break;
+    }
+    int ok;
+    int64_t rev;
+    rc = txn_put(h, c, k, v, lease, NULL, &ok, &rev, NULL);
+    free(v);
+    if (rc == TARN_ESESSION) tarn__meta_session_ended(m);
+    if (rc) break;
+    if (ok) {
+      st->version = rev;
+      st->created_ms = created;
+      break;
+    }
+    if (mode == TARN__META_CREATE) {
+      rc = tarn__err(TARN_EEXIST, "etcd: \"%s\" exists in partition %s", key, part);
+      break;
+    }
+    /* Put or CompareAndSet raced with another write: read again. */
+  }
+out:
+  free(k);
+  free(e);
+  return rc;
+}
+
+static int delete_range(ehandle *h, const char *k, const char *e, size_t *count) {
+  json_t *req = json_pack("{s:s, s:s}", "key", k, "range_end", e), *resp;
+  if (!req) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  int rc = post(h, "/v3/kv/deleterange", req, UNSAFE, &resp);
+  json_decref(req);
+  if (rc) return rc;
+  *count = (size_t)jint(resp, "deleted"); /* absent when 0 */
+  json_decref(resp);
+  return 0;
+}
+
+static int e_del(tarn_meta *m, const char *part, const char *key) {
+  char *k = ekey(part, key, -1), *e = ekey(part, key, 0);
+  size_t n = 0;
+  int rc = k && e ? delete_range(m->impl, k, e, &n) : tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  free(k);
+  free(e);
+  if (rc == 0 && n == 0) rc = tarn__err(TARN_ENOTFOUND, "etcd: delete of absent \"%s\"", key);
+  return rc;
+}
+
+static int e_del_range(tarn_meta *m, const char *part, const char *a, const char *b,
+                       size_t *count) {
+  char *k = ekey(part, a, -1), *e = ekey(part, b, -1);
+  int rc = k && e ? delete_range(m->impl, k, e, count)
+                  : tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  free(k);
+  free(e);
+  return rc;
+}
+
+/* Looks for our nonce under key: 1 found (rec filled), 0 not, <0 error. */
+static int find_nonce(ehandle *h, const char *part, const char *key, uint64_t nonce,
+                      tarn_meta_rec *out) {
+  char *k = ekey(part, key, -1), *e = ekey(part, key, 0);
+  json_t *resp = NULL, *kv;
+  int rc = k && e ? range_one(h, k, e, 0, &resp, &kv) : tarn__err(TARN_ENOMEM, "etcd: oom");
+  if (rc == 0 && kv) {
+    tarn_meta_rec r;
+    uint64_t got;
+    rc = kv_to_rec(kv, part, 0, &r, NULL, &got);
+    if (rc == 0 && got == nonce) {
+      *out = r;
+      rc = 1;
+    } else if (rc == 0) {
+      tarn_meta_rec_free(&r);
+    }
+  }
+  json_decref(resp);
+  free(k);
+  free(e);
+  return rc;
+}
+
+/* Every txn, even one whose compare fails, is a raft round with an fsync,
+ * so racing sequenced puts waste the cluster's time. Clients in one process
+ * queue per partition here instead; other processes still race. */
+#define SEQ_LOCKS 64
+static pthread_mutex_t seq_locks[SEQ_LOCKS];
+static pthread_once_t seq_locks_once = PTHREAD_ONCE_INIT;
+static void seq_locks_init(void) {
+  for (int i = 0; i < SEQ_LOCKS; i++) pthread_mutex_init(&seq_locks[i], NULL);
+}
+
+static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
+                          uint64_t d2, const void *val, size_t len, tarn_meta_rec *out);
+
+static int e_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
+                     uint64_t d2, const void *val, size_t len, tarn_meta_rec *out) {
+  uint32_t hsh = 2166136261u; /* FNV-1a of the partition */
+  for (const char *p = part; *p; p++) hsh = (hsh ^ (uint8_t)*p) * 16777619u;
+  pthread_once(&seq_locks_once, seq_locks_init);
+  pthread_mutex_t *mu = &seq_locks[hsh % SEQ_LOCKS];
+  pthread_mutex_lock(mu);
+  int rc = seq_put_locked(m, part, prefix, d1, d2, val, len, out);
+  pthread_mutex_unlock(mu);
+  return rc;
+}
+
+static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
+                          uint64_t d2, const void *val, size_t len, tarn_meta_rec *out) {
+  ehandle *h = m->impl;
+  char *bound = tarn__meta_seq_bound(prefix);
+  char *lo = ekey(part, NULL, -1), *hi = bound ? ekey(part, bound, -1) : NULL;
+  char *tried[64];
+  int ntried = 0, rc = 0, unknown = 0;
+  uint64_t nonce = rand64();
+  int64_t deadline = mono_ms() + RETRY_MS;
+  json_t *state = NULL; /* a range response: the last key below the bound */
+  json_t *kv = NULL;
+  int64_t rev = 0;
+  if (!lo || !hi) {
+    rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+    goto out;
+  }
+  for (int attempt = 0;; attempt++) {
+    /* Did an attempt whose outcome we did not learn commit after all? */
+    for (int i = 0; unknown && i < ntried; i++) {
+      rc = find_nonce(h, part, tried[i], nonce, out);
+      if (rc) goto out; /* found (1) or error */
+    }
+    if (!state) {
+      if ((rc = range_one(h, lo, hi, 1, &state, &kv))) goto out;
+      rev = jint(json_object_get(state, "header"), "revision");
+    }
+    tarn_meta_rec last = {0};
+    char *lastk = NULL, *key = NULL;
+    if (kv && (rc = kv_to_rec(kv, part, 0, &last, NULL, NULL)) == 0) lastk = last.key;
+    if (rc == 0) rc = tarn__meta_seq_key(prefix, lastk, d1, d2, &key);
+    json_t *c = json_array();
+    char *ek = key ? ekey(part, key, -1) : NULL, *el = lastk ? ekey(part, lastk, -1) : NULL;
+    int64_t created = tarn__meta_now_ms();
+    char *v = evalue(val, len, created, nonce);
+    if (rc == 0 && (!c || !ek || !v || (lastk && !el))) rc = tarn__err(TARN_ENOMEM, "etcd: oom");
+    /* Nothing in [lo, bound) changed since rev, and the last key is still
+     * the one we read: then the new key is exactly Oxia's. */
+    if (rc == 0) json_array_append_new(c, cmp_mod(lo, hi, "LESS", rev + 1));
+    if (rc == 0 && el) json_array_append_new(c, cmp_mod(el, NULL, "EQUAL", last.stat.version));
+    json_decref(state);
+    state = NULL, kv = NULL;
+    tarn_meta_rec_free(&last);
+    free(el);
+    int ok = 0;
+    int64_t newrev = 0;
+    json_t *fresp = NULL;
+    if (rc == 0) {
+      rc = txn_put(h, c, ek, v, 0, range_req(lo, hi, 1), &ok, &newrev, &fresp);
+      c = NULL;
+    }
+    json_decref(c);
+    free(v);
+    free(ek);
+    if (rc == TARN_EUNKNOWN && ntried < 64 && mono_ms() < deadline) {
+      tried[ntried++] = key;
+      unknown = 1;
+      sleep_ms(50);
+      continue;
+    }
+    if (rc == 0 && ok) rc = tarn__meta_rec_set(out, key, NULL, 0, newrev, created);
+    free(key);
+    if (rc || ok) goto out;
+    /* Lost a race: the failure branch read the new last key at newrev. */
+    state = fresp;
+    rev = newrev;
+    json_t *rr = json_object_get(json_array_get(json_object_get(fresp, "responses"), 0),
+                                 "response_range");
+    kv = json_array_get(json_object_get(rr, "kvs"), 0);
+    if (!rr) json_decref(state), state = NULL;
+  }
+out:
+  json_decref(state);
+  if (rc == 1) rc = 0;
+  for (int i = 0; i < ntried; i++) free(tried[i]);
+  free(bound);
+  free(lo);
+  free(hi);
+  return rc;
+}
+
+static int e_range(tarn_meta *m, const char *part, const char *a, const char *b, int flags,
+                   size_t limit, int values, tarn_meta_recs *out) {
+  ehandle *h = m->impl;
+  char *k = ekey(part, a, (flags & TARN_META_AFTER) ? 0 : -1), *e = ekey(part, b, -1);
+  json_t *req = k && e ? json_pack("{s:s, s:s}", "key", k, "range_end", e) : NULL, *resp = NULL;
+  int rc = req ? 0 : tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  if (rc == 0 && limit)
+    json_object_set_new(req, "limit", json_sprintf("%zu", limit + 1));
+  if (rc == 0) rc = post(h, "/v3/kv/range", req, SAFE, &resp);
+  json_t *kvs = rc ? NULL : json_object_get(resp, "kvs");
+  for (size_t i = 0; rc == 0 && i < json_array_size(kvs); i++) {
+    if (limit && out->n == limit) {
+      out->more = 1;
+      break;
+    }
+    tarn_meta_rec *r = tarn__meta_recs_push(out);
+    rc = r ? kv_to_rec(json_array_get(kvs, i), part, values, r, NULL, NULL)
+           : tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  }
+  json_decref(resp);
+  json_decref(req);
+  free(k);
+  free(e);
+  return rc;
+}
+
+static int e_token(tarn_meta *m, int64_t *token) {
+  json_t *req = json_pack("{s:s, s:b}", "key", "AA==", "count_only", 1), *resp;
+  if (!req) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  int rc = post(m->impl, "/v3/kv/range", req, SAFE, &resp);
+  json_decref(req);
+  if (rc) return rc;
+  *token = jint(json_object_get(resp, "header"), "revision");
+  json_decref(resp);
+  return 0;
+}
+
+/* The watch stream: stop reading at the first event (or cancellation). */
+static size_t on_watch(char *p, size_t sz, size_t n, void *arg) {
+  tarn_buf *b = arg;
+  if (tarn_buf_append(b, p, sz * n) || tarn_buf_putc(b, 0)) return 0;
+  b->len--;
+  if (strstr((char *)b->data, "\"events\"") || strstr((char *)b->data, "\"canceled\"")) return 0;
+  return sz * n;
+}
+
+static int e_wait(tarn_meta *m, const char *part, const char *a, const char *b, int64_t since,
+                  int timeout_ms) {
+  ehandle *h = m->impl;
+  char *k = ekey(part, a, -1), *e = ekey(part, b, -1);
+  json_t *req = k && e ? json_pack("{s:{s:s, s:s}}", "create_request", "key", k, "range_end", e)
+                       : NULL;
+  int rc = req ? 0 : tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  char *body = NULL;
+  if (rc == 0) {
+    json_object_set_new(json_object_get(req, "create_request"), "start_revision",
+                        json_sprintf("%lld", (long long)since + 1));
+    body = json_dumps(req, JSON_COMPACT);
+    if (!body) rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  }
+  int64_t deadline = mono_ms() + timeout_ms;
+  while (rc == 0) {
+    int64_t left = deadline - mono_ms();
+    if (left <= 0) {
+      rc = tarn__err(TARN_ETIMEDOUT, "etcd: no change in %d ms", timeout_ms);
+      break;
+    }
+    int ep = atomic_load(&h->cur) % h->neps;
+    char url[512];
+    snprintf(url, sizeof url, "http://%s/v3/watch", h->eps[ep]);
+    CURL *c = curl_easy_init();
+    tarn_buf resp = TARN_BUF_INIT;
+    if (!c) {
+      rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+      break;
+    }
+    curl_easy_setopt(c, CURLOPT_URL, url);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_watch);
+    curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)left);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+    CURLcode cc = curl_easy_perform(c);
+    curl_easy_cleanup(c);
+    int hit = resp.len && tarn_buf_putc(&resp, 0) == 0 &&
+              (strstr((char *)resp.data, "\"events\"") || strstr((char *)resp.data, "\"canceled\""));
+    tarn_buf_free(&resp);
+    if (hit) break; /* a change (or a compaction: the caller re-reads) */
+    if (cc == CURLE_OPERATION_TIMEDOUT) continue;
+    /* the stream broke: another endpoint, briefly later */
+    atomic_compare_exchange_strong(&h->cur, &ep, (ep + 1) % h->neps);
+    sleep_ms(50);
+  }
+  free(body);
+  json_decref(req);
+  free(k);
+  free(e);
+  return rc;
+}
+
+/* ---- sessions: a lease and its keepalive thread ------------------------------- */
+
+static void *keepalive(void *arg) {
+  tarn_meta *m = arg;
+  ehandle *h = m->impl;
+  int64_t period = h->ttl_s * 1000 / 3, last_ok = mono_ms();
+  pthread_mutex_lock(&h->ka_mu);
+  while (!h->stop) {
+    struct timespec dl;
+    clock_gettime(CLOCK_REALTIME, &dl);
+    dl.tv_sec += period / 1000;
+    dl.tv_nsec += (long)(period % 1000) * 1000000;
+    if (dl.tv_nsec >= 1000000000) dl.tv_sec++, dl.tv_nsec -= 1000000000;
+    pthread_cond_timedwait(&h->ka_cv, &h->ka_mu, &dl);
+    if (h->stop) break;
+    pthread_mutex_unlock(&h->ka_mu);
+    json_t *req = json_pack("{s:o}", "ID", json_sprintf("%lld", (long long)h->lease)), *resp;
+    int rc = req ? post(h, "/v3/lease/keepalive", req, SAFE, &resp) : TARN_ENOMEM;
+    json_decref(req);
+    int ended = 0;
+    if (rc == 0) {
+      /* {"result":{..., "TTL":"n"}}; TTL absent (0): the lease is gone */
+      ended = jint(json_object_get(resp, "result"), "TTL") <= 0;
+      json_decref(resp);
+      last_ok = mono_ms();
+    } else if (rc == TARN_ESESSION || mono_ms() - last_ok > h->ttl_s * 1000) {
+      ended = 1;
+    }
+    pthread_mutex_lock(&h->ka_mu);
+    if (ended) {
+      pthread_mutex_unlock(&h->ka_mu);
+      tarn__meta_session_ended(m);
+      return NULL;
+    }
+  }
+  pthread_mutex_unlock(&h->ka_mu);
+  return NULL;
+}
+
+static void free_handle(ehandle *h) {
+  for (int i = 0; i < h->npool; i++) curl_easy_cleanup(h->pool[i]);
+  for (int i = 0; i < h->neps; i++) free(h->eps[i]);
+  free(h->eps);
+  pthread_mutex_destroy(&h->pool_mu);
+  pthread_mutex_destroy(&h->ka_mu);
+  pthread_cond_destroy(&h->ka_cv);
+  free(h);
+}
+
+static int e_open(tarn_meta *m, const char *target) {
+  pthread_once(&curl_once, curl_init);
+  if (strncmp(target, "//", 2) != 0 || !target[2])
+    return tarn__err(TARN_EINVAL, "etcd URI: want etcd://HOST:PORT[,HOST:PORT...]");
+  ehandle *h = calloc(1, sizeof *h);
+  if (!h) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  pthread_mutex_init(&h->pool_mu, NULL);
+  pthread_mutex_init(&h->ka_mu, NULL);
+  pthread_cond_init(&h->ka_cv, NULL);
+  atomic_init(&h->cur, 0);
+  int rc = 0;
+  for (const char *p = target + 2; *p && rc == 0;) {
+    size_t n = strcspn(p, ",/");
+    char **ne = realloc(h->eps, (size_t)(h->neps + 1) * sizeof *ne);
+    if (!ne || !(ne[h->neps] = strndup(p, n))) {
+      if (ne) h->eps = ne;
+      rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+      break;
+    }
+    h->eps = ne;
+    if (n == 0 || !strchr(h->eps[h->neps], ':'))
+      rc = tarn__err(TARN_EINVAL, "etcd URI: endpoint \"%s\" is not HOST:PORT", h->eps[h->neps]);
+    h->neps++;
+    p += n;
+    if (*p == '/') break;
+    if (*p == ',') p++;
+  }
+  /* Different handles start on different endpoints to spread the load. */
+  if (rc == 0) atomic_store(&h->cur, (int)(rand64() % (unsigned)h->neps));
+  h->ttl_s = (m->session_timeout_ms + 999) / 1000;
+  json_t *resp = NULL;
+  if (rc == 0) {
+    json_t *req = json_pack("{s:o}", "TTL", json_sprintf("%lld", (long long)h->ttl_s));
+    rc = req ? post(h, "/v3/lease/grant", req, SAFE, &resp)
+             : tarn__err(TARN_ENOMEM, "etcd: out of memory");
+    json_decref(req);
+    if (rc == TARN_EUNKNOWN) rc = TARN_EUNAVAIL;
+  }
+  if (rc == 0) {
+    h->lease = jint(resp, "ID");
+    json_decref(resp);
+    if (!h->lease) rc = tarn__err(TARN_EIO, "etcd: lease grant returned no ID");
+  }
+  if (rc == 0) {
+    m->impl = h;
+    if (pthread_create(&h->ka, NULL, keepalive, m) != 0)
+      rc = tarn__err(TARN_ENOMEM, "etcd: cannot start the keepalive thread");
+    else
+      h->ka_started = 1;
+  }
+  if (rc) {
+    m->impl = NULL;
+    free_handle(h);
+  }
+  return rc;
+}
+
+static void e_close(tarn_meta *m) {
+  ehandle *h = m->impl;
+  pthread_mutex_lock(&h->ka_mu);
+  h->stop = 1;
+  pthread_cond_signal(&h->ka_cv);
+  pthread_mutex_unlock(&h->ka_mu);
+  if (h->ka_started) pthread_join(h->ka, NULL);
+  /* Revoking the lease deletes the session's ephemeral records. */
+  json_t *req = json_pack("{s:o}", "ID", json_sprintf("%lld", (long long)h->lease)), *resp;
+  if (req && post(h, "/v3/lease/revoke", req, SAFE, &resp) == 0) json_decref(resp);
+  json_decref(req);
+  free_handle(h);
+}
+
+const tarn__meta_vfs tarn__meta_vfs_etcd = {
+    TARN__META_VFS_VERSION, "etcd", e_open, e_close, e_find, e_write, e_del,
+    e_del_range, e_seq_put, e_range, e_token, e_wait, NULL};

@@ -400,7 +400,7 @@ static int walk_dir(walk *w, int dirfd, size_t plen) {
     n++;
   }
   closedir(d);
-  if (rc == 0)
+  if (rc == 0 && n > 1)
     qsort(es, n, sizeof *es, ent_cmp);
   for (size_t i = 0; rc == 0 && i < n && w->out->n <= w->max; i++) {
     size_t kl = strlen(es[i].key);

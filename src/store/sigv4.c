@@ -141,7 +141,7 @@ int tarn__sigv4_sign(const tarn__sigv4_creds *c, const char *method, const char 
   int rc = hs ? 0 : tarn__err(TARN_ENOMEM, "sigv4: out of memory");
   for (size_t i = 0; i < nh && rc == 0; i++)
     rc = canon_header(&headers[i], &hs[i]);
-  if (rc == 0)
+  if (rc == 0 && nh > 1)
     qsort(hs, nh, sizeof *hs, pair_cmp);
   /* canonical request */
   if (!rc)

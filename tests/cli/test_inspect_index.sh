@@ -20,6 +20,11 @@ python3 -c 'import sys; sys.stdout.buffer.write(bytes.fromhex(sys.argv[1].replac
 [ "$(stat -c %s "$tmp/raw.bin")" = 61 ] || fail "raw example is not 61 bytes"
 "$TARN" inspect index "$tmp/raw.bin" | diff - <(echo "$out") || fail "file and --hex differ"
 "$TARN" inspect index - <"$tmp/raw.bin" >/dev/null || fail "stdin"
+# The example files themselves are hex text.
+"$TARN" inspect index "$TARN_SRC/docs/examples/raw-entryindex-61.hex" | diff - <(echo "$out") \
+  || fail "hex-text file"
+"$TARN" inspect index "$TARN_SRC/docs/examples/parquet-entryindex-123.hex" | grep -q '^file_type  *1 (PARQUET)$' \
+  || fail "parquet hex-text file"
 
 # --json with the spec's field names and values.
 "$TARN" inspect index --hex "$raw" --json | python3 -c '

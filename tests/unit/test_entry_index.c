@@ -30,7 +30,9 @@ static tarn_parquet_record parquet_example(void) {
   return r;
 }
 
-/* LS-026, LS-033, LS-034, LS-003: the RAW example byte for byte, and back. */
+/* LS-026, LS-033, LS-034, LS-003: the RAW example byte for byte, and back. Its 18 00
+ * (file_type RAW) shows protobuf-c writes a proto2 optional whose has_ flag is set
+ * even when the value is 0; the PARQUET example does the same with 40 00. */
 static void raw_record(void **state) {
   (void)state;
   tarn_raw_record r = raw_example();

@@ -427,30 +427,40 @@ static void check_chain(tarn_meta *m, const char *P, size_t want) {
   tarn_meta_recs_free(&rs);
 }
 
-static void seq_worker(const backend *b, const char *P, uint64_t seed, int n) {
-  tarn_meta *m = open_ok(b);
+/* n sequenced puts of log 7 with random deltas, stored in the values. No
+ * cmocka assertions here: it runs in threads and in forked children. */
+static int seq_run(tarn_meta *m, const char *P, uint64_t seed, int n) {
   char prefix[32], v[64];
   sprintf(prefix, "%020d", 7);
   for (int i = 0; i < n; i++) {
     uint64_t d1 = 1 + tu_rand(&seed) % 5, d2 = tu_rand(&seed) % 1000;
     sprintf(v, "%" PRIu64 ",%" PRIu64, d1, d2);
     tarn_meta_rec r;
-    OK(tarn_meta_sequenced_put(m, P, prefix, d1, d2, v, strlen(v), &r));
+    int rc = tarn_meta_sequenced_put(m, P, prefix, d1, d2, v, strlen(v), &r);
+    if (rc) {
+      fprintf(stderr, "sequenced put: %s\n", tarn_errmsg());
+      return rc;
+    }
     tarn_meta_rec_free(&r);
   }
-  tarn_meta_close(m);
+  return 0;
 }
 
 typedef struct seq_arg {
   const backend *b;
+  tarn_meta *shared; /* a handle several threads use at once, or NULL */
   const char *P;
   uint64_t seed;
   int n;
+  int rc;
 } seq_arg;
 
 static void *seq_thread(void *p) {
   seq_arg *a = p;
-  seq_worker(a->b, a->P, a->seed, a->n);
+  tarn_meta *m = a->shared;
+  if (!m && (a->rc = tarn_meta_open(a->b->uri, &m))) return NULL;
+  a->rc = seq_run(m, a->P, a->seed, a->n);
+  if (!a->shared) tarn_meta_close(m);
   return NULL;
 }
 
@@ -461,14 +471,19 @@ static void test_sequenced_put_threads(void **state) {
   enum { T = 6, N = 25 };
   pthread_t th[T];
   seq_arg args[T];
+  /* Half the threads share one handle (handles are thread-safe), the others
+   * have their own. */
+  tarn_meta *shared = open_ok(b);
   for (int i = 0; i < T; i++) {
-    args[i] = (seq_arg){b, P, (uint64_t)i + 1, N};
+    args[i] = (seq_arg){b, i % 2 ? shared : NULL, P, (uint64_t)i + 1, N, 0};
     pthread_create(&th[i], NULL, seq_thread, &args[i]);
   }
-  for (int i = 0; i < T; i++) pthread_join(th[i], NULL);
-  tarn_meta *m = open_ok(b);
-  check_chain(m, P, T * N);
-  tarn_meta_close(m);
+  for (int i = 0; i < T; i++) {
+    pthread_join(th[i], NULL);
+    OK(args[i].rc);
+  }
+  check_chain(shared, P, T * N);
+  tarn_meta_close(shared);
 }
 
 static void test_sequenced_put_processes(void **state) {
@@ -485,7 +500,11 @@ static void test_sequenced_put_processes(void **state) {
     pids[i] = fork();
     assert_true(pids[i] >= 0);
     if (pids[i] == 0) {
-      seq_worker(b, P, (uint64_t)i + 100, N);
+      /* No cmocka assertions in a child: they would unwind into a copy of
+       * the parent's test runner. */
+      tarn_meta *m = NULL;
+      if (tarn_meta_open(b->uri, &m) || seq_run(m, P, (uint64_t)i + 100, N)) _exit(3);
+      tarn_meta_close(m);
       _exit(0);
     }
   }
@@ -511,9 +530,10 @@ typedef struct cas_arg {
 
 static void *cas_thread(void *p) {
   cas_arg *a = p;
-  tarn_meta *m = open_ok(a->b);
+  tarn_meta *m = NULL;
+  int orc = tarn_meta_open(a->b->uri, &m);
   pthread_barrier_wait(a->bar);
-  a->rc = tarn_meta_cas(m, a->P, "/mark-deleted-offsets/7", "9", 1, a->version, NULL);
+  a->rc = orc ? orc : tarn_meta_cas(m, a->P, "/mark-deleted-offsets/7", "9", 1, a->version, NULL);
   tarn_meta_close(m);
   return NULL;
 }
@@ -625,19 +645,74 @@ static void test_ephemeral_sigkill(void **state) {
   tarn_meta_close(m);
 }
 
+/* A holder that stops (SIGSTOP) for longer than its session timeout loses
+ * its session: its ephemeral record goes, and once it runs again it learns
+ * so from tarn_meta_session_ok() and cannot create ephemerals. */
+static void test_session_expiry_detected(void **state) {
+  const backend *b = begin(state);
+  if (!b->multiprocess) {
+    print_message("[%s] in-process store: see test_mem_faults\n", b->name);
+    skip();
+  }
+  char P[32];
+  fresh_part(P, sizeof P);
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    tarn_meta *m = NULL;
+    if (tarn_meta_open(b->uri, &m) ||
+        tarn_meta_create(m, P, "/stream-write-leases/7/s", "s", 1, TARN_META_EPHEMERAL, NULL))
+      _exit(1);
+    if (write(fds[1], "k", 1) != 1) _exit(1);
+    /* stopped here by the parent, for longer than the timeout */
+    int64_t t0 = mono_ms();
+    while (tarn_meta_session_ok(m) == 0 && mono_ms() - t0 < 3 * SESSION_MS + 5000) usleep(20000);
+    int ok = tarn_meta_session_ok(m) == TARN_ESESSION &&
+             tarn_meta_create(m, P, "/x", "x", 1, TARN_META_EPHEMERAL, NULL) == TARN_ESESSION;
+    tarn_meta_close(m);
+    _exit(ok ? 0 : 2);
+  }
+  close(fds[1]);
+  char c;
+  assert_int_equal(read(fds[0], &c, 1), 1);
+  close(fds[0]);
+  kill(pid, SIGSTOP);
+  tarn_meta *m = open_ok(b);
+  tarn_meta_rec r;
+  int64_t t0 = mono_ms();
+  int rc;
+  while ((rc = tarn_meta_get(m, P, "/stream-write-leases/7/s", &r)) == 0) {
+    tarn_meta_rec_free(&r);
+    if (mono_ms() - t0 > 4 * SESSION_MS + 3000) break;
+    usleep(50000);
+  }
+  OK(tarn_meta_put(m, P, "/poke", "x", 1, NULL)); /* sqlite: a write cleans up */
+  kill(pid, SIGCONT);
+  int st;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  assert_int_equal(rc, TARN_ENOTFOUND);
+  assert_true(WIFEXITED(st));
+  if (WEXITSTATUS(st) != 0) fail_msg("the stopped holder did not learn that its session ended");
+  tarn_meta_close(m);
+}
+
 /* ---- change notification ------------------------------------------------- */
 
 typedef struct late_arg {
   const backend *b;
   const char *P;
+  int rc;
 } late_arg;
 
 static void *late_put(void *p) {
   late_arg *a = p;
-  tarn_meta *m = open_ok(a->b);
+  tarn_meta *m = NULL;
+  if ((a->rc = tarn_meta_open(a->b->uri, &m))) return NULL;
   usleep(200000);
   tarn_meta_rec r;
-  OK(tarn_meta_sequenced_put(m, a->P, "00000000000000000007", 1, 1, "x", 1, &r));
+  a->rc = tarn_meta_sequenced_put(m, a->P, "00000000000000000007", 1, 1, "x", 1, &r);
   tarn_meta_rec_free(&r);
   tarn_meta_close(m);
   return NULL;
@@ -657,12 +732,13 @@ static void test_wait_for_change(void **state) {
   assert_int_equal(tarn_meta_wait_for_change(m, P, lo, hi, tok, 300), TARN_ETIMEDOUT);
   assert_true(mono_ms() - t0 >= 250);
   pthread_t th;
-  late_arg a = {b, P};
+  late_arg a = {b, P, 0};
   pthread_create(&th, NULL, late_put, &a);
   t0 = mono_ms();
   OK(tarn_meta_wait_for_change(m, P, lo, hi, tok, 5000));
   int64_t waited = mono_ms() - t0;
   pthread_join(th, NULL);
+  OK(a.rc);
   assert_true(waited < 4000);
   tarn_meta_rec r;
   OK(tarn_meta_floor(m, P, hi, &r));
@@ -683,7 +759,7 @@ static void test_mem_faults(void **state) {
   if (strcmp(b->name, "mem") != 0) {
     assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_FAIL, 1), TARN_EUNSUPPORTED);
     tarn_meta_close(m);
-    skip();
+    return;
   }
   char P[32];
   fresh_part(P, sizeof P);
@@ -748,7 +824,8 @@ static void test_cluster_leader_kill(void **state) {
   if (!fgets(port, sizeof port, f)) port[0] = 0;
   int st = pclose(f);
   if (st != 0 || !port[0]) fail_msg("could not find and kill the etcd leader");
-  print_message("[%s] killed the leader (client port %s)", b->name, port);
+  port[strcspn(port, "\n")] = 0;
+  print_message("[%s] killed the leader (client port %s)\n", b->name, port);
   int64_t t0 = mono_ms();
   for (int i = 0; i < 5; i++) {
     int rc;
@@ -765,7 +842,6 @@ static void test_cluster_leader_kill(void **state) {
   check_chain(m, P, 10);
   tarn_meta_close(m);
   /* Restart the killed member so later tests and runs find three nodes. */
-  port[strcspn(port, "\n")] = 0;
   snprintf(cmd, sizeof cmd, "sh %s/restart-%s.sh >/dev/null 2>&1", dir, port);
   if (system(cmd) != 0) print_message("[%s] could not restart the killed member\n", b->name);
 }
@@ -781,21 +857,30 @@ static void test_cluster_leader_kill(void **state) {
       cmocka_unit_test(test_cas_race),                                         \
       cmocka_unit_test(test_ephemeral_close),                                  \
       cmocka_unit_test(test_ephemeral_sigkill),                                \
+      cmocka_unit_test(test_session_expiry_detected),                          \
       cmocka_unit_test(test_wait_for_change),                                  \
       cmocka_unit_test(test_mem_faults),                                       \
       cmocka_unit_test(test_cluster_leader_kill),                              \
   }
 
-int main(void) {
+/* ctest-variants: mem sqlite etcd etcd-cluster */
+int main(int argc, char **argv) {
   SUITE(t_mem);
   SUITE(t_sqlite);
   SUITE(t_etcd);
   SUITE(t_cluster);
+  /* With an argument, only that backend's suite runs (one ctest test per backend). */
+  const char *only = argc > 1 ? argv[1] : NULL;
+#define WANT(n) (!only || strcmp(only, n) == 0)
   int fails = 0;
-  fails += cmocka_run_group_tests_name("meta backend mem", t_mem, setup_mem, teardown);
-  fails += cmocka_run_group_tests_name("meta backend sqlite", t_sqlite, setup_sqlite, teardown);
-  fails += cmocka_run_group_tests_name("meta backend etcd", t_etcd, setup_etcd, teardown);
-  fails += cmocka_run_group_tests_name("meta backend etcd-cluster", t_cluster,
-                                       setup_etcd_cluster, teardown);
+  if (WANT("mem"))
+    fails += cmocka_run_group_tests_name("meta backend mem", t_mem, setup_mem, teardown);
+  if (WANT("sqlite"))
+    fails += cmocka_run_group_tests_name("meta backend sqlite", t_sqlite, setup_sqlite, teardown);
+  if (WANT("etcd"))
+    fails += cmocka_run_group_tests_name("meta backend etcd", t_etcd, setup_etcd, teardown);
+  if (WANT("etcd-cluster"))
+    fails += cmocka_run_group_tests_name("meta backend etcd-cluster", t_cluster,
+                                         setup_etcd_cluster, teardown);
   return fails;
 }

@@ -691,7 +691,10 @@ static int case_setup(void **st) {
   return 0;
 }
 
-int main(void) {
+/* ctest-variants: file mem s3 */
+int main(int argc, char **argv) {
+  /* With an argument (file, mem or s3), only that backend runs: one ctest test per backend. */
+  const char *only = argc > 1 ? argv[1] : NULL;
   snprintf(run_id, sizeof run_id, "%ld-%ld", (long)time(NULL), (long)getpid());
   backends[0].label = "file://";
   backends[0].tmpdir = tu_tmpdir("objstore");
@@ -713,7 +716,10 @@ int main(void) {
   }
 
   int failed = 0;
+  static const char *const keys[3] = {"file", "mem", "s3"};
   for (int bi = 0; bi < 3; bi++) {
+    if (only && strcmp(only, keys[bi]) != 0)
+      continue;
     cur = &backends[bi];
     struct CMUnitTest tests[NCASES + 1];
     size_t n = 0;

@@ -15,7 +15,9 @@
  *
  * Thread safety: every function may be called from any thread, except that
  * tarn_writer_close() must not race with other calls. Callbacks run on the
- * writer's threads; they must not call tarn_writer_flush/close. */
+ * writer's threads and should return quickly; they must not call
+ * tarn_writer_flush, tarn_writer_close, tarn_writer_append_sync, or a
+ * blocking tarn_writer_append (it could wait for the callback's own thread). */
 #ifndef TARN_WRITER_H
 #define TARN_WRITER_H
 

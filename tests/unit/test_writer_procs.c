@@ -29,16 +29,15 @@ typedef struct ackrec {
   uint64_t offset;
 } ackrec;
 
-static char meta_uri[600], wal_uri[600];
+static char meta_uri[600], wal_uri[600], wal_dir[600];
 
 /* A fresh directory for a sqlite: + file:// deployment; sets the URIs. */
 static char *deployment_dir(const char *tag) {
   char *dir = tu_tmpdir(tag);
   snprintf(meta_uri, sizeof meta_uri, "sqlite:%s/meta.db", dir);
   snprintf(wal_uri, sizeof wal_uri, "file://%s/wal", dir);
-  char p[700];
-  snprintf(p, sizeof p, "%s/wal", dir);
-  mkdir(p, 0755);
+  snprintf(wal_dir, sizeof wal_dir, "%s/wal", dir);
+  mkdir(wal_dir, 0755);
   return dir;
 }
 
@@ -136,6 +135,12 @@ static size_t read_log(uint64_t *seen, uint32_t writers, uint32_t stride) {
     assert_int_equal(tarn_entry_index_decode(recs.v[i].value, recs.v[i].value_len, &ei), 0);
     assert_int_equal(k.cumulative_size - (uint64_t)ei.entry_size_bytes, prev);
     assert_int_equal(k.end_offset - (uint64_t)ei.message_count, prev_end);
+    /* LS-007: a location names the object relative to the one WAL root every
+     * process of the deployment uses */
+    char path[1400];
+    struct stat sb;
+    snprintf(path, sizeof path, "%s/%s", wal_dir, ei.location);
+    assert_int_equal(stat(path, &sb), 0);
     prev = k.cumulative_size;
     prev_end = k.end_offset;
     tarn_entry_index_free(&ei);

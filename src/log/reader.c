@@ -467,6 +467,14 @@ static int64_t mono_ms(void) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+/* LS-055: an object or file went away mid-record: look the covering record up
+ * again, past the cache. The end of the log is no error here. */
+static int relookup(tarn_log_iter *it) {
+  tarn__rec_cache_forget(&it->r->recs, it->log_id);
+  int rc = open_record(it);
+  return rc == TARN_EEND ? 0 : rc;
+}
+
 int tarn_reader_next(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
   tarn_reader *r = it->r;
   int64_t deadline = timeout_ms > 0 ? mono_ms() + timeout_ms : 0;
@@ -479,9 +487,7 @@ int tarn_reader_next(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
         break;
       }
       if (rc == TARN_ENOTFOUND && relookups++ < 3) {
-        /* LS-055: a file went away: look the covering record up again */
-        tarn__rec_cache_forget(&r->recs, it->log_id);
-        if ((rc = open_record(it)) && rc != TARN_EEND)
+        if ((rc = relookup(it)))
           return rc;
         continue;
       }
@@ -511,9 +517,7 @@ int tarn_reader_next(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
         if (i < it->win_first || i >= it->win_end) {
           int rc = load_window(it);
           if (rc == TARN_ENOTFOUND && relookups++ < 3) {
-            /* LS-055: the object went away: look the covering record up again */
-            tarn__rec_cache_forget(&r->recs, it->log_id);
-            if ((rc = open_record(it)) && rc != TARN_EEND)
+            if ((rc = relookup(it)))
               return rc;
             continue;
           }

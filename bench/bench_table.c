@@ -7,6 +7,7 @@ int bench_companion(void);
 int bench_parquet(void);
 int bench_meta(void);
 int bench_objstore(void);
+int bench_log(void);
 
 const tarn_bench bench_table[] = {
     {"wal", "WAL object encode and zero-copy decode, 4 MiB of 1 KiB entries, 4 logs", bench_wal},
@@ -15,4 +16,5 @@ const tarn_bench bench_table[] = {
     {"parquet", "compacted-file Parquet writer and reader, 256 MiB of payloads", bench_parquet},
     {"meta", "metadata store: sequenced puts/s, 1 and 8 clients, sqlite: and etcd://", bench_meta},
     {"objstore", "create-only 4 MiB PUTs (file://, s3://) vs dd conv=fsync", bench_objstore},
+    {"log", "append (100 B/1 KiB/64 KiB, 1 and 8 producers) vs dd fsync; latency; catch-up read vs cat", bench_log},
     {NULL, NULL, NULL}};

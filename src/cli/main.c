@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/log_cmds.h"
 
 static int cmd_version(int argc, char **argv) {
   printf("tarn %s (Lakestream storage format version 3)\n", TARN_VERSION);
@@ -10,6 +11,8 @@ static int cmd_version(int argc, char **argv) {
 }
 
 static const tarn_cli_cmd commands[] = {
+    {"append", "append records to a log, from stdin or files", tarn_cmd_append},
+    {"read", "print a log's entries from an offset; --follow waits for new ones", tarn_cmd_read},
     {"inspect", "decode any format structure: WAL object, key, index value, ...", tarn_cmd_inspect},
     {"init", "create a deployment (directories, catalog record)", tarn_cmd_init},
     {"stream", "create, list, describe, drop and grow streams", tarn_cmd_stream},

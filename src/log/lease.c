@@ -3,10 +3,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/random.h>
 
 #include "tarn/key.h"
 #include "util/error.h"
+#include "util/random.h"
 
 struct tarn_lease {
   tarn_meta *meta;
@@ -19,13 +19,9 @@ struct tarn_lease {
 /* A random (version 4) UUID string: the token no other lease of L uses. */
 static int new_token(char out[37]) {
   uint8_t b[16];
-  size_t got = 0;
-  while (got < sizeof b) {
-    ssize_t n = getrandom(b + got, sizeof b - got, 0);
-    if (n < 0)
-      return tarn__err(TARN_EIO, "lease: cannot read random bytes for a token");
-    got += (size_t)n;
-  }
+  int rc = tarn__random(b, sizeof b, "lease token");
+  if (rc)
+    return rc;
   b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
   b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
   snprintf(out, 37,

@@ -1,5 +1,6 @@
 /* Write leases: lease record before fence read, fenced logs refused, release. */
 #include "testutil.h"
+#include "tu_index.h"
 
 #include <stdio.h>
 #include <string.h>
@@ -7,18 +8,6 @@
 #include "tarn/key.h"
 #include "tarn/lease.h"
 #include "tarn/meta.h"
-
-static size_t count_leases(tarn_meta *m, uint64_t log) {
-  char part[32], a[TARN_KEY_SLASH_MAX], b[TARN_KEY_SLASH_MAX + 8];
-  tarn_key_partition(part, log);
-  tarn_key_lease_prefix(a, log);
-  snprintf(b, sizeof b, "%s\xff", a);
-  tarn_meta_recs r = {0};
-  assert_int_equal(tarn_meta_list(m, part, a, b, 0, 0, &r), 0);
-  size_t n = r.n;
-  tarn_meta_recs_free(&r);
-  return n;
-}
 
 /* LS-040 */
 static void acquire_creates_ephemeral_record(void **state) {
@@ -28,7 +17,7 @@ static void acquire_creates_ephemeral_record(void **state) {
   assert_int_equal(tarn_lease_acquire(m, 7, &a), 0);
   assert_int_equal(tarn_lease_acquire(m, 7, &b), 0);
   assert_string_not_equal(tarn_lease_token(a), tarn_lease_token(b)); /* distinct tokens */
-  assert_int_equal(count_leases(m, 7), 2);
+  assert_int_equal(tu_lease_count(m, 7), 2);
   char key[TARN_KEY_SLASH_MAX];
   tarn_key_lease(key, 7, tarn_lease_token(a));
   tarn_meta_rec r = {0};
@@ -36,12 +25,12 @@ static void acquire_creates_ephemeral_record(void **state) {
   assert_memory_equal(r.value, tarn_lease_token(a), 36);
   tarn_meta_rec_free(&r);
   assert_int_equal(tarn_lease_release(a), 0);
-  assert_int_equal(count_leases(m, 7), 1);
+  assert_int_equal(tu_lease_count(m, 7), 1);
   /* The record is ephemeral: it goes with the session. */
   tarn_meta *other;
   assert_int_equal(tarn_meta_open("mem:lease1", &other), 0);
   assert_int_equal(tarn_meta_close(m), 0);
-  assert_int_equal(count_leases(other, 7), 0);
+  assert_int_equal(tu_lease_count(other, 7), 0);
   tarn_meta_close(other);
   tarn_lease_forget(b); /* its handle's session ended: nothing left to release */
 }
@@ -56,7 +45,7 @@ static void fenced_log_refuses(void **state) {
   tarn_lease *l = NULL;
   assert_int_equal(tarn_lease_acquire(m, 9, &l), TARN_EFENCED);
   assert_null(l);
-  assert_int_equal(count_leases(m, 9), 0);
+  assert_int_equal(tu_lease_count(m, 9), 0);
   /* Another log is unaffected. */
   assert_int_equal(tarn_lease_acquire(m, 10, &l), 0);
   assert_int_equal(tarn_lease_release(l), 0);
@@ -73,7 +62,7 @@ static void ended_session_gives_no_lease(void **state) {
   assert_null(l);
   tarn_meta_close(m);
   assert_int_equal(tarn_meta_open("mem:lease3", &m), 0);
-  assert_int_equal(count_leases(m, 3), 0);
+  assert_int_equal(tu_lease_count(m, 3), 0);
   tarn_meta_close(m);
 }
 
@@ -86,7 +75,7 @@ static void session_end_is_seen(void **state) {
   assert_int_equal(tarn_lease_check(l), 0);
   assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_EXPIRE_SESSION, 0), 0);
   assert_int_equal(tarn_lease_check(l), TARN_ESESSION);
-  assert_int_equal(count_leases(m, 4), 0);
+  assert_int_equal(tu_lease_count(m, 4), 0);
   assert_int_equal(tarn_lease_release(l), 0);
   tarn_meta_close(m);
 }

@@ -1,0 +1,103 @@
+/* tarn — the reader: reads a log's entries by offset (spec "Reading", R1–R4).
+ *
+ * R1 reads B from the trim marker and starts at max(o, B); R2 finds the
+ * covering record with Higher(P(L), K(L, o', MAX)) and checks its prefix; R3
+ * dispatches on file_type alone; R4 returns whole entries, never one ending at
+ * or below B. A RAW record is read by ranges: the object's head (the first
+ * bytes, then the index region), then only the needed payloads of the log's
+ * section — never the whole object.
+ *
+ * A PARQUET record is read through its file index, the compacted file in its
+ * stream's directory (named by the catalog) and the file's companion.
+ *
+ * Caches: decoded index records (a lookup of an offset inside a cached record
+ * skips R2) for index_ttl_ms, and decoded object heads up to head_cache_bytes.
+ * The trim marker is read afresh for every record looked up.
+ *
+ * Thread safety: a reader may be shared by threads; an iterator belongs to
+ * one thread at a time. */
+#ifndef TARN_READER_H
+#define TARN_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tarn/meta.h"
+#include "tarn/objstore.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tarn_reader_options {
+  int64_t index_ttl_ms;    /* how long a cached index record is used (60000; 0 = no cache) */
+  size_t index_cache_max;  /* records kept (4096) */
+  size_t head_cache_bytes; /* bytes of decoded object heads kept (16 MiB; 0 = no cache) */
+  size_t max_read_bytes;   /* the most payload bytes one range read fetches (8 MiB) */
+  /* The entrySerDeType values of the bindings read from compacted files
+   * (LS-059): the Kafka binding's KAFKA_BATCHED_RAW_PARQUET by default. */
+  const char *const *serde_types;
+  size_t n_serde_types;
+} tarn_reader_options;
+
+void tarn_reader_options_default(tarn_reader_options *o);
+
+typedef struct tarn_reader tarn_reader;
+
+/* Uses (does not own) the stores; compacted may be NULL (PARQUET records then
+ * fail with TARN_EUNSUPPORTED). o may be NULL for the defaults; the strings
+ * of o->serde_types must outlive the reader. */
+int tarn_reader_open(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
+                     const tarn_reader_options *o, tarn_reader **out);
+void tarn_reader_close(tarn_reader *r);
+
+/* B of log_id: the trim marker's value, or 0 when absent (R1). */
+int tarn_reader_trim_offset(tarn_reader *r, uint64_t log_id, uint64_t *b);
+/* The log's first offset: max(start of the first record above B, B) (LS-054);
+ * TARN_ENOTFOUND when the log has no record above B. */
+int tarn_reader_first_offset(tarn_reader *r, uint64_t log_id, uint64_t *first);
+/* The end offset: the end of the last record (the next append's first offset),
+ * 0 when the log has no records; *cumulative_size (may be NULL) its cumulative size. */
+int tarn_reader_end_offset(tarn_reader *r, uint64_t log_id, uint64_t *end,
+                           uint64_t *cumulative_size);
+
+/* One entry as read. payload points into the iterator and stays valid until
+ * the next call on it. */
+typedef struct tarn_entry {
+  uint64_t log_id;
+  uint64_t offset;          /* its first record's offset */
+  uint32_t record_count;
+  int64_t timestamp_ms;     /* the index record's creation time */
+  const uint8_t *payload;
+  size_t payload_len;
+  uint64_t cumulative_size; /* payload bytes of the log from offset 0 to this entry's end */
+} tarn_entry;
+
+typedef struct tarn_log_iter tarn_log_iter;
+
+/* An iterator over log_id from offset `from`. Its first entry is the one that
+ * holds max(from, B) and can start before it. */
+int tarn_reader_iter(tarn_reader *r, uint64_t log_id, uint64_t from, tarn_log_iter **out);
+/* The next entry. At the end of the log: timeout_ms == 0 returns TARN_EEND;
+ * otherwise it waits for new records (tailing, through the metadata store's
+ * change notification) for up to timeout_ms (< 0: forever), then returns
+ * TARN_ETIMEDOUT. */
+int tarn_reader_next(tarn_log_iter *it, tarn_entry *e, int timeout_ms);
+/* Where the next entry will start (the end of the last one returned). */
+uint64_t tarn_reader_iter_position(const tarn_log_iter *it);
+void tarn_reader_iter_free(tarn_log_iter *it);
+
+typedef struct tarn_reader_stats {
+  uint64_t index_lookups;  /* R2 lookups in the metadata store */
+  uint64_t index_hits;     /* lookups answered by the cache */
+  uint64_t head_reads;     /* object heads read from storage */
+  uint64_t head_hits;
+  uint64_t range_reads;    /* payload range reads */
+  uint64_t bytes_read;     /* from the WAL root, heads and payloads */
+} tarn_reader_stats;
+void tarn_reader_stats_get(tarn_reader *r, tarn_reader_stats *s);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

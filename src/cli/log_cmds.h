@@ -1,0 +1,37 @@
+/* The log verbs (append, read) and what they share: naming the log to act on. */
+#ifndef TARN_CLI_LOG_CMDS_H
+#define TARN_CLI_LOG_CMDS_H
+
+#include <stdint.h>
+
+#include "cli/cli.h"
+
+struct tarn_deployment;
+
+/* The log a verb acts on: NS/NAME with --partition P (default 0), or --log L. */
+typedef struct tarn_cli_log_target {
+  const char *stream;   /* "NS/NAME" or NULL */
+  const char *partition; /* --partition's value or NULL */
+  const char *log;      /* --log's value or NULL */
+} tarn_cli_log_target;
+
+/* The help lines of the target's flags. */
+extern const char tarn_cli_log_target_help[];
+
+/* If argv[*i] is --partition or --log, stores its value, advances *i and
+ * returns 1; 0 if not one; TARN_EXIT_USAGE when the value is missing. */
+int tarn_cli_log_target_flag(tarn_cli_log_target *t, const char *cmd, int argc, char **argv,
+                             int *i);
+
+/* Resolves the target to a log ID (through the catalog for NS/NAME). Returns
+ * a TARN_EXIT_* status, with the message printed. */
+int tarn_cli_log_target_resolve(const tarn_cli_log_target *t, const char *cmd,
+                                struct tarn_deployment *d, uint64_t *log_id);
+
+/* Parses a decimal unsigned number (no sign, no junk) of at most max. */
+int tarn_cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
+
+int tarn_cmd_append(int argc, char **argv);
+int tarn_cmd_read(int argc, char **argv);
+
+#endif

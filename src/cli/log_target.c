@@ -1,0 +1,88 @@
+/* Naming the log a verb acts on: NS/NAME [--partition P], or --log L. */
+#include "cli/log_cmds.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tarn/catalog.h"
+#include "tarn/deployment.h"
+#include "tarn/error.h"
+#include "tarn/key.h"
+
+const char tarn_cli_log_target_help[] =
+    "The log:\n"
+    "  NS/NAME            a stream, by namespace and name (see 'tarn stream')\n"
+    "  --partition P      the stream's partition P (default 0)\n"
+    "  --log L            a log by its ID instead of NS/NAME\n";
+
+int tarn_cli_parse_u64(const char *s, uint64_t max, uint64_t *out) {
+  if (!s || !*s || strspn(s, "0123456789") != strlen(s))
+    return TARN_EINVAL;
+  errno = 0;
+  unsigned long long v = strtoull(s, NULL, 10);
+  if (errno || v > max)
+    return TARN_ERANGE;
+  *out = v;
+  return 0;
+}
+
+int tarn_cli_log_target_flag(tarn_cli_log_target *t, const char *cmd, int argc, char **argv,
+                             int *i) {
+  const char *a = argv[*i];
+  const char **slot = strcmp(a, "--partition") == 0 ? &t->partition
+                      : strcmp(a, "--log") == 0     ? &t->log
+                                                    : NULL;
+  if (!slot)
+    return 0;
+  if (*i + 1 >= argc)
+    return tarn_cli_usage_error(cmd, "%s needs a value", a);
+  *slot = argv[++*i];
+  return 1;
+}
+
+int tarn_cli_log_target_resolve(const tarn_cli_log_target *t, const char *cmd,
+                                tarn_deployment *d, uint64_t *log_id) {
+  if (t->log) {
+    if (t->stream || t->partition)
+      return tarn_cli_usage_error(cmd, "--log L replaces NS/NAME and --partition");
+    if (tarn_cli_parse_u64(t->log, TARN_KEY_MAX, log_id))
+      return tarn_cli_usage_error(cmd, "--log needs a log ID (0 .. 2^63-1), not '%s'", t->log);
+    return TARN_EXIT_OK;
+  }
+  if (!t->stream)
+    return tarn_cli_usage_error(cmd, "name the stream (NS/NAME) or the log (--log L)");
+  const char *slash = strchr(t->stream, '/');
+  if (!slash || slash == t->stream || !slash[1] || strchr(slash + 1, '/'))
+    return tarn_cli_usage_error(cmd, "'%s' is not NS/NAME", t->stream);
+  uint64_t part = 0;
+  if (t->partition && tarn_cli_parse_u64(t->partition, UINT32_MAX, &part))
+    return tarn_cli_usage_error(cmd, "--partition needs a number, not '%s'", t->partition);
+  char *ns = strndup(t->stream, (size_t)(slash - t->stream));
+  tarn_catalog *c = NULL;
+  tarn_catalog_record rec;
+  memset(&rec, 0, sizeof rec);
+  int rc = ns ? tarn_catalog_open(tarn_deployment_meta(d), NULL, &c) : TARN_ENOMEM;
+  if (!rc)
+    rc = tarn_catalog_open_stream(c, ns, slash + 1, &rec);
+  int status = TARN_EXIT_OK;
+  if (rc == TARN_ENOTFOUND) {
+    fprintf(stderr, "tarn: %s: stream %s does not exist (create it with 'tarn stream create')\n",
+            cmd, t->stream);
+    status = TARN_EXIT_FAULT;
+  } else if (rc) {
+    fprintf(stderr, "tarn: %s: stream %s: %s\n", cmd, t->stream, tarn_errmsg());
+    status = tarn_cli_exit_for(rc);
+  } else if (part >= rec.n_logs) {
+    fprintf(stderr, "tarn: %s: stream %s has %zu partitions; there is no partition %llu\n", cmd,
+            t->stream, rec.n_logs, (unsigned long long)part);
+    status = TARN_EXIT_FAULT;
+  } else {
+    *log_id = rec.logs[part];
+  }
+  tarn_catalog_record_free(&rec);
+  tarn_catalog_close(c);
+  free(ns);
+  return status;
+}

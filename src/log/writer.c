@@ -1,0 +1,793 @@
+/* The writer: batching, A1 lease, A2 object, A3 index puts, A4 acknowledgement.
+ *
+ * Threads: a timer seals the open batch when its window ends; upload threads
+ * build and write sealed batches' objects (in parallel); put threads publish
+ * the sections. Each log has a queue of sections in seal order, and only its
+ * head is ever being put, so one writer's appends to a log take offsets in the
+ * order they were issued; different logs' puts run in parallel. */
+#include "tarn/writer.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log/wal_name.h"
+#include "tarn/buf.h"
+#include "tarn/entryindex.h"
+#include "tarn/key.h"
+#include "tarn/lease.h"
+#include "tarn/wal.h"
+#include "util/error.h"
+
+typedef struct wentry {
+  struct wentry *next; /* batch order */
+  uint64_t log_id;
+  uint8_t *payload;
+  size_t len;
+  uint32_t records;
+  tarn_append_cb cb;
+  void *arg;
+} wentry;
+
+struct wbatch;
+
+enum { SEC_PENDING = 0, SEC_READY = 1, SEC_FAILED = 2 };
+
+/* One log section of a sealed batch: the unit of an index put. */
+typedef struct wsection {
+  struct wsection *next; /* the log's queue */
+  struct wbatch *batch;
+  struct wlog *log;
+  wentry **ents;
+  size_t n;
+  uint64_t records; /* d1 */
+  int state;
+  int rc;           /* SEC_FAILED: the entries' status */
+  uint8_t *value;   /* the RAW EntryIndex (SEC_READY) */
+  size_t value_len;
+} wsection;
+
+typedef struct wbatch {
+  struct wbatch *next;    /* seal order (sealed list) or upload queue */
+  struct wbatch *up_next; /* upload queue */
+  uint64_t id;
+  wentry *head, *tail;
+  size_t nents;
+  size_t bytes;
+  size_t nlogs;
+  uint64_t *logs;     /* max_logs_per_object */
+  uint64_t *records;  /* per log: Σ record counts, kept <= INT32_MAX */
+  wsection **secs;
+  size_t puts_left;
+  int done;
+  int64_t deadline_ms;
+  char err[256]; /* why the object write failed */
+} wbatch;
+
+typedef struct wlog {
+  struct wlog *next;
+  uint64_t log_id;
+  tarn_lease *lease;
+  wsection *qhead, *qtail;
+  int busy;
+} wlog;
+
+struct tarn_writer {
+  tarn_meta *meta;
+  tarn_objstore *wal;
+  tarn_writer_options o;
+  pthread_mutex_t mu;
+  pthread_cond_t cv_timer;  /* the timer: a batch opened, or stop */
+  pthread_cond_t cv_upload; /* upload threads: a sealed batch, or stop */
+  pthread_cond_t cv_put;    /* put threads: a section became ready, or stop */
+  pthread_cond_t cv_done;   /* flush and blocked appends: progress */
+  pthread_mutex_t lease_mu; /* serialises lease acquisition */
+  wlog *logs;
+  wbatch *cur;                      /* the open batch */
+  wbatch *sealed_head, *sealed_tail; /* every sealed, unfinished batch, in seal order */
+  wbatch *up_head, *up_tail;        /* sealed batches waiting for an upload thread */
+  uint64_t next_id;
+  size_t in_flight;
+  int stopping, closing;
+  pthread_t timer;
+  pthread_t *uploaders, *putters;
+  int n_up, n_put;
+  tarn_writer_stats st;
+  char last_err[512]; /* the message of the last entry that failed */
+};
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void abstime_ms(struct timespec *ts, int64_t ms) {
+  ts->tv_sec = (time_t)(ms / 1000);
+  ts->tv_nsec = (long)(ms % 1000) * 1000000L;
+}
+
+void tarn_writer_options_default(tarn_writer_options *o) {
+  memset(o, 0, sizeof *o);
+  o->batch_ms = 250;
+  o->max_object_bytes = 4u << 20;
+  o->max_logs_per_object = 4;
+  o->max_bytes_in_flight = 64u << 20;
+  o->nonblocking = 0;
+  o->upload_threads = 2;
+  o->put_threads = 4;
+  o->object_retries = 2;
+}
+
+static wlog *find_log(tarn_writer *w, uint64_t id) {
+  for (wlog *l = w->logs; l; l = l->next)
+    if (l->log_id == id)
+      return l;
+  return NULL;
+}
+
+/* ---- batching (under mu) ---------------------------------------------------- */
+
+static wbatch *batch_new(tarn_writer *w) {
+  wbatch *b = calloc(1, sizeof *b);
+  if (!b)
+    return NULL;
+  b->logs = calloc(w->o.max_logs_per_object, sizeof *b->logs);
+  b->records = calloc(w->o.max_logs_per_object, sizeof *b->records);
+  b->secs = calloc(w->o.max_logs_per_object, sizeof *b->secs);
+  if (!b->logs || !b->records || !b->secs) {
+    free(b->logs);
+    free(b->records);
+    free(b->secs);
+    free(b);
+    return NULL;
+  }
+  b->deadline_ms = now_ms() + w->o.batch_ms;
+  return b;
+}
+
+static void batch_free(wbatch *b) {
+  if (!b)
+    return;
+  for (size_t i = 0; i < b->nlogs; i++) {
+    if (b->secs[i]) {
+      free(b->secs[i]->ents);
+      free(b->secs[i]->value);
+      free(b->secs[i]);
+    }
+  }
+  free(b->secs);
+  free(b->logs);
+  free(b->records);
+  free(b);
+}
+
+static size_t batch_log_index(const wbatch *b, uint64_t log_id) {
+  for (size_t i = 0; i < b->nlogs; i++)
+    if (b->logs[i] == log_id)
+      return i;
+  return SIZE_MAX;
+}
+
+/* Does the entry fit the open batch without breaking a limit? */
+static int batch_fits(const tarn_writer *w, const wbatch *b, uint64_t log_id, size_t len,
+                      uint32_t records) {
+  if (b->bytes + len > w->o.max_object_bytes)
+    return 0;
+  size_t i = batch_log_index(b, log_id);
+  if (i == SIZE_MAX)
+    return b->nlogs < w->o.max_logs_per_object;
+  /* message_count is an int32 in the EntryIndex */
+  return b->records[i] + records <= INT32_MAX;
+}
+
+/* Adds e to b; TARN_ENOMEM leaves b unchanged. */
+static int batch_add(tarn_writer *w, wbatch *b, wentry *e) {
+  size_t i = batch_log_index(b, e->log_id);
+  wsection *s;
+  if (i == SIZE_MAX) {
+    if (!(s = calloc(1, sizeof *s)))
+      return tarn__err(TARN_ENOMEM, "out of memory");
+    s->batch = b;
+    s->log = find_log(w, e->log_id);
+    i = b->nlogs++;
+    b->logs[i] = e->log_id;
+    b->secs[i] = s;
+  }
+  s = b->secs[i];
+  if (s->n % 64 == 0) {
+    wentry **ne = realloc(s->ents, (s->n + 64) * sizeof *ne);
+    if (!ne) {
+      if (s->n == 0) { /* the section was new: undo it */
+        b->nlogs--;
+        free(s);
+      }
+      return tarn__err(TARN_ENOMEM, "out of memory");
+    }
+    s->ents = ne;
+  }
+  s->ents[s->n++] = e;
+  s->records += e->records;
+  b->records[i] += e->records;
+  b->bytes += e->len;
+  b->nents++;
+  if (b->tail)
+    b->tail->next = e;
+  else
+    b->head = e;
+  b->tail = e;
+  return 0;
+}
+
+/* Seals b: its sections join their logs' queues in seal order, then it waits
+ * for an upload thread. */
+static void seal(tarn_writer *w, wbatch *b) {
+  if (w->cur == b)
+    w->cur = NULL;
+  if (b->nents == 0) {
+    batch_free(b);
+    return;
+  }
+  b->id = w->next_id++;
+  for (size_t i = 0; i < b->nlogs; i++) {
+    wsection *s = b->secs[i];
+    if (s->log->qtail)
+      s->log->qtail->next = s;
+    else
+      s->log->qhead = s;
+    s->log->qtail = s;
+  }
+  b->puts_left = b->nlogs;
+  if (w->sealed_tail)
+    w->sealed_tail->next = b;
+  else
+    w->sealed_head = b;
+  w->sealed_tail = b;
+  if (w->up_tail)
+    w->up_tail->up_next = b;
+  else
+    w->up_head = b;
+  w->up_tail = b;
+  pthread_cond_signal(&w->cv_upload);
+}
+
+/* ---- completion ------------------------------------------------------------- */
+
+/* Delivers the outcome of the section's entries and frees their payloads.
+ * Called without mu. */
+static void deliver(tarn_writer *w, wsection *s, int status, uint64_t start, int64_t ts) {
+  if (status) {
+    pthread_mutex_lock(&w->mu);
+    snprintf(w->last_err, sizeof w->last_err, "log %llu: %s",
+             (unsigned long long)s->log->log_id,
+             s->state == SEC_FAILED ? s->batch->err : tarn_errmsg());
+    pthread_mutex_unlock(&w->mu);
+  }
+  uint64_t off = start;
+  size_t bytes = 0;
+  for (size_t i = 0; i < s->n; i++) {
+    wentry *e = s->ents[i];
+    if (e->cb)
+      e->cb(e->arg, status, status == 0 ? off : 0, status == 0 ? ts : 0);
+    off += e->records;
+    bytes += e->len;
+    free(e->payload);
+    e->payload = NULL;
+  }
+  pthread_mutex_lock(&w->mu);
+  w->in_flight -= bytes;
+  if (status == 0)
+    w->st.entries_acked += s->n;
+  else if (status == TARN_EUNKNOWN)
+    w->st.entries_unknown += s->n;
+  else
+    w->st.entries_failed += s->n;
+  pthread_mutex_unlock(&w->mu);
+}
+
+/* Under mu: pops the log's finished head; frees finished batches from the
+ * front of the sealed list. */
+static void section_finished(tarn_writer *w, wsection *s) {
+  wlog *l = s->log;
+  l->qhead = s->next;
+  if (!l->qhead)
+    l->qtail = NULL;
+  l->busy = 0;
+  wbatch *b = s->batch;
+  if (--b->puts_left == 0) {
+    b->done = 1;
+    while (w->sealed_head && w->sealed_head->done) {
+      wbatch *f = w->sealed_head;
+      w->sealed_head = f->next;
+      if (!w->sealed_head)
+        w->sealed_tail = NULL;
+      for (wentry *e = f->head; e;) {
+        wentry *n = e->next;
+        free(e->payload);
+        free(e);
+        e = n;
+      }
+      batch_free(f);
+    }
+  }
+  pthread_cond_broadcast(&w->cv_done);
+  pthread_cond_broadcast(&w->cv_put);
+}
+
+/* ---- A2: the object ------------------------------------------------------------ */
+
+static int write_object(tarn_writer *w, wbatch *b) {
+  tarn_wal_builder wb;
+  tarn_wal_builder_init(&wb);
+  tarn_buf obj = TARN_BUF_INIT;
+  char name[TARN__WAL_NAME_LEN + 1];
+  int rc = 0;
+  for (wentry *e = b->head; e && !rc; e = e->next)
+    rc = tarn_wal_builder_add(&wb, e->log_id, e->payload, e->len, e->records);
+  if (!rc)
+    rc = tarn_wal_builder_finish(&wb, &obj); /* LS-001: version 3 only */
+  name[0] = 0;
+  for (int attempt = 0; !rc; attempt++) { /* leaves with rc set, or by break */
+    if ((rc = tarn__wal_name(name, now_ms() / 1000)))
+      break;
+    /* LS-009: create-only; a name is never reused, even after a failure */
+    rc = tarn_objstore_put(w->wal, name, obj.data, obj.len);
+    if (rc == 0 || attempt >= w->o.object_retries || rc == TARN_EINVAL)
+      break;
+    rc = 0; /* retry under a new name */
+    struct timespec d = {0, (long)(20 + 40 * attempt) * 1000000L};
+    nanosleep(&d, NULL);
+  }
+  if (rc) {
+    /* LS-038: an object of unknown outcome is treated as not written */
+    if (rc == TARN_EUNKNOWN || rc == TARN_ETIMEDOUT)
+      rc = tarn__err(TARN_EIO, "writing WAL object %s: outcome unknown, entries not appended",
+                     name);
+    else
+      tarn__errctx(rc, "writing WAL object");
+  }
+  /* A3's values: one RAW EntryIndex per section (LS-026) */
+  for (size_t i = 0; !rc && i < wb.section_count; i++) {
+    const tarn_wal_built_section *bs = &wb.sections[i];
+    wsection *s = b->secs[batch_log_index(b, bs->log_id)];
+    uint32_t *bounds = malloc(bs->entry_count * sizeof *bounds);
+    if (!bounds) {
+      rc = tarn__err(TARN_ENOMEM, "out of memory");
+      break;
+    }
+    for (size_t k = 0; k < bs->entry_count; k++)
+      bounds[k] = (uint32_t)bs->bounds[k];
+    tarn_raw_record r = {.location = name,
+                         .single_section = wb.section_count == 1,
+                         .message_count = (int64_t)bs->record_total,
+                         .entry_size_bytes = (int64_t)bs->payload_total,
+                         .file_size = (int64_t)wb.payload_region_size,
+                         .boundaries = bounds,
+                         .entry_count = bs->entry_count};
+    tarn_buf v = TARN_BUF_INIT;
+    rc = tarn_entry_index_build_raw(&r, &v);
+    free(bounds);
+    if (rc) {
+      tarn_buf_free(&v);
+      break;
+    }
+    s->value = tarn_buf_steal(&v, &s->value_len);
+  }
+  tarn_buf_free(&obj);
+  tarn_wal_builder_free(&wb);
+  return rc;
+}
+
+static void *upload_main(void *arg) {
+  tarn_writer *w = arg;
+  pthread_mutex_lock(&w->mu);
+  for (;;) {
+    while (!w->up_head && !w->stopping)
+      pthread_cond_wait(&w->cv_upload, &w->mu);
+    if (!w->up_head)
+      break;
+    wbatch *b = w->up_head;
+    w->up_head = b->up_next;
+    if (!w->up_head)
+      w->up_tail = NULL;
+    pthread_mutex_unlock(&w->mu);
+    int rc = write_object(w, b);
+    pthread_mutex_lock(&w->mu);
+    if (rc) {
+      w->st.object_failures++;
+      snprintf(b->err, sizeof b->err, "%s", tarn_errmsg());
+    }
+    else
+      w->st.objects_written++;
+    /* LS-037: sections become ready for their puts only now */
+    for (size_t i = 0; i < b->nlogs; i++) {
+      b->secs[i]->state = rc ? SEC_FAILED : SEC_READY;
+      b->secs[i]->rc = rc;
+    }
+    pthread_cond_broadcast(&w->cv_put);
+  }
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
+}
+
+/* ---- A3/A4: index puts ---------------------------------------------------------- */
+
+static wsection *next_ready(tarn_writer *w) {
+  for (wlog *l = w->logs; l; l = l->next)
+    if (!l->busy && l->qhead && l->qhead->state != SEC_PENDING)
+      return l->qhead;
+  return NULL;
+}
+
+static void publish(tarn_writer *w, wsection *s) {
+  if (s->state == SEC_FAILED) {
+    deliver(w, s, s->rc, 0, 0);
+    return;
+  }
+  char part[TARN_KEY_PARTITION_LEN + 1], prefix[TARN_KEY_FIELD_LEN + 1];
+  uint64_t log_id = s->log->log_id;
+  tarn_key_partition(part, log_id);
+  snprintf(prefix, sizeof prefix, "%020llu", (unsigned long long)log_id);
+  /* LS-042, LS-048: publish only while the lease's session lives */
+  int rc = tarn_lease_check(s->log->lease);
+  if (rc) {
+    deliver(w, s, rc, 0, 0);
+    return;
+  }
+  uint64_t d2 = 0;
+  for (size_t i = 0; i < s->n; i++)
+    d2 += s->ents[i]->len;
+  tarn_meta_rec out = {0};
+  /* A3, LS-025: the only way this writer creates an index key */
+  rc = tarn_meta_sequenced_put(w->meta, part, prefix, s->records, d2, s->value, s->value_len,
+                               &out);
+  if (rc == TARN_ETIMEDOUT)
+    rc = TARN_EUNKNOWN;
+  tarn_key k;
+  if (!rc && (rc = tarn_key_parse(out.key, strlen(out.key), &k)) == 0 &&
+      (k.log_id != log_id || k.end_offset < s->records))
+    rc = tarn__err(TARN_EUNKNOWN, "sequenced put returned key %s for log %llu", out.key,
+                   (unsigned long long)log_id);
+  if (rc == TARN_ECORRUPT) /* the put committed; we cannot tell the offsets */
+    rc = TARN_EUNKNOWN;
+  if (!rc) {
+    pthread_mutex_lock(&w->mu);
+    w->st.index_puts++;
+    pthread_mutex_unlock(&w->mu);
+    /* A4, LS-039: acknowledged after the put committed; offsets from e - d1 */
+    deliver(w, s, 0, k.end_offset - s->records, out.stat.created_ms);
+  } else {
+    deliver(w, s, rc, 0, 0);
+  }
+  tarn_meta_rec_free(&out);
+}
+
+static void *put_main(void *arg) {
+  tarn_writer *w = arg;
+  pthread_mutex_lock(&w->mu);
+  for (;;) {
+    wsection *s;
+    while (!(s = next_ready(w)) && !(w->stopping && !w->sealed_head))
+      pthread_cond_wait(&w->cv_put, &w->mu);
+    if (!s)
+      break;
+    s->log->busy = 1;
+    pthread_mutex_unlock(&w->mu);
+    publish(w, s);
+    pthread_mutex_lock(&w->mu);
+    section_finished(w, s);
+  }
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
+}
+
+/* ---- the timer ---------------------------------------------------------------- */
+
+static void *timer_main(void *arg) {
+  tarn_writer *w = arg;
+  pthread_mutex_lock(&w->mu);
+  while (!w->stopping) {
+    if (!w->cur) {
+      pthread_cond_wait(&w->cv_timer, &w->mu);
+      continue;
+    }
+    int64_t dl = w->cur->deadline_ms;
+    if (now_ms() >= dl) {
+      seal(w, w->cur);
+      continue;
+    }
+    struct timespec ts;
+    abstime_ms(&ts, dl);
+    pthread_cond_timedwait(&w->cv_timer, &w->mu, &ts);
+  }
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
+}
+
+/* ---- the API ------------------------------------------------------------------- */
+
+/* Stops and joins the threads (the writer must be drained or never used). */
+static void stop_threads(tarn_writer *w, int timer_started) {
+  pthread_mutex_lock(&w->mu);
+  w->stopping = 1;
+  pthread_cond_broadcast(&w->cv_timer);
+  pthread_cond_broadcast(&w->cv_upload);
+  pthread_cond_broadcast(&w->cv_put);
+  pthread_mutex_unlock(&w->mu);
+  if (timer_started)
+    pthread_join(w->timer, NULL);
+  for (int i = 0; i < w->n_up; i++)
+    pthread_join(w->uploaders[i], NULL);
+  for (int i = 0; i < w->n_put; i++)
+    pthread_join(w->putters[i], NULL);
+}
+
+int tarn_writer_open(tarn_meta *meta, tarn_objstore *wal, const tarn_writer_options *o,
+                     tarn_writer **out) {
+  *out = NULL;
+  tarn_writer_options d;
+  tarn_writer_options_default(&d);
+  if (!o)
+    o = &d;
+  if (!meta || !wal || o->max_object_bytes == 0 || o->max_object_bytes > (1u << 30) ||
+      o->max_logs_per_object == 0 || o->upload_threads < 1 || o->put_threads < 1 ||
+      o->object_retries < 0 || o->max_bytes_in_flight == 0 || o->upload_threads > 64 ||
+      o->put_threads > 64)
+    return tarn__err(TARN_EINVAL, "writer: bad options (object size 1 B..1 GiB, logs per object "
+                                  ">= 1, 1..64 threads)");
+  tarn_writer *w = calloc(1, sizeof *w);
+  if (!w)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  w->meta = meta;
+  w->wal = wal;
+  w->o = *o;
+  pthread_mutex_init(&w->mu, NULL);
+  pthread_mutex_init(&w->lease_mu, NULL);
+  pthread_cond_init(&w->cv_timer, NULL);
+  pthread_cond_init(&w->cv_upload, NULL);
+  pthread_cond_init(&w->cv_put, NULL);
+  pthread_cond_init(&w->cv_done, NULL);
+  w->uploaders = calloc((size_t)o->upload_threads, sizeof *w->uploaders);
+  w->putters = calloc((size_t)o->put_threads, sizeof *w->putters);
+  int rc = (w->uploaders && w->putters) ? 0 : TARN_ENOMEM;
+  if (!rc && pthread_create(&w->timer, NULL, timer_main, w))
+    rc = TARN_ENOMEM;
+  int timer_ok = !rc;
+  for (int i = 0; !rc && i < o->upload_threads; i++, w->n_up++)
+    if (pthread_create(&w->uploaders[i], NULL, upload_main, w))
+      rc = TARN_ENOMEM;
+  for (int i = 0; !rc && i < o->put_threads; i++, w->n_put++)
+    if (pthread_create(&w->putters[i], NULL, put_main, w))
+      rc = TARN_ENOMEM;
+  if (rc) {
+    stop_threads(w, timer_ok);
+    free(w->uploaders);
+    free(w->putters);
+    free(w);
+    return tarn__err(TARN_ENOMEM, "writer: cannot start threads");
+  }
+  *out = w;
+  return 0;
+}
+
+/* A1: the lease of log_id, acquired on first use and kept until close. */
+static int ensure_log(tarn_writer *w, uint64_t log_id) {
+  pthread_mutex_lock(&w->mu);
+  int have = find_log(w, log_id) != NULL;
+  pthread_mutex_unlock(&w->mu);
+  if (have)
+    return 0;
+  pthread_mutex_lock(&w->lease_mu);
+  pthread_mutex_lock(&w->mu);
+  have = find_log(w, log_id) != NULL;
+  pthread_mutex_unlock(&w->mu);
+  int rc = 0;
+  if (!have) {
+    wlog *l = calloc(1, sizeof *l);
+    if (!l)
+      rc = tarn__err(TARN_ENOMEM, "out of memory");
+    else if ((rc = tarn_lease_acquire(w->meta, log_id, &l->lease)) != 0)
+      free(l); /* LS-041: the lease module gave the record back */
+    else {
+      l->log_id = log_id;
+      pthread_mutex_lock(&w->mu);
+      l->next = w->logs;
+      w->logs = l;
+      pthread_mutex_unlock(&w->mu);
+    }
+  }
+  pthread_mutex_unlock(&w->lease_mu);
+  return rc;
+}
+
+/* Under mu: admits e (bounded memory) and adds it to a batch. On failure e
+ * is the caller's to free. */
+static int enqueue(tarn_writer *w, wentry *e) {
+  size_t len = e->len;
+  int rc;
+  /* bounded memory: wait (or refuse) while over the limit; one entry alone always fits */
+  while (w->in_flight > 0 && w->in_flight + len > w->o.max_bytes_in_flight && !w->closing) {
+    if (w->o.nonblocking)
+      return tarn__err(TARN_EBUSY, "append: %zu bytes in flight, over the limit",
+                       w->o.max_bytes_in_flight);
+    if (w->cur) /* progress needs the open batch sealed */
+      seal(w, w->cur);
+    pthread_cond_wait(&w->cv_done, &w->mu);
+  }
+  if (w->closing)
+    return tarn__err(TARN_ECLOSED, "append: the writer is closing");
+  if (len > w->o.max_object_bytes) {
+    /* an entry over the object limit gets an object of its own */
+    if (w->cur)
+      seal(w, w->cur);
+    wbatch *b = batch_new(w);
+    if (!b)
+      return tarn__err(TARN_ENOMEM, "out of memory");
+    if ((rc = batch_add(w, b, e))) {
+      batch_free(b);
+      return rc;
+    }
+    w->in_flight += len;
+    seal(w, b);
+    return 0;
+  }
+  if (w->cur && !batch_fits(w, w->cur, e->log_id, len, e->records))
+    seal(w, w->cur);
+  if (!w->cur) {
+    if (!(w->cur = batch_new(w)))
+      return tarn__err(TARN_ENOMEM, "out of memory");
+    pthread_cond_signal(&w->cv_timer);
+  }
+  if ((rc = batch_add(w, w->cur, e)))
+    return rc;
+  w->in_flight += len;
+  if (w->cur->bytes >= w->o.max_object_bytes)
+    seal(w, w->cur);
+  return 0;
+}
+
+int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, size_t len,
+                       uint32_t record_count, tarn_append_cb cb, void *arg) {
+  if (record_count == 0) /* LS-016 */
+    return tarn__err(TARN_EINVAL, "append: an entry must hold at least one record");
+  if (record_count > INT32_MAX || len > INT32_MAX || log_id > TARN_KEY_MAX)
+    return tarn__err(TARN_ERANGE, "append: record count, size or log ID too large (varint32)");
+  if (len && !payload)
+    return tarn__err(TARN_EINVAL, "append: NULL payload");
+  pthread_mutex_lock(&w->mu);
+  int closing = w->closing;
+  pthread_mutex_unlock(&w->mu);
+  if (closing)
+    return tarn__err(TARN_ECLOSED, "append: the writer is closing");
+  int rc = tarn_meta_session_ok(w->meta);
+  if (rc)
+    return tarn__err(rc, "append: the metadata-store session ended; no more appends");
+  if ((rc = ensure_log(w, log_id)))
+    return rc;
+  wentry *e = calloc(1, sizeof *e);
+  if (!e || !(e->payload = malloc(len ? len : 1))) {
+    free(e);
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  }
+  if (len)
+    memcpy(e->payload, payload, len);
+  e->log_id = log_id;
+  e->len = len;
+  e->records = record_count;
+  e->cb = cb;
+  e->arg = arg;
+
+  pthread_mutex_lock(&w->mu);
+  rc = enqueue(w, e);
+  pthread_mutex_unlock(&w->mu);
+  if (rc) {
+    free(e->payload);
+    free(e);
+  }
+  return rc;
+}
+
+typedef struct sync_wait {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int done, status;
+  uint64_t offset;
+  int64_t ts;
+} sync_wait;
+
+static void sync_cb(void *arg, int status, uint64_t offset, int64_t ts) {
+  sync_wait *s = arg;
+  pthread_mutex_lock(&s->mu);
+  s->done = 1;
+  s->status = status;
+  s->offset = offset;
+  s->ts = ts;
+  pthread_cond_signal(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+int tarn_writer_append_sync(tarn_writer *w, uint64_t log_id, const void *payload, size_t len,
+                            uint32_t record_count, uint64_t *offset, int64_t *timestamp_ms) {
+  sync_wait s = {.done = 0};
+  pthread_mutex_init(&s.mu, NULL);
+  pthread_cond_init(&s.cv, NULL);
+  int rc = tarn_writer_append(w, log_id, payload, len, record_count, sync_cb, &s);
+  if (!rc) {
+    pthread_mutex_lock(&s.mu);
+    while (!s.done)
+      pthread_cond_wait(&s.cv, &s.mu);
+    pthread_mutex_unlock(&s.mu);
+    rc = s.status;
+    if (rc == TARN_EUNKNOWN)
+      tarn__err(rc, "append: the index put's outcome is unknown; the entry may be readable");
+    else if (rc) {
+      char msg[512];
+      tarn_writer_last_error(w, msg, sizeof msg);
+      tarn__err(rc, "append: entry not appended: %s", msg);
+    }
+    if (offset)
+      *offset = s.offset;
+    if (timestamp_ms)
+      *timestamp_ms = s.ts;
+  }
+  pthread_cond_destroy(&s.cv);
+  pthread_mutex_destroy(&s.mu);
+  return rc;
+}
+
+int tarn_writer_flush(tarn_writer *w) {
+  pthread_mutex_lock(&w->mu);
+  if (w->cur)
+    seal(w, w->cur);
+  uint64_t target = w->next_id; /* every batch sealed so far has id < target */
+  while (w->sealed_head && w->sealed_head->id < target)
+    pthread_cond_wait(&w->cv_done, &w->mu);
+  pthread_mutex_unlock(&w->mu);
+  return 0;
+}
+
+int tarn_writer_close(tarn_writer *w) {
+  if (!w)
+    return 0;
+  pthread_mutex_lock(&w->mu);
+  w->closing = 1;
+  pthread_cond_broadcast(&w->cv_done);
+  pthread_mutex_unlock(&w->mu);
+  tarn_writer_flush(w);
+  stop_threads(w, 1);
+  /* LS-043: every put under the leases has completed; now release them */
+  int rc = 0;
+  for (wlog *l = w->logs; l;) {
+    wlog *n = l->next;
+    int r = tarn_lease_release(l->lease);
+    if (r && !rc)
+      rc = r;
+    free(l);
+    l = n;
+  }
+  free(w->uploaders);
+  free(w->putters);
+  pthread_cond_destroy(&w->cv_timer);
+  pthread_cond_destroy(&w->cv_upload);
+  pthread_cond_destroy(&w->cv_put);
+  pthread_cond_destroy(&w->cv_done);
+  pthread_mutex_destroy(&w->lease_mu);
+  pthread_mutex_destroy(&w->mu);
+  free(w);
+  return rc;
+}
+
+void tarn_writer_last_error(tarn_writer *w, char *buf, size_t n) {
+  pthread_mutex_lock(&w->mu);
+  snprintf(buf, n, "%s", w->last_err[0] ? w->last_err : "no failure");
+  pthread_mutex_unlock(&w->mu);
+}
+
+void tarn_writer_stats_get(tarn_writer *w, tarn_writer_stats *s) {
+  pthread_mutex_lock(&w->mu);
+  *s = w->st;
+  s->bytes_in_flight = w->in_flight;
+  pthread_mutex_unlock(&w->mu);
+}

@@ -28,9 +28,6 @@ int tarn_cli_log_target_flag(tarn_cli_log_target *t, const char *cmd, int argc, 
 int tarn_cli_log_target_resolve(const tarn_cli_log_target *t, const char *cmd,
                                 struct tarn_deployment *d, uint64_t *log_id);
 
-/* Parses a decimal unsigned number (no sign, no junk) of at most max. */
-int tarn_cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
-
 int tarn_cmd_append(int argc, char **argv);
 int tarn_cmd_read(int argc, char **argv);
 

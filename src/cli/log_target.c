@@ -17,17 +17,6 @@ const char tarn_cli_log_target_help[] =
     "  --partition P      the stream's partition P (default 0)\n"
     "  --log L            a log by its ID instead of NS/NAME\n";
 
-int tarn_cli_parse_u64(const char *s, uint64_t max, uint64_t *out) {
-  if (!s || !*s || strspn(s, "0123456789") != strlen(s))
-    return TARN_EINVAL;
-  errno = 0;
-  unsigned long long v = strtoull(s, NULL, 10);
-  if (errno || v > max)
-    return TARN_ERANGE;
-  *out = v;
-  return 0;
-}
-
 int tarn_cli_log_target_flag(tarn_cli_log_target *t, const char *cmd, int argc, char **argv,
                              int *i) {
   const char *a = argv[*i];

@@ -11,14 +11,17 @@ for t in "$dir"/fuzz/fuzz_*; do
   [ -x "$t" ] || continue
   name=$(basename "$t")
   seeds="$here/fuzz/corpus/${name#fuzz_}"
-  work=$(mktemp -d)
+  # Under the build directory, not /tmp: nothing else cleans it up while the fuzzer runs.
+  work="$dir/work/$name"
+  rm -rf "$work" "$work.log"
+  mkdir -p "$work"
   [ -d "$seeds" ] && cp -r "$seeds"/. "$work"/ 2>/dev/null || true
   if "$t" -max_total_time="$secs" -rss_limit_mb=2048 -max_len=1048576 -artifact_prefix="$work/" \
        -print_final_stats=0 "$work" >"$work.log" 2>&1; then
-    echo "fuzz $name: ok ($(grep -c . "$work.log" >/dev/null; grep -oE 'Done [0-9]+ runs' "$work.log" | tail -1))"
+    echo "fuzz $name: ok ($(grep -oE 'Done [0-9]+ runs' "$work.log" | tail -1))"
   else
-    echo "fuzz $name: FAILED"; tail -40 "$work.log"; fail=1
+    echo "fuzz $name: FAILED"; tail -60 "$work.log"; ls "$work"/crash-* "$work"/leak-* 2>/dev/null; fail=1
   fi
-  rm -rf "$work" "$work.log"
+  [ $fail -ne 0 ] || rm -rf "$work" "$work.log"
 done
 exit $fail

@@ -36,6 +36,10 @@ const char *tarn_lease_token(const tarn_lease *l);
  * already gone (session ended) counts as released. NULL is allowed. */
 int tarn_lease_release(tarn_lease *l);
 
+/* Frees the lease without touching the store: for a holder whose metadata
+ * handle is already closed (its session, and so its record, is gone). */
+void tarn_lease_forget(tarn_lease *l);
+
 #ifdef __cplusplus
 }
 #endif

@@ -81,7 +81,39 @@ int tarn_cli_deploy_open(const tarn_cli_deploy *d, int create, struct tarn_deplo
  * TARN_EUNAVAIL, TARN_EXIT_FAULT otherwise (0 for 0). */
 int tarn_cli_exit_for(int rc);
 
+/* ---- catalog helpers (src/cli/cli_catalog.c) ---------------------------- */
+
+struct tarn_catalog;
+struct tarn_catalog_record;
+
+/* Opens the deployment and its catalog, and checks `tarn init` was run. On
+ * failure prints why and returns the exit status (see tarn_cli_deploy_open). */
+int tarn_cli_catalog_open(const tarn_cli_deploy *d, struct tarn_deployment **dep,
+                          struct tarn_catalog **cat);
+void tarn_cli_catalog_close(struct tarn_deployment *dep, struct tarn_catalog *cat);
+
+/* Prints "tarn: <what>: <tarn_errmsg()>" and returns tarn_cli_exit_for(rc). */
+int tarn_cli_fail_rc(int rc, const char *what);
+
+/* If argv[*i] is option name ("--name V" or "--name=V"), sets *val, advances
+ * *i past the value and returns 1; 0 if it is not; -1 if the value is missing. */
+int tarn_cli_opt_value(int argc, char **argv, int *i, const char *name, const char **val);
+
+/* Parses a decimal number in 0..max (no sign, no junk): 0, or -1. */
+int tarn_cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
+
+/* The per-partition state of a stream: partition, log_id, first_offset,
+ * end_offset, trim_marker (JSON array), read from the metadata store. */
+int tarn_cli_partitions_json(struct tarn_deployment *dep, const struct tarn_catalog_record *s,
+                             json_t **out);
+/* The same as a table on stdout. */
+void tarn_cli_partitions_print(json_t *parts);
+
 /* Top-level verbs. */
 int tarn_cmd_inspect(int argc, char **argv);
+int tarn_cmd_init(int argc, char **argv);
+int tarn_cmd_stream(int argc, char **argv);
+int tarn_cmd_trim(int argc, char **argv);
+int tarn_cmd_offsets(int argc, char **argv);
 
 #endif

@@ -3,6 +3,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "tarn/deployment.h"
 #include "tarn/error.h"
@@ -51,6 +52,21 @@ int tarn_cli_deploy_open(const tarn_cli_deploy *d, int create, struct tarn_deplo
   tarn_deployment_config c = {d->meta, d->wal, d->compacted, d->home};
   tarn_deployment_strings st;
   int rc = tarn_deployment_config_resolve(&c, &st);
+  if (!rc && !create && strncmp(c.meta_uri, "sqlite:", 7) == 0) {
+    /* Opening would create an empty database: say what is missing instead. */
+    char path[4096];
+    snprintf(path, sizeof path, "%.*s", (int)strcspn(c.meta_uri + 7, "?"), c.meta_uri + 7);
+    struct stat sb;
+    if (stat(path, &sb) != 0) {
+      fprintf(stderr,
+              "tarn: no tarn deployment here: the metadata store %s does not exist.\n"
+              "Create one with 'tarn init', or point --home/TARN_HOME (or --meta) at an "
+              "existing one.\n",
+              path);
+      tarn_deployment_config_free(&st);
+      return TARN_EXIT_FAULT;
+    }
+  }
   if (!rc)
     rc = tarn_deployment_open(&c, create, out);
   if (rc) {
@@ -59,6 +75,9 @@ int tarn_cli_deploy_open(const tarn_cli_deploy *d, int create, struct tarn_deplo
               "tarn: a store is unreachable: %s\n"
               "Check that it runs and the URI is right (--meta/--wal/--compacted, "
               "TARN_META/TARN_WAL/TARN_COMPACTED).\n",
+              tarn_errmsg());
+    else if (rc == TARN_ECORRUPT)
+      fprintf(stderr, "tarn: %s\nFix the file, or remove it to use the defaults.\n",
               tarn_errmsg());
     else
       fprintf(stderr,

@@ -8,7 +8,8 @@
 
 struct tarn_deployment;
 
-/* The log a verb acts on: NS/NAME with --partition P (default 0), or --log L. */
+/* The log a verb acts on: NS/NAME (or NAME in the default namespace) with
+ * --partition P (default 0), or --log L. */
 typedef struct tarn_cli_log_target {
   const char *stream;   /* "NS/NAME" or NULL */
   const char *partition; /* --partition's value or NULL */
@@ -27,9 +28,6 @@ int tarn_cli_log_target_flag(tarn_cli_log_target *t, const char *cmd, int argc, 
  * a TARN_EXIT_* status, with the message printed. */
 int tarn_cli_log_target_resolve(const tarn_cli_log_target *t, const char *cmd,
                                 struct tarn_deployment *d, uint64_t *log_id);
-
-/* Parses a decimal unsigned number (no sign, no junk) of at most max. */
-int tarn_cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
 
 int tarn_cmd_append(int argc, char **argv);
 int tarn_cmd_read(int argc, char **argv);

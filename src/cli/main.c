@@ -14,6 +14,10 @@ static const tarn_cli_cmd commands[] = {
     {"append", "append records to a log, from stdin or files", tarn_cmd_append},
     {"read", "print a log's entries from an offset; --follow waits for new ones", tarn_cmd_read},
     {"inspect", "decode any format structure: WAL object, key, index value, ...", tarn_cmd_inspect},
+    {"init", "create a deployment (directories, catalog record)", tarn_cmd_init},
+    {"stream", "create, list, describe, drop and grow streams", tarn_cmd_stream},
+    {"trim", "soft-trim a partition of a stream through an offset", tarn_cmd_trim},
+    {"offsets", "first offset, end offset and trim marker per partition", tarn_cmd_offsets},
     {"version", "print tarn's version", cmd_version},
     {NULL, NULL, NULL}};
 

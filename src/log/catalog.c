@@ -429,33 +429,46 @@ int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *nam
 int tarn_catalog_drop_stream(tarn_catalog *c, const char *ns, const char *name, int *existed) {
   if (existed)
     *existed = 0;
-  tarn_catalog_record s;
-  int64_t ver;
-  int rc = open_stream_v(c, ns, name, &s, &ver);
-  int live = rc == 0;
-  if (rc && rc != TARN_ENOTFOUND)
+  int rc = tarn_stream_ident_check(ns, name);
+  if (rc)
     return rc;
-  if (existed)
-    *existed = live;
-
-  /* LS-090: the tombstone first, whether or not a stream lives. An existing
-   * tombstone (an earlier or concurrent drop) is kept as it is. */
+  /* LS-090: the tombstone first, whether or not a stream lives, and before
+   * looking for the stream: a create that checked for the tombstone before
+   * this write finds it when it looks again after creating its stream, or we
+   * find its stream below. An existing tombstone (an earlier or concurrent
+   * drop) is kept. */
   char tkey[KEY_MAX], skey[KEY_MAX];
   tombstone_key(tkey, ns, name);
   stream_key(skey, ns, name);
   tarn_catalog_record t = {.kind = TARN_CATREC_TOMBSTONE, .ns = (char *)ns,
-                           .name = (char *)name, .time_ms = now_ms(),
-                           .logs = live ? s.logs : NULL, .n_logs = live ? s.n_logs : 0};
+                           .name = (char *)name, .time_ms = now_ms()};
   rc = put_rec(c, tkey, &t, 'c', 0);
   if (rc == TARN_EUNKNOWN)
     rc = tarn_catalog_is_dropped(c, ns, name) == 1 ? 0 : TARN_EUNKNOWN;
-  if (rc && rc != TARN_EEXIST) {
-    if (live)
-      tarn_catalog_record_free(&s);
+  if (rc && rc != TARN_EEXIST)
     return tarn__errctx(rc, "dropping stream %s/%s: recording its tombstone", ns, name);
-  }
-  if (!live)
+
+  tarn_catalog_record s;
+  int64_t ver;
+  rc = open_stream_v(c, ns, name, &s, &ver);
+  if (rc == TARN_ENOTFOUND)
     return 0;
+  if (rc)
+    return rc;
+  if (existed)
+    *existed = 1;
+  /* For reclamation, the tombstone lists the logs; best effort, as the
+   * logs are also fenced and their IDs never reused. */
+  tarn_catalog_record old;
+  int64_t tver;
+  if (get_rec(c, tkey, TARN_CATREC_TOMBSTONE, &old, &tver) == 0) {
+    if (old.n_logs == 0) {
+      old.logs = s.logs, old.n_logs = s.n_logs;
+      put_rec(c, tkey, &old, 's', tver);
+      old.logs = NULL, old.n_logs = 0;
+    }
+    tarn_catalog_record_free(&old);
+  }
 
   /* Mark it DROPPING, so no layout change races the deletion of its logs. */
   for (int attempt = 0; s.state != TARN_STREAM_DROPPING; attempt++) {
@@ -464,6 +477,8 @@ int tarn_catalog_drop_stream(tarn_catalog *c, const char *ns, const char *name, 
     if (rc == 0)
       break;
     tarn_catalog_record_free(&s);
+    if (rc == TARN_ENOTFOUND)
+      return 0; /* a concurrent drop finished it */
     if (rc != TARN_ECONFLICT && rc != TARN_EUNKNOWN)
       return tarn__errctx(rc, "dropping stream %s/%s", ns, name);
     if (attempt == MAX_RETRIES)

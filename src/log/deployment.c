@@ -1,6 +1,10 @@
 #include "tarn/deployment.h"
 
 #include <errno.h>
+#include <stdint.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -26,9 +30,86 @@ static int dup_into(char **slot, const char *fmt, const char *a, const char *b) 
   return 0;
 }
 
+static int mkdirs(const char *path);
+
 static const char *env(const char *name) {
   const char *v = getenv(name);
   return v && *v ? v : NULL;
+}
+
+int tarn_deployment_config_parse(const uint8_t *p, size_t len, const char *what,
+                                 char *out[3]) {
+  out[0] = out[1] = out[2] = NULL;
+  json_error_t err;
+  json_t *o = json_loadb((const char *)p, len, JSON_REJECT_DUPLICATES, &err);
+  if (!o)
+    return tarn__err(TARN_ECORRUPT, "deployment config %s: byte %d: %s", what, err.position,
+                     err.text);
+  static const char *const names[] = {"meta", "wal", "compacted"};
+  int rc = 0;
+  const char *k;
+  json_t *v;
+  if (!json_is_object(o))
+    rc = tarn__err(TARN_ECORRUPT, "deployment config %s: byte 0: not a JSON object", what);
+  json_object_foreach(o, k, v) {
+    if (rc)
+      break;
+    int i = 0;
+    while (i < 3 && strcmp(k, names[i]) != 0)
+      i++;
+    if (i == 3 || !json_is_string(v) || json_string_length(v) == 0 ||
+        strlen(json_string_value(v)) != json_string_length(v))
+      rc = tarn__err(TARN_ECORRUPT,
+                     "deployment config %s: member \"%s\": expected \"meta\", \"wal\" or "
+                     "\"compacted\" with a URI string",
+                     what, k);
+    else if (!(out[i] = strdup(json_string_value(v))))
+      rc = tarn__err(TARN_ENOMEM, "out of memory");
+  }
+  json_decref(o);
+  if (rc)
+    for (int i = 0; i < 3; i++)
+      free(out[i]), out[i] = NULL;
+  return rc;
+}
+
+/* Fills the unset URIs from HOME/tarn.json, if there is one. Slots 4..6 of
+ * *st hold the strings. */
+static int read_config_file(tarn_deployment_config *c, tarn_deployment_strings *st) {
+  char *path = NULL;
+  int rc = dup_into(&path, "%s/%s", c->home, TARN_DEPLOYMENT_CONFIG_FILE);
+  if (rc)
+    return rc;
+  FILE *f = fopen(path, "rb");
+  if (!f) {
+    rc = errno == ENOENT ? 0 : tarn__errno(errno, "cannot open %s", path);
+    free(path);
+    return rc;
+  }
+  enum { LIMIT = 65536 }; /* a config file is a few lines */
+  uint8_t *buf = malloc(LIMIT + 1);
+  size_t n = buf ? fread(buf, 1, LIMIT + 1, f) : 0;
+  if (!buf)
+    rc = tarn__err(TARN_ENOMEM, "out of memory");
+  else if (ferror(f))
+    rc = tarn__errno(errno, "cannot read %s", path);
+  else if (n > LIMIT)
+    rc = tarn__err(TARN_ECORRUPT, "deployment config %s: byte %d: longer than %d bytes", path,
+                   LIMIT, LIMIT);
+  fclose(f);
+  char *uris[3] = {NULL, NULL, NULL};
+  if (!rc)
+    rc = tarn_deployment_config_parse(buf, n, path, uris);
+  free(buf);
+  free(path);
+  const char **slots[] = {&c->meta_uri, &c->wal_uri, &c->compacted_uri};
+  for (int i = 0; i < 3; i++) {
+    if (!rc && uris[i] && !*slots[i])
+      *slots[i] = st->s[4 + i] = uris[i];
+    else
+      free(uris[i]);
+  }
+  return rc;
 }
 
 int tarn_deployment_config_resolve(tarn_deployment_config *c, tarn_deployment_strings *st) {
@@ -44,6 +125,8 @@ int tarn_deployment_config_resolve(tarn_deployment_config *c, tarn_deployment_st
   if (!c->home)
     c->home = TARN_DEFAULT_HOME;
   int rc = 0;
+  if (!c->meta_uri || !c->wal_uri || !c->compacted_uri)
+    rc = read_config_file(c, st);
   if (!rc && !c->meta_uri && !(rc = dup_into(&st->s[0], "sqlite:%s%s", c->home, "/meta.db")))
     c->meta_uri = st->s[0];
   if (!rc && !c->wal_uri && !(rc = dup_into(&st->s[1], "file://%s%s", c->home, "/wal")))
@@ -53,6 +136,54 @@ int tarn_deployment_config_resolve(tarn_deployment_config *c, tarn_deployment_st
     c->compacted_uri = st->s[2];
   if (rc)
     tarn_deployment_config_free(st);
+  return rc;
+}
+
+int tarn_deployment_config_save(const tarn_deployment_config *c, int *written) {
+  if (written)
+    *written = 0;
+  if (!c->home || !c->meta_uri || !c->wal_uri || !c->compacted_uri)
+    return tarn__err(TARN_EINVAL, "deployment config: resolve the config first");
+  char *path = NULL;
+  int rc = dup_into(&path, "%s/%s", c->home, TARN_DEPLOYMENT_CONFIG_FILE);
+  if (rc)
+    return rc;
+  json_t *o = json_object();
+  json_object_set_new(o, "meta", json_string(c->meta_uri));
+  json_object_set_new(o, "wal", json_string(c->wal_uri));
+  json_object_set_new(o, "compacted", json_string(c->compacted_uri));
+  char *text = json_dumps(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+  json_decref(o);
+  if (!text) {
+    free(path);
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  }
+  if ((rc = mkdirs(c->home)) == 0) {
+    /* Create-only: an existing file is the deployment's, and stays. */
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    if (fd < 0) {
+      rc = errno == EEXIST ? 0 : tarn__errno(errno, "cannot create %s", path);
+    } else {
+      size_t n = strlen(text), off = 0;
+      while (off < n && !rc) {
+        ssize_t w = write(fd, text + off, n - off);
+        if (w < 0)
+          rc = tarn__errno(errno, "cannot write %s", path);
+        else
+          off += (size_t)w;
+      }
+      if (!rc && write(fd, "\n", 1) != 1)
+        rc = tarn__errno(errno, "cannot write %s", path);
+      if (close(fd) != 0 && !rc)
+        rc = tarn__errno(errno, "cannot write %s", path);
+      if (rc)
+        unlink(path);
+      else if (written)
+        *written = 1;
+    }
+  }
+  free(text);
+  free(path);
   return rc;
 }
 

@@ -91,3 +91,5 @@ int tarn_lease_release(tarn_lease *l) {
   free(l);
   return rc;
 }
+
+void tarn_lease_forget(tarn_lease *l) { free(l); }

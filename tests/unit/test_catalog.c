@@ -213,6 +213,16 @@ static void dropped_identities_stay_dropped(void **state) {
   assert_int_equal(existed, 1);
   assert_int_equal(tarn_catalog_is_dropped(f.c, "ns", "live"), 1);
   assert_true(has_fence(f.m, s.logs[0]) && has_fence(f.m, s.logs[1]));
+  tarn_meta_rec tr = {0};
+  assert_int_equal(tarn_meta_get(f.m, TARN_CATALOG_PARTITION, "/catalog/tombstones/ns/live", &tr),
+                   0);
+  tarn_catalog_record tomb;
+  assert_int_equal(tarn_catalog_record_decode(tr.value, tr.value_len, &tomb), 0);
+  assert_int_equal(tomb.kind, TARN_CATREC_TOMBSTONE);
+  assert_int_equal(tomb.n_logs, 2);
+  assert_int_equal(tomb.logs[1], s.logs[1]);
+  tarn_catalog_record_free(&tomb);
+  tarn_meta_rec_free(&tr);
   tarn_catalog_record o;
   assert_int_equal(tarn_catalog_open_stream(f.c, "ns", "live", &o), TARN_ENOTFOUND);
   assert_int_equal(tarn_catalog_log_stream(f.c, s.logs[0], &o), TARN_ENOTFOUND);
@@ -425,6 +435,85 @@ static void delete_while_writing(void **state) {
   close_fx(&f);
 }
 
+typedef struct race_arg {
+  tarn_catalog *c;
+  char name[16];
+  int rc;
+} race_arg;
+
+static void *create_thread(void *p) {
+  race_arg *a = p;
+  a->rc = tarn_catalog_create_stream(a->c, "race", a->name, 1, NULL, 0, NULL);
+  return NULL;
+}
+
+static void *drop_thread(void *p) {
+  race_arg *a = p;
+  a->rc = tarn_catalog_drop_stream(a->c, "race", a->name, NULL);
+  return NULL;
+}
+
+/* LS-089: a create racing a drop of the same identity never leaves a live
+ * stream behind a tombstone. */
+static void create_racing_drop(void **state) {
+  fx f = open_fx(state, 1000);
+  tarn_meta *m2;
+  assert_int_equal(tarn_meta_open(f.uri, &m2), 0);
+  tarn_catalog *c2;
+  tarn_catalog_open(m2, NULL, &c2);
+  for (int i = 0; i < 20; i++) {
+    race_arg cr = {.c = f.c}, dr = {.c = c2};
+    snprintf(cr.name, sizeof cr.name, "s%d", i);
+    memcpy(dr.name, cr.name, sizeof dr.name);
+    pthread_t a, b;
+    pthread_create(&a, NULL, create_thread, &cr);
+    pthread_create(&b, NULL, drop_thread, &dr);
+    pthread_join(a, NULL);
+    pthread_join(b, NULL);
+    assert_int_equal(dr.rc, 0);
+    assert_true(cr.rc == 0 || cr.rc == TARN_EEXIST);
+    assert_int_equal(tarn_catalog_is_dropped(f.c, "race", cr.name), 1);
+    tarn_catalog_record s;
+    assert_int_equal(tarn_catalog_open_stream(f.c, "race", cr.name, &s), TARN_ENOTFOUND);
+  }
+  tarn_catalog_close(c2);
+  tarn_meta_close(m2);
+  close_fx(&f);
+}
+
+/* Store faults: a failed write leaves no half-made stream; a write whose
+ * outcome is unknown at worst skips log IDs (LS-087). */
+static void store_faults(void **state) {
+  tarn_meta *m;
+  assert_int_equal(tarn_meta_open("mem:catalog-faults", &m), 0);
+  tarn_catalog *c;
+  tarn_catalog_open(m, NULL, &c);
+  assert_int_equal(tarn_catalog_init(c, NULL), 0);
+  uint64_t a, b, d;
+  assert_int_equal(tarn_catalog_alloc_logs(c, 2, &a), 0);
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_COMMIT_UNKNOWN, 1), 0);
+  assert_int_equal(tarn_catalog_alloc_logs(c, 2, &b), 0);
+  assert_true(b >= a + 2);
+  assert_int_equal(tarn_catalog_alloc_logs(c, 1, &d), 0);
+  assert_true(d >= b + 2);
+  /* A failed write: an error, and no half-made stream. */
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_FAIL, 1), 0);
+  assert_int_equal(tarn_catalog_create_stream(c, "ns", "f", 2, NULL, 0, NULL), TARN_EUNAVAIL);
+  tarn_catalog_record *all;
+  size_t n;
+  assert_int_equal(tarn_catalog_list_streams(c, &all, &n), 0);
+  assert_int_equal(n, 0);
+  tarn_catalog_records_free(all, n);
+  /* An unknown outcome of the allocation: retried, the stream is created. */
+  tarn_catalog_record s;
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_COMMIT_UNKNOWN, 1), 0);
+  assert_int_equal(tarn_catalog_create_stream(c, "ns", "f", 1, NULL, 0, &s), 0);
+  assert_true(s.logs[0] > d);
+  tarn_catalog_record_free(&s);
+  tarn_catalog_close(c);
+  tarn_meta_close(m);
+}
+
 #define BOTH(fn)                                                                             \
   cmocka_unit_test_prestate(fn, (void *)"mem"), cmocka_unit_test_prestate(fn, (void *)"sqlite")
 
@@ -440,6 +529,8 @@ int main(void) {
       BOTH(deleting_a_log_is_idempotent),
       BOTH(held_leases_leave_everything_in_place),
       BOTH(delete_while_writing),
+      BOTH(create_racing_drop),
+      cmocka_unit_test(store_faults),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tarn/buf.h"
+#include "tarn/entryindex.h"
 #include "tarn/key.h"
 #include "tarn/lease.h"
 #include "tarn/trim.h"
@@ -248,11 +250,39 @@ static void hard_trim(void **state) {
   tu_meta_done(m, uri);
 }
 
+/* The range of a record, from its key and value (v3 and legacy). */
+static void record_span(void **state) {
+  tarn_meta_rec r = {0};
+  char key[TARN_KEY_LEN + 1];
+  tarn_key_format(key, 5, 30, 100);
+  r.key = key;
+  /* Legacy v1: message_count 4. */
+  tarn_legacy_index_value lv = {.version = 1, .message_count = 4, .entry_size_bytes = 9,
+                                .location = "old.wal", .entry_id = 2};
+  tarn_buf b = TARN_BUF_INIT;
+  assert_int_equal(tarn_legacy_index_value_encode(&lv, &b), 0);
+  r.value = b.data, r.value_len = b.len;
+  uint64_t st, en;
+  assert_int_equal(tarn_index_record_span(&r, 5, &st, &en), 0);
+  assert_int_equal(st, 26);
+  assert_int_equal(en, 30);
+  /* Another log's key fails the prefix check. */
+  assert_int_equal(tarn_index_record_span(&r, 6, &st, &en), TARN_ENOTFOUND);
+  /* More records than the end offset allows. */
+  tarn_key_format(key, 5, 3, 100);
+  assert_int_equal(tarn_index_record_span(&r, 5, &st, &en), TARN_ECORRUPT);
+  /* A value that is no index value. */
+  r.value = (uint8_t *)"\xff\x01", r.value_len = 2;
+  assert_true(tarn_index_record_span(&r, 5, &st, &en) < 0);
+  tarn_buf_free(&b);
+}
+
 #define BOTH(fn)                                                                             \
   cmocka_unit_test_prestate(fn, (void *)"mem"), cmocka_unit_test_prestate(fn, (void *)"sqlite")
 
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(record_span),
       BOTH(bounds),
       BOTH(soft_trim),
       cmocka_unit_test(soft_trim_reports_only_what_is_stored),

@@ -1,0 +1,437 @@
+/* tarn stream — create, list, describe, drop and grow streams. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "tarn/catalog.h"
+#include "tarn/deployment.h"
+#include "tarn/error.h"
+
+#define EXIT_STATUS                                                                          \
+  "\nExit status: 0 done; 1 the operation failed (the message says why); 2 bad\n"           \
+  "command line; 3 the metadata store could not be reached.\n"
+
+/* The parsed command line shared by the sub-commands. */
+typedef struct args {
+  tarn_cli_deploy d;
+  int json;
+  const char *ident;     /* NS/NAME */
+  uint64_t partitions;   /* create */
+  int have_count;
+  uint64_t count;        /* add-partitions */
+  uint64_t drain_ms;     /* drop */
+  tarn_stream_prop *props;
+  size_t n_props;
+} args;
+
+/* Parses argv of sub-command cmd. want_ident: one NS/NAME is required. opts
+ * lists the value options it accepts, e.g. "--partitions --property". Returns
+ * -1 to go on, else the exit status. */
+static int parse(const char *cmd, int argc, char **argv, int want_ident, const char *opts,
+                 void (*help)(void), args *a) {
+  memset(a, 0, sizeof *a);
+  a->partitions = 1;
+  for (int i = 1; i < argc; i++) {
+    int k = tarn_cli_deploy_flag(&a->d, cmd, argc, argv, &i);
+    if (k == 1)
+      continue;
+    if (k)
+      return k;
+    const char *arg = argv[i], *v = NULL;
+    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+      help();
+      return TARN_EXIT_OK;
+    }
+    if (strcmp(arg, "--json") == 0) {
+      a->json = 1;
+      continue;
+    }
+    static const char *const names[] = {"--partitions", "--property", "--count",
+                                        "--drain-timeout-ms"};
+    int which = -1;
+    for (int n = 0; n < 4 && which < 0; n++) {
+      if (!strstr(opts, names[n]))
+        continue;
+      k = tarn_cli_opt_value(argc, argv, &i, names[n], &v);
+      if (k < 0)
+        return tarn_cli_usage_error(cmd, "%s needs a value", names[n]);
+      if (k)
+        which = n;
+    }
+    if (which == 0 && tarn_cli_parse_u64(v, TARN_STREAM_PARTITIONS_MAX, &a->partitions))
+      return tarn_cli_usage_error(cmd, "--partitions: '%s' is not a number in 1..%d", v,
+                                  TARN_STREAM_PARTITIONS_MAX);
+    if (which == 0 && a->partitions == 0)
+      return tarn_cli_usage_error(cmd, "--partitions: a stream has at least 1 partition");
+    if (which == 1) {
+      const char *eq = strchr(v, '=');
+      if (!eq || eq == v)
+        return tarn_cli_usage_error(cmd, "--property: '%s' is not KEY=VALUE", v);
+      tarn_stream_prop *np = realloc(a->props, (a->n_props + 1) * sizeof *np);
+      if (!np)
+        return tarn_cli_usage_error(cmd, "out of memory");
+      a->props = np;
+      np[a->n_props].key = strndup(v, (size_t)(eq - v));
+      np[a->n_props].value = strdup(eq + 1);
+      a->n_props++;
+    }
+    if (which == 2) {
+      if (tarn_cli_parse_u64(v, TARN_STREAM_PARTITIONS_MAX, &a->count) || a->count == 0)
+        return tarn_cli_usage_error(cmd, "--count: '%s' is not a number in 1..%d", v,
+                                    TARN_STREAM_PARTITIONS_MAX);
+      a->have_count = 1;
+    }
+    if (which == 3 && tarn_cli_parse_u64(v, 86400000, &a->drain_ms))
+      return tarn_cli_usage_error(cmd, "--drain-timeout-ms: '%s' is not a number of ms", v);
+    if (which >= 0)
+      continue;
+    if (arg[0] == '-' && arg[1])
+      return tarn_cli_usage_error(cmd, "unknown option '%s'", arg);
+    if (!want_ident || a->ident)
+      return tarn_cli_usage_error(cmd, "unexpected argument '%s'", arg);
+    a->ident = arg;
+  }
+  if (want_ident && !a->ident)
+    return tarn_cli_usage_error(cmd, "which stream? Give NAMESPACE/NAME (or NAME for "
+                                     "namespace '" TARN_DEFAULT_NAMESPACE "')");
+  return -1;
+}
+
+static void args_free(args *a) {
+  for (size_t i = 0; i < a->n_props; i++)
+    free(a->props[i].key), free(a->props[i].value);
+  free(a->props);
+}
+
+static json_t *stream_json(const tarn_catalog_record *s) {
+  json_t *o = json_object(), *logs = json_array(), *props = json_object();
+  json_object_set_new(o, "namespace", json_string(s->ns));
+  json_object_set_new(o, "name", json_string(s->name));
+  json_object_set_new(o, "state",
+                      json_string(s->state == TARN_STREAM_DROPPING ? "dropping" : "active"));
+  json_object_set_new(o, "created_ms", json_integer(s->time_ms));
+  for (size_t i = 0; i < s->n_logs; i++)
+    json_array_append_new(logs, json_integer((json_int_t)s->logs[i]));
+  json_object_set_new(o, "log_ids", logs);
+  for (size_t i = 0; i < s->n_props; i++)
+    json_object_set_new(props, s->props[i].key, json_string(s->props[i].value));
+  json_object_set_new(o, "properties", props);
+  return o;
+}
+
+static void print_logs(const tarn_catalog_record *s) {
+  for (size_t i = 0; i < s->n_logs; i++)
+    printf("%s%llu", i ? " " : "", (unsigned long long)s->logs[i]);
+}
+
+/* Opens the catalog and splits the identity; -1 to go on, else the exit status. */
+static int start(const char *cmd, args *a, tarn_deployment **dep, tarn_catalog **cat, char **ns,
+                 char **name) {
+  *dep = NULL, *cat = NULL, *ns = *name = NULL;
+  if (a->ident && tarn_stream_ident_parse(a->ident, ns, name))
+    return tarn_cli_usage_error(cmd, "%s", tarn_errmsg());
+  int ex = tarn_cli_catalog_open(&a->d, dep, cat);
+  if (ex) {
+    free(*ns), free(*name);
+    return ex;
+  }
+  return -1;
+}
+
+static void finish(args *a, tarn_deployment *dep, tarn_catalog *cat, char *ns, char *name) {
+  tarn_cli_catalog_close(dep, cat);
+  free(ns), free(name);
+  args_free(a);
+}
+
+/* ---- create -------------------------------------------------------------- */
+
+static void create_help(void) {
+  printf("usage: tarn stream create NAMESPACE/NAME [--partitions N] [--property KEY=VALUE]...\n"
+         "                          [DEPLOYMENT FLAGS] [--json]\n"
+         "\n"
+         "Creates a stream of N partitions (default 1), each a new log with a log ID no\n"
+         "log has ever had. NAME alone means namespace '" TARN_DEFAULT_NAMESPACE "'. Namespace and name:\n"
+         "1..%d bytes of printable UTF-8 without '/'. A name that was dropped cannot be\n"
+         "created again.\n"
+         "\n"
+         "Options:\n"
+         "  --partitions N         number of partitions (logs), 1..%d\n"
+         "  --property KEY=VALUE   a stream property; repeat for more\n"
+         "  --json                 print the stream as JSON\n"
+         "\n%s" EXIT_STATUS,
+         TARN_STREAM_NAME_MAX, TARN_STREAM_PARTITIONS_MAX, tarn_cli_deploy_help);
+}
+
+static int cmd_create(int argc, char **argv) {
+  args a;
+  int ex = parse("stream create", argc, argv, 1, "--partitions --property", create_help, &a);
+  if (ex >= 0)
+    return args_free(&a), ex;
+  tarn_deployment *dep;
+  tarn_catalog *cat;
+  char *ns, *name;
+  if ((ex = start("stream create", &a, &dep, &cat, &ns, &name)) >= 0)
+    return args_free(&a), ex;
+  ex = TARN_EXIT_OK;
+  tarn_catalog_record s;
+  int rc = tarn_catalog_create_stream(cat, ns, name, (uint32_t)a.partitions, a.props,
+                                      a.n_props, &s);
+  if (rc) {
+    ex = tarn_cli_fail_rc(rc, "stream create");
+  } else {
+    if (a.json) {
+      ex = tarn_cli_print_json(stream_json(&s));
+    } else {
+      printf("created stream %s/%s: %zu partition(s), log IDs ", ns, name, s.n_logs);
+      print_logs(&s);
+      printf("\n");
+      ex = 0;
+    }
+    tarn_catalog_record_free(&s);
+  }
+  finish(&a, dep, cat, ns, name);
+  return ex;
+}
+
+/* ---- list ---------------------------------------------------------------- */
+
+static void list_help(void) {
+  printf("usage: tarn stream list [DEPLOYMENT FLAGS] [--json]\n"
+         "\n"
+         "Lists the streams of the deployment: namespace, name, partitions, state\n"
+         "(active, or dropping while a drop waits for writers). Dropped streams are not\n"
+         "listed.\n"
+         "\n"
+         "Options:\n"
+         "  --json   a JSON array of {namespace, name, state, created_ms, log_ids,\n"
+         "           properties}\n"
+         "\n%s" EXIT_STATUS,
+         tarn_cli_deploy_help);
+}
+
+static int cmd_list(int argc, char **argv) {
+  args a;
+  int ex = parse("stream list", argc, argv, 0, "", list_help, &a);
+  if (ex >= 0)
+    return args_free(&a), ex;
+  tarn_deployment *dep;
+  tarn_catalog *cat;
+  char *ns, *name;
+  if ((ex = start("stream list", &a, &dep, &cat, &ns, &name)) >= 0)
+    return args_free(&a), ex;
+  ex = TARN_EXIT_OK;
+  tarn_catalog_record *v;
+  size_t n;
+  int rc = tarn_catalog_list_streams(cat, &v, &n);
+  if (rc) {
+    ex = tarn_cli_fail_rc(rc, "stream list");
+  } else {
+    if (a.json) {
+      json_t *arr = json_array();
+      for (size_t i = 0; i < n; i++)
+        json_array_append_new(arr, stream_json(&v[i]));
+      ex = tarn_cli_print_json(arr);
+    } else {
+      printf("%-20s %-40s %-10s %s\n", "NAMESPACE", "NAME", "PARTITIONS", "STATE");
+      for (size_t i = 0; i < n; i++)
+        printf("%-20s %-40s %-10zu %s\n", v[i].ns, v[i].name, v[i].n_logs,
+               v[i].state == TARN_STREAM_DROPPING ? "dropping" : "active");
+    }
+    tarn_catalog_records_free(v, n);
+  }
+  finish(&a, dep, cat, ns, name);
+  return ex;
+}
+
+/* ---- describe ------------------------------------------------------------ */
+
+static void describe_help(void) {
+  printf("usage: tarn stream describe NAMESPACE/NAME [DEPLOYMENT FLAGS] [--json]\n"
+         "\n"
+         "Shows a stream: state, properties, and per partition its log ID, first offset\n"
+         "(the first readable one), end offset (where the next append starts) and trim\n"
+         "marker. Reads only.\n"
+         "\n"
+         "Options:\n"
+         "  --json   {namespace, name, state, created_ms, log_ids, properties,\n"
+         "           partitions: [{partition, log_id, first_offset, end_offset,\n"
+         "           trim_marker}]}\n"
+         "\n%s" EXIT_STATUS,
+         tarn_cli_deploy_help);
+}
+
+static int cmd_describe(int argc, char **argv) {
+  args a;
+  int ex = parse("stream describe", argc, argv, 1, "", describe_help, &a);
+  if (ex >= 0)
+    return args_free(&a), ex;
+  tarn_deployment *dep;
+  tarn_catalog *cat;
+  char *ns, *name;
+  if ((ex = start("stream describe", &a, &dep, &cat, &ns, &name)) >= 0)
+    return args_free(&a), ex;
+  ex = TARN_EXIT_OK;
+  tarn_catalog_record s;
+  json_t *parts = NULL;
+  int rc = tarn_catalog_open_stream(cat, ns, name, &s);
+  if (!rc) {
+    rc = tarn_cli_partitions_json(dep, &s, &parts);
+    if (rc) {
+      tarn_catalog_record_free(&s);
+    }
+  }
+  if (rc) {
+    ex = tarn_cli_fail_rc(rc, "stream describe");
+  } else {
+    if (a.json) {
+      json_t *o = stream_json(&s);
+      json_object_set_new(o, "partitions", parts);
+      ex = tarn_cli_print_json(o);
+    } else {
+      printf("stream      %s/%s\nstate       %s\ncreated_ms  %lld\nproperties ", s.ns, s.name,
+             s.state == TARN_STREAM_DROPPING ? "dropping" : "active", (long long)s.time_ms);
+      if (!s.n_props)
+        printf(" (none)");
+      for (size_t i = 0; i < s.n_props; i++)
+        printf("%s%s=%s", i ? "\n            " : " ", s.props[i].key, s.props[i].value);
+      printf("\npartitions  %zu\n\n", s.n_logs);
+      tarn_cli_partitions_print(parts);
+      json_decref(parts);
+    }
+    tarn_catalog_record_free(&s);
+  }
+  finish(&a, dep, cat, ns, name);
+  return ex;
+}
+
+/* ---- drop ---------------------------------------------------------------- */
+
+static void drop_help(void) {
+  printf("usage: tarn stream drop NAMESPACE/NAME [--drain-timeout-ms MS] [DEPLOYMENT FLAGS]\n"
+         "                        [--json]\n"
+         "\n"
+         "Drops a stream: records a permanent tombstone for its name (the name can never\n"
+         "be created again; this happens even if no such stream exists), then deletes\n"
+         "each log: fences it (no new writers), waits for the writers holding leases to\n"
+         "finish, and removes its index records. Objects are left to reclamation.\n"
+         "If writers still hold leases when the wait ends, the logs stay fenced and\n"
+         "unchanged, the stream stays 'dropping', and the command fails (exit 1): run it\n"
+         "again once the writers have stopped.\n"
+         "\n"
+         "Options:\n"
+         "  --drain-timeout-ms MS   how long to wait for leases (default %d)\n"
+         "  --json                  print {namespace, name, existed}\n"
+         "\n%s" EXIT_STATUS,
+         TARN_DRAIN_TIMEOUT_MS, tarn_cli_deploy_help);
+}
+
+static int cmd_drop(int argc, char **argv) {
+  args a;
+  int ex = parse("stream drop", argc, argv, 1, "--drain-timeout-ms", drop_help, &a);
+  if (ex >= 0)
+    return args_free(&a), ex;
+  tarn_deployment *dep;
+  char *ns, *name;
+  tarn_catalog *cat0;
+  if ((ex = start("stream drop", &a, &dep, &cat0, &ns, &name)) >= 0)
+    return args_free(&a), ex;
+  ex = TARN_EXIT_OK;
+  /* The drain timeout is an option of the catalog handle. */
+  tarn_catalog_close(cat0);
+  tarn_catalog_options o = {.drain_timeout_ms = (int)a.drain_ms};
+  tarn_catalog *cat;
+  int existed = 0;
+  int rc = tarn_catalog_open(tarn_deployment_meta(dep), &o, &cat);
+  if (!rc)
+    rc = tarn_catalog_drop_stream(cat, ns, name, &existed);
+  if (rc) {
+    ex = tarn_cli_fail_rc(rc, "stream drop");
+  } else if (a.json) {
+    json_t *j = json_object();
+    json_object_set_new(j, "namespace", json_string(ns));
+    json_object_set_new(j, "name", json_string(name));
+    json_object_set_new(j, "existed", json_boolean(existed));
+    ex = tarn_cli_print_json(j);
+  } else {
+    if (existed)
+      printf("dropped stream %s/%s; its logs are fenced and their index records removed\n",
+             ns, name);
+    else
+      printf("no stream %s/%s exists; its name is now tombstoned and cannot be created\n", ns,
+             name);
+    ex = 0;
+  }
+  finish(&a, dep, cat, ns, name);
+  return ex;
+}
+
+/* ---- add-partitions ------------------------------------------------------ */
+
+static void add_help(void) {
+  printf("usage: tarn stream add-partitions NAMESPACE/NAME --count N [DEPLOYMENT FLAGS]\n"
+         "                                  [--json]\n"
+         "\n"
+         "Adds N partitions to a stream: creates their logs first, then publishes the\n"
+         "whole new layout at once. Existing partitions keep their logs and positions.\n"
+         "\n"
+         "Options:\n"
+         "  --count N   partitions to add (required)\n"
+         "  --json      print the stream as JSON\n"
+         "\n%s" EXIT_STATUS,
+         tarn_cli_deploy_help);
+}
+
+static int cmd_add(int argc, char **argv) {
+  args a;
+  int ex = parse("stream add-partitions", argc, argv, 1, "--count", add_help, &a);
+  if (ex >= 0)
+    return args_free(&a), ex;
+  if (!a.have_count) {
+    args_free(&a);
+    return tarn_cli_usage_error("stream add-partitions", "--count N is required");
+  }
+  tarn_deployment *dep;
+  tarn_catalog *cat;
+  char *ns, *name;
+  if ((ex = start("stream add-partitions", &a, &dep, &cat, &ns, &name)) >= 0)
+    return args_free(&a), ex;
+  ex = TARN_EXIT_OK;
+  tarn_catalog_record s;
+  int rc = tarn_catalog_add_partitions(cat, ns, name, (uint32_t)a.count, &s);
+  if (rc) {
+    ex = tarn_cli_fail_rc(rc, "stream add-partitions");
+  } else {
+    if (a.json) {
+      ex = tarn_cli_print_json(stream_json(&s));
+    } else {
+      printf("stream %s/%s now has %zu partitions, log IDs ", ns, name, s.n_logs);
+      print_logs(&s);
+      printf("\n");
+      ex = 0;
+    }
+    tarn_catalog_record_free(&s);
+  }
+  finish(&a, dep, cat, ns, name);
+  return ex;
+}
+
+static const tarn_cli_cmd subs[] = {
+    {"create", "create a stream of N partitions", cmd_create},
+    {"list", "list the streams", cmd_list},
+    {"describe", "show a stream's layout, properties and offsets", cmd_describe},
+    {"drop", "drop a stream: tombstone its name, delete its logs", cmd_drop},
+    {"add-partitions", "add partitions (logs) to a stream", cmd_add},
+    {NULL, NULL, NULL}};
+
+static const char intro[] =
+    "usage: tarn stream COMMAND [ARGS]\n"
+    "\n"
+    "Manages the streams of a deployment. A stream, named NAMESPACE/NAME (NAME alone\n"
+    "means namespace '" TARN_DEFAULT_NAMESPACE "'), has one or more partitions, each a log.\n"
+    EXIT_STATUS;
+
+int tarn_cmd_stream(int argc, char **argv) {
+  return tarn_cli_dispatch("tarn stream", subs, argc, argv, intro);
+}

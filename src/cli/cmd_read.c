@@ -93,11 +93,11 @@ int tarn_cmd_read(int argc, char **argv) {
         return tarn_cli_usage_error("read", "--from needs an offset, 'start' or 'end'");
       from = val, i++;
     } else if (strcmp(a, "--count") == 0) {
-      if (tarn_cli_parse_u64(val, UINT64_MAX, &count))
+      if (!val || tarn_cli_parse_u64(val, UINT64_MAX, &count))
         return tarn_cli_usage_error("read", "--count needs a number");
       have_count = 1, i++;
     } else if (strcmp(a, "--timeout-ms") == 0) {
-      if (tarn_cli_parse_u64(val, INT32_MAX, &timeout))
+      if (!val || tarn_cli_parse_u64(val, INT32_MAX, &timeout))
         return tarn_cli_usage_error("read", "--timeout-ms needs a number of ms");
       have_timeout = 1, i++;
     } else if (strcmp(a, "--format") == 0) {

@@ -8,7 +8,8 @@
 
 struct tarn_deployment;
 
-/* The log a verb acts on: NS/NAME with --partition P (default 0), or --log L. */
+/* The log a verb acts on: NS/NAME (or NAME in the default namespace) with
+ * --partition P (default 0), or --log L. */
 typedef struct tarn_cli_log_target {
   const char *stream;   /* "NS/NAME" or NULL */
   const char *partition; /* --partition's value or NULL */

@@ -1,7 +1,6 @@
 /* Naming the log a verb acts on: NS/NAME [--partition P], or --log L. */
 #include "cli/log_cmds.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,7 +12,8 @@
 
 const char tarn_cli_log_target_help[] =
     "The log:\n"
-    "  NS/NAME            a stream, by namespace and name (see 'tarn stream')\n"
+    "  NS/NAME            a stream, by namespace and name (see 'tarn stream');\n"
+    "                     NAME alone means namespace '" TARN_DEFAULT_NAMESPACE "'\n"
     "  --partition P      the stream's partition P (default 0)\n"
     "  --log L            a log by its ID instead of NS/NAME\n";
 
@@ -43,18 +43,20 @@ int tarn_cli_log_target_resolve(const tarn_cli_log_target *t, const char *cmd,
   if (!t->stream)
     return tarn_cli_usage_error(cmd, "name the stream (NS/NAME) or the log (--log L)");
   const char *slash = strchr(t->stream, '/');
-  if (!slash || slash == t->stream || !slash[1] || strchr(slash + 1, '/'))
-    return tarn_cli_usage_error(cmd, "'%s' is not NS/NAME", t->stream);
+  if (slash && (slash == t->stream || !slash[1] || strchr(slash + 1, '/')))
+    return tarn_cli_usage_error(cmd, "'%s' is not NS/NAME or NAME", t->stream);
   uint64_t part = 0;
   if (t->partition && tarn_cli_parse_u64(t->partition, UINT32_MAX, &part))
     return tarn_cli_usage_error(cmd, "--partition needs a number, not '%s'", t->partition);
-  char *ns = strndup(t->stream, (size_t)(slash - t->stream));
+  /* NAME alone: the default namespace, as 'tarn stream' has it */
+  char *ns = slash ? strndup(t->stream, (size_t)(slash - t->stream)) : strdup(TARN_DEFAULT_NAMESPACE);
+  const char *name = slash ? slash + 1 : t->stream;
   tarn_catalog *c = NULL;
   tarn_catalog_record rec;
   memset(&rec, 0, sizeof rec);
   int rc = ns ? tarn_catalog_open(tarn_deployment_meta(d), NULL, &c) : TARN_ENOMEM;
   if (!rc)
-    rc = tarn_catalog_open_stream(c, ns, slash + 1, &rec);
+    rc = tarn_catalog_open_stream(c, ns, name, &rec);
   int status = TARN_EXIT_OK;
   if (rc == TARN_ENOTFOUND) {
     fprintf(stderr, "tarn: %s: stream %s does not exist (create it with 'tarn stream create')\n",

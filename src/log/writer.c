@@ -446,12 +446,11 @@ static void publish(tarn_writer *w, wsection *s) {
   if (rc == TARN_ETIMEDOUT)
     rc = TARN_EUNKNOWN;
   tarn_key k;
-  if (!rc && (rc = tarn_key_parse(out.key, strlen(out.key), &k)) == 0 &&
-      (k.log_id != log_id || k.end_offset < s->records))
+  if (!rc && (tarn_key_parse(out.key, strlen(out.key), &k) != 0 || k.log_id != log_id ||
+              k.end_offset < s->records))
+    /* the put committed, but its key does not tell the offsets */
     rc = tarn__err(TARN_EUNKNOWN, "sequenced put returned key %s for log %llu", out.key,
                    (unsigned long long)log_id);
-  if (rc == TARN_ECORRUPT) /* the put committed; we cannot tell the offsets */
-    rc = TARN_EUNKNOWN;
   if (!rc) {
     pthread_mutex_lock(&w->mu);
     w->st.index_puts++;

@@ -57,9 +57,16 @@ grep -q "does not exist" "$dir/err" || fail "missing stream message"
 "$TARN" append --help | grep -q -- "--length-delimited" || fail "append help"
 "$TARN" read --help | grep -q -- "--follow" || fail "read help"
 
-# with the catalog's verbs: NS/NAME and --partition
+# NS/NAME and --partition through the catalog; NAME alone is namespace default
 "$TARN" stream create ns/events --partitions 2 > /dev/null
 echo hello | "$TARN" append ns/events --partition 1 --quiet
 [ "$("$TARN" read ns/events --partition 1)" = "hello" ] || fail "stream read"
 [ -z "$("$TARN" read ns/events)" ] || fail "partition 0 not empty"
+"$TARN" stream create plain > /dev/null
+echo there | "$TARN" append plain --quiet
+[ "$("$TARN" read default/plain --format hex | cut -d' ' -f1,4)" = "0 7468657265" ] || fail "default ns"
+set +e
+"$TARN" read ns/events --partition 2 2> "$dir/err"; [ $? -eq 1 ] || fail "no partition 2"
+set -e
+grep -q "has 2 partitions" "$dir/err" || fail "partition message"
 echo OK

@@ -836,6 +836,58 @@ static void parquet_record_read(void **state) {
   env_close(&E);
 }
 
+/* The record cache answers repeated lookups until its TTL passes; the head
+ * cache keeps heads within its byte bound. */
+static void free3(char **p) {
+  for (int i = 0; i < 3; i++)
+    free(p[i]);
+}
+
+static void caches(void **state) {
+  (void)state;
+  env E;
+  tarn_writer *w = env_writer(&E, "cache");
+  for (int i = 0; i < 3; i++) /* three records, three objects */
+    assert_int_equal(tarn_writer_append_sync(w, 90, "abc", 3, 1, NULL, NULL), 0);
+  tarn_reader_options ro;
+  tarn_reader_options_default(&ro);
+  ro.index_ttl_ms = 300;
+  tarn_reader *r;
+  assert_int_equal(tarn_reader_open(E.m, E.wal, NULL, &ro, &r), 0);
+  uint64_t offs[4];
+  char *pl[4];
+  tarn_reader_stats a, b, c;
+  assert_int_equal(read_all(r, 90, 0, offs, pl, 4), 3);
+  free3(pl);
+  tarn_reader_stats_get(r, &a);
+  assert_int_equal(read_all(r, 90, 0, offs, pl, 4), 3);
+  free3(pl);
+  tarn_reader_stats_get(r, &b);
+  assert_int_equal(b.index_hits - a.index_hits, 3);  /* every record from the cache */
+  assert_int_equal(b.head_hits - a.head_hits, 3);
+  assert_int_equal(b.head_reads, a.head_reads);
+  usleep(350000);
+  assert_int_equal(read_all(r, 90, 0, offs, pl, 4), 3);
+  free3(pl);
+  tarn_reader_stats_get(r, &c);
+  assert_int_equal(c.index_hits, b.index_hits);      /* expired: looked up again */
+  assert_true(c.index_lookups > b.index_lookups);
+  tarn_reader_close(r);
+  /* a head cache too small for one head keeps none */
+  ro.head_cache_bytes = 16;
+  assert_int_equal(tarn_reader_open(E.m, E.wal, NULL, &ro, &r), 0);
+  assert_int_equal(read_all(r, 90, 0, offs, pl, 4), 3);
+  free3(pl);
+  assert_int_equal(read_all(r, 90, 0, offs, pl, 4), 3);
+  free3(pl);
+  tarn_reader_stats_get(r, &a);
+  assert_int_equal(a.head_hits, 0);
+  assert_int_equal(a.head_reads, 6);
+  tarn_reader_close(r);
+  assert_int_equal(tarn_writer_close(w), 0);
+  env_close(&E);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(append_then_read),
@@ -853,6 +905,7 @@ int main(void) {
       cmocka_unit_test(tailing),
       cmocka_unit_test(keys_only_from_sequenced_put),
       cmocka_unit_test(parquet_record_read),
+      cmocka_unit_test(caches),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

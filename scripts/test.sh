@@ -10,9 +10,10 @@ export TARN_WITH_SERVERS=1 TARN_WITH_NPM=1
 scripts/install-deps.sh
 
 if [ -x scripts/servers.sh ]; then
-  # shellcheck disable=SC1090
-  eval "$(scripts/servers.sh start)"
   trap 'scripts/servers.sh stop' EXIT
+  # A plain assignment keeps the exit status: a server that fails to start fails the run.
+  exports=$(scripts/servers.sh start)
+  eval "$exports"
 fi
 
 jobs=$(nproc)

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "log/compact_internal.h"
 #include "log/index_scan.h"
 #include "tarn/catalog.h"
 #include "tarn/companion.h"
@@ -157,8 +158,6 @@ static int juint(json_t *o, const char *m, uint64_t *v) {
   return 0;
 }
 
-/* Decodes from a parsed object (tasks embed ranges). */
-int tarn__compact_range_from_json(json_t *o, tarn_compact_range *r);
 int tarn__compact_range_from_json(json_t *o, tarn_compact_range *r) {
   memset(r, 0, sizeof *r);
   uint64_t om = 0;
@@ -242,9 +241,7 @@ int tarn_compactor_open(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *comp
 
 void tarn_compactor_close(tarn_compactor *c) { free(c); }
 
-tarn_meta *tarn__compactor_meta(tarn_compactor *c);
 tarn_meta *tarn__compactor_meta(tarn_compactor *c) { return c->meta; }
-int64_t tarn__compactor_now(tarn_compactor *c);
 int64_t tarn__compactor_now(tarn_compactor *c) { return c->o.clock(c->o.clock_ctx); }
 
 /* The stream directory of log_id and, optionally, its binding identifiers. */

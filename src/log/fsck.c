@@ -33,6 +33,7 @@ typedef struct ctx {
   uint64_t log_id, b;
   const char *ns, *name;
   int oom;
+  int lost; /* the record before was unreadable: its range is unknown */
 } ctx;
 
 static void fault(ctx *c, const char *kind, uint64_t offset, const char *key, const char *object,
@@ -313,6 +314,10 @@ static int spans_push(spans *s, span x) {
 /* Adjacency and cumulative sizes of record x (of type file_type) after the
  * records in *s. */
 static void check_adjacent(ctx *c, spans *s, span x, int file_type, const char *key) {
+  if (c->lost) { /* nothing to compare with: the fault before says why */
+    c->lost = 0;
+    return;
+  }
   if (s->n == 0) {
     if (x.start == 0 && x.cum - (uint64_t)x.size != 0)
       fault(c, "cumulative", x.start, key, NULL,
@@ -374,6 +379,7 @@ static void check_record(ctx *c, spans *s, const tarn_meta_rec *r) {
     if (tarn_entry_index_decode(r->value, r->value_len, &ei)) {
       fault(c, "value", k.end_offset, r->key, NULL, "%s", tarn_errmsg());
       s->n = 0; /* its range is unknown: restart the adjacency checks after it */
+      c->lost = 1;
       return;
     }
     x.size = ei.entry_size_bytes;
@@ -384,6 +390,7 @@ static void check_record(ctx *c, spans *s, const tarn_meta_rec *r) {
     if (ver < 0 || tarn_legacy_index_value_parse(r->value, r->value_len, &lv)) {
       fault(c, "value", k.end_offset, r->key, NULL, "%s", tarn_errmsg());
       s->n = 0;
+      c->lost = 1;
       return;
     }
     x.size = lv.entry_size_bytes;
@@ -399,6 +406,7 @@ static void check_record(ctx *c, spans *s, const tarn_meta_rec *r) {
           "message_count or entry_size_bytes exceed the key's end offset or cumulative size");
     tarn_entry_index_free(&ei);
     s->n = 0;
+    c->lost = 1;
     return;
   }
   check_adjacent(c, s, x, file_type, r->key);
@@ -467,7 +475,7 @@ static int read_all(ctx *c, const spans *s) {
 int tarn_fsck_log(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
                   uint64_t log_id, const char *ns, const char *name,
                   const tarn_fsck_options *o, tarn_fsck_report *rep) {
-  ctx c = {meta, wal, compacted, o, rep, log_id, 0, ns, name, 0};
+  ctx c = {meta, wal, compacted, o, rep, log_id, 0, ns, name, 0, 0};
   int rc = tarn_trim_marker_read(meta, log_id, &c.b, NULL);
   if (rc) {
     fault(&c, "key", 0, NULL, NULL, "the trim marker does not read: %s", tarn_errmsg());

@@ -42,6 +42,8 @@ typedef struct tarn_fsck_fault {
 
 typedef struct tarn_fsck_report {
   size_t streams, logs, records;
+  size_t compacted_records;  /* of which PARQUET */
+  size_t compacted_files;    /* compacted files named by PARQUET records, checked */
   size_t entries_read;
   uint64_t bytes_read;
   size_t warnings;           /* allowed anomalies (a C3–C4 overlap) */

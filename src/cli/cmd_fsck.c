@@ -32,7 +32,8 @@ static void help(void) {
          "Progress goes to stderr when it is a terminal.\n"
          "\n"
          "Options:\n"
-         "  --json      {ok, streams, logs, records, entries_read, bytes_read, warnings,\n"
+         "  --json      {ok, streams, logs, records, compacted_records, compacted_files,\n"
+         "              entries_read, bytes_read, warnings,\n"
          "              faults: [{kind, log_id, offset, key, object, message}]}\n"
          "  --no-read   skip reading every entry through the reader\n"
          "  --quiet     print nothing; the exit status tells\n"
@@ -97,6 +98,9 @@ int tarn_cmd_fsck(int argc, char **argv) {
       json_object_set_new(v, "streams", json_integer((json_int_t)rep.streams));
       json_object_set_new(v, "logs", json_integer((json_int_t)rep.logs));
       json_object_set_new(v, "records", json_integer((json_int_t)rep.records));
+      json_object_set_new(v, "compacted_records",
+                          json_integer((json_int_t)rep.compacted_records));
+      json_object_set_new(v, "compacted_files", json_integer((json_int_t)rep.compacted_files));
       json_object_set_new(v, "entries_read", json_integer((json_int_t)rep.entries_read));
       json_object_set_new(v, "bytes_read", json_integer((json_int_t)rep.bytes_read));
       json_object_set_new(v, "warnings", json_integer((json_int_t)rep.warnings));

@@ -174,6 +174,7 @@ static void check_file(ctx *c, const char *key, uint64_t start, uint64_t end, co
   memset(&comp, 0, sizeof comp);
   int have_comp = 0;
   tarn_parquet_reader *pq = NULL;
+  c->rep->compacted_files++;
   int rc = tarn_objstore_head(c->compacted, path, &size);
   if (rc == TARN_ENOTFOUND || (rc == 0 && (rc = tarn_objstore_get(c->compacted, ipath, &gz)) ==
                                               TARN_ENOTFOUND)) {
@@ -414,7 +415,7 @@ static void check_record(ctx *c, spans *s, const tarn_meta_rec *r) {
     c->oom = 1;
   if (ver == 3 && file_type == TARN_FILE_RAW)
     check_raw(c, r->key, &ei, x.start, x.end);
-  else if (ver == 3 && file_type == TARN_FILE_PARQUET)
+  else if (ver == 3 && file_type == TARN_FILE_PARQUET && ++c->rep->compacted_records)
     check_parquet(c, r->key, &ei, x.start, x.end, x.cum);
   tarn_entry_index_free(&ei);
 }

@@ -4,7 +4,10 @@
  *   compact       claims and runs tasks, one at a time per thread; a task is
  *                 held by the log's ephemeral lock, so nodes never run the
  *                 same one, and a node that dies loses it to another
- *   stats         compaction lag and tasks by state, as gauges */
+ *   stats         compaction lag and tasks by state, as gauges
+ *   reclaim       files of trimmed records, then their hard trim; orphan
+ *                 compacted files after a grace period (tarn/reclaim.h)
+ *   wal-gc        unreferenced WAL objects after a grace period */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,7 @@
 #include "tarn/deployment.h"
 #include "tarn/error.h"
 #include "tarn/metrics.h"
+#include "tarn/reclaim.h"
 #include "tarn/tasks.h"
 
 typedef struct cstate {
@@ -26,6 +30,7 @@ typedef struct cstate {
   tarn_token_bucket *bucket;
   tarn_tasks_options to;
   char owner[128];
+  int64_t wal_grace_ms, orphan_grace_ms;
 } cstate;
 
 static int plan_job(void *arg, atomic_int *stop) {
@@ -102,6 +107,65 @@ static int stats_job(void *arg, atomic_int *stop) {
   return rc;
 }
 
+/* Called by the reclaimer before each deletion: its bytes, from a HEAD. */
+static void reclaimed(void *ctx, const char *kind, const char *name) {
+  cstate *s = ctx;
+  int wal = strcmp(kind, "wal") == 0;
+  if (strcmp(kind, "hard-trim") == 0) {
+    tarn_srv_log(TARN_SRV_INFO, "reclaimed", "kind", kind, "what", name, NULL);
+    return;
+  }
+  uint64_t size = 0;
+  if (tarn_objstore_head(wal ? tarn_deployment_wal(s->d) : tarn_deployment_compacted(s->d), name,
+                         &size) == 0)
+    tarn_metrics_inc("tarn_reclaimed_bytes_total", size, "root", wal ? "wal" : "compacted",
+                     "reason", kind, NULL);
+  tarn_srv_log(TARN_SRV_DEBUG, "reclaiming", "kind", kind, "object", name, NULL);
+}
+
+static int reclaim(cstate *s, int wal) {
+  tarn_reclaim_options ro;
+  tarn_reclaim_options_default(&ro);
+  ro.wal = wal;
+  ro.trimmed_files = ro.orphans = !wal;
+  ro.wal_grace_ms = s->wal_grace_ms;
+  ro.orphan_grace_ms = s->orphan_grace_ms;
+  ro.report = reclaimed;
+  ro.report_ctx = s;
+  tarn_reclaim_stats st;
+  memset(&st, 0, sizeof st);
+  int rc = tarn_reclaim_pass(tarn_deployment_meta(s->d), tarn_deployment_wal(s->d),
+                             tarn_deployment_compacted(s->d), &ro, &st);
+  if (st.wal_deleted)
+    tarn_metrics_inc("tarn_reclaimed_objects_total", st.wal_deleted, "root", "wal", "reason",
+                     "wal", NULL);
+  if (st.compacted_deleted)
+    tarn_metrics_inc("tarn_reclaimed_objects_total", st.compacted_deleted, "root", "compacted",
+                     "reason", "compacted", NULL);
+  if (st.trimmed_files_deleted)
+    tarn_metrics_inc("tarn_reclaimed_objects_total", st.trimmed_files_deleted, "root",
+                     "compacted", "reason", "trimmed", NULL);
+  uint64_t n = st.wal_deleted + st.compacted_deleted + st.trimmed_files_deleted;
+  if (n || st.records_hard_trimmed) {
+    char a[24], b[24];
+    snprintf(a, sizeof a, "%llu", (unsigned long long)n);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)st.records_hard_trimmed);
+    tarn_srv_log(TARN_SRV_INFO, "reclaimed", "job", wal ? "wal-gc" : "reclaim", "objects", a,
+                 "records_hard_trimmed", b, NULL);
+  }
+  return rc;
+}
+
+static int reclaim_job(void *arg, atomic_int *stop) {
+  (void)stop;
+  return reclaim(arg, 0);
+}
+
+static int wal_gc_job(void *arg, atomic_int *stop) {
+  (void)stop;
+  return reclaim(arg, 1);
+}
+
 int tarn_srv_compaction_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
                              struct tarn_srv_job *jobs, void **state) {
   *state = NULL;
@@ -132,6 +196,8 @@ int tarn_srv_compaction_jobs(struct tarn_deployment *d, const tarn_srv_options *
   gethostname(host, sizeof host - 1);
   snprintf(s->owner, sizeof s->owner, "tarn-serve-%ld@%s", (long)getpid(), host);
   s->to.owner = s->owner;
+  s->wal_grace_ms = o->wal_grace_ms;
+  s->orphan_grace_ms = o->orphan_grace_ms;
   *state = s;
   int n = 0;
   if (o->compact) {
@@ -140,6 +206,10 @@ int tarn_srv_compaction_jobs(struct tarn_deployment *d, const tarn_srv_options *
                                compact_job, s};
   }
   jobs[n++] = (tarn_srv_job){"stats", o->stats_interval_ms, 1, stats_job, s};
+  if (o->reclaim)
+    jobs[n++] = (tarn_srv_job){"reclaim", o->reclaim_interval_ms, 1, reclaim_job, s};
+  if (o->wal_gc)
+    jobs[n++] = (tarn_srv_job){"wal-gc", o->wal_gc_interval_ms, 1, wal_gc_job, s};
   return n;
 }
 

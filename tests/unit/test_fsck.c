@@ -1,6 +1,7 @@
 /* fsck: a healthy deployment passes; each planted fault is found, named by
  * its kind, log, offset and object. */
 #include "testutil.h"
+#include "tu_compacted.h"
 #include "tu_index.h"
 
 #include <stdio.h>
@@ -214,40 +215,6 @@ static void corrupt_index_value(void **state) {
   env_close(&e);
 }
 
-static int buf_sink(void *ctx, const void *p, size_t n) {
-  return tarn_buf_append((tarn_buf *)ctx, p, n);
-}
-
-/* A compacted file of entries hs[first..last] and its companion, whose rows
- * are those of hs[first..last_row]. */
-static void write_compacted(tarn_objstore *cs, const char *name, const tarn_entry_header *hs,
-                            char **payloads, size_t first, size_t last, size_t last_row) {
-  char path[128], iname[64];
-  snprintf(path, sizeof path, "ns/st/%s.parquet", name);
-  snprintf(iname, sizeof iname, "%s.index", name);
-  tarn_buf file = TARN_BUF_INIT, comp = TARN_BUF_INIT;
-  tarn_parquet_writer_opts po = {.record_name = TARN_PARQUET_KAFKA_RECORD,
-                                 .entry_serde_type = TARN_PARQUET_KAFKA_SERDE,
-                                 .row_metadata = iname,
-                                 .codec = TARN_PARQUET_UNCOMPRESSED};
-  tarn_parquet_writer *pw;
-  assert_int_equal(tarn_parquet_writer_open(&pw, &po, buf_sink, &file), 0);
-  tarn_companion_writer *cw;
-  assert_int_equal(tarn_companion_writer_open(&cw, &comp, 2, 0), 0);
-  for (size_t i = first; i <= last; i++)
-    assert_int_equal(tarn_parquet_writer_add(pw, payloads[i], strlen(payloads[i])), 0);
-  for (size_t i = first; i <= last_row; i++)
-    assert_int_equal(tarn_companion_writer_add(cw, &hs[i]), 0);
-  assert_int_equal(tarn_parquet_writer_finish(pw, NULL), 0);
-  tarn_parquet_writer_free(pw);
-  assert_int_equal(tarn_companion_writer_close(cw), 0);
-  assert_int_equal(tarn_objstore_put(cs, path, file.data, file.len), 0);
-  snprintf(path, sizeof path, "ns/st/%s.index", name);
-  assert_int_equal(tarn_objstore_put(cs, path, comp.data, comp.len), 0);
-  tarn_buf_free(&file);
-  tarn_buf_free(&comp);
-}
-
 /* Compacts the whole log into files a-0 (entries 0..2) and a-7 (3..5), the
  * second's companion missing its last row when bad; installs the PARQUET
  * record (C3) and, when c4, retires the RAW records (C4). */
@@ -268,8 +235,8 @@ static void compact(env *e, int bad, int c4) {
   tarn_reader_iter_free(it);
   tarn_reader_close(r);
   int64_t end = hs[N - 1].offset + hs[N - 1].record_count;
-  write_compacted(e->cs, "a-0", hs, pl, 0, 2, 2);
-  write_compacted(e->cs, "a-7", hs, pl, 3, 5, bad ? 4 : 5);
+  tu_write_compacted(e->cs, "ns/st", "a-0", hs, pl, 0, 2, 2, 0);
+  tu_write_compacted(e->cs, "ns/st", "a-7", hs, pl, 3, 5, bad ? 4 : 5, 0);
   tarn_file_index_entry files[2] = {{hs[2].offset + hs[2].record_count - 1, (char *)"a-0.parquet"},
                                     {end - 1, (char *)"a-7.parquet"}};
   tarn_parquet_record pr = {.s = 0, .e = end, .c_s = 0, .c_e = hs[N - 1].cumulative_size,

@@ -45,7 +45,7 @@ metric() { # the value of one series in the scrape $1
   awk -v s="$2" '$1 == s { print $2 }' "$1"
 }
 
-start --compact-interval-ms 200
+start --compact-interval-ms 100 --compact-max-age-ms 0 --stats-interval-ms 100
 code=$(curl -s -o "$dir/health" -w '%{http_code}' "http://127.0.0.1:$port/healthz")
 [ "$code" = 200 ] || fail "healthz $code"
 python3 -c 'import json,sys; h=json.load(open(sys.argv[1])); assert h["status"]=="ok" and h["meta"]=="ok", h' "$dir/health"
@@ -59,15 +59,25 @@ grep -Ev '^(# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .*|[a-zA-Z_:][a-zA-Z0-9_:]*(\
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/nothing")
 [ "$code" = 404 ] || fail "404: $code"
 
-# appends through the CLI; the node's counters move (its health checks list
-# the roots; with compaction wired, it also reads what was appended)
+# appends through the CLI; the node's counters move: its health checks list
+# the roots, and it compacts what was appended (reads the WAL objects, writes
+# Parquet files, installs the record)
 lists() { metric "$1" 'tarn_objstore_requests_total{op="list",backend="file"}'; }
 before=$(lists "$dir/m1")
+[ -z "$(metric "$dir/m1" 'tarn_compaction_tasks_run_total{result="ok"}')" ] || fail "ran a task with nothing appended"
 printf 'one\ntwo\nthree\n' | "$TARN" append ns/events --batch-ms 5 --quiet
 curl -sf "http://127.0.0.1:$port/healthz" > /dev/null
-curl -sf "http://127.0.0.1:$port/metrics" > "$dir/m2"
+for _ in $(seq 100); do
+  curl -sf "http://127.0.0.1:$port/metrics" > "$dir/m2"
+  [ -n "$(metric "$dir/m2" 'tarn_compaction_tasks_run_total{result="ok"}')" ] && break
+  sleep 0.1
+done
 after=$(lists "$dir/m2")
 [ "${after:-0}" -gt "${before:-0}" ] || fail "list counter did not move: $before -> $after"
+[ "$(metric "$dir/m2" 'tarn_compaction_tasks_run_total{result="ok"}')" -ge 1 ] || fail "no task ran"
+[ "$(metric "$dir/m2" 'tarn_objstore_requests_total{op="get",backend="file"}')" -ge 1 ] || fail "no WAL read"
+[ "$(metric "$dir/m2" 'tarn_objstore_requests_total{op="put",backend="file"}')" -ge 2 ] || fail "no file written"
+grep -q '^tarn_meta_requests_total{op="cas",backend="sqlite"} ' "$dir/m2" || fail "no task CompareAndSet"
 [ "$("$TARN" read ns/events)" = "$(printf 'one\ntwo\nthree')" ] || fail "read back"
 stop TERM
 grep -q 'INFO stopped' "$dir/log" || fail "no stopped line"

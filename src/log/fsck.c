@@ -284,10 +284,13 @@ static void check_parquet(ctx *c, const char *key, const tarn_entry_index *ei, u
       int64_t base = i ? fi.files[i - 1].last_offset + 1 : (int64_t)start;
       check_file(c, key, start, end, fi.files[i].name, base, fi.files[i].last_offset, &cb);
     }
-    if (cb != UINT64_MAX && cb != cum)
-      fault(c, "cumulative", start, key, fi.files[fi.n - 1].name,
+    if (cb != UINT64_MAX && cb != cum) {
+      char path[1200];
+      snprintf(path, sizeof path, "%s/%s/%s", c->ns, c->name, fi.files[fi.n - 1].name);
+      fault(c, "cumulative", start, key, path,
             "the last row's cumulative size is %llu, the key's %llu", (unsigned long long)cb,
             (unsigned long long)cum);
+    }
   }
   tarn_file_index_free(&fi);
 }

@@ -293,6 +293,9 @@ static void companion_disagrees(void **state) {
   assert_non_null(f);
   assert_string_equal(f->object, "ns/st/a-7.index");
   assert_non_null(strstr(f->message, "last row ends"));
+  f = find(&rep, "cumulative"); /* its last row is not the record's end */
+  assert_non_null(f);
+  assert_string_equal(f->object, "ns/st/a-7.parquet");
   f = find(&rep, "parquet"); /* the file has a row more than its companion */
   assert_non_null(f);
   assert_string_equal(f->object, "ns/st/a-7.parquet");

@@ -9,6 +9,7 @@
 #include "cli/cli.h"
 #include "server/node.h"
 #include "server/srvlog.h"
+#include "tarn/catalog.h"
 #include "tarn/deployment.h"
 #include "tarn/error.h"
 
@@ -166,9 +167,11 @@ int tarn_cmd_serve(int argc, char **argv) {
   pthread_sigmask(SIG_BLOCK, &set, NULL);
 
   tarn_deployment *dep;
-  int ex = tarn_cli_deploy_open(&d, 0, &dep);
+  tarn_catalog *cat;
+  int ex = tarn_cli_catalog_open(&d, &dep, &cat); /* a node of an initialised deployment */
   if (ex)
     return ex;
+  tarn_catalog_close(cat);
   const tarn_deployment_config *cfg = tarn_deployment_config_of(dep);
   tarn_srv_node *node;
   int rc = tarn_srv_node_start(dep, &o, &node);

@@ -112,6 +112,8 @@ set +e
 "$TARN" serve --log-format xml 2> /dev/null; [ $? -eq 2 ] || fail "bad log format"
 "$TARN" serve --listen nope 2> /dev/null; [ $? -eq 2 ] || fail "bad listen"
 "$TARN" serve --compact-workers x 2> /dev/null; [ $? -eq 2 ] || fail "bad number"
+TARN_HOME="$dir/none" "$TARN" serve 2> "$dir/err3"; [ $? -eq 1 ] || fail "no deployment"
 set -e
+grep -q "tarn init" "$dir/err3" || fail "no deployment message: $(cat "$dir/err3")"
 "$TARN" serve --help | grep -q -- "--compact-workers" || fail "help"
 echo ok

@@ -81,3 +81,56 @@ int main(int argc, char **argv) {
   }
   return rc;
 }
+
+static const char *interop_dir(char *buf, size_t n) {
+  const char *env = getenv("TARN_INTEROP_DIR");
+  if (env)
+    return env;
+  /* bench/bench.c -> tests/interop */
+  snprintf(buf, n, "%s", __FILE__);
+  char *slash = strrchr(buf, '/');
+  if (!slash)
+    return NULL;
+  snprintf(slash, n - (size_t)(slash - buf), "/../tests/interop");
+  char probe[4200];
+  snprintf(probe, sizeof probe, "%s/node_modules/@duckdb/node-api/package.json", buf);
+  FILE *f = fopen(probe, "r");
+  if (!f)
+    return NULL;
+  fclose(f);
+  return buf;
+}
+
+int bench_duckdb_copy(const uint8_t *payloads, size_t total, size_t entry, const char *codec,
+                      double *write_s, double *read_s) {
+  char dir[4096], cmd[9000], raw[] = "/tmp/tarn-bench-pq-XXXXXX";
+  const char *interop = interop_dir(dir, sizeof dir);
+  if (!interop || system("node --version >/dev/null 2>&1") != 0) {
+    printf("%-44s (skipped: no node or tests/interop/node_modules)\n", "duckdb baseline");
+    return -1;
+  }
+  int fd = mkstemp(raw);
+  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
+  if (!f || fwrite(payloads, 1, total, f) != total) {
+    if (f)
+      fclose(f);
+    return -1;
+  }
+  fclose(f);
+  snprintf(cmd, sizeof cmd, "cd '%s' && node bench_duckdb.mjs '%s' %zu %s '%s.parquet'", interop,
+           raw, entry, codec, raw);
+  FILE *pipe = popen(cmd, "r");
+  char line[512] = "";
+  if (pipe) {
+    if (!fgets(line, sizeof line, pipe))
+      line[0] = 0;
+    pclose(pipe);
+  }
+  remove(raw);
+  const char *pw = strstr(line, "\"write_seconds\":"), *pr = strstr(line, "\"read_seconds\":");
+  if (!pw || !pr)
+    return -1;
+  *write_s = atof(pw + 16);
+  *read_s = atof(pr + 15);
+  return 0;
+}

@@ -27,6 +27,13 @@ void bench_report_ops(const char *what, double ops, double seconds, const char *
 /* Keeps the optimiser from deleting work whose result is unused. */
 void bench_sink(const void *p, size_t n);
 
+/* The DuckDB baseline (through node and tests/interop/bench_duckdb.mjs): the
+ * seconds DuckDB takes to COPY total bytes of payloads (entries of entry
+ * bytes) to a Parquet file with codec ("zstd", "uncompressed"), and to read
+ * them back. -1 (after printing why) when node or the packages are missing. */
+int bench_duckdb_copy(const uint8_t *payloads, size_t total, size_t entry, const char *codec,
+                      double *write_s, double *read_s);
+
 /* Each benchmark file defines one of these. */
 extern const tarn_bench bench_table[];
 

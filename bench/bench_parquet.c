@@ -68,57 +68,11 @@ static uint8_t *make_payloads(void) {
   return p;
 }
 
-static const char *interop_dir(char *buf, size_t n) {
-  const char *env = getenv("TARN_INTEROP_DIR");
-  if (env)
-    return env;
-  /* bench/bench_parquet.c -> tests/interop */
-  snprintf(buf, n, "%s", __FILE__);
-  char *slash = strrchr(buf, '/');
-  if (!slash)
-    return NULL;
-  snprintf(slash, n - (size_t)(slash - buf), "/../tests/interop");
-  char probe[4200];
-  snprintf(probe, sizeof probe, "%s/node_modules/@duckdb/node-api/package.json", buf);
-  FILE *f = fopen(probe, "r");
-  if (!f)
-    return NULL;
-  fclose(f);
-  return buf;
-}
-
 static void duckdb_baseline(const uint8_t *payloads, size_t entry, const char *codec,
                             double tarn_write, double tarn_read) {
-  char dir[4096], cmd[9000], raw[] = "/tmp/tarn-bench-pq-XXXXXX";
-  const char *interop = interop_dir(dir, sizeof dir);
-  if (!interop || system("node --version >/dev/null 2>&1") != 0) {
-    printf("%-44s (skipped: no node or tests/interop/node_modules)\n", "duckdb baseline");
+  double w, r;
+  if (bench_duckdb_copy(payloads, TOTAL, entry, codec, &w, &r))
     return;
-  }
-  int fd = mkstemp(raw);
-  FILE *f = fd >= 0 ? fdopen(fd, "wb") : NULL;
-  if (!f || fwrite(payloads, 1, TOTAL, f) != TOTAL) {
-    if (f)
-      fclose(f);
-    return;
-  }
-  fclose(f);
-  snprintf(cmd, sizeof cmd, "cd '%s' && node bench_duckdb.mjs '%s' %zu %s '%s.parquet'", interop,
-           raw, entry, codec, raw);
-  FILE *pipe = popen(cmd, "r");
-  char line[512] = "";
-  if (pipe) {
-    if (!fgets(line, sizeof line, pipe))
-      line[0] = 0;
-    pclose(pipe);
-  }
-  remove(raw);
-  double w = 0, r = 0;
-  const char *pw = strstr(line, "\"write_seconds\":"), *pr = strstr(line, "\"read_seconds\":");
-  if (!pw || !pr)
-    return;
-  w = atof(pw + 16);
-  r = atof(pr + 15);
   char what[96];
   snprintf(what, sizeof what, "write %zu B entries, %s vs duckdb", entry, codec);
   bench_report(what, TOTAL, tarn_write, "duckdb COPY", w);

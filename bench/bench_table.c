@@ -8,6 +8,7 @@ int bench_parquet(void);
 int bench_meta(void);
 int bench_objstore(void);
 int bench_log(void);
+int bench_compact(void);
 
 const tarn_bench bench_table[] = {
     {"wal", "WAL object encode and zero-copy decode, 4 MiB of 1 KiB entries, 4 logs", bench_wal},
@@ -17,4 +18,5 @@ const tarn_bench bench_table[] = {
     {"meta", "metadata store: sequenced puts/s, 1 and 8 clients, sqlite: and etcd://", bench_meta},
     {"objstore", "create-only 4 MiB PUTs (file://, s3://) vs dd conv=fsync", bench_objstore},
     {"log", "append (100 B/1 KiB/64 KiB, 1 and 8 producers) vs dd fsync; latency; catch-up read vs cat", bench_log},
+    {"compact", "compaction WAL -> Parquet+companion vs DuckDB COPY; reclamation scan objects/s", bench_compact},
     {NULL, NULL, NULL}};

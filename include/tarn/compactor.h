@@ -129,7 +129,8 @@ void tarn_compactor_close(tarn_compactor *c);
  * never crossing a PARQUET record or a gap, closed at max_range_bytes. Ready
  * when it reached max_range_bytes or its oldest entry is max_age_ms old, or
  * always when force. TARN_ENOTFOUND (with *out zeroed) when there is nothing
- * ready. The log must belong to a catalog stream (its directory). */
+ * ready; TARN_EBUSY when an interrupted compaction needs tarn_compact_repair.
+ * The log must belong to a catalog stream (its directory). */
 int tarn_compact_plan(tarn_compactor *c, uint64_t log_id, int force, tarn_compact_range *out);
 
 /* C2 (LS-012 … LS-014, LS-056, LS-058, LS-063, LS-066, LS-076, LS-077):
@@ -170,7 +171,14 @@ enum {
  * retries later with the same range (a task does). */
 int tarn_compact_install(tarn_compactor *c, const tarn_compact_range *r, int *outcome);
 
-/* Plan, write and install one range of log_id, holding the lock. force as in
+/* Finishes compactions of log_id that died between C3 and C4 (LS-078): a
+ * PARQUET record that overlaps the RAW records before it gets its C4
+ * (DeleteRange over those RAW records only, under a lease) and C5. The
+ * caller holds the log's lock. tarn_compact_plan returns TARN_EBUSY while
+ * such a record exists. *repaired (may be NULL) = 1 when one was finished. */
+int tarn_compact_repair(tarn_compactor *c, uint64_t log_id, int *repaired);
+
+/* Repair, then plan, write and install one range of log_id, holding the lock. force as in
  * plan. *did (may be NULL) gets 1 when a range was installed. TARN_EEXIST
  * when another compactor holds the log's lock. */
 int tarn_compact_once(tarn_compactor *c, uint64_t log_id, int force, tarn_compact_range *done,

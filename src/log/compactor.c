@@ -302,17 +302,30 @@ typedef struct plan_ctx {
   int started, closed;
   uint64_t prev_end;
   int have_prev;
+  int overlap;          /* a record starts below the end of the one before it */
+  uint64_t ov_s, ov_e;  /* that record's range */
+  int ov_parquet;
 } plan_ctx;
 
 static int plan_cb(void *ctx, const tarn__ixrec *x) {
   plan_ctx *p = ctx;
+  if (p->have_prev && x->start < p->prev_end) {
+    /* a compaction interrupted between C3 and C4 (LS-078): its PARQUET record
+     * overlaps the RAW records before it; tarn_compact_repair finishes it */
+    p->overlap = 1;
+    p->ov_s = x->start;
+    p->ov_e = x->key.end_offset;
+    p->ov_parquet = x->file_type == TARN_FILE_PARQUET;
+    return 1;
+  }
+  p->prev_end = x->key.end_offset;
+  p->have_prev = 1;
+  if (p->closed)
+    return 1;
   int raw_v3 = x->version == 3 && x->file_type == TARN_FILE_RAW;
   if (!p->started) {
-    if (!raw_v3) { /* LS-075: never a PARQUET (or legacy) record */
-      p->prev_end = x->key.end_offset;
-      p->have_prev = 1;
+    if (!raw_v3) /* LS-075: never a PARQUET (or legacy) record */
       return 0;
-    }
     /* LS-068: s is 0 or the end of an earlier record; a first record after a
      * gap (left by a hard trim) starts at an earlier record's end too. */
     p->started = 1;
@@ -320,16 +333,15 @@ static int plan_cb(void *ctx, const tarn__ixrec *x) {
     p->r->c_s = x->key.cumulative_size - (uint64_t)x->ei.entry_size_bytes;
     p->r->oldest_ms = x->rec->stat.created_ms;
   } else if (!raw_v3 || x->start != p->r->e) {
-    return 1; /* the run ends at a PARQUET record, a legacy one, or a gap */
+    p->closed = 1; /* the run ends at a PARQUET record, a legacy one, or a gap; */
+    return 0;      /* the next record is still looked at for an overlap */
   }
   p->r->e = x->key.end_offset;
   p->r->c_e = x->key.cumulative_size;
   p->r->n_records++;
   p->r->bytes += (uint64_t)x->ei.entry_size_bytes;
-  if (p->r->bytes >= p->o->max_range_bytes) {
+  if (p->r->bytes >= p->o->max_range_bytes)
     p->closed = 1;
-    return 1;
-  }
   return 0;
 }
 
@@ -348,8 +360,16 @@ int tarn_compact_plan(tarn_compactor *c, uint64_t log_id, int force, tarn_compac
   out->trim = b;
   if ((rc = tarn__index_scan(c->meta, log_id, from, NULL, plan_cb, &p)))
     return rc;
+  if (p.overlap) {
+    memset(out, 0, sizeof *out);
+    return tarn__err(TARN_EBUSY,
+                     "log %" PRIu64 ": the record for [%" PRIu64 ", %" PRIu64
+                     ") overlaps the records before it (an interrupted compaction): "
+                     "tarn_compact_repair first",
+                     log_id, p.ov_s, p.ov_e);
+  }
   int64_t now = c->o.clock(c->o.clock_ctx);
-  int ready = p.started && (force || p.closed || now - out->oldest_ms >= c->o.max_age_ms);
+  int ready = p.started && (force || p.r->bytes >= c->o.max_range_bytes || now - out->oldest_ms >= c->o.max_age_ms);
   if (!ready) {
     memset(out, 0, sizeof *out);
     return TARN_ENOTFOUND;
@@ -706,8 +726,11 @@ typedef struct check_ctx {
 /* C1 still holds: every record ending in (s, e] is RAW (LS-075). */
 static int check_cb(void *ctx, const tarn__ixrec *x) {
   check_ctx *k = ctx;
-  if (x->key.end_offset > k->r->e)
+  if (x->key.end_offset > k->r->e) {
+    if (x->start < k->r->e) /* overlapped from above: an interrupted compaction */
+      k->ok = 0;
     return 1;
+  }
   if (x->file_type != TARN_FILE_RAW) {
     k->ok = 0;
     return 1;
@@ -805,6 +828,74 @@ int tarn_compact_install(tarn_compactor *c, const tarn_compact_range *r, int *ou
   return rc;
 }
 
+typedef struct repair_ctx {
+  uint64_t s, e;
+  int raw_only;
+} repair_ctx;
+
+static int repair_cb(void *ctx, const tarn__ixrec *x) {
+  repair_ctx *q = ctx;
+  if (x->key.end_offset >= q->e)
+    return 1;
+  if (x->file_type != TARN_FILE_RAW)
+    q->raw_only = 0;
+  return 0;
+}
+
+int tarn_compact_repair(tarn_compactor *c, uint64_t log_id, int *repaired) {
+  if (repaired)
+    *repaired = 0;
+  for (int round = 0; round < 64; round++) {
+    tarn_compact_range r;
+    int rc = tarn_compact_plan(c, log_id, 1, &r);
+    tarn_compact_range_free(&r);
+    if (rc != TARN_EBUSY)
+      return rc == TARN_ENOTFOUND ? 0 : rc;
+    /* find the overlapping record again, from the log's start above B */
+    uint64_t b;
+    if ((rc = tarn_trim_marker_read(c->meta, log_id, &b, NULL)))
+      return rc;
+    char from[TARN_KEY_LEN + 1];
+    tarn_key_format(from, log_id, b, TARN_KEY_MAX);
+    plan_ctx p = {.r = &r, .o = &c->o};
+    memset(&r, 0, sizeof r);
+    if ((rc = tarn__index_scan(c->meta, log_id, from, NULL, plan_cb, &p)))
+      return rc;
+    if (!p.overlap)
+      continue;
+    /* LS-078: C4 of that record's range, but only over RAW records (LS-075) */
+    repair_ctx q = {p.ov_s, p.ov_e, 1};
+    tarn_key_format(from, log_id, p.ov_s, TARN_KEY_MAX);
+    if ((rc = tarn__index_scan(c->meta, log_id, from, NULL, repair_cb, &q)))
+      return rc;
+    if (!p.ov_parquet || !q.raw_only)
+      return tarn__err(TARN_ECORRUPT,
+                       "log %" PRIu64 ": overlapping records around [%" PRIu64 ", %" PRIu64
+                       ") that no interrupted compaction explains",
+                       log_id, p.ov_s, p.ov_e);
+    tarn_lease *lease;
+    if ((rc = tarn_lease_acquire(c->meta, log_id, &lease)))
+      return rc;
+    char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_LEN + 1], z[TARN_KEY_LEN + 1];
+    tarn_key_partition(part, log_id);
+    tarn_key_format(a, log_id, p.ov_s + 1, 0);
+    tarn_key_format(z, log_id, p.ov_e - 1, TARN_KEY_MAX);
+    rc = tarn_lease_check(lease);
+    if (!rc)
+      rc = tarn_meta_delete_range(c->meta, part, a, z, NULL); /* C4, LS-071 */
+    if (!rc)
+      rc = tarn_lease_check(lease);
+    if (!rc)
+      rc = write_progress(c->meta, log_id, p.ov_e); /* C5 */
+    int rrc = tarn_lease_release(lease);
+    if (rc || rrc)
+      return rc ? rc : rrc;
+    if (repaired)
+      *repaired = 1;
+  }
+  return tarn__err(TARN_EBUSY, "log %" PRIu64 ": still overlapping after repairs", log_id);
+}
+
 int tarn_compact_once(tarn_compactor *c, uint64_t log_id, int force, tarn_compact_range *done,
                       int *did) {
   if (did)
@@ -814,7 +905,10 @@ int tarn_compact_once(tarn_compactor *c, uint64_t log_id, int force, tarn_compac
   if (rc)
     return rc;
   tarn_compact_range r;
-  rc = tarn_compact_plan(c, log_id, force, &r);
+  memset(&r, 0, sizeof r);
+  rc = tarn_compact_repair(c, log_id, NULL); /* an earlier compaction's C4, if it died */
+  if (!rc)
+    rc = tarn_compact_plan(c, log_id, force, &r);
   if (rc == TARN_ENOTFOUND) {
     tarn_compact_lock_release(lk);
     return 0;

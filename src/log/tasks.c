@@ -200,6 +200,18 @@ static int plan_log(tarn_compactor *c, const tarn_tasks_options *o, uint64_t log
   tarn_task nt;
   memset(&nt, 0, sizeof nt);
   rc = tarn_compact_plan(c, log_id, force, &nt.range);
+  if (rc == TARN_EBUSY) {
+    /* a compaction outside the tasks died between C3 and C4: finish it */
+    tarn_compact_lock *lk;
+    if (tarn_compact_lock_acquire(m, log_id, "planner", &lk) == 0) {
+      rc = tarn_compact_repair(c, log_id, NULL);
+      tarn_compact_lock_release(lk);
+      if (!rc)
+        rc = tarn_compact_plan(c, log_id, force, &nt.range);
+    } else {
+      rc = TARN_ENOTFOUND;
+    }
+  }
   if (rc == TARN_ENOTFOUND)
     return 0;
   if (rc)

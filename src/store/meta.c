@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "store/meta_vfs.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 #define DEFAULT_SESSION_TIMEOUT_MS 15000
@@ -16,9 +17,7 @@ static const tarn__meta_vfs *const backends[] = {&tarn__meta_vfs_sqlite, &tarn__
                                                  &tarn__meta_vfs_etcd};
 
 int64_t tarn__meta_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  return tarn__now_ms();
 }
 
 void tarn_meta_rec_free(tarn_meta_rec *r) {

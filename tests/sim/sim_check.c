@@ -1,0 +1,316 @@
+/* The checker: the protocol's properties, stated for format v3 (0-based
+ * offsets, exclusive end keys), tested against the stores and the record of
+ * what every actor was told (docs/simulation.md lists each with its source). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "tarn/entryindex.h"
+#include "tarn/key.h"
+#include "tarn/trim.h"
+
+static uint64_t le64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++)
+    v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+/* The start of the checked record ending at end, or UINT64_MAX. */
+static uint64_t span_start(const sim_log *lg, uint64_t end) {
+  size_t lo = 0, hi = lg->nspans;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (lg->spans[2 * mid] < end)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < lg->nspans && lg->spans[2 * lo] == end ? lg->spans[2 * lo + 1] : UINT64_MAX;
+}
+
+static void span_add(sim_log *lg, uint64_t end, uint64_t start) {
+  if (lg->nspans == lg->capspans) {
+    lg->capspans = lg->capspans ? 2 * lg->capspans : 64;
+    if (!(lg->spans = realloc(lg->spans, 2 * lg->capspans * sizeof *lg->spans)))
+      abort();
+  }
+  lg->spans[2 * lg->nspans] = end;
+  lg->spans[2 * lg->nspans + 1] = start;
+  lg->nspans++;
+}
+
+/* A record seen for the first time: its span, and its object must exist. */
+static int check_new_record(sim *s, sim_log *lg, const char *part, const char *key,
+                            uint64_t *start) {
+  tarn_meta_rec rec = {0};
+  int rc = tarn_meta_get(s->cmeta, part, key, &rec);
+  uint64_t end = 0;
+  if (!rc)
+    rc = tarn_index_record_span(&rec, lg->id, start, &end);
+  if (rc) {
+    sim_fail(s, "NoReaderError", "index record %s of log %" PRIu64 ": %s", key, lg->id,
+             tarn_errmsg());
+    tarn_meta_rec_free(&rec);
+    return -1;
+  }
+  tarn_entry_index ei;
+  if (tarn_entry_index_decode(rec.value, rec.value_len, &ei) == 0) {
+    uint64_t size;
+    if (ei.file_type == TARN_FILE_RAW && ei.location &&
+        tarn_objstore_head(s->cwal, ei.location, &size) != 0)
+      sim_fail(s, "NoDanglingIndex",
+               "index record %s of log %" PRIu64 " names WAL object %s, which does not exist", key,
+               lg->id, ei.location);
+    tarn_entry_index_free(&ei);
+  }
+  tarn_meta_rec_free(&rec);
+  return s->failed ? -1 : 0;
+}
+
+static void check_log_records(sim *s, sim_log *lg) {
+  char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_LEN + 1], z[TARN_KEY_LEN + 1];
+  char fence[TARN_KEY_SLASH_MAX];
+  tarn_key_partition(part, lg->id);
+  tarn_key_fence(fence, lg->id);
+  tarn_meta_rec f = {0};
+  lg->fenced = tarn_meta_get(s->cmeta, part, fence, &f) == 0;
+  tarn_meta_rec_free(&f);
+
+  uint64_t b = 0;
+  int64_t ver = -1;
+  if (tarn_trim_marker_read(s->cmeta, lg->id, &b, &ver)) {
+    sim_fail(s, "NoReaderError", "trim marker of log %" PRIu64 ": %s", lg->id, tarn_errmsg());
+    return;
+  }
+  if (b < lg->b)
+    sim_fail(s, "TrimMarkerMonotonic", "log %" PRIu64 ": the trim marker went back from %" PRIu64
+             " to %" PRIu64, lg->id, lg->b, b);
+  if (lg->soft_reported > b)
+    sim_fail(s, "SoftTrimStored", "log %" PRIu64 ": soft trim reported %" PRIu64
+             " stored, but the marker holds %" PRIu64, lg->id, lg->soft_reported, b);
+  if (b > lg->b)
+    lg->b = b;
+
+  tarn_key_format(a, lg->id, 0, 0);
+  tarn_key_format(z, lg->id, TARN_KEY_MAX, TARN_KEY_MAX);
+  tarn_meta_recs keys = {0};
+  if (tarn_meta_list(s->cmeta, part, a, z, 0, 0, &keys)) {
+    sim_fail(s, "NoReaderError", "listing log %" PRIu64 ": %s", lg->id, tarn_errmsg());
+    return;
+  }
+  if (lg->delete_done) {
+    char lp[TARN_KEY_SLASH_MAX], lz[TARN_KEY_SLASH_MAX + 1];
+    tarn_key_lease_prefix(lp, lg->id);
+    snprintf(lz, sizeof lz, "%s\xff", lp);
+    tarn_meta_recs leases = {0};
+    tarn_meta_list(s->cmeta, part, lp, lz, 0, 0, &leases);
+    if (keys.n || leases.n)
+      sim_fail(s, "DeletedLogStaysEmpty", "log %" PRIu64 " was deleted (leases drained) but has "
+               "%zu index records and %zu lease records", lg->id, keys.n, leases.n);
+    tarn_meta_recs_free(&leases);
+    tarn_meta_recs_free(&keys);
+    return;
+  }
+  uint64_t prev_end = 0;
+  for (size_t i = 0; i < keys.n && !s->failed; i++) {
+    tarn_key k;
+    if (tarn_key_parse(keys.v[i].key, strlen(keys.v[i].key), &k)) {
+      sim_fail(s, "NoReaderError", "bad index key %s", keys.v[i].key);
+      break;
+    }
+    uint64_t start;
+    if (k.end_offset <= lg->verified_end) {
+      if ((start = span_start(lg, k.end_offset)) == UINT64_MAX) {
+        sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": record %s appeared below records "
+                 "already published", lg->id, keys.v[i].key);
+        break;
+      }
+    } else {
+      if (check_new_record(s, lg, part, keys.v[i].key, &start))
+        break;
+      span_add(lg, k.end_offset, start);
+      lg->verified_end = k.end_offset;
+    }
+    /* v3: [start, end) ranges, each starting where the previous ended */
+    if (i > 0 && start != prev_end)
+      sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": record %s covers [%" PRIu64 ", %" PRIu64
+               ") but the previous one ends at %" PRIu64, lg->id, keys.v[i].key, start,
+               k.end_offset, prev_end);
+    if (i == 0 && start > 0 && (ver < 0 || start > b))
+      sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": the first record starts at %" PRIu64
+               " but the trim marker is %" PRIu64 ": offsets below it were lost", lg->id, start, b);
+    prev_end = k.end_offset;
+  }
+  if (!s->failed && !lg->fenced) {
+    if (keys.n && prev_end < lg->max_end)
+      sim_fail(s, "MonotonicOffsets", "log %" PRIu64 ": the greatest end offset went back from %"
+               PRIu64 " to %" PRIu64, lg->id, lg->max_end, prev_end);
+    if (!keys.n && lg->max_end)
+      sim_fail(s, "MonotonicOffsets", "log %" PRIu64 ": every index record vanished (end was %"
+               PRIu64 ")", lg->id, lg->max_end);
+  }
+  if (prev_end > lg->max_end)
+    lg->max_end = prev_end;
+  tarn_meta_recs_free(&keys);
+}
+
+/* Compares an entry read back with what the simulation appended. */
+static void check_read_entry(sim *s, const char *who, uint64_t log, const tarn_entry *ent) {
+  if (ent->payload_len < 8) {
+    sim_fail(s, "NoPhantomEntries", "%s reader: log %" PRIu64 " offset %" PRIu64
+             ": a %zu-byte entry nobody appended", who, log, ent->offset, ent->payload_len);
+    return;
+  }
+  uint64_t id = le64(ent->payload);
+  if (id >= s->nents) {
+    sim_fail(s, "NoPhantomEntries", "%s reader: log %" PRIu64 " offset %" PRIu64
+             ": entry id %" PRIu64 " was never appended", who, log, ent->offset, id);
+    return;
+  }
+  sim_entry *e = &s->ents[id];
+  uint8_t want[4096];
+  sim_payload(id, e->log, want, e->len);
+  if (e->log != log || e->len != ent->payload_len || e->records != ent->record_count ||
+      memcmp(want, ent->payload, e->len) != 0) {
+    sim_fail(s, "NoPhantomEntries", "%s reader: log %" PRIu64 " offset %" PRIu64
+             ": entry %" PRIu64 " read with other bytes, size or record count than appended "
+             "(log %" PRIu64 ", %u bytes, %u records)", who, log, ent->offset, id, e->log, e->len,
+             e->records);
+    return;
+  }
+  if (e->status == E_FAILED || e->status == E_PENDING) {
+    sim_fail(s, "NoPhantomEntries", "%s reader: entry %" PRIu64 " is readable at offset %" PRIu64
+             " but its append %s", who, id, ent->offset,
+             e->status == E_FAILED ? "failed" : "has no outcome yet");
+    return;
+  }
+  if (e->status == E_ACKED && (e->offset != ent->offset || e->ts != ent->timestamp_ms))
+    sim_fail(s, "AckMatchesRead", "%s reader: entry %" PRIu64 " acknowledged at offset %" PRIu64
+             " ts %" PRId64 ", read at %" PRIu64 " ts %" PRId64, who, id, e->offset, e->ts,
+             ent->offset, ent->timestamp_ms);
+  if (e->seen && (e->seen_offset != ent->offset || e->seen_cum != ent->cumulative_size ||
+                  e->seen_ts != ent->timestamp_ms))
+    sim_fail(s, "CompactionPreservesData", "%s reader: entry %" PRIu64 " was read at offset %"
+             PRIu64 " cumulative %" PRIu64 " ts %" PRId64 ", now at %" PRIu64 " cumulative %"
+             PRIu64 " ts %" PRId64, who, id, e->seen_offset, e->seen_cum, e->seen_ts, ent->offset,
+             ent->cumulative_size, ent->timestamp_ms);
+  e->seen = 1;
+  e->seen_offset = ent->offset;
+  e->seen_cum = ent->cumulative_size;
+  e->seen_ts = ent->timestamp_ms;
+}
+
+/* An acknowledged entry at or above B is readable where it was acknowledged. */
+static void read_at(sim *s, tarn_reader *r, const char *who, size_t id) {
+  sim_entry *e = &s->ents[id];
+  tarn_log_iter *it = NULL;
+  tarn_entry ent;
+  int rc = tarn_reader_iter(r, e->log, e->offset, &it);
+  if (!rc)
+    rc = tarn_reader_next(it, &ent, 0);
+  if (rc)
+    sim_fail(s, "NoReaderError", "%s reader: acknowledged entry %zu (log %" PRIu64 " offset %"
+             PRIu64 ", B %" PRIu64 ") unreadable: %d %s", who, id, e->log, e->offset,
+             s->logs[e->log - 1].b, rc, tarn_errmsg());
+  else if (ent.offset != e->offset)
+    sim_fail(s, "NoReaderError", "%s reader: offset %" PRIu64 " of log %" PRIu64
+             " gave the entry at %" PRIu64 ", not entry %zu", who, e->offset, e->log, ent.offset,
+             id);
+  else
+    check_read_entry(s, who, e->log, &ent);
+  tarn_reader_iter_free(it);
+}
+
+static int readable_log(const sim_log *lg) {
+  return !lg->delete_done && !lg->fenced;
+}
+
+void sim_check_step(sim *s) {
+  for (int k = 0; k < SIM_NLOGS && !s->failed; k++)
+    check_log_records(s, &s->logs[k]);
+  if (s->failed || !s->nents)
+    return;
+  /* a sampled acknowledged entry, by a fresh reader and by one with stale caches */
+  for (int tries = 0; tries < 4; tries++) {
+    size_t id = (size_t)sim_below(s, s->nents);
+    sim_entry *e = &s->ents[id];
+    const sim_log *lg = &s->logs[e->log - 1];
+    if (e->status != E_ACKED || !readable_log(lg) || e->offset + e->records <= lg->b)
+      continue;
+    read_at(s, s->fresh, "fresh", id);
+    if (!s->failed)
+      read_at(s, s->stale, "stale", id);
+    break;
+  }
+  /* R4: reading from 0 never returns an entry ending at or below B */
+  sim_log *lg = &s->logs[sim_below(s, SIM_NLOGS)];
+  tarn_log_iter *it = NULL;
+  tarn_entry ent;
+  if (s->failed || !readable_log(lg) || tarn_reader_iter(s->fresh, lg->id, 0, &it))
+    return;
+  int rc = tarn_reader_next(it, &ent, 0);
+  if (rc == 0 && ent.offset + ent.record_count <= lg->b)
+    sim_fail(s, "ReaderRespectsTrim", "log %" PRIu64 ": reading from 0 returned the entry [%"
+             PRIu64 ", %" PRIu64 ") although B = %" PRIu64, lg->id, ent.offset,
+             ent.offset + ent.record_count, lg->b);
+  else if (rc && rc != TARN_EEND)
+    sim_fail(s, "NoReaderError", "log %" PRIu64 ": reading from 0: %d %s", lg->id, rc,
+             tarn_errmsg());
+  tarn_reader_iter_free(it);
+}
+
+void sim_check_full(sim *s) {
+  s->pass++;
+  for (int k = 0; k < SIM_NLOGS && !s->failed; k++) {
+    sim_log *lg = &s->logs[k];
+    if (!readable_log(lg))
+      continue;
+    tarn_log_iter *it = NULL;
+    int rc = tarn_reader_iter(s->fresh, lg->id, 0, &it);
+    uint64_t prev_end = 0;
+    int first = 1;
+    tarn_entry ent;
+    while (!rc && !s->failed && (rc = tarn_reader_next(it, &ent, 0)) == 0) {
+      if (ent.offset + ent.record_count <= lg->b)
+        sim_fail(s, "ReaderRespectsTrim", "log %" PRIu64 ": entry [%" PRIu64 ", %" PRIu64
+                 ") returned although B = %" PRIu64, lg->id, ent.offset,
+                 ent.offset + ent.record_count, lg->b);
+      if (!first && ent.offset != prev_end)
+        sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": an entry at %" PRIu64
+                 " follows one ending at %" PRIu64, lg->id, ent.offset, prev_end);
+      if (s->failed)
+        break;
+      check_read_entry(s, "full-pass", lg->id, &ent);
+      if (s->failed)
+        break;
+      sim_entry *e = &s->ents[le64(ent.payload)];
+      if (e->pass == s->pass)
+        sim_fail(s, "NoPhantomEntries", "log %" PRIu64 ": entry %" PRIu64 " read twice",
+                 lg->id, le64(ent.payload));
+      e->pass = s->pass;
+      prev_end = ent.offset + ent.record_count;
+      first = 0;
+    }
+    tarn_reader_iter_free(it);
+    if (s->failed)
+      return;
+    if (rc != TARN_EEND) {
+      sim_fail(s, "NoReaderError", "log %" PRIu64 ": full read stopped at %" PRIu64 ": %d %s",
+               lg->id, prev_end, rc, tarn_errmsg());
+      return;
+    }
+    for (size_t id = 0; id < s->nents; id++) {
+      sim_entry *e = &s->ents[id];
+      if (e->log == lg->id && e->status == E_ACKED && e->offset + e->records > lg->b &&
+          e->pass != s->pass) {
+        sim_fail(s, "NoAckedEntryLost", "log %" PRIu64 ": acknowledged entry %zu at offset %"
+                 PRIu64 " (B %" PRIu64 ") is missing from a full read", lg->id, id, e->offset,
+                 lg->b);
+        return;
+      }
+    }
+  }
+}

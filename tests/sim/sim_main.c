@@ -1,0 +1,142 @@
+/* tarn-sim: runs the simulation for one seed or a range of seeds.
+ *
+ *   tarn-sim --seed N [--steps N] [--trace]        one run; --trace prints every line
+ *   tarn-sim --seeds A..B [--steps N]               many runs; stops at the first failure
+ *   --check-determinism   runs each seed twice and compares the traces' hashes
+ *   --bug NAME            (tarn-sim-planted only) turns on a planted bug
+ *   --expect-fail         exit 0 only if some seed failed (the planted-bug tests)
+ *
+ * A failing run prints its seed, the step, the violated property, the command
+ * that replays it and the end of its trace. Runs are prefix-deterministic:
+ * --steps S replays the first S steps of a longer run exactly, so the failing
+ * step is the shortest replay. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "sim.h"
+
+static void usage(void) {
+  fprintf(stderr, "usage: tarn-sim (--seed N | --seeds A..B) [--steps N] [--trace] "
+                  "[--check-determinism] [--bug NAME] [--expect-fail]\n");
+}
+
+static void print_tail(const char *trace, size_t len, int lines) {
+  size_t p = len;
+  int n = 0;
+  while (p > 0 && n <= lines) {
+    p--;
+    if (trace[p] == '\n')
+      n++;
+  }
+  if (p > 0)
+    p++;
+  fputs(trace + p, stdout);
+}
+
+int main(int argc, char **argv) {
+  uint64_t a = 1, b = 1;
+  int steps = 2000, trace = 0, determinism = 0, expect_fail = 0, bug = 0, have_seed = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(argv[i], "--seed") && v) {
+      a = b = strtoull(v, NULL, 10);
+      have_seed = 1;
+      i++;
+    } else if (!strcmp(argv[i], "--seeds") && v) {
+      char *end;
+      a = strtoull(v, &end, 10);
+      if (strncmp(end, "..", 2) != 0) {
+        usage();
+        return 2;
+      }
+      b = strtoull(end + 2, NULL, 10);
+      have_seed = 1;
+      i++;
+    } else if (!strcmp(argv[i], "--steps") && v) {
+      steps = atoi(v);
+      i++;
+    } else if (!strcmp(argv[i], "--bug") && v) {
+      for (bug = 0; sim_bug_names[bug] && strcmp(sim_bug_names[bug], v); bug++) {}
+      if (!sim_bug_names[bug]) {
+        fprintf(stderr, "tarn-sim: unknown bug %s; known:", v);
+        for (int k = 1; sim_bug_names[k]; k++)
+          fprintf(stderr, " %s", sim_bug_names[k]);
+        fprintf(stderr, "\n");
+        return 2;
+      }
+#ifndef TARN_PLANTED_BUGS
+      if (bug) {
+        fprintf(stderr, "tarn-sim: planted bugs need tarn-sim-planted\n");
+        return 2;
+      }
+#endif
+      i++;
+    } else if (!strcmp(argv[i], "--trace"))
+      trace = 1;
+    else if (!strcmp(argv[i], "--check-determinism"))
+      determinism = 1;
+    else if (!strcmp(argv[i], "--expect-fail"))
+      expect_fail = 1;
+    else if (!strcmp(argv[i], "--help")) {
+      usage();
+      return 0;
+    } else {
+      usage();
+      return 2;
+    }
+  }
+  if (!have_seed || steps < 1 || b < a) {
+    usage();
+    return 2;
+  }
+  clock_t t0 = clock();
+  long total_steps = 0;
+  for (uint64_t seed = a; seed <= b; seed++) {
+    sim s = {.seed = seed, .steps = steps, .bug = bug, .verbose = trace && a == b};
+    int failed = sim_run(&s);
+    total_steps += s.step > s.steps ? s.steps : s.step;
+    if (failed) {
+      printf("tarn-sim: seed %" PRIu64 " FAILED at step %d: %s\n", seed, s.step, s.failure);
+      printf("replay: tarn-sim%s --seed %" PRIu64 " --steps %d%s%s --trace\n",
+             bug ? "-planted" : "", seed, s.step > steps ? steps : s.step, bug ? " --bug " : "",
+             bug ? sim_bug_names[bug] : "");
+      if (!s.verbose) {
+        printf("trace (the last 60 lines):\n");
+        print_tail(s.trace, s.tlen, 60);
+      }
+      sim_free(&s);
+      return expect_fail ? 0 : 1;
+    }
+    if (determinism) {
+      uint64_t h1 = s.hash;
+      size_t l1 = s.tlen;
+      sim_free(&s);
+      sim s2 = {.seed = seed, .steps = steps, .bug = bug};
+      sim_run(&s2);
+      if (s2.hash != h1 || s2.tlen != l1) {
+        printf("tarn-sim: seed %" PRIu64 " is not deterministic: trace hash %016" PRIx64
+               " (%zu bytes), then %016" PRIx64 " (%zu bytes)\n", seed, h1, l1, s2.hash, s2.tlen);
+        sim_free(&s2);
+        return 1;
+      }
+      sim_free(&s2);
+      if (a == b)
+        printf("tarn-sim: seed %" PRIu64 " deterministic (trace hash %016" PRIx64 ")\n", seed, h1);
+    } else {
+      if (a == b)
+        printf("tarn-sim: seed %" PRIu64 " ok, %d steps, trace hash %016" PRIx64 "\n", seed,
+               steps, s.hash);
+      sim_free(&s);
+    }
+  }
+  printf("tarn-sim: seeds %" PRIu64 "..%" PRIu64 ": %ld steps, no violation (%.1f s)\n", a, b,
+         total_steps, (double)(clock() - t0) / CLOCKS_PER_SEC);
+  if (expect_fail) {
+    printf("tarn-sim: expected a failure within the budget, found none\n");
+    return 1;
+  }
+  return 0;
+}

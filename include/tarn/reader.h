@@ -35,7 +35,8 @@ typedef struct tarn_reader_options {
   size_t head_cache_bytes; /* bytes of decoded object heads kept (16 MiB; 0 = no cache) */
   size_t max_read_bytes;   /* the most payload bytes one range read fetches (8 MiB) */
   /* The entrySerDeType values of the bindings read from compacted files
-   * (LS-059): the Kafka binding's KAFKA_BATCHED_RAW_PARQUET by default. */
+   * (LS-059): by default the Kafka binding's KAFKA_BATCHED_RAW_PARQUET and
+   * tarn's LAKESTREAM_RAW_PARQUET (tarn/compactor.h). */
   const char *const *serde_types;
   size_t n_serde_types;
 } tarn_reader_options;

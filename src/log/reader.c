@@ -8,6 +8,7 @@
 
 #include "log/read_cache.h"
 #include "log/read_parquet.h"
+#include "tarn/compactor.h"
 #include "tarn/parquet.h"
 #include "tarn/buf.h"
 #include "tarn/entryindex.h"
@@ -31,7 +32,7 @@ struct tarn_reader {
 };
 
 /* The bindings this reader implements (LS-059): the Kafka binding. */
-static const char *const default_serdes[] = {TARN_PARQUET_KAFKA_SERDE};
+static const char *const default_serdes[] = {TARN_PARQUET_KAFKA_SERDE, TARN_PARQUET_TARN_SERDE};
 
 void tarn_reader_options_default(tarn_reader_options *o) {
   memset(o, 0, sizeof *o);
@@ -40,7 +41,7 @@ void tarn_reader_options_default(tarn_reader_options *o) {
   o->head_cache_bytes = 16u << 20;
   o->max_read_bytes = 8u << 20;
   o->serde_types = default_serdes;
-  o->n_serde_types = 1;
+  o->n_serde_types = 2;
 }
 
 int tarn_reader_open(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,

@@ -1,0 +1,76 @@
+/* tarn — reclamation (spec "Deleting compacted objects", "Reclaiming WAL
+ * objects"; LS-082 … LS-086).
+ *
+ * One pass, tarn_reclaim_pass, does three things:
+ *
+ *  1. trimmed compacted files: for each log, the files of PARQUET records
+ *     ending at or below B are deleted with their companions (LS-082), and
+ *     only then are those records hard-trimmed to B under a write lease
+ *     (LS-083), the last record always kept;
+ *  2. WAL objects: the whole WAL root is listed (whatever the names) and every
+ *     log's index is scanned; an object no record names gets a "first seen
+ *     unreferenced" record /wal/{name} in TARN_RECLAIM_PARTITION, and is
+ *     deleted only once wal_grace_ms have passed since then and a second scan
+ *     right before deleting still finds no record naming it (LS-085, LS-086);
+ *     an object found named again loses its record;
+ *  3. orphan compacted files (of failed compactions, of deleted logs): files
+ *     under the compacted root that no index record and no open task names
+ *     get the same treatment under /compacted/{name} with orphan_grace_ms
+ *     (LS-084: a file an open task can still install is never an orphan).
+ *
+ * Logs scanned: every ID the catalog has allocated (1 .. counter-1) plus
+ * opt->extra_logs. A deployment without a catalog counter and no extra logs
+ * reclaims no WAL object (it cannot know every log).
+ *
+ * With dry_run nothing is deleted or written; what would go is reported. */
+#ifndef TARN_RECLAIM_H
+#define TARN_RECLAIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tarn/compactor.h"
+#include "tarn/meta.h"
+#include "tarn/objstore.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define TARN_RECLAIM_PARTITION "tarn-reclaim"
+
+typedef struct tarn_reclaim_options {
+  int dry_run;
+  int64_t wal_grace_ms;    /* after first seen unreferenced (600000: > the reader's 60 s
+                              index-cache TTL) */
+  int64_t orphan_grace_ms; /* compacted orphans (3600000) */
+  int trimmed_files;       /* do step 1 (1) */
+  int wal;                 /* do step 2 (1) */
+  int orphans;             /* do step 3 (1) */
+  const uint64_t *extra_logs; /* logs not in the catalog to scan too */
+  size_t n_extra_logs;
+  tarn_clock_fn clock;     /* NULL: wall clock */
+  void *clock_ctx;
+  /* Called for each deletion (done or, with dry_run, that would be done):
+   * kind "wal", "compacted", "trimmed" or "hard-trim"; may be NULL. */
+  void (*report)(void *ctx, const char *kind, const char *name);
+  void *report_ctx;
+} tarn_reclaim_options;
+void tarn_reclaim_options_default(tarn_reclaim_options *o);
+
+typedef struct tarn_reclaim_stats {
+  uint64_t logs_scanned;
+  uint64_t index_records;
+  uint64_t wal_listed, wal_unreferenced, wal_deleted;
+  uint64_t compacted_listed, compacted_orphans, compacted_deleted;
+  uint64_t trimmed_files_deleted, records_hard_trimmed;
+} tarn_reclaim_stats;
+
+/* One pass over the deployment's stores. stats may be NULL. */
+int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted,
+                      const tarn_reclaim_options *o, tarn_reclaim_stats *stats);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,870 @@
+/* The compactor: C1 plan, C2 write, C3–C5 install (spec "Compaction",
+ * "Compacted objects"; docs/compaction.md). */
+#define _POSIX_C_SOURCE 200809L
+#include "tarn/compactor.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "log/compact_internal.h"
+#include "log/index_scan.h"
+#include "tarn/catalog.h"
+#include "tarn/companion.h"
+#include "tarn/entryindex.h"
+#include "tarn/key.h"
+#include "tarn/lease.h"
+#include "tarn/parquet.h"
+#include "tarn/trim.h"
+#include "tarn/wal.h"
+#include "util/error.h"
+#include "util/random.h"
+
+#define KAFKA_TOPIC_PROP "lakestream.kafka.topic.name"
+
+/* ---- clock and token bucket ---------------------------------------------- */
+
+int64_t tarn_clock_wall_ms(void *ctx) {
+  (void)ctx;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+struct tarn_token_bucket {
+  pthread_mutex_t mu;
+  uint64_t rate, burst;
+  double tokens;
+  int64_t last_ms;
+  tarn_clock_fn clock;
+  void *clock_ctx;
+};
+
+int tarn_token_bucket_new(uint64_t rate, uint64_t burst, tarn_clock_fn clock, void *clock_ctx,
+                          tarn_token_bucket **out) {
+  if (rate == 0)
+    return tarn__err(TARN_EINVAL, "token bucket: rate 0");
+  tarn_token_bucket *b = calloc(1, sizeof *b);
+  if (!b)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  pthread_mutex_init(&b->mu, NULL);
+  b->rate = rate;
+  b->burst = burst ? burst : rate;
+  b->clock = clock ? clock : tarn_clock_wall_ms;
+  b->clock_ctx = clock_ctx;
+  b->tokens = (double)b->burst;
+  b->last_ms = b->clock(b->clock_ctx);
+  *out = b;
+  return 0;
+}
+
+void tarn_token_bucket_free(tarn_token_bucket *b) {
+  if (!b)
+    return;
+  pthread_mutex_destroy(&b->mu);
+  free(b);
+}
+
+int tarn_token_bucket_try(tarn_token_bucket *b, uint64_t n, int64_t *wait_ms) {
+  pthread_mutex_lock(&b->mu);
+  int64_t now = b->clock(b->clock_ctx);
+  if (now > b->last_ms) {
+    b->tokens += (double)(now - b->last_ms) * (double)b->rate / 1000.0;
+    if (b->tokens > (double)b->burst)
+      b->tokens = (double)b->burst;
+    b->last_ms = now;
+  }
+  /* A request above the burst is let through once the bucket is full, so a
+   * large entry is never refused forever. */
+  double need = (double)n > (double)b->burst ? (double)b->burst : (double)n;
+  *wait_ms = 0;
+  if (b->tokens >= need) {
+    b->tokens -= (double)n;
+  } else {
+    *wait_ms = (int64_t)((need - b->tokens) * 1000.0 / (double)b->rate) + 1;
+  }
+  pthread_mutex_unlock(&b->mu);
+  return 0;
+}
+
+int tarn_token_bucket_throttle(void *ctx, uint64_t bytes) {
+  for (;;) {
+    int64_t w;
+    tarn_token_bucket_try(ctx, bytes, &w);
+    if (w <= 0)
+      return 0;
+    struct timespec ts = {w / 1000, (long)(w % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+  }
+}
+
+/* ---- options, ranges ----------------------------------------------------- */
+
+void tarn_compactor_options_default(tarn_compactor_options *o) {
+  memset(o, 0, sizeof *o);
+  o->max_range_bytes = (uint64_t)256 << 20;
+  o->max_age_ms = 180000;
+  o->max_file_bytes = (uint64_t)128 << 20;
+  o->codec = TARN_PARQUET_ZSTD;
+  o->install_attempts = 5;
+}
+
+void tarn_compact_range_free(tarn_compact_range *r) {
+  if (!r)
+    return;
+  for (size_t i = 0; i < r->n_files; i++)
+    free(r->files[i].name);
+  free(r->files);
+  free(r->dir);
+  memset(r, 0, sizeof *r);
+}
+
+int tarn_compact_range_encode(const tarn_compact_range *r, tarn_buf *out) {
+  json_t *o = json_object(), *fs = json_array();
+  for (size_t i = 0; i < r->n_files; i++)
+    json_array_append_new(fs, json_pack("{s:s,s:I,s:I,s:I}", "name", r->files[i].name,
+                                        "last_offset", (json_int_t)r->files[i].last_offset,
+                                        "rows", (json_int_t)r->files[i].rows, "size",
+                                        (json_int_t)r->files[i].size));
+  json_object_set_new(o, "log", json_integer((json_int_t)r->log_id));
+  json_object_set_new(o, "s", json_integer((json_int_t)r->s));
+  json_object_set_new(o, "e", json_integer((json_int_t)r->e));
+  json_object_set_new(o, "c_s", json_integer((json_int_t)r->c_s));
+  json_object_set_new(o, "c_e", json_integer((json_int_t)r->c_e));
+  json_object_set_new(o, "records", json_integer((json_int_t)r->n_records));
+  json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
+  json_object_set_new(o, "oldest_ms", json_integer((json_int_t)r->oldest_ms));
+  json_object_set_new(o, "trim", json_integer((json_int_t)r->trim));
+  json_object_set_new(o, "dir", json_string(r->dir ? r->dir : ""));
+  json_object_set_new(o, "files", fs);
+  char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+  json_decref(o);
+  if (!s)
+    return tarn__err(TARN_ENOMEM, "compaction range: cannot encode");
+  int rc = tarn_buf_append(out, s, strlen(s));
+  free(s);
+  return rc;
+}
+
+static int juint(json_t *o, const char *m, uint64_t *v) {
+  json_t *x = json_object_get(o, m);
+  if (!json_is_integer(x) || json_integer_value(x) < 0)
+    return tarn__err(TARN_ECORRUPT, "compaction range: \"%s\" is not a non-negative integer", m);
+  *v = (uint64_t)json_integer_value(x);
+  return 0;
+}
+
+int tarn__compact_range_from_json(json_t *o, tarn_compact_range *r) {
+  memset(r, 0, sizeof *r);
+  uint64_t om = 0;
+  int rc;
+  if (!json_is_object(o))
+    return tarn__err(TARN_ECORRUPT, "compaction range: not a JSON object");
+  if ((rc = juint(o, "log", &r->log_id)) || (rc = juint(o, "s", &r->s)) ||
+      (rc = juint(o, "e", &r->e)) || (rc = juint(o, "c_s", &r->c_s)) ||
+      (rc = juint(o, "c_e", &r->c_e)) || (rc = juint(o, "records", &r->n_records)) ||
+      (rc = juint(o, "bytes", &r->bytes)) || (rc = juint(o, "oldest_ms", &om)) ||
+      (rc = juint(o, "trim", &r->trim)))
+    return rc;
+  r->oldest_ms = (int64_t)om;
+  if (r->e <= r->s || r->c_e < r->c_s || r->log_id > TARN_KEY_MAX || r->e > TARN_KEY_MAX ||
+      r->c_e > TARN_KEY_MAX)
+    return tarn__err(TARN_ECORRUPT, "compaction range: bounds out of order or too large");
+  json_t *d = json_object_get(o, "dir"), *fs = json_object_get(o, "files");
+  if (!json_is_string(d) || !json_is_array(fs))
+    return tarn__err(TARN_ECORRUPT, "compaction range: \"dir\" or \"files\" missing");
+  if (!(r->dir = strdup(json_string_value(d))))
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  size_t n = json_array_size(fs);
+  if (n && !(r->files = calloc(n, sizeof *r->files))) {
+    tarn_compact_range_free(r);
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; i < n; i++) {
+    json_t *f = json_array_get(fs, i), *nm = json_object_get(f, "name");
+    uint64_t lo = 0;
+    if (!json_is_string(nm) || (rc = juint(f, "last_offset", &lo)) ||
+        (rc = juint(f, "rows", &r->files[i].rows)) || (rc = juint(f, "size", &r->files[i].size)) ||
+        !(r->files[i].name = strdup(json_string_value(nm)))) {
+      tarn_compact_range_free(r);
+      return rc ? rc : tarn__err(TARN_ECORRUPT, "compaction range: bad file %zu", i);
+    }
+    r->files[i].last_offset = (int64_t)lo;
+    r->n_files = i + 1;
+  }
+  return 0;
+}
+
+int tarn_compact_range_decode(const uint8_t *p, size_t len, tarn_compact_range *out) {
+  json_error_t je;
+  json_t *o = json_loadb((const char *)p, len, JSON_REJECT_DUPLICATES, &je);
+  if (!o)
+    return tarn__corrupt("compaction range", (size_t)je.position, "%s", je.text);
+  int rc = tarn__compact_range_from_json(o, out);
+  json_decref(o);
+  return rc;
+}
+
+/* ---- the compactor ------------------------------------------------------- */
+
+struct tarn_compactor {
+  tarn_meta *meta;
+  tarn_objstore *wal, *compacted;
+  tarn_compactor_options o;
+};
+
+int tarn_compactor_open(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
+                        const tarn_compactor_options *o, tarn_compactor **out) {
+  tarn_compactor *c = calloc(1, sizeof *c);
+  if (!c)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  c->meta = meta;
+  c->wal = wal;
+  c->compacted = compacted;
+  if (o)
+    c->o = *o;
+  else
+    tarn_compactor_options_default(&c->o);
+  if (!c->o.clock)
+    c->o.clock = tarn_clock_wall_ms;
+  if (c->o.install_attempts < 1)
+    c->o.install_attempts = 1;
+  if (!c->o.max_file_bytes)
+    c->o.max_file_bytes = (uint64_t)128 << 20;
+  *out = c;
+  return 0;
+}
+
+void tarn_compactor_close(tarn_compactor *c) { free(c); }
+
+tarn_meta *tarn__compactor_meta(tarn_compactor *c) { return c->meta; }
+int64_t tarn__compactor_now(tarn_compactor *c) { return c->o.clock(c->o.clock_ctx); }
+
+/* The stream directory of log_id and, optionally, its binding identifiers. */
+static int stream_of(tarn_compactor *c, uint64_t log_id, char **dir, const char **serde,
+                     const char **record, char **owned_serde, char **owned_record) {
+  tarn_catalog *cat = NULL;
+  tarn_catalog_record lr, sr;
+  memset(&lr, 0, sizeof lr);
+  memset(&sr, 0, sizeof sr);
+  int rc = tarn_catalog_open(c->meta, NULL, &cat);
+  if (!rc)
+    rc = tarn_catalog_log_stream(cat, log_id, &lr);
+  if (rc == TARN_ENOTFOUND)
+    rc = tarn__err(TARN_ENOTFOUND, "log %llu belongs to no stream of the catalog",
+                   (unsigned long long)log_id);
+  if (!rc) {
+    size_t n = strlen(lr.ns) + strlen(lr.name) + 3;
+    if (!(*dir = malloc(n)))
+      rc = tarn__err(TARN_ENOMEM, "out of memory");
+    else
+      snprintf(*dir, n, "%s/%s/", lr.ns, lr.name); /* LS-012 */
+  }
+  if (!rc && serde) {
+    *serde = TARN_PARQUET_TARN_SERDE;
+    *record = TARN_PARQUET_TARN_RECORD;
+    if (tarn_catalog_open_stream(cat, lr.ns, lr.name, &sr) == 0) {
+      for (size_t i = 0; i < sr.n_props; i++) {
+        if (strcmp(sr.props[i].key, KAFKA_TOPIC_PROP) == 0) {
+          *serde = TARN_PARQUET_KAFKA_SERDE;
+          *record = TARN_PARQUET_KAFKA_RECORD;
+        }
+      }
+      for (size_t i = 0; i < sr.n_props; i++) {
+        if (strcmp(sr.props[i].key, TARN_PROP_COMPACTION_SERDE) == 0)
+          *serde = *owned_serde = strdup(sr.props[i].value);
+        else if (strcmp(sr.props[i].key, TARN_PROP_COMPACTION_RECORD) == 0)
+          *record = *owned_record = strdup(sr.props[i].value);
+      }
+      if (!*serde || !*record)
+        rc = tarn__err(TARN_ENOMEM, "out of memory");
+    }
+    if (c->o.serde_type)
+      *serde = c->o.serde_type;
+    if (c->o.record_name)
+      *record = c->o.record_name;
+  }
+  tarn_catalog_record_free(&lr);
+  tarn_catalog_record_free(&sr);
+  tarn_catalog_close(cat);
+  return rc;
+}
+
+/* ---- C1 ------------------------------------------------------------------ */
+
+typedef struct plan_ctx {
+  tarn_compact_range *r;
+  const tarn_compactor_options *o;
+  int started, closed;
+  uint64_t prev_end;
+  int have_prev;
+} plan_ctx;
+
+static int plan_cb(void *ctx, const tarn__ixrec *x) {
+  plan_ctx *p = ctx;
+  int raw_v3 = x->version == 3 && x->file_type == TARN_FILE_RAW;
+  if (!p->started) {
+    if (!raw_v3) { /* LS-075: never a PARQUET (or legacy) record */
+      p->prev_end = x->key.end_offset;
+      p->have_prev = 1;
+      return 0;
+    }
+    /* LS-068: s is 0 or the end of an earlier record; a first record after a
+     * gap (left by a hard trim) starts at an earlier record's end too. */
+    p->started = 1;
+    p->r->s = x->start;
+    p->r->c_s = x->key.cumulative_size - (uint64_t)x->ei.entry_size_bytes;
+    p->r->oldest_ms = x->rec->stat.created_ms;
+  } else if (!raw_v3 || x->start != p->r->e) {
+    return 1; /* the run ends at a PARQUET record, a legacy one, or a gap */
+  }
+  p->r->e = x->key.end_offset;
+  p->r->c_e = x->key.cumulative_size;
+  p->r->n_records++;
+  p->r->bytes += (uint64_t)x->ei.entry_size_bytes;
+  if (p->r->bytes >= p->o->max_range_bytes) {
+    p->closed = 1;
+    return 1;
+  }
+  return 0;
+}
+
+int tarn_compact_plan(tarn_compactor *c, uint64_t log_id, int force, tarn_compact_range *out) {
+  memset(out, 0, sizeof *out);
+  uint64_t b;
+  int rc = tarn_trim_marker_read(c->meta, log_id, &b, NULL);
+  if (rc)
+    return rc;
+  char from[TARN_KEY_LEN + 1];
+  /* Records ending at or below B are never read: nothing to gain. */
+  if ((rc = tarn_key_format(from, log_id, b, TARN_KEY_MAX)))
+    return rc;
+  plan_ctx p = {.r = out, .o = &c->o};
+  out->log_id = log_id;
+  out->trim = b;
+  if ((rc = tarn__index_scan(c->meta, log_id, from, NULL, plan_cb, &p)))
+    return rc;
+  int64_t now = c->o.clock(c->o.clock_ctx);
+  int ready = p.started && (force || p.closed || now - out->oldest_ms >= c->o.max_age_ms);
+  if (!ready) {
+    memset(out, 0, sizeof *out);
+    return TARN_ENOTFOUND;
+  }
+  if ((rc = stream_of(c, log_id, &out->dir, NULL, NULL, NULL, NULL))) {
+    tarn_compact_range_free(out);
+    return rc;
+  }
+  return 0;
+}
+
+/* ---- C2 ------------------------------------------------------------------ */
+
+typedef struct wctx {
+  tarn_compactor *c;
+  tarn_compact_range *r;
+  const char *serde, *record;
+  tarn_buf obj;                   /* the WAL object being read */
+  tarn_objstore_upload *up;       /* the open Parquet file */
+  tarn_parquet_writer *pq;
+  tarn_companion_writer *cw;
+  tarn_buf comp;
+  char *base;                     /* the open file's name without .parquet */
+  uint64_t file_bytes, file_rows;
+  int64_t last_end;               /* end offset of the last row written */
+  uint64_t done, total;
+} wctx;
+
+static int up_write(void *ctx, const void *p, size_t n) {
+  return tarn_objstore_put_write(ctx, p, n);
+}
+
+static int file_open(wctx *w, int64_t first) {
+  uint8_t rnd[16];
+  int rc = tarn__random(rnd, sizeof rnd, "compacted file name");
+  if (rc)
+    return rc;
+  char hex[33];
+  for (int i = 0; i < 16; i++)
+    snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+  /* LS-013, LS-014: a fresh random part makes the name new in the directory;
+   * the log and first offset make it readable and let orphans be told apart. */
+  size_t n = strlen(w->r->dir) + 96;
+  if (!(w->base = malloc(n)))
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  snprintf(w->base, n, "%s%" PRIu64 "-%" PRId64 "-%s", w->r->dir, w->r->log_id, first, hex);
+  char path[1400], comp_name[200];
+  snprintf(path, sizeof path, "%s.parquet", w->base);
+  snprintf(comp_name, sizeof comp_name, "%s.index", w->base + strlen(w->r->dir));
+  if ((rc = tarn_objstore_put_begin(w->c->compacted, path, &w->up)))
+    return tarn__errctx(rc, "compacted file %s", path);
+  tarn_parquet_writer_opts po = {.record_name = w->record,
+                                 .entry_serde_type = w->serde,
+                                 .row_metadata = comp_name,
+                                 .codec = w->c->o.codec};
+  if ((rc = tarn_parquet_writer_open(&w->pq, &po, up_write, w->up)))
+    return rc;
+  tarn_buf_reset(&w->comp);
+  if ((rc = tarn_companion_writer_open(&w->cw, &w->comp, w->c->o.companion_block_rows, 0)))
+    return rc;
+  w->file_bytes = w->file_rows = 0;
+  return 0;
+}
+
+static void file_abort(wctx *w) {
+  tarn_parquet_writer_free(w->pq);
+  w->pq = NULL;
+  tarn_companion_writer_free(w->cw);
+  w->cw = NULL;
+  if (w->up)
+    tarn_objstore_put_abort(w->up);
+  w->up = NULL;
+  free(w->base);
+  w->base = NULL;
+}
+
+static int file_close(wctx *w) {
+  uint64_t size = 0;
+  int rc = tarn_parquet_writer_finish(w->pq, &size);
+  tarn_parquet_writer_free(w->pq);
+  w->pq = NULL;
+  if (!rc) {
+    rc = tarn_objstore_put_commit(w->up);
+    w->up = NULL;
+  }
+  if (!rc) {
+    rc = tarn_companion_writer_close(w->cw);
+    w->cw = NULL;
+  }
+  char path[1400];
+  snprintf(path, sizeof path, "%s.index", w->base);
+  if (!rc)
+    rc = tarn_objstore_put(w->c->compacted, path, w->comp.data, w->comp.len); /* LS-062 */
+  if (rc) {
+    file_abort(w);
+    return rc;
+  }
+  tarn_compact_range *r = w->r;
+  tarn_compact_file *nf = realloc(r->files, (r->n_files + 1) * sizeof *nf);
+  if (!nf) {
+    file_abort(w);
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  }
+  r->files = nf;
+  tarn_compact_file *f = &r->files[r->n_files];
+  size_t dl = strlen(r->dir);
+  f->name = malloc(strlen(w->base) - dl + 9);
+  if (!f->name) {
+    file_abort(w);
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  }
+  sprintf(f->name, "%s.parquet", w->base + dl);
+  f->last_offset = w->last_end - 1;
+  f->rows = w->file_rows;
+  f->size = size;
+  r->n_files++;
+  free(w->base);
+  w->base = NULL;
+  return 0;
+}
+
+static int write_cb(void *ctx, const tarn__ixrec *x) {
+  wctx *w = ctx;
+  tarn_compact_range *r = w->r;
+  if (x->key.end_offset > r->e)
+    return 1;
+  if (x->version != 3 || x->file_type != TARN_FILE_RAW)
+    return tarn__err(TARN_ECONFLICT, "compaction of log %" PRIu64 " [%" PRIu64 ", %" PRIu64
+                     "): record %s is no longer RAW", r->log_id, r->s, r->e, x->rec->key);
+  /* LS-077: entries ending at or below B are left out, unless the whole
+   * range lies there (a file index needs a file). */
+  int skip_low = r->e > r->trim;
+  if (skip_low && x->key.end_offset <= r->trim)
+    return 0;
+  int rc = tarn_objstore_get(w->c->wal, x->ei.location, &w->obj);
+  if (rc)
+    return tarn__errctx(rc, "compaction: WAL object %s of record %s", x->ei.location,
+                        x->rec->key);
+  tarn_wal wal;
+  if ((rc = tarn_wal_decode(w->obj.data, w->obj.len, &wal)))
+    return tarn__errctx(rc, "compaction: WAL object %s", x->ei.location);
+  const tarn_wal_section *sec = tarn_wal_find(&wal, r->log_id);
+  uint64_t sum = 0;
+  if (sec)
+    for (size_t i = 0; i < sec->entry_count; i++)
+      sum += sec->entries[i].payload_size;
+  if (!sec || sec->entry_count != (size_t)x->ei.entry_count ||
+      sec->record_total != (uint64_t)x->ei.message_count ||
+      sum != (uint64_t)x->ei.entry_size_bytes) {
+    tarn_wal_free(&wal);
+    return tarn__err(TARN_ECORRUPT, "compaction: WAL object %s does not match record %s",
+                     x->ei.location, x->rec->key);
+  }
+  uint64_t o = x->start, cum = x->key.cumulative_size - (uint64_t)x->ei.entry_size_bytes;
+  for (size_t i = 0; i < sec->entry_count && !rc; i++) {
+    const tarn_wal_entry *en = &sec->entries[i];
+    uint64_t end = o + en->record_count;
+    cum += en->payload_size;
+    if (!(skip_low && end <= r->trim)) {
+      if (w->c->o.throttle && (rc = w->c->o.throttle(w->c->o.throttle_ctx, en->payload_size)))
+        break;
+      if (!w->pq && (rc = file_open(w, (int64_t)o)))
+        break;
+      /* LS-063, LS-076: the header as read from the RAW record */
+      tarn_entry_header h = {.offset = (int64_t)o,
+                             .record_count = (int32_t)en->record_count,
+                             .timestamp_ms = x->rec->stat.created_ms,
+                             .entry_size = (int32_t)en->payload_size,
+                             .cumulative_size = (int64_t)cum};
+      if ((rc = tarn_parquet_writer_add(w->pq, en->payload, en->payload_size))) /* LS-058 */
+        break;
+      if ((rc = tarn_companion_writer_add(w->cw, &h)))
+        break;
+      w->file_bytes += en->payload_size;
+      w->file_rows++;
+      w->last_end = (int64_t)end;
+      w->done += en->payload_size;
+      if (w->c->o.progress)
+        w->c->o.progress(w->c->o.progress_ctx, w->done, w->total);
+      /* LS-066: a new file once this one is full, never an empty one */
+      if (w->file_bytes >= w->c->o.max_file_bytes && end < r->e)
+        rc = file_close(w);
+    }
+    o = end;
+  }
+  tarn_wal_free(&wal);
+  return rc;
+}
+
+int tarn_compact_write(tarn_compactor *c, tarn_compact_range *r) {
+  if (r->n_files)
+    return tarn__err(TARN_EINVAL, "compaction range already written");
+  const char *serde = NULL, *record = NULL;
+  char *os = NULL, *orec = NULL, *dir = NULL;
+  int rc = stream_of(c, r->log_id, &dir, &serde, &record, &os, &orec);
+  if (!rc && r->dir && strcmp(dir, r->dir) != 0)
+    rc = tarn__err(TARN_ECONFLICT, "log %" PRIu64 " moved from %s to %s", r->log_id, r->dir, dir);
+  if (!rc && !r->dir) {
+    r->dir = dir;
+    dir = NULL;
+  }
+  free(dir);
+  wctx w = {.c = c, .r = r, .serde = serde, .record = record, .total = r->bytes};
+  char from[TARN_KEY_LEN + 1];
+  if (!rc)
+    rc = tarn_key_format(from, r->log_id, r->s, TARN_KEY_MAX);
+  if (!rc)
+    rc = tarn__index_scan(c->meta, r->log_id, from, NULL, write_cb, &w);
+  if (!rc && w.pq)
+    rc = file_close(&w);
+  if (!rc && (w.last_end != (int64_t)r->e || r->n_files == 0))
+    rc = tarn__err(TARN_ECONFLICT,
+                   "compaction of log %" PRIu64 ": the records end at %" PRId64 ", not %" PRIu64,
+                   r->log_id, w.last_end, r->e);
+  if (rc) {
+    file_abort(&w);
+    /* the files written stay as orphans for the reclaimer; forget them here */
+    for (size_t i = 0; i < r->n_files; i++)
+      free(r->files[i].name);
+    free(r->files);
+    r->files = NULL;
+    r->n_files = 0;
+  }
+  tarn_buf_free(&w.obj);
+  tarn_buf_free(&w.comp);
+  free(os);
+  free(orec);
+  return rc;
+}
+
+int tarn_compact_value(const tarn_compact_range *r, tarn_buf *out) {
+  if (!r->n_files)
+    return tarn__err(TARN_EINVAL, "compaction range without files");
+  tarn_file_index_entry *fe = calloc(r->n_files, sizeof *fe);
+  if (!fe)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  for (size_t i = 0; i < r->n_files; i++) {
+    fe[i].name = r->files[i].name;
+    fe[i].last_offset = r->files[i].last_offset;
+  }
+  tarn_parquet_record pr = {.location = NULL,
+                            .s = (int64_t)r->s,
+                            .e = (int64_t)r->e,
+                            .c_s = (int64_t)r->c_s,
+                            .c_e = (int64_t)r->c_e,
+                            .file_size = (int64_t)(r->c_e - r->c_s),
+                            .files = fe,
+                            .n_files = r->n_files};
+  int rc = tarn_entry_index_build_parquet(&pr, out, NULL);
+  free(fe);
+  return rc;
+}
+
+/* ---- the per-log compaction lock (LS-074) -------------------------------- */
+
+struct tarn_compact_lock {
+  tarn_meta *meta;
+  char key[64];
+  int64_t version;
+};
+
+int tarn_compact_lock_acquire(tarn_meta *m, uint64_t log_id, const char *owner,
+                              tarn_compact_lock **out) {
+  *out = NULL;
+  tarn_compact_lock *l = calloc(1, sizeof *l);
+  if (!l)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  l->meta = m;
+  snprintf(l->key, sizeof l->key, "/locks/%020" PRIu64, log_id);
+  const char *ow = owner ? owner : "";
+  tarn_meta_stat st;
+  int rc = tarn_meta_create(m, TARN_COMPACTION_PARTITION, l->key, ow, strlen(ow),
+                            TARN_META_EPHEMERAL, &st);
+  if (rc) {
+    free(l);
+    if (rc == TARN_EEXIST)
+      return tarn__err(TARN_EEXIST, "log %" PRIu64 ": another compactor holds its lock",
+                       log_id);
+    return tarn__errctx(rc, "compaction lock of log %" PRIu64, log_id);
+  }
+  l->version = st.version;
+  *out = l;
+  return 0;
+}
+
+int tarn_compact_lock_release(tarn_compact_lock *l) {
+  if (!l)
+    return 0;
+  tarn_meta_rec r = {0};
+  int rc = tarn_meta_get(l->meta, TARN_COMPACTION_PARTITION, l->key, &r);
+  if (!rc && r.stat.version == l->version)
+    rc = tarn_meta_delete(l->meta, TARN_COMPACTION_PARTITION, l->key);
+  tarn_meta_rec_free(&r);
+  if (rc == TARN_ENOTFOUND || rc == TARN_ESESSION)
+    rc = 0;
+  free(l);
+  return rc;
+}
+
+/* ---- C3–C5 --------------------------------------------------------------- */
+
+static int progress_key(char out[TARN_KEY_SLASH_MAX], uint64_t log_id) {
+  snprintf(out, TARN_KEY_SLASH_MAX, "/compacted-through/%" PRIu64, log_id);
+  return 0;
+}
+
+int tarn_compact_progress_read(tarn_meta *m, uint64_t log_id, uint64_t *e) {
+  char part[TARN_KEY_PARTITION_LEN + 1], key[TARN_KEY_SLASH_MAX];
+  tarn_key_partition(part, log_id);
+  progress_key(key, log_id);
+  tarn_meta_rec r = {0};
+  *e = 0;
+  int rc = tarn_meta_get(m, part, key, &r);
+  if (rc == TARN_ENOTFOUND)
+    return 0;
+  if (rc)
+    return rc;
+  uint64_t v = 0;
+  int ok = r.value_len > 0 && r.value_len <= 19;
+  for (size_t i = 0; ok && i < r.value_len; i++) {
+    if (r.value[i] < '0' || r.value[i] > '9')
+      ok = 0;
+    else
+      v = v * 10 + (uint64_t)(r.value[i] - '0');
+  }
+  tarn_meta_rec_free(&r);
+  if (!ok)
+    return tarn__err(TARN_ECORRUPT, "compaction progress of log %" PRIu64 ": not decimal",
+                     log_id);
+  *e = v;
+  return 0;
+}
+
+/* C5 (LS-072): tarn's progress record holds e, the first uncompacted offset;
+ * it only moves up. */
+static int write_progress(tarn_meta *m, uint64_t log_id, uint64_t e) {
+  uint64_t cur;
+  int rc = tarn_compact_progress_read(m, log_id, &cur);
+  if (rc || cur >= e)
+    return rc;
+  char part[TARN_KEY_PARTITION_LEN + 1], key[TARN_KEY_SLASH_MAX], v[24];
+  tarn_key_partition(part, log_id);
+  progress_key(key, log_id);
+  int n = snprintf(v, sizeof v, "%" PRIu64, e);
+  return tarn_meta_put(m, part, key, v, (size_t)n, NULL);
+}
+
+typedef struct check_ctx {
+  const tarn_compact_range *r;
+  const tarn_buf *value;
+  int ok;
+} check_ctx;
+
+/* C1 still holds: every record ending in (s, e] is RAW (LS-075). */
+static int check_cb(void *ctx, const tarn__ixrec *x) {
+  check_ctx *k = ctx;
+  if (x->key.end_offset > k->r->e)
+    return 1;
+  if (x->file_type != TARN_FILE_RAW) {
+    k->ok = 0;
+    return 1;
+  }
+  return 0;
+}
+
+/* One attempt at C3–C4 (and C5). *took is set once C3 has taken effect. */
+static int install_attempt(tarn_compactor *c, const tarn_compact_range *r, const tarn_buf *val,
+                           int *took, int *stale) {
+  tarn_meta *m = c->meta;
+  char part[TARN_KEY_PARTITION_LEN + 1], k[TARN_KEY_LEN + 1], a[TARN_KEY_LEN + 1],
+      b[TARN_KEY_LEN + 1];
+  tarn_key_partition(part, r->log_id);
+  tarn_key_format(k, r->log_id, r->e, r->c_e);
+  tarn_key_format(a, r->log_id, r->s + 1, 0);
+  tarn_key_format(b, r->log_id, r->e - 1, TARN_KEY_MAX);
+  tarn_lease *lease = NULL;
+  int rc = tarn_lease_acquire(m, r->log_id, &lease); /* LS-073 */
+  if (rc)
+    return rc;
+  tarn_meta_rec cur = {0};
+  rc = tarn_meta_get(m, part, k, &cur); /* C3: Get */
+  int exists = rc == 0;
+  if (rc == TARN_ENOTFOUND)
+    rc = 0;
+  if (!rc && exists && cur.value_len == val->len && memcmp(cur.value, val->data, val->len) == 0)
+    *took = 1;
+  if (!rc && !*took) {
+    /* The range must still be what C1 chose: K(L, e, c_e) a RAW record (or
+     * gone with the whole range at or below B), only RAW records in (s, e]. */
+    check_ctx ck = {.r = r, .value = val, .ok = 1};
+    char from[TARN_KEY_LEN + 1];
+    tarn_key_format(from, r->log_id, r->s, TARN_KEY_MAX);
+    rc = tarn__index_scan(m, r->log_id, from, NULL, check_cb, &ck);
+    if (!rc && !exists) {
+      uint64_t bb;
+      rc = tarn_trim_marker_read(m, r->log_id, &bb, NULL);
+      if (!rc && r->e > bb)
+        ck.ok = 0;
+    }
+    if (!rc && !ck.ok) {
+      *stale = 1;
+      tarn_meta_rec_free(&cur);
+      tarn_lease_release(lease);
+      return 0;
+    }
+  }
+  tarn_meta_rec_free(&cur);
+  if (!rc)
+    rc = tarn_lease_check(lease); /* LS-049 */
+  if (!rc && exists) {
+    rc = tarn_meta_put(m, part, k, val->data, val->len, NULL); /* C3, LS-070 */
+    if (rc == 0 || rc == TARN_EUNKNOWN)
+      *took = 1;
+  }
+  if (!rc)
+    rc = tarn_lease_check(lease);
+  if (!rc)
+    rc = tarn_meta_delete_range(m, part, a, b, NULL); /* C4, LS-071 */
+  if (!rc)
+    rc = tarn_lease_check(lease);
+  if (!rc)
+    rc = write_progress(m, r->log_id, r->e); /* C5 */
+  if (!exists)
+    *took = 1; /* C3 skipped: only C4 remained */
+  int rrc = tarn_lease_release(lease);
+  return rc ? rc : rrc;
+}
+
+int tarn_compact_install(tarn_compactor *c, const tarn_compact_range *r, int *outcome) {
+  *outcome = TARN_INSTALL_DONE;
+  tarn_buf val = TARN_BUF_INIT;
+  int rc = tarn_compact_value(r, &val);
+  if (rc)
+    return rc;
+  int took = 0, stale = 0;
+  char why[512] = "";
+  for (int i = 0; i < c->o.install_attempts; i++) {
+    stale = 0;
+    rc = install_attempt(c, r, &val, &took, &stale);
+    if (!rc && stale && !took) {
+      *outcome = TARN_INSTALL_STALE;
+      break;
+    }
+    if (!rc || rc == TARN_EFENCED || rc == TARN_ESESSION)
+      break;
+    snprintf(why, sizeof why, "%s", tarn_errmsg());
+    /* LS-078: after C3 took effect, C3 and C4 are repeated with the same value. */
+  }
+  if (rc && rc != TARN_EFENCED && rc != TARN_ESESSION && why[0])
+    tarn__err(rc, "installing log %" PRIu64 " [%" PRIu64 ", %" PRIu64 ")%s: %s", r->log_id, r->s,
+              r->e, took ? " (C3 took effect; retry)" : "", why);
+  tarn_buf_free(&val);
+  return rc;
+}
+
+int tarn_compact_once(tarn_compactor *c, uint64_t log_id, int force, tarn_compact_range *done,
+                      int *did) {
+  if (did)
+    *did = 0;
+  tarn_compact_lock *lk = NULL;
+  int rc = tarn_compact_lock_acquire(c->meta, log_id, "tarn_compact_once", &lk);
+  if (rc)
+    return rc;
+  tarn_compact_range r;
+  rc = tarn_compact_plan(c, log_id, force, &r);
+  if (rc == TARN_ENOTFOUND) {
+    tarn_compact_lock_release(lk);
+    return 0;
+  }
+  if (!rc)
+    rc = tarn_compact_write(c, &r);
+  int outcome = 0;
+  if (!rc)
+    rc = tarn_compact_install(c, &r, &outcome);
+  if (!rc && outcome == TARN_INSTALL_DONE && did)
+    *did = 1;
+  int lrc = tarn_compact_lock_release(lk);
+  if (!rc)
+    rc = lrc;
+  if (done && !rc)
+    *done = r;
+  else
+    tarn_compact_range_free(&r);
+  return rc;
+}
+
+/* ---- lag ----------------------------------------------------------------- */
+
+typedef struct lag_ctx {
+  tarn_compact_lag *l;
+} lag_ctx;
+
+static int lag_cb(void *ctx, const tarn__ixrec *x) {
+  lag_ctx *g = ctx;
+  if (x->file_type != TARN_FILE_RAW)
+    return 0;
+  if (!g->l->oldest_ms || x->rec->stat.created_ms < g->l->oldest_ms)
+    g->l->oldest_ms = x->rec->stat.created_ms;
+  g->l->raw_records++;
+  g->l->raw_bytes += x->version == 3 ? (uint64_t)x->ei.entry_size_bytes
+                                     : (uint64_t)x->lv.entry_size_bytes;
+  return 0;
+}
+
+int tarn_compact_lag_read(tarn_meta *m, uint64_t log_id, int64_t now_ms, tarn_compact_lag *out) {
+  memset(out, 0, sizeof *out);
+  uint64_t b;
+  int rc = tarn_trim_marker_read(m, log_id, &b, NULL);
+  char from[TARN_KEY_LEN + 1];
+  if (!rc)
+    rc = tarn_key_format(from, log_id, b, TARN_KEY_MAX);
+  lag_ctx g = {out};
+  if (!rc)
+    rc = tarn__index_scan(m, log_id, from, NULL, lag_cb, &g);
+  if (!rc && out->oldest_ms)
+    out->lag_ms = now_ms > out->oldest_ms ? now_ms - out->oldest_ms : 0;
+  return rc;
+}

@@ -1,0 +1,440 @@
+/* Reclamation: compacted files of trimmed records, unreferenced WAL objects,
+ * orphan compacted files (spec "Deleting compacted objects", "Reclaiming WAL
+ * objects"; LS-082 … LS-086; docs/compaction.md). */
+#define _POSIX_C_SOURCE 200809L
+#include "tarn/reclaim.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log/index_scan.h"
+#include "tarn/catalog.h"
+#include "tarn/fileindex.h"
+#include "tarn/key.h"
+#include "tarn/lease.h"
+#include "tarn/tasks.h"
+#include "tarn/trim.h"
+#include "util/error.h"
+
+#define LIST_PAGE 1000
+
+void tarn_reclaim_options_default(tarn_reclaim_options *o) {
+  memset(o, 0, sizeof *o);
+  o->wal_grace_ms = 600000;
+  o->orphan_grace_ms = 3600000;
+  o->trimmed_files = o->wal = o->orphans = 1;
+}
+
+/* ---- a sorted set of strings --------------------------------------------- */
+
+typedef struct strset {
+  char **v;
+  size_t n, cap;
+  int sorted;
+} strset;
+
+static int set_add(strset *s, const char *x) {
+  if (s->n == s->cap) {
+    size_t nc = s->cap ? s->cap * 2 : 256;
+    char **nv = realloc(s->v, nc * sizeof *nv);
+    if (!nv)
+      return tarn__err(TARN_ENOMEM, "out of memory");
+    s->v = nv;
+    s->cap = nc;
+  }
+  if (!(s->v[s->n] = strdup(x)))
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  s->n++;
+  s->sorted = 0;
+  return 0;
+}
+
+static int cmpstr(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+static int set_has(strset *s, const char *x) {
+  if (!s->sorted) {
+    if (s->n)
+      qsort(s->v, s->n, sizeof *s->v, cmpstr);
+    s->sorted = 1;
+  }
+  return s->n && bsearch(&x, s->v, s->n, sizeof *s->v, cmpstr) != NULL;
+}
+
+static void set_free(strset *s) {
+  for (size_t i = 0; i < s->n; i++)
+    free(s->v[i]);
+  free(s->v);
+  memset(s, 0, sizeof *s);
+}
+
+/* The last segment of a name: compacted file names are unique by their
+ * random part, so a file is known by its base name whatever its directory. */
+static const char *base_of(const char *name) {
+  const char *sl = strrchr(name, '/');
+  return sl ? sl + 1 : name;
+}
+
+/* "x.parquet" for "x.parquet" and "x.index"; NULL for other names. */
+static int parquet_name(const char *base, char *out, size_t n) {
+  size_t l = strlen(base);
+  if (l > 8 && strcmp(base + l - 8, ".parquet") == 0) {
+    snprintf(out, n, "%s", base);
+    return 1;
+  }
+  if (l > 6 && strcmp(base + l - 6, ".index") == 0) {
+    snprintf(out, n, "%.*s.parquet", (int)(l - 6), base);
+    return 1;
+  }
+  return 0;
+}
+
+/* ---- what the index names ------------------------------------------------ */
+
+typedef struct refs {
+  strset wal;        /* RAW locations */
+  strset files;      /* base names of compacted files named by records or open tasks */
+  uint64_t records;
+} refs;
+
+static void refs_free(refs *r) {
+  set_free(&r->wal);
+  set_free(&r->files);
+}
+
+static int add_file_index(strset *files, const char *b64) {
+  tarn_file_index fi;
+  int rc = tarn_file_index_decode_base64(b64, strlen(b64), &fi);
+  if (rc)
+    return rc;
+  for (size_t i = 0; !rc && i < fi.n; i++)
+    rc = set_add(files, base_of(fi.files[i].name));
+  tarn_file_index_free(&fi);
+  return rc;
+}
+
+static int refs_cb(void *ctx, const tarn__ixrec *x) {
+  refs *r = ctx;
+  r->records++;
+  if (x->version == 3) {
+    if (x->ei.location && x->file_type == TARN_FILE_RAW)
+      return set_add(&r->wal, x->ei.location);
+    if (x->ei.file_index)
+      return add_file_index(&r->files, x->ei.file_index);
+    return 0;
+  }
+  return x->lv.location ? set_add(x->file_type == TARN_FILE_RAW ? &r->wal : &r->files,
+                                  x->lv.location)
+                        : 0;
+}
+
+/* The logs to scan: 1 .. the catalog's counter - 1, and the extra ones.
+ * *known = 0 when there is neither (then no one can say an object is unnamed). */
+static int log_range(tarn_meta *m, const tarn_reclaim_options *o, uint64_t *next, int *known) {
+  tarn_meta_rec r = {0};
+  *next = 1;
+  int rc = tarn_meta_get(m, TARN_CATALOG_PARTITION, "/catalog/log-id-counter", &r);
+  if (rc == TARN_ENOTFOUND) {
+    *known = o->n_extra_logs > 0;
+    return 0;
+  }
+  if (rc)
+    return rc;
+  tarn_catalog_record cr;
+  rc = tarn_catalog_record_decode(r.value, r.value_len, &cr);
+  tarn_meta_rec_free(&r);
+  if (rc)
+    return tarn__errctx(rc, "the catalog's log-ID counter");
+  *next = cr.next_log_id;
+  tarn_catalog_record_free(&cr);
+  *known = 1;
+  return 0;
+}
+
+static int collect_refs(tarn_meta *m, const tarn_reclaim_options *o, uint64_t next, refs *r,
+                        tarn_reclaim_stats *st) {
+  int rc = 0;
+  for (uint64_t l = 1; l < next && !rc; l++, st->logs_scanned++)
+    rc = tarn__index_scan(m, l, NULL, NULL, refs_cb, r);
+  for (size_t i = 0; i < o->n_extra_logs && !rc; i++, st->logs_scanned++)
+    rc = tarn__index_scan(m, o->extra_logs[i], NULL, NULL, refs_cb, r);
+  /* LS-084: files an open task can still install are never orphans */
+  tarn_task *t = NULL;
+  size_t n = 0;
+  if (!rc)
+    rc = tarn_tasks_list(m, &t, &n);
+  for (size_t i = 0; i < n && !rc; i++)
+    if (t[i].state == TARN_TASK_INIT || t[i].state == TARN_TASK_PREPARED)
+      for (size_t j = 0; j < t[i].range.n_files && !rc; j++)
+        rc = set_add(&r->files, base_of(t[i].range.files[j].name));
+  tarn_tasks_free(t, n);
+  st->index_records += r->records;
+  return rc;
+}
+
+/* ---- first-seen records -------------------------------------------------- */
+
+static char *seen_key(char kind, const char *name) {
+  size_t n = strlen(name);
+  char *k = malloc(2 * n + 3);
+  if (!k)
+    return NULL;
+  k[0] = kind;
+  k[1] = '-';
+  for (size_t i = 0; i < n; i++)
+    snprintf(k + 2 + 2 * i, 3, "%02x", (unsigned char)name[i]);
+  k[2 + 2 * n] = 0;
+  return k;
+}
+
+/* When name was first seen unreferenced; records now if never (unless dry). */
+static int first_seen(tarn_meta *m, char kind, const char *name, int64_t now, int dry,
+                      int64_t *at) {
+  char *k = seen_key(kind, name);
+  if (!k)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  tarn_meta_rec r = {0};
+  int rc = tarn_meta_get(m, TARN_RECLAIM_PARTITION, k, &r);
+  *at = now;
+  if (rc == TARN_ENOTFOUND) {
+    rc = 0;
+    if (!dry) {
+      char v[24];
+      int n = snprintf(v, sizeof v, "%" PRId64, now);
+      rc = tarn_meta_create(m, TARN_RECLAIM_PARTITION, k, v, (size_t)n, TARN_META_PERSISTENT,
+                            NULL);
+      if (rc == TARN_EEXIST) /* another reclaimer was first: its time is later, or equal */
+        rc = 0;
+    }
+  } else if (!rc) {
+    char v[24];
+    snprintf(v, sizeof v, "%.*s", (int)(r.value_len < 23 ? r.value_len : 23),
+             (const char *)r.value);
+    *at = strtoll(v, NULL, 10);
+  }
+  tarn_meta_rec_free(&r);
+  free(k);
+  return rc;
+}
+
+static int forget_seen(tarn_meta *m, char kind, const char *name) {
+  char *k = seen_key(kind, name);
+  if (!k)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  int rc = tarn_meta_delete(m, TARN_RECLAIM_PARTITION, k);
+  free(k);
+  return rc == TARN_ENOTFOUND ? 0 : rc;
+}
+
+static void report(const tarn_reclaim_options *o, const char *kind, const char *name) {
+  if (o->report)
+    o->report(o->report_ctx, kind, name);
+}
+
+/* ---- step 1: files of records at or below B ------------------------------ */
+
+typedef struct trim_ctx {
+  strset files;   /* full names in the compacted root */
+  const char *dir;
+  uint64_t below; /* records ending at or below B */
+} trim_ctx;
+
+static int trim_cb(void *ctx, const tarn__ixrec *x) {
+  trim_ctx *t = ctx;
+  t->below++;
+  if (x->version != 3 || !x->ei.file_index || !t->dir)
+    return 0;
+  tarn_file_index fi;
+  int rc = tarn_file_index_decode_base64(x->ei.file_index, strlen(x->ei.file_index), &fi);
+  if (rc)
+    return rc;
+  for (size_t i = 0; i < fi.n && !rc; i++) {
+    char p[2400];
+    snprintf(p, sizeof p, "%s%s", t->dir, fi.files[i].name);
+    rc = set_add(&t->files, p);
+  }
+  tarn_file_index_free(&fi);
+  return rc;
+}
+
+static int reclaim_trimmed(tarn_meta *m, tarn_objstore *compacted, const tarn_reclaim_options *o,
+                           uint64_t log_id, tarn_reclaim_stats *st) {
+  uint64_t b;
+  int rc = tarn_trim_marker_read(m, log_id, &b, NULL);
+  if (rc || b == 0)
+    return rc;
+  char dir[2 * TARN_STREAM_NAME_MAX + 8] = "";
+  tarn_catalog *cat;
+  tarn_catalog_record lr;
+  memset(&lr, 0, sizeof lr);
+  if ((rc = tarn_catalog_open(m, NULL, &cat)))
+    return rc;
+  int have_dir = tarn_catalog_log_stream(cat, log_id, &lr) == 0;
+  if (have_dir)
+    snprintf(dir, sizeof dir, "%s/%s/", lr.ns, lr.name);
+  tarn_catalog_record_free(&lr);
+  tarn_catalog_close(cat);
+  trim_ctx t = {.dir = have_dir ? dir : NULL};
+  char hi[TARN_KEY_LEN + 1];
+  tarn_key_format(hi, log_id, b, TARN_KEY_MAX);
+  rc = tarn__index_scan(m, log_id, NULL, hi, trim_cb, &t);
+  /* LS-082, LS-083: the files first, then the records that name them */
+  for (size_t i = 0; i < t.files.n && !rc; i++) {
+    char comp[2400];
+    const char *p = t.files.v[i];
+    snprintf(comp, sizeof comp, "%.*s.index", (int)(strlen(p) - 8), p);
+    report(o, "trimmed", p);
+    report(o, "trimmed", comp);
+    if (!o->dry_run) {
+      if (!(rc = tarn_objstore_delete(compacted, p)))
+        rc = tarn_objstore_delete(compacted, comp);
+      if (!rc)
+        st->trimmed_files_deleted += 2;
+    }
+  }
+  if (!rc && t.below > 0) {
+    char what[64];
+    snprintf(what, sizeof what, "log %" PRIu64 " to %" PRIu64, log_id, b);
+    if (o->dry_run) {
+      report(o, "hard-trim", what);
+    } else {
+      tarn_lease *l;
+      rc = tarn_lease_acquire(m, log_id, &l);
+      if (rc == TARN_EFENCED) {
+        rc = 0; /* a deleted log: its deletion removes the records */
+      } else if (!rc) {
+        size_t removed = 0;
+        rc = tarn_hard_trim(m, l, b, &removed);
+        int rrc = tarn_lease_release(l);
+        if (!rc)
+          rc = rrc;
+        st->records_hard_trimmed += removed;
+        if (removed)
+          report(o, "hard-trim", what);
+      }
+    }
+  }
+  set_free(&t.files);
+  return rc;
+}
+
+/* ---- steps 2 and 3 ------------------------------------------------------- */
+
+typedef struct cand {
+  strset wal, compacted;
+} cand;
+
+/* Lists a root and sorts each name: named (forget its first-seen record),
+ * unreferenced (record first seen), or a candidate (old enough). */
+static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_, int64_t now,
+                      int64_t grace, const tarn_reclaim_options *o, strset *cands,
+                      uint64_t *listed, uint64_t *unref) {
+  refs *rf = (refs *)rf_;
+  char *after = NULL;
+  int rc = 0;
+  for (;;) {
+    tarn_objstore_listing l;
+    if ((rc = tarn_objstore_list(s, "", after, LIST_PAGE, &l)))
+      break;
+    for (size_t i = 0; i < l.n && !rc; i++) {
+      const char *name = l.names[i];
+      int named;
+      if (kind == 'w') {
+        named = set_has(&rf->wal, name);
+      } else {
+        char pq[1100];
+        if (!parquet_name(base_of(name), pq, sizeof pq))
+          continue; /* not a compacted file or companion */
+        named = set_has(&rf->files, pq);
+      }
+      (*listed)++;
+      if (named) {
+        if (!o->dry_run)
+          rc = forget_seen(m, kind, name);
+        continue;
+      }
+      (*unref)++;
+      int64_t at;
+      rc = first_seen(m, kind, name, now, o->dry_run, &at);
+      if (!rc && now - at >= grace) /* LS-086 */
+        rc = set_add(cands, name);
+    }
+    free(after);
+    after = NULL;
+    int more = l.truncated && l.n > 0;
+    if (more && !(after = strdup(l.names[l.n - 1])))
+      rc = tarn__err(TARN_ENOMEM, "out of memory");
+    tarn_objstore_listing_free(&l);
+    if (rc || !more)
+      break;
+  }
+  free(after);
+  return rc;
+}
+
+int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted,
+                      const tarn_reclaim_options *o, tarn_reclaim_stats *stats) {
+  tarn_reclaim_options d;
+  if (!o) {
+    tarn_reclaim_options_default(&d);
+    o = &d;
+  }
+  tarn_reclaim_stats st;
+  memset(&st, 0, sizeof st);
+  int64_t now = o->clock ? o->clock(o->clock_ctx) : tarn_clock_wall_ms(NULL);
+  uint64_t next;
+  int known = 0;
+  int rc = log_range(m, o, &next, &known);
+  for (uint64_t l = 1; !rc && o->trimmed_files && compacted && l < next; l++)
+    rc = reclaim_trimmed(m, compacted, o, l, &st);
+  for (size_t i = 0; !rc && o->trimmed_files && compacted && i < o->n_extra_logs; i++)
+    rc = reclaim_trimmed(m, compacted, o, o->extra_logs[i], &st);
+  refs r1 = {0}, r2 = {0};
+  cand c = {0};
+  if (!rc && known && (o->wal || o->orphans))
+    rc = collect_refs(m, o, next, &r1, &st);
+  if (!rc && known && o->wal && wal)
+    rc = sweep_list(m, wal, 'w', &r1, now, o->wal_grace_ms, o, &c.wal, &st.wal_listed,
+                    &st.wal_unreferenced);
+  if (!rc && known && o->orphans && compacted)
+    rc = sweep_list(m, compacted, 'c', &r1, now, o->orphan_grace_ms, o, &c.compacted,
+                    &st.compacted_listed, &st.compacted_orphans);
+  /* LS-085: right before deleting, look again: a candidate named now stays */
+  if (!rc && (c.wal.n || c.compacted.n)) {
+    rc = collect_refs(m, o, next, &r2, &st);
+  }
+  for (size_t i = 0; !rc && i < c.wal.n; i++) {
+    const char *name = c.wal.v[i];
+    if (set_has(&r2.wal, name))
+      continue;
+    report(o, "wal", name);
+    if (!o->dry_run) {
+      if (!(rc = tarn_objstore_delete(wal, name)))
+        rc = forget_seen(m, 'w', name);
+      st.wal_deleted += rc == 0;
+    }
+  }
+  for (size_t i = 0; !rc && i < c.compacted.n; i++) {
+    const char *name = c.compacted.v[i];
+    char pq[1100];
+    parquet_name(base_of(name), pq, sizeof pq);
+    if (set_has(&r2.files, pq))
+      continue;
+    report(o, "compacted", name);
+    if (!o->dry_run) {
+      if (!(rc = tarn_objstore_delete(compacted, name)))
+        rc = forget_seen(m, 'c', name);
+      st.compacted_deleted += rc == 0;
+    }
+  }
+  refs_free(&r1);
+  refs_free(&r2);
+  set_free(&c.wal);
+  set_free(&c.compacted);
+  if (stats)
+    *stats = st;
+  return rc;
+}

@@ -1,0 +1,330 @@
+/* Reclamation: WAL objects after a grace period, never while named; files of
+ * trimmed records before their records; orphans; dry runs. */
+#include "testutil.h"
+#include "tu_compact.h"
+#include "tu_log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "tarn/catalog.h"
+#include "tarn/compactor.h"
+#include "tarn/entryindex.h"
+#include "tarn/key.h"
+#include "tarn/lease.h"
+#include "tarn/reader.h"
+#include "tarn/reclaim.h"
+#include "tarn/tasks.h"
+#include "tarn/trim.h"
+
+static int64_t now_ms;
+static int64_t clk(void *ctx) {
+  (void)ctx;
+  return now_ms;
+}
+
+typedef struct rep {
+  char kinds[64][16];
+  char names[64][300];
+  int n;
+} rep;
+
+static void on_report(void *ctx, const char *kind, const char *name) {
+  rep *r = ctx;
+  if (r->n < 64) {
+    snprintf(r->kinds[r->n], 16, "%s", kind);
+    snprintf(r->names[r->n], 300, "%s", name);
+    r->n++;
+  }
+}
+
+static void opts(tarn_reclaim_options *o, rep *r) {
+  tarn_reclaim_options_default(o);
+  o->clock = clk;
+  o->wal_grace_ms = 10000;
+  o->orphan_grace_ms = 20000;
+  o->report = on_report;
+  o->report_ctx = r;
+  memset(r, 0, sizeof *r);
+}
+
+static size_t count_objects(tarn_objstore *s) {
+  tarn_objstore_listing l;
+  assert_int_equal(tarn_objstore_list(s, "", NULL, 100000, &l), 0);
+  size_t n = l.n;
+  tarn_objstore_listing_free(&l);
+  return n;
+}
+
+static tarn_compactor *mk(tu_cenv *e) {
+  tarn_compactor *c;
+  assert_int_equal(tarn_compactor_open(e->m, e->wal, e->compacted, NULL, &c), 0);
+  return c;
+}
+
+/* LS-085, LS-086: WAL objects of compacted records go only after the grace
+ * period from when they were first seen unnamed; a reader holding cached RAW
+ * records reads them within it; objects still named always stay. */
+static void wal_grace(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "walg", 0, 1, NULL);
+  tu_append(&E, E.log, 0, 30, 5); /* 6 objects */
+  tarn_reader_options ro;
+  tarn_reader_options_default(&ro); /* 60 s index cache */
+  tarn_reader *cached;
+  assert_int_equal(tarn_reader_open(E.m, E.wal, E.compacted, &ro, &cached), 0);
+  tu_snap before;
+  tu_snapshot(&E, E.log, &before);
+  tarn_log_iter *it;
+  assert_int_equal(tarn_reader_iter(cached, E.log, 0, &it), 0);
+  tarn_entry en;
+  while (tarn_reader_next(it, &en, 0) == 0) {
+  }
+  tarn_reader_iter_free(it);
+  tarn_compactor *c = mk(&E);
+  /* compact the first 4 records only: 2 objects stay named */
+  tarn_compact_range r;
+  tarn_compactor_options co;
+  tarn_compactor_options_default(&co);
+  assert_int_equal(tarn_compact_plan(c, E.log, 1, &r), 0);
+  tarn_compact_range_free(&r);
+  tarn_compactor_close(c);
+  co.max_range_bytes = 1;
+  assert_int_equal(tarn_compactor_open(E.m, E.wal, E.compacted, &co, &c), 0);
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(tarn_compact_once(c, E.log, 1, NULL, NULL), 0);
+  assert_int_equal(tu_count_index(E.m, E.log), 6);
+  assert_int_equal(count_objects(E.wal), 6);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp);
+  now_ms = 1000000;
+  tarn_reclaim_stats st;
+  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_listed, 6);
+  assert_int_equal(st.wal_unreferenced, 4);
+  assert_int_equal(st.wal_deleted, 0);
+  assert_int_equal(st.compacted_orphans, 0);
+  now_ms += 9999; /* within the grace period */
+  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 0);
+  /* the reader's cached RAW records still read */
+  assert_int_equal(tarn_reader_iter(cached, E.log, 0, &it), 0);
+  size_t n = 0;
+  while (tarn_reader_next(it, &en, 0) == 0)
+    n++;
+  assert_int_equal(n, before.n);
+  tarn_reader_iter_free(it);
+  now_ms += 1;
+  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 4);
+  assert_int_equal(count_objects(E.wal), 2);
+  tu_snap after;
+  tu_snapshot(&E, E.log, &after);
+  assert_int_equal(after.n, before.n);
+  tu_snap_assert_same(&before, &after);
+  tu_snap_free(&after);
+  tu_snap_free(&before);
+  tarn_reader_close(cached);
+  tarn_compactor_close(c);
+  tu_cenv_close(&E);
+}
+
+/* LS-085: unnamed objects are found whatever their names; an object that
+ * becomes named before its grace period ends is kept (re-checked before
+ * deleting), and its first-seen record forgotten. */
+static void any_name_and_recheck(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "anyn", 0, 1, NULL);
+  tu_append(&E, E.log, 0, 5, 5);
+  const char *odd[] = {"x", "deep/a/b/c/d.bin", "20260101T000000Z.wal", "ff/late.wal"};
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(tarn_objstore_put(E.wal, odd[i], "z", 1), 0);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp);
+  now_ms = 5000000;
+  tarn_reclaim_stats st;
+  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_unreferenced, 4);
+  /* "ff/late.wal" is named by a record published after it was first seen */
+  char part[32], prefix[TARN_KEY_PREFIX_LEN + 1];
+  tarn_key_partition(part, E.log);
+  tarn_key_prefix(prefix, E.log);
+  prefix[TARN_KEY_PREFIX_LEN - 1] = 0;
+  uint32_t bound = 1;
+  tarn_raw_record rr = {.location = "ff/late.wal", .message_count = 1, .entry_size_bytes = 1,
+                        .file_size = 1, .boundaries = &bound, .entry_count = 1};
+  tarn_buf b = TARN_BUF_INIT;
+  assert_int_equal(tarn_entry_index_build_raw(&rr, &b), 0);
+  tarn_meta_rec out = {0};
+  assert_int_equal(tarn_meta_sequenced_put(E.m, part, prefix, 1, 1, b.data, b.len, &out), 0);
+  tarn_meta_rec_free(&out);
+  tarn_buf_free(&b);
+  now_ms += 10000;
+  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 3);
+  uint64_t sz;
+  assert_int_equal(tarn_objstore_head(E.wal, "ff/late.wal", &sz), 0);
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(tarn_objstore_head(E.wal, odd[i], &sz), TARN_ENOTFOUND);
+  /* the writer's object, named all along, is still there */
+  assert_int_equal(count_objects(E.wal), 2);
+  tu_cenv_close(&E);
+}
+
+/* LS-082, LS-083: the files of PARQUET records ending at or below B are
+ * deleted, then those records are hard-trimmed, the last record kept; a dry
+ * run changes nothing and says what would go. */
+static void trimmed_files(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "trimf", 0, 1, NULL);
+  tu_append(&E, E.log, 0, 20, 5);
+  tarn_compactor *c = mk(&E);
+  tarn_compact_range r;
+  assert_int_equal(tarn_compact_once(c, E.log, 1, &r, NULL), 0);
+  tu_append(&E, E.log, 20, 10, 5);
+  tarn_lease *l;
+  assert_int_equal(tarn_lease_acquire(E.m, E.log, &l), 0);
+  uint64_t b;
+  assert_int_equal(tarn_soft_trim(E.m, l, r.e + 2, &b), 0);
+  assert_int_equal(tarn_lease_release(l), 0);
+  assert_true(b > r.e);
+  size_t files = count_objects(E.compacted);
+  assert_int_equal(files, 2 * r.n_files);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp);
+  o.dry_run = 1;
+  now_ms = 1;
+  tarn_reclaim_stats st;
+  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(count_objects(E.compacted), files);
+  assert_int_equal(tu_count_index(E.m, E.log), 3);
+  assert_true(rp.n >= 3);
+  o.dry_run = 0;
+  memset(&rp, 0, sizeof rp);
+  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(count_objects(E.compacted), 0);
+  assert_int_equal(st.trimmed_files_deleted, files);
+  assert_int_equal(st.records_hard_trimmed, 1);
+  assert_int_equal(tu_count_index(E.m, E.log), 2);
+  /* the order: every file before the hard trim */
+  assert_string_equal(rp.kinds[rp.n - 1], "hard-trim");
+  for (int i = 0; i < rp.n - 1; i++)
+    assert_string_equal(rp.kinds[i], "trimmed");
+  tu_snap s;
+  tu_snapshot(&E, E.log, &s);
+  assert_true(s.n > 0 && s.v[0].offset + s.v[0].count > b);
+  tu_snap_free(&s);
+  tarn_compact_range_free(&r);
+  tarn_compactor_close(c);
+  tu_cenv_close(&E);
+}
+
+/* LS-084: files written for a compaction that failed before C3 are orphans,
+ * deleted after their grace period; files an open task can still install are
+ * not; files of a dropped stream's logs are. */
+static void orphans(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "orph", 0, 2, NULL);
+  tu_append(&E, E.logs[0], 0, 10, 5);
+  tu_append(&E, E.logs[1], 0, 10, 5);
+  tarn_compactor *c = mk(&E);
+  /* a failed compaction: C2 only */
+  tarn_compact_range r;
+  assert_int_equal(tarn_compact_plan(c, E.logs[0], 1, &r), 0);
+  assert_int_equal(tarn_compact_write(c, &r), 0);
+  /* an open task past C2 on the other log */
+  assert_int_equal(tarn_tasks_plan(c, NULL, 1, NULL), 0);
+  tarn_compact_lock *lk;
+  tarn_task t;
+  assert_int_equal(tarn_tasks_claim(E.m, NULL, &lk, &t), 0);
+  while (t.log_id != E.logs[1]) { /* take the second log's */
+    tarn_task t2;
+    tarn_compact_lock *lk2;
+    assert_int_equal(tarn_tasks_claim(E.m, NULL, &lk2, &t2), 0);
+    tarn_task_free(&t);
+    tarn_compact_lock_release(lk);
+    t = t2;
+    lk = lk2;
+  }
+  assert_int_equal(tarn_tasks_step(c, NULL, &t), 0);
+  assert_int_equal(t.state, TARN_TASK_PREPARED);
+  size_t files = count_objects(E.compacted);
+  assert_int_equal(files, 2 * (r.n_files + t.range.n_files));
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp);
+  now_ms = 100;
+  tarn_reclaim_stats st;
+  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.compacted_orphans, 2 * r.n_files);
+  now_ms += 19999;
+  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.compacted_deleted, 0);
+  now_ms += 1;
+  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.compacted_deleted, 2 * r.n_files);
+  assert_int_equal(count_objects(E.compacted), 2 * t.range.n_files);
+  /* the task completes and its files stay named */
+  assert_int_equal(tarn_tasks_step(c, NULL, &t), 0);
+  assert_int_equal(t.state, TARN_TASK_COMMITTED);
+  tarn_compact_lock_release(lk);
+  now_ms += 100000;
+  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(count_objects(E.compacted), 2 * t.range.n_files);
+  /* drop the stream: its files and WAL objects become orphans */
+  tarn_catalog *cat;
+  assert_int_equal(tarn_catalog_open(E.m, NULL, &cat), 0);
+  assert_int_equal(tarn_catalog_drop_stream(cat, "ns", "s1", NULL), 0);
+  tarn_catalog_close(cat);
+  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.compacted_deleted, 0);
+  now_ms += 20000;
+  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(count_objects(E.compacted), 0);
+  assert_int_equal(count_objects(E.wal), 0);
+  tarn_task_free(&t);
+  tarn_compact_range_free(&r);
+  tarn_compactor_close(c);
+  tu_cenv_close(&E);
+}
+
+/* Without a catalog (no way to know every log) no WAL object is reclaimed. */
+static void no_catalog_no_wal_gc(void **state) {
+  (void)state;
+  tarn_meta *m;
+  tarn_objstore *w;
+  char uri[64];
+  snprintf(uri, sizeof uri, "mem:rc-nocat-%d", (int)getpid());
+  assert_int_equal(tarn_meta_open(uri, &m), 0);
+  assert_int_equal(tarn_objstore_open(uri, &w), 0);
+  assert_int_equal(tarn_objstore_put(w, "a.wal", "z", 1), 0);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp);
+  now_ms = 0;
+  tarn_reclaim_stats st;
+  assert_int_equal(tarn_reclaim_pass(m, w, NULL, &o, &st), 0);
+  now_ms = 1000000000;
+  assert_int_equal(tarn_reclaim_pass(m, w, NULL, &o, &st), 0);
+  assert_int_equal(count_objects(w), 1);
+  tarn_objstore_close(w);
+  tarn_meta_close(m);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(wal_grace), cmocka_unit_test(any_name_and_recheck),
+      cmocka_unit_test(trimmed_files), cmocka_unit_test(orphans),
+      cmocka_unit_test(no_catalog_no_wal_gc),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

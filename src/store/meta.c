@@ -363,8 +363,12 @@ int tarn_meta_wait_for_change(tarn_meta *m, const char *part, const char *a, con
 }
 
 int tarn_meta_inject_fault(tarn_meta *m, int fault, int count) {
+  return tarn_meta_inject_fault_after(m, fault, 0, count);
+}
+
+int tarn_meta_inject_fault_after(tarn_meta *m, int fault, int skip, int count) {
   if (!m->vfs->fault)
     return tarn__err(TARN_EUNSUPPORTED, "metadata store %s: no fault injection",
                      m->vfs->scheme);
-  return m->vfs->fault(m, fault, count);
+  return m->vfs->fault(m, fault, skip < 0 ? 0 : skip, count);
 }

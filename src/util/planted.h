@@ -11,7 +11,9 @@ enum {
   TARN__BUG_INDEX_BEFORE_OBJECT = 1, /* the writer publishes a section whose object write failed */
   TARN__BUG_READER_SKIPS_TRIM = 2,   /* R1 takes B = 0 whatever the marker says */
   TARN__BUG_SOFT_TRIM_UNSTORED = 3,  /* soft trim reports B' although its write failed */
-  TARN__BUG_COUNT = 4
+  TARN__BUG_C4_BEFORE_C3 = 4,        /* the compactor retires the old records before installing */
+  TARN__BUG_RECLAIM_NO_GRACE = 5,    /* the reclaimer deletes an unreferenced WAL object at once */
+  TARN__BUG_COUNT = 6
 };
 
 #ifdef TARN_PLANTED_BUGS

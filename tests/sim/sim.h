@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tarn/compactor.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
 #include "tarn/reader.h"
@@ -19,6 +20,7 @@
 #define SIM_NLOGS 3      /* logs 1..SIM_NLOGS */
 #define SIM_NWRITERS 3   /* writer processes */
 #define SIM_DELETED_LOG 3 /* the log the deleter may delete */
+#define SIM_NCOMPACTORS 2
 #define SIM_MAX_ZOMBIES 32
 
 enum { E_PENDING = 0, E_ACKED, E_FAILED, E_UNKNOWN };
@@ -37,6 +39,15 @@ typedef struct sim_entry {
   uint64_t pass;     /* the last full pass that read it */
 } sim_entry;
 
+/* An index record as the checker last saw it. */
+typedef struct sim_span {
+  uint64_t end, start;
+  int64_t version;
+  uint64_t vhash;   /* of the value */
+  int parquet;
+  uint64_t epoch;   /* the reclaim epoch its object was last seen in (RAW) */
+} sim_span;
+
 typedef struct sim_log {
   uint64_t id;
   uint64_t max_end;       /* the greatest end offset seen (MonotonicOffsets) */
@@ -44,9 +55,8 @@ typedef struct sim_log {
   uint64_t soft_reported; /* the greatest value soft trim reported stored */
   int delete_done;        /* tarn_log_delete returned 0 */
   int fenced;             /* its fence exists: deletion began, records may go */
-  uint64_t verified_end;  /* records ending at or below were checked once */
-  uint64_t *spans;        /* (end, start) pairs of the records checked, by end */
-  size_t nspans, capspans;
+  sim_span *spans;        /* the records of the last check, by end */
+  size_t nspans;
 } sim_log;
 
 typedef struct sim_writer {
@@ -56,6 +66,19 @@ typedef struct sim_writer {
   tarn_writer *w;
   int incarnation;
 } sim_writer;
+
+enum { CP_IDLE = 0, CP_PLANNED, CP_WRITTEN, CP_INSTALLING };
+
+typedef struct sim_compactor {
+  int alive;
+  tarn_meta *meta;
+  tarn_objstore *wal, *cmp;
+  tarn_compactor *c;
+  int state;
+  tarn_compact_range r;
+  tarn_compact_lock *lock;
+  int incarnation;
+} sim_compactor;
 
 typedef struct sim_zombie {
   tarn_meta *meta; /* a crashed process's session, until it expires */
@@ -69,7 +92,7 @@ typedef struct sim {
   int verbose;
   uint64_t rng, lib_rng;
   int64_t now;
-  char meta_uri[96], wal_uri[96];
+  char meta_uri[96], wal_uri[96], cmp_uri[96];
   /* fault rates (per mille), drawn from the seed */
   unsigned p_obj_fault, p_meta_fault, p_crash, p_expire;
   int faults_on;
@@ -80,7 +103,10 @@ typedef struct sim {
   sim_zombie zombies[SIM_MAX_ZOMBIES];
   size_t nzombies;
   tarn_meta *cmeta;  /* the checker's and readers' session */
-  tarn_objstore *cwal;
+  tarn_objstore *cwal, *ccmp;
+  sim_compactor cp[SIM_NCOMPACTORS];
+  tarn_meta *rmeta;  /* the reclaimer's session */
+  uint64_t reclaim_epoch;
   tarn_reader *fresh, *stale;
   tarn_meta *tmeta;  /* the trimmer's session */
   tarn_meta *dmeta;  /* the deleter's session */
@@ -104,6 +130,8 @@ int sim_run(sim *s);
 void sim_free(sim *s);
 /* the deterministic payload of entry id */
 void sim_payload(uint64_t id, uint64_t log, uint8_t *out, size_t len);
+
+int64_t sim_clock(void *ctx);
 
 /* sim_check.c */
 void sim_check_step(sim *s);

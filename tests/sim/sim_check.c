@@ -18,55 +18,71 @@ static uint64_t le64(const uint8_t *p) {
   return v;
 }
 
-/* The start of the checked record ending at end, or UINT64_MAX. */
-static uint64_t span_start(const sim_log *lg, uint64_t end) {
+static uint64_t fnv(const uint8_t *p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325u;
+  for (size_t i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 0x100000001b3u;
+  }
+  return h;
+}
+
+/* The span of the last check ending at end, or NULL. */
+static const sim_span *old_span(const sim_log *lg, uint64_t end) {
   size_t lo = 0, hi = lg->nspans;
   while (lo < hi) {
     size_t mid = (lo + hi) / 2;
-    if (lg->spans[2 * mid] < end)
+    if (lg->spans[mid].end < end)
       lo = mid + 1;
     else
       hi = mid;
   }
-  return lo < lg->nspans && lg->spans[2 * lo] == end ? lg->spans[2 * lo + 1] : UINT64_MAX;
+  return lo < lg->nspans && lg->spans[lo].end == end ? &lg->spans[lo] : NULL;
 }
 
-static void span_add(sim_log *lg, uint64_t end, uint64_t start) {
-  if (lg->nspans == lg->capspans) {
-    lg->capspans = lg->capspans ? 2 * lg->capspans : 64;
-    if (!(lg->spans = realloc(lg->spans, 2 * lg->capspans * sizeof *lg->spans)))
-      abort();
-  }
-  lg->spans[2 * lg->nspans] = end;
-  lg->spans[2 * lg->nspans + 1] = start;
-  lg->nspans++;
-}
-
-/* A record seen for the first time: its span, and its object must exist. */
-static int check_new_record(sim *s, sim_log *lg, const char *part, const char *key,
-                            uint64_t *start) {
+/* Reads a record new to the checker (or changed since): its span and kind;
+ * a RAW record's object must exist. */
+static int read_record(sim *s, sim_log *lg, const char *part, const char *key, sim_span *sp) {
   tarn_meta_rec rec = {0};
   int rc = tarn_meta_get(s->cmeta, part, key, &rec);
   uint64_t end = 0;
   if (!rc)
-    rc = tarn_index_record_span(&rec, lg->id, start, &end);
+    rc = tarn_index_record_span(&rec, lg->id, &sp->start, &end);
   if (rc) {
     sim_fail(s, "NoReaderError", "index record %s of log %" PRIu64 ": %s", key, lg->id,
              tarn_errmsg());
     tarn_meta_rec_free(&rec);
     return -1;
   }
+  sp->version = rec.stat.version;
+  sp->vhash = fnv(rec.value, rec.value_len);
   tarn_entry_index ei;
   if (tarn_entry_index_decode(rec.value, rec.value_len, &ei) == 0) {
+    sp->parquet = ei.file_type == TARN_FILE_PARQUET;
+    tarn_entry_index_free(&ei);
+  }
+  tarn_meta_rec_free(&rec);
+  return 0;
+}
+
+/* No object deleted while a record names it (checked again after every
+ * reclaimer pass). */
+static int check_object(sim *s, sim_log *lg, const char *part, const char *key, sim_span *sp) {
+  if (sp->parquet || sp->epoch == s->reclaim_epoch + 1)
+    return 0;
+  tarn_meta_rec rec = {0};
+  tarn_entry_index ei;
+  int rc = tarn_meta_get(s->cmeta, part, key, &rec);
+  if (!rc && tarn_entry_index_decode(rec.value, rec.value_len, &ei) == 0) {
     uint64_t size;
-    if (ei.file_type == TARN_FILE_RAW && ei.location &&
-        tarn_objstore_head(s->cwal, ei.location, &size) != 0)
+    if (ei.location && tarn_objstore_head(s->cwal, ei.location, &size) != 0)
       sim_fail(s, "NoDanglingIndex",
                "index record %s of log %" PRIu64 " names WAL object %s, which does not exist", key,
                lg->id, ei.location);
     tarn_entry_index_free(&ei);
   }
   tarn_meta_rec_free(&rec);
+  sp->epoch = s->reclaim_epoch + 1;
   return s->failed ? -1 : 0;
 }
 
@@ -114,36 +130,70 @@ static void check_log_records(sim *s, sim_log *lg) {
     tarn_meta_recs_free(&keys);
     return;
   }
+  sim_span *cur = calloc(keys.n ? keys.n : 1, sizeof *cur);
+  if (!cur)
+    abort();
   uint64_t prev_end = 0;
-  for (size_t i = 0; i < keys.n && !s->failed; i++) {
+  size_t n = 0;
+  for (size_t i = 0; i < keys.n && !s->failed; i++, n++) {
     tarn_key k;
     if (tarn_key_parse(keys.v[i].key, strlen(keys.v[i].key), &k)) {
       sim_fail(s, "NoReaderError", "bad index key %s", keys.v[i].key);
       break;
     }
-    uint64_t start;
-    if (k.end_offset <= lg->verified_end) {
-      if ((start = span_start(lg, k.end_offset)) == UINT64_MAX) {
-        sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": record %s appeared below records "
-                 "already published", lg->id, keys.v[i].key);
+    sim_span *sp = &cur[i];
+    const sim_span *old = old_span(lg, k.end_offset);
+    if (old && old->version == keys.v[i].stat.version)
+      *sp = *old;
+    else {
+      sp->end = k.end_offset;
+      if (read_record(s, lg, part, keys.v[i].key, sp))
         break;
-      }
-    } else {
-      if (check_new_record(s, lg, part, keys.v[i].key, &start))
-        break;
-      span_add(lg, k.end_offset, start);
-      lg->verified_end = k.end_offset;
+      /* LS-076: a compaction never replaces a PARQUET record another installed
+       * (a repeated C3 puts the same value again) */
+      if (old && old->parquet && old->vhash != sp->vhash)
+        sim_fail(s, "SequentialCompactionSafety", "log %" PRIu64 ": the PARQUET record %s was "
+                 "replaced by another value", lg->id, keys.v[i].key);
     }
-    /* v3: [start, end) ranges, each starting where the previous ended */
-    if (i > 0 && start != prev_end)
-      sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": record %s covers [%" PRIu64 ", %" PRIu64
-               ") but the previous one ends at %" PRIu64, lg->id, keys.v[i].key, start,
-               k.end_offset, prev_end);
-    if (i == 0 && start > 0 && (ver < 0 || start > b))
-      sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": the first record starts at %" PRIu64
-               " but the trim marker is %" PRIu64 ": offsets below it were lost", lg->id, start, b);
+    if (check_object(s, lg, part, keys.v[i].key, sp))
+      break;
+    uint64_t start = sp->start;
+    if (i == 0) {
+      if (start > 0 && (ver < 0 || start > b))
+        sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": the first record starts at %" PRIu64
+                 " but the trim marker is %" PRIu64 ": offsets below it were lost", lg->id, start,
+                 b);
+    } else if (start > prev_end) {
+      sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": offsets [%" PRIu64 ", %" PRIu64
+               ") have no index record (next: %s)", lg->id, prev_end, start, keys.v[i].key);
+    } else if (start < prev_end) {
+      /* only the C3–C4 window: a PARQUET record over RAW records that lie
+       * wholly inside its range, not yet retired */
+      int ok = sp->parquet;
+      for (size_t j = i; ok && j-- > 0 && cur[j].end > start;)
+        ok = !cur[j].parquet && cur[j].start >= start;
+      if (!ok)
+        sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": record %s [%" PRIu64 ", %" PRIu64
+                 ") overlaps the records before it (ending at %" PRIu64 ") outside a C3-C4 window",
+                 lg->id, keys.v[i].key, start, k.end_offset, prev_end);
+    }
     prev_end = k.end_offset;
   }
+  /* a PARQUET record above B stays (only hard trim and deletion remove records) */
+  for (size_t j = 0; j < lg->nspans && !s->failed && !lg->fenced; j++) {
+    const sim_span *o = &lg->spans[j];
+    if (!o->parquet || o->end <= b)
+      continue;
+    int found = 0;
+    for (size_t q = 0; q < n && !found; q++)
+      found = cur[q].end == o->end;
+    if (!found)
+      sim_fail(s, "SequentialCompactionSafety", "log %" PRIu64 ": the PARQUET record ending at %"
+               PRIu64 " (above B = %" PRIu64 ") was removed", lg->id, o->end, b);
+  }
+  free(lg->spans);
+  lg->spans = cur;
+  lg->nspans = n;
   if (!s->failed && !lg->fenced) {
     if (keys.n && prev_end < lg->max_end)
       sim_fail(s, "MonotonicOffsets", "log %" PRIu64 ": the greatest end offset went back from %"

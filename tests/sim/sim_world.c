@@ -1,6 +1,7 @@
 /* The simulated world: actors, faults and the scheduler (docs/simulation.md). */
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +11,7 @@
 #include "tarn/key.h"
 #include "tarn/lease.h"
 #include "tarn/objstore_mem.h"
+#include "tarn/reclaim.h"
 #include "tarn/trim.h"
 #include "util/clock.h"
 #include "util/planted.h"
@@ -17,8 +19,13 @@
 
 #define EPOCH_MS INT64_C(1767225600000) /* 2026-01-01T00:00:00Z */
 
-const char *const sim_bug_names[] = {"none", "index-before-object", "reader-skips-trim",
-                                     "soft-trim-unstored", NULL};
+const char *const sim_bug_names[] = {"none",
+                                     "index-before-object",
+                                     "reader-skips-trim",
+                                     "soft-trim-unstored",
+                                     "c4-before-c3",
+                                     "reclaim-no-grace",
+                                     NULL};
 
 /* ---- randomness, clock, trace ------------------------------------------------------- */
 
@@ -42,6 +49,10 @@ static int chance(sim *s, unsigned per_mille) {
 }
 
 static sim *g_sim; /* the one simulation running: the hooks and callbacks find it here */
+
+int64_t sim_clock(void *ctx) {
+  return ((sim *)ctx)->now;
+}
 
 static int64_t hook_now(void *arg) {
   return ((sim *)arg)->now;
@@ -361,7 +372,7 @@ static void reopen_stale(sim *s) {
   tarn_reader_options o;
   tarn_reader_options_default(&o);
   o.index_ttl_ms = 60000; /* holds index records across trims and compactions */
-  if (tarn_reader_open(s->cmeta, s->cwal, NULL, &o, &s->stale))
+  if (tarn_reader_open(s->cmeta, s->cwal, s->ccmp, &o, &s->stale))
     abort();
   sim_trace(s, "stale reader reopened");
 }
@@ -375,6 +386,181 @@ static void expire_zombies(sim *s) {
       s->zombies[k] = s->zombies[--s->nzombies];
     } else
       k++;
+  }
+}
+
+/* ---- compactors and the reclaimer --------------------------------------------------- */
+
+static void compactor_start(sim *s, int i) {
+  sim_compactor *c = &s->cp[i];
+  tarn_compactor_options o;
+  tarn_compactor_options_default(&o);
+  o.max_range_bytes = 500 + sim_below(s, 6000);
+  o.max_age_ms = 200 + (int64_t)sim_below(s, 3000);
+  o.max_file_bytes = 300 + sim_below(s, 3000);
+  o.install_attempts = 1; /* a failed step stays visible until the next attempt */
+  o.clock = sim_clock;
+  o.clock_ctx = s;
+  if (open_meta(s, &c->meta) || tarn_objstore_open(s->wal_uri, &c->wal) ||
+      tarn_objstore_open(s->cmp_uri, &c->cmp) ||
+      tarn_compactor_open(c->meta, c->wal, c->cmp, &o, &c->c))
+    abort();
+  c->alive = 1;
+  c->state = CP_IDLE;
+  c->incarnation++;
+  sim_trace(s, "c%d start (incarnation %d, range %" PRIu64 " B, age %" PRId64 " ms, file %" PRIu64
+            " B)", i, c->incarnation, o.max_range_bytes, o.max_age_ms, o.max_file_bytes);
+}
+
+/* Back to idle: the range is forgotten, the lock released. */
+static void compactor_idle(sim_compactor *c) {
+  tarn_compact_range_free(&c->r);
+  memset(&c->r, 0, sizeof c->r);
+  tarn_compact_lock_release(c->lock);
+  c->lock = NULL;
+  c->state = CP_IDLE;
+}
+
+/* A crash loses the range and keeps the session (and so the lock) until it
+ * expires. Only before C3 may have taken effect: a range whose install began
+ * must be finished (LS-078), which is the task layer's job (tarn/tasks.h),
+ * not driven here. */
+static void compactor_crash(sim *s, int i) {
+  sim_compactor *c = &s->cp[i];
+  if (c->state == CP_INSTALLING)
+    return;
+  tarn_compact_range_free(&c->r);
+  memset(&c->r, 0, sizeof c->r);
+  if (c->lock) { /* the lock's record stays with the session */
+    free(c->lock); /* (an opaque handle; freeing it touches no store) */
+    c->lock = NULL;
+  }
+  tarn_compactor_close(c->c);
+  tarn_objstore_close(c->wal);
+  tarn_objstore_close(c->cmp);
+  int64_t ttl = 50 + (int64_t)sim_below(s, 3000);
+  if (s->nzombies < SIM_MAX_ZOMBIES) {
+    s->zombies[s->nzombies].meta = c->meta;
+    s->zombies[s->nzombies++].expire_at = s->now + ttl;
+  } else
+    tarn_meta_close(c->meta);
+  sim_trace(s, "c%d CRASH (session expires in %" PRId64 " ms)", i, ttl);
+  memset(c, 0, offsetof(sim_compactor, incarnation));
+}
+
+/* After its session ended, a compactor reconnects; a range whose install
+ * began is kept and retried (LS-078). */
+static void compactor_reconnect(sim *s, int i) {
+  sim_compactor *c = &s->cp[i];
+  tarn_compact_range keep = c->r;
+  int state = c->state;
+  memset(&c->r, 0, sizeof c->r);
+  tarn_compact_lock_release(c->lock); /* the record went with the session */
+  c->lock = NULL;
+  tarn_compactor_close(c->c);
+  tarn_objstore_close(c->wal);
+  tarn_objstore_close(c->cmp);
+  tarn_meta_close(c->meta);
+  compactor_start(s, i);
+  if (state == CP_INSTALLING) {
+    c->r = keep;
+    c->state = CP_INSTALLING;
+  } else
+    tarn_compact_range_free(&keep);
+}
+
+static void act_compactor(sim *s, int i, int force) {
+  sim_compactor *c = &s->cp[i];
+  if (!c->alive) {
+    compactor_start(s, i);
+    return;
+  }
+  if (tarn_meta_session_ok(c->meta)) {
+    sim_trace(s, "c%d notices its session ended", i);
+    compactor_reconnect(s, i);
+    return;
+  }
+  char owner[32];
+  snprintf(owner, sizeof owner, "c%d.%d", i, c->incarnation);
+  int rc, outcome = 0;
+  switch (c->state) {
+  case CP_IDLE: {
+    uint64_t log = s->logs[sim_below(s, SIM_NLOGS)].id;
+    rc = tarn_compact_lock_acquire(c->meta, log, owner, &c->lock);
+    if (rc) {
+      sim_trace(s, "c%d lock log %" PRIu64 " -> %d", i, log, rc);
+      return;
+    }
+    rc = tarn_compact_plan(c->c, log, force, &c->r);
+    sim_trace(s, "c%d C1 plan log %" PRIu64 " -> %d [%" PRIu64 ", %" PRIu64 ")", i, log, rc, c->r.s,
+              c->r.e);
+    if (rc)
+      compactor_idle(c);
+    else
+      c->state = CP_PLANNED;
+    return;
+  }
+  case CP_PLANNED:
+    if (s->faults_on && chance(s, s->p_obj_fault)) {
+      tarn_objstore_mem_fault(s->ccmp, TARN_MEM_OP_PUT, 1 + sim_below(s, 3), 1,
+                              TARN_MEM_FAULT_BEFORE, TARN_EIO);
+      sim_trace(s, "  fault: a compacted-object put fails");
+    }
+    rc = tarn_compact_write(c->c, &c->r);
+    tarn_objstore_mem_reset_faults(s->ccmp);
+    sim_trace(s, "c%d C2 write log %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") -> %d (%zu files)", i,
+              c->r.log_id, c->r.s, c->r.e, rc, c->r.n_files);
+    if (rc)
+      compactor_idle(c);
+    else
+      c->state = CP_WRITTEN;
+    return;
+  default:
+    if (!c->lock) { /* after a reconnect: the lock went with the old session */
+      rc = tarn_compact_lock_acquire(c->meta, c->r.log_id, owner, &c->lock);
+      sim_trace(s, "c%d relock log %" PRIu64 " -> %d", i, c->r.log_id, rc);
+      if (rc)
+        return;
+    }
+    if (s->faults_on && chance(s, s->p_meta_fault * 2)) {
+      int skip = (int)sim_below(s, 5);
+      int kind = chance(s, 500) ? TARN_META_FAULT_FAIL : TARN_META_FAULT_COMMIT_UNKNOWN;
+      tarn_meta_inject_fault_after(c->meta, kind, skip, 1);
+      sim_trace(s, "  fault: metadata write %d of the install %s", skip + 1,
+                kind == TARN_META_FAULT_FAIL ? "fails" : "commits but reports unknown");
+    }
+    c->state = CP_INSTALLING;
+    rc = tarn_compact_install(c->c, &c->r, &outcome);
+    clear_meta_fault(c->meta);
+    sim_trace(s, "c%d C3-C5 install log %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") -> %d%s", i,
+              c->r.log_id, c->r.s, c->r.e, rc,
+              !rc && outcome == TARN_INSTALL_STALE ? " (stale)" : "");
+    if (rc == 0 || rc == TARN_EFENCED)
+      compactor_idle(c);
+    return; /* otherwise retried by a later step, with the same range */
+  }
+}
+
+static void act_reclaim(sim *s) {
+  tarn_reclaim_options o;
+  tarn_reclaim_options_default(&o);
+  o.wal_grace_ms = 61000; /* longer than the stale reader's index cache (60 s) */
+  o.orphan_grace_ms = 61000;
+  o.clock = sim_clock;
+  o.clock_ctx = s;
+  tarn_reclaim_stats st = {0};
+  arm_meta_fault(s, s->rmeta);
+  int rc = tarn_reclaim_pass(s->rmeta, s->cwal, s->ccmp, &o, &st);
+  clear_meta_fault(s->rmeta);
+  s->reclaim_epoch++;
+  sim_trace(s, "reclaimer pass -> %d: %" PRIu64 " WAL objects deleted, %" PRIu64
+            " compacted deleted, %" PRIu64 " trimmed files, %" PRIu64 " records hard-trimmed",
+            rc, st.wal_deleted, st.compacted_deleted, st.trimmed_files_deleted,
+            st.records_hard_trimmed);
+  if (rc) { /* a failed pass may leave a lease or first-seen record: new session */
+    tarn_meta_close(s->rmeta);
+    if (open_meta(s, &s->rmeta))
+      abort();
   }
 }
 
@@ -392,34 +578,44 @@ static void one_step(sim *s) {
   s->now += (int64_t)sim_below(s, 15);
   uint64_t r = sim_below(s, 1000);
   int i = pick_alive(s);
-  if (r < 300) {
+  int ci = (int)sim_below(s, SIM_NCOMPACTORS);
+  if (r < 260) {
     if (i >= 0)
       act_append(s, i);
-  } else if (r < 340) {
+  } else if (r < 290) {
     if (i >= 0)
       act_writer_step(s, i, TARN_WRITER_STEP_SEAL);
-  } else if (r < 400) {
+  } else if (r < 340) {
     int64_t d = 1 + (int64_t)sim_below(s, 300);
     s->now += d;
     sim_trace(s, "time passes: %" PRId64 " ms", d);
     for (int k = 0; k < SIM_NWRITERS; k++)
       if (s->wr[k].alive)
         act_writer_step(s, k, TARN_WRITER_STEP_SEAL_DUE);
-  } else if (r < 560) {
+  } else if (r < 470) {
     if (i >= 0)
       act_writer_step(s, i, TARN_WRITER_STEP_UPLOAD);
-  } else if (r < 740) {
+  } else if (r < 620) {
     if (i >= 0)
       act_writer_step(s, i, TARN_WRITER_STEP_PUT);
-  } else if (r < 740 + s->p_crash) {
-    if (i >= 0 && s->faults_on)
-      writer_crash(s, i);
-  } else if (r < 760 + s->p_crash) {
-    if (i >= 0 && s->faults_on && chance(s, s->p_expire * 10)) {
-      tarn_meta_inject_fault(s->wr[i].meta, TARN_META_FAULT_EXPIRE_SESSION, 0);
-      sim_trace(s, "w%d session EXPIRES while it runs", i);
+  } else if (r < 620 + s->p_crash) {
+    if (s->faults_on && chance(s, 500)) {
+      if (i >= 0)
+        writer_crash(s, i);
+    } else if (s->faults_on && s->cp[ci].alive)
+      compactor_crash(s, ci);
+  } else if (r < 640 + s->p_crash) {
+    if (s->faults_on && chance(s, s->p_expire * 10)) {
+      tarn_meta *m = chance(s, 500) && i >= 0 ? s->wr[i].meta
+                     : s->cp[ci].alive        ? s->cp[ci].meta
+                                              : NULL;
+      if (m) {
+        tarn_meta_inject_fault(m, TARN_META_FAULT_EXPIRE_SESSION, 0);
+        sim_trace(s, "%s session EXPIRES while it runs", m == s->cp[ci].meta ? "a compactor's"
+                                                                            : "a writer's");
+      }
     }
-  } else if (r < 800) {
+  } else if (r < 680) {
     /* start a stopped writer; a running one whose session ended notices and
      * restarts; now and then a running one stops cleanly */
     int k = (int)sim_below(s, SIM_NWRITERS);
@@ -429,15 +625,19 @@ static void one_step(sim *s) {
       writer_stop(s, k);
       writer_start(s, k);
     }
-  } else if (r < 860) {
+  } else if (r < 730) {
     act_soft_trim(s);
-  } else if (r < 885) {
+  } else if (r < 745) {
     act_hard_trim(s);
-  } else if (r < 900) {
+  } else if (r < 760) {
     if (s->step > 300 && !s->logs[SIM_DELETED_LOG - 1].delete_done && chance(s, 300))
       act_delete(s);
-  } else if (r < 920) {
+  } else if (r < 775) {
     reopen_stale(s);
+  } else if (r < 900) {
+    act_compactor(s, ci, chance(s, 300));
+  } else if (r < 915) {
+    act_reclaim(s);
   } else {
     s->now += (int64_t)sim_below(s, 50);
   }
@@ -459,6 +659,44 @@ static void settle(sim *s) {
   for (size_t k = 0; k < s->nzombies; k++)
     s->zombies[k].expire_at = s->now;
   expire_zombies(s);
+  /* ... and compaction catches up: pending installs finish, then every
+   * log's RAW records are compacted */
+  for (int round = 0; round < 200 && !s->failed; round++) {
+    int busy = 0;
+    for (int k = 0; k < SIM_NCOMPACTORS; k++) {
+      sim_compactor *c = &s->cp[k];
+      if (c->alive && c->state != CP_IDLE) {
+        act_compactor(s, k, 1);
+        busy = 1;
+      }
+    }
+    if (busy)
+      continue;
+    for (int k = 0; k < SIM_NLOGS && !busy; k++) {
+      if (s->logs[k].delete_done || s->logs[k].fenced)
+        continue;
+      sim_compactor *c = &s->cp[0];
+      if (!c->alive)
+        compactor_start(s, 0);
+      tarn_compact_range r = {0};
+      if (tarn_compact_plan(c->c, s->logs[k].id, 1, &r) == 0) {
+        tarn_compact_range_free(&r);
+        /* the compactor plans for itself: run its steps on this log */
+        int rc = tarn_compact_lock_acquire(c->meta, s->logs[k].id, "settle", &c->lock);
+        if (rc == 0 && tarn_compact_plan(c->c, s->logs[k].id, 1, &c->r) == 0) {
+          c->state = CP_PLANNED;
+          sim_trace(s, "settle: c0 compacts log %" PRIu64 " [%" PRIu64 ", %" PRIu64 ")",
+                    s->logs[k].id, c->r.s, c->r.e);
+          busy = 1;
+        } else if (rc == 0)
+          compactor_idle(c);
+      }
+    }
+    if (!busy)
+      return;
+  }
+  if (!s->failed)
+    sim_fail(s, "CompactionCompletes", "compaction did not catch up after the faults stopped");
 }
 
 int sim_run(sim *s) {
@@ -481,19 +719,34 @@ int sim_run(sim *s) {
   snprintf(s->meta_uri, sizeof s->meta_uri, "mem:sim-%u-%" PRIu64 "?session_timeout_ms=600000",
            run_no, s->seed);
   snprintf(s->wal_uri, sizeof s->wal_uri, "mem:sim-wal-%u-%" PRIu64, run_no, s->seed);
+  snprintf(s->cmp_uri, sizeof s->cmp_uri, "mem:sim-cmp-%u-%" PRIu64, run_no, s->seed);
   tarn__clock_hooks h = {hook_now, hook_mono, hook_sleep, s};
   tarn__clock_set(&h);
   tarn__random_set_hook(hook_random, s);
   for (int k = 0; k < SIM_NLOGS; k++)
     s->logs[k].id = (uint64_t)k + 1;
   if (open_meta(s, &s->cmeta) || open_meta(s, &s->tmeta) || open_meta(s, &s->dmeta) ||
-      tarn_objstore_open(s->wal_uri, &s->cwal))
+      open_meta(s, &s->rmeta) || tarn_objstore_open(s->wal_uri, &s->cwal) ||
+      tarn_objstore_open(s->cmp_uri, &s->ccmp))
     return -1;
+  /* a catalog stream of SIM_NLOGS partitions: logs 1..SIM_NLOGS in a fresh store */
+  tarn_catalog *cat;
+  tarn_catalog_record rec;
+  if (tarn_catalog_open(s->cmeta, NULL, &cat) || tarn_catalog_init(cat, NULL) ||
+      tarn_catalog_create_stream(cat, "sim", "s", SIM_NLOGS, NULL, 0, &rec)) {
+    fprintf(stderr, "tarn-sim: catalog: %s\n", tarn_errmsg());
+    return -1;
+  }
+  for (size_t k = 0; k < rec.n_logs; k++)
+    if (rec.logs[k] != k + 1)
+      abort();
+  tarn_catalog_record_free(&rec);
+  tarn_catalog_close(cat);
   tarn_reader_options o;
   tarn_reader_options_default(&o);
   o.index_ttl_ms = 0;
   o.head_cache_bytes = 0;
-  if (tarn_reader_open(s->cmeta, s->cwal, NULL, &o, &s->fresh))
+  if (tarn_reader_open(s->cmeta, s->cwal, s->ccmp, &o, &s->fresh))
     return -1;
   reopen_stale(s);
   sim_trace(s, "seed %" PRIu64 " bug %s: object faults %u/1000, metadata faults %u/1000, "
@@ -501,6 +754,8 @@ int sim_run(sim *s) {
             s->p_meta_fault, s->p_crash, s->p_expire);
   for (int k = 0; k < SIM_NWRITERS; k++)
     writer_start(s, k);
+  for (int k = 0; k < SIM_NCOMPACTORS; k++)
+    compactor_start(s, k);
   for (s->step = 1; s->step <= s->steps && !s->failed; s->step++) {
     one_step(s);
     if (!s->failed)
@@ -524,6 +779,11 @@ void sim_free(sim *s) {
   for (int k = 0; k < SIM_NWRITERS; k++)
     if (s->wr[k].alive)
       writer_crash(s, k);
+  for (int k = 0; k < SIM_NCOMPACTORS; k++)
+    if (s->cp[k].alive) {
+      s->cp[k].state = CP_IDLE;
+      compactor_crash(s, k);
+    }
   for (size_t k = 0; k < s->nzombies; k++)
     tarn_meta_close(s->zombies[k].meta);
   tarn_reader_close(s->fresh);
@@ -531,8 +791,11 @@ void sim_free(sim *s) {
   tarn_meta_close(s->cmeta);
   tarn_meta_close(s->tmeta);
   tarn_meta_close(s->dmeta);
+  tarn_meta_close(s->rmeta);
   tarn_objstore_close(s->cwal);
+  tarn_objstore_close(s->ccmp);
   tarn_objstore_mem_drop(s->wal_uri + 4);
+  tarn_objstore_mem_drop(s->cmp_uri + 4);
   for (int k = 0; k < SIM_NLOGS; k++)
     free(s->logs[k].spans);
   free(s->ents);

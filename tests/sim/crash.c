@@ -3,7 +3,11 @@
  *   tarn-crash write --meta URI --wal URI --log L --tag T [--batch-ms N] [--count N]
  *       appends entries to log L until killed (or N entries), printing
  *       "ACK T I OFFSET" and flushing as soon as entry I is acknowledged;
- *   tarn-crash verify --meta URI --wal URI --log L FILE...
+ *   tarn-crash setup --meta URI --wal URI --tag T
+ *       creates catalog stream crash/T of one partition and prints its log ID;
+ *   tarn-crash compact --meta URI --wal URI --compacted URI --log L
+ *       compacts log L (C1-C5, tarn_compact_once with force) until killed;
+ *   tarn-crash verify --meta URI --wal URI [--compacted URI] --log L FILE...
  *       reads every acknowledged entry of the ACK files back and checks that
  *       it is at its offset with its bytes.
  *
@@ -16,6 +20,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "tarn/catalog.h"
+#include "tarn/compactor.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
 #include "tarn/reader.h"
@@ -72,9 +78,41 @@ static int do_write(tarn_meta *m, tarn_objstore *wal, uint64_t log, const char *
   return tarn_writer_close(w) ? die("close") : 0;
 }
 
-static int do_verify(tarn_meta *m, tarn_objstore *wal, uint64_t log, char **files, int n) {
+static int do_setup(tarn_meta *m, const char *tag) {
+  tarn_catalog *cat;
+  tarn_catalog_record rec;
+  if (tarn_catalog_open(m, NULL, &cat))
+    return die("catalog");
+  int rc = tarn_catalog_init(cat, NULL);
+  if (!rc)
+    rc = tarn_catalog_create_stream(cat, "crash", tag, 1, NULL, 0, &rec);
+  tarn_catalog_close(cat);
+  if (rc)
+    return die("creating the stream");
+  printf("%" PRIu64 "\n", rec.logs[0]);
+  tarn_catalog_record_free(&rec);
+  return 0;
+}
+
+static int do_compact(tarn_meta *m, tarn_objstore *wal, tarn_objstore *cmp, uint64_t log) {
+  tarn_compactor_options o;
+  tarn_compactor_options_default(&o);
+  o.max_range_bytes = 4096;
+  tarn_compactor *c;
+  if (tarn_compactor_open(m, wal, cmp, &o, &c))
+    return die("compactor");
+  for (;;) { /* until killed */
+    int did = 0;
+    tarn_compact_once(c, log, 1, NULL, &did);
+    struct timespec gap = {0, 5000000};
+    nanosleep(&gap, NULL);
+  }
+}
+
+static int do_verify(tarn_meta *m, tarn_objstore *wal, tarn_objstore *cmp, uint64_t log,
+                     char **files, int n) {
   tarn_reader *r;
-  if (tarn_reader_open(m, wal, NULL, NULL, &r))
+  if (tarn_reader_open(m, wal, cmp, NULL, &r))
     return die("reader");
   uint64_t checked = 0, bad = 0;
   for (int f = 0; f < n; f++) {
@@ -110,7 +148,7 @@ static int do_verify(tarn_meta *m, tarn_objstore *wal, uint64_t log, char **file
 }
 
 int main(int argc, char **argv) {
-  const char *meta = NULL, *walu = NULL, *tag = "t";
+  const char *meta = NULL, *walu = NULL, *cmpu = NULL, *tag = "t";
   uint64_t log = 0, count = 0;
   uint32_t batch_ms = 20;
   int first_file = argc;
@@ -123,6 +161,8 @@ int main(int argc, char **argv) {
       meta = argv[++i];
     else if (!strcmp(argv[i], "--wal") && i + 1 < argc)
       walu = argv[++i];
+    else if (!strcmp(argv[i], "--compacted") && i + 1 < argc)
+      cmpu = argv[++i];
     else if (!strcmp(argv[i], "--log") && i + 1 < argc)
       log = strtoull(argv[++i], NULL, 10);
     else if (!strcmp(argv[i], "--tag") && i + 1 < argc)
@@ -136,23 +176,31 @@ int main(int argc, char **argv) {
       break;
     }
   }
-  if (!meta || !walu || !log) {
+  int setup = !strcmp(argv[1], "setup");
+  if (!meta || !walu || (!log && !setup)) {
     fprintf(stderr, "tarn-crash: --meta, --wal and --log are required\n");
     return 2;
   }
   tarn_meta *m;
-  tarn_objstore *wal;
+  tarn_objstore *wal, *cmp = NULL;
   if (tarn_meta_open(meta, &m))
     return die(meta);
   if (tarn_objstore_open(walu, &wal))
     return die(walu);
+  if (cmpu && tarn_objstore_open(cmpu, &cmp))
+    return die(cmpu);
   int rc;
   if (!strcmp(argv[1], "write"))
     rc = do_write(m, wal, log, tag, batch_ms, count);
+  else if (setup)
+    rc = do_setup(m, tag);
+  else if (!strcmp(argv[1], "compact") && cmp)
+    rc = do_compact(m, wal, cmp, log);
   else if (!strcmp(argv[1], "verify"))
-    rc = do_verify(m, wal, log, argv + first_file, argc - first_file);
+    rc = do_verify(m, wal, cmp, log, argv + first_file, argc - first_file);
   else
     rc = 2;
+  tarn_objstore_close(cmp);
   tarn_objstore_close(wal);
   tarn_meta_close(m);
   return rc;

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Crash tests with real processes: writers appending to one log are SIGKILLed
-# at random moments, again and again; then every entry a writer was told was
-# acknowledged must be readable at its offset with its bytes.
+# Crash tests with real processes: writers appending to one log, and a
+# compactor compacting it, are SIGKILLed at random moments, again and again;
+# then every entry a writer was told was acknowledged must be readable at its
+# offset with its bytes (from its WAL object or its compacted file).
 #   crash_test.sh sqlite|etcd TARN_CRASH_BINARY
 # sqlite: a sqlite: metadata store and a file:// WAL root in a temporary
 # directory. etcd: etcd://$TARN_TEST_ETCD and s3 $TARN_TEST_S3_URI (+ AWS_*);
@@ -16,12 +17,12 @@ default_runs=60
 runs=${TARN_CRASH_RUNS:-$default_runs}
 dir=$(mktemp -d)
 trap 'kill -9 $(jobs -p) 2>/dev/null || true; rm -rf "$dir"' EXIT
-log=$(( (RANDOM << 15 | RANDOM) + 1000 ))
 case "$backend" in
   sqlite)
     meta="sqlite:$dir/meta.db?session_timeout_ms=3000"
-    mkdir -p "$dir/wal"
-    wal="file://$dir/wal" ;;
+    mkdir -p "$dir/wal" "$dir/compacted"
+    wal="file://$dir/wal"
+    cmp="file://$dir/compacted" ;;
   etcd)
     if [ -z "${TARN_TEST_ETCD:-}" ] || [ -z "${TARN_TEST_S3_URI:-}" ]; then
       if [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; then
@@ -32,9 +33,14 @@ case "$backend" in
       exit 77
     fi
     meta="etcd://$TARN_TEST_ETCD?session_timeout_ms=3000"
-    wal="$TARN_TEST_S3_URI" ;;
+    wal="$TARN_TEST_S3_URI"
+    base=${TARN_TEST_S3_URI%%\?*}
+    cmp="$base-compacted${TARN_TEST_S3_URI#"$base"}" ;;
   *) echo "usage: crash_test.sh sqlite|etcd BINARY" >&2; exit 2 ;;
 esac
+
+# a catalog stream of its own, so that the compactor knows the log's directory
+log=$("$crash" setup --meta "$meta" --wal "$wal" --tag "s$$-$RANDOM$RANDOM")
 
 for r in $(seq 1 "$runs"); do
   nw=$(( RANDOM % 2 + 1 ))
@@ -44,7 +50,13 @@ for r in $(seq 1 "$runs"); do
       --batch-ms $(( RANDOM % 30 + 1 )) > "$dir/acks.$r.$k" 2> "$dir/err.$r.$k" &
     pids+=($!)
   done
-  # a random moment: during start-up, an upload, an index put or an ack
+  if [ $(( RANDOM % 2 )) = 0 ]; then
+    "$crash" compact --meta "$meta" --wal "$wal" --compacted "$cmp" --log "$log" \
+      2> "$dir/cerr.$r" &
+    pids+=($!)
+  fi
+  # a random moment: during start-up, an upload, an index put, an ack, or a
+  # compaction's C2 or C3-C5
   sleep "0.$(printf '%03d' $(( RANDOM % 250 + 5 )))"
   kill -9 "${pids[@]}" 2>/dev/null || true
   wait "${pids[@]}" 2>/dev/null || true
@@ -55,4 +67,4 @@ done
 acked=$(cat "$dir"/acks.* | wc -l)
 echo "crash_test: $backend: $runs kill rounds, $acked acknowledged entries"
 [ "$acked" -gt 50 ] || { echo "crash_test: too few acknowledgements to mean anything" >&2; exit 1; }
-"$crash" verify --meta "$meta" --wal "$wal" --log "$log" "$dir"/acks.*
+"$crash" verify --meta "$meta" --wal "$wal" --compacted "$cmp" --log "$log" "$dir"/acks.*

@@ -40,6 +40,13 @@ typedef struct tarn_writer_options {
   int upload_threads;         /* objects written in parallel (2) */
   int put_threads;            /* index puts of different logs in parallel (4) */
   int object_retries;         /* extra attempts, each under a new name, after an object write fails (2) */
+  /* A section whose object was written longer ago than this is not
+   * published: its entries fail with TARN_ETIMEDOUT. A reclaimer deletes an
+   * object that no record names once its grace period has passed since it
+   * first saw it, so a writer stalled between A2 and A3 for longer than that
+   * would publish a record naming a deleted object. Keep it well below the
+   * WAL grace period (reclaim.h: 600 s). 0: no limit. (300000) */
+  int64_t max_publish_delay_ms;
   /* 0: threads do the work (the default). 1: stepped — no threads; the caller
    * drives sealing, A2 and A3/A4 one unit at a time with tarn_writer_step (the
    * simulator does, tests/sim); an append over the memory limit returns

@@ -65,6 +65,7 @@ typedef struct wbatch {
   size_t puts_left;
   int done;
   int64_t deadline_ms;
+  int64_t written_ms; /* when its object was written */
   char err[256]; /* why the object write failed */
 } wbatch;
 
@@ -119,6 +120,7 @@ void tarn_writer_options_default(tarn_writer_options *o) {
   o->upload_threads = 2;
   o->put_threads = 4;
   o->object_retries = 2;
+  o->max_publish_delay_ms = 300000;
 }
 
 static wlog *find_log(tarn_writer *w, uint64_t id) {
@@ -406,8 +408,10 @@ static void upload(tarn_writer *w, wbatch *b) {
     w->st.object_failures++;
     snprintf(b->err, sizeof b->err, "%s", tarn_errmsg());
   }
-  else
+  else {
     w->st.objects_written++;
+    b->written_ms = now_ms();
+  }
   /* LS-037: sections become ready for their puts only now */
   for (size_t i = 0; i < b->nlogs; i++) {
     b->secs[i]->state = rc ? SEC_FAILED : SEC_READY;
@@ -451,6 +455,13 @@ static void publish(tarn_writer *w, wsection *s) {
   snprintf(prefix, sizeof prefix, "%020llu", (unsigned long long)log_id);
   /* LS-042, LS-048: publish only while the lease's session lives */
   int rc = tarn_lease_check(s->log->lease);
+  int64_t age = now_ms() - s->batch->written_ms;
+  if (!rc && w->o.max_publish_delay_ms > 0 && age > w->o.max_publish_delay_ms)
+    /* the reclaimer may already have deleted the object (found by tarn-sim) */
+    rc = tarn__err(TARN_ETIMEDOUT, "log %llu: WAL object written %lld ms ago, over the %lld ms "
+                                   "publish limit; entries not appended",
+                   (unsigned long long)log_id, (long long)age,
+                   (long long)w->o.max_publish_delay_ms);
   if (rc) {
     deliver(w, s, rc, 0, 0);
     return;

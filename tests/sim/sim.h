@@ -57,6 +57,8 @@ typedef struct sim_log {
   int fenced;             /* its fence exists: deletion began, records may go */
   sim_span *spans;        /* the records of the last check, by end */
   size_t nspans;
+  int spans_window;       /* the last check saw a C3-C4 window */
+  int install_owner;      /* 1 + the compactor whose install is unfinished, or 0 */
 } sim_log;
 
 typedef struct sim_writer {
@@ -77,6 +79,7 @@ typedef struct sim_compactor {
   int state;
   tarn_compact_range r;
   tarn_compact_lock *lock;
+  int64_t written_at; /* when C2 finished */
   int incarnation;
 } sim_compactor;
 
@@ -84,6 +87,12 @@ typedef struct sim_zombie {
   tarn_meta *meta; /* a crashed process's session, until it expires */
   int64_t expire_at;
 } sim_zombie;
+
+/* What a run exercised (summed over seeds by tarn-sim). */
+typedef struct sim_stats {
+  uint64_t acked, failed, unknown, installs, windows, reclaimed, crashes, expiries, deletions,
+      stale_hits, soft_trims, hard_trimmed;
+} sim_stats;
 
 typedef struct sim {
   uint64_t seed;
@@ -118,6 +127,7 @@ typedef struct sim {
   uint64_t hash;
   int failed;
   char failure[1024];
+  sim_stats st;
 } sim;
 
 /* sim_world.c */

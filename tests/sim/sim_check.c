@@ -118,18 +118,17 @@ static void check_log_records(sim *s, sim_log *lg) {
     return;
   }
   if (lg->delete_done) {
-    char lp[TARN_KEY_SLASH_MAX], lz[TARN_KEY_SLASH_MAX + 1];
-    tarn_key_lease_prefix(lp, lg->id);
-    snprintf(lz, sizeof lz, "%s\xff", lp);
-    tarn_meta_recs leases = {0};
-    tarn_meta_list(s->cmeta, part, lp, lz, 0, 0, &leases);
-    if (keys.n || leases.n)
+    /* (a lease record may appear: an acquire that found the fence and failed
+     * to delete its record leaves it to its session; no lease is granted,
+     * which sim_world.c checks where leases are acquired) */
+    if (keys.n)
       sim_fail(s, "DeletedLogStaysEmpty", "log %" PRIu64 " was deleted (leases drained) but has "
-               "%zu index records and %zu lease records", lg->id, keys.n, leases.n);
-    tarn_meta_recs_free(&leases);
+               "%zu index records", lg->id, keys.n);
     tarn_meta_recs_free(&keys);
     return;
   }
+  int had_window = lg->spans_window;
+  lg->spans_window = 0;
   sim_span *cur = calloc(keys.n ? keys.n : 1, sizeof *cur);
   if (!cur)
     abort();
@@ -172,6 +171,9 @@ static void check_log_records(sim *s, sim_log *lg) {
       int ok = sp->parquet;
       for (size_t j = i; ok && j-- > 0 && cur[j].end > start;)
         ok = !cur[j].parquet && cur[j].start >= start;
+      if (ok && !had_window && !lg->spans_window)
+        s->st.windows++;
+      lg->spans_window = 1;
       if (!ok)
         sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": record %s [%" PRIu64 ", %" PRIu64
                  ") overlaps the records before it (ending at %" PRIu64 ") outside a C3-C4 window",

@@ -94,10 +94,23 @@ int main(int argc, char **argv) {
   }
   clock_t t0 = clock();
   long total_steps = 0;
+  sim_stats tot = {0};
   for (uint64_t seed = a; seed <= b; seed++) {
     sim s = {.seed = seed, .steps = steps, .bug = bug, .verbose = trace && a == b};
     int failed = sim_run(&s);
     total_steps += s.step > s.steps ? s.steps : s.step;
+    tot.acked += s.st.acked;
+    tot.failed += s.st.failed;
+    tot.unknown += s.st.unknown;
+    tot.installs += s.st.installs;
+    tot.windows += s.st.windows;
+    tot.reclaimed += s.st.reclaimed;
+    tot.crashes += s.st.crashes;
+    tot.expiries += s.st.expiries;
+    tot.deletions += s.st.deletions;
+    tot.stale_hits += s.st.stale_hits;
+    tot.soft_trims += s.st.soft_trims;
+    tot.hard_trimmed += s.st.hard_trimmed;
     if (failed) {
       printf("tarn-sim: seed %" PRIu64 " FAILED at step %d: %s\n", seed, s.step, s.failure);
       printf("replay: tarn-sim%s --seed %" PRIu64 " --steps %d%s%s --trace\n",
@@ -134,6 +147,14 @@ int main(int argc, char **argv) {
   }
   printf("tarn-sim: seeds %" PRIu64 "..%" PRIu64 ": %ld steps, no violation (%.1f s)\n", a, b,
          total_steps, (double)(clock() - t0) / CLOCKS_PER_SEC);
+  printf("tarn-sim: exercised: %" PRIu64 " appends acknowledged, %" PRIu64 " failed, %" PRIu64
+         " of unknown outcome; %" PRIu64 " compactions installed, %" PRIu64
+         " C3-C4 windows seen; %" PRIu64 " soft trims, %" PRIu64 " records hard-trimmed; %" PRIu64
+         " WAL objects reclaimed; %" PRIu64 " stale-cache index hits; %" PRIu64 " crashes, %" PRIu64
+         " session expiries, %" PRIu64 " logs deleted\n",
+         tot.acked, tot.failed, tot.unknown, tot.installs, tot.windows, tot.soft_trims,
+         tot.hard_trimmed, tot.reclaimed, tot.stale_hits, tot.crashes, tot.expiries,
+         tot.deletions);
   if (expect_fail) {
     printf("tarn-sim: expected a failure within the budget, found none\n");
     return 1;

@@ -151,6 +151,7 @@ static void writer_start(sim *s, int i) {
   o.max_logs_per_object = 1 + sim_below(s, 3);
   o.max_bytes_in_flight = 8192;
   o.object_retries = (int)sim_below(s, 3);
+  o.max_publish_delay_ms = 30000; /* half the reclaimer's WAL grace (61 s) */
   if (open_meta(s, &w->meta) || tarn_objstore_open(s->wal_uri, &w->wal) ||
       tarn_writer_open(w->meta, w->wal, &o, &w->w))
     abort();
@@ -194,6 +195,7 @@ static void writer_crash(sim *s, int i) {
       s->ents[k].status = E_UNKNOWN; /* its outcome was never delivered */
       lost++;
     }
+  s->st.crashes++;
   sim_trace(s, "w%d CRASH (%zu entries of unknown outcome; session expires in %" PRId64 " ms)",
             i, lost, ttl);
   w->w = NULL;
@@ -212,12 +214,17 @@ static void append_cb(void *arg, int status, uint64_t offset, int64_t ts) {
   }
   if (status == 0) {
     e->status = E_ACKED;
+    s->st.acked++;
     e->offset = offset;
     e->ts = ts;
     sim_trace(s, "  ack id %zu log %" PRIu64 " offset %" PRIu64 " ts +%" PRId64, id, e->log,
               offset, ts - EPOCH_MS);
   } else {
     e->status = status == TARN_EUNKNOWN ? E_UNKNOWN : E_FAILED;
+    if (status == TARN_EUNKNOWN)
+      s->st.unknown++;
+    else
+      s->st.failed++;
     sim_trace(s, "  %s id %zu log %" PRIu64 " (%d)", status == TARN_EUNKNOWN ? "unknown" : "failed",
               id, e->log, status);
   }
@@ -243,6 +250,9 @@ static void act_append(sim *s, int i) {
                               (void *)(uintptr_t)id);
   if (rc)
     e->status = E_FAILED; /* never queued: the callback never runs */
+  else if (s->logs[e->log - 1].delete_done)
+    sim_fail(s, "FencedRejectsAppends", "w%d: an append to log %" PRIu64
+             " was accepted after its deletion drained the leases", i, e->log);
   sim_trace(s, "w%d append id %zu log %" PRIu64 " len %u records %u -> %d", i, id, e->log, e->len,
             e->records, rc);
 }
@@ -292,6 +302,9 @@ static int acquire(sim *s, tarn_meta *m, uint64_t log, tarn_lease **l) {
   arm_meta_fault(s, m);
   int rc = tarn_lease_acquire(m, log, l);
   clear_meta_fault(m);
+  if (rc == 0 && s->logs[log - 1].delete_done)
+    sim_fail(s, "FencedRejectsAppends", "a write lease on log %" PRIu64
+             " was granted after its deletion drained the leases", log);
   if (rc)
     sim_trace(s, "  lease on log %" PRIu64 " -> %d", log, rc);
   return rc;
@@ -330,8 +343,10 @@ static void act_soft_trim(sim *s) {
   sim_trace(s, "trimmer soft trim log %" PRIu64 " through %" PRIu64 " -> %d stored %" PRIu64, log,
             through, rc, stored);
   sim_log *lg = &s->logs[log - 1];
-  if (rc == 0 && stored > lg->soft_reported)
+  if (rc == 0 && stored > lg->soft_reported) {
     lg->soft_reported = stored;
+    s->st.soft_trims++;
+  }
   tarn_lease_release(l);
 }
 
@@ -350,6 +365,7 @@ static void act_hard_trim(sim *s) {
   if (!rc)
     rc = tarn_hard_trim(s->tmeta, l, x, &removed);
   clear_meta_fault(s->tmeta);
+  s->st.hard_trimmed += removed;
   sim_trace(s, "trimmer hard trim log %" PRIu64 " to %" PRIu64 " (B %" PRIu64 ") -> %d removed %zu",
             log, x, b, rc, removed);
   tarn_lease_release(l);
@@ -363,11 +379,18 @@ static void act_delete(sim *s) {
   int rc = tarn_log_delete(s->dmeta, SIM_DELETED_LOG, &o, &removed);
   clear_meta_fault(s->dmeta);
   sim_trace(s, "deleter delete log %d -> %d removed %zu", SIM_DELETED_LOG, rc, removed);
-  if (rc == 0)
+  if (rc == 0) {
     s->logs[SIM_DELETED_LOG - 1].delete_done = 1;
+    s->st.deletions++;
+  }
 }
 
 static void reopen_stale(sim *s) {
+  if (s->stale) {
+    tarn_reader_stats rs;
+    tarn_reader_stats_get(s->stale, &rs);
+    s->st.stale_hits += rs.index_hits;
+  }
   tarn_reader_close(s->stale);
   tarn_reader_options o;
   tarn_reader_options_default(&o);
@@ -444,6 +467,7 @@ static void compactor_crash(sim *s, int i) {
     s->zombies[s->nzombies++].expire_at = s->now + ttl;
   } else
     tarn_meta_close(c->meta);
+  s->st.crashes++;
   sim_trace(s, "c%d CRASH (session expires in %" PRId64 " ms)", i, ttl);
   memset(c, 0, offsetof(sim_compactor, incarnation));
 }
@@ -454,6 +478,7 @@ static void compactor_reconnect(sim *s, int i) {
   sim_compactor *c = &s->cp[i];
   tarn_compact_range keep = c->r;
   int state = c->state;
+  int64_t written_at = c->written_at;
   memset(&c->r, 0, sizeof c->r);
   tarn_compact_lock_release(c->lock); /* the record went with the session */
   c->lock = NULL;
@@ -465,9 +490,30 @@ static void compactor_reconnect(sim *s, int i) {
   if (state == CP_INSTALLING) {
     c->r = keep;
     c->state = CP_INSTALLING;
+    c->written_at = written_at;
   } else
     tarn_compact_range_free(&keep);
 }
+
+/* Has C3 of c's range taken effect (K(L, e, c_e) holds its value)? */
+static int c3_took(sim *s, sim_compactor *c) {
+  char part[TARN_KEY_PARTITION_LEN + 1], k[TARN_KEY_LEN + 1];
+  tarn_key_partition(part, c->r.log_id);
+  tarn_key_format(k, c->r.log_id, c->r.e, c->r.c_e);
+  tarn_buf v = TARN_BUF_INIT;
+  tarn_meta_rec rec = {0};
+  int took = tarn_compact_value(&c->r, &v) == 0 && tarn_meta_get(s->cmeta, part, k, &rec) == 0 &&
+             rec.value_len == v.len && memcmp(rec.value, v.data, v.len) == 0;
+  tarn_meta_rec_free(&rec);
+  tarn_buf_free(&v);
+  return took;
+}
+
+/* The reclaimer deletes compacted files no record names after its orphan
+ * grace (61 s). A real compaction in progress is protected by its task record
+ * (LS-084); the simulated compactors have none, so one that stalled for 30 s
+ * after C2 gives its range up unless C3 already took effect. */
+#define SIM_RANGE_EXPIRY_MS 30000
 
 static void act_compactor(sim *s, int i, int force) {
   sim_compactor *c = &s->cp[i];
@@ -486,6 +532,13 @@ static void act_compactor(sim *s, int i, int force) {
   switch (c->state) {
   case CP_IDLE: {
     uint64_t log = s->logs[sim_below(s, SIM_NLOGS)].id;
+    if (s->logs[log - 1].install_owner) {
+      /* an unfinished install stands for a task record (tarn/tasks.h) that
+       * keeps other compactions of the log out until C4 completes (LS-078) */
+      sim_trace(s, "c%d skips log %" PRIu64 ": c%d's install is unfinished", i, log,
+                s->logs[log - 1].install_owner - 1);
+      return;
+    }
     rc = tarn_compact_lock_acquire(c->meta, log, owner, &c->lock);
     if (rc) {
       sim_trace(s, "c%d lock log %" PRIu64 " -> %d", i, log, rc);
@@ -512,10 +565,21 @@ static void act_compactor(sim *s, int i, int force) {
               c->r.log_id, c->r.s, c->r.e, rc, c->r.n_files);
     if (rc)
       compactor_idle(c);
-    else
+    else {
       c->state = CP_WRITTEN;
+      c->written_at = s->now;
+    }
     return;
   default:
+    if (s->now - c->written_at >= SIM_RANGE_EXPIRY_MS && !c3_took(s, c)) {
+      sim_trace(s, "c%d gives up range [%" PRIu64 ", %" PRIu64 ") of log %" PRIu64
+                " written %" PRId64 " ms ago", i, c->r.s, c->r.e, c->r.log_id,
+                s->now - c->written_at);
+      if (s->logs[c->r.log_id - 1].install_owner == i + 1)
+        s->logs[c->r.log_id - 1].install_owner = 0;
+      compactor_idle(c);
+      return;
+    }
     if (!c->lock) { /* after a reconnect: the lock went with the old session */
       rc = tarn_compact_lock_acquire(c->meta, c->r.log_id, owner, &c->lock);
       sim_trace(s, "c%d relock log %" PRIu64 " -> %d", i, c->r.log_id, rc);
@@ -530,13 +594,18 @@ static void act_compactor(sim *s, int i, int force) {
                 kind == TARN_META_FAULT_FAIL ? "fails" : "commits but reports unknown");
     }
     c->state = CP_INSTALLING;
+    s->logs[c->r.log_id - 1].install_owner = i + 1;
     rc = tarn_compact_install(c->c, &c->r, &outcome);
     clear_meta_fault(c->meta);
     sim_trace(s, "c%d C3-C5 install log %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") -> %d%s", i,
               c->r.log_id, c->r.s, c->r.e, rc,
               !rc && outcome == TARN_INSTALL_STALE ? " (stale)" : "");
-    if (rc == 0 || rc == TARN_EFENCED)
+    if (rc == 0 && outcome == TARN_INSTALL_DONE)
+      s->st.installs++;
+    if (rc == 0 || rc == TARN_EFENCED) {
+      s->logs[c->r.log_id - 1].install_owner = 0;
       compactor_idle(c);
+    }
     return; /* otherwise retried by a later step, with the same range */
   }
 }
@@ -553,6 +622,7 @@ static void act_reclaim(sim *s) {
   int rc = tarn_reclaim_pass(s->rmeta, s->cwal, s->ccmp, &o, &st);
   clear_meta_fault(s->rmeta);
   s->reclaim_epoch++;
+  s->st.reclaimed += st.wal_deleted;
   sim_trace(s, "reclaimer pass -> %d: %" PRIu64 " WAL objects deleted, %" PRIu64
             " compacted deleted, %" PRIu64 " trimmed files, %" PRIu64 " records hard-trimmed",
             rc, st.wal_deleted, st.compacted_deleted, st.trimmed_files_deleted,
@@ -611,6 +681,7 @@ static void one_step(sim *s) {
                                               : NULL;
       if (m) {
         tarn_meta_inject_fault(m, TARN_META_FAULT_EXPIRE_SESSION, 0);
+        s->st.expiries++;
         sim_trace(s, "%s session EXPIRES while it runs", m == s->cp[ci].meta ? "a compactor's"
                                                                             : "a writer's");
       }
@@ -638,6 +709,12 @@ static void one_step(sim *s) {
     act_compactor(s, ci, chance(s, 300));
   } else if (r < 915) {
     act_reclaim(s);
+  } else if (chance(s, 100)) {
+    /* a long pause (a stalled process, a slow store): caches expire, grace
+     * periods and compaction ages elapse */
+    int64_t d = 5000 + (int64_t)sim_below(s, 20000);
+    s->now += d;
+    sim_trace(s, "a long pause: %" PRId64 " ms", d);
   } else {
     s->now += (int64_t)sim_below(s, 50);
   }
@@ -692,8 +769,10 @@ static void settle(sim *s) {
           compactor_idle(c);
       }
     }
-    if (!busy)
+    if (!busy) {
+      act_reclaim(s); /* with every cache expired, unreferenced objects may go */
       return;
+    }
   }
   if (!s->failed)
     sim_fail(s, "CompactionCompletes", "compaction did not catch up after the faults stopped");

@@ -115,5 +115,7 @@ int tarn_cmd_init(int argc, char **argv);
 int tarn_cmd_stream(int argc, char **argv);
 int tarn_cmd_trim(int argc, char **argv);
 int tarn_cmd_offsets(int argc, char **argv);
+int tarn_cmd_fsck(int argc, char **argv);
+int tarn_cmd_serve(int argc, char **argv);
 
 #endif

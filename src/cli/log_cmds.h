@@ -30,5 +30,8 @@ int tarn_cli_log_target_resolve(const tarn_cli_log_target *t, const char *cmd,
 
 int tarn_cmd_append(int argc, char **argv);
 int tarn_cmd_read(int argc, char **argv);
+int tarn_cmd_compact(int argc, char **argv);
+int tarn_cmd_gc(int argc, char **argv);
+int tarn_cmd_tasks(int argc, char **argv);
 
 #endif

@@ -18,6 +18,11 @@ static const tarn_cli_cmd commands[] = {
     {"stream", "create, list, describe, drop and grow streams", tarn_cmd_stream},
     {"trim", "soft-trim a partition of a stream through an offset", tarn_cmd_trim},
     {"offsets", "first offset, end offset and trim marker per partition", tarn_cmd_offsets},
+    {"fsck", "check a deployment's invariants: index, objects, compacted files", tarn_cmd_fsck},
+    {"serve", "run a node: compaction, reclamation, WAL collection, /metrics", tarn_cmd_serve},
+    {"compact", "compact a log now: RAW records into Parquet files", tarn_cmd_compact},
+    {"gc", "reclaim unreferenced WAL objects and compacted files", tarn_cmd_gc},
+    {"tasks", "list compaction tasks, their states and errors", tarn_cmd_tasks},
     {"version", "print tarn's version", cmd_version},
     {NULL, NULL, NULL}};
 

@@ -15,6 +15,7 @@
 #include "tarn/key.h"
 #include "tarn/trimmark.h"
 #include "tarn/wal.h"
+#include "tarn/metrics.h"
 #include "util/error.h"
 #include "util/planted.h"
 
@@ -481,7 +482,7 @@ static int relookup(tarn_log_iter *it) {
   return rc == TARN_EEND ? 0 : rc;
 }
 
-int tarn_reader_next(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
+static int next_entry(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
   tarn_reader *r = it->r;
   int64_t deadline = timeout_ms > 0 ? mono_ms() + timeout_ms : 0;
   int relookups = 0;
@@ -575,4 +576,15 @@ int tarn_reader_next(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
     if (rc && rc != TARN_ETIMEDOUT)
       return rc;
   }
+}
+
+int tarn_reader_next(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
+  int rc = next_entry(it, e, timeout_ms);
+  if (rc == 0) {
+    tarn_metrics_inc("tarn_reader_entries_total", 1, NULL);
+    tarn_metrics_inc("tarn_reader_bytes_total", e->payload_len, NULL);
+  } else if (rc != TARN_EEND && rc != TARN_ETIMEDOUT) {
+    tarn_metrics_inc("tarn_reader_errors_total", 1, "error", tarn_strerror(rc), NULL);
+  }
+  return rc;
 }

@@ -18,6 +18,7 @@
 #include "tarn/entryindex.h"
 #include "tarn/key.h"
 #include "tarn/lease.h"
+#include "tarn/metrics.h"
 #include "tarn/wal.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -31,6 +32,7 @@ typedef struct wentry {
   uint32_t records;
   tarn_append_cb cb;
   void *arg;
+  double t_append; /* tarn_metrics_now() at append: the latency metrics */
 } wentry;
 
 struct wbatch;
@@ -244,6 +246,8 @@ static void seal(tarn_writer *w, wbatch *b) {
     return;
   }
   b->id = w->next_id++;
+  tarn_metrics_observe("tarn_writer_stage_seconds", tarn_metrics_now() - b->head->t_append,
+                       "stage", "batch_wait", NULL);
   for (size_t i = 0; i < b->nlogs; i++) {
     wsection *s = b->secs[i];
     if (s->log->qtail)
@@ -280,8 +284,13 @@ static void deliver(tarn_writer *w, wsection *s, int status, uint64_t start, int
   }
   uint64_t off = start;
   size_t bytes = 0;
+  double now = tarn_metrics_now();
+  tarn_metrics_inc("tarn_writer_entries_total", s->n, "outcome",
+                   status == 0 ? "acknowledged" : status == TARN_EUNKNOWN ? "unknown" : "failed",
+                   NULL);
   for (size_t i = 0; i < s->n; i++) {
     wentry *e = s->ents[i];
+    tarn_metrics_observe("tarn_writer_append_seconds", now - e->t_append, NULL);
     if (e->cb)
       e->cb(e->arg, status, status == 0 ? off : 0, status == 0 ? ts : 0);
     off += e->records;
@@ -340,7 +349,13 @@ static int write_object(tarn_writer *w, wbatch *b) {
     if ((rc = tarn__wal_name(name, now_ms() / 1000)))
       break;
     /* LS-009: create-only; a name is never reused, even after a failure */
+    double t0 = tarn_metrics_now();
     rc = tarn_objstore_put(w->wal, name, obj.data, obj.len);
+    tarn_metrics_observe("tarn_writer_stage_seconds", tarn_metrics_now() - t0, "stage",
+                         "object_put", NULL);
+    tarn_metrics_inc("tarn_writer_objects_total", 1, "result", rc ? "failed" : "written", NULL);
+    if (!rc)
+      tarn_metrics_inc("tarn_writer_object_bytes_total", obj.len, NULL);
     if (TARN__PLANTED(TARN__BUG_INDEX_BEFORE_OBJECT))
       rc = 0; /* planted: the index goes out whether or not the object exists */
     if (rc == 0 || attempt >= w->o.object_retries || rc == TARN_EINVAL)
@@ -470,9 +485,12 @@ static void publish(tarn_writer *w, wsection *s) {
   for (size_t i = 0; i < s->n; i++)
     d2 += s->ents[i]->len;
   tarn_meta_rec out = {0};
+  double t0 = tarn_metrics_now();
   /* A3, LS-025: the only way this writer creates an index key */
   rc = tarn_meta_sequenced_put(w->meta, part, prefix, s->records, d2, s->value, s->value_len,
                                &out);
+  tarn_metrics_observe("tarn_writer_stage_seconds", tarn_metrics_now() - t0, "stage", "index_put",
+                       NULL);
   if (rc == TARN_ETIMEDOUT)
     rc = TARN_EUNKNOWN;
   tarn_key k;
@@ -718,6 +736,7 @@ int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, siz
   e->records = record_count;
   e->cb = cb;
   e->arg = arg;
+  e->t_append = tarn_metrics_now();
 
   pthread_mutex_lock(&w->mu);
   rc = enqueue(w, e);
@@ -725,6 +744,9 @@ int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, siz
   if (rc) {
     free(e->payload);
     free(e);
+  } else {
+    tarn_metrics_inc("tarn_writer_appends_total", 1, NULL);
+    tarn_metrics_inc("tarn_writer_append_bytes_total", len, NULL);
   }
   return rc;
 }

@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "store/meta_vfs.h"
+#include "tarn/metrics.h"
 #include "util/clock.h"
 #include "util/error.h"
 
@@ -244,11 +245,25 @@ static int check_val(const void *val, size_t len) {
     if (rc_) return rc_;    \
   } while (0)
 
+/* Counts one primitive of m in the process's metrics and passes rc through.
+ * Not found, exists and a lost CompareAndSet are answers, not errors. */
+static int counted(tarn_meta *m, const char *op, int rc) {
+  const char *b = tarn_meta_backend(m);
+  tarn_metrics_inc("tarn_meta_requests_total", 1, "op", op, "backend", b, NULL);
+  if (rc && rc != TARN_ENOTFOUND && rc != TARN_EEXIST && rc != TARN_ECONFLICT)
+    tarn_metrics_inc("tarn_meta_errors_total", 1, "op", op, "backend", b, "error",
+                     tarn_strerror(rc), NULL);
+  return rc;
+}
+
 static int find(tarn_meta *m, const char *part, const char *key, int cmp, tarn_meta_rec *out) {
   memset(out, 0, sizeof *out);
   CHECK(check_part(part));
   CHECK(check_key("key", key));
-  return m->vfs->find(m, part, key, cmp, out);
+  static const char *const ops[] = {[TARN__META_EQUAL] = "get", [TARN__META_FLOOR] = "floor",
+                                    [TARN__META_LOWER] = "lower", [TARN__META_CEILING] = "ceiling",
+                                    [TARN__META_HIGHER] = "higher"};
+  return counted(m, ops[cmp], m->vfs->find(m, part, key, cmp, out));
 }
 
 int tarn_meta_get(tarn_meta *m, const char *part, const char *key, tarn_meta_rec *out) {
@@ -277,7 +292,8 @@ static int do_write(tarn_meta *m, const char *part, const char *key, const void 
   if ((flags & TARN_META_EPHEMERAL) && atomic_load(&m->session_ended))
     return tarn__err(TARN_ESESSION, "metadata store: create of ephemeral \"%s\": the session "
                                     "ended", key);
-  return m->vfs->write(m, part, key, val, len, mode, flags, version, st ? st : &dummy);
+  return counted(m, mode == TARN__META_PUT ? "put" : mode == TARN__META_CREATE ? "create" : "cas",
+                 m->vfs->write(m, part, key, val, len, mode, flags, version, st ? st : &dummy));
 }
 
 int tarn_meta_put(tarn_meta *m, const char *part, const char *key, const void *val,
@@ -298,7 +314,7 @@ int tarn_meta_cas(tarn_meta *m, const char *part, const char *key, const void *v
 int tarn_meta_delete(tarn_meta *m, const char *part, const char *key) {
   CHECK(check_part(part));
   CHECK(check_key("key", key));
-  return m->vfs->del(m, part, key);
+  return counted(m, "delete", m->vfs->del(m, part, key));
 }
 
 int tarn_meta_delete_range(tarn_meta *m, const char *part, const char *a, const char *b,
@@ -310,7 +326,7 @@ int tarn_meta_delete_range(tarn_meta *m, const char *part, const char *a, const 
   if (!count) count = &dummy;
   *count = 0;
   if (tarn_meta_key_compare(a, b) >= 0) return 0;
-  return m->vfs->del_range(m, part, a, b, count);
+  return counted(m, "delete_range", m->vfs->del_range(m, part, a, b, count));
 }
 
 int tarn_meta_sequenced_put(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
@@ -323,7 +339,7 @@ int tarn_meta_sequenced_put(tarn_meta *m, const char *part, const char *prefix, 
   CHECK(check_val(val, len));
   if (d1 == 0) /* Oxia's ErrSequenceDeltaIsZero */
     return tarn__err(TARN_EINVAL, "sequenced put: the first delta must be > 0");
-  int rc = m->vfs->seq_put(m, part, prefix, d1, d2, val, len, out);
+  int rc = counted(m, "sequenced_put", m->vfs->seq_put(m, part, prefix, d1, d2, val, len, out));
   if (out == &dummy) tarn_meta_rec_free(&dummy);
   return rc;
 }
@@ -336,7 +352,8 @@ static int range(tarn_meta *m, const char *part, const char *a, const char *b, i
   CHECK(check_key("range end", b));
   if (flags & ~TARN_META_AFTER) return tarn__err(TARN_EINVAL, "metadata store: bad flags");
   if (tarn_meta_key_compare(a, b) >= 0) return 0;
-  int rc = m->vfs->range(m, part, a, b, flags, limit, values, out);
+  int rc = counted(m, values ? "scan" : "list",
+                   m->vfs->range(m, part, a, b, flags, limit, values, out));
   if (rc) tarn_meta_recs_free(out);
   return rc;
 }

@@ -5,10 +5,24 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tarn/metrics.h"
 #include "util/error.h"
 
 static const struct tarn__objstore_vfs *const backends[] = {
     &tarn__objstore_file, &tarn__objstore_mem, &tarn__objstore_s3};
+
+/* Counts one operation of s in the process's metrics (tarn/metrics.h) and
+ * passes rc through. */
+static int counted(const tarn_objstore *s, const char *op, int rc, uint64_t bytes) {
+  const char *b = s->vfs->scheme;
+  tarn_metrics_inc("tarn_objstore_requests_total", 1, "op", op, "backend", b, NULL);
+  if (rc)
+    tarn_metrics_inc("tarn_objstore_errors_total", 1, "op", op, "backend", b, "error",
+                     tarn_strerror(rc), NULL);
+  else if (bytes)
+    tarn_metrics_inc("tarn_objstore_bytes_total", bytes, "op", op, "backend", b, NULL);
+  return rc;
+}
 
 int tarn__objdst_put(tarn__objdst *d, const void *p, size_t n) {
   if (d->buf) {
@@ -124,7 +138,7 @@ int tarn_objstore_put(tarn_objstore *s, const char *name, const void *data, size
     return rc;
   if (!data && len)
     return tarn__err(TARN_EINVAL, "object store: put of %zu bytes from NULL", len);
-  return s->vfs->put(s, name, data ? data : "", len);
+  return counted(s, "put", s->vfs->put(s, name, data ? data : "", len), len);
 }
 
 int tarn_objstore_put_begin(tarn_objstore *s, const char *name, tarn_objstore_upload **out) {
@@ -143,10 +157,17 @@ int tarn_objstore_put_write(tarn_objstore_upload *u, const void *data, size_t le
     return 0;
   if (!data)
     return tarn__err(TARN_EINVAL, "object store: write of %zu bytes from NULL", len);
-  return u->store->vfs->put_write(u, data, len);
+  int rc = u->store->vfs->put_write(u, data, len);
+  if (rc == 0)
+    tarn_metrics_inc("tarn_objstore_bytes_total", len, "op", "put", "backend",
+                     u->store->vfs->scheme, NULL);
+  return rc;
 }
 
-int tarn_objstore_put_commit(tarn_objstore_upload *u) { return u->store->vfs->put_commit(u); }
+int tarn_objstore_put_commit(tarn_objstore_upload *u) {
+  tarn_objstore *s = u->store;
+  return counted(s, "put", s->vfs->put_commit(u), 0);
+}
 
 void tarn_objstore_put_abort(tarn_objstore_upload *u) {
   if (u)
@@ -165,6 +186,7 @@ int tarn_objstore_get_range(tarn_objstore *s, const char *name, uint64_t off, ui
     return rc;
   tarn__objdst d = {out, NULL, 0, 0};
   rc = s->vfs->get(s, name, off, len, &d);
+  counted(s, "get", rc, rc ? 0 : out->len);
   if (rc)
     tarn_buf_reset(out);
   return rc;
@@ -182,6 +204,7 @@ int tarn_objstore_read(tarn_objstore *s, const char *name, uint64_t off, void *d
   rc = s->vfs->get(s, name, off, cap, &d);
   if (rc == 0)
     *got = d.len > cap ? cap : d.len;
+  counted(s, "get", rc, *got);
   return rc;
 }
 
@@ -190,14 +213,14 @@ int tarn_objstore_head(tarn_objstore *s, const char *name, uint64_t *size) {
   if (rc)
     return rc;
   uint64_t tmp;
-  return s->vfs->head(s, name, size ? size : &tmp);
+  return counted(s, "head", s->vfs->head(s, name, size ? size : &tmp), 0);
 }
 
 int tarn_objstore_delete(tarn_objstore *s, const char *name) {
   int rc = check(name);
   if (rc)
     return rc;
-  return s->vfs->del(s, name);
+  return counted(s, "delete", s->vfs->del(s, name), 0);
 }
 
 int tarn__objlist_add(tarn_objstore_listing *l, const char *name, size_t name_len, uint64_t size) {
@@ -237,7 +260,7 @@ int tarn_objstore_list(tarn_objstore *s, const char *prefix, const char *start_a
   if (strlen(prefix) > TARN_OBJSTORE_NAME_MAX || strlen(start_after) > TARN_OBJSTORE_NAME_MAX)
     return tarn__err(TARN_EINVAL, "object list: prefix or start-after longer than %d bytes",
                      TARN_OBJSTORE_NAME_MAX);
-  int rc = s->vfs->list(s, prefix, start_after, max, out);
+  int rc = counted(s, "list", s->vfs->list(s, prefix, start_after, max, out), 0);
   if (rc)
     tarn_objstore_listing_free(out);
   return rc;

@@ -1,5 +1,6 @@
 /* The writer (A1–A4) and the reader (R1–R4) on the mem: stores, with faults. */
 #include "testutil.h"
+#include "tu_compacted.h"
 #include "tu_index.h"
 
 #include <pthread.h>
@@ -687,44 +688,6 @@ static void keys_only_from_sequenced_put(void **state) {
   env_close(&E);
 }
 
-static int buf_sink(void *ctx, const void *p, size_t n) {
-  return tarn_buf_append((tarn_buf *)ctx, p, n);
-}
-
-/* Writes one compacted file and its companion (as a compactor would) holding
- * entries [first, last] of hs/payloads; row timestamps are the entries' plus
- * 1000*i so that a reader taking them from the record would be caught. */
-static void write_compacted(tarn_objstore *cs, const char *dir, const char *name,
-                            const tarn_entry_header *hs, char **payloads, size_t first,
-                            size_t last) {
-  char pname[128], iname[128];
-  snprintf(pname, sizeof pname, "%s/%s.parquet", dir, name);
-  snprintf(iname, sizeof iname, "%s.index", name);
-  tarn_buf file = TARN_BUF_INIT, comp = TARN_BUF_INIT;
-  tarn_parquet_writer_opts po = {.record_name = TARN_PARQUET_KAFKA_RECORD,
-                                 .entry_serde_type = TARN_PARQUET_KAFKA_SERDE,
-                                 .row_metadata = iname,
-                                 .codec = TARN_PARQUET_UNCOMPRESSED};
-  tarn_parquet_writer *pw;
-  assert_int_equal(tarn_parquet_writer_open(&pw, &po, buf_sink, &file), 0);
-  tarn_companion_writer *cw;
-  assert_int_equal(tarn_companion_writer_open(&cw, &comp, 2, 0), 0);
-  for (size_t i = first; i <= last; i++) {
-    assert_int_equal(tarn_parquet_writer_add(pw, payloads[i], strlen(payloads[i])), 0);
-    tarn_entry_header h = hs[i];
-    h.timestamp_ms += 1000 * (int64_t)i;
-    assert_int_equal(tarn_companion_writer_add(cw, &h), 0);
-  }
-  assert_int_equal(tarn_parquet_writer_finish(pw, NULL), 0);
-  tarn_parquet_writer_free(pw);
-  assert_int_equal(tarn_companion_writer_close(cw), 0);
-  assert_int_equal(tarn_objstore_put(cs, pname, file.data, file.len), 0);
-  snprintf(pname, sizeof pname, "%s/%s.index", dir, name);
-  assert_int_equal(tarn_objstore_put(cs, pname, comp.data, comp.len), 0);
-  tarn_buf_free(&file);
-  tarn_buf_free(&comp);
-}
-
 /* LS-067, LS-064, LS-065, LS-059, LS-052: a PARQUET record (installed as
  * compaction steps C3/C4 would) is read through its file index, the files in
  * the stream's directory and their companions. */
@@ -769,8 +732,8 @@ static void parquet_record_read(void **state) {
   }
   tarn_reader_iter_free(it);
   uint64_t end = (uint64_t)(hs[N - 1].offset + hs[N - 1].record_count);
-  write_compacted(cs, "ns/st", "a-0", hs, pl, 0, 2);
-  write_compacted(cs, "ns/st", "a-7", hs, pl, 3, 5);
+  tu_write_compacted(cs, "ns/st", "a-0", hs, pl, 0, 2, 2, 1000);
+  tu_write_compacted(cs, "ns/st", "a-7", hs, pl, 3, 5, 5, 1000);
   tarn_file_index_entry files[2] = {{hs[2].offset + hs[2].record_count - 1, (char *)"a-0.parquet"},
                                     {(int64_t)end - 1, (char *)"a-7.parquet"}};
   tarn_parquet_record pr = {.location = NULL, .s = 0, .e = (int64_t)end, .c_s = 0,

@@ -1,0 +1,369 @@
+/* tarn compact, tarn gc, tarn tasks — compaction and reclamation from the
+ * command line (docs/compaction.md). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+#include "cli/log_cmds.h"
+#include "tarn/compactor.h"
+#include "tarn/deployment.h"
+#include "tarn/error.h"
+#include "tarn/reclaim.h"
+#include "tarn/tasks.h"
+
+/* ---- tarn compact ---------------------------------------------------------- */
+
+static void compact_help(void) {
+  printf("usage: tarn compact NS/NAME [--partition P] | --log L | --all\n"
+         "                   [--max-range-bytes N] [--max-file-bytes N] [--rate BYTES_PER_S]\n"
+         "                   [--json] [DEPLOYMENT FLAGS]\n"
+         "\n"
+         "Compacts now, in this process: rewrites the log's RAW records into Parquet\n"
+         "files and companions in the stream's directory of the compacted root, and\n"
+         "replaces them by PARQUET records (steps C1-C5), range after range, until no\n"
+         "RAW record is left. Every entry reads the same afterwards. With --all, plans a\n"
+         "compaction task for every log with RAW records and runs all open tasks (the\n"
+         "same tasks 'tarn serve' workers claim; see 'tarn tasks'). A progress bar is\n"
+         "drawn when stderr is a terminal.\n"
+         "\n"
+         "Options:\n"
+         "  --max-range-bytes N  payload bytes per range (default 268435456)\n"
+         "  --max-file-bytes N   payload bytes per Parquet file (default 134217728)\n"
+         "  --rate N             write at most N payload bytes per second\n"
+         "  --json               print the installed ranges as JSON\n"
+         "\n%s\n%s"
+         "\nExit status: 0 done; 1 failed (another compactor holds the log: retry later);\n"
+         "2 bad command line; 3 a store could not be reached.\n",
+         tarn_cli_log_target_help, tarn_cli_deploy_help);
+}
+
+static void bar(void *ctx, uint64_t done, uint64_t total) {
+  (void)ctx;
+  if (!total)
+    return;
+  int w = 40, k = (int)(done * (uint64_t)w / total);
+  if (k > w)
+    k = w;
+  fprintf(stderr, "\r[%.*s%*s] %llu/%llu bytes", k, "########################################",
+          w - k, "", (unsigned long long)done, (unsigned long long)total);
+}
+
+static json_t *range_json(const tarn_compact_range *r) {
+  json_t *fs = json_array();
+  for (size_t i = 0; i < r->n_files; i++)
+    json_array_append_new(fs, json_pack("{s:s,s:I,s:I,s:I}", "name", r->files[i].name,
+                                        "last_offset", (json_int_t)r->files[i].last_offset,
+                                        "rows", (json_int_t)r->files[i].rows, "size",
+                                        (json_int_t)r->files[i].size));
+  return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:o}", "log_id", (json_int_t)r->log_id, "s",
+                   (json_int_t)r->s, "e", (json_int_t)r->e, "c_s", (json_int_t)r->c_s, "c_e",
+                   (json_int_t)r->c_e, "records", (json_int_t)r->n_records, "dir",
+                   r->dir ? r->dir : "", "files", fs);
+}
+
+int tarn_cmd_compact(int argc, char **argv) {
+  tarn_cli_deploy d = {0};
+  tarn_cli_log_target t = {0};
+  int json = 0, all = 0;
+  uint64_t range_bytes = 0, file_bytes = 0, rate = 0;
+  const char *v;
+  for (int i = 1; i < argc; i++) {
+    int k = tarn_cli_deploy_flag(&d, "compact", argc, argv, &i);
+    if (k == 1)
+      continue;
+    if (k)
+      return k;
+    if ((k = tarn_cli_log_target_flag(&t, "compact", argc, argv, &i)) == 1)
+      continue;
+    if (k)
+      return k;
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      compact_help();
+      return TARN_EXIT_OK;
+    }
+    if (strcmp(argv[i], "--json") == 0) {
+      json = 1;
+    } else if (strcmp(argv[i], "--all") == 0) {
+      all = 1;
+    } else if ((k = tarn_cli_opt_value(argc, argv, &i, "--max-range-bytes", &v)) != 0) {
+      if (k < 0 || tarn_cli_parse_u64(v, UINT64_MAX, &range_bytes) || !range_bytes)
+        return tarn_cli_usage_error("compact", "--max-range-bytes needs a positive number");
+    } else if ((k = tarn_cli_opt_value(argc, argv, &i, "--max-file-bytes", &v)) != 0) {
+      if (k < 0 || tarn_cli_parse_u64(v, UINT64_MAX, &file_bytes) || !file_bytes)
+        return tarn_cli_usage_error("compact", "--max-file-bytes needs a positive number");
+    } else if ((k = tarn_cli_opt_value(argc, argv, &i, "--rate", &v)) != 0) {
+      if (k < 0 || tarn_cli_parse_u64(v, UINT64_MAX, &rate) || !rate)
+        return tarn_cli_usage_error("compact", "--rate needs a positive number");
+    } else if (argv[i][0] == '-' && argv[i][1]) {
+      return tarn_cli_usage_error("compact", "unknown option '%s'", argv[i]);
+    } else if (t.stream) {
+      return tarn_cli_usage_error("compact", "unexpected argument '%s'", argv[i]);
+    } else {
+      t.stream = argv[i];
+    }
+  }
+  if (all && (t.stream || t.log || t.partition))
+    return tarn_cli_usage_error("compact", "--all replaces NS/NAME and --log");
+  tarn_deployment *dep;
+  int ex = tarn_cli_deploy_open(&d, 0, &dep);
+  if (ex)
+    return ex;
+  uint64_t log = 0;
+  if (!all && (ex = tarn_cli_log_target_resolve(&t, "compact", dep, &log))) {
+    tarn_deployment_close(dep);
+    return ex;
+  }
+  tarn_compactor_options o;
+  tarn_compactor_options_default(&o);
+  if (range_bytes)
+    o.max_range_bytes = range_bytes;
+  if (file_bytes)
+    o.max_file_bytes = file_bytes;
+  tarn_token_bucket *tb = NULL;
+  if (rate && !tarn_token_bucket_new(rate, rate, NULL, NULL, &tb)) {
+    o.throttle = tarn_token_bucket_throttle;
+    o.throttle_ctx = tb;
+  }
+  int tty = isatty(2) && !json;
+  if (tty)
+    o.progress = bar;
+  tarn_compactor *c;
+  int rc = tarn_compactor_open(tarn_deployment_meta(dep), tarn_deployment_wal(dep),
+                               tarn_deployment_compacted(dep), &o, &c);
+  json_t *out = json_array();
+  if (!rc && all) {
+    size_t planned = 0, ran_n = 0;
+    int ran = 1;
+    rc = tarn_tasks_plan(c, NULL, 1, &planned);
+    while (!rc && ran) {
+      rc = tarn_tasks_run_one(c, NULL, &ran);
+      ran_n += (size_t)ran;
+    }
+    if (!rc && !json)
+      printf("planned %zu tasks, ran %zu\n", planned, ran_n);
+    if (json)
+      json_array_append_new(out, json_pack("{s:I,s:I}", "planned", (json_int_t)planned, "ran",
+                                           (json_int_t)ran_n));
+  }
+  for (int did = 1; !rc && !all && did;) {
+    tarn_compact_range r;
+    memset(&r, 0, sizeof r);
+    rc = tarn_compact_once(c, log, 1, &r, &did);
+    if (tty)
+      fprintf(stderr, "\n");
+    if (!rc && did) {
+      if (json)
+        json_array_append_new(out, range_json(&r));
+      else
+        printf("log %llu: [%llu, %llu) %llu records -> %zu files in %s\n",
+               (unsigned long long)log, (unsigned long long)r.s, (unsigned long long)r.e,
+               (unsigned long long)r.n_records, r.n_files, r.dir);
+    }
+    tarn_compact_range_free(&r);
+  }
+  if (rc)
+    ex = tarn_cli_fail_rc(rc, "compact");
+  else if (json) {
+    ex = tarn_cli_print_json(out);
+    out = NULL;
+  }
+  json_decref(out);
+  tarn_compactor_close(c);
+  tarn_token_bucket_free(tb);
+  tarn_deployment_close(dep);
+  return ex;
+}
+
+/* ---- tarn gc --------------------------------------------------------------- */
+
+static void gc_help(void) {
+  printf("usage: tarn gc [--dry-run] [--wal-grace-ms N] [--orphan-grace-ms N] [--json]\n"
+         "              [DEPLOYMENT FLAGS]\n"
+         "\n"
+         "One reclamation pass: deletes the compacted files of PARQUET records that end\n"
+         "at or below their log's trim marker, then hard-trims those records; records\n"
+         "when each WAL object and compacted file that no index record (and no open\n"
+         "compaction task) names was first seen so, and deletes the ones first seen\n"
+         "longer than the grace period ago after checking the index once more. Run it\n"
+         "periodically (tarn serve does).\n"
+         "\n"
+         "Options:\n"
+         "  --dry-run            delete nothing, write nothing; print what would go\n"
+         "  --wal-grace-ms N     grace period of WAL objects (default 600000)\n"
+         "  --orphan-grace-ms N  grace period of orphan compacted files (default 3600000)\n"
+         "  --json               print {deleted: [{kind, name}], stats}\n"
+         "\n%s",
+         tarn_cli_deploy_help);
+}
+
+typedef struct gc_out {
+  int json, dry;
+  json_t *arr;
+} gc_out;
+
+static void gc_report(void *ctx, const char *kind, const char *name) {
+  gc_out *g = ctx;
+  if (g->json)
+    json_array_append_new(g->arr, json_pack("{s:s,s:s}", "kind", kind, "name", name));
+  else
+    printf("%s %-9s %s\n", g->dry ? "would delete" : "deleted", kind, name);
+}
+
+int tarn_cmd_gc(int argc, char **argv) {
+  tarn_cli_deploy d = {0};
+  tarn_reclaim_options o;
+  tarn_reclaim_options_default(&o);
+  int json = 0;
+  const char *v;
+  for (int i = 1; i < argc; i++) {
+    int k = tarn_cli_deploy_flag(&d, "gc", argc, argv, &i);
+    if (k == 1)
+      continue;
+    if (k)
+      return k;
+    uint64_t n;
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      gc_help();
+      return TARN_EXIT_OK;
+    }
+    if (strcmp(argv[i], "--json") == 0) {
+      json = 1;
+    } else if (strcmp(argv[i], "--dry-run") == 0) {
+      o.dry_run = 1;
+    } else if ((k = tarn_cli_opt_value(argc, argv, &i, "--wal-grace-ms", &v)) != 0) {
+      if (k < 0 || tarn_cli_parse_u64(v, INT64_MAX, &n))
+        return tarn_cli_usage_error("gc", "--wal-grace-ms needs a number of ms");
+      o.wal_grace_ms = (int64_t)n;
+    } else if ((k = tarn_cli_opt_value(argc, argv, &i, "--orphan-grace-ms", &v)) != 0) {
+      if (k < 0 || tarn_cli_parse_u64(v, INT64_MAX, &n))
+        return tarn_cli_usage_error("gc", "--orphan-grace-ms needs a number of ms");
+      o.orphan_grace_ms = (int64_t)n;
+    } else {
+      return tarn_cli_usage_error("gc", "unexpected argument '%s'", argv[i]);
+    }
+  }
+  tarn_deployment *dep;
+  int ex = tarn_cli_deploy_open(&d, 0, &dep);
+  if (ex)
+    return ex;
+  gc_out g = {json, o.dry_run, json_array()};
+  o.report = gc_report;
+  o.report_ctx = &g;
+  tarn_reclaim_stats st;
+  int rc = tarn_reclaim_pass(tarn_deployment_meta(dep), tarn_deployment_wal(dep),
+                             tarn_deployment_compacted(dep), &o, &st);
+  if (rc) {
+    ex = tarn_cli_fail_rc(rc, "gc");
+  } else if (json) {
+    json_t *s = json_pack(
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "logs_scanned", (json_int_t)st.logs_scanned,
+        "index_records", (json_int_t)st.index_records, "wal_listed", (json_int_t)st.wal_listed,
+        "wal_unreferenced", (json_int_t)st.wal_unreferenced, "wal_deleted",
+        (json_int_t)st.wal_deleted, "compacted_listed", (json_int_t)st.compacted_listed,
+        "compacted_orphans", (json_int_t)st.compacted_orphans, "compacted_deleted",
+        (json_int_t)st.compacted_deleted, "trimmed_files_deleted",
+        (json_int_t)st.trimmed_files_deleted, "records_hard_trimmed",
+        (json_int_t)st.records_hard_trimmed);
+    ex = tarn_cli_print_json(json_pack("{s:b,s:O,s:o}", "dry_run", o.dry_run, "deleted", g.arr,
+                                       "stats", s));
+  } else {
+    printf("scanned %llu logs, %llu index records; WAL: %llu objects, %llu unreferenced, "
+           "%llu deleted; compacted: %llu files, %llu orphans, %llu deleted, %llu of trimmed "
+           "records; %llu records hard-trimmed\n",
+           (unsigned long long)st.logs_scanned, (unsigned long long)st.index_records,
+           (unsigned long long)st.wal_listed, (unsigned long long)st.wal_unreferenced,
+           (unsigned long long)st.wal_deleted, (unsigned long long)st.compacted_listed,
+           (unsigned long long)st.compacted_orphans, (unsigned long long)st.compacted_deleted,
+           (unsigned long long)st.trimmed_files_deleted,
+           (unsigned long long)st.records_hard_trimmed);
+  }
+  json_decref(g.arr);
+  tarn_deployment_close(dep);
+  return ex;
+}
+
+/* ---- tarn tasks ------------------------------------------------------------ */
+
+static void tasks_help(void) {
+  printf("usage: tarn tasks [--json] [--retry LOG] [DEPLOYMENT FLAGS]\n"
+         "\n"
+         "Lists the compaction tasks: one per log, INIT (planned), PREPARED (files\n"
+         "written), COMMITTED (installed, or 'stale' when the range no longer held) or\n"
+         "DEAD (failed too often before installing; the last error is shown).\n"
+         "\n"
+         "Options:\n"
+         "  --json        the task records as JSON\n"
+         "  --retry LOG   re-open the DEAD task of log LOG\n"
+         "\n%s",
+         tarn_cli_deploy_help);
+}
+
+int tarn_cmd_tasks(int argc, char **argv) {
+  tarn_cli_deploy d = {0};
+  int json = 0;
+  const char *v, *retry = NULL;
+  for (int i = 1; i < argc; i++) {
+    int k = tarn_cli_deploy_flag(&d, "tasks", argc, argv, &i);
+    if (k == 1)
+      continue;
+    if (k)
+      return k;
+    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
+      tasks_help();
+      return TARN_EXIT_OK;
+    }
+    if (strcmp(argv[i], "--json") == 0)
+      json = 1;
+    else if ((k = tarn_cli_opt_value(argc, argv, &i, "--retry", &v)) != 0) {
+      if (k < 0)
+        return tarn_cli_usage_error("tasks", "--retry needs a log ID");
+      retry = v;
+    } else
+      return tarn_cli_usage_error("tasks", "unexpected argument '%s'", argv[i]);
+  }
+  uint64_t rlog = 0;
+  if (retry && tarn_cli_parse_u64(retry, INT64_MAX, &rlog))
+    return tarn_cli_usage_error("tasks", "--retry needs a log ID");
+  tarn_deployment *dep;
+  int ex = tarn_cli_deploy_open(&d, 0, &dep);
+  if (ex)
+    return ex;
+  tarn_meta *m = tarn_deployment_meta(dep);
+  int rc = retry ? tarn_tasks_retry(m, rlog) : 0;
+  tarn_task *t = NULL;
+  size_t n = 0;
+  if (!rc)
+    rc = tarn_tasks_list(m, &t, &n);
+  if (rc) {
+    ex = tarn_cli_fail_rc(rc, "tasks");
+  } else if (json) {
+    json_t *arr = json_array();
+    for (size_t i = 0; i < n; i++) {
+      tarn_buf b = TARN_BUF_INIT;
+      if (!tarn_task_encode(&t[i], &b)) {
+        json_error_t je;
+        json_t *o = json_loadb((const char *)b.data, b.len, 0, &je);
+        if (o)
+          json_array_append_new(arr, o);
+      }
+      tarn_buf_free(&b);
+    }
+    ex = tarn_cli_print_json(arr);
+  } else {
+    printf("%-8s %-10s %-8s %-24s %-5s %s\n", "LOG", "STATE", "FAILURES", "RANGE", "FILES",
+           "ERROR");
+    for (size_t i = 0; i < n; i++) {
+      char range[64];
+      snprintf(range, sizeof range, "[%llu, %llu)", (unsigned long long)t[i].range.s,
+               (unsigned long long)t[i].range.e);
+      printf("%-8llu %-10s %-8u %-24s %-5zu %s\n", (unsigned long long)t[i].log_id,
+             t[i].stale ? "STALE" : tarn_task_state_name(t[i].state), t[i].failures, range,
+             t[i].range.n_files, t[i].error ? t[i].error : "");
+    }
+  }
+  tarn_tasks_free(t, n);
+  tarn_deployment_close(dep);
+  return ex;
+}

@@ -1,0 +1,24 @@
+/* The HTTP endpoint of `tarn serve` (libmicrohttpd, one internal thread):
+ *   GET /metrics  the process's metrics, Prometheus text format 0.0.4
+ *   GET /healthz  200 {"status":"ok",...} when the stores answer,
+ *                 503 {"status":"unavailable",...} otherwise
+ * Anything else: 404; methods other than GET and HEAD: 405. */
+#ifndef TARN_SERVER_HTTP_H
+#define TARN_SERVER_HTTP_H
+
+#include <stddef.h>
+
+/* Fills a JSON object body (at most n bytes) and returns 1 when healthy. */
+typedef int (*tarn_srv_health_fn)(void *arg, char *body, size_t n);
+
+typedef struct tarn_srv_http tarn_srv_http;
+
+/* listen is "HOST:PORT" (an IPv4 address or "localhost"; PORT 0 picks a free
+ * port, see tarn_srv_http_port). TARN_EINVAL for a malformed address,
+ * TARN_EIO when the port cannot be bound. */
+int tarn_srv_http_start(const char *listen, tarn_srv_health_fn health, void *arg,
+                        tarn_srv_http **out);
+int tarn_srv_http_port(const tarn_srv_http *h);
+void tarn_srv_http_stop(tarn_srv_http *h);
+
+#endif

@@ -1,0 +1,51 @@
+/* A `tarn serve` node: a deployment, its scheduled jobs and its HTTP
+ * endpoint (docs/serve.md). */
+#ifndef TARN_SERVER_NODE_H
+#define TARN_SERVER_NODE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tarn_deployment;
+
+typedef struct tarn_srv_options {
+  const char *listen;          /* HOST:PORT */
+  int compact;                 /* run compaction (1) */
+  int compact_workers;         /* tasks run at once by this node (2) */
+  int compact_interval_ms;     /* planner and idle workers' pause (5000) */
+  int64_t compact_max_age_ms;  /* a range is ready when its oldest entry is this old (180000) */
+  uint64_t compact_max_range_bytes; /* ... or holds this much payload (256 MiB) */
+  uint64_t compact_rate;       /* bytes/s of compaction writes; 0: unlimited */
+  int reclaim;                 /* delete trimmed and orphan compacted files (1) */
+  int reclaim_interval_ms;     /* (60000) */
+  int64_t orphan_grace_ms;     /* (3600000) */
+  int wal_gc;                  /* delete unreferenced WAL objects (1) */
+  int wal_gc_interval_ms;      /* (60000) */
+  int64_t wal_grace_ms;        /* (600000) */
+  int stats_interval_ms;       /* compaction lag and task gauges (10000) */
+} tarn_srv_options;
+
+#define TARN_SERVE_DEFAULT_LISTEN "127.0.0.1:9470"
+
+void tarn_srv_options_default(tarn_srv_options *o);
+
+typedef struct tarn_srv_node tarn_srv_node;
+
+/* Starts the jobs and the endpoint on an open deployment (not owned). */
+int tarn_srv_node_start(struct tarn_deployment *d, const tarn_srv_options *o,
+                        tarn_srv_node **out);
+/* The port the endpoint listens on. */
+int tarn_srv_node_port(const tarn_srv_node *n);
+/* Stops the jobs (runs in progress finish: a compaction task completes its
+ * step and releases its lock), then the endpoint; frees. */
+void tarn_srv_node_stop(tarn_srv_node *n);
+
+/* The scheduled jobs that compaction, reclamation and WAL collection add
+ * (jobs_compaction.c): fills jobs[0..) and returns how many (at most 8), or a
+ * negative TARN_E*. *state is freed by tarn_srv_compaction_free. */
+struct tarn_srv_job;
+int tarn_srv_compaction_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
+                             struct tarn_srv_job *jobs, void **state);
+void tarn_srv_compaction_free(void *state);
+
+#endif

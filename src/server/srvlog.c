@@ -1,0 +1,88 @@
+/* Structured logs on stderr (srvlog.h). */
+#include "server/srvlog.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+static int fmt = TARN_SRV_LOG_TEXT, min = TARN_SRV_INFO;
+
+void tarn_srv_log_setup(int format, int min_level) {
+  fmt = format;
+  min = min_level;
+}
+
+/* A value needs quoting in a text line when it has spaces, quotes or '='. */
+static int needs_quotes(const char *v) {
+  if (!*v)
+    return 1;
+  for (; *v; v++)
+    if (*v == ' ' || *v == '"' || *v == '=' || *v == '\n' || *v == '\t' || *v == '\\')
+      return 1;
+  return 0;
+}
+
+void tarn_srv_log(int level, const char *msg, ...) {
+  static const char *const names[] = {"debug", "info", "warn", "error"};
+  static const char *const upper[] = {"DEBUG", "INFO", "WARN", "ERROR"};
+  if (level < min || level < 0 || level > 3)
+    return;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  struct tm tm;
+  gmtime_r(&ts.tv_sec, &tm);
+  char when[40];
+  size_t n = strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
+  snprintf(when + n, sizeof when - n, ".%03dZ", (int)(ts.tv_nsec / 1000000));
+  va_list ap;
+  va_start(ap, msg);
+  if (fmt == TARN_SRV_LOG_JSON) {
+    json_t *o = json_object();
+    json_object_set_new(o, "ts", json_string(when));
+    json_object_set_new(o, "level", json_string(names[level]));
+    json_object_set_new(o, "msg", json_string(msg));
+    for (const char *k; (k = va_arg(ap, const char *)) != NULL;) {
+      const char *v = va_arg(ap, const char *);
+      json_object_set_new(o, k, json_string(v ? v : ""));
+    }
+    char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(o);
+    pthread_mutex_lock(&mu);
+    if (s)
+      fprintf(stderr, "%s\n", s);
+    fflush(stderr);
+    pthread_mutex_unlock(&mu);
+    free(s);
+  } else {
+    char line[4096];
+    int len = snprintf(line, sizeof line, "%s %s %s", when, upper[level], msg);
+    for (const char *k; (k = va_arg(ap, const char *)) != NULL && len < (int)sizeof line;) {
+      const char *v = va_arg(ap, const char *);
+      if (!v)
+        v = "";
+      if (needs_quotes(v)) {
+        len += snprintf(line + len, sizeof line - (size_t)len, " %s=\"", k);
+        for (; *v && len < (int)sizeof line - 3; v++) {
+          if (*v == '"' || *v == '\\')
+            line[len++] = '\\';
+          line[len++] = *v == '\n' ? ' ' : *v;
+        }
+        if (len < (int)sizeof line - 1)
+          line[len++] = '"';
+        line[len < (int)sizeof line ? len : (int)sizeof line - 1] = 0;
+      } else {
+        len += snprintf(line + len, sizeof line - (size_t)len, " %s=%s", k, v);
+      }
+    }
+    pthread_mutex_lock(&mu);
+    fprintf(stderr, "%s\n", line);
+    fflush(stderr);
+    pthread_mutex_unlock(&mu);
+  }
+  va_end(ap);
+}

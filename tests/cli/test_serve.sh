@@ -1,0 +1,119 @@
+#!/usr/bin/env bash
+# tarn serve: /healthz and /metrics over HTTP, structured logs, counters that
+# move, a clean exit (status 0) on SIGTERM and SIGINT.
+set -euo pipefail
+: "${TARN:?}"
+dir=$(mktemp -d)
+pids=()
+cleanup() {
+  for p in "${pids[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+export TARN_HOME="$dir/home"
+fail() { echo "FAIL: $*" >&2; [ -f "$dir/log" ] && cat "$dir/log" >&2; exit 1; }
+"$TARN" init > /dev/null
+"$TARN" stream create ns/events > /dev/null
+
+# starts tarn serve with the given flags; sets pid and port
+start() {
+  : > "$dir/log"
+  "$TARN" serve --listen 127.0.0.1:0 "$@" 2> "$dir/log" &
+  pid=$!
+  pids+=("$pid")
+  for _ in $(seq 100); do
+    port=$(grep -o 'port[=":]*[0-9]*' "$dir/log" | grep -o '[0-9]*$' | head -1 || true)
+    [ -n "$port" ] && return 0
+    sleep 0.05
+  done
+  fail "no port logged"
+}
+# stops it with a signal and checks it exits 0 within 5 s
+stop() {
+  kill "-$1" "$pid"
+  for _ in $(seq 100); do
+    kill -0 "$pid" 2> /dev/null || break
+    sleep 0.05
+  done
+  kill -0 "$pid" 2> /dev/null && fail "still running 5 s after SIG$1"
+  set +e
+  wait "$pid"; rc=$?
+  set -e
+  [ $rc -eq 0 ] || fail "exit status $rc after SIG$1"
+}
+metric() { # the value of one series in the scrape $1
+  awk -v s="$2" '$1 == s { print $2 }' "$1"
+}
+
+start --compact-interval-ms 100 --compact-max-age-ms 0 --stats-interval-ms 100
+code=$(curl -s -o "$dir/health" -w '%{http_code}' "http://127.0.0.1:$port/healthz")
+[ "$code" = 200 ] || fail "healthz $code"
+python3 -c 'import json,sys; h=json.load(open(sys.argv[1])); assert h["status"]=="ok" and h["meta"]=="ok", h' "$dir/health"
+curl -sf "http://127.0.0.1:$port/metrics" > "$dir/m1"
+grep -q '^# TYPE tarn_serve_up gauge$' "$dir/m1" || fail "no tarn_serve_up TYPE"
+[ "$(metric "$dir/m1" tarn_serve_up)" = 1 ] || fail "tarn_serve_up"
+grep -q '^# HELP tarn_objstore_requests_total ' "$dir/m1" || fail "objstore HELP"
+# every line is HELP, TYPE or a sample
+grep -Ev '^(# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .*|[a-zA-Z_:][a-zA-Z0-9_:]*(\{.*\})? [-+0-9.eInfa]+)$' "$dir/m1" \
+  && fail "not exposition format"
+code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/nothing")
+[ "$code" = 404 ] || fail "404: $code"
+
+# appends through the CLI; the node's counters move: its health checks list
+# the roots, and it compacts what was appended (reads the WAL objects, writes
+# Parquet files, installs the record)
+lists() { metric "$1" 'tarn_objstore_requests_total{op="list",backend="file"}'; }
+before=$(lists "$dir/m1")
+[ -z "$(metric "$dir/m1" 'tarn_compaction_tasks_run_total{result="ok"}')" ] || fail "ran a task with nothing appended"
+printf 'one\ntwo\nthree\n' | "$TARN" append ns/events --batch-ms 5 --quiet
+curl -sf "http://127.0.0.1:$port/healthz" > /dev/null
+for _ in $(seq 100); do
+  curl -sf "http://127.0.0.1:$port/metrics" > "$dir/m2"
+  [ -n "$(metric "$dir/m2" 'tarn_compaction_tasks_run_total{result="ok"}')" ] && break
+  sleep 0.1
+done
+after=$(lists "$dir/m2")
+[ "${after:-0}" -gt "${before:-0}" ] || fail "list counter did not move: $before -> $after"
+[ "$(metric "$dir/m2" 'tarn_compaction_tasks_run_total{result="ok"}')" -ge 1 ] || fail "no task ran"
+[ "$(metric "$dir/m2" 'tarn_objstore_requests_total{op="get",backend="file"}')" -ge 1 ] || fail "no WAL read"
+[ "$(metric "$dir/m2" 'tarn_objstore_requests_total{op="put",backend="file"}')" -ge 2 ] || fail "no file written"
+grep -q '^tarn_meta_requests_total{op="cas",backend="sqlite"} ' "$dir/m2" || fail "no task CompareAndSet"
+[ "$("$TARN" read ns/events)" = "$(printf 'one\ntwo\nthree')" ] || fail "read back"
+stop TERM
+grep -q 'INFO stopped' "$dir/log" || fail "no stopped line"
+
+# JSON logs; SIGINT stops it too
+start --log-format json --no-compact
+python3 - "$dir/log" <<'PY' || fail "json log lines"
+import json, sys
+lines = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
+assert any(l["msg"] == "serving" and int(l["port"]) > 0 for l in lines), lines
+assert all({"ts", "level", "msg"} <= set(l) for l in lines), lines
+PY
+# a second node cannot take the same port: exit 1, one error line
+set +e
+"$TARN" serve --listen "127.0.0.1:$port" 2> "$dir/err2"; rc=$?
+set -e
+[ $rc -eq 1 ] || fail "port taken exit $rc"
+grep -q 'cannot start' "$dir/err2" || fail "port taken message"
+stop INT
+
+# a store that does not answer (an S3 endpoint nobody listens on): 503
+AWS_ACCESS_KEY_ID=x AWS_SECRET_ACCESS_KEY=y AWS_REGION=us-east-1 \
+  start --no-compact --no-reclaim --no-wal-gc \
+  --wal 's3://nobucket/wal?endpoint=http://127.0.0.1:1&timeout_ms=500'
+code=$(curl -s -m 10 -o "$dir/health" -w '%{http_code}' "http://127.0.0.1:$port/healthz")
+[ "$code" = 503 ] || fail "healthz with an unreachable WAL root: $code $(cat "$dir/health")"
+python3 -c 'import json,sys; h=json.load(open(sys.argv[1])); assert h["status"]=="unavailable" and h["meta"]=="ok" and h["wal"]!="ok", h' "$dir/health"
+stop TERM
+
+# usage errors exit 2; --help exits 0
+set +e
+"$TARN" serve --log-format xml 2> /dev/null; [ $? -eq 2 ] || fail "bad log format"
+"$TARN" serve --listen nope 2> /dev/null; [ $? -eq 2 ] || fail "bad listen"
+"$TARN" serve --compact-workers x 2> /dev/null; [ $? -eq 2 ] || fail "bad number"
+TARN_HOME="$dir/none" "$TARN" serve 2> "$dir/err3"; [ $? -eq 1 ] || fail "no deployment"
+set -e
+grep -q "tarn init" "$dir/err3" || fail "no deployment message: $(cat "$dir/err3")"
+"$TARN" serve --help | grep -q -- "--compact-workers" || fail "help"
+echo ok

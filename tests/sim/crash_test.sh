@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
-# Crash tests with real processes: writers appending to one log, and a
-# compactor compacting it, are SIGKILLed at random moments, again and again;
-# then every entry a writer was told was acknowledged must be readable at its
-# offset with its bytes (from its WAL object or its compacted file).
-#   crash_test.sh sqlite|etcd TARN_CRASH_BINARY
+# Crash tests with real processes: writers appending to one log, a compactor
+# compacting it and `tarn serve` nodes (task-driven compaction) are SIGKILLed
+# at random moments, again and again; then every entry a writer was told was
+# acknowledged must be readable at its offset with its bytes (from its WAL
+# object or its compacted file), and `tarn fsck` must find no fault (sqlite
+# only: on the shared etcd it would check every test's streams).
+#   crash_test.sh sqlite|etcd TARN_CRASH_BINARY TARN_BINARY
 # sqlite: a sqlite: metadata store and a file:// WAL root in a temporary
 # directory. etcd: etcd://$TARN_TEST_ETCD and s3 $TARN_TEST_S3_URI (+ AWS_*);
 # missing servers fail in CI (CI=true) and skip (exit 77) elsewhere.
@@ -12,6 +14,7 @@
 set -euo pipefail
 backend=$1
 crash=$2
+tarn=$3
 default_runs=60
 [ "$backend" = etcd ] && default_runs=50
 runs=${TARN_CRASH_RUNS:-$default_runs}
@@ -50,11 +53,15 @@ for r in $(seq 1 "$runs"); do
       --batch-ms $(( RANDOM % 30 + 1 )) > "$dir/acks.$r.$k" 2> "$dir/err.$r.$k" &
     pids+=($!)
   done
-  if [ $(( RANDOM % 2 )) = 0 ]; then
-    "$crash" compact --meta "$meta" --wal "$wal" --compacted "$cmp" --log "$log" \
-      2> "$dir/cerr.$r" &
-    pids+=($!)
-  fi
+  case $(( RANDOM % 3 )) in
+    0) "$crash" compact --meta "$meta" --wal "$wal" --compacted "$cmp" --log "$log" \
+         2> "$dir/cerr.$r" &
+       pids+=($!) ;;
+    1) "$tarn" serve --meta "$meta" --wal "$wal" --compacted "$cmp" --listen 127.0.0.1:0 \
+         --compact-interval-ms 20 --compact-max-age-ms 50 --no-wal-gc \
+         > /dev/null 2> "$dir/serve.$r" &
+       pids+=($!) ;;
+  esac
   # a random moment: during start-up, an upload, an index put, an ack, or a
   # compaction's C2 or C3-C5
   sleep "0.$(printf '%03d' $(( RANDOM % 250 + 5 )))"
@@ -68,3 +75,7 @@ acked=$(cat "$dir"/acks.* | wc -l)
 echo "crash_test: $backend: $runs kill rounds, $acked acknowledged entries"
 [ "$acked" -gt 50 ] || { echo "crash_test: too few acknowledgements to mean anything" >&2; exit 1; }
 "$crash" verify --meta "$meta" --wal "$wal" --compacted "$cmp" --log "$log" "$dir"/acks.*
+if [ "$backend" = sqlite ]; then
+  "$tarn" fsck --meta "$meta" --wal "$wal" --compacted "$cmp" --json > "$dir/fsck.json"
+  echo "crash_test: tarn fsck: $(tr -d ' \n' < "$dir/fsck.json")"
+fi

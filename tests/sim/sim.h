@@ -25,6 +25,9 @@
 
 enum { E_PENDING = 0, E_ACKED, E_FAILED, E_UNKNOWN };
 
+/* Fault kinds a run can leave out (--without), for shrinking a failure. */
+enum { SIM_NO_OBJECT = 1, SIM_NO_META = 2, SIM_NO_CRASH = 4, SIM_NO_EXPIRY = 8 };
+
 /* One append, as the simulation issued it, and what it was told. */
 typedef struct sim_entry {
   uint64_t log;
@@ -98,6 +101,7 @@ typedef struct sim {
   uint64_t seed;
   int steps, step;
   int bug;
+  int without; /* SIM_NO_* */
   int verbose;
   uint64_t rng, lib_rng;
   int64_t now;
@@ -148,5 +152,6 @@ void sim_check_step(sim *s);
 void sim_check_full(sim *s);
 
 extern const char *const sim_bug_names[];
+extern const char *const sim_fault_names[]; /* by SIM_NO_* bit: object, meta, crash, expiry */
 
 #endif

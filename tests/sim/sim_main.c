@@ -5,6 +5,11 @@
  *   --check-determinism   runs each seed twice and compares the traces' hashes
  *   --bug NAME            (tarn-sim-planted only) turns on a planted bug
  *   --expect-fail         exit 0 only if some seed failed (the planted-bug tests)
+ *   --without LIST        leave out fault kinds: object,meta,crash,expiry
+ *
+ * A failure is shrunk: the run is repeated without each fault kind in turn
+ * (keeping those it still fails without) and up to its failing step, and the
+ * smallest failing run is printed with its replay command.
  *
  * A failing run prints its seed, the step, the violated property, the command
  * that replays it and the end of its trace. Runs are prefix-deterministic:
@@ -20,7 +25,54 @@
 
 static void usage(void) {
   fprintf(stderr, "usage: tarn-sim (--seed N | --seeds A..B) [--steps N] [--trace] "
-                  "[--check-determinism] [--bug NAME] [--expect-fail]\n");
+                  "[--check-determinism] [--bug NAME] [--expect-fail] "
+                  "[--without object,meta,crash,expiry]\n");
+}
+
+static void without_str(int without, char *out, size_t n) {
+  out[0] = 0;
+  for (int k = 0; sim_fault_names[k]; k++)
+    if (without & (1 << k))
+      snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? "," : "", sim_fault_names[k]);
+}
+
+static int parse_without(const char *v) {
+  int m = 0;
+  for (int k = 0; sim_fault_names[k]; k++)
+    if (strstr(v, sim_fault_names[k]))
+      m |= 1 << k;
+  return m;
+}
+
+static int shown_step(const sim *s) {
+  return s->step > s->steps ? s->steps : s->step;
+}
+
+/* Repeats a failing run without each fault kind in turn and only up to its
+ * failing step; prints the smallest failing run found. */
+static void shrink(const sim *failed) {
+  int without = failed->without, steps = shown_step(failed);
+  char failure[1024];
+  snprintf(failure, sizeof failure, "%s", failed->failure);
+  for (int k = 0; sim_fault_names[k]; k++) {
+    if (without & (1 << k))
+      continue;
+    sim t = {.seed = failed->seed, .steps = steps, .bug = failed->bug,
+             .without = without | (1 << k)};
+    if (sim_run(&t)) {
+      without |= 1 << k;
+      steps = shown_step(&t);
+      snprintf(failure, sizeof failure, "%s", t.failure);
+    }
+    sim_free(&t);
+  }
+  char w[64];
+  without_str(without, w, sizeof w);
+  printf("shrunk: seed %" PRIu64 " still fails at step %d%s%s: %s\n", failed->seed, steps,
+         w[0] ? " without " : "", w, failure);
+  printf("replay: tarn-sim%s --seed %" PRIu64 " --steps %d%s%s%s%s --trace\n",
+         failed->bug ? "-planted" : "", failed->seed, steps, failed->bug ? " --bug " : "",
+         failed->bug ? sim_bug_names[failed->bug] : "", w[0] ? " --without " : "", w);
 }
 
 static void print_tail(const char *trace, size_t len, int lines) {
@@ -39,6 +91,7 @@ static void print_tail(const char *trace, size_t len, int lines) {
 int main(int argc, char **argv) {
   uint64_t a = 1, b = 1;
   int steps = 2000, trace = 0, determinism = 0, expect_fail = 0, bug = 0, have_seed = 0;
+  int without = 0;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(argv[i], "--seed") && v) {
@@ -74,6 +127,9 @@ int main(int argc, char **argv) {
       }
 #endif
       i++;
+    } else if (!strcmp(argv[i], "--without") && v) {
+      without = parse_without(v);
+      i++;
     } else if (!strcmp(argv[i], "--trace"))
       trace = 1;
     else if (!strcmp(argv[i], "--check-determinism"))
@@ -96,7 +152,8 @@ int main(int argc, char **argv) {
   long total_steps = 0;
   sim_stats tot = {0};
   for (uint64_t seed = a; seed <= b; seed++) {
-    sim s = {.seed = seed, .steps = steps, .bug = bug, .verbose = trace && a == b};
+    sim s = {.seed = seed, .steps = steps, .bug = bug, .without = without,
+             .verbose = trace && a == b};
     int failed = sim_run(&s);
     total_steps += s.step > s.steps ? s.steps : s.step;
     tot.acked += s.st.acked;
@@ -113,13 +170,17 @@ int main(int argc, char **argv) {
     tot.hard_trimmed += s.st.hard_trimmed;
     if (failed) {
       printf("tarn-sim: seed %" PRIu64 " FAILED at step %d: %s\n", seed, s.step, s.failure);
-      printf("replay: tarn-sim%s --seed %" PRIu64 " --steps %d%s%s --trace\n",
-             bug ? "-planted" : "", seed, s.step > steps ? steps : s.step, bug ? " --bug " : "",
-             bug ? sim_bug_names[bug] : "");
+      char w[64];
+      without_str(without, w, sizeof w);
+      printf("replay: tarn-sim%s --seed %" PRIu64 " --steps %d%s%s%s%s --trace\n",
+             bug ? "-planted" : "", seed, shown_step(&s), bug ? " --bug " : "",
+             bug ? sim_bug_names[bug] : "", w[0] ? " --without " : "", w);
       if (!s.verbose) {
         printf("trace (the last 60 lines):\n");
         print_tail(s.trace, s.tlen, 60);
       }
+      if (!expect_fail)
+        shrink(&s);
       sim_free(&s);
       return expect_fail ? 0 : 1;
     }
@@ -127,7 +188,7 @@ int main(int argc, char **argv) {
       uint64_t h1 = s.hash;
       size_t l1 = s.tlen;
       sim_free(&s);
-      sim s2 = {.seed = seed, .steps = steps, .bug = bug};
+      sim s2 = {.seed = seed, .steps = steps, .bug = bug, .without = without};
       sim_run(&s2);
       if (s2.hash != h1 || s2.tlen != l1) {
         printf("tarn-sim: seed %" PRIu64 " is not deterministic: trace hash %016" PRIx64

@@ -19,6 +19,8 @@
 
 #define EPOCH_MS INT64_C(1767225600000) /* 2026-01-01T00:00:00Z */
 
+const char *const sim_fault_names[] = {"object", "meta", "crash", "expiry", NULL};
+
 const char *const sim_bug_names[] = {"none",
                                      "index-before-object",
                                      "reader-skips-trim",
@@ -258,7 +260,7 @@ static void act_append(sim *s, int i) {
 }
 
 static void arm_meta_fault(sim *s, tarn_meta *m) {
-  if (!s->faults_on || !chance(s, s->p_meta_fault))
+  if (!s->faults_on || !chance(s, s->p_meta_fault) || (s->without & SIM_NO_META))
     return;
   int kind = chance(s, 500) ? TARN_META_FAULT_FAIL : TARN_META_FAULT_COMMIT_UNKNOWN;
   tarn_meta_inject_fault(m, kind, 1);
@@ -272,7 +274,7 @@ static void clear_meta_fault(tarn_meta *m) {
 }
 
 static void arm_object_fault(sim *s) {
-  if (!s->faults_on || !chance(s, s->p_obj_fault))
+  if (!s->faults_on || !chance(s, s->p_obj_fault) || (s->without & SIM_NO_OBJECT))
     return;
   uint64_t count = 1 + sim_below(s, 3);
   int after = chance(s, 300);
@@ -554,7 +556,7 @@ static void act_compactor(sim *s, int i, int force) {
     return;
   }
   case CP_PLANNED:
-    if (s->faults_on && chance(s, s->p_obj_fault)) {
+    if (s->faults_on && chance(s, s->p_obj_fault) && !(s->without & SIM_NO_OBJECT)) {
       tarn_objstore_mem_fault(s->ccmp, TARN_MEM_OP_PUT, 1 + sim_below(s, 3), 1,
                               TARN_MEM_FAULT_BEFORE, TARN_EIO);
       sim_trace(s, "  fault: a compacted-object put fails");
@@ -586,7 +588,7 @@ static void act_compactor(sim *s, int i, int force) {
       if (rc)
         return;
     }
-    if (s->faults_on && chance(s, s->p_meta_fault * 2)) {
+    if (s->faults_on && chance(s, s->p_meta_fault * 2) && !(s->without & SIM_NO_META)) {
       int skip = (int)sim_below(s, 5);
       int kind = chance(s, 500) ? TARN_META_FAULT_FAIL : TARN_META_FAULT_COMMIT_UNKNOWN;
       tarn_meta_inject_fault_after(c->meta, kind, skip, 1);
@@ -669,13 +671,14 @@ static void one_step(sim *s) {
     if (i >= 0)
       act_writer_step(s, i, TARN_WRITER_STEP_PUT);
   } else if (r < 620 + s->p_crash) {
-    if (s->faults_on && chance(s, 500)) {
+    if (s->without & SIM_NO_CRASH) {
+    } else if (s->faults_on && chance(s, 500)) {
       if (i >= 0)
         writer_crash(s, i);
     } else if (s->faults_on && s->cp[ci].alive)
       compactor_crash(s, ci);
   } else if (r < 640 + s->p_crash) {
-    if (s->faults_on && chance(s, s->p_expire * 10)) {
+    if (s->faults_on && chance(s, s->p_expire * 10) && !(s->without & SIM_NO_EXPIRY)) {
       tarn_meta *m = chance(s, 500) && i >= 0 ? s->wr[i].meta
                      : s->cp[ci].alive        ? s->cp[ci].meta
                                               : NULL;

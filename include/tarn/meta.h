@@ -180,6 +180,10 @@ enum {
   TARN_META_FAULT_EXPIRE_SESSION = 3
 };
 int tarn_meta_inject_fault(tarn_meta *m, int fault, int count);
+/* The same, but the fault strikes only after the next skip writes succeeded
+ * (the simulator uses it to fail one step inside a role's sequence, e.g. C4
+ * after C3). Not for TARN_META_FAULT_EXPIRE_SESSION. */
+int tarn_meta_inject_fault_after(tarn_meta *m, int fault, int skip, int count);
 
 #ifdef __cplusplus
 }

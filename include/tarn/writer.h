@@ -40,6 +40,19 @@ typedef struct tarn_writer_options {
   int upload_threads;         /* objects written in parallel (2) */
   int put_threads;            /* index puts of different logs in parallel (4) */
   int object_retries;         /* extra attempts, each under a new name, after an object write fails (2) */
+  /* A section whose object was written longer ago than this is not
+   * published: its entries fail with TARN_ETIMEDOUT. A reclaimer deletes an
+   * object that no record names once its grace period has passed since it
+   * first saw it, so a writer stalled between A2 and A3 for longer than that
+   * would publish a record naming a deleted object. Keep it well below the
+   * WAL grace period (reclaim.h: 600 s). 0: no limit. (300000) */
+  int64_t max_publish_delay_ms;
+  /* 0: threads do the work (the default). 1: stepped — no threads; the caller
+   * drives sealing, A2 and A3/A4 one unit at a time with tarn_writer_step (the
+   * simulator does, tests/sim); an append over the memory limit returns
+   * TARN_EBUSY; flush and close do the remaining work on the caller's thread.
+   * upload_threads and put_threads are ignored. */
+  int stepped;
 } tarn_writer_options;
 
 /* Ursa's defaults (spec Appendix E) and the values above in parentheses. */
@@ -82,6 +95,22 @@ int tarn_writer_flush(tarn_writer *w);
 /* Flushes, stops the threads, then releases the leases — only after every
  * change started under them completed (LS-043) — and frees the writer. */
 int tarn_writer_close(tarn_writer *w);
+
+/* Stepped mode: the units of work tarn_writer_step does. */
+enum {
+  TARN_WRITER_STEP_SEAL = 0,     /* seal the open batch now */
+  TARN_WRITER_STEP_SEAL_DUE = 1, /* seal the open batch if its window has ended */
+  TARN_WRITER_STEP_UPLOAD = 2,   /* A2: write the object of the oldest sealed batch waiting */
+  TARN_WRITER_STEP_PUT = 3       /* A3/A4: publish the first ready section (some log's queue head) */
+};
+/* Does one unit of work: 1 when done, 0 when there was none, or a negative
+ * error (TARN_EINVAL on a writer that is not stepped). Outcomes of entries
+ * are delivered from inside the step. */
+int tarn_writer_step(tarn_writer *w, int step);
+
+/* Stepped mode only: frees the writer as a crashed process loses it — no
+ * callback, no store call; its lease records stay until its session ends. */
+int tarn_writer_discard(tarn_writer *w);
 
 typedef struct tarn_writer_stats {
   uint64_t objects_written;

@@ -22,6 +22,7 @@
 #include "tarn/trim.h"
 #include "tarn/wal.h"
 #include "util/error.h"
+#include "util/planted.h"
 #include "util/random.h"
 
 #define KAFKA_TOPIC_PROP "lakestream.kafka.topic.name"
@@ -782,6 +783,8 @@ static int install_attempt(tarn_compactor *c, const tarn_compact_range *r, const
   tarn_meta_rec_free(&cur);
   if (!rc)
     rc = tarn_lease_check(lease); /* LS-049 */
+  if (!rc && TARN__PLANTED(TARN__BUG_C4_BEFORE_C3))
+    rc = tarn_meta_delete_range(m, part, a, b, NULL); /* planted: C4 before C3 */
   if (!rc && exists) {
     rc = tarn_meta_put(m, part, k, val->data, val->len, NULL); /* C3, LS-070 */
     if (rc == 0 || rc == TARN_EUNKNOWN)

@@ -6,18 +6,15 @@
 
 #include "tarn/catalog.h"
 #include "tarn/key.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  return tarn__mono_ms();
 }
 
 static void sleep_ms(int ms) {
-  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
-  while (nanosleep(&ts, &ts) != 0)
-    ;
+  tarn__sleep_ms(ms);
 }
 
 /* The number of lease records of L (all of them when want_all, else 0 or 1). */

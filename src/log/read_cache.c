@@ -5,12 +5,11 @@
 #include <time.h>
 
 #include "tarn/wal.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  return tarn__mono_ms();
 }
 
 /* ---- index records ------------------------------------------------------------ */

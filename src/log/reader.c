@@ -17,6 +17,7 @@
 #include "tarn/wal.h"
 #include "tarn/metrics.h"
 #include "util/error.h"
+#include "util/planted.h"
 
 /* The first read of an object: the head of most objects, and all of a small one. */
 #define PROBE_BYTES (64u << 10)
@@ -102,6 +103,10 @@ int tarn_reader_trim_offset(tarn_reader *r, uint64_t log_id, uint64_t *b) {
     return rc;
   tarn_meta_rec m = {0};
   rc = tarn_meta_get(r->meta, part, key, &m);
+  if (TARN__PLANTED(TARN__BUG_READER_SKIPS_TRIM)) {
+    tarn_meta_rec_free(&m);
+    rc = TARN_ENOTFOUND;
+  }
   if (rc == TARN_ENOTFOUND) { /* LS-050: no marker, B = 0 */
     *b = 0;
     return 0;

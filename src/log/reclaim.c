@@ -17,6 +17,7 @@
 #include "tarn/tasks.h"
 #include "tarn/trim.h"
 #include "util/error.h"
+#include "util/planted.h"
 
 #define LIST_PAGE 1000
 
@@ -359,7 +360,8 @@ static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_
       (*unref)++;
       int64_t at;
       rc = first_seen(m, kind, name, now, o->dry_run, &at);
-      if (!rc && now - at >= grace) /* LS-086 */
+      if (!rc && (now - at >= grace /* LS-086 */ ||
+                  (kind == 'w' && TARN__PLANTED(TARN__BUG_RECLAIM_NO_GRACE))))
         rc = set_add(cands, name);
     }
     free(after);

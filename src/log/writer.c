@@ -20,7 +20,9 @@
 #include "tarn/lease.h"
 #include "tarn/metrics.h"
 #include "tarn/wal.h"
+#include "util/clock.h"
 #include "util/error.h"
+#include "util/planted.h"
 
 typedef struct wentry {
   struct wentry *next; /* batch order */
@@ -65,6 +67,7 @@ typedef struct wbatch {
   size_t puts_left;
   int done;
   int64_t deadline_ms;
+  int64_t written_ms; /* when its object was written */
   char err[256]; /* why the object write failed */
 } wbatch;
 
@@ -101,9 +104,7 @@ struct tarn_writer {
 };
 
 static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  return tarn__now_ms();
 }
 
 static void abstime_ms(struct timespec *ts, int64_t ms) {
@@ -121,6 +122,7 @@ void tarn_writer_options_default(tarn_writer_options *o) {
   o->upload_threads = 2;
   o->put_threads = 4;
   o->object_retries = 2;
+  o->max_publish_delay_ms = 300000;
 }
 
 static wlog *find_log(tarn_writer *w, uint64_t id) {
@@ -164,6 +166,17 @@ static void batch_free(wbatch *b) {
   free(b->logs);
   free(b->records);
   free(b);
+}
+
+/* Frees b with its entries. */
+static void free_batch_entries(wbatch *b) {
+  for (wentry *e = b->head; e;) {
+    wentry *n = e->next;
+    free(e->payload);
+    free(e);
+    e = n;
+  }
+  batch_free(b);
 }
 
 static size_t batch_log_index(const wbatch *b, uint64_t log_id) {
@@ -312,13 +325,7 @@ static void section_finished(tarn_writer *w, wsection *s) {
       w->sealed_head = f->next;
       if (!w->sealed_head)
         w->sealed_tail = NULL;
-      for (wentry *e = f->head; e;) {
-        wentry *n = e->next;
-        free(e->payload);
-        free(e);
-        e = n;
-      }
-      batch_free(f);
+      free_batch_entries(f);
     }
   }
   pthread_cond_broadcast(&w->cv_done);
@@ -349,11 +356,12 @@ static int write_object(tarn_writer *w, wbatch *b) {
     tarn_metrics_inc("tarn_writer_objects_total", 1, "result", rc ? "failed" : "written", NULL);
     if (!rc)
       tarn_metrics_inc("tarn_writer_object_bytes_total", obj.len, NULL);
+    if (TARN__PLANTED(TARN__BUG_INDEX_BEFORE_OBJECT))
+      rc = 0; /* planted: the index goes out whether or not the object exists */
     if (rc == 0 || attempt >= w->o.object_retries || rc == TARN_EINVAL)
       break;
     rc = 0; /* retry under a new name */
-    struct timespec d = {0, (long)(20 + 40 * attempt) * 1000000L};
-    nanosleep(&d, NULL);
+    tarn__sleep_ms(20 + 40 * attempt);
   }
   if (rc) {
     /* LS-038: an object of unknown outcome is treated as not written */
@@ -395,33 +403,48 @@ static int write_object(tarn_writer *w, wbatch *b) {
   return rc;
 }
 
+/* Under mu: takes the first batch waiting for its object, or NULL. */
+static wbatch *take_upload(tarn_writer *w) {
+  wbatch *b = w->up_head;
+  if (b) {
+    w->up_head = b->up_next;
+    if (!w->up_head)
+      w->up_tail = NULL;
+  }
+  return b;
+}
+
+/* Under mu (released while writing): A2 for one taken batch. */
+static void upload(tarn_writer *w, wbatch *b) {
+  pthread_mutex_unlock(&w->mu);
+  int rc = write_object(w, b);
+  pthread_mutex_lock(&w->mu);
+  if (rc) {
+    w->st.object_failures++;
+    snprintf(b->err, sizeof b->err, "%s", tarn_errmsg());
+  }
+  else {
+    w->st.objects_written++;
+    b->written_ms = now_ms();
+  }
+  /* LS-037: sections become ready for their puts only now */
+  for (size_t i = 0; i < b->nlogs; i++) {
+    b->secs[i]->state = rc ? SEC_FAILED : SEC_READY;
+    b->secs[i]->rc = rc;
+  }
+  pthread_cond_broadcast(&w->cv_put);
+}
+
 static void *upload_main(void *arg) {
   tarn_writer *w = arg;
   pthread_mutex_lock(&w->mu);
   for (;;) {
     while (!w->up_head && !w->stopping)
       pthread_cond_wait(&w->cv_upload, &w->mu);
-    if (!w->up_head)
+    wbatch *b = take_upload(w);
+    if (!b)
       break;
-    wbatch *b = w->up_head;
-    w->up_head = b->up_next;
-    if (!w->up_head)
-      w->up_tail = NULL;
-    pthread_mutex_unlock(&w->mu);
-    int rc = write_object(w, b);
-    pthread_mutex_lock(&w->mu);
-    if (rc) {
-      w->st.object_failures++;
-      snprintf(b->err, sizeof b->err, "%s", tarn_errmsg());
-    }
-    else
-      w->st.objects_written++;
-    /* LS-037: sections become ready for their puts only now */
-    for (size_t i = 0; i < b->nlogs; i++) {
-      b->secs[i]->state = rc ? SEC_FAILED : SEC_READY;
-      b->secs[i]->rc = rc;
-    }
-    pthread_cond_broadcast(&w->cv_put);
+    upload(w, b);
   }
   pthread_mutex_unlock(&w->mu);
   return NULL;
@@ -447,6 +470,13 @@ static void publish(tarn_writer *w, wsection *s) {
   snprintf(prefix, sizeof prefix, "%020llu", (unsigned long long)log_id);
   /* LS-042, LS-048: publish only while the lease's session lives */
   int rc = tarn_lease_check(s->log->lease);
+  int64_t age = now_ms() - s->batch->written_ms;
+  if (!rc && w->o.max_publish_delay_ms > 0 && age > w->o.max_publish_delay_ms)
+    /* the reclaimer may already have deleted the object (found by tarn-sim) */
+    rc = tarn__err(TARN_ETIMEDOUT, "log %llu: WAL object written %lld ms ago, over the %lld ms "
+                                   "publish limit; entries not appended",
+                   (unsigned long long)log_id, (long long)age,
+                   (long long)w->o.max_publish_delay_ms);
   if (rc) {
     deliver(w, s, rc, 0, 0);
     return;
@@ -481,6 +511,15 @@ static void publish(tarn_writer *w, wsection *s) {
   tarn_meta_rec_free(&out);
 }
 
+/* Under mu (released while putting): A3 and A4 for one ready section. */
+static void put_section(tarn_writer *w, wsection *s) {
+  s->log->busy = 1;
+  pthread_mutex_unlock(&w->mu);
+  publish(w, s);
+  pthread_mutex_lock(&w->mu);
+  section_finished(w, s);
+}
+
 static void *put_main(void *arg) {
   tarn_writer *w = arg;
   pthread_mutex_lock(&w->mu);
@@ -490,11 +529,7 @@ static void *put_main(void *arg) {
       pthread_cond_wait(&w->cv_put, &w->mu);
     if (!s)
       break;
-    s->log->busy = 1;
-    pthread_mutex_unlock(&w->mu);
-    publish(w, s);
-    pthread_mutex_lock(&w->mu);
-    section_finished(w, s);
+    put_section(w, s);
   }
   pthread_mutex_unlock(&w->mu);
   return NULL;
@@ -548,10 +583,11 @@ int tarn_writer_open(tarn_meta *meta, tarn_objstore *wal, const tarn_writer_opti
   tarn_writer_options_default(&d);
   if (!o)
     o = &d;
+  int threads_ok = o->stepped || (o->upload_threads >= 1 && o->put_threads >= 1 &&
+                                  o->upload_threads <= 64 && o->put_threads <= 64);
   if (!meta || !wal || o->max_object_bytes == 0 || o->max_object_bytes > (1u << 30) ||
-      o->max_logs_per_object == 0 || o->upload_threads < 1 || o->put_threads < 1 ||
-      o->object_retries < 0 || o->max_bytes_in_flight == 0 || o->upload_threads > 64 ||
-      o->put_threads > 64)
+      o->max_logs_per_object == 0 || !threads_ok || o->object_retries < 0 ||
+      o->max_bytes_in_flight == 0)
     return tarn__err(TARN_EINVAL, "writer: bad options (object size 1 B..1 GiB, logs per object "
                                   ">= 1, 1..64 threads)");
   tarn_writer *w = calloc(1, sizeof *w);
@@ -566,6 +602,10 @@ int tarn_writer_open(tarn_meta *meta, tarn_objstore *wal, const tarn_writer_opti
   pthread_cond_init(&w->cv_upload, NULL);
   pthread_cond_init(&w->cv_put, NULL);
   pthread_cond_init(&w->cv_done, NULL);
+  if (o->stepped) { /* the caller drives the work with tarn_writer_step */
+    *out = w;
+    return 0;
+  }
   w->uploaders = calloc((size_t)o->upload_threads, sizeof *w->uploaders);
   w->putters = calloc((size_t)o->put_threads, sizeof *w->putters);
   int rc = (w->uploaders && w->putters) ? 0 : TARN_ENOMEM;
@@ -626,7 +666,7 @@ static int enqueue(tarn_writer *w, wentry *e) {
   int rc;
   /* bounded memory: wait (or refuse) while over the limit; one entry alone always fits */
   while (w->in_flight > 0 && w->in_flight + len > w->o.max_bytes_in_flight && !w->closing) {
-    if (w->o.nonblocking)
+    if (w->o.nonblocking || w->o.stepped) /* stepped: nobody else could make room */
       return tarn__err(TARN_EBUSY, "append: %zu bytes in flight, over the limit",
                        w->o.max_bytes_in_flight);
     if (w->cur) /* progress needs the open batch sealed */
@@ -758,14 +798,91 @@ int tarn_writer_append_sync(tarn_writer *w, uint64_t log_id, const void *payload
   return rc;
 }
 
+/* Stepped mode: one unit of the work the threads would do, under mu. */
+static int step_locked(tarn_writer *w, int step) {
+  switch (step) {
+  case TARN_WRITER_STEP_SEAL:
+  case TARN_WRITER_STEP_SEAL_DUE:
+    if (!w->cur || (step == TARN_WRITER_STEP_SEAL_DUE && now_ms() < w->cur->deadline_ms))
+      return 0;
+    seal(w, w->cur);
+    return 1;
+  case TARN_WRITER_STEP_UPLOAD: {
+    wbatch *b = take_upload(w);
+    if (!b)
+      return 0;
+    upload(w, b);
+    return 1;
+  }
+  case TARN_WRITER_STEP_PUT: {
+    wsection *s = next_ready(w);
+    if (!s)
+      return 0;
+    put_section(w, s);
+    return 1;
+  }
+  default:
+    return tarn__err(TARN_EINVAL, "writer step: unknown step %d", step);
+  }
+}
+
+int tarn_writer_step(tarn_writer *w, int step) {
+  if (!w->o.stepped)
+    return tarn__err(TARN_EINVAL, "writer step: the writer was not opened stepped");
+  pthread_mutex_lock(&w->mu);
+  int rc = step_locked(w, step);
+  pthread_mutex_unlock(&w->mu);
+  return rc;
+}
+
 int tarn_writer_flush(tarn_writer *w) {
   pthread_mutex_lock(&w->mu);
   if (w->cur)
     seal(w, w->cur);
   uint64_t target = w->next_id; /* every batch sealed so far has id < target */
-  while (w->sealed_head && w->sealed_head->id < target)
-    pthread_cond_wait(&w->cv_done, &w->mu);
+  while (w->sealed_head && w->sealed_head->id < target) {
+    if (w->o.stepped) { /* do the work here: every sealed batch has a next step */
+      if (step_locked(w, TARN_WRITER_STEP_UPLOAD) <= 0)
+        step_locked(w, TARN_WRITER_STEP_PUT);
+    } else
+      pthread_cond_wait(&w->cv_done, &w->mu);
+  }
   pthread_mutex_unlock(&w->mu);
+  return 0;
+}
+
+/* Frees the writer's memory and nothing else (stepped mode only). */
+static void free_writer(tarn_writer *w) {
+  free(w->uploaders);
+  free(w->putters);
+  pthread_cond_destroy(&w->cv_timer);
+  pthread_cond_destroy(&w->cv_upload);
+  pthread_cond_destroy(&w->cv_put);
+  pthread_cond_destroy(&w->cv_done);
+  pthread_mutex_destroy(&w->lease_mu);
+  pthread_mutex_destroy(&w->mu);
+  free(w);
+}
+
+int tarn_writer_discard(tarn_writer *w) {
+  if (!w)
+    return 0;
+  if (!w->o.stepped)
+    return tarn__err(TARN_EINVAL, "writer discard: only a stepped writer can be discarded");
+  if (w->cur)
+    free_batch_entries(w->cur);
+  for (wbatch *b = w->sealed_head; b;) {
+    wbatch *n = b->next;
+    free_batch_entries(b);
+    b = n;
+  }
+  for (wlog *l = w->logs; l;) {
+    wlog *n = l->next;
+    tarn_lease_forget(l->lease); /* the record stays, as a dead process's would */
+    free(l);
+    l = n;
+  }
+  free_writer(w);
   return 0;
 }
 
@@ -777,7 +894,8 @@ int tarn_writer_close(tarn_writer *w) {
   pthread_cond_broadcast(&w->cv_done);
   pthread_mutex_unlock(&w->mu);
   tarn_writer_flush(w);
-  stop_threads(w, 1);
+  if (!w->o.stepped)
+    stop_threads(w, 1);
   /* LS-043: every put under the leases has completed; now release them */
   int rc = 0;
   for (wlog *l = w->logs; l;) {
@@ -788,15 +906,7 @@ int tarn_writer_close(tarn_writer *w) {
     free(l);
     l = n;
   }
-  free(w->uploaders);
-  free(w->putters);
-  pthread_cond_destroy(&w->cv_timer);
-  pthread_cond_destroy(&w->cv_upload);
-  pthread_cond_destroy(&w->cv_put);
-  pthread_cond_destroy(&w->cv_done);
-  pthread_mutex_destroy(&w->lease_mu);
-  pthread_mutex_destroy(&w->mu);
-  free(w);
+  free_writer(w);
   return rc;
 }
 

@@ -9,6 +9,7 @@
 
 #include "store/meta_vfs.h"
 #include "tarn/metrics.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 #define DEFAULT_SESSION_TIMEOUT_MS 15000
@@ -17,9 +18,7 @@ static const tarn__meta_vfs *const backends[] = {&tarn__meta_vfs_sqlite, &tarn__
                                                  &tarn__meta_vfs_etcd};
 
 int64_t tarn__meta_now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  return tarn__now_ms();
 }
 
 void tarn_meta_rec_free(tarn_meta_rec *r) {
@@ -381,8 +380,12 @@ int tarn_meta_wait_for_change(tarn_meta *m, const char *part, const char *a, con
 }
 
 int tarn_meta_inject_fault(tarn_meta *m, int fault, int count) {
+  return tarn_meta_inject_fault_after(m, fault, 0, count);
+}
+
+int tarn_meta_inject_fault_after(tarn_meta *m, int fault, int skip, int count) {
   if (!m->vfs->fault)
     return tarn__err(TARN_EUNSUPPORTED, "metadata store %s: no fault injection",
                      m->vfs->scheme);
-  return m->vfs->fault(m, fault, count);
+  return m->vfs->fault(m, fault, skip < 0 ? 0 : skip, count);
 }

@@ -46,7 +46,7 @@ typedef struct mstore {
 typedef struct mhandle {
   mstore *s;
   uint64_t session;
-  int fault, fault_count;
+  int fault, fault_count, fault_skip;
 } mhandle;
 
 static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
@@ -194,6 +194,10 @@ static int mem_find(tarn_meta *m, const char *part, const char *key, int cmp,
  * committing, or an error to return without effect. */
 static int take_fault(mhandle *h) {
   if (h->fault_count <= 0) return 0;
+  if (h->fault_skip > 0) {
+    h->fault_skip--;
+    return 0;
+  }
   h->fault_count--;
   if (h->fault == TARN_META_FAULT_FAIL)
     return tarn__err(TARN_EUNAVAIL, "mem: injected failure (no effect)");
@@ -416,7 +420,7 @@ done:
   return rc;
 }
 
-static int mem_fault(tarn_meta *m, int fault, int count) {
+static int mem_fault(tarn_meta *m, int fault, int skip, int count) {
   mhandle *h = m->impl;
   mstore *s = h->s;
   if (fault == TARN_META_FAULT_EXPIRE_SESSION) {
@@ -432,6 +436,7 @@ static int mem_fault(tarn_meta *m, int fault, int count) {
   pthread_mutex_lock(&s->mu);
   h->fault = fault;
   h->fault_count = fault == TARN_META_FAULT_NONE ? 0 : count;
+  h->fault_skip = skip;
   pthread_mutex_unlock(&s->mu);
   return 0;
 }

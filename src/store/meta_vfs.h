@@ -52,7 +52,7 @@ struct tarn__meta_vfs {
   int (*token)(tarn_meta *m, int64_t *token);
   int (*wait)(tarn_meta *m, const char *part, const char *a, const char *b, int64_t since,
               int timeout_ms);
-  int (*fault)(tarn_meta *m, int fault, int count);   /* NULL: unsupported */
+  int (*fault)(tarn_meta *m, int fault, int skip, int count);   /* NULL: unsupported */
 };
 
 extern const tarn__meta_vfs tarn__meta_vfs_mem;

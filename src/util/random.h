@@ -7,4 +7,9 @@
 /* Fills p with n random bytes (getrandom); TARN_EIO with a message on failure. */
 int tarn__random(void *p, size_t n, const char *what);
 
+/* Replaces the kernel's bytes with fn's (NULL restores them): the simulator
+ * (tests/sim) makes names and tokens a function of its seed. Not thread-safe:
+ * call it before the library is used. */
+void tarn__random_set_hook(void (*fn)(void *arg, void *p, size_t n), void *arg);
+
 #endif

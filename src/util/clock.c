@@ -1,0 +1,38 @@
+#include "util/clock.h"
+
+#include <time.h>
+
+static tarn__clock_hooks hooks;
+
+void tarn__clock_set(const tarn__clock_hooks *h) {
+  if (h)
+    hooks = *h;
+  else
+    hooks = (tarn__clock_hooks){0};
+}
+
+static int64_t clock_ms(clockid_t id) {
+  struct timespec ts;
+  clock_gettime(id, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+int64_t tarn__now_ms(void) {
+  return hooks.now_ms ? hooks.now_ms(hooks.arg) : clock_ms(CLOCK_REALTIME);
+}
+
+int64_t tarn__mono_ms(void) {
+  return hooks.mono_ms ? hooks.mono_ms(hooks.arg) : clock_ms(CLOCK_MONOTONIC);
+}
+
+void tarn__sleep_ms(int64_t ms) {
+  if (hooks.sleep_ms) {
+    hooks.sleep_ms(hooks.arg, ms);
+    return;
+  }
+  if (ms <= 0)
+    return;
+  struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000L};
+  while (nanosleep(&ts, &ts) != 0)
+    ;
+}

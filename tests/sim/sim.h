@@ -1,0 +1,157 @@
+/* tarn-sim: a deterministic simulation of tarn's roles (docs/simulation.md).
+ *
+ * One thread plays every actor — writer processes (the real stepped writer),
+ * a trimmer (soft and hard trim), a deleter (log deletion), and two readers —
+ * over mem: stores, on a simulated clock, in an order drawn from a seeded
+ * generator. The checker (sim_check.c) tests the protocol's properties after
+ * every step. */
+#ifndef TARN_SIM_H
+#define TARN_SIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tarn/compactor.h"
+#include "tarn/meta.h"
+#include "tarn/objstore.h"
+#include "tarn/reader.h"
+#include "tarn/writer.h"
+
+#define SIM_NLOGS 3      /* logs 1..SIM_NLOGS */
+#define SIM_NWRITERS 3   /* writer processes */
+#define SIM_DELETED_LOG 3 /* the log the deleter may delete */
+#define SIM_NCOMPACTORS 2
+#define SIM_MAX_ZOMBIES 32
+
+enum { E_PENDING = 0, E_ACKED, E_FAILED, E_UNKNOWN };
+
+/* Fault kinds a run can leave out (--without), for shrinking a failure. */
+enum { SIM_NO_OBJECT = 1, SIM_NO_META = 2, SIM_NO_CRASH = 4, SIM_NO_EXPIRY = 8 };
+
+/* One append, as the simulation issued it, and what it was told. */
+typedef struct sim_entry {
+  uint64_t log;
+  uint32_t len, records;
+  int status;
+  uint64_t offset;   /* E_ACKED: the acknowledged offset */
+  int64_t ts;        /* E_ACKED: the acknowledged timestamp */
+  int writer;
+  int seen;          /* read back at least once */
+  uint64_t seen_offset, seen_cum;
+  int64_t seen_ts;
+  uint64_t pass;     /* the last full pass that read it */
+} sim_entry;
+
+/* An index record as the checker last saw it. */
+typedef struct sim_span {
+  uint64_t end, start;
+  int64_t version;
+  uint64_t vhash;   /* of the value */
+  int parquet;
+  uint64_t epoch;   /* the reclaim epoch its object was last seen in (RAW) */
+} sim_span;
+
+typedef struct sim_log {
+  uint64_t id;
+  uint64_t max_end;       /* the greatest end offset seen (MonotonicOffsets) */
+  uint64_t b;             /* the greatest trim marker seen */
+  uint64_t soft_reported; /* the greatest value soft trim reported stored */
+  int delete_done;        /* tarn_log_delete returned 0 */
+  int fenced;             /* its fence exists: deletion began, records may go */
+  sim_span *spans;        /* the records of the last check, by end */
+  size_t nspans;
+  int spans_window;       /* the last check saw a C3-C4 window */
+  int install_owner;      /* 1 + the compactor whose install is unfinished, or 0 */
+} sim_log;
+
+typedef struct sim_writer {
+  int alive;
+  tarn_meta *meta;
+  tarn_objstore *wal;
+  tarn_writer *w;
+  int incarnation;
+} sim_writer;
+
+enum { CP_IDLE = 0, CP_PLANNED, CP_WRITTEN, CP_INSTALLING };
+
+typedef struct sim_compactor {
+  int alive;
+  tarn_meta *meta;
+  tarn_objstore *wal, *cmp;
+  tarn_compactor *c;
+  int state;
+  tarn_compact_range r;
+  tarn_compact_lock *lock;
+  int64_t written_at; /* when C2 finished */
+  int incarnation;
+} sim_compactor;
+
+typedef struct sim_zombie {
+  tarn_meta *meta; /* a crashed process's session, until it expires */
+  int64_t expire_at;
+} sim_zombie;
+
+/* What a run exercised (summed over seeds by tarn-sim). */
+typedef struct sim_stats {
+  uint64_t acked, failed, unknown, installs, windows, reclaimed, crashes, expiries, deletions,
+      stale_hits, soft_trims, hard_trimmed;
+} sim_stats;
+
+typedef struct sim {
+  uint64_t seed;
+  int steps, step;
+  int bug;
+  int without; /* SIM_NO_* */
+  int verbose;
+  uint64_t rng, lib_rng;
+  int64_t now;
+  char meta_uri[96], wal_uri[96], cmp_uri[96];
+  /* fault rates (per mille), drawn from the seed */
+  unsigned p_obj_fault, p_meta_fault, p_crash, p_expire;
+  int faults_on;
+  sim_entry *ents;
+  size_t nents, capents;
+  sim_log logs[SIM_NLOGS];
+  sim_writer wr[SIM_NWRITERS];
+  sim_zombie zombies[SIM_MAX_ZOMBIES];
+  size_t nzombies;
+  tarn_meta *cmeta;  /* the checker's and readers' session */
+  tarn_objstore *cwal, *ccmp;
+  sim_compactor cp[SIM_NCOMPACTORS];
+  tarn_meta *rmeta;  /* the reclaimer's session */
+  uint64_t reclaim_epoch;
+  tarn_reader *fresh, *stale;
+  tarn_meta *tmeta;  /* the trimmer's session */
+  tarn_meta *dmeta;  /* the deleter's session */
+  int delete_started;
+  uint64_t pass;
+  /* the trace: every line, hashed */
+  char *trace;
+  size_t tlen, tcap;
+  uint64_t hash;
+  int failed;
+  char failure[1024];
+  sim_stats st;
+} sim;
+
+/* sim_world.c */
+uint64_t sim_rand(sim *s);
+uint64_t sim_below(sim *s, uint64_t n);
+void sim_trace(sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+void sim_fail(sim *s, const char *property, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+int sim_run(sim *s);
+void sim_free(sim *s);
+/* the deterministic payload of entry id */
+void sim_payload(uint64_t id, uint64_t log, uint8_t *out, size_t len);
+
+int64_t sim_clock(void *ctx);
+
+/* sim_check.c */
+void sim_check_step(sim *s);
+void sim_check_full(sim *s);
+
+extern const char *const sim_bug_names[];
+extern const char *const sim_fault_names[]; /* by SIM_NO_* bit: object, meta, crash, expiry */
+
+#endif

@@ -1,0 +1,368 @@
+/* The checker: the protocol's properties, stated for format v3 (0-based
+ * offsets, exclusive end keys), tested against the stores and the record of
+ * what every actor was told (docs/simulation.md lists each with its source). */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "tarn/entryindex.h"
+#include "tarn/key.h"
+#include "tarn/trim.h"
+
+static uint64_t le64(const uint8_t *p) {
+  uint64_t v = 0;
+  for (int i = 0; i < 8; i++)
+    v |= (uint64_t)p[i] << (8 * i);
+  return v;
+}
+
+static uint64_t fnv(const uint8_t *p, size_t n) {
+  uint64_t h = 0xcbf29ce484222325u;
+  for (size_t i = 0; i < n; i++) {
+    h ^= p[i];
+    h *= 0x100000001b3u;
+  }
+  return h;
+}
+
+/* The span of the last check ending at end, or NULL. */
+static const sim_span *old_span(const sim_log *lg, uint64_t end) {
+  size_t lo = 0, hi = lg->nspans;
+  while (lo < hi) {
+    size_t mid = (lo + hi) / 2;
+    if (lg->spans[mid].end < end)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo < lg->nspans && lg->spans[lo].end == end ? &lg->spans[lo] : NULL;
+}
+
+/* Reads a record new to the checker (or changed since): its span and kind;
+ * a RAW record's object must exist. */
+static int read_record(sim *s, sim_log *lg, const char *part, const char *key, sim_span *sp) {
+  tarn_meta_rec rec = {0};
+  int rc = tarn_meta_get(s->cmeta, part, key, &rec);
+  uint64_t end = 0;
+  if (!rc)
+    rc = tarn_index_record_span(&rec, lg->id, &sp->start, &end);
+  if (rc) {
+    sim_fail(s, "NoReaderError", "index record %s of log %" PRIu64 ": %s", key, lg->id,
+             tarn_errmsg());
+    tarn_meta_rec_free(&rec);
+    return -1;
+  }
+  sp->version = rec.stat.version;
+  sp->vhash = fnv(rec.value, rec.value_len);
+  tarn_entry_index ei;
+  if (tarn_entry_index_decode(rec.value, rec.value_len, &ei) == 0) {
+    sp->parquet = ei.file_type == TARN_FILE_PARQUET;
+    tarn_entry_index_free(&ei);
+  }
+  tarn_meta_rec_free(&rec);
+  return 0;
+}
+
+/* No object deleted while a record names it (checked again after every
+ * reclaimer pass). */
+static int check_object(sim *s, sim_log *lg, const char *part, const char *key, sim_span *sp) {
+  if (sp->parquet || sp->epoch == s->reclaim_epoch + 1)
+    return 0;
+  tarn_meta_rec rec = {0};
+  tarn_entry_index ei;
+  int rc = tarn_meta_get(s->cmeta, part, key, &rec);
+  if (!rc && tarn_entry_index_decode(rec.value, rec.value_len, &ei) == 0) {
+    uint64_t size;
+    if (ei.location && tarn_objstore_head(s->cwal, ei.location, &size) != 0)
+      sim_fail(s, "NoDanglingIndex",
+               "index record %s of log %" PRIu64 " names WAL object %s, which does not exist", key,
+               lg->id, ei.location);
+    tarn_entry_index_free(&ei);
+  }
+  tarn_meta_rec_free(&rec);
+  sp->epoch = s->reclaim_epoch + 1;
+  return s->failed ? -1 : 0;
+}
+
+static void check_log_records(sim *s, sim_log *lg) {
+  char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_LEN + 1], z[TARN_KEY_LEN + 1];
+  char fence[TARN_KEY_SLASH_MAX];
+  tarn_key_partition(part, lg->id);
+  tarn_key_fence(fence, lg->id);
+  tarn_meta_rec f = {0};
+  lg->fenced = tarn_meta_get(s->cmeta, part, fence, &f) == 0;
+  tarn_meta_rec_free(&f);
+
+  uint64_t b = 0;
+  int64_t ver = -1;
+  if (tarn_trim_marker_read(s->cmeta, lg->id, &b, &ver)) {
+    sim_fail(s, "NoReaderError", "trim marker of log %" PRIu64 ": %s", lg->id, tarn_errmsg());
+    return;
+  }
+  if (b < lg->b)
+    sim_fail(s, "TrimMarkerMonotonic", "log %" PRIu64 ": the trim marker went back from %" PRIu64
+             " to %" PRIu64, lg->id, lg->b, b);
+  if (lg->soft_reported > b)
+    sim_fail(s, "SoftTrimStored", "log %" PRIu64 ": soft trim reported %" PRIu64
+             " stored, but the marker holds %" PRIu64, lg->id, lg->soft_reported, b);
+  if (b > lg->b)
+    lg->b = b;
+
+  tarn_key_format(a, lg->id, 0, 0);
+  tarn_key_format(z, lg->id, TARN_KEY_MAX, TARN_KEY_MAX);
+  tarn_meta_recs keys = {0};
+  if (tarn_meta_list(s->cmeta, part, a, z, 0, 0, &keys)) {
+    sim_fail(s, "NoReaderError", "listing log %" PRIu64 ": %s", lg->id, tarn_errmsg());
+    return;
+  }
+  if (lg->delete_done) {
+    /* (a lease record may appear: an acquire that found the fence and failed
+     * to delete its record leaves it to its session; no lease is granted,
+     * which sim_world.c checks where leases are acquired) */
+    if (keys.n)
+      sim_fail(s, "DeletedLogStaysEmpty", "log %" PRIu64 " was deleted (leases drained) but has "
+               "%zu index records", lg->id, keys.n);
+    tarn_meta_recs_free(&keys);
+    return;
+  }
+  int had_window = lg->spans_window;
+  lg->spans_window = 0;
+  sim_span *cur = calloc(keys.n ? keys.n : 1, sizeof *cur);
+  if (!cur)
+    abort();
+  uint64_t prev_end = 0;
+  size_t n = 0;
+  for (size_t i = 0; i < keys.n && !s->failed; i++, n++) {
+    tarn_key k;
+    if (tarn_key_parse(keys.v[i].key, strlen(keys.v[i].key), &k)) {
+      sim_fail(s, "NoReaderError", "bad index key %s", keys.v[i].key);
+      break;
+    }
+    sim_span *sp = &cur[i];
+    const sim_span *old = old_span(lg, k.end_offset);
+    if (old && old->version == keys.v[i].stat.version)
+      *sp = *old;
+    else {
+      sp->end = k.end_offset;
+      if (read_record(s, lg, part, keys.v[i].key, sp))
+        break;
+      /* LS-076: a compaction never replaces a PARQUET record another installed
+       * (a repeated C3 puts the same value again) */
+      if (old && old->parquet && old->vhash != sp->vhash)
+        sim_fail(s, "SequentialCompactionSafety", "log %" PRIu64 ": the PARQUET record %s was "
+                 "replaced by another value", lg->id, keys.v[i].key);
+    }
+    if (check_object(s, lg, part, keys.v[i].key, sp))
+      break;
+    uint64_t start = sp->start;
+    if (i == 0) {
+      if (start > 0 && (ver < 0 || start > b))
+        sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": the first record starts at %" PRIu64
+                 " but the trim marker is %" PRIu64 ": offsets below it were lost", lg->id, start,
+                 b);
+    } else if (start > prev_end) {
+      sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": offsets [%" PRIu64 ", %" PRIu64
+               ") have no index record (next: %s)", lg->id, prev_end, start, keys.v[i].key);
+    } else if (start < prev_end) {
+      /* only the C3–C4 window: a PARQUET record over RAW records that lie
+       * wholly inside its range, not yet retired */
+      int ok = sp->parquet;
+      for (size_t j = i; ok && j-- > 0 && cur[j].end > start;)
+        ok = !cur[j].parquet && cur[j].start >= start;
+      if (ok && !had_window && !lg->spans_window)
+        s->st.windows++;
+      lg->spans_window = 1;
+      if (!ok)
+        sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": record %s [%" PRIu64 ", %" PRIu64
+                 ") overlaps the records before it (ending at %" PRIu64 ") outside a C3-C4 window",
+                 lg->id, keys.v[i].key, start, k.end_offset, prev_end);
+    }
+    prev_end = k.end_offset;
+  }
+  /* a PARQUET record above B stays (only hard trim and deletion remove records) */
+  for (size_t j = 0; j < lg->nspans && !s->failed && !lg->fenced; j++) {
+    const sim_span *o = &lg->spans[j];
+    if (!o->parquet || o->end <= b)
+      continue;
+    int found = 0;
+    for (size_t q = 0; q < n && !found; q++)
+      found = cur[q].end == o->end;
+    if (!found)
+      sim_fail(s, "SequentialCompactionSafety", "log %" PRIu64 ": the PARQUET record ending at %"
+               PRIu64 " (above B = %" PRIu64 ") was removed", lg->id, o->end, b);
+  }
+  free(lg->spans);
+  lg->spans = cur;
+  lg->nspans = n;
+  if (!s->failed && !lg->fenced) {
+    if (keys.n && prev_end < lg->max_end)
+      sim_fail(s, "MonotonicOffsets", "log %" PRIu64 ": the greatest end offset went back from %"
+               PRIu64 " to %" PRIu64, lg->id, lg->max_end, prev_end);
+    if (!keys.n && lg->max_end)
+      sim_fail(s, "MonotonicOffsets", "log %" PRIu64 ": every index record vanished (end was %"
+               PRIu64 ")", lg->id, lg->max_end);
+  }
+  if (prev_end > lg->max_end)
+    lg->max_end = prev_end;
+  tarn_meta_recs_free(&keys);
+}
+
+/* Compares an entry read back with what the simulation appended. */
+static void check_read_entry(sim *s, const char *who, uint64_t log, const tarn_entry *ent) {
+  if (ent->payload_len < 8) {
+    sim_fail(s, "NoPhantomEntries", "%s reader: log %" PRIu64 " offset %" PRIu64
+             ": a %zu-byte entry nobody appended", who, log, ent->offset, ent->payload_len);
+    return;
+  }
+  uint64_t id = le64(ent->payload);
+  if (id >= s->nents) {
+    sim_fail(s, "NoPhantomEntries", "%s reader: log %" PRIu64 " offset %" PRIu64
+             ": entry id %" PRIu64 " was never appended", who, log, ent->offset, id);
+    return;
+  }
+  sim_entry *e = &s->ents[id];
+  uint8_t want[4096];
+  sim_payload(id, e->log, want, e->len);
+  if (e->log != log || e->len != ent->payload_len || e->records != ent->record_count ||
+      memcmp(want, ent->payload, e->len) != 0) {
+    sim_fail(s, "NoPhantomEntries", "%s reader: log %" PRIu64 " offset %" PRIu64
+             ": entry %" PRIu64 " read with other bytes, size or record count than appended "
+             "(log %" PRIu64 ", %u bytes, %u records)", who, log, ent->offset, id, e->log, e->len,
+             e->records);
+    return;
+  }
+  if (e->status == E_FAILED || e->status == E_PENDING) {
+    sim_fail(s, "NoPhantomEntries", "%s reader: entry %" PRIu64 " is readable at offset %" PRIu64
+             " but its append %s", who, id, ent->offset,
+             e->status == E_FAILED ? "failed" : "has no outcome yet");
+    return;
+  }
+  if (e->status == E_ACKED && (e->offset != ent->offset || e->ts != ent->timestamp_ms))
+    sim_fail(s, "AckMatchesRead", "%s reader: entry %" PRIu64 " acknowledged at offset %" PRIu64
+             " ts %" PRId64 ", read at %" PRIu64 " ts %" PRId64, who, id, e->offset, e->ts,
+             ent->offset, ent->timestamp_ms);
+  if (e->seen && (e->seen_offset != ent->offset || e->seen_cum != ent->cumulative_size ||
+                  e->seen_ts != ent->timestamp_ms))
+    sim_fail(s, "CompactionPreservesData", "%s reader: entry %" PRIu64 " was read at offset %"
+             PRIu64 " cumulative %" PRIu64 " ts %" PRId64 ", now at %" PRIu64 " cumulative %"
+             PRIu64 " ts %" PRId64, who, id, e->seen_offset, e->seen_cum, e->seen_ts, ent->offset,
+             ent->cumulative_size, ent->timestamp_ms);
+  e->seen = 1;
+  e->seen_offset = ent->offset;
+  e->seen_cum = ent->cumulative_size;
+  e->seen_ts = ent->timestamp_ms;
+}
+
+/* An acknowledged entry at or above B is readable where it was acknowledged. */
+static void read_at(sim *s, tarn_reader *r, const char *who, size_t id) {
+  sim_entry *e = &s->ents[id];
+  tarn_log_iter *it = NULL;
+  tarn_entry ent;
+  int rc = tarn_reader_iter(r, e->log, e->offset, &it);
+  if (!rc)
+    rc = tarn_reader_next(it, &ent, 0);
+  if (rc)
+    sim_fail(s, "NoReaderError", "%s reader: acknowledged entry %zu (log %" PRIu64 " offset %"
+             PRIu64 ", B %" PRIu64 ") unreadable: %d %s", who, id, e->log, e->offset,
+             s->logs[e->log - 1].b, rc, tarn_errmsg());
+  else if (ent.offset != e->offset)
+    sim_fail(s, "NoReaderError", "%s reader: offset %" PRIu64 " of log %" PRIu64
+             " gave the entry at %" PRIu64 ", not entry %zu", who, e->offset, e->log, ent.offset,
+             id);
+  else
+    check_read_entry(s, who, e->log, &ent);
+  tarn_reader_iter_free(it);
+}
+
+static int readable_log(const sim_log *lg) {
+  return !lg->delete_done && !lg->fenced;
+}
+
+void sim_check_step(sim *s) {
+  for (int k = 0; k < SIM_NLOGS && !s->failed; k++)
+    check_log_records(s, &s->logs[k]);
+  if (s->failed || !s->nents)
+    return;
+  /* a sampled acknowledged entry, by a fresh reader and by one with stale caches */
+  for (int tries = 0; tries < 4; tries++) {
+    size_t id = (size_t)sim_below(s, s->nents);
+    sim_entry *e = &s->ents[id];
+    const sim_log *lg = &s->logs[e->log - 1];
+    if (e->status != E_ACKED || !readable_log(lg) || e->offset + e->records <= lg->b)
+      continue;
+    read_at(s, s->fresh, "fresh", id);
+    if (!s->failed)
+      read_at(s, s->stale, "stale", id);
+    break;
+  }
+  /* R4: reading from 0 never returns an entry ending at or below B */
+  sim_log *lg = &s->logs[sim_below(s, SIM_NLOGS)];
+  tarn_log_iter *it = NULL;
+  tarn_entry ent;
+  if (s->failed || !readable_log(lg) || tarn_reader_iter(s->fresh, lg->id, 0, &it))
+    return;
+  int rc = tarn_reader_next(it, &ent, 0);
+  if (rc == 0 && ent.offset + ent.record_count <= lg->b)
+    sim_fail(s, "ReaderRespectsTrim", "log %" PRIu64 ": reading from 0 returned the entry [%"
+             PRIu64 ", %" PRIu64 ") although B = %" PRIu64, lg->id, ent.offset,
+             ent.offset + ent.record_count, lg->b);
+  else if (rc && rc != TARN_EEND)
+    sim_fail(s, "NoReaderError", "log %" PRIu64 ": reading from 0: %d %s", lg->id, rc,
+             tarn_errmsg());
+  tarn_reader_iter_free(it);
+}
+
+void sim_check_full(sim *s) {
+  s->pass++;
+  for (int k = 0; k < SIM_NLOGS && !s->failed; k++) {
+    sim_log *lg = &s->logs[k];
+    if (!readable_log(lg))
+      continue;
+    tarn_log_iter *it = NULL;
+    int rc = tarn_reader_iter(s->fresh, lg->id, 0, &it);
+    uint64_t prev_end = 0;
+    int first = 1;
+    tarn_entry ent;
+    while (!rc && !s->failed && (rc = tarn_reader_next(it, &ent, 0)) == 0) {
+      if (ent.offset + ent.record_count <= lg->b)
+        sim_fail(s, "ReaderRespectsTrim", "log %" PRIu64 ": entry [%" PRIu64 ", %" PRIu64
+                 ") returned although B = %" PRIu64, lg->id, ent.offset,
+                 ent.offset + ent.record_count, lg->b);
+      if (!first && ent.offset != prev_end)
+        sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": an entry at %" PRIu64
+                 " follows one ending at %" PRIu64, lg->id, ent.offset, prev_end);
+      if (s->failed)
+        break;
+      check_read_entry(s, "full-pass", lg->id, &ent);
+      if (s->failed)
+        break;
+      sim_entry *e = &s->ents[le64(ent.payload)];
+      if (e->pass == s->pass)
+        sim_fail(s, "NoPhantomEntries", "log %" PRIu64 ": entry %" PRIu64 " read twice",
+                 lg->id, le64(ent.payload));
+      e->pass = s->pass;
+      prev_end = ent.offset + ent.record_count;
+      first = 0;
+    }
+    tarn_reader_iter_free(it);
+    if (s->failed)
+      return;
+    if (rc != TARN_EEND) {
+      sim_fail(s, "NoReaderError", "log %" PRIu64 ": full read stopped at %" PRIu64 ": %d %s",
+               lg->id, prev_end, rc, tarn_errmsg());
+      return;
+    }
+    for (size_t id = 0; id < s->nents; id++) {
+      sim_entry *e = &s->ents[id];
+      if (e->log == lg->id && e->status == E_ACKED && e->offset + e->records > lg->b &&
+          e->pass != s->pass) {
+        sim_fail(s, "NoAckedEntryLost", "log %" PRIu64 ": acknowledged entry %zu at offset %"
+                 PRIu64 " (B %" PRIu64 ") is missing from a full read", lg->id, id, e->offset,
+                 lg->b);
+        return;
+      }
+    }
+  }
+}

@@ -1,0 +1,888 @@
+/* The simulated world: actors, faults and the scheduler (docs/simulation.md). */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "sim.h"
+#include "tarn/catalog.h"
+#include "tarn/key.h"
+#include "tarn/lease.h"
+#include "tarn/objstore_mem.h"
+#include "tarn/reclaim.h"
+#include "tarn/trim.h"
+#include "util/clock.h"
+#include "util/planted.h"
+#include "util/random.h"
+
+#define EPOCH_MS INT64_C(1767225600000) /* 2026-01-01T00:00:00Z */
+
+const char *const sim_fault_names[] = {"object", "meta", "crash", "expiry", NULL};
+
+const char *const sim_bug_names[] = {"none",
+                                     "index-before-object",
+                                     "reader-skips-trim",
+                                     "soft-trim-unstored",
+                                     "c4-before-c3",
+                                     "reclaim-no-grace",
+                                     NULL};
+
+/* ---- randomness, clock, trace ------------------------------------------------------- */
+
+static uint64_t splitmix(uint64_t *x) {
+  uint64_t z = (*x += 0x9e3779b97f4a7c15u);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+  return z ^ (z >> 31);
+}
+
+uint64_t sim_rand(sim *s) {
+  return splitmix(&s->rng);
+}
+
+uint64_t sim_below(sim *s, uint64_t n) {
+  return n ? sim_rand(s) % n : 0;
+}
+
+static int chance(sim *s, unsigned per_mille) {
+  return sim_below(s, 1000) < per_mille;
+}
+
+static sim *g_sim; /* the one simulation running: the hooks and callbacks find it here */
+
+int64_t sim_clock(void *ctx) {
+  return ((sim *)ctx)->now;
+}
+
+static int64_t hook_now(void *arg) {
+  return ((sim *)arg)->now;
+}
+static int64_t hook_mono(void *arg) {
+  return ((sim *)arg)->now - EPOCH_MS + 1000000;
+}
+static void hook_sleep(void *arg, int64_t ms) {
+  if (ms > 0)
+    ((sim *)arg)->now += ms;
+}
+static void hook_random(void *arg, void *p, size_t n) {
+  sim *s = arg;
+  uint8_t *b = p;
+  for (size_t i = 0; i < n; i += 8) {
+    uint64_t v = splitmix(&s->lib_rng);
+    for (size_t k = 0; k < 8 && i + k < n; k++)
+      b[i + k] = (uint8_t)(v >> (8 * k));
+  }
+}
+
+void sim_trace(sim *s, const char *fmt, ...) {
+  char line[1024];
+  int n = snprintf(line, sizeof line, "[%d +%" PRId64 "ms] ", s->step, s->now - EPOCH_MS);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(line + n, sizeof line - (size_t)n, fmt, ap);
+  va_end(ap);
+  size_t len = strlen(line);
+  for (size_t i = 0; i < len; i++) { /* FNV-1a over every line */
+    s->hash ^= (uint8_t)line[i];
+    s->hash *= 0x100000001b3u;
+  }
+  if (s->tlen + len + 2 > s->tcap) {
+    size_t nc = s->tcap ? s->tcap * 2 : 1 << 16;
+    while (nc < s->tlen + len + 2)
+      nc *= 2;
+    char *t = realloc(s->trace, nc);
+    if (!t)
+      abort();
+    s->trace = t;
+    s->tcap = nc;
+  }
+  memcpy(s->trace + s->tlen, line, len);
+  s->tlen += len;
+  s->trace[s->tlen++] = '\n';
+  s->trace[s->tlen] = 0;
+  if (s->verbose)
+    printf("%s\n", line);
+}
+
+void sim_fail(sim *s, const char *property, const char *fmt, ...) {
+  if (s->failed)
+    return;
+  char msg[768];
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  va_end(ap);
+  s->failed = 1;
+  snprintf(s->failure, sizeof s->failure, "%s: %s", property, msg);
+  sim_trace(s, "VIOLATION %s", s->failure);
+}
+
+/* The bytes of entry id: its id (8 bytes, little-endian), then a stream drawn
+ * from (id, log), so that any read-back names its append and its bytes. */
+void sim_payload(uint64_t id, uint64_t log, uint8_t *out, size_t len) {
+  uint64_t x = id * 0x2545f4914f6cdd1du ^ log;
+  for (size_t i = 0; i < len; i++) {
+    if (i < 8)
+      out[i] = (uint8_t)(id >> (8 * i));
+    else {
+      if ((i - 8) % 8 == 0)
+        x = splitmix(&x);
+      out[i] = (uint8_t)(x >> (8 * ((i - 8) % 8)));
+    }
+  }
+}
+
+/* ---- actors ------------------------------------------------------------------------- */
+
+static int open_meta(sim *s, tarn_meta **m) {
+  int rc = tarn_meta_open(s->meta_uri, m);
+  if (rc)
+    fprintf(stderr, "tarn-sim: %s: %s\n", s->meta_uri, tarn_errmsg());
+  return rc;
+}
+
+static void writer_start(sim *s, int i) {
+  sim_writer *w = &s->wr[i];
+  tarn_writer_options o;
+  tarn_writer_options_default(&o);
+  o.stepped = 1;
+  o.batch_ms = (uint32_t)(20 + sim_below(s, 200));
+  o.max_object_bytes = 256 + sim_below(s, 2048);
+  o.max_logs_per_object = 1 + sim_below(s, 3);
+  o.max_bytes_in_flight = 8192;
+  o.object_retries = (int)sim_below(s, 3);
+  o.max_publish_delay_ms = 30000; /* half the reclaimer's WAL grace (61 s) */
+  if (open_meta(s, &w->meta) || tarn_objstore_open(s->wal_uri, &w->wal) ||
+      tarn_writer_open(w->meta, w->wal, &o, &w->w))
+    abort();
+  w->alive = 1;
+  w->incarnation++;
+  sim_trace(s, "w%d start (incarnation %d, batch %u ms, object %zu B, %zu logs/object, %d retries)",
+            i, w->incarnation, o.batch_ms, o.max_object_bytes, o.max_logs_per_object,
+            o.object_retries);
+}
+
+/* A clean stop: close flushes (every pending entry gets its outcome) and
+ * releases the leases. */
+static void writer_stop(sim *s, int i) {
+  sim_writer *w = &s->wr[i];
+  int rc = tarn_writer_close(w->w);
+  sim_trace(s, "w%d stop -> %d", i, rc);
+  tarn_meta_close(w->meta);
+  tarn_objstore_close(w->wal);
+  w->w = NULL;
+  w->meta = NULL;
+  w->wal = NULL;
+  w->alive = 0;
+}
+
+/* A crash: memory lost, stores kept; the session lives on until it expires. */
+static void writer_crash(sim *s, int i) {
+  sim_writer *w = &s->wr[i];
+  tarn_writer_discard(w->w);
+  tarn_objstore_close(w->wal);
+  int64_t ttl = 50 + (int64_t)sim_below(s, 3000);
+  if (s->nzombies < SIM_MAX_ZOMBIES) {
+    s->zombies[s->nzombies].meta = w->meta;
+    s->zombies[s->nzombies++].expire_at = s->now + ttl;
+  } else {
+    tarn_meta_close(w->meta);
+    ttl = 0;
+  }
+  size_t lost = 0;
+  for (size_t k = 0; k < s->nents; k++)
+    if (s->ents[k].status == E_PENDING && s->ents[k].writer == i) {
+      s->ents[k].status = E_UNKNOWN; /* its outcome was never delivered */
+      lost++;
+    }
+  s->st.crashes++;
+  sim_trace(s, "w%d CRASH (%zu entries of unknown outcome; session expires in %" PRId64 " ms)",
+            i, lost, ttl);
+  w->w = NULL;
+  w->meta = NULL;
+  w->wal = NULL;
+  w->alive = 0;
+}
+
+static void append_cb(void *arg, int status, uint64_t offset, int64_t ts) {
+  sim *s = g_sim;
+  size_t id = (size_t)(uintptr_t)arg;
+  sim_entry *e = &s->ents[id];
+  if (e->status != E_PENDING) {
+    sim_fail(s, "OneOutcome", "entry %zu got a second outcome (%d)", id, status);
+    return;
+  }
+  if (status == 0) {
+    e->status = E_ACKED;
+    s->st.acked++;
+    e->offset = offset;
+    e->ts = ts;
+    sim_trace(s, "  ack id %zu log %" PRIu64 " offset %" PRIu64 " ts +%" PRId64, id, e->log,
+              offset, ts - EPOCH_MS);
+  } else {
+    e->status = status == TARN_EUNKNOWN ? E_UNKNOWN : E_FAILED;
+    if (status == TARN_EUNKNOWN)
+      s->st.unknown++;
+    else
+      s->st.failed++;
+    sim_trace(s, "  %s id %zu log %" PRIu64 " (%d)", status == TARN_EUNKNOWN ? "unknown" : "failed",
+              id, e->log, status);
+  }
+}
+
+static void act_append(sim *s, int i) {
+  sim_writer *w = &s->wr[i];
+  if (s->nents == s->capents) {
+    s->capents = s->capents ? s->capents * 2 : 1024;
+    if (!(s->ents = realloc(s->ents, s->capents * sizeof *s->ents)))
+      abort();
+  }
+  size_t id = s->nents++;
+  sim_entry *e = &s->ents[id];
+  memset(e, 0, sizeof *e);
+  e->log = 1 + sim_below(s, SIM_NLOGS);
+  e->len = (uint32_t)(8 + sim_below(s, chance(s, 50) ? 3000 : 120));
+  e->records = (uint32_t)(1 + sim_below(s, 3));
+  e->writer = i;
+  uint8_t buf[4096];
+  sim_payload(id, e->log, buf, e->len);
+  int rc = tarn_writer_append(w->w, e->log, buf, e->len, e->records, append_cb,
+                              (void *)(uintptr_t)id);
+  if (rc)
+    e->status = E_FAILED; /* never queued: the callback never runs */
+  else if (s->logs[e->log - 1].delete_done)
+    sim_fail(s, "FencedRejectsAppends", "w%d: an append to log %" PRIu64
+             " was accepted after its deletion drained the leases", i, e->log);
+  sim_trace(s, "w%d append id %zu log %" PRIu64 " len %u records %u -> %d", i, id, e->log, e->len,
+            e->records, rc);
+}
+
+static void arm_meta_fault(sim *s, tarn_meta *m) {
+  if (!s->faults_on || !chance(s, s->p_meta_fault) || (s->without & SIM_NO_META))
+    return;
+  int kind = chance(s, 500) ? TARN_META_FAULT_FAIL : TARN_META_FAULT_COMMIT_UNKNOWN;
+  tarn_meta_inject_fault(m, kind, 1);
+  sim_trace(s, "  fault: next metadata write %s", kind == TARN_META_FAULT_FAIL
+                                                       ? "fails"
+                                                       : "commits but reports unknown");
+}
+
+static void clear_meta_fault(tarn_meta *m) {
+  tarn_meta_inject_fault(m, TARN_META_FAULT_NONE, 0);
+}
+
+static void arm_object_fault(sim *s) {
+  if (!s->faults_on || !chance(s, s->p_obj_fault) || (s->without & SIM_NO_OBJECT))
+    return;
+  uint64_t count = 1 + sim_below(s, 3);
+  int after = chance(s, 300);
+  int code = after ? TARN_EUNKNOWN : chance(s, 500) ? TARN_EIO : TARN_ETIMEDOUT;
+  tarn_objstore_mem_fault(s->cwal, TARN_MEM_OP_PUT, 1, count,
+                          after ? TARN_MEM_FAULT_AFTER : TARN_MEM_FAULT_BEFORE, code);
+  sim_trace(s, "  fault: next %" PRIu64 " object puts fail %s (%d)", count,
+            after ? "after writing" : "before writing", code);
+}
+
+static void act_writer_step(sim *s, int i, int step) {
+  sim_writer *w = &s->wr[i];
+  static const char *names[] = {"seal", "seal-due", "upload", "put"};
+  if (step == TARN_WRITER_STEP_UPLOAD)
+    arm_object_fault(s);
+  if (step == TARN_WRITER_STEP_PUT)
+    arm_meta_fault(s, w->meta);
+  sim_trace(s, "w%d %s", i, names[step]);
+  int rc = tarn_writer_step(w->w, step);
+  if (rc < 0)
+    sim_fail(s, "StepError", "w%d step %s: %s", i, names[step], tarn_errmsg());
+  tarn_objstore_mem_reset_faults(s->cwal);
+  clear_meta_fault(w->meta);
+}
+
+static int acquire(sim *s, tarn_meta *m, uint64_t log, tarn_lease **l) {
+  arm_meta_fault(s, m);
+  int rc = tarn_lease_acquire(m, log, l);
+  clear_meta_fault(m);
+  if (rc == 0 && s->logs[log - 1].delete_done)
+    sim_fail(s, "FencedRejectsAppends", "a write lease on log %" PRIu64
+             " was granted after its deletion drained the leases", log);
+  if (rc)
+    sim_trace(s, "  lease on log %" PRIu64 " -> %d", log, rc);
+  return rc;
+}
+
+/* The trimmer restarts its session after a failed lease, whose record a
+ * commit-unknown create could have left behind. */
+static void trimmer_restart(sim *s) {
+  tarn_meta_close(s->tmeta);
+  if (open_meta(s, &s->tmeta))
+    abort();
+}
+
+static uint64_t acked_end(sim *s, uint64_t log) {
+  uint64_t end = 0;
+  for (size_t k = 0; k < s->nents; k++) {
+    sim_entry *e = &s->ents[k];
+    if (e->log == log && e->status == E_ACKED && e->offset + e->records > end)
+      end = e->offset + e->records;
+  }
+  return end;
+}
+
+static void act_soft_trim(sim *s) {
+  uint64_t log = 1 + sim_below(s, SIM_NLOGS);
+  tarn_lease *l;
+  if (acquire(s, s->tmeta, log, &l)) {
+    trimmer_restart(s);
+    return;
+  }
+  uint64_t through = sim_below(s, acked_end(s, log) + 2);
+  uint64_t stored = 0;
+  arm_meta_fault(s, s->tmeta);
+  int rc = tarn_soft_trim(s->tmeta, l, through, &stored);
+  clear_meta_fault(s->tmeta);
+  sim_trace(s, "trimmer soft trim log %" PRIu64 " through %" PRIu64 " -> %d stored %" PRIu64, log,
+            through, rc, stored);
+  sim_log *lg = &s->logs[log - 1];
+  if (rc == 0 && stored > lg->soft_reported) {
+    lg->soft_reported = stored;
+    s->st.soft_trims++;
+  }
+  tarn_lease_release(l);
+}
+
+static void act_hard_trim(sim *s) {
+  uint64_t log = 1 + sim_below(s, SIM_NLOGS);
+  tarn_lease *l;
+  if (acquire(s, s->tmeta, log, &l)) {
+    trimmer_restart(s);
+    return;
+  }
+  uint64_t b = 0;
+  int rc = tarn_trim_marker_read(s->tmeta, log, &b, NULL);
+  uint64_t x = rc ? 0 : sim_below(s, b + 1);
+  size_t removed = 0;
+  arm_meta_fault(s, s->tmeta);
+  if (!rc)
+    rc = tarn_hard_trim(s->tmeta, l, x, &removed);
+  clear_meta_fault(s->tmeta);
+  s->st.hard_trimmed += removed;
+  sim_trace(s, "trimmer hard trim log %" PRIu64 " to %" PRIu64 " (B %" PRIu64 ") -> %d removed %zu",
+            log, x, b, rc, removed);
+  tarn_lease_release(l);
+}
+
+static void act_delete(sim *s) {
+  tarn_catalog_options o = {.drain_timeout_ms = 40, .drain_poll_ms = 10};
+  size_t removed = 0;
+  s->delete_started = 1;
+  arm_meta_fault(s, s->dmeta);
+  int rc = tarn_log_delete(s->dmeta, SIM_DELETED_LOG, &o, &removed);
+  clear_meta_fault(s->dmeta);
+  sim_trace(s, "deleter delete log %d -> %d removed %zu", SIM_DELETED_LOG, rc, removed);
+  if (rc == 0) {
+    s->logs[SIM_DELETED_LOG - 1].delete_done = 1;
+    s->st.deletions++;
+  }
+}
+
+static void reopen_stale(sim *s) {
+  if (s->stale) {
+    tarn_reader_stats rs;
+    tarn_reader_stats_get(s->stale, &rs);
+    s->st.stale_hits += rs.index_hits;
+  }
+  tarn_reader_close(s->stale);
+  tarn_reader_options o;
+  tarn_reader_options_default(&o);
+  o.index_ttl_ms = 60000; /* holds index records across trims and compactions */
+  if (tarn_reader_open(s->cmeta, s->cwal, s->ccmp, &o, &s->stale))
+    abort();
+  sim_trace(s, "stale reader reopened");
+}
+
+static void expire_zombies(sim *s) {
+  for (size_t k = 0; k < s->nzombies;) {
+    if (s->zombies[k].expire_at <= s->now) {
+      tarn_meta_inject_fault(s->zombies[k].meta, TARN_META_FAULT_EXPIRE_SESSION, 0);
+      tarn_meta_close(s->zombies[k].meta);
+      sim_trace(s, "a crashed process's session expired");
+      s->zombies[k] = s->zombies[--s->nzombies];
+    } else
+      k++;
+  }
+}
+
+/* ---- compactors and the reclaimer --------------------------------------------------- */
+
+static void compactor_start(sim *s, int i) {
+  sim_compactor *c = &s->cp[i];
+  tarn_compactor_options o;
+  tarn_compactor_options_default(&o);
+  o.max_range_bytes = 500 + sim_below(s, 6000);
+  o.max_age_ms = 200 + (int64_t)sim_below(s, 3000);
+  o.max_file_bytes = 300 + sim_below(s, 3000);
+  o.install_attempts = 1; /* a failed step stays visible until the next attempt */
+  o.clock = sim_clock;
+  o.clock_ctx = s;
+  if (open_meta(s, &c->meta) || tarn_objstore_open(s->wal_uri, &c->wal) ||
+      tarn_objstore_open(s->cmp_uri, &c->cmp) ||
+      tarn_compactor_open(c->meta, c->wal, c->cmp, &o, &c->c))
+    abort();
+  c->alive = 1;
+  c->state = CP_IDLE;
+  c->incarnation++;
+  sim_trace(s, "c%d start (incarnation %d, range %" PRIu64 " B, age %" PRId64 " ms, file %" PRIu64
+            " B)", i, c->incarnation, o.max_range_bytes, o.max_age_ms, o.max_file_bytes);
+}
+
+/* Back to idle: the range is forgotten, the lock released. */
+static void compactor_idle(sim_compactor *c) {
+  tarn_compact_range_free(&c->r);
+  memset(&c->r, 0, sizeof c->r);
+  tarn_compact_lock_release(c->lock);
+  c->lock = NULL;
+  c->state = CP_IDLE;
+}
+
+/* A crash loses the range and keeps the session (and so the lock) until it
+ * expires. Only before C3 may have taken effect: a range whose install began
+ * must be finished (LS-078), which is the task layer's job (tarn/tasks.h),
+ * not driven here. */
+static void compactor_crash(sim *s, int i) {
+  sim_compactor *c = &s->cp[i];
+  if (c->state == CP_INSTALLING)
+    return;
+  tarn_compact_range_free(&c->r);
+  memset(&c->r, 0, sizeof c->r);
+  if (c->lock) { /* the lock's record stays with the session */
+    free(c->lock); /* (an opaque handle; freeing it touches no store) */
+    c->lock = NULL;
+  }
+  tarn_compactor_close(c->c);
+  tarn_objstore_close(c->wal);
+  tarn_objstore_close(c->cmp);
+  int64_t ttl = 50 + (int64_t)sim_below(s, 3000);
+  if (s->nzombies < SIM_MAX_ZOMBIES) {
+    s->zombies[s->nzombies].meta = c->meta;
+    s->zombies[s->nzombies++].expire_at = s->now + ttl;
+  } else
+    tarn_meta_close(c->meta);
+  s->st.crashes++;
+  sim_trace(s, "c%d CRASH (session expires in %" PRId64 " ms)", i, ttl);
+  memset(c, 0, offsetof(sim_compactor, incarnation));
+}
+
+/* After its session ended, a compactor reconnects; a range whose install
+ * began is kept and retried (LS-078). */
+static void compactor_reconnect(sim *s, int i) {
+  sim_compactor *c = &s->cp[i];
+  tarn_compact_range keep = c->r;
+  int state = c->state;
+  int64_t written_at = c->written_at;
+  memset(&c->r, 0, sizeof c->r);
+  tarn_compact_lock_release(c->lock); /* the record went with the session */
+  c->lock = NULL;
+  tarn_compactor_close(c->c);
+  tarn_objstore_close(c->wal);
+  tarn_objstore_close(c->cmp);
+  tarn_meta_close(c->meta);
+  compactor_start(s, i);
+  if (state == CP_INSTALLING) {
+    c->r = keep;
+    c->state = CP_INSTALLING;
+    c->written_at = written_at;
+  } else
+    tarn_compact_range_free(&keep);
+}
+
+/* Has C3 of c's range taken effect (K(L, e, c_e) holds its value)? */
+static int c3_took(sim *s, sim_compactor *c) {
+  char part[TARN_KEY_PARTITION_LEN + 1], k[TARN_KEY_LEN + 1];
+  tarn_key_partition(part, c->r.log_id);
+  tarn_key_format(k, c->r.log_id, c->r.e, c->r.c_e);
+  tarn_buf v = TARN_BUF_INIT;
+  tarn_meta_rec rec = {0};
+  int took = tarn_compact_value(&c->r, &v) == 0 && tarn_meta_get(s->cmeta, part, k, &rec) == 0 &&
+             rec.value_len == v.len && memcmp(rec.value, v.data, v.len) == 0;
+  tarn_meta_rec_free(&rec);
+  tarn_buf_free(&v);
+  return took;
+}
+
+/* The reclaimer deletes compacted files no record names after its orphan
+ * grace (61 s). A real compaction in progress is protected by its task record
+ * (LS-084); the simulated compactors have none, so one that stalled for 30 s
+ * after C2 gives its range up unless C3 already took effect. */
+#define SIM_RANGE_EXPIRY_MS 30000
+
+static void act_compactor(sim *s, int i, int force) {
+  sim_compactor *c = &s->cp[i];
+  if (!c->alive) {
+    compactor_start(s, i);
+    return;
+  }
+  if (tarn_meta_session_ok(c->meta)) {
+    sim_trace(s, "c%d notices its session ended", i);
+    compactor_reconnect(s, i);
+    return;
+  }
+  char owner[32];
+  snprintf(owner, sizeof owner, "c%d.%d", i, c->incarnation);
+  int rc, outcome = 0;
+  switch (c->state) {
+  case CP_IDLE: {
+    uint64_t log = s->logs[sim_below(s, SIM_NLOGS)].id;
+    if (s->logs[log - 1].install_owner) {
+      /* an unfinished install stands for a task record (tarn/tasks.h) that
+       * keeps other compactions of the log out until C4 completes (LS-078) */
+      sim_trace(s, "c%d skips log %" PRIu64 ": c%d's install is unfinished", i, log,
+                s->logs[log - 1].install_owner - 1);
+      return;
+    }
+    rc = tarn_compact_lock_acquire(c->meta, log, owner, &c->lock);
+    if (rc) {
+      sim_trace(s, "c%d lock log %" PRIu64 " -> %d", i, log, rc);
+      return;
+    }
+    rc = tarn_compact_plan(c->c, log, force, &c->r);
+    sim_trace(s, "c%d C1 plan log %" PRIu64 " -> %d [%" PRIu64 ", %" PRIu64 ")", i, log, rc, c->r.s,
+              c->r.e);
+    if (rc)
+      compactor_idle(c);
+    else
+      c->state = CP_PLANNED;
+    return;
+  }
+  case CP_PLANNED:
+    if (s->faults_on && chance(s, s->p_obj_fault) && !(s->without & SIM_NO_OBJECT)) {
+      tarn_objstore_mem_fault(s->ccmp, TARN_MEM_OP_PUT, 1 + sim_below(s, 3), 1,
+                              TARN_MEM_FAULT_BEFORE, TARN_EIO);
+      sim_trace(s, "  fault: a compacted-object put fails");
+    }
+    rc = tarn_compact_write(c->c, &c->r);
+    tarn_objstore_mem_reset_faults(s->ccmp);
+    sim_trace(s, "c%d C2 write log %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") -> %d (%zu files)", i,
+              c->r.log_id, c->r.s, c->r.e, rc, c->r.n_files);
+    if (rc)
+      compactor_idle(c);
+    else {
+      c->state = CP_WRITTEN;
+      c->written_at = s->now;
+    }
+    return;
+  default:
+    if (s->now - c->written_at >= SIM_RANGE_EXPIRY_MS && !c3_took(s, c)) {
+      sim_trace(s, "c%d gives up range [%" PRIu64 ", %" PRIu64 ") of log %" PRIu64
+                " written %" PRId64 " ms ago", i, c->r.s, c->r.e, c->r.log_id,
+                s->now - c->written_at);
+      if (s->logs[c->r.log_id - 1].install_owner == i + 1)
+        s->logs[c->r.log_id - 1].install_owner = 0;
+      compactor_idle(c);
+      return;
+    }
+    if (!c->lock) { /* after a reconnect: the lock went with the old session */
+      rc = tarn_compact_lock_acquire(c->meta, c->r.log_id, owner, &c->lock);
+      sim_trace(s, "c%d relock log %" PRIu64 " -> %d", i, c->r.log_id, rc);
+      if (rc)
+        return;
+    }
+    if (s->faults_on && chance(s, s->p_meta_fault * 2) && !(s->without & SIM_NO_META)) {
+      int skip = (int)sim_below(s, 5);
+      int kind = chance(s, 500) ? TARN_META_FAULT_FAIL : TARN_META_FAULT_COMMIT_UNKNOWN;
+      tarn_meta_inject_fault_after(c->meta, kind, skip, 1);
+      sim_trace(s, "  fault: metadata write %d of the install %s", skip + 1,
+                kind == TARN_META_FAULT_FAIL ? "fails" : "commits but reports unknown");
+    }
+    c->state = CP_INSTALLING;
+    s->logs[c->r.log_id - 1].install_owner = i + 1;
+    rc = tarn_compact_install(c->c, &c->r, &outcome);
+    clear_meta_fault(c->meta);
+    sim_trace(s, "c%d C3-C5 install log %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") -> %d%s", i,
+              c->r.log_id, c->r.s, c->r.e, rc,
+              !rc && outcome == TARN_INSTALL_STALE ? " (stale)" : "");
+    if (rc == 0 && outcome == TARN_INSTALL_DONE)
+      s->st.installs++;
+    if (rc == 0 || rc == TARN_EFENCED) {
+      s->logs[c->r.log_id - 1].install_owner = 0;
+      compactor_idle(c);
+    }
+    return; /* otherwise retried by a later step, with the same range */
+  }
+}
+
+static void act_reclaim(sim *s) {
+  tarn_reclaim_options o;
+  tarn_reclaim_options_default(&o);
+  o.wal_grace_ms = 61000; /* longer than the stale reader's index cache (60 s) */
+  o.orphan_grace_ms = 61000;
+  o.clock = sim_clock;
+  o.clock_ctx = s;
+  tarn_reclaim_stats st = {0};
+  arm_meta_fault(s, s->rmeta);
+  int rc = tarn_reclaim_pass(s->rmeta, s->cwal, s->ccmp, &o, &st);
+  clear_meta_fault(s->rmeta);
+  s->reclaim_epoch++;
+  s->st.reclaimed += st.wal_deleted;
+  sim_trace(s, "reclaimer pass -> %d: %" PRIu64 " WAL objects deleted, %" PRIu64
+            " compacted deleted, %" PRIu64 " trimmed files, %" PRIu64 " records hard-trimmed",
+            rc, st.wal_deleted, st.compacted_deleted, st.trimmed_files_deleted,
+            st.records_hard_trimmed);
+  if (rc) { /* a failed pass may leave a lease or first-seen record: new session */
+    tarn_meta_close(s->rmeta);
+    if (open_meta(s, &s->rmeta))
+      abort();
+  }
+}
+
+/* ---- the scheduler ------------------------------------------------------------------ */
+
+static int pick_alive(sim *s) {
+  int n = 0, ids[SIM_NWRITERS];
+  for (int i = 0; i < SIM_NWRITERS; i++)
+    if (s->wr[i].alive)
+      ids[n++] = i;
+  return n ? ids[sim_below(s, (uint64_t)n)] : -1;
+}
+
+static void one_step(sim *s) {
+  s->now += (int64_t)sim_below(s, 15);
+  uint64_t r = sim_below(s, 1000);
+  int i = pick_alive(s);
+  int ci = (int)sim_below(s, SIM_NCOMPACTORS);
+  if (r < 260) {
+    if (i >= 0)
+      act_append(s, i);
+  } else if (r < 290) {
+    if (i >= 0)
+      act_writer_step(s, i, TARN_WRITER_STEP_SEAL);
+  } else if (r < 340) {
+    int64_t d = 1 + (int64_t)sim_below(s, 300);
+    s->now += d;
+    sim_trace(s, "time passes: %" PRId64 " ms", d);
+    for (int k = 0; k < SIM_NWRITERS; k++)
+      if (s->wr[k].alive)
+        act_writer_step(s, k, TARN_WRITER_STEP_SEAL_DUE);
+  } else if (r < 470) {
+    if (i >= 0)
+      act_writer_step(s, i, TARN_WRITER_STEP_UPLOAD);
+  } else if (r < 620) {
+    if (i >= 0)
+      act_writer_step(s, i, TARN_WRITER_STEP_PUT);
+  } else if (r < 620 + s->p_crash) {
+    if (s->without & SIM_NO_CRASH) {
+    } else if (s->faults_on && chance(s, 500)) {
+      if (i >= 0)
+        writer_crash(s, i);
+    } else if (s->faults_on && s->cp[ci].alive)
+      compactor_crash(s, ci);
+  } else if (r < 640 + s->p_crash) {
+    if (s->faults_on && chance(s, s->p_expire * 10) && !(s->without & SIM_NO_EXPIRY)) {
+      tarn_meta *m = chance(s, 500) && i >= 0 ? s->wr[i].meta
+                     : s->cp[ci].alive        ? s->cp[ci].meta
+                                              : NULL;
+      if (m) {
+        tarn_meta_inject_fault(m, TARN_META_FAULT_EXPIRE_SESSION, 0);
+        s->st.expiries++;
+        sim_trace(s, "%s session EXPIRES while it runs", m == s->cp[ci].meta ? "a compactor's"
+                                                                            : "a writer's");
+      }
+    }
+  } else if (r < 680) {
+    /* start a stopped writer; a running one whose session ended notices and
+     * restarts; now and then a running one stops cleanly */
+    int k = (int)sim_below(s, SIM_NWRITERS);
+    if (!s->wr[k].alive)
+      writer_start(s, k);
+    else if (tarn_meta_session_ok(s->wr[k].meta) || chance(s, 150)) {
+      writer_stop(s, k);
+      writer_start(s, k);
+    }
+  } else if (r < 730) {
+    act_soft_trim(s);
+  } else if (r < 745) {
+    act_hard_trim(s);
+  } else if (r < 760) {
+    if (s->step > 300 && !s->logs[SIM_DELETED_LOG - 1].delete_done && chance(s, 300))
+      act_delete(s);
+  } else if (r < 775) {
+    reopen_stale(s);
+  } else if (r < 900) {
+    act_compactor(s, ci, chance(s, 300));
+  } else if (r < 915) {
+    act_reclaim(s);
+  } else if (chance(s, 100)) {
+    /* a long pause (a stalled process, a slow store): caches expire, grace
+     * periods and compaction ages elapse */
+    int64_t d = 5000 + (int64_t)sim_below(s, 20000);
+    s->now += d;
+    sim_trace(s, "a long pause: %" PRId64 " ms", d);
+  } else {
+    s->now += (int64_t)sim_below(s, 50);
+  }
+  expire_zombies(s);
+}
+
+/* Liveness: once faults stop, every pending append gets an outcome. */
+static void settle(sim *s) {
+  s->faults_on = 0;
+  sim_trace(s, "faults stop; every writer flushes and stops");
+  for (int k = 0; k < SIM_NWRITERS; k++)
+    if (s->wr[k].alive)
+      writer_stop(s, k);
+  for (size_t k = 0; k < s->nents; k++)
+    if (s->ents[k].status == E_PENDING)
+      sim_fail(s, "Liveness", "entry %zu of log %" PRIu64 " has no outcome after the writers stopped",
+               k, s->ents[k].log);
+  s->now += 61000; /* past every cache's lifetime */
+  for (size_t k = 0; k < s->nzombies; k++)
+    s->zombies[k].expire_at = s->now;
+  expire_zombies(s);
+  /* ... and compaction catches up: pending installs finish, then every
+   * log's RAW records are compacted */
+  for (int round = 0; round < 200 && !s->failed; round++) {
+    int busy = 0;
+    for (int k = 0; k < SIM_NCOMPACTORS; k++) {
+      sim_compactor *c = &s->cp[k];
+      if (c->alive && c->state != CP_IDLE) {
+        act_compactor(s, k, 1);
+        busy = 1;
+      }
+    }
+    if (busy)
+      continue;
+    for (int k = 0; k < SIM_NLOGS && !busy; k++) {
+      if (s->logs[k].delete_done || s->logs[k].fenced)
+        continue;
+      sim_compactor *c = &s->cp[0];
+      if (!c->alive)
+        compactor_start(s, 0);
+      tarn_compact_range r = {0};
+      if (tarn_compact_plan(c->c, s->logs[k].id, 1, &r) == 0) {
+        tarn_compact_range_free(&r);
+        /* the compactor plans for itself: run its steps on this log */
+        int rc = tarn_compact_lock_acquire(c->meta, s->logs[k].id, "settle", &c->lock);
+        if (rc == 0 && tarn_compact_plan(c->c, s->logs[k].id, 1, &c->r) == 0) {
+          c->state = CP_PLANNED;
+          sim_trace(s, "settle: c0 compacts log %" PRIu64 " [%" PRIu64 ", %" PRIu64 ")",
+                    s->logs[k].id, c->r.s, c->r.e);
+          busy = 1;
+        } else if (rc == 0)
+          compactor_idle(c);
+      }
+    }
+    if (!busy) {
+      act_reclaim(s); /* with every cache expired, unreferenced objects may go */
+      return;
+    }
+  }
+  if (!s->failed)
+    sim_fail(s, "CompactionCompletes", "compaction did not catch up after the faults stopped");
+}
+
+int sim_run(sim *s) {
+  static unsigned run_no;
+  g_sim = s;
+  s->rng = s->seed * 0x9e3779b97f4a7c15u + 1;
+  s->lib_rng = s->seed ^ 0x5851f42d4c957f2du;
+  s->now = EPOCH_MS;
+  s->hash = 0xcbf29ce484222325u;
+  s->faults_on = 1;
+  /* fault rates vary by seed, so that some runs are calm and some stormy */
+  s->p_obj_fault = (unsigned)sim_below(s, 250);
+  s->p_meta_fault = (unsigned)sim_below(s, 150);
+  s->p_crash = (unsigned)sim_below(s, 8);
+  s->p_expire = (unsigned)sim_below(s, 60);
+#ifdef TARN_PLANTED_BUGS
+  tarn__planted_bug = s->bug;
+#endif
+  run_no++;
+  snprintf(s->meta_uri, sizeof s->meta_uri, "mem:sim-%u-%" PRIu64 "?session_timeout_ms=600000",
+           run_no, s->seed);
+  snprintf(s->wal_uri, sizeof s->wal_uri, "mem:sim-wal-%u-%" PRIu64, run_no, s->seed);
+  snprintf(s->cmp_uri, sizeof s->cmp_uri, "mem:sim-cmp-%u-%" PRIu64, run_no, s->seed);
+  tarn__clock_hooks h = {hook_now, hook_mono, hook_sleep, s};
+  tarn__clock_set(&h);
+  tarn__random_set_hook(hook_random, s);
+  for (int k = 0; k < SIM_NLOGS; k++)
+    s->logs[k].id = (uint64_t)k + 1;
+  if (open_meta(s, &s->cmeta) || open_meta(s, &s->tmeta) || open_meta(s, &s->dmeta) ||
+      open_meta(s, &s->rmeta) || tarn_objstore_open(s->wal_uri, &s->cwal) ||
+      tarn_objstore_open(s->cmp_uri, &s->ccmp))
+    return -1;
+  /* a catalog stream of SIM_NLOGS partitions: logs 1..SIM_NLOGS in a fresh store */
+  tarn_catalog *cat;
+  tarn_catalog_record rec;
+  if (tarn_catalog_open(s->cmeta, NULL, &cat) || tarn_catalog_init(cat, NULL) ||
+      tarn_catalog_create_stream(cat, "sim", "s", SIM_NLOGS, NULL, 0, &rec)) {
+    fprintf(stderr, "tarn-sim: catalog: %s\n", tarn_errmsg());
+    return -1;
+  }
+  for (size_t k = 0; k < rec.n_logs; k++)
+    if (rec.logs[k] != k + 1)
+      abort();
+  tarn_catalog_record_free(&rec);
+  tarn_catalog_close(cat);
+  tarn_reader_options o;
+  tarn_reader_options_default(&o);
+  o.index_ttl_ms = 0;
+  o.head_cache_bytes = 0;
+  if (tarn_reader_open(s->cmeta, s->cwal, s->ccmp, &o, &s->fresh))
+    return -1;
+  reopen_stale(s);
+  sim_trace(s, "seed %" PRIu64 " bug %s: object faults %u/1000, metadata faults %u/1000, "
+            "crashes %u/1000, expiries %u/10000", s->seed, sim_bug_names[s->bug], s->p_obj_fault,
+            s->p_meta_fault, s->p_crash, s->p_expire);
+  for (int k = 0; k < SIM_NWRITERS; k++)
+    writer_start(s, k);
+  for (int k = 0; k < SIM_NCOMPACTORS; k++)
+    compactor_start(s, k);
+  for (s->step = 1; s->step <= s->steps && !s->failed; s->step++) {
+    one_step(s);
+    if (!s->failed)
+      sim_check_step(s);
+    if (!s->failed && s->step % 64 == 0)
+      sim_check_full(s);
+  }
+  if (!s->failed) {
+    s->step = s->steps + 1;
+    settle(s);
+  }
+  if (!s->failed)
+    sim_check_step(s);
+  if (!s->failed)
+    sim_check_full(s);
+  sim_trace(s, "end: %s", s->failed ? "FAILED" : "ok");
+  return s->failed;
+}
+
+void sim_free(sim *s) {
+  for (int k = 0; k < SIM_NWRITERS; k++)
+    if (s->wr[k].alive)
+      writer_crash(s, k);
+  for (int k = 0; k < SIM_NCOMPACTORS; k++)
+    if (s->cp[k].alive) {
+      s->cp[k].state = CP_IDLE;
+      compactor_crash(s, k);
+    }
+  for (size_t k = 0; k < s->nzombies; k++)
+    tarn_meta_close(s->zombies[k].meta);
+  tarn_reader_close(s->fresh);
+  tarn_reader_close(s->stale);
+  tarn_meta_close(s->cmeta);
+  tarn_meta_close(s->tmeta);
+  tarn_meta_close(s->dmeta);
+  tarn_meta_close(s->rmeta);
+  tarn_objstore_close(s->cwal);
+  tarn_objstore_close(s->ccmp);
+  tarn_objstore_mem_drop(s->wal_uri + 4);
+  tarn_objstore_mem_drop(s->cmp_uri + 4);
+  for (int k = 0; k < SIM_NLOGS; k++)
+    free(s->logs[k].spans);
+  free(s->ents);
+  free(s->trace);
+  tarn__clock_set(NULL);
+  tarn__random_set_hook(NULL, NULL);
+  g_sim = NULL;
+}

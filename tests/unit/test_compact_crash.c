@@ -119,7 +119,8 @@ static void crash_rounds(int point) {
     int status;
     assert_int_equal(waitpid(pid, &status, 0), pid);
     assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
-    /* entries read the same right after the crash, whatever it left */
+    /* entries read the same right after the crash, whatever it left: every
+     * installed record's files were complete before its C3 (LS-069) */
     tu_snap mid;
     tu_snapshot(&E, E.log, &mid);
     assert_int_equal(mid.n, before.n);

@@ -19,8 +19,11 @@
  *     (LS-084: a file an open task can still install is never an orphan).
  *
  * Logs scanned: every ID the catalog has allocated (1 .. counter-1) plus
- * opt->extra_logs. A deployment without a catalog counter and no extra logs
- * reclaims no WAL object (it cannot know every log).
+ * opt->extra_logs, and, before a WAL object is deleted, every log with a
+ * section in that object's head: a record naming the object can only be a
+ * record of such a log, so logs the catalog does not know (written with
+ * `tarn append --log L`) are covered too. Orphan compacted files (step 3) are
+ * reclaimed only in a deployment with a catalog.
  *
  * With dry_run nothing is deleted or written; what would go is reported. */
 #ifndef TARN_RECLAIM_H

@@ -16,6 +16,7 @@
 #include "tarn/lease.h"
 #include "tarn/tasks.h"
 #include "tarn/trim.h"
+#include "tarn/wal.h"
 #include "util/error.h"
 #include "util/planted.h"
 
@@ -133,13 +134,13 @@ static int refs_cb(void *ctx, const tarn__ixrec *x) {
 }
 
 /* The logs to scan: 1 .. the catalog's counter - 1, and the extra ones.
- * *known = 0 when there is neither (then no one can say an object is unnamed). */
+ * *known = 0 without a catalog counter. */
 static int log_range(tarn_meta *m, const tarn_reclaim_options *o, uint64_t *next, int *known) {
   tarn_meta_rec r = {0};
   *next = 1;
   int rc = tarn_meta_get(m, TARN_CATALOG_PARTITION, "/catalog/log-id-counter", &r);
   if (rc == TARN_ENOTFOUND) {
-    *known = o->n_extra_logs > 0;
+    *known = 0;
     return 0;
   }
   if (rc)
@@ -173,6 +174,75 @@ static int collect_refs(tarn_meta *m, const tarn_reclaim_options *o, uint64_t ne
         rc = set_add(&r->files, base_of(t[i].range.files[j].name));
   tarn_tasks_free(t, n);
   st->index_records += r->records;
+  return rc;
+}
+
+
+/* The logs with a section in WAL object name (from its head; none when the
+ * bytes are no WAL object). A RAW record naming an object is a record of a
+ * log with a section in it, so scanning these logs finds every record that
+ * can name the object, also of logs the catalog does not know (LS-085). */
+static int object_logs(tarn_objstore *wal, const char *name, uint64_t **logs, size_t *n) {
+  *logs = NULL;
+  *n = 0;
+  uint8_t probe[TARN_WAL_PROBE_LEN];
+  size_t got = 0;
+  uint64_t size, head_len;
+  int rc = tarn_objstore_head(wal, name, &size);
+  if (rc)
+    return rc == TARN_ENOTFOUND ? 0 : rc;
+  if ((rc = tarn_objstore_read(wal, name, 0, probe, sizeof probe, &got)))
+    return rc == TARN_ENOTFOUND ? 0 : rc;
+  if (tarn_wal_head_length(probe, got, size, &head_len) || head_len > ((uint64_t)64 << 20))
+    return 0;
+  tarn_buf h = TARN_BUF_INIT;
+  rc = tarn_objstore_get_range(wal, name, 0, head_len, &h);
+  tarn_wal w;
+  if (!rc && tarn_wal_decode_index(h.data, h.len, size, &w) == 0) {
+    if (w.section_count && !(*logs = calloc(w.section_count, sizeof **logs)))
+      rc = tarn__err(TARN_ENOMEM, "out of memory");
+    for (size_t i = 0; !rc && i < w.section_count; i++)
+      (*logs)[(*n)++] = w.sections[i].log_id;
+    tarn_wal_free(&w);
+  }
+  tarn_buf_free(&h);
+  return rc == TARN_ENOTFOUND ? 0 : rc;
+}
+
+/* Adds to r the records of the logs named in the candidates' heads that the
+ * catalog range and extra_logs do not cover. */
+static int refs_from_heads(tarn_meta *m, tarn_objstore *wal, const tarn_reclaim_options *o,
+                           uint64_t next, const strset *cands, refs *r, tarn_reclaim_stats *st) {
+  uint64_t *seen = NULL;
+  size_t nseen = 0;
+  int rc = 0;
+  for (size_t i = 0; i < cands->n && !rc; i++) {
+    uint64_t *logs;
+    size_t n;
+    if ((rc = object_logs(wal, cands->v[i], &logs, &n)))
+      break;
+    for (size_t j = 0; j < n && !rc; j++) {
+      uint64_t l = logs[j];
+      int known = l >= 1 && l < next;
+      for (size_t k = 0; !known && k < o->n_extra_logs; k++)
+        known = o->extra_logs[k] == l;
+      for (size_t k = 0; !known && k < nseen; k++)
+        known = seen[k] == l;
+      if (known)
+        continue;
+      uint64_t *ns = realloc(seen, (nseen + 1) * sizeof *ns);
+      if (!ns) {
+        rc = tarn__err(TARN_ENOMEM, "out of memory");
+        break;
+      }
+      seen = ns;
+      seen[nseen++] = l;
+      st->logs_scanned++;
+      rc = tarn__index_scan(m, l, NULL, NULL, refs_cb, r);
+    }
+    free(logs);
+  }
+  free(seen);
   return rc;
 }
 
@@ -396,18 +466,21 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
     rc = reclaim_trimmed(m, compacted, o, o->extra_logs[i], &st);
   refs r1 = {0}, r2 = {0};
   cand c = {0};
-  if (!rc && known && (o->wal || o->orphans))
+  if (!rc && (o->wal || o->orphans))
     rc = collect_refs(m, o, next, &r1, &st);
-  if (!rc && known && o->wal && wal)
+  if (!rc && o->wal && wal)
     rc = sweep_list(m, wal, 'w', &r1, now, o->wal_grace_ms, o, &c.wal, &st.wal_listed,
                     &st.wal_unreferenced);
+  /* Orphan compacted files need the catalog: without it no log's records
+   * (or directory) are known for certain. */
   if (!rc && known && o->orphans && compacted)
     rc = sweep_list(m, compacted, 'c', &r1, now, o->orphan_grace_ms, o, &c.compacted,
                     &st.compacted_listed, &st.compacted_orphans);
   /* LS-085: right before deleting, look again: a candidate named now stays */
-  if (!rc && (c.wal.n || c.compacted.n)) {
+  if (!rc && (c.wal.n || c.compacted.n))
     rc = collect_refs(m, o, next, &r2, &st);
-  }
+  if (!rc && c.wal.n)
+    rc = refs_from_heads(m, wal, o, next, &c.wal, &r2, &st);
   for (size_t i = 0; !rc && i < c.wal.n; i++) {
     const char *name = c.wal.v[i];
     if (set_has(&r2.wal, name))

@@ -406,12 +406,32 @@ static int current(shandle *h, const char *part, const char *key, int *exists,
 static int sq_write(tarn_meta *m, const char *part, const char *key, const void *val,
                     size_t len, int mode, int flags, int64_t version, tarn_meta_stat *stat) {
   shandle *h = m->impl;
+  int ended = 0;
   pthread_mutex_lock(&h->mu);
   int rc = begin_write(h);
   if (rc) goto out;
   int exists;
   int64_t cur = 0, created = 0;
-  rc = current(h, part, key, &exists, &cur, &created);
+  if (flags & TARN_META_EPHEMERAL) {
+    /* begin_write may just have expired this very session (its heartbeat
+     * was late): an ephemeral record must not outlive its session's row,
+     * where no expiry would ever find it. */
+    sqlite3_stmt *st;
+    rc = prep(h, "SELECT 1 FROM sessions WHERE id = ?1", &st);
+    if (rc == 0) {
+      sqlite3_bind_int64(st, 1, h->session);
+      int step = sqlite3_step(st);
+      if (step == SQLITE_DONE)
+        ended = 1;
+      else if (step != SQLITE_ROW)
+        rc = db_err(h, "session check");
+      sqlite3_finalize(st);
+    }
+    if (rc == 0 && ended)
+      rc = tarn__err(TARN_ESESSION, "sqlite: the session ended: no ephemeral \"%s\"", key);
+  }
+  if (rc == 0)
+    rc = current(h, part, key, &exists, &cur, &created);
   if (rc == 0) {
     if (mode == TARN__META_CREATE && exists)
       rc = tarn__err(TARN_EEXIST, "sqlite: \"%s\" exists in partition %s", key, part);
@@ -427,6 +447,8 @@ static int sq_write(tarn_meta *m, const char *part, const char *key, const void 
   rc = end_write(h, rc);
 out:
   pthread_mutex_unlock(&h->mu);
+  if (ended)
+    tarn__meta_session_ended(m);
   return rc;
 }
 

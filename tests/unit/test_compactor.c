@@ -62,7 +62,9 @@ static size_t records(tu_cenv *e, uint64_t log, uint64_t *ends, int *types, size
 }
 
 /* LS-063, LS-064, LS-056, LS-058, LS-076, LS-068, LS-070, LS-071, LS-072:
- * every entry reads the same before and after, timestamps from the rows. */
+ * every entry reads the same before and after, timestamps from the rows
+ * (the reader finds the files in the stream's directory and their
+ * companions by name: LS-015, LS-067). */
 static void compact_keeps_entries(void **state) {
   (void)state;
   tu_cenv E;
@@ -177,13 +179,23 @@ static void files_and_names(void **state) {
   tarn_file_index_free(&fi);
   tarn_entry_index_free(&ei);
   tarn_buf_free(&v);
-  /* LS-014: a second write of the same range uses new names */
+  /* LS-013, LS-014: a second write of the same range uses new names and
+   * leaves the first files as they were */
+  tarn_buf first = TARN_BUF_INIT, again = TARN_BUF_INIT;
+  char p0[512];
+  snprintf(p0, sizeof p0, "ns/s1/%s", r.files[0].name);
+  assert_int_equal(tarn_objstore_get(E.compacted, p0, &first), 0);
   tarn_compact_range r2;
   assert_int_equal(tarn_compact_plan(c, E.log, 1, &r2), 0);
   assert_int_equal(tarn_compact_write(c, &r2), 0);
   for (size_t i = 0; i < r.n_files; i++)
     for (size_t j = 0; j < r2.n_files; j++)
       assert_string_not_equal(r.files[i].name, r2.files[j].name);
+  assert_int_equal(tarn_objstore_get(E.compacted, p0, &again), 0);
+  assert_int_equal(first.len, again.len);
+  assert_memory_equal(first.data, again.data, first.len);
+  tarn_buf_free(&first);
+  tarn_buf_free(&again);
   int out;
   assert_int_equal(tarn_compact_install(c, &r, &out), 0);
   assert_int_equal(out, TARN_INSTALL_DONE);

@@ -297,34 +297,47 @@ static void orphans(void **state) {
   tu_cenv_close(&E);
 }
 
-/* Without a catalog (no way to know every log) no WAL object is reclaimed. */
-static void no_catalog_no_wal_gc(void **state) {
+/* LS-085: without a catalog, the logs named in an object's head are scanned
+ * before it is deleted: a log the catalog never created keeps its objects;
+ * bytes that are no WAL object go after the grace period. */
+static void logs_outside_the_catalog(void **state) {
   (void)state;
-  tarn_meta *m;
-  tarn_objstore *w;
-  char uri[64];
-  snprintf(uri, sizeof uri, "mem:rc-nocat-%d", (int)getpid());
-  assert_int_equal(tarn_meta_open(uri, &m), 0);
-  assert_int_equal(tarn_objstore_open(uri, &w), 0);
-  assert_int_equal(tarn_objstore_put(w, "a.wal", "z", 1), 0);
+  tu_cenv E;
+  memset(&E, 0, sizeof E);
+  snprintf(E.name, sizeof E.name, "rc-nocat-%d", (int)getpid());
+  snprintf(E.meta_uri, sizeof E.meta_uri, "mem:%s", E.name);
+  snprintf(E.wal_uri, sizeof E.wal_uri, "mem:%s-wal", E.name);
+  snprintf(E.compacted_uri, sizeof E.compacted_uri, "mem:%s-c", E.name);
+  assert_int_equal(tarn_meta_open(E.meta_uri, &E.m), 0);
+  assert_int_equal(tarn_objstore_open(E.wal_uri, &E.wal), 0);
+  assert_int_equal(tarn_objstore_open(E.compacted_uri, &E.compacted), 0);
+  tu_append(&E, 77, 0, 12, 4); /* log 77: no catalog at all */
+  size_t named = count_objects(E.wal);
+  assert_int_equal(tarn_objstore_put(E.wal, "a.wal", "z", 1), 0);
   tarn_reclaim_options o;
   rep rp;
   opts(&o, &rp);
   now_ms = 0;
   tarn_reclaim_stats st;
-  assert_int_equal(tarn_reclaim_pass(m, w, NULL, &o, &st), 0);
+  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
   now_ms = 1000000000;
-  assert_int_equal(tarn_reclaim_pass(m, w, NULL, &o, &st), 0);
-  assert_int_equal(count_objects(w), 1);
-  tarn_objstore_close(w);
-  tarn_meta_close(m);
+  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 1);
+  assert_int_equal(count_objects(E.wal), named);
+  uint64_t sz;
+  assert_int_equal(tarn_objstore_head(E.wal, "a.wal", &sz), TARN_ENOTFOUND);
+  tu_snap s;
+  tu_snapshot(&E, 77, &s);
+  assert_int_equal(s.n, 12);
+  tu_snap_free(&s);
+  tu_cenv_close(&E);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(wal_grace), cmocka_unit_test(any_name_and_recheck),
       cmocka_unit_test(trimmed_files), cmocka_unit_test(orphans),
-      cmocka_unit_test(no_catalog_no_wal_gc),
+      cmocka_unit_test(logs_outside_the_catalog),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

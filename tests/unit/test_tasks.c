@@ -257,6 +257,47 @@ static void three_workers(void **state) {
   workers_converge(3);
 }
 
+typedef struct workarg {
+  tarn_compactor *c;
+  volatile int stop;
+} workarg;
+
+static void *work_thread(void *p) {
+  workarg *a = p;
+  tarn_tasks_work(a->c, NULL, 2, 2, &a->stop);
+  return NULL;
+}
+
+/* tarn_tasks_work: two threads plan (by age, with a clock that says every
+ * entry is old) and run tasks until every log is compacted. */
+static int64_t late_clock(void *ctx) {
+  (void)ctx;
+  return tarn_clock_wall_ms(NULL) + 3600000;
+}
+
+static void work_loop(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "work", 0, 3, NULL);
+  for (size_t i = 0; i < E.n_logs; i++)
+    tu_append(&E, E.logs[i], 0, 20, 5);
+  tarn_compactor_options o;
+  tarn_compactor_options_default(&o);
+  o.clock = late_clock;
+  o.max_range_bytes = 2000;
+  workarg a = {NULL, 0};
+  assert_int_equal(tarn_compactor_open(E.m, E.wal, E.compacted, &o, &a.c), 0);
+  pthread_t th;
+  pthread_create(&th, NULL, work_thread, &a);
+  for (int i = 0; i < 2000 && !all_compacted(&E); i++)
+    usleep(5000);
+  a.stop = 1;
+  pthread_join(th, NULL);
+  assert_true(all_compacted(&E));
+  tarn_compactor_close(a.c);
+  tu_cenv_close(&E);
+}
+
 /* CrashRecovery: a worker process holding a task is SIGKILLed after C2 (task
  * PREPARED) or after C3 (the PARQUET record put, C4 not done); its lock goes
  * with its session and another worker finishes the task from its state. */
@@ -370,7 +411,7 @@ int main(void) {
       cmocka_unit_test(task_record_codec), cmocka_unit_test(mutual_exclusion),
       cmocka_unit_test(dlq_after_max_failures), cmocka_unit_test(two_workers),
       cmocka_unit_test(three_workers), cmocka_unit_test(crash_after_c2),
-      cmocka_unit_test(crash_after_c3),
+      cmocka_unit_test(crash_after_c3), cmocka_unit_test(work_loop),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -62,7 +62,13 @@ int tarn_lease_acquire(tarn_meta *m, uint64_t log_id, tarn_lease **out) {
   /* LS-041: fenced, or the Get failed: give the record back, use nothing. */
   char why[512];
   snprintf(why, sizeof why, "%s", rc == 0 ? "" : tarn_errmsg());
-  tarn_meta_delete(m, l->part, l->key);
+  /* LS-041: the record MUST go; retry a failed Delete before leaving it to the
+   * session's end (which would hold up a deletion's drain until then). */
+  for (int attempt = 0; attempt < 3; attempt++) {
+    int d = tarn_meta_delete(m, l->part, l->key);
+    if (d == 0 || d == TARN_ENOTFOUND || d == TARN_ESESSION)
+      break;
+  }
   free(l);
   if (rc == 0)
     return tarn__err(TARN_EFENCED, "log %llu is fenced (deleted): no new write leases",

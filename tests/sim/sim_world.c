@@ -534,13 +534,6 @@ static void act_compactor(sim *s, int i, int force) {
   switch (c->state) {
   case CP_IDLE: {
     uint64_t log = s->logs[sim_below(s, SIM_NLOGS)].id;
-    if (s->logs[log - 1].install_owner) {
-      /* an unfinished install stands for a task record (tarn/tasks.h) that
-       * keeps other compactions of the log out until C4 completes (LS-078) */
-      sim_trace(s, "c%d skips log %" PRIu64 ": c%d's install is unfinished", i, log,
-                s->logs[log - 1].install_owner - 1);
-      return;
-    }
     rc = tarn_compact_lock_acquire(c->meta, log, owner, &c->lock);
     if (rc) {
       sim_trace(s, "c%d lock log %" PRIu64 " -> %d", i, log, rc);
@@ -549,6 +542,15 @@ static void act_compactor(sim *s, int i, int force) {
     rc = tarn_compact_plan(c->c, log, force, &c->r);
     sim_trace(s, "c%d C1 plan log %" PRIu64 " -> %d [%" PRIu64 ", %" PRIu64 ")", i, log, rc, c->r.s,
               c->r.e);
+    if (rc == TARN_EBUSY) {
+      /* An install that died between C3 and C4: finish its C4 (LS-078), as
+       * tarn_compact_once does, before planning anything new. */
+      int done = 0;
+      rc = tarn_compact_repair(c->c, log, &done);
+      sim_trace(s, "c%d repairs log %" PRIu64 " -> %d (done %d)", i, log, rc, done);
+      if (rc == 0)
+        rc = TARN_EBUSY; /* plan again next time */
+    }
     if (rc)
       compactor_idle(c);
     else

@@ -61,7 +61,6 @@ typedef struct sim_log {
   sim_span *spans;        /* the records of the last check, by end */
   size_t nspans;
   int spans_window;       /* the last check saw a C3-C4 window */
-  int install_owner;      /* 1 + the compactor whose install is unfinished, or 0 */
 } sim_log;
 
 typedef struct sim_writer {

@@ -579,8 +579,6 @@ static void act_compactor(sim *s, int i, int force) {
       sim_trace(s, "c%d gives up range [%" PRIu64 ", %" PRIu64 ") of log %" PRIu64
                 " written %" PRId64 " ms ago", i, c->r.s, c->r.e, c->r.log_id,
                 s->now - c->written_at);
-      if (s->logs[c->r.log_id - 1].install_owner == i + 1)
-        s->logs[c->r.log_id - 1].install_owner = 0;
       compactor_idle(c);
       return;
     }
@@ -598,7 +596,6 @@ static void act_compactor(sim *s, int i, int force) {
                 kind == TARN_META_FAULT_FAIL ? "fails" : "commits but reports unknown");
     }
     c->state = CP_INSTALLING;
-    s->logs[c->r.log_id - 1].install_owner = i + 1;
     rc = tarn_compact_install(c->c, &c->r, &outcome);
     clear_meta_fault(c->meta);
     sim_trace(s, "c%d C3-C5 install log %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") -> %d%s", i,
@@ -607,7 +604,6 @@ static void act_compactor(sim *s, int i, int force) {
     if (rc == 0 && outcome == TARN_INSTALL_DONE)
       s->st.installs++;
     if (rc == 0 || rc == TARN_EFENCED) {
-      s->logs[c->r.log_id - 1].install_owner = 0;
       compactor_idle(c);
     }
     return; /* otherwise retried by a later step, with the same range */

@@ -22,6 +22,7 @@
 #include <time.h>
 
 #include "store/meta_vfs.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 typedef struct shandle {
@@ -177,6 +178,29 @@ static void free_handle(shandle *h) {
   free(h);
 }
 
+/* Switches to WAL, creates the schema and this handle's session row. */
+static int open_setup(shandle *h, int64_t timeout_ms) {
+  int rc;
+  if ((rc = exec(h, "PRAGMA journal_mode=WAL")) || (rc = exec(h, "PRAGMA synchronous=FULL")))
+    return rc;
+  if ((rc = exec(h, "BEGIN IMMEDIATE"))) return rc;
+  if ((rc = exec(h, schema))) {
+    exec(h, "ROLLBACK");
+    return rc;
+  }
+  sqlite3_stmt *st;
+  if ((rc = prep(h, "INSERT INTO sessions(heartbeat, timeout) VALUES(?1, ?2)", &st))) {
+    exec(h, "ROLLBACK");
+    return rc;
+  }
+  sqlite3_bind_int64(st, 1, tarn__meta_now_ms());
+  sqlite3_bind_int64(st, 2, timeout_ms);
+  if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "create session");
+  sqlite3_finalize(st);
+  h->session = sqlite3_last_insert_rowid(h->db);
+  return end_write(h, rc);
+}
+
 static int sq_open(tarn_meta *m, const char *target) {
   if (!*target) return tarn__err(TARN_EINVAL, "sqlite: URI names no file (sqlite:PATH)");
   shandle *h = calloc(1, sizeof *h);
@@ -198,24 +222,17 @@ static int sq_open(tarn_meta *m, const char *target) {
     goto fail;
   }
   sqlite3_busy_timeout(h->db, 30000);
-  if ((rc = exec(h, "PRAGMA journal_mode=WAL")) || (rc = exec(h, "PRAGMA synchronous=FULL")))
-    goto fail;
-  if ((rc = exec(h, "BEGIN IMMEDIATE"))) goto fail;
-  if ((rc = exec(h, schema))) {
-    exec(h, "ROLLBACK");
-    goto fail;
+  /* Several processes opening one new file at once can meet SQLITE_BUSY that
+   * the busy handler does not wait out (switching to WAL, creating the
+   * schema): the set-up is idempotent, so it is tried again. */
+  for (int attempt = 0;; attempt++) {
+    rc = open_setup(h, m->session_timeout_ms);
+    /* a set-up whose COMMIT failed left at most an orphan session row, which expires */
+    if ((rc != TARN_EBUSY && rc != TARN_EUNKNOWN) || attempt == 50)
+      break;
+    tarn__sleep_ms(20 + 10 * (attempt % 5));
   }
-  sqlite3_stmt *st;
-  if ((rc = prep(h, "INSERT INTO sessions(heartbeat, timeout) VALUES(?1, ?2)", &st))) {
-    exec(h, "ROLLBACK");
-    goto fail;
-  }
-  sqlite3_bind_int64(st, 1, tarn__meta_now_ms());
-  sqlite3_bind_int64(st, 2, m->session_timeout_ms);
-  if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "create session");
-  sqlite3_finalize(st);
-  h->session = sqlite3_last_insert_rowid(h->db);
-  if ((rc = end_write(h, rc))) goto fail;
+  if (rc) goto fail;
   m->impl = h;
   if (pthread_create(&h->hb, NULL, heartbeat, m) != 0) {
     rc = tarn__err(TARN_ENOMEM, "sqlite: cannot start the heartbeat thread");

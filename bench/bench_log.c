@@ -295,11 +295,27 @@ static int read_run(uint64_t log, size_t expect) {
     cat = s < cat ? s : cat;
   }
   bench_report(D.remote ? "etcd+s3 catch-up read, 64 KiB entries" : "catch-up read, 64 KiB entries",
-               bytes, best, D.remote ? "S3 GETs of the WAL objects" : "cat WAL files", cat);
+               bytes, best, D.remote ? "S3 GETs, WAL objects" : "cat WAL files", cat);
   tarn_reader_close(r);
   tarn_objstore_close(wal);
   tarn_meta_close(m);
   return bytes == expect ? 0 : -1;
+}
+
+/* Deletes every object under the run's S3 prefix (the test server keeps
+ * its objects in memory). */
+static void s3_cleanup(void) {
+  tarn_objstore *s;
+  if (tarn_objstore_open(D.wal, &s))
+    return;
+  tarn_objstore_listing l = {0};
+  while (tarn_objstore_list(s, "", NULL, 1000, &l) == 0 && l.n > 0) {
+    for (size_t i = 0; i < l.n; i++)
+      tarn_objstore_delete(s, l.names[i]);
+    tarn_objstore_listing_free(&l);
+  }
+  tarn_objstore_listing_free(&l);
+  tarn_objstore_close(s);
 }
 
 /* The same runs, smaller, on etcd + S3; log IDs and the S3 prefix per run,
@@ -316,6 +332,7 @@ static int remote_runs(const char *etcd, const char *s3) {
   rc |= append_run(log + 3, 65536, 8, 16u << 20);
   rc |= read_run(log + 3, (16u << 20) / 65536 / 8 * 8 * 65536);
   rc |= latency_run(log + 4, 50);
+  s3_cleanup();
   return rc;
 }
 

@@ -8,9 +8,11 @@
 #include "tu_log.h"
 
 #include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -232,6 +234,77 @@ static void held_lease_keeps_the_log(void **state) {
   tu_deploy_done(&D);
 }
 
+/* LS-046, LS-047 with a writer killed by SIGKILL while holding its lease:
+ * its lease record outlives it until its session expires (sqlite: the
+ * heartbeat, etcd: the lease TTL), so a deletion that stops waiting before
+ * then changes nothing; one that waits longer completes once the record is
+ * gone. */
+static void killed_writer_lease_expires(void **state) {
+  (void)state;
+  begin("wkill");
+  const uint64_t L = D.log_base + 13;
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    char uri[700];
+    tarn_meta *cm;
+    tarn_objstore *cw;
+    snprintf(uri, sizeof uri, "%s?session_timeout_ms=2000", D.meta_uri);
+    if (tarn_meta_open(uri, &cm) || tarn_objstore_open(D.wal_uri, &cw))
+      _exit(10);
+    tarn_writer_options o;
+    tarn_writer_options_default(&o);
+    o.batch_ms = 5;
+    tarn_writer *w;
+    if (tarn_writer_open(cm, cw, &o, &w))
+      _exit(11);
+    for (int i = 0; i < 3; i++)
+      if (tarn_writer_append_sync(w, L, "doomed", 6, 1, NULL, NULL))
+        _exit(12);
+    char c = 1;
+    if (write(fds[1], &c, 1) != 1)
+      _exit(13);
+    for (;;)
+      pause(); /* holding the lease until killed */
+  }
+  close(fds[1]);
+  char c;
+  assert_int_equal(read(fds[0], &c, 1), 1);
+  close(fds[0]);
+  kill(pid, SIGKILL);
+  int st;
+  waitpid(pid, &st, 0);
+  tarn_meta *m;
+  assert_int_equal(tarn_meta_open(D.meta_uri, &m), 0);
+  assert_int_equal(tu_count_index(m, L), 3);
+  /* the dead writer's lease record is still there: nothing changes */
+  tarn_catalog_options o = {.drain_timeout_ms = 200, .drain_poll_ms = 20};
+  assert_int_equal(tarn_log_delete(m, L, &o, NULL), TARN_EBUSY);
+  assert_int_equal(tu_count_index(m, L), 3);
+  assert_true(has_fence(m, L));
+  /* waiting out the session timeout: the deletion completes */
+  o.drain_timeout_ms = 20000;
+  size_t removed = 0;
+  time_t t0 = time(NULL);
+  int rc = tarn_log_delete(m, L, &o, &removed);
+  if (rc)
+    fail_msg("tarn_log_delete: %s", tarn_errmsg());
+  print_message("[%s] deleted %zu records after %lld s\n", variant, removed,
+                (long long)(time(NULL) - t0));
+  assert_int_equal(removed, 3);
+  assert_int_equal(tu_count_index(m, L), 0);
+  assert_int_equal(tu_lease_count(m, L), 0);
+  tarn_objstore *wal;
+  assert_int_equal(tarn_objstore_open(D.wal_uri, &wal), 0);
+  assert_int_equal(fresh_writer_append(m, wal, L), TARN_EFENCED);
+  tarn_objstore_close(wal);
+  tarn_meta_close(m);
+  tu_deploy_done(&D);
+}
+
 /* ctest-variants: sqlite-file etcd-s3 */
 int main(int argc, char **argv) {
   if (argc > 1)
@@ -239,6 +312,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(delete_while_writers_append),
       cmocka_unit_test(held_lease_keeps_the_log),
+      cmocka_unit_test(killed_writer_lease_expires),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include "testutil.h"
 #include "tu_deploy.h"
 #include "tu_index.h"
+#include "tu_log.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -20,6 +21,7 @@
 
 #include "tarn/entryindex.h"
 #include "tarn/key.h"
+#include "tarn/lease.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
 #include "tarn/reader.h"
@@ -313,6 +315,91 @@ static void killed_writers(void **state) {
   tu_deploy_done(&D);
 }
 
+/* LS-048, LS-042: a writer process stopped (SIGSTOP) for longer than its
+ * session timeout loses its session; resumed, it learns so and stops: an
+ * append then fails with TARN_ESESSION (TARN_ESESSION, or the put's refusal,
+ * for entries in flight), and it publishes no index record once it knows.
+ * Meanwhile another client's lease on the log is refused nothing: the dead
+ * session's lease record is gone (sqlite: purged by the next write). */
+static void stopped_writer_loses_session(void **state) {
+  (void)state;
+  begin("wsess");
+  const uint64_t log = D.log_base + 3;
+  int fds[2];
+  assert_int_equal(pipe(fds), 0);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    close(fds[0]);
+    alarm(40); /* a writer that never learns dies here, and the test fails */
+    char uri[700];
+    tarn_meta *m;
+    tarn_objstore *wal;
+    snprintf(uri, sizeof uri, "%s?session_timeout_ms=1000", D.meta_uri);
+    if (tarn_meta_open(uri, &m) || tarn_objstore_open(D.wal_uri, &wal))
+      _exit(10);
+    tarn_writer_options o;
+    tarn_writer_options_default(&o);
+    o.batch_ms = 2;
+    tarn_writer *w;
+    if (tarn_writer_open(m, wal, &o, &w))
+      _exit(11);
+    /* reports each outcome; ends after the first append refused for the session */
+    for (uint32_t i = 0; i < 100000; i++) {
+      char buf[64];
+      int len = make_payload(buf, sizeof buf, 0, i);
+      uint64_t off = 0;
+      int rc = tarn_writer_append_sync(w, log, buf, (size_t)len, (i % 3) + 1, &off, NULL);
+      ackrec a = {(uint32_t)-rc, i, off};
+      if (write(fds[1], &a, sizeof a) != sizeof a)
+        _exit(14);
+      if (rc == TARN_ESESSION)
+        break;
+      usleep(10000);
+    }
+    tarn_writer_close(w);
+    tarn_objstore_close(wal);
+    tarn_meta_close(m);
+    _exit(0);
+  }
+  close(fds[1]);
+  ackrec a;
+  for (int i = 0; i < 5; i++)
+    assert_int_equal(read(fds[0], &a, sizeof a), sizeof a);
+  kill(pid, SIGSTOP);
+  /* out of its session: the lease record goes (sqlite: at this write) */
+  tarn_meta *m;
+  assert_int_equal(tarn_meta_open(D.meta_uri, &m), 0);
+  usleep(D.remote ? 3500000 : 1500000);
+  tarn_lease *l;
+  assert_int_equal(tarn_lease_acquire(m, log, &l), 0);
+  assert_int_equal(tarn_lease_release(l), 0);
+  assert_int_equal(tu_lease_count(m, log), 0);
+  size_t before = tu_count_index(m, log);
+  kill(pid, SIGCONT);
+  ackrec *acks;
+  size_t n = drain_pipe(fds[0], &acks);
+  close(fds[0]);
+  int st;
+  waitpid(pid, &st, 0);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 0);
+  assert_true(n >= 1);
+  /* it learned: the last append was refused for the session */
+  assert_int_equal(acks[n - 1].writer, (uint32_t)-TARN_ESESSION);
+  size_t ok = 0;
+  for (size_t i = 0; i < n; i++)
+    ok += acks[i].writer == 0;
+  size_t after = tu_count_index(m, log);
+  print_message("[%s] after resuming: %zu appends acknowledged, %zu refused; records %zu -> %zu\n",
+                variant, ok, n - ok, before, after);
+  /* every record published after the stop was an acknowledged append's */
+  assert_true(after - before <= ok);
+  free(acks);
+  tarn_meta_close(m);
+  tu_deploy_done(&D);
+}
+
 /* ctest-variants: sqlite-file etcd-s3 */
 int main(int argc, char **argv) {
   if (argc > 1)
@@ -320,6 +407,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(concurrent_writers),
       cmocka_unit_test(killed_writers),
+      cmocka_unit_test(stopped_writer_loses_session),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -23,18 +23,26 @@ expect() {
   set +e; "$@" >"$tmp/out" 2>"$tmp/err"; local got=$?; set -e
   [ "$got" = "$want" ] || fail "$* exited $got, not $want: $(cat "$tmp/err")"
 }
-# etcd keeps what earlier runs wrote: a stream identity and S3 prefix per run.
+# etcd and the bucket keep what earlier runs wrote: an etcd root (prefix=) and
+# an S3 prefix per run, so each run is a deployment of its own.
 run=$(date +%s%N)-$$
-meta="etcd://$TARN_TEST_ETCD"
+meta="etcd://$TARN_TEST_ETCD?prefix=tarn-test/cli-$run"
 wal="$TARN_TEST_S3_URI/cli-$run/wal"
 compacted="$TARN_TEST_S3_URI/cli-$run/compacted"
 flags=(--meta "$meta" --wal "$wal" --compacted "$compacted")
-ns="cli${run//-/x}"
+ns=team
 
+# before init the deployment's catalog does not exist
+expect 1 "$TARN" stream list "${flags[@]}"
+grep -q "tarn init" "$tmp/err" || fail "no hint to run tarn init: $(cat "$tmp/err")"
 expect 0 "$TARN" init --home "$tmp/home" "${flags[@]}" --json
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))
+assert j["created"] is True, j
 assert j["meta"] == sys.argv[2] and j["wal"] == sys.argv[3] and j["compacted"] == sys.argv[4], j' \
   "$tmp/out" "$meta" "$wal" "$compacted" || fail "init --json: $(cat "$tmp/out")"
+expect 0 "$TARN" init --home "$tmp/home" "${flags[@]}" --json
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1]))["created"] is False' "$tmp/out" ||
+  fail "second init created: $(cat "$tmp/out")"
 
 expect 0 "$TARN" stream create "$ns/events" --partitions 2 "${flags[@]}" --json
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))
@@ -85,7 +93,6 @@ expect 1 "$TARN" read "$ns/events" --partition 1 "${flags[@]}"
 expect 1 "$TARN" stream create "$ns/events" "${flags[@]}"
 grep -q "dropped" "$tmp/err" || fail "create after drop: $(cat "$tmp/err")"
 expect 0 "$TARN" stream list "${flags[@]}" --json
-python3 -c 'import json,sys; j=json.load(open(sys.argv[1]))
-assert all(s["namespace"] != sys.argv[2] for s in j), j' "$tmp/out" "$ns" ||
-  fail "list after drop"
+python3 -c 'import json,sys; assert json.load(open(sys.argv[1])) == []' "$tmp/out" ||
+  fail "list after drop: $(cat "$tmp/out")"
 echo ok

@@ -37,7 +37,8 @@ int tu_deploy_setup(tu_deploy *d, const char *variant, const char *tag) {
     const char *s3 = tu_env_required("TARN_TEST_S3_URI");
     if (!etcd || !s3)
       return 1;
-    snprintf(d->meta_uri, sizeof d->meta_uri, "etcd://%s", etcd);
+    snprintf(d->meta_uri, sizeof d->meta_uri, "etcd://%s?prefix=tarn-test/%s-%llu", etcd, tag,
+             (unsigned long long)run);
     snprintf(d->wal_uri, sizeof d->wal_uri, "%s/%s-%llu/wal", s3, tag, (unsigned long long)run);
     d->log_base = 1000000000000ull + run * 1000u;
     d->remote = 1;
@@ -53,4 +54,8 @@ void tu_deploy_done(tu_deploy *d) {
     free(d->dir);
     d->dir = NULL;
   }
+}
+
+void tu_deploy_meta_opt(const tu_deploy *d, const char *opt, char *buf, size_t n) {
+  snprintf(buf, n, "%s%c%s", d->meta_uri, strchr(d->meta_uri, '?') ? '&' : '?', opt);
 }

@@ -252,7 +252,7 @@ static void killed_writer_lease_expires(void **state) {
     char uri[700];
     tarn_meta *cm;
     tarn_objstore *cw;
-    snprintf(uri, sizeof uri, "%s?session_timeout_ms=2000", D.meta_uri);
+    tu_deploy_meta_opt(&D, "session_timeout_ms=2000", uri, sizeof uri);
     if (tarn_meta_open(uri, &cm) || tarn_objstore_open(D.wal_uri, &cw))
       _exit(10);
     tarn_writer_options o;

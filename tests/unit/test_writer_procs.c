@@ -315,7 +315,7 @@ static void killed_writers(void **state) {
   tu_deploy_done(&D);
 }
 
-/* LS-048, LS-042: a writer process stopped (SIGSTOP) for longer than its
+/* LS-048: a writer process stopped (SIGSTOP) for longer than its
  * session timeout loses its session; resumed, it learns so and stops: an
  * append then fails with TARN_ESESSION (TARN_ESESSION, or the put's refusal,
  * for entries in flight), and it publishes no index record once it knows.
@@ -335,7 +335,7 @@ static void stopped_writer_loses_session(void **state) {
     char uri[700];
     tarn_meta *m;
     tarn_objstore *wal;
-    snprintf(uri, sizeof uri, "%s?session_timeout_ms=1000", D.meta_uri);
+    tu_deploy_meta_opt(&D, "session_timeout_ms=1000", uri, sizeof uri);
     if (tarn_meta_open(uri, &m) || tarn_objstore_open(D.wal_uri, &wal))
       _exit(10);
     tarn_writer_options o;

@@ -322,8 +322,9 @@ static void s3_cleanup(void) {
  * since the servers keep what earlier runs wrote. */
 static int remote_runs(const char *etcd, const char *s3) {
   D.remote = 1;
-  snprintf(D.meta, sizeof D.meta, "etcd://%s", etcd);
   uint64_t run = (uint64_t)time(NULL) % 100000000u * 1000u + (uint64_t)getpid() % 1000u;
+  snprintf(D.meta, sizeof D.meta, "etcd://%s?prefix=tarn-bench/log-%llu", etcd,
+           (unsigned long long)run);
   snprintf(D.wal, sizeof D.wal, "%s/bench-log-%llu", s3, (unsigned long long)run);
   uint64_t log = 3000000000000ull + run * 100u;
   int rc = 0;

@@ -103,7 +103,7 @@ static char *ekey(const ehandle *h, const char *part, const char *key, int extra
   tarn_buf b = TARN_BUF_INIT;
   size_t pl = strlen(part), kl = key ? tarn_meta_key_encode(key, NULL) : 0;
   if (tarn_buf_reserve(&b, h->rootlen + 3 + pl + kl)) return NULL;
-  tarn_buf_append(&b, h->root, h->rootlen);
+  if (h->rootlen) tarn_buf_append(&b, h->root, h->rootlen);
   tarn_buf_putc(&b, 'T');
   tarn_buf_append(&b, part, pl);
   tarn_buf_putc(&b, 0);
@@ -119,7 +119,7 @@ static char *epart_end(const ehandle *h, const char *part) {
   size_t pl = strlen(part), rl = h->rootlen;
   uint8_t *p = malloc(rl + pl + 2);
   if (!p) return NULL;
-  memcpy(p, h->root, rl);
+  if (rl) memcpy(p, h->root, rl);
   p[rl] = 'T';
   memcpy(p + rl + 1, part, pl);
   p[rl + pl + 1] = 1;

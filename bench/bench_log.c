@@ -1,15 +1,23 @@
 /* End-to-end appends and catch-up reads on sqlite: + file:// (the embedded
  * deployment), against the disk: dd conv=fsync of the same bytes in 4 MiB
- * blocks, and cat of the same WAL files, measured in the same run. */
+ * blocks, and cat of the same WAL files, measured in the same run.
+ *
+ * With TARN_TEST_ETCD and TARN_TEST_S3_URI set, the same on etcd:// + s3://,
+ * against tarn's own object store doing the raw S3 work: PUTs of the same
+ * bytes in as many objects as the writer wrote (2 in parallel, as the writer's
+ * upload threads), and GETs of the same WAL objects. */
 #include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bench.h"
+#include "tarn/buf.h"
+#include "tarn/error.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
 #include "tarn/reader.h"
@@ -18,6 +26,13 @@
 int bench_log(void);
 
 static char dir[200];
+
+/* The deployment under test: the embedded one, or etcd + S3. */
+static struct {
+  int remote;
+  char meta[512];
+  char wal[512]; /* the prefix of each log's WAL root */
+} D;
 
 /* Seconds for `cmd` run by the shell. */
 static double shell_seconds(const char *cmd) {
@@ -62,14 +77,92 @@ static void *produce(void *p) {
 
 /* Each log gets a WAL root of its own, so that cat reads exactly its files. */
 static int open_stores(uint64_t log, tarn_meta **m, tarn_objstore **wal) {
-  char uri[512];
-  snprintf(uri, sizeof uri, "sqlite:%s/meta.db", dir);
-  if (tarn_meta_open(uri, m))
+  char uri[700];
+  if (tarn_meta_open(D.meta, m)) {
+    fprintf(stderr, "bench log: %s\n", tarn_errmsg());
     return -1;
-  snprintf(uri, sizeof uri, "%s/wal-%llu", dir, (unsigned long long)log);
-  mkdir(uri, 0755);
-  snprintf(uri, sizeof uri, "file://%s/wal-%llu", dir, (unsigned long long)log);
-  return tarn_objstore_open(uri, wal);
+  }
+  if (!D.remote) {
+    snprintf(uri, sizeof uri, "%s/wal-%llu", dir, (unsigned long long)log);
+    mkdir(uri, 0755);
+  }
+  snprintf(uri, sizeof uri, "%s/wal-%llu", D.wal, (unsigned long long)log);
+  if (tarn_objstore_open(uri, wal)) {
+    fprintf(stderr, "bench log: %s\n", tarn_errmsg());
+    tarn_meta_close(*m);
+    return -1;
+  }
+  return 0;
+}
+
+/* ---- raw S3 baselines --------------------------------------------------------------- */
+
+typedef struct s3put {
+  tarn_objstore *s;
+  const uint8_t *data;
+  size_t size, first, n;
+  int failed;
+} s3put;
+
+static void *s3_put_thread(void *p) {
+  s3put *a = p;
+  for (size_t i = a->first; i < a->first + a->n; i++) {
+    char name[96];
+    snprintf(name, sizeof name, "raw/%zu", i);
+    if (tarn_objstore_put(a->s, name, a->data, a->size))
+      a->failed = 1;
+  }
+  return NULL;
+}
+
+/* Seconds for PUTs of `bytes` in `objects` objects, 2 at a time, into a root
+ * of its own next to the log's. */
+static double s3_put_seconds(uint64_t log, size_t bytes, uint64_t objects) {
+  char uri[700];
+  snprintf(uri, sizeof uri, "%s/raw-%llu", D.wal, (unsigned long long)log);
+  tarn_objstore *s;
+  if (tarn_objstore_open(uri, &s))
+    return -1;
+  if (objects == 0)
+    objects = 1;
+  size_t size = bytes / objects;
+  uint8_t *data = malloc(size + 1);
+  memset(data, 7, size + 1);
+  s3put a[2] = {{s, data, size, 0, objects / 2, 0},
+                {s, data, size, objects / 2, objects - objects / 2, 0}};
+  pthread_t t[2];
+  double t0 = bench_now();
+  for (int i = 0; i < 2; i++)
+    pthread_create(&t[i], NULL, s3_put_thread, &a[i]);
+  for (int i = 0; i < 2; i++)
+    pthread_join(t[i], NULL);
+  double secs = bench_now() - t0;
+  free(data);
+  tarn_objstore_close(s);
+  return a[0].failed || a[1].failed ? -1 : secs;
+}
+
+/* Seconds for GETs of every object of a WAL root, one after the other. */
+static double s3_get_seconds(tarn_objstore *wal) {
+  tarn_objstore_listing l = {0};
+  double t0 = bench_now();
+  if (tarn_objstore_list(wal, "", NULL, 100000, &l))
+    return -1;
+  double secs = 0;
+  for (size_t i = 0; i < l.n; i++) {
+    tarn_buf b = TARN_BUF_INIT;
+    if (tarn_objstore_get(wal, l.names[i], &b)) {
+      secs = -1;
+      tarn_buf_free(&b);
+      break;
+    }
+    bench_sink(b.data, b.len < 8 ? b.len : 8);
+    tarn_buf_free(&b);
+  }
+  if (secs == 0)
+    secs = bench_now() - t0;
+  tarn_objstore_listing_free(&l);
+  return secs;
 }
 
 /* Appends `bytes` of `size`-byte records from `threads` producers to log. */
@@ -97,13 +190,15 @@ static int append_run(uint64_t log, size_t size, int threads, size_t bytes) {
     pthread_join(t[i], NULL);
   tarn_writer_flush(w);
   double secs = bench_now() - t0;
+  tarn_writer_stats st;
+  tarn_writer_stats_get(w, &st);
   tarn_writer_close(w);
   size_t total = per * (size_t)threads * size;
-  double dd = dd_seconds(total);
+  double base = D.remote ? s3_put_seconds(log, total, st.objects_written) : dd_seconds(total);
   char what[96];
-  snprintf(what, sizeof what, "append %zu B records, %d producer%s", size, threads,
-           threads > 1 ? "s" : "");
-  bench_report(what, total, secs, "dd conv=fsync", dd);
+  snprintf(what, sizeof what, "%sappend %zu B records, %d producer%s", D.remote ? "etcd+s3 " : "",
+           size, threads, threads > 1 ? "s" : "");
+  bench_report(what, total, secs, D.remote ? "S3 PUTs, same objects" : "dd conv=fsync", base);
   printf("%-44s %10.0f records/s%s\n", "", (double)(per * (size_t)threads) / secs,
          failures ? "   (SOME FAILED)" : "");
   free(payload);
@@ -155,8 +250,9 @@ static int latency_run(uint64_t log, uint32_t batch_ms) {
   }
   tarn_writer_close(w);
   qsort(out, N, sizeof *out, cmp_d);
-  printf("%-44s p50 %7.1f ms   p99 %7.1f ms   batch window %u ms\n", "append latency, 1 KiB",
-         out[N / 2] * 1e3, out[N * 99 / 100] * 1e3, batch_ms);
+  printf("%-44s p50 %7.1f ms   p99 %7.1f ms   batch window %u ms\n",
+         D.remote ? "etcd+s3 append latency, 1 KiB" : "append latency, 1 KiB", out[N / 2] * 1e3,
+         out[N * 99 / 100] * 1e3, batch_ms);
   tarn_objstore_close(wal);
   tarn_meta_close(m);
   return 0;
@@ -175,7 +271,8 @@ static int read_run(uint64_t log, size_t expect) {
   char cmd[1200];
   snprintf(cmd, sizeof cmd, "find %s/wal-%llu -name '*.wal' -exec cat {} + > /dev/null", dir,
            (unsigned long long)log);
-  shell_seconds(cmd); /* warm the page cache for both */
+  if (!D.remote)
+    shell_seconds(cmd); /* warm the page cache for both */
   double best = 1e9;
   size_t bytes = 0;
   for (int rep = 0; rep < 3; rep++) {
@@ -194,14 +291,50 @@ static int read_run(uint64_t log, size_t expect) {
   }
   double cat = 1e9;
   for (int rep = 0; rep < 3; rep++) {
-    double s = shell_seconds(cmd);
+    double s = D.remote ? s3_get_seconds(wal) : shell_seconds(cmd);
     cat = s < cat ? s : cat;
   }
-  bench_report("catch-up read, 64 KiB entries", bytes, best, "cat WAL files", cat);
+  bench_report(D.remote ? "etcd+s3 catch-up read, 64 KiB entries" : "catch-up read, 64 KiB entries",
+               bytes, best, D.remote ? "S3 GETs, WAL objects" : "cat WAL files", cat);
   tarn_reader_close(r);
   tarn_objstore_close(wal);
   tarn_meta_close(m);
   return bytes == expect ? 0 : -1;
+}
+
+/* Deletes every object under the run's S3 prefix (the test server keeps
+ * its objects in memory). */
+static void s3_cleanup(void) {
+  tarn_objstore *s;
+  if (tarn_objstore_open(D.wal, &s))
+    return;
+  tarn_objstore_listing l = {0};
+  while (tarn_objstore_list(s, "", NULL, 1000, &l) == 0 && l.n > 0) {
+    for (size_t i = 0; i < l.n; i++)
+      tarn_objstore_delete(s, l.names[i]);
+    tarn_objstore_listing_free(&l);
+  }
+  tarn_objstore_listing_free(&l);
+  tarn_objstore_close(s);
+}
+
+/* The same runs, smaller, on etcd + S3; log IDs and the S3 prefix per run,
+ * since the servers keep what earlier runs wrote. */
+static int remote_runs(const char *etcd, const char *s3) {
+  D.remote = 1;
+  uint64_t run = (uint64_t)time(NULL) % 100000000u * 1000u + (uint64_t)getpid() % 1000u;
+  snprintf(D.meta, sizeof D.meta, "etcd://%s?prefix=tarn-bench/log-%llu", etcd,
+           (unsigned long long)run);
+  snprintf(D.wal, sizeof D.wal, "%s/bench-log-%llu", s3, (unsigned long long)run);
+  uint64_t log = 3000000000000ull + run * 100u;
+  int rc = 0;
+  rc |= append_run(log + 1, 1024, 1, 4u << 20);
+  rc |= append_run(log + 2, 1024, 8, 4u << 20);
+  rc |= append_run(log + 3, 65536, 8, 16u << 20);
+  rc |= read_run(log + 3, (16u << 20) / 65536 / 8 * 8 * 65536);
+  rc |= latency_run(log + 4, 50);
+  s3_cleanup();
+  return rc;
 }
 
 int bench_log(void) {
@@ -209,6 +342,9 @@ int bench_log(void) {
   snprintf(dir, sizeof dir, "%s/tarn-bench-log-XXXXXX", tmp ? tmp : "/tmp");
   if (!mkdtemp(dir))
     return 1;
+  D.remote = 0;
+  snprintf(D.meta, sizeof D.meta, "sqlite:%s/meta.db", dir);
+  snprintf(D.wal, sizeof D.wal, "file://%s", dir);
   int rc = 0;
   const size_t sizes[3] = {100, 1024, 65536};
   const size_t bytes[3] = {8u << 20, 32u << 20, 64u << 20};
@@ -220,6 +356,9 @@ int bench_log(void) {
   rc |= read_run(6, (64u << 20) / 65536 / 8 * 8 * 65536);
   rc |= latency_run(100, 50);
   rc |= latency_run(101, 250);
+  const char *etcd = getenv("TARN_TEST_ETCD"), *s3 = getenv("TARN_TEST_S3_URI");
+  if (etcd && *etcd && s3 && *s3)
+    rc |= remote_runs(etcd, s3);
   char cmd[512];
   snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
   if (system(cmd) != 0)

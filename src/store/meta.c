@@ -149,6 +149,17 @@ static int parse_options(tarn_meta *m, const char *q) {
         return tarn__err(TARN_EINVAL, "metadata store URI: session_timeout_ms must be "
                                       "100..3600000");
       m->session_timeout_ms = v;
+    } else if (len > 7 && strncmp(q, "prefix=", 7) == 0) {
+      /* A root of the deployment's keys, so that deployments (or test runs)
+       * can share one etcd. Plain characters only: it appears in URIs. */
+      size_t n = len - 7;
+      if (n > 128 || strspn(q + 7, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+                                    "0123456789._-/") < n)
+        return tarn__err(TARN_EINVAL, "metadata store URI: prefix must be 1..128 of "
+                                      "A-Z a-z 0-9 . _ - /");
+      free(m->root_prefix);
+      if (!(m->root_prefix = strndup(q + 7, n)))
+        return tarn__err(TARN_ENOMEM, "metadata store: out of memory");
     } else {
       return tarn__err(TARN_EINVAL, "metadata store URI: unknown option \"%.*s\"", (int)len, q);
     }
@@ -186,10 +197,13 @@ int tarn_meta_open(const char *uri, tarn_meta **out) {
   char *q = strchr(target, '?');
   if (q) *q++ = 0;
   int rc = parse_options(m, q);
+  if (rc == 0 && m->root_prefix && strcmp(vfs->scheme, "etcd") != 0)
+    rc = tarn__err(TARN_EINVAL, "metadata store URI: prefix= is an option of etcd:// only");
   if (rc == 0) rc = vfs->open(m, target);
   free(target);
   if (rc) {
     pthread_mutex_destroy(&m->cb_mu);
+    free(m->root_prefix);
     free(m);
     return rc;
   }
@@ -201,6 +215,7 @@ int tarn_meta_close(tarn_meta *m) {
   if (!m) return 0;
   m->vfs->close(m);
   pthread_mutex_destroy(&m->cb_mu);
+  free(m->root_prefix);
   free(m);
   return 0;
 }

@@ -1,9 +1,10 @@
-/* etcd://HOST:PORT[,HOST:PORT...] — the metadata store on etcd v3, through
+/* etcd://HOST:PORT[,HOST:PORT...][?prefix=ROOT] — the metadata store on etcd v3, through
  * its JSON gateway (POST /v3/kv/range|put|deleterange|txn, /v3/lease/...,
  * /v3/watch) with libcurl and jansson. docs/meta-etcd.md has the mapping of
  * every primitive; in short:
  *
- *   etcd key   = "T" partition 0x00 tarn_meta_key_encode(key)
+ *   etcd key   = [root] "T" partition 0x00 tarn_meta_key_encode(key),
+ *                root = "P" ROOT 0x00 with the option prefix=ROOT, else empty
  *                (bytewise etcd order = the store's key order, per partition)
  *   etcd value = 0x01, created_ms (8 bytes BE), nonce (8 bytes), value
  *   version    = the record's mod_revision (store-wide, grows on every write)
@@ -52,6 +53,11 @@ typedef struct ehandle {
   pthread_mutex_t ka_mu;
   pthread_cond_t ka_cv;
   int stop, ka_started;
+  /* Every key of the handle starts with this: empty, or "P" prefix 0x00 for
+   * the URI option prefix= (keys without a root start with "T", so deployments
+   * under different roots, or none, never share a key). */
+  char *root;
+  size_t rootlen;
 } ehandle;
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -92,11 +98,12 @@ static uint8_t *unb64(const char *s, size_t *n) {
   return out;
 }
 
-/* "T" part 0x00 [encoded key] [extra byte], base64. extra < 0: none. */
-static char *ekey(const char *part, const char *key, int extra) {
+/* [root] "T" part 0x00 [encoded key] [extra byte], base64. extra < 0: none. */
+static char *ekey(const ehandle *h, const char *part, const char *key, int extra) {
   tarn_buf b = TARN_BUF_INIT;
   size_t pl = strlen(part), kl = key ? tarn_meta_key_encode(key, NULL) : 0;
-  if (tarn_buf_reserve(&b, 3 + pl + kl)) return NULL;
+  if (tarn_buf_reserve(&b, h->rootlen + 3 + pl + kl)) return NULL;
+  if (h->rootlen) tarn_buf_append(&b, h->root, h->rootlen);
   tarn_buf_putc(&b, 'T');
   tarn_buf_append(&b, part, pl);
   tarn_buf_putc(&b, 0);
@@ -107,15 +114,16 @@ static char *ekey(const char *part, const char *key, int extra) {
   return s;
 }
 
-/* The end of a partition's key space: "T" part 0x01. */
-static char *epart_end(const char *part) {
-  size_t pl = strlen(part);
-  uint8_t *p = malloc(pl + 2);
+/* The end of a partition's key space: [root] "T" part 0x01. */
+static char *epart_end(const ehandle *h, const char *part) {
+  size_t pl = strlen(part), rl = h->rootlen;
+  uint8_t *p = malloc(rl + pl + 2);
   if (!p) return NULL;
-  p[0] = 'T';
-  memcpy(p + 1, part, pl);
-  p[pl + 1] = 1;
-  char *s = b64(p, pl + 2);
+  if (rl) memcpy(p, h->root, rl);
+  p[rl] = 'T';
+  memcpy(p + rl + 1, part, pl);
+  p[rl + pl + 1] = 1;
+  char *s = b64(p, rl + pl + 2);
   free(p);
   return s;
 }
@@ -235,14 +243,14 @@ static int post(ehandle *h, const char *path, json_t *req, int unsafe, json_t **
 
 /* ---- records -------------------------------------------------------------------- */
 
-static int kv_to_rec(json_t *kv, const char *part, int values, tarn_meta_rec *r,
-                     int64_t *lease, uint64_t *nonce) {
+static int kv_to_rec(const ehandle *h, json_t *kv, const char *part, int values,
+                     tarn_meta_rec *r, int64_t *lease, uint64_t *nonce) {
   size_t kn, vn;
   const char *ks = json_string_value(json_object_get(kv, "key"));
   const char *vs = json_string_value(json_object_get(kv, "value"));
   uint8_t *k = unb64(ks ? ks : "", &kn);
   uint8_t *v = unb64(vs ? vs : "", &vn);
-  size_t pl = strlen(part) + 2;
+  size_t pl = h->rootlen + strlen(part) + 2;
   int rc = 0;
   char *key = NULL;
   if (!k || !v || kn < pl) {
@@ -308,11 +316,11 @@ static int e_find(tarn_meta *m, const char *part, const char *key, int cmp,
   int desc = 0, rc;
   json_t *resp = NULL, *kv = NULL;
   switch (cmp) {
-  case TARN__META_EQUAL: k = ekey(part, key, -1), e = ekey(part, key, 0); break;
-  case TARN__META_CEILING: k = ekey(part, key, -1), e = epart_end(part); break;
-  case TARN__META_HIGHER: k = ekey(part, key, 0), e = epart_end(part); break;
-  case TARN__META_FLOOR: k = ekey(part, NULL, -1), e = ekey(part, key, 0), desc = 1; break;
-  default: k = ekey(part, NULL, -1), e = ekey(part, key, -1), desc = 1; break;
+  case TARN__META_EQUAL: k = ekey(h, part, key, -1), e = ekey(h, part, key, 0); break;
+  case TARN__META_CEILING: k = ekey(h, part, key, -1), e = epart_end(h, part); break;
+  case TARN__META_HIGHER: k = ekey(h, part, key, 0), e = epart_end(h, part); break;
+  case TARN__META_FLOOR: k = ekey(h, part, NULL, -1), e = ekey(h, part, key, 0), desc = 1; break;
+  default: k = ekey(h, part, NULL, -1), e = ekey(h, part, key, -1), desc = 1; break;
   }
   if (!k || !e)
     rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
@@ -320,7 +328,7 @@ static int e_find(tarn_meta *m, const char *part, const char *key, int cmp,
     if (!kv)
       rc = tarn__err(TARN_ENOTFOUND, "etcd: no key for \"%s\" in partition %s", key, part);
     else
-      rc = kv_to_rec(kv, part, 1, out, NULL, NULL);
+      rc = kv_to_rec(h, kv, part, 1, out, NULL, NULL);
   }
   json_decref(resp);
   free(k);
@@ -371,7 +379,7 @@ static json_t *cmp_absent(const char *key) {
 static int e_write(tarn_meta *m, const char *part, const char *key, const void *val,
                    size_t len, int mode, int flags, int64_t version, tarn_meta_stat *st) {
   ehandle *h = m->impl;
-  char *k = ekey(part, key, -1), *e = ekey(part, key, 0);
+  char *k = ekey(h, part, key, -1), *e = ekey(h, part, key, 0);
   int rc = 0;
   if (!k || !e) {
     rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
@@ -384,7 +392,7 @@ static int e_write(tarn_meta *m, const char *part, const char *key, const void *
       json_t *resp, *kv;
       if ((rc = range_one(h, k, e, 0, &resp, &kv))) break;
       tarn_meta_rec r;
-      if (kv && (rc = kv_to_rec(kv, part, 0, &r, &lease, NULL)) == 0) {
+      if (kv && (rc = kv_to_rec(h, kv, part, 0, &r, &lease, NULL)) == 0) {
         exists = 1;
         cur = r.stat.version;
         created = r.stat.created_ms; /* kept when the value is replaced */
@@ -447,7 +455,8 @@ static int delete_range(ehandle *h, const char *k, const char *e, size_t *count)
 }
 
 static int e_del(tarn_meta *m, const char *part, const char *key) {
-  char *k = ekey(part, key, -1), *e = ekey(part, key, 0);
+  ehandle *h = m->impl;
+  char *k = ekey(h, part, key, -1), *e = ekey(h, part, key, 0);
   size_t n = 0;
   int rc = k && e ? delete_range(m->impl, k, e, &n) : tarn__err(TARN_ENOMEM, "etcd: out of memory");
   free(k);
@@ -458,7 +467,8 @@ static int e_del(tarn_meta *m, const char *part, const char *key) {
 
 static int e_del_range(tarn_meta *m, const char *part, const char *a, const char *b,
                        size_t *count) {
-  char *k = ekey(part, a, -1), *e = ekey(part, b, -1);
+  ehandle *h = m->impl;
+  char *k = ekey(h, part, a, -1), *e = ekey(h, part, b, -1);
   int rc = k && e ? delete_range(m->impl, k, e, count)
                   : tarn__err(TARN_ENOMEM, "etcd: out of memory");
   free(k);
@@ -469,13 +479,13 @@ static int e_del_range(tarn_meta *m, const char *part, const char *a, const char
 /* Looks for our nonce under key: 1 found (rec filled), 0 not, <0 error. */
 static int find_nonce(ehandle *h, const char *part, const char *key, uint64_t nonce,
                       tarn_meta_rec *out) {
-  char *k = ekey(part, key, -1), *e = ekey(part, key, 0);
+  char *k = ekey(h, part, key, -1), *e = ekey(h, part, key, 0);
   json_t *resp = NULL, *kv;
   int rc = k && e ? range_one(h, k, e, 0, &resp, &kv) : tarn__err(TARN_ENOMEM, "etcd: oom");
   if (rc == 0 && kv) {
     tarn_meta_rec r;
     uint64_t got;
-    rc = kv_to_rec(kv, part, 0, &r, NULL, &got);
+    rc = kv_to_rec(h, kv, part, 0, &r, NULL, &got);
     if (rc == 0 && got == nonce) {
       *out = r;
       rc = 1;
@@ -518,7 +528,7 @@ static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, ui
                           uint64_t d2, const void *val, size_t len, tarn_meta_rec *out) {
   ehandle *h = m->impl;
   char *bound = tarn__meta_seq_bound(prefix);
-  char *lo = ekey(part, NULL, -1), *hi = bound ? ekey(part, bound, -1) : NULL;
+  char *lo = ekey(h, part, NULL, -1), *hi = bound ? ekey(h, part, bound, -1) : NULL;
   char *tried[64];
   int ntried = 0, rc = 0, unknown = 0;
   uint64_t nonce = rand64();
@@ -542,10 +552,10 @@ static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, ui
     }
     tarn_meta_rec last = {0};
     char *lastk = NULL, *key = NULL;
-    if (kv && (rc = kv_to_rec(kv, part, 0, &last, NULL, NULL)) == 0) lastk = last.key;
+    if (kv && (rc = kv_to_rec(h, kv, part, 0, &last, NULL, NULL)) == 0) lastk = last.key;
     if (rc == 0) rc = tarn__meta_seq_key(prefix, lastk, d1, d2, &key);
     json_t *c = json_array();
-    char *ek = key ? ekey(part, key, -1) : NULL, *el = lastk ? ekey(part, lastk, -1) : NULL;
+    char *ek = key ? ekey(h, part, key, -1) : NULL, *el = lastk ? ekey(h, part, lastk, -1) : NULL;
     int64_t created = tarn__meta_now_ms();
     char *v = evalue(val, len, created, nonce);
     if (rc == 0 && (!c || !ek || !v || (lastk && !el))) rc = tarn__err(TARN_ENOMEM, "etcd: oom");
@@ -597,7 +607,7 @@ out:
 static int e_range(tarn_meta *m, const char *part, const char *a, const char *b, int flags,
                    size_t limit, int values, tarn_meta_recs *out) {
   ehandle *h = m->impl;
-  char *k = ekey(part, a, (flags & TARN_META_AFTER) ? 0 : -1), *e = ekey(part, b, -1);
+  char *k = ekey(h, part, a, (flags & TARN_META_AFTER) ? 0 : -1), *e = ekey(h, part, b, -1);
   json_t *req = k && e ? json_pack("{s:s, s:s}", "key", k, "range_end", e) : NULL, *resp = NULL;
   int rc = req ? 0 : tarn__err(TARN_ENOMEM, "etcd: out of memory");
   if (rc == 0 && limit)
@@ -610,7 +620,7 @@ static int e_range(tarn_meta *m, const char *part, const char *a, const char *b,
       break;
     }
     tarn_meta_rec *r = tarn__meta_recs_push(out);
-    rc = r ? kv_to_rec(json_array_get(kvs, i), part, values, r, NULL, NULL)
+    rc = r ? kv_to_rec(h, json_array_get(kvs, i), part, values, r, NULL, NULL)
            : tarn__err(TARN_ENOMEM, "etcd: out of memory");
   }
   json_decref(resp);
@@ -643,7 +653,7 @@ static size_t on_watch(char *p, size_t sz, size_t n, void *arg) {
 static int e_wait(tarn_meta *m, const char *part, const char *a, const char *b, int64_t since,
                   int timeout_ms) {
   ehandle *h = m->impl;
-  char *k = ekey(part, a, -1), *e = ekey(part, b, -1);
+  char *k = ekey(h, part, a, -1), *e = ekey(h, part, b, -1);
   json_t *req = k && e ? json_pack("{s:{s:s, s:s}}", "create_request", "key", k, "range_end", e)
                        : NULL;
   int rc = req ? 0 : tarn__err(TARN_ENOMEM, "etcd: out of memory");
@@ -738,6 +748,7 @@ static void free_handle(ehandle *h) {
   for (int i = 0; i < h->npool; i++) curl_easy_cleanup(h->pool[i]);
   for (int i = 0; i < h->neps; i++) free(h->eps[i]);
   free(h->eps);
+  free(h->root);
   pthread_mutex_destroy(&h->pool_mu);
   pthread_mutex_destroy(&h->ka_mu);
   pthread_cond_destroy(&h->ka_cv);
@@ -770,6 +781,17 @@ static int e_open(tarn_meta *m, const char *target) {
     p += n;
     if (*p == '/') break;
     if (*p == ',') p++;
+  }
+  if (rc == 0 && m->root_prefix) {
+    size_t pl = strlen(m->root_prefix);
+    if (!(h->root = malloc(pl + 2))) {
+      rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+    } else {
+      h->root[0] = 'P';
+      memcpy(h->root + 1, m->root_prefix, pl);
+      h->root[pl + 1] = 0;
+      h->rootlen = pl + 2;
+    }
   }
   /* Different handles start on different endpoints to spread the load. */
   if (rc == 0) atomic_store(&h->cur, (int)(rand64() % (unsigned)h->neps));

@@ -27,6 +27,7 @@ struct tarn_meta {
   const tarn__meta_vfs *vfs;
   void *impl;                   /* the backend's state */
   int64_t session_timeout_ms;
+  char *root_prefix;            /* the option prefix= (etcd only), or NULL */
   atomic_int session_ended;
   pthread_mutex_t cb_mu;
   void (*on_end)(void *);

@@ -13,8 +13,10 @@
 int tu_publish(tarn_meta *m, uint64_t log_id, uint32_t n, uint32_t size, uint64_t *end_out);
 /* The number of index records of log_id. */
 size_t tu_count_index(tarn_meta *m, uint64_t log_id);
-/* Opens a metadata store for a test: "mem" (a fresh mem:NAME store) or
- * "sqlite" (a file in a fresh temporary directory, removed by tu_meta_done).
+/* Opens a metadata store for a test: "mem" (a fresh mem:NAME store),
+ * "sqlite" (a file in a fresh temporary directory, removed by tu_meta_done)
+ * or "etcd" (TARN_TEST_ETCD under a fresh root; skips the test without it,
+ * fails it in CI).
  * *uri gets the URI (malloc'd) so other handles can share the store. */
 tarn_meta *tu_meta_open(const char *backend, char **uri);
 void tu_meta_done(tarn_meta *m, char *uri);

@@ -515,7 +515,8 @@ static void store_faults(void **state) {
 }
 
 #define BOTH(fn)                                                                             \
-  cmocka_unit_test_prestate(fn, (void *)"mem"), cmocka_unit_test_prestate(fn, (void *)"sqlite")
+  cmocka_unit_test_prestate(fn, (void *)"mem"), cmocka_unit_test_prestate(fn, (void *)"sqlite"), \
+      cmocka_unit_test_prestate(fn, (void *)"etcd")
 
 int main(void) {
   const struct CMUnitTest tests[] = {

@@ -278,7 +278,8 @@ static void record_span(void **state) {
 }
 
 #define BOTH(fn)                                                                             \
-  cmocka_unit_test_prestate(fn, (void *)"mem"), cmocka_unit_test_prestate(fn, (void *)"sqlite")
+  cmocka_unit_test_prestate(fn, (void *)"mem"), cmocka_unit_test_prestate(fn, (void *)"sqlite"), \
+      cmocka_unit_test_prestate(fn, (void *)"etcd")
 
 int main(void) {
   const struct CMUnitTest tests[] = {

@@ -155,7 +155,10 @@ static void *heartbeat(void *arg) {
     pthread_mutex_lock(&h->mu);
     sqlite3_stmt *st;
     int gone = 0;
-    if (prep(h, "UPDATE sessions SET heartbeat = ?1 WHERE id = ?2", &st) == 0) {
+    /* An expired session stays ended: other clients already hide its
+     * ephemeral records, so a late heartbeat must not bring them back. */
+    if (prep(h, "UPDATE sessions SET heartbeat = ?1 WHERE id = ?2 AND heartbeat + timeout > ?1",
+             &st) == 0) {
       sqlite3_bind_int64(st, 1, tarn__meta_now_ms());
       sqlite3_bind_int64(st, 2, h->session);
       if (sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(h->db) == 0) gone = 1;

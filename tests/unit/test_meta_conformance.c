@@ -648,7 +648,7 @@ static void test_ephemeral_sigkill(void **state) {
 /* A holder that stops (SIGSTOP) for longer than its session timeout loses
  * its session: its ephemeral record goes, and once it runs again it learns
  * so from tarn_meta_session_ok() and cannot create ephemerals. */
-static void test_session_expiry_detected(void **state) {
+static void session_expiry(void **state, int poke) {
   const backend *b = begin(state);
   if (!b->multiprocess) {
     print_message("[%s] in-process store: see test_mem_faults\n", b->name);
@@ -688,15 +688,25 @@ static void test_session_expiry_detected(void **state) {
     if (mono_ms() - t0 > 4 * SESSION_MS + 3000) break;
     usleep(50000);
   }
-  OK(tarn_meta_put(m, P, "/poke", "x", 1, NULL)); /* sqlite: a write cleans up */
+  if (poke)
+    OK(tarn_meta_put(m, P, "/poke", "x", 1, NULL)); /* sqlite: a write cleans up */
   kill(pid, SIGCONT);
   int st;
   assert_int_equal(waitpid(pid, &st, 0), pid);
   assert_int_equal(rc, TARN_ENOTFOUND);
+  /* Without a write by anyone in between, the holder's late heartbeat must not
+   * have brought its session, and so its record, back. */
+  assert_int_equal(tarn_meta_get(m, P, "/stream-write-leases/7/s", &r), TARN_ENOTFOUND);
   assert_true(WIFEXITED(st));
   if (WEXITSTATUS(st) != 0) fail_msg("the stopped holder did not learn that its session ended");
   tarn_meta_close(m);
 }
+
+static void test_session_expiry_detected(void **state) { session_expiry(state, 1); }
+
+/* The same with no other client writing while the holder is stopped: the
+ * expired session stays ended when its heartbeat thread runs again. */
+static void test_expired_session_stays_ended(void **state) { session_expiry(state, 0); }
 
 /* ---- change notification ------------------------------------------------- */
 
@@ -858,6 +868,7 @@ static void test_cluster_leader_kill(void **state) {
       cmocka_unit_test(test_ephemeral_close),                                  \
       cmocka_unit_test(test_ephemeral_sigkill),                                \
       cmocka_unit_test(test_session_expiry_detected),                          \
+      cmocka_unit_test(test_expired_session_stays_ended),                      \
       cmocka_unit_test(test_wait_for_change),                                  \
       cmocka_unit_test(test_mem_faults),                                       \
       cmocka_unit_test(test_cluster_leader_kill),                              \

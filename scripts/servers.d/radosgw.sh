@@ -97,14 +97,29 @@ CONF
   setsid ceph-mon -f -i a </dev/null >>"$dir/log/mon.out" 2>&1 &
   echo $! >"$dir/mon.pid"
   wait_for 60 "ceph-mon" timeout 5 ceph health
-  sleep 3 # an OSD that registers at once after the first answer fails with "wrong fsid"
-  osd_uuid=$(uuidgen)
-  osd_id=$(timeout 30 ceph osd create "$osd_uuid" 2>>"$dir/log/setup.log")
-  mkdir -p "$dir/osd/osd.$osd_id"
-  ceph-osd -i "$osd_id" --mkfs --osd-uuid "$osd_uuid" >>"$dir/log/setup.log" 2>&1
-  setsid ceph-osd -f -i "$osd_id" </dev/null >>"$dir/log/osd.out" 2>&1 &
-  echo $! >"$dir/osd.pid"
-  wait_for 90 "the OSD" bash -c "timeout 5 ceph osd stat | grep -q '1 up'"
+  # An OSD that registers too soon after the monitor's first answer fails with
+  # "wrong fsid" and never comes up; on a loaded machine 3 s is not always
+  # enough, so a failed OSD is removed and made again after a longer wait.
+  osd_up=0
+  for attempt in 1 2 3 4; do
+    sleep $((3 * attempt))
+    osd_uuid=$(uuidgen)
+    osd_id=$(timeout 30 ceph osd create "$osd_uuid" 2>>"$dir/log/setup.log") || continue
+    mkdir -p "$dir/osd/osd.$osd_id"
+    ceph-osd -i "$osd_id" --mkfs --osd-uuid "$osd_uuid" >>"$dir/log/setup.log" 2>&1
+    setsid ceph-osd -f -i "$osd_id" </dev/null >>"$dir/log/osd.out" 2>&1 &
+    echo $! >"$dir/osd.pid"
+    if wait_for 45 "the OSD (attempt $attempt)" bash -c "timeout 5 ceph osd stat | grep -q '1 up'"; then
+      osd_up=1
+      break
+    fi
+    pid=$(cat "$dir/osd.pid")
+    kill -9 "$pid" 2>/dev/null || true
+    rm -f "$dir/osd.pid"
+    timeout 30 ceph osd rm "$osd_id" >>"$dir/log/setup.log" 2>&1 || true
+    rm -rf "$dir/osd/osd.$osd_id"
+  done
+  [ $osd_up = 1 ] || { log "the OSD did not come up (logs in $dir)"; exit 1; }
   mkdir -p "$dir/rgw"
   setsid radosgw -n client.rgw -f </dev/null >>"$dir/log/rgw.out" 2>&1 &
   echo $! >"$dir/rgw.pid"

@@ -1,11 +1,15 @@
 /* Compaction: 64 MiB of 1 KiB entries appended to one log (mem: stores), then
  * compacted WAL -> Parquet (ZSTD) + companions, against DuckDB converting the
- * same payloads to Parquet (COPY, ZSTD) in the same run; and reclamation's
- * scan rate (objects/s) over a WAL root of 20,000 objects, against a plain
- * listing of the same root. */
+ * same payloads to Parquet (COPY, ZSTD) in the same run; reclamation's scan
+ * rate (objects/s) over a WAL root of 20,000 objects, against a plain listing
+ * of the same root; and the effect of compaction on append latency: p50/p99
+ * of 1 KiB appends on the embedded deployment (sqlite: + file://) while a
+ * compactor keeps compacting the same log, against the same appends alone. */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "bench.h"
@@ -18,6 +22,137 @@
 #define TOTAL ((size_t)64 << 20)
 #define ENTRY 1024
 #define OBJECTS 20000
+
+/* ---- append latency while compaction runs ---------------------------------- */
+
+typedef struct lat_deploy {
+  tarn_meta *m;
+  tarn_objstore *wal, *cs;
+  uint64_t log;
+  volatile int stop;
+  int compactions;
+} lat_deploy;
+
+static void *compact_loop(void *arg) {
+  lat_deploy *d = arg;
+  tarn_compactor_options o;
+  tarn_compactor_options_default(&o);
+  tarn_compactor *c;
+  if (tarn_compactor_open(d->m, d->wal, d->cs, &o, &c))
+    return NULL;
+  while (!d->stop) {
+    int did = 0;
+    if (tarn_compact_once(c, d->log, 1, NULL, &did) == 0 && did)
+      d->compactions++;
+    else
+      usleep(5000);
+  }
+  tarn_compactor_close(c);
+  return NULL;
+}
+
+typedef struct lat {
+  double t0;
+  double *out;
+} lat;
+
+static void lat_cb(void *arg, int status, uint64_t off, int64_t ts) {
+  (void)status, (void)off, (void)ts;
+  lat *l = arg;
+  *l->out = bench_now() - l->t0;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* Appends N 1 KiB entries spread over ~8 batch windows, after a warm-up of
+ * 16 MiB so that there is WAL data to compact; p50 and p99 in seconds. */
+static int latency_pass(lat_deploy *d, int compacting, double *p50, double *p99) {
+  enum { N = 400, BATCH_MS = 50 };
+  static lat ls[N];
+  static double out[N];
+  static uint8_t warm[1024];
+  tarn_writer_options o;
+  tarn_writer_options_default(&o);
+  o.batch_ms = BATCH_MS;
+  tarn_writer *w;
+  if (tarn_writer_open(d->m, d->wal, &o, &w))
+    return -1;
+  for (int i = 0; i < 16384; i++)
+    tarn_writer_append(w, d->log, warm, sizeof warm, 1, NULL, NULL);
+  tarn_writer_flush(w);
+  pthread_t th;
+  d->stop = 0;
+  if (compacting && pthread_create(&th, NULL, compact_loop, d) != 0)
+    return -1;
+  uint8_t p[1024] = {1};
+  for (int i = 0; i < N; i++) {
+    ls[i].out = &out[i];
+    ls[i].t0 = bench_now();
+    tarn_writer_append(w, d->log, p, sizeof p, 1, lat_cb, &ls[i]);
+    usleep(BATCH_MS * 8000 / N);
+  }
+  int rc = tarn_writer_close(w);
+  if (compacting) {
+    d->stop = 1;
+    pthread_join(th, NULL);
+  }
+  qsort(out, N, sizeof *out, cmp_d);
+  *p50 = out[N / 2];
+  *p99 = out[N * 99 / 100];
+  return rc;
+}
+
+static int latency_under_compaction(void) {
+  char dir[256], uri[3][320];
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/tarn-bench-compact-XXXXXX", tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir))
+    return -1;
+  snprintf(uri[0], sizeof uri[0], "sqlite:%s/meta.db", dir);
+  snprintf(uri[1], sizeof uri[1], "%s/wal", dir);
+  snprintf(uri[2], sizeof uri[2], "%s/compacted", dir);
+  mkdir(uri[1], 0755);
+  mkdir(uri[2], 0755);
+  snprintf(uri[1], sizeof uri[1], "file://%s/wal", dir);
+  snprintf(uri[2], sizeof uri[2], "file://%s/compacted", dir);
+  lat_deploy d = {0};
+  tarn_catalog *cat = NULL;
+  tarn_catalog_record sr;
+  memset(&sr, 0, sizeof sr);
+  int rc = -1;
+  if (tarn_meta_open(uri[0], &d.m) || tarn_objstore_open(uri[1], &d.wal) ||
+      tarn_objstore_open(uri[2], &d.cs) || tarn_catalog_open(d.m, NULL, &cat) ||
+      tarn_catalog_init(cat, NULL) ||
+      tarn_catalog_create_stream(cat, "bench", "lat", 1, NULL, 0, &sr)) {
+    fprintf(stderr, "bench compact: latency setup: %s\n", tarn_errmsg());
+    goto out;
+  }
+  d.log = sr.logs[0];
+  double a50, a99, c50, c99;
+  if (latency_pass(&d, 0, &a50, &a99) || latency_pass(&d, 1, &c50, &c99)) {
+    fprintf(stderr, "bench compact: latency: %s\n", tarn_errmsg());
+    goto out;
+  }
+  printf("%-44s p50 %7.1f ms   p99 %7.1f ms   alone: p50 %.1f p99 %.1f ms   p99 ratio %.3f"
+         " (%d compactions)\n",
+         "append 1 KiB, 50 ms window, compacting", c50 * 1e3, c99 * 1e3, a50 * 1e3, a99 * 1e3,
+         c99 / a99, d.compactions);
+  rc = 0;
+out:
+  tarn_catalog_record_free(&sr);
+  tarn_catalog_close(cat);
+  tarn_objstore_close(d.wal);
+  tarn_objstore_close(d.cs);
+  tarn_meta_close(d.m);
+  char cmd[300];
+  snprintf(cmd, sizeof cmd, "rm -rf %s", dir);
+  if (system(cmd) != 0)
+    rc = -1;
+  return rc;
+}
 
 int bench_compact(void);
 int bench_compact(void) {
@@ -120,5 +255,5 @@ int bench_compact(void) {
   name[strlen(name) - 2] = 0;
   snprintf(name + strlen(name), 8, "-c");
   tarn_objstore_mem_drop(name);
-  return 0;
+  return latency_under_compaction() ? 1 : 0;
 }

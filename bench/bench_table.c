@@ -18,5 +18,5 @@ const tarn_bench bench_table[] = {
     {"meta", "metadata store: sequenced puts/s, 1 and 8 clients, sqlite: and etcd://", bench_meta},
     {"objstore", "create-only 4 MiB PUTs (file://, s3://) vs dd conv=fsync", bench_objstore},
     {"log", "append (100 B/1 KiB/64 KiB, 1 and 8 producers) vs dd fsync; latency; catch-up read vs cat", bench_log},
-    {"compact", "compaction WAL -> Parquet+companion vs DuckDB COPY; reclamation scan objects/s", bench_compact},
+    {"compact", "compaction WAL -> Parquet+companion vs DuckDB COPY; reclamation scan objects/s; append p99 while compacting", bench_compact},
     {NULL, NULL, NULL}};

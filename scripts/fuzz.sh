@@ -20,7 +20,8 @@ for t in "$dir"/fuzz/fuzz_*; do
        -print_final_stats=0 "$work" >"$work.log" 2>&1; then
     echo "fuzz $name: ok ($(grep -oE 'Done [0-9]+ runs' "$work.log" | tail -1))"
   else
-    echo "fuzz $name: FAILED"; tail -60 "$work.log"; ls "$work"/crash-* "$work"/leak-* 2>/dev/null; fail=1
+    echo "fuzz $name: FAILED"; tail -60 "$work.log"; ls "$work"/crash-* "$work"/leak-* 2>/dev/null || true
+    fail=1
   fi
   [ $fail -ne 0 ] || rm -rf "$work" "$work.log"
 done

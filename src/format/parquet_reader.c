@@ -419,9 +419,10 @@ static int setup_delta(tarn_parquet_reader *r, const uint8_t *vals, size_t vlen,
   size_t prev = 0, prev_len = 0, s = 0;
   for (size_t i = 0; i < n_pre; i++) {
     if (pre[i] > prev_len) {
+      uint32_t bad = pre[i]; /* read before pre is freed */
       free(pre);
       return tarn__corrupt(PAGE, (size_t)pos, "DELTA_BYTE_ARRAY value %zu: prefix %u of a %zu-byte "
-                           "value", i, pre[i], prev_len);
+                           "value", i, bad, prev_len);
     }
     size_t at = r->dbuf.len;
     memmove(r->dbuf.data + at, r->dbuf.data + prev, pre[i]);

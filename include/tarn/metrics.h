@@ -50,6 +50,17 @@ void tarn_metrics_add(const char *name, int64_t d, ...);
 /* Histogram: records one observation of `seconds`. */
 void tarn_metrics_observe(const char *name, double seconds, ...);
 
+/* Many observations of one series at once: collect them in a local
+ * tarn_metrics_hist (zeroed), then record them with one lookup. For hot
+ * paths that would otherwise observe once per item. */
+typedef struct tarn_metrics_hist {
+  uint64_t buckets[TARN_METRICS_BUCKETS + 1]; /* the last: above every bound (+Inf) */
+  uint64_t count;
+  uint64_t sum_ns;
+} tarn_metrics_hist;
+void tarn_metrics_hist_add(tarn_metrics_hist *h, double seconds);
+void tarn_metrics_observe_hist(const char *name, const tarn_metrics_hist *h, ...);
+
 /* The current value of a counter or gauge series (histograms: the count of
  * observations); 0 when the series does not exist. For tests and /healthz. */
 int64_t tarn_metrics_value(const char *name, ...);

@@ -24,16 +24,22 @@
 #include "util/error.h"
 #include "util/planted.h"
 
+/* An entry, kept in its section's array: no allocation per entry. Its
+ * payload is in the batch's payload buffer, or (a large entry) in a copy of
+ * its own made outside the writer's lock. */
 typedef struct wentry {
-  struct wentry *next; /* batch order */
-  uint64_t log_id;
-  uint8_t *payload;
-  size_t len;
+  size_t off;     /* in the batch's payload buffer, unless ext */
+  uint8_t *ext;   /* the entry's own copy, or NULL */
+  uint32_t len;   /* <= INT32_MAX (varint32) */
   uint32_t records;
   tarn_append_cb cb;
   void *arg;
   double t_append; /* tarn_metrics_now() at append: the latency metrics */
 } wentry;
+
+/* Entries up to this size are copied into the batch's buffer under the
+ * writer's lock; larger ones are copied before taking it. */
+#define INLINE_MAX (64u << 10)
 
 struct wbatch;
 
@@ -44,8 +50,8 @@ typedef struct wsection {
   struct wsection *next; /* the log's queue */
   struct wbatch *batch;
   struct wlog *log;
-  wentry **ents;
-  size_t n;
+  wentry *ents;
+  size_t n, cap;
   uint64_t records; /* d1 */
   int state;
   int rc;           /* SEC_FAILED: the entries' status */
@@ -57,9 +63,11 @@ typedef struct wbatch {
   struct wbatch *next;    /* seal order (sealed list) or upload queue */
   struct wbatch *up_next; /* upload queue */
   uint64_t id;
-  wentry *head, *tail;
   size_t nents;
   size_t bytes;
+  uint8_t *pay; /* the payloads of inline entries, in append order; freed after A2 */
+  size_t pay_len, pay_cap;
+  double t_first; /* t_append of the first entry */
   size_t nlogs;
   uint64_t *logs;     /* max_logs_per_object */
   uint64_t *records;  /* per log: Σ record counts, kept <= INT32_MAX */
@@ -95,6 +103,12 @@ struct tarn_writer {
   wbatch *up_head, *up_tail;        /* sealed batches waiting for an upload thread */
   uint64_t next_id;
   size_t in_flight;
+  /* payload buffers of written batches, for the next ones: fresh memory
+   * costs a page fault per page on first touch, a large share of a small
+   * append's cost */
+  uint8_t *spare[4];
+  size_t spare_cap[4];
+  int nspare;
   int stopping, closing;
   pthread_t timer;
   pthread_t *uploaders, *putters;
@@ -149,14 +163,34 @@ static wbatch *batch_new(tarn_writer *w) {
     return NULL;
   }
   b->deadline_ms = now_ms() + w->o.batch_ms;
+  if (w->nspare > 0) {
+    w->nspare--;
+    b->pay = w->spare[w->nspare];
+    b->pay_cap = w->spare_cap[w->nspare];
+  }
   return b;
 }
 
+/* Under mu: keeps b's payload buffer for a later batch, or frees it. */
+static void recycle_payloads(tarn_writer *w, wbatch *b) {
+  if (b->pay && b->pay_cap <= w->o.max_object_bytes &&
+      w->nspare < (int)(sizeof w->spare / sizeof w->spare[0])) {
+    w->spare[w->nspare] = b->pay;
+    w->spare_cap[w->nspare++] = b->pay_cap;
+  } else
+    free(b->pay);
+  b->pay = NULL;
+  b->pay_len = b->pay_cap = 0;
+}
+
+/* Frees b with its entries. */
 static void batch_free(wbatch *b) {
   if (!b)
     return;
   for (size_t i = 0; i < b->nlogs; i++) {
     if (b->secs[i]) {
+      for (size_t k = 0; k < b->secs[i]->n; k++)
+        free(b->secs[i]->ents[k].ext);
       free(b->secs[i]->ents);
       free(b->secs[i]->value);
       free(b->secs[i]);
@@ -165,18 +199,8 @@ static void batch_free(wbatch *b) {
   free(b->secs);
   free(b->logs);
   free(b->records);
+  free(b->pay);
   free(b);
-}
-
-/* Frees b with its entries. */
-static void free_batch_entries(wbatch *b) {
-  for (wentry *e = b->head; e;) {
-    wentry *n = e->next;
-    free(e->payload);
-    free(e);
-    e = n;
-  }
-  batch_free(b);
 }
 
 static size_t batch_log_index(const wbatch *b, uint64_t log_id) {
@@ -198,41 +222,78 @@ static int batch_fits(const tarn_writer *w, const wbatch *b, uint64_t log_id, si
   return b->records[i] + records <= INT32_MAX;
 }
 
-/* Adds e to b; TARN_ENOMEM leaves b unchanged. */
-static int batch_add(tarn_writer *w, wbatch *b, wentry *e) {
-  size_t i = batch_log_index(b, e->log_id);
+/* Room for `more` bytes in *buf (capacity *cap, `len` used), growing by
+ * doubling up to at least `limit`; 0 or TARN_ENOMEM. */
+static int reserve(uint8_t **buf, size_t *cap, size_t len, size_t more, size_t limit) {
+  if (len + more <= *cap)
+    return 0;
+  size_t c = *cap ? *cap : 64u << 10;
+  while (c < len + more)
+    c *= 2;
+  if (c > limit && len + more <= limit)
+    c = limit;
+  uint8_t *nb = realloc(*buf, c);
+  if (!nb)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  *buf = nb;
+  *cap = c;
+  return 0;
+}
+
+/* Adds an entry to b: the payload is copied into b's buffer, unless ext
+ * holds the entry's own copy (then owned by b). TARN_ENOMEM leaves b
+ * unchanged (ext is still the caller's). */
+static int batch_add(tarn_writer *w, wbatch *b, uint64_t log_id, const void *payload,
+                     size_t len, uint8_t *ext, const wentry *proto) {
+  size_t i = batch_log_index(b, log_id);
   wsection *s;
-  if (i == SIZE_MAX) {
+  int fresh = i == SIZE_MAX;
+  if (fresh) {
     if (!(s = calloc(1, sizeof *s)))
       return tarn__err(TARN_ENOMEM, "out of memory");
     s->batch = b;
-    s->log = find_log(w, e->log_id);
+    s->log = find_log(w, log_id);
     i = b->nlogs++;
-    b->logs[i] = e->log_id;
+    b->logs[i] = log_id;
     b->secs[i] = s;
   }
   s = b->secs[i];
-  if (s->n % 64 == 0) {
-    wentry **ne = realloc(s->ents, (s->n + 64) * sizeof *ne);
-    if (!ne) {
-      if (s->n == 0) { /* the section was new: undo it */
-        b->nlogs--;
-        free(s);
-      }
-      return tarn__err(TARN_ENOMEM, "out of memory");
-    }
-    s->ents = ne;
+  int rc = 0;
+  if (s->n == s->cap) {
+    size_t c = s->cap ? s->cap * 2 : 64;
+    wentry *ne = realloc(s->ents, c * sizeof *ne);
+    if (ne) {
+      s->ents = ne;
+      s->cap = c;
+    } else
+      rc = tarn__err(TARN_ENOMEM, "out of memory");
   }
-  s->ents[s->n++] = e;
+  if (!rc && !ext)
+    rc = reserve(&b->pay, &b->pay_cap, b->pay_len, len, w->o.max_object_bytes);
+  if (rc) {
+    if (fresh) { /* the section was new: undo it */
+      b->nlogs--;
+      b->secs[i] = NULL;
+      free(s->ents);
+      free(s);
+    }
+    return rc;
+  }
+  wentry *e = &s->ents[s->n++];
+  *e = *proto;
+  e->len = (uint32_t)len;
+  e->ext = ext;
+  if (!ext) {
+    e->off = b->pay_len;
+    if (len)
+      memcpy(b->pay + b->pay_len, payload, len);
+    b->pay_len += len;
+  }
   s->records += e->records;
   b->records[i] += e->records;
-  b->bytes += e->len;
-  b->nents++;
-  if (b->tail)
-    b->tail->next = e;
-  else
-    b->head = e;
-  b->tail = e;
+  if (b->nents++ == 0)
+    b->t_first = e->t_append;
+  b->bytes += len;
   return 0;
 }
 
@@ -246,8 +307,11 @@ static void seal(tarn_writer *w, wbatch *b) {
     return;
   }
   b->id = w->next_id++;
-  tarn_metrics_observe("tarn_writer_stage_seconds", tarn_metrics_now() - b->head->t_append,
-                       "stage", "batch_wait", NULL);
+  tarn_metrics_observe("tarn_writer_stage_seconds", tarn_metrics_now() - b->t_first, "stage",
+                       "batch_wait", NULL);
+  /* counted here, once per batch, not on every append (a hot path) */
+  tarn_metrics_inc("tarn_writer_appends_total", b->nents, NULL);
+  tarn_metrics_inc("tarn_writer_append_bytes_total", b->bytes, NULL);
   for (size_t i = 0; i < b->nlogs; i++) {
     wsection *s = b->secs[i];
     if (s->log->qtail)
@@ -288,16 +352,17 @@ static void deliver(tarn_writer *w, wsection *s, int status, uint64_t start, int
   tarn_metrics_inc("tarn_writer_entries_total", s->n, "outcome",
                    status == 0 ? "acknowledged" : status == TARN_EUNKNOWN ? "unknown" : "failed",
                    NULL);
+  tarn_metrics_hist lat;
+  memset(&lat, 0, sizeof lat);
   for (size_t i = 0; i < s->n; i++) {
-    wentry *e = s->ents[i];
-    tarn_metrics_observe("tarn_writer_append_seconds", now - e->t_append, NULL);
+    wentry *e = &s->ents[i];
+    tarn_metrics_hist_add(&lat, now - e->t_append);
     if (e->cb)
       e->cb(e->arg, status, status == 0 ? off : 0, status == 0 ? ts : 0);
     off += e->records;
     bytes += e->len;
-    free(e->payload);
-    e->payload = NULL;
   }
+  tarn_metrics_observe_hist("tarn_writer_append_seconds", &lat, NULL);
   pthread_mutex_lock(&w->mu);
   w->in_flight -= bytes;
   if (status == 0)
@@ -325,7 +390,7 @@ static void section_finished(tarn_writer *w, wsection *s) {
       w->sealed_head = f->next;
       if (!w->sealed_head)
         w->sealed_tail = NULL;
-      free_batch_entries(f);
+      batch_free(f);
     }
   }
   pthread_cond_broadcast(&w->cv_done);
@@ -334,28 +399,66 @@ static void section_finished(tarn_writer *w, wsection *s) {
 
 /* ---- A2: the object ------------------------------------------------------------ */
 
-static int write_object(tarn_writer *w, wbatch *b) {
+/* An upload thread's memory, kept from one object to the next: building a
+ * 4 MiB object in fresh memory each time costs a page fault per page. */
+typedef struct scratch {
   tarn_wal_builder wb;
-  tarn_wal_builder_init(&wb);
-  tarn_buf obj = TARN_BUF_INIT;
-  char name[TARN__WAL_NAME_LEN + 1];
+  tarn_buf obj;
+} scratch;
+
+static void scratch_init(scratch *x) {
+  tarn_wal_builder_init(&x->wb);
+  tarn_buf_init(&x->obj);
+}
+
+static void scratch_free(scratch *x) {
+  tarn_wal_builder_free(&x->wb);
+  tarn_buf_free(&x->obj);
+}
+
+/* Builds b's object into x->obj and frees the large entries' own copies (no
+ * longer needed: the object holds them; the caller recycles b->pay). */
+static int build_object(tarn_writer *w, wbatch *b, scratch *x) {
   int rc = 0;
-  for (wentry *e = b->head; e && !rc; e = e->next)
-    rc = tarn_wal_builder_add(&wb, e->log_id, e->payload, e->len, e->records);
+  tarn_wal_builder_reset(&x->wb);
+  tarn_buf_reset(&x->obj);
+  /* section by section: each log's payloads are contiguous in the object,
+   * so a reader fetches a section's payloads with one range read */
+  for (size_t i = 0; i < b->nlogs && !rc; i++) {
+    const wsection *s = b->secs[i];
+    for (size_t k = 0; k < s->n && !rc; k++) {
+      const wentry *e = &s->ents[k];
+      rc = tarn_wal_builder_add(&x->wb, b->logs[i], e->ext ? e->ext : b->pay + e->off, e->len,
+                                e->records);
+    }
+  }
   if (!rc)
-    rc = tarn_wal_builder_finish(&wb, &obj); /* LS-001: version 3 only */
+    rc = tarn_wal_builder_finish(&x->wb, &x->obj); /* LS-001: version 3 only */
+  for (size_t i = 0; i < b->nlogs; i++)
+    for (size_t k = 0; k < b->secs[i]->n; k++) {
+      free(b->secs[i]->ents[k].ext);
+      b->secs[i]->ents[k].ext = NULL;
+    }
+  return rc;
+}
+
+static int write_object(tarn_writer *w, wbatch *b, scratch *x) {
+  char name[TARN__WAL_NAME_LEN + 1];
+  int rc = build_object(w, b, x);
+  tarn_wal_builder *wb = &x->wb;
+  const tarn_buf *objb = &x->obj;
   name[0] = 0;
   for (int attempt = 0; !rc; attempt++) { /* leaves with rc set, or by break */
     if ((rc = tarn__wal_name(name, now_ms() / 1000)))
       break;
     /* LS-009: create-only; a name is never reused, even after a failure */
     double t0 = tarn_metrics_now();
-    rc = tarn_objstore_put(w->wal, name, obj.data, obj.len);
+    rc = tarn_objstore_put(w->wal, name, objb->data, objb->len);
     tarn_metrics_observe("tarn_writer_stage_seconds", tarn_metrics_now() - t0, "stage",
                          "object_put", NULL);
     tarn_metrics_inc("tarn_writer_objects_total", 1, "result", rc ? "failed" : "written", NULL);
     if (!rc)
-      tarn_metrics_inc("tarn_writer_object_bytes_total", obj.len, NULL);
+      tarn_metrics_inc("tarn_writer_object_bytes_total", objb->len, NULL);
     if (TARN__PLANTED(TARN__BUG_INDEX_BEFORE_OBJECT))
       rc = 0; /* planted: the index goes out whether or not the object exists */
     if (rc == 0 || attempt >= w->o.object_retries || rc == TARN_EINVAL)
@@ -372,8 +475,8 @@ static int write_object(tarn_writer *w, wbatch *b) {
       tarn__errctx(rc, "writing WAL object");
   }
   /* A3's values: one RAW EntryIndex per section (LS-026) */
-  for (size_t i = 0; !rc && i < wb.section_count; i++) {
-    const tarn_wal_built_section *bs = &wb.sections[i];
+  for (size_t i = 0; !rc && i < wb->section_count; i++) {
+    const tarn_wal_built_section *bs = &wb->sections[i];
     wsection *s = b->secs[batch_log_index(b, bs->log_id)];
     uint32_t *bounds = malloc(bs->entry_count * sizeof *bounds);
     if (!bounds) {
@@ -383,10 +486,10 @@ static int write_object(tarn_writer *w, wbatch *b) {
     for (size_t k = 0; k < bs->entry_count; k++)
       bounds[k] = (uint32_t)bs->bounds[k];
     tarn_raw_record r = {.location = name,
-                         .single_section = wb.section_count == 1,
+                         .single_section = wb->section_count == 1,
                          .message_count = (int64_t)bs->record_total,
                          .entry_size_bytes = (int64_t)bs->payload_total,
-                         .file_size = (int64_t)wb.payload_region_size,
+                         .file_size = (int64_t)wb->payload_region_size,
                          .boundaries = bounds,
                          .entry_count = bs->entry_count};
     tarn_buf v = TARN_BUF_INIT;
@@ -398,8 +501,9 @@ static int write_object(tarn_writer *w, wbatch *b) {
     }
     s->value = tarn_buf_steal(&v, &s->value_len);
   }
-  tarn_buf_free(&obj);
-  tarn_wal_builder_free(&wb);
+  /* keep an ordinary object's worth of memory, not a huge entry's */
+  if (x->obj.cap > 2 * w->o.max_object_bytes + (1u << 20)) /* the buffer grows by doubling */
+    tarn_buf_free(&x->obj);
   return rc;
 }
 
@@ -415,10 +519,11 @@ static wbatch *take_upload(tarn_writer *w) {
 }
 
 /* Under mu (released while writing): A2 for one taken batch. */
-static void upload(tarn_writer *w, wbatch *b) {
+static void upload(tarn_writer *w, wbatch *b, scratch *x) {
   pthread_mutex_unlock(&w->mu);
-  int rc = write_object(w, b);
+  int rc = write_object(w, b, x);
   pthread_mutex_lock(&w->mu);
+  recycle_payloads(w, b);
   if (rc) {
     w->st.object_failures++;
     snprintf(b->err, sizeof b->err, "%s", tarn_errmsg());
@@ -437,6 +542,8 @@ static void upload(tarn_writer *w, wbatch *b) {
 
 static void *upload_main(void *arg) {
   tarn_writer *w = arg;
+  scratch x;
+  scratch_init(&x);
   pthread_mutex_lock(&w->mu);
   for (;;) {
     while (!w->up_head && !w->stopping)
@@ -444,9 +551,10 @@ static void *upload_main(void *arg) {
     wbatch *b = take_upload(w);
     if (!b)
       break;
-    upload(w, b);
+    upload(w, b, &x);
   }
   pthread_mutex_unlock(&w->mu);
+  scratch_free(&x);
   return NULL;
 }
 
@@ -483,7 +591,7 @@ static void publish(tarn_writer *w, wsection *s) {
   }
   uint64_t d2 = 0;
   for (size_t i = 0; i < s->n; i++)
-    d2 += s->ents[i]->len;
+    d2 += s->ents[i].len;
   tarn_meta_rec out = {0};
   double t0 = tarn_metrics_now();
   /* A3, LS-025: the only way this writer creates an index key */
@@ -629,16 +737,12 @@ int tarn_writer_open(tarn_meta *meta, tarn_objstore *wal, const tarn_writer_opti
   return 0;
 }
 
-/* A1: the lease of log_id, acquired on first use and kept until close. */
+/* A1: the lease of log_id, acquired on first use and kept until close.
+ * Called without mu; another thread may be acquiring the same lease. */
 static int ensure_log(tarn_writer *w, uint64_t log_id) {
-  pthread_mutex_lock(&w->mu);
-  int have = find_log(w, log_id) != NULL;
-  pthread_mutex_unlock(&w->mu);
-  if (have)
-    return 0;
   pthread_mutex_lock(&w->lease_mu);
   pthread_mutex_lock(&w->mu);
-  have = find_log(w, log_id) != NULL;
+  int have = find_log(w, log_id) != NULL;
   pthread_mutex_unlock(&w->mu);
   int rc = 0;
   if (!have) {
@@ -659,10 +763,10 @@ static int ensure_log(tarn_writer *w, uint64_t log_id) {
   return rc;
 }
 
-/* Under mu: admits e (bounded memory) and adds it to a batch. On failure e
- * is the caller's to free. */
-static int enqueue(tarn_writer *w, wentry *e) {
-  size_t len = e->len;
+/* Under mu: admits an entry (bounded memory) and adds it to a batch. On
+ * failure ext is still the caller's. */
+static int enqueue(tarn_writer *w, uint64_t log_id, const void *payload, size_t len, uint8_t *ext,
+                   const wentry *proto) {
   int rc;
   /* bounded memory: wait (or refuse) while over the limit; one entry alone always fits */
   while (w->in_flight > 0 && w->in_flight + len > w->o.max_bytes_in_flight && !w->closing) {
@@ -682,7 +786,7 @@ static int enqueue(tarn_writer *w, wentry *e) {
     wbatch *b = batch_new(w);
     if (!b)
       return tarn__err(TARN_ENOMEM, "out of memory");
-    if ((rc = batch_add(w, b, e))) {
+    if ((rc = batch_add(w, b, log_id, payload, len, ext, proto))) {
       batch_free(b);
       return rc;
     }
@@ -690,14 +794,14 @@ static int enqueue(tarn_writer *w, wentry *e) {
     seal(w, b);
     return 0;
   }
-  if (w->cur && !batch_fits(w, w->cur, e->log_id, len, e->records))
+  if (w->cur && !batch_fits(w, w->cur, log_id, len, proto->records))
     seal(w, w->cur);
   if (!w->cur) {
     if (!(w->cur = batch_new(w)))
       return tarn__err(TARN_ENOMEM, "out of memory");
     pthread_cond_signal(&w->cv_timer);
   }
-  if ((rc = batch_add(w, w->cur, e)))
+  if ((rc = batch_add(w, w->cur, log_id, payload, len, ext, proto)))
     return rc;
   w->in_flight += len;
   if (w->cur->bytes >= w->o.max_object_bytes)
@@ -713,40 +817,38 @@ int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, siz
     return tarn__err(TARN_ERANGE, "append: record count, size or log ID too large (varint32)");
   if (len && !payload)
     return tarn__err(TARN_EINVAL, "append: NULL payload");
-  pthread_mutex_lock(&w->mu);
-  int closing = w->closing;
-  pthread_mutex_unlock(&w->mu);
-  if (closing)
-    return tarn__err(TARN_ECLOSED, "append: the writer is closing");
   int rc = tarn_meta_session_ok(w->meta);
   if (rc)
     return tarn__err(rc, "append: the metadata-store session ended; no more appends");
-  if ((rc = ensure_log(w, log_id)))
-    return rc;
-  wentry *e = calloc(1, sizeof *e);
-  if (!e || !(e->payload = malloc(len ? len : 1))) {
-    free(e);
-    return tarn__err(TARN_ENOMEM, "out of memory");
+  wentry proto = {.records = record_count, .cb = cb, .arg = arg, .t_append = tarn_metrics_now()};
+  /* a large payload is copied before taking the lock, which every other
+   * append is waiting for; a small one is copied into the batch under it */
+  uint8_t *ext = NULL;
+  if (len > INLINE_MAX) {
+    if (!(ext = malloc(len)))
+      return tarn__err(TARN_ENOMEM, "out of memory");
+    memcpy(ext, payload, len);
   }
-  if (len)
-    memcpy(e->payload, payload, len);
-  e->log_id = log_id;
-  e->len = len;
-  e->records = record_count;
-  e->cb = cb;
-  e->arg = arg;
-  e->t_append = tarn_metrics_now();
-
+  /* the common case takes the lock once: the log is known, the batch open */
   pthread_mutex_lock(&w->mu);
-  rc = enqueue(w, e);
-  pthread_mutex_unlock(&w->mu);
-  if (rc) {
-    free(e->payload);
-    free(e);
-  } else {
-    tarn_metrics_inc("tarn_writer_appends_total", 1, NULL);
-    tarn_metrics_inc("tarn_writer_append_bytes_total", len, NULL);
+  for (;;) {
+    if (w->closing) {
+      rc = tarn__err(TARN_ECLOSED, "append: the writer is closing");
+      break;
+    }
+    if (find_log(w, log_id)) {
+      rc = enqueue(w, log_id, payload, len, ext, &proto);
+      break;
+    }
+    pthread_mutex_unlock(&w->mu);
+    rc = ensure_log(w, log_id); /* A1, the first append to this log */
+    pthread_mutex_lock(&w->mu);
+    if (rc)
+      break;
   }
+  pthread_mutex_unlock(&w->mu);
+  if (rc)
+    free(ext);
   return rc;
 }
 
@@ -811,7 +913,10 @@ static int step_locked(tarn_writer *w, int step) {
     wbatch *b = take_upload(w);
     if (!b)
       return 0;
-    upload(w, b);
+    scratch x;
+    scratch_init(&x);
+    upload(w, b, &x);
+    scratch_free(&x);
     return 1;
   }
   case TARN_WRITER_STEP_PUT: {
@@ -853,6 +958,8 @@ int tarn_writer_flush(tarn_writer *w) {
 
 /* Frees the writer's memory and nothing else (stepped mode only). */
 static void free_writer(tarn_writer *w) {
+  while (w->nspare > 0)
+    free(w->spare[--w->nspare]);
   free(w->uploaders);
   free(w->putters);
   pthread_cond_destroy(&w->cv_timer);
@@ -870,10 +977,10 @@ int tarn_writer_discard(tarn_writer *w) {
   if (!w->o.stepped)
     return tarn__err(TARN_EINVAL, "writer discard: only a stepped writer can be discarded");
   if (w->cur)
-    free_batch_entries(w->cur);
+    batch_free(w->cur);
   for (wbatch *b = w->sealed_head; b;) {
     wbatch *n = b->next;
-    free_batch_entries(b);
+    batch_free(b);
     b = n;
   }
   for (wlog *l = w->logs; l;) {

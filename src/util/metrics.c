@@ -229,13 +229,16 @@ static char *render_labels(const char *key, size_t keylen) {
 static series *lookup(int type, const char *name, va_list ap) {
   char key[KEY_MAX];
   size_t keylen = make_key(key, name, ap);
-  if (!keylen || !name_ok(name))
+  if (!keylen)
     return NULL;
   uint64_t h = fnv(key, keylen);
   _Atomic(series *) *slot = &table[h % NBUCKETS];
   for (series *s = atomic_load_explicit(slot, memory_order_acquire); s; s = s->next_hash)
     if (s->keylen == keylen && memcmp(s->key, key, keylen) == 0)
       return s->fam->type == type ? s : NULL;
+  /* a bad name never gets a series, so checking it here, once, suffices */
+  if (!name_ok(name))
+    return NULL;
   pthread_mutex_lock(&mu);
   series *s = NULL;
   for (s = atomic_load_explicit(slot, memory_order_acquire); s; s = s->next_hash)
@@ -303,16 +306,43 @@ void tarn_metrics_observe(const char *name, double seconds, ...) {
   va_end(ap);
   if (!s)
     return;
+  tarn_metrics_hist h = {{0}, 0, 0};
+  tarn_metrics_hist_add(&h, seconds);
+  size_t i = 0;
+  while (h.buckets[i] == 0)
+    i++;
+  /* Buckets are stored non-cumulative; rendering adds them up. */
+  if (i < TARN_METRICS_BUCKETS)
+    atomic_fetch_add_explicit(&s->buckets[i], 1, memory_order_relaxed);
+  atomic_fetch_add_explicit(&s->sum_ns, h.sum_ns, memory_order_relaxed);
+  atomic_fetch_add_explicit(&s->value, 1, memory_order_relaxed);
+}
+
+void tarn_metrics_hist_add(tarn_metrics_hist *h, double seconds) {
   if (!(seconds >= 0))
     seconds = 0;
-  /* Buckets are stored non-cumulative; rendering adds them up. */
   size_t i = 0;
   while (i < TARN_METRICS_BUCKETS && seconds > tarn_metrics_bucket_bounds[i])
     i++;
-  if (i < TARN_METRICS_BUCKETS)
-    atomic_fetch_add_explicit(&s->buckets[i], 1, memory_order_relaxed);
-  atomic_fetch_add_explicit(&s->sum_ns, (uint64_t)(seconds * 1e9), memory_order_relaxed);
-  atomic_fetch_add_explicit(&s->value, 1, memory_order_relaxed);
+  h->buckets[i]++;
+  h->count++;
+  h->sum_ns += (uint64_t)(seconds * 1e9);
+}
+
+void tarn_metrics_observe_hist(const char *name, const tarn_metrics_hist *h, ...) {
+  if (!h->count)
+    return;
+  va_list ap;
+  va_start(ap, h);
+  series *s = lookup(TARN_METRIC_HISTOGRAM, name, ap);
+  va_end(ap);
+  if (!s)
+    return;
+  for (size_t i = 0; i < TARN_METRICS_BUCKETS; i++)
+    if (h->buckets[i])
+      atomic_fetch_add_explicit(&s->buckets[i], h->buckets[i], memory_order_relaxed);
+  atomic_fetch_add_explicit(&s->sum_ns, h->sum_ns, memory_order_relaxed);
+  atomic_fetch_add_explicit(&s->value, (int64_t)h->count, memory_order_relaxed);
 }
 
 int64_t tarn_metrics_value(const char *name, ...) {

@@ -117,6 +117,43 @@ static void histograms(void **state) {
   free(t);
 }
 
+/* Observations collected in a tarn_metrics_hist render exactly as the same
+ * observations made one by one. */
+static void batched_histograms_equal_single_observations(void **state) {
+  static const double obs[] = {0, 0.0004, 0.0005, 0.0006, 0.002, 0.02, 0.3, 0.3, 1, 4.9, 60, 1e6};
+  const size_t n = sizeof obs / sizeof obs[0];
+  tarn_metrics_reset();
+  for (size_t i = 0; i < n; i++)
+    tarn_metrics_observe("h_seconds", obs[i], "way", "one", NULL);
+  tarn_metrics_hist h;
+  memset(&h, 0, sizeof h);
+  for (size_t i = 0; i < n; i++)
+    tarn_metrics_hist_add(&h, obs[i]);
+  tarn_metrics_observe_hist("h_seconds", &h, "way", "many", NULL);
+  tarn_metrics_hist empty;
+  memset(&empty, 0, sizeof empty);
+  tarn_metrics_observe_hist("h_seconds", &empty, "way", "none", NULL); /* creates nothing */
+  char *t = render();
+  assert_valid_exposition(t);
+  assert_null(strstr(t, "way=\"none\""));
+  /* every line of "one" appears with "many" instead */
+  size_t lines = 0;
+  for (char *p = t; (p = strstr(p, "way=\"one\"")) != NULL; p++) {
+    char *bol = p;
+    while (bol > t && bol[-1] != '\n')
+      bol--;
+    const char *eol = strchr(p, '\n'), *rest = p + strlen("way=\"one\"");
+    char want[300];
+    snprintf(want, sizeof want, "%.*sway=\"many\"%.*s\n", (int)(p - bol), bol, (int)(eol - rest),
+             rest);
+    assert_non_null(strstr(t, want));
+    lines++;
+  }
+  assert_int_equal(lines, TARN_METRICS_BUCKETS + 1 + 2); /* buckets, +Inf, sum, count */
+  assert_int_equal(tarn_metrics_value("h_seconds", "way", "many", NULL), (int64_t)n);
+  free(t);
+}
+
 static void *bump(void *arg) {
   for (int i = 0; i < 20000; i++) {
     char lab[8];
@@ -156,6 +193,7 @@ int main(void) {
       cmocka_unit_test(counters_gauges_and_labels),
       cmocka_unit_test(label_values_are_escaped),
       cmocka_unit_test(histograms),
+      cmocka_unit_test(batched_histograms_equal_single_observations),
       cmocka_unit_test(concurrent_increments_are_not_lost),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

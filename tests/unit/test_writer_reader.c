@@ -277,6 +277,70 @@ static void big_entry_own_object(void **state) {
   env_close(&E);
 }
 
+/* Entries of 4 logs appended interleaved, small ones and ones above the
+ * writer's copy-before-lock size (64 KiB), one over the object limit: each
+ * log's payloads are contiguous in its object (one range read per section),
+ * in append order (LS-021), and read back byte for byte. */
+static void interleaved_logs_contiguous_sections(void **state) {
+  (void)state;
+  env E;
+  env_open(&E, "interleave");
+  tarn_writer_options o;
+  fast_opts(&o);
+  o.batch_ms = 10000;
+  o.max_object_bytes = 400000;
+  tarn_writer *w;
+  assert_int_equal(tarn_writer_open(E.m, E.wal, &o, &w), 0);
+  enum { N = 40 };
+  static char pay[N][150001];
+  size_t len[N];
+  for (int i = 0; i < N; i++) {
+    len[i] = i == 17 ? 150001 : i % 9 == 4 ? 70000 : (size_t)(1 + i * 37 % 300);
+    for (size_t k = 0; k < len[i]; k++)
+      pay[i][k] = (char)('a' + (i * 7 + (int)k) % 26);
+    assert_int_equal(tarn_writer_append(w, 60 + (uint64_t)(i % 4), pay[i], len[i], 1, NULL, NULL),
+                     0);
+  }
+  assert_int_equal(tarn_writer_flush(w), 0);
+  /* every object: each section's payloads form one run, in append order */
+  tarn_objstore_listing l = {0};
+  assert_int_equal(tarn_objstore_list(E.wal, "", NULL, 1000, &l), 0);
+  assert_true(l.n >= 2);
+  for (size_t j = 0; j < l.n; j++) {
+    tarn_buf b = TARN_BUF_INIT;
+    assert_int_equal(tarn_objstore_get(E.wal, l.names[j], &b), 0);
+    tarn_wal wal;
+    assert_int_equal(tarn_wal_decode(b.data, b.len, &wal), 0);
+    for (size_t si = 0; si < wal.section_count; si++) {
+      const tarn_wal_section *sec = &wal.sections[si];
+      for (size_t k = 1; k < sec->entry_count; k++)
+        assert_int_equal(sec->entries[k].payload_pos,
+                         sec->entries[k - 1].payload_pos + sec->entries[k - 1].payload_size);
+    }
+    tarn_wal_free(&wal);
+    tarn_buf_free(&b);
+  }
+  tarn_objstore_listing_free(&l);
+  tarn_reader *r;
+  assert_int_equal(tarn_reader_open(E.m, E.wal, NULL, NULL, &r), 0);
+  for (uint64_t log = 60; log < 64; log++) {
+    tarn_log_iter *it;
+    assert_int_equal(tarn_reader_iter(r, log, 0, &it), 0);
+    tarn_entry e;
+    for (int i = (int)(log - 60); i < N; i += 4) {
+      assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+      assert_int_equal(e.offset, (uint64_t)(i / 4));
+      assert_int_equal(e.payload_len, len[i]);
+      assert_memory_equal(e.payload, pay[i], len[i]);
+    }
+    assert_int_equal(tarn_reader_next(it, &e, 0), TARN_EEND);
+    tarn_reader_iter_free(it);
+  }
+  tarn_reader_close(r);
+  assert_int_equal(tarn_writer_close(w), 0);
+  env_close(&E);
+}
+
 /* LS-038, LS-037: a failed object write publishes nothing and fails its entries. */
 static void object_write_fails(void **state) {
   (void)state;
@@ -855,6 +919,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(append_then_read),
       cmocka_unit_test(big_entry_own_object),
+      cmocka_unit_test(interleaved_logs_contiguous_sections),
       cmocka_unit_test(object_write_fails),
       cmocka_unit_test(index_put_unknown_or_failed),
       cmocka_unit_test(leases_held_and_released),

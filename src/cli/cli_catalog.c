@@ -18,23 +18,6 @@ int tarn_cli_fail_rc(int rc, const char *what) {
   return tarn_cli_exit_for(rc);
 }
 
-int tarn_cli_opt_value(int argc, char **argv, int *i, const char *name, const char **val) {
-  size_t n = strlen(name);
-  const char *a = argv[*i];
-  if (strncmp(a, name, n) != 0)
-    return 0;
-  if (a[n] == '=') {
-    *val = a + n + 1;
-    return 1;
-  }
-  if (a[n])
-    return 0;
-  if (*i + 1 >= argc)
-    return -1;
-  *val = argv[++*i];
-  return 1;
-}
-
 int tarn_cli_parse_u64(const char *s, uint64_t max, uint64_t *out) {
   if (!*s || *s < '0' || *s > '9')
     return -1;

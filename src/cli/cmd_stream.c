@@ -25,77 +25,53 @@ typedef struct args {
   size_t n_props;
 } args;
 
-/* Parses argv of sub-command cmd. want_ident: one NS/NAME is required. opts
- * lists the value options it accepts, e.g. "--partitions --property". Returns
- * -1 to go on, else the exit status. */
+/* --property KEY=VALUE, repeatable: each one adds a property. */
+static int add_property(void *ctx, const char *v) {
+  args *a = ctx;
+  const char *eq = strchr(v, '=');
+  if (!eq || eq == v)
+    return -1;
+  tarn_stream_prop *np = realloc(a->props, (a->n_props + 1) * sizeof *np);
+  if (!np)
+    return -1;
+  a->props = np;
+  np[a->n_props].key = strndup(v, (size_t)(eq - v));
+  np[a->n_props].value = strdup(eq + 1);
+  a->n_props++;
+  return 0;
+}
+
+/* Parses argv of sub-command cmd, which takes the options of opts (the lines
+ * of the table below that it names, e.g. "--partitions --property").
+ * want_ident: one NS/NAME is required. Returns TARN_CLI_GO_ON, else the exit
+ * status. */
 static int parse(const char *cmd, int argc, char **argv, int want_ident, const char *opts,
                  void (*help)(void), args *a) {
   memset(a, 0, sizeof *a);
   a->partitions = 1;
-  for (int i = 1; i < argc; i++) {
-    int k = tarn_cli_deploy_flag(&a->d, cmd, argc, argv, &i);
-    if (k == 1)
-      continue;
-    if (k)
-      return k;
-    const char *arg = argv[i], *v = NULL;
-    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-      help();
-      return TARN_EXIT_OK;
-    }
-    if (strcmp(arg, "--json") == 0) {
-      a->json = 1;
-      continue;
-    }
-    static const char *const names[] = {"--partitions", "--property", "--count",
-                                        "--drain-timeout-ms"};
-    int which = -1;
-    for (int n = 0; n < 4 && which < 0; n++) {
-      if (!strstr(opts, names[n]))
-        continue;
-      k = tarn_cli_opt_value(argc, argv, &i, names[n], &v);
-      if (k < 0)
-        return tarn_cli_usage_error(cmd, "%s needs a value", names[n]);
-      if (k)
-        which = n;
-    }
-    if (which == 0 && tarn_cli_parse_u64(v, TARN_STREAM_PARTITIONS_MAX, &a->partitions))
-      return tarn_cli_usage_error(cmd, "--partitions: '%s' is not a number in 1..%d", v,
-                                  TARN_STREAM_PARTITIONS_MAX);
-    if (which == 0 && a->partitions == 0)
-      return tarn_cli_usage_error(cmd, "--partitions: a stream has at least 1 partition");
-    if (which == 1) {
-      const char *eq = strchr(v, '=');
-      if (!eq || eq == v)
-        return tarn_cli_usage_error(cmd, "--property: '%s' is not KEY=VALUE", v);
-      tarn_stream_prop *np = realloc(a->props, (a->n_props + 1) * sizeof *np);
-      if (!np)
-        return tarn_cli_usage_error(cmd, "out of memory");
-      a->props = np;
-      np[a->n_props].key = strndup(v, (size_t)(eq - v));
-      np[a->n_props].value = strdup(eq + 1);
-      a->n_props++;
-    }
-    if (which == 2) {
-      if (tarn_cli_parse_u64(v, TARN_STREAM_PARTITIONS_MAX, &a->count) || a->count == 0)
-        return tarn_cli_usage_error(cmd, "--count: '%s' is not a number in 1..%d", v,
-                                    TARN_STREAM_PARTITIONS_MAX);
-      a->have_count = 1;
-    }
-    if (which == 3 && tarn_cli_parse_u64(v, 86400000, &a->drain_ms))
-      return tarn_cli_usage_error(cmd, "--drain-timeout-ms: '%s' is not a number of ms", v);
-    if (which >= 0)
-      continue;
-    if (arg[0] == '-' && arg[1])
-      return tarn_cli_usage_error(cmd, "unknown option '%s'", arg);
-    if (!want_ident || a->ident)
-      return tarn_cli_usage_error(cmd, "unexpected argument '%s'", arg);
-    a->ident = arg;
-  }
-  if (want_ident && !a->ident)
+  const tarn_cli_opt all[] = {
+      TARN_CLI_OPT_UINT("--partitions", &a->partitions, 1, TARN_STREAM_PARTITIONS_MAX,
+                        NULL, NULL),
+      TARN_CLI_OPT_CALL("--property", add_property, a, "KEY=VALUE"),
+      TARN_CLI_OPT_UINT("--count", &a->count, 1, TARN_STREAM_PARTITIONS_MAX,
+                        NULL, &a->have_count),
+      TARN_CLI_OPT_UINT("--drain-timeout-ms", &a->drain_ms, 0, 86400000, "a number of ms",
+                        NULL)};
+  tarn_cli_opt mine[sizeof all / sizeof all[0] + 1];
+  size_t n = 0;
+  for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+    if (strstr(opts, all[k].name))
+      mine[n++] = all[k];
+  mine[n] = (tarn_cli_opt){0};
+  const tarn_cli_verb v = {cmd, help, mine, &a->d, &a->json, want_ident};
+  int nargs, ex = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
+  if (want_ident && !nargs)
     return tarn_cli_usage_error(cmd, "which stream? Give NAMESPACE/NAME (or NAME for "
                                      "namespace '" TARN_DEFAULT_NAMESPACE "')");
-  return -1;
+  a->ident = nargs ? argv[1] : NULL;
+  return TARN_CLI_GO_ON;
 }
 
 static void args_free(args *a) {

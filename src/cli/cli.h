@@ -43,7 +43,8 @@ int tarn_cli_print_json(json_t *v);
 /* Parses a non-negative decimal int64 (an offset, a count); -1 if s is not one. */
 int tarn_cli_parse_i64(const char *s, int64_t *v);
 
-/* True when argv holds the flag exactly (e.g. "--json"). */
+/* True when argv holds the flag exactly (e.g. "--json"). Verbs parse their
+ * command line with tarn_cli_parse instead. */
 int tarn_cli_has_flag(int argc, char **argv, const char *flag);
 
 /* Looks a sub-command up by name and runs it; prints the list on --help. */
@@ -150,6 +151,7 @@ typedef struct tarn_cli_verb {
   tarn_cli_deploy *deploy;  /* set: takes the deployment flags (--home ...), stored here */
   int *json;                /* set: takes --json, which sets *json = 1 */
   int max_args;             /* positional arguments it takes; -1: any number */
+  const char *usage;        /* the --help text, printed as it is, when help is NULL */
 } tarn_cli_verb;
 
 #define TARN_CLI_GO_ON (-1)

@@ -119,7 +119,10 @@ int tarn_cli_parse(const tarn_cli_verb *v, int argc, char **argv, int *nargs) {
   for (int i = 1; i < argc; i++) {
     const char *a = argv[i];
     if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      v->help();
+      if (v->help)
+        v->help();
+      else
+        fputs(v->usage, stdout);
       return TARN_EXIT_OK;
     }
     int k = take(v->name, shared, argc, argv, &i);

@@ -132,7 +132,7 @@ int tarn_cmd_append(int argc, char **argv) {
       TARN_CLI_OPT_UINT("--max-object-bytes", &o.max_object_bytes, 1, 1u << 30,
                         "a number of bytes (1 .. 2^30)", NULL),
       {0}};
-  const tarn_cli_verb v = {"append", help, opts, &dep, &json, -1};
+  const tarn_cli_verb v = {"append", help, opts, &dep, &json, -1, NULL};
   int r = tarn_cli_parse(&v, argc, argv, &nargs);
   if (r != TARN_CLI_GO_ON)
     return r;

@@ -77,7 +77,7 @@ int tarn_cmd_compact(int argc, char **argv) {
                         NULL),
       TARN_CLI_OPT_UINT("--rate", &rate, 1, UINT64_MAX, "a positive number", NULL),
       {0}};
-  const tarn_cli_verb v = {"compact", compact_help, opts, &d, &json, 1};
+  const tarn_cli_verb v = {"compact", compact_help, opts, &d, &json, 1, NULL};
   int ex = tarn_cli_parse(&v, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
     return ex;
@@ -199,7 +199,7 @@ int tarn_cmd_gc(int argc, char **argv) {
       TARN_CLI_OPT_UINT("--orphan-grace-ms", &o.orphan_grace_ms, 0, INT64_MAX, "a number of ms",
                         NULL),
       {0}};
-  const tarn_cli_verb v = {"gc", gc_help, opts, &d, &json, 0};
+  const tarn_cli_verb v = {"gc", gc_help, opts, &d, &json, 0, NULL};
   int ex = tarn_cli_parse(&v, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
     return ex;
@@ -264,7 +264,7 @@ int tarn_cmd_tasks(int argc, char **argv) {
   uint64_t rlog = 0;
   const tarn_cli_opt opts[] = {
       TARN_CLI_OPT_UINT("--retry", &rlog, 0, INT64_MAX, "a log ID", &retry), {0}};
-  const tarn_cli_verb v = {"tasks", tasks_help, opts, &d, &json, 0};
+  const tarn_cli_verb v = {"tasks", tasks_help, opts, &d, &json, 0, NULL};
   int ex = tarn_cli_parse(&v, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
     return ex;

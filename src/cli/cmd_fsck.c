@@ -56,7 +56,7 @@ int tarn_cmd_fsck(int argc, char **argv) {
   tarn_fsck_options o = {0};
   const tarn_cli_opt opts[] = {TARN_CLI_OPT_FLAG("--no-read", &o.skip_read, 1),
                                TARN_CLI_OPT_FLAG("--quiet", &quiet, 1), {0}};
-  const tarn_cli_verb verb = {"fsck", help, opts, &d, &json, 0};
+  const tarn_cli_verb verb = {"fsck", help, opts, &d, &json, 0, NULL};
   int ex = tarn_cli_parse(&verb, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
     return ex;

@@ -26,7 +26,7 @@ static void help(void) {
 int tarn_cmd_init(int argc, char **argv) {
   tarn_cli_deploy d = {0};
   int json = 0, nargs, ex;
-  const tarn_cli_verb v = {"init", help, NULL, &d, &json, 0};
+  const tarn_cli_verb v = {"init", help, NULL, &d, &json, 0, NULL};
   if ((ex = tarn_cli_parse(&v, argc, argv, &nargs)) != TARN_CLI_GO_ON)
     return ex;
   tarn_deployment *dep;

@@ -28,7 +28,7 @@ static void help(void) {
 int tarn_cmd_offsets(int argc, char **argv) {
   tarn_cli_deploy d = {0};
   int json = 0, nargs, ex;
-  const tarn_cli_verb v = {"offsets", help, NULL, &d, &json, 1};
+  const tarn_cli_verb v = {"offsets", help, NULL, &d, &json, 1, NULL};
   if ((ex = tarn_cli_parse(&v, argc, argv, &nargs)) != TARN_CLI_GO_ON)
     return ex;
   if (!nargs)

@@ -83,7 +83,7 @@ int tarn_cmd_read(int argc, char **argv) {
                         &have_timeout),
       TARN_CLI_OPT_CHOICE("--format", &fmt, "raw|hex|json", "raw, hex or json"),
       {0}};
-  const tarn_cli_verb v = {"read", help, opts, &dep, NULL, 1};
+  const tarn_cli_verb v = {"read", help, opts, &dep, NULL, 1, NULL};
   int r = tarn_cli_parse(&v, argc, argv, &nargs);
   if (r != TARN_CLI_GO_ON)
     return r;

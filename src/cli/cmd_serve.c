@@ -95,7 +95,7 @@ int tarn_cmd_serve(int argc, char **argv) {
       TARN_CLI_OPT_UINT("--wal-grace-ms", &o.wal_grace_ms, 0, INT64_MAX, NULL, NULL),
       TARN_CLI_OPT_UINT("--stats-interval-ms", &o.stats_interval_ms, 0, 86400000, NULL, NULL),
       {0}};
-  const tarn_cli_verb v = {"serve", help, opts, &d, NULL, 0};
+  const tarn_cli_verb v = {"serve", help, opts, &d, NULL, 0, NULL};
   int nargs, ex = tarn_cli_parse(&v, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
     return ex;

@@ -63,7 +63,7 @@ static int parse(const char *cmd, int argc, char **argv, int want_ident, const c
     if (strstr(opts, all[k].name))
       mine[n++] = all[k];
   mine[n] = (tarn_cli_opt){0};
-  const tarn_cli_verb v = {cmd, help, mine, &a->d, &a->json, want_ident};
+  const tarn_cli_verb v = {cmd, help, mine, &a->d, &a->json, want_ident, NULL};
   int nargs, ex = tarn_cli_parse(&v, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
     return ex;

@@ -44,7 +44,7 @@ int tarn_cmd_trim(int argc, char **argv) {
       TARN_CLI_OPT_UINT("--partition", &part, 0, TARN_STREAM_PARTITIONS_MAX - 1,
                         "a partition number", &have_part),
       {0}};
-  const tarn_cli_verb v = {"trim", help, opts, &d, &json, 1};
+  const tarn_cli_verb v = {"trim", help, opts, &d, &json, 1, NULL};
   int ex = tarn_cli_parse(&v, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
     return ex;

@@ -86,6 +86,13 @@ struct tarn_catalog_record;
 int tarn_cli_catalog_open(const tarn_cli_deploy *d, struct tarn_deployment **dep,
                           struct tarn_catalog **cat);
 void tarn_cli_catalog_close(struct tarn_deployment *dep, struct tarn_catalog *cat);
+/* Splits ident, NS/NAME or NAME (a usage error of verb cmd if it is neither;
+ * NULL: no stream, *ns = *name = NULL), then opens as tarn_cli_catalog_open.
+ * Returns TARN_EXIT_OK with *ns and *name to free, else the exit status with
+ * nothing left to free. */
+int tarn_cli_stream_open(const char *cmd, const tarn_cli_deploy *d, const char *ident,
+                         struct tarn_deployment **dep, struct tarn_catalog **cat, char **ns,
+                         char **name);
 
 /* Prints "tarn: <what>: <tarn_errmsg()>" and returns tarn_cli_exit_for(rc). */
 int tarn_cli_fail_rc(int rc, const char *what);

@@ -46,6 +46,19 @@ int tarn_cli_catalog_open(const tarn_cli_deploy *d, tarn_deployment **dep, tarn_
   return ex;
 }
 
+int tarn_cli_stream_open(const char *cmd, const tarn_cli_deploy *d, const char *ident,
+                         tarn_deployment **dep, tarn_catalog **cat, char **ns, char **name) {
+  *dep = NULL, *cat = NULL, *ns = *name = NULL;
+  if (ident && tarn_stream_ident_parse(ident, ns, name))
+    return tarn_cli_usage_error(cmd, "%s", tarn_errmsg());
+  int ex = tarn_cli_catalog_open(d, dep, cat);
+  if (ex) {
+    free(*ns), free(*name);
+    *ns = *name = NULL;
+  }
+  return ex;
+}
+
 void tarn_cli_catalog_close(tarn_deployment *dep, tarn_catalog *cat) {
   tarn_catalog_close(cat);
   tarn_deployment_close(dep);

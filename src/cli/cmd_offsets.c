@@ -34,15 +34,10 @@ int tarn_cmd_offsets(int argc, char **argv) {
   if (!nargs)
     return tarn_cli_usage_error("offsets", "which stream? Give NAMESPACE/NAME");
   char *ns, *name;
-  if (tarn_stream_ident_parse(argv[1], &ns, &name))
-    return tarn_cli_usage_error("offsets", "%s", tarn_errmsg());
   tarn_deployment *dep;
   tarn_catalog *cat;
-  ex = tarn_cli_catalog_open(&d, &dep, &cat);
-  if (ex) {
-    free(ns), free(name);
+  if ((ex = tarn_cli_stream_open("offsets", &d, argv[1], &dep, &cat, &ns, &name)))
     return ex;
-  }
   tarn_catalog_record s;
   json_t *parts = NULL;
   int rc = tarn_catalog_open_stream(cat, ns, name, &s);

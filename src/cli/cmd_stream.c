@@ -101,20 +101,6 @@ static void print_logs(const tarn_catalog_record *s) {
     printf("%s%llu", i ? " " : "", (unsigned long long)s->logs[i]);
 }
 
-/* Opens the catalog and splits the identity; -1 to go on, else the exit status. */
-static int start(const char *cmd, args *a, tarn_deployment **dep, tarn_catalog **cat, char **ns,
-                 char **name) {
-  *dep = NULL, *cat = NULL, *ns = *name = NULL;
-  if (a->ident && tarn_stream_ident_parse(a->ident, ns, name))
-    return tarn_cli_usage_error(cmd, "%s", tarn_errmsg());
-  int ex = tarn_cli_catalog_open(&a->d, dep, cat);
-  if (ex) {
-    free(*ns), free(*name);
-    return ex;
-  }
-  return -1;
-}
-
 static void finish(args *a, tarn_deployment *dep, tarn_catalog *cat, char *ns, char *name) {
   tarn_cli_catalog_close(dep, cat);
   free(ns), free(name);
@@ -148,9 +134,8 @@ static int cmd_create(int argc, char **argv) {
   tarn_deployment *dep;
   tarn_catalog *cat;
   char *ns, *name;
-  if ((ex = start("stream create", &a, &dep, &cat, &ns, &name)) >= 0)
+  if ((ex = tarn_cli_stream_open("stream create", &a.d, a.ident, &dep, &cat, &ns, &name)))
     return args_free(&a), ex;
-  ex = TARN_EXIT_OK;
   tarn_catalog_record s;
   int rc = tarn_catalog_create_stream(cat, ns, name, (uint32_t)a.partitions, a.props,
                                       a.n_props, &s);
@@ -195,9 +180,8 @@ static int cmd_list(int argc, char **argv) {
   tarn_deployment *dep;
   tarn_catalog *cat;
   char *ns, *name;
-  if ((ex = start("stream list", &a, &dep, &cat, &ns, &name)) >= 0)
+  if ((ex = tarn_cli_stream_open("stream list", &a.d, a.ident, &dep, &cat, &ns, &name)))
     return args_free(&a), ex;
-  ex = TARN_EXIT_OK;
   tarn_catalog_record *v;
   size_t n;
   int rc = tarn_catalog_list_streams(cat, &v, &n);
@@ -246,9 +230,8 @@ static int cmd_describe(int argc, char **argv) {
   tarn_deployment *dep;
   tarn_catalog *cat;
   char *ns, *name;
-  if ((ex = start("stream describe", &a, &dep, &cat, &ns, &name)) >= 0)
+  if ((ex = tarn_cli_stream_open("stream describe", &a.d, a.ident, &dep, &cat, &ns, &name)))
     return args_free(&a), ex;
-  ex = TARN_EXIT_OK;
   tarn_catalog_record s;
   json_t *parts = NULL;
   int rc = tarn_catalog_open_stream(cat, ns, name, &s);
@@ -311,9 +294,8 @@ static int cmd_drop(int argc, char **argv) {
   tarn_deployment *dep;
   char *ns, *name;
   tarn_catalog *cat0;
-  if ((ex = start("stream drop", &a, &dep, &cat0, &ns, &name)) >= 0)
+  if ((ex = tarn_cli_stream_open("stream drop", &a.d, a.ident, &dep, &cat0, &ns, &name)))
     return args_free(&a), ex;
-  ex = TARN_EXIT_OK;
   /* The drain timeout is an option of the catalog handle. */
   tarn_catalog_close(cat0);
   tarn_catalog_options o = {.drain_timeout_ms = (int)a.drain_ms};
@@ -371,9 +353,8 @@ static int cmd_add(int argc, char **argv) {
   tarn_deployment *dep;
   tarn_catalog *cat;
   char *ns, *name;
-  if ((ex = start("stream add-partitions", &a, &dep, &cat, &ns, &name)) >= 0)
+  if ((ex = tarn_cli_stream_open("stream add-partitions", &a.d, a.ident, &dep, &cat, &ns, &name)))
     return args_free(&a), ex;
-  ex = TARN_EXIT_OK;
   tarn_catalog_record s;
   int rc = tarn_catalog_add_partitions(cat, ns, name, (uint32_t)a.count, &s);
   if (rc) {

@@ -53,15 +53,10 @@ int tarn_cmd_trim(int argc, char **argv) {
   if (!have_through)
     return tarn_cli_usage_error("trim", "--through OFFSET is required");
   char *ns, *name;
-  if (tarn_stream_ident_parse(argv[1], &ns, &name))
-    return tarn_cli_usage_error("trim", "%s", tarn_errmsg());
   tarn_deployment *dep;
   tarn_catalog *cat;
-  ex = tarn_cli_catalog_open(&d, &dep, &cat);
-  if (ex) {
-    free(ns), free(name);
+  if ((ex = tarn_cli_stream_open("trim", &d, argv[1], &dep, &cat, &ns, &name)))
     return ex;
-  }
   tarn_catalog_record s;
   int rc = tarn_catalog_open_stream(cat, ns, name, &s);
   if (rc) {

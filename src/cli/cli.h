@@ -43,7 +43,8 @@ int tarn_cli_print_json(json_t *v);
 /* Parses a non-negative decimal int64 (an offset, a count); -1 if s is not one. */
 int tarn_cli_parse_i64(const char *s, int64_t *v);
 
-/* True when argv holds the flag exactly (e.g. "--json"). */
+/* True when argv holds the flag exactly (e.g. "--json"). Verbs parse their
+ * command line with tarn_cli_parse instead. */
 int tarn_cli_has_flag(int argc, char **argv, const char *flag);
 
 /* Looks a sub-command up by name and runs it; prints the list on --help. */
@@ -65,12 +66,6 @@ typedef struct tarn_cli_deploy {
 /* The help lines of those flags and variables, for a verb's --help. */
 extern const char tarn_cli_deploy_help[];
 
-/* If argv[*i] is a deployment flag ("--meta URI" or "--meta=URI"), stores it,
- * advances *i past its value and returns 1; returns 0 if it is not one; returns
- * TARN_EXIT_USAGE (after printing the error for verb cmd) if its value is
- * missing. */
-int tarn_cli_deploy_flag(tarn_cli_deploy *d, const char *cmd, int argc, char **argv, int *i);
-
 /* Resolves the flags with the environment and opens the deployment (create:
  * make local directories first, as `tarn init` does). On failure prints
  * "tarn: <what failed>; <what to do>" and returns TARN_EXIT_UNAVAIL when a
@@ -91,13 +86,16 @@ struct tarn_catalog_record;
 int tarn_cli_catalog_open(const tarn_cli_deploy *d, struct tarn_deployment **dep,
                           struct tarn_catalog **cat);
 void tarn_cli_catalog_close(struct tarn_deployment *dep, struct tarn_catalog *cat);
+/* Splits ident, NS/NAME or NAME (a usage error of verb cmd if it is neither;
+ * NULL: no stream, *ns = *name = NULL), then opens as tarn_cli_catalog_open.
+ * Returns TARN_EXIT_OK with *ns and *name to free, else the exit status with
+ * nothing left to free. */
+int tarn_cli_stream_open(const char *cmd, const tarn_cli_deploy *d, const char *ident,
+                         struct tarn_deployment **dep, struct tarn_catalog **cat, char **ns,
+                         char **name);
 
 /* Prints "tarn: <what>: <tarn_errmsg()>" and returns tarn_cli_exit_for(rc). */
 int tarn_cli_fail_rc(int rc, const char *what);
-
-/* If argv[*i] is option name ("--name V" or "--name=V"), sets *val, advances
- * *i past the value and returns 1; 0 if it is not; -1 if the value is missing. */
-int tarn_cli_opt_value(int argc, char **argv, int *i, const char *name, const char **val);
 
 /* Parses a decimal number in 0..max (no sign, no junk): 0, or -1. */
 int tarn_cli_parse_u64(const char *s, uint64_t max, uint64_t *out);
@@ -108,6 +106,70 @@ int tarn_cli_partitions_json(struct tarn_deployment *dep, const struct tarn_cata
                              json_t **out);
 /* The same as a table on stdout. */
 void tarn_cli_partitions_print(json_t *parts);
+
+/* ---- option parsing (src/cli/cli_options.c) ---------------------------- */
+
+/* What an option takes and how its value is stored in *out. */
+typedef enum tarn_cli_opt_kind {
+  TARN_CLI_FLAG,   /* no value; *(int *)out = set */
+  TARN_CLI_STRING, /* *(const char **)out = the value */
+  TARN_CLI_UINT,   /* a decimal number in min..max, into an integer of size bytes (4 or 8;
+                    * max must fit its type); *seen = 1 when seen is set */
+  TARN_CLI_CHOICE, /* *(int *)out = the index of the value among choices ("raw|hex|json") */
+  TARN_CLI_CALL    /* call(out, value): 0 taken, non-zero not a valid value (repeatable
+                    * options that accumulate, values that need their own check) */
+} tarn_cli_opt_kind;
+
+/* One line of a verb's option table; the table ends with {0}. */
+typedef struct tarn_cli_opt {
+  const char *name; /* "--through" */
+  tarn_cli_opt_kind kind;
+  void *out;
+  const char *what; /* the value, for "--through needs <what>[, not 'x']";
+                     * NULL: "a value", or "a number from MIN to MAX" */
+  size_t size;
+  uint64_t min, max;
+  int *seen;
+  int set;
+  const char *choices;
+  int (*call)(void *out, const char *value);
+} tarn_cli_opt;
+
+/* The checks on out's type catch a table entry pointing at the wrong variable. */
+#define TARN_CLI_OPT_FLAG(n, p, v)                                                           \
+  { .name = (n), .kind = TARN_CLI_FLAG, .out = (1 ? (p) : (int *)0), .set = (v) }
+#define TARN_CLI_OPT_STRING(n, p, w)                                                         \
+  { .name = (n), .kind = TARN_CLI_STRING, .out = (1 ? (p) : (const char **)0), .what = (w) }
+#define TARN_CLI_OPT_UINT(n, p, lo, hi, w, s)                                                \
+  {                                                                                          \
+    .name = (n), .kind = TARN_CLI_UINT, .out = (p), .size = sizeof *(p), .min = (lo),        \
+    .max = (hi), .what = (w), .seen = (s)                                                    \
+  }
+#define TARN_CLI_OPT_CHOICE(n, p, c, w)                                                      \
+  { .name = (n), .kind = TARN_CLI_CHOICE, .out = (1 ? (p) : (int *)0), .choices = (c), .what = (w) }
+#define TARN_CLI_OPT_CALL(n, f, ctx, w)                                                      \
+  { .name = (n), .kind = TARN_CLI_CALL, .out = (ctx), .call = (f), .what = (w) }
+
+/* A verb's command line. */
+typedef struct tarn_cli_verb {
+  const char *name;         /* as in messages and "Run 'tarn NAME --help'": "stream create" */
+  void (*help)(void);       /* prints the verb's --help to stdout */
+  const tarn_cli_opt *opts; /* the verb's own options, or NULL */
+  tarn_cli_deploy *deploy;  /* set: takes the deployment flags (--home ...), stored here */
+  int *json;                /* set: takes --json, which sets *json = 1 */
+  int max_args;             /* positional arguments it takes; -1: any number */
+  const char *usage;        /* the --help text, printed as it is, when help is NULL */
+} tarn_cli_verb;
+
+#define TARN_CLI_GO_ON (-1)
+
+/* Parses argv[1..argc) left to right: --help or -h prints the help and returns
+ * TARN_EXIT_OK; an unknown option, a missing or bad value, or one positional
+ * argument too many prints the usage error and returns TARN_EXIT_USAGE.
+ * Otherwise returns TARN_CLI_GO_ON with the positional arguments moved, in
+ * order, to argv[1..*nargs]. A value option takes "--opt V" or "--opt=V"; an
+ * option given twice keeps the last value (TARN_CLI_CALL ones see each). */
+int tarn_cli_parse(const tarn_cli_verb *v, int argc, char **argv, int *nargs);
 
 /* Top-level verbs. */
 int tarn_cmd_inspect(int argc, char **argv);

@@ -18,23 +18,6 @@ int tarn_cli_fail_rc(int rc, const char *what) {
   return tarn_cli_exit_for(rc);
 }
 
-int tarn_cli_opt_value(int argc, char **argv, int *i, const char *name, const char **val) {
-  size_t n = strlen(name);
-  const char *a = argv[*i];
-  if (strncmp(a, name, n) != 0)
-    return 0;
-  if (a[n] == '=') {
-    *val = a + n + 1;
-    return 1;
-  }
-  if (a[n])
-    return 0;
-  if (*i + 1 >= argc)
-    return -1;
-  *val = argv[++*i];
-  return 1;
-}
-
 int tarn_cli_parse_u64(const char *s, uint64_t max, uint64_t *out) {
   if (!*s || *s < '0' || *s > '9')
     return -1;
@@ -59,6 +42,19 @@ int tarn_cli_catalog_open(const tarn_cli_deploy *d, tarn_deployment **dep, tarn_
     ex = tarn_cli_fail_rc(rc, "opening the catalog");
     tarn_cli_catalog_close(*dep, *cat);
     *dep = NULL, *cat = NULL;
+  }
+  return ex;
+}
+
+int tarn_cli_stream_open(const char *cmd, const tarn_cli_deploy *d, const char *ident,
+                         tarn_deployment **dep, tarn_catalog **cat, char **ns, char **name) {
+  *dep = NULL, *cat = NULL, *ns = *name = NULL;
+  if (ident && tarn_stream_ident_parse(ident, ns, name))
+    return tarn_cli_usage_error(cmd, "%s", tarn_errmsg());
+  int ex = tarn_cli_catalog_open(d, dep, cat);
+  if (ex) {
+    free(*ns), free(*name);
+    *ns = *name = NULL;
   }
   return ex;
 }

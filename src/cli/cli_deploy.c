@@ -19,29 +19,6 @@ const char tarn_cli_deploy_help[] =
     "  --compacted URI    compacted root (env TARN_COMPACTED)\n"
     "  A flag wins over its variable; a variable wins over --home/TARN_HOME.\n";
 
-static const char *const names[] = {"--home", "--meta", "--wal", "--compacted"};
-
-int tarn_cli_deploy_flag(tarn_cli_deploy *d, const char *cmd, int argc, char **argv, int *i) {
-  const char **slots[] = {&d->home, &d->meta, &d->wal, &d->compacted};
-  const char *a = argv[*i];
-  for (size_t k = 0; k < sizeof names / sizeof names[0]; k++) {
-    size_t n = strlen(names[k]);
-    if (strncmp(a, names[k], n) != 0)
-      continue;
-    if (a[n] == '=') {
-      *slots[k] = a + n + 1;
-      return 1;
-    }
-    if (a[n] != 0)
-      continue;
-    if (*i + 1 >= argc)
-      return tarn_cli_usage_error(cmd, "%s needs a value", names[k]);
-    *slots[k] = argv[++*i];
-    return 1;
-  }
-  return 0;
-}
-
 int tarn_cli_exit_for(int rc) {
   if (rc == 0)
     return TARN_EXIT_OK;

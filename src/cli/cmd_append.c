@@ -34,6 +34,8 @@ static const char usage[] =
     "unknown (it may be readable: the format does not deduplicate), or bad input;\n"
     "2 bad command line; 3 a store could not be reached.\n";
 
+static void help(void) { printf(usage, tarn_cli_log_target_help, tarn_cli_deploy_help); }
+
 typedef struct slot {
   int status; /* 1 pending, 0 ok, < 0 error */
   uint64_t offset;
@@ -118,76 +120,36 @@ static int append_one(appender *a, slots *sl, const uint8_t *p, size_t len) {
 int tarn_cmd_append(int argc, char **argv) {
   tarn_cli_deploy dep = {0};
   tarn_cli_log_target tgt = {0};
-  int json = 0, quiet = 0, lendelim = 0;
-  const char **files = calloc((size_t)argc, sizeof *files);
-  size_t nfiles = 0;
+  int json = 0, quiet = 0, lendelim = 0, nargs;
   tarn_writer_options o;
   tarn_writer_options_default(&o);
-  int r;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      printf(usage, tarn_cli_log_target_help, tarn_cli_deploy_help);
-      free(files);
-      return TARN_EXIT_OK;
-    }
-    if ((r = tarn_cli_deploy_flag(&dep, "append", argc, argv, &i)) ||
-        (r = tarn_cli_log_target_flag(&tgt, "append", argc, argv, &i))) {
-      if (r != 1) {
-        free(files);
-        return r;
-      }
-      continue;
-    }
-    uint64_t v;
-    if (strcmp(a, "--json") == 0)
-      json = 1;
-    else if (strcmp(a, "--quiet") == 0)
-      quiet = 1;
-    else if (strcmp(a, "--length-delimited") == 0)
-      lendelim = 1;
-    else if (strcmp(a, "--batch-ms") == 0 || strcmp(a, "--max-object-bytes") == 0) {
-      int batch = a[2] == 'b';
-      if (i + 1 >= argc ||
-          tarn_cli_parse_u64(argv[i + 1], batch ? 3600000 : (1u << 30), &v) || (!batch && !v)) {
-        free(files);
-        return tarn_cli_usage_error("append", "%s needs a number%s", a,
-                                    batch ? " of ms (0 .. 3600000)" : " of bytes (1 .. 2^30)");
-      }
-      i++;
-      if (batch)
-        o.batch_ms = (uint32_t)v;
-      else
-        o.max_object_bytes = (size_t)v;
-    } else if (a[0] == '-' && a[1]) {
-      free(files);
-      return tarn_cli_usage_error("append", "unknown option %s", a);
-    } else if (!tgt.stream && !tgt.log) {
-      tgt.stream = a;
-    } else {
-      files[nfiles++] = a;
-    }
-  }
-  if (tgt.log && tgt.stream) { /* with --log, every positional argument is a file */
-    files[nfiles++] = tgt.stream;
-    memmove(files + 1, files, (nfiles - 1) * sizeof *files);
-    files[0] = tgt.stream;
-    tgt.stream = NULL;
-  }
-  if (lendelim && nfiles) {
-    free(files);
+  const tarn_cli_opt opts[] = {
+      TARN_CLI_LOG_TARGET_OPTS(&tgt),
+      TARN_CLI_OPT_FLAG("--quiet", &quiet, 1),
+      TARN_CLI_OPT_FLAG("--length-delimited", &lendelim, 1),
+      TARN_CLI_OPT_UINT("--batch-ms", &o.batch_ms, 0, 3600000, "a number of ms (0 .. 3600000)",
+                        NULL),
+      TARN_CLI_OPT_UINT("--max-object-bytes", &o.max_object_bytes, 1, 1u << 30,
+                        "a number of bytes (1 .. 2^30)", NULL),
+      {0}};
+  const tarn_cli_verb v = {"append", help, opts, &dep, &json, -1, NULL};
+  int r = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (r != TARN_CLI_GO_ON)
+    return r;
+  /* NS/NAME, then the files; with --log, every positional argument is a file */
+  char **files = argv + 1;
+  size_t nfiles = (size_t)nargs;
+  if (!tgt.log && nfiles)
+    tgt.stream = *files++, nfiles--;
+  if (lendelim && nfiles)
     return tarn_cli_usage_error("append", "--length-delimited reads stdin; FILE arguments are "
                                           "whole records");
-  }
   tarn_deployment *d;
-  if ((r = tarn_cli_deploy_open(&dep, 0, &d))) {
-    free(files);
+  if ((r = tarn_cli_deploy_open(&dep, 0, &d)))
     return r;
-  }
   uint64_t log_id;
   if ((r = tarn_cli_log_target_resolve(&tgt, "append", d, &log_id))) {
     tarn_deployment_close(d);
-    free(files);
     return r;
   }
   state st;
@@ -196,7 +158,6 @@ int tarn_cmd_append(int argc, char **argv) {
   int rc = tarn_writer_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &o, &ap.w);
   if (rc) {
     tarn_deployment_close(d);
-    free(files);
     return tarn_cli_fail("append");
   }
   slots sl = {0};
@@ -313,6 +274,5 @@ int tarn_cmd_append(int argc, char **argv) {
     free(sl.chunks[k]);
   free(sl.chunks);
   tarn_deployment_close(d);
-  free(files);
   return status;
 }

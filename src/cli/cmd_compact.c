@@ -66,49 +66,26 @@ static json_t *range_json(const tarn_compact_range *r) {
 int tarn_cmd_compact(int argc, char **argv) {
   tarn_cli_deploy d = {0};
   tarn_cli_log_target t = {0};
-  int json = 0, all = 0;
+  int json = 0, all = 0, nargs;
   uint64_t range_bytes = 0, file_bytes = 0, rate = 0;
-  const char *v;
-  for (int i = 1; i < argc; i++) {
-    int k = tarn_cli_deploy_flag(&d, "compact", argc, argv, &i);
-    if (k == 1)
-      continue;
-    if (k)
-      return k;
-    if ((k = tarn_cli_log_target_flag(&t, "compact", argc, argv, &i)) == 1)
-      continue;
-    if (k)
-      return k;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      compact_help();
-      return TARN_EXIT_OK;
-    }
-    if (strcmp(argv[i], "--json") == 0) {
-      json = 1;
-    } else if (strcmp(argv[i], "--all") == 0) {
-      all = 1;
-    } else if ((k = tarn_cli_opt_value(argc, argv, &i, "--max-range-bytes", &v)) != 0) {
-      if (k < 0 || tarn_cli_parse_u64(v, UINT64_MAX, &range_bytes) || !range_bytes)
-        return tarn_cli_usage_error("compact", "--max-range-bytes needs a positive number");
-    } else if ((k = tarn_cli_opt_value(argc, argv, &i, "--max-file-bytes", &v)) != 0) {
-      if (k < 0 || tarn_cli_parse_u64(v, UINT64_MAX, &file_bytes) || !file_bytes)
-        return tarn_cli_usage_error("compact", "--max-file-bytes needs a positive number");
-    } else if ((k = tarn_cli_opt_value(argc, argv, &i, "--rate", &v)) != 0) {
-      if (k < 0 || tarn_cli_parse_u64(v, UINT64_MAX, &rate) || !rate)
-        return tarn_cli_usage_error("compact", "--rate needs a positive number");
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return tarn_cli_usage_error("compact", "unknown option '%s'", argv[i]);
-    } else if (t.stream) {
-      return tarn_cli_usage_error("compact", "unexpected argument '%s'", argv[i]);
-    } else {
-      t.stream = argv[i];
-    }
-  }
+  const tarn_cli_opt opts[] = {
+      TARN_CLI_LOG_TARGET_OPTS(&t),
+      TARN_CLI_OPT_FLAG("--all", &all, 1),
+      TARN_CLI_OPT_UINT("--max-range-bytes", &range_bytes, 1, UINT64_MAX, "a positive number",
+                        NULL),
+      TARN_CLI_OPT_UINT("--max-file-bytes", &file_bytes, 1, UINT64_MAX, "a positive number",
+                        NULL),
+      TARN_CLI_OPT_UINT("--rate", &rate, 1, UINT64_MAX, "a positive number", NULL),
+      {0}};
+  const tarn_cli_verb v = {"compact", compact_help, opts, &d, &json, 1, NULL};
+  int ex = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
+  t.stream = nargs ? argv[1] : NULL;
   if (all && (t.stream || t.log || t.partition))
     return tarn_cli_usage_error("compact", "--all replaces NS/NAME and --log");
   tarn_deployment *dep;
-  int ex = tarn_cli_deploy_open(&d, 0, &dep);
-  if (ex)
+  if ((ex = tarn_cli_deploy_open(&d, 0, &dep)))
     return ex;
   uint64_t log = 0;
   if (!all && (ex = tarn_cli_log_target_resolve(&t, "compact", dep, &log))) {
@@ -215,38 +192,19 @@ int tarn_cmd_gc(int argc, char **argv) {
   tarn_cli_deploy d = {0};
   tarn_reclaim_options o;
   tarn_reclaim_options_default(&o);
-  int json = 0;
-  const char *v;
-  for (int i = 1; i < argc; i++) {
-    int k = tarn_cli_deploy_flag(&d, "gc", argc, argv, &i);
-    if (k == 1)
-      continue;
-    if (k)
-      return k;
-    uint64_t n;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      gc_help();
-      return TARN_EXIT_OK;
-    }
-    if (strcmp(argv[i], "--json") == 0) {
-      json = 1;
-    } else if (strcmp(argv[i], "--dry-run") == 0) {
-      o.dry_run = 1;
-    } else if ((k = tarn_cli_opt_value(argc, argv, &i, "--wal-grace-ms", &v)) != 0) {
-      if (k < 0 || tarn_cli_parse_u64(v, INT64_MAX, &n))
-        return tarn_cli_usage_error("gc", "--wal-grace-ms needs a number of ms");
-      o.wal_grace_ms = (int64_t)n;
-    } else if ((k = tarn_cli_opt_value(argc, argv, &i, "--orphan-grace-ms", &v)) != 0) {
-      if (k < 0 || tarn_cli_parse_u64(v, INT64_MAX, &n))
-        return tarn_cli_usage_error("gc", "--orphan-grace-ms needs a number of ms");
-      o.orphan_grace_ms = (int64_t)n;
-    } else {
-      return tarn_cli_usage_error("gc", "unexpected argument '%s'", argv[i]);
-    }
-  }
+  int json = 0, nargs;
+  const tarn_cli_opt opts[] = {
+      TARN_CLI_OPT_FLAG("--dry-run", &o.dry_run, 1),
+      TARN_CLI_OPT_UINT("--wal-grace-ms", &o.wal_grace_ms, 0, INT64_MAX, "a number of ms", NULL),
+      TARN_CLI_OPT_UINT("--orphan-grace-ms", &o.orphan_grace_ms, 0, INT64_MAX, "a number of ms",
+                        NULL),
+      {0}};
+  const tarn_cli_verb v = {"gc", gc_help, opts, &d, &json, 0, NULL};
+  int ex = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
   tarn_deployment *dep;
-  int ex = tarn_cli_deploy_open(&d, 0, &dep);
-  if (ex)
+  if ((ex = tarn_cli_deploy_open(&d, 0, &dep)))
     return ex;
   gc_out g = {json, o.dry_run, json_array()};
   o.report = gc_report;
@@ -302,33 +260,16 @@ static void tasks_help(void) {
 
 int tarn_cmd_tasks(int argc, char **argv) {
   tarn_cli_deploy d = {0};
-  int json = 0;
-  const char *v, *retry = NULL;
-  for (int i = 1; i < argc; i++) {
-    int k = tarn_cli_deploy_flag(&d, "tasks", argc, argv, &i);
-    if (k == 1)
-      continue;
-    if (k)
-      return k;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      tasks_help();
-      return TARN_EXIT_OK;
-    }
-    if (strcmp(argv[i], "--json") == 0)
-      json = 1;
-    else if ((k = tarn_cli_opt_value(argc, argv, &i, "--retry", &v)) != 0) {
-      if (k < 0)
-        return tarn_cli_usage_error("tasks", "--retry needs a log ID");
-      retry = v;
-    } else
-      return tarn_cli_usage_error("tasks", "unexpected argument '%s'", argv[i]);
-  }
+  int json = 0, retry = 0, nargs;
   uint64_t rlog = 0;
-  if (retry && tarn_cli_parse_u64(retry, INT64_MAX, &rlog))
-    return tarn_cli_usage_error("tasks", "--retry needs a log ID");
+  const tarn_cli_opt opts[] = {
+      TARN_CLI_OPT_UINT("--retry", &rlog, 0, INT64_MAX, "a log ID", &retry), {0}};
+  const tarn_cli_verb v = {"tasks", tasks_help, opts, &d, &json, 0, NULL};
+  int ex = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
   tarn_deployment *dep;
-  int ex = tarn_cli_deploy_open(&d, 0, &dep);
-  if (ex)
+  if ((ex = tarn_cli_deploy_open(&d, 0, &dep)))
     return ex;
   tarn_meta *m = tarn_deployment_meta(dep);
   int rc = retry ? tarn_tasks_retry(m, rlog) : 0;

@@ -52,32 +52,17 @@ static void progress(void *arg, size_t i, size_t n, uint64_t log_id) {
 
 int tarn_cmd_fsck(int argc, char **argv) {
   tarn_cli_deploy d = {0};
-  int json = 0, quiet = 0;
+  int json = 0, quiet = 0, nargs;
   tarn_fsck_options o = {0};
-  for (int i = 1; i < argc; i++) {
-    int k = tarn_cli_deploy_flag(&d, "fsck", argc, argv, &i);
-    if (k == 1)
-      continue;
-    if (k)
-      return k;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      help();
-      return TARN_EXIT_OK;
-    }
-    if (strcmp(argv[i], "--json") == 0)
-      json = 1;
-    else if (strcmp(argv[i], "--no-read") == 0)
-      o.skip_read = 1;
-    else if (strcmp(argv[i], "--quiet") == 0)
-      quiet = 1;
-    else if (argv[i][0] == '-')
-      return tarn_cli_usage_error("fsck", "unknown option '%s'", argv[i]);
-    else
-      return tarn_cli_usage_error("fsck", "unexpected argument '%s'", argv[i]);
-  }
+  const tarn_cli_opt opts[] = {TARN_CLI_OPT_FLAG("--no-read", &o.skip_read, 1),
+                               TARN_CLI_OPT_FLAG("--quiet", &quiet, 1), {0}};
+  const tarn_cli_verb verb = {"fsck", help, opts, &d, &json, 0, NULL};
+  int ex = tarn_cli_parse(&verb, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
   tarn_deployment *dep;
   tarn_catalog *cat;
-  int ex = tarn_cli_catalog_open(&d, &dep, &cat);
+  ex = tarn_cli_catalog_open(&d, &dep, &cat);
   if (ex)
     return ex;
   int tty = !quiet && isatty(2);

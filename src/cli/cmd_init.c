@@ -25,24 +25,12 @@ static void help(void) {
 
 int tarn_cmd_init(int argc, char **argv) {
   tarn_cli_deploy d = {0};
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    int k = tarn_cli_deploy_flag(&d, "init", argc, argv, &i);
-    if (k == 1)
-      continue;
-    if (k)
-      return k;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      help();
-      return TARN_EXIT_OK;
-    }
-    if (strcmp(argv[i], "--json") == 0)
-      json = 1;
-    else
-      return tarn_cli_usage_error("init", "unexpected argument '%s'", argv[i]);
-  }
+  int json = 0, nargs, ex;
+  const tarn_cli_verb v = {"init", help, NULL, &d, &json, 0, NULL};
+  if ((ex = tarn_cli_parse(&v, argc, argv, &nargs)) != TARN_CLI_GO_ON)
+    return ex;
   tarn_deployment *dep;
-  int ex = tarn_cli_deploy_open(&d, 1, &dep);
+  ex = tarn_cli_deploy_open(&d, 1, &dep);
   if (ex)
     return ex;
   tarn_catalog *cat = NULL;

@@ -27,39 +27,17 @@ static void help(void) {
 
 int tarn_cmd_offsets(int argc, char **argv) {
   tarn_cli_deploy d = {0};
-  int json = 0;
-  const char *ident = NULL;
-  for (int i = 1; i < argc; i++) {
-    int k = tarn_cli_deploy_flag(&d, "offsets", argc, argv, &i);
-    if (k == 1)
-      continue;
-    if (k)
-      return k;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      help();
-      return TARN_EXIT_OK;
-    }
-    if (strcmp(argv[i], "--json") == 0)
-      json = 1;
-    else if (argv[i][0] == '-' && argv[i][1])
-      return tarn_cli_usage_error("offsets", "unknown option '%s'", argv[i]);
-    else if (ident)
-      return tarn_cli_usage_error("offsets", "unexpected argument '%s'", argv[i]);
-    else
-      ident = argv[i];
-  }
-  if (!ident)
+  int json = 0, nargs, ex;
+  const tarn_cli_verb v = {"offsets", help, NULL, &d, &json, 1, NULL};
+  if ((ex = tarn_cli_parse(&v, argc, argv, &nargs)) != TARN_CLI_GO_ON)
+    return ex;
+  if (!nargs)
     return tarn_cli_usage_error("offsets", "which stream? Give NAMESPACE/NAME");
   char *ns, *name;
-  if (tarn_stream_ident_parse(ident, &ns, &name))
-    return tarn_cli_usage_error("offsets", "%s", tarn_errmsg());
   tarn_deployment *dep;
   tarn_catalog *cat;
-  int ex = tarn_cli_catalog_open(&d, &dep, &cat);
-  if (ex) {
-    free(ns), free(name);
+  if ((ex = tarn_cli_stream_open("offsets", &d, argv[1], &dep, &cat, &ns, &name)))
     return ex;
-  }
   tarn_catalog_record s;
   json_t *parts = NULL;
   int rc = tarn_catalog_open_stream(cat, ns, name, &s);

@@ -33,7 +33,9 @@ static const char usage[] =
     "failed (e.g. a WAL object is missing or corrupt) or the record is PARQUET\n"
     "and not supported; 2 bad command line; 3 a store could not be reached.\n";
 
-enum { FMT_RAW, FMT_HEX, FMT_JSON };
+enum { FMT_RAW, FMT_HEX, FMT_JSON }; /* in the order of --format's choices */
+
+static void help(void) { printf(usage, tarn_cli_log_target_help, tarn_cli_deploy_help); }
 
 static void print_entry(const tarn_entry *e, int fmt, int lendelim) {
   if (fmt == FMT_RAW) {
@@ -70,56 +72,22 @@ int tarn_cmd_read(int argc, char **argv) {
   tarn_cli_log_target tgt = {0};
   const char *from = "start";
   uint64_t count = 0, timeout = 0;
-  int have_count = 0, follow = 0, have_timeout = 0, fmt = FMT_RAW, lendelim = 0, r;
-  for (int i = 1; i < argc; i++) {
-    const char *a = argv[i];
-    if (strcmp(a, "--help") == 0 || strcmp(a, "-h") == 0) {
-      printf(usage, tarn_cli_log_target_help, tarn_cli_deploy_help);
-      return TARN_EXIT_OK;
-    }
-    if ((r = tarn_cli_deploy_flag(&dep, "read", argc, argv, &i)) ||
-        (r = tarn_cli_log_target_flag(&tgt, "read", argc, argv, &i))) {
-      if (r != 1)
-        return r;
-      continue;
-    }
-    const char *val = i + 1 < argc ? argv[i + 1] : NULL;
-    if (strcmp(a, "--follow") == 0) {
-      follow = 1;
-    } else if (strcmp(a, "--length-delimited") == 0) {
-      lendelim = 1;
-    } else if (strcmp(a, "--from") == 0) {
-      if (!val)
-        return tarn_cli_usage_error("read", "--from needs an offset, 'start' or 'end'");
-      from = val, i++;
-    } else if (strcmp(a, "--count") == 0) {
-      if (!val || tarn_cli_parse_u64(val, UINT64_MAX, &count))
-        return tarn_cli_usage_error("read", "--count needs a number");
-      have_count = 1, i++;
-    } else if (strcmp(a, "--timeout-ms") == 0) {
-      if (!val || tarn_cli_parse_u64(val, INT32_MAX, &timeout))
-        return tarn_cli_usage_error("read", "--timeout-ms needs a number of ms");
-      have_timeout = 1, i++;
-    } else if (strcmp(a, "--format") == 0) {
-      if (!val)
-        return tarn_cli_usage_error("read", "--format needs raw, hex or json");
-      if (strcmp(val, "raw") == 0)
-        fmt = FMT_RAW;
-      else if (strcmp(val, "hex") == 0)
-        fmt = FMT_HEX;
-      else if (strcmp(val, "json") == 0)
-        fmt = FMT_JSON;
-      else
-        return tarn_cli_usage_error("read", "--format is raw, hex or json, not '%s'", val);
-      i++;
-    } else if (a[0] == '-' && a[1]) {
-      return tarn_cli_usage_error("read", "unknown option %s", a);
-    } else if (!tgt.stream) {
-      tgt.stream = a;
-    } else {
-      return tarn_cli_usage_error("read", "unexpected argument '%s'", a);
-    }
-  }
+  int have_count = 0, follow = 0, have_timeout = 0, fmt = FMT_RAW, lendelim = 0, nargs;
+  const tarn_cli_opt opts[] = {
+      TARN_CLI_LOG_TARGET_OPTS(&tgt),
+      TARN_CLI_OPT_FLAG("--follow", &follow, 1),
+      TARN_CLI_OPT_FLAG("--length-delimited", &lendelim, 1),
+      TARN_CLI_OPT_STRING("--from", &from, "an offset, 'start' or 'end'"),
+      TARN_CLI_OPT_UINT("--count", &count, 0, UINT64_MAX, "a number", &have_count),
+      TARN_CLI_OPT_UINT("--timeout-ms", &timeout, 0, INT32_MAX, "a number of ms",
+                        &have_timeout),
+      TARN_CLI_OPT_CHOICE("--format", &fmt, "raw|hex|json", "raw, hex or json"),
+      {0}};
+  const tarn_cli_verb v = {"read", help, opts, &dep, NULL, 1, NULL};
+  int r = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (r != TARN_CLI_GO_ON)
+    return r;
+  tgt.stream = nargs ? argv[1] : NULL;
   if (lendelim && fmt != FMT_RAW)
     return tarn_cli_usage_error("read", "--length-delimited goes with --format raw");
   if (have_timeout && !follow)

@@ -62,98 +62,43 @@ static void help(void) {
       (long long)o.wal_grace_ms, o.stats_interval_ms, tarn_cli_deploy_help);
 }
 
-/* Numeric options: name, where, the largest value. */
-typedef struct numopt {
-  const char *name;
-  int *i;
-  int64_t *l;
-  uint64_t *u;
-  uint64_t max;
-} numopt;
+/* --log-format and --log-level store the index of the word they name. */
+_Static_assert(TARN_SRV_LOG_TEXT == 0 && TARN_SRV_LOG_JSON == 1, "--log-format's order");
+_Static_assert(TARN_SRV_DEBUG == 0 && TARN_SRV_INFO == 1 && TARN_SRV_WARN == 2 &&
+                   TARN_SRV_ERROR == 3,
+               "--log-level's order");
 
 int tarn_cmd_serve(int argc, char **argv) {
   tarn_cli_deploy d = {0};
   tarn_srv_options o;
   tarn_srv_options_default(&o);
   int log_format = TARN_SRV_LOG_TEXT, log_level = TARN_SRV_INFO;
-  const numopt nums[] = {
-      {"--compact-workers", &o.compact_workers, NULL, NULL, 64},
-      {"--compact-interval-ms", &o.compact_interval_ms, NULL, NULL, 86400000},
-      {"--compact-max-age-ms", NULL, &o.compact_max_age_ms, NULL, INT64_MAX},
-      {"--compact-max-range-bytes", NULL, NULL, &o.compact_max_range_bytes, UINT64_MAX},
-      {"--compact-rate", NULL, NULL, &o.compact_rate, UINT64_MAX},
-      {"--reclaim-interval-ms", &o.reclaim_interval_ms, NULL, NULL, 86400000},
-      {"--orphan-grace-ms", NULL, &o.orphan_grace_ms, NULL, INT64_MAX},
-      {"--wal-gc-interval-ms", &o.wal_gc_interval_ms, NULL, NULL, 86400000},
-      {"--wal-grace-ms", NULL, &o.wal_grace_ms, NULL, INT64_MAX},
-      {"--stats-interval-ms", &o.stats_interval_ms, NULL, NULL, 86400000},
-  };
-  for (int i = 1; i < argc; i++) {
-    int k = tarn_cli_deploy_flag(&d, "serve", argc, argv, &i);
-    if (k == 1)
-      continue;
-    if (k)
-      return k;
-    const char *val = NULL;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      help();
-      return TARN_EXIT_OK;
-    }
-    if (strcmp(argv[i], "--no-compact") == 0) {
-      o.compact = 0;
-      continue;
-    }
-    if (strcmp(argv[i], "--no-reclaim") == 0) {
-      o.reclaim = 0;
-      continue;
-    }
-    if (strcmp(argv[i], "--no-wal-gc") == 0) {
-      o.wal_gc = 0;
-      continue;
-    }
-    const char *opt = argv[i];
-    if ((k = tarn_cli_opt_value(argc, argv, &i, "--listen", &val)) != 0) {
-      if (k < 0)
-        return tarn_cli_usage_error("serve", "--listen needs HOST:PORT");
-      o.listen = val;
-      continue;
-    }
-    if ((k = tarn_cli_opt_value(argc, argv, &i, "--log-format", &val)) != 0) {
-      if (k < 0 || (strcmp(val, "text") && strcmp(val, "json")))
-        return tarn_cli_usage_error("serve", "--log-format is text or json");
-      log_format = strcmp(val, "json") == 0 ? TARN_SRV_LOG_JSON : TARN_SRV_LOG_TEXT;
-      continue;
-    }
-    if ((k = tarn_cli_opt_value(argc, argv, &i, "--log-level", &val)) != 0) {
-      static const char *const lv[] = {"debug", "info", "warn", "error"};
-      log_level = -1;
-      for (int l = 0; k > 0 && l < 4; l++)
-        if (strcmp(val, lv[l]) == 0)
-          log_level = l;
-      if (log_level < 0)
-        return tarn_cli_usage_error("serve", "--log-level is debug, info, warn or error");
-      continue;
-    }
-    size_t j = 0;
-    for (; j < sizeof nums / sizeof nums[0]; j++) {
-      if ((k = tarn_cli_opt_value(argc, argv, &i, nums[j].name, &val)) == 0)
-        continue;
-      uint64_t v;
-      if (k < 0 || tarn_cli_parse_u64(val, nums[j].max, &v))
-        return tarn_cli_usage_error("serve", "%s needs a number from 0 to %llu", nums[j].name,
-                                    (unsigned long long)nums[j].max);
-      if (nums[j].i)
-        *nums[j].i = (int)v;
-      else if (nums[j].l)
-        *nums[j].l = (int64_t)v;
-      else
-        *nums[j].u = v;
-      break;
-    }
-    if (j < sizeof nums / sizeof nums[0])
-      continue;
-    return tarn_cli_usage_error("serve", "unknown option '%s'", opt);
-  }
+  const tarn_cli_opt opts[] = {
+      TARN_CLI_OPT_FLAG("--no-compact", &o.compact, 0),
+      TARN_CLI_OPT_FLAG("--no-reclaim", &o.reclaim, 0),
+      TARN_CLI_OPT_FLAG("--no-wal-gc", &o.wal_gc, 0),
+      TARN_CLI_OPT_STRING("--listen", &o.listen, "HOST:PORT"),
+      TARN_CLI_OPT_CHOICE("--log-format", &log_format, "text|json", "text or json"),
+      TARN_CLI_OPT_CHOICE("--log-level", &log_level, "debug|info|warn|error",
+                          "debug, info, warn or error"),
+      TARN_CLI_OPT_UINT("--compact-workers", &o.compact_workers, 0, 64, NULL, NULL),
+      TARN_CLI_OPT_UINT("--compact-interval-ms", &o.compact_interval_ms, 0, 86400000, NULL,
+                        NULL),
+      TARN_CLI_OPT_UINT("--compact-max-age-ms", &o.compact_max_age_ms, 0, INT64_MAX, NULL, NULL),
+      TARN_CLI_OPT_UINT("--compact-max-range-bytes", &o.compact_max_range_bytes, 0, UINT64_MAX,
+                        NULL, NULL),
+      TARN_CLI_OPT_UINT("--compact-rate", &o.compact_rate, 0, UINT64_MAX, NULL, NULL),
+      TARN_CLI_OPT_UINT("--reclaim-interval-ms", &o.reclaim_interval_ms, 0, 86400000, NULL,
+                        NULL),
+      TARN_CLI_OPT_UINT("--orphan-grace-ms", &o.orphan_grace_ms, 0, INT64_MAX, NULL, NULL),
+      TARN_CLI_OPT_UINT("--wal-gc-interval-ms", &o.wal_gc_interval_ms, 0, 86400000, NULL, NULL),
+      TARN_CLI_OPT_UINT("--wal-grace-ms", &o.wal_grace_ms, 0, INT64_MAX, NULL, NULL),
+      TARN_CLI_OPT_UINT("--stats-interval-ms", &o.stats_interval_ms, 0, 86400000, NULL, NULL),
+      {0}};
+  const tarn_cli_verb v = {"serve", help, opts, &d, NULL, 0, NULL};
+  int nargs, ex = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
   if (o.compact_workers == 0)
     o.compact = 0;
   tarn_srv_log_setup(log_format, log_level);
@@ -168,7 +113,7 @@ int tarn_cmd_serve(int argc, char **argv) {
 
   tarn_deployment *dep;
   tarn_catalog *cat;
-  int ex = tarn_cli_catalog_open(&d, &dep, &cat); /* a node of an initialised deployment */
+  ex = tarn_cli_catalog_open(&d, &dep, &cat); /* a node of an initialised deployment */
   if (ex)
     return ex;
   tarn_catalog_close(cat);

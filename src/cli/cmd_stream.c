@@ -25,77 +25,53 @@ typedef struct args {
   size_t n_props;
 } args;
 
-/* Parses argv of sub-command cmd. want_ident: one NS/NAME is required. opts
- * lists the value options it accepts, e.g. "--partitions --property". Returns
- * -1 to go on, else the exit status. */
+/* --property KEY=VALUE, repeatable: each one adds a property. */
+static int add_property(void *ctx, const char *v) {
+  args *a = ctx;
+  const char *eq = strchr(v, '=');
+  if (!eq || eq == v)
+    return -1;
+  tarn_stream_prop *np = realloc(a->props, (a->n_props + 1) * sizeof *np);
+  if (!np)
+    return -1;
+  a->props = np;
+  np[a->n_props].key = strndup(v, (size_t)(eq - v));
+  np[a->n_props].value = strdup(eq + 1);
+  a->n_props++;
+  return 0;
+}
+
+/* Parses argv of sub-command cmd, which takes the options of opts (the lines
+ * of the table below that it names, e.g. "--partitions --property").
+ * want_ident: one NS/NAME is required. Returns TARN_CLI_GO_ON, else the exit
+ * status. */
 static int parse(const char *cmd, int argc, char **argv, int want_ident, const char *opts,
                  void (*help)(void), args *a) {
   memset(a, 0, sizeof *a);
   a->partitions = 1;
-  for (int i = 1; i < argc; i++) {
-    int k = tarn_cli_deploy_flag(&a->d, cmd, argc, argv, &i);
-    if (k == 1)
-      continue;
-    if (k)
-      return k;
-    const char *arg = argv[i], *v = NULL;
-    if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
-      help();
-      return TARN_EXIT_OK;
-    }
-    if (strcmp(arg, "--json") == 0) {
-      a->json = 1;
-      continue;
-    }
-    static const char *const names[] = {"--partitions", "--property", "--count",
-                                        "--drain-timeout-ms"};
-    int which = -1;
-    for (int n = 0; n < 4 && which < 0; n++) {
-      if (!strstr(opts, names[n]))
-        continue;
-      k = tarn_cli_opt_value(argc, argv, &i, names[n], &v);
-      if (k < 0)
-        return tarn_cli_usage_error(cmd, "%s needs a value", names[n]);
-      if (k)
-        which = n;
-    }
-    if (which == 0 && tarn_cli_parse_u64(v, TARN_STREAM_PARTITIONS_MAX, &a->partitions))
-      return tarn_cli_usage_error(cmd, "--partitions: '%s' is not a number in 1..%d", v,
-                                  TARN_STREAM_PARTITIONS_MAX);
-    if (which == 0 && a->partitions == 0)
-      return tarn_cli_usage_error(cmd, "--partitions: a stream has at least 1 partition");
-    if (which == 1) {
-      const char *eq = strchr(v, '=');
-      if (!eq || eq == v)
-        return tarn_cli_usage_error(cmd, "--property: '%s' is not KEY=VALUE", v);
-      tarn_stream_prop *np = realloc(a->props, (a->n_props + 1) * sizeof *np);
-      if (!np)
-        return tarn_cli_usage_error(cmd, "out of memory");
-      a->props = np;
-      np[a->n_props].key = strndup(v, (size_t)(eq - v));
-      np[a->n_props].value = strdup(eq + 1);
-      a->n_props++;
-    }
-    if (which == 2) {
-      if (tarn_cli_parse_u64(v, TARN_STREAM_PARTITIONS_MAX, &a->count) || a->count == 0)
-        return tarn_cli_usage_error(cmd, "--count: '%s' is not a number in 1..%d", v,
-                                    TARN_STREAM_PARTITIONS_MAX);
-      a->have_count = 1;
-    }
-    if (which == 3 && tarn_cli_parse_u64(v, 86400000, &a->drain_ms))
-      return tarn_cli_usage_error(cmd, "--drain-timeout-ms: '%s' is not a number of ms", v);
-    if (which >= 0)
-      continue;
-    if (arg[0] == '-' && arg[1])
-      return tarn_cli_usage_error(cmd, "unknown option '%s'", arg);
-    if (!want_ident || a->ident)
-      return tarn_cli_usage_error(cmd, "unexpected argument '%s'", arg);
-    a->ident = arg;
-  }
-  if (want_ident && !a->ident)
+  const tarn_cli_opt all[] = {
+      TARN_CLI_OPT_UINT("--partitions", &a->partitions, 1, TARN_STREAM_PARTITIONS_MAX,
+                        NULL, NULL),
+      TARN_CLI_OPT_CALL("--property", add_property, a, "KEY=VALUE"),
+      TARN_CLI_OPT_UINT("--count", &a->count, 1, TARN_STREAM_PARTITIONS_MAX,
+                        NULL, &a->have_count),
+      TARN_CLI_OPT_UINT("--drain-timeout-ms", &a->drain_ms, 0, 86400000, "a number of ms",
+                        NULL)};
+  tarn_cli_opt mine[sizeof all / sizeof all[0] + 1];
+  size_t n = 0;
+  for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
+    if (strstr(opts, all[k].name))
+      mine[n++] = all[k];
+  mine[n] = (tarn_cli_opt){0};
+  const tarn_cli_verb v = {cmd, help, mine, &a->d, &a->json, want_ident, NULL};
+  int nargs, ex = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
+  if (want_ident && !nargs)
     return tarn_cli_usage_error(cmd, "which stream? Give NAMESPACE/NAME (or NAME for "
                                      "namespace '" TARN_DEFAULT_NAMESPACE "')");
-  return -1;
+  a->ident = nargs ? argv[1] : NULL;
+  return TARN_CLI_GO_ON;
 }
 
 static void args_free(args *a) {
@@ -123,20 +99,6 @@ static json_t *stream_json(const tarn_catalog_record *s) {
 static void print_logs(const tarn_catalog_record *s) {
   for (size_t i = 0; i < s->n_logs; i++)
     printf("%s%llu", i ? " " : "", (unsigned long long)s->logs[i]);
-}
-
-/* Opens the catalog and splits the identity; -1 to go on, else the exit status. */
-static int start(const char *cmd, args *a, tarn_deployment **dep, tarn_catalog **cat, char **ns,
-                 char **name) {
-  *dep = NULL, *cat = NULL, *ns = *name = NULL;
-  if (a->ident && tarn_stream_ident_parse(a->ident, ns, name))
-    return tarn_cli_usage_error(cmd, "%s", tarn_errmsg());
-  int ex = tarn_cli_catalog_open(&a->d, dep, cat);
-  if (ex) {
-    free(*ns), free(*name);
-    return ex;
-  }
-  return -1;
 }
 
 static void finish(args *a, tarn_deployment *dep, tarn_catalog *cat, char *ns, char *name) {
@@ -172,9 +134,8 @@ static int cmd_create(int argc, char **argv) {
   tarn_deployment *dep;
   tarn_catalog *cat;
   char *ns, *name;
-  if ((ex = start("stream create", &a, &dep, &cat, &ns, &name)) >= 0)
+  if ((ex = tarn_cli_stream_open("stream create", &a.d, a.ident, &dep, &cat, &ns, &name)))
     return args_free(&a), ex;
-  ex = TARN_EXIT_OK;
   tarn_catalog_record s;
   int rc = tarn_catalog_create_stream(cat, ns, name, (uint32_t)a.partitions, a.props,
                                       a.n_props, &s);
@@ -219,9 +180,8 @@ static int cmd_list(int argc, char **argv) {
   tarn_deployment *dep;
   tarn_catalog *cat;
   char *ns, *name;
-  if ((ex = start("stream list", &a, &dep, &cat, &ns, &name)) >= 0)
+  if ((ex = tarn_cli_stream_open("stream list", &a.d, a.ident, &dep, &cat, &ns, &name)))
     return args_free(&a), ex;
-  ex = TARN_EXIT_OK;
   tarn_catalog_record *v;
   size_t n;
   int rc = tarn_catalog_list_streams(cat, &v, &n);
@@ -270,9 +230,8 @@ static int cmd_describe(int argc, char **argv) {
   tarn_deployment *dep;
   tarn_catalog *cat;
   char *ns, *name;
-  if ((ex = start("stream describe", &a, &dep, &cat, &ns, &name)) >= 0)
+  if ((ex = tarn_cli_stream_open("stream describe", &a.d, a.ident, &dep, &cat, &ns, &name)))
     return args_free(&a), ex;
-  ex = TARN_EXIT_OK;
   tarn_catalog_record s;
   json_t *parts = NULL;
   int rc = tarn_catalog_open_stream(cat, ns, name, &s);
@@ -335,9 +294,8 @@ static int cmd_drop(int argc, char **argv) {
   tarn_deployment *dep;
   char *ns, *name;
   tarn_catalog *cat0;
-  if ((ex = start("stream drop", &a, &dep, &cat0, &ns, &name)) >= 0)
+  if ((ex = tarn_cli_stream_open("stream drop", &a.d, a.ident, &dep, &cat0, &ns, &name)))
     return args_free(&a), ex;
-  ex = TARN_EXIT_OK;
   /* The drain timeout is an option of the catalog handle. */
   tarn_catalog_close(cat0);
   tarn_catalog_options o = {.drain_timeout_ms = (int)a.drain_ms};
@@ -395,9 +353,8 @@ static int cmd_add(int argc, char **argv) {
   tarn_deployment *dep;
   tarn_catalog *cat;
   char *ns, *name;
-  if ((ex = start("stream add-partitions", &a, &dep, &cat, &ns, &name)) >= 0)
+  if ((ex = tarn_cli_stream_open("stream add-partitions", &a.d, a.ident, &dep, &cat, &ns, &name)))
     return args_free(&a), ex;
-  ex = TARN_EXIT_OK;
   tarn_catalog_record s;
   int rc = tarn_catalog_add_partitions(cat, ns, name, (uint32_t)a.count, &s);
   if (rc) {

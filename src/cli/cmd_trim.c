@@ -36,51 +36,27 @@ static void help(void) {
 
 int tarn_cmd_trim(int argc, char **argv) {
   tarn_cli_deploy d = {0};
-  int json = 0, have_through = 0, have_part = 0;
-  const char *ident = NULL, *v;
+  int json = 0, have_through = 0, have_part = 0, nargs;
   uint64_t through = 0, part = 0;
-  for (int i = 1; i < argc; i++) {
-    int k = tarn_cli_deploy_flag(&d, "trim", argc, argv, &i);
-    if (k == 1)
-      continue;
-    if (k)
-      return k;
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      help();
-      return TARN_EXIT_OK;
-    }
-    if (strcmp(argv[i], "--json") == 0) {
-      json = 1;
-    } else if ((k = tarn_cli_opt_value(argc, argv, &i, "--through", &v)) != 0) {
-      if (k < 0 || tarn_cli_parse_u64(v, TARN_KEY_MAX, &through))
-        return tarn_cli_usage_error("trim", "--through needs an offset in 0..2^63-1");
-      have_through = 1;
-    } else if ((k = tarn_cli_opt_value(argc, argv, &i, "--partition", &v)) != 0) {
-      if (k < 0 || tarn_cli_parse_u64(v, TARN_STREAM_PARTITIONS_MAX - 1, &part))
-        return tarn_cli_usage_error("trim", "--partition needs a partition number");
-      have_part = 1;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return tarn_cli_usage_error("trim", "unknown option '%s'", argv[i]);
-    } else if (ident) {
-      return tarn_cli_usage_error("trim", "unexpected argument '%s'", argv[i]);
-    } else {
-      ident = argv[i];
-    }
-  }
-  if (!ident)
+  const tarn_cli_opt opts[] = {
+      TARN_CLI_OPT_UINT("--through", &through, 0, TARN_KEY_MAX, "an offset in 0..2^63-1",
+                        &have_through),
+      TARN_CLI_OPT_UINT("--partition", &part, 0, TARN_STREAM_PARTITIONS_MAX - 1,
+                        "a partition number", &have_part),
+      {0}};
+  const tarn_cli_verb v = {"trim", help, opts, &d, &json, 1, NULL};
+  int ex = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
+  if (!nargs)
     return tarn_cli_usage_error("trim", "which stream? Give NAMESPACE/NAME");
   if (!have_through)
     return tarn_cli_usage_error("trim", "--through OFFSET is required");
   char *ns, *name;
-  if (tarn_stream_ident_parse(ident, &ns, &name))
-    return tarn_cli_usage_error("trim", "%s", tarn_errmsg());
   tarn_deployment *dep;
   tarn_catalog *cat;
-  int ex = tarn_cli_catalog_open(&d, &dep, &cat);
-  if (ex) {
-    free(ns), free(name);
+  if ((ex = tarn_cli_stream_open("trim", &d, argv[1], &dep, &cat, &ns, &name)))
     return ex;
-  }
   tarn_catalog_record s;
   int rc = tarn_catalog_open_stream(cat, ns, name, &s);
   if (rc) {

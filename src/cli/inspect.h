@@ -10,9 +10,8 @@
 int tarn_inspect_index(int argc, char **argv);
 int tarn_inspect_offsets(int argc, char **argv);
 int tarn_inspect_fileindex(int argc, char **argv);
-/* Shared by those three: strict decimal int64; the JSON and text forms of
- * boundaries, entries [start, end) and a file index (first base = s). */
-int tarn_inspect_parse_i64(const char *s, int64_t *out);
+/* Shared by those three: the JSON and text forms of boundaries, entries
+ * [start, end) and a file index (first base = s). */
 json_t *tarn_inspect_boundaries_json(const uint32_t *a, size_t n);
 json_t *tarn_inspect_entries_json(const uint32_t *a, size_t n);
 void tarn_inspect_entries_print(const uint32_t *a, size_t n, const char *indent);

@@ -26,29 +26,16 @@ static json_t *header_json(size_t row, const tarn_entry_header *h) {
 }
 
 int tarn_inspect_companion(int argc, char **argv) {
-  const char *path = NULL;
-  int json = 0, stream = 0, lookup = 0;
+  int json = 0, stream = 0, lookup = 0, nargs;
   int64_t at = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(usage, stdout);
-      return TARN_EXIT_OK;
-    } else if (!strcmp(argv[i], "--json")) {
-      json = 1;
-    } else if (!strcmp(argv[i], "--stream")) {
-      stream = 1;
-    } else if (!strcmp(argv[i], "--lookup")) {
-      if (i + 1 == argc || tarn_cli_parse_i64(argv[++i], &at))
-        return tarn_cli_usage_error("inspect companion", "--lookup needs a non-negative offset");
-      lookup = 1;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return tarn_cli_usage_error("inspect companion", "unknown option %s", argv[i]);
-    } else if (path) {
-      return tarn_cli_usage_error("inspect companion", "one FILE only");
-    } else {
-      path = argv[i];
-    }
-  }
+  const tarn_cli_opt opts[] = {
+      TARN_CLI_OPT_FLAG("--stream", &stream, 1),
+      TARN_CLI_OPT_UINT("--lookup", &at, 0, INT64_MAX, "a non-negative offset", &lookup), {0}};
+  const tarn_cli_verb v = {"inspect companion", NULL, opts, NULL, &json, 1, usage};
+  int ex = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
+  const char *path = nargs ? argv[1] : NULL;
   if (!path)
     return tarn_cli_usage_error("inspect companion", "FILE is missing");
   uint8_t *data;

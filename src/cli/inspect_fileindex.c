@@ -15,16 +15,6 @@ static const char usage[] =
     "shows each file with the offsets it holds. The first file's base offset is\n"
     "the record's start offset S (default 0).\n";
 
-int tarn_inspect_parse_i64(const char *s, int64_t *out) {
-  char *end;
-  errno = 0;
-  long long v = strtoll(s, &end, 10);
-  if (!*s || *end || errno)
-    return -1;
-  *out = v;
-  return 0;
-}
-
 json_t *tarn_inspect_file_index_json(const tarn_file_index *fi, int64_t s) {
   json_t *a = json_array();
   for (size_t i = 0; a && i < fi->n; i++)
@@ -44,26 +34,15 @@ void tarn_inspect_file_index_print(const tarn_file_index *fi, int64_t s, const c
 }
 
 int tarn_inspect_fileindex(int argc, char **argv) {
-  const char *b64 = NULL;
   int64_t s = 0;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      printf("%s", usage);
-      return TARN_EXIT_OK;
-    } else if (!strcmp(argv[i], "--json")) {
-      json = 1;
-    } else if (!strcmp(argv[i], "--start")) {
-      if (++i == argc || tarn_inspect_parse_i64(argv[i], &s) || s < 0)
-        return tarn_cli_usage_error("inspect fileindex", "--start needs an offset >= 0");
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return tarn_cli_usage_error("inspect fileindex", "unknown option %s", argv[i]);
-    } else if (!b64) {
-      b64 = argv[i];
-    } else {
-      return tarn_cli_usage_error("inspect fileindex", "one BASE64 value only");
-    }
-  }
+  int json = 0, nargs;
+  const tarn_cli_opt opts[] = {
+      TARN_CLI_OPT_UINT("--start", &s, 0, INT64_MAX, "an offset >= 0", NULL), {0}};
+  const tarn_cli_verb v = {"inspect fileindex", NULL, opts, NULL, &json, 1, usage};
+  int ex = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
+  const char *b64 = nargs ? argv[1] : NULL;
   if (!b64)
     return tarn_cli_usage_error("inspect fileindex", "missing BASE64");
   tarn_file_index fi;

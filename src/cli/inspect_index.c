@@ -160,26 +160,17 @@ static int show_legacy(const uint8_t *p, size_t len, int json) {
 }
 
 int tarn_inspect_index(int argc, char **argv) {
-  const char *hex = NULL, *path = NULL;
+  const char *hex = NULL;
   int64_t s = 0;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      printf("%s", usage);
-      return TARN_EXIT_OK;
-    } else if (!strcmp(argv[i], "--json")) {
-      json = 1;
-    } else if (!strcmp(argv[i], "--hex") && i + 1 < argc) {
-      hex = argv[++i];
-    } else if (!strcmp(argv[i], "--start")) {
-      if (++i == argc || tarn_inspect_parse_i64(argv[i], &s) || s < 0)
-        return tarn_cli_usage_error("inspect index", "--start needs an offset >= 0");
-    } else if ((argv[i][0] != '-' || !strcmp(argv[i], "-")) && !path) {
-      path = argv[i];
-    } else {
-      return tarn_cli_usage_error("inspect index", "unexpected argument %s", argv[i]);
-    }
-  }
+  int json = 0, nargs;
+  const tarn_cli_opt opts[] = {
+      TARN_CLI_OPT_STRING("--hex", &hex, "HEX"),
+      TARN_CLI_OPT_UINT("--start", &s, 0, INT64_MAX, "an offset >= 0", NULL), {0}};
+  const tarn_cli_verb verb = {"inspect index", NULL, opts, NULL, &json, 1, usage};
+  int ex = tarn_cli_parse(&verb, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
+  const char *path = nargs ? argv[1] : NULL;
   if (!hex == !path)
     return tarn_cli_usage_error("inspect index", "give exactly one of FILE and --hex HEX");
   uint8_t *p;

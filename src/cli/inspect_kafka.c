@@ -25,29 +25,17 @@ static const char *codec_name(int c) {
 }
 
 int tarn_inspect_kafka(int argc, char **argv) {
-  const char *path = NULL;
-  int json = 0;
+  int json = 0, nargs;
   int64_t entry = 0, records = -1;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      fputs(usage, stdout);
-      return TARN_EXIT_OK;
-    } else if (!strcmp(argv[i], "--json")) {
-      json = 1;
-    } else if (!strcmp(argv[i], "--offset")) {
-      if (i + 1 == argc || tarn_cli_parse_i64(argv[++i], &entry))
-        return tarn_cli_usage_error("inspect kafka", "--offset needs a non-negative offset");
-    } else if (!strcmp(argv[i], "--records")) {
-      if (i + 1 == argc || tarn_cli_parse_i64(argv[++i], &records))
-        return tarn_cli_usage_error("inspect kafka", "--records needs a non-negative count");
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return tarn_cli_usage_error("inspect kafka", "unknown option %s", argv[i]);
-    } else if (path) {
-      return tarn_cli_usage_error("inspect kafka", "one FILE only");
-    } else {
-      path = argv[i];
-    }
-  }
+  const tarn_cli_opt opts[] = {
+      TARN_CLI_OPT_UINT("--offset", &entry, 0, INT64_MAX, "a non-negative offset", NULL),
+      TARN_CLI_OPT_UINT("--records", &records, 0, INT64_MAX, "a non-negative count", NULL),
+      {0}};
+  const tarn_cli_verb v = {"inspect kafka", NULL, opts, NULL, &json, 1, usage};
+  int ex = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
+  const char *path = nargs ? argv[1] : NULL;
   if (!path)
     return tarn_cli_usage_error("inspect kafka", "FILE is missing");
   uint8_t *data;

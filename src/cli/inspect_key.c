@@ -12,22 +12,12 @@ static const char usage[] =
     "partition P(log_id) that holds it.\n";
 
 int tarn_inspect_key(int argc, char **argv) {
-  const char *key = NULL;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      printf("%s", usage);
-      return TARN_EXIT_OK;
-    } else if (strcmp(argv[i], "--json") == 0) {
-      json = 1;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return tarn_cli_usage_error("inspect key", "unknown option %s", argv[i]);
-    } else if (key) {
-      return tarn_cli_usage_error("inspect key", "one KEY only");
-    } else {
-      key = argv[i];
-    }
-  }
+  int json = 0, nargs;
+  const tarn_cli_verb v = {"inspect key", NULL, NULL, NULL, &json, 1, usage};
+  int ex = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
+  const char *key = nargs ? argv[1] : NULL;
   if (!key)
     return tarn_cli_usage_error("inspect key", "KEY is missing");
   tarn_key k;

@@ -80,21 +80,13 @@ void tarn_inspect_entries_print(const uint32_t *a, size_t n, const char *indent)
 
 int tarn_inspect_offsets(int argc, char **argv) {
   const char *hex = NULL, *list = NULL;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
-      printf("%s", usage);
-      return TARN_EXIT_OK;
-    } else if (!strcmp(argv[i], "--json")) {
-      json = 1;
-    } else if (!strcmp(argv[i], "--hex") && i + 1 < argc) {
-      hex = argv[++i];
-    } else if (!strcmp(argv[i], "--boundaries") && i + 1 < argc) {
-      list = argv[++i];
-    } else {
-      return tarn_cli_usage_error("inspect offsets", "unexpected argument %s", argv[i]);
-    }
-  }
+  int json = 0, nargs;
+  const tarn_cli_opt opts[] = {TARN_CLI_OPT_STRING("--hex", &hex, "HEX"),
+                               TARN_CLI_OPT_STRING("--boundaries", &list, "N,N,..."), {0}};
+  const tarn_cli_verb v = {"inspect offsets", NULL, opts, NULL, &json, 0, usage};
+  int ex = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
   if (!hex == !list)
     return tarn_cli_usage_error("inspect offsets", "give exactly one of --hex and --boundaries");
   uint8_t *p = NULL;

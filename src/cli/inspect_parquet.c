@@ -208,24 +208,14 @@ static int show_rows(tarn_parquet_reader *r, uint64_t a, uint64_t b, json_t *row
 }
 
 int tarn_inspect_parquet(int argc, char **argv) {
-  if (tarn_cli_has_flag(argc, argv, "--help") || tarn_cli_has_flag(argc, argv, "-h")) {
-    printf("%s", usage);
-    return TARN_EXIT_OK;
-  }
-  const char *path = NULL, *rows_arg = NULL;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--json") == 0)
-      json = 1;
-    else if (strcmp(argv[i], "--rows") == 0 && i + 1 < argc)
-      rows_arg = argv[++i];
-    else if (argv[i][0] == '-' && argv[i][1])
-      return tarn_cli_usage_error("inspect parquet", "unknown option %s", argv[i]);
-    else if (!path)
-      path = argv[i];
-    else
-      return tarn_cli_usage_error("inspect parquet", "one FILE only");
-  }
+  const char *rows_arg = NULL;
+  int json = 0, nargs;
+  const tarn_cli_opt opts[] = {TARN_CLI_OPT_STRING("--rows", &rows_arg, "A..B or A.."), {0}};
+  const tarn_cli_verb v = {"inspect parquet", NULL, opts, NULL, &json, 1, usage};
+  int ex = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
+  const char *path = nargs ? argv[1] : NULL;
   uint64_t a = 0, b = 0;
   if (!path)
     return tarn_cli_usage_error("inspect parquet", "needs a FILE");

@@ -99,23 +99,15 @@ static json_t *to_json(const tarn_wal *w) {
   return o;
 }
 
+static void help(void) { printf(usage, PREVIEW); }
+
 int tarn_inspect_wal(int argc, char **argv) {
-  const char *file = NULL;
-  int json = 0;
-  for (int i = 1; i < argc; i++) {
-    if (strcmp(argv[i], "--help") == 0 || strcmp(argv[i], "-h") == 0) {
-      printf(usage, PREVIEW);
-      return TARN_EXIT_OK;
-    } else if (strcmp(argv[i], "--json") == 0) {
-      json = 1;
-    } else if (argv[i][0] == '-' && argv[i][1]) {
-      return tarn_cli_usage_error("inspect wal", "unknown option %s", argv[i]);
-    } else if (file) {
-      return tarn_cli_usage_error("inspect wal", "one FILE only");
-    } else {
-      file = argv[i];
-    }
-  }
+  int json = 0, nargs;
+  const tarn_cli_verb v = {"inspect wal", help, NULL, NULL, &json, 1, NULL};
+  int ex = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
+  const char *file = nargs ? argv[1] : NULL;
   if (!file)
     return tarn_cli_usage_error("inspect wal", "FILE is missing");
   uint8_t *obj;

@@ -19,10 +19,10 @@ typedef struct tarn_cli_log_target {
 /* The help lines of the target's flags. */
 extern const char tarn_cli_log_target_help[];
 
-/* If argv[*i] is --partition or --log, stores its value, advances *i and
- * returns 1; 0 if not one; TARN_EXIT_USAGE when the value is missing. */
-int tarn_cli_log_target_flag(tarn_cli_log_target *t, const char *cmd, int argc, char **argv,
-                             int *i);
+/* The target's flags, as lines of a verb's option table. */
+#define TARN_CLI_LOG_TARGET_OPTS(t)                                                          \
+  TARN_CLI_OPT_STRING("--partition", &(t)->partition, NULL),                                 \
+      TARN_CLI_OPT_STRING("--log", &(t)->log, NULL)
 
 /* Resolves the target to a log ID (through the catalog for NS/NAME). Returns
  * a TARN_EXIT_* status, with the message printed. */

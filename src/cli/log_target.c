@@ -17,20 +17,6 @@ const char tarn_cli_log_target_help[] =
     "  --partition P      the stream's partition P (default 0)\n"
     "  --log L            a log by its ID instead of NS/NAME\n";
 
-int tarn_cli_log_target_flag(tarn_cli_log_target *t, const char *cmd, int argc, char **argv,
-                             int *i) {
-  const char *a = argv[*i];
-  const char **slot = strcmp(a, "--partition") == 0 ? &t->partition
-                      : strcmp(a, "--log") == 0     ? &t->log
-                                                    : NULL;
-  if (!slot)
-    return 0;
-  if (*i + 1 >= argc)
-    return tarn_cli_usage_error(cmd, "%s needs a value", a);
-  *slot = argv[++*i];
-  return 1;
-}
-
 int tarn_cli_log_target_resolve(const tarn_cli_log_target *t, const char *cmd,
                                 tarn_deployment *d, uint64_t *log_id) {
   if (t->log) {

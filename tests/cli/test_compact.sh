@@ -10,9 +10,11 @@ unset TARN_META TARN_WAL TARN_COMPACTED
 fail() { echo "FAIL: $*" >&2; exit 1; }
 "$TARN" init > /dev/null
 "$TARN" stream create ns/s1 --partitions 2 > /dev/null
+# one record per append run: a window longer than any run (EOF flushes), so
+# a slow pipe under load cannot split a run into two records
 for i in 1 2 3; do
-  seq "$i"00 "$i"20 | "$TARN" append ns/s1 --batch-ms 5 --quiet
-  seq "$i"00 "$i"05 | "$TARN" append ns/s1 --partition 1 --batch-ms 5 --quiet
+  seq "$i"00 "$i"20 | "$TARN" append ns/s1 --batch-ms 60000 --quiet
+  seq "$i"00 "$i"05 | "$TARN" append ns/s1 --partition 1 --batch-ms 60000 --quiet
 done
 "$TARN" read ns/s1 --format json > "$dir/before"
 [ "$(wc -l < "$dir/before")" = 63 ] || fail "expected 63 entries before"

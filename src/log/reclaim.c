@@ -357,8 +357,9 @@ static int trim_cb(void *ctx, const tarn__ixrec *x) {
  * all gives up to LIST_PAGE sizes a request (tarn names a log's files
  * "{dir}{log}-{first}-{random}": the range holds about that log's files, and a
  * file's companion sorts next to it). Pages are fetched only while they are
- * fewer than half the names still unsized; a name no page reached gets a HEAD,
- * then the only cheaper source left. A name the listing passed is absent. */
+ * fewer than half the names still unsized (rounded up); a name no page reached
+ * gets a HEAD, then the only cheaper source left. A name the listing passed is
+ * absent. */
 static int size_objects(tarn_objstore *st, strset *s) {
   set_sort(s);
   if (!s->n)
@@ -380,8 +381,10 @@ static int size_objects(tarn_objstore *st, strset *s) {
       int c = -1;
       while (i < s->n && (c = strcmp(s->v[i].s, l.names[j])) < 0)
         s->v[i++].size = 0;
-      if (i < s->n && c == 0)
+      while (i < s->n && c == 0) { /* a name twice in s: both sized */
         s->v[i++].size = l.sizes[j];
+        c = i < s->n ? strcmp(s->v[i].s, l.names[j]) : 1;
+      }
     }
     int more = l.truncated && l.n > 0 && i < s->n;
     if (!l.truncated)

@@ -25,7 +25,14 @@
  * `tarn append --log L`) are covered too. Orphan compacted files (step 3) are
  * reclaimed only in a deployment with a catalog.
  *
- * With dry_run nothing is deleted or written; what would go is reported. */
+ * With dry_run nothing is deleted or written; what would go is reported,
+ * and counted in the stats as if deleted.
+ *
+ * Sizes: every deletion is counted in bytes without a request of its own.
+ * WAL objects and orphans are sized by the listing that found them (objects
+ * are written once, so the size cannot change); the files of trimmed records
+ * by a listing of the range of names that holds them (a HEAD only for names a
+ * bounded listing did not reach). An object already gone counts 0 bytes. */
 #ifndef TARN_RECLAIM_H
 #define TARN_RECLAIM_H
 
@@ -54,19 +61,26 @@ typedef struct tarn_reclaim_options {
   size_t n_extra_logs;
   tarn_clock_fn clock;     /* NULL: wall clock */
   void *clock_ctx;
-  /* Called for each deletion (done or, with dry_run, that would be done):
-   * kind "wal", "compacted", "trimmed" or "hard-trim"; may be NULL. */
-  void (*report)(void *ctx, const char *kind, const char *name);
+  /* Called before each deletion (or, with dry_run, for each that would be
+   * done): kind "wal", "compacted", "trimmed" or "hard-trim", the object's
+   * size in bytes (0 for "hard-trim", whose name is "log L to B"); may be NULL. */
+  void (*report)(void *ctx, const char *kind, const char *name, uint64_t bytes);
   void *report_ctx;
 } tarn_reclaim_options;
 void tarn_reclaim_options_default(tarn_reclaim_options *o);
 
+/* The *_deleted counts and *_bytes are of the objects deleted or, with
+ * dry_run, that would be deleted; records_hard_trimmed stays 0 in a dry run.
+ * Objects and bytes go by the labels of tarn_reclaimed_objects_total and
+ * tarn_reclaimed_bytes_total: wal_* root="wal" reason="wal", compacted_*
+ * root="compacted" reason="compacted", trimmed_files_* root="compacted"
+ * reason="trimmed" (files and companions of records trimmed below B). */
 typedef struct tarn_reclaim_stats {
   uint64_t logs_scanned;
   uint64_t index_records;
-  uint64_t wal_listed, wal_unreferenced, wal_deleted;
-  uint64_t compacted_listed, compacted_orphans, compacted_deleted;
-  uint64_t trimmed_files_deleted, records_hard_trimmed;
+  uint64_t wal_listed, wal_unreferenced, wal_deleted, wal_deleted_bytes;
+  uint64_t compacted_listed, compacted_orphans, compacted_deleted, compacted_deleted_bytes;
+  uint64_t trimmed_files_deleted, trimmed_files_deleted_bytes, records_hard_trimmed;
 } tarn_reclaim_stats;
 
 /* One pass over the deployment's stores. stats may be NULL. */

@@ -168,9 +168,15 @@ static void gc_help(void) {
          "\n"
          "Options:\n"
          "  --dry-run            delete nothing, write nothing; print what would go\n"
+         "                       (the counts and bytes say what would be deleted)\n"
          "  --wal-grace-ms N     grace period of WAL objects (default 600000)\n"
          "  --orphan-grace-ms N  grace period of orphan compacted files (default 3600000)\n"
-         "  --json               print {deleted: [{kind, name}], stats}\n"
+         "  --json               print {dry_run, deleted: [{kind, name, bytes}], stats}\n"
+         "\n"
+         "Each deleted object is printed with its size; the summary gives the objects\n"
+         "and bytes deleted per kind: wal (unreferenced WAL objects), compacted (orphan\n"
+         "compacted files), trimmed (files and companions of records trimmed below B).\n"
+         "Sizes come from the listings, not from a request per object.\n"
          "\n%s",
          tarn_cli_deploy_help);
 }
@@ -180,10 +186,17 @@ typedef struct gc_out {
   json_t *arr;
 } gc_out;
 
-static void gc_report(void *ctx, const char *kind, const char *name) {
+static void gc_report(void *ctx, const char *kind, const char *name, uint64_t bytes) {
   gc_out *g = ctx;
-  if (g->json)
+  int objects = strcmp(kind, "hard-trim") != 0;
+  if (g->json && objects)
+    json_array_append_new(g->arr, json_pack("{s:s,s:s,s:I}", "kind", kind, "name", name,
+                                            "bytes", (json_int_t)bytes));
+  else if (g->json)
     json_array_append_new(g->arr, json_pack("{s:s,s:s}", "kind", kind, "name", name));
+  else if (objects)
+    printf("%s %-9s %s %llu bytes\n", g->dry ? "would delete" : "deleted", kind, name,
+           (unsigned long long)bytes);
   else
     printf("%s %-9s %s\n", g->dry ? "would delete" : "deleted", kind, name);
 }
@@ -216,25 +229,32 @@ int tarn_cmd_gc(int argc, char **argv) {
     ex = tarn_cli_fail_rc(rc, "gc");
   } else if (json) {
     json_t *s = json_pack(
-        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "logs_scanned", (json_int_t)st.logs_scanned,
-        "index_records", (json_int_t)st.index_records, "wal_listed", (json_int_t)st.wal_listed,
-        "wal_unreferenced", (json_int_t)st.wal_unreferenced, "wal_deleted",
-        (json_int_t)st.wal_deleted, "compacted_listed", (json_int_t)st.compacted_listed,
-        "compacted_orphans", (json_int_t)st.compacted_orphans, "compacted_deleted",
-        (json_int_t)st.compacted_deleted, "trimmed_files_deleted",
-        (json_int_t)st.trimmed_files_deleted, "records_hard_trimmed",
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "logs_scanned",
+        (json_int_t)st.logs_scanned, "index_records", (json_int_t)st.index_records,
+        "wal_listed", (json_int_t)st.wal_listed, "wal_unreferenced",
+        (json_int_t)st.wal_unreferenced, "wal_deleted", (json_int_t)st.wal_deleted,
+        "wal_deleted_bytes", (json_int_t)st.wal_deleted_bytes, "compacted_listed",
+        (json_int_t)st.compacted_listed, "compacted_orphans", (json_int_t)st.compacted_orphans,
+        "compacted_deleted", (json_int_t)st.compacted_deleted, "compacted_deleted_bytes",
+        (json_int_t)st.compacted_deleted_bytes, "trimmed_files_deleted",
+        (json_int_t)st.trimmed_files_deleted, "trimmed_files_deleted_bytes",
+        (json_int_t)st.trimmed_files_deleted_bytes, "records_hard_trimmed",
         (json_int_t)st.records_hard_trimmed);
     ex = tarn_cli_print_json(json_pack("{s:b,s:O,s:o}", "dry_run", o.dry_run, "deleted", g.arr,
                                        "stats", s));
   } else {
+    const char *verb = o.dry_run ? "would be deleted" : "deleted";
     printf("scanned %llu logs, %llu index records; WAL: %llu objects, %llu unreferenced, "
-           "%llu deleted; compacted: %llu files, %llu orphans, %llu deleted, %llu of trimmed "
-           "records; %llu records hard-trimmed\n",
+           "%llu %s (%llu bytes); compacted: %llu files, %llu orphans, %llu %s (%llu bytes), "
+           "%llu of trimmed records %s (%llu bytes); %llu records hard-trimmed\n",
            (unsigned long long)st.logs_scanned, (unsigned long long)st.index_records,
            (unsigned long long)st.wal_listed, (unsigned long long)st.wal_unreferenced,
-           (unsigned long long)st.wal_deleted, (unsigned long long)st.compacted_listed,
-           (unsigned long long)st.compacted_orphans, (unsigned long long)st.compacted_deleted,
-           (unsigned long long)st.trimmed_files_deleted,
+           (unsigned long long)st.wal_deleted, verb, (unsigned long long)st.wal_deleted_bytes,
+           (unsigned long long)st.compacted_listed, (unsigned long long)st.compacted_orphans,
+           (unsigned long long)st.compacted_deleted, verb,
+           (unsigned long long)st.compacted_deleted_bytes,
+           (unsigned long long)st.trimmed_files_deleted, verb,
+           (unsigned long long)st.trimmed_files_deleted_bytes,
            (unsigned long long)st.records_hard_trimmed);
   }
   json_decref(g.arr);

@@ -26,6 +26,7 @@ static void help(void) {
       "  reclaim      deletes the compacted files of records trimmed below B, hard-trims\n"
       "               those records, and deletes orphan compacted files after a grace\n"
       "  wal-gc       deletes WAL objects no index record names, after a grace period\n"
+      "               (both count objects and bytes deleted, in tarn_reclaimed_*_total)\n"
       "  stats        compaction lag and tasks by state, as metrics\n"
       "  health       checks that the stores answer\n"
       "and serves HTTP on --listen:\n"

@@ -29,46 +29,64 @@ void tarn_reclaim_options_default(tarn_reclaim_options *o) {
   o->trimmed_files = o->wal = o->orphans = 1;
 }
 
-/* ---- a sorted set of strings --------------------------------------------- */
+/* ---- a sorted set of strings, each with a size ---------------------------- */
+
+typedef struct sent {
+  char *s;
+  uint64_t size; /* of the object named s, where the set holds objects */
+} sent;
 
 typedef struct strset {
-  char **v;
+  sent *v;
   size_t n, cap;
   int sorted;
 } strset;
 
-static int set_add(strset *s, const char *x) {
+static int set_add_sized(strset *s, const char *x, uint64_t size) {
   if (s->n == s->cap) {
     size_t nc = s->cap ? s->cap * 2 : 256;
-    char **nv = realloc(s->v, nc * sizeof *nv);
+    sent *nv = realloc(s->v, nc * sizeof *nv);
     if (!nv)
       return tarn__err(TARN_ENOMEM, "out of memory");
     s->v = nv;
     s->cap = nc;
   }
-  if (!(s->v[s->n] = strdup(x)))
+  if (!(s->v[s->n].s = strdup(x)))
     return tarn__err(TARN_ENOMEM, "out of memory");
-  s->n++;
+  s->v[s->n++].size = size;
   s->sorted = 0;
   return 0;
 }
 
-static int cmpstr(const void *a, const void *b) {
-  return strcmp(*(char *const *)a, *(char *const *)b);
+static int set_add(strset *s, const char *x) {
+  return set_add_sized(s, x, 0);
+}
+
+static int cmpent(const void *a, const void *b) {
+  return strcmp(((const sent *)a)->s, ((const sent *)b)->s);
+}
+
+static void set_sort(strset *s) {
+  if (!s->sorted) {
+    if (s->n)
+      qsort(s->v, s->n, sizeof *s->v, cmpent);
+    s->sorted = 1;
+  }
+}
+
+static sent *set_find(strset *s, const char *x) {
+  set_sort(s);
+  sent key = {(char *)x, 0};
+  return s->n ? bsearch(&key, s->v, s->n, sizeof *s->v, cmpent) : NULL;
 }
 
 static int set_has(strset *s, const char *x) {
-  if (!s->sorted) {
-    if (s->n)
-      qsort(s->v, s->n, sizeof *s->v, cmpstr);
-    s->sorted = 1;
-  }
-  return s->n && bsearch(&x, s->v, s->n, sizeof *s->v, cmpstr) != NULL;
+  return set_find(s, x) != NULL;
 }
 
 static void set_free(strset *s) {
   for (size_t i = 0; i < s->n; i++)
-    free(s->v[i]);
+    free(s->v[i].s);
   free(s->v);
   memset(s, 0, sizeof *s);
 }
@@ -178,19 +196,19 @@ static int collect_refs(tarn_meta *m, const tarn_reclaim_options *o, uint64_t ne
 }
 
 
-/* The logs with a section in WAL object name (from its head; none when the
- * bytes are no WAL object). A RAW record naming an object is a record of a
- * log with a section in it, so scanning these logs finds every record that
- * can name the object, also of logs the catalog does not know (LS-085). */
-static int object_logs(tarn_objstore *wal, const char *name, uint64_t **logs, size_t *n) {
+/* The logs with a section in WAL object name of size bytes (from its head;
+ * none when the bytes are no WAL object). A RAW record naming an object is a
+ * record of a log with a section in it, so scanning these logs finds every
+ * record that can name the object, also of logs the catalog does not know
+ * (LS-085). The size is the listing's: objects are written once, so no HEAD. */
+static int object_logs(tarn_objstore *wal, const char *name, uint64_t size, uint64_t **logs,
+                       size_t *n) {
   *logs = NULL;
   *n = 0;
   uint8_t probe[TARN_WAL_PROBE_LEN];
   size_t got = 0;
-  uint64_t size, head_len;
-  int rc = tarn_objstore_head(wal, name, &size);
-  if (rc)
-    return rc == TARN_ENOTFOUND ? 0 : rc;
+  uint64_t head_len;
+  int rc;
   if ((rc = tarn_objstore_read(wal, name, 0, probe, sizeof probe, &got)))
     return rc == TARN_ENOTFOUND ? 0 : rc;
   if (tarn_wal_head_length(probe, got, size, &head_len) || head_len > ((uint64_t)64 << 20))
@@ -219,7 +237,7 @@ static int refs_from_heads(tarn_meta *m, tarn_objstore *wal, const tarn_reclaim_
   for (size_t i = 0; i < cands->n && !rc; i++) {
     uint64_t *logs;
     size_t n;
-    if ((rc = object_logs(wal, cands->v[i], &logs, &n)))
+    if ((rc = object_logs(wal, cands->v[i].s, cands->v[i].size, &logs, &n)))
       break;
     for (size_t j = 0; j < n && !rc; j++) {
       uint64_t l = logs[j];
@@ -300,9 +318,10 @@ static int forget_seen(tarn_meta *m, char kind, const char *name) {
   return rc == TARN_ENOTFOUND ? 0 : rc;
 }
 
-static void report(const tarn_reclaim_options *o, const char *kind, const char *name) {
+static void report(const tarn_reclaim_options *o, const char *kind, const char *name,
+                   uint64_t bytes) {
   if (o->report)
-    o->report(o->report_ctx, kind, name);
+    o->report(o->report_ctx, kind, name, bytes);
 }
 
 /* ---- step 1: files of records at or below B ------------------------------ */
@@ -331,6 +350,69 @@ static int trim_cb(void *ctx, const tarn__ixrec *x) {
   return rc;
 }
 
+/* Sets the size of each object of s (sorted here); 0 for an absent one.
+ * Where sizes come from: a PARQUET record has none for its files (its
+ * file_size is the range's payload bytes, tables-and-vectors.md §3), nor has
+ * the catalog, so a listing of the smallest range of names that holds them
+ * all gives up to LIST_PAGE sizes a request (tarn names a log's files
+ * "{dir}{log}-{first}-{random}": the range holds about that log's files, and a
+ * file's companion sorts next to it). Pages are fetched only while they are
+ * fewer than half the names still unsized (rounded up); a name no page reached
+ * gets a HEAD, then the only cheaper source left. A name the listing passed is
+ * absent. */
+static int size_objects(tarn_objstore *st, strset *s) {
+  set_sort(s);
+  if (!s->n)
+    return 0;
+  const char *lo = s->v[0].s, *hi = s->v[s->n - 1].s;
+  size_t pl = 0;
+  while (lo[pl] && lo[pl] == hi[pl])
+    pl++;
+  char *prefix = strndup(lo, pl);
+  char *after = strndup(lo, strlen(lo) - 1); /* sorts just before lo */
+  size_t i = 0, pages = 0;
+  int rc = prefix && after ? 0 : tarn__err(TARN_ENOMEM, "out of memory");
+  while (!rc && i < s->n && pages < (s->n - i + 1) / 2) {
+    tarn_objstore_listing l;
+    if ((rc = tarn_objstore_list(st, prefix, after, LIST_PAGE, &l)))
+      break;
+    pages++;
+    for (size_t j = 0; j < l.n && i < s->n; j++) {
+      int c = -1;
+      while (i < s->n && (c = strcmp(s->v[i].s, l.names[j])) < 0)
+        s->v[i++].size = 0;
+      while (i < s->n && c == 0) { /* a name twice in s: both sized */
+        s->v[i++].size = l.sizes[j];
+        c = i < s->n ? strcmp(s->v[i].s, l.names[j]) : 1;
+      }
+    }
+    int more = l.truncated && l.n > 0 && i < s->n;
+    if (!l.truncated)
+      for (; i < s->n; i++)
+        s->v[i].size = 0;
+    free(after);
+    after = more ? strdup(l.names[l.n - 1]) : NULL;
+    if (more && !after)
+      rc = tarn__err(TARN_ENOMEM, "out of memory");
+    tarn_objstore_listing_free(&l);
+    if (!more)
+      break;
+  }
+  for (; !rc && i < s->n; i++)
+    if ((rc = tarn_objstore_head(st, s->v[i].s, &s->v[i].size)) == TARN_ENOTFOUND) {
+      s->v[i].size = 0;
+      rc = 0;
+    }
+  free(prefix);
+  free(after);
+  return rc;
+}
+
+/* "x.index" for "x.parquet". */
+static void companion_of(const char *p, char *out, size_t n) {
+  snprintf(out, n, "%.*s.index", (int)(strlen(p) - 8), p);
+}
+
 static int reclaim_trimmed(tarn_meta *m, tarn_objstore *compacted, const tarn_reclaim_options *o,
                            uint64_t log_id, tarn_reclaim_stats *st) {
   uint64_t b;
@@ -352,25 +434,36 @@ static int reclaim_trimmed(tarn_meta *m, tarn_objstore *compacted, const tarn_re
   char hi[TARN_KEY_LEN + 1];
   tarn_key_format(hi, log_id, b, TARN_KEY_MAX);
   rc = tarn__index_scan(m, log_id, NULL, hi, trim_cb, &t);
+  strset objs = {0}; /* the files and their companions, with sizes */
+  char comp[2400];
+  for (size_t i = 0; i < t.files.n && !rc; i++) {
+    companion_of(t.files.v[i].s, comp, sizeof comp);
+    if (!(rc = set_add(&objs, t.files.v[i].s)))
+      rc = set_add(&objs, comp);
+  }
+  if (!rc)
+    rc = size_objects(compacted, &objs);
   /* LS-082, LS-083: the files first, then the records that name them */
   for (size_t i = 0; i < t.files.n && !rc; i++) {
-    char comp[2400];
-    const char *p = t.files.v[i];
-    snprintf(comp, sizeof comp, "%.*s.index", (int)(strlen(p) - 8), p);
-    report(o, "trimmed", p);
-    report(o, "trimmed", comp);
-    if (!o->dry_run) {
-      if (!(rc = tarn_objstore_delete(compacted, p)))
-        rc = tarn_objstore_delete(compacted, comp);
-      if (!rc)
-        st->trimmed_files_deleted += 2;
+    companion_of(t.files.v[i].s, comp, sizeof comp);
+    const char *pair[2] = {t.files.v[i].s, comp};
+    for (int k = 0; k < 2 && !rc; k++) {
+      uint64_t size = set_find(&objs, pair[k])->size;
+      report(o, "trimmed", pair[k], size);
+      if (!o->dry_run)
+        rc = tarn_objstore_delete(compacted, pair[k]);
+      if (!rc) {
+        st->trimmed_files_deleted++;
+        st->trimmed_files_deleted_bytes += size;
+      }
     }
   }
+  set_free(&objs);
   if (!rc && t.below > 0) {
     char what[64];
     snprintf(what, sizeof what, "log %" PRIu64 " to %" PRIu64, log_id, b);
     if (o->dry_run) {
-      report(o, "hard-trim", what);
+      report(o, "hard-trim", what, 0);
     } else {
       tarn_lease *l;
       rc = tarn_lease_acquire(m, log_id, &l);
@@ -384,7 +477,7 @@ static int reclaim_trimmed(tarn_meta *m, tarn_objstore *compacted, const tarn_re
           rc = rrc;
         st->records_hard_trimmed += removed;
         if (removed)
-          report(o, "hard-trim", what);
+          report(o, "hard-trim", what, 0);
       }
     }
   }
@@ -432,7 +525,7 @@ static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_
       rc = first_seen(m, kind, name, now, o->dry_run, &at);
       if (!rc && (now - at >= grace /* LS-086 */ ||
                   (kind == 'w' && TARN__PLANTED(TARN__BUG_RECLAIM_NO_GRACE))))
-        rc = set_add(cands, name);
+        rc = set_add_sized(cands, name, l.sizes[i]);
     }
     free(after);
     after = NULL;
@@ -481,28 +574,31 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
     rc = collect_refs(m, o, next, &r2, &st);
   if (!rc && c.wal.n)
     rc = refs_from_heads(m, wal, o, next, &c.wal, &r2, &st);
+  /* sizes are the listing's: objects are written once, so no HEAD */
   for (size_t i = 0; !rc && i < c.wal.n; i++) {
-    const char *name = c.wal.v[i];
+    const char *name = c.wal.v[i].s;
     if (set_has(&r2.wal, name))
       continue;
-    report(o, "wal", name);
-    if (!o->dry_run) {
-      if (!(rc = tarn_objstore_delete(wal, name)))
-        rc = forget_seen(m, 'w', name);
-      st.wal_deleted += rc == 0;
+    report(o, "wal", name, c.wal.v[i].size);
+    if (!o->dry_run && !(rc = tarn_objstore_delete(wal, name)))
+      rc = forget_seen(m, 'w', name);
+    if (!rc) {
+      st.wal_deleted++;
+      st.wal_deleted_bytes += c.wal.v[i].size;
     }
   }
   for (size_t i = 0; !rc && i < c.compacted.n; i++) {
-    const char *name = c.compacted.v[i];
+    const char *name = c.compacted.v[i].s;
     char pq[1100];
     parquet_name(base_of(name), pq, sizeof pq);
     if (set_has(&r2.files, pq))
       continue;
-    report(o, "compacted", name);
-    if (!o->dry_run) {
-      if (!(rc = tarn_objstore_delete(compacted, name)))
-        rc = forget_seen(m, 'c', name);
-      st.compacted_deleted += rc == 0;
+    report(o, "compacted", name, c.compacted.v[i].size);
+    if (!o->dry_run && !(rc = tarn_objstore_delete(compacted, name)))
+      rc = forget_seen(m, 'c', name);
+    if (!rc) {
+      st.compacted_deleted++;
+      st.compacted_deleted_bytes += c.compacted.v[i].size;
     }
   }
   refs_free(&r1);

@@ -107,20 +107,26 @@ static int stats_job(void *arg, atomic_int *stop) {
   return rc;
 }
 
-/* Called by the reclaimer before each deletion: its bytes, from a HEAD. */
-static void reclaimed(void *ctx, const char *kind, const char *name) {
-  cstate *s = ctx;
-  int wal = strcmp(kind, "wal") == 0;
+/* Called by the reclaimer before each deletion; the bytes are counted from
+ * its stats after the pass. */
+static void reclaimed(void *ctx, const char *kind, const char *name, uint64_t bytes) {
+  (void)ctx;
   if (strcmp(kind, "hard-trim") == 0) {
     tarn_srv_log(TARN_SRV_INFO, "reclaimed", "kind", kind, "what", name, NULL);
     return;
   }
-  uint64_t size = 0;
-  if (tarn_objstore_head(wal ? tarn_deployment_wal(s->d) : tarn_deployment_compacted(s->d), name,
-                         &size) == 0)
-    tarn_metrics_inc("tarn_reclaimed_bytes_total", size, "root", wal ? "wal" : "compacted",
-                     "reason", kind, NULL);
-  tarn_srv_log(TARN_SRV_DEBUG, "reclaiming", "kind", kind, "object", name, NULL);
+  char b[24];
+  snprintf(b, sizeof b, "%llu", (unsigned long long)bytes);
+  tarn_srv_log(TARN_SRV_DEBUG, "reclaiming", "kind", kind, "object", name, "bytes", b, NULL);
+}
+
+static void count_reclaimed(uint64_t objects, uint64_t bytes, const char *root,
+                            const char *reason) {
+  if (objects)
+    tarn_metrics_inc("tarn_reclaimed_objects_total", objects, "root", root, "reason", reason,
+                     NULL);
+  if (bytes)
+    tarn_metrics_inc("tarn_reclaimed_bytes_total", bytes, "root", root, "reason", reason, NULL);
 }
 
 static int reclaim(cstate *s, int wal) {
@@ -136,22 +142,20 @@ static int reclaim(cstate *s, int wal) {
   memset(&st, 0, sizeof st);
   int rc = tarn_reclaim_pass(tarn_deployment_meta(s->d), tarn_deployment_wal(s->d),
                              tarn_deployment_compacted(s->d), &ro, &st);
-  if (st.wal_deleted)
-    tarn_metrics_inc("tarn_reclaimed_objects_total", st.wal_deleted, "root", "wal", "reason",
-                     "wal", NULL);
-  if (st.compacted_deleted)
-    tarn_metrics_inc("tarn_reclaimed_objects_total", st.compacted_deleted, "root", "compacted",
-                     "reason", "compacted", NULL);
-  if (st.trimmed_files_deleted)
-    tarn_metrics_inc("tarn_reclaimed_objects_total", st.trimmed_files_deleted, "root",
-                     "compacted", "reason", "trimmed", NULL);
+  count_reclaimed(st.wal_deleted, st.wal_deleted_bytes, "wal", "wal");
+  count_reclaimed(st.compacted_deleted, st.compacted_deleted_bytes, "compacted", "compacted");
+  count_reclaimed(st.trimmed_files_deleted, st.trimmed_files_deleted_bytes, "compacted",
+                  "trimmed");
   uint64_t n = st.wal_deleted + st.compacted_deleted + st.trimmed_files_deleted;
+  uint64_t bytes = st.wal_deleted_bytes + st.compacted_deleted_bytes +
+                   st.trimmed_files_deleted_bytes;
   if (n || st.records_hard_trimmed) {
-    char a[24], b[24];
+    char a[24], b[24], c[24];
     snprintf(a, sizeof a, "%llu", (unsigned long long)n);
-    snprintf(b, sizeof b, "%llu", (unsigned long long)st.records_hard_trimmed);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)bytes);
+    snprintf(c, sizeof c, "%llu", (unsigned long long)st.records_hard_trimmed);
     tarn_srv_log(TARN_SRV_INFO, "reclaimed", "job", wal ? "wal-gc" : "reclaim", "objects", a,
-                 "records_hard_trimmed", b, NULL);
+                 "bytes", b, "records_hard_trimmed", c, NULL);
   }
   return rc;
 }

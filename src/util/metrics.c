@@ -89,8 +89,8 @@ static const struct {
     {"tarn_reclaimed_objects_total", TARN_METRIC_COUNTER,
      "Objects deleted by the reclaimer and the WAL collector, by root and reason."},
     {"tarn_reclaimed_bytes_total", TARN_METRIC_COUNTER,
-     "Bytes of objects the reclaimer and the WAL collector deleted (sized just before), "
-     "by root and reason."},
+     "Bytes of objects the reclaimer and the WAL collector deleted (sized by the listings "
+     "that found them), by root and reason."},
     {"tarn_serve_job_runs_total", TARN_METRIC_COUNTER,
      "Scheduled job runs of tarn serve, by job and result."},
     {"tarn_serve_job_seconds", TARN_METRIC_HISTOGRAM, "Duration of scheduled job runs, by job."},

@@ -85,6 +85,7 @@ grep -q 'compaction planned' "$dir/log.1" || fail "no planning logged"
 # node with no grace period deletes them all (LS-085: unreferenced only),
 # reads still return every entry, and its metrics count the deletions
 [ "$(find "$TARN_HOME/wal" -name '*.wal' | wc -l)" -gt 0 ] || fail "no WAL objects before gc"
+walbytes=$(find "$TARN_HOME/wal" -name '*.wal' -printf '%s\n' | awk '{ t += $1 } END { print t }')
 "$TARN" serve --listen 127.0.0.1:0 --no-compact --wal-grace-ms 0 --wal-gc-interval-ms 100 \
   --reclaim-interval-ms 100 2> "$dir/log.gc" &
 gcpid=$!
@@ -96,9 +97,15 @@ done
 [ "$(find "$TARN_HOME/wal" -name '*.wal' | wc -l)" = 0 ] || fail "WAL objects left after gc"
 port=$(grep -o 'port=[0-9]*' "$dir/log.gc" | head -1 | cut -d= -f2)
 sleep 0.3
-deleted=$(curl -sf "http://127.0.0.1:$port/metrics" |
-  awk '$1 == "tarn_reclaimed_objects_total{root=\"wal\",reason=\"wal\"}" { print $2 }')
+curl -sf "http://127.0.0.1:$port/metrics" > "$dir/m.gc"
+series() { awk -v k="$1" '$1 == k { print $2 }' "$dir/m.gc"; }
+deleted=$(series 'tarn_reclaimed_objects_total{root="wal",reason="wal"}')
 [ "${deleted:-0}" -gt 0 ] || fail "no WAL deletion counted"
+# their bytes, sized without a HEAD per deletion
+[ "$(series 'tarn_reclaimed_bytes_total{root="wal",reason="wal"}')" = "$walbytes" ] ||
+  fail "reclaimed bytes: $(grep reclaimed_bytes "$dir/m.gc"), on disk $walbytes"
+[ "$(series 'tarn_objstore_requests_total{op="head",backend="file"}')" = "" ] ||
+  fail "HEAD requests: $(grep 'op="head"' "$dir/m.gc")"
 grep -q 'INFO reclaimed job=wal-gc' "$dir/log.gc" || fail "no reclaimed log line"
 kill -TERM $gcpid
 set +e; wait $gcpid; rc=$?; set -e

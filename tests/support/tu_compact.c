@@ -18,7 +18,20 @@ void tu_cenv_open(tu_cenv *e, const char *tag, int on_disk, uint32_t n_partition
   static int seq;
   memset(e, 0, sizeof *e);
   e->on_disk = on_disk;
-  if (on_disk) {
+  if (on_disk == TU_CENV_S3) {
+    const char *s3 = getenv("TARN_TEST_S3_URI");
+    assert_non_null(s3);
+    const char *q = strchr(s3, '?');
+    size_t bl = q ? (size_t)(q - s3) : strlen(s3);
+    const char *sep = bl && s3[bl - 1] == '/' ? "" : "/";
+    snprintf(e->name, sizeof e->name, "cp-%s-%ld-%d-%d", tag, (long)time(NULL), (int)getpid(),
+             seq++);
+    snprintf(e->meta_uri, sizeof e->meta_uri, "mem:%s", e->name);
+    snprintf(e->wal_uri, sizeof e->wal_uri, "%.*s%s%s-wal%s", (int)bl, s3, sep, e->name,
+             q ? q : "");
+    snprintf(e->compacted_uri, sizeof e->compacted_uri, "%.*s%s%s-c%s", (int)bl, s3, sep,
+             e->name, q ? q : "");
+  } else if (on_disk) {
     char *d = tu_tmpdir(tag);
     snprintf(e->name, sizeof e->name, "%s", d);
     free(d);
@@ -58,11 +71,30 @@ void tu_cenv_open(tu_cenv *e, const char *tag, int on_disk, uint32_t n_partition
   tarn_catalog_close(cat);
 }
 
+/* Deletes every object of s. */
+static void empty_store(tarn_objstore *s) {
+  int more;
+  do {
+    tarn_objstore_listing l;
+    assert_int_equal(tarn_objstore_list(s, "", NULL, 1000, &l), 0);
+    for (size_t i = 0; i < l.n; i++)
+      assert_int_equal(tarn_objstore_delete(s, l.names[i]), 0);
+    more = l.truncated;
+    tarn_objstore_listing_free(&l);
+  } while (more);
+}
+
 void tu_cenv_close(tu_cenv *e) {
+  if (e->on_disk == TU_CENV_S3) {
+    empty_store(e->wal);
+    empty_store(e->compacted);
+  }
   tarn_objstore_close(e->wal);
   tarn_objstore_close(e->compacted);
   tarn_meta_close(e->m);
-  if (e->on_disk) {
+  if (e->on_disk == TU_CENV_S3) {
+    /* the objects are gone; the mem: metadata goes with the process */
+  } else if (e->on_disk) {
     tu_rmtree(e->name);
   } else {
     char n[96];

@@ -21,8 +21,11 @@ typedef struct tu_cenv {
 } tu_cenv;
 
 /* Opens a deployment (mem: stores, or sqlite + file:// under a temporary
- * directory when on_disk), inits the catalog and creates stream ns/s1 with
+ * directory when on_disk, or mem: metadata + object stores under a fresh
+ * prefix of $TARN_TEST_S3_URI when on_disk is TU_CENV_S3: the caller skips
+ * when it is unset), inits the catalog and creates stream ns/s1 with
  * n_partitions partitions (props: NULL-terminated key, value pairs or NULL). */
+#define TU_CENV_S3 2
 void tu_cenv_open(tu_cenv *e, const char *tag, int on_disk, uint32_t n_partitions,
                   const char *const *props);
 void tu_cenv_close(tu_cenv *e);

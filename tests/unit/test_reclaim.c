@@ -31,7 +31,8 @@ typedef struct rep {
   int n;
 } rep;
 
-static void on_report(void *ctx, const char *kind, const char *name) {
+static void on_report(void *ctx, const char *kind, const char *name, uint64_t bytes) {
+  (void)bytes;
   rep *r = ctx;
   if (r->n < 64) {
     snprintf(r->kinds[r->n], 16, "%s", kind);

@@ -62,6 +62,12 @@ int tarn_objstore_get(tarn_objstore *s, const char *name, tarn_buf *out);
  * the end is cut at the end; off == size gives 0 bytes; off > size is TARN_ERANGE. */
 int tarn_objstore_get_range(tarn_objstore *s, const char *name, uint64_t off, uint64_t len,
                             tarn_buf *out);
+/* tarn_objstore_get_range that also gives the whole object's size in
+ * *object_size (NULL: not wanted). file://, mem: and s3:// learn it with the
+ * read itself (no extra request); a backend that cannot asks head. A size that
+ * disagrees with the bytes delivered is TARN_EIO. */
+int tarn_objstore_get_range_sized(tarn_objstore *s, const char *name, uint64_t off, uint64_t len,
+                                  tarn_buf *out, uint64_t *object_size);
 /* Reads up to cap bytes from off into dst, the count read in *got (the same
  * range rules as tarn_objstore_get_range). */
 int tarn_objstore_read(tarn_objstore *s, const char *name, uint64_t off, void *dst, size_t cap,

@@ -275,7 +275,8 @@ static void iter_drop_record(tarn_log_iter *it) {
 }
 
 /* Reads the object's head (by range: probe, then the rest of the index
- * region if needed) and the log's section. */
+ * region if needed) and the log's section. The probe also gives the object's
+ * size, which the index region's bounds need: no HEAD per object. */
 static int load_head(tarn_log_iter *it) {
   tarn_reader *r = it->r;
   const char *name = it->rec.location;
@@ -284,17 +285,12 @@ static int load_head(tarn_log_iter *it) {
     STAT_ADD(r, head_hits, 1);
     return 0;
   }
-  int rc = tarn_objstore_get_range(r->wal, name, 0, PROBE_BYTES, &it->whole);
+  int rc = tarn_objstore_get_range_sized(r->wal, name, 0, PROBE_BYTES, &it->whole, &size);
   if (rc)
     return rc;
   STAT_ADD(r, head_reads, 1);
   STAT_ADD(r, bytes_read, it->whole.len);
-  if (it->whole.len < PROBE_BYTES) {
-    size = it->whole.len; /* the read was cut at the end: this is the whole object */
-    it->have_whole = 1;
-  } else if ((rc = tarn_objstore_head(r->wal, name, &size))) {
-    return rc;
-  }
+  it->have_whole = it->whole.len == size;
   uint64_t head_len;
   if ((rc = tarn_wal_head_length(it->whole.data, it->whole.len < TARN_WAL_PROBE_LEN ? it->whole.len
                                                                                    : TARN_WAL_PROBE_LEN,

@@ -205,16 +205,16 @@ static int object_logs(tarn_objstore *wal, const char *name, uint64_t size, uint
                        size_t *n) {
   *logs = NULL;
   *n = 0;
-  uint8_t probe[TARN_WAL_PROBE_LEN];
-  size_t got = 0;
   uint64_t head_len;
-  int rc;
-  if ((rc = tarn_objstore_read(wal, name, 0, probe, sizeof probe, &got)))
-    return rc == TARN_ENOTFOUND ? 0 : rc;
-  if (tarn_wal_head_length(probe, got, size, &head_len) || head_len > ((uint64_t)64 << 20))
-    return 0;
   tarn_buf h = TARN_BUF_INIT;
-  rc = tarn_objstore_get_range(wal, name, 0, head_len, &h);
+  int rc = tarn_objstore_get_range(wal, name, 0, TARN_WAL_PROBE_LEN, &h);
+  if (!rc && (tarn_wal_head_length(h.data, h.len, size, &head_len) ||
+              head_len > ((uint64_t)64 << 20))) {
+    tarn_buf_free(&h);
+    return 0;
+  }
+  if (!rc && head_len != h.len)
+    rc = tarn_objstore_get_range(wal, name, 0, head_len, &h);
   tarn_wal w;
   if (!rc && tarn_wal_decode_index(h.data, h.len, size, &w) == 0) {
     if (w.section_count && !(*logs = calloc(w.section_count, sizeof **logs)))

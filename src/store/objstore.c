@@ -174,19 +174,48 @@ void tarn_objstore_put_abort(tarn_objstore_upload *u) {
     u->store->vfs->put_abort(u);
 }
 
+void tarn__objdst_sized(tarn__objdst *d, uint64_t size) {
+  d->sized = 1;
+  d->object_size = size;
+}
+
 int tarn_objstore_get(tarn_objstore *s, const char *name, tarn_buf *out) {
-  return tarn_objstore_get_range(s, name, 0, UINT64_MAX, out);
+  return tarn_objstore_get_range_sized(s, name, 0, UINT64_MAX, out, NULL);
 }
 
 int tarn_objstore_get_range(tarn_objstore *s, const char *name, uint64_t off, uint64_t len,
                             tarn_buf *out) {
+  return tarn_objstore_get_range_sized(s, name, off, len, out, NULL);
+}
+
+int tarn_objstore_get_range_sized(tarn_objstore *s, const char *name, uint64_t off, uint64_t len,
+                                  tarn_buf *out, uint64_t *object_size) {
   tarn_buf_reset(out);
   int rc = check(name);
   if (rc)
     return rc;
-  tarn__objdst d = {out, NULL, 0, 0};
+  tarn__objdst d = {.buf = out};
   rc = s->vfs->get(s, name, off, len, &d);
   counted(s, "get", rc, rc ? 0 : out->len);
+  /* A backend that cannot tell the size with the read: objects never change,
+   * so a HEAD after it tells the size of the object read. */
+  if (rc == 0 && object_size && !d.sized && (rc = tarn_objstore_head(s, name, &d.object_size)) == 0)
+    d.sized = 1;
+  if (rc == 0 && d.sized) {
+    /* The size and the bytes must agree, or the backend (or a server's
+     * Content-Range) told a story that cannot be trusted. */
+    uint64_t want = off > d.object_size ? 0 : d.object_size - off;
+    if (want > len)
+      want = len;
+    if (off > d.object_size || out->len != want)
+      rc = tarn__err(TARN_EIO,
+                     "object store %s: get \"%s\": %zu bytes at offset %llu, but the object is "
+                     "%llu bytes",
+                     s->vfs->scheme, name, out->len, (unsigned long long)off,
+                     (unsigned long long)d.object_size);
+  }
+  if (rc == 0 && object_size)
+    *object_size = d.object_size;
   if (rc)
     tarn_buf_reset(out);
   return rc;
@@ -200,7 +229,7 @@ int tarn_objstore_read(tarn_objstore *s, const char *name, uint64_t off, void *d
     return rc;
   if (!dst && cap)
     return tarn__err(TARN_EINVAL, "object store: read into NULL");
-  tarn__objdst d = {NULL, dst, cap, 0};
+  tarn__objdst d = {.p = dst, .cap = cap};
   rc = s->vfs->get(s, name, off, cap, &d);
   if (rc == 0)
     *got = d.len > cap ? cap : d.len;

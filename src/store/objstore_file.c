@@ -247,6 +247,7 @@ static int f_get(tarn_objstore *st, const char *name, uint64_t off, uint64_t len
     return tarn__err(TARN_ERANGE, "file store %s: offset %llu past the end of \"%s\" (%llu bytes)",
                      s->root, (unsigned long long)off, name, (unsigned long long)size);
   }
+  tarn__objdst_sized(dst, size); /* fstat of this descriptor: the file we read */
   uint64_t want = size - off < len ? size - off : len;
   while (want > 0) {
     size_t chunk = want > (1u << 24) ? (1u << 24) : (size_t)want;

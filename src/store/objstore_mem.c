@@ -191,6 +191,7 @@ static int m_get(tarn_objstore *st, const char *name, uint64_t off, uint64_t len
   else {
     uint64_t n = o->len - off < len ? o->len - off : len;
     rc = tarn__objdst_put(dst, o->data + off, (size_t)n);
+    tarn__objdst_sized(dst, o->len);
   }
   if (code && rc == 0)
     return injected(sh, code, "get", name);

@@ -29,6 +29,7 @@
 
 #include <openssl/evp.h>
 
+#include "store/content_range.h"
 #include "store/objstore_s3.h"
 #include "store/objstore_vfs.h"
 #include "store/s3_xml.h"
@@ -78,6 +79,10 @@ typedef struct req {
   char cerr[CURL_ERROR_SIZE];
   tarn_buf text;
   char etag[128];
+  char crange[96];    /* the Content-Range header's value */
+  size_t crange_len;  /* its length, also when it did not fit crange */
+  int crange_seen;
+  uint64_t body_bytes; /* the 2xx body's bytes as received, before skip and keep */
   curl_off_t clen;
   int ambiguous; /* a mutation may have reached the server without our seeing the reply */
 } req;
@@ -145,6 +150,7 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud) {
   long st = 0;
   curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &st);
   if (r->dst && (st == 200 || st == 206)) {
+    r->body_bytes += len;
     const char *b = p;
     size_t k = len;
     if (st == 200 && r->skip) { /* the server ignored our Range */
@@ -163,18 +169,39 @@ static size_t on_body(char *p, size_t sz, size_t n, void *ud) {
   return tarn_buf_append(&r->text, p, len) == 0 ? len : 0;
 }
 
+/* The value of header line p[0..len) when it is the header name (with its
+ * colon), trimmed of spaces and the line end; NULL otherwise. */
+static const char *header_value(const char *p, size_t len, const char *name, size_t *vlen) {
+  size_t nl = strlen(name);
+  if (len <= nl || strncasecmp(p, name, nl) != 0)
+    return NULL;
+  size_t i = nl;
+  while (i < len && (p[i] == ' ' || p[i] == '\t'))
+    i++;
+  size_t j = len;
+  while (j > i && (p[j - 1] == '\r' || p[j - 1] == '\n' || p[j - 1] == ' ' || p[j - 1] == '\t'))
+    j--;
+  *vlen = j - i;
+  return p + i;
+}
+
 static size_t on_header(char *p, size_t sz, size_t n, void *ud) {
   req *r = ud;
   size_t len = sz * n;
-  if (len > 5 && strncasecmp(p, "etag:", 5) == 0) {
-    size_t i = 5;
-    while (i < len && (p[i] == ' ' || p[i] == '\t'))
-      i++;
-    size_t j = len;
-    while (j > i && (p[j - 1] == '\r' || p[j - 1] == '\n' || p[j - 1] == ' '))
-      j--;
-    size_t k = j - i < sizeof r->etag - 1 ? j - i : sizeof r->etag - 1;
-    memcpy(r->etag, p + i, k);
+  size_t vl;
+  const char *v;
+  if (len >= 5 && strncmp(p, "HTTP/", 5) == 0)
+    r->crange_seen = 0; /* a new response (after an interim one): forget the last one's */
+  if ((v = header_value(p, len, "content-range:", &vl))) {
+    size_t k = vl < sizeof r->crange - 1 ? vl : sizeof r->crange - 1;
+    memcpy(r->crange, v, k);
+    r->crange[k] = 0;
+    r->crange_len = vl;
+    r->crange_seen = 1;
+  }
+  if ((v = header_value(p, len, "etag:", &vl))) {
+    size_t k = vl < sizeof r->etag - 1 ? vl : sizeof r->etag - 1;
+    memcpy(r->etag, v, k);
     r->etag[k] = 0;
   }
   return len;
@@ -384,6 +411,8 @@ static int call(s3store *s, req *r, const char *what) {
     r->skip = skip0, r->keep = keep0;
     tarn_buf_reset(&r->text);
     r->etag[0] = 0;
+    r->crange_seen = 0;
+    r->body_bytes = 0;
     r->status = 0;
     r->clen = -1;
     double left = deadline - now_s();
@@ -510,6 +539,34 @@ static int s_head(tarn_objstore *st, const char *name, uint64_t *size) {
   return rc;
 }
 
+/* The object's size from a ranged GET's answer, which spares a HEAD: a 200
+ * to a range request carried the whole object, a 206 says it in Content-Range.
+ * Leaves dst unsized when the server did not say (the dispatcher then asks
+ * HEAD); a Content-Range that does not parse, or that describes other bytes
+ * than were asked for or received, is TARN_EIO. */
+static int size_from_answer(const req *r, const char *what, uint64_t off, tarn__objdst *dst) {
+  if (r->status == 200) {
+    if (off > r->body_bytes) /* a server that ignored Range: the read starts past the end */
+      return tarn__err(TARN_ERANGE, "s3 %s: offset %llu past the end (%llu bytes)", what,
+                       (unsigned long long)off, (unsigned long long)r->body_bytes);
+    tarn__objdst_sized(dst, r->body_bytes);
+    return 0;
+  }
+  if (!r->crange_seen)
+    return 0;
+  tarn__content_range cr;
+  if (r->crange_len >= sizeof r->crange)
+    return tarn__err(TARN_EIO, "s3 %s: Content-Range of %zu bytes, too long", what, r->crange_len);
+  if (tarn__content_range_parse(r->crange, r->crange_len, &cr))
+    return tarn__errctx(TARN_EIO, "s3 %s", what);
+  if (!cr.has_range || cr.first != off || cr.last - cr.first + 1 != r->body_bytes)
+    return tarn__err(TARN_EIO, "s3 %s: Content-Range \"%s\" for a %llu-byte body asked from %llu",
+                     what, r->crange, (unsigned long long)r->body_bytes, (unsigned long long)off);
+  if (cr.has_total)
+    tarn__objdst_sized(dst, cr.total);
+  return 0;
+}
+
 static int s_get(tarn_objstore *st, const char *name, uint64_t off, uint64_t len,
                  tarn__objdst *dst) {
   s3store *s = (s3store *)st;
@@ -519,12 +576,14 @@ static int s_get(tarn_objstore *st, const char *name, uint64_t off, uint64_t len
   char what[1200];
   snprintf(what, sizeof what, "GET \"%s\"", name);
   int rc = 0;
+  uint64_t size = 0;
   if (len == 0) { /* an empty range: only whether the object and the offset exist */
-    uint64_t size;
     rc = head_key(s, key, name, &size, NULL, 0);
     if (rc == 0 && off > size)
       rc = tarn__err(TARN_ERANGE, "s3: offset %llu past the end of \"%s\" (%llu bytes)",
                      (unsigned long long)off, name, (unsigned long long)size);
+    if (rc == 0)
+      tarn__objdst_sized(dst, size);
     free(key);
     return rc;
   }
@@ -539,15 +598,25 @@ static int s_get(tarn_objstore *st, const char *name, uint64_t off, uint64_t len
   rc = call(s, &r, what);
   if (rc == 0 && r.status == 416) {
     /* S3 refuses a range that starts at or past the end; at the end is an
-     * empty read for us, past it an error. */
-    uint64_t size;
-    rc = head_key(s, key, name, &size, NULL, 0);
+     * empty read for us, past it an error. The 416 may say the size
+     * (a star, then "/SIZE"); else HEAD tells. */
+    tarn__content_range cr;
+    if (r.crange_seen && r.crange_len < sizeof r.crange &&
+        tarn__content_range_parse(r.crange, r.crange_len, &cr) == 0 && !cr.has_range &&
+        cr.has_total)
+      size = cr.total;
+    else
+      rc = head_key(s, key, name, &size, NULL, 0);
     if (rc == 0 && off > size)
       rc = tarn__err(TARN_ERANGE, "s3: offset %llu past the end of \"%s\" (%llu bytes)",
                      (unsigned long long)off, name, (unsigned long long)size);
+    if (rc == 0)
+      tarn__objdst_sized(dst, size);
   } else if (rc == 0 && r.status != 200 && r.status != 206)
     rc = r.status == 404 ? tarn__err(TARN_ENOTFOUND, "s3: no object \"%s\"", name)
                          : status_err(&r, what);
+  else if (rc == 0)
+    rc = size_from_answer(&r, what, off, dst);
   req_free(&r);
   free(key);
   return rc;
@@ -610,7 +679,7 @@ static int resolve(s3store *s, const char *key, const char *name, const char *wa
   if (!body)
     return tarn__err(TARN_EEXIST, "s3: object \"%s\" already exists (ETag differs)", name);
   tarn_buf b = TARN_BUF_INIT;
-  tarn__objdst d = {&b, NULL, 0, 0};
+  tarn__objdst d = {.buf = &b};
   req r = {0};
   r.method = "GET";
   r.key = key;

@@ -13,13 +13,21 @@
 #define TARN__OBJSTORE_VFS_VERSION 1
 
 /* Where a read puts its bytes: appended to a tarn_buf, or copied into the
- * caller's memory of cap bytes (never past it). */
+ * caller's memory of cap bytes (never past it). A backend's get also reports
+ * the whole object's size here when it learned it with the read (file: the
+ * open descriptor, s3: Content-Range, mem: its data), so a caller that needs
+ * it does not pay a HEAD; when it did not, the dispatcher falls back to head. */
 typedef struct tarn__objdst {
   tarn_buf *buf;
   uint8_t *p;
   size_t cap;
-  size_t len; /* bytes delivered so far */
+  size_t len;    /* bytes delivered so far */
+  int sized;     /* object_size is known */
+  uint64_t object_size;
 } tarn__objdst;
+
+/* Records that the object read into d is size bytes long. */
+void tarn__objdst_sized(tarn__objdst *d, uint64_t size);
 
 /* Appends n bytes to dst; with caller memory, bytes past cap are dropped. */
 int tarn__objdst_put(tarn__objdst *d, const void *p, size_t n);
@@ -50,7 +58,9 @@ struct tarn__objstore_vfs {
   int (*put_write)(tarn_objstore_upload *u, const void *data, size_t len);
   int (*put_commit)(tarn_objstore_upload *u); /* frees u */
   void (*put_abort)(tarn_objstore_upload *u); /* frees u */
-  /* Reads [off, off+len) cut at the end (len may be UINT64_MAX); off > size is TARN_ERANGE. */
+  /* Reads [off, off+len) cut at the end (len may be UINT64_MAX); off > size is TARN_ERANGE.
+   * Calls tarn__objdst_sized when the object's size comes with the read (optional:
+   * the dispatcher asks head otherwise). */
   int (*get)(tarn_objstore *s, const char *name, uint64_t off, uint64_t len, tarn__objdst *dst);
   int (*head)(tarn_objstore *s, const char *name, uint64_t *size);
   int (*del)(tarn_objstore *s, const char *name);

@@ -15,6 +15,7 @@
 #include <dirent.h>
 
 #include "tarn/error.h"
+#include "tarn/metrics.h"
 #include "tarn/objstore.h"
 #include "testutil.h"
 
@@ -380,6 +381,64 @@ static void t_range(void **st) {
   tarn_objstore_close(s);
 }
 
+/* The dispatcher's HEAD requests so far on this backend. */
+static int64_t heads_sent(tarn_objstore *s) {
+  return tarn_metrics_value("tarn_objstore_requests_total", "op", "head", "backend",
+                            tarn_objstore_scheme(s), NULL);
+}
+
+/* A range read reports the whole object's size, learned with the read itself:
+ * full, partial, cut at the end, at the end, past it, and empty objects, and
+ * no HEAD goes out for any of them. */
+static void t_range_sized(void **st) {
+  (void)st;
+  tarn_objstore *s = open_fresh();
+  uint8_t data[1000];
+  fill(data, sizeof data, 5);
+  OK(tarn_objstore_put(s, "r", data, sizeof data));
+  OK(tarn_objstore_put(s, "e", NULL, 0));
+  int64_t heads0 = heads_sent(s);
+  tarn_buf b = TARN_BUF_INIT;
+  struct {
+    uint64_t off, len;
+    size_t want_len;
+  } cases[] = {{0, UINT64_MAX, 1000}, {0, 1000, 1000}, {0, 2000, 1000}, {0, 10, 10},
+               {17, 1, 1},            {990, 10, 10},   {995, 10, 5},    {999, UINT64_MAX, 1},
+               {1000, 5, 0},          {1000, 0, 0},    {0, 0, 0},       {500, 0, 0}};
+  for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+    uint64_t size = 12345;
+    OK(tarn_objstore_get_range_sized(s, "r", cases[i].off, cases[i].len, &b, &size));
+    if (size != sizeof data || b.len != cases[i].want_len)
+      fail_msg("%s: [%llu, +%llu): size %llu, %zu bytes; want 1000, %zu", cur->label,
+               (unsigned long long)cases[i].off, (unsigned long long)cases[i].len,
+               (unsigned long long)size, b.len, cases[i].want_len);
+    if (b.len)
+      assert_memory_equal(b.data, data + cases[i].off, b.len);
+  }
+  uint64_t size = 12345;
+  RC(TARN_ERANGE, tarn_objstore_get_range_sized(s, "r", 1001, 1, &b, &size));
+  RC(TARN_ERANGE, tarn_objstore_get_range_sized(s, "r", UINT64_MAX, UINT64_MAX, &b, &size));
+  assert_int_equal(b.len, 0);
+  /* the empty object */
+  OK(tarn_objstore_get_range_sized(s, "e", 0, 10, &b, &size));
+  assert_int_equal(size, 0);
+  assert_int_equal(b.len, 0);
+  size = 12345;
+  OK(tarn_objstore_get_range_sized(s, "e", 0, UINT64_MAX, &b, &size));
+  assert_int_equal(size, 0);
+  RC(TARN_ERANGE, tarn_objstore_get_range_sized(s, "e", 1, 10, &b, &size));
+  RC(TARN_ENOTFOUND, tarn_objstore_get_range_sized(s, "nope", 0, 10, &b, &size));
+  /* without the out parameter it is tarn_objstore_get_range */
+  OK(tarn_objstore_get_range_sized(s, "r", 5, 5, &b, NULL));
+  assert_int_equal(b.len, 5);
+  assert_memory_equal(b.data, data + 5, 5);
+  if (heads_sent(s) != heads0)
+    fail_msg("%s: %lld HEAD requests for sized range reads, want none", cur->label,
+             (long long)(heads_sent(s) - heads0));
+  tarn_buf_free(&b);
+  tarn_objstore_close(s);
+}
+
 /* --- streaming puts -------------------------------------------------------- */
 
 static void t_stream(void **st) {
@@ -671,6 +730,7 @@ static const tcase cases[] = {
     {"list_order_prefix_start_after", t_list_order},
     {"list_pagination", t_list_pages},
     {"range_reads", t_range},
+    {"range_reads_sized", t_range_sized},
     {"streaming_put", t_stream},
     {"race_threads_one_winner", t_race_threads},
     {"race_processes_one_winner", t_race_procs},

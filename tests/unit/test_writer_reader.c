@@ -588,6 +588,44 @@ static void range_reads_only(void **state) {
   env_close(&E);
 }
 
+/* A catch-up read of N records, each alone in an object larger than the
+ * reader's first probe, sends no HEAD: the probe's range read brings the
+ * object's size along. Per object one probe GET and one payload GET. */
+static void catch_up_without_head(void **state) {
+  (void)state;
+  env E;
+  tarn_writer *w = env_writer(&E, "nohead");
+  enum { N = 5, LEN = 100000 };
+  static char payload[N][LEN + 1];
+  for (int i = 0; i < N; i++) {
+    memset(payload[i], 'a' + i, LEN);
+    assert_int_equal(tarn_writer_append_sync(w, 77, payload[i], LEN, 1, NULL, NULL), 0);
+  }
+  assert_int_equal(count_objects(E.wal), N);
+  uint64_t heads0 = tarn_objstore_mem_calls(E.wal, TARN_MEM_OP_HEAD);
+  uint64_t gets0 = tarn_objstore_mem_calls(E.wal, TARN_MEM_OP_GET);
+  tarn_reader *r;
+  assert_int_equal(tarn_reader_open(E.m, E.wal, NULL, NULL, &r), 0);
+  uint64_t offs[N + 1];
+  char *pl[N + 1];
+  assert_int_equal(read_all(r, 77, 0, offs, pl, N + 1), N);
+  for (int i = 0; i < N; i++) {
+    assert_int_equal(offs[i], (uint64_t)i);
+    assert_string_equal(pl[i], payload[i]);
+    free(pl[i]);
+  }
+  tarn_reader_stats st;
+  tarn_reader_stats_get(r, &st);
+  assert_int_equal(tarn_objstore_mem_calls(E.wal, TARN_MEM_OP_HEAD) - heads0, 0);
+  assert_int_equal(st.head_reads, N);
+  assert_int_equal(st.range_reads, N);
+  assert_int_equal(tarn_objstore_mem_calls(E.wal, TARN_MEM_OP_GET) - gets0,
+                   st.head_reads + st.range_reads);
+  tarn_reader_close(r);
+  assert_int_equal(tarn_writer_close(w), 0);
+  env_close(&E);
+}
+
 /* LS-055: a missing object makes the reader look the record up again; a
  * replaced record (as compaction or a re-publish would leave) is then read. */
 static void missing_object_relookup(void **state) {
@@ -928,6 +966,7 @@ int main(void) {
       cmocka_unit_test(trim_marker_respected),
       cmocka_unit_test(prefix_check),
       cmocka_unit_test(range_reads_only),
+      cmocka_unit_test(catch_up_without_head),
       cmocka_unit_test(missing_object_relookup),
       cmocka_unit_test(dispatch_by_file_type),
       cmocka_unit_test(tailing),

@@ -249,6 +249,12 @@ static int f_get(tarn_objstore *st, const char *name, uint64_t off, uint64_t len
   }
   tarn__objdst_sized(dst, size); /* fstat of this descriptor: the file we read */
   uint64_t want = size - off < len ? size - off : len;
+  /* the whole read's room at once (the size is this file's): a buffer grown
+   * chunk by chunk is copied again at each step */
+  if (dst->buf && want <= SIZE_MAX && (rc = tarn_buf_reserve(dst->buf, (size_t)want))) {
+    close(fd);
+    return rc;
+  }
   while (want > 0) {
     size_t chunk = want > (1u << 24) ? (1u << 24) : (size_t)want;
     uint8_t *at;

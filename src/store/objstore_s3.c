@@ -144,12 +144,27 @@ static void pool_put(s3store *s, CURL *c) {
 
 /* --- one request --------------------------------------------------------- */
 
+#define PRESIZE_MAX ((uint64_t)256 << 20)
+
 static size_t on_body(char *p, size_t sz, size_t n, void *ud) {
   req *r = ud;
   size_t len = sz * n;
   long st = 0;
   curl_easy_getinfo(r->curl, CURLINFO_RESPONSE_CODE, &st);
   if (r->dst && (st == 200 || st == 206)) {
+    if (r->body_bytes == 0 && r->dst->buf) {
+      /* room for the whole body at once when the server says its length:
+       * growing by doubling copies it again and again. Bounded by what the
+       * caller asked for and a cap, whatever the header claims. */
+      curl_off_t cl = -1;
+      if (curl_easy_getinfo(r->curl, CURLINFO_CONTENT_LENGTH_DOWNLOAD_T, &cl) == CURLE_OK &&
+          cl > 0) {
+        uint64_t want = (uint64_t)cl < r->keep ? (uint64_t)cl : r->keep;
+        if (want > PRESIZE_MAX)
+          want = PRESIZE_MAX;
+        (void)tarn_buf_reserve(r->dst->buf, (size_t)want); /* a hint: appends still grow it */
+      }
+    }
     r->body_bytes += len;
     const char *b = p;
     size_t k = len;

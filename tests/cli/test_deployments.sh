@@ -54,10 +54,10 @@ grep -q "already exists" "$tmp/err" || fail "duplicate create: $(cat "$tmp/err")
 # append: offsets printed once acknowledged, in input order; two runs, so
 # two index records (a soft trim never passes the start of the last one)
 printf 'alpha\nbeta\n' >"$tmp/in"
-expect 0 "$TARN" append "$ns/events" --partition 1 --batch-ms 5 "${flags[@]}" <"$tmp/in"
+expect 0 "$TARN" append "$ns/events" --partition 1 --batch-ms 60000 "${flags[@]}" <"$tmp/in"
 [ "$(cat "$tmp/out")" = "$(printf '0\n1')" ] || fail "append offsets: $(cat "$tmp/out")"
 printf 'gamma\ndelta\n' >"$tmp/in"
-expect 0 "$TARN" append "$ns/events" --partition 1 --batch-ms 5 "${flags[@]}" <"$tmp/in"
+expect 0 "$TARN" append "$ns/events" --partition 1 --batch-ms 60000 "${flags[@]}" <"$tmp/in"
 [ "$(cat "$tmp/out")" = "$(printf '2\n3')" ] || fail "append offsets: $(cat "$tmp/out")"
 # the WAL objects went to S3, not to a local directory
 [ ! -e wal ] && [ ! -e .tarn ] || fail "a local store was created"

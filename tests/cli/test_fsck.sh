@@ -10,8 +10,8 @@ fail() { echo "FAIL: $*" >&2; exit 1; }
 "$TARN" init > /dev/null
 "$TARN" stream create ns/events --partitions 2 > /dev/null
 for i in 1 2 3; do
-  printf 'a%s\nb%s\n' "$i" "$i" | "$TARN" append ns/events --batch-ms 5 --quiet
-  printf 'c%s\n' "$i" | "$TARN" append ns/events --partition 1 --batch-ms 5 --quiet
+  printf 'a%s\nb%s\n' "$i" "$i" | "$TARN" append ns/events --batch-ms 60000 --quiet
+  printf 'c%s\n' "$i" | "$TARN" append ns/events --partition 1 --batch-ms 60000 --quiet
 done
 
 # healthy: exit 0, a summary line, JSON with ok true

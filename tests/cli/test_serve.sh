@@ -65,7 +65,7 @@ code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/nothing")
 lists() { metric "$1" 'tarn_objstore_requests_total{op="list",backend="file"}'; }
 before=$(lists "$dir/m1")
 [ -z "$(metric "$dir/m1" 'tarn_compaction_tasks_run_total{result="ok"}')" ] || fail "ran a task with nothing appended"
-printf 'one\ntwo\nthree\n' | "$TARN" append ns/events --batch-ms 5 --quiet
+printf 'one\ntwo\nthree\n' | "$TARN" append ns/events --batch-ms 60000 --quiet
 curl -sf "http://127.0.0.1:$port/healthz" > /dev/null
 for _ in $(seq 100); do
   curl -sf "http://127.0.0.1:$port/metrics" > "$dir/m2"

@@ -25,9 +25,9 @@ fill() {
   "$TARN" stream create ns/b > /dev/null
   for i in 1 2 3 4; do
     for p in 0 1 2; do
-      printf 'a%s-%s-x\na%s-%s-y\n' "$p" "$i" "$p" "$i" | "$TARN" append ns/a --partition $p --batch-ms 5 --quiet
+      printf 'a%s-%s-x\na%s-%s-y\n' "$p" "$i" "$p" "$i" | "$TARN" append ns/a --partition $p --batch-ms 60000 --quiet
     done
-    printf 'b-%s\n' "$i" | "$TARN" append ns/b --batch-ms 5 --quiet
+    printf 'b-%s\n' "$i" | "$TARN" append ns/b --batch-ms 60000 --quiet
   done
 }
 expected() { # every entry, in order, of each partition

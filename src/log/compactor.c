@@ -632,6 +632,19 @@ struct tarn_compact_lock {
   int64_t version;
 };
 
+/* The lock record's value: the owner, then a random token that tells this
+ * acquisition's record from any other holder's with the same owner. */
+static int lock_value(const char *owner, char *out, size_t n) {
+  uint8_t b[16];
+  int rc = tarn__random(b, sizeof b, "compaction lock token");
+  if (rc)
+    return rc;
+  int k = snprintf(out, n, "%s ", owner ? owner : "");
+  for (size_t i = 0; i < sizeof b && k > 0 && (size_t)k + 2 < n; i++)
+    k += snprintf(out + k, n - (size_t)k, "%02x", b[i]);
+  return 0;
+}
+
 int tarn_compact_lock_acquire(tarn_meta *m, uint64_t log_id, const char *owner,
                               tarn_compact_lock **out) {
   *out = NULL;
@@ -640,10 +653,32 @@ int tarn_compact_lock_acquire(tarn_meta *m, uint64_t log_id, const char *owner,
     return tarn__err(TARN_ENOMEM, "out of memory");
   l->meta = m;
   snprintf(l->key, sizeof l->key, "/locks/%020" PRIu64, log_id);
-  const char *ow = owner ? owner : "";
+  char val[320];
+  int rc = lock_value(owner, val, sizeof val);
+  if (rc) {
+    free(l);
+    return rc;
+  }
   tarn_meta_stat st;
-  int rc = tarn_meta_create(m, TARN_COMPACTION_PARTITION, l->key, ow, strlen(ow),
-                            TARN_META_EPHEMERAL, &st);
+  rc = tarn_meta_create(m, TARN_COMPACTION_PARTITION, l->key, val, strlen(val),
+                        TARN_META_EPHEMERAL, &st);
+  if (rc && rc != TARN_EEXIST) {
+    /* The create may have landed (a lost reply): an ephemeral record of our
+     * own session would then block the log's compaction until the session
+     * ends. The token in the value settles whose record is there. */
+    int orc = rc;
+    tarn_meta_rec r = {0};
+    int g = tarn_meta_get(m, TARN_COMPACTION_PARTITION, l->key, &r);
+    if (g == 0 && r.value_len == strlen(val) && memcmp(r.value, val, r.value_len) == 0) {
+      st = r.stat;
+      rc = 0;
+    } else if (g == 0) {
+      rc = TARN_EEXIST;
+    }
+    tarn_meta_rec_free(&r);
+    if (rc && rc != TARN_EEXIST)
+      rc = orc;
+  }
   if (rc) {
     free(l);
     if (rc == TARN_EEXIST)
@@ -659,13 +694,20 @@ int tarn_compact_lock_acquire(tarn_meta *m, uint64_t log_id, const char *owner,
 int tarn_compact_lock_release(tarn_compact_lock *l) {
   if (!l)
     return 0;
-  tarn_meta_rec r = {0};
-  int rc = tarn_meta_get(l->meta, TARN_COMPACTION_PARTITION, l->key, &r);
-  if (!rc && r.stat.version == l->version)
-    rc = tarn_meta_delete(l->meta, TARN_COMPACTION_PARTITION, l->key);
-  tarn_meta_rec_free(&r);
-  if (rc == TARN_ENOTFOUND || rc == TARN_ESESSION)
-    rc = 0;
+  /* A record left behind would block the log's compaction for as long as our
+   * session lives (this process keeps it alive): retry a failed Delete. */
+  int rc = 0;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    tarn_meta_rec r = {0};
+    rc = tarn_meta_get(l->meta, TARN_COMPACTION_PARTITION, l->key, &r);
+    if (!rc && r.stat.version == l->version)
+      rc = tarn_meta_delete(l->meta, TARN_COMPACTION_PARTITION, l->key);
+    tarn_meta_rec_free(&r);
+    if (rc == 0 || rc == TARN_ENOTFOUND || rc == TARN_ESESSION) {
+      rc = 0;
+      break;
+    }
+  }
   free(l);
   return rc;
 }

@@ -31,6 +31,19 @@ static int new_token(char out[37]) {
   return 0;
 }
 
+/* Deletes a lease record, retrying a failed Delete: a record left behind lives
+ * as long as our session (this process keeps it alive) and holds up a
+ * deletion's drain (LS-046, LS-047) until then. */
+static int drop_record(tarn_meta *m, const char *part, const char *key) {
+  int d = 0;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    d = tarn_meta_delete(m, part, key);
+    if (d == 0 || d == TARN_ENOTFOUND || d == TARN_ESESSION)
+      return 0;
+  }
+  return d;
+}
+
 int tarn_lease_acquire(tarn_meta *m, uint64_t log_id, tarn_lease **out) {
   *out = NULL;
   tarn_lease *l = calloc(1, sizeof *l);
@@ -49,6 +62,14 @@ int tarn_lease_acquire(tarn_meta *m, uint64_t log_id, tarn_lease **out) {
   rc = tarn_meta_create(m, l->part, l->key, l->token, strlen(l->token), TARN_META_EPHEMERAL,
                         NULL);
   if (rc) {
+    /* The create may have landed with its reply lost: no lease is held, so
+     * its record must not stay (the token is ours alone). */
+    if (rc != TARN_EEXIST && rc != TARN_ESESSION) {
+      char why[512];
+      snprintf(why, sizeof why, "%s", tarn_errmsg());
+      drop_record(m, l->part, l->key);
+      tarn__err(rc, "%s", why);
+    }
     free(l);
     return tarn__errctx(rc, "lease on log %llu", (unsigned long long)log_id);
   }
@@ -62,13 +83,8 @@ int tarn_lease_acquire(tarn_meta *m, uint64_t log_id, tarn_lease **out) {
   /* LS-041: fenced, or the Get failed: give the record back, use nothing. */
   char why[512];
   snprintf(why, sizeof why, "%s", rc == 0 ? "" : tarn_errmsg());
-  /* LS-041: the record MUST go; retry a failed Delete before leaving it to the
-   * session's end (which would hold up a deletion's drain until then). */
-  for (int attempt = 0; attempt < 3; attempt++) {
-    int d = tarn_meta_delete(m, l->part, l->key);
-    if (d == 0 || d == TARN_ENOTFOUND || d == TARN_ESESSION)
-      break;
-  }
+  /* LS-041: the record MUST go. */
+  drop_record(m, l->part, l->key);
   free(l);
   if (rc == 0)
     return tarn__err(TARN_EFENCED, "log %llu is fenced (deleted): no new write leases",
@@ -91,9 +107,7 @@ const char *tarn_lease_token(const tarn_lease *l) { return l->token; }
 int tarn_lease_release(tarn_lease *l) {
   if (!l)
     return 0;
-  int rc = tarn_meta_delete(l->meta, l->part, l->key);
-  if (rc == TARN_ENOTFOUND || rc == TARN_ESESSION)
-    rc = 0;
+  int rc = drop_record(l->meta, l->part, l->key);
   free(l);
   return rc;
 }

@@ -146,10 +146,13 @@ int tarn_compact_value(const tarn_compact_range *r, tarn_buf *out);
 
 typedef struct tarn_compact_lock tarn_compact_lock;
 /* CreateIfAbsent of the ephemeral record /locks/{L:020d} in
- * TARN_COMPACTION_PARTITION, holding owner. TARN_EEXIST when another holds it. */
+ * TARN_COMPACTION_PARTITION, holding owner and a random token (by which a
+ * create whose reply was lost finds its own record). TARN_EEXIST when another
+ * holds it. */
 int tarn_compact_lock_acquire(tarn_meta *m, uint64_t log_id, const char *owner,
                               tarn_compact_lock **out);
-/* Deletes the record (if still ours) and frees. NULL allowed. */
+/* Deletes the record (if still ours; a failed Delete is retried) and frees.
+ * NULL allowed. */
 int tarn_compact_lock_release(tarn_compact_lock *l);
 
 /* Outcomes of install. */

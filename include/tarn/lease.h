@@ -20,7 +20,8 @@ typedef struct tarn_lease tarn_lease;
 /* Acquires a lease on log_id: CreateIfAbsent of an ephemeral lease record under
  * a fresh random token, then Get of the fence. TARN_EFENCED when the fence
  * exists; any other failure of the Get is returned as is. In both cases the
- * lease record is deleted first and no lease is held (LS-040, LS-041). */
+ * lease record is deleted first and no lease is held (LS-040, LS-041); so is
+ * a record whose create failed, in case it landed with its reply lost. */
 int tarn_lease_acquire(tarn_meta *m, uint64_t log_id, tarn_lease **out);
 
 /* 0 while the lease may still be used: its session has not been seen to end
@@ -33,7 +34,9 @@ const char *tarn_lease_token(const tarn_lease *l);
 
 /* Releases the lease by deleting its record and frees it. The caller must have
  * seen every change it started under the lease complete (LS-043). A record
- * already gone (session ended) counts as released. NULL is allowed. */
+ * already gone (session ended) counts as released; a failed Delete is
+ * retried, since a record left behind would hold up the log's deletion until
+ * the session ends. NULL is allowed. */
 int tarn_lease_release(tarn_lease *l);
 
 /* Frees the lease without touching the store: for a holder whose metadata

@@ -585,6 +585,8 @@ typedef struct t_st {
   tu_snap before;
   uint64_t b0;   /* B before */
   uint64_t want; /* B after a complete trim */
+  int soft_rc;   /* the soft trim's result, and the marker it reported */
+  uint64_t stored;
 } t_st;
 
 static void t_prepare(tu_cenv *e, void *st) {
@@ -603,13 +605,15 @@ static void t_prepare(tu_cenv *e, void *st) {
 }
 
 static int t_run(tu_cenv *e, void *st) {
-  (void)st;
+  t_st *s = st;
+  s->soft_rc = 1; /* not run */
   tarn_lease *l;
   int rc = tarn_lease_acquire(e->m, e->log, &l);
   if (rc)
     return rc;
-  uint64_t b;
-  rc = tarn_soft_trim(e->m, l, T_THROUGH, &b);
+  uint64_t b = 0;
+  rc = s->soft_rc = tarn_soft_trim(e->m, l, T_THROUGH, &b);
+  s->stored = b;
   if (!rc)
     rc = tarn_hard_trim(e->m, l, b, NULL);
   int rl = tarn_lease_release(l);
@@ -623,6 +627,8 @@ static void t_check(tu_cenv *e, void *st, const fault *f, int rc) {
   t_st *s = st;
   uint64_t b = trim_of(e, e->log);
   assert_true(b == s->b0 || b == s->want);
+  if (s->soft_rc == 0) /* LS-080: the marker reported is the one stored */
+    assert_int_equal(s->stored, b);
   tu_snap now;
   tu_snapshot(e, e->log, &now);
   assert_true(now.n > 0);
@@ -773,6 +779,90 @@ static void reclamation(void **state) {
   every_fault(&p);
 }
 
+/* ---- reading ------------------------------------------------------------- */
+
+typedef struct rd_st {
+  tu_snap all;   /* the log as a reader without faults returns it */
+  size_t n_read; /* entries the faulted read returned before its error */
+  int bad;       /* an entry that differs from all's */
+} rd_st;
+
+/* A PARQUET record (two files) and RAW records after it. */
+static void rd_prepare(tu_cenv *e, void *st) {
+  rd_st *s = st;
+  tu_append(e, e->log, 0, 8, 4);
+  tarn_compactor *c = c_open(e);
+  int did;
+  assert_int_equal(tarn_compact_once(c, e->log, 1, NULL, &did), 0);
+  tarn_compactor_close(c);
+  tu_append(e, e->log, 8, 6, 3);
+  tu_snapshot(e, e->log, &s->all);
+  assert_int_equal(s->all.n, 14);
+}
+
+/* Reads the whole log with a fresh reader (no caches); stops at an error. */
+static int rd_run(tu_cenv *e, void *st) {
+  rd_st *s = st;
+  tarn_reader_options ro;
+  tarn_reader_options_default(&ro);
+  ro.index_ttl_ms = 0;
+  ro.head_cache_bytes = 0;
+  tarn_reader *r;
+  int rc = tarn_reader_open(e->m, e->wal, e->compacted, &ro, &r);
+  if (rc)
+    return rc;
+  tarn_log_iter *it = NULL;
+  rc = tarn_reader_iter(r, e->log, 0, &it);
+  s->n_read = 0;
+  while (!rc) {
+    tarn_entry en;
+    rc = tarn_reader_next(it, &en, 0);
+    if (rc)
+      break;
+    const tu_snap_ent *x = s->n_read < s->all.n ? &s->all.v[s->n_read] : NULL;
+    if (!x || x->offset != en.offset || x->count != en.record_count || x->ts != en.timestamp_ms ||
+        x->len != en.payload_len || memcmp(x->payload, en.payload, x->len) != 0)
+      s->bad = 1;
+    s->n_read++;
+  }
+  if (it)
+    tarn_reader_iter_free(it);
+  tarn_reader_close(r);
+  return rc == TARN_EEND ? 0 : rc;
+}
+
+/* A failed call gives an error, never a wrong or a skipped entry: what was
+ * read is a prefix of the log, all of it when the read succeeded. */
+static void rd_check(tu_cenv *e, void *st, const fault *f, int rc) {
+  (void)e;
+  rd_st *s = st;
+  if (s->bad)
+    fail_msg("read, fault %s #%" PRIu64 " %s: entry %zu differs", tgt_name(f->target), f->k,
+             f->after ? "after" : "before", s->n_read - 1);
+  if (rc == 0)
+    assert_int_equal(s->n_read, s->all.n);
+  else
+    assert_true(s->n_read < s->all.n);
+}
+
+static void rd_finish(tu_cenv *e, void *st, const fault *f, void *clean) {
+  (void)clean;
+  if (rd_run(e, st))
+    fail_msg("read again after fault %s #%" PRIu64 ": %s", tgt_name(f->target), f->k,
+             tarn_errmsg());
+  rd_check(e, st, f, 0);
+}
+
+static void rd_free(void *st) {
+  tu_snap_free(&((rd_st *)st)->all);
+}
+
+static void reading(void **state) {
+  (void)state;
+  proc p = {"read", 1, rd_prepare, rd_run, rd_check, rd_finish, sizeof(rd_st), rd_free};
+  every_fault(&p);
+}
+
 /* ---- dropping a stream (log deletion) ------------------------------------ */
 
 typedef struct d_st {
@@ -854,7 +944,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(writer_round), cmocka_unit_test(writer_append_sync),
       cmocka_unit_test(compaction), cmocka_unit_test(trim),
-      cmocka_unit_test(reclamation),  cmocka_unit_test(drop_stream),
+      cmocka_unit_test(reclamation),  cmocka_unit_test(drop_stream), cmocka_unit_test(reading),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

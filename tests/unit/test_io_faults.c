@@ -138,7 +138,7 @@ static size_t index_count(tu_cenv *e, uint64_t log) {
 }
 
 /* The lease records of log: a leftover one (of our own live session) would
- * hold up the log's deletion until the session ends (LS-046, LS-047). */
+ * hold up the log's deletion (its drain, LS-046) until the session ends. */
 static size_t lease_count(tu_cenv *e, uint64_t log) {
   char part[32], a[TARN_KEY_SLASH_MAX], b[TARN_KEY_SLASH_MAX + 1];
   tarn_key_partition(part, log);

@@ -14,7 +14,11 @@
 #include <string.h>
 
 #include "tarn/buf.h"
+#include "tarn/companion.h"
+#include "tarn/entryindex.h"
 #include "tarn/error.h"
+#include "tarn/fileindex.h"
+#include "tarn/parquet.h"
 #include "tarn/wal.h"
 
 /* One operation under test: 0 when it succeeded and its result was checked
@@ -142,9 +146,281 @@ static void wal_objects(void **state) {
   tarn_buf_free(&c.ref);
 }
 
+/* ---- EntryIndex and the file index (the spec's examples, tables §4) ---- */
+
+static const uint32_t A23[] = {2, 3};
+static const tarn_file_index_entry files[] = {{2, "7-0.parquet"}, {6, "7-3.parquet"}};
+
+typedef struct ei_ctx {
+  tarn_buf raw, parquet, fi_bin, fi_b64;
+} ei_ctx;
+
+static int ei_build(ei_ctx *c) {
+  tarn_raw_record r = {"7-00000001.wal", 1, 3, 8, 8, A23, 2};
+  tarn_parquet_record q = {NULL, 0, 7, 0, 28, 28, files, 2};
+  unsigned warn;
+  int rc = tarn_entry_index_build_raw(&r, &c->raw);
+  if (!rc) rc = tarn_entry_index_build_parquet(&q, &c->parquet, &warn);
+  if (!rc) rc = tarn_file_index_encode(files, 2, &c->fi_bin);
+  if (!rc) rc = tarn_file_index_build_base64(files, 2, 0, 7, &c->fi_b64);
+  return rc;
+}
+
+static void ei_ctx_free(ei_ctx *c) {
+  tarn_buf_free(&c->raw);
+  tarn_buf_free(&c->parquet);
+  tarn_buf_free(&c->fi_bin);
+  tarn_buf_free(&c->fi_b64);
+}
+
+static void assert_buf_equal(const tarn_buf *a, const tarn_buf *b) {
+  assert_int_equal(a->len, b->len);
+  assert_memory_equal(a->data, b->data, a->len);
+}
+
+static int op_ei_build(void *ctx) {
+  ei_ctx *ref = ctx, c;
+  memset(&c, 0, sizeof c);
+  int rc = ei_build(&c);
+  if (!rc) {
+    assert_buf_equal(&c.raw, &ref->raw);
+    assert_buf_equal(&c.parquet, &ref->parquet);
+    assert_buf_equal(&c.fi_bin, &ref->fi_bin);
+    assert_buf_equal(&c.fi_b64, &ref->fi_b64);
+  }
+  ei_ctx_free(&c);
+  return rc;
+}
+
+static void check_fi(const tarn_file_index *fi) {
+  assert_int_equal(fi->n, 2);
+  for (size_t i = 0; i < 2; i++) {
+    assert_int_equal(fi->files[i].last_offset, files[i].last_offset);
+    assert_string_equal(fi->files[i].name, files[i].name);
+  }
+}
+
+static int op_ei_decode(void *ctx) {
+  ei_ctx *c = ctx;
+  tarn_entry_index ei;
+  int rc = tarn_entry_index_decode(c->raw.data, c->raw.len, &ei);
+  if (rc) return rc;
+  assert_string_equal(ei.location, "7-00000001.wal");
+  assert_int_equal(ei.message_count, 3);
+  assert_int_equal(ei.n_boundaries, 2);
+  assert_int_equal(ei.boundaries[0], 2);
+  assert_int_equal(ei.boundaries[1], 3);
+  tarn_entry_index_free(&ei);
+  if ((rc = tarn_entry_index_decode(c->parquet.data, c->parquet.len, &ei))) return rc;
+  assert_int_equal(ei.file_type, TARN_FILE_PARQUET);
+  assert_string_equal(ei.location, "7-0.parquet");
+  assert_non_null(ei.file_index);
+  assert_string_equal(ei.file_index, (const char *)c->fi_b64.data);
+  tarn_entry_index_free(&ei);
+  return 0;
+}
+
+static int op_fi_decode(void *ctx) {
+  ei_ctx *c = ctx;
+  tarn_file_index fi;
+  int rc = tarn_file_index_decode(c->fi_bin.data, c->fi_bin.len, &fi);
+  if (rc) return rc;
+  check_fi(&fi);
+  tarn_file_index_free(&fi);
+  if ((rc = tarn_file_index_decode_base64((const char *)c->fi_b64.data, c->fi_b64.len, &fi)))
+    return rc;
+  check_fi(&fi);
+  tarn_file_index_free(&fi);
+  return 0;
+}
+
+static void entry_index_and_file_index(void **state) {
+  (void)state;
+  ei_ctx c;
+  memset(&c, 0, sizeof c);
+  assert_int_equal(ei_build(&c), 0);
+  assert_int_equal(tarn_buf_putc(&c.fi_b64, 0), 0); /* a C string for the comparison */
+  c.fi_b64.len--;
+  run_failing("entry index + file index builders", op_ei_build, &c, 0);
+  run_failing("entry index decode", op_ei_decode, &c, 0);
+  run_failing("file index decode", op_fi_decode, &c, 0);
+  ei_ctx_free(&c);
+}
+
+/* ---- companion files ----------------------------------------------------- */
+
+#define COMP_ROWS 40
+
+static tarn_entry_header comp_row(int i) {
+  tarn_entry_header h = {(int64_t)i * 3, 3, 1700000000000 + i, 10 + i, (int64_t)i * 100};
+  return h;
+}
+
+static int comp_write(tarn_buf *out) {
+  tarn_companion_writer *w;
+  int rc = tarn_companion_writer_open(&w, out, 16, 0);
+  if (rc) return rc;
+  for (int i = 0; i < COMP_ROWS && !rc; i++) {
+    tarn_entry_header h = comp_row(i);
+    rc = tarn_companion_writer_add(w, &h);
+  }
+  if (rc) {
+    tarn_companion_writer_free(w);
+    return rc;
+  }
+  return tarn_companion_writer_close(w);
+}
+
+static int op_comp_write(void *ctx) {
+  tarn_buf out = TARN_BUF_INIT;
+  int rc = comp_write(&out);
+  if (!rc) assert_buf_equal(&out, ctx);
+  tarn_buf_free(&out);
+  return rc;
+}
+
+static int op_comp_decode(void *ctx) {
+  const tarn_buf *gz = ctx;
+  tarn_companion c;
+  int rc = tarn_companion_decode(&c, gz->data, gz->len, 0);
+  if (rc) return rc;
+  assert_int_equal(c.nrows, COMP_ROWS);
+  assert_int_equal(c.nblocks, 3);
+  for (int i = 0; i < COMP_ROWS; i++) {
+    tarn_entry_header h = comp_row(i);
+    const tarn_entry_header *g = &c.rows[i];
+    assert_int_equal(g->offset, h.offset);
+    assert_int_equal(g->record_count, h.record_count);
+    assert_int_equal(g->timestamp_ms, h.timestamp_ms);
+    assert_int_equal(g->entry_size, h.entry_size);
+    assert_int_equal(g->cumulative_size, h.cumulative_size);
+  }
+  size_t row;
+  assert_int_equal(tarn_companion_floor(&c, 31, &row), 0);
+  assert_int_equal(row, 10);
+  tarn_companion_free(&c);
+  return 0;
+}
+
+static void companion_files(void **state) {
+  (void)state;
+  tarn_buf gz = TARN_BUF_INIT;
+  assert_int_equal(comp_write(&gz), 0);
+  run_failing("companion writer", op_comp_write, &gz, 0);
+  run_failing("companion decode", op_comp_decode, &gz, 0);
+  tarn_buf_free(&gz);
+}
+
+/* ---- Parquet files --------------------------------------------------------- */
+
+#define PQ_ROWS 300
+
+static size_t pq_payload(int i, uint8_t *out) {
+  size_t n = (size_t)(i % 37) + 5;
+  for (size_t j = 0; j < n; j++)
+    out[j] = (uint8_t)(i * 7 + (int)j * (i % 5 + 1));
+  return n;
+}
+
+static int pq_sink(void *ctx, const void *p, size_t n) { return tarn_buf_append(ctx, p, n); }
+
+static int pq_write(int codec, tarn_buf *out) {
+  tarn_parquet_writer_opts o = {TARN_PARQUET_KAFKA_RECORD, TARN_PARQUET_KAFKA_SERDE, "x.index",
+                                codec, 0, 4096, 1024};
+  tarn_parquet_writer *w;
+  int rc = tarn_parquet_writer_open(&w, &o, pq_sink, out);
+  if (rc) return rc;
+  uint8_t buf[64];
+  for (int i = 0; i < PQ_ROWS && !rc; i++)
+    rc = i % 50 == 7 ? tarn_parquet_writer_add_null(w)
+                     : tarn_parquet_writer_add(w, buf, pq_payload(i, buf));
+  uint64_t size;
+  if (!rc) rc = tarn_parquet_writer_finish(w, &size);
+  if (!rc) assert_int_equal(size, out->len);
+  tarn_parquet_writer_free(w);
+  return rc;
+}
+
+typedef struct pq_ctx {
+  int codec;
+  tarn_buf ref;
+} pq_ctx;
+
+static int op_pq_write(void *ctx) {
+  pq_ctx *c = ctx;
+  tarn_buf out = TARN_BUF_INIT;
+  int rc = pq_write(c->codec, &out);
+  if (!rc) assert_buf_equal(&out, &c->ref);
+  tarn_buf_free(&out);
+  return rc;
+}
+
+static int pq_read_at(void *ctx, uint64_t off, void *buf, size_t n) {
+  const tarn_buf *b = ctx;
+  if (off > b->len || n > b->len - off) return TARN_EIO;
+  memcpy(buf, b->data + off, n);
+  return 0;
+}
+
+/* Opens the file, reads every row from 0, then from a seek into the middle. */
+static int op_pq_read(void *ctx) {
+  pq_ctx *c = ctx;
+  tarn_parquet_reader *r;
+  static const char *const serde[] = {TARN_PARQUET_KAFKA_SERDE};
+  tarn_parquet_reader_opts o = {serde, 1, 0, 0};
+  int rc = tarn_parquet_open(&r, pq_read_at, &c->ref, c->ref.len, &o);
+  if (rc) return rc;
+  assert_int_equal(tarn_parquet_get_meta(r)->num_rows, PQ_ROWS);
+  assert_string_equal(tarn_parquet_kv_get(r, "rowMetadata"), "x.index");
+  uint8_t want[64];
+  for (int pass = 0; pass < 2 && !rc; pass++) {
+    int i = pass ? PQ_ROWS / 2 + 3 : 0;
+    if (pass && (rc = tarn_parquet_seek(r, (uint64_t)i))) break;
+    for (; i < PQ_ROWS; i++) {
+      const uint8_t *p;
+      size_t n;
+      int is_null;
+      if ((rc = tarn_parquet_next(r, &p, &n, &is_null))) break;
+      assert_int_equal(is_null, i % 50 == 7);
+      if (!is_null) {
+        size_t wn = pq_payload(i, want);
+        assert_int_equal(n, wn);
+        assert_memory_equal(p, want, n);
+      }
+    }
+    if (!rc) {
+      const uint8_t *p;
+      size_t n;
+      int is_null;
+      assert_int_equal(tarn_parquet_next(r, &p, &n, &is_null), TARN_EEND);
+    }
+  }
+  tarn_parquet_close(r);
+  return rc;
+}
+
+static void parquet_files(void **state) {
+  (void)state;
+  static const int codecs[] = {TARN_PARQUET_UNCOMPRESSED, TARN_PARQUET_SNAPPY,
+                               TARN_PARQUET_GZIP, TARN_PARQUET_ZSTD, TARN_PARQUET_LZ4_RAW};
+  for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; i++) {
+    pq_ctx c = {codecs[i], TARN_BUF_INIT};
+    assert_int_equal(pq_write(c.codec, &c.ref), 0);
+    char name[64];
+    snprintf(name, sizeof name, "parquet writer (%s)", tarn_parquet_codec_name(c.codec));
+    run_failing(name, op_pq_write, &c, 0);
+    snprintf(name, sizeof name, "parquet read (%s)", tarn_parquet_codec_name(c.codec));
+    run_failing(name, op_pq_read, &c, 0);
+    tarn_buf_free(&c.ref);
+  }
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(wal_objects),
+      cmocka_unit_test(entry_index_and_file_index),
+      cmocka_unit_test(companion_files),
+      cmocka_unit_test(parquet_files),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -15,11 +15,17 @@
 
 #include "tarn/buf.h"
 #include "tarn/companion.h"
+#include "tarn/compactor.h"
 #include "tarn/entryindex.h"
 #include "tarn/error.h"
 #include "tarn/fileindex.h"
+#include "tarn/lease.h"
 #include "tarn/parquet.h"
+#include "tarn/reader.h"
+#include "tarn/trim.h"
 #include "tarn/wal.h"
+#include "tarn/writer.h"
+#include "tu_compact.h"
 
 /* One operation under test: 0 when it succeeded and its result was checked
  * (a wrong result fails the test inside), or the negative code it failed with. */
@@ -31,32 +37,50 @@ typedef int (*op_fn)(void *ctx);
 #define MAX_K 400
 
 /* Runs op clean (it must succeed), then with each allocation failing in turn.
- * also_ok: another code a failure may give (0 for none). Returns N. */
-static uint64_t run_failing(const char *name, op_fn op, void *ctx, int also_ok) {
+ * setup (may be NULL) runs before each run, teardown (may be NULL) after it
+ * with the run's code, both with allocations succeeding: teardown checks that
+ * the state the run left is consistent. also_ok: another code a failure may
+ * give (0 for none). Returns N. */
+static uint64_t run_failing_with(const char *name, void (*setup)(void *), op_fn op,
+                                 void (*teardown)(void *, int), void *ctx, int also_ok) {
+  if (setup) setup(ctx);
   tu_alloc_fail_at(0);
   int rc = op(ctx);
   uint64_t n = tu_alloc_calls();
   if (rc != 0) fail_msg("%s: clean run failed: %d %s", name, rc, tarn_errmsg());
+  if (teardown) teardown(ctx, rc);
   assert_true(n > 0);
   uint64_t stride = n > MAX_K ? (n + MAX_K - 1) / (MAX_K / 2) : 1;
-  uint64_t failures = 0;
+  uint64_t failures = 0, runs = 0;
   for (uint64_t k = 1; k <= n; k++) {
     if (stride > 1 && k > MAX_K / 4 && k + MAX_K / 4 <= n && k % stride) continue;
+    if (setup) setup(ctx);
     tu_alloc_fail_at(k);
     rc = op(ctx);
     int hit = tu_alloc_failed();
     tu_alloc_fail_at(0);
-    if (rc == 0) continue; /* tolerated (or the k-th allocation never came) */
-    if (!hit) fail_msg("%s: failed with %d (%s) without an allocation failure", name, rc,
-                       tarn_errmsg());
-    if (rc != TARN_ENOMEM && (also_ok == 0 || rc != also_ok))
-      fail_msg("%s: allocation %llu of %llu failing gave %d (%s)", name, (unsigned long long)k,
-               (unsigned long long)n, rc, tarn_errmsg());
-    failures++;
+    runs++;
+    if (rc != 0) {
+      if (!hit)
+        fail_msg("%s: failed with %d (%s) without an allocation failure", name, rc,
+                 tarn_errmsg());
+      if (rc != TARN_ENOMEM && (also_ok == 0 || rc != also_ok))
+        fail_msg("%s: allocation %llu of %llu failing gave %d (%s)", name,
+                 (unsigned long long)k, (unsigned long long)n, rc, tarn_errmsg());
+      failures++;
+    }
+    if (teardown) {
+      if (rc) printf("%s: allocation %llu failing: %s\n", name, (unsigned long long)k, tarn_errmsg());
+      teardown(ctx, rc);
+    }
   }
-  printf("%s: %llu allocations, %llu failures reported\n", name, (unsigned long long)n,
-         (unsigned long long)failures);
+  printf("%s: %llu allocations, %llu runs, %llu failures reported\n", name,
+         (unsigned long long)n, (unsigned long long)runs, (unsigned long long)failures);
   return n;
+}
+
+static uint64_t run_failing(const char *name, op_fn op, void *ctx, int also_ok) {
+  return run_failing_with(name, NULL, op, NULL, ctx, also_ok);
 }
 
 /* ---- WAL objects ------------------------------------------------------- */
@@ -415,12 +439,142 @@ static void parquet_files(void **state) {
   }
 }
 
+/* ---- a log on mem: stores: writer, reader, compaction, trim --------------- */
+
+#define LOG_N 6    /* entries one failing writer run appends */
+#define LOG_MORE 2 /* entries appended cleanly after it */
+
+typedef struct ack {
+  int done, status;
+  uint64_t offset;
+} ack;
+
+typedef struct log_ctx {
+  tu_cenv e;
+  int stepped;
+  ack acks[LOG_N];
+  int append_rc[LOG_N];
+  tu_snap before; /* the log as read before the failing run */
+} log_ctx;
+
+static size_t log_payload(uint64_t j, uint8_t *out) { return tu_payload(77, j, out, 256); }
+
+static void on_ack(void *arg, int status, uint64_t offset, int64_t ts) {
+  (void)ts;
+  ack *a = arg;
+  a->status = status;
+  a->offset = offset;
+  __atomic_store_n(&a->done, 1, __ATOMIC_RELEASE);
+}
+
+static void log_setup(void *ctx) {
+  log_ctx *c = ctx;
+  tu_cenv_open(&c->e, "oom", 0, 1, NULL);
+  memset(c->acks, 0, sizeof c->acks);
+}
+
+/* Opens a writer, appends LOG_N entries (some in separate objects), closes. */
+static int op_writer(void *ctx) {
+  log_ctx *c = ctx;
+  tarn_writer_options o;
+  tarn_writer_options_default(&o);
+  o.stepped = c->stepped;
+  o.batch_ms = 1000;
+  o.object_retries = 0;
+  tarn_writer *w;
+  int rc = tarn_writer_open(c->e.m, c->e.wal, &o, &w), first = rc;
+  if (rc) {
+    for (int i = 0; i < LOG_N; i++)
+      c->append_rc[i] = rc;
+    return rc;
+  }
+  uint8_t buf[256];
+  for (int i = 0; i < LOG_N; i++) {
+    size_t n = log_payload((uint64_t)i, buf);
+    rc = c->append_rc[i] =
+        tarn_writer_append(w, c->e.log, buf, n, (uint32_t)(1 + i % 3), on_ack, &c->acks[i]);
+    if (rc && !first) first = rc;
+    if (i % 2 && (rc = tarn_writer_flush(w)) && !first) first = rc;
+  }
+  if ((rc = tarn_writer_close(w)) && !first) first = rc;
+  for (int i = 0; i < LOG_N; i++) {
+    if (c->append_rc[i]) continue;
+    /* close delivered every outcome of a queued entry */
+    assert_true(__atomic_load_n(&c->acks[i].done, __ATOMIC_ACQUIRE));
+    if (c->acks[i].status && !first) first = c->acks[i].status;
+  }
+  return first;
+}
+
+/* After a writer run: the log takes LOG_MORE more entries, and reading it
+ * gives every acknowledged entry at its offset, entries whose outcome is
+ * unknown perhaps, failed ones never, and the new ones after them. */
+static void log_check(void *ctx, int run_rc) {
+  (void)run_rc;
+  log_ctx *c = ctx;
+  tarn_writer *w;
+  assert_int_equal(tarn_writer_open(c->e.m, c->e.wal, NULL, &w), 0);
+  uint8_t buf[256];
+  uint64_t more_off[LOG_MORE];
+  for (int i = 0; i < LOG_MORE; i++) {
+    size_t n = log_payload((uint64_t)(LOG_N + i), buf);
+    int rc = tarn_writer_append_sync(w, c->e.log, buf, n, 1, &more_off[i], NULL);
+    if (rc) fail_msg("append after the failed run: %d %s", rc, tarn_errmsg());
+  }
+  assert_int_equal(tarn_writer_close(w), 0);
+  tu_snap s;
+  tu_snapshot(&c->e, c->e.log, &s);
+  size_t at = 0;
+  uint64_t next = 0;
+  for (int i = 0; i < LOG_N + LOG_MORE; i++) {
+    int acked = i < LOG_N ? !c->append_rc[i] && c->acks[i].status == 0 : 1;
+    int maybe = i < LOG_N && !c->append_rc[i] && c->acks[i].status == TARN_EUNKNOWN;
+    size_t n = log_payload((uint64_t)i, buf);
+    int here = at < s.n && s.v[at].len == n && !memcmp(s.v[at].payload, buf, n);
+    if (acked && !here)
+      fail_msg("entry %d (acknowledged at %llu) is not read back", i,
+               (unsigned long long)(i < LOG_N ? c->acks[i].offset : more_off[i - LOG_N]));
+    if (!acked && !maybe && here && n)
+      fail_msg("failed entry %d (append %d, outcome %d) is readable", i, c->append_rc[i],
+               c->acks[i].status);
+    if (here) {
+      assert_int_equal(s.v[at].offset, next);
+      if (acked) assert_int_equal(s.v[at].offset, i < LOG_N ? c->acks[i].offset : more_off[i - LOG_N]);
+      next += s.v[at].count;
+      at++;
+    }
+  }
+  assert_int_equal(at, s.n);
+  tu_snap_free(&s);
+  tu_cenv_close(&c->e);
+}
+
+static void writer_stepped(void **state) {
+  (void)state;
+  log_ctx c;
+  memset(&c, 0, sizeof c);
+  c.stepped = 1;
+  run_failing_with("writer (stepped) + later appends + read", log_setup, op_writer, log_check,
+                   &c, 0);
+}
+
+/* The threaded writer: failures in its threads reach entries as outcomes. */
+static void writer_threaded(void **state) {
+  (void)state;
+  log_ctx c;
+  memset(&c, 0, sizeof c);
+  run_failing_with("writer (threads) + later appends + read", log_setup, op_writer, log_check,
+                   &c, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(wal_objects),
       cmocka_unit_test(entry_index_and_file_index),
       cmocka_unit_test(companion_files),
       cmocka_unit_test(parquet_files),
+      cmocka_unit_test(writer_stepped),
+      cmocka_unit_test(writer_threaded),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

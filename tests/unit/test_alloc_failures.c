@@ -512,8 +512,11 @@ static int op_writer(void *ctx) {
 static void log_check(void *ctx, int run_rc) {
   (void)run_rc;
   log_ctx *c = ctx;
+  tarn_writer_options o;
+  tarn_writer_options_default(&o);
+  o.batch_ms = 1; /* append_sync waits a batch window */
   tarn_writer *w;
-  assert_int_equal(tarn_writer_open(c->e.m, c->e.wal, NULL, &w), 0);
+  assert_int_equal(tarn_writer_open(c->e.m, c->e.wal, &o, &w), 0);
   uint8_t buf[256];
   uint64_t more_off[LOG_MORE];
   for (int i = 0; i < LOG_MORE; i++) {

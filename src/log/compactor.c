@@ -659,11 +659,20 @@ int tarn_compact_lock_acquire(tarn_meta *m, uint64_t log_id, const char *owner,
 int tarn_compact_lock_release(tarn_compact_lock *l) {
   if (!l)
     return 0;
-  tarn_meta_rec r = {0};
-  int rc = tarn_meta_get(l->meta, TARN_COMPACTION_PARTITION, l->key, &r);
-  if (!rc && r.stat.version == l->version)
-    rc = tarn_meta_delete(l->meta, TARN_COMPACTION_PARTITION, l->key);
-  tarn_meta_rec_free(&r);
+  int rc;
+  /* The record is ephemeral, so a release that fails leaves the log locked
+   * until the session ends — for a long-running compactor, compaction of the
+   * log stops. An allocation failure is transient (the failed caller has
+   * just unwound what it held): try again a few times. */
+  for (int attempt = 0; attempt < 4; attempt++) {
+    tarn_meta_rec r = {0};
+    rc = tarn_meta_get(l->meta, TARN_COMPACTION_PARTITION, l->key, &r);
+    if (!rc && r.stat.version == l->version)
+      rc = tarn_meta_delete(l->meta, TARN_COMPACTION_PARTITION, l->key);
+    tarn_meta_rec_free(&r);
+    if (rc != TARN_ENOMEM)
+      break;
+  }
   if (rc == TARN_ENOTFOUND || rc == TARN_ESESSION)
     rc = 0;
   free(l);

@@ -570,6 +570,168 @@ static void writer_threaded(void **state) {
                    &c, 0);
 }
 
+/* A log of 12 entries in 4 objects, its first 9 compacted into Parquet, then 4 more. */
+static void log_fill(tu_cenv *e, int compact) {
+  tu_cenv_open(e, "oomr", 0, 1, NULL);
+  tu_append(e, e->log, 0, 9, 3);
+  if (compact) {
+    tarn_compactor *c;
+    assert_int_equal(tarn_compactor_open(e->m, e->wal, e->compacted, NULL, &c), 0);
+    int did = 0;
+    assert_int_equal(tarn_compact_once(c, e->log, 1, NULL, &did), 0);
+    assert_int_equal(did, 1);
+    tarn_compactor_close(c);
+  }
+  tu_append(e, e->log, 9, 4, 2);
+}
+
+typedef struct read_ctx {
+  tu_cenv e;
+  tu_snap ref;
+} read_ctx;
+
+/* A reader with its caches reads the log from 0 (through the Parquet file and
+ * the WAL), then from an offset inside, each entry equal to the reference. */
+static int op_read(void *ctx) {
+  read_ctx *c = ctx;
+  tarn_reader *r;
+  int rc = tarn_reader_open(c->e.m, c->e.wal, c->e.compacted, NULL, &r);
+  if (rc) return rc;
+  for (size_t from = 0; from < c->ref.n && !rc; from += c->ref.n / 2 + 1) {
+    tarn_log_iter *it;
+    if ((rc = tarn_reader_iter(r, c->e.log, c->ref.v[from].offset, &it))) break;
+    size_t i = from;
+    for (;; i++) {
+      tarn_entry en;
+      if ((rc = tarn_reader_next(it, &en, 0))) break;
+      assert_true(i < c->ref.n);
+      const tu_snap_ent *x = &c->ref.v[i];
+      assert_int_equal(en.offset, x->offset);
+      assert_int_equal(en.record_count, x->count);
+      assert_int_equal(en.cumulative_size, x->cumulative);
+      assert_int_equal(en.payload_len, x->len);
+      assert_memory_equal(en.payload, x->payload, x->len);
+    }
+    tarn_reader_iter_free(it);
+    if (rc == TARN_EEND) {
+      assert_int_equal(i, c->ref.n);
+      rc = 0;
+    }
+  }
+  tarn_reader_close(r);
+  return rc;
+}
+
+static void reader(void **state) {
+  (void)state;
+  read_ctx c;
+  log_fill(&c.e, 1);
+  tu_snapshot(&c.e, c.e.log, &c.ref);
+  assert_int_equal(c.ref.n, 13);
+  run_failing("reader (parquet + wal)", op_read, &c, 0);
+  tu_snap_free(&c.ref);
+  tu_cenv_close(&c.e);
+}
+
+/* Compaction of the log's RAW records: a failure leaves the log reading the
+ * same, and a later compaction succeeds and keeps it so. */
+static void compact_setup(void *ctx) {
+  read_ctx *c = ctx;
+  log_fill(&c->e, 0);
+  tu_snapshot(&c->e, c->e.log, &c->ref);
+}
+
+static int op_compact(void *ctx) {
+  read_ctx *c = ctx;
+  tarn_compactor *cp;
+  int rc = tarn_compactor_open(c->e.m, c->e.wal, c->e.compacted, NULL, &cp);
+  if (rc) return rc;
+  tarn_compact_range done;
+  int did = 0;
+  rc = tarn_compact_once(cp, c->e.log, 1, &done, &did);
+  if (rc == 0) {
+    assert_int_equal(did, 1);
+    assert_int_equal(done.s, 0);
+    assert_int_equal(done.e, c->ref.v[c->ref.n - 1].offset + c->ref.v[c->ref.n - 1].count);
+    tarn_compact_range_free(&done);
+  }
+  tarn_compactor_close(cp);
+  return rc;
+}
+
+static void assert_log_reads(read_ctx *c) {
+  tu_snap s;
+  tu_snapshot(&c->e, c->e.log, &s);
+  assert_int_equal(s.n, c->ref.n);
+  tu_snap_assert_same(&c->ref, &s);
+  tu_snap_free(&s);
+}
+
+static void compact_check(void *ctx, int run_rc) {
+  (void)run_rc;
+  read_ctx *c = ctx;
+  assert_log_reads(c);
+  tarn_compactor *cp;
+  assert_int_equal(tarn_compactor_open(c->e.m, c->e.wal, c->e.compacted, NULL, &cp), 0);
+  int rc = tarn_compact_once(cp, c->e.log, 1, NULL, NULL);
+  if (rc && rc != TARN_ENOTFOUND) fail_msg("compaction after the failed one: %d %s", rc, tarn_errmsg());
+  tarn_compactor_close(cp);
+  assert_log_reads(c);
+  tu_snap_free(&c->ref);
+  tu_cenv_close(&c->e);
+}
+
+static void compaction(void **state) {
+  (void)state;
+  read_ctx c;
+  run_failing_with("compaction + read", compact_setup, op_compact, compact_check, &c, 0);
+}
+
+/* Soft trim, then hard trim, under a lease: a failure leaves the marker
+ * either as it was or as trimmed, and the log reads from its first offset. */
+static int op_trim(void *ctx) {
+  read_ctx *c = ctx;
+  tarn_lease *l;
+  int rc = tarn_lease_acquire(c->e.m, c->e.log, &l);
+  if (rc) return rc;
+  uint64_t through = c->ref.v[5].offset, stored = 0;
+  size_t removed;
+  rc = tarn_soft_trim(c->e.m, l, through, &stored);
+  if (rc == 0) {
+    assert_int_equal(stored, through + 1);
+    rc = tarn_hard_trim(c->e.m, l, stored, &removed);
+  }
+  int r2 = tarn_lease_release(l);
+  return rc ? rc : r2;
+}
+
+static void trim_check(void *ctx, int run_rc) {
+  read_ctx *c = ctx;
+  uint64_t b;
+  assert_int_equal(tarn_trim_marker_read(c->e.m, c->e.log, &b, NULL), 0);
+  uint64_t want = c->ref.v[5].offset + 1;
+  if (run_rc == 0) assert_int_equal(b, want);
+  assert_true(b == 0 || b == want);
+  /* every entry above the marker still reads */
+  tu_snap s;
+  tu_snapshot(&c->e, c->e.log, &s);
+  tu_snap_assert_same(&c->ref, &s);
+  size_t above = 0;
+  for (size_t i = 0; i < c->ref.n; i++)
+    above += c->ref.v[i].offset + c->ref.v[i].count > b;
+  assert_int_equal(s.n, above);
+  tu_snap_free(&s);
+  assert_int_equal(op_trim(c), 0);
+  tu_snap_free(&c->ref);
+  tu_cenv_close(&c->e);
+}
+
+static void trim(void **state) {
+  (void)state;
+  read_ctx c;
+  run_failing_with("soft + hard trim", compact_setup, op_trim, trim_check, &c, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(wal_objects),
@@ -578,6 +740,9 @@ int main(void) {
       cmocka_unit_test(parquet_files),
       cmocka_unit_test(writer_stepped),
       cmocka_unit_test(writer_threaded),
+      cmocka_unit_test(reader),
+      cmocka_unit_test(compaction),
+      cmocka_unit_test(trim),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -19,6 +19,7 @@
 #include "tarn/entryindex.h"
 #include "tarn/error.h"
 #include "tarn/fileindex.h"
+#include "tarn/kafka.h"
 #include "tarn/lease.h"
 #include "tarn/parquet.h"
 #include "tarn/reader.h"
@@ -26,6 +27,8 @@
 #include "tarn/wal.h"
 #include "tarn/writer.h"
 #include "tu_compact.h"
+#include "tu_kafka.h"
+#include "util/bytes.h"
 
 /* One operation under test: 0 when it succeeded and its result was checked
  * (a wrong result fails the test inside), or the negative code it failed with. */
@@ -439,6 +442,53 @@ static void parquet_files(void **state) {
   }
 }
 
+/* ---- Kafka entry payloads ----------------------------------------------- */
+
+typedef struct kafka_ctx {
+  tarn_buf payload, rewritten;
+  uint64_t records;
+} kafka_ctx;
+
+/* The check (inflating every compressed v0/v1 wrapper to count its inner
+ * messages), then the offset rewrite on a copy. */
+static int op_kafka(void *ctx) {
+  kafka_ctx *c = ctx;
+  uint64_t records = 0;
+  int rc = tarn_kafka_check(c->payload.data, c->payload.len, (int64_t)c->records, &records);
+  if (rc) return rc;
+  assert_int_equal(records, c->records);
+  uint8_t *copy = malloc(c->payload.len);
+  if (!copy) return TARN_ENOMEM; /* the test's own allocation is counted too */
+  memcpy(copy, c->payload.data, c->payload.len);
+  rc = tarn_kafka_rewrite_offsets(copy, c->payload.len, 1000, (int64_t)c->records);
+  if (rc == 0) {
+    assert_memory_equal(copy, c->rewritten.data, c->payload.len);
+    assert_int_equal(tarn__ld_be64(copy), 1000); /* the v2 batch's baseOffset */
+  } else {
+    assert_memory_equal(copy, c->payload.data, c->payload.len); /* nothing written */
+  }
+  free(copy);
+  return rc;
+}
+
+static void kafka_payloads(void **state) {
+  (void)state;
+  kafka_ctx c = {TARN_BUF_INIT, TARN_BUF_INIT, 0};
+  tu_kafka_v2_simple(&c.payload, 3);
+  tu_kafka_wrapper(&c.payload, 1, TARN_KAFKA_GZIP, 200);
+  tu_kafka_wrapper(&c.payload, 0, TARN_KAFKA_GZIP, 2);
+  tu_kafka_wrapper(&c.payload, 1, TARN_KAFKA_SNAPPY, 300);
+  tu_kafka_wrapper(&c.payload, 1, TARN_KAFKA_LZ4, 5);
+  for (int i = 0; i < 9; i++) tu_kafka_legacy_msg(&c.payload, 1, 0, 0, "a", 1);
+  c.records = 3 + 200 + 2 + 300 + 5 + 9;
+  assert_int_equal(tarn_buf_append(&c.rewritten, c.payload.data, c.payload.len), 0);
+  assert_int_equal(
+      tarn_kafka_rewrite_offsets(c.rewritten.data, c.rewritten.len, 1000, (int64_t)c.records), 0);
+  run_failing("kafka check + offset rewrite", op_kafka, &c, 0);
+  tarn_buf_free(&c.payload);
+  tarn_buf_free(&c.rewritten);
+}
+
 /* ---- a log on mem: stores: writer, reader, compaction, trim --------------- */
 
 #define LOG_N 6    /* entries one failing writer run appends */
@@ -738,6 +788,7 @@ int main(void) {
       cmocka_unit_test(entry_index_and_file_index),
       cmocka_unit_test(companion_files),
       cmocka_unit_test(parquet_files),
+      cmocka_unit_test(kafka_payloads),
       cmocka_unit_test(writer_stepped),
       cmocka_unit_test(writer_threaded),
       cmocka_unit_test(reader),

@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "tarn/buf.h"
+#include "tarn/catalog.h"
 #include "tarn/companion.h"
 #include "tarn/compactor.h"
 #include "tarn/entryindex.h"
@@ -23,6 +24,7 @@
 #include "tarn/lease.h"
 #include "tarn/parquet.h"
 #include "tarn/reader.h"
+#include "tarn/reclaim.h"
 #include "tarn/trim.h"
 #include "tarn/wal.h"
 #include "tarn/writer.h"
@@ -782,6 +784,115 @@ static void trim(void **state) {
   run_failing_with("soft + hard trim", compact_setup, op_trim, trim_check, &c, 0);
 }
 
+/* Reclamation (two passes, no grace period) after the compaction left the
+ * first WAL objects unreferenced: a failure never deletes what a record names. */
+static void reclaim_setup(void *ctx) {
+  read_ctx *c = ctx;
+  log_fill(&c->e, 1);
+  tu_snapshot(&c->e, c->e.log, &c->ref);
+}
+
+static int op_reclaim(void *ctx) {
+  read_ctx *c = ctx;
+  tarn_reclaim_options o;
+  tarn_reclaim_options_default(&o);
+  o.wal_grace_ms = 0;
+  o.orphan_grace_ms = 0;
+  int rc = 0;
+  for (int pass = 0; pass < 2 && !rc; pass++)
+    rc = tarn_reclaim_pass(c->e.m, c->e.wal, c->e.compacted, &o, NULL);
+  return rc;
+}
+
+static size_t count_objects(tarn_objstore *s) {
+  tarn_objstore_listing l;
+  assert_int_equal(tarn_objstore_list(s, "", NULL, 1000, &l), 0);
+  size_t n = l.n;
+  tarn_objstore_listing_free(&l);
+  return n;
+}
+
+static void reclaim_check(void *ctx, int run_rc) {
+  (void)run_rc;
+  read_ctx *c = ctx;
+  assert_log_reads(c);
+  assert_int_equal(op_reclaim(c), 0);
+  assert_log_reads(c);
+  /* 9 entries by 3 compacted away, 4 by 2 left: 2 objects, 1 file + companion */
+  assert_int_equal(count_objects(c->e.wal), 2);
+  assert_int_equal(count_objects(c->e.compacted), 2);
+  tu_snap_free(&c->ref);
+  tu_cenv_close(&c->e);
+}
+
+static void reclaim(void **state) {
+  (void)state;
+  read_ctx c;
+  run_failing_with("reclaim passes + read", reclaim_setup, op_reclaim, reclaim_check, &c, 0);
+}
+
+/* The catalog: a stream is created and grown; after a failure it is absent
+ * or whole (every log maps back to it), and the same calls then succeed. */
+static void catalog_setup(void *ctx) { tu_cenv_open(ctx, "oomc", 0, 1, NULL); }
+
+static int op_catalog(void *ctx) {
+  tu_cenv *e = ctx;
+  tarn_catalog *cat;
+  int rc = tarn_catalog_open(e->m, NULL, &cat);
+  if (rc) return rc;
+  tarn_catalog_record r;
+  tarn_stream_prop prop = {"retention.ms", "1000"};
+  rc = tarn_catalog_create_stream(cat, "ns", "s2", 3, &prop, 1, NULL);
+  if (!rc) rc = tarn_catalog_add_partitions(cat, "ns", "s2", 2, NULL);
+  if (!rc && !(rc = tarn_catalog_open_stream(cat, "ns", "s2", &r))) {
+    assert_int_equal(r.n_logs, 5);
+    tarn_catalog_record_free(&r);
+  }
+  tarn_catalog_record *v;
+  size_t n;
+  if (!rc && !(rc = tarn_catalog_list_streams(cat, &v, &n))) {
+    assert_int_equal(n, 2);
+    tarn_catalog_records_free(v, n);
+  }
+  tarn_catalog_close(cat);
+  return rc;
+}
+
+static void catalog_check(void *ctx, int run_rc) {
+  (void)run_rc;
+  tu_cenv *e = ctx;
+  tarn_catalog *cat;
+  assert_int_equal(tarn_catalog_open(e->m, NULL, &cat), 0);
+  tarn_catalog_record r;
+  int rc = tarn_catalog_open_stream(cat, "ns", "s2", &r);
+  if (rc == TARN_ENOTFOUND) {
+    assert_int_equal(tarn_catalog_create_stream(cat, "ns", "s2", 3, NULL, 0, &r), 0);
+  } else {
+    assert_int_equal(rc, 0);
+  }
+  assert_true(r.n_logs == 3 || r.n_logs == 5);
+  for (size_t i = 0; i < r.n_logs; i++) {
+    tarn_catalog_record l;
+    assert_int_equal(tarn_catalog_log_stream(cat, r.logs[i], &l), 0);
+    assert_string_equal(l.name, "s2");
+    tarn_catalog_record_free(&l);
+  }
+  if (r.n_logs == 3) assert_int_equal(tarn_catalog_add_partitions(cat, "ns", "s2", 2, NULL), 0);
+  tarn_catalog_record_free(&r);
+  assert_int_equal(tarn_catalog_open_stream(cat, "ns", "s2", &r), 0);
+  assert_int_equal(r.n_logs, 5);
+  tarn_catalog_record_free(&r);
+  tarn_catalog_close(cat);
+  tu_cenv_close(e);
+}
+
+static void catalog(void **state) {
+  (void)state;
+  tu_cenv e;
+  run_failing_with("catalog create + add partitions", catalog_setup, op_catalog, catalog_check,
+                   &e, 0);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(wal_objects),
@@ -794,6 +905,8 @@ int main(void) {
       cmocka_unit_test(reader),
       cmocka_unit_test(compaction),
       cmocka_unit_test(trim),
+      cmocka_unit_test(reclaim),
+      cmocka_unit_test(catalog),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

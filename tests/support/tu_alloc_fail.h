@@ -17,6 +17,9 @@
  * k = 0 disarms (allocations are still counted). Thread-safe: calls from
  * any thread count. */
 void tu_alloc_fail_at(uint64_t k);
+/* As tu_alloc_fail_at(k), but every allocation from the k-th on fails (the
+ * "persistent" mode of SQLite's tests: error paths that allocate fail too). */
+void tu_alloc_fail_from(uint64_t k);
 /* Allocations counted since the last tu_alloc_fail_at(). */
 uint64_t tu_alloc_calls(void);
 /* Whether the armed failure happened since the last tu_alloc_fail_at(). */

@@ -23,11 +23,19 @@ char *__wrap_strndup(const char *s, size_t n);
 int __wrap_posix_memalign(void **p, size_t align, size_t n);
 
 static uint64_t calls, fail_at;
-static int failed;
+static int failed, persist;
 
 void tu_alloc_fail_at(uint64_t k) {
+  __atomic_store_n(&fail_at, 0, __ATOMIC_SEQ_CST);
   __atomic_store_n(&failed, 0, __ATOMIC_SEQ_CST);
   __atomic_store_n(&calls, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&persist, 0, __ATOMIC_SEQ_CST);
+  __atomic_store_n(&fail_at, k, __ATOMIC_SEQ_CST);
+}
+
+void tu_alloc_fail_from(uint64_t k) {
+  tu_alloc_fail_at(0);
+  __atomic_store_n(&persist, 1, __ATOMIC_SEQ_CST);
   __atomic_store_n(&fail_at, k, __ATOMIC_SEQ_CST);
 }
 
@@ -38,7 +46,8 @@ int tu_alloc_failed(void) { return __atomic_load_n(&failed, __ATOMIC_SEQ_CST); }
 /* Counts one allocation; true when it is the one to fail. */
 static int should_fail(void) {
   uint64_t n = __atomic_add_fetch(&calls, 1, __ATOMIC_SEQ_CST);
-  if (n != __atomic_load_n(&fail_at, __ATOMIC_SEQ_CST)) return 0;
+  uint64_t at = __atomic_load_n(&fail_at, __ATOMIC_SEQ_CST);
+  if (at == 0 || n < at || (n > at && !__atomic_load_n(&persist, __ATOMIC_SEQ_CST))) return 0;
   __atomic_store_n(&failed, 1, __ATOMIC_SEQ_CST);
   return 1;
 }

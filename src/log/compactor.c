@@ -189,10 +189,13 @@ int tarn__compact_range_from_json(json_t *o, tarn_compact_range *r) {
     json_t *f = json_array_get(fs, i), *nm = json_object_get(f, "name");
     uint64_t lo = 0;
     if (!json_is_string(nm) || (rc = juint(f, "last_offset", &lo)) ||
-        (rc = juint(f, "rows", &r->files[i].rows)) || (rc = juint(f, "size", &r->files[i].size)) ||
-        !(r->files[i].name = strdup(json_string_value(nm)))) {
+        (rc = juint(f, "rows", &r->files[i].rows)) || (rc = juint(f, "size", &r->files[i].size))) {
       tarn_compact_range_free(r);
       return rc ? rc : tarn__err(TARN_ECORRUPT, "compaction range: bad file %zu", i);
+    }
+    if (!(r->files[i].name = strdup(json_string_value(nm)))) {
+      tarn_compact_range_free(r);
+      return tarn__err(TARN_ENOMEM, "out of memory");
     }
     r->files[i].last_offset = (int64_t)lo;
     r->n_files = i + 1;

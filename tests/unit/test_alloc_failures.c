@@ -169,6 +169,25 @@ static int op_wal_decode(void *ctx) {
   return 0;
 }
 
+/* The legacy layout of Appendix C (test_wal.c's 80-byte vector). */
+#define LEGACY80                                                                            \
+  "00000000 00000040 00000000 00000007 00000000 00000000 00000000 00000000 00000000 00000005" \
+  " 00000000 00000007 00000000 00000001 00000000 00000005 00000000 00000003 01020304 05060708"
+
+static int op_wal_legacy(void *ctx) {
+  const tarn_buf *obj = ctx;
+  tarn_wal w;
+  int rc = tarn_wal_decode(obj->data, obj->len, &w);
+  if (rc) return rc;
+  assert_int_equal(w.version, TARN_WAL_LEGACY);
+  const tarn_wal_section *sec = tarn_wal_find(&w, 7);
+  assert_non_null(sec);
+  assert_int_equal(sec->entry_count, 2);
+  assert_memory_equal(sec->entries[1].payload, "\x06\x07\x08", 3);
+  tarn_wal_free(&w);
+  return 0;
+}
+
 static void wal_objects(void **state) {
   (void)state;
   wal_ctx c;
@@ -177,6 +196,13 @@ static void wal_objects(void **state) {
   run_failing("wal builder", op_wal_builder, &c, 0);
   run_failing("wal decode", op_wal_decode, &c, 0);
   tarn_buf_free(&c.ref);
+  tarn_buf legacy = TARN_BUF_INIT;
+  size_t n;
+  uint8_t *p = tu_hex(LEGACY80, &n);
+  assert_int_equal(tarn_buf_append(&legacy, p, n), 0);
+  free(p);
+  run_failing("wal decode (legacy)", op_wal_legacy, &legacy, 0);
+  tarn_buf_free(&legacy);
 }
 
 /* ---- EntryIndex and the file index (the spec's examples, tables §4) ---- */
@@ -267,6 +293,27 @@ static int op_fi_decode(void *ctx) {
   return 0;
 }
 
+/* A legacy v2 index value (Appendix C), parsed and written back. */
+#define LEGACY_PQ "00000000000000000007-00000000000000000028-a-b-c.parquet-12-PARQUET"
+
+static int op_legacy_value(void *ctx) {
+  (void)ctx;
+  tarn_legacy_index_value v;
+  int rc = tarn_legacy_index_value_parse((const uint8_t *)LEGACY_PQ, strlen(LEGACY_PQ), &v);
+  if (rc) return rc;
+  assert_string_equal(v.location, "a-b-c.parquet");
+  assert_int_equal(v.entry_id, 12);
+  tarn_buf b = TARN_BUF_INIT;
+  rc = tarn_legacy_index_value_encode(&v, &b);
+  if (!rc) {
+    assert_int_equal(b.len, strlen(LEGACY_PQ));
+    assert_memory_equal(b.data, LEGACY_PQ, b.len);
+  }
+  tarn_buf_free(&b);
+  tarn_legacy_index_value_free(&v);
+  return rc;
+}
+
 static void entry_index_and_file_index(void **state) {
   (void)state;
   ei_ctx c;
@@ -277,6 +324,7 @@ static void entry_index_and_file_index(void **state) {
   run_failing("entry index + file index builders", op_ei_build, &c, 0);
   run_failing("entry index decode", op_ei_decode, &c, 0);
   run_failing("file index decode", op_fi_decode, &c, 0);
+  run_failing("legacy index value", op_legacy_value, NULL, 0);
   ei_ctx_free(&c);
 }
 
@@ -802,6 +850,59 @@ static void trim(void **state) {
   run_failing_with("soft + hard trim", compact_setup, op_trim, trim_check, &c, 0);
 }
 
+/* The JSON of a compaction range (task records) and of a catalog stream
+ * record: decoded and written again, equal to the bytes given. */
+typedef struct json_ctx {
+  tarn_buf range, stream;
+} json_ctx;
+
+static int op_json_records(void *ctx) {
+  json_ctx *c = ctx;
+  tarn_compact_range r;
+  tarn_buf b = TARN_BUF_INIT;
+  int rc = tarn_compact_range_decode(c->range.data, c->range.len, &r);
+  if (rc) return rc;
+  rc = tarn_compact_range_encode(&r, &b);
+  if (!rc) assert_buf_equal(&b, &c->range);
+  tarn_compact_range_free(&r);
+  tarn_buf_reset(&b);
+  tarn_catalog_record cr;
+  if (!rc && !(rc = tarn_catalog_record_decode(c->stream.data, c->stream.len, &cr))) {
+    rc = tarn_catalog_record_encode(&cr, &b);
+    if (!rc) assert_buf_equal(&b, &c->stream);
+    tarn_catalog_record_free(&cr);
+  }
+  tarn_buf_free(&b);
+  return rc;
+}
+
+static void json_records(void **state) {
+  (void)state;
+  json_ctx c = {TARN_BUF_INIT, TARN_BUF_INIT};
+  tu_cenv e;
+  log_fill(&e, 0);
+  tarn_compactor *cp;
+  assert_int_equal(tarn_compactor_open(e.m, e.wal, e.compacted, NULL, &cp), 0);
+  tarn_compact_range done;
+  int did = 0;
+  assert_int_equal(tarn_compact_once(cp, e.log, 1, &done, &did), 0);
+  assert_int_equal(did, 1);
+  assert_int_equal(tarn_compact_range_encode(&done, &c.range), 0);
+  tarn_compact_range_free(&done);
+  tarn_compactor_close(cp);
+  tarn_catalog *cat;
+  assert_int_equal(tarn_catalog_open(e.m, NULL, &cat), 0);
+  tarn_catalog_record r;
+  assert_int_equal(tarn_catalog_open_stream(cat, "ns", "s1", &r), 0);
+  assert_int_equal(tarn_catalog_record_encode(&r, &c.stream), 0);
+  tarn_catalog_record_free(&r);
+  tarn_catalog_close(cat);
+  tu_cenv_close(&e);
+  run_failing("compaction range + catalog record JSON", op_json_records, &c, 0);
+  tarn_buf_free(&c.range);
+  tarn_buf_free(&c.stream);
+}
+
 /* Reclamation (two passes, no grace period) after the compaction left the
  * first WAL objects unreferenced: a failure never deletes what a record names. */
 static void reclaim_setup(void *ctx) {
@@ -925,6 +1026,7 @@ int main(void) {
       cmocka_unit_test(trim),
       cmocka_unit_test(reclaim),
       cmocka_unit_test(catalog),
+      cmocka_unit_test(json_records),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

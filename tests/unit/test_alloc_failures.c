@@ -581,13 +581,14 @@ static void log_setup(void *ctx) {
   memset(c->acks, 0, sizeof c->acks);
 }
 
-/* Opens a writer, appends LOG_N entries (some in separate objects), closes. */
+/* Opens a writer, appends LOG_N entries (some in separate objects; with
+ * threads, every third with append_sync), closes. */
 static int op_writer(void *ctx) {
   log_ctx *c = ctx;
   tarn_writer_options o;
   tarn_writer_options_default(&o);
   o.stepped = c->stepped;
-  o.batch_ms = 1000;
+  o.batch_ms = c->stepped ? 1000 : 5; /* append_sync waits a batch window */
   o.object_retries = 0;
   tarn_writer *w;
   int rc = tarn_writer_open(c->e.m, c->e.wal, &o, &w), first = rc;
@@ -599,6 +600,15 @@ static int op_writer(void *ctx) {
   uint8_t buf[256];
   for (int i = 0; i < LOG_N; i++) {
     size_t n = log_payload((uint64_t)i, buf);
+    if (!c->stepped && i % 3 == 2) {
+      /* append_sync: its result is the entry's outcome */
+      uint64_t off = 0;
+      rc = tarn_writer_append_sync(w, c->e.log, buf, n, (uint32_t)(1 + i % 3), &off, NULL);
+      c->append_rc[i] = 0;
+      c->acks[i] = (ack){1, rc, off};
+      if (rc && !first) first = rc;
+      continue;
+    }
     rc = c->append_rc[i] =
         tarn_writer_append(w, c->e.log, buf, n, (uint32_t)(1 + i % 3), on_ack, &c->acks[i]);
     if (rc && !first) first = rc;

@@ -20,6 +20,7 @@
 #include "tarn/entryindex.h"
 #include "tarn/error.h"
 #include "tarn/fileindex.h"
+#include "tarn/fsck.h"
 #include "tarn/kafka.h"
 #include "tarn/lease.h"
 #include "tarn/parquet.h"
@@ -979,6 +980,32 @@ static void reclaim(void **state) {
   run_failing_with("reclaim passes + read", reclaim_setup, op_reclaim, reclaim_check, &c, 0);
 }
 
+/* fsck over a log of RAW and PARQUET records: a failure is an error, never a
+ * fault reported in a sound deployment. */
+static int op_fsck(void *ctx) {
+  read_ctx *c = ctx;
+  tarn_fsck_report rep;
+  memset(&rep, 0, sizeof rep);
+  int rc = tarn_fsck_run(c->e.m, c->e.wal, c->e.compacted, NULL, &rep);
+  if (rc) return rc;
+  if (rep.n_faults)
+    fail_msg("fsck reported %zu faults, the first %s: %s", rep.n_faults, rep.faults[0].kind,
+             rep.faults[0].message);
+  assert_int_equal(rep.logs, 1);
+  assert_int_equal(rep.entries_read, c->ref.n);
+  tarn_fsck_report_free(&rep);
+  return 0;
+}
+
+static void fsck(void **state) {
+  (void)state;
+  read_ctx c;
+  reclaim_setup(&c);
+  run_failing("fsck", op_fsck, &c, 0);
+  tu_snap_free(&c.ref);
+  tu_cenv_close(&c.e);
+}
+
 /* The catalog: a stream is created and grown; after a failure it is absent
  * or whole (every log maps back to it), and the same calls then succeed. */
 static void catalog_setup(void *ctx) { tu_cenv_open(ctx, "oomc", 0, 1, NULL); }
@@ -1057,6 +1084,7 @@ int main(void) {
       cmocka_unit_test(reclaim),
       cmocka_unit_test(catalog),
       cmocka_unit_test(json_records),
+      cmocka_unit_test(fsck),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -63,7 +63,8 @@ typedef struct tarn_fsck_options {
 
 /* Checks every log of the catalog. Returns 0 when the check ran to the end
  * (faults, if any, are in *rep; free it with tarn_fsck_report_free), or a
- * negative error when the stores could not be read. o may be NULL. */
+ * negative error when the stores could not be read (*rep then holds no
+ * faults and needs no free; on_fault may have seen some). o may be NULL. */
 int tarn_fsck_run(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
                   const tarn_fsck_options *o, tarn_fsck_report *rep);
 

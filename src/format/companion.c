@@ -299,7 +299,9 @@ static int decode_row(reader *r, json_t *obj, size_t pos, size_t b, size_t i) {
                          b, i, row, json_string_value(jo));
   size_t mlen = json_string_length(jm);
   tarn_buf_reset(&r->meta);
-  if (tarn__b64_decode(json_string_value(jm), mlen, &r->meta, "metadata"))
+  int brc = tarn__b64_decode(json_string_value(jm), mlen, &r->meta, "metadata");
+  if (brc == TARN_ENOMEM) return brc;
+  if (brc)
     return tarn__corrupt(WHAT, pos, "block %zu row %zu (row %zu): metadata is not padded standard Base64",
                          b, i, row);
   /* Unknown fields (the reserved 1 and 3) and schemaVersion are skipped. */

@@ -222,6 +222,10 @@ static int unsnappy(const uint8_t *in, size_t n, size_t max, tarn_buf *out, char
   return 0;
 }
 
+/* unlz4's result for a magic 0 frame with Kafka's old header checksum: apart
+ * from every TARN_E* (TARN_ENOMEM is -2) and from -1, bad input. */
+#define LZ4_OLD_CHECKSUM (-1000)
+
 /* Kafka's lz4 is the LZ4 frame format. (Magic 0 wrappers from old clients
  * carry a wrong frame-header checksum; liblz4 refuses those.) */
 static int unlz4(const uint8_t *in, size_t n, size_t max, int magic, tarn_buf *out, char *why,
@@ -241,7 +245,7 @@ static int unlz4(const uint8_t *in, size_t n, size_t max, int magic, tarn_buf *o
       snprintf(why, wl, "lz4: %s", LZ4F_getErrorName(hint));
       /* Kafka before 0.10 computed the frame-header checksum over the wrong
        * bytes (KAFKA-3160); liblz4 has no switch to read such frames. */
-      rc = magic == 0 && LZ4F_getErrorCode(hint) == LZ4F_ERROR_headerChecksum_invalid ? -2 : -1;
+      rc = magic == 0 && LZ4F_getErrorCode(hint) == LZ4F_ERROR_headerChecksum_invalid ? LZ4_OLD_CHECKSUM : -1;
       break;
     }
     q += src;
@@ -279,7 +283,7 @@ static int count_inner(tarn_kafka_iter *it, const legacy_msg *w, size_t at, size
   rc = codec == TARN_KAFKA_GZIP     ? tarn__gunzip(&raw, v, vn, max, 0, &fault, why, sizeof why)
        : codec == TARN_KAFKA_SNAPPY ? unsnappy(v, vn, max, &raw, why, sizeof why)
                                     : unlz4(v, vn, max, w->magic, &raw, why, sizeof why);
-  if (rc == -2)
+  if (rc == LZ4_OLD_CHECKSUM)
     rc = tarn__err(TARN_EUNSUPPORTED,
                    WHAT ": byte %zu: batch %zu: an lz4 wrapper of magic 0 with the frame-header "
                    "checksum of Kafka before 0.10 is not supported",

@@ -73,8 +73,11 @@ static char *dup(const char *s) {
 
 static int add_kv(tarn_parquet_meta *m, const char *k, const char *v) {
   tarn_parquet_kv *kv = &m->kv[m->n_kv];
-  if (!(kv->key = dup(k)) || !(kv->value = dup(v)))
+  if (!(kv->key = dup(k)) || !(kv->value = dup(v))) {
+    free(kv->key); /* not counted in n_kv yet: the meta's free would miss it */
+    kv->key = NULL;
     return tarn__err(TARN_ENOMEM, "parquet writer: out of memory");
+  }
   m->n_kv++;
   return 0;
 }

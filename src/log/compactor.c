@@ -189,10 +189,13 @@ int tarn__compact_range_from_json(json_t *o, tarn_compact_range *r) {
     json_t *f = json_array_get(fs, i), *nm = json_object_get(f, "name");
     uint64_t lo = 0;
     if (!json_is_string(nm) || (rc = juint(f, "last_offset", &lo)) ||
-        (rc = juint(f, "rows", &r->files[i].rows)) || (rc = juint(f, "size", &r->files[i].size)) ||
-        !(r->files[i].name = strdup(json_string_value(nm)))) {
+        (rc = juint(f, "rows", &r->files[i].rows)) || (rc = juint(f, "size", &r->files[i].size))) {
       tarn_compact_range_free(r);
       return rc ? rc : tarn__err(TARN_ECORRUPT, "compaction range: bad file %zu", i);
+    }
+    if (!(r->files[i].name = strdup(json_string_value(nm)))) {
+      tarn_compact_range_free(r);
+      return tarn__err(TARN_ENOMEM, "out of memory");
     }
     r->files[i].last_offset = (int64_t)lo;
     r->n_files = i + 1;
@@ -695,9 +698,11 @@ int tarn_compact_lock_release(tarn_compact_lock *l) {
   if (!l)
     return 0;
   /* A record left behind would block the log's compaction for as long as our
-   * session lives (this process keeps it alive): retry a failed Delete. */
+   * session lives (this process keeps it alive): retry a failed Get or
+   * Delete — a lost reply, an unavailable store or a transient allocation
+   * failure. */
   int rc = 0;
-  for (int attempt = 0; attempt < 3; attempt++) {
+  for (int attempt = 0; attempt < 4; attempt++) {
     tarn_meta_rec r = {0};
     rc = tarn_meta_get(l->meta, TARN_COMPACTION_PARTITION, l->key, &r);
     if (!rc && r.stat.version == l->version)

@@ -72,6 +72,14 @@ static void fault(ctx *c, const char *kind, uint64_t offset, const char *key, co
     c->o->on_fault(c->o->fault_arg, f);
 }
 
+/* A check that could not run for want of memory is no fault of the
+ * deployment: the run stops and fails with TARN_ENOMEM instead. */
+static int oom(ctx *c, int rc) {
+  if (rc == TARN_ENOMEM)
+    c->oom = 1;
+  return c->oom;
+}
+
 /* ---- RAW records ------------------------------------------------------------ */
 
 static void check_raw(ctx *c, const char *key, const tarn_entry_index *ei, uint64_t start,
@@ -86,14 +94,16 @@ static void check_raw(ctx *c, const char *key, const tarn_entry_index *ei, uint6
     return;
   }
   if (rc) {
-    fault(c, "wal-object", start, key, loc, "cannot read the WAL object: %s", tarn_errmsg());
+    if (!oom(c, rc))
+      fault(c, "wal-object", start, key, loc, "cannot read the WAL object: %s", tarn_errmsg());
     tarn_buf_free(&obj);
     return;
   }
   c->rep->bytes_read += obj.len;
   tarn_wal w;
   if ((rc = tarn_wal_decode(obj.data, obj.len, &w))) {
-    fault(c, "wal-object", start, key, loc, "%s", tarn_errmsg());
+    if (!oom(c, rc))
+      fault(c, "wal-object", start, key, loc, "%s", tarn_errmsg());
     tarn_buf_free(&obj);
     return;
   }
@@ -185,13 +195,15 @@ static void check_file(ctx *c, const char *key, uint64_t start, uint64_t end, co
     goto out;
   }
   if (rc) {
-    fault(c, "parquet", start, key, path, "cannot read: %s", tarn_errmsg());
+    if (!oom(c, rc))
+      fault(c, "parquet", start, key, path, "cannot read: %s", tarn_errmsg());
     *cum_before = UINT64_MAX;
     goto out;
   }
   c->rep->bytes_read += gz.len;
-  if (tarn_companion_decode(&comp, gz.data, gz.len, 0)) {
-    fault(c, "companion", start, key, ipath, "%s", tarn_errmsg());
+  if ((rc = tarn_companion_decode(&comp, gz.data, gz.len, 0))) {
+    if (!oom(c, rc))
+      fault(c, "companion", start, key, ipath, "%s", tarn_errmsg());
     *cum_before = UINT64_MAX;
     goto out;
   }
@@ -228,7 +240,8 @@ static void check_file(ctx *c, const char *key, uint64_t start, uint64_t end, co
   /* the Parquet file: its row count and payload sizes */
   src s = {c->compacted, path};
   if ((rc = tarn_parquet_open(&pq, read_at, &s, size, NULL))) {
-    fault(c, "parquet", start, key, path, "%s", tarn_errmsg());
+    if (!oom(c, rc))
+      fault(c, "parquet", start, key, path, "%s", tarn_errmsg());
     goto out;
   }
   c->rep->bytes_read += size;
@@ -243,8 +256,9 @@ static void check_file(ctx *c, const char *key, uint64_t start, uint64_t end, co
     size_t n;
     int is_null;
     if ((rc = tarn_parquet_next(pq, &p, &n, &is_null))) {
-      fault(c, "parquet", (uint64_t)comp.rows[i].offset, key, path, "row %zu: %s", i,
-            tarn_errmsg());
+      if (!oom(c, rc))
+        fault(c, "parquet", (uint64_t)comp.rows[i].offset, key, path, "row %zu: %s", i,
+              tarn_errmsg());
       break;
     }
     if ((is_null ? 0 : n) != (size_t)comp.rows[i].entry_size) {
@@ -266,8 +280,10 @@ out:
 static void check_parquet(ctx *c, const char *key, const tarn_entry_index *ei, uint64_t start,
                           uint64_t end, uint64_t cum) {
   tarn_file_index fi;
-  if (tarn_file_index_decode_base64(ei->file_index, strlen(ei->file_index), &fi)) {
-    fault(c, "file-index", start, key, NULL, "%s", tarn_errmsg());
+  int rc = tarn_file_index_decode_base64(ei->file_index, strlen(ei->file_index), &fi);
+  if (rc) {
+    if (!oom(c, rc))
+      fault(c, "file-index", start, key, NULL, "%s", tarn_errmsg());
     return;
   }
   if (fi.files[fi.n - 1].last_offset != (int64_t)end - 1 ||
@@ -284,7 +300,7 @@ static void check_parquet(ctx *c, const char *key, const tarn_entry_index *ei, u
       int64_t base = i ? fi.files[i - 1].last_offset + 1 : (int64_t)start;
       check_file(c, key, start, end, fi.files[i].name, base, fi.files[i].last_offset, &cb);
     }
-    if (cb != UINT64_MAX && cb != cum) {
+    if (!c->oom && cb != UINT64_MAX && cb != cum) { /* a file left unchecked proves nothing */
       char path[1200];
       snprintf(path, sizeof path, "%s/%s/%s", c->ns, c->name, fi.files[fi.n - 1].name);
       fault(c, "cumulative", start, key, path,
@@ -380,8 +396,10 @@ static void check_record(ctx *c, spans *s, const tarn_meta_rec *r) {
   span x = {.end = k.end_offset, .cum = k.cumulative_size};
   int file_type;
   if (ver == 3) {
-    if (tarn_entry_index_decode(r->value, r->value_len, &ei)) {
-      fault(c, "value", k.end_offset, r->key, NULL, "%s", tarn_errmsg());
+    int rc = tarn_entry_index_decode(r->value, r->value_len, &ei);
+    if (rc) {
+      if (!oom(c, rc))
+        fault(c, "value", k.end_offset, r->key, NULL, "%s", tarn_errmsg());
       s->n = 0; /* its range is unknown: restart the adjacency checks after it */
       c->lost = 1;
       return;
@@ -391,8 +409,10 @@ static void check_record(ctx *c, spans *s, const tarn_meta_rec *r) {
     x.start = k.end_offset - (uint64_t)ei.message_count;
   } else {
     tarn_legacy_index_value lv;
-    if (ver < 0 || tarn_legacy_index_value_parse(r->value, r->value_len, &lv)) {
-      fault(c, "value", k.end_offset, r->key, NULL, "%s", tarn_errmsg());
+    int rc = ver < 0 ? ver : tarn_legacy_index_value_parse(r->value, r->value_len, &lv);
+    if (rc) {
+      if (!oom(c, rc))
+        fault(c, "value", k.end_offset, r->key, NULL, "%s", tarn_errmsg());
       s->n = 0;
       c->lost = 1;
       return;
@@ -466,6 +486,8 @@ static int read_all(ctx *c, const spans *s) {
         next = s->v[i].start;
         break;
       }
+    if (oom(c, rc))
+      break;
     fault(c, "read", pos, NULL, NULL, "entries from offset %llu do not read: %s",
           (unsigned long long)pos, rc == TARN_EEND ? "the log ends early" : tarn_errmsg());
     pos = next > pos ? next : pos + 1;
@@ -481,7 +503,7 @@ int tarn_fsck_log(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
                   const tarn_fsck_options *o, tarn_fsck_report *rep) {
   ctx c = {meta, wal, compacted, o, rep, log_id, 0, ns, name, 0, 0};
   int rc = tarn_trim_marker_read(meta, log_id, &c.b, NULL);
-  if (rc) {
+  if (rc && !oom(&c, rc)) {
     fault(&c, "key", 0, NULL, NULL, "the trim marker does not read: %s", tarn_errmsg());
     c.b = 0;
   }
@@ -546,6 +568,8 @@ int tarn_fsck_run(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
     }
   }
   tarn_catalog_records_free(st, n);
+  if (rc) /* the faults found before the error would leak: callers free only after success */
+    tarn_fsck_report_free(rep);
   return rc;
 }
 

@@ -583,7 +583,10 @@ static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, ui
       sleep_ms(50);
       continue;
     }
-    if (rc == 0 && ok) rc = tarn__meta_rec_set(out, key, NULL, 0, newrev, created);
+    /* The put took effect: running out of memory for its result must not
+     * report it as failed. */
+    if (rc == 0 && ok && tarn__meta_rec_set(out, key, NULL, 0, newrev, created))
+      rc = tarn__err(TARN_EUNKNOWN, "etcd: sequenced put committed; out of memory for its key");
     free(key);
     if (rc || ok) goto out;
     /* Lost a race: the failure branch read the new last key at newrev. */

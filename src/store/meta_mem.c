@@ -350,8 +350,16 @@ static int mem_seq_put(tarn_meta *m, const char *part, const char *prefix, uint6
   size_t i = lower_bound(p, key);
   int exists = i < p->n && strcmp(p->v[i].key, key) == 0;
   tarn_meta_stat st;
+  /* The result's key is allocated before the commit: an allocation failing
+   * after it would report a put that took effect as failed. */
+  if ((rc = tarn__meta_rec_set(out, key, NULL, 0, 0, 0))) goto out;
   rc = store_rec(s, p, i, exists, key, val, len, 0, &st);
-  if (rc == 0) rc = tarn__meta_rec_set(out, key, NULL, 0, st.version, st.created_ms);
+  if (rc == 0) {
+    out->stat.version = st.version;
+    out->stat.created_ms = st.created_ms;
+  } else {
+    tarn_meta_rec_free(out);
+  }
   rc = commit_result(fault, rc);
 out:
   pthread_mutex_unlock(&s->mu);

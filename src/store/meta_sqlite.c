@@ -541,9 +541,18 @@ static int sq_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64
   int64_t cur, created = 0;
   if (rc == 0) rc = current(h, part, key, &exists, &cur, &created);
   tarn_meta_stat stat;
+  /* The result's key is allocated before the commit: an allocation failing
+   * after it would report a put that took effect as failed. */
+  int have_out = 0;
+  if (rc == 0 && (rc = tarn__meta_rec_set(out, key, NULL, 0, 0, 0)) == 0) have_out = 1;
   if (rc == 0) rc = upsert(h, part, key, val, len, 0, exists, created, &stat);
   rc = end_write(h, rc);
-  if (rc == 0) rc = tarn__meta_rec_set(out, key, NULL, 0, stat.version, stat.created_ms);
+  if (rc == 0) {
+    out->stat.version = stat.version;
+    out->stat.created_ms = stat.created_ms;
+  } else if (have_out) {
+    tarn_meta_rec_free(out);
+  }
 out:
   pthread_mutex_unlock(&h->mu);
   free(bound);

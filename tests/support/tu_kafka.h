@@ -1,0 +1,28 @@
+/* Test helpers for the Kafka binding: record batches built from the published
+ * layouts, with CRC32C from ISA-L and CRC32 from zlib, so that the checksums
+ * do not come from tarn. */
+#ifndef TU_KAFKA_H
+#define TU_KAFKA_H
+
+#include <stdint.h>
+
+#include "tarn/buf.h"
+
+/* Appends a v2 batch with n records of values "v<i>"; count and delta as declared. */
+void tu_kafka_v2_batch(tarn_buf *out, int64_t base, uint16_t attrs, int32_t n, int32_t count,
+                       int32_t delta);
+/* A v2 batch of n records, declared consistently. */
+void tu_kafka_v2_simple(tarn_buf *out, int32_t n);
+/* Appends a v0/v1 message with the given value (NULL: null value). */
+void tu_kafka_legacy_msg(tarn_buf *out, int magic, int64_t offset, uint8_t attrs,
+                         const void *value, size_t vlen);
+/* Appends n uncompressed messages of value "x". */
+void tu_kafka_inner_set(tarn_buf *set, int magic, int n);
+/* Append the gzip, xerial-framed snappy, or LZ4 frame of in. */
+void tu_kafka_gzip_of(tarn_buf *out, const tarn_buf *in);
+void tu_kafka_snappy_xerial_of(tarn_buf *out, const tarn_buf *in);
+void tu_kafka_lz4_of(tarn_buf *out, const tarn_buf *in);
+/* Appends a compressed wrapper (codec TARN_KAFKA_GZIP, SNAPPY or LZ4) of n inner messages. */
+void tu_kafka_wrapper(tarn_buf *out, int magic, int codec, int n);
+
+#endif

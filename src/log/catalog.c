@@ -130,9 +130,23 @@ int tarn_catalog_check(tarn_catalog *c) {
 
 /* ---- log IDs (LS-087) ---------------------------------------------------- */
 
-int tarn_catalog_alloc_logs(tarn_catalog *c, uint32_t n, uint64_t *first) {
-  if (n == 0)
-    return tarn__err(TARN_EINVAL, "allocating 0 log IDs");
+/* 1 when P(L) holds a record of any kind: index record, trim marker, fence,
+ * lease or one we do not know. "" is the least key of every partition. */
+static int partition_occupied(tarn_catalog *c, uint64_t log_id) {
+  char part[TARN_KEY_PARTITION_LEN + 1];
+  tarn_key_partition(part, log_id);
+  tarn_meta_rec r = {0};
+  int rc = tarn_meta_ceiling(c->meta, part, "", &r);
+  tarn_meta_rec_free(&r);
+  if (rc == TARN_ENOTFOUND)
+    return 0;
+  return rc ? tarn__errctx(rc, "looking into the partition of log %llu",
+                           (unsigned long long)log_id)
+            : 1;
+}
+
+/* Takes n IDs from the counter; they may be occupied. */
+static int take_ids(tarn_catalog *c, uint32_t n, uint64_t *first) {
   for (int attempt = 0; attempt < MAX_RETRIES; attempt++) {
     tarn_catalog_record r;
     int64_t ver;
@@ -159,6 +173,24 @@ int tarn_catalog_alloc_logs(tarn_catalog *c, uint32_t n, uint64_t *first) {
   }
   return tarn__err(TARN_ECONFLICT, "allocating log IDs: lost %d races for the counter; retry",
                    MAX_RETRIES);
+}
+
+int tarn_catalog_alloc_logs(tarn_catalog *c, uint32_t n, uint64_t *first) {
+  if (n == 0)
+    return tarn__err(TARN_EINVAL, "allocating 0 log IDs");
+  /* LS-087: an ID whose partition holds a record had a log already — one
+   * another catalog, an earlier deployment or a raw writer used — so it is
+   * skipped for good (the counter is past it) and we take fresh ones. Each
+   * round moves the counter up and the occupied partitions are finitely
+   * many, so this ends. */
+  for (;;) {
+    int rc = take_ids(c, n, first), busy = 0;
+    for (uint32_t i = 0; !rc && !busy && i < n; i++)
+      if ((rc = partition_occupied(c, *first + i)) == 1)
+        busy = 1, rc = 0;
+    if (rc || !busy)
+      return rc;
+  }
 }
 
 /* ---- streams ------------------------------------------------------------- */

@@ -533,24 +533,72 @@ static void trim_marker_respected(void **state) {
   env_close(&E);
 }
 
-/* LS-051: past a log's last record Higher finds the lease record in P(L),
- * which the prefix check rejects: the read ends instead of decoding it. */
+/* Copies every index record of log `from` into partition `part`, under its
+ * own keys: a neighbouring log's records, as a store whose partitions hold
+ * many logs' keys (Oxia's shards) has them next to L's. */
+static void copy_index(tarn_meta *m, uint64_t from, const char *part) {
+  char p[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_LEN + 1], b[TARN_KEY_LEN + 1];
+  tarn_key_partition(p, from);
+  tarn_key_format(a, from, 0, 0);
+  tarn_key_format(b, from, TARN_KEY_MAX, TARN_KEY_MAX);
+  tarn_meta_recs rs = {0};
+  assert_int_equal(tarn_meta_scan(m, p, a, b, 0, 0, &rs), 0);
+  assert_true(rs.n > 0);
+  for (size_t i = 0; i < rs.n; i++)
+    assert_int_equal(tarn_meta_put(m, part, rs.v[i].key, rs.v[i].value, rs.v[i].value_len, NULL),
+                     0);
+  tarn_meta_recs_free(&rs);
+}
+
+/* LS-051: the key Higher returns must begin with L's prefix. Past log 30's
+ * last record Higher(P(30)) finds log 31's index record (a well-formed key
+ * and value, so only the prefix check tells it apart), then the lease record
+ * of 30 (a '/' key that does not parse: the check must come before decoding).
+ * Floor, for the end offset, gets the same check (LS-054's first offset goes
+ * through Higher). */
 static void prefix_check(void **state) {
   (void)state;
   env E;
   tarn_writer *w = env_writer(&E, "prefix");
   assert_int_equal(tarn_writer_append_sync(w, 30, "a", 1, 1, NULL, NULL), 0);
+  assert_int_equal(tarn_writer_append_sync(w, 31, "bb", 2, 1, NULL, NULL), 0);
+  assert_int_equal(tarn_writer_append_sync(w, 31, "cc", 2, 1, NULL, NULL), 0);
+  copy_index(E.m, 31, "30");
+  copy_index(E.m, 31, "32"); /* 32 has no records of its own */
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(E.m, E.wal, NULL, NULL, &r), 0);
-  tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, 30, 1, &it), 0);
   tarn_entry e;
-  assert_int_equal(tu_lease_count(E.m, 30), 1); /* a key > every index key of 30 in P(30) */
+  for (uint64_t from = 1; from <= 2; from++) {
+    tarn_log_iter *it;
+    assert_int_equal(tarn_reader_iter(r, 30, from, &it), 0);
+    assert_int_equal(tarn_reader_next(it, &e, 0), TARN_EEND);
+    tarn_reader_iter_free(it);
+  }
+  /* From 0: log 30's own entry, then the end, not 31's entries. */
+  tarn_log_iter *it;
+  assert_int_equal(tarn_reader_iter(r, 30, 0, &it), 0);
+  assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+  assert_int_equal(e.offset, 0);
+  assert_int_equal(e.payload_len, 1);
   assert_int_equal(tarn_reader_next(it, &e, 0), TARN_EEND);
   tarn_reader_iter_free(it);
-  uint64_t end;
-  assert_int_equal(tarn_reader_end_offset(r, 31, &end, NULL), 0);
+  uint64_t end = 99, first;
+  assert_int_equal(tarn_reader_end_offset(r, 30, &end, NULL), 0);
+  assert_int_equal(end, 1);
+  assert_int_equal(tarn_reader_end_offset(r, 32, &end, NULL), 0);
   assert_int_equal(end, 0);
+  assert_int_equal(tarn_reader_first_offset(r, 32, &first), TARN_ENOTFOUND);
+  /* Only the writer's lease record of 30 lies past its last record now. */
+  char a[TARN_KEY_LEN + 1], b[TARN_KEY_LEN + 1];
+  tarn_key_format(a, 31, 0, 0);
+  tarn_key_format(b, 31, TARN_KEY_MAX, TARN_KEY_MAX);
+  assert_int_equal(tarn_meta_delete_range(E.m, "30", a, b, NULL), 0);
+  assert_int_equal(tu_lease_count(E.m, 30), 1); /* a key > every index key of 30 in P(30) */
+  tarn_reader_close(r);
+  assert_int_equal(tarn_reader_open(E.m, E.wal, NULL, NULL, &r), 0);
+  assert_int_equal(tarn_reader_iter(r, 30, 1, &it), 0);
+  assert_int_equal(tarn_reader_next(it, &e, 0), TARN_EEND);
+  tarn_reader_iter_free(it);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
   env_close(&E);

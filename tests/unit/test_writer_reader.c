@@ -537,12 +537,7 @@ static void trim_marker_respected(void **state) {
  * own keys: a neighbouring log's records, as a store whose partitions hold
  * many logs' keys (Oxia's shards) has them next to L's. */
 static void copy_index(tarn_meta *m, uint64_t from, const char *part) {
-  char p[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_LEN + 1], b[TARN_KEY_LEN + 1];
-  tarn_key_partition(p, from);
-  tarn_key_format(a, from, 0, 0);
-  tarn_key_format(b, from, TARN_KEY_MAX, TARN_KEY_MAX);
-  tarn_meta_recs rs = {0};
-  assert_int_equal(tarn_meta_scan(m, p, a, b, 0, 0, &rs), 0);
+  tarn_meta_recs rs = tu_index_records(m, from);
   assert_true(rs.n > 0);
   for (size_t i = 0; i < rs.n; i++)
     assert_int_equal(tarn_meta_put(m, part, rs.v[i].key, rs.v[i].value, rs.v[i].value_len, NULL),

@@ -66,8 +66,13 @@ int tarn_token_bucket_try(tarn_token_bucket *b, uint64_t n, int64_t *wait_ms);
  * tokens are there. */
 int tarn_token_bucket_throttle(void *ctx, uint64_t bytes);
 
+/* LS-032: a range's payload, the PARQUET record's entry_size_bytes, stays
+ * below 2^31 (Appendix E); max_range_bytes may be at most this. */
+#define TARN_COMPACT_RANGE_BYTES_MAX 2147483647u
+
 typedef struct tarn_compactor_options {
-  uint64_t max_range_bytes;  /* a range closes at this much payload (256 MiB) */
+  uint64_t max_range_bytes;  /* a range closes at this much payload (256 MiB; at most
+                                TARN_COMPACT_RANGE_BYTES_MAX) */
   int64_t max_age_ms;        /* ... or when its oldest entry is this old (180000) */
   uint64_t max_file_bytes;   /* payload bytes per Parquet file before the next one (128 MiB) */
   int codec;                 /* Parquet codec (TARN_PARQUET_ZSTD) */

@@ -71,8 +71,8 @@ int tarn_cmd_compact(int argc, char **argv) {
   const tarn_cli_opt opts[] = {
       TARN_CLI_LOG_TARGET_OPTS(&t),
       TARN_CLI_OPT_FLAG("--all", &all, 1),
-      TARN_CLI_OPT_UINT("--max-range-bytes", &range_bytes, 1, UINT64_MAX, "a positive number",
-                        NULL),
+      TARN_CLI_OPT_UINT("--max-range-bytes", &range_bytes, 1, TARN_COMPACT_RANGE_BYTES_MAX,
+                        "1 .. 2^31-1 (LS-032)", NULL),
       TARN_CLI_OPT_UINT("--max-file-bytes", &file_bytes, 1, UINT64_MAX, "a positive number",
                         NULL),
       TARN_CLI_OPT_UINT("--rate", &rate, 1, UINT64_MAX, "a positive number", NULL),

@@ -10,6 +10,7 @@
 #include "server/node.h"
 #include "server/srvlog.h"
 #include "tarn/catalog.h"
+#include "tarn/compactor.h"
 #include "tarn/deployment.h"
 #include "tarn/error.h"
 
@@ -86,8 +87,8 @@ int tarn_cmd_serve(int argc, char **argv) {
       TARN_CLI_OPT_UINT("--compact-interval-ms", &o.compact_interval_ms, 0, 86400000, NULL,
                         NULL),
       TARN_CLI_OPT_UINT("--compact-max-age-ms", &o.compact_max_age_ms, 0, INT64_MAX, NULL, NULL),
-      TARN_CLI_OPT_UINT("--compact-max-range-bytes", &o.compact_max_range_bytes, 0, UINT64_MAX,
-                        NULL, NULL),
+      TARN_CLI_OPT_UINT("--compact-max-range-bytes", &o.compact_max_range_bytes, 0,
+                        TARN_COMPACT_RANGE_BYTES_MAX, "0 .. 2^31-1 (LS-032)", NULL),
       TARN_CLI_OPT_UINT("--compact-rate", &o.compact_rate, 0, UINT64_MAX, NULL, NULL),
       TARN_CLI_OPT_UINT("--reclaim-interval-ms", &o.reclaim_interval_ms, 0, 86400000, NULL,
                         NULL),

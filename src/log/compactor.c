@@ -223,6 +223,10 @@ struct tarn_compactor {
 
 int tarn_compactor_open(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
                         const tarn_compactor_options *o, tarn_compactor **out) {
+  if (o && o->max_range_bytes > TARN_COMPACT_RANGE_BYTES_MAX) /* LS-032 */
+    return tarn__err(TARN_EINVAL, "max_range_bytes %" PRIu64 " would let a range reach 2^31 "
+                                  "bytes; at most %u", o->max_range_bytes,
+                     TARN_COMPACT_RANGE_BYTES_MAX);
   tarn_compactor *c = calloc(1, sizeof *c);
   if (!c)
     return tarn__err(TARN_ENOMEM, "out of memory");
@@ -304,6 +308,7 @@ typedef struct plan_ctx {
   tarn_compact_range *r;
   const tarn_compactor_options *o;
   int started, closed;
+  int full;             /* closed before a record that would take it to 2^31 */
   uint64_t prev_end;
   int have_prev;
   int overlap;          /* a record starts below the end of the one before it */
@@ -339,6 +344,9 @@ static int plan_cb(void *ctx, const tarn__ixrec *x) {
   } else if (!raw_v3 || x->start != p->r->e) {
     p->closed = 1; /* the run ends at a PARQUET record, a legacy one, or a gap; */
     return 0;      /* the next record is still looked at for an overlap */
+  } else if (p->r->bytes + (uint64_t)x->ei.entry_size_bytes > TARN_COMPACT_RANGE_BYTES_MAX) {
+    p->closed = p->full = 1; /* LS-032: before the record that would reach 2^31 */
+    return 0;
   }
   p->r->e = x->key.end_offset;
   p->r->c_e = x->key.cumulative_size;
@@ -373,7 +381,7 @@ int tarn_compact_plan(tarn_compactor *c, uint64_t log_id, int force, tarn_compac
                      log_id, p.ov_s, p.ov_e);
   }
   int64_t now = c->o.clock(c->o.clock_ctx);
-  int ready = p.started && (force || p.r->bytes >= c->o.max_range_bytes || now - out->oldest_ms >= c->o.max_age_ms);
+  int ready = p.started && (force || p.full || p.r->bytes >= c->o.max_range_bytes || now - out->oldest_ms >= c->o.max_age_ms);
   if (!ready) {
     memset(out, 0, sizeof *out);
     return TARN_ENOTFOUND;

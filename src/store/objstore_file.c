@@ -271,8 +271,14 @@ static int f_get(tarn_objstore *st, const char *name, uint64_t off, uint64_t len
       rc = tarn__errno(errno, "file store %s: read \"%s\"", s->root, name);
       break;
     }
-    if (r == 0)
-      break; /* objects never shrink; a short file here means it changed underneath us */
+    if (r == 0) {
+      /* Objects never shrink: the file was cut after we opened it. Short
+       * data would pass for the object's bytes, so it is an error. */
+      rc = tarn__err(TARN_EIO, "file store %s: \"%s\" ends at %llu, short of the %llu bytes it "
+                               "had when opened (truncated)",
+                     s->root, name, (unsigned long long)off, (unsigned long long)size);
+      break;
+    }
     tarn__objdst_commit(dst, (size_t)r);
     off += (uint64_t)r, want -= (uint64_t)r;
   }
@@ -463,19 +469,52 @@ static int f_list(tarn_objstore *st, const char *prefix, const char *start_after
   return 0;
 }
 
-static int mkdir_p(char *path) {
-  for (char *p = path + 1; *p; p++) {
-    if (*p != '/')
-      continue;
-    *p = 0;
-    int r = mkdir(path, 0755);
-    *p = '/';
-    if (r != 0 && errno != EEXIST)
-      return -1;
-  }
-  if (mkdir(path, 0755) != 0 && errno != EEXIST)
+/* fsyncs the directory that holds path[0..len) ("." when it has no '/'). */
+static int fsync_parent(const char *path, size_t len) {
+  char dir[4096];
+  while (len > 0 && path[len - 1] != '/')
+    len--;
+  while (len > 1 && path[len - 1] == '/')
+    len--;
+  if (len >= sizeof dir)
     return -1;
-  return 0;
+  if (len == 0)
+    dir[0] = '.', len = 1;
+  else
+    memcpy(dir, path, len);
+  dir[len] = 0;
+  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (fd < 0)
+    return -1;
+  int rc = retry_eintr_fsync(fd);
+  int e = errno;
+  close(fd);
+  errno = e;
+  return rc;
+}
+
+/* mkdir -p; each directory it creates has its parent fsynced, so that a root
+ * created here (and what its objects' durability rests on) survives a crash
+ * as the objects put in it do. */
+static int mkdir_one(char *path, size_t len) {
+  char c = path[len];
+  path[len] = 0;
+  int r = mkdir(path, 0755);
+  int e = errno;
+  if (r == 0 && fsync_parent(path, len) != 0)
+    r = -1, e = errno;
+  else if (r != 0 && e == EEXIST)
+    r = 0;
+  path[len] = c;
+  errno = e;
+  return r;
+}
+
+static int mkdir_p(char *path) {
+  for (char *p = path + 1; *p; p++)
+    if (*p == '/' && p[-1] != '/' && mkdir_one(path, (size_t)(p - path)) != 0)
+      return -1;
+  return mkdir_one(path, strlen(path));
 }
 
 static int f_open(const char *uri, tarn_objstore **out) {

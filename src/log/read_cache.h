@@ -22,6 +22,8 @@ typedef struct tarn__rec {
   uint32_t *boundaries;     /* entry_count values, or NULL (one entry) */
   char *location;           /* malloc'd; NULL for PARQUET without one */
   char *file_index;         /* PARQUET: the CompactedObjectFileIndex (Base64), malloc'd */
+  int legacy;               /* 1 or 2: a legacy string value (Appendix C), one RAW entry */
+  uint64_t entry_id;        /* legacy: the entry's entry_id in its (legacy) object */
   char key[TARN_KEY_LEN + 1];
 } tarn__rec;
 

@@ -119,13 +119,55 @@ int tarn_reader_trim_offset(tarn_reader *r, uint64_t log_id, uint64_t *b) {
 
 /* ---- R2: records -------------------------------------------------------------------- */
 
-/* Decodes a looked-up record of log_id into *out. */
+/* A legacy record (Appendix C): the value is a string naming one entry of a
+ * legacy object by its entry_id; the deltas of the key are its record count
+ * and payload size. Only RAW: legacy compacted data is out of scope. */
+static int legacy_rec(uint64_t log_id, const tarn_meta_rec *m, const tarn_key *k,
+                      tarn__rec *out) {
+  tarn_legacy_index_value lv;
+  int rc = tarn_legacy_index_value_parse(m->value, m->value_len, &lv);
+  if (rc)
+    return tarn__errctx(rc, "index record %s", m->key);
+  if (lv.has_file_type && lv.file_type != TARN_FILE_RAW)
+    rc = tarn__err(TARN_EUNSUPPORTED, "index record %s: a legacy (v%d) PARQUET record; legacy "
+                                      "compacted data is out of scope (spec Appendix C)",
+                   m->key, lv.version);
+  else if (lv.message_count < 1 || lv.message_count > INT32_MAX ||
+           (uint64_t)lv.message_count > k->end_offset ||
+           lv.entry_size_bytes < 0 || (uint64_t)lv.entry_size_bytes > k->cumulative_size)
+    rc = tarn__err(TARN_ECORRUPT, "index record %s: legacy message_count %lld or "
+                                  "entry_size_bytes %lld does not fit the key's numbers",
+                   m->key, (long long)lv.message_count, (long long)lv.entry_size_bytes);
+  if (!rc) {
+    out->log_id = log_id;
+    out->end = k->end_offset;
+    out->start = k->end_offset - (uint64_t)lv.message_count;
+    out->cumulative = k->cumulative_size;
+    out->timestamp_ms = m->stat.created_ms;
+    out->version = m->stat.version;
+    out->file_type = TARN_FILE_RAW;
+    out->entry_size_bytes = lv.entry_size_bytes;
+    out->entry_count = 1;
+    out->legacy = lv.version;
+    out->entry_id = (uint64_t)lv.entry_id;
+    memcpy(out->key, m->key, TARN_KEY_LEN + 1);
+    out->location = lv.location, lv.location = NULL;
+  }
+  tarn_legacy_index_value_free(&lv);
+  return rc;
+}
+
+/* Decodes a looked-up record of log_id into *out: an EntryIndex, or a legacy
+ * string value, told apart by the value's first bytes (Appendix C). */
 static int rec_from_meta(uint64_t log_id, const tarn_meta_rec *m, tarn__rec *out) {
   memset(out, 0, sizeof *out);
   tarn_key k;
   int rc = tarn_key_parse(m->key, strlen(m->key), &k);
   if (rc)
     return rc;
+  int v = tarn_index_value_detect_version(m->value, m->value_len);
+  if (v == 1 || v == 2)
+    return legacy_rec(log_id, m, &k, out);
   tarn_entry_index ei;
   if ((rc = tarn_entry_index_decode(m->value, m->value_len, &ei)))
     return tarn__errctx(rc, "index record %s", m->key);
@@ -274,6 +316,38 @@ static void iter_drop_record(tarn_log_iter *it) {
   tarn_buf_reset(&it->whole);
 }
 
+/* A legacy record's entry: the tuple of the legacy object (its head in
+ * it->whole) with the record's log and entry_id, as a one-entry section whose
+ * record count is the record's (the object has none). */
+static int legacy_section(tarn_log_iter *it, size_t head_len, uint64_t size) {
+  const tarn__rec *rec = &it->rec;
+  tarn_wal w;
+  int rc = tarn_wal_decode_index(it->whole.data, head_len, size, &w);
+  if (rc)
+    return tarn__errctx(rc, "WAL object %s", rec->location);
+  const tarn_wal_section *sec = w.version == TARN_WAL_LEGACY ? tarn_wal_find(&w, it->log_id) : NULL;
+  const tarn_wal_entry *e = NULL;
+  for (size_t i = 0; sec && !e && i < sec->entry_count; i++)
+    if (sec->entries[i].entry_id == rec->entry_id)
+      e = &sec->entries[i];
+  if (w.version != TARN_WAL_LEGACY) /* LS-001: one format version per deployment */
+    rc = tarn__err(TARN_EVERSION, "record %s is a legacy (v%d) record, but WAL object %s has the "
+                                  "version 3 layout", rec->key, rec->legacy, rec->location);
+  else if (!e)
+    rc = tarn__err(TARN_ECORRUPT, "WAL object %s holds no entry %llu of log %llu (record %s)",
+                   rec->location, (unsigned long long)rec->entry_id,
+                   (unsigned long long)it->log_id, rec->key);
+  else if (!(it->ents = malloc(sizeof *it->ents)))
+    rc = tarn__err(TARN_ENOMEM, "out of memory");
+  if (!rc) {
+    it->ents[0] = (tarn__sec_ent){.pos = e->payload_pos, .size = e->payload_size,
+                                  .records = (uint32_t)(rec->end - rec->start)};
+    it->n = 1;
+  }
+  tarn_wal_free(&w);
+  return rc;
+}
+
 /* Reads the object's head (by range: probe, then the rest of the index
  * region if needed) and the log's section. The probe also gives the object's
  * size, which the index region's bounds need: no HEAD per object. */
@@ -281,7 +355,8 @@ static int load_head(tarn_log_iter *it) {
   tarn_reader *r = it->r;
   const char *name = it->rec.location;
   uint64_t size = 0;
-  if (tarn__head_cache_get(&r->heads, name, it->log_id, &it->ents, &it->n, &size)) {
+  if (!it->rec.legacy &&
+      tarn__head_cache_get(&r->heads, name, it->log_id, &it->ents, &it->n, &size)) {
     STAT_ADD(r, head_hits, 1);
     return 0;
   }
@@ -308,6 +383,8 @@ static int load_head(tarn_log_iter *it) {
     if (rc)
       return rc;
   }
+  if (it->rec.legacy)
+    return legacy_section(it, (size_t)head_len, size);
   return tarn__head_cache_add(&r->heads, name, it->whole.data, (size_t)head_len, size, it->log_id,
                               &it->ents, &it->n);
 }

@@ -23,6 +23,7 @@
 #ifndef TARN_TASKS_H
 #define TARN_TASKS_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -96,9 +97,11 @@ int tarn_tasks_retry(tarn_meta *m, uint64_t log_id);
 
 /* A worker loop for `tarn compact --worker`-like uses: plans and runs tasks
  * with `threads` threads (the most concurrent tasks of this process) until
- * *stop is set, sleeping idle_ms when there is nothing to do. */
+ * *stop is set (from another thread or a signal handler), sleeping idle_ms
+ * when there is nothing to do. Returns 0 once stopped, or TARN_ENOMEM when a
+ * thread could not be created (the ones started are stopped and joined). */
 int tarn_tasks_work(tarn_compactor *c, const tarn_tasks_options *o, int threads, int idle_ms,
-                    volatile int *stop);
+                    atomic_int *stop);
 
 #ifdef __cplusplus
 }

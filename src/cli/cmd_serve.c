@@ -33,7 +33,8 @@ static void help(void) {
       "and serves HTTP on --listen:\n"
       "  GET /metrics   Prometheus text format (docs/serve.md lists the metrics)\n"
       "  GET /healthz   200 {\"status\":\"ok\",...} when the metadata store and both roots\n"
-      "                 answer, 503 {\"status\":\"unavailable\",...} otherwise\n"
+      "                 answered the health job's last check (every 5 s), 503\n"
+      "                 {\"status\":\"unavailable\",...} otherwise\n"
       "On SIGTERM/SIGINT it stops taking work, lets runs in progress finish (a task's\n"
       "step completes and its lock is released; an interrupted task resumes on any node\n"
       "from its recorded state), closes the stores and exits 0.\n"
@@ -55,13 +56,17 @@ static void help(void) {
       "  --wal-grace-ms MS           age of an unreferenced WAL object before it goes (%lld)\n"
       "  --stats-interval-ms MS      (%d)\n"
       "  --no-compact, --no-reclaim, --no-wal-gc   leave that job out\n"
+      "  --http-max-connections N    connections the endpoint holds at once (%d)\n"
+      "  --http-max-per-ip N         ... from one client address (%d)\n"
+      "  --http-timeout-s S          an idle connection is closed after S seconds (%d)\n"
       "\n%s"
       "\nExit status: 0 stopped by a signal; 1 failed to start (e.g. the port is taken);\n"
       "2 bad command line; 3 a store could not be reached.\n",
       TARN_SERVE_DEFAULT_LISTEN, o.compact_workers, o.compact_interval_ms,
       (long long)o.compact_max_age_ms, (unsigned long long)o.compact_max_range_bytes,
       o.reclaim_interval_ms, (long long)o.orphan_grace_ms, o.wal_gc_interval_ms,
-      (long long)o.wal_grace_ms, o.stats_interval_ms, tarn_cli_deploy_help);
+      (long long)o.wal_grace_ms, o.stats_interval_ms, o.http_max_connections, o.http_max_per_ip,
+      o.http_timeout_s, tarn_cli_deploy_help);
 }
 
 /* --log-format and --log-level store the index of the word they name. */
@@ -96,6 +101,9 @@ int tarn_cmd_serve(int argc, char **argv) {
       TARN_CLI_OPT_UINT("--wal-gc-interval-ms", &o.wal_gc_interval_ms, 0, 86400000, NULL, NULL),
       TARN_CLI_OPT_UINT("--wal-grace-ms", &o.wal_grace_ms, 0, INT64_MAX, NULL, NULL),
       TARN_CLI_OPT_UINT("--stats-interval-ms", &o.stats_interval_ms, 0, 86400000, NULL, NULL),
+      TARN_CLI_OPT_UINT("--http-max-connections", &o.http_max_connections, 1, 65536, NULL, NULL),
+      TARN_CLI_OPT_UINT("--http-max-per-ip", &o.http_max_per_ip, 1, 65536, NULL, NULL),
+      TARN_CLI_OPT_UINT("--http-timeout-s", &o.http_timeout_s, 1, 3600, NULL, NULL),
       {0}};
   const tarn_cli_verb v = {"serve", help, opts, &d, NULL, 0, NULL};
   int nargs, ex = tarn_cli_parse(&v, argc, argv, &nargs);

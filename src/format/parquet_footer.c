@@ -229,9 +229,23 @@ static int walk_schema(tarn_parquet_meta *m, size_t *i, int depth, size_t *leave
   return 0;
 }
 
-/* A list whose elements must be structs. */
-static int struct_list(rd_t *d, int type, size_t *n, const char *field) {
-  int et, rc = tarn__thrift_list(d, type, &et, n, field);
+/* The fewest bytes an element the decoder accepts can take, by its required
+ * fields (a field header and a one-byte value each, a string of length 0)
+ * and the stop byte; they cap the arrays allocated from a list's count, so
+ * the decoded metadata takes at most 8 bytes per footer byte (the schema's
+ * 24-byte elements; docs/parquet.md). */
+enum {
+  MIN_SCHEMA_ELEMENT = 3, /* name */
+  MIN_KEY_VALUE = 3,      /* key */
+  /* columns (header, list header, the payload ColumnChunk: meta_data's
+   * header, ColumnMetaData's fields 1, 4, 5, 7 and 9 and stop, the chunk's
+   * stop), num_rows, stop */
+  MIN_ROW_GROUP = 2 + (1 + 5 * 2 + 1 + 1) + 2 + 1
+};
+
+/* A list whose elements must be structs of at least min bytes. */
+static int struct_list(rd_t *d, int type, size_t min, size_t *n, const char *field) {
+  int et, rc = tarn__thrift_list_min(d, type, min, &et, n, field);
   return rc ? rc : tarn__thrift_expect(d, et, TARN__T_STRUCT, field);
 }
 
@@ -250,7 +264,7 @@ int tarn__pq_meta_decode(const uint8_t *p, size_t n, uint64_t base, tarn_parquet
     switch (id) {
     case 1: rc = tarn__thrift_i32(&d, type, &m->version, "FileMetaData.version"); break;
     case 2:
-      if ((rc = struct_list(&d, type, &cnt, "FileMetaData.schema")))
+      if ((rc = struct_list(&d, type, MIN_SCHEMA_ELEMENT, &cnt, "FileMetaData.schema")))
         break;
       if (m->schema)
         return tarn__corrupt(FOOTER, at(&d), "FileMetaData.schema given twice");
@@ -262,7 +276,7 @@ int tarn__pq_meta_decode(const uint8_t *p, size_t n, uint64_t base, tarn_parquet
     case 3: rc = tarn__thrift_i64(&d, type, &m->num_rows, "FileMetaData.num_rows"); break;
     case 4: {
       /* Row groups are decoded once the schema has told which column is payload. */
-      if ((rc = struct_list(&d, type, &n_groups, "FileMetaData.row_groups")))
+      if ((rc = struct_list(&d, type, MIN_ROW_GROUP, &n_groups, "FileMetaData.row_groups")))
         break;
       groups_at = d.r.off;
       for (size_t i = 0; i < n_groups && rc == 0; i++)
@@ -272,7 +286,7 @@ int tarn__pq_meta_decode(const uint8_t *p, size_t n, uint64_t base, tarn_parquet
       break;
     }
     case 5:
-      if ((rc = struct_list(&d, type, &cnt, "FileMetaData.key_value_metadata")))
+      if ((rc = struct_list(&d, type, MIN_KEY_VALUE, &cnt, "FileMetaData.key_value_metadata")))
         break;
       if (m->kv)
         return tarn__corrupt(FOOTER, at(&d), "FileMetaData.key_value_metadata given twice");

@@ -140,7 +140,8 @@ int tarn__thrift_binary(tarn__thrift_rd *d, int type, const uint8_t **p, size_t 
   return 0;
 }
 
-int tarn__thrift_list(tarn__thrift_rd *d, int type, int *elem_type, size_t *n, const char *field) {
+int tarn__thrift_list_min(tarn__thrift_rd *d, int type, size_t min_elem, int *elem_type, size_t *n,
+                          const char *field) {
   size_t start = here(d);
   uint8_t c;
   int rc = tarn__thrift_expect(d, type, TARN__T_LIST, field);
@@ -155,13 +156,21 @@ int tarn__thrift_list(tarn__thrift_rd *d, int type, int *elem_type, size_t *n, c
   if (t == TARN__T_STOP || t > TARN__T_STRUCT)
     return tarn__corrupt(d->r.what, start, "%s: list element type %d is not a Thrift type", field,
                          c & 0x0f);
-  /* Every element takes at least one byte, so a count above the bytes left is a lie. */
-  if (count > tarn__rd_left(&d->r))
-    return tarn__corrupt(d->r.what, start, "%s: list of %llu elements in %zu bytes", field,
-                         (unsigned long long)count, tarn__rd_left(&d->r));
+  /* Every element takes at least min_elem bytes (one for any type), so a count
+   * the bytes left cannot hold is a lie: refused before anyone allocates for it. */
+  if (min_elem == 0)
+    min_elem = 1;
+  if (count > tarn__rd_left(&d->r) / min_elem)
+    return tarn__corrupt(d->r.what, start,
+                         "%s: list of %llu elements in %zu bytes (%zu each at least)", field,
+                         (unsigned long long)count, tarn__rd_left(&d->r), min_elem);
   *elem_type = t;
   *n = (size_t)count;
   return 0;
+}
+
+int tarn__thrift_list(tarn__thrift_rd *d, int type, int *elem_type, size_t *n, const char *field) {
+  return tarn__thrift_list_min(d, type, 1, elem_type, n, field);
 }
 
 static int skip_value(tarn__thrift_rd *d, int type, int in_list, int nest) {

@@ -2,7 +2,8 @@
  * FileMetaData, PageHeader and ColumnMetaData.
  *
  * The decoder is total: every read checks the bytes left, a list's element
- * count is checked against the bytes left before anyone allocates for it,
+ * count is checked against what the bytes left can hold (at the least size of
+ * one element) before anyone allocates for it,
  * varints are at most 10 bytes (5 for i32, 3 for i16), and structs and lists
  * may nest at most TARN__THRIFT_MAX_DEPTH deep, which refuses "nesting bombs"
  * (a few bytes that open thousands of structs).
@@ -67,6 +68,12 @@ int tarn__thrift_binary(tarn__thrift_rd *d, int type, const uint8_t **p, size_t 
                         const char *field);
 /* A list (or set) header; *n is at most the bytes left. */
 int tarn__thrift_list(tarn__thrift_rd *d, int type, int *elem_type, size_t *n, const char *field);
+/* As tarn__thrift_list, for elements that take at least min_elem bytes each
+ * (a struct's required fields): *n is at most the bytes left / min_elem, so a
+ * caller allocating *n decoded elements allocates at most sizeof(element) /
+ * min_elem bytes per input byte. */
+int tarn__thrift_list_min(tarn__thrift_rd *d, int type, size_t min_elem, int *elem_type, size_t *n,
+                          const char *field);
 /* Fails unless type is want; for fields whose type is fixed by the schema. */
 int tarn__thrift_expect(tarn__thrift_rd *d, int type, int want, const char *field);
 /* Skips a value of the given type, nested values included. */

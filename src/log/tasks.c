@@ -409,13 +409,17 @@ typedef struct worker {
   tarn_compactor *c;
   const tarn_tasks_options *o;
   int idle_ms, planner;
-  volatile int *stop;
+  /* The caller's flag, set from another thread, and this call's own (a worker
+   * that could not start stops the others): atomics, read in every round. */
+  atomic_int *stop, *quit;
   int rc;
 } worker;
 
+static int stopping(const worker *w) { return atomic_load(w->stop) || atomic_load(w->quit); }
+
 static void *work_main(void *p) {
   worker *w = p;
-  while (!*w->stop) {
+  while (!stopping(w)) {
     int ran = 0;
     if (w->planner)
       tarn_tasks_plan(w->c, w->o, 0, NULL);
@@ -431,7 +435,7 @@ static void *work_main(void *p) {
 }
 
 int tarn_tasks_work(tarn_compactor *c, const tarn_tasks_options *o, int threads, int idle_ms,
-                    volatile int *stop) {
+                    atomic_int *stop) {
   if (threads < 1)
     threads = 1;
   worker *w = calloc((size_t)threads, sizeof *w);
@@ -441,13 +445,24 @@ int tarn_tasks_work(tarn_compactor *c, const tarn_tasks_options *o, int threads,
     free(th);
     return tarn__err(TARN_ENOMEM, "out of memory");
   }
-  for (int i = 0; i < threads; i++) {
-    w[i] = (worker){c, o, idle_ms, i == 0, stop, 0};
-    pthread_create(&th[i], NULL, work_main, &w[i]);
+  atomic_int quit;
+  atomic_init(&quit, 0);
+  int started = 0, rc = 0;
+  for (; started < threads; started++) {
+    w[started] = (worker){c, o, idle_ms, started == 0, stop, &quit, 0};
+    int e = pthread_create(&th[started], NULL, work_main, &w[started]);
+    if (e) {
+      /* The threads started so far are stopped and joined: no thread outlives
+       * the call, and the caller learns it got fewer workers than asked. */
+      atomic_store(&quit, 1);
+      rc = tarn__err(TARN_ENOMEM, "cannot start worker thread %d of %d: %s", started + 1,
+                     threads, strerror(e));
+      break;
+    }
   }
-  for (int i = 0; i < threads; i++)
+  for (int i = 0; i < started; i++)
     pthread_join(th[i], NULL);
   free(w);
   free(th);
-  return 0;
+  return rc;
 }

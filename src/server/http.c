@@ -69,8 +69,8 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
                MHD_RESPMEM_PERSISTENT);
 }
 
-int tarn_srv_http_start(const char *listen, tarn_srv_health_fn health, void *arg,
-                        tarn_srv_http **out) {
+int tarn_srv_http_start(const char *listen, const tarn_srv_http_limits *lim,
+                        tarn_srv_health_fn health, void *arg, tarn_srv_http **out) {
   *out = NULL;
   const char *colon = strrchr(listen, ':');
   char host[64];
@@ -96,9 +96,28 @@ int tarn_srv_http_start(const char *listen, tarn_srv_health_fn health, void *arg
     return TARN_ENOMEM;
   h->health = health;
   h->arg = arg;
-  h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, (uint16_t)port, NULL, NULL, handle, h,
-                          MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                          MHD_OPTION_CONNECTION_TIMEOUT, (unsigned)10, MHD_OPTION_END);
+  /* One internal thread serves every connection (poll or epoll, not select's
+   * 1024 descriptors); handlers answer from memory, so no request waits on
+   * another. The limits bound what clients can hold: beyond max_connections
+   * (all) or max_per_ip (one address) a connection is closed at once, an idle
+   * one after timeout_s, and a connection's buffers are 16 KiB (no request
+   * has a body). */
+  struct MHD_OptionItem ops[] = {
+      {MHD_OPTION_CONNECTION_LIMIT, lim && lim->max_connections > 0 ? lim->max_connections : 0,
+       NULL},
+      {MHD_OPTION_PER_IP_CONNECTION_LIMIT, lim && lim->max_per_ip > 0 ? lim->max_per_ip : 0,
+       NULL},
+      {MHD_OPTION_CONNECTION_TIMEOUT, lim && lim->timeout_s > 0 ? lim->timeout_s : 0, NULL},
+      {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 16 * 1024, NULL},
+      {MHD_OPTION_END, 0, NULL}};
+  size_t k = 0;
+  for (size_t i = 0; ops[i].option != MHD_OPTION_END; i++)
+    if (ops[i].value > 0) /* 0: the option left out, libmicrohttpd's default */
+      ops[k++] = ops[i];
+  ops[k] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
+  h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, (uint16_t)port, NULL,
+                          NULL, handle, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
+                          MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
   if (!h->d) {
     free(h);
     return TARN_EIO;

@@ -1,7 +1,7 @@
 /* The HTTP endpoint of `tarn serve` (libmicrohttpd, one internal thread):
  *   GET /metrics  the process's metrics, Prometheus text format 0.0.4
- *   GET /healthz  200 {"status":"ok",...} when the stores answer,
- *                 503 {"status":"unavailable",...} otherwise
+ *   GET /healthz  200 {"status":"ok",...} when the stores answered the last
+ *                 check, 503 {"status":"unavailable",...} otherwise
  * Anything else: 404; methods other than GET and HEAD: 405. */
 #ifndef TARN_SERVER_HTTP_H
 #define TARN_SERVER_HTTP_H
@@ -13,11 +13,19 @@ typedef int (*tarn_srv_health_fn)(void *arg, char *body, size_t n);
 
 typedef struct tarn_srv_http tarn_srv_http;
 
+/* What one client can hold: a bound on connections in all and from one
+ * address (beyond them a connection is closed at once), and the idle time
+ * after which a connection is closed. 0 in a field: no bound there. */
+typedef struct tarn_srv_http_limits {
+  int max_connections, max_per_ip, timeout_s;
+} tarn_srv_http_limits;
+
 /* listen is "HOST:PORT" (an IPv4 address or "localhost"; PORT 0 picks a free
- * port, see tarn_srv_http_port). TARN_EINVAL for a malformed address,
- * TARN_EIO when the port cannot be bound. */
-int tarn_srv_http_start(const char *listen, tarn_srv_health_fn health, void *arg,
-                        tarn_srv_http **out);
+ * port, see tarn_srv_http_port). health is called on the HTTP thread for
+ * every /healthz and must not block (answer from state). TARN_EINVAL for a
+ * malformed address, TARN_EIO when the port cannot be bound. */
+int tarn_srv_http_start(const char *listen, const tarn_srv_http_limits *lim,
+                        tarn_srv_health_fn health, void *arg, tarn_srv_http **out);
 int tarn_srv_http_port(const tarn_srv_http *h);
 void tarn_srv_http_stop(tarn_srv_http *h);
 

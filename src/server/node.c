@@ -2,6 +2,7 @@
 #include "server/node.h"
 
 #include <jansson.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,12 +15,24 @@
 #include "tarn/error.h"
 #include "tarn/metrics.h"
 
+/* The outcome of the last store check (check_stores). */
+typedef struct health_state {
+  int meta_ok, wal_ok, comp_ok;
+  char meta[256], wal[256], comp[256]; /* the error of a store that failed */
+  double at;                           /* tarn_metrics_now() of the check */
+} health_state;
+
+#define HEALTH_INTERVAL_MS 5000
+#define HEALTH_STALE_S (3 * HEALTH_INTERVAL_MS / 1000.0)
+
 struct tarn_srv_node {
   struct tarn_deployment *d;
   tarn_srv_options o;
   tarn_srv_sched *sched;
   tarn_srv_http *http;
   void *compaction;
+  pthread_mutex_t health_mu; /* guards health: the job writes it, the HTTP thread reads it */
+  health_state health;
 };
 
 void tarn_srv_options_default(tarn_srv_options *o) {
@@ -37,6 +50,9 @@ void tarn_srv_options_default(tarn_srv_options *o) {
   o->wal_gc_interval_ms = 60000;
   o->wal_grace_ms = 600000;
   o->stats_interval_ms = 10000;
+  o->http_max_connections = 64;
+  o->http_max_per_ip = 16;
+  o->http_timeout_s = 10;
 }
 
 /* A store answers when a read of it succeeds (a missing key or an empty root
@@ -51,30 +67,52 @@ static int store_ok(tarn_objstore *s, char *why, size_t n) {
   return rc == 0;
 }
 
-static int health(void *arg, char *body, size_t n) {
-  tarn_srv_node *node = arg;
-  char mw[256] = "", ww[256] = "", cw[256] = "";
+/* Checks the stores (a metadata Get, the session, a one-name LIST of each
+ * root) and records the outcome in the node's health state. Only the health
+ * job (and the node's start) calls it: /healthz answers from the state, so a
+ * request makes no store call and a hung store cannot hold the HTTP thread. */
+static void check_stores(tarn_srv_node *node) {
+  health_state h = {0};
   tarn_meta_rec r;
   int rc = tarn_meta_get(tarn_deployment_meta(node->d), TARN_CATALOG_PARTITION,
                          "/catalog/deployment", &r);
-  int meta_ok = rc == 0 || rc == TARN_ENOTFOUND;
+  h.meta_ok = rc == 0 || rc == TARN_ENOTFOUND;
   if (rc == 0)
     tarn_meta_rec_free(&r);
-  else if (!meta_ok)
-    snprintf(mw, sizeof mw, "%s", tarn_errmsg());
-  if (meta_ok && tarn_meta_session_ok(tarn_deployment_meta(node->d))) {
-    meta_ok = 0;
-    snprintf(mw, sizeof mw, "the metadata-store session ended");
+  else if (!h.meta_ok)
+    snprintf(h.meta, sizeof h.meta, "%s", tarn_errmsg());
+  if (h.meta_ok && tarn_meta_session_ok(tarn_deployment_meta(node->d))) {
+    h.meta_ok = 0;
+    snprintf(h.meta, sizeof h.meta, "the metadata-store session ended");
   }
-  int wal_ok = store_ok(tarn_deployment_wal(node->d), ww, sizeof ww);
-  int comp_ok = store_ok(tarn_deployment_compacted(node->d), cw, sizeof cw);
-  int ok = meta_ok && wal_ok && comp_ok;
-  tarn_metrics_set("tarn_serve_stores_ok", ok, NULL);
+  h.wal_ok = store_ok(tarn_deployment_wal(node->d), h.wal, sizeof h.wal);
+  h.comp_ok = store_ok(tarn_deployment_compacted(node->d), h.comp, sizeof h.comp);
+  h.at = tarn_metrics_now();
+  tarn_metrics_set("tarn_serve_stores_ok", h.meta_ok && h.wal_ok && h.comp_ok, NULL);
+  pthread_mutex_lock(&node->health_mu);
+  node->health = h;
+  pthread_mutex_unlock(&node->health_mu);
+}
+
+/* The endpoint's /healthz, from the last check. A check older than
+ * HEALTH_STALE_S (the health job hangs in a store call past its timeouts)
+ * is unavailable too: no answer is not an answer. */
+static int health(void *arg, char *body, size_t n) {
+  tarn_srv_node *node = arg;
+  pthread_mutex_lock(&node->health_mu);
+  health_state h = node->health;
+  pthread_mutex_unlock(&node->health_mu);
+  double age = tarn_metrics_now() - h.at;
+  int fresh = age <= HEALTH_STALE_S;
+  int ok = fresh && h.meta_ok && h.wal_ok && h.comp_ok;
   json_t *o = json_object();
   json_object_set_new(o, "status", json_string(ok ? "ok" : "unavailable"));
-  json_object_set_new(o, "meta", json_string(meta_ok ? "ok" : mw));
-  json_object_set_new(o, "wal", json_string(wal_ok ? "ok" : ww));
-  json_object_set_new(o, "compacted", json_string(comp_ok ? "ok" : cw));
+  json_object_set_new(o, "meta", json_string(h.meta_ok ? "ok" : h.meta));
+  json_object_set_new(o, "wal", json_string(h.wal_ok ? "ok" : h.wal));
+  json_object_set_new(o, "compacted", json_string(h.comp_ok ? "ok" : h.comp));
+  json_object_set_new(o, "checked_ms_ago", json_integer((json_int_t)(age * 1000)));
+  if (!fresh)
+    json_object_set_new(o, "reason", json_string("the last store check is too old"));
   char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
   json_decref(o);
   snprintf(body, n, "%s", s ? s : "{\"status\":\"unavailable\"}");
@@ -84,8 +122,10 @@ static int health(void *arg, char *body, size_t n) {
 
 static int health_job(void *arg, atomic_int *stop) {
   (void)stop;
+  tarn_srv_node *node = arg;
+  check_stores(node);
   char body[1024];
-  if (!health(arg, body, sizeof body))
+  if (!health(node, body, sizeof body))
     tarn_srv_log(TARN_SRV_WARN, "stores unavailable", "health", body, NULL);
   return 0;
 }
@@ -98,23 +138,30 @@ int tarn_srv_node_start(struct tarn_deployment *d, const tarn_srv_options *o,
     return TARN_ENOMEM;
   n->d = d;
   n->o = *o;
+  pthread_mutex_init(&n->health_mu, NULL);
+  /* The first check before the endpoint opens: /healthz never answers from no check. */
+  check_stores(n);
   tarn_srv_job jobs[16];
   int nj = 0;
-  jobs[nj++] = (tarn_srv_job){"health", 5000, 1, health_job, n};
+  jobs[nj++] = (tarn_srv_job){"health", HEALTH_INTERVAL_MS, 1, health_job, n};
   int rc = tarn_srv_compaction_jobs(d, o, jobs + nj, &n->compaction);
   if (rc < 0) {
+    pthread_mutex_destroy(&n->health_mu);
     free(n);
     return rc;
   }
   nj += rc;
-  if ((rc = tarn_srv_http_start(o->listen, health, n, &n->http))) {
+  tarn_srv_http_limits lim = {o->http_max_connections, o->http_max_per_ip, o->http_timeout_s};
+  if ((rc = tarn_srv_http_start(o->listen, &lim, health, n, &n->http))) {
     tarn_srv_compaction_free(n->compaction);
+    pthread_mutex_destroy(&n->health_mu);
     free(n);
     return rc;
   }
   if ((rc = tarn_srv_sched_start(jobs, nj, &n->sched))) {
     tarn_srv_http_stop(n->http);
     tarn_srv_compaction_free(n->compaction);
+    pthread_mutex_destroy(&n->health_mu);
     free(n);
     return rc;
   }
@@ -139,5 +186,6 @@ void tarn_srv_node_stop(tarn_srv_node *n) {
   tarn_srv_http_stop(n->http);
   tarn_srv_compaction_free(n->compaction);
   tarn_metrics_set("tarn_serve_up", 0, NULL);
+  pthread_mutex_destroy(&n->health_mu);
   free(n);
 }

@@ -23,6 +23,9 @@ typedef struct tarn_srv_options {
   int wal_gc_interval_ms;      /* (60000) */
   int64_t wal_grace_ms;        /* (600000) */
   int stats_interval_ms;       /* compaction lag and task gauges (10000) */
+  int http_max_connections;    /* connections the endpoint holds at once (64) */
+  int http_max_per_ip;         /* ... from one client address (16) */
+  int http_timeout_s;          /* an idle connection is closed after this (10) */
 } tarn_srv_options;
 
 #define TARN_SERVE_DEFAULT_LISTEN "127.0.0.1:9470"

@@ -1,6 +1,11 @@
 #!/usr/bin/env bash
 # tarn serve: /healthz and /metrics over HTTP, structured logs, counters that
 # move, a clean exit (status 0) on SIGTERM and SIGINT.
+# Reproductions of issue #11 part 6 (they fail on 4d5a889): each /healthz made
+# a metadata Get and two LISTs on the HTTP thread (now it answers from the
+# health job's last check); connections were not bounded per client address
+# (idle connections from one address beyond --http-max-per-ip are refused,
+# and an idle one is cut after --http-timeout-s, while /healthz answers).
 set -euo pipefail
 : "${TARN:?}"
 dir=$(mktemp -d)
@@ -59,7 +64,7 @@ grep -Ev '^(# (HELP|TYPE) [a-zA-Z_:][a-zA-Z0-9_:]* .*|[a-zA-Z_:][a-zA-Z0-9_:]*(\
 code=$(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$port/nothing")
 [ "$code" = 404 ] || fail "404: $code"
 
-# appends through the CLI; the node's counters move: its health checks list
+# appends through the CLI; the node's counters move: its health job lists
 # the roots, and it compacts what was appended (reads the WAL objects, writes
 # Parquet files, installs the record)
 lists() { metric "$1" 'tarn_objstore_requests_total{op="list",backend="file"}'; }
@@ -72,7 +77,13 @@ for _ in $(seq 100); do
   [ -n "$(metric "$dir/m2" 'tarn_compaction_tasks_run_total{result="ok"}')" ] && break
   sleep 0.1
 done
-after=$(lists "$dir/m2")
+# the health job lists the roots every 5 s
+for _ in $(seq 70); do
+  after=$(lists "$dir/m2")
+  [ "${after:-0}" -gt "${before:-0}" ] && break
+  sleep 0.1
+  curl -sf "http://127.0.0.1:$port/metrics" > "$dir/m2"
+done
 [ "${after:-0}" -gt "${before:-0}" ] || fail "list counter did not move: $before -> $after"
 [ "$(metric "$dir/m2" 'tarn_compaction_tasks_run_total{result="ok"}')" -ge 1 ] || fail "no task ran"
 [ "$(metric "$dir/m2" 'tarn_objstore_requests_total{op="get",backend="file"}')" -ge 1 ] || fail "no WAL read"
@@ -81,6 +92,51 @@ grep -q '^tarn_meta_requests_total{op="cas",backend="sqlite"} ' "$dir/m2" || fai
 [ "$("$TARN" read ns/events)" = "$(printf 'one\ntwo\nthree')" ] || fail "read back"
 stop TERM
 grep -q 'INFO stopped' "$dir/log" || fail "no stopped line"
+
+# /healthz answers from the health job's last check: 20 requests make no
+# store call (the job itself checks every 5 s, so at most a few in this time)
+start --no-compact --no-reclaim --no-wal-gc --http-timeout-s 2 --http-max-per-ip 4
+curl -sf "http://127.0.0.1:$port/metrics" > "$dir/m1"
+for _ in $(seq 20); do curl -sf "http://127.0.0.1:$port/healthz" > /dev/null || fail "healthz"; done
+curl -sf "http://127.0.0.1:$port/metrics" > "$dir/m2"
+gets() { metric "$1" 'tarn_meta_requests_total{op="get",backend="sqlite"}'; }
+l1=$(lists "$dir/m1") l2=$(lists "$dir/m2") g1=$(gets "$dir/m1") g2=$(gets "$dir/m2")
+[ $((${l2:-0} - ${l1:-0})) -le 6 ] || fail "20 /healthz made $((${l2:-0} - ${l1:-0})) LISTs"
+[ $((${g2:-0} - ${g1:-0})) -le 3 ] || fail "20 /healthz made $((${g2:-0} - ${g1:-0})) metadata Gets"
+# connection bounds: 12 idle connections from 127.0.0.2 (the whole of 127/8 is
+# loopback): the first 4 are held, the rest refused at once; /healthz from
+# 127.0.0.1 still answers at once; the held ones are cut after ~2 s idle
+python3 - "$port" <<'PY' || fail "connection bounds"
+import select, socket, subprocess, sys, time
+port = int(sys.argv[1])
+socks = []
+for _ in range(12):
+    s = socket.socket()
+    s.bind(("127.0.0.2", 0))
+    s.connect(("127.0.0.1", port))
+    s.settimeout(6)
+    socks.append(s)
+t0 = time.monotonic()
+out = subprocess.run(["curl", "-s", "-m", "2", "-o", "/dev/null", "-w", "%{http_code}",
+                      "http://127.0.0.1:%d/healthz" % port], capture_output=True, text=True)
+assert out.stdout == "200", ("healthz while 12 connections wait", out.stdout)
+closed = {}
+while len(closed) < len(socks) and time.monotonic() - t0 < 6:
+    ready, _, _ = select.select([s for s in socks if s not in closed], [], [], 0.1)
+    for s in ready:
+        try:
+            data = s.recv(1)
+        except ConnectionResetError:
+            data = b""
+        assert data == b"", ("an idle connection got bytes", data)
+        closed[s] = time.monotonic() - t0
+closed = sorted(closed.values())
+early = [t for t in closed if t < 1]
+late = [t for t in closed if t >= 1]
+assert len(early) == 8 and len(late) == 4, ("per-address limit", closed)
+assert len(closed) == len(socks) and all(t < 5 for t in late), ("idle connections not cut", closed)
+PY
+stop TERM
 
 # JSON logs; SIGINT stops it too
 start --log-format json --no-compact

@@ -11,6 +11,7 @@
 #ifndef TARN_TU_ALLOC_FAIL_H
 #define TARN_TU_ALLOC_FAIL_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 /* Resets the counter and arms it: the k-th allocation from now fails (once);
@@ -24,5 +25,9 @@ void tu_alloc_fail_from(uint64_t k);
 uint64_t tu_alloc_calls(void);
 /* Whether the armed failure happened since the last tu_alloc_fail_at(). */
 int tu_alloc_failed(void);
+/* From now on every single allocation of more than max bytes fails (a memory
+ * bound, as a ulimit would set it, that shows a request sized by a count read
+ * from untrusted bytes); 0 lifts the bound. Independent of the counter. */
+void tu_alloc_limit(size_t max);
 
 #endif

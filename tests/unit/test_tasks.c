@@ -1,5 +1,9 @@
 /* Compaction tasks: MutualExclusion, NoDoubleExecution, DLQOnlyAfterMaxFailures,
- * CrashRecovery (a SIGKILLed worker), several workers converging. */
+ * CrashRecovery (a SIGKILLed worker), several workers converging.
+ * Reproductions of issue #11 part 6 (they fail on 4d5a889): tarn_tasks_work's
+ * stop flag was a plain int read by the workers while the caller wrote it (a
+ * data race ThreadSanitizer reports in work_loop); a failed pthread_create
+ * was ignored and the unstarted thread joined (work_without_threads). */
 #include "testutil.h"
 #include "tu_compact.h"
 #include "tu_log.h"
@@ -9,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -166,7 +171,7 @@ static void dlq_after_max_failures(void **state) {
 
 typedef struct wk {
   tu_cenv *e;
-  volatile int *stop;
+  atomic_int *stop;
   int errors, ran;
 } wk;
 
@@ -175,7 +180,7 @@ static void *worker_main(void *p) {
   tarn_meta *m;
   assert_int_equal(tarn_meta_open(w->e->meta_uri, &m), 0);
   tarn_compactor *c = mk(m, w->e, 1500);
-  while (!*w->stop) {
+  while (!atomic_load(w->stop)) {
     int ran = 0;
     if (tarn_tasks_plan(c, NULL, 1, NULL))
       w->errors++;
@@ -216,16 +221,17 @@ static void workers_converge(int nworkers) {
     tu_append(&E, E.logs[i], 0, 40, 5);
     tu_snapshot(&E, E.logs[i], &before[i]);
   }
-  volatile int stop = 0;
+  atomic_int stop;
+  atomic_init(&stop, 0);
   wk w[3];
   pthread_t th[3];
   for (int i = 0; i < nworkers; i++) {
     w[i] = (wk){&E, &stop, 0, 0};
-    pthread_create(&th[i], NULL, worker_main, &w[i]);
+    assert_int_equal(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
   }
   for (int i = 0; i < 2000 && !all_compacted(&E); i++)
     usleep(5000);
-  stop = 1;
+  atomic_store(&stop, 1);
   int ran = 0;
   for (int i = 0; i < nworkers; i++) {
     pthread_join(th[i], NULL);
@@ -259,7 +265,7 @@ static void three_workers(void **state) {
 
 typedef struct workarg {
   tarn_compactor *c;
-  volatile int stop;
+  atomic_int stop;
 } workarg;
 
 static void *work_thread(void *p) {
@@ -288,10 +294,10 @@ static void work_loop(void **state) {
   workarg a = {NULL, 0};
   assert_int_equal(tarn_compactor_open(E.m, E.wal, E.compacted, &o, &a.c), 0);
   pthread_t th;
-  pthread_create(&th, NULL, work_thread, &a);
+  assert_int_equal(pthread_create(&th, NULL, work_thread, &a), 0);
   for (int i = 0; i < 2000 && !all_compacted(&E); i++)
     usleep(5000);
-  a.stop = 1;
+  atomic_store(&a.stop, 1);
   pthread_join(th, NULL);
   assert_true(all_compacted(&E));
   tarn_compactor_close(a.c);
@@ -406,12 +412,65 @@ static void task_record_codec(void **state) {
   tarn_task_free(&t);
 }
 
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#define UNDER_SANITIZER 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+#define UNDER_SANITIZER 1
+#endif
+#endif
+
+/* tarn_tasks_work asked for more threads than the address space can hold
+ * (RLIMIT_AS a few stacks above what the process maps) fails with
+ * TARN_ENOMEM, having stopped and joined the threads it started, though the
+ * caller's stop flag is never set. In a child process, which exits 0 when so
+ * (a hang is cut by alarm()). */
+static void work_without_threads(void **state) {
+  (void)state;
+#ifdef UNDER_SANITIZER
+  skip(); /* a sanitizer's shadow memory does not fit under an address-space limit */
+#endif
+  tu_cenv E;
+  tu_cenv_open(&E, "nothreads", 0, 1, NULL);
+  tarn_compactor *c = mk(E.m, &E, 0);
+  fflush(NULL);
+  pid_t pid = fork();
+  assert_true(pid >= 0);
+  if (pid == 0) {
+    alarm(20);
+    long pages = 0;
+    FILE *f = fopen("/proc/self/statm", "r");
+    if (!f || fscanf(f, "%ld", &pages) != 1)
+      _exit(3);
+    fclose(f);
+    struct rlimit rl;
+    getrlimit(RLIMIT_STACK, &rl);
+    rlim_t stack = rl.rlim_cur == RLIM_INFINITY ? (rlim_t)8 << 20 : rl.rlim_cur;
+    rl.rlim_cur = rl.rlim_max = (rlim_t)pages * (rlim_t)sysconf(_SC_PAGESIZE) + 3 * stack;
+    if (setrlimit(RLIMIT_AS, &rl))
+      _exit(4);
+    atomic_int stop;
+    atomic_init(&stop, 0);
+    int rc = tarn_tasks_work(c, NULL, 64, 2, &stop);
+    _exit(rc == TARN_ENOMEM ? 0 : 1);
+  }
+  int st = 0;
+  assert_int_equal(waitpid(pid, &st, 0), pid);
+  if (!WIFEXITED(st))
+    print_message("the child died of signal %d\n", WIFSIGNALED(st) ? WTERMSIG(st) : 0);
+  assert_true(WIFEXITED(st));
+  assert_int_equal(WEXITSTATUS(st), 0);
+  tarn_compactor_close(c);
+  tu_cenv_close(&E);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(task_record_codec), cmocka_unit_test(mutual_exclusion),
       cmocka_unit_test(dlq_after_max_failures), cmocka_unit_test(two_workers),
       cmocka_unit_test(three_workers), cmocka_unit_test(crash_after_c2),
       cmocka_unit_test(crash_after_c3), cmocka_unit_test(work_loop),
+      cmocka_unit_test(work_without_threads),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -24,6 +24,15 @@ int __wrap_posix_memalign(void **p, size_t align, size_t n);
 
 static uint64_t calls, fail_at;
 static int failed, persist;
+static size_t limit;
+
+void tu_alloc_limit(size_t max) { __atomic_store_n(&limit, max, __ATOMIC_SEQ_CST); }
+
+/* A request above the bound (calloc's product checked for overflow first). */
+static int too_big(size_t n, size_t size) {
+  size_t max = __atomic_load_n(&limit, __ATOMIC_SEQ_CST);
+  return max && (size && n > max / size);
+}
 
 void tu_alloc_fail_at(uint64_t k) {
   __atomic_store_n(&fail_at, 0, __ATOMIC_SEQ_CST);
@@ -53,17 +62,17 @@ static int should_fail(void) {
 }
 
 void *__wrap_malloc(size_t n) {
-  if (should_fail()) return errno = ENOMEM, NULL;
+  if (should_fail() || too_big(n, 1)) return errno = ENOMEM, NULL;
   return __real_malloc(n);
 }
 
 void *__wrap_calloc(size_t n, size_t size) {
-  if (should_fail()) return errno = ENOMEM, NULL;
+  if (should_fail() || too_big(n, size)) return errno = ENOMEM, NULL;
   return __real_calloc(n, size);
 }
 
 void *__wrap_realloc(void *p, size_t n) {
-  if (should_fail()) return errno = ENOMEM, NULL; /* p stays allocated, as realloc's does */
+  if (should_fail() || too_big(n, 1)) return errno = ENOMEM, NULL; /* p stays allocated, as realloc's does */
   return __real_realloc(p, n);
 }
 
@@ -78,6 +87,6 @@ char *__wrap_strndup(const char *s, size_t n) {
 }
 
 int __wrap_posix_memalign(void **p, size_t align, size_t n) {
-  if (should_fail()) return ENOMEM;
+  if (should_fail() || too_big(n, 1)) return ENOMEM;
   return __real_posix_memalign(p, align, n);
 }

@@ -70,11 +70,14 @@ static const char usage[] =
 
 static void help(void) { printf(usage, tarn_cli_log_target_help, tarn_cli_deploy_help); }
 
-enum { PENDING = 1, ABANDONED = 2 }; /* ack.status besides 0 and TARN_E* */
+/* ack.status besides 0 and TARN_E*: PENDING until the outcome; ABANDONED when
+ * the drain deadline passed first; REFUSED when tarn_writer_append refused it
+ * (reported then) */
+enum { PENDING = 1, ABANDONED = 2, REFUSED = 3 };
 
 /* One record between reading and printing. */
 typedef struct ack {
-  int32_t status; /* PENDING, ABANDONED (no outcome by the drain deadline), 0 or TARN_E* */
+  int32_t status; /* PENDING, ABANDONED, REFUSED, 0 or TARN_E* */
   uint32_t len;
   uint64_t pos; /* the input position: stdin's byte offset, or the FILE's index */
   uint64_t offset;
@@ -169,6 +172,8 @@ static void print_outcomes(producer *p, uint64_t a, uint64_t b) {
              unknown ? "unknown" : "failed");
     else if (!p->quiet)
       printf("%s\n", unknown ? "unknown" : "failed");
+    if (s->status == REFUSED) /* reported when it was refused */
+      continue;
     if (s->status == ABANDONED) {
       report(p, i, s, "no outcome within --drain-timeout-ms (it may be readable)");
       continue;
@@ -369,8 +374,6 @@ static int next_record(input *in, int lendelim, uint64_t rec, const uint8_t **p,
 }
 
 /* ---- appending ------------------------------------------------------------ */
-
-enum { REFUSED = 3 }; /* ack.status: tarn_writer_append refused it (reported then) */
 
 /* Appends one record once the ring has room for it: 0, STOPPED, or the
  * writer's error (reported, the record counted failed). */

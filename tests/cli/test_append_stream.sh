@@ -118,6 +118,17 @@ grep -q "^tarn: append: record 1 (line 2): failed: .*writing WAL object" "$dir/e
 [ "$(grep -c "^tarn: append: record" "$dir/err4")" = 1 ] || fail "other records reported"
 [ "$("$TARN" read --log 4)" = "$(printf 'y0\ny2')" ] || fail "failure: read back"
 
+# 4b. A record the writer refuses at once (the log is deleted: TARN_EFENCED): one report
+# with its line, 'failed' on stdout, reading stops, exit 1.
+"$TARN" stream create ns/gone > /dev/null
+gone=$("$TARN" offsets ns/gone --json | jq .partitions[0].log_id)
+"$TARN" stream drop ns/gone > /dev/null
+rc=0; printf 'g0\ng1\n' | "$TARN" append --log "$gone" > "$dir/out4b" 2> "$dir/err4b" || rc=$?
+[ "$rc" = 1 ] || fail "fenced: exit $rc"
+[ "$(cat "$dir/out4b")" = failed ] || fail "fenced: stdout"
+[ "$(grep -c "^tarn: append: record 0 (line 1): failed: .*fenced" "$dir/err4b")" = 1 ] ||
+  fail "fenced: stderr"
+
 # 5. A stuck metadata store: another process holds the SQLite write lock, so the put of
 # the record SIGTERM flushes waits (busy timeout 30 s).
 lock_meta() { # holds the lock for 30 s; prints 'locked' once it has it

@@ -92,6 +92,11 @@ int tarn_writer_append_sync(tarn_writer *w, uint64_t log_id, const void *payload
  * has had its outcome delivered. */
 int tarn_writer_flush(tarn_writer *w);
 
+/* Seals the open batch now, without waiting for anything: its object is
+ * written and published as soon as the threads get to it. For a caller that
+ * bounds its own entries in flight and must not wait out a batch window. */
+int tarn_writer_seal(tarn_writer *w);
+
 /* Flushes, stops the threads, then releases the leases — only after every
  * change started under them completed (LS-043) — and frees the writer. */
 int tarn_writer_close(tarn_writer *w);

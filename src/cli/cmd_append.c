@@ -1,4 +1,16 @@
-/* tarn append: records from stdin or files, appended as entries to one log. */
+/* tarn append: records from stdin or files, appended as entries to one log,
+ * each acknowledged on stdout as soon as it and every earlier record have
+ * their outcome.
+ *
+ * Three threads of our own besides the writer's: this one reads the input and
+ * appends; a printer prints outcomes in input order and forgets them; a
+ * signal thread turns the first SIGINT/SIGTERM into "stop reading" and the
+ * second into death by that signal. Records between reading and printing sit
+ * in a ring of fixed size, so memory does not grow with the input. */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,48 +30,100 @@ static const char usage[] =
     "--length-delimited each record is a 4-byte big-endian length and that many\n"
     "bytes; with FILE arguments each file's whole content is one record.\n"
     "Records are batched into WAL objects and acknowledged once their index\n"
-    "record committed; the offset of every record is printed, in input order.\n"
+    "record committed. Outcomes are printed in input order, one line a record,\n"
+    "as soon as a record's and every earlier record's outcome is known; stdout\n"
+    "is flushed after each batch of them, so a pipe sees them at once. Endless\n"
+    "input (tail -F) runs in bounded memory: printed outcomes are forgotten.\n"
     "\n"
     "Options:\n"
     "  --length-delimited   read stdin as 4-byte BE length-prefixed records\n"
     "  --batch-ms N         seal an object N ms after its first record (250)\n"
     "  --max-object-bytes N payload bytes per WAL object (4194304)\n"
-    "  --json               print {\"log_id\", \"appended\", \"failed\", \"unknown\",\n"
-    "                       \"offsets\"} instead of one offset per line\n"
-    "  --quiet              print no offsets\n"
+    "  --max-in-flight-bytes N\n"
+    "                       payload bytes read and not yet printed (67108864)\n"
+    "  --max-in-flight-records N\n"
+    "                       records read and not yet printed (262144)\n"
+    "  --drain-timeout-ms N after SIGINT/SIGTERM, wait this long for the\n"
+    "                       outstanding outcomes (30000)\n"
+    "  --json               one object a line: {\"record\", \"offset\",\n"
+    "                       \"timestamp_ms\"} or {\"record\", \"status\": \"failed\"|\n"
+    "                       \"unknown\"}; at the end {\"log_id\", \"records\",\n"
+    "                       \"appended\", \"failed\", \"unknown\"}\n"
+    "  --quiet              print no outcomes on stdout\n"
     "\n"
     "%s\n%s\n"
+    "Output: the offset of each record, or 'failed' or 'unknown', a line each.\n"
+    "A record that failed or whose outcome is unknown is also reported on\n"
+    "stderr with its input position, one line each, for resending it:\n"
+    "  tarn: append: record R (line L): failed|unknown: MESSAGE\n"
+    "(R counts from 0; '(byte B)' with --length-delimited, '(file F)' for files).\n"
+    "Signals: the first SIGINT or SIGTERM stops reading; the records read are\n"
+    "flushed and their outcomes printed, waiting up to --drain-timeout-ms (then\n"
+    "those still outstanding are reported 'unknown'); a second signal ends the\n"
+    "process at once, by that signal.\n"
     "Progress and rate go to stderr when it is a terminal.\n"
-    "Exit status: 0 every record appended; 1 some record failed or its outcome is\n"
-    "unknown (it may be readable: the format does not deduplicate), or bad input;\n"
-    "2 bad command line; 3 a store could not be reached.\n";
+    "Exit status: 0 every record read was appended (to the end of the input, or\n"
+    "up to a signal); 1 some record failed or its outcome is unknown (it may be\n"
+    "readable: the format does not deduplicate), or bad input; 2 bad command\n"
+    "line; 3 a store could not be reached. Killed by a second signal: that\n"
+    "signal (128+N in a shell).\n";
 
 static void help(void) { printf(usage, tarn_cli_log_target_help, tarn_cli_deploy_help); }
 
-typedef struct slot {
-  int status; /* 1 pending, 0 ok, < 0 error */
+/* ack.status besides 0 and TARN_E*: PENDING until the outcome; ABANDONED when
+ * the drain deadline passed first; REFUSED when tarn_writer_append refused it
+ * (reported then) */
+enum { PENDING = 1, ABANDONED = 2, REFUSED = 3 };
+
+/* One record between reading and printing. */
+typedef struct ack {
+  int32_t status; /* PENDING, ABANDONED, REFUSED, 0 or TARN_E* */
+  uint32_t len;
+  uint64_t pos; /* the input position: stdin's byte offset, or the FILE's index */
   uint64_t offset;
-} slot;
+  int64_t ts;
+} ack;
 
-typedef struct state {
-  size_t ok, failed, unknown, bytes;
-} state;
-
-static void on_ack(void *arg, int status, uint64_t offset, int64_t ts) {
-  (void)ts;
-  slot *s = arg;
-  s->offset = offset;
-  s->status = status;
-}
-
-typedef struct appender {
+typedef struct producer {
+  pthread_mutex_t mu;
+  pthread_cond_t cv_out;  /* the printer: the head record's outcome, or the end */
+  pthread_cond_t cv_room; /* the reader: room in the ring; the drain: all printed; a stop */
+  ack *ring;
+  uint64_t mask;        /* ring size - 1 (a power of two) */
+  uint64_t head, tail;  /* records [head, tail) are read and not yet printed */
+  size_t bytes, max_bytes;
+  int closed;           /* no record will follow tail */
+  int stop;             /* a signal (or stdout failed): read no more */
+  int stop_sig;
+  int abandoned;        /* the drain deadline passed */
+  int finished;         /* the signal thread may go */
+  int wake[2];          /* the signal thread (or the printer) wakes the reader's poll */
+  sigset_t sigs;        /* the signals that stop it */
+  /* the printer's */
+  uint64_t ok, failed, unknown;
+  int json, quiet, lendelim;
+  char *const *files;   /* FILE arguments, named in reports */
+  int out_failed;       /* writing stdout failed */
   tarn_writer *w;
-  uint64_t log_id;
-  state *st;
-  double t0, last_progress;
-  int progress;
-  int rc;
-} appender;
+} producer;
+
+/* The writer hands a callback one pointer; the ring slot is it, and the one
+ * producer of the process is found here. */
+static producer *the_producer;
+
+static void on_outcome(void *arg, int status, uint64_t offset, int64_t ts) {
+  ack *a = arg;
+  producer *p = the_producer;
+  pthread_mutex_lock(&p->mu);
+  if (a->status == PENDING) { /* an ABANDONED record was reported already */
+    a->offset = offset;
+    a->ts = ts;
+    a->status = status;
+    if (a == &p->ring[p->head & p->mask])
+      pthread_cond_signal(&p->cv_out);
+  }
+  pthread_mutex_unlock(&p->mu);
+}
 
 static double now_s(void) {
   struct timespec ts;
@@ -67,60 +131,390 @@ static double now_s(void) {
   return (double)ts.tv_sec + ts.tv_nsec / 1e9;
 }
 
-/* Slots are stable: allocated in chunks that never move. */
-#define CHUNK 65536
-typedef struct slots {
-  slot **chunks;
-  size_t n, nchunks;
-} slots;
+/* ---- the printer ---------------------------------------------------------- */
 
-static slot *slot_new(slots *s) {
-  if (s->n % CHUNK == 0) {
-    slot **c = realloc(s->chunks, (s->nchunks + 1) * sizeof *c);
-    if (!c)
-      return NULL;
-    s->chunks = c;
-    if (!(c[s->nchunks] = calloc(CHUNK, sizeof **c)))
-      return NULL;
-    s->nchunks++;
+static void report(producer *p, uint64_t rec, const ack *a, const char *why) {
+  const char *what = a->status == TARN_EUNKNOWN || a->status == ABANDONED ? "unknown" : "failed";
+  if (p->files)
+    fprintf(stderr, "tarn: append: record %llu (file %s): %s: %s\n", (unsigned long long)rec,
+            p->files[a->pos], what, why);
+  else if (p->lendelim)
+    fprintf(stderr, "tarn: append: record %llu (byte %llu): %s: %s\n", (unsigned long long)rec,
+            (unsigned long long)a->pos, what, why);
+  else /* every line is one record */
+    fprintf(stderr, "tarn: append: record %llu (line %llu): %s: %s\n", (unsigned long long)rec,
+            (unsigned long long)rec + 1, what, why);
+}
+
+/* Prints records [a, b), whose outcomes are known and stay put: nobody
+ * writes a slot between its outcome and the head passing it. */
+static void print_outcomes(producer *p, uint64_t a, uint64_t b) {
+  char why[512];
+  int have_why = 0;
+  for (uint64_t i = a; i < b; i++) {
+    const ack *s = &p->ring[i & p->mask];
+    if (s->status == 0) {
+      p->ok++;
+      if (p->json)
+        printf("{\"record\":%llu,\"offset\":%llu,\"timestamp_ms\":%lld}\n",
+               (unsigned long long)i, (unsigned long long)s->offset, (long long)s->ts);
+      else if (!p->quiet)
+        printf("%llu\n", (unsigned long long)s->offset);
+      continue;
+    }
+    int unknown = s->status == TARN_EUNKNOWN || s->status == ABANDONED;
+    if (unknown)
+      p->unknown++;
+    else
+      p->failed++;
+    if (p->json)
+      printf("{\"record\":%llu,\"status\":\"%s\"}\n", (unsigned long long)i,
+             unknown ? "unknown" : "failed");
+    else if (!p->quiet)
+      printf("%s\n", unknown ? "unknown" : "failed");
+    if (s->status == REFUSED) /* reported when it was refused */
+      continue;
+    if (s->status == ABANDONED) {
+      report(p, i, s, "no outcome within --drain-timeout-ms (it may be readable)");
+      continue;
+    }
+    if (!have_why) { /* one batch's records share the reason */
+      tarn_writer_last_error(p->w, why, sizeof why);
+      have_why = 1;
+    }
+    report(p, i, s, why);
   }
-  slot *r = &s->chunks[s->n / CHUNK][s->n % CHUNK];
-  r->status = 1;
-  s->n++;
+  if ((!p->quiet || p->json) && fflush(stdout) != 0 && !p->out_failed) {
+    p->out_failed = 1;
+    fprintf(stderr, "tarn: append: writing stdout: %s; reading no more\n", strerror(errno));
+  }
+}
+
+static void *printer_main(void *arg) {
+  producer *p = arg;
+  pthread_mutex_lock(&p->mu);
+  for (;;) {
+    while (!(p->head < p->tail && p->ring[p->head & p->mask].status != PENDING) &&
+           !(p->closed && p->head == p->tail))
+      pthread_cond_wait(&p->cv_out, &p->mu);
+    if (p->head == p->tail)
+      break; /* closed, all printed */
+    uint64_t a = p->head, b = a;
+    size_t bytes = 0;
+    while (b < p->tail && p->ring[b & p->mask].status != PENDING)
+      bytes += p->ring[b++ & p->mask].len;
+    pthread_mutex_unlock(&p->mu);
+    print_outcomes(p, a, b);
+    pthread_mutex_lock(&p->mu);
+    p->head = b;
+    p->bytes -= bytes;
+    if (p->out_failed && !p->stop) {
+      p->stop = 1;
+      ssize_t wr = write(p->wake[1], "", 1);
+      (void)wr;
+    }
+    pthread_cond_broadcast(&p->cv_room);
+  }
+  pthread_mutex_unlock(&p->mu);
+  return NULL;
+}
+
+/* ---- signals -------------------------------------------------------------- */
+
+/* SIGTERM and SIGINT, unless SIGINT came ignored (a shell's background job,
+ * nohup): that stays ignored, as is the custom. */
+static void stop_signals(sigset_t *s) {
+  sigemptyset(s);
+  sigaddset(s, SIGTERM);
+  struct sigaction sa;
+  if (sigaction(SIGINT, NULL, &sa) == 0 && sa.sa_handler != SIG_IGN)
+    sigaddset(s, SIGINT);
+}
+
+static void *signal_main(void *arg) {
+  producer *p = arg;
+  sigset_t set = p->sigs;
+  int sig;
+  if (sigwait(&set, &sig) != 0)
+    return NULL;
+  pthread_mutex_lock(&p->mu);
+  int finished = p->finished;
+  if (!finished) {
+    p->stop = 1;
+    p->stop_sig = sig;
+    pthread_cond_broadcast(&p->cv_room);
+  }
+  pthread_mutex_unlock(&p->mu);
+  if (finished)
+    return NULL;
+  ssize_t wr = write(p->wake[1], "", 1);
+  (void)wr; /* a full pipe wakes poll just the same */
+  if (sigwait(&set, &sig) != 0)
+    return NULL;
+  pthread_mutex_lock(&p->mu);
+  finished = p->finished;
+  pthread_mutex_unlock(&p->mu);
+  if (finished)
+    return NULL;
+  /* the second signal: die of it, as without a handler */
+  signal(sig, SIG_DFL);
+  pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+  raise(sig);
+  _exit(128 + sig);
+}
+
+/* ---- reading -------------------------------------------------------------- */
+
+enum { STOPPED = 1 }; /* next_record: a signal, not an error */
+
+typedef struct input {
+  int fd, wake;
+  uint8_t *buf;
+  size_t cap, beg, end, scan; /* scan: where the search for '\n' goes on */
+  uint64_t pos;               /* the input offset of buf[beg] */
+  int eof;
+} input;
+
+/* Reads more into in->buf: 0 (or in->eof), STOPPED, or TARN_EIO/TARN_ENOMEM. */
+static int fill(input *in) {
+  if (in->end == in->cap) {
+    if (in->beg > 0) {
+      memmove(in->buf, in->buf + in->beg, in->end - in->beg);
+      in->end -= in->beg;
+      in->scan -= in->beg;
+      in->beg = 0;
+    } else {
+      size_t c = in->cap ? in->cap * 2 : 1u << 18;
+      uint8_t *nb = realloc(in->buf, c);
+      if (!nb)
+        return TARN_ENOMEM;
+      in->buf = nb;
+      in->cap = c;
+    }
+  }
+  struct pollfd f[2] = {{.fd = in->fd, .events = POLLIN}, {.fd = in->wake, .events = POLLIN}};
+  for (;;) {
+    if (poll(f, 2, -1) < 0) {
+      if (errno == EINTR)
+        continue;
+      return TARN_EIO;
+    }
+    if (f[1].revents)
+      return STOPPED;
+    ssize_t n = read(in->fd, in->buf + in->end, in->cap - in->end);
+    if (n < 0 && (errno == EINTR || errno == EAGAIN))
+      continue;
+    if (n < 0)
+      return TARN_EIO;
+    if (n == 0)
+      in->eof = 1;
+    in->end += (size_t)n;
+    return 0;
+  }
+}
+
+/* The next record of stdin: 1 with *p, *len, *pos; 0 at the end; STOPPED; or
+ * a negative TARN_E* with the message printed (bad input). */
+static int next_record(input *in, int lendelim, uint64_t rec, const uint8_t **p, size_t *len,
+                       uint64_t *pos) {
+  for (;;) {
+    size_t have = in->end - in->beg;
+    if (lendelim && have >= 4) {
+      const uint8_t *h = in->buf + in->beg;
+      size_t n = (size_t)h[0] << 24 | (size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3];
+      if (n > INT32_MAX) {
+        fprintf(stderr, "tarn: append: stdin: record %llu (byte %llu): length %zu exceeds "
+                        "2^31-1\n", (unsigned long long)rec, (unsigned long long)in->pos, n);
+        return TARN_ERANGE;
+      }
+      if (have >= 4 + n) {
+        *p = h + 4, *len = n, *pos = in->pos;
+        in->beg += 4 + n, in->pos += 4 + n;
+        in->scan = in->beg;
+        return 1;
+      }
+    } else if (!lendelim) {
+      uint8_t *nl = memchr(in->buf + in->scan, '\n', in->end - in->scan);
+      if (nl || (in->eof && have)) {
+        size_t n = nl ? (size_t)(nl - (in->buf + in->beg)) : have;
+        *p = in->buf + in->beg, *len = n, *pos = in->pos;
+        size_t used = n + (nl != NULL);
+        in->beg += used, in->pos += used;
+        in->scan = in->beg;
+        return 1;
+      }
+      in->scan = in->end;
+      if (have > INT32_MAX) {
+        fprintf(stderr, "tarn: append: stdin: record %llu (line %llu): longer than 2^31-1 "
+                        "bytes\n", (unsigned long long)rec, (unsigned long long)rec + 1);
+        return TARN_ERANGE;
+      }
+    }
+    if (in->eof) {
+      if (!have)
+        return 0;
+      if (have < 4)
+        fprintf(stderr, "tarn: append: stdin: record %llu: byte %zu: truncated length prefix\n",
+                (unsigned long long)rec, have);
+      else
+        fprintf(stderr, "tarn: append: stdin: record %llu: truncated (%zu bytes announced)\n",
+                (unsigned long long)rec,
+                (size_t)in->buf[in->beg] << 24 | (size_t)in->buf[in->beg + 1] << 16 |
+                    (size_t)in->buf[in->beg + 2] << 8 | in->buf[in->beg + 3]);
+      return TARN_ECORRUPT;
+    }
+    int rc = fill(in);
+    if (rc == TARN_EIO)
+      fprintf(stderr, "tarn: append: reading stdin: %s\n", strerror(errno));
+    else if (rc == TARN_ENOMEM)
+      fprintf(stderr, "tarn: append: out of memory\n");
+    if (rc)
+      return rc;
+  }
+}
+
+/* ---- appending ------------------------------------------------------------ */
+
+/* Appends one record once the ring has room for it: 0, STOPPED, or the
+ * writer's error (reported, the record counted failed). */
+static int push(producer *p, uint64_t log_id, const uint8_t *d, size_t len, uint64_t pos) {
+  pthread_mutex_lock(&p->mu);
+  /* bounded memory: a record waits for the printer to forget earlier ones;
+   * one record alone always fits, as in the writer */
+  if (!p->stop && (p->tail - p->head > p->mask || (p->bytes > 0 && p->bytes + len > p->max_bytes))) {
+    /* the outcomes waited for may sit in the open batch: seal it, then wait
+     * until half the room is back — resuming at the first free slot would
+     * seal a batch of a few records each time */
+    pthread_mutex_unlock(&p->mu);
+    tarn_writer_seal(p->w);
+    pthread_mutex_lock(&p->mu);
+    while (!p->stop && p->head != p->tail &&
+           (p->tail - p->head > p->mask / 2 || p->bytes + len > p->max_bytes / 2 + 1))
+      pthread_cond_wait(&p->cv_room, &p->mu);
+  }
+  int stop = p->stop;
+  if (!stop)
+    p->bytes += len;
+  uint64_t rec = p->tail;
+  pthread_mutex_unlock(&p->mu);
+  if (stop)
+    return STOPPED;
+  ack *a = &p->ring[rec & p->mask]; /* free: only this thread moves the tail */
+  a->status = PENDING;
+  a->len = (uint32_t)len;
+  a->pos = pos;
+  int rc = tarn_writer_append(p->w, log_id, d, len, 1, on_outcome, a);
+  if (rc) {
+    report(p, rec, &(ack){.status = rc, .pos = pos}, tarn_errmsg());
+    a->status = REFUSED;
+  }
+  pthread_mutex_lock(&p->mu);
+  p->tail++;
+  if (a->status != PENDING && rec == p->head)
+    pthread_cond_signal(&p->cv_out);
+  pthread_mutex_unlock(&p->mu);
+  return rc;
+}
+
+/* After the last record: waits until every outcome is printed — with no
+ * limit, unless a signal came: then for drain_ms, after which the records
+ * still outstanding are ABANDONED. Returns 1 when some were. */
+static int drain(producer *p, uint64_t drain_ms) {
+  pthread_mutex_lock(&p->mu);
+  p->closed = 1;
+  pthread_cond_signal(&p->cv_out);
+  struct timespec dl;
+  int have_dl = 0;
+  while (p->head != p->tail && !p->abandoned) {
+    if (p->stop_sig && !have_dl) {
+      clock_gettime(CLOCK_MONOTONIC, &dl);
+      dl.tv_sec += (time_t)(drain_ms / 1000);
+      dl.tv_nsec += (long)(drain_ms % 1000) * 1000000L;
+      if (dl.tv_nsec >= 1000000000L)
+        dl.tv_sec++, dl.tv_nsec -= 1000000000L;
+      have_dl = 1;
+    }
+    if (!have_dl) {
+      pthread_cond_wait(&p->cv_room, &p->mu);
+      continue;
+    }
+    if (pthread_cond_timedwait(&p->cv_room, &p->mu, &dl) == ETIMEDOUT && p->head != p->tail) {
+      for (uint64_t i = p->head; i < p->tail; i++)
+        if (p->ring[i & p->mask].status == PENDING)
+          p->ring[i & p->mask].status = ABANDONED;
+      p->abandoned = 1;
+      pthread_cond_signal(&p->cv_out);
+    }
+  }
+  int r = p->abandoned;
+  pthread_mutex_unlock(&p->mu);
   return r;
 }
 
-static slot *slot_at(const slots *s, size_t i) { return &s->chunks[i / CHUNK][i % CHUNK]; }
-
-static int append_one(appender *a, slots *sl, const uint8_t *p, size_t len) {
-  slot *s = slot_new(sl);
-  if (!s) {
-    fprintf(stderr, "tarn: append: out of memory\n");
-    return TARN_EXIT_FAULT;
-  }
-  int rc = tarn_writer_append(a->w, a->log_id, p, len, 1, on_ack, s);
-  if (rc) {
-    s->status = rc;
-    fprintf(stderr, "tarn: append: record %zu: %s\n", sl->n - 1, tarn_errmsg());
-    return tarn_cli_exit_for(rc);
-  }
-  a->st->bytes += len;
-  if (a->progress) {
-    double t = now_s();
-    if (t - a->last_progress >= 0.5) {
-      a->last_progress = t;
-      double el = t - a->t0;
-      fprintf(stderr, "\r%zu records, %.1f MB, %.0f records/s, %.1f MB/s   ", sl->n,
-              a->st->bytes / 1e6, el > 0 ? sl->n / el : 0, el > 0 ? a->st->bytes / 1e6 / el : 0);
+/* Reads the records and appends them until the end, a signal or an error:
+ * TARN_EXIT_OK or the exit status of what ended it. */
+static int read_and_append(producer *p, uint64_t log_id, char **files, size_t nfiles) {
+  int progress = isatty(2);
+  double t0 = now_s(), last = t0;
+  size_t nbytes = 0;
+  uint64_t n = 0;
+  int status = TARN_EXIT_OK, rc = 0;
+  input in = {.fd = 0, .wake = p->wake[0]};
+  for (;; n++) {
+    const uint8_t *d = NULL;
+    uint8_t *buf = NULL;
+    size_t len = 0;
+    uint64_t pos = n;
+    if (nfiles) {
+      if (n == nfiles)
+        break;
+      pthread_mutex_lock(&p->mu);
+      int stop = p->stop;
+      pthread_mutex_unlock(&p->mu);
+      if (stop)
+        break;
+      if (tarn_cli_read_file(files[n], &buf, &len)) {
+        status = tarn_cli_fail("append");
+        break;
+      }
+      d = buf;
+    } else if ((rc = next_record(&in, p->lendelim, n, &d, &len, &pos)) != 1) {
+      if (rc < 0)
+        status = TARN_EXIT_FAULT;
+      break;
+    }
+    rc = push(p, log_id, d, len, pos);
+    free(buf);
+    if (rc == STOPPED)
+      break;
+    if (rc) {
+      status = tarn_cli_exit_for(rc);
+      break;
+    }
+    nbytes += len;
+    if (progress) {
+      double t = now_s();
+      if (t - last >= 0.5) {
+        last = t;
+        double el = t - t0;
+        fprintf(stderr, "\r%llu records, %.1f MB, %.0f records/s, %.1f MB/s   ",
+                (unsigned long long)n + 1, nbytes / 1e6, el > 0 ? (double)(n + 1) / el : 0,
+                el > 0 ? nbytes / 1e6 / el : 0);
+      }
     }
   }
-  return 0;
+  free(in.buf);
+  if (progress)
+    fprintf(stderr, "\r%llu records, %.1f MB in %.2f s%30s\n", (unsigned long long)n,
+            nbytes / 1e6, now_s() - t0, "");
+  return status;
 }
 
 int tarn_cmd_append(int argc, char **argv) {
   tarn_cli_deploy dep = {0};
   tarn_cli_log_target tgt = {0};
   int json = 0, quiet = 0, lendelim = 0, nargs;
+  uint64_t max_records = 1u << 18, drain_ms = 30000;
   tarn_writer_options o;
   tarn_writer_options_default(&o);
   const tarn_cli_opt opts[] = {
@@ -131,6 +525,12 @@ int tarn_cmd_append(int argc, char **argv) {
                         NULL),
       TARN_CLI_OPT_UINT("--max-object-bytes", &o.max_object_bytes, 1, 1u << 30,
                         "a number of bytes (1 .. 2^30)", NULL),
+      TARN_CLI_OPT_UINT("--max-in-flight-bytes", &o.max_bytes_in_flight, 1, (uint64_t)1 << 40,
+                        "a number of bytes (1 .. 2^40)", NULL),
+      TARN_CLI_OPT_UINT("--max-in-flight-records", &max_records, 1, 1u << 26,
+                        "a number of records (1 .. 2^26)", NULL),
+      TARN_CLI_OPT_UINT("--drain-timeout-ms", &drain_ms, 0, 86400000,
+                        "a number of ms (0 .. 86400000)", NULL),
       {0}};
   const tarn_cli_verb v = {"append", help, opts, &dep, &json, -1, NULL};
   int r = tarn_cli_parse(&v, argc, argv, &nargs);
@@ -144,6 +544,11 @@ int tarn_cmd_append(int argc, char **argv) {
   if (lendelim && nfiles)
     return tarn_cli_usage_error("append", "--length-delimited reads stdin; FILE arguments are "
                                           "whole records");
+  /* before any thread starts (the stores', the writer's), so that only the
+   * signal thread takes these; they stay blocked until the process ends */
+  sigset_t sigs;
+  stop_signals(&sigs);
+  pthread_sigmask(SIG_BLOCK, &sigs, NULL);
   tarn_deployment *d;
   if ((r = tarn_cli_deploy_open(&dep, 0, &d)))
     return r;
@@ -152,127 +557,95 @@ int tarn_cmd_append(int argc, char **argv) {
     tarn_deployment_close(d);
     return r;
   }
-  state st;
-  memset(&st, 0, sizeof st);
-  appender ap = {.log_id = log_id, .st = &st, .t0 = now_s(), .progress = isatty(2)};
-  int rc = tarn_writer_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &o, &ap.w);
-  if (rc) {
+  /* on the heap, and the ring too: after an abandoned drain the process ends
+   * with the writer's threads still holding slots */
+  producer *p = calloc(1, sizeof *p);
+  size_t cap = 1;
+  while (cap < max_records)
+    cap *= 2;
+  if (!p || !(p->ring = calloc(cap, sizeof *p->ring)) || pipe(p->wake) != 0) {
+    fprintf(stderr, "tarn: append: out of memory\n");
+    if (p)
+      free(p->ring);
+    free(p);
     tarn_deployment_close(d);
-    return tarn_cli_fail("append");
+    return TARN_EXIT_FAULT;
   }
-  slots sl = {0};
-  int status = TARN_EXIT_OK;
-  if (nfiles) {
-    for (size_t k = 0; k < nfiles && !status; k++) {
-      uint8_t *buf;
-      size_t len;
-      if (tarn_cli_read_file(files[k], &buf, &len)) {
-        status = tarn_cli_fail("append");
-        break;
-      }
-      status = append_one(&ap, &sl, buf, len);
-      free(buf);
-    }
-  } else if (lendelim) {
-    uint8_t hdr[4];
-    uint8_t *buf = NULL;
-    size_t cap = 0;
-    for (;;) {
-      size_t got = fread(hdr, 1, 4, stdin);
-      if (got == 0)
-        break;
-      if (got < 4) {
-        fprintf(stderr, "tarn: append: stdin: record %zu: byte %zu: truncated length prefix\n",
-                sl.n, got);
-        status = TARN_EXIT_FAULT;
-        break;
-      }
-      size_t len = (size_t)hdr[0] << 24 | (size_t)hdr[1] << 16 | (size_t)hdr[2] << 8 | hdr[3];
-      if (len > INT32_MAX) {
-        fprintf(stderr, "tarn: append: stdin: record %zu: length %zu exceeds 2^31-1\n", sl.n,
-                len);
-        status = TARN_EXIT_FAULT;
-        break;
-      }
-      if (len > cap) {
-        uint8_t *nb = realloc(buf, len);
-        if (!nb) {
-          status = TARN_EXIT_FAULT;
-          break;
-        }
-        buf = nb;
-        cap = len;
-      }
-      if (fread(buf, 1, len, stdin) != len) {
-        fprintf(stderr, "tarn: append: stdin: record %zu: truncated (%zu bytes announced)\n",
-                sl.n, len);
-        status = TARN_EXIT_FAULT;
-        break;
-      }
-      if ((status = append_one(&ap, &sl, buf, len)))
-        break;
-    }
-    free(buf);
+  p->mask = cap - 1;
+  p->max_bytes = o.max_bytes_in_flight;
+  p->json = json;
+  p->quiet = quiet;
+  p->lendelim = lendelim;
+  p->files = nfiles ? files : NULL;
+  p->sigs = sigs;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv_out, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&p->cv_room, &ca);
+  pthread_condattr_destroy(&ca);
+  the_producer = p;
+  pthread_t printer, sigthread;
+  int status = TARN_EXIT_OK, have_sig = 0, have_printer = 0;
+  if (tarn_writer_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &o, &p->w)) {
+    status = tarn_cli_fail("append");
   } else {
-    char *line = NULL;
-    size_t cap = 0;
-    ssize_t n;
-    while ((n = getline(&line, &cap, stdin)) >= 0) {
-      size_t len = (size_t)n;
-      if (len && line[len - 1] == '\n')
-        len--;
-      if ((status = append_one(&ap, &sl, (uint8_t *)line, len)))
-        break;
-    }
-    free(line);
+    have_sig = pthread_create(&sigthread, NULL, signal_main, p) == 0;
+    have_printer = have_sig && pthread_create(&printer, NULL, printer_main, p) == 0;
+    if (have_printer)
+      status = read_and_append(p, log_id, files, nfiles);
+    else
+      status = TARN_EXIT_FAULT, fprintf(stderr, "tarn: append: cannot start a thread\n");
   }
-  tarn_writer_flush(ap.w);
-  char lasterr[512];
-  tarn_writer_last_error(ap.w, lasterr, sizeof lasterr);
-  rc = tarn_writer_close(ap.w);
-  if (ap.progress)
-    fprintf(stderr, "\r%zu records, %.1f MB in %.2f s%30s\n", sl.n, st.bytes / 1e6,
-            now_s() - ap.t0, "");
-  for (size_t i = 0; i < sl.n; i++) {
-    int s = slot_at(&sl, i)->status;
-    if (s == 0)
-      st.ok++;
-    else if (s == TARN_EUNKNOWN)
-      st.unknown++;
-    else if (s < 0)
-      st.failed++;
+  int abandoned = 0;
+  if (have_printer) {
+    tarn_writer_seal(p->w); /* the last records need not wait out the window */
+    abandoned = drain(p, drain_ms);
+    pthread_join(printer, NULL);
   }
-  if (st.failed || st.unknown) {
-    fprintf(stderr, "tarn: append: %zu of %zu records failed, %zu of unknown outcome: %s\n",
-            st.failed, sl.n, st.unknown, lasterr);
+  uint64_t nrec = p->tail;
+  if (p->stop_sig)
+    fprintf(stderr, "tarn: append: stopped by %s after %llu records\n",
+            p->stop_sig == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)nrec);
+  if (p->failed || p->unknown) {
+    fprintf(stderr, "tarn: append: %llu of %llu records failed, %llu of unknown outcome\n",
+            (unsigned long long)p->failed, (unsigned long long)nrec,
+            (unsigned long long)p->unknown);
     if (!status)
       status = TARN_EXIT_FAULT;
   }
-  if (rc && !status)
-    status = tarn_cli_fail("append: releasing the write lease");
-  if (json) {
-    json_t *offs = json_array();
-    for (size_t i = 0; i < sl.n; i++) {
-      const slot *s = slot_at(&sl, i);
-      json_array_append_new(offs, s->status == 0 ? json_integer((json_int_t)s->offset)
-                                                 : json_null());
-    }
-    json_t *j = json_pack("{s:I, s:I, s:I, s:I, s:o}", "log_id", (json_int_t)log_id, "appended",
-                          (json_int_t)st.ok, "failed", (json_int_t)st.failed, "unknown",
-                          (json_int_t)st.unknown, "offsets", offs);
-    tarn_cli_print_json(j);
-  } else if (!quiet) {
-    for (size_t i = 0; i < sl.n; i++) {
-      const slot *s = slot_at(&sl, i);
-      if (s->status == 0)
-        printf("%llu\n", (unsigned long long)s->offset);
-      else
-        printf("%s\n", s->status == TARN_EUNKNOWN ? "unknown" : "failed");
-    }
+  if (p->out_failed && !status)
+    status = TARN_EXIT_FAULT;
+  if (json && !p->out_failed)
+    printf("{\"log_id\":%llu,\"records\":%llu,\"appended\":%llu,\"failed\":%llu,"
+           "\"unknown\":%llu}\n",
+           (unsigned long long)log_id, (unsigned long long)nrec, (unsigned long long)p->ok,
+           (unsigned long long)p->failed, (unsigned long long)p->unknown);
+  fflush(stdout);
+  if (abandoned) {
+    /* the writer still waits on the stores: end without waiting for it; its
+     * lease records go with the session */
+    fflush(stderr);
+    _exit(status);
   }
-  for (size_t k = 0; k < sl.nchunks; k++)
-    free(sl.chunks[k]);
-  free(sl.chunks);
+  if (p->w && tarn_writer_close(p->w) && !status)
+    status = tarn_cli_fail("append: releasing the write lease");
   tarn_deployment_close(d);
+  if (have_sig) { /* a signal until here stopped nothing, a second one kills */
+    pthread_mutex_lock(&p->mu);
+    p->finished = 1;
+    pthread_mutex_unlock(&p->mu);
+    pthread_kill(sigthread, SIGTERM);
+    pthread_join(sigthread, NULL);
+  }
+  close(p->wake[0]);
+  close(p->wake[1]);
+  pthread_cond_destroy(&p->cv_room);
+  pthread_cond_destroy(&p->cv_out);
+  pthread_mutex_destroy(&p->mu);
+  free(p->ring);
+  free(p);
+  the_producer = NULL;
   return status;
 }

@@ -11,15 +11,17 @@
 #include "tarn/parquet.h"
 #include "util/error.h"
 
-#define SHOW_MAX 256 /* longer payloads are shown by length only */
+#define SHOW_MAX 256 /* longer payloads are shown by length only, unless --full */
 
 static const char usage[] =
-    "usage: tarn inspect parquet FILE [--rows A..B] [--json]\n"
+    "usage: tarn inspect parquet FILE [--rows A..B [--full]] [--json]\n"
     "\n"
     "Shows a compacted object's Parquet schema, footer key/value metadata, row\n"
     "groups with the payload column's pages and codecs. --rows A..B also shows\n"
     "rows A up to but not including B (A.. runs to the end): the payload in hex,\n"
-    "or its length when longer than 256 bytes; null payloads as null.\n"
+    "or its length when longer than 256 bytes; null payloads as null. --full\n"
+    "shows every payload whole, whatever its length (in --json, \"payload\" is\n"
+    "then always there), so that a script can dump a file's rows.\n"
     "The file is read by byte ranges: the footer, then only what is shown.\n";
 
 static int file_read(void *ctx, uint64_t off, void *buf, size_t n) {
@@ -168,7 +170,8 @@ static json_t *group_json(const tarn_parquet_row_group *rg, json_t *pages) {
 }
 
 /* Shows rows [a, b); NULL rows: print. */
-static int show_rows(tarn_parquet_reader *r, uint64_t a, uint64_t b, json_t *rows) {
+static int show_rows(tarn_parquet_reader *r, uint64_t a, uint64_t b, size_t show_max,
+                     json_t *rows) {
   uint64_t n_rows = (uint64_t)tarn_parquet_get_meta(r)->num_rows;
   if (a > n_rows)
     return tarn__err(TARN_EINVAL, "--rows: row %" PRIu64 " is past the last row (%" PRIu64
@@ -190,13 +193,20 @@ static int show_rows(tarn_parquet_reader *r, uint64_t a, uint64_t b, json_t *row
         json_object_set_new(o, "payload", json_null());
       } else {
         json_object_set_new(o, "length", json_integer((json_int_t)n));
-        if (n <= SHOW_MAX)
-          json_object_set_new(o, "payload", tarn_cli_json_hex(p, n));
+        if (n <= show_max) {
+          json_t *hex = tarn_cli_json_hex(p, n);
+          if (!hex) {
+            json_decref(o);
+            rc = tarn__err(TARN_ENOMEM, "out of memory");
+            break;
+          }
+          json_object_set_new(o, "payload", hex);
+        }
       }
       json_array_append_new(rows, o);
     } else if (is_null) {
       printf("  %-8" PRIu64 " null\n", i);
-    } else if (n > SHOW_MAX) {
+    } else if (n > show_max) {
       printf("  %-8" PRIu64 " (%zu bytes)\n", i, n);
     } else {
       printf("  %-8" PRIu64 " ", i);
@@ -209,8 +219,9 @@ static int show_rows(tarn_parquet_reader *r, uint64_t a, uint64_t b, json_t *row
 
 int tarn_inspect_parquet(int argc, char **argv) {
   const char *rows_arg = NULL;
-  int json = 0, nargs;
-  const tarn_cli_opt opts[] = {TARN_CLI_OPT_STRING("--rows", &rows_arg, "A..B or A.."), {0}};
+  int json = 0, full = 0, nargs;
+  const tarn_cli_opt opts[] = {TARN_CLI_OPT_STRING("--rows", &rows_arg, "A..B or A.."),
+                               TARN_CLI_OPT_FLAG("--full", &full, 1), {0}};
   const tarn_cli_verb v = {"inspect parquet", NULL, opts, NULL, &json, 1, usage};
   int ex = tarn_cli_parse(&v, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
@@ -221,6 +232,8 @@ int tarn_inspect_parquet(int argc, char **argv) {
     return tarn_cli_usage_error("inspect parquet", "needs a FILE");
   if (rows_arg && parse_rows(rows_arg, &a, &b))
     return tarn_cli_usage_error("inspect parquet", "--rows takes A..B or A.., not %s", rows_arg);
+  if (full && !rows_arg)
+    return tarn_cli_usage_error("inspect parquet", "--full goes with --rows");
 
   FILE *f = fopen(path, "rb");
   if (!f) {
@@ -254,7 +267,7 @@ int tarn_inspect_parquet(int argc, char **argv) {
     }
     if (rc == 0 && rows_arg) {
       json_t *rows = json ? json_array() : NULL;
-      rc = show_rows(r, a, b, rows);
+      rc = show_rows(r, a, b, full ? SIZE_MAX : SHOW_MAX, rows);
       if (rows)
         json_object_set_new(out, "rows", rows);
     }

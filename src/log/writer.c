@@ -975,6 +975,14 @@ int tarn_writer_step(tarn_writer *w, int step) {
   return rc;
 }
 
+int tarn_writer_seal(tarn_writer *w) {
+  pthread_mutex_lock(&w->mu);
+  if (w->cur)
+    seal(w, w->cur);
+  pthread_mutex_unlock(&w->mu);
+  return 0;
+}
+
 int tarn_writer_flush(tarn_writer *w) {
   pthread_mutex_lock(&w->mu);
   if (w->cur)

@@ -28,8 +28,9 @@ out=$(printf 'alpha\nbeta\n\ngamma\n' | "$TARN" append --log "$l7" --batch-ms 60
 printf '\0\0\0\003abc\0\0\0\0' | "$TARN" append --log "$l7" --length-delimited --quiet
 printf 'file-record\nwith two lines' > "$dir/rec"
 "$TARN" append --log "$l7" "$dir/rec" --json > "$dir/ack.json"
-grep -q '"appended": 1' "$dir/ack.json" || fail "json ack"
-grep -q '^    6$' "$dir/ack.json" || fail "file record offset"
+[ "$(jq -c 'select(.record == 0) | .offset' "$dir/ack.json")" = 6 ] || fail "file record offset"
+[ "$(jq -c 'select(.log_id) | [.records, .appended, .failed, .unknown]' "$dir/ack.json")" = \
+  '[1,1,0,0]' ] || fail "json summary: $(cat "$dir/ack.json")"
 "$TARN" read --log "$l7" --from 4 --length-delimited | od -An -tx1 | tr -d ' \n' > "$dir/ld"
 [ "$(cut -c1-22 "$dir/ld")" = "0000000361626300000000" ] || fail "length-delimited out: $(cat "$dir/ld")"
 [ "$("$TARN" read --log "$l7" --from 6)" = "$(printf 'file-record\nwith two lines')" ] || fail "file record"

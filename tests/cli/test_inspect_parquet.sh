@@ -58,6 +58,28 @@ printf '\xff\xff\xff\xff\xff' | dd of="$tmp/page.parquet" bs=1 seek=30 conv=notr
 bad "$tmp/page.parquet" "parquet page: byte 4"
 bad "$tmp/nonexistent.parquet" "cannot open"
 
+# --full: whole payloads of any length, so a script can dump a compacted file (issue #19).
+# Before it, payloads over 256 bytes showed their length only.
+export TARN_HOME="$tmp/home"
+"$TARN" init >/dev/null
+"$TARN" stream create ns/big >/dev/null
+head -c 300 /dev/urandom >"$tmp/r0"
+head -c 70000 /dev/urandom >"$tmp/r1"
+printf 'short' >"$tmp/r2"
+"$TARN" append ns/big "$tmp/r0" "$tmp/r1" "$tmp/r2" --quiet
+"$TARN" compact ns/big >/dev/null
+f=$(ls "$TARN_HOME"/compacted/ns/big/*.parquet)
+j=$("$TARN" inspect parquet "$f" --rows 0.. --full --json)
+hex() { od -An -v -tx1 "$1" | tr -d ' \n'; }
+for i in 0 1 2; do
+  [ "$(jq -r ".rows[$i].payload" <<<"$j")" = "$(hex "$tmp/r$i")" ] || fail "--full --json row $i"
+done
+out=$("$TARN" inspect parquet "$f" --rows 1..2 --full)
+[ "$(awk '$1 == 1 {print $2}' <<<"$out")" = "$(hex "$tmp/r1")" ] || fail "--full text row 1"
+grep -q '^  1  *(70000 bytes)$' <<<"$("$TARN" inspect parquet "$f" --rows 1..2)" ||
+  fail "without --full, a long payload shows its length"
+rc=0; "$TARN" inspect parquet "$f" --full >/dev/null 2>&1 || rc=$?; [ "$rc" = 2 ] || fail "--full without --rows: exit $rc"
+
 # Usage.
 rc=0; "$TARN" inspect parquet >/dev/null 2>&1 || rc=$?; [ "$rc" = 2 ] || fail "no FILE: exit $rc"
 rc=0; "$TARN" inspect parquet "$D/tarn-kafka-7rows.parquet" --rows 5..2 >/dev/null 2>&1 || rc=$?

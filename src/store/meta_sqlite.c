@@ -181,6 +181,19 @@ static void free_handle(shandle *h) {
   free(h);
 }
 
+/* Inserts a session row inside a write transaction. */
+static int insert_session(shandle *h, int64_t timeout_ms, int64_t *id) {
+  sqlite3_stmt *st;
+  int rc = prep(h, "INSERT INTO sessions(heartbeat, timeout) VALUES(?1, ?2)", &st);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, tarn__meta_now_ms());
+  sqlite3_bind_int64(st, 2, timeout_ms);
+  if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "create session");
+  sqlite3_finalize(st);
+  *id = sqlite3_last_insert_rowid(h->db);
+  return rc;
+}
+
 /* Switches to WAL, creates the schema and this handle's session row. */
 static int open_setup(shandle *h, int64_t timeout_ms) {
   int rc;
@@ -191,17 +204,22 @@ static int open_setup(shandle *h, int64_t timeout_ms) {
     exec(h, "ROLLBACK");
     return rc;
   }
-  sqlite3_stmt *st;
-  if ((rc = prep(h, "INSERT INTO sessions(heartbeat, timeout) VALUES(?1, ?2)", &st))) {
-    exec(h, "ROLLBACK");
-    return rc;
-  }
-  sqlite3_bind_int64(st, 1, tarn__meta_now_ms());
-  sqlite3_bind_int64(st, 2, timeout_ms);
-  if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "create session");
-  sqlite3_finalize(st);
-  h->session = sqlite3_last_insert_rowid(h->db);
-  return end_write(h, rc);
+  int64_t id = 0;
+  rc = end_write(h, insert_session(h, timeout_ms, &id));
+  if (rc == 0) h->session = id;
+  return rc;
+}
+
+/* A new session: for a handle whose session ended (tarn_meta_session_renew). */
+static int sq_renew(tarn_meta *m) {
+  shandle *h = m->impl;
+  int64_t id = 0;
+  pthread_mutex_lock(&h->mu);
+  int rc = begin_write(h);
+  if (rc == 0) rc = end_write(h, insert_session(h, m->session_timeout_ms, &id));
+  if (rc == 0) h->session = id;
+  pthread_mutex_unlock(&h->mu);
+  return rc;
 }
 
 static int sq_open(tarn_meta *m, const char *target) {
@@ -423,8 +441,25 @@ static int current(shandle *h, const char *part, const char *key, int *exists,
   return rc;
 }
 
+/* 0 when every guard of a write of key holds, else TARN_EGUARD for the
+ * first that fails; inside the write's transaction, after begin_write removed
+ * the expired sessions' records. */
+static int check_guards(shandle *h, const char *part, const char *key,
+                        const tarn_meta_guard *g, size_t ng) {
+  for (size_t i = 0; i < ng; i++) {
+    int exists;
+    int64_t ver = 0, created;
+    int rc = current(h, part, g[i].key, &exists, &ver, &created);
+    if (rc) return rc;
+    if (!tarn__meta_guard_holds(&g[i], exists, ver))
+      return tarn__meta_guard_failed("sqlite", part, key, &g[i], exists, ver);
+  }
+  return 0;
+}
+
 static int sq_write(tarn_meta *m, const char *part, const char *key, const void *val,
-                    size_t len, int mode, int flags, int64_t version, tarn_meta_stat *stat) {
+                    size_t len, int mode, int flags, int64_t version,
+                    const tarn_meta_guard *g, size_t ng, tarn_meta_stat *stat) {
   shandle *h = m->impl;
   int ended = 0;
   pthread_mutex_lock(&h->mu);
@@ -451,6 +486,8 @@ static int sq_write(tarn_meta *m, const char *part, const char *key, const void 
       rc = tarn__err(TARN_ESESSION, "sqlite: the session ended: no ephemeral \"%s\"", key);
   }
   if (rc == 0)
+    rc = check_guards(h, part, key, g, ng);
+  if (rc == 0)
     rc = current(h, part, key, &exists, &cur, &created);
   if (rc == 0) {
     if (mode == TARN__META_CREATE && exists)
@@ -472,15 +509,28 @@ out:
   return rc;
 }
 
+/* Deletes key a (b NULL; of that version unless TARN_META_ANY_VERSION) or
+ * the range [a, b), if the guards hold. */
 static int delete_where(tarn_meta *m, const char *part, const char *a, const char *b,
-                        size_t *count) {
+                        int64_t version, const tarn_meta_guard *g, size_t ng, size_t *count) {
   shandle *h = m->impl;
   pthread_mutex_lock(&h->mu);
   int rc = begin_write(h);
   if (rc) goto out;
   sqlite3_stmt *st;
   uint8_t *ka = NULL, *kb = NULL;
-  rc = prep(h, b ? "DELETE FROM kv WHERE part = ?1 AND k >= ?2 AND k < ?3"
+  *count = 0;
+  rc = check_guards(h, part, a, g, ng);
+  if (rc == 0 && !b && version != TARN_META_ANY_VERSION) {
+    int exists;
+    int64_t cur = 0, created;
+    rc = current(h, part, a, &exists, &cur, &created);
+    if (rc == 0 && exists && cur != version)
+      rc = tarn__err(TARN_ECONFLICT, "sqlite: delete of \"%s\": version %lld, not %lld", a,
+                     (long long)cur, (long long)version);
+  }
+  if (rc == 0)
+    rc = prep(h, b ? "DELETE FROM kv WHERE part = ?1 AND k >= ?2 AND k < ?3"
                  : "DELETE FROM kv WHERE part = ?1 AND k = ?2", &st);
   if (rc == 0) {
     sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
@@ -500,20 +550,22 @@ out:
   return rc;
 }
 
-static int sq_del(tarn_meta *m, const char *part, const char *key) {
+static int sq_del(tarn_meta *m, const char *part, const char *key, int64_t version,
+                  const tarn_meta_guard *g, size_t ng) {
   size_t n = 0;
-  int rc = delete_where(m, part, key, NULL, &n);
+  int rc = delete_where(m, part, key, NULL, version, g, ng, &n);
   if (rc == 0 && n == 0) return tarn__err(TARN_ENOTFOUND, "sqlite: delete of absent \"%s\"", key);
   return rc;
 }
 
 static int sq_del_range(tarn_meta *m, const char *part, const char *a, const char *b,
-                        size_t *count) {
-  return delete_where(m, part, a, b, count);
+                        const tarn_meta_guard *g, size_t ng, size_t *count) {
+  return delete_where(m, part, a, b, TARN_META_ANY_VERSION, g, ng, count);
 }
 
 static int sq_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
-                      uint64_t d2, const void *val, size_t len, tarn_meta_rec *out) {
+                      uint64_t d2, const void *val, size_t len, const tarn_meta_guard *g,
+                      size_t ng, tarn_meta_rec *out) {
   shandle *h = m->impl;
   char *bound = tarn__meta_seq_bound(prefix), *key = NULL, *last = NULL;
   if (!bound) return tarn__err(TARN_ENOMEM, "sqlite: out of memory");
@@ -522,6 +574,10 @@ static int sq_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64
   if (rc) goto out;
   sqlite3_stmt *st;
   uint8_t *kb = NULL;
+  if ((rc = check_guards(h, part, prefix, g, ng))) {
+    end_write(h, rc);
+    goto out;
+  }
   rc = prep(h, "SELECT key FROM kv WHERE part = ?1 AND k < ?2 ORDER BY k DESC LIMIT 1", &st);
   if (rc == 0) {
     sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
@@ -617,4 +673,4 @@ static int sq_wait(tarn_meta *m, const char *part, const char *a, const char *b,
 
 const tarn__meta_vfs tarn__meta_vfs_sqlite = {
     TARN__META_VFS_VERSION, "sqlite", sq_open, sq_close, sq_find, sq_write, sq_del,
-    sq_del_range, sq_seq_put, sq_range, sq_token, sq_wait, NULL};
+    sq_del_range, sq_seq_put, sq_range, sq_token, sq_wait, NULL, sq_renew};

@@ -452,6 +452,25 @@ static int guard_verdict(const char *part, const char *key, const tarn_meta_guar
   return 0;
 }
 
+/* The guards' verdict now, by a txn of their compares alone (read-only):
+ * for an answer of the primitive's own that comes from an earlier read, so
+ * that TARN_EGUARD still takes precedence. */
+static int guards_now(ehandle *h, const char *part, const char *key, const tarn_meta_guard *g,
+                      size_t ng) {
+  if (ng == 0) return 0;
+  json_t *c = json_array(), *f = json_array(), *resp = NULL;
+  if (!c || !f || add_guards(h, part, g, ng, c, f)) {
+    json_decref(c), json_decref(f);
+    return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  }
+  int ok;
+  int64_t rev;
+  int rc = txn(h, c, NULL, f, &ok, &rev, &resp);
+  if (rc == 0 && !ok) rc = guard_verdict(part, key, g, ng, resp);
+  json_decref(resp);
+  return rc;
+}
+
 static int e_write(tarn_meta *m, const char *part, const char *key, const void *val,
                    size_t len, int mode, int flags, int64_t version, const tarn_meta_guard *g,
                    size_t ng, tarn_meta_stat *st) {
@@ -477,6 +496,9 @@ static int e_write(tarn_meta *m, const char *part, const char *key, const void *
       }
       json_decref(resp);
       if (rc) break;
+      if (mode == TARN__META_CAS && (!exists || cur != version) &&
+          (rc = guards_now(h, part, key, g, ng)))
+        break;
       if (mode == TARN__META_CAS && !exists) {
         rc = tarn__err(TARN_ENOTFOUND, "etcd: compare-and-set of absent \"%s\"", key);
         break;

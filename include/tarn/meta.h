@@ -143,7 +143,8 @@ int tarn_meta_delete_range(tarn_meta *m, const char *part, const char *a, const 
 /* SequencedPut(P, prefix, d1, d2, v), as Oxia does it (tables-and-vectors §5):
  * the last key is the greatest key < prefix-18446744073709551615, taken only
  * if it starts with prefix; its two numbers x, y (0, 0 if none) give the new
- * key prefix-{x+d1:020d}-{y+d2:020d}. One atomic step, no condition.
+ * key prefix-{x+d1:020d}-{y+d2:020d}. One atomic step, no condition
+ * (tarn_meta_sequenced_put_if adds guards).
  * d1 == 0: TARN_EINVAL. A number past 2^63-1: TARN_ERANGE. A last key with
  * more than two parts or non-digit parts: TARN_ECORRUPT. out gets the key
  * and the stat (value NULL). */

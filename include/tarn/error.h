@@ -32,7 +32,8 @@ enum {
   TARN_EAUTH = -17,      /* credentials were refused */
   TARN_ECLOSED = -18,    /* the handle was closed or is shutting down */
   TARN_ETRIMMED = -19,   /* the offset lies below the trim marker */
-  TARN_EEND = -20        /* the offset lies at or past the end of the log */
+  TARN_EEND = -20,       /* the offset lies at or past the end of the log */
+  TARN_EGUARD = -21      /* a guarded write's condition failed: nothing was written */
 };
 
 /* The message of the calling thread's last failure; never NULL. */

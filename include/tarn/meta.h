@@ -96,6 +96,15 @@ int64_t tarn_meta_session_timeout_ms(const tarn_meta *m);
  * its session ended (expired, or ended by fault injection). A writer holding
  * an ephemeral write lease checks it before relying on the lease. */
 int tarn_meta_session_ok(tarn_meta *m);
+/* The number of the handle's current session: 1 for the first, +1 for each
+ * tarn_meta_session_renew(). A lease remembers the session it was created
+ * in and is lost when the number changes. */
+uint64_t tarn_meta_session_gen(tarn_meta *m);
+/* Opens a new session for a handle whose session ended (0 and no effect
+ * while it lives): what was bound to the old session stays gone, and new
+ * ephemeral records belong to the new one. A long-running process (tarn
+ * serve) calls it to carry on after losing its session. */
+int tarn_meta_session_renew(tarn_meta *m);
 /* Calls fn(arg) once, from a background thread or the caller's thread, when
  * the handle learns that its session ended. Replaces an earlier callback. */
 void tarn_meta_on_session_end(tarn_meta *m, void (*fn)(void *arg), void *arg);
@@ -134,7 +143,8 @@ int tarn_meta_delete_range(tarn_meta *m, const char *part, const char *a, const 
 /* SequencedPut(P, prefix, d1, d2, v), as Oxia does it (tables-and-vectors §5):
  * the last key is the greatest key < prefix-18446744073709551615, taken only
  * if it starts with prefix; its two numbers x, y (0, 0 if none) give the new
- * key prefix-{x+d1:020d}-{y+d2:020d}. One atomic step, no condition.
+ * key prefix-{x+d1:020d}-{y+d2:020d}. One atomic step, no condition
+ * (tarn_meta_sequenced_put_if adds guards).
  * d1 == 0: TARN_EINVAL. A number past 2^63-1: TARN_ERANGE. A last key with
  * more than two parts or non-digit parts: TARN_ECORRUPT. out gets the key
  * and the stat (value NULL). */
@@ -156,6 +166,51 @@ int tarn_meta_list(tarn_meta *m, const char *part, const char *a, const char *b,
                    size_t limit, tarn_meta_recs *out);
 int tarn_meta_scan(tarn_meta *m, const char *part, const char *a, const char *b, int flags,
                    size_t limit, tarn_meta_recs *out);
+
+/* ---- guarded writes ------------------------------------------------------ */
+
+/* A condition of a guarded write, evaluated in the same atomic step as the
+ * write: the write takes effect only if every condition holds, otherwise
+ * nothing is written and the call fails with TARN_EGUARD (its message names
+ * the first failing condition). Conditions name keys of the write's own
+ * partition, so the step stays atomic on one partition. tarn uses them to
+ * make a log's changes conditional on the writer's lease record and on the
+ * log's fence (docs/log.md, "Guarded changes"). */
+enum { TARN_META_GUARD_EXISTS = 1, TARN_META_GUARD_ABSENT = 2 };
+#define TARN_META_ANY_VERSION (-1)
+typedef struct tarn_meta_guard {
+  int kind;        /* TARN_META_GUARD_EXISTS or TARN_META_GUARD_ABSENT */
+  const char *key;
+  int64_t version; /* EXISTS: the version it must have, or TARN_META_ANY_VERSION */
+} tarn_meta_guard;
+/* At most this many conditions per write. */
+#define TARN_META_GUARDS_MAX 8
+
+/* Put, CreateIfAbsent, CompareAndSet, DeleteRange and SequencedPut with
+ * conditions (n may be 0). The conditions are checked first: TARN_EGUARD
+ * takes precedence over the primitive's own answers (TARN_EEXIST,
+ * TARN_ECONFLICT, TARN_ENOTFOUND). An empty range deletes nothing and is no
+ * error, whatever the conditions. */
+int tarn_meta_put_if(tarn_meta *m, const char *part, const char *key, const void *val,
+                     size_t len, const tarn_meta_guard *g, size_t n, tarn_meta_stat *st);
+int tarn_meta_create_if(tarn_meta *m, const char *part, const char *key, const void *val,
+                        size_t len, int flags, const tarn_meta_guard *g, size_t n,
+                        tarn_meta_stat *st);
+int tarn_meta_cas_if(tarn_meta *m, const char *part, const char *key, const void *val,
+                     size_t len, int64_t version, const tarn_meta_guard *g, size_t n,
+                     tarn_meta_stat *st);
+int tarn_meta_delete_range_if(tarn_meta *m, const char *part, const char *a, const char *b,
+                              const tarn_meta_guard *g, size_t n, size_t *count);
+int tarn_meta_sequenced_put_if(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
+                               uint64_t d2, const void *val, size_t len,
+                               const tarn_meta_guard *g, size_t n, tarn_meta_rec *out);
+/* Delete(P, k) of one version, with conditions: version is the version k
+ * must have (TARN_ECONFLICT if it has another; TARN_META_ANY_VERSION: any),
+ * TARN_ENOTFOUND if k is absent. Every release of a lock or lease uses the
+ * version its acquisition returned, so it can never delete a newer holder's
+ * record. */
+int tarn_meta_delete_if(tarn_meta *m, const char *part, const char *key, int64_t version,
+                        const tarn_meta_guard *g, size_t n);
 
 /* ---- change notification ------------------------------------------------- */
 

@@ -711,12 +711,11 @@ int tarn_compact_lock_release(tarn_compact_lock *l) {
    * failure. */
   int rc = 0;
   for (int attempt = 0; attempt < 4; attempt++) {
-    tarn_meta_rec r = {0};
-    rc = tarn_meta_get(l->meta, TARN_COMPACTION_PARTITION, l->key, &r);
-    if (!rc && r.stat.version == l->version)
-      rc = tarn_meta_delete(l->meta, TARN_COMPACTION_PARTITION, l->key);
-    tarn_meta_rec_free(&r);
-    if (rc == 0 || rc == TARN_ENOTFOUND || rc == TARN_ESESSION) {
+    /* Only our acquisition's version: a Get then Delete could delete the
+     * record of a newer holder created in between. TARN_ECONFLICT: the
+     * record is another holder's, ours is gone. */
+    rc = tarn_meta_delete_if(l->meta, TARN_COMPACTION_PARTITION, l->key, l->version, NULL, 0);
+    if (rc == 0 || rc == TARN_ENOTFOUND || rc == TARN_ESESSION || rc == TARN_ECONFLICT) {
       rc = 0;
       break;
     }
@@ -760,8 +759,8 @@ int tarn_compact_progress_read(tarn_meta *m, uint64_t log_id, uint64_t *e) {
 }
 
 /* C5 (LS-072): tarn's progress record holds e, the first uncompacted offset;
- * it only moves up. */
-static int write_progress(tarn_meta *m, uint64_t log_id, uint64_t e) {
+ * it only moves up. Guarded by the lease like C3 and C4. */
+static int write_progress(tarn_meta *m, tarn_lease *lease, uint64_t log_id, uint64_t e) {
   uint64_t cur;
   int rc = tarn_compact_progress_read(m, log_id, &cur);
   if (rc || cur >= e)
@@ -770,7 +769,9 @@ static int write_progress(tarn_meta *m, uint64_t log_id, uint64_t e) {
   tarn_key_partition(part, log_id);
   progress_key(key, log_id);
   int n = snprintf(v, sizeof v, "%" PRIu64, e);
-  return tarn_meta_put(m, part, key, v, (size_t)n, NULL);
+  tarn_meta_guard g[TARN_LEASE_GUARDS];
+  size_t ng = tarn_lease_guards(lease, g);
+  return tarn_meta_put_if(m, part, key, v, (size_t)n, g, ng, NULL);
 }
 
 typedef struct check_ctx {
@@ -835,24 +836,33 @@ static int install_attempt(tarn_compactor *c, const tarn_compact_range *r, const
       return 0;
     }
   }
+  int64_t seen = cur.stat.version;
   tarn_meta_rec_free(&cur);
+  /* C3–C5 commit only under the lease's guards (docs/compaction.md): nothing
+   * changes L once its deletion drained the leases, nor after our session
+   * ended. */
+  tarn_meta_guard g[TARN_LEASE_GUARDS];
+  size_t ng = tarn_lease_guards(lease, g);
   if (!rc)
     rc = tarn_lease_check(lease); /* LS-049 */
   if (!rc && TARN__PLANTED(TARN__BUG_C4_BEFORE_C3))
     rc = tarn_meta_delete_range(m, part, a, b, NULL); /* planted: C4 before C3 */
   if (!rc && exists) {
-    rc = tarn_meta_put(m, part, k, val->data, val->len, NULL); /* C3, LS-070 */
+    /* C3, LS-070: a CompareAndSet on the version the Get returned, so that
+     * a record changed since (another compactor's install) is not
+     * overwritten; TARN_ECONFLICT makes the next attempt look again. */
+    rc = tarn_meta_cas_if(m, part, k, val->data, val->len, seen, g, ng, NULL);
     if (rc == 0 || rc == TARN_EUNKNOWN)
       *took = 1;
   }
   if (!rc)
     rc = tarn_lease_check(lease);
   if (!rc)
-    rc = tarn_meta_delete_range(m, part, a, b, NULL); /* C4, LS-071 */
+    rc = tarn_meta_delete_range_if(m, part, a, b, g, ng, NULL); /* C4, LS-071 */
   if (!rc)
     rc = tarn_lease_check(lease);
   if (!rc)
-    rc = write_progress(m, r->log_id, r->e); /* C5 */
+    rc = write_progress(m, lease, r->log_id, r->e); /* C5 */
   if (!exists)
     *took = 1; /* C3 skipped: only C4 remained */
   int rrc = tarn_lease_release(lease);
@@ -874,12 +884,12 @@ int tarn_compact_install(tarn_compactor *c, const tarn_compact_range *r, int *ou
       *outcome = TARN_INSTALL_STALE;
       break;
     }
-    if (!rc || rc == TARN_EFENCED || rc == TARN_ESESSION)
+    if (!rc || rc == TARN_EFENCED || rc == TARN_ESESSION || rc == TARN_EGUARD)
       break;
     snprintf(why, sizeof why, "%s", tarn_errmsg());
     /* LS-078: after C3 took effect, C3 and C4 are repeated with the same value. */
   }
-  if (rc && rc != TARN_EFENCED && rc != TARN_ESESSION && why[0])
+  if (rc && rc != TARN_EFENCED && rc != TARN_ESESSION && rc != TARN_EGUARD && why[0])
     tarn__err(rc, "installing log %" PRIu64 " [%" PRIu64 ", %" PRIu64 ")%s: %s", r->log_id, r->s,
               r->e, took ? " (C3 took effect; retry)" : "", why);
   tarn_buf_free(&val);
@@ -938,13 +948,15 @@ int tarn_compact_repair(tarn_compactor *c, uint64_t log_id, int *repaired) {
     tarn_key_partition(part, log_id);
     tarn_key_format(a, log_id, p.ov_s + 1, 0);
     tarn_key_format(z, log_id, p.ov_e - 1, TARN_KEY_MAX);
+    tarn_meta_guard g[TARN_LEASE_GUARDS];
+    size_t ng = tarn_lease_guards(lease, g);
     rc = tarn_lease_check(lease);
     if (!rc)
-      rc = tarn_meta_delete_range(c->meta, part, a, z, NULL); /* C4, LS-071 */
+      rc = tarn_meta_delete_range_if(c->meta, part, a, z, g, ng, NULL); /* C4, LS-071 */
     if (!rc)
       rc = tarn_lease_check(lease);
     if (!rc)
-      rc = write_progress(c->meta, log_id, p.ov_e); /* C5 */
+      rc = write_progress(c->meta, lease, log_id, p.ov_e); /* C5 */
     int rrc = tarn_lease_release(lease);
     if (rc || rrc)
       return rc ? rc : rrc;

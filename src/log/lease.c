@@ -13,7 +13,10 @@ struct tarn_lease {
   uint64_t log_id;
   char part[TARN_KEY_PARTITION_LEN + 1];
   char key[TARN_KEY_SLASH_MAX];
+  char fence[TARN_KEY_SLASH_MAX];
   char token[37];
+  int64_t version;  /* of the lease record: its release deletes only that */
+  uint64_t session; /* tarn_meta_session_gen() when it was acquired */
 };
 
 /* A random (version 4) UUID string: the token no other lease of L uses. */
@@ -34,11 +37,11 @@ static int new_token(char out[37]) {
 /* Deletes a lease record, retrying a failed Delete: a record left behind lives
  * as long as our session (this process keeps it alive) and holds up a
  * deletion's drain (LS-046, LS-047) until then. */
-static int drop_record(tarn_meta *m, const char *part, const char *key) {
+static int drop_record(tarn_meta *m, const char *part, const char *key, int64_t version) {
   int d = 0;
   for (int attempt = 0; attempt < 3; attempt++) {
-    d = tarn_meta_delete(m, part, key);
-    if (d == 0 || d == TARN_ENOTFOUND || d == TARN_ESESSION)
+    d = tarn_meta_delete_if(m, part, key, version, NULL, 0);
+    if (d == 0 || d == TARN_ENOTFOUND || d == TARN_ESESSION || d == TARN_ECONFLICT)
       return 0;
   }
   return d;
@@ -52,22 +55,25 @@ int tarn_lease_acquire(tarn_meta *m, uint64_t log_id, tarn_lease **out) {
   l->meta = m;
   l->log_id = log_id;
   int rc;
-  char fence[TARN_KEY_SLASH_MAX];
+  char *fence = l->fence;
+  l->session = tarn_meta_session_gen(m);
   if ((rc = tarn_key_partition(l->part, log_id)) || (rc = tarn_key_fence(fence, log_id)) ||
       (rc = new_token(l->token)) || (rc = tarn_key_lease(l->key, log_id, l->token))) {
     free(l);
     return rc;
   }
   /* LS-040: first the ephemeral lease record, then the fence. */
+  tarn_meta_stat st;
   rc = tarn_meta_create(m, l->part, l->key, l->token, strlen(l->token), TARN_META_EPHEMERAL,
-                        NULL);
+                        &st);
+  l->version = rc ? TARN_META_ANY_VERSION : st.version;
   if (rc) {
     /* The create may have landed with its reply lost: no lease is held, so
      * its record must not stay (the token is ours alone). */
     if (rc != TARN_EEXIST && rc != TARN_ESESSION) {
       char why[512];
       snprintf(why, sizeof why, "%s", tarn_errmsg());
-      drop_record(m, l->part, l->key);
+      drop_record(m, l->part, l->key, l->version);
       tarn__err(rc, "%s", why);
     }
     free(l);
@@ -84,7 +90,7 @@ int tarn_lease_acquire(tarn_meta *m, uint64_t log_id, tarn_lease **out) {
   char why[512];
   snprintf(why, sizeof why, "%s", rc == 0 ? "" : tarn_errmsg());
   /* LS-041: the record MUST go. */
-  drop_record(m, l->part, l->key);
+  drop_record(m, l->part, l->key, l->version);
   free(l);
   if (rc == 0)
     return tarn__err(TARN_EFENCED, "log %llu is fenced (deleted): no new write leases",
@@ -95,6 +101,8 @@ int tarn_lease_acquire(tarn_meta *m, uint64_t log_id, tarn_lease **out) {
 
 int tarn_lease_check(tarn_lease *l) {
   int rc = tarn_meta_session_ok(l->meta);
+  if (!rc && tarn_meta_session_gen(l->meta) != l->session)
+    rc = TARN_ESESSION; /* the handle renewed its session: this lease's record went with the old */
   if (rc)
     return tarn__err(TARN_ESESSION, "lease on log %llu: the metadata-store session ended",
                      (unsigned long long)l->log_id);
@@ -107,9 +115,15 @@ const char *tarn_lease_token(const tarn_lease *l) { return l->token; }
 int tarn_lease_release(tarn_lease *l) {
   if (!l)
     return 0;
-  int rc = drop_record(l->meta, l->part, l->key);
+  int rc = drop_record(l->meta, l->part, l->key, l->version);
   free(l);
   return rc;
+}
+
+size_t tarn_lease_guards(const tarn_lease *l, tarn_meta_guard g[TARN_LEASE_GUARDS]) {
+  g[0] = (tarn_meta_guard){TARN_META_GUARD_EXISTS, l->key, l->version};
+  g[1] = (tarn_meta_guard){TARN_META_GUARD_ABSENT, l->fence, 0};
+  return TARN_LEASE_GUARDS;
 }
 
 void tarn_lease_forget(tarn_lease *l) { free(l); }

@@ -161,8 +161,11 @@ int tarn_soft_trim(tarn_meta *m, tarn_lease *lease, uint64_t through, uint64_t *
       return rc;
     char v[TARN_TRIMMARK_MAX_LEN + 1];
     size_t n = tarn_trimmark_format(v, nb);
-    rc = ver < 0 ? tarn_meta_create(m, part, key, v, n, TARN_META_PERSISTENT, NULL)
-                 : tarn_meta_cas(m, part, key, v, n, ver, NULL);
+    /* Under the lease's guards (docs/log.md, "Guarded changes"). */
+    tarn_meta_guard g[TARN_LEASE_GUARDS];
+    size_t ng = tarn_lease_guards(lease, g);
+    rc = ver < 0 ? tarn_meta_create_if(m, part, key, v, n, TARN_META_PERSISTENT, g, ng, NULL)
+                 : tarn_meta_cas_if(m, part, key, v, n, ver, g, ng, NULL);
     if (rc == 0 || TARN__PLANTED(TARN__BUG_SOFT_TRIM_UNSTORED)) {
       *stored = nb;
       return 0;
@@ -210,6 +213,8 @@ int tarn_hard_trim(tarn_meta *m, tarn_lease *lease, uint64_t x, size_t *removed)
     memcpy(hi, last, sizeof hi);
   if ((rc = tarn_lease_check(lease)))
     return rc;
-  rc = tarn_meta_delete_range(m, part, lo, hi, removed);
+  tarn_meta_guard g[TARN_LEASE_GUARDS];
+  size_t ng = tarn_lease_guards(lease, g);
+  rc = tarn_meta_delete_range_if(m, part, lo, hi, g, ng, removed);
   return rc ? tarn__errctx(rc, "hard trim of log %llu", (unsigned long long)log_id) : 0;
 }

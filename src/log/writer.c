@@ -86,6 +86,7 @@ typedef struct wlog {
   tarn_lease *lease;
   wsection *qhead, *qtail;
   int busy;
+  int lost; /* under mu: an index put's lease guard failed; the lease is gone */
 } wlog;
 
 struct tarn_writer {
@@ -613,6 +614,13 @@ static void publish(tarn_writer *w, wsection *s) {
   snprintf(prefix, sizeof prefix, "%020llu", (unsigned long long)log_id);
   /* LS-042, LS-048: publish only while the lease's session lives */
   int rc = tarn_lease_check(s->log->lease);
+  pthread_mutex_lock(&w->mu);
+  int lost = s->log->lost;
+  pthread_mutex_unlock(&w->mu);
+  if (!rc && lost)
+    rc = tarn__err(TARN_EGUARD, "log %llu: the write lease was lost (the log was deleted or "
+                                "the session ended); entries not appended",
+                   (unsigned long long)log_id);
   int64_t age = now_ms() - s->batch->written_ms;
   if (!rc && w->o.max_publish_delay_ms > 0 && age > w->o.max_publish_delay_ms)
     /* the reclaimer may already have deleted the object (found by tarn-sim) */
@@ -629,9 +637,19 @@ static void publish(tarn_writer *w, wsection *s) {
     d2 += s->ents[i].len;
   tarn_meta_rec out = {0};
   double t0 = tarn_metrics_now();
-  /* A3, LS-025: the only way this writer creates an index key */
-  rc = tarn_meta_sequenced_put(w->meta, part, prefix, s->records, d2, s->value, s->value_len,
-                               &out);
+  /* A3, LS-025: the only way this writer creates an index key. Guarded
+   * (docs/log.md, "Guarded changes"): it commits only while the lease record
+   * exists and L has no fence, so nothing lands in a log whose deletion
+   * drained the leases; a failed guard wrote nothing, the entries fail. */
+  tarn_meta_guard g[TARN_LEASE_GUARDS];
+  size_t ng = tarn_lease_guards(s->log->lease, g);
+  rc = tarn_meta_sequenced_put_if(w->meta, part, prefix, s->records, d2, s->value,
+                                  s->value_len, g, ng, &out);
+  if (rc == TARN_EGUARD) {
+    pthread_mutex_lock(&w->mu);
+    s->log->lost = 1;
+    pthread_mutex_unlock(&w->mu);
+  }
   tarn_metrics_observe("tarn_writer_stage_seconds", tarn_metrics_now() - t0, "stage", "index_put",
                        NULL);
   if (rc == TARN_ETIMEDOUT)
@@ -871,7 +889,13 @@ int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, siz
       rc = tarn__err(TARN_ECLOSED, "append: the writer is closing");
       break;
     }
-    if (find_log(w, log_id)) {
+    wlog *l = find_log(w, log_id);
+    if (l && l->lost) {
+      rc = tarn__err(TARN_EGUARD, "append: log %llu: the write lease was lost (the log was "
+                                  "deleted or the session ended)", (unsigned long long)log_id);
+      break;
+    }
+    if (l) {
       rc = enqueue(w, log_id, payload, len, ext, &proto);
       break;
     }

@@ -123,6 +123,18 @@ static int health(void *arg, char *body, size_t n) {
 static int health_job(void *arg, atomic_int *stop) {
   (void)stop;
   tarn_srv_node *node = arg;
+  tarn_meta *m = tarn_deployment_meta(node->d);
+  /* A lost session (a stall, a partition) would otherwise stop every job
+   * that needs a lease or a lock until a restart: open a new one. Leases of
+   * the old session are lost to their holders (tarn_lease_check), and their
+   * changes were guarded by the old records, so none lands late. */
+  if (tarn_meta_session_ok(m)) {
+    if (tarn_meta_session_renew(m) == 0)
+      tarn_srv_log(TARN_SRV_WARN, "metadata-store session lost; a new one opened", NULL);
+    else
+      tarn_srv_log(TARN_SRV_ERROR, "metadata-store session lost; opening a new one failed",
+                   "error", tarn_errmsg(), NULL);
+  }
   check_stores(node);
   char body[1024];
   if (!health(node, body, sizeof body))

@@ -125,6 +125,28 @@ int tarn__meta_seq_key(const char *prefix, const char *last, uint64_t d1, uint64
   return 0;
 }
 
+/* ---- guards ---------------------------------------------------------------- */
+
+int tarn__meta_guard_holds(const tarn_meta_guard *g, int present, int64_t ver) {
+  if (g->kind == TARN_META_GUARD_ABSENT) return !present;
+  return present && (g->version == TARN_META_ANY_VERSION || g->version == ver);
+}
+
+int tarn__meta_guard_failed(const char *backend, const char *part, const char *key,
+                            const tarn_meta_guard *g, int present, int64_t ver) {
+  if (g->kind == TARN_META_GUARD_ABSENT)
+    return tarn__err(TARN_EGUARD, "%s: write of \"%s\" in partition %s not done: its "
+                                  "condition \"%s is absent\" failed", backend, key, part,
+                     g->key);
+  if (!present)
+    return tarn__err(TARN_EGUARD, "%s: write of \"%s\" in partition %s not done: its "
+                                  "condition \"%s exists\" failed (absent)", backend, key,
+                     part, g->key);
+  return tarn__err(TARN_EGUARD, "%s: write of \"%s\" in partition %s not done: its "
+                                "condition \"%s has version %lld\" failed (version %lld)",
+                   backend, key, part, g->key, (long long)g->version, (long long)ver);
+}
+
 /* ---- handles -------------------------------------------------------------- */
 
 void tarn__meta_session_ended(tarn_meta *m) {
@@ -193,6 +215,7 @@ int tarn_meta_open(const char *uri, tarn_meta **out) {
   m->vfs = vfs;
   m->session_timeout_ms = DEFAULT_SESSION_TIMEOUT_MS;
   atomic_init(&m->session_ended, 0);
+  atomic_init(&m->session_gen, 1);
   pthread_mutex_init(&m->cb_mu, NULL);
   char *q = strchr(target, '?');
   if (q) *q++ = 0;
@@ -230,6 +253,19 @@ int tarn_meta_session_ok(tarn_meta *m) {
   return 0;
 }
 
+uint64_t tarn_meta_session_gen(tarn_meta *m) { return atomic_load(&m->session_gen); }
+
+int tarn_meta_session_renew(tarn_meta *m) {
+  if (!atomic_load(&m->session_ended)) return 0;
+  int rc = m->vfs->renew(m);
+  if (rc) return tarn__errctx(rc, "metadata store %s: opening a new session", m->vfs->scheme);
+  /* The number first: a holder comparing it never sees the new session
+   * alive under the old number. */
+  atomic_fetch_add(&m->session_gen, 1);
+  atomic_store(&m->session_ended, 0);
+  return 0;
+}
+
 void tarn_meta_on_session_end(tarn_meta *m, void (*fn)(void *arg), void *arg) {
   pthread_mutex_lock(&m->cb_mu);
   m->on_end = fn;
@@ -254,6 +290,22 @@ static int check_val(const void *val, size_t len) {
   return 0;
 }
 
+static int check_guards(const tarn_meta_guard *g, size_t n) {
+  if (n > TARN_META_GUARDS_MAX)
+    return tarn__err(TARN_EINVAL, "metadata store: %zu guards, at most %d", n,
+                     TARN_META_GUARDS_MAX);
+  if (n && !g) return tarn__err(TARN_EINVAL, "metadata store: NULL guards");
+  for (size_t i = 0; i < n; i++) {
+    if (g[i].kind != TARN_META_GUARD_EXISTS && g[i].kind != TARN_META_GUARD_ABSENT)
+      return tarn__err(TARN_EINVAL, "metadata store: guard %zu: bad kind %d", i, g[i].kind);
+    if (!g[i].key) return tarn__err(TARN_EINVAL, "metadata store: guard %zu: NULL key", i);
+    if (g[i].kind == TARN_META_GUARD_EXISTS && g[i].version < 0 &&
+        g[i].version != TARN_META_ANY_VERSION)
+      return tarn__err(TARN_EINVAL, "metadata store: guard %zu: bad version", i);
+  }
+  return 0;
+}
+
 #define CHECK(x)            \
   do {                      \
     int rc_ = (x);          \
@@ -265,7 +317,8 @@ static int check_val(const void *val, size_t len) {
 static int counted(tarn_meta *m, const char *op, int rc) {
   const char *b = tarn_meta_backend(m);
   tarn_metrics_inc("tarn_meta_requests_total", 1, "op", op, "backend", b, NULL);
-  if (rc && rc != TARN_ENOTFOUND && rc != TARN_EEXIST && rc != TARN_ECONFLICT)
+  if (rc && rc != TARN_ENOTFOUND && rc != TARN_EEXIST && rc != TARN_ECONFLICT &&
+      rc != TARN_EGUARD)
     tarn_metrics_inc("tarn_meta_errors_total", 1, "op", op, "backend", b, "error",
                      tarn_strerror(rc), NULL);
   return rc;
@@ -298,63 +351,106 @@ int tarn_meta_higher(tarn_meta *m, const char *part, const char *key, tarn_meta_
 }
 
 static int do_write(tarn_meta *m, const char *part, const char *key, const void *val, size_t len,
-                 int mode, int flags, int64_t version, tarn_meta_stat *st) {
+                    int mode, int flags, int64_t version, const tarn_meta_guard *g, size_t ng,
+                    tarn_meta_stat *st) {
   tarn_meta_stat dummy;
   CHECK(check_part(part));
   CHECK(check_key("key", key));
   CHECK(check_val(val, len));
+  CHECK(check_guards(g, ng));
   if (flags & ~TARN_META_EPHEMERAL) return tarn__err(TARN_EINVAL, "metadata store: bad flags");
   if ((flags & TARN_META_EPHEMERAL) && atomic_load(&m->session_ended))
     return tarn__err(TARN_ESESSION, "metadata store: create of ephemeral \"%s\": the session "
                                     "ended", key);
   return counted(m, mode == TARN__META_PUT ? "put" : mode == TARN__META_CREATE ? "create" : "cas",
-                 m->vfs->write(m, part, key, val, len, mode, flags, version, st ? st : &dummy));
+                 m->vfs->write(m, part, key, val, len, mode, flags, version, g, ng,
+                               st ? st : &dummy));
 }
 
 int tarn_meta_put(tarn_meta *m, const char *part, const char *key, const void *val,
                   size_t len, tarn_meta_stat *st) {
-  return do_write(m, part, key, val, len, TARN__META_PUT, 0, 0, st);
+  return do_write(m, part, key, val, len, TARN__META_PUT, 0, 0, NULL, 0, st);
+}
+
+int tarn_meta_put_if(tarn_meta *m, const char *part, const char *key, const void *val,
+                     size_t len, const tarn_meta_guard *g, size_t n, tarn_meta_stat *st) {
+  return do_write(m, part, key, val, len, TARN__META_PUT, 0, 0, g, n, st);
 }
 
 int tarn_meta_create(tarn_meta *m, const char *part, const char *key, const void *val,
                      size_t len, int flags, tarn_meta_stat *st) {
-  return do_write(m, part, key, val, len, TARN__META_CREATE, flags, 0, st);
+  return do_write(m, part, key, val, len, TARN__META_CREATE, flags, 0, NULL, 0, st);
+}
+
+int tarn_meta_create_if(tarn_meta *m, const char *part, const char *key, const void *val,
+                        size_t len, int flags, const tarn_meta_guard *g, size_t n,
+                        tarn_meta_stat *st) {
+  return do_write(m, part, key, val, len, TARN__META_CREATE, flags, 0, g, n, st);
 }
 
 int tarn_meta_cas(tarn_meta *m, const char *part, const char *key, const void *val,
                   size_t len, int64_t version, tarn_meta_stat *st) {
-  return do_write(m, part, key, val, len, TARN__META_CAS, 0, version, st);
+  return do_write(m, part, key, val, len, TARN__META_CAS, 0, version, NULL, 0, st);
+}
+
+int tarn_meta_cas_if(tarn_meta *m, const char *part, const char *key, const void *val,
+                     size_t len, int64_t version, const tarn_meta_guard *g, size_t n,
+                     tarn_meta_stat *st) {
+  return do_write(m, part, key, val, len, TARN__META_CAS, 0, version, g, n, st);
 }
 
 int tarn_meta_delete(tarn_meta *m, const char *part, const char *key) {
+  return tarn_meta_delete_if(m, part, key, TARN_META_ANY_VERSION, NULL, 0);
+}
+
+int tarn_meta_delete_if(tarn_meta *m, const char *part, const char *key, int64_t version,
+                        const tarn_meta_guard *g, size_t n) {
   CHECK(check_part(part));
   CHECK(check_key("key", key));
-  return counted(m, "delete", m->vfs->del(m, part, key));
+  CHECK(check_guards(g, n));
+  if (version < 0 && version != TARN_META_ANY_VERSION)
+    return tarn__err(TARN_EINVAL, "metadata store: delete of a negative version");
+  return counted(m, "delete", m->vfs->del(m, part, key, version, g, n));
 }
 
 int tarn_meta_delete_range(tarn_meta *m, const char *part, const char *a, const char *b,
                            size_t *count) {
+  return tarn_meta_delete_range_if(m, part, a, b, NULL, 0, count);
+}
+
+int tarn_meta_delete_range_if(tarn_meta *m, const char *part, const char *a, const char *b,
+                              const tarn_meta_guard *g, size_t n, size_t *count) {
   size_t dummy;
   CHECK(check_part(part));
   CHECK(check_key("range start", a));
   CHECK(check_key("range end", b));
+  CHECK(check_guards(g, n));
   if (!count) count = &dummy;
   *count = 0;
+  /* An empty range changes nothing, so there is nothing to guard. */
   if (tarn_meta_key_compare(a, b) >= 0) return 0;
-  return counted(m, "delete_range", m->vfs->del_range(m, part, a, b, count));
+  return counted(m, "delete_range", m->vfs->del_range(m, part, a, b, g, n, count));
 }
 
 int tarn_meta_sequenced_put(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
                             uint64_t d2, const void *val, size_t len, tarn_meta_rec *out) {
+  return tarn_meta_sequenced_put_if(m, part, prefix, d1, d2, val, len, NULL, 0, out);
+}
+
+int tarn_meta_sequenced_put_if(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
+                               uint64_t d2, const void *val, size_t len,
+                               const tarn_meta_guard *g, size_t n, tarn_meta_rec *out) {
   tarn_meta_rec dummy;
   if (!out) out = &dummy;
   memset(out, 0, sizeof *out);
   CHECK(check_part(part));
   CHECK(check_key("prefix", prefix));
   CHECK(check_val(val, len));
+  CHECK(check_guards(g, n));
   if (d1 == 0) /* Oxia's ErrSequenceDeltaIsZero */
     return tarn__err(TARN_EINVAL, "sequenced put: the first delta must be > 0");
-  int rc = counted(m, "sequenced_put", m->vfs->seq_put(m, part, prefix, d1, d2, val, len, out));
+  int rc = counted(m, "sequenced_put",
+                   m->vfs->seq_put(m, part, prefix, d1, d2, val, len, g, n, out));
   if (out == &dummy) tarn_meta_rec_free(&dummy);
   return rc;
 }

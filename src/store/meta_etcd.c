@@ -48,7 +48,8 @@ typedef struct ehandle {
   pthread_mutex_t pool_mu;
   CURL *pool[POOL];
   int npool;
-  int64_t lease, ttl_s;
+  _Atomic int64_t lease; /* replaced by a renewal while other threads write */
+  int64_t ttl_s;
   pthread_t ka;
   pthread_mutex_t ka_mu;
   pthread_cond_t ka_cv;
@@ -165,11 +166,12 @@ enum { SAFE = 0, UNSAFE = 1 }; /* may a failed request be sent again? */
  * safe to repeat (reads; writes not yet sent) moves on to the next endpoint
  * until RETRY_MS passes; otherwise a transport failure after sending gives
  * TARN_EUNKNOWN. */
-static int post(ehandle *h, const char *path, json_t *req, int unsafe, json_t **out) {
+static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, json_t **out,
+                       int64_t retry_ms, int64_t req_timeout_ms) {
   *out = NULL;
   char *body = json_dumps(req, JSON_COMPACT);
   if (!body) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
-  int64_t deadline = mono_ms() + RETRY_MS;
+  int64_t deadline = mono_ms() + retry_ms;
   int rc = 0, tries = 0;
   for (;;) {
     int ep = atomic_load(&h->cur) % h->neps;
@@ -185,8 +187,9 @@ static int post(ehandle *h, const char *path, json_t *req, int unsafe, json_t **
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
-    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)REQ_TIMEOUT_MS);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
+    curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)req_timeout_ms);
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(req_timeout_ms < 1000 ? req_timeout_ms
+                                                                                : 1000));
     curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     CURLcode cc = curl_easy_perform(c);
     long status = 0;
@@ -239,6 +242,10 @@ static int post(ehandle *h, const char *path, json_t *req, int unsafe, json_t **
   }
   free(body);
   return rc;
+}
+
+static int post(ehandle *h, const char *path, json_t *req, int unsafe, json_t **out) {
+  return post_within(h, path, req, unsafe, out, RETRY_MS, REQ_TIMEOUT_MS);
 }
 
 /* ---- records -------------------------------------------------------------------- */
@@ -336,26 +343,48 @@ static int e_find(tarn_meta *m, const char *part, const char *key, int cmp,
   return rc;
 }
 
-/* A txn: compares, then one put on success; *ok = succeeded, *rev = the
- * revision after it. On failure the txn runs fail_range (if not NULL; the
- * reference is stolen) and *fresp gets the whole response, so a retry needs
- * no separate read. */
-static int txn_put(ehandle *h, json_t *compares, const char *key, const char *val,
-                   int64_t lease, json_t *fail_range, int *ok, int64_t *rev, json_t **fresp) {
-  json_t *put = json_pack("{s:s, s:s}", "key", key, "value", val);
-  if (put && lease) json_object_set_new(put, "lease", json_sprintf("%lld", (long long)lease));
-  json_t *req = json_pack("{s:o, s:[{s:o}]}", "compare", compares, "success", "request_put", put);
-  if (req && fail_range)
-    json_object_set_new(req, "failure", json_pack("[{s:o}]", "request_range", fail_range));
-  else
-    json_decref(fail_range);
-  if (!req) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
-  json_t *resp;
-  int rc = post(h, "/v3/kv/txn", req, UNSAFE, &resp);
+/* A txn: compares, then the success ops, else the failure ops (each may be
+ * NULL; references stolen). *ok = succeeded, *rev = the revision after it;
+ * *resp (may be NULL) gets the whole response, so a retry or a verdict on
+ * the guards needs no separate read. */
+static int txn(ehandle *h, json_t *compares, json_t *success, json_t *failure, int *ok,
+               int64_t *rev, json_t **resp) {
+  json_t *req = json_object();
+  if (req) {
+    json_object_set_new(req, "compare", compares ? compares : json_array());
+    json_object_set_new(req, "success", success ? success : json_array());
+    if (failure) json_object_set_new(req, "failure", failure);
+  } else {
+    json_decref(compares), json_decref(success), json_decref(failure);
+    return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  }
+  json_t *r;
+  int rc = post(h, "/v3/kv/txn", req, UNSAFE, &r);
   json_decref(req);
   if (rc) return rc;
-  *ok = json_is_true(json_object_get(resp, "succeeded"));
-  *rev = jint(json_object_get(resp, "header"), "revision");
+  *ok = json_is_true(json_object_get(r, "succeeded"));
+  *rev = jint(json_object_get(r, "header"), "revision");
+  if (resp)
+    *resp = r;
+  else
+    json_decref(r);
+  return 0;
+}
+
+/* A txn of one put on success; on failure the txn runs the failure ops (if
+ * not NULL; stolen) and *fresp gets the whole response. */
+static int txn_put(ehandle *h, json_t *compares, const char *key, const char *val,
+                   int64_t lease, json_t *failure, int *ok, int64_t *rev, json_t **fresp) {
+  json_t *put = json_pack("{s:s, s:s}", "key", key, "value", val);
+  if (put && lease) json_object_set_new(put, "lease", json_sprintf("%lld", (long long)lease));
+  json_t *succ = put ? json_pack("[{s:o}]", "request_put", put) : NULL;
+  if (!succ) {
+    json_decref(compares), json_decref(failure);
+    return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  }
+  json_t *resp = NULL;
+  int rc = txn(h, compares, succ, failure, ok, rev, &resp);
+  if (rc) return rc;
   if (fresp && !*ok)
     *fresp = resp;
   else
@@ -376,8 +405,75 @@ static json_t *cmp_absent(const char *key) {
                    "create_revision", "0");
 }
 
+static json_t *cmp_present(const char *key) {
+  return json_pack("{s:s, s:s, s:s, s:s}", "target", "CREATE", "key", key, "result", "GREATER",
+                   "create_revision", "0");
+}
+
+/* Appends the guards' compares to c and, to the failure ops f, a read of each
+ * guard's key (so a failed txn tells which guard failed, at its revision). */
+static int add_guards(ehandle *h, const char *part, const tarn_meta_guard *g, size_t ng,
+                      json_t *c, json_t *f) {
+  for (size_t i = 0; i < ng; i++) {
+    char *k = ekey(h, part, g[i].key, -1), *e = ekey(h, part, g[i].key, 0);
+    json_t *cmp = !k || !e ? NULL
+                  : g[i].kind == TARN_META_GUARD_ABSENT      ? cmp_absent(k)
+                  : g[i].version == TARN_META_ANY_VERSION   ? cmp_present(k)
+                                                            : cmp_mod(k, NULL, "EQUAL", g[i].version);
+    json_t *rd = k && e ? json_pack("{s:{s:s, s:s}}", "request_range", "key", k, "range_end", e)
+                        : NULL;
+    free(k);
+    free(e);
+    if (!cmp || !rd || json_array_append_new(c, cmp) || json_array_append_new(f, rd)) {
+      json_decref(cmp), json_decref(rd);
+      return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+    }
+  }
+  return 0;
+}
+
+/* The kv that failure op i of a failed txn read, or NULL. */
+static json_t *failed_read(json_t *resp, size_t i) {
+  json_t *rr = json_object_get(json_array_get(json_object_get(resp, "responses"), i),
+                               "response_range");
+  return json_array_get(json_object_get(rr, "kvs"), 0);
+}
+
+/* After a failed txn whose failure ops began with add_guards' reads:
+ * TARN_EGUARD for the first guard that failed, 0 if all held. */
+static int guard_verdict(const char *part, const char *key, const tarn_meta_guard *g,
+                         size_t ng, json_t *resp) {
+  for (size_t i = 0; i < ng; i++) {
+    json_t *kv = failed_read(resp, i);
+    int64_t ver = kv ? jint(kv, "mod_revision") : 0;
+    if (!tarn__meta_guard_holds(&g[i], kv != NULL, ver))
+      return tarn__meta_guard_failed("etcd", part, key, &g[i], kv != NULL, ver);
+  }
+  return 0;
+}
+
+/* The guards' verdict now, by a txn of their compares alone (read-only):
+ * for an answer of the primitive's own that comes from an earlier read, so
+ * that TARN_EGUARD still takes precedence. */
+static int guards_now(ehandle *h, const char *part, const char *key, const tarn_meta_guard *g,
+                      size_t ng) {
+  if (ng == 0) return 0;
+  json_t *c = json_array(), *f = json_array(), *resp = NULL;
+  if (!c || !f || add_guards(h, part, g, ng, c, f)) {
+    json_decref(c), json_decref(f);
+    return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  }
+  int ok;
+  int64_t rev;
+  int rc = txn(h, c, NULL, f, &ok, &rev, &resp);
+  if (rc == 0 && !ok) rc = guard_verdict(part, key, g, ng, resp);
+  json_decref(resp);
+  return rc;
+}
+
 static int e_write(tarn_meta *m, const char *part, const char *key, const void *val,
-                   size_t len, int mode, int flags, int64_t version, tarn_meta_stat *st) {
+                   size_t len, int mode, int flags, int64_t version, const tarn_meta_guard *g,
+                   size_t ng, tarn_meta_stat *st) {
   ehandle *h = m->impl;
   char *k = ekey(h, part, key, -1), *e = ekey(h, part, key, 0);
   int rc = 0;
@@ -400,6 +496,9 @@ static int e_write(tarn_meta *m, const char *part, const char *key, const void *
       }
       json_decref(resp);
       if (rc) break;
+      if (mode == TARN__META_CAS && (!exists || cur != version) &&
+          (rc = guards_now(h, part, key, g, ng)))
+        break;
       if (mode == TARN__META_CAS && !exists) {
         rc = tarn__err(TARN_ENOTFOUND, "etcd: compare-and-set of absent \"%s\"", key);
         break;
@@ -413,16 +512,18 @@ static int e_write(tarn_meta *m, const char *part, const char *key, const void *
       lease = h->lease;
     }
     char *v = evalue(val, len, created, rand64());
-    json_t *c = json_array();
+    json_t *c = json_array(), *f = ng ? json_array() : NULL;
     json_t *one = exists ? cmp_mod(k, NULL, "EQUAL", cur) : cmp_absent(k);
-    if (!v || !c || !one || json_array_append_new(c, one)) {
-      free(v), json_decref(c);
+    if (!v || !c || !one || json_array_append_new(c, one) || (ng && !f) ||
+        (rc = add_guards(h, part, g, ng, c, f))) {
+      free(v), json_decref(c), json_decref(f);
       rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
       break;
     }
     int ok;
     int64_t rev;
-    rc = txn_put(h, c, k, v, lease, NULL, &ok, &rev, NULL);
+    json_t *fresp = NULL;
+    rc = txn_put(h, c, k, v, lease, f, &ok, &rev, ng ? &fresp : NULL);
     free(v);
     if (rc == TARN_ESESSION) tarn__meta_session_ended(m);
     if (rc) break;
@@ -431,6 +532,9 @@ static int e_write(tarn_meta *m, const char *part, const char *key, const void *
       st->created_ms = created;
       break;
     }
+    rc = guard_verdict(part, key, g, ng, fresp);
+    json_decref(fresp);
+    if (rc) break;
     if (mode == TARN__META_CREATE) {
       rc = tarn__err(TARN_EEXIST, "etcd: \"%s\" exists in partition %s", key, part);
       break;
@@ -454,11 +558,57 @@ static int delete_range(ehandle *h, const char *k, const char *e, size_t *count)
   return 0;
 }
 
-static int e_del(tarn_meta *m, const char *part, const char *key) {
+/* A delete as a txn: the guards, and (key) that key exists with the version
+ * (unless TARN_META_ANY_VERSION); then DeleteRange [k, e). */
+static int guarded_delete(ehandle *h, const char *part, const char *what, const char *k,
+                          const char *e, int key, int64_t version, const tarn_meta_guard *g,
+                          size_t ng, size_t *count) {
+  json_t *c = json_array(), *f = json_array();
+  json_t *del = json_pack("[{s:{s:s, s:s}}]", "request_delete_range", "key", k, "range_end", e);
+  int rc = 0, bad = !c || !f || !del || add_guards(h, part, g, ng, c, f) != 0;
+  if (!bad && key) {
+    json_t *own = version == TARN_META_ANY_VERSION ? cmp_present(k)
+                                                   : cmp_mod(k, NULL, "EQUAL", version);
+    json_t *rd = json_pack("{s:{s:s, s:s}}", "request_range", "key", k, "range_end", e);
+    /* both appended (or freed) whatever fails */
+    bad = (json_array_append_new(c, own) | json_array_append_new(f, rd)) != 0;
+  }
+  if (bad) {
+    json_decref(c), json_decref(f), json_decref(del);
+    return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  }
+  int ok;
+  int64_t rev;
+  json_t *resp = NULL;
+  if ((rc = txn(h, c, del, f, &ok, &rev, &resp))) return rc;
+  if (ok) {
+    json_t *dr = json_object_get(json_array_get(json_object_get(resp, "responses"), 0),
+                                 "response_delete_range");
+    *count = (size_t)jint(dr, "deleted"); /* absent when 0 */
+  } else if ((rc = guard_verdict(part, what, g, ng, resp)) == 0) {
+    json_t *kv = key ? failed_read(resp, ng) : NULL;
+    if (!key)
+      rc = tarn__err(TARN_EIO, "etcd: guarded delete of \"%s\" failed with its guards holding",
+                     what);
+    else if (!kv)
+      rc = tarn__err(TARN_ENOTFOUND, "etcd: delete of absent \"%s\"", what);
+    else
+      rc = tarn__err(TARN_ECONFLICT, "etcd: delete of \"%s\": version %lld, not %lld", what,
+                     (long long)jint(kv, "mod_revision"), (long long)version);
+  }
+  json_decref(resp);
+  return rc;
+}
+
+static int e_del(tarn_meta *m, const char *part, const char *key, int64_t version,
+                 const tarn_meta_guard *g, size_t ng) {
   ehandle *h = m->impl;
   char *k = ekey(h, part, key, -1), *e = ekey(h, part, key, 0);
   size_t n = 0;
-  int rc = k && e ? delete_range(m->impl, k, e, &n) : tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  int rc = !k || !e ? tarn__err(TARN_ENOMEM, "etcd: out of memory")
+           : version == TARN_META_ANY_VERSION && ng == 0
+               ? delete_range(m->impl, k, e, &n)
+               : guarded_delete(h, part, key, k, e, 1, version, g, ng, &n);
   free(k);
   free(e);
   if (rc == 0 && n == 0) rc = tarn__err(TARN_ENOTFOUND, "etcd: delete of absent \"%s\"", key);
@@ -466,11 +616,12 @@ static int e_del(tarn_meta *m, const char *part, const char *key) {
 }
 
 static int e_del_range(tarn_meta *m, const char *part, const char *a, const char *b,
-                       size_t *count) {
+                       const tarn_meta_guard *g, size_t ng, size_t *count) {
   ehandle *h = m->impl;
   char *k = ekey(h, part, a, -1), *e = ekey(h, part, b, -1);
-  int rc = k && e ? delete_range(m->impl, k, e, count)
-                  : tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  int rc = !k || !e ? tarn__err(TARN_ENOMEM, "etcd: out of memory")
+           : ng == 0 ? delete_range(m->impl, k, e, count)
+                     : guarded_delete(h, part, a, k, e, 0, TARN_META_ANY_VERSION, g, ng, count);
   free(k);
   free(e);
   return rc;
@@ -510,22 +661,25 @@ static void seq_locks_init(void) {
 }
 
 static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
-                          uint64_t d2, const void *val, size_t len, tarn_meta_rec *out);
+                          uint64_t d2, const void *val, size_t len, const tarn_meta_guard *g,
+                          size_t ng, tarn_meta_rec *out);
 
 static int e_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
-                     uint64_t d2, const void *val, size_t len, tarn_meta_rec *out) {
+                     uint64_t d2, const void *val, size_t len, const tarn_meta_guard *g,
+                     size_t ng, tarn_meta_rec *out) {
   uint32_t hsh = 2166136261u; /* FNV-1a of the partition */
   for (const char *p = part; *p; p++) hsh = (hsh ^ (uint8_t)*p) * 16777619u;
   pthread_once(&seq_locks_once, seq_locks_init);
   pthread_mutex_t *mu = &seq_locks[hsh % SEQ_LOCKS];
   pthread_mutex_lock(mu);
-  int rc = seq_put_locked(m, part, prefix, d1, d2, val, len, out);
+  int rc = seq_put_locked(m, part, prefix, d1, d2, val, len, g, ng, out);
   pthread_mutex_unlock(mu);
   return rc;
 }
 
 static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
-                          uint64_t d2, const void *val, size_t len, tarn_meta_rec *out) {
+                          uint64_t d2, const void *val, size_t len, const tarn_meta_guard *g,
+                          size_t ng, tarn_meta_rec *out) {
   ehandle *h = m->impl;
   char *bound = tarn__meta_seq_bound(prefix);
   char *lo = ekey(h, part, NULL, -1), *hi = bound ? ekey(h, part, bound, -1) : NULL;
@@ -554,11 +708,17 @@ static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, ui
     char *lastk = NULL, *key = NULL;
     if (kv && (rc = kv_to_rec(h, kv, part, 0, &last, NULL, NULL)) == 0) lastk = last.key;
     if (rc == 0) rc = tarn__meta_seq_key(prefix, lastk, d1, d2, &key);
-    json_t *c = json_array();
+    json_t *c = json_array(), *f = json_array();
     char *ek = key ? ekey(h, part, key, -1) : NULL, *el = lastk ? ekey(h, part, lastk, -1) : NULL;
     int64_t created = tarn__meta_now_ms();
     char *v = evalue(val, len, created, nonce);
-    if (rc == 0 && (!c || !ek || !v || (lastk && !el))) rc = tarn__err(TARN_ENOMEM, "etcd: oom");
+    json_t *rr0 = range_req(lo, hi, 1);
+    if (rc == 0 && (!c || !f || !ek || !v || (lastk && !el) || !rr0 ||
+                    add_guards(h, part, g, ng, c, f) ||
+                    json_array_append_new(f, json_pack("{s:o}", "request_range", rr0))))
+      rc = tarn__err(TARN_ENOMEM, "etcd: oom");
+    else if (rc)
+      json_decref(rr0);
     /* Nothing in [lo, bound) changed since rev, and the last key is still
      * the one we read: then the new key is exactly Oxia's. */
     if (rc == 0) json_array_append_new(c, cmp_mod(lo, hi, "LESS", rev + 1));
@@ -571,10 +731,11 @@ static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, ui
     int64_t newrev = 0;
     json_t *fresp = NULL;
     if (rc == 0) {
-      rc = txn_put(h, c, ek, v, 0, range_req(lo, hi, 1), &ok, &newrev, &fresp);
-      c = NULL;
+      rc = txn_put(h, c, ek, v, 0, f, &ok, &newrev, &fresp);
+      c = f = NULL;
     }
     json_decref(c);
+    json_decref(f);
     free(v);
     free(ek);
     if (rc == TARN_EUNKNOWN && ntried < 64 && mono_ms() < deadline) {
@@ -588,11 +749,13 @@ static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, ui
     if (rc == 0 && ok && tarn__meta_rec_set(out, key, NULL, 0, newrev, created))
       rc = tarn__err(TARN_EUNKNOWN, "etcd: sequenced put committed; out of memory for its key");
     free(key);
+    if (!rc && !ok && (rc = guard_verdict(part, prefix, g, ng, fresp)))
+      json_decref(fresp);
     if (rc || ok) goto out;
     /* Lost a race: the failure branch read the new last key at newrev. */
     state = fresp;
     rev = newrev;
-    json_t *rr = json_object_get(json_array_get(json_object_get(fresp, "responses"), 0),
+    json_t *rr = json_object_get(json_array_get(json_object_get(fresp, "responses"), ng),
                                  "response_range");
     kv = json_array_get(json_object_get(rr, "kvs"), 0);
     if (!rr) json_decref(state), state = NULL;
@@ -710,31 +873,42 @@ static int e_wait(tarn_meta *m, const char *part, const char *a, const char *b, 
 
 /* ---- sessions: a lease and its keepalive thread ------------------------------- */
 
+/* The keepalive: every TTL/3, soon again after a failure. The lease lives at
+ * least TTL past the moment etcd received the last keepalive it answered,
+ * which is after that request was sent: so freshness counts from the send,
+ * and one attempt (with its retries) is capped well below the TTL, so that
+ * a slow or hanging endpoint cannot let the lease lapse unnoticed. */
 static void *keepalive(void *arg) {
   tarn_meta *m = arg;
   ehandle *h = m->impl;
-  int64_t period = h->ttl_s * 1000 / 3, last_ok = mono_ms();
+  int64_t ttl_ms = h->ttl_s * 1000, period = ttl_ms / 3, last_ok = mono_ms(), wait = period;
+  int64_t cap = ttl_ms / 4 < REQ_TIMEOUT_MS ? ttl_ms / 4 : REQ_TIMEOUT_MS;
   pthread_mutex_lock(&h->ka_mu);
   while (!h->stop) {
     struct timespec dl;
     clock_gettime(CLOCK_REALTIME, &dl);
-    dl.tv_sec += period / 1000;
-    dl.tv_nsec += (long)(period % 1000) * 1000000;
+    dl.tv_sec += wait / 1000;
+    dl.tv_nsec += (long)(wait % 1000) * 1000000;
     if (dl.tv_nsec >= 1000000000) dl.tv_sec++, dl.tv_nsec -= 1000000000;
     pthread_cond_timedwait(&h->ka_cv, &h->ka_mu, &dl);
     if (h->stop) break;
     pthread_mutex_unlock(&h->ka_mu);
     json_t *req = json_pack("{s:o}", "ID", json_sprintf("%lld", (long long)h->lease)), *resp;
-    int rc = req ? post(h, "/v3/lease/keepalive", req, SAFE, &resp) : TARN_ENOMEM;
+    int64_t sent = mono_ms();
+    int rc = req ? post_within(h, "/v3/lease/keepalive", req, SAFE, &resp, cap, cap)
+                 : TARN_ENOMEM;
     json_decref(req);
     int ended = 0;
     if (rc == 0) {
       /* {"result":{..., "TTL":"n"}}; TTL absent (0): the lease is gone */
       ended = jint(json_object_get(resp, "result"), "TTL") <= 0;
       json_decref(resp);
-      last_ok = mono_ms();
-    } else if (rc == TARN_ESESSION || mono_ms() - last_ok > h->ttl_s * 1000) {
+      last_ok = sent;
+      wait = period;
+    } else if (rc == TARN_ESESSION || mono_ms() - last_ok >= ttl_ms) {
       ended = 1;
+    } else {
+      wait = period < 200 ? period : 200;
     }
     pthread_mutex_lock(&h->ka_mu);
     if (ended) {
@@ -745,6 +919,49 @@ static void *keepalive(void *arg) {
   }
   pthread_mutex_unlock(&h->ka_mu);
   return NULL;
+}
+
+/* Grants the session's lease (TTL = the session timeout). */
+static int grant(ehandle *h) {
+  json_t *resp = NULL;
+  json_t *req = json_pack("{s:o}", "TTL", json_sprintf("%lld", (long long)h->ttl_s));
+  int rc = req ? post(h, "/v3/lease/grant", req, SAFE, &resp)
+               : tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  json_decref(req);
+  if (rc == TARN_EUNKNOWN) rc = TARN_EUNAVAIL;
+  if (rc) return rc;
+  int64_t id = jint(resp, "ID");
+  json_decref(resp);
+  if (!id) return tarn__err(TARN_EIO, "etcd: lease grant returned no ID");
+  h->lease = id;
+  return 0;
+}
+
+static void stop_keepalive(ehandle *h) {
+  pthread_mutex_lock(&h->ka_mu);
+  h->stop = 1;
+  pthread_cond_signal(&h->ka_cv);
+  pthread_mutex_unlock(&h->ka_mu);
+  if (h->ka_started) pthread_join(h->ka, NULL);
+  h->ka_started = 0;
+}
+
+static int start_keepalive(tarn_meta *m) {
+  ehandle *h = m->impl;
+  h->stop = 0;
+  if (pthread_create(&h->ka, NULL, keepalive, m) != 0)
+    return tarn__err(TARN_ENOMEM, "etcd: cannot start the keepalive thread");
+  h->ka_started = 1;
+  return 0;
+}
+
+/* A new lease and keepalive; the old lease's records are gone or going. */
+static int e_renew(tarn_meta *m) {
+  ehandle *h = m->impl;
+  stop_keepalive(h);
+  int rc = grant(h);
+  int src = start_keepalive(m); /* also after a failed grant: it reports the end again */
+  return rc ? rc : src;
 }
 
 static void free_handle(ehandle *h) {
@@ -799,25 +1016,10 @@ static int e_open(tarn_meta *m, const char *target) {
   /* Different handles start on different endpoints to spread the load. */
   if (rc == 0) atomic_store(&h->cur, (int)(rand64() % (unsigned)h->neps));
   h->ttl_s = (m->session_timeout_ms + 999) / 1000;
-  json_t *resp = NULL;
-  if (rc == 0) {
-    json_t *req = json_pack("{s:o}", "TTL", json_sprintf("%lld", (long long)h->ttl_s));
-    rc = req ? post(h, "/v3/lease/grant", req, SAFE, &resp)
-             : tarn__err(TARN_ENOMEM, "etcd: out of memory");
-    json_decref(req);
-    if (rc == TARN_EUNKNOWN) rc = TARN_EUNAVAIL;
-  }
-  if (rc == 0) {
-    h->lease = jint(resp, "ID");
-    json_decref(resp);
-    if (!h->lease) rc = tarn__err(TARN_EIO, "etcd: lease grant returned no ID");
-  }
+  if (rc == 0) rc = grant(h);
   if (rc == 0) {
     m->impl = h;
-    if (pthread_create(&h->ka, NULL, keepalive, m) != 0)
-      rc = tarn__err(TARN_ENOMEM, "etcd: cannot start the keepalive thread");
-    else
-      h->ka_started = 1;
+    rc = start_keepalive(m);
   }
   if (rc) {
     m->impl = NULL;
@@ -828,11 +1030,7 @@ static int e_open(tarn_meta *m, const char *target) {
 
 static void e_close(tarn_meta *m) {
   ehandle *h = m->impl;
-  pthread_mutex_lock(&h->ka_mu);
-  h->stop = 1;
-  pthread_cond_signal(&h->ka_cv);
-  pthread_mutex_unlock(&h->ka_mu);
-  if (h->ka_started) pthread_join(h->ka, NULL);
+  stop_keepalive(h);
   /* Revoking the lease deletes the session's ephemeral records. */
   json_t *req = json_pack("{s:o}", "ID", json_sprintf("%lld", (long long)h->lease)), *resp;
   if (req && post(h, "/v3/lease/revoke", req, SAFE, &resp) == 0) json_decref(resp);
@@ -842,4 +1040,4 @@ static void e_close(tarn_meta *m) {
 
 const tarn__meta_vfs tarn__meta_vfs_etcd = {
     TARN__META_VFS_VERSION, "etcd", e_open, e_close, e_find, e_write, e_del,
-    e_del_range, e_seq_put, e_range, e_token, e_wait, NULL};
+    e_del_range, e_seq_put, e_range, e_token, e_wait, NULL, e_renew};

@@ -190,6 +190,20 @@ static int mem_find(tarn_meta *m, const char *part, const char *key, int cmp,
   return rc;
 }
 
+/* 0 when every guard of a write of key holds, else TARN_EGUARD for the
+ * first that fails; the store's mutex is held. */
+static int check_guards(mstore *s, const char *part, const char *key,
+                        const tarn_meta_guard *g, size_t ng) {
+  mpart *p = get_part(s, part, 0);
+  for (size_t i = 0; i < ng; i++) {
+    long j = pick(p, g[i].key, TARN__META_EQUAL);
+    int64_t ver = j >= 0 ? p->v[j].version : 0;
+    if (!tarn__meta_guard_holds(&g[i], j >= 0, ver))
+      return tarn__meta_guard_failed("mem", part, key, &g[i], j >= 0, ver);
+  }
+  return 0;
+}
+
 /* Applies the handle's injected write fault: 1 to report TARN_EUNKNOWN after
  * committing, or an error to return without effect. */
 static int take_fault(mhandle *h) {
@@ -251,7 +265,8 @@ static int store_rec(mstore *s, mpart *p, size_t i, int exists, const char *key,
 }
 
 static int mem_write(tarn_meta *m, const char *part, const char *key, const void *val,
-                     size_t len, int mode, int flags, int64_t version, tarn_meta_stat *st) {
+                     size_t len, int mode, int flags, int64_t version,
+                     const tarn_meta_guard *g, size_t ng, tarn_meta_stat *st) {
   mhandle *h = m->impl;
   mstore *s = h->s;
   pthread_mutex_lock(&s->mu);
@@ -267,7 +282,9 @@ static int mem_write(tarn_meta *m, const char *part, const char *key, const void
   }
   size_t i = lower_bound(p, key);
   int exists = i < p->n && strcmp(p->v[i].key, key) == 0;
-  if (mode == TARN__META_CREATE && exists)
+  if ((rc = check_guards(s, part, key, g, ng)))
+    ;
+  else if (mode == TARN__META_CREATE && exists)
     rc = tarn__err(TARN_EEXIST, "mem: \"%s\" exists in partition %s", key, part);
   else if (mode == TARN__META_CAS && !exists)
     rc = tarn__err(TARN_ENOTFOUND, "mem: compare-and-set of absent \"%s\"", key);
@@ -281,7 +298,8 @@ static int mem_write(tarn_meta *m, const char *part, const char *key, const void
   return commit_result(fault, rc);
 }
 
-static int mem_del(tarn_meta *m, const char *part, const char *key) {
+static int mem_del(tarn_meta *m, const char *part, const char *key, int64_t version,
+                   const tarn_meta_guard *g, size_t ng) {
   mhandle *h = m->impl;
   mstore *s = h->s;
   pthread_mutex_lock(&s->mu);
@@ -292,8 +310,13 @@ static int mem_del(tarn_meta *m, const char *part, const char *key) {
   }
   mpart *p = get_part(s, part, 0);
   long i = pick(p, key, TARN__META_EQUAL);
-  if (i < 0)
+  if ((rc = check_guards(s, part, key, g, ng)))
+    ;
+  else if (i < 0)
     rc = tarn__err(TARN_ENOTFOUND, "mem: delete of absent \"%s\"", key);
+  else if (version != TARN_META_ANY_VERSION && p->v[i].version != version)
+    rc = tarn__err(TARN_ECONFLICT, "mem: delete of \"%s\": version %lld, not %lld", key,
+                   (long long)p->v[i].version, (long long)version);
   else {
     remove_at(p, (size_t)i);
     s->counter++;
@@ -304,7 +327,7 @@ static int mem_del(tarn_meta *m, const char *part, const char *key) {
 }
 
 static int mem_del_range(tarn_meta *m, const char *part, const char *a, const char *b,
-                         size_t *count) {
+                         const tarn_meta_guard *g, size_t ng, size_t *count) {
   mhandle *h = m->impl;
   mstore *s = h->s;
   pthread_mutex_lock(&s->mu);
@@ -313,8 +336,9 @@ static int mem_del_range(tarn_meta *m, const char *part, const char *a, const ch
     pthread_mutex_unlock(&s->mu);
     return fault;
   }
+  int rc = check_guards(s, part, a, g, ng);
   mpart *p = get_part(s, part, 0);
-  if (p) {
+  if (p && rc == 0) {
     size_t i = lower_bound(p, a), j = lower_bound(p, b);
     for (size_t k = i; k < j; k++) free_rec(&p->v[k]);
     memmove(&p->v[i], &p->v[j], (p->n - j) * sizeof *p->v);
@@ -324,11 +348,12 @@ static int mem_del_range(tarn_meta *m, const char *part, const char *a, const ch
     pthread_cond_broadcast(&s->changed);
   }
   pthread_mutex_unlock(&s->mu);
-  return commit_result(fault, 0);
+  return commit_result(fault, rc);
 }
 
 static int mem_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
-                       uint64_t d2, const void *val, size_t len, tarn_meta_rec *out) {
+                       uint64_t d2, const void *val, size_t len, const tarn_meta_guard *g,
+                       size_t ng, tarn_meta_rec *out) {
   mhandle *h = m->impl;
   mstore *s = h->s;
   char *bound = tarn__meta_seq_bound(prefix), *key = NULL;
@@ -344,6 +369,7 @@ static int mem_seq_put(tarn_meta *m, const char *part, const char *prefix, uint6
     rc = tarn__err(TARN_ENOMEM, "mem: out of memory");
     goto out;
   }
+  if ((rc = check_guards(s, part, prefix, g, ng))) goto out;
   long li = pick(p, bound, TARN__META_LOWER);
   rc = tarn__meta_seq_key(prefix, li >= 0 ? p->v[li].key : NULL, d1, d2, &key);
   if (rc) goto out;
@@ -449,6 +475,14 @@ static int mem_fault(tarn_meta *m, int fault, int skip, int count) {
   return 0;
 }
 
+static int mem_renew(tarn_meta *m) {
+  mhandle *h = m->impl;
+  pthread_mutex_lock(&h->s->mu);
+  h->session = ++h->s->next_session;
+  pthread_mutex_unlock(&h->s->mu);
+  return 0;
+}
+
 const tarn__meta_vfs tarn__meta_vfs_mem = {
     TARN__META_VFS_VERSION, "mem", mem_open, mem_close, mem_find, mem_write, mem_del,
-    mem_del_range, mem_seq_put, mem_range, mem_token, mem_wait, mem_fault};
+    mem_del_range, mem_seq_put, mem_range, mem_token, mem_wait, mem_fault, mem_renew};

@@ -8,10 +8,16 @@
  * is the store's key order.
  *
  * Sessions are rows with a heartbeat that a thread per handle refreshes every
- * timeout/4. A session whose heartbeat is older than its timeout has expired:
- * every read ignores its ephemeral records at once, and every write
- * transaction first deletes them and the session row (so whichever client
- * comes next cleans up). Expiry is judged by each client's wall clock.
+ * timeout/4, on a connection of its own: a thread of the handle waiting on
+ * the database's lock (up to the busy timeout, longer than a session) holds
+ * the handle's connection, and must not starve its own session. A session
+ * whose heartbeat is older than its timeout has expired: every read ignores
+ * its ephemeral records at once, and every write transaction first deletes
+ * them and the session row (so whichever client comes next cleans up).
+ * Heartbeats are CLOCK_MONOTONIC ms, one clock for every process of the
+ * machine that no wall-clock step moves; a heartbeat more than a timeout in
+ * the future is from before a reboot (or a wall-clock heartbeat of an older
+ * tarn) and counts as expired too.
  * Versions come from one counter row, bumped by every write, so they grow
  * across processes; creation timestamps are the wall clock in ms. */
 #include <pthread.h>
@@ -28,7 +34,8 @@
 typedef struct shandle {
   sqlite3 *db;
   pthread_mutex_t mu;  /* one connection per handle, used by one thread at a time */
-  int64_t session;
+  sqlite3 *hb_db;      /* the heartbeat thread's own connection */
+  _Atomic int64_t session; /* replaced by a renewal */
   pthread_t hb;
   pthread_mutex_t hb_mu;
   pthread_cond_t hb_cv;
@@ -50,7 +57,14 @@ static const char schema[] =
 /* An ephemeral record is visible while its session's heartbeat is fresh. */
 #define VISIBLE                                                               \
   " AND (session = 0 OR EXISTS(SELECT 1 FROM sessions s WHERE s.id = kv.session" \
-  " AND s.heartbeat > ?9 - s.timeout))"
+  " AND s.heartbeat > ?9 - s.timeout AND s.heartbeat <= ?9 + s.timeout))"
+
+/* The clock of heartbeats (see the top). */
+static int64_t session_clock(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
 
 static int db_err(shandle *h, const char *what) {
   int code = sqlite3_extended_errcode(h->db);
@@ -90,16 +104,17 @@ static int begin_write(shandle *h) {
   sqlite3_stmt *st;
   rc = prep(h,
             "DELETE FROM kv WHERE session IN (SELECT id FROM sessions"
-            " WHERE heartbeat <= ?1 - timeout)", &st);
+            " WHERE heartbeat <= ?1 - timeout OR heartbeat > ?1 + timeout)", &st);
   if (rc == 0) {
-    sqlite3_bind_int64(st, 1, tarn__meta_now_ms());
+    sqlite3_bind_int64(st, 1, session_clock());
     if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "expire ephemerals");
     sqlite3_finalize(st);
   }
   if (rc == 0) {
-    rc = prep(h, "DELETE FROM sessions WHERE heartbeat <= ?1 - timeout", &st);
+    rc = prep(h, "DELETE FROM sessions WHERE heartbeat <= ?1 - timeout OR heartbeat > ?1 + timeout",
+              &st);
     if (rc == 0) {
-      sqlite3_bind_int64(st, 1, tarn__meta_now_ms());
+      sqlite3_bind_int64(st, 1, session_clock());
       if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "expire sessions");
       sqlite3_finalize(st);
     }
@@ -152,19 +167,19 @@ static void *heartbeat(void *arg) {
     pthread_cond_timedwait(&h->hb_cv, &h->hb_mu, &dl);
     if (h->stop) break;
     pthread_mutex_unlock(&h->hb_mu);
-    pthread_mutex_lock(&h->mu);
     sqlite3_stmt *st;
     int gone = 0;
     /* An expired session stays ended: other clients already hide its
      * ephemeral records, so a late heartbeat must not bring them back. */
-    if (prep(h, "UPDATE sessions SET heartbeat = ?1 WHERE id = ?2 AND heartbeat + timeout > ?1",
-             &st) == 0) {
-      sqlite3_bind_int64(st, 1, tarn__meta_now_ms());
+    if (sqlite3_prepare_v2(h->hb_db,
+                           "UPDATE sessions SET heartbeat = ?1 WHERE id = ?2 AND"
+                           " heartbeat + timeout > ?1 AND heartbeat <= ?1 + timeout",
+                           -1, &st, NULL) == SQLITE_OK) {
+      sqlite3_bind_int64(st, 1, session_clock());
       sqlite3_bind_int64(st, 2, h->session);
-      if (sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(h->db) == 0) gone = 1;
+      if (sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(h->hb_db) == 0) gone = 1;
       sqlite3_finalize(st);
     }
-    pthread_mutex_unlock(&h->mu);
     if (gone) tarn__meta_session_ended(m); /* another client expired us */
     pthread_mutex_lock(&h->hb_mu);
   }
@@ -174,11 +189,25 @@ static void *heartbeat(void *arg) {
 
 static void free_handle(shandle *h) {
   if (h->db) sqlite3_close(h->db);
+  if (h->hb_db) sqlite3_close(h->hb_db);
   pthread_mutex_destroy(&h->mu);
   pthread_mutex_destroy(&h->hb_mu);
   pthread_cond_destroy(&h->hb_cv);
   free(h->path);
   free(h);
+}
+
+/* Inserts a session row inside a write transaction. */
+static int insert_session(shandle *h, int64_t timeout_ms, int64_t *id) {
+  sqlite3_stmt *st;
+  int rc = prep(h, "INSERT INTO sessions(heartbeat, timeout) VALUES(?1, ?2)", &st);
+  if (rc) return rc;
+  sqlite3_bind_int64(st, 1, session_clock());
+  sqlite3_bind_int64(st, 2, timeout_ms);
+  if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "create session");
+  sqlite3_finalize(st);
+  *id = sqlite3_last_insert_rowid(h->db);
+  return rc;
 }
 
 /* Switches to WAL, creates the schema and this handle's session row. */
@@ -191,17 +220,22 @@ static int open_setup(shandle *h, int64_t timeout_ms) {
     exec(h, "ROLLBACK");
     return rc;
   }
-  sqlite3_stmt *st;
-  if ((rc = prep(h, "INSERT INTO sessions(heartbeat, timeout) VALUES(?1, ?2)", &st))) {
-    exec(h, "ROLLBACK");
-    return rc;
-  }
-  sqlite3_bind_int64(st, 1, tarn__meta_now_ms());
-  sqlite3_bind_int64(st, 2, timeout_ms);
-  if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "create session");
-  sqlite3_finalize(st);
-  h->session = sqlite3_last_insert_rowid(h->db);
-  return end_write(h, rc);
+  int64_t id = 0;
+  rc = end_write(h, insert_session(h, timeout_ms, &id));
+  if (rc == 0) h->session = id;
+  return rc;
+}
+
+/* A new session: for a handle whose session ended (tarn_meta_session_renew). */
+static int sq_renew(tarn_meta *m) {
+  shandle *h = m->impl;
+  int64_t id = 0;
+  pthread_mutex_lock(&h->mu);
+  int rc = begin_write(h);
+  if (rc == 0) rc = end_write(h, insert_session(h, m->session_timeout_ms, &id));
+  if (rc == 0) h->session = id;
+  pthread_mutex_unlock(&h->mu);
+  return rc;
 }
 
 static int sq_open(tarn_meta *m, const char *target) {
@@ -236,6 +270,15 @@ static int sq_open(tarn_meta *m, const char *target) {
     tarn__sleep_ms(20 + 10 * (attempt % 5));
   }
   if (rc) goto fail;
+  if (sqlite3_open_v2(target, &h->hb_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+      SQLITE_OK) {
+    rc = tarn__err(TARN_EUNAVAIL, "sqlite %s: open: %s", target,
+                   h->hb_db ? sqlite3_errmsg(h->hb_db) : "out of memory");
+    goto fail;
+  }
+  /* A heartbeat that waits on another process's lock gives up in time to
+   * try again before the session runs out. */
+  sqlite3_busy_timeout(h->hb_db, (int)(m->session_timeout_ms / 4));
   m->impl = h;
   if (pthread_create(&h->hb, NULL, heartbeat, m) != 0) {
     rc = tarn__err(TARN_ENOMEM, "sqlite: cannot start the heartbeat thread");
@@ -306,7 +349,7 @@ static int sq_find(tarn_meta *m, const char *part, const char *key, int cmp,
   int rc = prep(h, q, &st);
   if (rc == 0) {
     sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 9, tarn__meta_now_ms());
+    sqlite3_bind_int64(st, 9, session_clock());
     rc = bind_key(h, st, 2, key, &kb);
   }
   if (rc == 0) {
@@ -339,7 +382,7 @@ static int sq_range(tarn_meta *m, const char *part, const char *a, const char *b
   if (rc == 0) {
     sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 4, limit ? (int64_t)limit + 1 : -1);
-    sqlite3_bind_int64(st, 9, tarn__meta_now_ms());
+    sqlite3_bind_int64(st, 9, session_clock());
     rc = bind_key(h, st, 2, a, &ka);
   }
   if (rc == 0) rc = bind_key(h, st, 3, b, &kb);
@@ -423,8 +466,25 @@ static int current(shandle *h, const char *part, const char *key, int *exists,
   return rc;
 }
 
+/* 0 when every guard of a write of key holds, else TARN_EGUARD for the
+ * first that fails; inside the write's transaction, after begin_write removed
+ * the expired sessions' records. */
+static int check_guards(shandle *h, const char *part, const char *key,
+                        const tarn_meta_guard *g, size_t ng) {
+  for (size_t i = 0; i < ng; i++) {
+    int exists;
+    int64_t ver = 0, created;
+    int rc = current(h, part, g[i].key, &exists, &ver, &created);
+    if (rc) return rc;
+    if (!tarn__meta_guard_holds(&g[i], exists, ver))
+      return tarn__meta_guard_failed("sqlite", part, key, &g[i], exists, ver);
+  }
+  return 0;
+}
+
 static int sq_write(tarn_meta *m, const char *part, const char *key, const void *val,
-                    size_t len, int mode, int flags, int64_t version, tarn_meta_stat *stat) {
+                    size_t len, int mode, int flags, int64_t version,
+                    const tarn_meta_guard *g, size_t ng, tarn_meta_stat *stat) {
   shandle *h = m->impl;
   int ended = 0;
   pthread_mutex_lock(&h->mu);
@@ -451,6 +511,8 @@ static int sq_write(tarn_meta *m, const char *part, const char *key, const void 
       rc = tarn__err(TARN_ESESSION, "sqlite: the session ended: no ephemeral \"%s\"", key);
   }
   if (rc == 0)
+    rc = check_guards(h, part, key, g, ng);
+  if (rc == 0)
     rc = current(h, part, key, &exists, &cur, &created);
   if (rc == 0) {
     if (mode == TARN__META_CREATE && exists)
@@ -472,15 +534,28 @@ out:
   return rc;
 }
 
+/* Deletes key a (b NULL; of that version unless TARN_META_ANY_VERSION) or
+ * the range [a, b), if the guards hold. */
 static int delete_where(tarn_meta *m, const char *part, const char *a, const char *b,
-                        size_t *count) {
+                        int64_t version, const tarn_meta_guard *g, size_t ng, size_t *count) {
   shandle *h = m->impl;
   pthread_mutex_lock(&h->mu);
   int rc = begin_write(h);
   if (rc) goto out;
   sqlite3_stmt *st;
   uint8_t *ka = NULL, *kb = NULL;
-  rc = prep(h, b ? "DELETE FROM kv WHERE part = ?1 AND k >= ?2 AND k < ?3"
+  *count = 0;
+  rc = check_guards(h, part, a, g, ng);
+  if (rc == 0 && !b && version != TARN_META_ANY_VERSION) {
+    int exists;
+    int64_t cur = 0, created;
+    rc = current(h, part, a, &exists, &cur, &created);
+    if (rc == 0 && exists && cur != version)
+      rc = tarn__err(TARN_ECONFLICT, "sqlite: delete of \"%s\": version %lld, not %lld", a,
+                     (long long)cur, (long long)version);
+  }
+  if (rc == 0)
+    rc = prep(h, b ? "DELETE FROM kv WHERE part = ?1 AND k >= ?2 AND k < ?3"
                  : "DELETE FROM kv WHERE part = ?1 AND k = ?2", &st);
   if (rc == 0) {
     sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
@@ -500,20 +575,22 @@ out:
   return rc;
 }
 
-static int sq_del(tarn_meta *m, const char *part, const char *key) {
+static int sq_del(tarn_meta *m, const char *part, const char *key, int64_t version,
+                  const tarn_meta_guard *g, size_t ng) {
   size_t n = 0;
-  int rc = delete_where(m, part, key, NULL, &n);
+  int rc = delete_where(m, part, key, NULL, version, g, ng, &n);
   if (rc == 0 && n == 0) return tarn__err(TARN_ENOTFOUND, "sqlite: delete of absent \"%s\"", key);
   return rc;
 }
 
 static int sq_del_range(tarn_meta *m, const char *part, const char *a, const char *b,
-                        size_t *count) {
-  return delete_where(m, part, a, b, count);
+                        const tarn_meta_guard *g, size_t ng, size_t *count) {
+  return delete_where(m, part, a, b, TARN_META_ANY_VERSION, g, ng, count);
 }
 
 static int sq_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
-                      uint64_t d2, const void *val, size_t len, tarn_meta_rec *out) {
+                      uint64_t d2, const void *val, size_t len, const tarn_meta_guard *g,
+                      size_t ng, tarn_meta_rec *out) {
   shandle *h = m->impl;
   char *bound = tarn__meta_seq_bound(prefix), *key = NULL, *last = NULL;
   if (!bound) return tarn__err(TARN_ENOMEM, "sqlite: out of memory");
@@ -522,6 +599,10 @@ static int sq_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64
   if (rc) goto out;
   sqlite3_stmt *st;
   uint8_t *kb = NULL;
+  if ((rc = check_guards(h, part, prefix, g, ng))) {
+    end_write(h, rc);
+    goto out;
+  }
   rc = prep(h, "SELECT key FROM kv WHERE part = ?1 AND k < ?2 ORDER BY k DESC LIMIT 1", &st);
   if (rc == 0) {
     sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
@@ -617,4 +698,4 @@ static int sq_wait(tarn_meta *m, const char *part, const char *a, const char *b,
 
 const tarn__meta_vfs tarn__meta_vfs_sqlite = {
     TARN__META_VFS_VERSION, "sqlite", sq_open, sq_close, sq_find, sq_write, sq_del,
-    sq_del_range, sq_seq_put, sq_range, sq_token, sq_wait, NULL};
+    sq_del_range, sq_seq_put, sq_range, sq_token, sq_wait, NULL, sq_renew};

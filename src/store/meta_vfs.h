@@ -3,7 +3,12 @@
  * A backend is a versioned table of functions found by URI scheme
  * (src/store/meta.c); code above the store never knows which backend it
  * talks to. meta.c validates arguments before calling a backend, so a
- * backend may assume: part non-empty, keys without NUL, d1 > 0. */
+ * backend may assume: part non-empty, keys without NUL, d1 > 0, at most
+ * TARN_META_GUARDS_MAX well-formed guards (g may be NULL when ng is 0).
+ *
+ * Guards (include/tarn/meta.h) are evaluated in the write's atomic step,
+ * before the write's own condition; a failed guard is TARN_EGUARD, made by
+ * tarn__meta_guard_failed() so that every backend words it alike. */
 #ifndef TARN_STORE_META_VFS_H
 #define TARN_STORE_META_VFS_H
 
@@ -13,7 +18,7 @@
 
 #include "tarn/meta.h"
 
-#define TARN__META_VFS_VERSION 1
+#define TARN__META_VFS_VERSION 2
 
 /* Lookup comparisons, as Oxia numbers them (tables-and-vectors §3.12). */
 enum { TARN__META_EQUAL = 0, TARN__META_FLOOR = 1, TARN__META_CEILING = 2,
@@ -29,6 +34,7 @@ struct tarn_meta {
   int64_t session_timeout_ms;
   char *root_prefix;            /* the option prefix= (etcd only), or NULL */
   atomic_int session_ended;
+  atomic_uint_fast64_t session_gen; /* tarn_meta_session_gen() */
   pthread_mutex_t cb_mu;
   void (*on_end)(void *);
   void *on_end_arg;
@@ -43,17 +49,24 @@ struct tarn__meta_vfs {
   void (*close)(tarn_meta *m);
   int (*find)(tarn_meta *m, const char *part, const char *key, int cmp, tarn_meta_rec *out);
   int (*write)(tarn_meta *m, const char *part, const char *key, const void *val, size_t len,
-               int mode, int flags, int64_t version, tarn_meta_stat *st);
-  int (*del)(tarn_meta *m, const char *part, const char *key);
-  int (*del_range)(tarn_meta *m, const char *part, const char *a, const char *b, size_t *count);
+               int mode, int flags, int64_t version, const tarn_meta_guard *g, size_t ng,
+               tarn_meta_stat *st);
+  /* version: TARN_META_ANY_VERSION or the version the record must have */
+  int (*del)(tarn_meta *m, const char *part, const char *key, int64_t version,
+             const tarn_meta_guard *g, size_t ng);
+  int (*del_range)(tarn_meta *m, const char *part, const char *a, const char *b,
+                   const tarn_meta_guard *g, size_t ng, size_t *count);
   int (*seq_put)(tarn_meta *m, const char *part, const char *prefix, uint64_t d1, uint64_t d2,
-                 const void *val, size_t len, tarn_meta_rec *out);
+                 const void *val, size_t len, const tarn_meta_guard *g, size_t ng,
+                 tarn_meta_rec *out);
   int (*range)(tarn_meta *m, const char *part, const char *a, const char *b, int flags,
                size_t limit, int values, tarn_meta_recs *out);
   int (*token)(tarn_meta *m, int64_t *token);
   int (*wait)(tarn_meta *m, const char *part, const char *a, const char *b, int64_t since,
               int timeout_ms);
   int (*fault)(tarn_meta *m, int fault, int skip, int count);   /* NULL: unsupported */
+  /* Opens a new session in place of the ended one (m->session_ended set). */
+  int (*renew)(tarn_meta *m);
 };
 
 extern const tarn__meta_vfs tarn__meta_vfs_mem;
@@ -63,6 +76,13 @@ extern const tarn__meta_vfs tarn__meta_vfs_etcd;
 /* Called by a backend when it learns its session ended: sets the flag and
  * runs the callback once. */
 void tarn__meta_session_ended(tarn_meta *m);
+
+/* The TARN_EGUARD error for guard g of a write of key in part; present: the
+ * key exists (with version ver). */
+int tarn__meta_guard_failed(const char *backend, const char *part, const char *key,
+                            const tarn_meta_guard *g, int present, int64_t ver);
+/* Whether guard g holds for a key that is present (with version ver) or not. */
+int tarn__meta_guard_holds(const tarn_meta_guard *g, int present, int64_t ver);
 
 /* Wall-clock time in ms since the Unix epoch (creation timestamps). */
 int64_t tarn__meta_now_ms(void);

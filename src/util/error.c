@@ -36,6 +36,7 @@ const char *tarn_strerror(int code) {
   case TARN_ECLOSED: return "TARN_ECLOSED";
   case TARN_ETRIMMED: return "TARN_ETRIMMED";
   case TARN_EEND: return "TARN_EEND";
+  case TARN_EGUARD: return "TARN_EGUARD";
   default: return "TARN_E?";
   }
 }

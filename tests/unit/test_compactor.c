@@ -290,8 +290,9 @@ static void repeat_after_c3(void **state) {
   tu_cenv_close(&E);
 }
 
-/* LS-073, LS-049: install takes a write lease (a fenced log gets none) and
- * stops when the session has ended, changing nothing. LS-074: one lock. */
+/* Install needs a write lease (a fenced log gets none, LS-041) and a live
+ * session, else it changes nothing; LS-074: one lock. When the lease is
+ * held (LS-073) and where install stops (LS-049): test_lease_steps.c. */
 static void lease_lock_session(void **state) {
   (void)state;
   tu_cenv E;
@@ -306,7 +307,7 @@ static void lease_lock_session(void **state) {
   assert_int_equal(tarn_compact_lock_acquire(E.m, E.log, "a", &lk), 0);
   assert_int_equal(tarn_compact_lock_acquire(E.m, E.log, "b", &lk2), TARN_EEXIST);
   assert_int_equal(tarn_compact_once(c, E.log, 1, NULL, NULL), TARN_EEXIST);
-  /* LS-049: a second handle whose session ends: no change */
+  /* a second handle whose session ended: no change */
   tarn_meta *m2;
   assert_int_equal(tarn_meta_open(E.meta_uri, &m2), 0);
   tarn_compactor *c2;
@@ -318,7 +319,7 @@ static void lease_lock_session(void **state) {
   assert_int_equal(tu_count_index(E.m, E.log), 4);
   tarn_compactor_close(c2);
   tarn_meta_close(m2);
-  /* LS-073: a fenced (deleted) log: no lease, no install */
+  /* LS-041: a fenced (deleted) log: no lease, no install */
   char part[32], fence[TARN_KEY_SLASH_MAX];
   tarn_key_partition(part, E.log);
   tarn_key_fence(fence, E.log);

@@ -9,7 +9,8 @@
 #include "tarn/lease.h"
 #include "tarn/meta.h"
 
-/* LS-040 */
+/* The lease record: ephemeral, one distinct token per lease (the order of
+ * LS-040, record before fence read, is checked in test_lease_steps.c). */
 static void acquire_creates_ephemeral_record(void **state) {
   tarn_meta *m;
   assert_int_equal(tarn_meta_open("mem:lease1", &m), 0);

@@ -671,6 +671,17 @@ static void session_expiry(void **state, int poke) {
     while (tarn_meta_session_ok(m) == 0 && mono_ms() - t0 < 3 * SESSION_MS + 5000) usleep(20000);
     int ok = tarn_meta_session_ok(m) == TARN_ESESSION &&
              tarn_meta_create(m, P, "/x", "x", 1, TARN_META_EPHEMERAL, NULL) == TARN_ESESSION;
+    /* A write guarded by its lost record fails, even if no other client
+     * wrote since the expiry (sqlite: the write's own transaction expires
+     * the session first) */
+    tarn_meta_guard g = {TARN_META_GUARD_EXISTS, "/stream-write-leases/7/s",
+                         TARN_META_ANY_VERSION};
+    tarn_meta_rec sr;
+    ok = ok && tarn_meta_sequenced_put_if(m, P, "/seq", 1, 1, "v", 1, &g, 1, &sr) == TARN_EGUARD;
+    /* A new session carries on */
+    ok = ok && tarn_meta_session_renew(m) == 0 && tarn_meta_session_ok(m) == 0 &&
+         tarn_meta_session_gen(m) == 2 &&
+         tarn_meta_create(m, P, "/y", "y", 1, TARN_META_EPHEMERAL, NULL) == 0;
     tarn_meta_close(m);
     _exit(ok ? 0 : 2);
   }
@@ -697,8 +708,12 @@ static void session_expiry(void **state, int poke) {
   /* Without a write by anyone in between, the holder's late heartbeat must not
    * have brought its session, and so its record, back. */
   assert_int_equal(tarn_meta_get(m, P, "/stream-write-leases/7/s", &r), TARN_ENOTFOUND);
+  assert_int_equal(tarn_meta_get(m, P, "/seq-00000000000000000001-00000000000000000001", &r),
+                   TARN_ENOTFOUND);
   assert_true(WIFEXITED(st));
-  if (WEXITSTATUS(st) != 0) fail_msg("the stopped holder did not learn that its session ended");
+  if (WEXITSTATUS(st) != 0)
+    fail_msg("the stopped holder did not learn that its session ended, made a guarded write "
+             "on its lost record, or could not renew its session");
   tarn_meta_close(m);
 }
 
@@ -707,6 +722,112 @@ static void test_session_expiry_detected(void **state) { session_expiry(state, 1
 /* The same with no other client writing while the holder is stopped: the
  * expired session stays ended when its heartbeat thread runs again. */
 static void test_expired_session_stays_ended(void **state) { session_expiry(state, 0); }
+
+/* ---- guarded writes ------------------------------------------------------- */
+
+/* Every guarded primitive writes only when all its conditions hold, in the
+ * same atomic step, and otherwise writes nothing and says TARN_EGUARD, before
+ * its own answer; a delete of a version deletes only that version. */
+static void test_guarded_writes(void **state) {
+  const backend *b = begin(state);
+  tarn_meta *m = open_ok(b), *holder = open_ok(b);
+  char P[32], k[80];
+  fresh_part(P, sizeof P);
+  tarn_meta_rec r;
+  tarn_meta_stat ls, s1, s2;
+  size_t n = 99;
+  OK(tarn_meta_create(holder, P, "/lease", "t", 1, TARN_META_EPHEMERAL, &ls));
+  const tarn_meta_guard ok_g[2] = {{TARN_META_GUARD_EXISTS, "/lease", ls.version},
+                                   {TARN_META_GUARD_ABSENT, "/fence", 0}};
+  const tarn_meta_guard any_g = {TARN_META_GUARD_EXISTS, "/lease", TARN_META_ANY_VERSION};
+  const tarn_meta_guard old_g = {TARN_META_GUARD_EXISTS, "/lease", ls.version + 1000};
+  const tarn_meta_guard nokey_g = {TARN_META_GUARD_EXISTS, "/nolease", TARN_META_ANY_VERSION};
+
+  /* holding guards: each primitive works as without them */
+  OK(tarn_meta_put_if(m, P, "a", "1", 1, ok_g, 2, &s1));
+  OK(tarn_meta_put_if(m, P, "a", "2", 1, &any_g, 1, &s2));
+  OK(tarn_meta_cas_if(m, P, "a", "3", 1, s2.version, ok_g, 2, &s1));
+  OK(tarn_meta_create_if(m, P, "c", "1", 1, 0, ok_g, 2, NULL));
+  OK(tarn_meta_sequenced_put_if(m, P, "s", 2, 5, "v", 1, ok_g, 2, &r));
+  assert_string_equal(r.key, "s-00000000000000000002-00000000000000000005");
+  tarn_meta_rec_free(&r);
+
+  /* failing guards: TARN_EGUARD, nothing written */
+  assert_int_equal(tarn_meta_put_if(m, P, "a", "x", 1, &old_g, 1, NULL), TARN_EGUARD);
+  assert_non_null(strstr(tarn_errmsg(), "/lease"));
+  assert_int_equal(tarn_meta_put_if(m, P, "a", "x", 1, &nokey_g, 1, NULL), TARN_EGUARD);
+  assert_int_equal(tarn_meta_put_if(m, P, "new", "x", 1, &nokey_g, 1, NULL), TARN_EGUARD);
+  assert_int_equal(tarn_meta_get(m, P, "new", &r), TARN_ENOTFOUND);
+  /* before the primitive's own answer: a CAS on a wrong version, a create
+   * of an existing key */
+  assert_int_equal(tarn_meta_cas_if(m, P, "a", "x", 1, s1.version + 1000, &nokey_g, 1, NULL),
+                   TARN_EGUARD);
+  assert_int_equal(tarn_meta_create_if(m, P, "c", "x", 1, 0, &nokey_g, 1, NULL), TARN_EGUARD);
+  assert_int_equal(tarn_meta_cas_if(m, P, "a", "x", 1, s1.version + 1000, ok_g, 2, NULL),
+                   TARN_ECONFLICT);
+  OK(tarn_meta_get(m, P, "a", &r));
+  assert_memory_equal(r.value, "3", 1);
+  assert_int_equal(r.stat.version, s1.version);
+  tarn_meta_rec_free(&r);
+
+  /* the fence appears: every write under "no fence" fails */
+  OK(tarn_meta_create(m, P, "/fence", "\x01", 1, TARN_META_PERSISTENT, NULL));
+  assert_int_equal(tarn_meta_put_if(m, P, "a", "x", 1, ok_g, 2, NULL), TARN_EGUARD);
+  assert_non_null(strstr(tarn_errmsg(), "/fence"));
+  assert_int_equal(tarn_meta_sequenced_put_if(m, P, "s", 1, 1, "v", 1, ok_g, 2, &r),
+                   TARN_EGUARD);
+  idx_key(k, 0, 0, 0);
+  assert_int_equal(tarn_meta_delete_range_if(m, P, "a", "z", ok_g, 2, &n), TARN_EGUARD);
+  assert_int_equal(n, 0);
+  assert_int_equal(tarn_meta_delete_if(m, P, "a", TARN_META_ANY_VERSION, ok_g, 2), TARN_EGUARD);
+  OK(tarn_meta_get(m, P, "a", &r));
+  tarn_meta_rec_free(&r);
+  OK(tarn_meta_get(m, P, "c", &r));
+  tarn_meta_rec_free(&r);
+  /* the failed sequenced put took no place in the sequence */
+  OK(tarn_meta_sequenced_put_if(m, P, "s", 1, 1, "v", 1, &any_g, 1, &r));
+  assert_string_equal(r.key, "s-00000000000000000003-00000000000000000006");
+  tarn_meta_rec_free(&r);
+
+  /* the holder's session ends: its record goes, and with it the guard */
+  tarn_meta_close(holder);
+  assert_int_equal(tarn_meta_put_if(m, P, "a", "x", 1, &any_g, 1, NULL), TARN_EGUARD);
+  assert_int_equal(tarn_meta_sequenced_put_if(m, P, "s", 1, 1, "v", 1, &any_g, 1, &r),
+                   TARN_EGUARD);
+  const tarn_meta_guard fence_g = {TARN_META_GUARD_EXISTS, "/fence", TARN_META_ANY_VERSION};
+  OK(tarn_meta_delete_range_if(m, P, "c", "d", &fence_g, 1, &n));
+  assert_int_equal(n, 1);
+  assert_int_equal(tarn_meta_get(m, P, "c", &r), TARN_ENOTFOUND);
+  /* an empty range is no write */
+  OK(tarn_meta_delete_range_if(m, P, "d", "c", &nokey_g, 1, &n));
+  assert_int_equal(n, 0);
+
+  /* a delete of one version */
+  OK(tarn_meta_get(m, P, "a", &r));
+  int64_t v = r.stat.version;
+  tarn_meta_rec_free(&r);
+  assert_int_equal(tarn_meta_delete_if(m, P, "a", v + 1000, NULL, 0), TARN_ECONFLICT);
+  OK(tarn_meta_get(m, P, "a", &r));
+  tarn_meta_rec_free(&r);
+  assert_int_equal(tarn_meta_delete_if(m, P, "a", v, &nokey_g, 1), TARN_EGUARD);
+  OK(tarn_meta_delete_if(m, P, "a", v, &fence_g, 1));
+  assert_int_equal(tarn_meta_get(m, P, "a", &r), TARN_ENOTFOUND);
+  assert_int_equal(tarn_meta_delete_if(m, P, "a", v, NULL, 0), TARN_ENOTFOUND);
+  /* a newer holder's record is safe from an older holder's release */
+  OK(tarn_meta_create(m, P, "/lock", "1", 1, 0, &s1));
+  OK(tarn_meta_delete(m, P, "/lock"));
+  OK(tarn_meta_create(m, P, "/lock", "2", 1, 0, &s2));
+  assert_int_equal(tarn_meta_delete_if(m, P, "/lock", s1.version, NULL, 0), TARN_ECONFLICT);
+  OK(tarn_meta_get(m, P, "/lock", &r));
+  assert_memory_equal(r.value, "2", 1);
+  tarn_meta_rec_free(&r);
+
+  /* malformed guards */
+  const tarn_meta_guard bad = {7, "k", 0};
+  assert_int_equal(tarn_meta_put_if(m, P, "a", "x", 1, &bad, 1, NULL), TARN_EINVAL);
+  assert_int_equal(tarn_meta_put_if(m, P, "a", "x", 1, NULL, 1, NULL), TARN_EINVAL);
+  tarn_meta_close(m);
+}
 
 /* ---- change notification ------------------------------------------------- */
 
@@ -797,7 +918,17 @@ static void test_mem_faults(void **state) {
   assert_int_equal(tarn_meta_create(m2, P, "/lease", "x", 1, TARN_META_EPHEMERAL, NULL),
                    TARN_ESESSION);
   OK(tarn_meta_session_ok(m));
+  /* A renewed session: a new number, ephemerals again, and the old
+   * session's record stays gone (a guard on it fails) */
+  tarn_meta_guard g = {TARN_META_GUARD_EXISTS, "/lease", TARN_META_ANY_VERSION};
+  assert_int_equal(tarn_meta_session_gen(m2), 1);
+  OK(tarn_meta_session_renew(m2));
+  OK(tarn_meta_session_ok(m2));
+  assert_int_equal(tarn_meta_session_gen(m2), 2);
+  assert_int_equal(tarn_meta_put_if(m2, P, "w", "v", 1, &g, 1, NULL), TARN_EGUARD);
+  OK(tarn_meta_create(m2, P, "/lease2", "x", 1, TARN_META_EPHEMERAL, NULL));
   tarn_meta_close(m2);
+  assert_int_equal(tarn_meta_get(m, P, "/lease2", &r), TARN_ENOTFOUND);
   tarn_meta_close(m);
 }
 
@@ -870,6 +1001,7 @@ static void test_cluster_leader_kill(void **state) {
       cmocka_unit_test(test_session_expiry_detected),                          \
       cmocka_unit_test(test_expired_session_stays_ended),                      \
       cmocka_unit_test(test_wait_for_change),                                  \
+      cmocka_unit_test(test_guarded_writes),                                   \
       cmocka_unit_test(test_mem_faults),                                       \
       cmocka_unit_test(test_cluster_leader_kill),                              \
   }

@@ -410,8 +410,8 @@ static void index_put_unknown_or_failed(void **state) {
   env_close(&E);
 }
 
-/* LS-042, LS-043, LS-041: a lease per log while open, released at close;
- * a fenced log is refused. */
+/* LS-042, LS-041: a lease per log while open, released at close; a fenced
+ * log is refused. (LS-043, the release after the puts: test_lease_steps.c.) */
 static void leases_held_and_released(void **state) {
   (void)state;
   env E;

@@ -13,6 +13,7 @@
 
 #include "log/compact_internal.h"
 #include "log/index_scan.h"
+#include "log/intent.h"
 #include "tarn/catalog.h"
 #include "tarn/companion.h"
 #include "tarn/entryindex.h"
@@ -142,6 +143,8 @@ int tarn_compact_range_encode(const tarn_compact_range *r, tarn_buf *out) {
   json_object_set_new(o, "trim", json_integer((json_int_t)r->trim));
   json_object_set_new(o, "dir", json_string(r->dir ? r->dir : ""));
   json_object_set_new(o, "files", fs);
+  if (r->intent[0])
+    json_object_set_new(o, "intent", json_string(r->intent));
   char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
   json_decref(o);
   if (!s)
@@ -175,9 +178,14 @@ int tarn__compact_range_from_json(json_t *o, tarn_compact_range *r) {
   if (r->e <= r->s || r->c_e < r->c_s || r->log_id > TARN_KEY_MAX || r->e > TARN_KEY_MAX ||
       r->c_e > TARN_KEY_MAX)
     return tarn__err(TARN_ECORRUPT, "compaction range: bounds out of order or too large");
-  json_t *d = json_object_get(o, "dir"), *fs = json_object_get(o, "files");
+  json_t *d = json_object_get(o, "dir"), *fs = json_object_get(o, "files"),
+         *in = json_object_get(o, "intent");
   if (!json_is_string(d) || !json_is_array(fs))
     return tarn__err(TARN_ECORRUPT, "compaction range: \"dir\" or \"files\" missing");
+  if (in && (!json_is_string(in) || strlen(json_string_value(in)) != TARN__INTENT_ID_LEN))
+    return tarn__err(TARN_ECORRUPT, "compaction range: \"intent\" is not an intent ID");
+  if (in)
+    memcpy(r->intent, json_string_value(in), TARN__INTENT_ID_LEN + 1);
   if (!(r->dir = strdup(json_string_value(d))))
     return tarn__err(TARN_ENOMEM, "out of memory");
   size_t n = json_array_size(fs);
@@ -407,13 +415,16 @@ static int up_write(void *ctx, const void *p, size_t n) {
 }
 
 static int file_open(wctx *w, int64_t first) {
-  uint8_t rnd[16];
+  uint8_t rnd[8];
   int rc = tarn__random(rnd, sizeof rnd, "compacted file name");
   if (rc)
     return rc;
+  /* LS-084: the random part starts with the intent's ID, so the intent names
+   * every file of the compaction before any exists */
   char hex[33];
-  for (int i = 0; i < 16; i++)
-    snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+  memcpy(hex, w->r->intent, TARN__INTENT_ID_LEN);
+  for (int i = 0; i < 8; i++)
+    snprintf(hex + TARN__INTENT_ID_LEN + 2 * i, 3, "%02x", rnd[i]);
   /* LS-013, LS-014: a fresh random part makes the name new in the directory;
    * the log and first offset make it readable and let orphans be told apart. */
   size_t n = strlen(w->r->dir) + 96;
@@ -578,6 +589,9 @@ int tarn_compact_write(tarn_compactor *c, tarn_compact_range *r) {
   free(dir);
   wctx w = {.c = c, .r = r, .serde = serde, .record = record, .total = r->bytes};
   char from[TARN_KEY_LEN + 1];
+  /* LS-084: announced before the first file exists */
+  if (!rc)
+    rc = tarn__intent_open(c->meta, r->log_id, c->o.clock(c->o.clock_ctx), r->intent);
   if (!rc)
     rc = tarn_key_format(from, r->log_id, r->s, TARN_KEY_MAX);
   if (!rc)
@@ -590,7 +604,13 @@ int tarn_compact_write(tarn_compactor *c, tarn_compact_range *r) {
                    r->log_id, w.last_end, r->e);
   if (rc) {
     file_abort(&w);
-    /* the files written stay as orphans for the reclaimer; forget them here */
+    /* the files written stay as orphans for the reclaimer; forget them here
+     * (an intent left behind by a failed Delete expires: docs/compaction.md) */
+    char why[1024];
+    snprintf(why, sizeof why, "%s", tarn_errmsg());
+    tarn__intent_drop(c->meta, r->log_id, r->intent);
+    tarn__err(rc, "%s", why);
+    r->intent[0] = 0;
     for (size_t i = 0; i < r->n_files; i++)
       free(r->files[i].name);
     free(r->files);
@@ -786,6 +806,32 @@ static int check_cb(void *ctx, const tarn__ixrec *x) {
   return 0;
 }
 
+/* Before C3: every file and companion the file index names exists (*ok).
+ * The intent (or the task record) kept them from the reclaimer; this finds a
+ * compaction that lost them anyway — its intent expired — so that C3 never
+ * installs a record naming a file that is gone (LS-084, LS-062). */
+static int files_exist(tarn_compactor *c, const tarn_compact_range *r, int *ok) {
+  *ok = 1;
+  for (size_t i = 0; i < r->n_files && *ok; i++) {
+    const char *n = r->files[i].name;
+    size_t l = strlen(n);
+    char p[2][1400];
+    snprintf(p[0], sizeof p[0], "%s%s", r->dir, n);
+    snprintf(p[1], sizeof p[1], "%s%.*s.index", r->dir, (int)(l > 8 ? l - 8 : l), n);
+    for (int k = 0; k < 2 && *ok; k++) {
+      uint64_t size;
+      int rc = tarn_objstore_head(c->compacted, p[k], &size);
+      if (rc == TARN_ENOTFOUND) {
+        *ok = 0;
+        tarn__err(TARN_ENOTFOUND, "compacted file %s is gone", p[k]);
+      } else if (rc) {
+        return tarn__errctx(rc, "compacted file %s", p[k]);
+      }
+    }
+  }
+  return 0;
+}
+
 /* One attempt at C3–C4 (and C5). *took is set once C3 has taken effect. */
 static int install_attempt(tarn_compactor *c, const tarn_compact_range *r, const tarn_buf *val,
                            int *took, int *stale) {
@@ -828,6 +874,17 @@ static int install_attempt(tarn_compactor *c, const tarn_compact_range *r, const
     }
   }
   tarn_meta_rec_free(&cur);
+  if (!rc && exists && !*took) {
+    int all = 0;
+    rc = tarn__intent_refresh(m, r->log_id, r->intent, c->o.clock(c->o.clock_ctx));
+    if (!rc)
+      rc = files_exist(c, r, &all);
+    if (!rc && !all) {
+      *stale = 1;
+      tarn_lease_release(lease);
+      return 0;
+    }
+  }
   if (!rc)
     rc = tarn_lease_check(lease); /* LS-049 */
   if (!rc && TARN__PLANTED(TARN__BUG_C4_BEFORE_C3))
@@ -875,6 +932,10 @@ int tarn_compact_install(tarn_compactor *c, const tarn_compact_range *r, int *ou
     tarn__err(rc, "installing log %" PRIu64 " [%" PRIu64 ", %" PRIu64 ")%s: %s", r->log_id, r->s,
               r->e, took ? " (C3 took effect; retry)" : "", why);
   tarn_buf_free(&val);
+  /* LS-084: no install of this range can follow — the record names its files
+   * now, or they are orphans; the intent goes (a failed Delete: it expires) */
+  if (!rc || rc == TARN_EFENCED)
+    tarn__intent_drop(c->meta, r->log_id, r->intent);
   return rc;
 }
 
@@ -956,18 +1017,23 @@ int tarn_compact_once(tarn_compactor *c, uint64_t log_id, int force, tarn_compac
     return rc;
   tarn_compact_range r;
   memset(&r, 0, sizeof r);
-  rc = tarn_compact_repair(c, log_id, NULL); /* an earlier compaction's C4, if it died */
-  if (!rc)
-    rc = tarn_compact_plan(c, log_id, force, &r);
-  if (rc == TARN_ENOTFOUND) {
-    tarn_compact_lock_release(lk);
-    return 0;
+  int outcome = TARN_INSTALL_STALE;
+  /* A stale install changed nothing (the records moved on, or the range's
+   * files are gone): planned again, a few times. */
+  for (int round = 0; !rc && outcome == TARN_INSTALL_STALE && round < 3; round++) {
+    tarn_compact_range_free(&r);
+    rc = tarn_compact_repair(c, log_id, NULL); /* an earlier compaction's C4, if it died */
+    if (!rc)
+      rc = tarn_compact_plan(c, log_id, force, &r);
+    if (rc == TARN_ENOTFOUND) {
+      tarn_compact_lock_release(lk);
+      return 0;
+    }
+    if (!rc)
+      rc = tarn_compact_write(c, &r);
+    if (!rc)
+      rc = tarn_compact_install(c, &r, &outcome);
   }
-  if (!rc)
-    rc = tarn_compact_write(c, &r);
-  int outcome = 0;
-  if (!rc)
-    rc = tarn_compact_install(c, &r, &outcome);
   if (!rc && outcome == TARN_INSTALL_DONE && did)
     *did = 1;
   int lrc = tarn_compact_lock_release(lk);

@@ -9,6 +9,12 @@
  *  - slow_c2_once: the same through tarn_compact_once (`tarn compact`);
  *  - install_checks_files: C3 installed a file index naming a file that no
  *    longer exists;
+ *  - roll_forward_before_plan: tarn-sim --seed 5095 --steps 14671: C3 of
+ *    [s, e1) took effect and C4 failed; a compactor whose range closes
+ *    before e1 planned [s, e2) over the RAW records the PARQUET record
+ *    already covers and installed it (NoOverlappingRanges; LS-078);
+ *  - install_after_foreign_c3: the same when the second range was planned
+ *    (a task) before the first one's C3 and installed after it.
  * And: intent_lifetime — an intent protects its files while its lock lives
  * and for intent_grace_ms after the lock is seen gone, then goes. */
 #include "testutil.h"
@@ -20,6 +26,8 @@
 #include <string.h>
 
 #include "tarn/compactor.h"
+#include "tarn/entryindex.h"
+#include "tarn/key.h"
 #include "tarn/reclaim.h"
 #include "tarn/tasks.h"
 
@@ -87,6 +95,31 @@ static void assert_survives(tu_cenv *e, const tu_snap *before) {
   assert_int_equal(after.n, before->n);
   tu_snap_assert_same(before, &after);
   tu_snap_free(&after);
+}
+
+/* True when no index record of log starts below the end of the one before. */
+static int no_overlap(tu_cenv *e, uint64_t log) {
+  char part[32], a[TARN_KEY_LEN + 1], b[TARN_KEY_LEN + 1];
+  tarn_key_partition(part, log);
+  tarn_key_format(a, log, 0, 0);
+  tarn_key_format(b, log, TARN_KEY_MAX, TARN_KEY_MAX);
+  tarn_meta_recs rs = {0};
+  assert_int_equal(tarn_meta_scan(e->m, part, a, b, 0, 0, &rs), 0);
+  uint64_t prev = 0;
+  int ok = 1;
+  for (size_t i = 0; i < rs.n; i++) {
+    tarn_key k;
+    assert_int_equal(tarn_key_parse(rs.v[i].key, TARN_KEY_LEN, &k), 0);
+    tarn_entry_index ei;
+    assert_int_equal(tarn_entry_index_decode(rs.v[i].value, rs.v[i].value_len, &ei), 0);
+    uint64_t start = k.end_offset - (uint64_t)ei.message_count;
+    tarn_entry_index_free(&ei);
+    if (i > 0 && start < prev)
+      ok = 0;
+    prev = k.end_offset;
+  }
+  tarn_meta_recs_free(&rs);
+  return ok;
 }
 
 /* A compaction with a slow C2, through tasks or tarn_compact_once. */
@@ -173,6 +206,83 @@ static void install_checks_files(void **state) {
   tu_cenv_close(&E);
 }
 
+/* C3 alone, as a compactor whose C4 failed (its session expired). */
+static void c3_only(tu_cenv *e, const tarn_compact_range *r) {
+  tarn_buf v = TARN_BUF_INIT;
+  assert_int_equal(tarn_compact_value(r, &v), 0);
+  char part[32], k[TARN_KEY_LEN + 1];
+  tarn_key_partition(part, r->log_id);
+  tarn_key_format(k, r->log_id, r->e, r->c_e);
+  assert_int_equal(tarn_meta_put(e->m, part, k, v.data, v.len, NULL), 0);
+  tarn_buf_free(&v);
+}
+
+/* LS-078 (seed 5095): a compaction whose C3 took effect is finished before
+ * anyone plans over its offsets, whoever started it. */
+static void roll_forward_before_plan(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "intent-5095", 0, 1, NULL);
+  tu_append(&E, E.log, 0, 60, 3); /* 20 records */
+  tu_snap before;
+  tu_snapshot(&E, E.log, &before);
+  tarn_compactor *a = mk(&E, 0, NULL);
+  tarn_compact_range r;
+  assert_int_equal(tarn_compact_plan(a, E.log, 1, &r), 0);
+  assert_int_equal(tarn_compact_write(a, &r), 0);
+  c3_only(&E, &r);
+  /* a second compactor whose ranges close after a few records */
+  tarn_compactor *b = mk(&E, 1, NULL);
+  tarn_compact_range r2;
+  assert_int_equal(tarn_compact_plan(b, E.log, 1, &r2), TARN_EBUSY);
+  int did = 0;
+  assert_int_equal(tarn_compact_once(b, E.log, 1, NULL, &did), 0);
+  assert_true(no_overlap(&E, E.log));
+  assert_int_equal(tu_count_index(E.m, E.log), 1); /* a's range, finished */
+  uint64_t prog = 0;
+  assert_int_equal(tarn_compact_progress_read(E.m, E.log, &prog), 0);
+  assert_int_equal(prog, r.e);
+  assert_survives(&E, &before);
+  tarn_compact_range_free(&r);
+  tu_snap_free(&before);
+  tarn_compactor_close(a);
+  tarn_compactor_close(b);
+  tu_cenv_close(&E);
+}
+
+/* LS-078, LS-075: a range planned before another compaction's C3 over the
+ * same offsets took effect is stale at install. */
+static void install_after_foreign_c3(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "intent-late", 0, 1, NULL);
+  tu_append(&E, E.log, 0, 60, 3);
+  tu_snap before;
+  tu_snapshot(&E, E.log, &before);
+  tarn_compactor *a = mk(&E, 0, NULL), *b = mk(&E, 1, NULL);
+  tarn_compact_range ra, rb;
+  assert_int_equal(tarn_compact_plan(b, E.log, 1, &rb), 0);
+  assert_int_equal(tarn_compact_plan(a, E.log, 1, &ra), 0);
+  assert_true(rb.e < ra.e);
+  assert_int_equal(tarn_compact_write(a, &ra), 0);
+  assert_int_equal(tarn_compact_write(b, &rb), 0);
+  c3_only(&E, &ra);
+  int out = -1;
+  assert_int_equal(tarn_compact_install(b, &rb, &out), 0);
+  assert_int_equal(out, TARN_INSTALL_STALE);
+  assert_true(no_overlap(&E, E.log) == 0); /* only a's own C3-C4 overlap */
+  assert_int_equal(tarn_compact_install(a, &ra, &out), 0);
+  assert_int_equal(out, TARN_INSTALL_DONE);
+  assert_true(no_overlap(&E, E.log));
+  assert_survives(&E, &before);
+  tarn_compact_range_free(&ra);
+  tarn_compact_range_free(&rb);
+  tu_snap_free(&before);
+  tarn_compactor_close(a);
+  tarn_compactor_close(b);
+  tu_cenv_close(&E);
+}
+
 /* How many of r's files (and companions) exist. */
 static int files_left(tu_cenv *e, const tarn_compact_range *r) {
   int n = 0;
@@ -235,7 +345,8 @@ static void intent_lifetime(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(slow_c2_tasks),          cmocka_unit_test(slow_c2_once),
-      cmocka_unit_test(install_checks_files),   cmocka_unit_test(intent_lifetime),
+      cmocka_unit_test(install_checks_files),   cmocka_unit_test(roll_forward_before_plan),
+      cmocka_unit_test(install_after_foreign_c3), cmocka_unit_test(intent_lifetime),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

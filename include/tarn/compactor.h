@@ -111,13 +111,17 @@ typedef struct tarn_compact_range {
   char *dir;              /* "{namespace}/{stream name}/" */
   tarn_compact_file *files; /* after C2 */
   size_t n_files;
+  /* C2's intent (LS-084): the 16 hex digits that start the random part of
+   * every file name of the range; "" before C2. Removed by install. */
+  char intent[17];
 } tarn_compact_range;
 
 void tarn_compact_range_free(tarn_compact_range *r);
 
 /* JSON of a range (for task records): {"log":..,"s":..,"e":..,"c_s":..,"c_e":..,
  * "records":..,"bytes":..,"oldest_ms":..,"trim":..,"dir":"..","files":[{"name":..,
- * "last_offset":..,"rows":..,"size":..}]}. The decoder is total. */
+ * "last_offset":..,"rows":..,"size":..}], "intent":".."}; "intent" only after C2
+ * (optional when decoding). The decoder is total. */
 int tarn_compact_range_encode(const tarn_compact_range *r, tarn_buf *out);
 int tarn_compact_range_decode(const uint8_t *p, size_t len, tarn_compact_range *out);
 
@@ -139,9 +143,11 @@ void tarn_compactor_close(tarn_compactor *c);
 int tarn_compact_plan(tarn_compactor *c, uint64_t log_id, int force, tarn_compact_range *out);
 
 /* C2 (LS-012 … LS-014, LS-056, LS-058, LS-063, LS-066, LS-076, LS-077):
- * reads the range's entries from the WAL, writes Parquet files and companions
- * under fresh names in r->dir, and fills r->files. Nothing is visible in the
- * metadata store. A failure leaves at most orphan files (tarn/reclaim.h). */
+ * first writes an intent naming the files it may install (LS-084; the
+ * reclaimer keeps them while the caller holds the log's lock), then reads the
+ * range's entries from the WAL, writes Parquet files and companions under
+ * fresh names in r->dir, and fills r->files and r->intent. A failure removes
+ * the intent and leaves at most orphan files (tarn/reclaim.h). */
 int tarn_compact_write(tarn_compactor *c, tarn_compact_range *r);
 
 /* The PARQUET EntryIndex value of a written range (deterministic). */
@@ -163,8 +169,9 @@ int tarn_compact_lock_release(tarn_compact_lock *l);
 /* Outcomes of install. */
 enum {
   TARN_INSTALL_DONE = 0,    /* C3 (or its skip), C4 and C5 completed */
-  TARN_INSTALL_STALE = 1    /* C1 no longer holds and C3 never took effect: nothing
-                               was changed; the range's files are orphans */
+  TARN_INSTALL_STALE = 1    /* C1 no longer holds, or a file of the range is gone, and
+                               C3 never took effect: nothing was changed; the range's
+                               files are orphans */
 };
 
 /* C3–C5 under a write lease acquired before each attempt (LS-073), with the
@@ -172,11 +179,13 @@ enum {
  * took effect (the value under K(L, e, c_e) is this range's); if not, that
  * every record in (s, e] is still RAW and K(L, e, c_e) exists or the range is
  * at or below B (else *outcome = STALE). Then Get K(L,e,c_e) and Put the value
- * if it exists (LS-070), DeleteRange K(L,s+1,0)..K(L,e-1,MAX) (LS-071), and
+ * if it exists (LS-070) — but only once every file and companion of the range
+ * was found to exist (else STALE) — DeleteRange K(L,s+1,0)..K(L,e-1,MAX) (LS-071), and
  * writes the progress record (C5, LS-072). After C3 took effect it repeats
  * C3–C4 up to install_attempts times (LS-078); TARN_EFENCED when the log is
  * fenced (deleted), TARN_ESESSION when the session ended (LS-049): the caller
- * retries later with the same range (a task does). */
+ * retries later with the same range (a task does). Once done or stale (or
+ * fenced), the range's intent is removed. */
 int tarn_compact_install(tarn_compactor *c, const tarn_compact_range *r, int *outcome);
 
 /* Finishes compactions of log_id that died between C3 and C4 (LS-078): a

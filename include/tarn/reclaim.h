@@ -16,7 +16,8 @@
  *  3. orphan compacted files (of failed compactions, of deleted logs): files
  *     under the compacted root that no index record and no open task names
  *     get the same treatment under /compacted/{name} with orphan_grace_ms
- *     (LS-084: a file an open task can still install is never an orphan).
+ *     (LS-084: a file an open task or a live compaction intent — see
+ *     docs/compaction.md, "Intents" — can still install is never an orphan).
  *
  * Logs scanned: every ID the catalog has allocated (1 .. counter-1) plus
  * opt->extra_logs, and, before a WAL object is deleted, every log with a
@@ -54,6 +55,9 @@ typedef struct tarn_reclaim_options {
   int64_t wal_grace_ms;    /* after first seen unreferenced (600000: > the reader's 60 s
                               index-cache TTL) */
   int64_t orphan_grace_ms; /* compacted orphans (3600000) */
+  int64_t intent_grace_ms; /* an intent whose lock is gone still protects its files this
+                              long after first seen so (600000): the longest a
+                              compactor's write may land after its session ended */
   int trimmed_files;       /* do step 1 (1) */
   int wal;                 /* do step 2 (1) */
   int orphans;             /* do step 3 (1) */

@@ -13,6 +13,7 @@
 
 #include "log/compact_internal.h"
 #include "log/index_scan.h"
+#include "log/intent.h"
 #include "tarn/catalog.h"
 #include "tarn/companion.h"
 #include "tarn/entryindex.h"
@@ -142,6 +143,8 @@ int tarn_compact_range_encode(const tarn_compact_range *r, tarn_buf *out) {
   json_object_set_new(o, "trim", json_integer((json_int_t)r->trim));
   json_object_set_new(o, "dir", json_string(r->dir ? r->dir : ""));
   json_object_set_new(o, "files", fs);
+  if (r->intent[0])
+    json_object_set_new(o, "intent", json_string(r->intent));
   char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
   json_decref(o);
   if (!s)
@@ -175,9 +178,14 @@ int tarn__compact_range_from_json(json_t *o, tarn_compact_range *r) {
   if (r->e <= r->s || r->c_e < r->c_s || r->log_id > TARN_KEY_MAX || r->e > TARN_KEY_MAX ||
       r->c_e > TARN_KEY_MAX)
     return tarn__err(TARN_ECORRUPT, "compaction range: bounds out of order or too large");
-  json_t *d = json_object_get(o, "dir"), *fs = json_object_get(o, "files");
+  json_t *d = json_object_get(o, "dir"), *fs = json_object_get(o, "files"),
+         *in = json_object_get(o, "intent");
   if (!json_is_string(d) || !json_is_array(fs))
     return tarn__err(TARN_ECORRUPT, "compaction range: \"dir\" or \"files\" missing");
+  if (in && (!json_is_string(in) || strlen(json_string_value(in)) != TARN__INTENT_ID_LEN))
+    return tarn__err(TARN_ECORRUPT, "compaction range: \"intent\" is not an intent ID");
+  if (in)
+    memcpy(r->intent, json_string_value(in), TARN__INTENT_ID_LEN + 1);
   if (!(r->dir = strdup(json_string_value(d))))
     return tarn__err(TARN_ENOMEM, "out of memory");
   size_t n = json_array_size(fs);
@@ -327,11 +335,16 @@ static int plan_cb(void *ctx, const tarn__ixrec *x) {
     p->ov_parquet = x->file_type == TARN_FILE_PARQUET;
     return 1;
   }
+  int raw_v3 = x->version == 3 && x->file_type == TARN_FILE_RAW;
+  int follows = !p->have_prev || x->start == p->prev_end;
   p->prev_end = x->key.end_offset;
   p->have_prev = 1;
+  /* LS-078: a PARQUET record whose C4 never ran sits after the RAW records
+   * it covers, so it may be well past where the range closed (seed 5095);
+   * look on over the RAW records that follow without a gap, so that no range
+   * is planned over offsets such a record already covers. */
   if (p->closed)
-    return 1;
-  int raw_v3 = x->version == 3 && x->file_type == TARN_FILE_RAW;
+    return raw_v3 && follows ? 0 : 1;
   if (!p->started) {
     if (!raw_v3) /* LS-075: never a PARQUET (or legacy) record */
       return 0;
@@ -415,13 +428,16 @@ static int up_write(void *ctx, const void *p, size_t n) {
 }
 
 static int file_open(wctx *w, int64_t first) {
-  uint8_t rnd[16];
+  uint8_t rnd[8];
   int rc = tarn__random(rnd, sizeof rnd, "compacted file name");
   if (rc)
     return rc;
+  /* LS-084: the random part starts with the intent's ID, so the intent names
+   * every file of the compaction before any exists */
   char hex[33];
-  for (int i = 0; i < 16; i++)
-    snprintf(hex + 2 * i, 3, "%02x", rnd[i]);
+  memcpy(hex, w->r->intent, TARN__INTENT_ID_LEN);
+  for (int i = 0; i < 8; i++)
+    snprintf(hex + TARN__INTENT_ID_LEN + 2 * i, 3, "%02x", rnd[i]);
   /* LS-013, LS-014: a fresh random part makes the name new in the directory;
    * the log and first offset make it readable and let orphans be told apart. */
   size_t n = strlen(w->r->dir) + 96;
@@ -586,6 +602,9 @@ int tarn_compact_write(tarn_compactor *c, tarn_compact_range *r) {
   free(dir);
   wctx w = {.c = c, .r = r, .serde = serde, .record = record, .total = r->bytes};
   char from[TARN_KEY_LEN + 1];
+  /* LS-084: announced before the first file exists */
+  if (!rc)
+    rc = tarn__intent_open(c->meta, r->log_id, c->o.clock(c->o.clock_ctx), r->intent);
   if (!rc)
     rc = tarn_key_format(from, r->log_id, r->s, TARN_KEY_MAX);
   if (!rc)
@@ -598,7 +617,13 @@ int tarn_compact_write(tarn_compactor *c, tarn_compact_range *r) {
                    r->log_id, w.last_end, r->e);
   if (rc) {
     file_abort(&w);
-    /* the files written stay as orphans for the reclaimer; forget them here */
+    /* the files written stay as orphans for the reclaimer; forget them here
+     * (an intent left behind by a failed Delete expires: docs/compaction.md) */
+    char why[1024];
+    snprintf(why, sizeof why, "%s", tarn_errmsg());
+    tarn__intent_drop(c->meta, r->log_id, r->intent);
+    tarn__err(rc, "%s", why);
+    r->intent[0] = 0;
     for (size_t i = 0; i < r->n_files; i++)
       free(r->files[i].name);
     free(r->files);
@@ -778,19 +803,53 @@ typedef struct check_ctx {
   const tarn_compact_range *r;
   const tarn_buf *value;
   int ok;
+  uint64_t prev_end;
 } check_ctx;
 
-/* C1 still holds: every record ending in (s, e] is RAW (LS-075). */
+/* C1 still holds: every record ending in (s, e] is RAW (LS-075), and no
+ * record above covers offsets below e — a compaction between its C3 and C4,
+ * which may sit past RAW records above e (LS-078, seed 5095). */
 static int check_cb(void *ctx, const tarn__ixrec *x) {
   check_ctx *k = ctx;
   if (x->key.end_offset > k->r->e) {
-    if (x->start < k->r->e) /* overlapped from above: an interrupted compaction */
+    if (x->start < k->r->e) { /* overlapped from above: an interrupted compaction */
       k->ok = 0;
-    return 1;
+      return 1;
+    }
+    int go_on = x->version == 3 && x->file_type == TARN_FILE_RAW && x->start == k->prev_end;
+    k->prev_end = x->key.end_offset;
+    return go_on ? 0 : 1;
   }
+  k->prev_end = x->key.end_offset;
   if (x->file_type != TARN_FILE_RAW) {
     k->ok = 0;
     return 1;
+  }
+  return 0;
+}
+
+/* Before C3: every file and companion the file index names exists (*ok).
+ * The intent (or the task record) kept them from the reclaimer; this finds a
+ * compaction that lost them anyway — its intent expired — so that C3 never
+ * installs a record naming a file that is gone (LS-084, LS-062). */
+static int files_exist(tarn_compactor *c, const tarn_compact_range *r, int *ok) {
+  *ok = 1;
+  for (size_t i = 0; i < r->n_files && *ok; i++) {
+    const char *n = r->files[i].name;
+    size_t l = strlen(n);
+    char p[2][1400];
+    snprintf(p[0], sizeof p[0], "%s%s", r->dir, n);
+    snprintf(p[1], sizeof p[1], "%s%.*s.index", r->dir, (int)(l > 8 ? l - 8 : l), n);
+    for (int k = 0; k < 2 && *ok; k++) {
+      uint64_t size;
+      int rc = tarn_objstore_head(c->compacted, p[k], &size);
+      if (rc == TARN_ENOTFOUND) {
+        *ok = 0;
+        tarn__err(TARN_ENOTFOUND, "compacted file %s is gone", p[k]);
+      } else if (rc) {
+        return tarn__errctx(rc, "compacted file %s", p[k]);
+      }
+    }
   }
   return 0;
 }
@@ -838,6 +897,17 @@ static int install_attempt(tarn_compactor *c, const tarn_compact_range *r, const
   }
   int64_t seen = cur.stat.version;
   tarn_meta_rec_free(&cur);
+  if (!rc && exists && !*took) {
+    int all = 0;
+    rc = tarn__intent_refresh(m, r->log_id, r->intent, c->o.clock(c->o.clock_ctx));
+    if (!rc)
+      rc = files_exist(c, r, &all);
+    if (!rc && !all) {
+      *stale = 1;
+      tarn_lease_release(lease);
+      return 0;
+    }
+  }
   /* C3–C5 commit only under the lease's guards (docs/compaction.md): nothing
    * changes L once its deletion drained the leases, nor after our session
    * ended. */
@@ -893,6 +963,10 @@ int tarn_compact_install(tarn_compactor *c, const tarn_compact_range *r, int *ou
     tarn__err(rc, "installing log %" PRIu64 " [%" PRIu64 ", %" PRIu64 ")%s: %s", r->log_id, r->s,
               r->e, took ? " (C3 took effect; retry)" : "", why);
   tarn_buf_free(&val);
+  /* LS-084: no install of this range can follow — the record names its files
+   * now, or they are orphans; the intent goes (a failed Delete: it expires) */
+  if (!rc || rc == TARN_EFENCED)
+    tarn__intent_drop(c->meta, r->log_id, r->intent);
   return rc;
 }
 
@@ -976,18 +1050,23 @@ int tarn_compact_once(tarn_compactor *c, uint64_t log_id, int force, tarn_compac
     return rc;
   tarn_compact_range r;
   memset(&r, 0, sizeof r);
-  rc = tarn_compact_repair(c, log_id, NULL); /* an earlier compaction's C4, if it died */
-  if (!rc)
-    rc = tarn_compact_plan(c, log_id, force, &r);
-  if (rc == TARN_ENOTFOUND) {
-    tarn_compact_lock_release(lk);
-    return 0;
+  int outcome = TARN_INSTALL_STALE;
+  /* A stale install changed nothing (the records moved on, or the range's
+   * files are gone): planned again, a few times. */
+  for (int round = 0; !rc && outcome == TARN_INSTALL_STALE && round < 3; round++) {
+    tarn_compact_range_free(&r);
+    rc = tarn_compact_repair(c, log_id, NULL); /* an earlier compaction's C4, if it died */
+    if (!rc)
+      rc = tarn_compact_plan(c, log_id, force, &r);
+    if (rc == TARN_ENOTFOUND) {
+      tarn_compact_lock_release(lk);
+      return 0;
+    }
+    if (!rc)
+      rc = tarn_compact_write(c, &r);
+    if (!rc)
+      rc = tarn_compact_install(c, &r, &outcome);
   }
-  if (!rc)
-    rc = tarn_compact_write(c, &r);
-  int outcome = 0;
-  if (!rc)
-    rc = tarn_compact_install(c, &r, &outcome);
   if (!rc && outcome == TARN_INSTALL_DONE && did)
     *did = 1;
   int lrc = tarn_compact_lock_release(lk);

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "log/index_scan.h"
+#include "log/intent.h"
 #include "tarn/catalog.h"
 #include "tarn/fileindex.h"
 #include "tarn/key.h"
@@ -26,6 +27,7 @@ void tarn_reclaim_options_default(tarn_reclaim_options *o) {
   memset(o, 0, sizeof *o);
   o->wal_grace_ms = 600000;
   o->orphan_grace_ms = 3600000;
+  o->intent_grace_ms = 600000;
   o->trimmed_files = o->wal = o->orphans = 1;
 }
 
@@ -117,12 +119,22 @@ static int parquet_name(const char *base, char *out, size_t n) {
 typedef struct refs {
   strset wal;        /* RAW locations */
   strset files;      /* base names of compacted files named by records or open tasks */
+  strset intents;    /* tags "{L}-{id}" of live compaction intents */
   uint64_t records;
 } refs;
 
 static void refs_free(refs *r) {
   set_free(&r->wal);
   set_free(&r->files);
+  set_free(&r->intents);
+}
+
+/* Whether a compacted file (its Parquet base name) is named by a record or
+ * an open task, or belongs to a live intent. */
+static int file_named(refs *r, const char *pq) {
+  char tag[64];
+  return set_has(&r->files, pq) ||
+         (tarn__intent_tag_of_file(pq, tag, sizeof tag) && set_has(&r->intents, tag));
 }
 
 static int add_file_index(strset *files, const char *b64) {
@@ -174,14 +186,54 @@ static int log_range(tarn_meta *m, const tarn_reclaim_options *o, uint64_t *next
   return 0;
 }
 
-static int collect_refs(tarn_meta *m, const tarn_reclaim_options *o, uint64_t next, refs *r,
-                        tarn_reclaim_stats *st) {
-  int rc = 0;
-  for (uint64_t l = 1; l < next && !rc; l++, st->logs_scanned++)
-    rc = tarn__index_scan(m, l, NULL, NULL, refs_cb, r);
-  for (size_t i = 0; i < o->n_extra_logs && !rc; i++, st->logs_scanned++)
-    rc = tarn__index_scan(m, o->extra_logs[i], NULL, NULL, refs_cb, r);
-  /* LS-084: files an open task can still install are never orphans */
+static int first_seen(tarn_meta *m, char kind, const char *name, int64_t now, int dry,
+                      int64_t *at);
+static int forget_seen(tarn_meta *m, char kind, const char *name);
+
+/* LS-084: the files of compactions in progress. An intent lives while the
+ * lock it was written under exists, and for intent_grace_ms after this
+ * reclaimer first saw that lock gone — no compaction installs without its
+ * lock, and a write it issued before losing it has landed by then
+ * (docs/compaction.md, "Intents"). A dead intent is removed (not in a dry
+ * run): its compaction can never install, so its files are orphans. */
+static int intent_refs(tarn_meta *m, const tarn_reclaim_options *o, int64_t now, strset *tags) {
+  tarn__intent *v = NULL;
+  size_t n = 0;
+  int rc = tarn__intents_list(m, &v, &n);
+  for (size_t i = 0; i < n && !rc; i++) {
+    int held = 0;
+    int64_t at = now;
+    if ((rc = tarn__intent_lock_held(m, &v[i], &held)))
+      break;
+    if (held)
+      rc = o->dry_run ? 0 : forget_seen(m, 'i', v[i].key);
+    else
+      rc = first_seen(m, 'i', v[i].key, now, o->dry_run, &at);
+    if (rc)
+      break;
+    if (held || now - at < o->intent_grace_ms) {
+      char tag[64];
+      tarn__intent_tag(v[i].log_id, v[i].id, tag, sizeof tag);
+      rc = set_add(tags, tag);
+    } else if (!o->dry_run) {
+      rc = tarn_meta_delete(m, TARN_COMPACTION_PARTITION, v[i].key);
+      if (rc == TARN_ENOTFOUND)
+        rc = 0;
+      if (!rc)
+        rc = forget_seen(m, 'i', v[i].key);
+    }
+  }
+  tarn__intents_free(v, n);
+  return rc;
+}
+
+static int collect_refs(tarn_meta *m, const tarn_reclaim_options *o, uint64_t next, int64_t now,
+                        refs *r, tarn_reclaim_stats *st) {
+  /* LS-084: files a compaction in progress or an open task can still install
+   * are never orphans. Read before the index: a compaction installs (and a
+   * task leaves PREPARED) only after its record names the files, so each
+   * file is found in one place or the other. */
+  int rc = intent_refs(m, o, now, &r->intents);
   tarn_task *t = NULL;
   size_t n = 0;
   if (!rc)
@@ -191,6 +243,10 @@ static int collect_refs(tarn_meta *m, const tarn_reclaim_options *o, uint64_t ne
       for (size_t j = 0; j < t[i].range.n_files && !rc; j++)
         rc = set_add(&r->files, base_of(t[i].range.files[j].name));
   tarn_tasks_free(t, n);
+  for (uint64_t l = 1; l < next && !rc; l++, st->logs_scanned++)
+    rc = tarn__index_scan(m, l, NULL, NULL, refs_cb, r);
+  for (size_t i = 0; i < o->n_extra_logs && !rc; i++, st->logs_scanned++)
+    rc = tarn__index_scan(m, o->extra_logs[i], NULL, NULL, refs_cb, r);
   st->index_records += r->records;
   return rc;
 }
@@ -512,7 +568,7 @@ static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_
         char pq[1100];
         if (!parquet_name(base_of(name), pq, sizeof pq))
           continue; /* not a compacted file or companion */
-        named = set_has(&rf->files, pq);
+        named = file_named(rf, pq);
       }
       (*listed)++;
       if (named) {
@@ -560,7 +616,7 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
   refs r1 = {0}, r2 = {0};
   cand c = {0};
   if (!rc && (o->wal || o->orphans))
-    rc = collect_refs(m, o, next, &r1, &st);
+    rc = collect_refs(m, o, next, now, &r1, &st);
   if (!rc && o->wal && wal)
     rc = sweep_list(m, wal, 'w', &r1, now, o->wal_grace_ms, o, &c.wal, &st.wal_listed,
                     &st.wal_unreferenced);
@@ -571,7 +627,7 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
                     &st.compacted_listed, &st.compacted_orphans);
   /* LS-085: right before deleting, look again: a candidate named now stays */
   if (!rc && (c.wal.n || c.compacted.n))
-    rc = collect_refs(m, o, next, &r2, &st);
+    rc = collect_refs(m, o, next, now, &r2, &st);
   if (!rc && c.wal.n)
     rc = refs_from_heads(m, wal, o, next, &c.wal, &r2, &st);
   /* sizes are the listing's: objects are written once, so no HEAD */
@@ -591,7 +647,7 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
     const char *name = c.compacted.v[i].s;
     char pq[1100];
     parquet_name(base_of(name), pq, sizeof pq);
-    if (set_has(&r2.files, pq))
+    if (file_named(&r2, pq))
       continue;
     report(o, "compacted", name, c.compacted.v[i].size);
     if (!o->dry_run && !(rc = tarn_objstore_delete(compacted, name)))

@@ -25,6 +25,48 @@
 
 enum { E_PENDING = 0, E_ACKED, E_FAILED, E_UNKNOWN };
 
+/* Every property the checker tests (docs/simulation.md): X(name, source). The
+ * leaderless log's S1-S9 and L1-L3, task claiming's safety and liveness
+ * properties, and tarn's own (the spec's MUST rules). Each has a counter of
+ * how often it was checked (sim.checks) and a planted bug that violates it. */
+#define SIM_PROPERTIES(X)                                   \
+  X(NoOffsetDuplicates, "S1")                               \
+  X(MonotonicOffsets, "S2")                                 \
+  X(FencedRejectsAppends, "S3")                             \
+  X(CompactionPreservesData, "S4")                          \
+  X(NoPhantomEntries, "S5")                                 \
+  X(CursorConsistency, "S6")                                \
+  X(NoOverlappingRanges, "S7")                              \
+  X(NoReaderError, "S8")                                    \
+  X(SequentialCompactionSafety, "S9")                       \
+  X(AppendProgress, "L1")                                   \
+  X(CompactionCompletes, "L2")                              \
+  X(ReaderEventuallySucceeds, "L3")                         \
+  X(MutualExclusion, "tasks")                               \
+  X(NoDoubleExecution, "tasks")                             \
+  X(DLQOnlyAfterMaxFailures, "tasks")                       \
+  X(LockConsistency, "tasks")                               \
+  X(NoOrphanExecution, "tasks")                             \
+  X(TaskCompletion, "tasks L")                              \
+  X(CrashRecovery, "tasks L")                               \
+  X(NoStarvation, "tasks L")                                \
+  X(NoAckedEntryLost, "tarn")                               \
+  X(ReaderRespectsTrim, "tarn")                             \
+  X(AckMatchesRead, "tarn")                                 \
+  X(TrimMarkerMonotonic, "tarn")                            \
+  X(SoftTrimStored, "tarn")                                 \
+  X(NoDanglingIndex, "tarn")                                \
+  X(DeletedLogStaysEmpty, "tarn")                           \
+  X(OneOutcome, "tarn")                                     \
+  X(StepError, "tarn")
+
+#define SIM_PROP_ENUM(name, src) P_##name,
+enum { SIM_PROPERTIES(SIM_PROP_ENUM) P_COUNT };
+extern const char *const sim_prop_names[];
+extern const char *const sim_prop_sources[];
+/* Counts one check of property p. */
+#define SIM_CHECKED(s, p) ((s)->checks[p]++)
+
 /* Fault kinds a run can leave out (--without), for shrinking a failure. */
 enum { SIM_NO_OBJECT = 1, SIM_NO_META = 2, SIM_NO_CRASH = 4, SIM_NO_EXPIRY = 8 };
 
@@ -61,6 +103,9 @@ typedef struct sim_log {
   sim_span *spans;        /* the records of the last check, by end */
   size_t nspans;
   int spans_window;       /* the last check saw a C3-C4 window */
+  uint64_t cursor;        /* the greatest compaction cursor (C5) seen */
+  uint64_t (*acked)[2];   /* acknowledged [offset, end), sorted (NoOffsetDuplicates) */
+  size_t nacked, capacked;
 } sim_log;
 
 typedef struct sim_writer {
@@ -69,6 +114,10 @@ typedef struct sim_writer {
   tarn_objstore *wal;
   tarn_writer *w;
   int incarnation;
+  /* per log, this incarnation's last acknowledged entry (MonotonicOffsets) */
+  size_t last_id[SIM_NLOGS];
+  uint64_t last_off[SIM_NLOGS];
+  int have_last[SIM_NLOGS];
 } sim_writer;
 
 enum { CP_IDLE = 0, CP_PLANNED, CP_WRITTEN, CP_INSTALLING };
@@ -131,13 +180,15 @@ typedef struct sim {
   int failed;
   char failure[1024];
   sim_stats st;
+  uint64_t checks[P_COUNT];
+  int failed_prop;
 } sim;
 
 /* sim_world.c */
 uint64_t sim_rand(sim *s);
 uint64_t sim_below(sim *s, uint64_t n);
 void sim_trace(sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sim_fail(sim *s, const char *property, const char *fmt, ...)
+void sim_fail(sim *s, int property, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int sim_run(sim *s);
 void sim_free(sim *s);

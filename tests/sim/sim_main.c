@@ -151,6 +151,7 @@ int main(int argc, char **argv) {
   clock_t t0 = clock();
   long total_steps = 0;
   sim_stats tot = {0};
+  uint64_t checks[P_COUNT] = {0};
   for (uint64_t seed = a; seed <= b; seed++) {
     sim s = {.seed = seed, .steps = steps, .bug = bug, .without = without,
              .verbose = trace && a == b};
@@ -168,6 +169,8 @@ int main(int argc, char **argv) {
     tot.stale_hits += s.st.stale_hits;
     tot.soft_trims += s.st.soft_trims;
     tot.hard_trimmed += s.st.hard_trimmed;
+    for (int p = 0; p < P_COUNT; p++)
+      checks[p] += s.checks[p];
     if (failed) {
       printf("tarn-sim: seed %" PRIu64 " FAILED at step %d: %s\n", seed, s.step, s.failure);
       char w[64];
@@ -216,6 +219,10 @@ int main(int argc, char **argv) {
          tot.acked, tot.failed, tot.unknown, tot.installs, tot.windows, tot.soft_trims,
          tot.hard_trimmed, tot.reclaimed, tot.stale_hits, tot.crashes, tot.expiries,
          tot.deletions);
+  printf("tarn-sim: properties checked:");
+  for (int p = 0; p < P_COUNT; p++)
+    printf(" %s(%s)=%" PRIu64, sim_prop_names[p], sim_prop_sources[p], checks[p]);
+  printf("\n");
   if (expect_fail) {
     printf("tarn-sim: expected a failure within the budget, found none\n");
     return 1;

@@ -11,6 +11,7 @@
 #include "tarn/key.h"
 #include "tarn/lease.h"
 #include "tarn/objstore_mem.h"
+#include "tarn/parquet.h"
 #include "tarn/reclaim.h"
 #include "tarn/trim.h"
 #include "util/clock.h"
@@ -106,16 +107,22 @@ void sim_trace(sim *s, const char *fmt, ...) {
     printf("%s\n", line);
 }
 
-void sim_fail(sim *s, const char *property, const char *fmt, ...) {
+#define SIM_PROP_NAME(name, src) #name,
+#define SIM_PROP_SOURCE(name, src) src,
+const char *const sim_prop_names[] = {SIM_PROPERTIES(SIM_PROP_NAME) NULL};
+const char *const sim_prop_sources[] = {SIM_PROPERTIES(SIM_PROP_SOURCE) NULL};
+
+void sim_fail(sim *s, int property, const char *fmt, ...) {
   if (s->failed)
     return;
+  s->failed_prop = property;
   char msg[768];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   s->failed = 1;
-  snprintf(s->failure, sizeof s->failure, "%s: %s", property, msg);
+  snprintf(s->failure, sizeof s->failure, "%s: %s", sim_prop_names[property], msg);
   sim_trace(s, "VIOLATION %s", s->failure);
 }
 
@@ -159,6 +166,7 @@ static void writer_start(sim *s, int i) {
     abort();
   w->alive = 1;
   w->incarnation++;
+  memset(w->have_last, 0, sizeof w->have_last);
   sim_trace(s, "w%d start (incarnation %d, batch %u ms, object %zu B, %zu logs/object, %d retries)",
             i, w->incarnation, o.batch_ms, o.max_object_bytes, o.max_logs_per_object,
             o.object_retries);
@@ -206,12 +214,62 @@ static void writer_crash(sim *s, int i) {
   w->alive = 0;
 }
 
+/* S1: no two acknowledged entries of a log share an offset — a deleted log's
+ * offsets stay taken too (its acknowledged ranges are never forgotten). */
+static void check_no_duplicate(sim *s, size_t id) {
+  sim_entry *e = &s->ents[id];
+  sim_log *lg = &s->logs[e->log - 1];
+  uint64_t lo = e->offset, hi = e->offset + e->records;
+  size_t a = 0, b = lg->nacked;
+  while (a < b) { /* the first range starting at or above lo */
+    size_t m = (a + b) / 2;
+    if (lg->acked[m][0] < lo)
+      a = m + 1;
+    else
+      b = m;
+  }
+  SIM_CHECKED(s, P_NoOffsetDuplicates);
+  if ((a < lg->nacked && lg->acked[a][0] < hi) || (a > 0 && lg->acked[a - 1][1] > lo)) {
+    sim_fail(s, P_NoOffsetDuplicates, "log %" PRIu64 ": entry %zu acknowledged at [%" PRIu64
+             ", %" PRIu64 "), offsets already acknowledged to another entry", e->log, id, lo, hi);
+    return;
+  }
+  if (lg->nacked == lg->capacked) {
+    lg->capacked = lg->capacked ? lg->capacked * 2 : 256;
+    if (!(lg->acked = realloc(lg->acked, lg->capacked * sizeof *lg->acked)))
+      abort();
+  }
+  memmove(lg->acked + a + 1, lg->acked + a, (lg->nacked - a) * sizeof *lg->acked);
+  lg->acked[a][0] = lo;
+  lg->acked[a][1] = hi;
+  lg->nacked++;
+}
+
+/* S2, per writer: a writer's entries of a log are acknowledged at offsets in
+ * the order it accepted them. */
+static void check_writer_order(sim *s, size_t id) {
+  sim_entry *e = &s->ents[id];
+  sim_writer *w = &s->wr[e->writer];
+  size_t L = e->log - 1;
+  SIM_CHECKED(s, P_MonotonicOffsets);
+  if (w->have_last[L] && ((id > w->last_id[L]) != (e->offset > w->last_off[L])))
+    sim_fail(s, P_MonotonicOffsets, "w%d log %" PRIu64 ": entry %zu acknowledged at %" PRIu64
+             ", entry %zu (appended %s) at %" PRIu64, e->writer, e->log, w->last_id[L],
+             w->last_off[L], id, id > w->last_id[L] ? "later" : "earlier", e->offset);
+  if (!w->have_last[L] || id > w->last_id[L]) {
+    w->have_last[L] = 1;
+    w->last_id[L] = id;
+    w->last_off[L] = e->offset;
+  }
+}
+
 static void append_cb(void *arg, int status, uint64_t offset, int64_t ts) {
   sim *s = g_sim;
   size_t id = (size_t)(uintptr_t)arg;
   sim_entry *e = &s->ents[id];
+  SIM_CHECKED(s, P_OneOutcome);
   if (e->status != E_PENDING) {
-    sim_fail(s, "OneOutcome", "entry %zu got a second outcome (%d)", id, status);
+    sim_fail(s, P_OneOutcome, "entry %zu got a second outcome (%d)", id, status);
     return;
   }
   if (status == 0) {
@@ -221,6 +279,8 @@ static void append_cb(void *arg, int status, uint64_t offset, int64_t ts) {
     e->ts = ts;
     sim_trace(s, "  ack id %zu log %" PRIu64 " offset %" PRIu64 " ts +%" PRId64, id, e->log,
               offset, ts - EPOCH_MS);
+    check_no_duplicate(s, id);
+    check_writer_order(s, id);
   } else {
     e->status = status == TARN_EUNKNOWN ? E_UNKNOWN : E_FAILED;
     if (status == TARN_EUNKNOWN)
@@ -232,7 +292,8 @@ static void append_cb(void *arg, int status, uint64_t offset, int64_t ts) {
   }
 }
 
-static void act_append(sim *s, int i) {
+/* Appends one entry through writer i, to log (0: a random log); its id. */
+static size_t append_to(sim *s, int i, uint64_t log) {
   sim_writer *w = &s->wr[i];
   if (s->nents == s->capents) {
     s->capents = s->capents ? s->capents * 2 : 1024;
@@ -242,7 +303,7 @@ static void act_append(sim *s, int i) {
   size_t id = s->nents++;
   sim_entry *e = &s->ents[id];
   memset(e, 0, sizeof *e);
-  e->log = 1 + sim_below(s, SIM_NLOGS);
+  e->log = log ? log : 1 + sim_below(s, SIM_NLOGS);
   e->len = (uint32_t)(8 + sim_below(s, chance(s, 50) ? 3000 : 120));
   e->records = (uint32_t)(1 + sim_below(s, 3));
   e->writer = i;
@@ -250,13 +311,20 @@ static void act_append(sim *s, int i) {
   sim_payload(id, e->log, buf, e->len);
   int rc = tarn_writer_append(w->w, e->log, buf, e->len, e->records, append_cb,
                               (void *)(uintptr_t)id);
+  if (s->logs[e->log - 1].delete_done)
+    SIM_CHECKED(s, P_FencedRejectsAppends);
   if (rc)
     e->status = E_FAILED; /* never queued: the callback never runs */
   else if (s->logs[e->log - 1].delete_done)
-    sim_fail(s, "FencedRejectsAppends", "w%d: an append to log %" PRIu64
+    sim_fail(s, P_FencedRejectsAppends, "w%d: an append to log %" PRIu64
              " was accepted after its deletion drained the leases", i, e->log);
   sim_trace(s, "w%d append id %zu log %" PRIu64 " len %u records %u -> %d", i, id, e->log, e->len,
             e->records, rc);
+  return id;
+}
+
+static void act_append(sim *s, int i) {
+  append_to(s, i, 0);
 }
 
 static void arm_meta_fault(sim *s, tarn_meta *m) {
@@ -294,8 +362,9 @@ static void act_writer_step(sim *s, int i, int step) {
     arm_meta_fault(s, w->meta);
   sim_trace(s, "w%d %s", i, names[step]);
   int rc = tarn_writer_step(w->w, step);
+  SIM_CHECKED(s, P_StepError);
   if (rc < 0)
-    sim_fail(s, "StepError", "w%d step %s: %s", i, names[step], tarn_errmsg());
+    sim_fail(s, P_StepError, "w%d step %s: %s", i, names[step], tarn_errmsg());
   tarn_objstore_mem_reset_faults(s->cwal);
   clear_meta_fault(w->meta);
 }
@@ -304,8 +373,10 @@ static int acquire(sim *s, tarn_meta *m, uint64_t log, tarn_lease **l) {
   arm_meta_fault(s, m);
   int rc = tarn_lease_acquire(m, log, l);
   clear_meta_fault(m);
+  if (s->logs[log - 1].delete_done)
+    SIM_CHECKED(s, P_FencedRejectsAppends);
   if (rc == 0 && s->logs[log - 1].delete_done)
-    sim_fail(s, "FencedRejectsAppends", "a write lease on log %" PRIu64
+    sim_fail(s, P_FencedRejectsAppends, "a write lease on log %" PRIu64
              " was granted after its deletion drained the leases", log);
   if (rc)
     sim_trace(s, "  lease on log %" PRIu64 " -> %d", log, rc);
@@ -424,6 +495,11 @@ static void compactor_start(sim *s, int i) {
   o.max_age_ms = 200 + (int64_t)sim_below(s, 3000);
   o.max_file_bytes = 300 + sim_below(s, 3000);
   o.install_attempts = 1; /* a failed step stays visible until the next attempt */
+  /* zstd's context setup dominated a step's cost; one compactor in eight uses it */
+  static const int codecs[] = {TARN_PARQUET_UNCOMPRESSED, TARN_PARQUET_SNAPPY, TARN_PARQUET_SNAPPY,
+                               TARN_PARQUET_UNCOMPRESSED, TARN_PARQUET_GZIP, TARN_PARQUET_SNAPPY,
+                               TARN_PARQUET_UNCOMPRESSED, TARN_PARQUET_ZSTD};
+  o.codec = codecs[sim_below(s, 8)];
   o.clock = sim_clock;
   o.clock_ctx = s;
   if (open_meta(s, &c->meta) || tarn_objstore_open(s->wal_uri, &c->wal) ||
@@ -722,6 +798,32 @@ static void one_step(sim *s) {
   expire_zombies(s);
 }
 
+/* L3: once faults stop, every acknowledged entry above B is readable, by a
+ * fresh reader and by the stale one (reopened: its caches outlived nothing). */
+static void settle_reads(sim *s) {
+  reopen_stale(s);
+  for (size_t id = 0; id < s->nents && !s->failed; id++) {
+    sim_entry *e = &s->ents[id];
+    const sim_log *lg = &s->logs[e->log - 1];
+    if (e->status != E_ACKED || lg->delete_done || lg->fenced || e->offset + e->records <= lg->b)
+      continue;
+    tarn_reader *rs[2] = {s->fresh, s->stale};
+    for (int k = 0; k < 2 && !s->failed; k++) {
+      tarn_log_iter *it = NULL;
+      tarn_entry ent;
+      int rc = tarn_reader_iter(rs[k], e->log, e->offset, &it);
+      if (!rc)
+        rc = tarn_reader_next(it, &ent, 0);
+      SIM_CHECKED(s, P_ReaderEventuallySucceeds);
+      if (rc || ent.offset != e->offset)
+        sim_fail(s, P_ReaderEventuallySucceeds, "with faults stopped, acknowledged entry %zu "
+                 "(log %" PRIu64 " offset %" PRIu64 ") is unreadable: %d %s", id, e->log,
+                 e->offset, rc, rc ? tarn_errmsg() : "another entry");
+      tarn_reader_iter_free(it);
+    }
+  }
+}
+
 /* Liveness: once faults stop, every pending append gets an outcome. */
 static void settle(sim *s) {
   s->faults_on = 0;
@@ -729,16 +831,32 @@ static void settle(sim *s) {
   for (int k = 0; k < SIM_NWRITERS; k++)
     if (s->wr[k].alive)
       writer_stop(s, k);
-  for (size_t k = 0; k < s->nents; k++)
+  for (size_t k = 0; k < s->nents && !s->failed; k++) {
+    SIM_CHECKED(s, P_AppendProgress);
     if (s->ents[k].status == E_PENDING)
-      sim_fail(s, "Liveness", "entry %zu of log %" PRIu64 " has no outcome after the writers stopped",
-               k, s->ents[k].log);
+      sim_fail(s, P_AppendProgress, "entry %zu of log %" PRIu64 " has no outcome after the "
+               "writers stopped", k, s->ents[k].log);
+  }
   s->now += 61000; /* past every cache's lifetime */
   for (size_t k = 0; k < s->nzombies; k++)
     s->zombies[k].expire_at = s->now;
   expire_zombies(s);
+  /* L1: with faults stopped, an append to every live log is acknowledged */
+  for (int k = 0; k < SIM_NLOGS && !s->failed; k++) {
+    if (s->logs[k].delete_done || s->logs[k].fenced)
+      continue;
+    int wi = k % SIM_NWRITERS;
+    writer_start(s, wi);
+    size_t id = append_to(s, wi, s->logs[k].id);
+    writer_stop(s, wi);
+    SIM_CHECKED(s, P_AppendProgress);
+    if (s->ents[id].status != E_ACKED)
+      sim_fail(s, P_AppendProgress, "log %" PRIu64 ": with faults stopped, append %zu %s",
+               s->logs[k].id, id, s->ents[id].status == E_FAILED ? "failed" : "was not acknowledged");
+  }
   /* ... and compaction catches up: pending installs finish, then every
    * log's RAW records are compacted */
+  SIM_CHECKED(s, P_CompactionCompletes);
   for (int round = 0; round < 200 && !s->failed; round++) {
     int busy = 0;
     for (int k = 0; k < SIM_NCOMPACTORS; k++) {
@@ -772,11 +890,12 @@ static void settle(sim *s) {
     }
     if (!busy) {
       act_reclaim(s); /* with every cache expired, unreferenced objects may go */
+      settle_reads(s);
       return;
     }
   }
   if (!s->failed)
-    sim_fail(s, "CompactionCompletes", "compaction did not catch up after the faults stopped");
+    sim_fail(s, P_CompactionCompletes, "compaction did not catch up after the faults stopped");
 }
 
 int sim_run(sim *s) {
@@ -876,8 +995,10 @@ void sim_free(sim *s) {
   tarn_objstore_close(s->ccmp);
   tarn_objstore_mem_drop(s->wal_uri + 4);
   tarn_objstore_mem_drop(s->cmp_uri + 4);
-  for (int k = 0; k < SIM_NLOGS; k++)
+  for (int k = 0; k < SIM_NLOGS; k++) {
     free(s->logs[k].spans);
+    free(s->logs[k].acked);
+  }
   free(s->ents);
   free(s->trace);
   tarn__clock_set(NULL);

@@ -68,7 +68,11 @@ extern const char *const sim_prop_sources[];
 #define SIM_CHECKED(s, p) ((s)->checks[p]++)
 
 /* Fault kinds a run can leave out (--without), for shrinking a failure. */
-enum { SIM_NO_OBJECT = 1, SIM_NO_META = 2, SIM_NO_CRASH = 4, SIM_NO_EXPIRY = 8 };
+enum { SIM_NO_OBJECT = 1, SIM_NO_META = 2, SIM_NO_CRASH = 4, SIM_NO_EXPIRY = 8, SIM_NO_SKEW = 16 };
+
+/* The processes, each with its own clock (skewed, stepping back now and then). */
+enum { PROC_CHECK = 0, PROC_W0 = 1, PROC_C0 = PROC_W0 + 3, PROC_TRIM = PROC_C0 + 2, PROC_DEL,
+       PROC_RECL, PROC_T0, SIM_NPROCS = PROC_T0 + 4 };
 
 /* One append, as the simulation issued it, and what it was told. */
 typedef struct sim_entry {
@@ -152,7 +156,10 @@ typedef struct sim {
   int without; /* SIM_NO_* */
   int verbose;
   uint64_t rng, lib_rng;
-  int64_t now;
+  int64_t now;       /* true time */
+  int proc;          /* the process running: whose clock the library reads */
+  int64_t skew[SIM_NPROCS], store_skew, max_skew;
+  unsigned p_skew;   /* per mille of steps that reset one clock's skew (possibly backwards) */
   char meta_uri[96], wal_uri[96], cmp_uri[96];
   /* fault rates (per mille), drawn from the seed */
   unsigned p_obj_fault, p_meta_fault, p_crash, p_expire;

@@ -314,6 +314,7 @@ static int readable_log(const sim_log *lg) {
 }
 
 void sim_check_step(sim *s) {
+  s->proc = PROC_CHECK;
   for (int k = 0; k < SIM_NLOGS && !s->failed; k++)
     check_log_records(s, &s->logs[k]);
   if (s->failed || !s->nents)
@@ -349,6 +350,7 @@ void sim_check_step(sim *s) {
 }
 
 void sim_check_full(sim *s) {
+  s->proc = PROC_CHECK;
   s->pass++;
   for (int k = 0; k < SIM_NLOGS && !s->failed; k++) {
     sim_log *lg = &s->logs[k];

@@ -20,7 +20,7 @@
 
 #define EPOCH_MS INT64_C(1767225600000) /* 2026-01-01T00:00:00Z */
 
-const char *const sim_fault_names[] = {"object", "meta", "crash", "expiry", NULL};
+const char *const sim_fault_names[] = {"object", "meta", "crash", "expiry", "skew", NULL};
 
 const char *const sim_bug_names[] = {"none",
                                      "index-before-object",
@@ -53,15 +53,40 @@ static int chance(sim *s, unsigned per_mille) {
 
 static sim *g_sim; /* the one simulation running: the hooks and callbacks find it here */
 
+/* The running process's wall clock: true time plus its skew. */
 int64_t sim_clock(void *ctx) {
-  return ((sim *)ctx)->now;
+  sim *s = ctx;
+  return s->now + s->skew[s->proc];
 }
 
 static int64_t hook_now(void *arg) {
-  return ((sim *)arg)->now;
+  return sim_clock(arg);
 }
+/* Monotonic clocks never go back; each process's has its own origin. */
 static int64_t hook_mono(void *arg) {
-  return ((sim *)arg)->now - EPOCH_MS + 1000000;
+  sim *s = arg;
+  return s->now - EPOCH_MS + 1000000 + 7919 * s->proc;
+}
+static int64_t hook_store_now(void *arg) {
+  sim *s = arg;
+  return s->now + s->store_skew;
+}
+
+/* Now and then one clock (a process's or the store's) is reset to another
+ * skew within +-max_skew: an NTP step, forwards or backwards. */
+static void clocks_drift(sim *s) {
+  if (!chance(s, s->p_skew) || !s->max_skew)
+    return;
+  int p = (int)sim_below(s, SIM_NPROCS + 1);
+  int64_t v = (int64_t)sim_below(s, (uint64_t)(2 * s->max_skew + 1)) - s->max_skew;
+  if (p == SIM_NPROCS)
+    s->store_skew = v;
+  else if (p != PROC_CHECK)
+    s->skew[p] = v;
+  if (p == SIM_NPROCS)
+    sim_trace(s, "the store's clock is set to skew %+" PRId64 " ms", v);
+  else
+    sim_trace(s, "process %d's clock is set to skew %+" PRId64 " ms", p, v);
 }
 static void hook_sleep(void *arg, int64_t ms) {
   if (ms > 0)
@@ -151,6 +176,7 @@ static int open_meta(sim *s, tarn_meta **m) {
 }
 
 static void writer_start(sim *s, int i) {
+  s->proc = PROC_W0 + i;
   sim_writer *w = &s->wr[i];
   tarn_writer_options o;
   tarn_writer_options_default(&o);
@@ -175,6 +201,7 @@ static void writer_start(sim *s, int i) {
 /* A clean stop: close flushes (every pending entry gets its outcome) and
  * releases the leases. */
 static void writer_stop(sim *s, int i) {
+  s->proc = PROC_W0 + i;
   sim_writer *w = &s->wr[i];
   int rc = tarn_writer_close(w->w);
   sim_trace(s, "w%d stop -> %d", i, rc);
@@ -188,6 +215,7 @@ static void writer_stop(sim *s, int i) {
 
 /* A crash: memory lost, stores kept; the session lives on until it expires. */
 static void writer_crash(sim *s, int i) {
+  s->proc = PROC_W0 + i;
   sim_writer *w = &s->wr[i];
   tarn_writer_discard(w->w);
   tarn_objstore_close(w->wal);
@@ -294,6 +322,7 @@ static void append_cb(void *arg, int status, uint64_t offset, int64_t ts) {
 
 /* Appends one entry through writer i, to log (0: a random log); its id. */
 static size_t append_to(sim *s, int i, uint64_t log) {
+  s->proc = PROC_W0 + i;
   sim_writer *w = &s->wr[i];
   if (s->nents == s->capents) {
     s->capents = s->capents ? s->capents * 2 : 1024;
@@ -354,6 +383,7 @@ static void arm_object_fault(sim *s) {
 }
 
 static void act_writer_step(sim *s, int i, int step) {
+  s->proc = PROC_W0 + i;
   sim_writer *w = &s->wr[i];
   static const char *names[] = {"seal", "seal-due", "upload", "put"};
   if (step == TARN_WRITER_STEP_UPLOAD)
@@ -386,6 +416,7 @@ static int acquire(sim *s, tarn_meta *m, uint64_t log, tarn_lease **l) {
 /* The trimmer restarts its session after a failed lease, whose record a
  * commit-unknown create could have left behind. */
 static void trimmer_restart(sim *s) {
+  s->proc = PROC_TRIM;
   tarn_meta_close(s->tmeta);
   if (open_meta(s, &s->tmeta))
     abort();
@@ -402,6 +433,7 @@ static uint64_t acked_end(sim *s, uint64_t log) {
 }
 
 static void act_soft_trim(sim *s) {
+  s->proc = PROC_TRIM;
   uint64_t log = 1 + sim_below(s, SIM_NLOGS);
   tarn_lease *l;
   if (acquire(s, s->tmeta, log, &l)) {
@@ -424,6 +456,7 @@ static void act_soft_trim(sim *s) {
 }
 
 static void act_hard_trim(sim *s) {
+  s->proc = PROC_TRIM;
   uint64_t log = 1 + sim_below(s, SIM_NLOGS);
   tarn_lease *l;
   if (acquire(s, s->tmeta, log, &l)) {
@@ -445,6 +478,7 @@ static void act_hard_trim(sim *s) {
 }
 
 static void act_delete(sim *s) {
+  s->proc = PROC_DEL;
   tarn_catalog_options o = {.drain_timeout_ms = 40, .drain_poll_ms = 10};
   size_t removed = 0;
   s->delete_started = 1;
@@ -459,6 +493,7 @@ static void act_delete(sim *s) {
 }
 
 static void reopen_stale(sim *s) {
+  s->proc = PROC_CHECK;
   if (s->stale) {
     tarn_reader_stats rs;
     tarn_reader_stats_get(s->stale, &rs);
@@ -488,6 +523,7 @@ static void expire_zombies(sim *s) {
 /* ---- compactors and the reclaimer --------------------------------------------------- */
 
 static void compactor_start(sim *s, int i) {
+  s->proc = PROC_C0 + i;
   sim_compactor *c = &s->cp[i];
   tarn_compactor_options o;
   tarn_compactor_options_default(&o);
@@ -527,6 +563,7 @@ static void compactor_idle(sim_compactor *c) {
  * must be finished (LS-078), which is the task layer's job (tarn/tasks.h),
  * not driven here. */
 static void compactor_crash(sim *s, int i) {
+  s->proc = PROC_C0 + i;
   sim_compactor *c = &s->cp[i];
   if (c->state == CP_INSTALLING)
     return;
@@ -553,6 +590,7 @@ static void compactor_crash(sim *s, int i) {
 /* After its session ended, a compactor reconnects; a range whose install
  * began is kept and retried (LS-078). */
 static void compactor_reconnect(sim *s, int i) {
+  s->proc = PROC_C0 + i;
   sim_compactor *c = &s->cp[i];
   tarn_compact_range keep = c->r;
   int state = c->state;
@@ -594,6 +632,7 @@ static int c3_took(sim *s, sim_compactor *c) {
 #define SIM_RANGE_EXPIRY_MS 30000
 
 static void act_compactor(sim *s, int i, int force) {
+  s->proc = PROC_C0 + i;
   sim_compactor *c = &s->cp[i];
   if (!c->alive) {
     compactor_start(s, i);
@@ -687,6 +726,7 @@ static void act_compactor(sim *s, int i, int force) {
 }
 
 static void act_reclaim(sim *s) {
+  s->proc = PROC_RECL;
   tarn_reclaim_options o;
   tarn_reclaim_options_default(&o);
   o.wal_grace_ms = 61000; /* longer than the stale reader's index cache (60 s) */
@@ -721,7 +761,9 @@ static int pick_alive(sim *s) {
 }
 
 static void one_step(sim *s) {
+  s->proc = PROC_CHECK;
   s->now += (int64_t)sim_below(s, 15);
+  clocks_drift(s);
   uint64_t r = sim_below(s, 1000);
   int i = pick_alive(s);
   int ci = (int)sim_below(s, SIM_NCOMPACTORS);
@@ -801,6 +843,7 @@ static void one_step(sim *s) {
 /* L3: once faults stop, every acknowledged entry above B is readable, by a
  * fresh reader and by the stale one (reopened: its caches outlived nothing). */
 static void settle_reads(sim *s) {
+  s->proc = PROC_CHECK;
   reopen_stale(s);
   for (size_t id = 0; id < s->nents && !s->failed; id++) {
     sim_entry *e = &s->ents[id];
@@ -919,8 +962,24 @@ int sim_run(sim *s) {
            run_no, s->seed);
   snprintf(s->wal_uri, sizeof s->wal_uri, "mem:sim-wal-%u-%" PRIu64, run_no, s->seed);
   snprintf(s->cmp_uri, sizeof s->cmp_uri, "mem:sim-cmp-%u-%" PRIu64, run_no, s->seed);
+  /* clocks: a skew of up to max_skew per process and for the store */
+  s->max_skew = (int64_t)sim_below(s, chance(s, 250) ? 20001 : 2001);
+  s->p_skew = (unsigned)sim_below(s, 10);
+  for (int p = 0; p <= SIM_NPROCS; p++) {
+    int64_t v = (int64_t)sim_below(s, (uint64_t)(2 * s->max_skew + 1)) - s->max_skew;
+    if (p == SIM_NPROCS)
+      s->store_skew = v;
+    else if (p != PROC_CHECK)
+      s->skew[p] = v;
+  }
+  if (s->without & SIM_NO_SKEW) {
+    s->max_skew = 0;
+    s->store_skew = 0;
+    memset(s->skew, 0, sizeof s->skew);
+  }
   tarn__clock_hooks h = {hook_now, hook_mono, hook_sleep, s};
   tarn__clock_set(&h);
+  tarn__clock_set_store(hook_store_now, s);
   tarn__random_set_hook(hook_random, s);
   for (int k = 0; k < SIM_NLOGS; k++)
     s->logs[k].id = (uint64_t)k + 1;
@@ -949,8 +1008,9 @@ int sim_run(sim *s) {
     return -1;
   reopen_stale(s);
   sim_trace(s, "seed %" PRIu64 " bug %s: object faults %u/1000, metadata faults %u/1000, "
-            "crashes %u/1000, expiries %u/10000", s->seed, sim_bug_names[s->bug], s->p_obj_fault,
-            s->p_meta_fault, s->p_crash, s->p_expire);
+            "crashes %u/1000, expiries %u/10000, clock skew up to %" PRId64 " ms (%u/1000 steps "
+            "reset one)", s->seed, sim_bug_names[s->bug], s->p_obj_fault, s->p_meta_fault,
+            s->p_crash, s->p_expire, s->max_skew, s->p_skew);
   for (int k = 0; k < SIM_NWRITERS; k++)
     writer_start(s, k);
   for (int k = 0; k < SIM_NCOMPACTORS; k++)
@@ -1002,6 +1062,7 @@ void sim_free(sim *s) {
   free(s->ents);
   free(s->trace);
   tarn__clock_set(NULL);
+  tarn__clock_set_store(NULL, NULL);
   tarn__random_set_hook(NULL, NULL);
   g_sim = NULL;
 }

@@ -184,7 +184,9 @@ enum {
    * ephemeral one of a session ended by then fails. Closing the handle drops
    * writes still held (they never landed). */
   TARN_META_FAULT_DELAY_COMMIT = 4,
-  /* the held writes land now, in order (TARN_ENOTFOUND: none held) */
+  /* the held writes land now, in order (TARN_ENOTFOUND: none held); with
+   * count > 0 those held longer than count ms (the store's clock) are
+   * dropped instead: a request lands within its deadline or never */
   TARN_META_FAULT_LAND = 5,
   /* the store ends the session (its ephemeral records vanish, later ephemeral
    * writes fail) but the handle is not told: it keeps running, its other

@@ -53,6 +53,7 @@ typedef struct mheld {
   int mode, flags;
   int64_t version;
   uint64_t d1, d2;
+  int64_t held_ms; /* when it was held (the store's clock) */
 } mheld;
 
 #define MEM_MAX_HELD 8
@@ -89,6 +90,7 @@ static int hold(mhandle *h, const mheld *x) {
     return 0; /* out of memory: the write goes ahead instead */
   }
   if (x->len) memcpy(c->val, x->val, x->len);
+  c->held_ms = tarn__meta_now_ms();
   h->nheld++;
   h->delay_count--;
   return 1;
@@ -509,13 +511,19 @@ done:
   return rc;
 }
 
-/* The held writes take effect now, in the order they were made. */
-static int land(tarn_meta *m) {
+/* The held writes take effect now, in the order they were made; those held
+ * longer than max_age_ms (if > 0) are dropped instead. */
+static int land(tarn_meta *m, int max_age_ms) {
   mhandle *h = m->impl;
   if (!h->nheld) return tarn__err(TARN_ENOTFOUND, "mem: no write in flight");
   h->landing = 1;
+  int64_t now = tarn__meta_now_ms();
   for (int i = 0; i < h->nheld; i++) {
     mheld *x = &h->held[i];
+    if (max_age_ms > 0 && now - x->held_ms > max_age_ms) {
+      free_held(x);
+      continue;
+    }
     tarn_meta_stat st;
     tarn_meta_rec rec = {0};
     size_t count = 0;
@@ -547,7 +555,7 @@ static int mem_fault(tarn_meta *m, int fault, int skip, int count) {
     if (fault == TARN_META_FAULT_EXPIRE_SESSION) tarn__meta_session_ended(m);
     return 0;
   }
-  if (fault == TARN_META_FAULT_LAND) return land(m);
+  if (fault == TARN_META_FAULT_LAND) return land(m, count);
   pthread_mutex_lock(&s->mu);
   if (fault == TARN_META_FAULT_DELAY_COMMIT) h->delay_count = count;
   if (fault == TARN_META_FAULT_READ_FAIL) h->read_faults = count;

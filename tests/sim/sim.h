@@ -68,7 +68,8 @@ extern const char *const sim_prop_sources[];
 #define SIM_CHECKED(s, p) ((s)->checks[p]++)
 
 /* Fault kinds a run can leave out (--without), for shrinking a failure. */
-enum { SIM_NO_OBJECT = 1, SIM_NO_META = 2, SIM_NO_CRASH = 4, SIM_NO_EXPIRY = 8, SIM_NO_SKEW = 16 };
+enum { SIM_NO_OBJECT = 1, SIM_NO_META = 2, SIM_NO_CRASH = 4, SIM_NO_EXPIRY = 8, SIM_NO_SKEW = 16,
+       SIM_NO_SLOW = 32, SIM_NO_ZOMBIE = 64, SIM_NO_STALL = 128 };
 
 /* The processes, each with its own clock (skewed, stepping back now and then). */
 enum { PROC_CHECK = 0, PROC_W0 = 1, PROC_C0 = PROC_W0 + 3, PROC_TRIM = PROC_C0 + 2, PROC_DEL,
@@ -122,6 +123,7 @@ typedef struct sim_writer {
   size_t last_id[SIM_NLOGS];
   uint64_t last_off[SIM_NLOGS];
   int have_last[SIM_NLOGS];
+  int64_t tell_at; /* its session ended silently: when it is told (0: not) */
 } sim_writer;
 
 enum { CP_IDLE = 0, CP_PLANNED, CP_WRITTEN, CP_INSTALLING };
@@ -136,6 +138,7 @@ typedef struct sim_compactor {
   tarn_compact_lock *lock;
   int64_t written_at; /* when C2 finished */
   int incarnation;
+  int64_t tell_at; /* its session ended silently: when it is told (0: not) */
 } sim_compactor;
 
 typedef struct sim_zombie {
@@ -146,7 +149,7 @@ typedef struct sim_zombie {
 /* What a run exercised (summed over seeds by tarn-sim). */
 typedef struct sim_stats {
   uint64_t acked, failed, unknown, installs, windows, reclaimed, crashes, expiries, deletions,
-      stale_hits, soft_trims, hard_trimmed;
+      stale_hits, soft_trims, hard_trimmed, held, landed, silent, c2_pauses;
 } sim_stats;
 
 typedef struct sim {
@@ -164,6 +167,7 @@ typedef struct sim {
   /* fault rates (per mille), drawn from the seed */
   unsigned p_obj_fault, p_meta_fault, p_crash, p_expire;
   int faults_on;
+  int c2_paused; /* the C2 running has had its pause */
   sim_entry *ents;
   size_t nents, capents;
   sim_log logs[SIM_NLOGS];

@@ -20,7 +20,8 @@
 
 #define EPOCH_MS INT64_C(1767225600000) /* 2026-01-01T00:00:00Z */
 
-const char *const sim_fault_names[] = {"object", "meta", "crash", "expiry", "skew", NULL};
+const char *const sim_fault_names[] = {"object", "meta", "crash", "expiry", "skew",
+                                       "slow",   "zombie", "stall",  NULL};
 
 const char *const sim_bug_names[] = {"none",
                                      "index-before-object",
@@ -191,6 +192,7 @@ static void writer_start(sim *s, int i) {
       tarn_writer_open(w->meta, w->wal, &o, &w->w))
     abort();
   w->alive = 1;
+  w->tell_at = 0;
   w->incarnation++;
   memset(w->have_last, 0, sizeof w->have_last);
   sim_trace(s, "w%d start (incarnation %d, batch %u ms, object %zu B, %zu logs/object, %d retries)",
@@ -307,6 +309,12 @@ static void append_cb(void *arg, int status, uint64_t offset, int64_t ts) {
     e->ts = ts;
     sim_trace(s, "  ack id %zu log %" PRIu64 " offset %" PRIu64 " ts +%" PRId64, id, e->log,
               offset, ts - EPOCH_MS);
+    /* S3 through the session-loss window: after a deletion drained the
+     * leases, nothing changes the log */
+    SIM_CHECKED(s, P_FencedRejectsAppends);
+    if (s->logs[e->log - 1].delete_done)
+      sim_fail(s, P_FencedRejectsAppends, "entry %zu was acknowledged on log %" PRIu64
+               " (offset %" PRIu64 ") after its deletion drained the leases", id, e->log, offset);
     check_no_duplicate(s, id);
     check_writer_order(s, id);
   } else {
@@ -359,11 +367,31 @@ static void act_append(sim *s, int i) {
 static void arm_meta_fault(sim *s, tarn_meta *m) {
   if (!s->faults_on || !chance(s, s->p_meta_fault) || (s->without & SIM_NO_META))
     return;
-  int kind = chance(s, 500) ? TARN_META_FAULT_FAIL : TARN_META_FAULT_COMMIT_UNKNOWN;
+  uint64_t k = sim_below(s, 10);
+  int kind = k < 4 ? TARN_META_FAULT_FAIL : k < 8 ? TARN_META_FAULT_COMMIT_UNKNOWN
+                                                  : TARN_META_FAULT_DELAY_COMMIT;
+  if (kind == TARN_META_FAULT_DELAY_COMMIT && (s->without & SIM_NO_SLOW))
+    kind = TARN_META_FAULT_COMMIT_UNKNOWN;
   tarn_meta_inject_fault(m, kind, 1);
-  sim_trace(s, "  fault: next metadata write %s", kind == TARN_META_FAULT_FAIL
-                                                       ? "fails"
-                                                       : "commits but reports unknown");
+  sim_trace(s, "  fault: next metadata write %s",
+            kind == TARN_META_FAULT_FAIL             ? "fails"
+            : kind == TARN_META_FAULT_COMMIT_UNKNOWN ? "commits but reports unknown"
+                                                     : "is held in flight (reports unknown, lands later)");
+  if (kind == TARN_META_FAULT_DELAY_COMMIT)
+    s->st.held++;
+}
+
+/* A write held in flight lands (on etcd: a request the client timed out on,
+ * applied late). */
+/* A request lands within this long of being sent, or never (on etcd the
+ * client's request deadline). */
+#define SIM_MAX_INFLIGHT_MS 10000
+
+static void land(sim *s, tarn_meta *m, const char *who) {
+  if (m && tarn_meta_inject_fault(m, TARN_META_FAULT_LAND, SIM_MAX_INFLIGHT_MS) == 0) {
+    s->st.landed++;
+    sim_trace(s, "  a held metadata write of %s LANDS", who);
+  }
 }
 
 static void clear_meta_fault(tarn_meta *m) {
@@ -512,6 +540,9 @@ static void expire_zombies(sim *s) {
   for (size_t k = 0; k < s->nzombies;) {
     if (s->zombies[k].expire_at <= s->now) {
       tarn_meta_inject_fault(s->zombies[k].meta, TARN_META_FAULT_EXPIRE_SESSION, 0);
+      /* a write the dead process had in flight may land after its session ended */
+      if (chance(s, 500))
+        land(s, s->zombies[k].meta, "a crashed process");
       tarn_meta_close(s->zombies[k].meta);
       sim_trace(s, "a crashed process's session expired");
       s->zombies[k] = s->zombies[--s->nzombies];
@@ -521,6 +552,27 @@ static void expire_zombies(sim *s) {
 }
 
 /* ---- compactors and the reclaimer --------------------------------------------------- */
+
+static void act_reclaim(sim *s);
+
+/* Called by C2 after each entry: now and then C2 stalls for 5-150 s, and
+ * reclamation passes run meanwhile — a C2 that spans reclamation passes. */
+static void c2_progress(void *ctx, uint64_t done, uint64_t total) {
+  sim *s = ctx;
+  (void)done, (void)total;
+  if (s->c2_paused || !s->faults_on || !chance(s, 40) || (s->without & SIM_NO_STALL))
+    return;
+  s->c2_paused = 1;
+  s->st.c2_pauses++;
+  int proc = s->proc;
+  int64_t d = 5000 + (int64_t)sim_below(s, 145000);
+  for (int k = 0; k < 3; k++) {
+    s->now += d / 3;
+    sim_trace(s, "  C2 stalls %" PRId64 " ms; a reclamation pass runs meanwhile", d / 3);
+    act_reclaim(s);
+  }
+  s->proc = proc;
+}
 
 static void compactor_start(sim *s, int i) {
   s->proc = PROC_C0 + i;
@@ -538,11 +590,14 @@ static void compactor_start(sim *s, int i) {
   o.codec = codecs[sim_below(s, 8)];
   o.clock = sim_clock;
   o.clock_ctx = s;
+  o.progress = c2_progress;
+  o.progress_ctx = s;
   if (open_meta(s, &c->meta) || tarn_objstore_open(s->wal_uri, &c->wal) ||
       tarn_objstore_open(s->cmp_uri, &c->cmp) ||
       tarn_compactor_open(c->meta, c->wal, c->cmp, &o, &c->c))
     abort();
   c->alive = 1;
+  c->tell_at = 0;
   c->state = CP_IDLE;
   c->incarnation++;
   sim_trace(s, "c%d start (incarnation %d, range %" PRIu64 " B, age %" PRId64 " ms, file %" PRIu64
@@ -678,6 +733,7 @@ static void act_compactor(sim *s, int i, int force) {
                               TARN_MEM_FAULT_BEFORE, TARN_EIO);
       sim_trace(s, "  fault: a compacted-object put fails");
     }
+    s->c2_paused = 0;
     rc = tarn_compact_write(c->c, &c->r);
     tarn_objstore_mem_reset_faults(s->ccmp);
     sim_trace(s, "c%d C2 write log %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") -> %d (%zu files)", i,
@@ -760,10 +816,40 @@ static int pick_alive(sim *s) {
   return n ? ids[sim_below(s, (uint64_t)n)] : -1;
 }
 
+/* Processes whose session ended silently are told when their time comes;
+ * now and then a held write of some process lands. */
+static void zombies_and_landings(sim *s) {
+  for (int k = 0; k < SIM_NWRITERS; k++)
+    if (s->wr[k].alive && s->wr[k].tell_at && s->wr[k].tell_at <= s->now) {
+      tarn_meta_inject_fault(s->wr[k].meta, TARN_META_FAULT_EXPIRE_SESSION, 0);
+      s->wr[k].tell_at = 0;
+      sim_trace(s, "w%d is told its session ended", k);
+    }
+  for (int k = 0; k < SIM_NCOMPACTORS; k++)
+    if (s->cp[k].alive && s->cp[k].tell_at && s->cp[k].tell_at <= s->now) {
+      tarn_meta_inject_fault(s->cp[k].meta, TARN_META_FAULT_EXPIRE_SESSION, 0);
+      s->cp[k].tell_at = 0;
+      sim_trace(s, "c%d is told its session ended", k);
+    }
+  if (!chance(s, 40))
+    return;
+  uint64_t k = sim_below(s, SIM_NWRITERS + SIM_NCOMPACTORS + 3);
+  if (k < SIM_NWRITERS)
+    land(s, s->wr[k].alive ? s->wr[k].meta : NULL, "a writer");
+  else if (k < SIM_NWRITERS + SIM_NCOMPACTORS)
+    land(s, s->cp[k - SIM_NWRITERS].alive ? s->cp[k - SIM_NWRITERS].meta : NULL, "a compactor");
+  else
+    land(s, k == SIM_NWRITERS + SIM_NCOMPACTORS ? s->tmeta
+            : k == SIM_NWRITERS + SIM_NCOMPACTORS + 1 ? s->dmeta : s->rmeta,
+         k == SIM_NWRITERS + SIM_NCOMPACTORS ? "the trimmer"
+         : k == SIM_NWRITERS + SIM_NCOMPACTORS + 1 ? "the deleter" : "the reclaimer");
+}
+
 static void one_step(sim *s) {
   s->proc = PROC_CHECK;
   s->now += (int64_t)sim_below(s, 15);
   clocks_drift(s);
+  zombies_and_landings(s);
   uint64_t r = sim_below(s, 1000);
   int i = pick_alive(s);
   int ci = (int)sim_below(s, SIM_NCOMPACTORS);
@@ -795,14 +881,22 @@ static void one_step(sim *s) {
       compactor_crash(s, ci);
   } else if (r < 640 + s->p_crash) {
     if (s->faults_on && chance(s, s->p_expire * 10) && !(s->without & SIM_NO_EXPIRY)) {
-      tarn_meta *m = chance(s, 500) && i >= 0 ? s->wr[i].meta
-                     : s->cp[ci].alive        ? s->cp[ci].meta
-                                              : NULL;
-      if (m) {
-        tarn_meta_inject_fault(m, TARN_META_FAULT_EXPIRE_SESSION, 0);
+      int wsel = chance(s, 500) && i >= 0;
+      tarn_meta *m = wsel ? s->wr[i].meta : s->cp[ci].alive ? s->cp[ci].meta : NULL;
+      int64_t *tell = wsel ? &s->wr[i].tell_at : &s->cp[ci].tell_at;
+      /* half of them silently: the store ends the session, the process is
+       * told only 0.1-8 s later and runs on meanwhile (a zombie) */
+      int silent = chance(s, 500) && !(s->without & SIM_NO_ZOMBIE);
+      if (m && !*tell) {
+        tarn_meta_inject_fault(m, silent ? TARN_META_FAULT_EXPIRE_SILENT
+                                         : TARN_META_FAULT_EXPIRE_SESSION, 0);
         s->st.expiries++;
-        sim_trace(s, "%s session EXPIRES while it runs", m == s->cp[ci].meta ? "a compactor's"
-                                                                            : "a writer's");
+        if (silent) {
+          *tell = s->now + 100 + (int64_t)sim_below(s, 8000);
+          s->st.silent++;
+        }
+        sim_trace(s, "%s session EXPIRES while it runs%s", wsel ? "a writer's" : "a compactor's",
+                  silent ? " (it is not told yet)" : "");
       }
     }
   } else if (r < 680) {
@@ -867,10 +961,17 @@ static void settle_reads(sim *s) {
   }
 }
 
+static void zombies_and_landings(sim *s);
+
 /* Liveness: once faults stop, every pending append gets an outcome. */
 static void settle(sim *s) {
   s->faults_on = 0;
   sim_trace(s, "faults stop; every writer flushes and stops");
+  for (int k = 0; k < SIM_NWRITERS; k++)
+    s->wr[k].tell_at = s->wr[k].tell_at ? s->now : 0;
+  for (int k = 0; k < SIM_NCOMPACTORS; k++)
+    s->cp[k].tell_at = s->cp[k].tell_at ? s->now : 0;
+  zombies_and_landings(s);
   for (int k = 0; k < SIM_NWRITERS; k++)
     if (s->wr[k].alive)
       writer_stop(s, k);

@@ -188,6 +188,8 @@ static void fault_after(void **state) {
  * meanwhile; an ephemeral one of a session ended by then fails. */
 static void delayed_commit(void **state) {
   (void)state;
+  tarn__clock_hooks ch = {hook_now, NULL, hook_sleep, NULL};
+  tarn__clock_set(&ch);
   tarn_meta *m, *m2;
   tarn_objstore *s;
   open_stores("delay", &m, &s);
@@ -219,6 +221,13 @@ static void delayed_commit(void **state) {
                    TARN_ESESSION);
   assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_EXPIRE_SESSION, 0), 0);
   assert_int_not_equal(tarn_meta_session_ok(m), 0);
+  /* a write held longer than LAND's limit never lands */
+  assert_int_equal(tarn_meta_inject_fault(m2, TARN_META_FAULT_DELAY_COMMIT, 1), 0);
+  assert_int_equal(tarn_meta_put(m2, "p", "late", "1", 1, NULL), TARN_EUNKNOWN);
+  fake_now += 2000;
+  assert_int_equal(tarn_meta_inject_fault(m2, TARN_META_FAULT_LAND, 1000), 0);
+  assert_int_equal(tarn_meta_get(m2, "p", "late", &r), TARN_ENOTFOUND);
+  tarn__clock_set(NULL);
   tarn_meta_close(m2);
   tarn_objstore_close(s);
   tarn_meta_close(m);

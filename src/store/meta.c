@@ -18,7 +18,7 @@ static const tarn__meta_vfs *const backends[] = {&tarn__meta_vfs_sqlite, &tarn__
                                                  &tarn__meta_vfs_etcd};
 
 int64_t tarn__meta_now_ms(void) {
-  return tarn__now_ms();
+  return tarn__store_now_ms();
 }
 
 void tarn_meta_rec_free(tarn_meta_rec *r) {

@@ -6,8 +6,9 @@
  * per store makes every primitive atomic and linearizable. Records of a
  * partition are kept in an array sorted by tarn_meta_key_compare. Fault
  * injection (include/tarn/meta.h) lets tests exercise a write that commits
- * but reports an unknown outcome, a write that fails without effect, and a
- * session that expires. */
+ * but reports an unknown outcome, a write that fails without effect, a
+ * write held in flight that lands later, a session that expires (told or
+ * not), and reads that fail. */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -43,11 +44,68 @@ typedef struct mstore {
   struct mstore *next;
 } mstore;
 
+/* A write held in flight (TARN_META_FAULT_DELAY_COMMIT): its arguments. */
+typedef struct mheld {
+  int op; /* 'w' write, 'd' delete, 'r' range delete, 's' sequenced put */
+  char *part, *key, *key2;
+  uint8_t *val;
+  size_t len;
+  int mode, flags;
+  int64_t version;
+  uint64_t d1, d2;
+  int64_t held_ms; /* when it was held (the store's clock) */
+} mheld;
+
+#define MEM_MAX_HELD 8
+
 typedef struct mhandle {
   mstore *s;
   uint64_t session;
   int fault, fault_count, fault_skip;
+  int delay_count, landing, expired, read_faults;
+  mheld held[MEM_MAX_HELD];
+  int nheld;
 } mhandle;
+
+static void free_held(mheld *x) {
+  free(x->part);
+  free(x->key);
+  free(x->key2);
+  free(x->val);
+  memset(x, 0, sizeof *x);
+}
+
+/* Holds a write instead of applying it, if a delay is armed: 1 if held. The
+ * store's mutex is held. */
+static int hold(mhandle *h, const mheld *x) {
+  if (h->delay_count <= 0 || h->landing || h->nheld == MEM_MAX_HELD) return 0;
+  mheld *c = &h->held[h->nheld];
+  *c = *x;
+  c->part = x->part ? strdup(x->part) : NULL;
+  c->key = x->key ? strdup(x->key) : NULL;
+  c->key2 = x->key2 ? strdup(x->key2) : NULL;
+  c->val = malloc(x->len ? x->len : 1);
+  if (!c->part || (x->key && !c->key) || (x->key2 && !c->key2) || !c->val) {
+    free_held(c);
+    return 0; /* out of memory: the write goes ahead instead */
+  }
+  if (x->len) memcpy(c->val, x->val, x->len);
+  c->held_ms = tarn__meta_now_ms();
+  h->nheld++;
+  h->delay_count--;
+  return 1;
+}
+
+static int held_result(void) {
+  return tarn__err(TARN_EUNKNOWN, "mem: injected timeout, the write still in flight");
+}
+
+/* A read fault armed on the handle: the error, or 0. */
+static int take_read_fault(mhandle *h) {
+  if (h->read_faults <= 0) return 0;
+  h->read_faults--;
+  return tarn__err(TARN_EUNAVAIL, "mem: injected read failure");
+}
 
 static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
 static mstore *registry;
@@ -139,6 +197,7 @@ static void mem_close(tarn_meta *m) {
   pthread_mutex_lock(&s->mu);
   drop_session(s, h->session);
   pthread_mutex_unlock(&s->mu);
+  for (int i = 0; i < h->nheld; i++) free_held(&h->held[i]);
   pthread_mutex_lock(&registry_mu);
   int last = --s->refs == 0 && !s->name;
   pthread_mutex_unlock(&registry_mu);
@@ -175,12 +234,14 @@ static long pick(const mpart *p, const char *key, int cmp) {
 
 static int mem_find(tarn_meta *m, const char *part, const char *key, int cmp,
                     tarn_meta_rec *out) {
-  mstore *s = ((mhandle *)m->impl)->s;
+  mhandle *h = m->impl;
+  mstore *s = h->s;
   pthread_mutex_lock(&s->mu);
   mpart *p = get_part(s, part, 0);
   long i = pick(p, key, cmp);
-  int rc;
-  if (i < 0)
+  int rc = take_read_fault(h);
+  if (rc) {
+  } else if (i < 0)
     rc = tarn__err(TARN_ENOTFOUND, "mem: no key for \"%s\" in partition %s", key, part);
   else {
     mrec *r = &p->v[i];
@@ -207,7 +268,7 @@ static int check_guards(mstore *s, const char *part, const char *key,
 /* Applies the handle's injected write fault: 1 to report TARN_EUNKNOWN after
  * committing, or an error to return without effect. */
 static int take_fault(mhandle *h) {
-  if (h->fault_count <= 0) return 0;
+  if (h->landing || h->fault_count <= 0) return 0;
   if (h->fault_skip > 0) {
     h->fault_skip--;
     return 0;
@@ -270,6 +331,12 @@ static int mem_write(tarn_meta *m, const char *part, const char *key, const void
   mhandle *h = m->impl;
   mstore *s = h->s;
   pthread_mutex_lock(&s->mu);
+  mheld x = {.op = 'w', .part = (char *)part, .key = (char *)key, .val = (uint8_t *)val,
+             .len = len, .mode = mode, .flags = flags, .version = version};
+  if (hold(h, &x)) {
+    pthread_mutex_unlock(&s->mu);
+    return held_result();
+  }
   int fault = take_fault(h), rc = 0;
   if (fault < 0) {
     pthread_mutex_unlock(&s->mu);
@@ -284,6 +351,8 @@ static int mem_write(tarn_meta *m, const char *part, const char *key, const void
   int exists = i < p->n && strcmp(p->v[i].key, key) == 0;
   if ((rc = check_guards(s, part, key, g, ng)))
     ;
+  else if ((flags & TARN_META_EPHEMERAL) && h->expired)
+    rc = tarn__err(TARN_ESESSION, "mem: the session has ended");
   else if (mode == TARN__META_CREATE && exists)
     rc = tarn__err(TARN_EEXIST, "mem: \"%s\" exists in partition %s", key, part);
   else if (mode == TARN__META_CAS && !exists)
@@ -303,6 +372,10 @@ static int mem_del(tarn_meta *m, const char *part, const char *key, int64_t vers
   mhandle *h = m->impl;
   mstore *s = h->s;
   pthread_mutex_lock(&s->mu);
+  if (hold(h, &(mheld){.op = 'd', .part = (char *)part, .key = (char *)key})) {
+    pthread_mutex_unlock(&s->mu);
+    return held_result();
+  }
   int fault = take_fault(h), rc = 0;
   if (fault < 0) {
     pthread_mutex_unlock(&s->mu);
@@ -331,6 +404,10 @@ static int mem_del_range(tarn_meta *m, const char *part, const char *a, const ch
   mhandle *h = m->impl;
   mstore *s = h->s;
   pthread_mutex_lock(&s->mu);
+  if (hold(h, &(mheld){.op = 'r', .part = (char *)part, .key = (char *)a, .key2 = (char *)b})) {
+    pthread_mutex_unlock(&s->mu);
+    return held_result();
+  }
   int fault = take_fault(h);
   if (fault < 0) {
     pthread_mutex_unlock(&s->mu);
@@ -359,8 +436,13 @@ static int mem_seq_put(tarn_meta *m, const char *part, const char *prefix, uint6
   char *bound = tarn__meta_seq_bound(prefix), *key = NULL;
   if (!bound) return tarn__err(TARN_ENOMEM, "mem: out of memory");
   pthread_mutex_lock(&s->mu);
-  int fault = take_fault(h), rc;
-  if (fault < 0) {
+  int fault, rc;
+  if (hold(h, &(mheld){.op = 's', .part = (char *)part, .key = (char *)prefix, .d1 = d1,
+                       .d2 = d2, .val = (uint8_t *)val, .len = len})) {
+    rc = held_result();
+    goto out;
+  }
+  if ((fault = take_fault(h)) < 0) {
     rc = fault;
     goto out;
   }
@@ -396,10 +478,11 @@ out:
 
 static int mem_range(tarn_meta *m, const char *part, const char *a, const char *b, int flags,
                      size_t limit, int values, tarn_meta_recs *out) {
-  mstore *s = ((mhandle *)m->impl)->s;
-  int rc = 0;
+  mhandle *h = m->impl;
+  mstore *s = h->s;
   pthread_mutex_lock(&s->mu);
-  mpart *p = get_part(s, part, 0);
+  int rc = take_read_fault(h);
+  mpart *p = rc ? NULL : get_part(s, part, 0);
   if (p) {
     size_t i = lower_bound(p, a), j = lower_bound(p, b);
     if ((flags & TARN_META_AFTER) && i < p->n && strcmp(p->v[i].key, a) == 0) i++;
@@ -454,16 +537,56 @@ done:
   return rc;
 }
 
+/* The held writes take effect now, in the order they were made; those held
+ * longer than max_age_ms (if > 0) are dropped instead. */
+static int land(tarn_meta *m, int max_age_ms) {
+  mhandle *h = m->impl;
+  if (!h->nheld) return tarn__err(TARN_ENOTFOUND, "mem: no write in flight");
+  h->landing = 1;
+  int64_t now = tarn__meta_now_ms();
+  for (int i = 0; i < h->nheld; i++) {
+    mheld *x = &h->held[i];
+    if (max_age_ms > 0 && now - x->held_ms > max_age_ms) {
+      free_held(x);
+      continue;
+    }
+    tarn_meta_stat st;
+    tarn_meta_rec rec = {0};
+    size_t count = 0;
+    switch (x->op) {
+    case 'w':
+      mem_write(m, x->part, x->key, x->val, x->len, x->mode, x->flags, x->version, &st);
+      break;
+    case 'd': mem_del(m, x->part, x->key); break;
+    case 'r': mem_del_range(m, x->part, x->key, x->key2, &count); break;
+    default:
+      mem_seq_put(m, x->part, x->key, x->d1, x->d2, x->val, x->len, &rec);
+      tarn_meta_rec_free(&rec);
+    }
+    free_held(x);
+  }
+  h->nheld = 0;
+  h->landing = 0;
+  return 0;
+}
+
 static int mem_fault(tarn_meta *m, int fault, int skip, int count) {
   mhandle *h = m->impl;
   mstore *s = h->s;
-  if (fault == TARN_META_FAULT_EXPIRE_SESSION) {
+  if (fault == TARN_META_FAULT_EXPIRE_SESSION || fault == TARN_META_FAULT_EXPIRE_SILENT) {
     pthread_mutex_lock(&s->mu);
-    drop_session(s, h->session);
+    if (!h->expired) drop_session(s, h->session);
+    h->expired = 1;
     pthread_mutex_unlock(&s->mu);
-    tarn__meta_session_ended(m);
+    if (fault == TARN_META_FAULT_EXPIRE_SESSION) tarn__meta_session_ended(m);
     return 0;
   }
+  if (fault == TARN_META_FAULT_LAND) return land(m, count);
+  pthread_mutex_lock(&s->mu);
+  if (fault == TARN_META_FAULT_DELAY_COMMIT) h->delay_count = count;
+  if (fault == TARN_META_FAULT_READ_FAIL) h->read_faults = count;
+  pthread_mutex_unlock(&s->mu);
+  if (fault == TARN_META_FAULT_DELAY_COMMIT || fault == TARN_META_FAULT_READ_FAIL) return 0;
   if (fault != TARN_META_FAULT_NONE && fault != TARN_META_FAULT_COMMIT_UNKNOWN &&
       fault != TARN_META_FAULT_FAIL)
     return tarn__err(TARN_EINVAL, "mem: unknown fault %d", fault);
@@ -471,6 +594,7 @@ static int mem_fault(tarn_meta *m, int fault, int skip, int count) {
   h->fault = fault;
   h->fault_count = fault == TARN_META_FAULT_NONE ? 0 : count;
   h->fault_skip = skip;
+  if (fault == TARN_META_FAULT_NONE) h->delay_count = h->read_faults = 0;
   pthread_mutex_unlock(&s->mu);
   return 0;
 }

@@ -25,6 +25,18 @@ int64_t tarn__mono_ms(void) {
   return hooks.mono_ms ? hooks.mono_ms(hooks.arg) : clock_ms(CLOCK_MONOTONIC);
 }
 
+static int64_t (*store_fn)(void *arg);
+static void *store_arg;
+
+void tarn__clock_set_store(int64_t (*fn)(void *arg), void *arg) {
+  store_fn = fn;
+  store_arg = arg;
+}
+
+int64_t tarn__store_now_ms(void) {
+  return store_fn ? store_fn(store_arg) : tarn__now_ms();
+}
+
 void tarn__sleep_ms(int64_t ms) {
   if (hooks.sleep_ms) {
     hooks.sleep_ms(hooks.arg, ms);

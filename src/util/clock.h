@@ -25,5 +25,9 @@ void tarn__clock_set(const tarn__clock_hooks *h);
 int64_t tarn__now_ms(void);
 int64_t tarn__mono_ms(void);
 void tarn__sleep_ms(int64_t ms);
+/* The clock a metadata store stamps records with (created_ms): fn(arg) once
+ * set (the simulator gives the store its own clock), else tarn__now_ms. */
+void tarn__clock_set_store(int64_t (*fn)(void *arg), void *arg);
+int64_t tarn__store_now_ms(void);
 
 #endif

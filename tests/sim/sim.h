@@ -25,8 +25,55 @@
 
 enum { E_PENDING = 0, E_ACKED, E_FAILED, E_UNKNOWN };
 
+/* Every property the checker tests (docs/simulation.md): X(name, source). The
+ * leaderless log's S1-S9 and L1-L3, task claiming's safety and liveness
+ * properties, and tarn's own (the spec's MUST rules). Each has a counter of
+ * how often it was checked (sim.checks) and a planted bug that violates it. */
+#define SIM_PROPERTIES(X)                                   \
+  X(NoOffsetDuplicates, "S1")                               \
+  X(MonotonicOffsets, "S2")                                 \
+  X(FencedRejectsAppends, "S3")                             \
+  X(CompactionPreservesData, "S4")                          \
+  X(NoPhantomEntries, "S5")                                 \
+  X(CursorConsistency, "S6")                                \
+  X(NoOverlappingRanges, "S7")                              \
+  X(NoReaderError, "S8")                                    \
+  X(SequentialCompactionSafety, "S9")                       \
+  X(AppendProgress, "L1")                                   \
+  X(CompactionCompletes, "L2")                              \
+  X(ReaderEventuallySucceeds, "L3")                         \
+  X(MutualExclusion, "tasks")                               \
+  X(NoDoubleExecution, "tasks")                             \
+  X(DLQOnlyAfterMaxFailures, "tasks")                       \
+  X(LockConsistency, "tasks")                               \
+  X(NoOrphanExecution, "tasks")                             \
+  X(TaskCompletion, "tasks L")                              \
+  X(CrashRecovery, "tasks L")                               \
+  X(NoStarvation, "tasks L")                                \
+  X(NoAckedEntryLost, "tarn")                               \
+  X(ReaderRespectsTrim, "tarn")                             \
+  X(AckMatchesRead, "tarn")                                 \
+  X(TrimMarkerMonotonic, "tarn")                            \
+  X(SoftTrimStored, "tarn")                                 \
+  X(NoDanglingIndex, "tarn")                                \
+  X(DeletedLogStaysEmpty, "tarn")                           \
+  X(OneOutcome, "tarn")                                     \
+  X(StepError, "tarn")
+
+#define SIM_PROP_ENUM(name, src) P_##name,
+enum { SIM_PROPERTIES(SIM_PROP_ENUM) P_COUNT };
+extern const char *const sim_prop_names[];
+extern const char *const sim_prop_sources[];
+/* Counts one check of property p. */
+#define SIM_CHECKED(s, p) ((s)->checks[p]++)
+
 /* Fault kinds a run can leave out (--without), for shrinking a failure. */
-enum { SIM_NO_OBJECT = 1, SIM_NO_META = 2, SIM_NO_CRASH = 4, SIM_NO_EXPIRY = 8 };
+enum { SIM_NO_OBJECT = 1, SIM_NO_META = 2, SIM_NO_CRASH = 4, SIM_NO_EXPIRY = 8, SIM_NO_SKEW = 16,
+       SIM_NO_SLOW = 32, SIM_NO_ZOMBIE = 64, SIM_NO_STALL = 128 };
+
+/* The processes, each with its own clock (skewed, stepping back now and then). */
+enum { PROC_CHECK = 0, PROC_W0 = 1, PROC_C0 = PROC_W0 + 3, PROC_TRIM = PROC_C0 + 2, PROC_DEL,
+       PROC_RECL, PROC_T0, SIM_NPROCS = PROC_T0 + 4 };
 
 /* One append, as the simulation issued it, and what it was told. */
 typedef struct sim_entry {
@@ -61,6 +108,9 @@ typedef struct sim_log {
   sim_span *spans;        /* the records of the last check, by end */
   size_t nspans;
   int spans_window;       /* the last check saw a C3-C4 window */
+  uint64_t cursor;        /* the greatest compaction cursor (C5) seen */
+  uint64_t (*acked)[2];   /* acknowledged [offset, end), sorted (NoOffsetDuplicates) */
+  size_t nacked, capacked;
 } sim_log;
 
 typedef struct sim_writer {
@@ -69,6 +119,11 @@ typedef struct sim_writer {
   tarn_objstore *wal;
   tarn_writer *w;
   int incarnation;
+  /* per log, this incarnation's last acknowledged entry (MonotonicOffsets) */
+  size_t last_id[SIM_NLOGS];
+  uint64_t last_off[SIM_NLOGS];
+  int have_last[SIM_NLOGS];
+  int64_t tell_at; /* its session ended silently: when it is told (0: not) */
 } sim_writer;
 
 enum { CP_IDLE = 0, CP_PLANNED, CP_WRITTEN, CP_INSTALLING };
@@ -83,6 +138,7 @@ typedef struct sim_compactor {
   tarn_compact_lock *lock;
   int64_t written_at; /* when C2 finished */
   int incarnation;
+  int64_t tell_at; /* its session ended silently: when it is told (0: not) */
 } sim_compactor;
 
 typedef struct sim_zombie {
@@ -93,7 +149,7 @@ typedef struct sim_zombie {
 /* What a run exercised (summed over seeds by tarn-sim). */
 typedef struct sim_stats {
   uint64_t acked, failed, unknown, installs, windows, reclaimed, crashes, expiries, deletions,
-      stale_hits, soft_trims, hard_trimmed;
+      stale_hits, soft_trims, hard_trimmed, held, landed, silent, c2_pauses;
 } sim_stats;
 
 typedef struct sim {
@@ -103,11 +159,15 @@ typedef struct sim {
   int without; /* SIM_NO_* */
   int verbose;
   uint64_t rng, lib_rng;
-  int64_t now;
+  int64_t now;       /* true time */
+  int proc;          /* the process running: whose clock the library reads */
+  int64_t skew[SIM_NPROCS], store_skew, max_skew;
+  unsigned p_skew;   /* per mille of steps that reset one clock's skew (possibly backwards) */
   char meta_uri[96], wal_uri[96], cmp_uri[96];
   /* fault rates (per mille), drawn from the seed */
   unsigned p_obj_fault, p_meta_fault, p_crash, p_expire;
   int faults_on;
+  int c2_paused; /* the C2 running has had its pause */
   sim_entry *ents;
   size_t nents, capents;
   sim_log logs[SIM_NLOGS];
@@ -131,13 +191,15 @@ typedef struct sim {
   int failed;
   char failure[1024];
   sim_stats st;
+  uint64_t checks[P_COUNT];
+  int failed_prop;
 } sim;
 
 /* sim_world.c */
 uint64_t sim_rand(sim *s);
 uint64_t sim_below(sim *s, uint64_t n);
 void sim_trace(sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sim_fail(sim *s, const char *property, const char *fmt, ...)
+void sim_fail(sim *s, int property, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 int sim_run(sim *s);
 void sim_free(sim *s);

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "tarn/compactor.h"
 #include "tarn/entryindex.h"
 #include "tarn/key.h"
 #include "tarn/trim.h"
@@ -49,7 +50,7 @@ static int read_record(sim *s, sim_log *lg, const char *part, const char *key, s
   if (!rc)
     rc = tarn_index_record_span(&rec, lg->id, &sp->start, &end);
   if (rc) {
-    sim_fail(s, "NoReaderError", "index record %s of log %" PRIu64 ": %s", key, lg->id,
+    sim_fail(s, P_NoReaderError, "index record %s of log %" PRIu64 ": %s", key, lg->id,
              tarn_errmsg());
     tarn_meta_rec_free(&rec);
     return -1;
@@ -75,8 +76,9 @@ static int check_object(sim *s, sim_log *lg, const char *part, const char *key, 
   int rc = tarn_meta_get(s->cmeta, part, key, &rec);
   if (!rc && tarn_entry_index_decode(rec.value, rec.value_len, &ei) == 0) {
     uint64_t size;
+    SIM_CHECKED(s, P_NoDanglingIndex);
     if (ei.location && tarn_objstore_head(s->cwal, ei.location, &size) != 0)
-      sim_fail(s, "NoDanglingIndex",
+      sim_fail(s, P_NoDanglingIndex,
                "index record %s of log %" PRIu64 " names WAL object %s, which does not exist", key,
                lg->id, ei.location);
     tarn_entry_index_free(&ei);
@@ -84,6 +86,25 @@ static int check_object(sim *s, sim_log *lg, const char *part, const char *key, 
   tarn_meta_rec_free(&rec);
   sp->epoch = s->reclaim_epoch + 1;
   return s->failed ? -1 : 0;
+}
+
+/* S6: the compaction cursor (tarn's progress record, C5: the first
+ * uncompacted offset) never passes the log's greatest end offset and never
+ * goes back. */
+static void check_cursor(sim *s, sim_log *lg) {
+  uint64_t e = 0;
+  int rc = tarn_compact_progress_read(s->cmeta, lg->id, &e);
+  SIM_CHECKED(s, P_CursorConsistency);
+  if (rc)
+    sim_fail(s, P_NoReaderError, "progress record of log %" PRIu64 ": %s", lg->id, tarn_errmsg());
+  else if (e > lg->max_end)
+    sim_fail(s, P_CursorConsistency, "log %" PRIu64 ": the compaction cursor is %" PRIu64
+             " but the greatest end offset is %" PRIu64, lg->id, e, lg->max_end);
+  else if (e < lg->cursor)
+    sim_fail(s, P_CursorConsistency, "log %" PRIu64 ": the compaction cursor went back from %"
+             PRIu64 " to %" PRIu64, lg->id, lg->cursor, e);
+  else
+    lg->cursor = e;
 }
 
 static void check_log_records(sim *s, sim_log *lg) {
@@ -98,14 +119,16 @@ static void check_log_records(sim *s, sim_log *lg) {
   uint64_t b = 0;
   int64_t ver = -1;
   if (tarn_trim_marker_read(s->cmeta, lg->id, &b, &ver)) {
-    sim_fail(s, "NoReaderError", "trim marker of log %" PRIu64 ": %s", lg->id, tarn_errmsg());
+    sim_fail(s, P_NoReaderError, "trim marker of log %" PRIu64 ": %s", lg->id, tarn_errmsg());
     return;
   }
+  SIM_CHECKED(s, P_TrimMarkerMonotonic);
+  SIM_CHECKED(s, P_SoftTrimStored);
   if (b < lg->b)
-    sim_fail(s, "TrimMarkerMonotonic", "log %" PRIu64 ": the trim marker went back from %" PRIu64
+    sim_fail(s, P_TrimMarkerMonotonic, "log %" PRIu64 ": the trim marker went back from %" PRIu64
              " to %" PRIu64, lg->id, lg->b, b);
   if (lg->soft_reported > b)
-    sim_fail(s, "SoftTrimStored", "log %" PRIu64 ": soft trim reported %" PRIu64
+    sim_fail(s, P_SoftTrimStored, "log %" PRIu64 ": soft trim reported %" PRIu64
              " stored, but the marker holds %" PRIu64, lg->id, lg->soft_reported, b);
   if (b > lg->b)
     lg->b = b;
@@ -114,15 +137,16 @@ static void check_log_records(sim *s, sim_log *lg) {
   tarn_key_format(z, lg->id, TARN_KEY_MAX, TARN_KEY_MAX);
   tarn_meta_recs keys = {0};
   if (tarn_meta_list(s->cmeta, part, a, z, 0, 0, &keys)) {
-    sim_fail(s, "NoReaderError", "listing log %" PRIu64 ": %s", lg->id, tarn_errmsg());
+    sim_fail(s, P_NoReaderError, "listing log %" PRIu64 ": %s", lg->id, tarn_errmsg());
     return;
   }
   if (lg->delete_done) {
+    SIM_CHECKED(s, P_DeletedLogStaysEmpty);
     /* (a lease record may appear: an acquire that found the fence and failed
      * to delete its record leaves it to its session; no lease is granted,
      * which sim_world.c checks where leases are acquired) */
     if (keys.n)
-      sim_fail(s, "DeletedLogStaysEmpty", "log %" PRIu64 " was deleted (leases drained) but has "
+      sim_fail(s, P_DeletedLogStaysEmpty, "log %" PRIu64 " was deleted (leases drained) but has "
                "%zu index records", lg->id, keys.n);
     tarn_meta_recs_free(&keys);
     return;
@@ -137,7 +161,7 @@ static void check_log_records(sim *s, sim_log *lg) {
   for (size_t i = 0; i < keys.n && !s->failed; i++, n++) {
     tarn_key k;
     if (tarn_key_parse(keys.v[i].key, strlen(keys.v[i].key), &k)) {
-      sim_fail(s, "NoReaderError", "bad index key %s", keys.v[i].key);
+      sim_fail(s, P_NoReaderError, "bad index key %s", keys.v[i].key);
       break;
     }
     sim_span *sp = &cur[i];
@@ -148,22 +172,24 @@ static void check_log_records(sim *s, sim_log *lg) {
       sp->end = k.end_offset;
       if (read_record(s, lg, part, keys.v[i].key, sp))
         break;
+      SIM_CHECKED(s, P_SequentialCompactionSafety);
       /* LS-076: a compaction never replaces a PARQUET record another installed
        * (a repeated C3 puts the same value again) */
       if (old && old->parquet && old->vhash != sp->vhash)
-        sim_fail(s, "SequentialCompactionSafety", "log %" PRIu64 ": the PARQUET record %s was "
+        sim_fail(s, P_SequentialCompactionSafety, "log %" PRIu64 ": the PARQUET record %s was "
                  "replaced by another value", lg->id, keys.v[i].key);
     }
     if (check_object(s, lg, part, keys.v[i].key, sp))
       break;
     uint64_t start = sp->start;
+    SIM_CHECKED(s, P_NoOverlappingRanges);
     if (i == 0) {
       if (start > 0 && (ver < 0 || start > b))
-        sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": the first record starts at %" PRIu64
+        sim_fail(s, P_NoOverlappingRanges, "log %" PRIu64 ": the first record starts at %" PRIu64
                  " but the trim marker is %" PRIu64 ": offsets below it were lost", lg->id, start,
                  b);
     } else if (start > prev_end) {
-      sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": offsets [%" PRIu64 ", %" PRIu64
+      sim_fail(s, P_NoOverlappingRanges, "log %" PRIu64 ": offsets [%" PRIu64 ", %" PRIu64
                ") have no index record (next: %s)", lg->id, prev_end, start, keys.v[i].key);
     } else if (start < prev_end) {
       /* only the C3–C4 window: a PARQUET record over RAW records that lie
@@ -175,7 +201,7 @@ static void check_log_records(sim *s, sim_log *lg) {
         s->st.windows++;
       lg->spans_window = 1;
       if (!ok)
-        sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": record %s [%" PRIu64 ", %" PRIu64
+        sim_fail(s, P_NoOverlappingRanges, "log %" PRIu64 ": record %s [%" PRIu64 ", %" PRIu64
                  ") overlaps the records before it (ending at %" PRIu64 ") outside a C3-C4 window",
                  lg->id, keys.v[i].key, start, k.end_offset, prev_end);
     }
@@ -190,62 +216,68 @@ static void check_log_records(sim *s, sim_log *lg) {
     for (size_t q = 0; q < n && !found; q++)
       found = cur[q].end == o->end;
     if (!found)
-      sim_fail(s, "SequentialCompactionSafety", "log %" PRIu64 ": the PARQUET record ending at %"
+      sim_fail(s, P_SequentialCompactionSafety, "log %" PRIu64 ": the PARQUET record ending at %"
                PRIu64 " (above B = %" PRIu64 ") was removed", lg->id, o->end, b);
   }
   free(lg->spans);
   lg->spans = cur;
   lg->nspans = n;
   if (!s->failed && !lg->fenced) {
+    SIM_CHECKED(s, P_MonotonicOffsets);
     if (keys.n && prev_end < lg->max_end)
-      sim_fail(s, "MonotonicOffsets", "log %" PRIu64 ": the greatest end offset went back from %"
+      sim_fail(s, P_MonotonicOffsets, "log %" PRIu64 ": the greatest end offset went back from %"
                PRIu64 " to %" PRIu64, lg->id, lg->max_end, prev_end);
     if (!keys.n && lg->max_end)
-      sim_fail(s, "MonotonicOffsets", "log %" PRIu64 ": every index record vanished (end was %"
+      sim_fail(s, P_MonotonicOffsets, "log %" PRIu64 ": every index record vanished (end was %"
                PRIu64 ")", lg->id, lg->max_end);
   }
   if (prev_end > lg->max_end)
     lg->max_end = prev_end;
   tarn_meta_recs_free(&keys);
+  if (!s->failed && !lg->fenced)
+    check_cursor(s, lg);
 }
 
 /* Compares an entry read back with what the simulation appended. */
 static void check_read_entry(sim *s, const char *who, uint64_t log, const tarn_entry *ent) {
   if (ent->payload_len < 8) {
-    sim_fail(s, "NoPhantomEntries", "%s reader: log %" PRIu64 " offset %" PRIu64
+    sim_fail(s, P_NoPhantomEntries, "%s reader: log %" PRIu64 " offset %" PRIu64
              ": a %zu-byte entry nobody appended", who, log, ent->offset, ent->payload_len);
     return;
   }
   uint64_t id = le64(ent->payload);
   if (id >= s->nents) {
-    sim_fail(s, "NoPhantomEntries", "%s reader: log %" PRIu64 " offset %" PRIu64
+    sim_fail(s, P_NoPhantomEntries, "%s reader: log %" PRIu64 " offset %" PRIu64
              ": entry id %" PRIu64 " was never appended", who, log, ent->offset, id);
     return;
   }
   sim_entry *e = &s->ents[id];
+  SIM_CHECKED(s, P_NoPhantomEntries);
+  SIM_CHECKED(s, P_AckMatchesRead);
+  SIM_CHECKED(s, P_CompactionPreservesData);
   uint8_t want[4096];
   sim_payload(id, e->log, want, e->len);
   if (e->log != log || e->len != ent->payload_len || e->records != ent->record_count ||
       memcmp(want, ent->payload, e->len) != 0) {
-    sim_fail(s, "NoPhantomEntries", "%s reader: log %" PRIu64 " offset %" PRIu64
+    sim_fail(s, P_NoPhantomEntries, "%s reader: log %" PRIu64 " offset %" PRIu64
              ": entry %" PRIu64 " read with other bytes, size or record count than appended "
              "(log %" PRIu64 ", %u bytes, %u records)", who, log, ent->offset, id, e->log, e->len,
              e->records);
     return;
   }
   if (e->status == E_FAILED || e->status == E_PENDING) {
-    sim_fail(s, "NoPhantomEntries", "%s reader: entry %" PRIu64 " is readable at offset %" PRIu64
+    sim_fail(s, P_NoPhantomEntries, "%s reader: entry %" PRIu64 " is readable at offset %" PRIu64
              " but its append %s", who, id, ent->offset,
              e->status == E_FAILED ? "failed" : "has no outcome yet");
     return;
   }
   if (e->status == E_ACKED && (e->offset != ent->offset || e->ts != ent->timestamp_ms))
-    sim_fail(s, "AckMatchesRead", "%s reader: entry %" PRIu64 " acknowledged at offset %" PRIu64
+    sim_fail(s, P_AckMatchesRead, "%s reader: entry %" PRIu64 " acknowledged at offset %" PRIu64
              " ts %" PRId64 ", read at %" PRIu64 " ts %" PRId64, who, id, e->offset, e->ts,
              ent->offset, ent->timestamp_ms);
   if (e->seen && (e->seen_offset != ent->offset || e->seen_cum != ent->cumulative_size ||
                   e->seen_ts != ent->timestamp_ms))
-    sim_fail(s, "CompactionPreservesData", "%s reader: entry %" PRIu64 " was read at offset %"
+    sim_fail(s, P_CompactionPreservesData, "%s reader: entry %" PRIu64 " was read at offset %"
              PRIu64 " cumulative %" PRIu64 " ts %" PRId64 ", now at %" PRIu64 " cumulative %"
              PRIu64 " ts %" PRId64, who, id, e->seen_offset, e->seen_cum, e->seen_ts, ent->offset,
              ent->cumulative_size, ent->timestamp_ms);
@@ -263,12 +295,13 @@ static void read_at(sim *s, tarn_reader *r, const char *who, size_t id) {
   int rc = tarn_reader_iter(r, e->log, e->offset, &it);
   if (!rc)
     rc = tarn_reader_next(it, &ent, 0);
+  SIM_CHECKED(s, P_NoReaderError);
   if (rc)
-    sim_fail(s, "NoReaderError", "%s reader: acknowledged entry %zu (log %" PRIu64 " offset %"
+    sim_fail(s, P_NoReaderError, "%s reader: acknowledged entry %zu (log %" PRIu64 " offset %"
              PRIu64 ", B %" PRIu64 ") unreadable: %d %s", who, id, e->log, e->offset,
              s->logs[e->log - 1].b, rc, tarn_errmsg());
   else if (ent.offset != e->offset)
-    sim_fail(s, "NoReaderError", "%s reader: offset %" PRIu64 " of log %" PRIu64
+    sim_fail(s, P_NoReaderError, "%s reader: offset %" PRIu64 " of log %" PRIu64
              " gave the entry at %" PRIu64 ", not entry %zu", who, e->offset, e->log, ent.offset,
              id);
   else
@@ -281,6 +314,7 @@ static int readable_log(const sim_log *lg) {
 }
 
 void sim_check_step(sim *s) {
+  s->proc = PROC_CHECK;
   for (int k = 0; k < SIM_NLOGS && !s->failed; k++)
     check_log_records(s, &s->logs[k]);
   if (s->failed || !s->nents)
@@ -304,17 +338,19 @@ void sim_check_step(sim *s) {
   if (s->failed || !readable_log(lg) || tarn_reader_iter(s->fresh, lg->id, 0, &it))
     return;
   int rc = tarn_reader_next(it, &ent, 0);
+  SIM_CHECKED(s, P_ReaderRespectsTrim);
   if (rc == 0 && ent.offset + ent.record_count <= lg->b)
-    sim_fail(s, "ReaderRespectsTrim", "log %" PRIu64 ": reading from 0 returned the entry [%"
+    sim_fail(s, P_ReaderRespectsTrim, "log %" PRIu64 ": reading from 0 returned the entry [%"
              PRIu64 ", %" PRIu64 ") although B = %" PRIu64, lg->id, ent.offset,
              ent.offset + ent.record_count, lg->b);
   else if (rc && rc != TARN_EEND)
-    sim_fail(s, "NoReaderError", "log %" PRIu64 ": reading from 0: %d %s", lg->id, rc,
+    sim_fail(s, P_NoReaderError, "log %" PRIu64 ": reading from 0: %d %s", lg->id, rc,
              tarn_errmsg());
   tarn_reader_iter_free(it);
 }
 
 void sim_check_full(sim *s) {
+  s->proc = PROC_CHECK;
   s->pass++;
   for (int k = 0; k < SIM_NLOGS && !s->failed; k++) {
     sim_log *lg = &s->logs[k];
@@ -327,11 +363,11 @@ void sim_check_full(sim *s) {
     tarn_entry ent;
     while (!rc && !s->failed && (rc = tarn_reader_next(it, &ent, 0)) == 0) {
       if (ent.offset + ent.record_count <= lg->b)
-        sim_fail(s, "ReaderRespectsTrim", "log %" PRIu64 ": entry [%" PRIu64 ", %" PRIu64
+        sim_fail(s, P_ReaderRespectsTrim, "log %" PRIu64 ": entry [%" PRIu64 ", %" PRIu64
                  ") returned although B = %" PRIu64, lg->id, ent.offset,
                  ent.offset + ent.record_count, lg->b);
       if (!first && ent.offset != prev_end)
-        sim_fail(s, "NoOverlappingRanges", "log %" PRIu64 ": an entry at %" PRIu64
+        sim_fail(s, P_NoOverlappingRanges, "log %" PRIu64 ": an entry at %" PRIu64
                  " follows one ending at %" PRIu64, lg->id, ent.offset, prev_end);
       if (s->failed)
         break;
@@ -340,7 +376,7 @@ void sim_check_full(sim *s) {
         break;
       sim_entry *e = &s->ents[le64(ent.payload)];
       if (e->pass == s->pass)
-        sim_fail(s, "NoPhantomEntries", "log %" PRIu64 ": entry %" PRIu64 " read twice",
+        sim_fail(s, P_NoPhantomEntries, "log %" PRIu64 ": entry %" PRIu64 " read twice",
                  lg->id, le64(ent.payload));
       e->pass = s->pass;
       prev_end = ent.offset + ent.record_count;
@@ -350,15 +386,17 @@ void sim_check_full(sim *s) {
     if (s->failed)
       return;
     if (rc != TARN_EEND) {
-      sim_fail(s, "NoReaderError", "log %" PRIu64 ": full read stopped at %" PRIu64 ": %d %s",
+      sim_fail(s, P_NoReaderError, "log %" PRIu64 ": full read stopped at %" PRIu64 ": %d %s",
                lg->id, prev_end, rc, tarn_errmsg());
       return;
     }
     for (size_t id = 0; id < s->nents; id++) {
       sim_entry *e = &s->ents[id];
+      if (e->log == lg->id && e->status == E_ACKED && e->offset + e->records > lg->b)
+        SIM_CHECKED(s, P_NoAckedEntryLost);
       if (e->log == lg->id && e->status == E_ACKED && e->offset + e->records > lg->b &&
           e->pass != s->pass) {
-        sim_fail(s, "NoAckedEntryLost", "log %" PRIu64 ": acknowledged entry %zu at offset %"
+        sim_fail(s, P_NoAckedEntryLost, "log %" PRIu64 ": acknowledged entry %zu at offset %"
                  PRIu64 " (B %" PRIu64 ") is missing from a full read", lg->id, id, e->offset,
                  lg->b);
         return;

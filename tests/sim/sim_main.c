@@ -5,7 +5,7 @@
  *   --check-determinism   runs each seed twice and compares the traces' hashes
  *   --bug NAME            (tarn-sim-planted only) turns on a planted bug
  *   --expect-fail         exit 0 only if some seed failed (the planted-bug tests)
- *   --without LIST        leave out fault kinds: object,meta,crash,expiry
+ *   --without LIST        leave out fault kinds: object,meta,crash,expiry,skew,slow,zombie,stall
  *
  * A failure is shrunk: the run is repeated without each fault kind in turn
  * (keeping those it still fails without) and up to its failing step, and the
@@ -26,7 +26,7 @@
 static void usage(void) {
   fprintf(stderr, "usage: tarn-sim (--seed N | --seeds A..B) [--steps N] [--trace] "
                   "[--check-determinism] [--bug NAME] [--expect-fail] "
-                  "[--without object,meta,crash,expiry]\n");
+                  "[--without object,meta,crash,expiry,skew,slow,zombie,stall]\n");
 }
 
 static void without_str(int without, char *out, size_t n) {
@@ -151,6 +151,7 @@ int main(int argc, char **argv) {
   clock_t t0 = clock();
   long total_steps = 0;
   sim_stats tot = {0};
+  uint64_t checks[P_COUNT] = {0};
   for (uint64_t seed = a; seed <= b; seed++) {
     sim s = {.seed = seed, .steps = steps, .bug = bug, .without = without,
              .verbose = trace && a == b};
@@ -168,6 +169,12 @@ int main(int argc, char **argv) {
     tot.stale_hits += s.st.stale_hits;
     tot.soft_trims += s.st.soft_trims;
     tot.hard_trimmed += s.st.hard_trimmed;
+    tot.held += s.st.held;
+    tot.landed += s.st.landed;
+    tot.silent += s.st.silent;
+    tot.c2_pauses += s.st.c2_pauses;
+    for (int p = 0; p < P_COUNT; p++)
+      checks[p] += s.checks[p];
     if (failed) {
       printf("tarn-sim: seed %" PRIu64 " FAILED at step %d: %s\n", seed, s.step, s.failure);
       char w[64];
@@ -216,6 +223,14 @@ int main(int argc, char **argv) {
          tot.acked, tot.failed, tot.unknown, tot.installs, tot.windows, tot.soft_trims,
          tot.hard_trimmed, tot.reclaimed, tot.stale_hits, tot.crashes, tot.expiries,
          tot.deletions);
+  printf("tarn-sim: slow steps: %" PRIu64 " metadata writes held in flight, %" PRIu64
+         " landed late; %" PRIu64 " sessions ended silently (zombies); %" PRIu64
+         " C2 runs spanning reclamation passes\n", tot.held, tot.landed, tot.silent,
+         tot.c2_pauses);
+  printf("tarn-sim: properties checked:");
+  for (int p = 0; p < P_COUNT; p++)
+    printf(" %s(%s)=%" PRIu64, sim_prop_names[p], sim_prop_sources[p], checks[p]);
+  printf("\n");
   if (expect_fail) {
     printf("tarn-sim: expected a failure within the budget, found none\n");
     return 1;

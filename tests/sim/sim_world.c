@@ -11,6 +11,7 @@
 #include "tarn/key.h"
 #include "tarn/lease.h"
 #include "tarn/objstore_mem.h"
+#include "tarn/parquet.h"
 #include "tarn/reclaim.h"
 #include "tarn/trim.h"
 #include "util/clock.h"
@@ -19,7 +20,8 @@
 
 #define EPOCH_MS INT64_C(1767225600000) /* 2026-01-01T00:00:00Z */
 
-const char *const sim_fault_names[] = {"object", "meta", "crash", "expiry", NULL};
+const char *const sim_fault_names[] = {"object", "meta", "crash", "expiry", "skew",
+                                       "slow",   "zombie", "stall",  NULL};
 
 const char *const sim_bug_names[] = {"none",
                                      "index-before-object",
@@ -52,15 +54,40 @@ static int chance(sim *s, unsigned per_mille) {
 
 static sim *g_sim; /* the one simulation running: the hooks and callbacks find it here */
 
+/* The running process's wall clock: true time plus its skew. */
 int64_t sim_clock(void *ctx) {
-  return ((sim *)ctx)->now;
+  sim *s = ctx;
+  return s->now + s->skew[s->proc];
 }
 
 static int64_t hook_now(void *arg) {
-  return ((sim *)arg)->now;
+  return sim_clock(arg);
 }
+/* Monotonic clocks never go back; each process's has its own origin. */
 static int64_t hook_mono(void *arg) {
-  return ((sim *)arg)->now - EPOCH_MS + 1000000;
+  sim *s = arg;
+  return s->now - EPOCH_MS + 1000000 + 7919 * s->proc;
+}
+static int64_t hook_store_now(void *arg) {
+  sim *s = arg;
+  return s->now + s->store_skew;
+}
+
+/* Now and then one clock (a process's or the store's) is reset to another
+ * skew within +-max_skew: an NTP step, forwards or backwards. */
+static void clocks_drift(sim *s) {
+  if (!chance(s, s->p_skew) || !s->max_skew)
+    return;
+  int p = (int)sim_below(s, SIM_NPROCS + 1);
+  int64_t v = (int64_t)sim_below(s, (uint64_t)(2 * s->max_skew + 1)) - s->max_skew;
+  if (p == SIM_NPROCS)
+    s->store_skew = v;
+  else if (p != PROC_CHECK)
+    s->skew[p] = v;
+  if (p == SIM_NPROCS)
+    sim_trace(s, "the store's clock is set to skew %+" PRId64 " ms", v);
+  else
+    sim_trace(s, "process %d's clock is set to skew %+" PRId64 " ms", p, v);
 }
 static void hook_sleep(void *arg, int64_t ms) {
   if (ms > 0)
@@ -106,16 +133,22 @@ void sim_trace(sim *s, const char *fmt, ...) {
     printf("%s\n", line);
 }
 
-void sim_fail(sim *s, const char *property, const char *fmt, ...) {
+#define SIM_PROP_NAME(name, src) #name,
+#define SIM_PROP_SOURCE(name, src) src,
+const char *const sim_prop_names[] = {SIM_PROPERTIES(SIM_PROP_NAME) NULL};
+const char *const sim_prop_sources[] = {SIM_PROPERTIES(SIM_PROP_SOURCE) NULL};
+
+void sim_fail(sim *s, int property, const char *fmt, ...) {
   if (s->failed)
     return;
+  s->failed_prop = property;
   char msg[768];
   va_list ap;
   va_start(ap, fmt);
   vsnprintf(msg, sizeof msg, fmt, ap);
   va_end(ap);
   s->failed = 1;
-  snprintf(s->failure, sizeof s->failure, "%s: %s", property, msg);
+  snprintf(s->failure, sizeof s->failure, "%s: %s", sim_prop_names[property], msg);
   sim_trace(s, "VIOLATION %s", s->failure);
 }
 
@@ -144,6 +177,7 @@ static int open_meta(sim *s, tarn_meta **m) {
 }
 
 static void writer_start(sim *s, int i) {
+  s->proc = PROC_W0 + i;
   sim_writer *w = &s->wr[i];
   tarn_writer_options o;
   tarn_writer_options_default(&o);
@@ -158,7 +192,9 @@ static void writer_start(sim *s, int i) {
       tarn_writer_open(w->meta, w->wal, &o, &w->w))
     abort();
   w->alive = 1;
+  w->tell_at = 0;
   w->incarnation++;
+  memset(w->have_last, 0, sizeof w->have_last);
   sim_trace(s, "w%d start (incarnation %d, batch %u ms, object %zu B, %zu logs/object, %d retries)",
             i, w->incarnation, o.batch_ms, o.max_object_bytes, o.max_logs_per_object,
             o.object_retries);
@@ -167,6 +203,7 @@ static void writer_start(sim *s, int i) {
 /* A clean stop: close flushes (every pending entry gets its outcome) and
  * releases the leases. */
 static void writer_stop(sim *s, int i) {
+  s->proc = PROC_W0 + i;
   sim_writer *w = &s->wr[i];
   int rc = tarn_writer_close(w->w);
   sim_trace(s, "w%d stop -> %d", i, rc);
@@ -180,6 +217,7 @@ static void writer_stop(sim *s, int i) {
 
 /* A crash: memory lost, stores kept; the session lives on until it expires. */
 static void writer_crash(sim *s, int i) {
+  s->proc = PROC_W0 + i;
   sim_writer *w = &s->wr[i];
   tarn_writer_discard(w->w);
   tarn_objstore_close(w->wal);
@@ -206,12 +244,62 @@ static void writer_crash(sim *s, int i) {
   w->alive = 0;
 }
 
+/* S1: no two acknowledged entries of a log share an offset — a deleted log's
+ * offsets stay taken too (its acknowledged ranges are never forgotten). */
+static void check_no_duplicate(sim *s, size_t id) {
+  sim_entry *e = &s->ents[id];
+  sim_log *lg = &s->logs[e->log - 1];
+  uint64_t lo = e->offset, hi = e->offset + e->records;
+  size_t a = 0, b = lg->nacked;
+  while (a < b) { /* the first range starting at or above lo */
+    size_t m = (a + b) / 2;
+    if (lg->acked[m][0] < lo)
+      a = m + 1;
+    else
+      b = m;
+  }
+  SIM_CHECKED(s, P_NoOffsetDuplicates);
+  if ((a < lg->nacked && lg->acked[a][0] < hi) || (a > 0 && lg->acked[a - 1][1] > lo)) {
+    sim_fail(s, P_NoOffsetDuplicates, "log %" PRIu64 ": entry %zu acknowledged at [%" PRIu64
+             ", %" PRIu64 "), offsets already acknowledged to another entry", e->log, id, lo, hi);
+    return;
+  }
+  if (lg->nacked == lg->capacked) {
+    lg->capacked = lg->capacked ? lg->capacked * 2 : 256;
+    if (!(lg->acked = realloc(lg->acked, lg->capacked * sizeof *lg->acked)))
+      abort();
+  }
+  memmove(lg->acked + a + 1, lg->acked + a, (lg->nacked - a) * sizeof *lg->acked);
+  lg->acked[a][0] = lo;
+  lg->acked[a][1] = hi;
+  lg->nacked++;
+}
+
+/* S2, per writer: a writer's entries of a log are acknowledged at offsets in
+ * the order it accepted them. */
+static void check_writer_order(sim *s, size_t id) {
+  sim_entry *e = &s->ents[id];
+  sim_writer *w = &s->wr[e->writer];
+  size_t L = e->log - 1;
+  SIM_CHECKED(s, P_MonotonicOffsets);
+  if (w->have_last[L] && ((id > w->last_id[L]) != (e->offset > w->last_off[L])))
+    sim_fail(s, P_MonotonicOffsets, "w%d log %" PRIu64 ": entry %zu acknowledged at %" PRIu64
+             ", entry %zu (appended %s) at %" PRIu64, e->writer, e->log, w->last_id[L],
+             w->last_off[L], id, id > w->last_id[L] ? "later" : "earlier", e->offset);
+  if (!w->have_last[L] || id > w->last_id[L]) {
+    w->have_last[L] = 1;
+    w->last_id[L] = id;
+    w->last_off[L] = e->offset;
+  }
+}
+
 static void append_cb(void *arg, int status, uint64_t offset, int64_t ts) {
   sim *s = g_sim;
   size_t id = (size_t)(uintptr_t)arg;
   sim_entry *e = &s->ents[id];
+  SIM_CHECKED(s, P_OneOutcome);
   if (e->status != E_PENDING) {
-    sim_fail(s, "OneOutcome", "entry %zu got a second outcome (%d)", id, status);
+    sim_fail(s, P_OneOutcome, "entry %zu got a second outcome (%d)", id, status);
     return;
   }
   if (status == 0) {
@@ -221,6 +309,14 @@ static void append_cb(void *arg, int status, uint64_t offset, int64_t ts) {
     e->ts = ts;
     sim_trace(s, "  ack id %zu log %" PRIu64 " offset %" PRIu64 " ts +%" PRId64, id, e->log,
               offset, ts - EPOCH_MS);
+    /* S3 through the session-loss window: after a deletion drained the
+     * leases, nothing changes the log */
+    SIM_CHECKED(s, P_FencedRejectsAppends);
+    if (s->logs[e->log - 1].delete_done)
+      sim_fail(s, P_FencedRejectsAppends, "entry %zu was acknowledged on log %" PRIu64
+               " (offset %" PRIu64 ") after its deletion drained the leases", id, e->log, offset);
+    check_no_duplicate(s, id);
+    check_writer_order(s, id);
   } else {
     e->status = status == TARN_EUNKNOWN ? E_UNKNOWN : E_FAILED;
     if (status == TARN_EUNKNOWN)
@@ -232,7 +328,9 @@ static void append_cb(void *arg, int status, uint64_t offset, int64_t ts) {
   }
 }
 
-static void act_append(sim *s, int i) {
+/* Appends one entry through writer i, to log (0: a random log); its id. */
+static size_t append_to(sim *s, int i, uint64_t log) {
+  s->proc = PROC_W0 + i;
   sim_writer *w = &s->wr[i];
   if (s->nents == s->capents) {
     s->capents = s->capents ? s->capents * 2 : 1024;
@@ -242,7 +340,7 @@ static void act_append(sim *s, int i) {
   size_t id = s->nents++;
   sim_entry *e = &s->ents[id];
   memset(e, 0, sizeof *e);
-  e->log = 1 + sim_below(s, SIM_NLOGS);
+  e->log = log ? log : 1 + sim_below(s, SIM_NLOGS);
   e->len = (uint32_t)(8 + sim_below(s, chance(s, 50) ? 3000 : 120));
   e->records = (uint32_t)(1 + sim_below(s, 3));
   e->writer = i;
@@ -250,23 +348,50 @@ static void act_append(sim *s, int i) {
   sim_payload(id, e->log, buf, e->len);
   int rc = tarn_writer_append(w->w, e->log, buf, e->len, e->records, append_cb,
                               (void *)(uintptr_t)id);
+  if (s->logs[e->log - 1].delete_done)
+    SIM_CHECKED(s, P_FencedRejectsAppends);
   if (rc)
     e->status = E_FAILED; /* never queued: the callback never runs */
   else if (s->logs[e->log - 1].delete_done)
-    sim_fail(s, "FencedRejectsAppends", "w%d: an append to log %" PRIu64
+    sim_fail(s, P_FencedRejectsAppends, "w%d: an append to log %" PRIu64
              " was accepted after its deletion drained the leases", i, e->log);
   sim_trace(s, "w%d append id %zu log %" PRIu64 " len %u records %u -> %d", i, id, e->log, e->len,
             e->records, rc);
+  return id;
+}
+
+static void act_append(sim *s, int i) {
+  append_to(s, i, 0);
 }
 
 static void arm_meta_fault(sim *s, tarn_meta *m) {
   if (!s->faults_on || !chance(s, s->p_meta_fault) || (s->without & SIM_NO_META))
     return;
-  int kind = chance(s, 500) ? TARN_META_FAULT_FAIL : TARN_META_FAULT_COMMIT_UNKNOWN;
+  uint64_t k = sim_below(s, 10);
+  int kind = k < 4 ? TARN_META_FAULT_FAIL : k < 8 ? TARN_META_FAULT_COMMIT_UNKNOWN
+                                                  : TARN_META_FAULT_DELAY_COMMIT;
+  if (kind == TARN_META_FAULT_DELAY_COMMIT && (s->without & SIM_NO_SLOW))
+    kind = TARN_META_FAULT_COMMIT_UNKNOWN;
   tarn_meta_inject_fault(m, kind, 1);
-  sim_trace(s, "  fault: next metadata write %s", kind == TARN_META_FAULT_FAIL
-                                                       ? "fails"
-                                                       : "commits but reports unknown");
+  sim_trace(s, "  fault: next metadata write %s",
+            kind == TARN_META_FAULT_FAIL             ? "fails"
+            : kind == TARN_META_FAULT_COMMIT_UNKNOWN ? "commits but reports unknown"
+                                                     : "is held in flight (reports unknown, lands later)");
+  if (kind == TARN_META_FAULT_DELAY_COMMIT)
+    s->st.held++;
+}
+
+/* A write held in flight lands (on etcd: a request the client timed out on,
+ * applied late). */
+/* A request lands within this long of being sent, or never (on etcd the
+ * client's request deadline). */
+#define SIM_MAX_INFLIGHT_MS 10000
+
+static void land(sim *s, tarn_meta *m, const char *who) {
+  if (m && tarn_meta_inject_fault(m, TARN_META_FAULT_LAND, SIM_MAX_INFLIGHT_MS) == 0) {
+    s->st.landed++;
+    sim_trace(s, "  a held metadata write of %s LANDS", who);
+  }
 }
 
 static void clear_meta_fault(tarn_meta *m) {
@@ -286,6 +411,7 @@ static void arm_object_fault(sim *s) {
 }
 
 static void act_writer_step(sim *s, int i, int step) {
+  s->proc = PROC_W0 + i;
   sim_writer *w = &s->wr[i];
   static const char *names[] = {"seal", "seal-due", "upload", "put"};
   if (step == TARN_WRITER_STEP_UPLOAD)
@@ -294,8 +420,9 @@ static void act_writer_step(sim *s, int i, int step) {
     arm_meta_fault(s, w->meta);
   sim_trace(s, "w%d %s", i, names[step]);
   int rc = tarn_writer_step(w->w, step);
+  SIM_CHECKED(s, P_StepError);
   if (rc < 0)
-    sim_fail(s, "StepError", "w%d step %s: %s", i, names[step], tarn_errmsg());
+    sim_fail(s, P_StepError, "w%d step %s: %s", i, names[step], tarn_errmsg());
   tarn_objstore_mem_reset_faults(s->cwal);
   clear_meta_fault(w->meta);
 }
@@ -304,8 +431,10 @@ static int acquire(sim *s, tarn_meta *m, uint64_t log, tarn_lease **l) {
   arm_meta_fault(s, m);
   int rc = tarn_lease_acquire(m, log, l);
   clear_meta_fault(m);
+  if (s->logs[log - 1].delete_done)
+    SIM_CHECKED(s, P_FencedRejectsAppends);
   if (rc == 0 && s->logs[log - 1].delete_done)
-    sim_fail(s, "FencedRejectsAppends", "a write lease on log %" PRIu64
+    sim_fail(s, P_FencedRejectsAppends, "a write lease on log %" PRIu64
              " was granted after its deletion drained the leases", log);
   if (rc)
     sim_trace(s, "  lease on log %" PRIu64 " -> %d", log, rc);
@@ -315,6 +444,7 @@ static int acquire(sim *s, tarn_meta *m, uint64_t log, tarn_lease **l) {
 /* The trimmer restarts its session after a failed lease, whose record a
  * commit-unknown create could have left behind. */
 static void trimmer_restart(sim *s) {
+  s->proc = PROC_TRIM;
   tarn_meta_close(s->tmeta);
   if (open_meta(s, &s->tmeta))
     abort();
@@ -331,6 +461,7 @@ static uint64_t acked_end(sim *s, uint64_t log) {
 }
 
 static void act_soft_trim(sim *s) {
+  s->proc = PROC_TRIM;
   uint64_t log = 1 + sim_below(s, SIM_NLOGS);
   tarn_lease *l;
   if (acquire(s, s->tmeta, log, &l)) {
@@ -353,6 +484,7 @@ static void act_soft_trim(sim *s) {
 }
 
 static void act_hard_trim(sim *s) {
+  s->proc = PROC_TRIM;
   uint64_t log = 1 + sim_below(s, SIM_NLOGS);
   tarn_lease *l;
   if (acquire(s, s->tmeta, log, &l)) {
@@ -374,6 +506,7 @@ static void act_hard_trim(sim *s) {
 }
 
 static void act_delete(sim *s) {
+  s->proc = PROC_DEL;
   tarn_catalog_options o = {.drain_timeout_ms = 40, .drain_poll_ms = 10};
   size_t removed = 0;
   s->delete_started = 1;
@@ -388,6 +521,7 @@ static void act_delete(sim *s) {
 }
 
 static void reopen_stale(sim *s) {
+  s->proc = PROC_CHECK;
   if (s->stale) {
     tarn_reader_stats rs;
     tarn_reader_stats_get(s->stale, &rs);
@@ -406,6 +540,9 @@ static void expire_zombies(sim *s) {
   for (size_t k = 0; k < s->nzombies;) {
     if (s->zombies[k].expire_at <= s->now) {
       tarn_meta_inject_fault(s->zombies[k].meta, TARN_META_FAULT_EXPIRE_SESSION, 0);
+      /* a write the dead process had in flight may land after its session ended */
+      if (chance(s, 500))
+        land(s, s->zombies[k].meta, "a crashed process");
       tarn_meta_close(s->zombies[k].meta);
       sim_trace(s, "a crashed process's session expired");
       s->zombies[k] = s->zombies[--s->nzombies];
@@ -416,7 +553,29 @@ static void expire_zombies(sim *s) {
 
 /* ---- compactors and the reclaimer --------------------------------------------------- */
 
+static void act_reclaim(sim *s);
+
+/* Called by C2 after each entry: now and then C2 stalls for 5-150 s, and
+ * reclamation passes run meanwhile — a C2 that spans reclamation passes. */
+static void c2_progress(void *ctx, uint64_t done, uint64_t total) {
+  sim *s = ctx;
+  (void)done, (void)total;
+  if (s->c2_paused || !s->faults_on || !chance(s, 40) || (s->without & SIM_NO_STALL))
+    return;
+  s->c2_paused = 1;
+  s->st.c2_pauses++;
+  int proc = s->proc;
+  int64_t d = 5000 + (int64_t)sim_below(s, 145000);
+  for (int k = 0; k < 3; k++) {
+    s->now += d / 3;
+    sim_trace(s, "  C2 stalls %" PRId64 " ms; a reclamation pass runs meanwhile", d / 3);
+    act_reclaim(s);
+  }
+  s->proc = proc;
+}
+
 static void compactor_start(sim *s, int i) {
+  s->proc = PROC_C0 + i;
   sim_compactor *c = &s->cp[i];
   tarn_compactor_options o;
   tarn_compactor_options_default(&o);
@@ -424,13 +583,21 @@ static void compactor_start(sim *s, int i) {
   o.max_age_ms = 200 + (int64_t)sim_below(s, 3000);
   o.max_file_bytes = 300 + sim_below(s, 3000);
   o.install_attempts = 1; /* a failed step stays visible until the next attempt */
+  /* zstd's context setup dominated a step's cost; one compactor in eight uses it */
+  static const int codecs[] = {TARN_PARQUET_UNCOMPRESSED, TARN_PARQUET_SNAPPY, TARN_PARQUET_SNAPPY,
+                               TARN_PARQUET_UNCOMPRESSED, TARN_PARQUET_GZIP, TARN_PARQUET_SNAPPY,
+                               TARN_PARQUET_UNCOMPRESSED, TARN_PARQUET_ZSTD};
+  o.codec = codecs[sim_below(s, 8)];
   o.clock = sim_clock;
   o.clock_ctx = s;
+  o.progress = c2_progress;
+  o.progress_ctx = s;
   if (open_meta(s, &c->meta) || tarn_objstore_open(s->wal_uri, &c->wal) ||
       tarn_objstore_open(s->cmp_uri, &c->cmp) ||
       tarn_compactor_open(c->meta, c->wal, c->cmp, &o, &c->c))
     abort();
   c->alive = 1;
+  c->tell_at = 0;
   c->state = CP_IDLE;
   c->incarnation++;
   sim_trace(s, "c%d start (incarnation %d, range %" PRIu64 " B, age %" PRId64 " ms, file %" PRIu64
@@ -451,6 +618,7 @@ static void compactor_idle(sim_compactor *c) {
  * must be finished (LS-078), which is the task layer's job (tarn/tasks.h),
  * not driven here. */
 static void compactor_crash(sim *s, int i) {
+  s->proc = PROC_C0 + i;
   sim_compactor *c = &s->cp[i];
   if (c->state == CP_INSTALLING)
     return;
@@ -477,6 +645,7 @@ static void compactor_crash(sim *s, int i) {
 /* After its session ended, a compactor reconnects; a range whose install
  * began is kept and retried (LS-078). */
 static void compactor_reconnect(sim *s, int i) {
+  s->proc = PROC_C0 + i;
   sim_compactor *c = &s->cp[i];
   tarn_compact_range keep = c->r;
   int state = c->state;
@@ -518,6 +687,7 @@ static int c3_took(sim *s, sim_compactor *c) {
 #define SIM_RANGE_EXPIRY_MS 30000
 
 static void act_compactor(sim *s, int i, int force) {
+  s->proc = PROC_C0 + i;
   sim_compactor *c = &s->cp[i];
   if (!c->alive) {
     compactor_start(s, i);
@@ -563,6 +733,7 @@ static void act_compactor(sim *s, int i, int force) {
                               TARN_MEM_FAULT_BEFORE, TARN_EIO);
       sim_trace(s, "  fault: a compacted-object put fails");
     }
+    s->c2_paused = 0;
     rc = tarn_compact_write(c->c, &c->r);
     tarn_objstore_mem_reset_faults(s->ccmp);
     sim_trace(s, "c%d C2 write log %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") -> %d (%zu files)", i,
@@ -611,6 +782,7 @@ static void act_compactor(sim *s, int i, int force) {
 }
 
 static void act_reclaim(sim *s) {
+  s->proc = PROC_RECL;
   tarn_reclaim_options o;
   tarn_reclaim_options_default(&o);
   o.wal_grace_ms = 61000; /* longer than the stale reader's index cache (60 s) */
@@ -644,8 +816,40 @@ static int pick_alive(sim *s) {
   return n ? ids[sim_below(s, (uint64_t)n)] : -1;
 }
 
+/* Processes whose session ended silently are told when their time comes;
+ * now and then a held write of some process lands. */
+static void zombies_and_landings(sim *s) {
+  for (int k = 0; k < SIM_NWRITERS; k++)
+    if (s->wr[k].alive && s->wr[k].tell_at && s->wr[k].tell_at <= s->now) {
+      tarn_meta_inject_fault(s->wr[k].meta, TARN_META_FAULT_EXPIRE_SESSION, 0);
+      s->wr[k].tell_at = 0;
+      sim_trace(s, "w%d is told its session ended", k);
+    }
+  for (int k = 0; k < SIM_NCOMPACTORS; k++)
+    if (s->cp[k].alive && s->cp[k].tell_at && s->cp[k].tell_at <= s->now) {
+      tarn_meta_inject_fault(s->cp[k].meta, TARN_META_FAULT_EXPIRE_SESSION, 0);
+      s->cp[k].tell_at = 0;
+      sim_trace(s, "c%d is told its session ended", k);
+    }
+  if (!chance(s, 40))
+    return;
+  uint64_t k = sim_below(s, SIM_NWRITERS + SIM_NCOMPACTORS + 3);
+  if (k < SIM_NWRITERS)
+    land(s, s->wr[k].alive ? s->wr[k].meta : NULL, "a writer");
+  else if (k < SIM_NWRITERS + SIM_NCOMPACTORS)
+    land(s, s->cp[k - SIM_NWRITERS].alive ? s->cp[k - SIM_NWRITERS].meta : NULL, "a compactor");
+  else
+    land(s, k == SIM_NWRITERS + SIM_NCOMPACTORS ? s->tmeta
+            : k == SIM_NWRITERS + SIM_NCOMPACTORS + 1 ? s->dmeta : s->rmeta,
+         k == SIM_NWRITERS + SIM_NCOMPACTORS ? "the trimmer"
+         : k == SIM_NWRITERS + SIM_NCOMPACTORS + 1 ? "the deleter" : "the reclaimer");
+}
+
 static void one_step(sim *s) {
+  s->proc = PROC_CHECK;
   s->now += (int64_t)sim_below(s, 15);
+  clocks_drift(s);
+  zombies_and_landings(s);
   uint64_t r = sim_below(s, 1000);
   int i = pick_alive(s);
   int ci = (int)sim_below(s, SIM_NCOMPACTORS);
@@ -677,14 +881,22 @@ static void one_step(sim *s) {
       compactor_crash(s, ci);
   } else if (r < 640 + s->p_crash) {
     if (s->faults_on && chance(s, s->p_expire * 10) && !(s->without & SIM_NO_EXPIRY)) {
-      tarn_meta *m = chance(s, 500) && i >= 0 ? s->wr[i].meta
-                     : s->cp[ci].alive        ? s->cp[ci].meta
-                                              : NULL;
-      if (m) {
-        tarn_meta_inject_fault(m, TARN_META_FAULT_EXPIRE_SESSION, 0);
+      int wsel = chance(s, 500) && i >= 0;
+      tarn_meta *m = wsel ? s->wr[i].meta : s->cp[ci].alive ? s->cp[ci].meta : NULL;
+      int64_t *tell = wsel ? &s->wr[i].tell_at : &s->cp[ci].tell_at;
+      /* half of them silently: the store ends the session, the process is
+       * told only 0.1-8 s later and runs on meanwhile (a zombie) */
+      int silent = chance(s, 500) && !(s->without & SIM_NO_ZOMBIE);
+      if (m && !*tell) {
+        tarn_meta_inject_fault(m, silent ? TARN_META_FAULT_EXPIRE_SILENT
+                                         : TARN_META_FAULT_EXPIRE_SESSION, 0);
         s->st.expiries++;
-        sim_trace(s, "%s session EXPIRES while it runs", m == s->cp[ci].meta ? "a compactor's"
-                                                                            : "a writer's");
+        if (silent) {
+          *tell = s->now + 100 + (int64_t)sim_below(s, 8000);
+          s->st.silent++;
+        }
+        sim_trace(s, "%s session EXPIRES while it runs%s", wsel ? "a writer's" : "a compactor's",
+                  silent ? " (it is not told yet)" : "");
       }
     }
   } else if (r < 680) {
@@ -722,23 +934,73 @@ static void one_step(sim *s) {
   expire_zombies(s);
 }
 
+/* L3: once faults stop, every acknowledged entry above B is readable, by a
+ * fresh reader and by the stale one (reopened: its caches outlived nothing). */
+static void settle_reads(sim *s) {
+  s->proc = PROC_CHECK;
+  reopen_stale(s);
+  for (size_t id = 0; id < s->nents && !s->failed; id++) {
+    sim_entry *e = &s->ents[id];
+    const sim_log *lg = &s->logs[e->log - 1];
+    if (e->status != E_ACKED || lg->delete_done || lg->fenced || e->offset + e->records <= lg->b)
+      continue;
+    tarn_reader *rs[2] = {s->fresh, s->stale};
+    for (int k = 0; k < 2 && !s->failed; k++) {
+      tarn_log_iter *it = NULL;
+      tarn_entry ent;
+      int rc = tarn_reader_iter(rs[k], e->log, e->offset, &it);
+      if (!rc)
+        rc = tarn_reader_next(it, &ent, 0);
+      SIM_CHECKED(s, P_ReaderEventuallySucceeds);
+      if (rc || ent.offset != e->offset)
+        sim_fail(s, P_ReaderEventuallySucceeds, "with faults stopped, acknowledged entry %zu "
+                 "(log %" PRIu64 " offset %" PRIu64 ") is unreadable: %d %s", id, e->log,
+                 e->offset, rc, rc ? tarn_errmsg() : "another entry");
+      tarn_reader_iter_free(it);
+    }
+  }
+}
+
+static void zombies_and_landings(sim *s);
+
 /* Liveness: once faults stop, every pending append gets an outcome. */
 static void settle(sim *s) {
   s->faults_on = 0;
   sim_trace(s, "faults stop; every writer flushes and stops");
   for (int k = 0; k < SIM_NWRITERS; k++)
+    s->wr[k].tell_at = s->wr[k].tell_at ? s->now : 0;
+  for (int k = 0; k < SIM_NCOMPACTORS; k++)
+    s->cp[k].tell_at = s->cp[k].tell_at ? s->now : 0;
+  zombies_and_landings(s);
+  for (int k = 0; k < SIM_NWRITERS; k++)
     if (s->wr[k].alive)
       writer_stop(s, k);
-  for (size_t k = 0; k < s->nents; k++)
+  for (size_t k = 0; k < s->nents && !s->failed; k++) {
+    SIM_CHECKED(s, P_AppendProgress);
     if (s->ents[k].status == E_PENDING)
-      sim_fail(s, "Liveness", "entry %zu of log %" PRIu64 " has no outcome after the writers stopped",
-               k, s->ents[k].log);
+      sim_fail(s, P_AppendProgress, "entry %zu of log %" PRIu64 " has no outcome after the "
+               "writers stopped", k, s->ents[k].log);
+  }
   s->now += 61000; /* past every cache's lifetime */
   for (size_t k = 0; k < s->nzombies; k++)
     s->zombies[k].expire_at = s->now;
   expire_zombies(s);
+  /* L1: with faults stopped, an append to every live log is acknowledged */
+  for (int k = 0; k < SIM_NLOGS && !s->failed; k++) {
+    if (s->logs[k].delete_done || s->logs[k].fenced)
+      continue;
+    int wi = k % SIM_NWRITERS;
+    writer_start(s, wi);
+    size_t id = append_to(s, wi, s->logs[k].id);
+    writer_stop(s, wi);
+    SIM_CHECKED(s, P_AppendProgress);
+    if (s->ents[id].status != E_ACKED)
+      sim_fail(s, P_AppendProgress, "log %" PRIu64 ": with faults stopped, append %zu %s",
+               s->logs[k].id, id, s->ents[id].status == E_FAILED ? "failed" : "was not acknowledged");
+  }
   /* ... and compaction catches up: pending installs finish, then every
    * log's RAW records are compacted */
+  SIM_CHECKED(s, P_CompactionCompletes);
   for (int round = 0; round < 200 && !s->failed; round++) {
     int busy = 0;
     for (int k = 0; k < SIM_NCOMPACTORS; k++) {
@@ -772,11 +1034,12 @@ static void settle(sim *s) {
     }
     if (!busy) {
       act_reclaim(s); /* with every cache expired, unreferenced objects may go */
+      settle_reads(s);
       return;
     }
   }
   if (!s->failed)
-    sim_fail(s, "CompactionCompletes", "compaction did not catch up after the faults stopped");
+    sim_fail(s, P_CompactionCompletes, "compaction did not catch up after the faults stopped");
 }
 
 int sim_run(sim *s) {
@@ -800,8 +1063,24 @@ int sim_run(sim *s) {
            run_no, s->seed);
   snprintf(s->wal_uri, sizeof s->wal_uri, "mem:sim-wal-%u-%" PRIu64, run_no, s->seed);
   snprintf(s->cmp_uri, sizeof s->cmp_uri, "mem:sim-cmp-%u-%" PRIu64, run_no, s->seed);
+  /* clocks: a skew of up to max_skew per process and for the store */
+  s->max_skew = (int64_t)sim_below(s, chance(s, 250) ? 20001 : 2001);
+  s->p_skew = (unsigned)sim_below(s, 10);
+  for (int p = 0; p <= SIM_NPROCS; p++) {
+    int64_t v = (int64_t)sim_below(s, (uint64_t)(2 * s->max_skew + 1)) - s->max_skew;
+    if (p == SIM_NPROCS)
+      s->store_skew = v;
+    else if (p != PROC_CHECK)
+      s->skew[p] = v;
+  }
+  if (s->without & SIM_NO_SKEW) {
+    s->max_skew = 0;
+    s->store_skew = 0;
+    memset(s->skew, 0, sizeof s->skew);
+  }
   tarn__clock_hooks h = {hook_now, hook_mono, hook_sleep, s};
   tarn__clock_set(&h);
+  tarn__clock_set_store(hook_store_now, s);
   tarn__random_set_hook(hook_random, s);
   for (int k = 0; k < SIM_NLOGS; k++)
     s->logs[k].id = (uint64_t)k + 1;
@@ -830,8 +1109,9 @@ int sim_run(sim *s) {
     return -1;
   reopen_stale(s);
   sim_trace(s, "seed %" PRIu64 " bug %s: object faults %u/1000, metadata faults %u/1000, "
-            "crashes %u/1000, expiries %u/10000", s->seed, sim_bug_names[s->bug], s->p_obj_fault,
-            s->p_meta_fault, s->p_crash, s->p_expire);
+            "crashes %u/1000, expiries %u/10000, clock skew up to %" PRId64 " ms (%u/1000 steps "
+            "reset one)", s->seed, sim_bug_names[s->bug], s->p_obj_fault, s->p_meta_fault,
+            s->p_crash, s->p_expire, s->max_skew, s->p_skew);
   for (int k = 0; k < SIM_NWRITERS; k++)
     writer_start(s, k);
   for (int k = 0; k < SIM_NCOMPACTORS; k++)
@@ -876,11 +1156,14 @@ void sim_free(sim *s) {
   tarn_objstore_close(s->ccmp);
   tarn_objstore_mem_drop(s->wal_uri + 4);
   tarn_objstore_mem_drop(s->cmp_uri + 4);
-  for (int k = 0; k < SIM_NLOGS; k++)
+  for (int k = 0; k < SIM_NLOGS; k++) {
     free(s->logs[k].spans);
+    free(s->logs[k].acked);
+  }
   free(s->ents);
   free(s->trace);
   tarn__clock_set(NULL);
+  tarn__clock_set_store(NULL, NULL);
   tarn__random_set_hook(NULL, NULL);
   g_sim = NULL;
 }

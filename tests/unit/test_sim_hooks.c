@@ -1,5 +1,6 @@
 /* The hooks the simulator (tests/sim) relies on: the stepped writer, the
- * clock and random hooks, and metadata faults that skip writes. */
+ * clock and random hooks, metadata faults that skip writes, writes held in
+ * flight that land later, silent session expiry and read faults. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -182,12 +183,84 @@ static void fault_after(void **state) {
   tarn_meta_close(m);
 }
 
+/* A held write reports TARN_EUNKNOWN, has no effect until it lands, and is
+ * judged when it lands: a create-only write loses to a record made
+ * meanwhile; an ephemeral one of a session ended by then fails. */
+static void delayed_commit(void **state) {
+  (void)state;
+  tarn__clock_hooks ch = {hook_now, NULL, hook_sleep, NULL};
+  tarn__clock_set(&ch);
+  tarn_meta *m, *m2;
+  tarn_objstore *s;
+  open_stores("delay", &m, &s);
+  assert_int_equal(tarn_meta_open("mem:hooks-delay", &m2), 0);
+  tarn_meta_rec r = {0};
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_LAND, 0), TARN_ENOTFOUND);
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_DELAY_COMMIT, 3), 0);
+  assert_int_equal(tarn_meta_put(m, "p", "a", "1", 1, NULL), TARN_EUNKNOWN);
+  assert_int_equal(tarn_meta_create(m, "p", "b", "1", 1, 0, NULL), TARN_EUNKNOWN);
+  assert_int_equal(tarn_meta_create(m, "p", "e", "1", 1, TARN_META_EPHEMERAL, NULL),
+                   TARN_EUNKNOWN);
+  assert_int_equal(tarn_meta_put(m, "p", "c", "1", 1, NULL), 0); /* only 3 held */
+  assert_int_equal(tarn_meta_get(m2, "p", "a", &r), TARN_ENOTFOUND);
+  assert_int_equal(tarn_meta_create(m2, "p", "b", "2", 1, 0, NULL), 0);
+  /* the session ends in the store, the handle is not told */
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_EXPIRE_SILENT, 0), 0);
+  assert_int_equal(tarn_meta_session_ok(m), 0);
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_LAND, 0), 0);
+  assert_int_equal(tarn_meta_get(m2, "p", "a", &r), 0);
+  tarn_meta_rec_free(&r);
+  assert_int_equal(tarn_meta_get(m2, "p", "b", &r), 0);
+  assert_memory_equal(r.value, "2", 1);
+  tarn_meta_rec_free(&r);
+  assert_int_equal(tarn_meta_get(m2, "p", "e", &r), TARN_ENOTFOUND);
+  /* a silently expired session's persistent writes still succeed, its
+   * ephemeral ones fail */
+  assert_int_equal(tarn_meta_put(m, "p", "z", "1", 1, NULL), 0);
+  assert_int_equal(tarn_meta_create(m, "p", "y", "1", 1, TARN_META_EPHEMERAL, NULL),
+                   TARN_ESESSION);
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_EXPIRE_SESSION, 0), 0);
+  assert_int_not_equal(tarn_meta_session_ok(m), 0);
+  /* a write held longer than LAND's limit never lands */
+  assert_int_equal(tarn_meta_inject_fault(m2, TARN_META_FAULT_DELAY_COMMIT, 1), 0);
+  assert_int_equal(tarn_meta_put(m2, "p", "late", "1", 1, NULL), TARN_EUNKNOWN);
+  fake_now += 2000;
+  assert_int_equal(tarn_meta_inject_fault(m2, TARN_META_FAULT_LAND, 1000), 0);
+  assert_int_equal(tarn_meta_get(m2, "p", "late", &r), TARN_ENOTFOUND);
+  tarn__clock_set(NULL);
+  tarn_meta_close(m2);
+  tarn_objstore_close(s);
+  tarn_meta_close(m);
+}
+
+/* Read faults fail the next reads, not writes. */
+static void read_fault(void **state) {
+  (void)state;
+  tarn_meta *m;
+  tarn_objstore *s;
+  open_stores("readfault", &m, &s);
+  assert_int_equal(tarn_meta_put(m, "p", "a", "1", 1, NULL), 0);
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_READ_FAIL, 2), 0);
+  tarn_meta_rec r = {0};
+  tarn_meta_recs rs = {0};
+  assert_int_equal(tarn_meta_put(m, "p", "b", "1", 1, NULL), 0);
+  assert_int_equal(tarn_meta_get(m, "p", "a", &r), TARN_EUNAVAIL);
+  assert_int_equal(tarn_meta_list(m, "p", "a", "z", 0, 0, &rs), TARN_EUNAVAIL);
+  tarn_meta_recs_free(&rs);
+  assert_int_equal(tarn_meta_get(m, "p", "a", &r), 0);
+  tarn_meta_rec_free(&r);
+  tarn_objstore_close(s);
+  tarn_meta_close(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(stepped_writer),
       cmocka_unit_test(stepped_clock_flush_discard),
       cmocka_unit_test(random_hook),
       cmocka_unit_test(fault_after),
+      cmocka_unit_test(delayed_commit),
+      cmocka_unit_test(read_fault),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

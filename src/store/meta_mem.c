@@ -53,6 +53,10 @@ typedef struct mheld {
   int mode, flags;
   int64_t version;
   uint64_t d1, d2;
+  /* The write's conditions, checked when it lands, as a late write's are:
+   * a zombie's guarded put fails once its lease record is gone. */
+  tarn_meta_guard g[TARN_META_GUARDS_MAX];
+  size_t ng;
   int64_t held_ms; /* when it was held (the store's clock) */
 } mheld;
 
@@ -72,7 +76,16 @@ static void free_held(mheld *x) {
   free(x->key);
   free(x->key2);
   free(x->val);
+  for (size_t i = 0; i < x->ng; i++)
+    free((char *)x->g[i].key);
   memset(x, 0, sizeof *x);
+}
+
+/* Points a write to be held at its caller's conditions (hold() copies them). */
+static void held_guards(mheld *x, const tarn_meta_guard *g, size_t ng) {
+  for (size_t i = 0; i < ng && i < TARN_META_GUARDS_MAX; i++)
+    x->g[i] = g[i];
+  x->ng = ng < TARN_META_GUARDS_MAX ? ng : TARN_META_GUARDS_MAX;
 }
 
 /* Holds a write instead of applying it, if a delay is armed: 1 if held. The
@@ -90,6 +103,15 @@ static int hold(mhandle *h, const mheld *x) {
     return 0; /* out of memory: the write goes ahead instead */
   }
   if (x->len) memcpy(c->val, x->val, x->len);
+  c->ng = 0;
+  for (size_t i = 0; i < x->ng && i < TARN_META_GUARDS_MAX; i++) {
+    c->g[i] = x->g[i];
+    if (!(c->g[i].key = strdup(x->g[i].key))) {
+      free_held(c);
+      return 0;
+    }
+    c->ng = i + 1;
+  }
   c->held_ms = tarn__meta_now_ms();
   h->nheld++;
   h->delay_count--;
@@ -333,6 +355,7 @@ static int mem_write(tarn_meta *m, const char *part, const char *key, const void
   pthread_mutex_lock(&s->mu);
   mheld x = {.op = 'w', .part = (char *)part, .key = (char *)key, .val = (uint8_t *)val,
              .len = len, .mode = mode, .flags = flags, .version = version};
+  held_guards(&x, g, ng);
   if (hold(h, &x)) {
     pthread_mutex_unlock(&s->mu);
     return held_result();
@@ -372,7 +395,9 @@ static int mem_del(tarn_meta *m, const char *part, const char *key, int64_t vers
   mhandle *h = m->impl;
   mstore *s = h->s;
   pthread_mutex_lock(&s->mu);
-  if (hold(h, &(mheld){.op = 'd', .part = (char *)part, .key = (char *)key})) {
+  mheld x = {.op = 'd', .part = (char *)part, .key = (char *)key, .version = version};
+  held_guards(&x, g, ng);
+  if (hold(h, &x)) {
     pthread_mutex_unlock(&s->mu);
     return held_result();
   }
@@ -404,7 +429,9 @@ static int mem_del_range(tarn_meta *m, const char *part, const char *a, const ch
   mhandle *h = m->impl;
   mstore *s = h->s;
   pthread_mutex_lock(&s->mu);
-  if (hold(h, &(mheld){.op = 'r', .part = (char *)part, .key = (char *)a, .key2 = (char *)b})) {
+  mheld x = {.op = 'r', .part = (char *)part, .key = (char *)a, .key2 = (char *)b};
+  held_guards(&x, g, ng);
+  if (hold(h, &x)) {
     pthread_mutex_unlock(&s->mu);
     return held_result();
   }
@@ -437,8 +464,10 @@ static int mem_seq_put(tarn_meta *m, const char *part, const char *prefix, uint6
   if (!bound) return tarn__err(TARN_ENOMEM, "mem: out of memory");
   pthread_mutex_lock(&s->mu);
   int fault, rc;
-  if (hold(h, &(mheld){.op = 's', .part = (char *)part, .key = (char *)prefix, .d1 = d1,
-                       .d2 = d2, .val = (uint8_t *)val, .len = len})) {
+  mheld x = {.op = 's', .part = (char *)part, .key = (char *)prefix, .d1 = d1, .d2 = d2,
+             .val = (uint8_t *)val, .len = len};
+  held_guards(&x, g, ng);
+  if (hold(h, &x)) {
     rc = held_result();
     goto out;
   }
@@ -555,12 +584,13 @@ static int land(tarn_meta *m, int max_age_ms) {
     size_t count = 0;
     switch (x->op) {
     case 'w':
-      mem_write(m, x->part, x->key, x->val, x->len, x->mode, x->flags, x->version, &st);
+      mem_write(m, x->part, x->key, x->val, x->len, x->mode, x->flags, x->version, x->g, x->ng,
+                &st);
       break;
-    case 'd': mem_del(m, x->part, x->key); break;
-    case 'r': mem_del_range(m, x->part, x->key, x->key2, &count); break;
+    case 'd': mem_del(m, x->part, x->key, x->version, x->g, x->ng); break;
+    case 'r': mem_del_range(m, x->part, x->key, x->key2, x->g, x->ng, &count); break;
     default:
-      mem_seq_put(m, x->part, x->key, x->d1, x->d2, x->val, x->len, &rec);
+      mem_seq_put(m, x->part, x->key, x->d1, x->d2, x->val, x->len, x->g, x->ng, &rec);
       tarn_meta_rec_free(&rec);
     }
     free_held(x);

@@ -87,6 +87,7 @@ typedef struct wlog {
   wsection *qhead, *qtail;
   int busy;
   int lost; /* under mu: an index put's lease guard failed; the lease is gone */
+  char lost_why[256]; /* that guard failure's message */
 } wlog;
 
 struct tarn_writer {
@@ -615,12 +616,10 @@ static void publish(tarn_writer *w, wsection *s) {
   /* LS-042, LS-048: publish only while the lease's session lives */
   int rc = tarn_lease_check(s->log->lease);
   pthread_mutex_lock(&w->mu);
-  int lost = s->log->lost;
+  if (!rc && s->log->lost)
+    rc = tarn__err(TARN_EGUARD, "log %llu: the write lease was lost (%s); entries not appended",
+                   (unsigned long long)log_id, s->log->lost_why);
   pthread_mutex_unlock(&w->mu);
-  if (!rc && lost)
-    rc = tarn__err(TARN_EGUARD, "log %llu: the write lease was lost (the log was deleted or "
-                                "the session ended); entries not appended",
-                   (unsigned long long)log_id);
   int64_t age = now_ms() - s->batch->written_ms;
   if (!rc && w->o.max_publish_delay_ms > 0 && age > w->o.max_publish_delay_ms)
     /* the reclaimer may already have deleted the object (found by tarn-sim) */
@@ -648,6 +647,7 @@ static void publish(tarn_writer *w, wsection *s) {
   if (rc == TARN_EGUARD) {
     pthread_mutex_lock(&w->mu);
     s->log->lost = 1;
+    snprintf(s->log->lost_why, sizeof s->log->lost_why, "%s", tarn_errmsg());
     pthread_mutex_unlock(&w->mu);
   }
   tarn_metrics_observe("tarn_writer_stage_seconds", tarn_metrics_now() - t0, "stage", "index_put",
@@ -891,8 +891,8 @@ int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, siz
     }
     wlog *l = find_log(w, log_id);
     if (l && l->lost) {
-      rc = tarn__err(TARN_EGUARD, "append: log %llu: the write lease was lost (the log was "
-                                  "deleted or the session ended)", (unsigned long long)log_id);
+      rc = tarn__err(TARN_EGUARD, "append: log %llu: the write lease was lost (%s)",
+                     (unsigned long long)log_id, l->lost_why);
       break;
     }
     if (l) {

@@ -4,7 +4,11 @@
  *           log (sqlite: another client judges the writer's session expired,
  *           tarn_log_delete drains the leases and deletes the records, and the
  *           writer's next append was acknowledged at offset 0 of the deleted
- *           log) — writer_after_deletion_publishes_nothing. */
+ *           log) — writer_after_deletion_publishes_nothing;
+ *   part 4  sqlite: a session's life must not follow the wall clock (a step
+ *           of it expired sessions or kept dead ones alive) —
+ *           sqlite_heartbeat_from_the_future_is_expired.
+ * Both fail on 4d5a889. */
 #include "testutil.h"
 #include "tu_log.h"
 
@@ -84,9 +88,44 @@ static void writer_after_deletion_publishes_nothing(void **state) {
   free(dir);
 }
 
+/* #11 part 4, sqlite: a session must not depend on the wall clock (a step
+ * of it expired every session at once, or kept dead ones alive): heartbeats
+ * are on CLOCK_MONOTONIC, and one more than a timeout ahead of that clock (a
+ * row from before a reboot, or a wall-clock heartbeat) is expired. */
+static void sqlite_heartbeat_from_the_future_is_expired(void **state) {
+  (void)state;
+  char *dir = tu_tmpdir("lfuture");
+  char db[600], uri[700];
+  snprintf(db, sizeof db, "%s/meta.db", dir);
+  snprintf(uri, sizeof uri, "sqlite:%s?session_timeout_ms=60000", db);
+  tarn_meta *a, *b;
+  assert_int_equal(tarn_meta_open(uri, &a), 0);
+  assert_int_equal(tarn_meta_create(a, "p", "/e", "x", 1, TARN_META_EPHEMERAL, NULL), 0);
+  assert_int_equal(tarn_meta_open(uri, &b), 0);
+  tarn_meta_rec r;
+  assert_int_equal(tarn_meta_get(b, "p", "/e", &r), 0);
+  tarn_meta_rec_free(&r);
+  sqlite3 *raw;
+  assert_int_equal(sqlite3_open_v2(db, &raw, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
+  sqlite3_busy_timeout(raw, 10000);
+  /* a fresh heartbeat by the wall clock: by the session clock far ahead */
+  assert_int_equal(sqlite3_exec(raw,
+                                "UPDATE sessions SET heartbeat ="
+                                " CAST(strftime('%s', 'now') AS INTEGER) * 1000",
+                                NULL, NULL, NULL),
+                   SQLITE_OK);
+  sqlite3_close(raw);
+  assert_int_equal(tarn_meta_get(b, "p", "/e", &r), TARN_ENOTFOUND);
+  tarn_meta_close(b);
+  tarn_meta_close(a);
+  tu_rmtree(dir);
+  free(dir);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(writer_after_deletion_publishes_nothing),
+      cmocka_unit_test(sqlite_heartbeat_from_the_future_is_expired),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

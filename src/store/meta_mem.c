@@ -633,6 +633,7 @@ static int mem_renew(tarn_meta *m) {
   mhandle *h = m->impl;
   pthread_mutex_lock(&h->s->mu);
   h->session = ++h->s->next_session;
+  h->expired = 0; /* the new session's ephemerals are its own again */
   pthread_mutex_unlock(&h->s->mu);
   return 0;
 }

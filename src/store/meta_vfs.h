@@ -54,6 +54,7 @@ struct tarn__meta_vfs {
   int (*wait)(tarn_meta *m, const char *part, const char *a, const char *b, int64_t since,
               int timeout_ms);
   int (*fault)(tarn_meta *m, int fault, int skip, int count);   /* NULL: unsupported */
+  int (*clock)(tarn_meta *m, int64_t *ms); /* NULL: the host's wall clock */
 };
 
 extern const tarn__meta_vfs tarn__meta_vfs_mem;

@@ -13,6 +13,7 @@
 #include "tarn/deployment.h"
 #include "tarn/error.h"
 #include "tarn/metrics.h"
+#include "tarn/timing.h"
 
 struct tarn_srv_node {
   struct tarn_deployment *d;
@@ -98,6 +99,13 @@ int tarn_srv_node_start(struct tarn_deployment *d, const tarn_srv_options *o,
     return TARN_ENOMEM;
   n->d = d;
   n->o = *o;
+  /* LS-085, LS-086: a node's WAL grace must outlast the deployment's writers */
+  tarn_timing mine = {o->wal_gc ? o->wal_grace_ms : -1, -1, -1, -1};
+  int trc = tarn_timing_check_process(tarn_deployment_meta(d), &mine, "serve", NULL);
+  if (trc) {
+    free(n);
+    return trc;
+  }
   tarn_srv_job jobs[16];
   int nj = 0;
   jobs[nj++] = (tarn_srv_job){"health", 5000, 1, health_job, n};

@@ -223,6 +223,18 @@ int tarn_meta_change_token(tarn_meta *m, int64_t *token);
 int tarn_meta_wait_for_change(tarn_meta *m, const char *part, const char *a, const char *b,
                               int64_t since, int timeout_ms);
 
+/* ---- the store's clock --------------------------------------------------- */
+
+/* ms on a clock the store keeps, the same for every handle on the store
+ * whatever the clocks of the processes holding them: elapsed times measured
+ * by it cannot be shortened by one node's clock running ahead. Backends:
+ * mem: and sqlite: (one process, one host) the host's wall clock; etcd: the
+ * age of one long lease of the cluster, in whole seconds, counted by the
+ * leader (TTL granted - TTL left; docs/meta-etcd.md). It may step BACK (etcd
+ * restarts a lease's countdown on a leader change): a caller measuring an
+ * age must treat a reading below its start as a new start. */
+int tarn_meta_clock(tarn_meta *m, int64_t *ms);
+
 /* ---- fault injection (mem: only; others give TARN_EUNSUPPORTED) ----------- */
 
 enum {

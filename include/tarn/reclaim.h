@@ -10,7 +10,8 @@
  *  2. WAL objects: the whole WAL root is listed (whatever the names) and every
  *     log's index is scanned; an object no record names gets a "first seen
  *     unreferenced" record /wal/{name} in TARN_RECLAIM_PARTITION, and is
- *     deleted only once wal_grace_ms have passed since then and a second scan
+ *     deleted only once wal_grace_ms have passed since then, on the metadata
+ *     store's clock (tarn_meta_clock: no node's clock shortens it), and a second scan
  *     right before deleting still finds no record naming it (LS-085, LS-086);
  *     an object found named again loses its record;
  *  3. orphan compacted files (of failed compactions, of deleted logs): files
@@ -52,8 +53,10 @@ extern "C" {
 
 typedef struct tarn_reclaim_options {
   int dry_run;
-  int64_t wal_grace_ms;    /* after first seen unreferenced (600000: > the reader's 60 s
-                              index-cache TTL) */
+  int64_t wal_grace_ms;    /* after first seen unreferenced, on the store's clock (600000:
+                              > the reader's 60 s index-cache TTL). Must exceed the
+                              writers' limits (tarn/timing.h): processes check that at
+                              start (tarn_timing_check_process); this pass does not. */
   int64_t orphan_grace_ms; /* compacted orphans (3600000) */
   int64_t intent_grace_ms; /* an intent whose lock is gone still protects its files this
                               long after first seen so (600000): the longest a
@@ -63,8 +66,6 @@ typedef struct tarn_reclaim_options {
   int orphans;             /* do step 3 (1) */
   const uint64_t *extra_logs; /* logs not in the catalog to scan too */
   size_t n_extra_logs;
-  tarn_clock_fn clock;     /* NULL: wall clock */
-  void *clock_ctx;
   /* Called before each deletion (or, with dry_run, for each that would be
    * done): kind "wal", "compacted", "trimmed" or "hard-trim", the object's
    * size in bytes (0 for "hard-trim", whose name is "log L to B"); may be NULL. */

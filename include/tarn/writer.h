@@ -40,13 +40,19 @@ typedef struct tarn_writer_options {
   int upload_threads;         /* objects written in parallel (2) */
   int put_threads;            /* index puts of different logs in parallel (4) */
   int object_retries;         /* extra attempts, each under a new name, after an object write fails (2) */
-  /* A section whose object was written longer ago than this is not
-   * published: its entries fail with TARN_ETIMEDOUT. A reclaimer deletes an
-   * object that no record names once its grace period has passed since it
-   * first saw it, so a writer stalled between A2 and A3 for longer than that
-   * would publish a record naming a deleted object. Keep it well below the
-   * WAL grace period (reclaim.h: 600 s). 0: no limit. (300000) */
+  /* A section whose object's write began longer ago than this (monotonic
+   * clock) is not published: its entries fail with TARN_ETIMEDOUT. A
+   * reclaimer deletes an object that no record names once the WAL grace has
+   * passed since it first saw it, so a writer stalled between A2 and A3 must
+   * give up before that. (300000; 0: the deployment's) */
   int64_t max_publish_delay_ms;
+  /* An index put that returns later than this after the publish check is
+   * not acknowledged: its entries get TARN_EUNKNOWN (the record may name a
+   * reclaimed object). (60000)
+   * tarn_writer_open lowers both to the deployment's timing record where
+   * that is lower (0 here: the record's), and refuses a record whose WAL
+   * grace does not exceed them plus its skew allowance (tarn/timing.h). */
+  int64_t max_put_ms;
   /* 0: threads do the work (the default). 1: stepped — no threads; the caller
    * drives sealing, A2 and A3/A4 one unit at a time with tarn_writer_step (the
    * simulator does, tests/sim); an append over the memory limit returns

@@ -72,6 +72,14 @@ extern const char tarn_cli_deploy_help[];
  * store cannot be reached, else TARN_EXIT_FAULT. */
 int tarn_cli_deploy_open(const tarn_cli_deploy *d, int create, struct tarn_deployment **out);
 
+/* LS-085, LS-086: the start-up check of every verb that writes, compacts or
+ * reclaims (docs/compaction.md "Grace arithmetic"): the deployment's timing
+ * record (tarn/timing.h) with *wal_grace_ms put in when grace_set, else
+ * *wal_grace_ms (may be NULL) gets the record's. A refused combination prints
+ * "tarn: VERB: refused: ..." and gives TARN_EXIT_FAULT. */
+int tarn_cli_timing_check(struct tarn_deployment *dep, const char *verb, int grace_set,
+                          int64_t *wal_grace_ms);
+
 /* The exit status for a libtarn error code: TARN_EXIT_UNAVAIL for
  * TARN_EUNAVAIL, TARN_EXIT_FAULT otherwise (0 for 0). */
 int tarn_cli_exit_for(int rc);

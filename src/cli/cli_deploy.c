@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include "tarn/deployment.h"
+#include "tarn/timing.h"
 #include "tarn/error.h"
 
 const char tarn_cli_deploy_help[] =
@@ -64,4 +65,19 @@ int tarn_cli_deploy_open(const tarn_cli_deploy *d, int create, struct tarn_deplo
   }
   tarn_deployment_config_free(&st);
   return tarn_cli_exit_for(rc);
+}
+
+int tarn_cli_timing_check(struct tarn_deployment *dep, const char *verb, int grace_set,
+                          int64_t *wal_grace_ms) {
+  tarn_timing mine = {grace_set ? *wal_grace_ms : -1, -1, -1, -1}, t;
+  int rc = tarn_timing_check_process(tarn_deployment_meta(dep), &mine, verb, &t);
+  if (rc == TARN_EINVAL) {
+    fprintf(stderr, "tarn: %s: refused: %s\n", verb, tarn_errmsg());
+    return TARN_EXIT_FAULT;
+  }
+  if (rc)
+    return tarn_cli_fail_rc(rc, verb);
+  if (wal_grace_ms)
+    *wal_grace_ms = t.wal_grace_ms;
+  return 0;
 }

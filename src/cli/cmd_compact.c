@@ -87,6 +87,10 @@ int tarn_cmd_compact(int argc, char **argv) {
   tarn_deployment *dep;
   if ((ex = tarn_cli_deploy_open(&d, 0, &dep)))
     return ex;
+  if ((ex = tarn_cli_timing_check(dep, "compact", 0, NULL))) {
+    tarn_deployment_close(dep);
+    return ex;
+  }
   uint64_t log = 0;
   if (!all && (ex = tarn_cli_log_target_resolve(&t, "compact", dep, &log))) {
     tarn_deployment_close(dep);
@@ -169,7 +173,9 @@ static void gc_help(void) {
          "Options:\n"
          "  --dry-run            delete nothing, write nothing; print what would go\n"
          "                       (the counts and bytes say what would be deleted)\n"
-         "  --wal-grace-ms N     grace period of WAL objects (default 600000)\n"
+         "  --wal-grace-ms N     grace period of WAL objects (default: the deployment's,\n"
+         "                       600000 unless recorded); refused unless it exceeds the\n"
+         "                       writers' publish limit + longest put + skew allowance\n"
          "  --orphan-grace-ms N  grace period of orphan compacted files (default 3600000)\n"
          "  --json               print {dry_run, deleted: [{kind, name, bytes}], stats}\n"
          "\n"
@@ -205,10 +211,11 @@ int tarn_cmd_gc(int argc, char **argv) {
   tarn_cli_deploy d = {0};
   tarn_reclaim_options o;
   tarn_reclaim_options_default(&o);
-  int json = 0, nargs;
+  int json = 0, nargs, grace_set = 0;
   const tarn_cli_opt opts[] = {
       TARN_CLI_OPT_FLAG("--dry-run", &o.dry_run, 1),
-      TARN_CLI_OPT_UINT("--wal-grace-ms", &o.wal_grace_ms, 0, INT64_MAX, "a number of ms", NULL),
+      TARN_CLI_OPT_UINT("--wal-grace-ms", &o.wal_grace_ms, 0, INT64_MAX, "a number of ms",
+                        &grace_set),
       TARN_CLI_OPT_UINT("--orphan-grace-ms", &o.orphan_grace_ms, 0, INT64_MAX, "a number of ms",
                         NULL),
       {0}};
@@ -219,6 +226,10 @@ int tarn_cmd_gc(int argc, char **argv) {
   tarn_deployment *dep;
   if ((ex = tarn_cli_deploy_open(&d, 0, &dep)))
     return ex;
+  if ((ex = tarn_cli_timing_check(dep, "gc", grace_set, &o.wal_grace_ms))) {
+    tarn_deployment_close(dep);
+    return ex;
+  }
   gc_out g = {json, o.dry_run, json_array()};
   o.report = gc_report;
   o.report_ctx = &g;

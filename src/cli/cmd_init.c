@@ -5,18 +5,25 @@
 #include "cli/cli.h"
 #include "tarn/catalog.h"
 #include "tarn/deployment.h"
+#include "tarn/timing.h"
 
 static void help(void) {
   printf("usage: tarn init [DEPLOYMENT FLAGS] [--json]\n"
          "\n"
          "Creates a tarn deployment: the local directories of file:// roots and of a\n"
-         "sqlite: metadata store, the catalog's deployment record, and the config file\n"
+         "sqlite: metadata store, the catalog's deployment record, the timing record\n"
+         "(below), and the config file\n"
          "HOME/" TARN_DEPLOYMENT_CONFIG_FILE " naming the three stores, so that --home or TARN_HOME alone\n"
          "finds them later (flags and TARN_META/TARN_WAL/TARN_COMPACTED still win).\n"
          "Running it on an existing deployment changes nothing and succeeds.\n"
          "\n"
          "Options:\n"
          "  --json             print {meta, wal, compacted, config, created} as JSON\n"
+         "  --wal-grace-ms N           the deployment's timing record (written once; the\n"
+         "  --max-publish-delay-ms N   defaults 600000, 300000, 60000, 60000): the WAL\n"
+         "  --max-put-ms N             grace must exceed the writers' publish limit + the\n"
+         "  --skew-allowance-ms N      longest index put + the clock skew allowance\n"
+         "                             (docs/compaction.md, \"Grace arithmetic\")\n"
          "\n%s"
          "\nExit status: 0 created or already there; 1 failed; 2 bad command line;\n"
          "3 a store could not be reached.\n",
@@ -26,7 +33,18 @@ static void help(void) {
 int tarn_cmd_init(int argc, char **argv) {
   tarn_cli_deploy d = {0};
   int json = 0, nargs, ex;
-  const tarn_cli_verb v = {"init", help, NULL, &d, &json, 0, NULL};
+  tarn_timing t;
+  tarn_timing_default(&t);
+  const tarn_cli_opt opts[] = {
+      TARN_CLI_OPT_UINT("--wal-grace-ms", &t.wal_grace_ms, 1, INT64_MAX >> 3, "a number of ms",
+                        NULL),
+      TARN_CLI_OPT_UINT("--max-publish-delay-ms", &t.max_publish_delay_ms, 1, INT64_MAX >> 3,
+                        "a number of ms", NULL),
+      TARN_CLI_OPT_UINT("--max-put-ms", &t.max_put_ms, 1, INT64_MAX >> 3, "a number of ms", NULL),
+      TARN_CLI_OPT_UINT("--skew-allowance-ms", &t.skew_allowance_ms, 1, INT64_MAX >> 3,
+                        "a number of ms", NULL),
+      {0}};
+  const tarn_cli_verb v = {"init", help, opts, &d, &json, 0, NULL};
   if ((ex = tarn_cli_parse(&v, argc, argv, &nargs)) != TARN_CLI_GO_ON)
     return ex;
   tarn_deployment *dep;
@@ -40,6 +58,8 @@ int tarn_cmd_init(int argc, char **argv) {
     rc = tarn_catalog_init(cat, &created);
   const tarn_deployment_config *c = tarn_deployment_config_of(dep);
   int saved = 0;
+  if (!rc) /* LS-085, LS-086: the grace and what it must outlast, for every process */
+    rc = tarn_timing_record(tarn_deployment_meta(dep), &t, NULL);
   if (!rc) /* so that --home/TARN_HOME alone finds these stores from now on */
     rc = tarn_deployment_config_save(c, &saved);
   if (rc) {

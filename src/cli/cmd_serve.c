@@ -53,7 +53,9 @@ static void help(void) {
       "  --reclaim-interval-ms MS    (%d)\n"
       "  --orphan-grace-ms MS        age before an orphan compacted file goes (%lld)\n"
       "  --wal-gc-interval-ms MS     (%d)\n"
-      "  --wal-grace-ms MS           age of an unreferenced WAL object before it goes (%lld)\n"
+      "  --wal-grace-ms MS           age of an unreferenced WAL object before it goes\n"
+      "                              (the deployment's; %lld unless recorded; must exceed\n"
+      "                              the publish limit + longest put + skew allowance)\n"
       "  --stats-interval-ms MS      (%d)\n"
       "  --no-compact, --no-reclaim, --no-wal-gc   leave that job out\n"
       "  --http-max-connections N    connections the endpoint holds at once (%d)\n"
@@ -79,7 +81,7 @@ int tarn_cmd_serve(int argc, char **argv) {
   tarn_cli_deploy d = {0};
   tarn_srv_options o;
   tarn_srv_options_default(&o);
-  int log_format = TARN_SRV_LOG_TEXT, log_level = TARN_SRV_INFO;
+  int log_format = TARN_SRV_LOG_TEXT, log_level = TARN_SRV_INFO, grace_set = 0;
   const tarn_cli_opt opts[] = {
       TARN_CLI_OPT_FLAG("--no-compact", &o.compact, 0),
       TARN_CLI_OPT_FLAG("--no-reclaim", &o.reclaim, 0),
@@ -99,7 +101,7 @@ int tarn_cmd_serve(int argc, char **argv) {
                         NULL),
       TARN_CLI_OPT_UINT("--orphan-grace-ms", &o.orphan_grace_ms, 0, INT64_MAX, NULL, NULL),
       TARN_CLI_OPT_UINT("--wal-gc-interval-ms", &o.wal_gc_interval_ms, 0, 86400000, NULL, NULL),
-      TARN_CLI_OPT_UINT("--wal-grace-ms", &o.wal_grace_ms, 0, INT64_MAX, NULL, NULL),
+      TARN_CLI_OPT_UINT("--wal-grace-ms", &o.wal_grace_ms, 0, INT64_MAX, NULL, &grace_set),
       TARN_CLI_OPT_UINT("--stats-interval-ms", &o.stats_interval_ms, 0, 86400000, NULL, NULL),
       TARN_CLI_OPT_UINT("--http-max-connections", &o.http_max_connections, 1, 65536, NULL, NULL),
       TARN_CLI_OPT_UINT("--http-max-per-ip", &o.http_max_per_ip, 1, 65536, NULL, NULL),
@@ -127,6 +129,10 @@ int tarn_cmd_serve(int argc, char **argv) {
   if (ex)
     return ex;
   tarn_catalog_close(cat);
+  if ((ex = tarn_cli_timing_check(dep, "serve", grace_set, &o.wal_grace_ms))) {
+    tarn_deployment_close(dep);
+    return ex;
+  }
   const tarn_deployment_config *cfg = tarn_deployment_config_of(dep);
   tarn_srv_node *node;
   int rc = tarn_srv_node_start(dep, &o, &node);

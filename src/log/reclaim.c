@@ -335,7 +335,11 @@ static char *seen_key(char kind, const char *name) {
   return k;
 }
 
-/* When name was first seen unreferenced; records now if never (unless dry). */
+/* When name was first seen unreferenced, on the store's clock; records now
+ * (a store-clock reading taken after the listing that showed the object, so
+ * never before the object existed) if never (unless dry). A stamp above now
+ * is one from before the store's clock stepped back: it restarts at now,
+ * which only lengthens the wait. */
 static int first_seen(tarn_meta *m, char kind, const char *name, int64_t now, int dry,
                       int64_t *at) {
   char *k = seen_key(kind, name);
@@ -344,21 +348,27 @@ static int first_seen(tarn_meta *m, char kind, const char *name, int64_t now, in
   tarn_meta_rec r = {0};
   int rc = tarn_meta_get(m, TARN_RECLAIM_PARTITION, k, &r);
   *at = now;
+  char v[24];
+  int n = snprintf(v, sizeof v, "%" PRId64, now);
   if (rc == TARN_ENOTFOUND) {
     rc = 0;
     if (!dry) {
-      char v[24];
-      int n = snprintf(v, sizeof v, "%" PRId64, now);
       rc = tarn_meta_create(m, TARN_RECLAIM_PARTITION, k, v, (size_t)n, TARN_META_PERSISTENT,
                             NULL);
       if (rc == TARN_EEXIST) /* another reclaimer was first: its time is later, or equal */
         rc = 0;
     }
   } else if (!rc) {
-    char v[24];
-    snprintf(v, sizeof v, "%.*s", (int)(r.value_len < 23 ? r.value_len : 23),
+    char old[24];
+    snprintf(old, sizeof old, "%.*s", (int)(r.value_len < 23 ? r.value_len : 23),
              (const char *)r.value);
-    *at = strtoll(v, NULL, 10);
+    int64_t was = strtoll(old, NULL, 10);
+    if (was <= now)
+      *at = was;
+    else if (!dry) /* LS-086: a step back of the clock restarts the grace */
+      rc = tarn_meta_cas(m, TARN_RECLAIM_PARTITION, k, v, (size_t)n, r.stat.version, NULL);
+    if (rc == TARN_ECONFLICT) /* another reclaimer restamped it: at = now is no earlier */
+      rc = 0;
   }
   tarn_meta_rec_free(&r);
   free(k);
@@ -548,8 +558,10 @@ typedef struct cand {
 } cand;
 
 /* Lists a root and sorts each name: named (forget its first-seen record),
- * unreferenced (record first seen), or a candidate (old enough). */
-static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_, int64_t now,
+ * unreferenced (record first seen), or a candidate (old enough). Ages are on
+ * the store's clock, read after each page of the listing: no node's clock
+ * can shorten them, and a page's objects all existed before that reading. */
+static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_,
                       int64_t grace, const tarn_reclaim_options *o, strset *cands,
                       uint64_t *listed, uint64_t *unref) {
   refs *rf = (refs *)rf_;
@@ -559,6 +571,9 @@ static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_
     tarn_objstore_listing l;
     if ((rc = tarn_objstore_list(s, "", after, LIST_PAGE, &l)))
       break;
+    int64_t now = 0;
+    if ((rc = tarn_meta_clock(m, &now)))
+      rc = tarn__errctx(rc, "reading the metadata store's clock");
     for (size_t i = 0; i < l.n && !rc; i++) {
       const char *name = l.names[i];
       int named;
@@ -577,7 +592,7 @@ static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_
         continue;
       }
       (*unref)++;
-      int64_t at;
+      int64_t at = now;
       rc = first_seen(m, kind, name, now, o->dry_run, &at);
       if (!rc && (now - at >= grace /* LS-086 */ ||
                   (kind == 'w' && TARN__PLANTED(TARN__BUG_RECLAIM_NO_GRACE))))
@@ -605,7 +620,6 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
   }
   tarn_reclaim_stats st;
   memset(&st, 0, sizeof st);
-  int64_t now = o->clock ? o->clock(o->clock_ctx) : tarn_clock_wall_ms(NULL);
   uint64_t next;
   int known = 0;
   int rc = log_range(m, o, &next, &known);
@@ -615,15 +629,19 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
     rc = reclaim_trimmed(m, compacted, o, o->extra_logs[i], &st);
   refs r1 = {0}, r2 = {0};
   cand c = {0};
+  /* intents' ages too are on the store's clock (docs/compaction.md) */
+  int64_t now = 0;
+  if (!rc && (rc = tarn_meta_clock(m, &now)))
+    rc = tarn__errctx(rc, "reading the metadata store's clock");
   if (!rc && (o->wal || o->orphans))
     rc = collect_refs(m, o, next, now, &r1, &st);
   if (!rc && o->wal && wal)
-    rc = sweep_list(m, wal, 'w', &r1, now, o->wal_grace_ms, o, &c.wal, &st.wal_listed,
+    rc = sweep_list(m, wal, 'w', &r1, o->wal_grace_ms, o, &c.wal, &st.wal_listed,
                     &st.wal_unreferenced);
   /* Orphan compacted files need the catalog: without it no log's records
    * (or directory) are known for certain. */
   if (!rc && known && o->orphans && compacted)
-    rc = sweep_list(m, compacted, 'c', &r1, now, o->orphan_grace_ms, o, &c.compacted,
+    rc = sweep_list(m, compacted, 'c', &r1, o->orphan_grace_ms, o, &c.compacted,
                     &st.compacted_listed, &st.compacted_orphans);
   /* LS-085: right before deleting, look again: a candidate named now stays */
   if (!rc && (c.wal.n || c.compacted.n))

@@ -20,6 +20,7 @@
 #include "tarn/key.h"
 #include "tarn/lease.h"
 #include "tarn/metrics.h"
+#include "tarn/timing.h"
 #include "tarn/wal.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -76,7 +77,7 @@ typedef struct wbatch {
   size_t puts_left;
   int done;
   int64_t deadline_ms;
-  int64_t written_ms; /* when its object was written */
+  int64_t written_mono; /* monotonic ms when the write of its object (last attempt) began */
   char err[256]; /* why the object write failed */
 } wbatch;
 
@@ -140,6 +141,7 @@ void tarn_writer_options_default(tarn_writer_options *o) {
   o->put_threads = 4;
   o->object_retries = 2;
   o->max_publish_delay_ms = 300000;
+  o->max_put_ms = 60000;
 }
 
 static wlog *find_log(tarn_writer *w, uint64_t id) {
@@ -490,6 +492,9 @@ static int write_object(tarn_writer *w, wbatch *b, scratch *x) {
       break;
     /* LS-009: create-only; a name is never reused, even after a failure */
     double t0 = tarn_metrics_now();
+    /* the object may be listed from the moment its write begins: its age for
+     * the publish limit counts from here (a retry is a new object) */
+    b->written_mono = tarn__mono_ms();
     rc = tarn_objstore_put(w->wal, name, objb->data, objb->len);
     tarn_metrics_observe("tarn_writer_stage_seconds", tarn_metrics_now() - t0, "stage",
                          "object_put", NULL);
@@ -567,7 +572,6 @@ static void upload(tarn_writer *w, wbatch *b, scratch *x) {
   }
   else {
     w->st.objects_written++;
-    b->written_ms = now_ms();
   }
   /* LS-037: sections become ready for their puts only now */
   for (size_t i = 0; i < b->nlogs; i++) {
@@ -620,8 +624,13 @@ static void publish(tarn_writer *w, wsection *s) {
     rc = tarn__err(TARN_EGUARD, "log %llu: the write lease was lost (%s); entries not appended",
                    (unsigned long long)log_id, s->log->lost_why);
   pthread_mutex_unlock(&w->mu);
-  int64_t age = now_ms() - s->batch->written_ms;
-  if (!rc && w->o.max_publish_delay_ms > 0 && age > w->o.max_publish_delay_ms)
+  uint64_t d2 = 0;
+  for (size_t i = 0; i < s->n; i++)
+    d2 += s->ents[i].len;
+  /* LS-085, LS-086: the last check before the put; ages on the monotonic
+   * clock, so a wall clock stepping back cannot stretch them */
+  int64_t checked = tarn__mono_ms(), age = checked - s->batch->written_mono;
+  if (!rc && age > w->o.max_publish_delay_ms)
     /* the reclaimer may already have deleted the object (found by tarn-sim) */
     rc = tarn__err(TARN_ETIMEDOUT, "log %llu: WAL object written %lld ms ago, over the %lld ms "
                                    "publish limit; entries not appended",
@@ -631,9 +640,6 @@ static void publish(tarn_writer *w, wsection *s) {
     deliver(w, s, rc, 0, 0);
     return;
   }
-  uint64_t d2 = 0;
-  for (size_t i = 0; i < s->n; i++)
-    d2 += s->ents[i].len;
   tarn_meta_rec out = {0};
   double t0 = tarn_metrics_now();
   /* A3, LS-025: the only way this writer creates an index key. Guarded
@@ -654,6 +660,13 @@ static void publish(tarn_writer *w, wsection *s) {
                        NULL);
   if (rc == TARN_ETIMEDOUT)
     rc = TARN_EUNKNOWN;
+  int64_t took = tarn__mono_ms() - checked;
+  if (!rc && took > w->o.max_put_ms)
+    /* LS-085: past the bound the grace rule allows for, the object may be
+     * gone before the record landed: never acknowledge such an entry */
+    rc = tarn__err(TARN_EUNKNOWN, "log %llu: the index put took %lld ms, over the %lld ms bound; "
+                                  "the WAL object may have been reclaimed",
+                   (unsigned long long)log_id, (long long)took, (long long)w->o.max_put_ms);
   tarn_key k;
   if (!rc && (tarn_key_parse(out.key, strlen(out.key), &k) != 0 || k.log_id != log_id ||
               k.end_offset < s->records))
@@ -751,12 +764,27 @@ int tarn_writer_open(tarn_meta *meta, tarn_objstore *wal, const tarn_writer_opti
       o->max_bytes_in_flight == 0)
     return tarn__err(TARN_EINVAL, "writer: bad options (object size 1 B..1 GiB, logs per object "
                                   ">= 1, 1..64 threads)");
+  /* LS-085, LS-086: never later than the deployment's limits, which its WAL
+   * grace must cover (a record breaking the rule is refused) */
+  tarn_timing tm;
+  int trc = tarn_timing_load(meta, &tm, NULL);
+  if (!trc) {
+    if (o->max_publish_delay_ms > 0 && o->max_publish_delay_ms < tm.max_publish_delay_ms)
+      tm.max_publish_delay_ms = o->max_publish_delay_ms;
+    if (o->max_put_ms > 0 && o->max_put_ms < tm.max_put_ms)
+      tm.max_put_ms = o->max_put_ms;
+    trc = tarn_timing_check(&tm, "writer");
+  }
+  if (trc)
+    return trc;
   tarn_writer *w = calloc(1, sizeof *w);
   if (!w)
     return tarn__err(TARN_ENOMEM, "out of memory");
   w->meta = meta;
   w->wal = wal;
   w->o = *o;
+  w->o.max_publish_delay_ms = tm.max_publish_delay_ms;
+  w->o.max_put_ms = tm.max_put_ms;
   pthread_mutex_init(&w->mu, NULL);
   pthread_mutex_init(&w->lease_mu, NULL);
   pthread_cond_init(&w->cv_timer, NULL);

@@ -14,6 +14,7 @@
 #include "tarn/deployment.h"
 #include "tarn/error.h"
 #include "tarn/metrics.h"
+#include "tarn/timing.h"
 
 /* The outcome of the last store check (check_stores). */
 typedef struct health_state {
@@ -150,6 +151,13 @@ int tarn_srv_node_start(struct tarn_deployment *d, const tarn_srv_options *o,
     return TARN_ENOMEM;
   n->d = d;
   n->o = *o;
+  /* LS-085, LS-086: a node's WAL grace must outlast the deployment's writers */
+  tarn_timing mine = {o->wal_gc ? o->wal_grace_ms : -1, -1, -1, -1};
+  int trc = tarn_timing_check_process(tarn_deployment_meta(d), &mine, "serve", NULL);
+  if (trc) {
+    free(n);
+    return trc;
+  }
   pthread_mutex_init(&n->health_mu, NULL);
   /* The first check before the endpoint opens: /healthz never answers from no check. */
   check_stores(n);

@@ -490,6 +490,12 @@ int tarn_meta_wait_for_change(tarn_meta *m, const char *part, const char *a, con
   return m->vfs->wait(m, part, a, b, since, timeout_ms);
 }
 
+int tarn_meta_clock(tarn_meta *m, int64_t *ms) {
+  if (m->vfs->clock) return m->vfs->clock(m, ms);
+  *ms = tarn__meta_now_ms(); /* the store lives on this host */
+  return 0;
+}
+
 int tarn_meta_inject_fault(tarn_meta *m, int fault, int count) {
   return tarn_meta_inject_fault_after(m, fault, 0, count);
 }

@@ -50,6 +50,7 @@ typedef struct ehandle {
   int npool;
   _Atomic int64_t lease; /* replaced by a renewal while other threads write */
   int64_t ttl_s;
+  _Atomic int64_t clock_lease; /* the cluster's clock lease, 0 until looked up */
   pthread_t ka;
   pthread_mutex_t ka_mu;
   pthread_cond_t ka_cv;
@@ -871,6 +872,91 @@ static int e_wait(tarn_meta *m, const char *part, const char *a, const char *b, 
   return rc;
 }
 
+/* ---- the store's clock: the age of one long lease ------------------------------ */
+
+#define CLOCK_PART "tarn-store-clock"
+#define CLOCK_KEY "lease"
+#define CLOCK_TTL_S 9000000000LL /* etcd's longest lease TTL: 285 years */
+
+static int lease_post(ehandle *h, const char *path, const char *name, int64_t v, json_t **resp) {
+  json_t *req = json_pack("{s:o}", name, json_sprintf("%lld", (long long)v));
+  int rc = req ? post(h, path, req, SAFE, resp) : tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  json_decref(req);
+  return rc == TARN_EUNKNOWN ? TARN_EUNAVAIL : rc;
+}
+
+static int64_t rec_lease_id(const tarn_meta_rec *r) {
+  char v[24];
+  snprintf(v, sizeof v, "%.*s", (int)(r->value_len < 23 ? r->value_len : 23),
+           (const char *)r->value);
+  return strtoll(v, NULL, 10);
+}
+
+/* The lease every handle of the cluster reads time from: the one the record
+ * CLOCK_PART/CLOCK_KEY names, put there by the first handle to look (a record
+ * naming no lease, "0", is one whose lease is gone). */
+static int clock_lease(tarn_meta *m, int64_t *id) {
+  ehandle *h = m->impl;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    tarn_meta_rec r = {0};
+    int rc = tarn_meta_get(m, CLOCK_PART, CLOCK_KEY, &r);
+    int64_t named = rc == 0 ? rec_lease_id(&r) : 0, version = r.stat.version;
+    tarn_meta_rec_free(&r);
+    if (named) {
+      *id = named;
+      return 0;
+    }
+    if (rc && rc != TARN_ENOTFOUND) return rc;
+    int absent = rc == TARN_ENOTFOUND;
+    json_t *resp = NULL;
+    if ((rc = lease_post(h, "/v3/lease/grant", "TTL", CLOCK_TTL_S, &resp))) return rc;
+    int64_t mine = jint(resp, "ID");
+    json_decref(resp);
+    if (!mine) return tarn__err(TARN_EIO, "etcd: lease grant returned no ID");
+    char v[24];
+    int n = snprintf(v, sizeof v, "%lld", (long long)mine);
+    rc = absent ? tarn_meta_create(m, CLOCK_PART, CLOCK_KEY, v, (size_t)n, TARN_META_PERSISTENT,
+                                   NULL)
+                : tarn_meta_cas(m, CLOCK_PART, CLOCK_KEY, v, (size_t)n, version, NULL);
+    if (rc == 0) {
+      *id = mine;
+      return 0;
+    }
+    if (lease_post(h, "/v3/lease/revoke", "ID", mine, &resp) == 0) json_decref(resp);
+    if (rc != TARN_EEXIST && rc != TARN_ECONFLICT && rc != TARN_ENOTFOUND) return rc;
+    /* another handle was first: use its lease */
+  }
+  return tarn__err(TARN_EUNAVAIL, "etcd: cannot settle the store clock's lease");
+}
+
+/* The leader counts a lease's TTL down on its own clock; no client clock is
+ * involved. A leader change restarts the countdown (etcd extends leases on
+ * promotion), so the clock then steps back — never forward. */
+static int e_clock(tarn_meta *m, int64_t *ms) {
+  ehandle *h = m->impl;
+  for (int attempt = 0; attempt < 3; attempt++) {
+    int64_t id = atomic_load(&h->clock_lease);
+    int rc = 0;
+    if (!id && (rc = clock_lease(m, &id))) return rc;
+    atomic_store(&h->clock_lease, id);
+    json_t *resp = NULL;
+    if ((rc = lease_post(h, "/v3/lease/timetolive", "ID", id, &resp))) return rc;
+    int64_t left = jint(resp, "TTL"), granted = jint(resp, "grantedTTL");
+    json_decref(resp);
+    if (left >= 0 && granted > 0) {
+      *ms = (granted - left) * 1000;
+      return 0;
+    }
+    /* the lease is gone (revoked by hand, or expired): a new one, a new start */
+    tarn_meta_rec r = {0};
+    if (tarn_meta_get(m, CLOCK_PART, CLOCK_KEY, &r) == 0 && rec_lease_id(&r) == id)
+      (void)tarn_meta_cas(m, CLOCK_PART, CLOCK_KEY, "0", 1, r.stat.version, NULL);
+    tarn_meta_rec_free(&r);
+    atomic_store(&h->clock_lease, 0);
+  }
+  return tarn__err(TARN_EUNAVAIL, "etcd: the store clock's lease keeps vanishing");
+}
+
 /* ---- sessions: a lease and its keepalive thread ------------------------------- */
 
 /* The keepalive: every TTL/3, soon again after a failure. The lease lives at
@@ -1040,4 +1126,4 @@ static void e_close(tarn_meta *m) {
 
 const tarn__meta_vfs tarn__meta_vfs_etcd = {
     TARN__META_VFS_VERSION, "etcd", e_open, e_close, e_find, e_write, e_del,
-    e_del_range, e_seq_put, e_range, e_token, e_wait, NULL, e_renew};
+    e_del_range, e_seq_put, e_range, e_token, e_wait, NULL, e_renew, e_clock};

@@ -640,4 +640,4 @@ static int mem_renew(tarn_meta *m) {
 
 const tarn__meta_vfs tarn__meta_vfs_mem = {
     TARN__META_VFS_VERSION, "mem", mem_open, mem_close, mem_find, mem_write, mem_del,
-    mem_del_range, mem_seq_put, mem_range, mem_token, mem_wait, mem_fault, mem_renew};
+    mem_del_range, mem_seq_put, mem_range, mem_token, mem_wait, mem_fault, mem_renew, NULL};

@@ -698,4 +698,4 @@ static int sq_wait(tarn_meta *m, const char *part, const char *a, const char *b,
 
 const tarn__meta_vfs tarn__meta_vfs_sqlite = {
     TARN__META_VFS_VERSION, "sqlite", sq_open, sq_close, sq_find, sq_write, sq_del,
-    sq_del_range, sq_seq_put, sq_range, sq_token, sq_wait, NULL, sq_renew};
+    sq_del_range, sq_seq_put, sq_range, sq_token, sq_wait, NULL, sq_renew, NULL};

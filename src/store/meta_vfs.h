@@ -67,6 +67,7 @@ struct tarn__meta_vfs {
   int (*fault)(tarn_meta *m, int fault, int skip, int count);   /* NULL: unsupported */
   /* Opens a new session in place of the ended one (m->session_ended set). */
   int (*renew)(tarn_meta *m);
+  int (*clock)(tarn_meta *m, int64_t *ms); /* NULL: the host's wall clock */
 };
 
 extern const tarn__meta_vfs tarn__meta_vfs_mem;

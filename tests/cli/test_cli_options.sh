@@ -109,7 +109,7 @@ ok offsets t/a --home="$h" --json
 python3 -c 'import json,sys; j=json.load(open(sys.argv[1])); p=j["partitions"][1]; assert p["end_offset"] == 6 and p["trim_marker"] == 2, j' "$tmp/out"
 ok compact t/a --home="$h" --partition=1 --max-range-bytes=1000000 --json
 ok fsck --home="$h" --no-read --quiet
-ok gc --home "$h" --dry-run --wal-grace-ms=0 --orphan-grace-ms 0 --json
+ok gc --home "$h" --dry-run --wal-grace-ms=600000 --orphan-grace-ms 0 --json
 ok tasks --home="$h" --json
 ok stream drop t/p --home="$h" --drain-timeout-ms=0 --json
 ok inspect offsets --boundaries=0,3,5

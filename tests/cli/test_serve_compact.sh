@@ -20,7 +20,8 @@ fast=(--listen 127.0.0.1:0 --compact-interval-ms 100 --compact-max-age-ms 0 --st
 # fills a fresh home: streams ns/a (3 partitions) and ns/b, several batches each
 fill() {
   export TARN_HOME="$dir/$1"
-  "$TARN" init > /dev/null
+  # a WAL grace short enough to wait out, and legal: 4001 > 2000 + 1000 + 1000
+  "$TARN" init --wal-grace-ms 4001 --max-publish-delay-ms 2000 --max-put-ms 1000 --skew-allowance-ms 1000 > /dev/null
   "$TARN" stream create ns/a --partitions 3 > /dev/null
   "$TARN" stream create ns/b > /dev/null
   for i in 1 2 3 4; do
@@ -82,11 +83,11 @@ check
 grep -q 'compaction planned' "$dir/log.1" || fail "no planning logged"
 
 # WAL collection: every record is PARQUET now, so no WAL object is named; a
-# node with no grace period deletes them all (LS-085: unreferenced only),
+# node with a short grace period deletes them all (LS-085: unreferenced only),
 # reads still return every entry, and its metrics count the deletions
 [ "$(find "$TARN_HOME/wal" -name '*.wal' | wc -l)" -gt 0 ] || fail "no WAL objects before gc"
 walbytes=$(find "$TARN_HOME/wal" -name '*.wal' -printf '%s\n' | awk '{ t += $1 } END { print t }')
-"$TARN" serve --listen 127.0.0.1:0 --no-compact --wal-grace-ms 0 --wal-gc-interval-ms 100 \
+"$TARN" serve --listen 127.0.0.1:0 --no-compact --wal-grace-ms 4001 --wal-gc-interval-ms 100 \
   --reclaim-interval-ms 100 2> "$dir/log.gc" &
 gcpid=$!
 pids+=($gcpid)

@@ -13,12 +13,15 @@
 #include "tarn/objstore_mem.h"
 #include "tarn/parquet.h"
 #include "tarn/reclaim.h"
+#include "tarn/timing.h"
 #include "tarn/trim.h"
 #include "util/clock.h"
 #include "util/planted.h"
 #include "util/random.h"
 
 #define EPOCH_MS INT64_C(1767225600000) /* 2026-01-01T00:00:00Z */
+/* longer than the stale reader's index cache (60 s) */
+#define SIM_WAL_GRACE_MS 61000
 
 const char *const sim_fault_names[] = {"object", "meta", "crash", "expiry", "skew",
                                        "slow",   "zombie", "stall",  NULL};
@@ -188,6 +191,7 @@ static void writer_start(sim *s, int i) {
   o.max_bytes_in_flight = 8192;
   o.object_retries = (int)sim_below(s, 3);
   o.max_publish_delay_ms = 30000; /* half the reclaimer's WAL grace (61 s) */
+  o.max_put_ms = 10000;
   if (open_meta(s, &w->meta) || tarn_objstore_open(s->wal_uri, &w->wal) ||
       tarn_writer_open(w->meta, w->wal, &o, &w->w))
     abort();
@@ -785,10 +789,8 @@ static void act_reclaim(sim *s) {
   s->proc = PROC_RECL;
   tarn_reclaim_options o;
   tarn_reclaim_options_default(&o);
-  o.wal_grace_ms = 61000; /* longer than the stale reader's index cache (60 s) */
+  o.wal_grace_ms = SIM_WAL_GRACE_MS;
   o.orphan_grace_ms = 61000;
-  o.clock = sim_clock;
-  o.clock_ctx = s;
   tarn_reclaim_stats st = {0};
   arm_meta_fault(s, s->rmeta);
   int rc = tarn_reclaim_pass(s->rmeta, s->cwal, s->ccmp, &o, &st);
@@ -1101,6 +1103,14 @@ int sim_run(sim *s) {
       abort();
   tarn_catalog_record_free(&rec);
   tarn_catalog_close(cat);
+  /* the deployment's timing, legal: 61 s > 30 + 10 + 10 s; writers open
+   * against it (docs/compaction.md "Grace arithmetic") */
+  tarn_timing tm = {.wal_grace_ms = SIM_WAL_GRACE_MS, .max_publish_delay_ms = 30000,
+                    .max_put_ms = 10000, .skew_allowance_ms = 10000};
+  if (tarn_timing_record(s->cmeta, &tm, NULL)) {
+    fprintf(stderr, "tarn-sim: timing: %s\n", tarn_errmsg());
+    return -1;
+  }
   tarn_reader_options o;
   tarn_reader_options_default(&o);
   o.index_ttl_ms = 0;

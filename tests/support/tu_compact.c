@@ -12,6 +12,7 @@
 #include "tarn/objstore_mem.h"
 #include "tarn/reader.h"
 #include "tarn/writer.h"
+#include "util/clock.h"
 
 void tu_cenv_open(tu_cenv *e, const char *tag, int on_disk, uint32_t n_partitions,
                   const char *const *props) {
@@ -139,6 +140,22 @@ void tu_append(tu_cenv *e, uint64_t log, uint64_t first, size_t n, size_t per_ob
   tarn_writer_stats_get(w, &st);
   assert_int_equal(st.entries_failed + st.entries_unknown, 0);
   assert_int_equal(tarn_writer_close(w), 0);
+}
+
+static int64_t frozen_ms;
+static int64_t frozen_now(void *arg) {
+  (void)arg;
+  return frozen_ms;
+}
+
+int tu_reclaim_pass_at(int64_t now_ms, tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted,
+                       const tarn_reclaim_options *o, tarn_reclaim_stats *st) {
+  frozen_ms = now_ms;
+  tarn__clock_hooks h = {.now_ms = frozen_now};
+  tarn__clock_set(&h);
+  int rc = tarn_reclaim_pass(m, wal, compacted, o, st);
+  tarn__clock_set(NULL);
+  return rc;
 }
 
 void tu_snapshot(tu_cenv *e, uint64_t log, tu_snap *out) {

@@ -8,6 +8,7 @@
 
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
+#include "tarn/reclaim.h"
 
 typedef struct tu_cenv {
   char name[64];         /* the mem: store name, or the directory of file stores */
@@ -37,6 +38,10 @@ size_t tu_payload(uint64_t seed, uint64_t j, uint8_t *out, size_t cap);
  * and payloads of tu_payload(log, j), flushing every per_object entries so that
  * records get distinct creation times (sleeping 2 ms between objects). */
 void tu_append(tu_cenv *e, uint64_t log, uint64_t first, size_t n, size_t per_object);
+/* tarn_reclaim_pass with the wall clock, and so the mem: and sqlite: stores'
+ * clock (tarn_meta_clock) that graces are measured by, stopped at now_ms. */
+int tu_reclaim_pass_at(int64_t now_ms, tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted,
+                       const tarn_reclaim_options *o, tarn_reclaim_stats *st);
 
 typedef struct tu_snap_ent {
   uint64_t offset, cumulative;

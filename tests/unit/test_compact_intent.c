@@ -41,7 +41,6 @@ static void reclaim_opts(tarn_reclaim_options *o, int64_t orphan_grace) {
   tarn_reclaim_options_default(o);
   o->wal_grace_ms = 0;
   o->orphan_grace_ms = orphan_grace;
-  o->clock = clk;
 }
 
 /* A throttle that runs a reclamation pass (orphan grace 0) before every row
@@ -60,7 +59,7 @@ static int slow_throttle(void *ctx, uint64_t bytes) {
   tarn_reclaim_options o;
   reclaim_opts(&o, 0);
   tarn_reclaim_stats st;
-  assert_int_equal(tarn_reclaim_pass(s->e->m, s->e->wal, s->e->compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, s->e->m, s->e->wal, s->e->compacted, &o, &st), 0);
   s->passes++;
   s->deleted += st.compacted_deleted;
   return 0;
@@ -89,7 +88,7 @@ static void assert_survives(tu_cenv *e, const tu_snap *before) {
   reclaim_opts(&o, 0);
   tarn_reclaim_stats st;
   for (int i = 0; i < 2; i++)
-    assert_int_equal(tarn_reclaim_pass(e->m, e->wal, e->compacted, &o, &st), 0);
+    assert_int_equal(tu_reclaim_pass_at(now_ms, e->m, e->wal, e->compacted, &o, &st), 0);
   tu_snap after;
   tu_snapshot(e, e->log, &after);
   assert_int_equal(after.n, before->n);
@@ -318,18 +317,18 @@ static void intent_lifetime(void **state) {
   o.intent_grace_ms = 1000;
   for (int i = 0; i < 3; i++) {
     now_ms += 3600000; /* held: any time passes */
-    assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, NULL), 0);
+    assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, NULL), 0);
     assert_int_equal(files_left(&E, &r), all);
   }
   /* abandoned: the lock goes (its session ended), the intent stays */
   assert_int_equal(tarn_compact_lock_release(lk), 0);
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, NULL), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, NULL), 0);
   assert_int_equal(files_left(&E, &r), all);
   now_ms += 999;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, NULL), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, NULL), 0);
   assert_int_equal(files_left(&E, &r), all);
   now_ms += 1;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, NULL), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, NULL), 0);
   assert_int_equal(files_left(&E, &r), 0);
   /* the compaction can no longer install: its files are gone, so it is stale */
   assert_int_equal(tarn_compact_lock_acquire(E.m, E.log, "t", &lk), 0);

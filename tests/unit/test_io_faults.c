@@ -679,10 +679,6 @@ static void trim(void **state) {
 /* ---- reclamation --------------------------------------------------------- */
 
 static int64_t now_ms;
-static int64_t clk(void *ctx) {
-  (void)ctx;
-  return now_ms;
-}
 
 #define R_GRACE 10000
 
@@ -719,10 +715,9 @@ static void r_prepare(tu_cenv *e, void *st) {
 static int r_pass(tu_cenv *e) {
   tarn_reclaim_options o;
   tarn_reclaim_options_default(&o);
-  o.clock = clk;
   o.wal_grace_ms = R_GRACE;
   o.orphan_grace_ms = R_GRACE;
-  return tarn_reclaim_pass(e->m, e->wal, e->compacted, &o, NULL);
+  return tu_reclaim_pass_at(now_ms, e->m, e->wal, e->compacted, &o, NULL);
 }
 
 /* The first pass marks what is unreferenced; the second, past the grace

@@ -5,7 +5,10 @@
  *
  * LS-006: these tests check the properties the spec requires of the store:
  * linearizable atomic primitives per partition, the key order, versions,
- * creation timestamps and sessions with ephemeral records. */
+ * creation timestamps and sessions with ephemeral records.
+ *
+ * Also the store's clock (tarn_meta_clock), which the WAL reclaimer measures
+ * its grace period by (docs/compaction.md "Grace arithmetic"). */
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -18,6 +21,7 @@
 
 #include "tarn/meta.h"
 #include "testutil.h"
+#include "util/clock.h"
 
 #define SESSION_MS 2000
 
@@ -987,6 +991,38 @@ static void test_cluster_leader_kill(void **state) {
   if (system(cmd) != 0) print_message("[%s] could not restart the killed member\n", b->name);
 }
 
+/* The store's clock is one clock for every handle; on etcd it is the
+ * cluster's, so a process whose own clock runs an hour ahead reads the same
+ * time (the reclaimer's grace cannot be shortened by one node's clock). */
+static int64_t ahead_now(void *arg) {
+  (void)arg;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + 3600000;
+}
+
+static void test_store_clock(void **state) {
+  backend *b = *state;
+  tarn_meta *m1 = open_ok(b), *m2 = open_ok(b);
+  int64_t a, c, d;
+  OK(tarn_meta_clock(m1, &a));
+  usleep(2100000);
+  OK(tarn_meta_clock(m2, &c));
+  if (c - a < 1000 || c - a > 10000)
+    fail_msg("store clock advanced %lld ms in 2.1 s", (long long)(c - a));
+  if (strncmp(b->name, "etcd", 4) == 0) {
+    tarn__clock_hooks h = {.now_ms = ahead_now};
+    tarn__clock_set(&h);
+    int rc = tarn_meta_clock(m1, &d);
+    tarn__clock_set(NULL);
+    OK(rc);
+    if (d - c > 60000)
+      fail_msg("the etcd store clock moved with this process's clock: %lld ms", (long long)(d - c));
+  }
+  tarn_meta_close(m1);
+  tarn_meta_close(m2);
+}
+
 #define SUITE(name)                                                     \
   const struct CMUnitTest name[] = {                                           \
       cmocka_unit_test(test_get_put_create_cas_delete),                        \
@@ -1002,6 +1038,7 @@ static void test_cluster_leader_kill(void **state) {
       cmocka_unit_test(test_expired_session_stays_ended),                      \
       cmocka_unit_test(test_wait_for_change),                                  \
       cmocka_unit_test(test_guarded_writes),                                   \
+      cmocka_unit_test(test_store_clock),                                      \
       cmocka_unit_test(test_mem_faults),                                       \
       cmocka_unit_test(test_cluster_leader_kill),                              \
   }

@@ -20,10 +20,6 @@
 #include "tarn/trim.h"
 
 static int64_t now_ms;
-static int64_t clk(void *ctx) {
-  (void)ctx;
-  return now_ms;
-}
 
 typedef struct rep {
   char kinds[64][16];
@@ -43,7 +39,6 @@ static void on_report(void *ctx, const char *kind, const char *name, uint64_t by
 
 static void opts(tarn_reclaim_options *o, rep *r) {
   tarn_reclaim_options_default(o);
-  o->clock = clk;
   o->wal_grace_ms = 10000;
   o->orphan_grace_ms = 20000;
   /* the C2-only compactions here hold no lock and never return: their
@@ -107,13 +102,13 @@ static void wal_grace(void **state) {
   opts(&o, &rp);
   now_ms = 1000000;
   tarn_reclaim_stats st;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.wal_listed, 6);
   assert_int_equal(st.wal_unreferenced, 4);
   assert_int_equal(st.wal_deleted, 0);
   assert_int_equal(st.compacted_orphans, 0);
   now_ms += 9999; /* within the grace period */
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.wal_deleted, 0);
   /* the reader's cached RAW records still read */
   assert_int_equal(tarn_reader_iter(cached, E.log, 0, &it), 0);
@@ -123,7 +118,7 @@ static void wal_grace(void **state) {
   assert_int_equal(n, before.n);
   tarn_reader_iter_free(it);
   now_ms += 1;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.wal_deleted, 4);
   assert_int_equal(count_objects(E.wal), 2);
   tu_snap after;
@@ -153,7 +148,7 @@ static void any_name_and_recheck(void **state) {
   opts(&o, &rp);
   now_ms = 5000000;
   tarn_reclaim_stats st;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.wal_unreferenced, 4);
   /* "ff/late.wal" is named by a record published after it was first seen */
   char part[32], prefix[TARN_KEY_PREFIX_LEN + 1];
@@ -170,7 +165,7 @@ static void any_name_and_recheck(void **state) {
   tarn_meta_rec_free(&out);
   tarn_buf_free(&b);
   now_ms += 10000;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.wal_deleted, 3);
   uint64_t sz;
   assert_int_equal(tarn_objstore_head(E.wal, "ff/late.wal", &sz), 0);
@@ -207,13 +202,13 @@ static void trimmed_files(void **state) {
   o.dry_run = 1;
   now_ms = 1;
   tarn_reclaim_stats st;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(count_objects(E.compacted), files);
   assert_int_equal(tu_count_index(E.m, E.log), 3);
   assert_true(rp.n >= 3);
   o.dry_run = 0;
   memset(&rp, 0, sizeof rp);
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(count_objects(E.compacted), 0);
   assert_int_equal(st.trimmed_files_deleted, files);
   assert_int_equal(st.records_hard_trimmed, 1);
@@ -268,13 +263,13 @@ static void orphans(void **state) {
   opts(&o, &rp);
   now_ms = 100;
   tarn_reclaim_stats st;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.compacted_orphans, 2 * r.n_files);
   now_ms += 19999;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.compacted_deleted, 0);
   now_ms += 1;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.compacted_deleted, 2 * r.n_files);
   assert_int_equal(count_objects(E.compacted), 2 * t.range.n_files);
   /* the task completes and its files stay named */
@@ -282,17 +277,17 @@ static void orphans(void **state) {
   assert_int_equal(t.state, TARN_TASK_COMMITTED);
   tarn_compact_lock_release(lk);
   now_ms += 100000;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(count_objects(E.compacted), 2 * t.range.n_files);
   /* drop the stream: its files and WAL objects become orphans */
   tarn_catalog *cat;
   assert_int_equal(tarn_catalog_open(E.m, NULL, &cat), 0);
   assert_int_equal(tarn_catalog_drop_stream(cat, "ns", "s1", NULL), 0);
   tarn_catalog_close(cat);
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.compacted_deleted, 0);
   now_ms += 20000;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(count_objects(E.compacted), 0);
   assert_int_equal(count_objects(E.wal), 0);
   tarn_task_free(&t);
@@ -323,9 +318,9 @@ static void logs_outside_the_catalog(void **state) {
   opts(&o, &rp);
   now_ms = 0;
   tarn_reclaim_stats st;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   now_ms = 1000000000;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.wal_deleted, 1);
   assert_int_equal(count_objects(E.wal), named);
   uint64_t sz;

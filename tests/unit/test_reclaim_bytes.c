@@ -18,10 +18,6 @@
 #include "tarn/trim.h"
 
 static int64_t now_ms;
-static int64_t clk(void *ctx) {
-  (void)ctx;
-  return now_ms;
-}
 
 /* ---- every object of a store, with its size ------------------------------ */
 
@@ -108,7 +104,6 @@ static void on_report(void *ctx, const char *kind, const char *name, uint64_t by
 
 static void opts(tarn_reclaim_options *o, rep *r, const char *kind, const objs *before) {
   tarn_reclaim_options_default(o);
-  o->clock = clk;
   o->wal_grace_ms = 10000;
   o->orphan_grace_ms = 20000;
   /* the C2-only compactions here hold no lock and never return: their
@@ -150,14 +145,14 @@ static void wal_bytes(void **state) {
   o.trimmed_files = o.orphans = 0;
   tarn_reclaim_stats st;
   now_ms = 1000;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.wal_deleted, 0); /* first seen only */
   assert_int_equal(st.wal_deleted_bytes, 0);
   now_ms += 10000;
   int64_t h0 = heads(E.wal);
   o.dry_run = 1;
   tarn_reclaim_stats dry;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &dry), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &dry), 0);
   uint64_t n, bytes;
   gone(E.wal, &before, &n, &bytes);
   assert_int_equal(n, 0);
@@ -170,7 +165,7 @@ static void wal_bytes(void **state) {
   assert_int_equal(dry.wal_deleted_bytes, all);
   o.dry_run = 0;
   r.n = r.bytes = 0;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   gone(E.wal, &before, &n, &bytes);
   assert_int_equal(st.wal_deleted, n);
   assert_int_equal(st.wal_deleted_bytes, bytes);
@@ -219,7 +214,7 @@ static void trimmed_bytes(void **state) {
   now_ms = 1;
   int64_t h0 = heads(E.compacted);
   tarn_reclaim_stats dry, st;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &dry), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &dry), 0);
   uint64_t n, bytes, all = 0;
   gone(E.compacted, &before, &n, &bytes);
   assert_int_equal(n, 0);
@@ -240,7 +235,7 @@ static void trimmed_bytes(void **state) {
   list_all(E.compacted, &before);
   o.dry_run = 0;
   r.n = r.bytes = 0;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   gone(E.compacted, &before, &n, &bytes);
   assert_int_equal(n, 2 * cr.n_files - 1);
   assert_int_equal(st.trimmed_files_deleted_bytes, bytes);
@@ -274,12 +269,12 @@ static void orphan_bytes(void **state) {
   o.wal = 0;
   tarn_reclaim_stats dry, st;
   now_ms = 100;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.compacted_deleted_bytes, 0);
   now_ms += 20000;
   int64_t h0 = heads(E.compacted);
   o.dry_run = 1;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &dry), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &dry), 0);
   uint64_t all = 0, n, bytes;
   for (size_t i = 0; i < before.n; i++)
     all += before.sizes[i];
@@ -287,7 +282,7 @@ static void orphan_bytes(void **state) {
   assert_int_equal(dry.compacted_deleted_bytes, all);
   o.dry_run = 0;
   r.n = r.bytes = 0;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   gone(E.compacted, &before, &n, &bytes);
   assert_int_equal(n, before.n);
   assert_int_equal(st.compacted_deleted, n);
@@ -336,7 +331,7 @@ static void trimmed_bytes_listing_bound(void **state) {
   now_ms = 1;
   int64_t h0 = heads(E.compacted);
   tarn_reclaim_stats st;
-  assert_int_equal(tarn_reclaim_pass(E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   uint64_t n, bytes;
   gone(E.compacted, &before, &n, &bytes);
   assert_int_equal(n, 2);

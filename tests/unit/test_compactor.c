@@ -4,6 +4,7 @@
 #include "tu_log.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -454,17 +455,18 @@ static void serde_per_stream(void **state) {
   tu_cenv_close(&E);
 }
 
+/* Shared by the writer, the two readers and the test: atomics. */
 typedef struct load {
   tu_cenv *e;
-  volatile int stop;
-  int failures;
-  uint64_t reads;
+  atomic_int stop;
+  atomic_int failures;
+  atomic_uint_fast64_t reads;
 } load;
 
 static void *writer_thread(void *p) {
   load *L = p;
   uint64_t j = 5; /* after the first object's entries */
-  while (!L->stop) {
+  while (!atomic_load(&L->stop)) {
     tu_append(L->e, L->e->log, j, 5, 5);
     j += 5;
   }
@@ -478,10 +480,10 @@ static void *reader_thread(void *p) {
   tarn_reader *r;
   tarn_reader_open(L->e->m, L->e->wal, L->e->compacted, NULL, &r);
   uint8_t buf[512];
-  while (!L->stop) {
+  while (!atomic_load(&L->stop)) {
     tarn_log_iter *it;
     if (tarn_reader_iter(r, L->e->log, 0, &it)) {
-      L->failures++;
+      atomic_fetch_add(&L->failures, 1);
       break;
     }
     uint64_t j = 0, expect_off = 0;
@@ -492,19 +494,19 @@ static void *reader_thread(void *p) {
         break;
       if (rc) {
         fprintf(stderr, "read failed: %s\n", tarn_errmsg());
-        L->failures++;
+        atomic_fetch_add(&L->failures, 1);
         break;
       }
       size_t n = tu_payload(L->e->log, j, buf, sizeof buf);
       if (en.offset != expect_off || en.record_count != 1 + j % 3 || en.payload_len != n ||
           memcmp(en.payload, buf, n) != 0) {
         fprintf(stderr, "entry %llu differs\n", (unsigned long long)j);
-        L->failures++;
+        atomic_fetch_add(&L->failures, 1);
         break;
       }
       expect_off += en.record_count;
       j++;
-      L->reads++;
+      atomic_fetch_add(&L->reads, 1);
     }
     tarn_reader_iter_free(it);
   }
@@ -524,19 +526,20 @@ static void under_load(void **state) {
     pthread_create(&rd[i], NULL, reader_thread, &L);
   tarn_compactor *c = mk(&E, 3000);
   int installed = 0;
-  for (int i = 0; i < 40; i++) {
+  /* 40 rounds, and more while fewer than 5 installed (ThreadSanitizer slows the writer) */
+  for (int i = 0; i < 400 && (i < 40 || installed < 5); i++) {
     int did = 0;
     assert_int_equal(tarn_compact_once(c, E.log, 1, NULL, &did), 0);
     installed += did;
     usleep(10000);
   }
-  L.stop = 1;
+  atomic_store(&L.stop, 1);
   pthread_join(w, NULL);
   for (int i = 0; i < 2; i++)
     pthread_join(rd[i], NULL);
-  assert_int_equal(L.failures, 0);
+  assert_int_equal(atomic_load(&L.failures), 0);
   assert_true(installed >= 5);
-  assert_true(L.reads > 0);
+  assert_true(atomic_load(&L.reads) > 0);
   tarn_compactor_close(c);
   tu_cenv_close(&E);
 }

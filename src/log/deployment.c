@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "util/dirs.h"
 #include "util/error.h"
 
 struct tarn_deployment {
@@ -192,27 +193,15 @@ void tarn_deployment_config_free(tarn_deployment_strings *st) {
     free(st->s[i]), st->s[i] = NULL;
 }
 
-/* mkdir -p */
+/* mkdir -p, durable: a deployment's directories outlive a crash as its
+ * objects do (util/dirs.h). */
 static int mkdirs(const char *path) {
   char *p = strdup(path);
   if (!p)
     return tarn__err(TARN_ENOMEM, "out of memory");
-  for (char *s = p + 1;; s++) {
-    if (*s == '/' || *s == 0) {
-      char c = *s;
-      *s = 0;
-      if (mkdir(p, 0777) != 0 && errno != EEXIST) {
-        int rc = tarn__errno(errno, "cannot create directory %s", p);
-        free(p);
-        return rc;
-      }
-      if (!c)
-        break;
-      *s = c;
-    }
-  }
+  int rc = tarn__mkdirs_durable(p, 0777) ? tarn__errno(errno, "cannot create directory %s", p) : 0;
   free(p);
-  return 0;
+  return rc;
 }
 
 /* Creates the local directories a URI needs: file://DIR and the parent of sqlite:PATH. */

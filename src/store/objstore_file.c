@@ -21,6 +21,7 @@
 #include <unistd.h>
 
 #include "store/objstore_vfs.h"
+#include "util/dirs.h"
 #include "util/error.h"
 
 typedef struct fstore {
@@ -469,54 +470,6 @@ static int f_list(tarn_objstore *st, const char *prefix, const char *start_after
   return 0;
 }
 
-/* fsyncs the directory that holds path[0..len) ("." when it has no '/'). */
-static int fsync_parent(const char *path, size_t len) {
-  char dir[4096];
-  while (len > 0 && path[len - 1] != '/')
-    len--;
-  while (len > 1 && path[len - 1] == '/')
-    len--;
-  if (len >= sizeof dir)
-    return -1;
-  if (len == 0)
-    dir[0] = '.', len = 1;
-  else
-    memcpy(dir, path, len);
-  dir[len] = 0;
-  int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (fd < 0)
-    return -1;
-  int rc = retry_eintr_fsync(fd);
-  int e = errno;
-  close(fd);
-  errno = e;
-  return rc;
-}
-
-/* mkdir -p; each directory it creates has its parent fsynced, so that a root
- * created here (and what its objects' durability rests on) survives a crash
- * as the objects put in it do. */
-static int mkdir_one(char *path, size_t len) {
-  char c = path[len];
-  path[len] = 0;
-  int r = mkdir(path, 0755);
-  int e = errno;
-  if (r == 0 && fsync_parent(path, len) != 0)
-    r = -1, e = errno;
-  else if (r != 0 && e == EEXIST)
-    r = 0;
-  path[len] = c;
-  errno = e;
-  return r;
-}
-
-static int mkdir_p(char *path) {
-  for (char *p = path + 1; *p; p++)
-    if (*p == '/' && p[-1] != '/' && mkdir_one(path, (size_t)(p - path)) != 0)
-      return -1;
-  return mkdir_one(path, strlen(path));
-}
-
 static int f_open(const char *uri, tarn_objstore **out) {
   if (strncmp(uri, "file://", 7) != 0 || uri[7] == 0)
     return tarn__err(TARN_EINVAL, "object store \"%s\": expected file://DIR", uri);
@@ -528,7 +481,8 @@ static int f_open(const char *uri, tarn_objstore **out) {
   size_t l = strlen(s->root);
   while (l > 1 && s->root[l - 1] == '/')
     s->root[--l] = 0;
-  if (mkdir_p(s->root) != 0 ||
+  /* a root created here is as durable as the objects put in it */
+  if (tarn__mkdirs_durable(s->root, 0755) != 0 ||
       (s->rootfd = open(s->root, O_RDONLY | O_DIRECTORY | O_CLOEXEC)) < 0) {
     int rc = tarn__errno(errno, "file store %s: open the root directory", s->root);
     free(s->root), free(s);

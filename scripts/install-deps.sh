@@ -12,6 +12,7 @@ pkgs=(
   zlib1g-dev libjansson-dev libcurl4-openssl-dev libssl-dev libsqlite3-dev
   libzstd-dev libsnappy-dev liblz4-dev libmicrohttpd-dev
   libcmocka-dev libisal-dev
+  strace jq  # tests: the durable-directory syscall check, JSON in CLI tests
   python3-kafka python3-snappy python3-lz4  # independent Kafka batch builders for the CLI tests
 )
 if [ "${TARN_WITH_SERVERS:-0}" = 1 ]; then

@@ -381,6 +381,8 @@ static void deliver(tarn_writer *w, wsection *s, int status, uint64_t start, int
   for (size_t i = 0; i < s->n; i++) {
     wentry *e = &s->ents[i];
     tarn_metrics_hist_add(&lat, now - e->t_append);
+    if (TARN__PLANTED(TARN__BUG_ACK_ORDER_REVERSED))
+      e = &s->ents[s->n - 1 - i];
     if (e->cb)
       e->cb(e->arg, status, status == 0 ? off : 0, status == 0 ? ts : 0);
     off += e->records;
@@ -612,9 +614,10 @@ static void publish(tarn_writer *w, wsection *s) {
   tarn_key_partition(part, log_id);
   snprintf(prefix, sizeof prefix, "%020llu", (unsigned long long)log_id);
   /* LS-042, LS-048: publish only while the lease's session lives */
-  int rc = tarn_lease_check(s->log->lease);
+  int rc = TARN__PLANTED(TARN__BUG_PUBLISH_NO_LEASE_CHECK) ? 0 : tarn_lease_check(s->log->lease);
   int64_t age = now_ms() - s->batch->written_ms;
-  if (!rc && w->o.max_publish_delay_ms > 0 && age > w->o.max_publish_delay_ms)
+  if (!rc && w->o.max_publish_delay_ms > 0 && age > w->o.max_publish_delay_ms &&
+      !TARN__PLANTED(TARN__BUG_PUBLISH_DELAY_UNCHECKED))
     /* the reclaimer may already have deleted the object (found by tarn-sim) */
     rc = tarn__err(TARN_ETIMEDOUT, "log %llu: WAL object written %lld ms ago, over the %lld ms "
                                    "publish limit; entries not appended",
@@ -622,7 +625,8 @@ static void publish(tarn_writer *w, wsection *s) {
                    (long long)w->o.max_publish_delay_ms);
   if (rc) {
     deliver(w, s, rc, 0, 0);
-    return;
+    if (!TARN__PLANTED(TARN__BUG_PUBLISH_FALLS_THROUGH))
+      return;
   }
   uint64_t d2 = 0;
   for (size_t i = 0; i < s->n; i++)
@@ -630,12 +634,15 @@ static void publish(tarn_writer *w, wsection *s) {
   tarn_meta_rec out = {0};
   double t0 = tarn_metrics_now();
   /* A3, LS-025: the only way this writer creates an index key */
-  rc = tarn_meta_sequenced_put(w->meta, part, prefix, s->records, d2, s->value, s->value_len,
-                               &out);
+  rc = tarn_meta_sequenced_put(w->meta, part, prefix,
+                               TARN__PLANTED(TARN__BUG_SEQ_PUT_COUNTS_ENTRIES) ? s->n : s->records,
+                               d2, s->value, s->value_len, &out);
   tarn_metrics_observe("tarn_writer_stage_seconds", tarn_metrics_now() - t0, "stage", "index_put",
                        NULL);
   if (rc == TARN_ETIMEDOUT)
     rc = TARN_EUNKNOWN;
+  if (rc == TARN_EUNKNOWN && TARN__PLANTED(TARN__BUG_UNKNOWN_AS_FAILED))
+    rc = TARN_EIO;
   tarn_key k;
   if (!rc && (tarn_key_parse(out.key, strlen(out.key), &k) != 0 || k.log_id != log_id ||
               k.end_offset < s->records))
@@ -647,7 +654,8 @@ static void publish(tarn_writer *w, wsection *s) {
     w->st.index_puts++;
     pthread_mutex_unlock(&w->mu);
     /* A4, LS-039: acknowledged after the put committed; offsets from e - d1 */
-    deliver(w, s, 0, k.end_offset - s->records, out.stat.created_ms);
+    deliver(w, s, 0, k.end_offset - (TARN__PLANTED(TARN__BUG_ACK_OFFSET_BY_ENTRIES) ? s->n : s->records),
+            TARN__PLANTED(TARN__BUG_ACK_TS_WRITER_CLOCK) ? now_ms() : out.stat.created_ms);
   } else {
     deliver(w, s, rc, 0, 0);
   }

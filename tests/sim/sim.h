@@ -16,6 +16,7 @@
 #include "tarn/objstore.h"
 #include "tarn/reader.h"
 #include "tarn/writer.h"
+#include "util/planted.h"
 
 #define SIM_NLOGS 3      /* logs 1..SIM_NLOGS */
 #define SIM_NWRITERS 3   /* writer processes */
@@ -69,7 +70,8 @@ extern const char *const sim_prop_sources[];
 
 /* Fault kinds a run can leave out (--without), for shrinking a failure. */
 enum { SIM_NO_OBJECT = 1, SIM_NO_META = 2, SIM_NO_CRASH = 4, SIM_NO_EXPIRY = 8, SIM_NO_SKEW = 16,
-       SIM_NO_SLOW = 32, SIM_NO_ZOMBIE = 64, SIM_NO_STALL = 128 };
+       SIM_NO_SLOW = 32, SIM_NO_ZOMBIE = 64, SIM_NO_STALL = 128,
+       SIM_NO_C3CRASH = 256 };
 
 /* The processes, each with its own clock (skewed, stepping back now and then). */
 enum { PROC_CHECK = 0, PROC_W0 = 1, PROC_C0 = PROC_W0 + 3, PROC_TRIM = PROC_C0 + 2, PROC_DEL,
@@ -212,7 +214,7 @@ int64_t sim_clock(void *ctx);
 void sim_check_step(sim *s);
 void sim_check_full(sim *s);
 
-extern const char *const sim_bug_names[];
+#define sim_bug_names tarn__planted_names
 extern const char *const sim_fault_names[]; /* by SIM_NO_* bit: object, meta, crash, expiry */
 
 #endif

@@ -5,7 +5,7 @@
  *   --check-determinism   runs each seed twice and compares the traces' hashes
  *   --bug NAME            (tarn-sim-planted only) turns on a planted bug
  *   --expect-fail         exit 0 only if some seed failed (the planted-bug tests)
- *   --without LIST        leave out fault kinds: object,meta,crash,expiry,skew,slow,zombie,stall
+ *   --without LIST        leave out fault kinds: object,meta,crash,expiry,skew,slow,zombie,stall,c3crash
  *
  * A failure is shrunk: the run is repeated without each fault kind in turn
  * (keeping those it still fails without) and up to its failing step, and the
@@ -26,7 +26,7 @@
 static void usage(void) {
   fprintf(stderr, "usage: tarn-sim (--seed N | --seeds A..B) [--steps N] [--trace] "
                   "[--check-determinism] [--bug NAME] [--expect-fail] "
-                  "[--without object,meta,crash,expiry,skew,slow,zombie,stall]\n");
+                  "[--without object,meta,crash,expiry,skew,slow,zombie,stall,c3crash]\n");
 }
 
 static void without_str(int without, char *out, size_t n) {

@@ -21,15 +21,9 @@
 #define EPOCH_MS INT64_C(1767225600000) /* 2026-01-01T00:00:00Z */
 
 const char *const sim_fault_names[] = {"object", "meta", "crash", "expiry", "skew",
-                                       "slow",   "zombie", "stall",  NULL};
+                                       "slow",   "zombie", "stall",  "c3crash", NULL};
 
-const char *const sim_bug_names[] = {"none",
-                                     "index-before-object",
-                                     "reader-skips-trim",
-                                     "soft-trim-unstored",
-                                     "c4-before-c3",
-                                     "reclaim-no-grace",
-                                     NULL};
+
 
 /* ---- randomness, clock, trace ------------------------------------------------------- */
 
@@ -493,7 +487,8 @@ static void act_hard_trim(sim *s) {
   }
   uint64_t b = 0;
   int rc = tarn_trim_marker_read(s->tmeta, log, &b, NULL);
-  uint64_t x = rc ? 0 : sim_below(s, b + 1);
+  /* now and then a caller's mistake: x above B (LS-081: refused) */
+  uint64_t x = rc ? 0 : chance(s, 100) ? b + 1 + sim_below(s, 20) : sim_below(s, b + 1);
   size_t removed = 0;
   arm_meta_fault(s, s->tmeta);
   if (!rc)
@@ -620,7 +615,9 @@ static void compactor_idle(sim_compactor *c) {
 static void compactor_crash(sim *s, int i) {
   s->proc = PROC_C0 + i;
   sim_compactor *c = &s->cp[i];
-  if (c->state == CP_INSTALLING)
+  /* a crash inside an install (between C3 and C4, after a failed C4 left the
+   * window open): the next compactor's plan finds it and repairs it */
+  if (c->state == CP_INSTALLING && (s->without & SIM_NO_C3CRASH))
     return;
   tarn_compact_range_free(&c->r);
   memset(&c->r, 0, sizeof c->r);
@@ -776,6 +773,10 @@ static void act_compactor(sim *s, int i, int force) {
       s->st.installs++;
     if (rc == 0 || rc == TARN_EFENCED) {
       compactor_idle(c);
+    } else if (chance(s, 300) && !(s->without & (SIM_NO_C3CRASH | SIM_NO_CRASH)) &&
+               c3_took(s, c)) {
+      sim_trace(s, "c%d crashes between C3 and C4", i);
+      compactor_crash(s, i);
     }
     return; /* otherwise retried by a later step, with the same range */
   }
@@ -935,10 +936,10 @@ static void one_step(sim *s) {
 }
 
 /* L3: once faults stop, every acknowledged entry above B is readable, by a
- * fresh reader and by the stale one (reopened: its caches outlived nothing). */
+ * fresh reader and by the stale one (not reopened: settling took longer than
+ * its caches' lifetime). */
 static void settle_reads(sim *s) {
   s->proc = PROC_CHECK;
-  reopen_stale(s);
   for (size_t id = 0; id < s->nents && !s->failed; id++) {
     sim_entry *e = &s->ents[id];
     const sim_log *lg = &s->logs[e->log - 1];
@@ -1019,7 +1020,13 @@ static void settle(sim *s) {
       if (!c->alive)
         compactor_start(s, 0);
       tarn_compact_range r = {0};
-      if (tarn_compact_plan(c->c, s->logs[k].id, 1, &r) == 0) {
+      int prc = tarn_compact_plan(c->c, s->logs[k].id, 1, &r);
+      if (prc == TARN_EBUSY) { /* an unfinished install: repair it, then plan again */
+        int done = 0;
+        int rrc = tarn_compact_repair(c->c, s->logs[k].id, &done);
+        sim_trace(s, "settle: c0 repairs log %" PRIu64 " -> %d (done %d)", s->logs[k].id, rrc, done);
+        busy = 1;
+      } else if (prc == 0) {
         tarn_compact_range_free(&r);
         /* the compactor plans for itself: run its steps on this log */
         int rc = tarn_compact_lock_acquire(c->meta, s->logs[k].id, "settle", &c->lock);

@@ -35,7 +35,8 @@
   X(C2_TIMESTAMP_NOW, "c2-timestamp-now")                   /* C2 stamps its own clock */     \
   X(RECLAIM_ORPHAN_NO_GRACE, "reclaim-orphan-no-grace")     /* compacted: no grace */         \
   X(LEASE_IGNORES_FENCE, "lease-ignores-fence")             /* LS-041 not honoured */         \
-  X(DELETE_NO_DRAIN, "delete-no-drain")                     /* deletes before leases end */
+  X(DELETE_NO_DRAIN, "delete-no-drain")                     /* deletes before leases end */   \
+  X(TASK_DEAD_EARLY, "task-dead-early")                     /* DEAD one failure early */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,
 enum { TARN__BUG_NONE = 0, TARN__PLANTED_BUGS(TARN__PLANTED_ENUM) TARN__BUG_COUNT };

@@ -15,6 +15,7 @@
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
 #include "tarn/reader.h"
+#include "tarn/tasks.h"
 #include "tarn/writer.h"
 #include "util/planted.h"
 
@@ -143,6 +144,21 @@ typedef struct sim_compactor {
   int64_t tell_at; /* its session ended silently: when it is told (0: not) */
 } sim_compactor;
 
+#define SIM_NTNODES 2
+
+/* A node of `tarn serve`-like task work (tasks.c as jobs_compaction.c uses
+ * it): plans tasks, claims one, steps it, releases it. */
+typedef struct sim_tnode {
+  int alive;
+  tarn_meta *meta;
+  tarn_objstore *wal, *cmp;
+  tarn_compactor *c;
+  tarn_compact_lock *lock; /* held while it has a claimed task */
+  tarn_task t;
+  int have;
+  int incarnation;
+} sim_tnode;
+
 typedef struct sim_zombie {
   tarn_meta *meta; /* a crashed process's session, until it expires */
   int64_t expire_at;
@@ -179,6 +195,12 @@ typedef struct sim {
   tarn_meta *cmeta;  /* the checker's and readers' session */
   tarn_objstore *cwal, *ccmp;
   sim_compactor cp[SIM_NCOMPACTORS];
+  sim_tnode tn[SIM_NTNODES];
+  tarn_tasks_options topt;
+  /* (log, created_ms, s, e) of every task seen COMMITTED (NoDoubleExecution) */
+  uint64_t (*committed)[4];
+  size_t ncommitted, capcommitted;
+  int crashed_claims[SIM_NLOGS + 1]; /* logs whose claimant crashed (CrashRecovery) */
   tarn_meta *rmeta;  /* the reclaimer's session */
   uint64_t reclaim_epoch;
   tarn_reader *fresh, *stale;

@@ -36,11 +36,16 @@ static void without_str(int without, char *out, size_t n) {
       snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? "," : "", sim_fault_names[k]);
 }
 
+/* A comma-separated list of fault names (whole names: "crash" is not "c3crash"). */
 static int parse_without(const char *v) {
   int m = 0;
-  for (int k = 0; sim_fault_names[k]; k++)
-    if (strstr(v, sim_fault_names[k]))
-      m |= 1 << k;
+  while (*v) {
+    size_t n = strcspn(v, ",");
+    for (int k = 0; sim_fault_names[k]; k++)
+      if (strlen(sim_fault_names[k]) == n && !strncmp(v, sim_fault_names[k], n))
+        m |= 1 << k;
+    v += n + (v[n] == ',');
+  }
   return m;
 }
 

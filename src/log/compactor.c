@@ -564,9 +564,10 @@ static int write_cb(void *ctx, const tarn__ixrec *x) {
       /* LS-063, LS-076: the header as read from the RAW record */
       tarn_entry_header h = {.offset = (int64_t)o,
                              .record_count = (int32_t)en->record_count,
-                             .timestamp_ms = x->rec->stat.created_ms,
+                             .timestamp_ms = TARN__PLANTED(TARN__BUG_C2_TIMESTAMP_NOW)
+                                                 ? tarn__compactor_now(w->c) : x->rec->stat.created_ms,
                              .entry_size = (int32_t)en->payload_size,
-                             .cumulative_size = (int64_t)cum};
+                             .cumulative_size = (int64_t)(cum - (TARN__PLANTED(TARN__BUG_C2_CUMULATIVE_BEFORE_ENTRY) ? en->payload_size : 0))};
       if ((rc = tarn_parquet_writer_add(w->pq, en->payload, en->payload_size))) /* LS-058 */
         break;
       if ((rc = tarn_companion_writer_add(w->cw, &h)))
@@ -862,8 +863,8 @@ static int install_attempt(tarn_compactor *c, const tarn_compact_range *r, const
       b[TARN_KEY_LEN + 1];
   tarn_key_partition(part, r->log_id);
   tarn_key_format(k, r->log_id, r->e, r->c_e);
-  tarn_key_format(a, r->log_id, r->s + 1, 0);
-  tarn_key_format(b, r->log_id, r->e - 1, TARN_KEY_MAX);
+  tarn_key_format(a, r->log_id, r->s + !TARN__PLANTED(TARN__BUG_C4_RANGE_FROM_S), 0);
+  tarn_key_format(b, r->log_id, r->e - !TARN__PLANTED(TARN__BUG_C4_RANGE_PAST_E), TARN_KEY_MAX);
   tarn_lease *lease = NULL;
   int rc = tarn_lease_acquire(m, r->log_id, &lease); /* LS-073 */
   if (rc)
@@ -932,7 +933,7 @@ static int install_attempt(tarn_compactor *c, const tarn_compact_range *r, const
   if (!rc)
     rc = tarn_lease_check(lease);
   if (!rc)
-    rc = write_progress(m, lease, r->log_id, r->e); /* C5 */
+    rc = write_progress(m, lease, r->log_id, r->e + TARN__PLANTED(TARN__BUG_PROGRESS_ONE_PAST)); /* C5 */
   if (!exists)
     *took = 1; /* C3 skipped: only C4 remained */
   int rrc = tarn_lease_release(lease);

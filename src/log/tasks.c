@@ -13,6 +13,8 @@
 #include <unistd.h>
 
 #include "log/compact_internal.h"
+#include "util/planted.h"
+#include "util/random.h"
 #include "tarn/catalog.h"
 #include "util/error.h"
 
@@ -277,8 +279,11 @@ int tarn_tasks_claim(tarn_meta *m, const tarn_tasks_options *o, tarn_compact_loc
   char owner[200];
   default_owner(owner, sizeof owner, o);
   rc = TARN_ENOTFOUND;
-  /* Start at a different task in each worker so that they spread out. */
-  size_t off = n ? (size_t)getpid() % n : 0;
+  /* Start at a different task in each worker so that they spread out (drawn
+   * through tarn__random, so that the simulator's runs repeat). */
+  uint32_t spread = (uint32_t)getpid();
+  tarn__random(&spread, sizeof spread, "task claim");
+  size_t off = n ? (size_t)spread % n : 0;
   for (size_t k = 0; k < n && rc == TARN_ENOTFOUND; k++) {
     tarn_task *t = &v[(k + off) % n];
     if (!is_open(t->state))
@@ -321,7 +326,8 @@ static int record_failure(tarn_meta *m, const tarn_tasks_options *o, tarn_task *
   t->error = strdup(msg);
   t->failures++;
   t->updated_ms = now;
-  if (t->state == TARN_TASK_INIT && t->failures >= o->max_failures)
+  if (t->state == TARN_TASK_INIT &&
+      t->failures + TARN__PLANTED(TARN__BUG_TASK_DEAD_EARLY) >= o->max_failures)
     t->state = TARN_TASK_DEAD;
   int rc = task_put(m, t);
   tarn__err(err, "%s", msg);

@@ -153,7 +153,7 @@ int tarn_soft_trim(tarn_meta *m, tarn_lease *lease, uint64_t through, uint64_t *
     uint64_t nb = through >= TARN_KEY_MAX ? TARN_KEY_MAX : through + 1;
     if (nb > start)
       nb = start;
-    if (!found || nb <= b) {
+    if (!found || (nb <= b && !TARN__PLANTED(TARN__BUG_SOFT_TRIM_LOWERS))) {
       *stored = b; /* LS-079: B never decreases; report what is stored */
       return 0;
     }
@@ -195,7 +195,7 @@ int tarn_hard_trim(tarn_meta *m, tarn_lease *lease, uint64_t x, size_t *removed)
   if ((rc = tarn_key_partition(part, log_id)) ||
       (rc = tarn_trim_marker_read(m, log_id, &b, NULL)))
     return rc;
-  if (x > b) /* LS-081 */
+  if (x > b && !TARN__PLANTED(TARN__BUG_HARD_TRIM_ABOVE_B)) /* LS-081 */
     return tarn__err(TARN_EINVAL,
                      "hard trim of log %llu to %llu: above the trim marker %llu; soft-trim first",
                      (unsigned long long)log_id, (unsigned long long)x, (unsigned long long)b);
@@ -204,7 +204,7 @@ int tarn_hard_trim(tarn_meta *m, tarn_lease *lease, uint64_t x, size_t *removed)
   if (!found)
     return 0;
   if ((rc = tarn_key_format(lo, log_id, 0, 0)) ||
-      (rc = tarn_key_format(hi, log_id, x, TARN_KEY_MAX)))
+      (rc = tarn_key_format(hi, log_id, x + TARN__PLANTED(TARN__BUG_HARD_TRIM_PAST_X), TARN_KEY_MAX)))
     return rc;
   /* LS-081: never the last record, whose key the next sequenced put extends:
    * the range stops below it. Both bounds are index keys of L, whose order is

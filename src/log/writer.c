@@ -385,6 +385,8 @@ static void deliver(tarn_writer *w, wsection *s, int status, uint64_t start, int
   for (size_t i = 0; i < s->n; i++) {
     wentry *e = &s->ents[i];
     tarn_metrics_hist_add(&lat, now - e->t_append);
+    if (TARN__PLANTED(TARN__BUG_ACK_ORDER_REVERSED))
+      e = &s->ents[s->n - 1 - i];
     if (e->cb)
       e->cb(e->arg, status, status == 0 ? off : 0, status == 0 ? ts : 0);
     off += e->records;
@@ -618,7 +620,7 @@ static void publish(tarn_writer *w, wsection *s) {
   tarn_key_partition(part, log_id);
   snprintf(prefix, sizeof prefix, "%020llu", (unsigned long long)log_id);
   /* LS-042, LS-048: publish only while the lease's session lives */
-  int rc = tarn_lease_check(s->log->lease);
+  int rc = TARN__PLANTED(TARN__BUG_PUBLISH_NO_LEASE_CHECK) ? 0 : tarn_lease_check(s->log->lease);
   pthread_mutex_lock(&w->mu);
   if (!rc && s->log->lost)
     rc = tarn__err(TARN_EGUARD, "log %llu: the write lease was lost (%s); entries not appended",
@@ -630,7 +632,7 @@ static void publish(tarn_writer *w, wsection *s) {
   /* LS-085, LS-086: the last check before the put; ages on the monotonic
    * clock, so a wall clock stepping back cannot stretch them */
   int64_t checked = tarn__mono_ms(), age = checked - s->batch->written_mono;
-  if (!rc && age > w->o.max_publish_delay_ms)
+  if (!rc && age > w->o.max_publish_delay_ms && !TARN__PLANTED(TARN__BUG_PUBLISH_DELAY_UNCHECKED))
     /* the reclaimer may already have deleted the object (found by tarn-sim) */
     rc = tarn__err(TARN_ETIMEDOUT, "log %llu: WAL object written %lld ms ago, over the %lld ms "
                                    "publish limit; entries not appended",
@@ -638,7 +640,8 @@ static void publish(tarn_writer *w, wsection *s) {
                    (long long)w->o.max_publish_delay_ms);
   if (rc) {
     deliver(w, s, rc, 0, 0);
-    return;
+    if (!TARN__PLANTED(TARN__BUG_PUBLISH_FALLS_THROUGH))
+      return;
   }
   tarn_meta_rec out = {0};
   double t0 = tarn_metrics_now();
@@ -648,8 +651,9 @@ static void publish(tarn_writer *w, wsection *s) {
    * drained the leases; a failed guard wrote nothing, the entries fail. */
   tarn_meta_guard g[TARN_LEASE_GUARDS];
   size_t ng = tarn_lease_guards(s->log->lease, g);
-  rc = tarn_meta_sequenced_put_if(w->meta, part, prefix, s->records, d2, s->value,
-                                  s->value_len, g, ng, &out);
+  uint64_t d1 = TARN__PLANTED(TARN__BUG_SEQ_PUT_COUNTS_ENTRIES) ? s->n : s->records;
+  rc = tarn_meta_sequenced_put_if(w->meta, part, prefix, d1, d2, s->value, s->value_len, g, ng,
+                                  &out);
   if (rc == TARN_EGUARD) {
     pthread_mutex_lock(&w->mu);
     s->log->lost = 1;
@@ -660,6 +664,8 @@ static void publish(tarn_writer *w, wsection *s) {
                        NULL);
   if (rc == TARN_ETIMEDOUT)
     rc = TARN_EUNKNOWN;
+  if (rc == TARN_EUNKNOWN && TARN__PLANTED(TARN__BUG_UNKNOWN_AS_FAILED))
+    rc = TARN_EIO;
   int64_t took = tarn__mono_ms() - checked;
   if (!rc && took > w->o.max_put_ms)
     /* LS-085: past the bound the grace rule allows for, the object may be
@@ -678,7 +684,8 @@ static void publish(tarn_writer *w, wsection *s) {
     w->st.index_puts++;
     pthread_mutex_unlock(&w->mu);
     /* A4, LS-039: acknowledged after the put committed; offsets from e - d1 */
-    deliver(w, s, 0, k.end_offset - s->records, out.stat.created_ms);
+    deliver(w, s, 0, k.end_offset - (TARN__PLANTED(TARN__BUG_ACK_OFFSET_BY_ENTRIES) ? s->n : s->records),
+            TARN__PLANTED(TARN__BUG_ACK_TS_WRITER_CLOCK) ? now_ms() : out.stat.created_ms);
   } else {
     deliver(w, s, rc, 0, 0);
   }

@@ -1,20 +1,48 @@
-/* Planted bugs, for proving that the simulator's checker can fail.
+/* Planted bugs, for proving that the simulator's checker and the test suite
+ * can fail (docs/simulation.md lists each with the property that catches it).
  *
- * Only a library compiled with -DTARN_PLANTED_BUGS (the tarn_planted static
- * library linked into tarn-sim-planted, tests/sim) has them; in the normal
+ * Only a library compiled with -DTARN_PLANTED_BUGS has them: tarn_planted
+ * (tests/sim, linked into tarn-sim-planted, --bug NAME), or the whole build
+ * configured with -DTARN_MUTANTS=ON (scripts/mutants.sh), where the
+ * environment variable TARN_PLANTED_BUG=NAME switches one on. In the normal
  * library TARN__PLANTED(b) is the constant 0 and the sites compile away. */
 #ifndef TARN_UTIL_PLANTED_H
 #define TARN_UTIL_PLANTED_H
 
-enum {
-  TARN__BUG_NONE = 0,
-  TARN__BUG_INDEX_BEFORE_OBJECT = 1, /* the writer publishes a section whose object write failed */
-  TARN__BUG_READER_SKIPS_TRIM = 2,   /* R1 takes B = 0 whatever the marker says */
-  TARN__BUG_SOFT_TRIM_UNSTORED = 3,  /* soft trim reports B' although its write failed */
-  TARN__BUG_C4_BEFORE_C3 = 4,        /* the compactor retires the old records before installing */
-  TARN__BUG_RECLAIM_NO_GRACE = 5,    /* the reclaimer deletes an unreferenced WAL object at once */
-  TARN__BUG_COUNT = 6
-};
+/* X(enum suffix, name) */
+#define TARN__PLANTED_BUGS(X)                                                                 \
+  X(INDEX_BEFORE_OBJECT, "index-before-object")             /* publishes a failed object */   \
+  X(READER_SKIPS_TRIM, "reader-skips-trim")                 /* R1 takes B = 0 */              \
+  X(SOFT_TRIM_UNSTORED, "soft-trim-unstored")               /* reports B' unwritten */        \
+  X(C4_BEFORE_C3, "c4-before-c3")                           /* retires before installing */   \
+  X(RECLAIM_NO_GRACE, "reclaim-no-grace")                   /* deletes WAL on first sight */  \
+  X(ACK_OFFSET_BY_ENTRIES, "ack-offset-by-entries")         /* A4: e - entries, not records */\
+  X(UNKNOWN_AS_FAILED, "unknown-as-failed")                 /* A3 unknown reported failed */  \
+  X(ACK_TS_WRITER_CLOCK, "ack-ts-writer-clock")             /* A4 ts from the writer's clock */\
+  X(PUBLISH_DELAY_UNCHECKED, "publish-delay-unchecked")     /* reverts the publish limit */   \
+  X(PUBLISH_NO_LEASE_CHECK, "publish-no-lease-check")       /* A3 without LS-042's check */   \
+  X(SEQ_PUT_COUNTS_ENTRIES, "seq-put-counts-entries")       /* A3's d1 = entries */           \
+  X(ACK_ORDER_REVERSED, "ack-order-reversed")               /* A4 offsets in reverse order */ \
+  X(PUBLISH_FALLS_THROUGH, "publish-falls-through")         /* no return after a failure */   \
+  X(READER_SKIPS_PREFIX_CHECK, "reader-skips-prefix-check") /* Higher without LS-051 */       \
+  X(SOFT_TRIM_LOWERS, "soft-trim-lowers")                   /* writes B' below B */           \
+  X(HARD_TRIM_PAST_X, "hard-trim-past-x")                   /* range bound x + 1 */           \
+  X(HARD_TRIM_ABOVE_B, "hard-trim-above-b")                 /* LS-081's x <= B unchecked */   \
+  X(C4_RANGE_PAST_E, "c4-range-past-e")                     /* C4's upper bound e, not e-1 */ \
+  X(C4_RANGE_FROM_S, "c4-range-from-s")                     /* C4's lower bound s, not s+1 */ \
+  X(PROGRESS_ONE_PAST, "progress-one-past")                 /* C5 writes e + 1 (Ursa's) */    \
+  X(C2_CUMULATIVE_BEFORE_ENTRY, "c2-cumulative-before-entry") /* cumulative size - entry */   \
+  X(C2_TIMESTAMP_NOW, "c2-timestamp-now")                   /* C2 stamps its own clock */     \
+  X(RECLAIM_ORPHAN_NO_GRACE, "reclaim-orphan-no-grace")     /* compacted: no grace */         \
+  X(LEASE_IGNORES_FENCE, "lease-ignores-fence")             /* LS-041 not honoured */         \
+  X(DELETE_NO_DRAIN, "delete-no-drain")                     /* deletes before leases end */   \
+  X(TASK_DEAD_EARLY, "task-dead-early")                     /* DEAD one failure early */
+
+#define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,
+enum { TARN__BUG_NONE = 0, TARN__PLANTED_BUGS(TARN__PLANTED_ENUM) TARN__BUG_COUNT };
+
+/* "none", then every bug's name by number, then NULL. */
+extern const char *const tarn__planted_names[];
 
 #ifdef TARN_PLANTED_BUGS
 extern int tarn__planted_bug;

@@ -15,7 +15,9 @@
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
 #include "tarn/reader.h"
+#include "tarn/tasks.h"
 #include "tarn/writer.h"
+#include "util/planted.h"
 
 #define SIM_NLOGS 3      /* logs 1..SIM_NLOGS */
 #define SIM_NWRITERS 3   /* writer processes */
@@ -69,7 +71,8 @@ extern const char *const sim_prop_sources[];
 
 /* Fault kinds a run can leave out (--without), for shrinking a failure. */
 enum { SIM_NO_OBJECT = 1, SIM_NO_META = 2, SIM_NO_CRASH = 4, SIM_NO_EXPIRY = 8, SIM_NO_SKEW = 16,
-       SIM_NO_SLOW = 32, SIM_NO_ZOMBIE = 64, SIM_NO_STALL = 128 };
+       SIM_NO_SLOW = 32, SIM_NO_ZOMBIE = 64, SIM_NO_STALL = 128,
+       SIM_NO_C3CRASH = 256 };
 
 /* The processes, each with its own clock (skewed, stepping back now and then). */
 enum { PROC_CHECK = 0, PROC_W0 = 1, PROC_C0 = PROC_W0 + 3, PROC_TRIM = PROC_C0 + 2, PROC_DEL,
@@ -141,6 +144,21 @@ typedef struct sim_compactor {
   int64_t tell_at; /* its session ended silently: when it is told (0: not) */
 } sim_compactor;
 
+#define SIM_NTNODES 2
+
+/* A node of `tarn serve`-like task work (tasks.c as jobs_compaction.c uses
+ * it): plans tasks, claims one, steps it, releases it. */
+typedef struct sim_tnode {
+  int alive;
+  tarn_meta *meta;
+  tarn_objstore *wal, *cmp;
+  tarn_compactor *c;
+  tarn_compact_lock *lock; /* held while it has a claimed task */
+  tarn_task t;
+  int have;
+  int incarnation;
+} sim_tnode;
+
 typedef struct sim_zombie {
   tarn_meta *meta; /* a crashed process's session, until it expires */
   int64_t expire_at;
@@ -177,6 +195,12 @@ typedef struct sim {
   tarn_meta *cmeta;  /* the checker's and readers' session */
   tarn_objstore *cwal, *ccmp;
   sim_compactor cp[SIM_NCOMPACTORS];
+  sim_tnode tn[SIM_NTNODES];
+  tarn_tasks_options topt;
+  /* (log, created_ms, s, e) of every task seen COMMITTED (NoDoubleExecution) */
+  uint64_t (*committed)[4];
+  size_t ncommitted, capcommitted;
+  int crashed_claims[SIM_NLOGS + 1]; /* logs whose claimant crashed (CrashRecovery) */
   tarn_meta *rmeta;  /* the reclaimer's session */
   uint64_t reclaim_epoch;
   tarn_reader *fresh, *stale;
@@ -212,7 +236,7 @@ int64_t sim_clock(void *ctx);
 void sim_check_step(sim *s);
 void sim_check_full(sim *s);
 
-extern const char *const sim_bug_names[];
+#define sim_bug_names tarn__planted_names
 extern const char *const sim_fault_names[]; /* by SIM_NO_* bit: object, meta, crash, expiry */
 
 #endif

@@ -5,7 +5,7 @@
  *   --check-determinism   runs each seed twice and compares the traces' hashes
  *   --bug NAME            (tarn-sim-planted only) turns on a planted bug
  *   --expect-fail         exit 0 only if some seed failed (the planted-bug tests)
- *   --without LIST        leave out fault kinds: object,meta,crash,expiry,skew,slow,zombie,stall
+ *   --without LIST        leave out fault kinds: object,meta,crash,expiry,skew,slow,zombie,stall,c3crash
  *
  * A failure is shrunk: the run is repeated without each fault kind in turn
  * (keeping those it still fails without) and up to its failing step, and the
@@ -26,7 +26,7 @@
 static void usage(void) {
   fprintf(stderr, "usage: tarn-sim (--seed N | --seeds A..B) [--steps N] [--trace] "
                   "[--check-determinism] [--bug NAME] [--expect-fail] "
-                  "[--without object,meta,crash,expiry,skew,slow,zombie,stall]\n");
+                  "[--without object,meta,crash,expiry,skew,slow,zombie,stall,c3crash]\n");
 }
 
 static void without_str(int without, char *out, size_t n) {
@@ -36,11 +36,16 @@ static void without_str(int without, char *out, size_t n) {
       snprintf(out + strlen(out), n - strlen(out), "%s%s", out[0] ? "," : "", sim_fault_names[k]);
 }
 
+/* A comma-separated list of fault names (whole names: "crash" is not "c3crash"). */
 static int parse_without(const char *v) {
   int m = 0;
-  for (int k = 0; sim_fault_names[k]; k++)
-    if (strstr(v, sim_fault_names[k]))
-      m |= 1 << k;
+  while (*v) {
+    size_t n = strcspn(v, ",");
+    for (int k = 0; sim_fault_names[k]; k++)
+      if (strlen(sim_fault_names[k]) == n && !strncmp(v, sim_fault_names[k], n))
+        m |= 1 << k;
+    v += n + (v[n] == ',');
+  }
   return m;
 }
 

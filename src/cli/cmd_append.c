@@ -334,7 +334,8 @@ static int next_record(input *in, int lendelim, uint64_t rec, const uint8_t **p,
         return 1;
       }
     } else if (!lendelim) {
-      uint8_t *nl = memchr(in->buf + in->scan, '\n', in->end - in->scan);
+      uint8_t *nl = in->end > in->scan ? memchr(in->buf + in->scan, '\n', in->end - in->scan)
+                                       : NULL; /* buf is NULL before the first read */
       if (nl || (in->eof && have)) {
         size_t n = nl ? (size_t)(nl - (in->buf + in->beg)) : have;
         *p = in->buf + in->beg, *len = n, *pos = in->pos;

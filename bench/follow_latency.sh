@@ -14,7 +14,10 @@ if [ -z "${TARN_META:-}" ]; then
   export TARN_HOME="$dir/home"
   "$tarn" init > /dev/null
 fi
-log=$(( $(date +%s) % 1000000 * 1000 + $$ % 1000 + 1000000000000 ))
+# --log L reaches only a stream's log (LS-087): a fresh stream per run
+stream=bench/follow-$(date +%s)-$$
+"$tarn" stream create "$stream" > /dev/null
+log=$("$tarn" offsets "$stream" --json | jq .partitions[0].log_id)
 "$tarn" read --log "$log" --from end --follow --count "$n" |
   python3 -c '
 import sys, time

@@ -12,6 +12,7 @@ dir=$(mktemp -d)
 trap 'rm -rf "$dir"' EXIT
 export TARN_HOME="$dir/home"
 "$TARN" init > /dev/null
+"$TARN" stream create t/s --partitions 2 > /dev/null # logs 1 and 2 (LS-087)
 fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # The peak RSS in KiB of `seq N | tarn append --log L --quiet` (its exit status must be 0).

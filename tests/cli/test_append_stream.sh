@@ -23,6 +23,10 @@ trap cleanup EXIT
 export TARN_HOME="$dir/home"
 "$TARN" init > /dev/null
 fail() { echo "FAIL: $*" >&2; for f in "$dir"/out* "$dir"/err*; do [ -f "$f" ] && { echo "== $f"; cat "$f"; } >&2; done; exit 1; }
+# --log L reaches only a stream's log (LS-087): logs 1..6 are this stream's partitions
+"$TARN" stream create t/s --partitions 6 > /dev/null
+[ "$("$TARN" offsets t/s --json | jq -c '[.partitions[].log_id]')" = '[1,2,3,4,5,6]' ] ||
+  fail "logs 1..6 are not t/s's partitions"
 # waits up to 20 s until file $1 has at least $2 lines
 wait_lines() {
   for _ in $(seq 400); do
@@ -118,16 +122,15 @@ grep -q "^tarn: append: record 1 (line 2): failed: .*writing WAL object" "$dir/e
 [ "$(grep -c "^tarn: append: record" "$dir/err4")" = 1 ] || fail "other records reported"
 [ "$("$TARN" read --log 4)" = "$(printf 'y0\ny2')" ] || fail "failure: read back"
 
-# 4b. A record the writer refuses at once (the log is deleted: TARN_EFENCED): one report
-# with its line, 'failed' on stdout, reading stops, exit 1.
+# 4b. A dropped stream's log is refused before anything is read (LS-087): exit 1, one
+# message, nothing on stdout.
 "$TARN" stream create ns/gone > /dev/null
 gone=$("$TARN" offsets ns/gone --json | jq .partitions[0].log_id)
 "$TARN" stream drop ns/gone > /dev/null
 rc=0; printf 'g0\ng1\n' | "$TARN" append --log "$gone" > "$dir/out4b" 2> "$dir/err4b" || rc=$?
-[ "$rc" = 1 ] || fail "fenced: exit $rc"
-[ "$(cat "$dir/out4b")" = failed ] || fail "fenced: stdout"
-[ "$(grep -c "^tarn: append: record 0 (line 1): failed: .*fenced" "$dir/err4b")" = 1 ] ||
-  fail "fenced: stderr"
+[ "$rc" = 1 ] || fail "dropped: exit $rc"
+[ ! -s "$dir/out4b" ] || fail "dropped: stdout $(cat "$dir/out4b")"
+[ "$(grep -c "belongs to no stream" "$dir/err4b")" = 1 ] || fail "dropped: stderr $(cat "$dir/err4b")"
 
 # 5. A stuck metadata store: another process holds the SQLite write lock, so the put of
 # the record SIGTERM flushes waits (busy timeout 30 s).

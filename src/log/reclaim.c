@@ -595,8 +595,7 @@ static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_
       int64_t at = now;
       rc = first_seen(m, kind, name, now, o->dry_run, &at);
       if (!rc && (now - at >= grace /* LS-086 */ ||
-                  (kind == 'w' && TARN__PLANTED(TARN__BUG_RECLAIM_NO_GRACE)) ||
-                  (kind == 'c' && TARN__PLANTED(TARN__BUG_RECLAIM_ORPHAN_NO_GRACE))))
+                  (kind == 'w' && TARN__PLANTED(TARN__BUG_RECLAIM_NO_GRACE))))
         rc = set_add_sized(cands, name, l.sizes[i]);
     }
     free(after);

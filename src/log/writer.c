@@ -620,7 +620,7 @@ static void publish(tarn_writer *w, wsection *s) {
   tarn_key_partition(part, log_id);
   snprintf(prefix, sizeof prefix, "%020llu", (unsigned long long)log_id);
   /* LS-042, LS-048: publish only while the lease's session lives */
-  int rc = TARN__PLANTED(TARN__BUG_PUBLISH_NO_LEASE_CHECK) ? 0 : tarn_lease_check(s->log->lease);
+  int rc = TARN__PLANTED(TARN__BUG_PUBLISH_UNGUARDED) ? 0 : tarn_lease_check(s->log->lease);
   pthread_mutex_lock(&w->mu);
   if (!rc && s->log->lost)
     rc = tarn__err(TARN_EGUARD, "log %llu: the write lease was lost (%s); entries not appended",
@@ -651,6 +651,8 @@ static void publish(tarn_writer *w, wsection *s) {
    * drained the leases; a failed guard wrote nothing, the entries fail. */
   tarn_meta_guard g[TARN_LEASE_GUARDS];
   size_t ng = tarn_lease_guards(s->log->lease, g);
+  if (TARN__PLANTED(TARN__BUG_PUBLISH_UNGUARDED))
+    ng = 0; /* planted: the spec's unguarded A3 (reverts #11 part 4) */
   uint64_t d1 = TARN__PLANTED(TARN__BUG_SEQ_PUT_COUNTS_ENTRIES) ? s->n : s->records;
   rc = tarn_meta_sequenced_put_if(w->meta, part, prefix, d1, d2, s->value, s->value_len, g, ng,
                                   &out);

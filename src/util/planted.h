@@ -20,7 +20,7 @@
   X(UNKNOWN_AS_FAILED, "unknown-as-failed")                 /* A3 unknown reported failed */  \
   X(ACK_TS_WRITER_CLOCK, "ack-ts-writer-clock")             /* A4 ts from the writer's clock */\
   X(PUBLISH_DELAY_UNCHECKED, "publish-delay-unchecked")     /* reverts the publish limit */   \
-  X(PUBLISH_NO_LEASE_CHECK, "publish-no-lease-check")       /* A3 without LS-042's check */   \
+  X(PUBLISH_UNGUARDED, "publish-unguarded")                 /* A3 unchecked, unguarded */     \
   X(SEQ_PUT_COUNTS_ENTRIES, "seq-put-counts-entries")       /* A3's d1 = entries */           \
   X(ACK_ORDER_REVERSED, "ack-order-reversed")               /* A4 offsets in reverse order */ \
   X(PUBLISH_FALLS_THROUGH, "publish-falls-through")         /* no return after a failure */   \
@@ -33,7 +33,6 @@
   X(PROGRESS_ONE_PAST, "progress-one-past")                 /* C5 writes e + 1 (Ursa's) */    \
   X(C2_CUMULATIVE_BEFORE_ENTRY, "c2-cumulative-before-entry") /* cumulative size - entry */   \
   X(C2_TIMESTAMP_NOW, "c2-timestamp-now")                   /* C2 stamps its own clock */     \
-  X(RECLAIM_ORPHAN_NO_GRACE, "reclaim-orphan-no-grace")     /* compacted: no grace */         \
   X(LEASE_IGNORES_FENCE, "lease-ignores-fence")             /* LS-041 not honoured */         \
   X(DELETE_NO_DRAIN, "delete-no-drain")                     /* deletes before leases end */   \
   X(TASK_DEAD_EARLY, "task-dead-early")                     /* DEAD one failure early */

@@ -1,5 +1,10 @@
 #!/usr/bin/env bash
-# Configures and builds one flavour of tarn: scripts/build.sh [release|asan|tsan|fuzz|clang] [BUILD_DIR]
+# Configures and builds one flavour of tarn:
+#   scripts/build.sh [release|asan|tsan|fuzz|clang|Release|Debug|MinSizeRel|debian|clang-Release] [BUILD_DIR]
+# Every flavour builds with -Werror (TARN_WERROR); a plain cmake build does not.
+# Release, Debug, MinSizeRel, debian (dpkg-buildflags: -O2, _FORTIFY_SOURCE=2,
+# -fstack-protector-strong) and clang-Release are the builds packagers and
+# users run: CI builds each once so that none of them breaks on a warning.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 flavour=${1:-release}
@@ -11,7 +16,13 @@ case "$flavour" in
   tsan)    opts=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DTARN_TSAN=ON -DTARN_BENCH=OFF) ;;
   fuzz)    opts=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang -DTARN_FUZZ=ON -DTARN_TESTS=OFF) ;;
   clang)   opts=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_C_COMPILER=clang) ;;
-  *) echo "usage: scripts/build.sh [release|asan|tsan|fuzz|clang] [BUILD_DIR]" >&2; exit 2 ;;
+  Release|Debug|MinSizeRel) opts=(-DCMAKE_BUILD_TYPE="$flavour") ;;
+  clang-Release) opts=(-DCMAKE_BUILD_TYPE=Release -DCMAKE_C_COMPILER=clang) ;;
+  debian)
+    export CFLAGS="$(dpkg-buildflags --get CFLAGS) $(dpkg-buildflags --get CPPFLAGS)"
+    export LDFLAGS="$(dpkg-buildflags --get LDFLAGS)"
+    opts=(-DCMAKE_BUILD_TYPE=None) ;;
+  *) echo "usage: scripts/build.sh [release|asan|tsan|fuzz|clang|Release|Debug|MinSizeRel|debian|clang-Release] [BUILD_DIR]" >&2; exit 2 ;;
 esac
-cmake -S "$here" -B "$dir" "${opts[@]}" >/dev/null
+cmake -S "$here" -B "$dir" -DTARN_WERROR=ON "${opts[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"

@@ -13,7 +13,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 dir=$here/build/mutants
-cmake -S "$here" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTARN_MUTANTS=ON -DTARN_BENCH=OFF >/dev/null
+cmake -S "$here" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTARN_WERROR=ON -DTARN_MUTANTS=ON -DTARN_BENCH=OFF >/dev/null
 cmake --build "$dir" -j"$(nproc)" >/dev/null
 bugs=("$@")
 if [ ${#bugs[@]} -eq 0 ]; then

@@ -26,6 +26,13 @@ ctest --test-dir build/release --output-on-failure -j"$jobs"
 echo "== clang build (-Werror)"
 scripts/build.sh clang
 
+echo "== the builds packagers and users run (-Werror): Release, Debug, MinSizeRel, Debian's flags, clang Release"
+for flavour in Release Debug MinSizeRel debian clang-Release; do
+  echo "-- $flavour"
+  scripts/build.sh "$flavour" "$here/build/matrix"
+  rm -rf "$here/build/matrix"
+done
+
 echo "== tests under AddressSanitizer + UndefinedBehaviorSanitizer"
 scripts/build.sh asan
 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \

@@ -244,7 +244,7 @@ static int decode_obj(json_t *o, tarn_catalog_record *r) {
   for (size_t i = 0; i < 8 && members[r->kind][i]; i++)
     if (!json_object_get(o, members[r->kind][i]))
       return tarn__corrupt(REC, 0, "member \"%s\" is missing", members[r->kind][i]);
-  uint64_t u;
+  uint64_t u = 0; /* gcc -O3 cannot see get_uint sets it on success */
   int rc;
   if ((rc = get_uint(o, "version", 1000, &u)))
     return rc;

@@ -161,7 +161,7 @@ static size_t tail_byte_off(size_t tail_word, size_t i) {
 int tarn_entry_offsets_decode(const uint8_t *p, size_t len, uint32_t **out, size_t *out_n) {
   if (len % 4)
     return tarn__corrupt(WHAT, len - len % 4, "length %zu is not a multiple of 4", len);
-  size_t n;
+  size_t n = 0; /* set by peek_count on success; gcc -O3 cannot see it */
   int rc = tarn_entry_offsets_peek_count(p, len, &n);
   if (rc)
     return rc;

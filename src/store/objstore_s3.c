@@ -766,7 +766,7 @@ static void s_put_abort(tarn_objstore_upload *up);
 static int s_put(tarn_objstore *st, const char *name, const void *data, size_t len) {
   if ((uint64_t)len <= SINGLE_PUT_MAX)
     return put_single((s3store *)st, name, data, len);
-  tarn_objstore_upload *u;
+  tarn_objstore_upload *u = NULL; /* set by s_put_begin on success */
   int rc = s_put_begin(st, name, &u);
   if (rc)
     return rc;

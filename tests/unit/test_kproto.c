@@ -254,7 +254,7 @@ static void test_kafka_python_vectors(void **state) {
     } else {
       tarn_buf b = TARN_BUF_INIT;
       rc = tarn__kmsg_encode((int16_t)key, (int16_t)v, resp, out, &b);
-      if (rc || b.len != len || memcmp(b.data, msg, len)) {
+      if (rc || b.len != len || (len && memcmp(b.data, msg, len))) {
         fprintf(stderr, "vector api %d v%d %s: re-encode differs (rc %d, %zu vs %zu bytes)\n",
                 key, v, kind, rc, b.len, len);
         failures++;
@@ -344,7 +344,8 @@ static void test_round_trip_every_version(void **state) {
         same_struct(s, v, in, out, dflt);
         assert_int_equal(tarn__kmsg_encode(d->api_key, (int16_t)v, resp, out, &b2), 0);
         assert_int_equal(b1.len, b2.len);
-        assert_memory_equal(b1.data, b2.data, b1.len);
+        if (b1.len)
+          assert_memory_equal(b1.data, b2.data, b1.len);
         bad += truncations_fail(d->api_key, (int16_t)v, resp, b1.data, b1.len, s->size);
         tarn_buf_free(&b1);
         tarn_buf_free(&b2);

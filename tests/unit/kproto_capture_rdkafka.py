@@ -201,6 +201,18 @@ def init_producer_id(version):
     return s32(0) + s16(0) + s64(1000) + s16(0)
 
 
+# How the scripted broker answers each api key: (version, request frame, port) -> body.
+ANSWERS = {
+    18: lambda v, f, p: api_versions(v), 3: lambda v, f, p: metadata(v, p),
+    0: lambda v, f, p: produce(v), 2: lambda v, f, p: list_offsets(v),
+    1: lambda v, f, p: fetch(v), 10: lambda v, f, p: find_coordinator(v, p),
+    11: lambda v, f, p: join_group(v, f), 14: lambda v, f, p: sync_group(v, f),
+    9: lambda v, f, p: offset_fetch(v), 8: lambda v, f, p: offset_commit(v, f),
+    12: lambda v, f, p: heartbeat(v), 13: lambda v, f, p: leave_group(v),
+    22: lambda v, f, p: init_producer_id(v),
+}
+
+
 def serve_conn(conn, port):
     try:
         answer(conn, port)
@@ -217,34 +229,10 @@ def answer(conn, port):
         frame = f.read(struct.unpack(">i", head)[0])
         key, version, corr = struct.unpack(">hhi", frame[:8])
         captured.append((key, version, frame))
-        if key == 18:
-            body = api_versions(version)
-        elif key == 3:
-            body = metadata(version, port)
-        elif key == 0:
-            body = produce(version)
-        elif key == 2:
-            body = list_offsets(version)
-        elif key == 1:
-            body = fetch(version)
-        elif key == 10:
-            body = find_coordinator(version, port)
-        elif key == 11:
-            body = join_group(version, frame)
-        elif key == 14:
-            body = sync_group(version, frame)
-        elif key == 9:
-            body = offset_fetch(version)
-        elif key == 8:
-            body = offset_commit(version, frame)
-        elif key == 12:
-            body = heartbeat(version)
-        elif key == 13:
-            body = leave_group(version)
-        elif key == 22:
-            body = init_producer_id(version)
-        else:
+        answer_of = ANSWERS.get(key)
+        if not answer_of:
             return
+        body = answer_of(version, frame, port)
         resp = s32(corr) + body  # header v0: no served answer here is flexible but v3's body
         conn.sendall(s32(len(resp)) + resp)
 

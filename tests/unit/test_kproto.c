@@ -216,16 +216,34 @@ static int hexval(int c) {
   return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
+/* A file of tests/data/kproto, read line by line. */
+static FILE *open_testdata(const char *name) {
+  const char *dir = getenv("TARN_TESTDATA");
+  assert_non_null(dir);
+  char path[512];
+  snprintf(path, sizeof path, "%s/kproto/%s", dir, name);
+  FILE *fp = fopen(path, "r");
+  assert_non_null(fp);
+  return fp;
+}
+
+/* The hex at h (up to the line's end) as bytes in a buffer of exactly their length. */
+static uint8_t *unhex(const char *h, size_t *len) {
+  size_t hl = strcspn(h, "\r\n");
+  assert_int_equal(hl % 2, 0);
+  *len = hl / 2;
+  uint8_t *b = malloc(*len ? *len : 1);
+  assert_non_null(b);
+  for (size_t i = 0; i < *len; i++)
+    b[i] = (uint8_t)(hexval(h[2 * i]) << 4 | hexval(h[2 * i + 1]));
+  return b;
+}
+
 /* ---- kafka-python's vectors ---------------------------------------------------------- */
 
 static void test_kafka_python_vectors(void **state) {
   (void)state;
-  const char *dir = getenv("TARN_TESTDATA");
-  assert_non_null(dir);
-  char path[512];
-  snprintf(path, sizeof path, "%s/kproto/vectors.txt", dir);
-  FILE *fp = fopen(path, "r");
-  assert_non_null(fp);
+  FILE *fp = open_testdata("vectors.txt");
   static char line[1 << 16];
   int vectors = 0, failures = 0, seen[64][16] = {{0}};
   while (fgets(line, sizeof line, fp)) {
@@ -236,13 +254,8 @@ static void test_kafka_python_vectors(void **state) {
     if (sscanf(line, "%d %d %7s %n", &key, &v, kind, &off) != 3)
       continue;
     int resp = !strcmp(kind, "resp");
-    const char *h = line + off;
-    size_t hl = strcspn(h, "\r\n");
-    assert_int_equal(hl % 2, 0);
-    uint8_t *msg = malloc(hl / 2 + 1);
-    for (size_t i = 0; i < hl / 2; i++)
-      msg[i] = (uint8_t)(hexval(h[2 * i]) << 4 | hexval(h[2 * i + 1]));
-    size_t len = hl / 2;
+    size_t len;
+    uint8_t *msg = unhex(line + off, &len);
     const tarn__kmsgdesc *d = tarn__kproto_desc((int16_t)key);
     assert_non_null(d);
     size_t sz = (resp ? d->resp : d->req)->size;
@@ -287,23 +300,15 @@ static void test_kafka_python_vectors(void **state) {
 
 static void test_librdkafka_requests(void **state) {
   (void)state;
-  const char *dir = getenv("TARN_TESTDATA");
-  assert_non_null(dir);
-  char path[512];
-  snprintf(path, sizeof path, "%s/kproto/librdkafka.txt", dir);
-  FILE *fp = fopen(path, "r");
-  assert_non_null(fp);
+  FILE *fp = open_testdata("librdkafka.txt");
   static char line[1 << 16];
   int failures = 0, seen[64][16] = {{0}};
   while (fgets(line, sizeof line, fp)) {
     int key, v, off = 0;
     if (line[0] == '#' || sscanf(line, "%d %d %n", &key, &v, &off) != 2)
       continue;
-    const char *h = line + off;
-    size_t hl = strcspn(h, "\r\n"), len = hl / 2;
-    uint8_t *frame = malloc(len ? len : 1);
-    for (size_t i = 0; i < len; i++)
-      frame[i] = (uint8_t)(hexval(h[2 * i]) << 4 | hexval(h[2 * i + 1]));
+    size_t len;
+    uint8_t *frame = unhex(line + off, &len);
     tarn__kreq_header hd;
     size_t body;
     int rc = tarn__kreq_header_decode(frame, len, &hd, &body);

@@ -663,6 +663,12 @@ static void test_hostile_lengths(void **state) {
   assert_int_equal(tarn__kmsg_decode(TARN__KAPI_FETCH, 0, 1, big, len, &a, &fr), 0);
   assert_int_equal(fr.responses.n, 100000);
   assert_true(a.used <= 16 * len + 4096);
+  /* A caller's own bound holds too: the same input in 64 KiB fails as out of memory. */
+  tarn__karena_free(&a);
+  tarn__karena_init(&a);
+  a.limit = 64 << 10;
+  assert_int_equal(tarn__kmsg_decode(TARN__KAPI_FETCH, 0, 1, big, len, &a, &fr), TARN_ENOMEM);
+  assert_true(a.used <= a.limit);
   free(big);
   tarn__karena_free(&a);
 }

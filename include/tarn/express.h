@@ -90,6 +90,14 @@ int tarn_xwriter_append(tarn_xwriter *w, uint64_t log_id, const void *payload, s
                         uint32_t record_count, tarn_append_cb cb, void *arg);
 int tarn_xwriter_append_sync(tarn_xwriter *w, uint64_t log_id, const void *payload, size_t len,
                              uint32_t record_count, uint64_t *offset, int64_t *timestamp_ms);
+/* Seals the gathering flight now (if the window allows), without waiting. */
+int tarn_xwriter_seal(tarn_xwriter *w);
+/* The star's default name for a process: TARN_STAR, else the host name with
+ * every byte outside [A-Za-z0-9._-] replaced by '-'. */
+void tarn_express_default_star(char *out, size_t n);
+/* 0 when the deployment has an express bucket set; TARN_ENOTFOUND saying how
+ * to record one. */
+int tarn_express_check_deployment(tarn_meta *m);
 /* Seals the gathering flight and waits until every entry appended before has
  * its outcome. */
 int tarn_xwriter_flush(tarn_xwriter *w);

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "express/xwriter_internal.h"
 #include "tarn/key.h"
@@ -778,6 +779,37 @@ int tarn_xwriter_open(tarn_meta *meta, tarn_objstore *wal, const tarn_xwriter_op
   return 0;
 }
 
+int tarn_xwriter_seal(tarn_xwriter *w) {
+  pthread_mutex_lock(&w->mu);
+  int rc = seal(w);
+  pthread_mutex_unlock(&w->mu);
+  return rc < 0 ? rc : 0;
+}
+
+void tarn_express_default_star(char *out, size_t n) {
+  const char *env = getenv("TARN_STAR");
+  char host[256] = "tarn";
+  if (env && *env)
+    snprintf(host, sizeof host, "%s", env);
+  else if (gethostname(host, sizeof host) != 0 || !host[0])
+    snprintf(host, sizeof host, "tarn");
+  host[sizeof host - 1] = 0;
+  for (char *c = host; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+          *c == '.' || *c == '_' || *c == '-'))
+      *c = '-';
+  if (!strcmp(host, ".") || !strcmp(host, ".."))
+    snprintf(host, sizeof host, "tarn");
+  snprintf(out, n, "%.*s", TARN__X_STAR_MAX, host);
+}
+
+int tarn_express_check_deployment(tarn_meta *m) {
+  tarn__xbuckets s;
+  int rc = tarn__xbuckets_load(m, &s);
+  tarn__xbuckets_free(&s);
+  return rc;
+}
+
 int tarn_xwriter_flush(tarn_xwriter *w) {
   pthread_mutex_lock(&w->mu);
   uint64_t target = w->appended;
@@ -853,12 +885,14 @@ int tarn_xwriter_close(tarn_xwriter *w) {
   int rc2 = tarn_xwriter_absorb_sync(w);
   if (!rc)
     rc = rc2;
-  if (w->o.stepped) {
-    pthread_mutex_lock(&w->mu);
-    tarn__xabsorb_reclaim(w, 0);
-    pthread_mutex_unlock(&w->mu);
-  }
   stop_threads(w);
+  /* the checkpoint is published past every absorbed slot and the fence never
+   * walks below it, so a closing writer deletes their flights without the
+   * grace (nobody else would: the next epoch of this star has its own) */
+  pthread_mutex_lock(&w->mu);
+  if (!rc)
+    tarn__xabsorb_reclaim(w, 1);
+  pthread_mutex_unlock(&w->mu);
   if (!rc && w->failed_rc)
     rc = tarn__err(w->failed_rc, "%s", w->err);
   free_all(w);

@@ -302,8 +302,9 @@ static void absorb_exactly_once_across_unknown_put(void **state) {
     assert_int_equal(put(w, 0, b), 1);
   release(w);
   assert_int_equal(a.n, 1);
-  /* the checkpoint CAS is not the index put: hold only the next write */
-  assert_int_equal(tarn_meta_inject_fault(e.m, TARN_META_FAULT_DELAY_COMMIT, 1), 0);
+  /* absorb's first write records its intent on the epoch record; hold the
+   * second, the index put */
+  assert_int_equal(tarn_meta_inject_fault_after(e.m, TARN_META_FAULT_DELAY_COMMIT, 1, 1), 0);
   assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0), 0);
   /* the held put lands now, after the retry created the record */
   int landed = tarn_meta_inject_fault(e.m, TARN_META_FAULT_LAND, 0);
@@ -341,7 +342,7 @@ static void absorb_unknown_that_landed(void **state) {
       assert_int_equal(put(w, s, b), 1);
   release(w);
   assert_int_equal(a.n, 2);
-  assert_int_equal(tarn_meta_inject_fault(e.m, TARN_META_FAULT_COMMIT_UNKNOWN, 1), 0);
+  assert_int_equal(tarn_meta_inject_fault_after(e.m, TARN_META_FAULT_COMMIT_UNKNOWN, 1, 1), 0);
   assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0), 0);
   uint64_t end, cum;
   assert_int_equal(tarn__xlog_tail(e.m, 5, &end, &cum), 0);
@@ -355,9 +356,74 @@ static void absorb_unknown_that_landed(void **state) {
   tarn__xepoch ep;
   assert_int_equal(tarn__xepoch_load(e.m, "star-1", "express", tarn_xwriter_epoch(w), &ep), 0);
   assert_int_equal(ep.checkpoint, 2);
+  assert_int_equal(ep.absorbing_to, 0); /* the intent is cleared with the checkpoint */
   tarn__xepoch_free(&ep);
+  tarn_xwriter_stats st;
+  tarn_xwriter_stats_get(w, &st);
+  assert_int_equal(st.absorb_unknown, 1);
   assert_int_equal(tarn_xwriter_close(w), 0);
   env_close(&e);
+}
+
+/* A crashed absorb leaves its intent on the epoch record; settlement's
+ * absorb (tarn__xabsorb_flight) resolves it by reading each log's last record:
+ * a batch that was indexed is not indexed again, one that was not is. */
+static void settle_absorb_resumes_intent(void **state) {
+  for (int landed = 0; landed < 2; landed++) {
+    env e;
+    env_open(&e, landed ? "xw-resume1" : "xw-resume0", 3, 2, 8);
+    tarn_xwriter *w = open_w(&e, 1);
+    acks a = {0};
+    ackarg args[8];
+    append_slot(w, 5, &a, args, 0);
+    append_slot(w, 6, &a, args, 1);
+    append_slot(w, 5, &a, args, 2);
+    for (uint64_t s = 0; s < 3; s++)
+      for (size_t b = 0; b < 3; b++)
+        assert_int_equal(put(w, s, b), 1);
+    release(w);
+    assert_int_equal(a.n, 3);
+    uint64_t epoch = tarn_xwriter_epoch(w);
+    /* writes: the intent, the index puts of logs 5 and 6, the checkpoint */
+    if (landed)
+      assert_int_equal(tarn_meta_inject_fault_after(e.m, TARN_META_FAULT_FAIL, 3, 1), 0);
+    else
+      assert_int_equal(tarn_meta_inject_fault_after(e.m, TARN_META_FAULT_FAIL, 1, 100), 0);
+    assert_true(tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0) < 0);
+    assert_int_equal(tarn_meta_inject_fault(e.m, TARN_META_FAULT_NONE, 0), 0);
+    uint64_t end, cum;
+    assert_int_equal(tarn__xlog_tail(e.m, 5, &end, &cum), 0);
+    assert_int_equal(end, landed ? 2 : 0);
+    tarn__xepoch ep;
+    assert_int_equal(tarn__xepoch_load(e.m, "star-1", "express", epoch, &ep), 0);
+    assert_int_equal(ep.checkpoint, 0);
+    assert_int_equal(ep.absorbing_to, 3);
+    assert_int_not_equal(tarn_xwriter_close(w), 0); /* absorb stopped: said so */
+    /* settlement, in another process: slot 0's bytes from a bucket */
+    char key[TARN__X_SLOT_KEY_MAX];
+    tarn__xslot_key(key, sizeof key, "star-1", epoch, 0);
+    tarn_buf f;
+    tarn_buf_init(&f);
+    /* the closing writer deleted nothing: its checkpoint never moved */
+    assert_int_equal(tarn_objstore_get(e.b[1], key, &f), 0);
+    for (uint64_t s = 0; s < 3; s++)
+      assert_int_equal(tarn__xabsorb_flight(e.wal, e.m, &ep, s, f.data, f.len), 0);
+    assert_int_equal(ep.checkpoint, 3);
+    assert_int_equal(ep.absorbing_to, 0);
+    for (uint64_t log = 5; log <= 6; log++) {
+      assert_int_equal(tarn__xlog_tail(e.m, log, &end, &cum), 0);
+      assert_int_equal(end, log == 5 ? 2 : 1);
+    }
+    tarn_meta_recs recs = {0};
+    assert_int_equal(
+        tarn_meta_list(e.m, "5", "00000000000000000005-", "00000000000000000005.", 0, 0, &recs),
+        0);
+    assert_int_equal(recs.n, 1); /* one record for the batch, never two */
+    tarn_meta_recs_free(&recs);
+    tarn_buf_free(&f);
+    tarn__xepoch_free(&ep);
+    env_close(&e);
+  }
 }
 
 static int collect(void *arg, uint64_t offset, const void *payload, size_t len, uint32_t rc) {
@@ -453,6 +519,7 @@ int main(void) {
       cmocka_unit_test(k1_w1),
       cmocka_unit_test(absorb_exactly_once_across_unknown_put),
       cmocka_unit_test(absorb_unknown_that_landed),
+      cmocka_unit_test(settle_absorb_resumes_intent),
       cmocka_unit_test(tail_checkpoint_reclaim),
       cmocka_unit_test(threaded_two_logs),
   };

@@ -65,6 +65,14 @@ typedef struct tarn_xwriter_options {
   int64_t reclaim_grace_ms;  /* absorbed flights are deleted from the buckets after (60000) */
   int max_rolls;             /* halts (a slot that cannot reach W) survived before the writer
                                 fails for good (16) */
+  /* The in-process roll's fence (issue 14 "Committed is not acknowledged"):
+   * fences the writer's own halted epoch and gives its published cut. With
+   * it, the slots below the cut complete as acknowledged and only those at or
+   * above it are republished, at the same offsets, into the new epoch's first
+   * slots. NULL: the entries of the halted slot and after fail (see append).
+   * tarn_express_fence (tarn/express_fence.h) is the fence to give. */
+  int (*fence)(void *arg, tarn_meta *m, const char *star, uint64_t epoch, uint64_t *cut);
+  void *fence_arg;
   /* 1: no threads; the caller drives the pipeline with tarn_xwriter_step
    * (tests and the simulator). An append that would block returns TARN_EBUSY. */
   int stepped;

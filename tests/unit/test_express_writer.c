@@ -205,6 +205,91 @@ static void foreign_object_not_counted(void **state) {
   env_close(&e);
 }
 
+/* A stand-in for the fence (h-xfence's tarn_express_fence once merged): the
+ * test knows the cut its poison made, and publishes it as a fence would. */
+static uint64_t test_cut;
+static int test_fence(void *arg, tarn_meta *m, const char *star, uint64_t epoch, uint64_t *cut) {
+  tarn__xepoch e;
+  int rc = tarn__xepoch_load(m, star, "express", epoch, &e);
+  if (!rc)
+    rc = tarn__xepoch_publish_cut(m, &e, test_cut);
+  tarn__xepoch_free(&e);
+  *cut = test_cut;
+  return rc;
+}
+
+/* The in-process roll with a fence (issue 14 "Committed is not
+ * acknowledged", epochs-model §7.6): slot 1 is poisoned in two buckets (cut
+ * 1); slot 2 was complete at W but never released. The payloads at or above
+ * the cut go out again in the new epoch's first slots at the same offsets,
+ * and nothing below it is republished. */
+static void roll_republishes_at_and_above_cut(void **state) {
+  env e;
+  env_open(&e, "xw-roll", 3, 2, 8);
+  tarn_xwriter_options o;
+  tarn_xwriter_options_default(&o);
+  o.star = "star-1";
+  o.stepped = 1;
+  o.fence = test_fence;
+  tarn_xwriter *w;
+  assert_int_equal(tarn_xwriter_open(e.m, e.wal, &o, &w), 0);
+  uint64_t epoch = tarn_xwriter_epoch(w);
+  char key[TARN__X_SLOT_KEY_MAX];
+  tarn__xslot_key(key, sizeof key, "star-1", epoch, 1);
+  tarn_buf p;
+  tarn_buf_init(&p);
+  tarn__xpoison(&p, "star-1", epoch, 1);
+  for (size_t b = 1; b < 3; b++)
+    assert_int_equal(tarn_objstore_put(e.b[b], key, p.data, p.len), 0);
+  tarn_buf_free(&p);
+  acks a = {0};
+  ackarg args[8];
+  for (int i = 0; i < 3; i++)
+    append_slot(w, 5, &a, args, i);
+  for (uint64_t s = 0; s < 3; s++)
+    for (size_t b = 0; b < 3; b++)
+      put(w, s, b);
+  test_cut = 1;
+  release(w); /* slot 0 acked; slot 1 halts; the fence says 1 */
+  assert_int_equal(a.n, 1);
+  assert_int_equal(a.off[0], 0);
+  uint64_t next = tarn_xwriter_epoch(w);
+  assert_true(next > epoch);
+  tarn__xepoch old;
+  assert_int_equal(tarn__xepoch_load(e.m, "star-1", "express", epoch, &old), 0);
+  assert_int_equal(old.state, TARN__XEPOCH_FENCED);
+  assert_int_equal(old.cut, 1);
+  tarn__xepoch_free(&old);
+  /* the new epoch's slots 0 and 1 hold entries 1 and 2 */
+  for (uint64_t s = 0; s < 2; s++)
+    for (size_t b = 0; b < 3; b++)
+      assert_int_equal(put(w, s, b), 1);
+  release(w);
+  assert_int_equal(a.n, 3);
+  assert_int_equal(a.rc[1], 0);
+  assert_int_equal(a.off[1], 1);
+  assert_int_equal(a.rc[2], 0);
+  assert_int_equal(a.off[2], 2);
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  /* absorbed once each, across both epochs: offsets 0, 1, 2 */
+  tarn_reader *r;
+  assert_int_equal(tarn_reader_open(e.m, e.wal, NULL, NULL, &r), 0);
+  tarn_log_iter *it;
+  assert_int_equal(tarn_reader_iter(r, 5, 0, &it), 0);
+  tarn_entry en;
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(tarn_reader_next(it, &en, 0), 0);
+    assert_int_equal(en.offset, (uint64_t)i);
+    char want[8];
+    snprintf(want, sizeof want, "e%d", i);
+    assert_memory_equal(en.payload, want, 2);
+  }
+  assert_int_equal(tarn_reader_next(it, &en, 0), TARN_EEND);
+  tarn_reader_iter_free(it);
+  tarn_reader_close(r);
+  env_close(&e);
+}
+
 /* Quorum with one bucket of three failing every PUT: acknowledged at W = 2. */
 static void quorum_with_one_bucket_down(void **state) {
   env e;
@@ -516,6 +601,7 @@ int main(void) {
       cmocka_unit_test(foreign_object_not_counted),
       cmocka_unit_test(quorum_with_one_bucket_down),
       cmocka_unit_test(halt_when_quorum_unreachable),
+      cmocka_unit_test(roll_republishes_at_and_above_cut),
       cmocka_unit_test(k1_w1),
       cmocka_unit_test(absorb_exactly_once_across_unknown_put),
       cmocka_unit_test(absorb_unknown_that_landed),

@@ -161,7 +161,6 @@ static int publish(actx *c, const aent *ents, size_t n, asec *secs, size_t nsecs
       count(c, &c->w->st.absorb_objects);
     int stale = 0;
     for (size_t s = 0; s < wb.section_count && !rc; s++) {
-      const tarn_wal_built_section *bs = &wb.sections[s];
       asec *a = &secs[s];
       if (a->done)
         continue;
@@ -170,23 +169,8 @@ static int publish(actx *c, const aent *ents, size_t n, asec *secs, size_t nsecs
         stale = 1;
         break;
       }
-      uint32_t *bounds = malloc(bs->entry_count * sizeof *bounds);
-      if (!bounds) {
-        rc = tarn__err(TARN_ENOMEM, "out of memory");
-        break;
-      }
-      for (size_t k = 0; k < bs->entry_count; k++)
-        bounds[k] = (uint32_t)bs->bounds[k];
-      tarn_raw_record r = {.location = name,
-                           .single_section = wb.section_count == 1,
-                           .message_count = (int64_t)bs->record_total,
-                           .entry_size_bytes = (int64_t)bs->payload_total,
-                           .file_size = (int64_t)wb.payload_region_size,
-                           .boundaries = bounds,
-                           .entry_count = bs->entry_count};
       tarn_buf_reset(&value);
-      rc = tarn_entry_index_build_raw(&r, &value);
-      free(bounds);
+      rc = tarn_entry_index_build_raw_section(&wb, s, name, &value);
       if (!rc)
         rc = index_section(c, a, &value);
       if (!rc)

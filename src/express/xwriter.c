@@ -221,7 +221,8 @@ static int window_open(const tarn_xwriter *w) {
 /* Under mu: seals cur into the next slot and builds its flight. */
 static int seal(tarn_xwriter *w) {
   xflight *f = w->cur;
-  if (!f || f->n == 0 || !window_open(w))
+  /* during a roll the epoch is changing: what gathers waits for the next one */
+  if (!f || f->n == 0 || !window_open(w) || w->halting)
     return 0;
   tarn_wal_builder wb;
   tarn_wal_builder_init(&wb);
@@ -537,7 +538,6 @@ static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
     snprintf(why, sizeof why, "%.200s; the fence of the halted epoch failed: %.200s", w->err,
              tarn_errmsg());
   }
-  w->halting = 0;
   /* the released flights stay for absorb; the rest are failed, in order */
   xflight **pp = &w->head, *prev = NULL;
   while (*pp && (*pp)->released) {
@@ -582,6 +582,7 @@ static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
     return w->failed_rc;
   }
   int rc = next_epoch(w);
+  w->halting = 0;
   pthread_cond_broadcast(&w->cv);
   return rc ? rc : 1;
 }

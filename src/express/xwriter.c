@@ -18,6 +18,7 @@
 #include "tarn/timing.h"
 #include "tarn/wal.h"
 #include "util/clock.h"
+#include "util/dirs.h"
 #include "util/error.h"
 #include "util/planted.h"
 
@@ -49,12 +50,12 @@ int tarn_express_deploy_default(tarn_meta *m, const char *home, int *created) {
   const char *bk[3];
   char store[3][4200];
   int rc = 0;
-  snprintf(dir, sizeof dir, "%s/express", home);
-  mkdir(dir, 0777);
   for (int i = 0; i < 3 && !rc; i++) {
+    /* durable: a bucket directory lost in a crash would lose its flights */
     snprintf(dir, sizeof dir, "%s/express/%c", home, 'a' + i);
-    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+    if (tarn__mkdirs_durable(dir, 0777) != 0)
       rc = tarn__errno(errno, "creating express bucket %s", dir);
+    snprintf(dir, sizeof dir, "%s/express/%c", home, 'a' + i);
     snprintf(uri, sizeof uri, "file://%s@%c", dir, 'a' + i);
     snprintf(store[i], sizeof store[i], "%s", uri);
     bk[i] = store[i];

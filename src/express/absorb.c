@@ -1,0 +1,498 @@
+/* Absorb (issue 14, "Absorb", "Reclaiming slots"): off the acknowledgement
+ * path, released slots are published to the format in slot order: their
+ * entries go into ordinary WAL objects in the deployment's WAL root (many
+ * slots per object) and are indexed with the A3 sequenced put, at exactly the
+ * offsets they were acknowledged at. A put of unknown outcome is resolved by
+ * reading the log's last record before anything is retried, and every put is
+ * guarded by the absence of the key it is to create, so a slot is never
+ * indexed twice even when a put lands late. Then the epoch's checkpoint
+ * advances; flights below it are deleted from the buckets after a grace. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "express/xwriter_internal.h"
+#include "log/wal_name.h"
+#include "tarn/entryindex.h"
+#include "tarn/key.h"
+#include "tarn/timing.h"
+#include "tarn/wal.h"
+#include "util/clock.h"
+#include "util/error.h"
+#include "util/planted.h"
+
+#define PUT_ATTEMPTS 8
+#define OBJECT_ATTEMPTS 3
+
+/* One entry to absorb, and one log's section of an absorbed object. */
+typedef struct aent {
+  uint64_t log_id;
+  const uint8_t *p;
+  size_t len;
+  uint32_t records;
+} aent;
+
+typedef struct asec {
+  uint64_t log_id;
+  tarn_lease *lease;
+  uint64_t start, end;   /* offsets [start, end) */
+  uint64_t cum0, cum1;   /* cumulative size before and after */
+  int done;
+} asec;
+
+typedef struct actx {
+  tarn_meta *m;
+  tarn_objstore *wal;
+  int64_t max_publish_delay_ms;
+  tarn_xwriter *w;       /* the writer whose stats and logs to update, or NULL */
+} actx;
+
+static void count(actx *c, uint64_t *field) {
+  if (!c->w)
+    return;
+  pthread_mutex_lock(&c->w->mu);
+  (*field)++;
+  pthread_mutex_unlock(&c->w->mu);
+}
+
+/* What the log's last record says about one section's put: 1 landed, 0 not
+ * landed (the tail is where the section starts), or TARN_ECORRUPT. */
+static int resolve(tarn_meta *m, const asec *s) {
+  uint64_t end, cum;
+  int rc = tarn__xlog_tail(m, s->log_id, &end, &cum);
+  if (rc)
+    return rc;
+  if (end == s->end && cum == s->cum1)
+    return 1;
+  if (end == s->start && cum == s->cum0)
+    return 0;
+  return tarn__err(TARN_ECORRUPT, "express absorb: log %" PRIu64 " ends at (%" PRIu64 ", %" PRIu64
+                                  "), expected (%" PRIu64 ", %" PRIu64 ") or (%" PRIu64 ", %" PRIu64
+                                  "): another writer changed the log, acknowledged offsets and "
+                                  "the index disagree",
+                   s->log_id, end, cum, s->start, s->cum0, s->end, s->cum1);
+}
+
+/* A3 for one section, exactly once. */
+static int index_section(actx *c, asec *s, const tarn_buf *value) {
+  char part[TARN_KEY_PARTITION_LEN + 1], prefix[TARN_KEY_FIELD_LEN + 1], want[TARN_KEY_LEN + 1];
+  uint64_t log_id = s->log_id;
+  tarn_key_partition(part, log_id);
+  snprintf(prefix, sizeof prefix, "%020" PRIu64, log_id);
+  int rc = tarn_key_format(want, log_id, s->end, s->cum1);
+  if (rc)
+    return rc;
+  int blind = TARN__PLANTED(TARN__BUG_XABSORB_RETRIES_BLIND);
+  for (int attempt = 0; attempt < PUT_ATTEMPTS; attempt++) {
+    tarn_meta_guard g[TARN_LEASE_GUARDS + 1];
+    size_t ng = tarn_lease_guards(s->lease, g);
+    /* the key this put creates must not exist: a late landing of an earlier
+     * attempt (or of anyone) makes this one write nothing */
+    if (!blind)
+      g[ng++] = (tarn_meta_guard){TARN_META_GUARD_ABSENT, want, 0};
+    tarn_meta_rec out = {0};
+    rc = tarn_meta_sequenced_put_if(c->m, part, prefix, s->end - s->start, s->cum1 - s->cum0,
+                                    value->data, value->len, g, ng, &out);
+    if (rc == 0) {
+      int same = out.key && !strcmp(out.key, want);
+      if (!same)
+        rc = tarn__err(TARN_ECORRUPT, "express absorb: log %" PRIu64 " indexed at %s, not %s: "
+                                      "acknowledged offsets and the index disagree",
+                       log_id, out.key ? out.key : "?", want);
+      tarn_meta_rec_free(&out);
+      return rc;
+    }
+    tarn_meta_rec_free(&out);
+    if (rc != TARN_EUNKNOWN && rc != TARN_ETIMEDOUT && rc != TARN_EUNAVAIL && rc != TARN_EGUARD)
+      return tarn__errctx(rc, "express absorb: indexing log %" PRIu64, log_id);
+    char why[256];
+    snprintf(why, sizeof why, "%s", tarn_errmsg());
+    if (rc != TARN_EGUARD && c->w)
+      count(c, &c->w->st.absorb_unknown);
+    if (blind) {
+      tarn__sleep_ms(5);
+      continue; /* planted: retries without reading what the first put did */
+    }
+    /* never retry before knowing: read the log's last record */
+    int r = resolve(c->m, s);
+    if (r == 1)
+      return 0;
+    if (r < 0)
+      return r;
+    if (rc == TARN_EGUARD)
+      return tarn__err(TARN_EGUARD, "express absorb: log %" PRIu64 ": %s", log_id, why);
+    tarn__sleep_ms(10 * (attempt + 1));
+  }
+  return tarn__err(TARN_EUNAVAIL, "express absorb: log %" PRIu64 ": index put failed %d times",
+                   log_id, PUT_ATTEMPTS);
+}
+
+/* Writes the entries (grouped by section) into one WAL object and indexes the
+ * sections not yet done. */
+static int publish(actx *c, const aent *ents, size_t n, asec *secs, size_t nsecs) {
+  tarn_wal_builder wb;
+  tarn_wal_builder_init(&wb);
+  tarn_buf obj, value;
+  tarn_buf_init(&obj);
+  tarn_buf_init(&value);
+  int rc = 0;
+  /* section by section, so a reader fetches a log's payloads with one range */
+  for (size_t s = 0; s < nsecs && !rc; s++)
+    for (size_t i = 0; i < n && !rc; i++)
+      if (ents[i].log_id == secs[s].log_id)
+        rc = tarn_wal_builder_add(&wb, ents[i].log_id, ents[i].p, ents[i].len, ents[i].records);
+  if (!rc)
+    rc = tarn_wal_builder_finish(&wb, &obj);
+  for (int attempt = 0; !rc; attempt++) {
+    char name[TARN__WAL_NAME_LEN + 1];
+    if ((rc = tarn__wal_name(name, tarn__now_ms() / 1000)))
+      break;
+    int64_t written = tarn__mono_ms();
+    rc = tarn_objstore_put(c->wal, name, obj.data, obj.len); /* LS-009: a new name each time */
+    if (rc) {
+      if (attempt + 1 >= OBJECT_ATTEMPTS)
+        break;
+      rc = 0;
+      tarn__sleep_ms(20 * (attempt + 1));
+      continue;
+    }
+    if (c->w)
+      count(c, &c->w->st.absorb_objects);
+    int stale = 0;
+    for (size_t s = 0; s < wb.section_count && !rc; s++) {
+      asec *a = &secs[s];
+      if (a->done)
+        continue;
+      /* LS-085: past the publish limit the reclaimer may take the object */
+      if (tarn__mono_ms() - written > c->max_publish_delay_ms) {
+        stale = 1;
+        break;
+      }
+      tarn_buf_reset(&value);
+      rc = tarn_entry_index_build_raw_section(&wb, s, name, &value);
+      if (!rc)
+        rc = index_section(c, a, &value);
+      if (!rc)
+        a->done = 1;
+    }
+    if (!stale)
+      break;
+  }
+  tarn_wal_builder_free(&wb);
+  tarn_buf_free(&obj);
+  tarn_buf_free(&value);
+  return rc;
+}
+
+static int intents_of(const asec *secs, size_t n, tarn__xintent **out) {
+  *out = malloc(n * sizeof **out);
+  if (!*out)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++)
+    (*out)[i] = (tarn__xintent){secs[i].log_id, secs[i].start, secs[i].cum0, secs[i].end,
+                                secs[i].cum1};
+  return 0;
+}
+
+/* Intent, publish, checkpoint: slots [.., to) of epoch e are absorbed. */
+static int absorb_with_intent(actx *c, tarn__xepoch *e, uint64_t to, const aent *ents, size_t n,
+                              asec *secs, size_t nsecs) {
+  tarn__xintent *iv;
+  int rc = intents_of(secs, nsecs, &iv);
+  if (rc)
+    return rc;
+  rc = tarn__xepoch_begin_absorb(c->m, e, to, iv, nsecs);
+  free(iv);
+  if (rc == 1)
+    return 0; /* absorbed already */
+  if (!rc)
+    rc = publish(c, ents, n, secs, nsecs);
+  if (!rc)
+    rc = tarn__xepoch_end_absorb(c->m, e, to);
+  return rc;
+}
+
+/* Groups entries into one section per log, in order of first appearance,
+ * and adds each section's records and bytes to it. */
+static int sections_of(const aent *ents, size_t n, asec **out, size_t *nout) {
+  asec *secs = NULL;
+  size_t ns = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t s = 0;
+    while (s < ns && secs[s].log_id != ents[i].log_id)
+      s++;
+    if (s == ns) {
+      asec *nv = realloc(secs, (ns + 1) * sizeof *nv);
+      if (!nv) {
+        free(secs);
+        return tarn__err(TARN_ENOMEM, "out of memory");
+      }
+      secs = nv;
+      secs[ns++] = (asec){.log_id = ents[i].log_id};
+    }
+    secs[s].end += ents[i].records;
+    secs[s].cum1 += ents[i].len;
+  }
+  *out = secs;
+  *nout = ns;
+  return 0;
+}
+
+int tarn__xabsorb_batch(tarn_xwriter *w, int force) {
+  if (w->absorb_busy)
+    return 0;
+  if (w->absorb_rc)
+    return w->absorb_rc;
+  xflight *first = w->head;
+  if (!first || !first->released)
+    return 0;
+  if (!force && tarn__mono_ms() - first->released_ms < (int64_t)w->o.absorb_ms)
+    return 0;
+  size_t n = 0, bytes = 0, nents = 0;
+  for (xflight *f = first; f && f->released && f->epoch == first->epoch; f = f->next) {
+    if (n && bytes + f->bytes > w->o.absorb_max_bytes)
+      break;
+    bytes += f->bytes;
+    nents += f->n;
+    n++;
+  }
+  xflight **fl = malloc(n * sizeof *fl);
+  aent *ents = calloc(nents ? nents : 1, sizeof *ents);
+  asec *secs = NULL;
+  size_t nsecs = 0, k = 0;
+  int rc = fl && ents ? 0 : tarn__err(TARN_ENOMEM, "out of memory");
+  xflight *f = first;
+  for (size_t i = 0; !rc && i < n; i++, f = f->next) {
+    fl[i] = f;
+    for (size_t j = 0; j < f->n; j++)
+      ents[k++] = (aent){f->ents[j].log_id, f->ents[j].payload, f->ents[j].len,
+                         f->ents[j].records};
+  }
+  if (!rc)
+    rc = sections_of(ents, nents, &secs, &nsecs);
+  /* the offsets acknowledged are the ones the index gives: each log's section
+   * starts at the index's end and its entries follow one another */
+  for (size_t s = 0; !rc && s < nsecs; s++) {
+    xlog *l = w->logs;
+    while (l && l->log_id != secs[s].log_id)
+      l = l->next;
+    secs[s].lease = l->lease;
+    secs[s].start = l->absorbed_end;
+    secs[s].end += l->absorbed_end;
+    secs[s].cum0 = l->absorbed_cum;
+    secs[s].cum1 += l->absorbed_cum;
+    uint64_t next = l->absorbed_end;
+    for (size_t i = 0; !rc && i < n; i++)
+      for (size_t j = 0; !rc && j < fl[i]->n; j++)
+        if (fl[i]->ents[j].log_id == l->log_id) {
+          if (fl[i]->ents[j].offset != next)
+            rc = tarn__err(TARN_ECORRUPT, "express absorb: log %" PRIu64 " entry acknowledged at "
+                                          "%" PRIu64 " where the index gives %" PRIu64,
+                           l->log_id, fl[i]->ents[j].offset, next);
+          next += fl[i]->ents[j].records;
+        }
+  }
+  uint64_t epoch = first->epoch, to = n ? fl[n - 1]->slot + 1 : 0;
+  if (!rc) {
+    w->absorb_busy = 1;
+    pthread_mutex_unlock(&w->mu);
+    actx c = {w->meta, w->wal, w->max_publish_delay_ms, w};
+    tarn__xepoch e;
+    rc = tarn__xepoch_load(w->meta, w->star, TARN__X_CLASS_EXPRESS, epoch, &e);
+    if (!rc) {
+      rc = absorb_with_intent(&c, &e, to, ents, nents, secs, nsecs);
+      tarn__xepoch_free(&e);
+    }
+    pthread_mutex_lock(&w->mu);
+    w->absorb_busy = 0;
+  }
+  if (!rc) {
+    for (size_t s = 0; s < nsecs; s++) {
+      xlog *l = w->logs;
+      while (l->log_id != secs[s].log_id)
+        l = l->next;
+      l->absorbed_end = secs[s].end;
+      l->absorbed_cum = secs[s].cum1;
+    }
+    xreclaim *q = calloc(1, sizeof *q);
+    if (q) {
+      *q = (xreclaim){epoch, fl[0]->slot, to, tarn__mono_ms(), NULL};
+      if (w->rq_tail)
+        w->rq_tail->next = q;
+      else
+        w->rq_head = q;
+      w->rq_tail = q;
+    }
+    for (size_t i = 0; i < n; i++) {
+      w->head = fl[i]->next;
+      w->bytes_in_flight -= fl[i]->bytes;
+      tarn__xflight_free(fl[i]);
+    }
+    if (!w->head)
+      w->tail = NULL;
+    w->st.slots_absorbed += n;
+    rc = 1;
+  } else {
+    w->absorb_rc = rc;
+    tarn__xwriter_set_error(w, rc);
+  }
+  free(fl);
+  free(ents);
+  free(secs);
+  pthread_cond_broadcast(&w->cv);
+  return rc;
+}
+
+/* ---- absorb for settlement ----------------------------------------------- */
+
+/* Reads slot's flight from any bucket of e that holds it. */
+static int fetch_flight(tarn__xbuckets *s, const tarn__xepoch *e, uint64_t slot, tarn_buf *out) {
+  char key[TARN__X_SLOT_KEY_MAX];
+  int rc = tarn__xslot_key(key, sizeof key, e->star, e->epoch, slot);
+  for (size_t b = 0; !rc && b < s->k; b++)
+    if (tarn__xslot_observe(s->b[b].store, key, e->star, e->epoch, slot, out) ==
+        TARN__XOBS_FLIGHT)
+      return 0;
+  return rc ? rc : tarn__err(TARN_EUNAVAIL, "express absorb: no bucket holds a flight of slot %s",
+                             key);
+}
+
+int tarn__xabsorb_flight(void *arg, tarn_meta *m, tarn__xepoch *e, uint64_t slot,
+                         const uint8_t *flight, size_t n) {
+  if (slot < e->checkpoint)
+    return 0;
+  if (slot > e->checkpoint)
+    return tarn__err(TARN_EINVAL, "express absorb: slot %" PRIu64 " is above the checkpoint %"
+                                  PRIu64 ": slots are absorbed in order", slot, e->checkpoint);
+  actx c = {m, arg, 0, NULL};
+  tarn_timing t;
+  int rc = tarn_timing_load(m, &t, NULL);
+  c.max_publish_delay_ms = t.max_publish_delay_ms;
+  /* a crashed absorb's intent covers [checkpoint, to): all of it at once */
+  uint64_t to = e->absorbing_to > slot ? e->absorbing_to : slot + 1;
+  size_t nf = (size_t)(to - slot);
+  tarn_buf *bufs = calloc(nf, sizeof *bufs);
+  tarn_wal *wals = calloc(nf, sizeof *wals);
+  size_t decoded = 0, nents = 0;
+  tarn__xbuckets s = {0};
+  if (!bufs || !wals)
+    rc = tarn__err(TARN_ENOMEM, "out of memory");
+  if (!rc && nf > 1 && !(rc = tarn__xbuckets_copy(&e->buckets, &s)))
+    rc = tarn__xbuckets_open(&s);
+  for (size_t i = 0; !rc && i < nf; i++) {
+    tarn_buf_init(&bufs[i]);
+    rc = i == 0 ? tarn_buf_append(&bufs[i], flight, n) : fetch_flight(&s, e, slot + i, &bufs[i]);
+    if (!rc)
+      rc = tarn_wal_decode(bufs[i].data, bufs[i].len, &wals[i]);
+    if (!rc) {
+      decoded++;
+      nents += wals[i].entry_total;
+    }
+  }
+  aent *ents = rc ? NULL : calloc(nents ? nents : 1, sizeof *ents);
+  size_t k = 0;
+  if (!rc && !ents)
+    rc = tarn__err(TARN_ENOMEM, "out of memory");
+  for (size_t i = 0; !rc && i < nf; i++)
+    for (size_t j = 0; j < wals[i].section_count; j++)
+      for (size_t q = 0; q < wals[i].sections[j].entry_count; q++) {
+        const tarn_wal_entry *en = &wals[i].sections[j].entries[q];
+        ents[k++] = (aent){wals[i].sections[j].log_id, en->payload, (size_t)en->payload_size,
+                           en->record_count};
+      }
+  asec *secs = NULL;
+  size_t nsecs = 0;
+  if (!rc)
+    rc = sections_of(ents, nents, &secs, &nsecs);
+  for (size_t i = 0; !rc && i < nsecs; i++)
+    rc = tarn_lease_acquire(m, secs[i].log_id, &secs[i].lease);
+  for (size_t i = 0; !rc && i < nsecs; i++) {
+    asec *a = &secs[i];
+    if (e->absorbing_to) {
+      /* resume: the intent says where each section was to go */
+      size_t x = 0;
+      while (x < e->n_absorbing && e->absorbing[x].log_id != a->log_id)
+        x++;
+      if (x == e->n_absorbing || e->absorbing[x].end - e->absorbing[x].start != a->end ||
+          e->absorbing[x].cum1 - e->absorbing[x].cum0 != a->cum1) {
+        rc = tarn__err(TARN_ECORRUPT, "express absorb: the intent of epoch %" PRIu64 " does not "
+                                      "match its flights (log %" PRIu64 ")", e->epoch, a->log_id);
+        break;
+      }
+      a->start = e->absorbing[x].start;
+      a->cum0 = e->absorbing[x].cum0;
+      a->end = e->absorbing[x].end;
+      a->cum1 = e->absorbing[x].cum1;
+      int r = resolve(m, a);
+      if (r < 0)
+        rc = r;
+      else
+        a->done = r;
+    } else {
+      uint64_t end, cum;
+      rc = tarn__xlog_tail(m, a->log_id, &end, &cum);
+      a->start = end;
+      a->cum0 = cum;
+      a->end += end;
+      a->cum1 += cum;
+    }
+  }
+  if (!rc)
+    rc = absorb_with_intent(&c, e, to, ents, nents, secs, nsecs);
+  for (size_t i = 0; i < nsecs; i++)
+    if (secs[i].lease)
+      tarn_lease_release(secs[i].lease);
+  free(secs);
+  free(ents);
+  for (size_t i = 0; i < decoded; i++)
+    tarn_wal_free(&wals[i]);
+  for (size_t i = 0; bufs && i < nf; i++)
+    tarn_buf_free(&bufs[i]);
+  free(bufs);
+  free(wals);
+  tarn__xbuckets_free(&s);
+  return rc;
+}
+
+int tarn__xabsorb_reclaim(tarn_xwriter *w, int force) {
+  int did = 0;
+  while (w->rq_head && !w->absorb_busy &&
+         (force || tarn__mono_ms() - w->rq_head->absorbed_ms >= w->o.reclaim_grace_ms)) {
+    xreclaim *q = w->rq_head;
+    w->rq_head = q->next;
+    if (!w->rq_head)
+      w->rq_tail = NULL;
+    w->absorb_busy = 1;
+    pthread_mutex_unlock(&w->mu);
+    int rc = 0;
+    char key[TARN__X_SLOT_KEY_MAX];
+    for (uint64_t s = q->from; s < q->to && !rc; s++) {
+      rc = tarn__xslot_key(key, sizeof key, w->star, q->epoch, s);
+      for (size_t b = 0; b < w->bs.k && !rc; b++)
+        rc = tarn_objstore_delete(w->bs.b[b].store, key);
+    }
+    tarn__xepoch e;
+    if (!rc)
+      rc = tarn__xepoch_load(w->meta, w->star, TARN__X_CLASS_EXPRESS, q->epoch, &e);
+    if (!rc) {
+      rc = tarn__xepoch_advance(w->meta, &e, TARN__XCUR_TRIMMED, q->to);
+      tarn__xepoch_free(&e);
+    }
+    pthread_mutex_lock(&w->mu);
+    w->absorb_busy = 0;
+    if (rc) {
+      /* kept for the next pass: a bucket may be down for a while */
+      q->next = w->rq_head;
+      w->rq_head = q;
+      if (!w->rq_tail)
+        w->rq_tail = q;
+      q->absorbed_ms = tarn__mono_ms();
+      break;
+    }
+    w->st.flights_reclaimed += q->to - q->from;
+    free(q);
+    did = 1;
+  }
+  return did;
+}

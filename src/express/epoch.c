@@ -1,0 +1,363 @@
+/* Chains and epoch records (the Epochs design, "Epochs are per-star mint
+ * counters"; issue 14 "Star, chain, epoch"). */
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "express/express.h"
+#include "util/error.h"
+
+/* bounded so a live-lock under contention is reported, never spun on */
+#define CAS_ATTEMPTS 64
+
+int tarn__xchain_partition(char *out, size_t n, const char *star) {
+  int rc = tarn__xstar_check(star);
+  if (rc)
+    return rc;
+  int len = snprintf(out, n, "tarn-chain/%s", star);
+  return len < 0 || (size_t)len >= n ? tarn__err(TARN_ERANGE, "chain partition does not fit") : 0;
+}
+
+static int class_check(const char *cls) {
+  size_t n = cls ? strlen(cls) : 0;
+  if (n == 0 || n > 32 || strchr(cls, '/'))
+    return tarn__err(TARN_EINVAL, "storage class '%s': 1..32 bytes without '/'", cls ? cls : "");
+  return 0;
+}
+
+int tarn__xchain_key(char *out, size_t n, const char *cls) {
+  int rc = class_check(cls);
+  if (rc)
+    return rc;
+  int len = snprintf(out, n, "/chain/%s", cls);
+  return len < 0 || (size_t)len >= n ? tarn__err(TARN_ERANGE, "chain key does not fit") : 0;
+}
+
+int tarn__xepoch_key(char *out, size_t n, const char *cls, uint64_t epoch) {
+  int rc = class_check(cls);
+  if (rc)
+    return rc;
+  int len = snprintf(out, n, "/epochs/%s/%020" PRIu64, cls, epoch);
+  return len < 0 || (size_t)len >= n ? tarn__err(TARN_ERANGE, "epoch key does not fit") : 0;
+}
+
+/* ---- the record ------------------------------------------------------------ */
+
+static const char *state_name(int s) { return s == TARN__XEPOCH_FENCED ? "fenced" : "open"; }
+
+int tarn__xepoch_encode(const tarn__xepoch *e, tarn_buf *out) {
+  if (tarn__xstar_check(e->star) || class_check(e->cls) || e->epoch == 0 ||
+      tarn__xbuckets_check(&e->buckets) || (e->state == TARN__XEPOCH_FENCED) != !!e->has_cut)
+    return tarn__err(TARN_EINVAL, "express epoch record: invalid fields (fenced iff a cut)");
+  json_t *o = json_pack("{s:s,s:s,s:I,s:s,s:o,s:I,s:I,s:I,s:I,s:I,s:I}", "star", e->star, "class",
+                        e->cls, "epoch", (json_int_t)e->epoch, "state", state_name(e->state),
+                        "buckets", tarn__xbuckets_json(&e->buckets), "w",
+                        (json_int_t)e->buckets.w, "win", (json_int_t)e->buckets.win, "checkpoint",
+                        (json_int_t)e->checkpoint, "trimmed", (json_int_t)e->trimmed, "rewritten",
+                        (json_int_t)e->rewritten, "created_ms", (json_int_t)e->created_ms);
+  if (o && e->has_cut)
+    json_object_set_new(o, "cut", json_integer((json_int_t)e->cut));
+  char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+  json_decref(o);
+  if (!text)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  int rc = tarn_buf_append(out, text, strlen(text));
+  free(text);
+  return rc;
+}
+
+static int get_u64(json_t *o, const char *k, uint64_t *v) {
+  json_t *x = json_object_get(o, k);
+  if (!json_is_integer(x) || json_integer_value(x) < 0)
+    return -1;
+  *v = (uint64_t)json_integer_value(x);
+  return 0;
+}
+
+static char *get_str(json_t *o, const char *k) {
+  json_t *x = json_object_get(o, k);
+  return json_is_string(x) ? strdup(json_string_value(x)) : NULL;
+}
+
+int tarn__xepoch_decode(const uint8_t *p, size_t n, tarn__xepoch *out) {
+  memset(out, 0, sizeof *out);
+  json_t *o = json_loadb((const char *)p, n, JSON_REJECT_DUPLICATES, NULL);
+  const char *why = "not a JSON object";
+  if (!json_is_object(o))
+    goto bad;
+  why = "a member is missing or of the wrong type";
+  out->star = get_str(o, "star");
+  out->cls = get_str(o, "class");
+  json_t *st = json_object_get(o, "state");
+  uint64_t created = 0;
+  if (!out->star || !out->cls || !json_is_string(st) || get_u64(o, "epoch", &out->epoch) ||
+      get_u64(o, "checkpoint", &out->checkpoint) || get_u64(o, "trimmed", &out->trimmed) ||
+      get_u64(o, "rewritten", &out->rewritten) || get_u64(o, "created_ms", &created))
+    goto bad;
+  out->created_ms = (int64_t)created;
+  if (!strcmp(json_string_value(st), "open"))
+    out->state = TARN__XEPOCH_OPEN;
+  else if (!strcmp(json_string_value(st), "fenced"))
+    out->state = TARN__XEPOCH_FENCED;
+  else
+    goto bad;
+  out->has_cut = json_object_get(o, "cut") != NULL;
+  if (out->has_cut && get_u64(o, "cut", &out->cut))
+    goto bad;
+  why = "the state is fenced without a cut, or open with one";
+  if ((out->state == TARN__XEPOCH_FENCED) != out->has_cut)
+    goto bad;
+  why = "the star, class or epoch is invalid";
+  if (tarn__xstar_check(out->star) || class_check(out->cls) || out->epoch == 0)
+    goto bad;
+  why = "unknown members";
+  if (json_object_size(o) != 11u + (size_t)out->has_cut)
+    goto bad;
+  why = "the bucket set is invalid";
+  if (tarn__xbuckets_from_json(json_object_get(o, "buckets"), json_object_get(o, "w"),
+                               json_object_get(o, "win"), &out->buckets))
+    goto bad;
+  json_decref(o);
+  return 0;
+bad:
+  json_decref(o);
+  tarn__xepoch_free(out);
+  return tarn__err(TARN_ECORRUPT, "express epoch record: %s", why);
+}
+
+void tarn__xepoch_free(tarn__xepoch *e) {
+  free(e->star);
+  free(e->cls);
+  tarn__xbuckets_free(&e->buckets);
+  memset(e, 0, sizeof *e);
+}
+
+/* ---- the chain ------------------------------------------------------------- */
+
+static int parse_head(const tarn_meta_rec *r, uint64_t *head) {
+  char text[24];
+  if (r->value_len == 0 || r->value_len >= sizeof text)
+    return tarn__err(TARN_ECORRUPT, "chain counter %s: not a decimal number", r->key);
+  memcpy(text, r->value, r->value_len);
+  text[r->value_len] = 0;
+  char *end;
+  unsigned long long v = strtoull(text, &end, 10);
+  if (*end || text[0] < '0' || text[0] > '9')
+    return tarn__err(TARN_ECORRUPT, "chain counter %s: '%s' is not a decimal number", r->key,
+                     text);
+  *head = v;
+  return 0;
+}
+
+int tarn__xchain_head(tarn_meta *m, const char *star, const char *cls, uint64_t *head) {
+  char part[TARN__X_PART_MAX], key[TARN__X_KEY_MAX];
+  int rc = tarn__xchain_partition(part, sizeof part, star);
+  if (!rc)
+    rc = tarn__xchain_key(key, sizeof key, cls);
+  if (rc)
+    return rc;
+  tarn_meta_rec r = {0};
+  rc = tarn_meta_get(m, part, key, &r);
+  *head = 0;
+  if (rc == TARN_ENOTFOUND)
+    return 0;
+  if (!rc)
+    rc = parse_head(&r, head);
+  tarn_meta_rec_free(&r);
+  return rc;
+}
+
+/* The CAS increment: the returned number is this caller's alone. */
+static int increment(tarn_meta *m, const char *part, const char *key, uint64_t *minted) {
+  for (int attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+    tarn_meta_rec r = {0};
+    int rc = tarn_meta_get(m, part, key, &r);
+    uint64_t head = 0;
+    if (rc == TARN_ENOTFOUND) {
+      rc = tarn_meta_create(m, part, key, "1", 1, TARN_META_PERSISTENT, NULL);
+      if (rc == TARN_EEXIST)
+        continue;
+      if (!rc)
+        *minted = 1;
+      return rc ? tarn__errctx(rc, "minting an epoch (%s %s)", part, key) : 0;
+    }
+    if (!rc)
+      rc = parse_head(&r, &head);
+    int64_t ver = r.stat.version;
+    tarn_meta_rec_free(&r);
+    if (rc)
+      return tarn__errctx(rc, "minting an epoch (%s %s)", part, key);
+    if (head >= (uint64_t)INT64_MAX)
+      return tarn__err(TARN_ERANGE, "chain %s %s: the counter is exhausted", part, key);
+    char text[24];
+    int len = snprintf(text, sizeof text, "%" PRIu64, head + 1);
+    rc = tarn_meta_cas(m, part, key, text, (size_t)len, ver, NULL);
+    if (rc == TARN_ECONFLICT)
+      continue;
+    if (!rc)
+      *minted = head + 1;
+    /* an unknown outcome burns the number either way: never reuse it */
+    return rc ? tarn__errctx(rc, "minting an epoch (%s %s)", part, key) : 0;
+  }
+  return tarn__err(TARN_ECONFLICT, "minting an epoch (%s %s): %d conflicting attempts", part, key,
+                   CAS_ATTEMPTS);
+}
+
+int tarn__xchain_mint(tarn_meta *m, const char *star, const char *cls, const tarn__xbuckets *s,
+                      tarn__xepoch *out) {
+  memset(out, 0, sizeof *out);
+  char part[TARN__X_PART_MAX], ckey[TARN__X_KEY_MAX], ekey[TARN__X_KEY_MAX];
+  int rc = tarn__xchain_partition(part, sizeof part, star);
+  if (!rc)
+    rc = tarn__xchain_key(ckey, sizeof ckey, cls);
+  if (!rc)
+    rc = tarn__xbuckets_check(s);
+  if (rc)
+    return rc;
+  uint64_t epoch = 0;
+  rc = increment(m, part, ckey, &epoch);
+  if (rc)
+    return rc;
+  tarn__xepoch e = {0};
+  e.star = strdup(star);
+  e.cls = strdup(cls);
+  e.epoch = epoch;
+  e.state = TARN__XEPOCH_OPEN;
+  rc = e.star && e.cls ? tarn__xbuckets_copy(s, &e.buckets) : tarn__err(TARN_ENOMEM, "out of memory");
+  tarn_buf b;
+  tarn_buf_init(&b);
+  if (!rc)
+    rc = tarn_meta_clock(m, &e.created_ms);
+  if (!rc)
+    rc = tarn__xepoch_encode(&e, &b);
+  if (!rc)
+    rc = tarn__xepoch_key(ekey, sizeof ekey, cls, epoch);
+  tarn_meta_stat st = {0};
+  if (!rc)
+    rc = tarn_meta_create(m, part, ekey, b.data, b.len, TARN_META_PERSISTENT, &st);
+  tarn_buf_free(&b);
+  if (rc) {
+    /* the number is burned: no record, and no slot may be written under it */
+    tarn__xepoch_free(&e);
+    return tarn__errctx(rc, "creating the record of epoch %" PRIu64 " of %s (the number is "
+                            "burned)", epoch, part);
+  }
+  e.version = st.version;
+  *out = e;
+  return 0;
+}
+
+int tarn__xepoch_load(tarn_meta *m, const char *star, const char *cls, uint64_t epoch,
+                      tarn__xepoch *out) {
+  memset(out, 0, sizeof *out);
+  char part[TARN__X_PART_MAX], key[TARN__X_KEY_MAX];
+  int rc = tarn__xchain_partition(part, sizeof part, star);
+  if (!rc)
+    rc = tarn__xepoch_key(key, sizeof key, cls, epoch);
+  if (rc)
+    return rc;
+  tarn_meta_rec r = {0};
+  rc = tarn_meta_get(m, part, key, &r);
+  if (rc == TARN_ENOTFOUND) {
+    tarn_meta_rec_free(&r);
+    return tarn__err(TARN_ENOTFOUND, "no record of epoch %" PRIu64 " in %s (never minted, or "
+                                     "burned)", epoch, part);
+  }
+  if (!rc)
+    rc = tarn__xepoch_decode(r.value, r.value_len, out);
+  if (!rc && (strcmp(out->star, star) || strcmp(out->cls, cls) || out->epoch != epoch)) {
+    tarn__xepoch_free(out);
+    rc = tarn__err(TARN_ECORRUPT, "%s %s names another epoch", part, key);
+  }
+  if (!rc)
+    out->version = r.stat.version;
+  tarn_meta_rec_free(&r);
+  return rc;
+}
+
+/* One CAS of the record with fn applied; on conflict re-read and re-apply.
+ * fn returns 0 to write, 1 for "nothing to change", or an error. */
+static int update(tarn_meta *m, tarn__xepoch *e, int (*fn)(tarn__xepoch *, const void *),
+                  const void *arg) {
+  char part[TARN__X_PART_MAX], key[TARN__X_KEY_MAX];
+  int rc = tarn__xchain_partition(part, sizeof part, e->star);
+  if (!rc)
+    rc = tarn__xepoch_key(key, sizeof key, e->cls, e->epoch);
+  if (rc)
+    return rc;
+  for (int attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
+    rc = fn(e, arg);
+    if (rc == 1)
+      return 0;
+    if (rc)
+      return rc;
+    tarn_buf b;
+    tarn_buf_init(&b);
+    rc = tarn__xepoch_encode(e, &b);
+    tarn_meta_stat st = {0};
+    if (!rc)
+      rc = tarn_meta_cas(m, part, key, b.data, b.len, e->version, &st);
+    tarn_buf_free(&b);
+    if (!rc) {
+      e->version = st.version;
+      return 0;
+    }
+    if (rc != TARN_ECONFLICT && rc != TARN_EUNKNOWN)
+      return tarn__errctx(rc, "updating epoch record %s %s", part, key);
+    /* re-read: an unknown outcome is judged by what the record now says */
+    char *star = strdup(e->star), *cls = strdup(e->cls);
+    uint64_t epoch = e->epoch;
+    tarn__xepoch fresh;
+    rc = star && cls ? tarn__xepoch_load(m, star, cls, epoch, &fresh) : TARN_ENOMEM;
+    free(star);
+    free(cls);
+    if (rc)
+      return rc;
+    tarn__xepoch_free(e);
+    *e = fresh;
+  }
+  return tarn__err(TARN_ECONFLICT, "updating epoch record %s %s: %d conflicting attempts", part,
+                   key, CAS_ATTEMPTS);
+}
+
+typedef struct { int cursor; uint64_t value; } advance_arg;
+
+static int apply_advance(tarn__xepoch *e, const void *p) {
+  const advance_arg *a = p;
+  uint64_t *c = a->cursor == TARN__XCUR_CHECKPOINT ? &e->checkpoint
+                : a->cursor == TARN__XCUR_TRIMMED  ? &e->trimmed
+                                                   : &e->rewritten;
+  if (*c >= a->value)
+    return 1;
+  *c = a->value;
+  return 0;
+}
+
+int tarn__xepoch_advance(tarn_meta *m, tarn__xepoch *e, int cursor, uint64_t value) {
+  if (cursor < TARN__XCUR_CHECKPOINT || cursor > TARN__XCUR_REWRITTEN)
+    return tarn__err(TARN_EINVAL, "unknown epoch cursor %d", cursor);
+  advance_arg a = {cursor, value};
+  return update(m, e, apply_advance, &a);
+}
+
+static int apply_cut(tarn__xepoch *e, const void *p) {
+  uint64_t cut = *(const uint64_t *)p;
+  if (e->has_cut) {
+    if (e->cut == cut)
+      return 1;
+    return tarn__err(TARN_ECORRUPT, "BUG: epoch %" PRIu64 " of star %s already has cut %" PRIu64
+                                    ", and a fence computed %" PRIu64 " (a disagreeing cut is a "
+                                    "programming error; nothing overwritten)",
+                     e->epoch, e->star, e->cut, cut);
+  }
+  e->has_cut = 1;
+  e->cut = cut;
+  e->state = TARN__XEPOCH_FENCED;
+  return 0;
+}
+
+int tarn__xepoch_publish_cut(tarn_meta *m, tarn__xepoch *e, uint64_t cut) {
+  return update(m, e, apply_cut, &cut);
+}

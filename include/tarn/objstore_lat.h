@@ -7,7 +7,7 @@
  * PARAMS is a comma-separated list of key=value (may be empty: "lat:;mem:x"):
  *   name=N        the state's name (default: the inner URI); handles that open
  *                 the same name share latency and outage, and the controls below
- *                 reach them all
+ *                 reach them all (a later open applies only the keys it names)
  *   median=D      median latency of every operation (D: 250us, 30ms, 1.5s; 0: none)
  *   p99=D         99th percentile; with median, a lognormal distribution
  *                 (p99 <= median: a fixed delay of median)

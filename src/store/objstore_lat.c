@@ -269,14 +269,20 @@ static int lat_open(const char *uri, tarn_objstore **out) {
   state *st = find(name);
   if (st) {
     /* A later open with parameters of its own applies them to the shared state. */
+    /* A later open applies only the parameters it names to the shared state
+     * (parsed again onto it), so opening a bucket does not undo an outage a
+     * test switched on. */
     st->refs++;
-    if ((size_t)(semi - p) > 0 || (env && *env)) {
-      pthread_mutex_lock(&st->mu);
-      st->c = c;
-      if (c.seeded)
-        st->rng = c.seed;
-      pthread_mutex_unlock(&st->mu);
+    pthread_mutex_lock(&st->mu);
+    conf t = st->c;
+    t.seeded = 0;
+    if (parse_params(p, (size_t)(semi - p), &t, &name, inner_uri) == 0 &&
+        (!env || !*env || parse_params(env, strlen(env), &t, &name, inner_uri) == 0)) {
+      st->c = t;
+      if (t.seeded)
+        st->rng = t.seed;
     }
+    pthread_mutex_unlock(&st->mu);
     free(name);
   } else if ((st = calloc(1, sizeof *st))) {
     st->name = name;

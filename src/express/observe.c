@@ -1,0 +1,99 @@
+/* Observing one slot in all K buckets and classifying what was seen
+ * (epochs-model §2 phase 2 and §7.3: decide committed only on W flights seen,
+ * dead only on K-W+1 poison seen; repair or poison when an empty bucket is
+ * seen; else block). A fencer counts only what it read, never a PUT. */
+#include "express/xfence.h"
+
+#include <string.h>
+
+#include "tarn/error.h"
+#include "util/error.h"
+#include "util/planted.h"
+
+static const char *const class_names[] = {"committed", "repair", "poison", "dead", "undecided"};
+
+const char *tarn__xslot_class_name(int c) {
+  return c >= 0 && c <= TARN__XSLOT_UNDECIDED ? class_names[c] : "?";
+}
+
+void tarn__xobs_init(tarn__xobs *o) {
+  memset(o, 0, sizeof *o);
+  tarn_buf_init(&o->flight_bytes);
+}
+
+void tarn__xobs_free(tarn__xobs *o) {
+  tarn_buf_free(&o->flight_bytes);
+  memset(o, 0, sizeof *o);
+}
+
+int tarn__xobserve(const tarn__xbuckets *s, const char *star, uint64_t epoch, uint64_t slot,
+                   tarn__xobs *o) {
+  char key[TARN__X_SLOT_KEY_MAX + 1];
+  int rc = tarn__xslot_key(key, sizeof key, star, epoch, slot);
+  if (rc)
+    return rc;
+  o->k = s->k;
+  o->flight = o->poison = o->empty = o->unknown = 0;
+  tarn_buf got;
+  tarn_buf_init(&got);
+  for (size_t i = 0; i < s->k; i++) {
+    int st = tarn__xslot_observe(s->b[i].store, key, star, epoch, slot, &got);
+    if (st < 0)
+      st = TARN__XOBS_UNKNOWN;
+    o->st[i] = st;
+    switch (st) {
+    case TARN__XOBS_EMPTY:
+      o->empty++;
+      break;
+    case TARN__XOBS_FLIGHT:
+      o->flight++;
+      if (!o->have_flight_bytes) {
+        tarn_buf_reset(&o->flight_bytes);
+        if (tarn_buf_append(&o->flight_bytes, got.data, got.len) == 0)
+          o->have_flight_bytes = 1;
+      }
+      break;
+    case TARN__XOBS_POISON:
+      o->poison++;
+      break;
+    case TARN__XOBS_UNKNOWN:
+      o->unknown++;
+      break;
+    default:
+      /* a foreign object fills the bucket but votes for neither side */
+      break;
+    }
+  }
+  tarn_buf_free(&got);
+  return 0;
+}
+
+int tarn__xobs_classify(const tarn__xobs *o, uint32_t w) {
+  uint32_t k = (uint32_t)o->k;
+  if (o->flight >= w)
+    return TARN__XSLOT_COMMITTED;
+  /* The blocking set: K-W+1 poison copies leave at most W-1 buckets for
+   * flights, so the slot can never reach W (design "Why it is safe"). */
+  uint32_t blocking = k - w + 1;
+  if (TARN__PLANTED(TARN__BUG_XFENCE_THRESHOLD_K_MINUS_W))
+    blocking = k - w;
+  if (o->poison >= blocking)
+    return TARN__XSLOT_DEAD;
+  if (o->empty > 0)
+    return o->flight > 0 ? TARN__XSLOT_REPAIR : TARN__XSLOT_POISON;
+  /* epochs-model §6 "guess": one flight, one poison, a bucket down */
+  if (TARN__PLANTED(TARN__BUG_XFENCE_GUESSES_UNDECIDED) && o->poison > 0)
+    return TARN__XSLOT_DEAD;
+  return TARN__XSLOT_UNDECIDED;
+}
+
+int tarn__xslot_exists(const tarn__xbuckets *s, const char *star, uint64_t epoch, uint64_t slot) {
+  char key[TARN__X_SLOT_KEY_MAX + 1];
+  if (tarn__xslot_key(key, sizeof key, star, epoch, slot))
+    return 0;
+  for (size_t i = 0; i < s->k; i++)
+    if (tarn_objstore_head(s->b[i].store, key, NULL) == 0)
+      return 1;
+  tarn_errclear();
+  return 0;
+}

@@ -87,6 +87,47 @@ int tarn__xobs_classify(const tarn__xobs *o, uint32_t w) {
   return TARN__XSLOT_UNDECIDED;
 }
 
+static int parse_dec(const uint8_t *p, size_t n, size_t *i, char stop, uint64_t *v) {
+  size_t j = *i;
+  uint64_t x = 0;
+  while (j < n && p[j] >= '0' && p[j] <= '9') {
+    if (x > (UINT64_MAX - 9) / 10)
+      return -1;
+    x = x * 10 + (uint64_t)(p[j] - '0');
+    j++;
+  }
+  if (j == *i || j >= n || p[j] != stop || (p[*i] == '0' && j - *i > 1))
+    return -1;
+  *v = x;
+  *i = j + 1;
+  return 0;
+}
+
+int tarn__xpoison_parse(const uint8_t *p, size_t n, char *star, uint64_t *epoch, uint64_t *slot) {
+  size_t m = strlen(TARN__X_POISON_MAGIC);
+  if (!tarn__xpoison_is(p, n))
+    return tarn__err(TARN_ECORRUPT, "express poison: byte 0: no \"%.*s\" magic", (int)(m - 1),
+                     TARN__X_POISON_MAGIC);
+  size_t i = m, j = m;
+  while (j < n && p[j] != '/')
+    j++;
+  if (j >= n || j == i || j - i > TARN__X_STAR_MAX)
+    return tarn__err(TARN_ECORRUPT, "express poison: byte %zu: no star", i);
+  memcpy(star, p + i, j - i);
+  star[j - i] = 0;
+  i = j + 1;
+  if (tarn__xstar_check(star) || parse_dec(p, n, &i, '/', epoch))
+    return tarn__err(TARN_ECORRUPT, "express poison: byte %zu: bad star or epoch", m);
+  size_t at = i;
+  if (parse_dec(p, n, &i, '\n', slot) || i != n)
+    return tarn__err(TARN_ECORRUPT, "express poison: byte %zu: bad slot or trailing bytes", at);
+  /* and it must be exactly the bytes the fence writes */
+  if (tarn__xslot_classify(p, n, star, *epoch, *slot) != TARN__XOBS_POISON)
+    return tarn__err(TARN_ECORRUPT, "express poison: not the exact poison of %s/%llu/%llu", star,
+                     (unsigned long long)*epoch, (unsigned long long)*slot);
+  return 0;
+}
+
 int tarn__xslot_exists(const tarn__xbuckets *s, const char *star, uint64_t epoch, uint64_t slot) {
   char key[TARN__X_SLOT_KEY_MAX + 1];
   if (tarn__xslot_key(key, sizeof key, star, epoch, slot))

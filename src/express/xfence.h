@@ -46,6 +46,11 @@ int tarn__xobserve(const tarn__xbuckets *s, const char *star, uint64_t epoch, ui
 /* The class of an observation under quorum w (K is o->k). */
 int tarn__xobs_classify(const tarn__xobs *o, uint32_t w);
 
+/* Parses exact poison bytes ("tarn-express-poison v1 {star}/{epoch}/{slot}\n")
+ * into star (room TARN__X_STAR_MAX + 1), epoch and slot; TARN_ECORRUPT naming
+ * the fault otherwise. */
+int tarn__xpoison_parse(const uint8_t *p, size_t n, char *star, uint64_t *epoch, uint64_t *slot);
+
 /* 1 when some bucket holds anything at the slot's key (a probe; an
  * unreachable bucket counts as nothing, which can only lower the estimate). */
 int tarn__xslot_exists(const tarn__xbuckets *s, const char *star, uint64_t epoch, uint64_t slot);

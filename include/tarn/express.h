@@ -1,0 +1,147 @@
+/* tarn — express streams, the writer side (issue 14; docs/express.md).
+ *
+ * An express stream's logs are written by a star (a writer identity that
+ * survives restarts) in epochs minted on its chain. Entries are gathered into
+ * flights, one per slot; a slot's flight (a format-v3 WAL object) is written
+ * create-only into all K buckets of the deployment's express bucket set, and
+ * the slot is committed when W buckets are seen to hold it. Acknowledgements
+ * are released strictly in slot order and only for committed slots, at the
+ * offsets the log's index will give the entries; assignment never runs more
+ * than WIN slots past the last released one. Off the acknowledgement path,
+ * absorb publishes committed slots into ordinary WAL objects in the WAL root
+ * and the offset index (A3), in slot order, exactly once.
+ *
+ * The star must be the only writer of each express log while it leads it: the
+ * writer takes the log's end from the index when it first appends to it and
+ * counts from there (it holds the log's write lease, A1, and every index put
+ * is guarded by it).
+ *
+ * Thread safety: as tarn/writer.h (callbacks run on the writer's threads and
+ * must not call flush, close, append_sync or a blocking append). */
+#ifndef TARN_EXPRESS_H
+#define TARN_EXPRESS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tarn/catalog_record.h"
+#include "tarn/meta.h"
+#include "tarn/objstore.h"
+#include "tarn/writer.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The stream property that names a stream's storage class; "standard" (or
+ * absent) and "express". */
+#define TARN_STREAM_CLASS_PROP "class"
+#define TARN_STREAM_CLASS_EXPRESS "express"
+#define TARN_STREAM_CLASS_STANDARD "standard"
+
+/* 1 when the stream record says class express, else 0. */
+int tarn_stream_is_express(const tarn_catalog_record *stream);
+
+/* Records the deployment's express bucket set (what `tarn init` does):
+ * buckets[i] is "URI" or "URI@ZONE", in the fixed order poison is written
+ * in; 1 <= w <= k; win >= 1. An existing record stays (the deployment's);
+ * *created (may be NULL) says whether this call wrote it. */
+int tarn_express_deploy(tarn_meta *m, const char *const *buckets, size_t k, uint32_t w,
+                        uint32_t win, int *created);
+/* The embedded default: three file:// directories under home
+ * (HOME/express/{a,b,c}, zones a, b, c), created if missing; W = 2, WIN = 8. */
+int tarn_express_deploy_default(tarn_meta *m, const char *home, int *created);
+
+typedef struct tarn_xwriter_options {
+  const char *star;          /* the writer identity (required): [A-Za-z0-9._-]{1,128} */
+  uint32_t batch_ms;         /* a flight is sealed this long after its first entry (2) */
+  size_t max_flight_bytes;   /* payload bytes per flight (1 MiB); a larger entry gets its own */
+  size_t max_bytes_in_flight; /* payload appended and not yet absorbed (64 MiB) */
+  int nonblocking;           /* over the limit or the window: 1 = append returns TARN_EBUSY */
+  int put_threads;           /* PUT threads per bucket (2) */
+  int put_attempts;          /* attempts of one copy before the bucket counts as failed (3) */
+  uint32_t absorb_ms;        /* absorb gathers released slots this long (20) */
+  size_t absorb_max_bytes;   /* payload bytes per absorbed WAL object (4 MiB) */
+  int64_t reclaim_grace_ms;  /* absorbed flights are deleted from the buckets after (60000) */
+  int max_rolls;             /* halts (a slot that cannot reach W) survived before the writer
+                                fails for good (16) */
+  /* 1: no threads; the caller drives the pipeline with tarn_xwriter_step
+   * (tests and the simulator). An append that would block returns TARN_EBUSY. */
+  int stepped;
+} tarn_xwriter_options;
+
+void tarn_xwriter_options_default(tarn_xwriter_options *o);
+
+typedef struct tarn_xwriter tarn_xwriter;
+
+/* Loads the deployment's bucket set, opens its buckets and mints an epoch on
+ * the star's express chain. meta and wal (the WAL root, for absorb) must
+ * outlive the writer. */
+int tarn_xwriter_open(tarn_meta *meta, tarn_objstore *wal, const tarn_xwriter_options *o,
+                      tarn_xwriter **out);
+
+/* Queues one entry (record_count >= 1) of an express log; cb reports its
+ * outcome once: 0 with the entry's first offset and the writer's clock at
+ * release, or an error (TARN_EUNKNOWN when its slot halted the epoch with
+ * some copies written: the entry may yet appear once the epoch is fenced and
+ * settled). The first append to a log acquires its write lease and reads its
+ * end from the index. */
+int tarn_xwriter_append(tarn_xwriter *w, uint64_t log_id, const void *payload, size_t len,
+                        uint32_t record_count, tarn_append_cb cb, void *arg);
+int tarn_xwriter_append_sync(tarn_xwriter *w, uint64_t log_id, const void *payload, size_t len,
+                             uint32_t record_count, uint64_t *offset, int64_t *timestamp_ms);
+/* Seals the gathering flight and waits until every entry appended before has
+ * its outcome. */
+int tarn_xwriter_flush(tarn_xwriter *w);
+/* Waits until every released slot is absorbed (indexed); the first absorb
+ * error if absorb stopped. */
+int tarn_xwriter_absorb_sync(tarn_xwriter *w);
+/* Flushes, absorbs what was released, stops the threads, releases the leases,
+ * frees. */
+int tarn_xwriter_close(tarn_xwriter *w);
+
+/* The acknowledged tail not yet absorbed: calls fn for every released entry
+ * of log_id whose records end past from, in offset order (payload valid only
+ * during the call; fn must not call the writer). fn returning non-zero stops
+ * the walk and is returned. *absorbed_end (may be NULL) gets the offset below
+ * which the index serves the log. */
+typedef int (*tarn_xtail_fn)(void *arg, uint64_t offset, const void *payload, size_t len,
+                             uint32_t record_count);
+int tarn_xwriter_read_tail(tarn_xwriter *w, uint64_t log_id, uint64_t from, tarn_xtail_fn fn,
+                           void *arg, uint64_t *absorbed_end);
+
+/* The epoch the writer writes now (it changes on a roll). */
+uint64_t tarn_xwriter_epoch(tarn_xwriter *w);
+
+/* Stepped mode: the units of work. */
+enum {
+  TARN_XSTEP_SEAL = 0,    /* seal the gathering flight into the next slot, if the window allows */
+  TARN_XSTEP_PUT = 1,     /* write slot's flight into bucket (one attempt) */
+  TARN_XSTEP_RELEASE = 2, /* release committed slots in order; roll on a halted slot */
+  TARN_XSTEP_ABSORB = 3,  /* absorb every released slot not yet absorbed */
+  TARN_XSTEP_RECLAIM = 4  /* delete absorbed flights past the grace from the buckets */
+};
+/* 1 when work was done, 0 when there was none, or a negative error. slot and
+ * bucket matter only for TARN_XSTEP_PUT. */
+int tarn_xwriter_step(tarn_xwriter *w, int step, uint64_t slot, size_t bucket);
+
+typedef struct tarn_xwriter_stats {
+  uint64_t slots_sealed;
+  uint64_t slots_released;
+  uint64_t slots_absorbed;
+  uint64_t copies_written;   /* copies seen to hold the flight */
+  uint64_t copies_failed;    /* copies given up on (including a foreign object at the key) */
+  uint64_t halts;            /* slots that could not reach W */
+  uint64_t absorb_objects;   /* WAL objects absorb wrote */
+  uint64_t absorb_unknown;   /* index puts of unknown outcome, resolved by reading the log */
+  uint64_t flights_reclaimed;
+  uint64_t entries_acked;
+  uint64_t entries_failed;
+} tarn_xwriter_stats;
+void tarn_xwriter_stats_get(tarn_xwriter *w, tarn_xwriter_stats *s);
+void tarn_xwriter_last_error(tarn_xwriter *w, char *buf, size_t n);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

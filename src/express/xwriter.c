@@ -1,0 +1,955 @@
+/* The express writer (issue 14, "Slots", "Offsets at acknowledgement"): the
+ * slot pipeline. Entries gather into a flight; a sealed flight takes the next
+ * slot (never more than WIN past the last released one) and is written
+ * create-only into all K buckets in parallel; a slot is committed when W
+ * buckets are seen to hold its bytes; acknowledgements are released strictly
+ * in slot order, committed slots only. A slot that can no longer reach W
+ * halts the epoch, and the writer rolls to a new one. */
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "express/xwriter_internal.h"
+#include "tarn/key.h"
+#include "tarn/timing.h"
+#include "tarn/wal.h"
+#include "util/clock.h"
+#include "util/error.h"
+#include "util/planted.h"
+
+int tarn_stream_is_express(const tarn_catalog_record *r) {
+  for (size_t i = 0; r && i < r->n_props; i++)
+    if (!strcmp(r->props[i].key, TARN_STREAM_CLASS_PROP))
+      return !strcmp(r->props[i].value, TARN_STREAM_CLASS_EXPRESS);
+  return 0;
+}
+
+int tarn_express_deploy(tarn_meta *m, const char *const *buckets, size_t k, uint32_t w,
+                        uint32_t win, int *created) {
+  tarn__xbuckets s = {0};
+  int rc = 0;
+  for (size_t i = 0; i < k && !rc; i++)
+    rc = tarn__xbuckets_add(&s, buckets[i]);
+  s.w = w;
+  s.win = win;
+  if (!rc)
+    rc = tarn__xbuckets_check(&s);
+  if (!rc)
+    rc = tarn__xbuckets_record(m, &s, created);
+  tarn__xbuckets_free(&s);
+  return rc;
+}
+
+int tarn_express_deploy_default(tarn_meta *m, const char *home, int *created) {
+  char dir[4096], uri[4200];
+  const char *bk[3];
+  char store[3][4200];
+  int rc = 0;
+  snprintf(dir, sizeof dir, "%s/express", home);
+  mkdir(dir, 0777);
+  for (int i = 0; i < 3 && !rc; i++) {
+    snprintf(dir, sizeof dir, "%s/express/%c", home, 'a' + i);
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST)
+      rc = tarn__errno(errno, "creating express bucket %s", dir);
+    snprintf(uri, sizeof uri, "file://%s@%c", dir, 'a' + i);
+    snprintf(store[i], sizeof store[i], "%s", uri);
+    bk[i] = store[i];
+  }
+  return rc ? rc : tarn_express_deploy(m, bk, 3, TARN__X_W_DEFAULT, TARN__X_WIN_DEFAULT, created);
+}
+
+void tarn_xwriter_options_default(tarn_xwriter_options *o) {
+  memset(o, 0, sizeof *o);
+  o->batch_ms = 2;
+  o->max_flight_bytes = 1u << 20;
+  o->max_bytes_in_flight = 64u << 20;
+  o->put_threads = 2;
+  o->put_attempts = 3;
+  o->absorb_ms = 20;
+  o->absorb_max_bytes = 4u << 20;
+  o->reclaim_grace_ms = 60000;
+  o->max_rolls = 16;
+}
+
+void tarn__xwriter_set_error(tarn_xwriter *w, int rc) {
+  snprintf(w->err, sizeof w->err, "%s: %s", tarn_strerror(rc), tarn_errmsg());
+}
+
+void tarn__xflight_free(xflight *f) {
+  if (!f)
+    return;
+  for (size_t i = 0; i < f->n; i++)
+    free(f->ents[i].payload);
+  free(f->ents);
+  tarn_buf_free(&f->obj);
+  free(f);
+}
+
+static int quorum_lost(const tarn_xwriter *w, const xflight *f) {
+  return f->fails > (int)(w->bs.k - w->bs.w);
+}
+
+/* ---- delivery (callbacks outside mu, in append order) ---------------------- */
+
+typedef struct outcome {
+  tarn_append_cb cb;
+  void *arg;
+  int rc;
+  uint64_t offset;
+} outcome;
+
+typedef struct outbox {
+  outcome *v;
+  size_t n, cap;
+} outbox;
+
+static void outbox_add(outbox *b, const xent *e, int rc, uint64_t offset) {
+  if (b->n == b->cap) {
+    size_t nc = b->cap ? 2 * b->cap : 64;
+    outcome *nv = realloc(b->v, nc * sizeof *nv);
+    if (!nv)
+      abort(); /* an outcome owed to a caller cannot be dropped */
+    b->v = nv;
+    b->cap = nc;
+  }
+  b->v[b->n++] = (outcome){e->cb, e->arg, rc, offset};
+}
+
+/* Called without mu; then counts the deliveries (flush waits on them). */
+static void outbox_deliver(tarn_xwriter *w, outbox *b) {
+  int64_t ts = tarn__now_ms();
+  for (size_t i = 0; i < b->n; i++)
+    if (b->v[i].cb)
+      b->v[i].cb(b->v[i].arg, b->v[i].rc, b->v[i].rc ? 0 : b->v[i].offset, b->v[i].rc ? 0 : ts);
+  pthread_mutex_lock(&w->mu);
+  w->delivered += b->n;
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  free(b->v);
+  memset(b, 0, sizeof *b);
+}
+
+/* ---- logs ------------------------------------------------------------------ */
+
+int tarn__xlog_tail(tarn_meta *m, uint64_t log_id, uint64_t *end, uint64_t *cum) {
+  char part[TARN_KEY_PARTITION_LEN + 1], last[TARN_KEY_LEN + 1];
+  int rc = tarn_key_partition(part, log_id);
+  if (!rc)
+    rc = tarn_key_format(last, log_id, TARN_KEY_MAX, TARN_KEY_MAX);
+  if (rc)
+    return rc;
+  tarn_meta_rec r = {0};
+  rc = tarn_meta_floor(m, part, last, &r);
+  *end = *cum = 0;
+  if (rc == TARN_ENOTFOUND)
+    return 0;
+  if (rc)
+    return tarn__errctx(rc, "reading the last index record of log %" PRIu64, log_id);
+  tarn_key k;
+  if (tarn_key_has_prefix(r.key, strlen(r.key), log_id)) {
+    rc = tarn_key_parse(r.key, strlen(r.key), &k);
+    if (!rc) {
+      *end = k.end_offset;
+      *cum = k.cumulative_size;
+    }
+  }
+  tarn_meta_rec_free(&r);
+  return rc;
+}
+
+static xlog *find_log(tarn_xwriter *w, uint64_t log_id) {
+  for (xlog *l = w->logs; l; l = l->next)
+    if (l->log_id == log_id)
+      return l;
+  return NULL;
+}
+
+/* A1, then the log's end from the index: the star is the log's only writer
+ * while it leads it, so counting from here gives the offsets the index will
+ * give (absorb checks that it does). */
+static int ensure_log(tarn_xwriter *w, uint64_t log_id) {
+  pthread_mutex_lock(&w->mu);
+  xlog *l = find_log(w, log_id);
+  pthread_mutex_unlock(&w->mu);
+  if (l)
+    return 0;
+  pthread_mutex_lock(&w->log_mu);
+  pthread_mutex_lock(&w->mu);
+  l = find_log(w, log_id);
+  pthread_mutex_unlock(&w->mu);
+  int rc = 0;
+  if (!l) {
+    l = calloc(1, sizeof *l);
+    rc = l ? tarn_lease_acquire(w->meta, log_id, &l->lease) : tarn__err(TARN_ENOMEM, "out of memory");
+    if (!rc)
+      rc = tarn__xlog_tail(w->meta, log_id, &l->absorbed_end, &l->absorbed_cum);
+    if (rc) {
+      if (l)
+        tarn_lease_release(l->lease);
+      free(l);
+    } else {
+      l->log_id = log_id;
+      l->next_off = l->released_end = l->absorbed_end;
+      pthread_mutex_lock(&w->mu);
+      l->next = w->logs;
+      w->logs = l;
+      pthread_mutex_unlock(&w->mu);
+    }
+  }
+  pthread_mutex_unlock(&w->log_mu);
+  return rc;
+}
+
+/* ---- gathering and sealing ------------------------------------------------- */
+
+static xflight *new_flight(void) {
+  xflight *f = calloc(1, sizeof *f);
+  if (f)
+    tarn_buf_init(&f->obj);
+  return f;
+}
+
+static int window_open(const tarn_xwriter *w) {
+  /* issue 14: assignment never runs more than WIN slots past the last released one */
+  return w->next_slot < w->release_next + w->bs.win;
+}
+
+/* Under mu: seals cur into the next slot and builds its flight. */
+static int seal(tarn_xwriter *w) {
+  xflight *f = w->cur;
+  if (!f || f->n == 0 || !window_open(w))
+    return 0;
+  tarn_wal_builder wb;
+  tarn_wal_builder_init(&wb);
+  int rc = 0;
+  for (size_t i = 0; i < f->n && !rc; i++)
+    rc = tarn_wal_builder_add(&wb, f->ents[i].log_id, f->ents[i].payload, f->ents[i].len,
+                              f->ents[i].records);
+  if (!rc)
+    rc = tarn_wal_builder_finish(&wb, &f->obj);
+  tarn_wal_builder_free(&wb);
+  f->epoch = w->ep.epoch;
+  f->slot = w->next_slot;
+  if (!rc)
+    rc = tarn__xslot_key(f->key, sizeof f->key, w->star, f->epoch, f->slot);
+  if (rc)
+    return rc; /* cur stays gathering; the append that hit this reports it */
+  w->next_slot++;
+  f->state = XF_SEALED;
+  w->cur = NULL;
+  if (w->tail)
+    w->tail->next = f;
+  else
+    w->head = f;
+  w->tail = f;
+  w->st.slots_sealed++;
+  pthread_cond_broadcast(&w->cv);
+  return 1;
+}
+
+static int64_t mono(void) { return tarn__mono_ms(); }
+
+int tarn_xwriter_append(tarn_xwriter *w, uint64_t log_id, const void *payload, size_t len,
+                        uint32_t record_count, tarn_append_cb cb, void *arg) {
+  if (record_count == 0)
+    return tarn__err(TARN_EINVAL, "an entry holds at least one record (LS-016)");
+  if (len > TARN_WAL_VARINT32_MAX)
+    return tarn__err(TARN_ERANGE, "entry of %zu bytes is too large", len);
+  int rc = ensure_log(w, log_id);
+  if (rc)
+    return rc;
+  uint8_t *copy = malloc(len ? len : 1);
+  if (!copy)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  memcpy(copy, payload, len);
+  pthread_mutex_lock(&w->mu);
+  for (;;) {
+    if (w->stopping || w->failed_rc) {
+      rc = w->failed_rc ? tarn__err(w->failed_rc, "express writer failed: %s", w->err)
+                        : tarn__err(TARN_ECLOSED, "express writer is closing");
+      break;
+    }
+    int over = w->bytes_in_flight + len > w->o.max_bytes_in_flight && w->bytes_in_flight > 0;
+    int full = w->cur && w->cur->n > 0 && w->cur->bytes + len > w->o.max_flight_bytes;
+    if (full)
+      seal(w);
+    full = w->cur && w->cur->n > 0 && w->cur->bytes + len > w->o.max_flight_bytes;
+    if (!over && !full)
+      break;
+    if (w->o.stepped || w->o.nonblocking) {
+      rc = tarn__err(TARN_EBUSY, "express writer: %s", over ? "memory limit reached"
+                                                            : "window of slots full");
+      break;
+    }
+    pthread_cond_wait(&w->cv, &w->mu);
+  }
+  if (!rc && !w->cur && !(w->cur = new_flight()))
+    rc = tarn__err(TARN_ENOMEM, "out of memory");
+  xflight *f = w->cur;
+  if (!rc && f->n == f->cap) {
+    size_t nc = f->cap ? 2 * f->cap : 16;
+    xent *nv = realloc(f->ents, nc * sizeof *nv);
+    if (!nv)
+      rc = tarn__err(TARN_ENOMEM, "out of memory");
+    else {
+      f->ents = nv;
+      f->cap = nc;
+    }
+  }
+  if (rc) {
+    pthread_mutex_unlock(&w->mu);
+    free(copy);
+    return rc;
+  }
+  xlog *l = find_log(w, log_id);
+  xent *e = &f->ents[f->n++];
+  *e = (xent){log_id, copy, len, record_count, l->next_off, cb, arg};
+  l->next_off += record_count;
+  if (f->n == 1)
+    f->first_ms = mono();
+  f->bytes += len;
+  w->bytes_in_flight += len;
+  w->appended++;
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  return 0;
+}
+
+typedef struct sync_res {
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int done, rc;
+  uint64_t off;
+  int64_t ts;
+} sync_res;
+
+static void sync_cb(void *arg, int status, uint64_t offset, int64_t ts) {
+  sync_res *s = arg;
+  pthread_mutex_lock(&s->mu);
+  s->done = 1;
+  s->rc = status;
+  s->off = offset;
+  s->ts = ts;
+  pthread_cond_signal(&s->cv);
+  pthread_mutex_unlock(&s->mu);
+}
+
+int tarn_xwriter_append_sync(tarn_xwriter *w, uint64_t log_id, const void *payload, size_t len,
+                             uint32_t record_count, uint64_t *offset, int64_t *timestamp_ms) {
+  if (w->o.stepped)
+    return tarn__err(TARN_EINVAL, "append_sync on a stepped express writer");
+  sync_res s = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0};
+  int rc = tarn_xwriter_append(w, log_id, payload, len, record_count, sync_cb, &s);
+  if (rc)
+    return rc;
+  pthread_mutex_lock(&s.mu);
+  while (!s.done)
+    pthread_cond_wait(&s.cv, &s.mu);
+  pthread_mutex_unlock(&s.mu);
+  if (offset)
+    *offset = s.off;
+  if (timestamp_ms)
+    *timestamp_ms = s.ts;
+  if (s.rc) {
+    char m[512];
+    tarn_xwriter_last_error(w, m, sizeof m);
+    return tarn__err(s.rc, "%s", m);
+  }
+  return 0;
+}
+
+/* ---- copies into the buckets ----------------------------------------------- */
+
+/* Under mu: the oldest flight with a copy for bucket b still to write. Late
+ * copies of committed slots are written too, so a fence sees K, not W. */
+static xflight *next_put(tarn_xwriter *w, size_t b) {
+  for (xflight *f = w->head; f; f = f->next)
+    if ((f->state == XF_SEALED || f->state == XF_COMMITTED) && f->bst[b] == XB_PENDING)
+      return f;
+  return NULL;
+}
+
+/* Under mu (released while writing): one attempt at f's copy in bucket b. */
+static void put_copy(tarn_xwriter *w, xflight *f, size_t b) {
+  f->bst[b] = XB_BUSY;
+  f->busy++;
+  pthread_mutex_unlock(&w->mu);
+  int rc = tarn__xslot_put(w->bs.b[b].store, f->key, f->obj.data, f->obj.len);
+  char why[256];
+  if (rc)
+    snprintf(why, sizeof why, "%s", tarn_errmsg());
+  pthread_mutex_lock(&w->mu);
+  f->busy--;
+  f->tries[b]++;
+  if (rc == 0) {
+    /* a copy counts only when the bucket was seen to hold our own bytes */
+    f->bst[b] = XB_OK;
+    f->copies++;
+    w->st.copies_written++;
+    if (f->state == XF_SEALED && f->copies >= (int)w->bs.w)
+      f->state = XF_COMMITTED;
+  } else if (rc == TARN_EEXIST || f->tries[b] >= w->o.put_attempts || rc == TARN_EINVAL) {
+    /* poison or a foreign object holds the key: this bucket never will */
+    f->bst[b] = XB_FAILED;
+    f->fails++;
+    w->st.copies_failed++;
+    snprintf(w->err, sizeof w->err, "express slot %s, bucket %zu (%s): %s", f->key, b,
+             w->bs.b[b].uri, why);
+    if (f->state == XF_SEALED && quorum_lost(w, f))
+      f->state = XF_DOOMED;
+  } else {
+    f->bst[b] = XB_PENDING; /* retried: the same bytes, create-only, read back on 412 */
+  }
+  pthread_cond_broadcast(&w->cv);
+}
+
+/* ---- release and roll ------------------------------------------------------ */
+
+/* Under mu: releases committed slots in order into ob; 1 if any. */
+static int release_ready(tarn_xwriter *w, outbox *ob) {
+  int any = 0;
+  for (xflight *f = w->head; f; f = f->next) {
+    if (f->released)
+      continue;
+    if (f->epoch != w->ep.epoch || f->slot != w->release_next) {
+      if (!TARN__PLANTED(TARN__BUG_XWRITER_RELEASE_OUT_OF_ORDER))
+        break;
+    }
+    if (f->state != XF_COMMITTED) {
+      if (TARN__PLANTED(TARN__BUG_XWRITER_RELEASE_OUT_OF_ORDER))
+        continue; /* planted: acks any slot visible at W (epochs-model §6, ackorder) */
+      break;
+    }
+    f->released = 1;
+    f->released_ms = mono();
+    if (f->slot >= w->release_next)
+      w->release_next = f->slot + 1;
+    for (size_t i = 0; i < f->n; i++) {
+      outbox_add(ob, &f->ents[i], 0, f->ents[i].offset);
+      xlog *l = find_log(w, f->ents[i].log_id);
+      if (l->released_end < f->ents[i].offset + f->ents[i].records)
+        l->released_end = f->ents[i].offset + f->ents[i].records;
+    }
+    w->st.slots_released++;
+    w->st.entries_acked += f->n;
+    any = 1;
+  }
+  if (any)
+    pthread_cond_broadcast(&w->cv);
+  return any;
+}
+
+/* Under mu: the flight at the release point, if it halted the epoch. */
+static xflight *halted_flight(tarn_xwriter *w) {
+  for (xflight *f = w->head; f; f = f->next)
+    if (!f->released)
+      return f->state == XF_DOOMED && f->slot == w->release_next ? f : NULL;
+  return NULL;
+}
+
+static int any_busy(const tarn_xwriter *w) {
+  for (const xflight *f = w->head; f; f = f->next)
+    if (f->busy)
+      return 1;
+  return 0;
+}
+
+/* Under mu (released while minting): the roll after a slot that cannot reach
+ * W. Every slot below it is released; it and everything after it are not, and
+ * never will be in this epoch. Until the fence (h-xfence) can fence the epoch
+ * in-process, their entries fail — TARN_EUNKNOWN where a copy was written (a
+ * later fence may repair and settle the slot), TARN_EUNAVAIL where none was —
+ * and the logs count on from what was released; then a new epoch is minted
+ * (nothing resumes an epoch). */
+static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
+  w->st.halts++;
+  char why[512];
+  snprintf(why, sizeof why, "%s", w->err);
+  while (any_busy(w))
+    pthread_cond_wait(&w->cv, &w->mu);
+  /* the released flights stay for absorb; the rest are failed, in order */
+  xflight **pp = &w->head, *prev = NULL;
+  while (*pp && (*pp)->released) {
+    prev = *pp;
+    pp = &(*pp)->next;
+  }
+  xflight *dead = *pp;
+  if (prev)
+    prev->next = NULL;
+  else
+    w->head = NULL;
+  w->tail = prev;
+  if (w->cur) {
+    /* cur goes too: its offsets were counted after the dead slots' */
+    xflight **t = &dead;
+    while (*t)
+      t = &(*t)->next;
+    *t = w->cur;
+    w->cur->next = NULL;
+    w->cur = NULL;
+  }
+  tarn__err(TARN_EUNKNOWN, "express epoch %" PRIu64 " of star %s halted at slot %" PRIu64
+                           " (fewer than W = %u buckets can hold it): %s",
+            w->ep.epoch, w->star, halted->slot, w->bs.w, why);
+  tarn__xwriter_set_error(w, TARN_EUNKNOWN);
+  for (xflight *f = dead; f;) {
+    xflight *n = f->next;
+    int rc = f->copies > 0 || f->fails > 0 ? TARN_EUNKNOWN : TARN_EUNAVAIL;
+    for (size_t i = 0; i < f->n; i++)
+      outbox_add(ob, &f->ents[i], rc, 0);
+    w->st.entries_failed += f->n;
+    w->bytes_in_flight -= f->bytes;
+    tarn__xflight_free(f);
+    f = n;
+  }
+  for (xlog *l = w->logs; l; l = l->next)
+    l->next_off = l->released_end;
+  if (++w->rolls > w->o.max_rolls) {
+    w->failed_rc = TARN_EUNAVAIL;
+    snprintf(w->err, sizeof w->err, "express writer: %d halts, giving up (last: %.400s)",
+             w->rolls, why);
+    return w->failed_rc;
+  }
+  pthread_mutex_unlock(&w->mu);
+  tarn__xepoch next;
+  int rc = tarn__xchain_mint(w->meta, w->star, TARN__X_CLASS_EXPRESS, &w->bs, &next);
+  pthread_mutex_lock(&w->mu);
+  if (rc) {
+    w->failed_rc = rc;
+    tarn__xwriter_set_error(w, rc);
+    return rc;
+  }
+  /* the old record is kept by absorb for the checkpoints of its released slots */
+  tarn__xepoch_free(&w->ep);
+  w->ep = next;
+  w->next_slot = w->release_next = 0;
+  pthread_cond_broadcast(&w->cv);
+  return 1;
+}
+
+/* Under mu: one release pass; the caller delivers ob without mu. */
+static int release_pass(tarn_xwriter *w, outbox *ob) {
+  int did = release_ready(w, ob);
+  xflight *h = halted_flight(w);
+  if (h) {
+    int rc = roll(w, h, ob);
+    if (rc < 0)
+      return rc;
+    did = 1;
+  }
+  return did;
+}
+
+/* ---- threads --------------------------------------------------------------- */
+
+typedef struct put_arg {
+  tarn_xwriter *w;
+  size_t bucket;
+} put_arg;
+
+static void *put_main(void *p) {
+  put_arg *a = p;
+  tarn_xwriter *w = a->w;
+  size_t b = a->bucket;
+  free(a);
+  pthread_mutex_lock(&w->mu);
+  for (;;) {
+    xflight *f;
+    while (!(f = next_put(w, b)) && !w->stopping)
+      pthread_cond_wait(&w->cv, &w->mu);
+    if (!f)
+      break;
+    put_copy(w, f, b);
+  }
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
+}
+
+static void abstime_ms(struct timespec *ts, int64_t ms) {
+  clock_gettime(CLOCK_REALTIME, ts);
+  ts->tv_sec += ms / 1000;
+  ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (ts->tv_nsec >= 1000000000L) {
+    ts->tv_sec++;
+    ts->tv_nsec -= 1000000000L;
+  }
+}
+
+static void *timer_main(void *p) {
+  tarn_xwriter *w = p;
+  pthread_mutex_lock(&w->mu);
+  while (!w->stopping) {
+    if (w->cur && w->cur->n && window_open(w)) {
+      int64_t due = w->cur->first_ms + w->o.batch_ms - mono();
+      if (due <= 0) {
+        if (seal(w) < 0) {
+          tarn__xwriter_set_error(w, TARN_EIO);
+          struct timespec ts;
+          abstime_ms(&ts, 10);
+          pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+        }
+        continue;
+      }
+      struct timespec ts;
+      abstime_ms(&ts, due);
+      pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+    } else {
+      pthread_cond_wait(&w->cv, &w->mu);
+    }
+  }
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
+}
+
+static void *release_main(void *p) {
+  tarn_xwriter *w = p;
+  pthread_mutex_lock(&w->mu);
+  for (;;) {
+    outbox ob = {0};
+    int did = release_pass(w, &ob);
+    if (ob.n) {
+      pthread_mutex_unlock(&w->mu);
+      outbox_deliver(w, &ob);
+      pthread_mutex_lock(&w->mu);
+      continue;
+    }
+    free(ob.v);
+    if (did > 0)
+      continue;
+    int unreleased = w->cur != NULL;
+    for (xflight *f = w->head; f; f = f->next)
+      unreleased |= !f->released;
+    if (w->stopping && !unreleased)
+      break;
+    if (w->stopping && w->failed_rc)
+      break;
+    pthread_cond_wait(&w->cv, &w->mu);
+  }
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
+}
+
+static void *absorb_main(void *p) {
+  tarn_xwriter *w = p;
+  pthread_mutex_lock(&w->mu);
+  for (;;) {
+    int rc = tarn__xabsorb_batch(w, w->absorb_urgent || w->stopping);
+    tarn__xabsorb_reclaim(w, 0);
+    if (rc > 0)
+      continue;
+    int pending = 0;
+    for (xflight *f = w->head; f; f = f->next)
+      pending |= f->released;
+    if (w->stopping && (!pending || w->absorb_rc) && w->delivered == w->appended)
+      break;
+    struct timespec ts;
+    abstime_ms(&ts, pending ? (w->o.absorb_ms ? w->o.absorb_ms : 1) : 1000);
+    pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+  }
+  pthread_mutex_unlock(&w->mu);
+  return NULL;
+}
+
+/* ---- open, flush, close ---------------------------------------------------- */
+
+static void free_all(tarn_xwriter *w) {
+  for (xflight *f = w->head; f;) {
+    xflight *n = f->next;
+    tarn__xflight_free(f);
+    f = n;
+  }
+  tarn__xflight_free(w->cur);
+  for (xlog *l = w->logs; l;) {
+    xlog *n = l->next;
+    tarn_lease_release(l->lease);
+    free(l);
+    l = n;
+  }
+  for (xreclaim *r = w->rq_head; r;) {
+    xreclaim *n = r->next;
+    free(r);
+    r = n;
+  }
+  tarn__xepoch_free(&w->ep);
+  tarn__xbuckets_free(&w->bs);
+  free(w->putters);
+  pthread_mutex_destroy(&w->mu);
+  pthread_mutex_destroy(&w->log_mu);
+  pthread_cond_destroy(&w->cv);
+  free(w);
+}
+
+static void stop_threads(tarn_xwriter *w) {
+  pthread_mutex_lock(&w->mu);
+  w->stopping = 1;
+  pthread_cond_broadcast(&w->cv);
+  pthread_mutex_unlock(&w->mu);
+  if (!w->threads_started)
+    return;
+  pthread_join(w->timer, NULL);
+  pthread_join(w->releaser, NULL);
+  pthread_join(w->absorber, NULL);
+  for (int i = 0; i < w->n_put; i++)
+    pthread_join(w->putters[i], NULL);
+  w->threads_started = 0;
+}
+
+int tarn_xwriter_open(tarn_meta *meta, tarn_objstore *wal, const tarn_xwriter_options *o,
+                      tarn_xwriter **out) {
+  tarn_xwriter *w = calloc(1, sizeof *w);
+  if (!w)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  if (o)
+    w->o = *o;
+  else
+    tarn_xwriter_options_default(&w->o);
+  tarn_xwriter_options d;
+  tarn_xwriter_options_default(&d);
+  if (!w->o.max_flight_bytes)
+    w->o.max_flight_bytes = d.max_flight_bytes;
+  if (!w->o.max_bytes_in_flight)
+    w->o.max_bytes_in_flight = d.max_bytes_in_flight;
+  if (w->o.put_threads < 1)
+    w->o.put_threads = d.put_threads;
+  if (w->o.put_attempts < 1)
+    w->o.put_attempts = d.put_attempts;
+  if (!w->o.absorb_max_bytes)
+    w->o.absorb_max_bytes = d.absorb_max_bytes;
+  w->meta = meta;
+  w->wal = wal;
+  pthread_mutex_init(&w->mu, NULL);
+  pthread_mutex_init(&w->log_mu, NULL);
+  pthread_cond_init(&w->cv, NULL);
+  int rc = tarn__xstar_check(w->o.star);
+  if (!rc)
+    snprintf(w->star, sizeof w->star, "%s", w->o.star);
+  w->o.star = w->star;
+  tarn_timing t;
+  if (!rc)
+    rc = tarn_timing_load(meta, &t, NULL);
+  w->max_publish_delay_ms = t.max_publish_delay_ms;
+  if (!rc)
+    rc = tarn__xbuckets_load(meta, &w->bs);
+  if (!rc)
+    rc = tarn__xbuckets_open(&w->bs);
+  if (!rc)
+    rc = tarn__xchain_mint(meta, w->star, TARN__X_CLASS_EXPRESS, &w->bs, &w->ep);
+  if (rc) {
+    free_all(w);
+    return rc;
+  }
+  if (!w->o.stepped) {
+    w->n_put = (int)w->bs.k * w->o.put_threads;
+    w->putters = calloc((size_t)w->n_put, sizeof *w->putters);
+    int started = 0;
+    if (!w->putters)
+      rc = tarn__err(TARN_ENOMEM, "out of memory");
+    for (int i = 0; !rc && i < w->n_put; i++) {
+      put_arg *a = malloc(sizeof *a);
+      if (a)
+        *a = (put_arg){w, (size_t)i % w->bs.k};
+      if (!a || pthread_create(&w->putters[i], NULL, put_main, a)) {
+        free(a);
+        rc = tarn__err(TARN_ENOMEM, "starting express PUT threads");
+        break;
+      }
+      started++;
+    }
+    if (!rc && (pthread_create(&w->timer, NULL, timer_main, w) ||
+                pthread_create(&w->releaser, NULL, release_main, w) ||
+                pthread_create(&w->absorber, NULL, absorb_main, w)))
+      abort(); /* half-started threads cannot be joined safely */
+    if (rc) {
+      pthread_mutex_lock(&w->mu);
+      w->stopping = 1;
+      pthread_cond_broadcast(&w->cv);
+      pthread_mutex_unlock(&w->mu);
+      for (int i = 0; i < started; i++)
+        pthread_join(w->putters[i], NULL);
+      free_all(w);
+      return rc;
+    }
+    w->threads_started = 1;
+  }
+  *out = w;
+  return 0;
+}
+
+int tarn_xwriter_flush(tarn_xwriter *w) {
+  pthread_mutex_lock(&w->mu);
+  uint64_t target = w->appended;
+  int rc = 0;
+  if (w->o.stepped) {
+    pthread_mutex_unlock(&w->mu);
+    /* drive every unit until the entries have outcomes */
+    while (!rc) {
+      pthread_mutex_lock(&w->mu);
+      int done = w->delivered >= target;
+      pthread_mutex_unlock(&w->mu);
+      if (done)
+        break;
+      int did = tarn_xwriter_step(w, TARN_XSTEP_SEAL, 0, 0);
+      for (xflight *f = w->head; f && did >= 0; f = f->next)
+        for (size_t b = 0; b < w->bs.k; b++)
+          if (f->bst[b] == XB_PENDING && (f->state == XF_SEALED))
+            did |= tarn_xwriter_step(w, TARN_XSTEP_PUT, f->slot, b);
+      int r = tarn_xwriter_step(w, TARN_XSTEP_RELEASE, 0, 0);
+      if (r < 0)
+        rc = r;
+      else if (!did && !r)
+        rc = tarn__err(TARN_EBUSY, "stepped express flush: no progress");
+    }
+    return rc;
+  }
+  while (w->delivered < target) {
+    if (w->cur && w->cur->n)
+      seal(w);
+    if (w->failed_rc && !w->head && !w->cur)
+      break;
+    pthread_cond_broadcast(&w->cv);
+    struct timespec ts;
+    abstime_ms(&ts, 5);
+    pthread_cond_timedwait(&w->cv, &w->mu, &ts);
+  }
+  pthread_mutex_unlock(&w->mu);
+  return rc;
+}
+
+int tarn_xwriter_absorb_sync(tarn_xwriter *w) {
+  if (w->o.stepped) {
+    int rc;
+    pthread_mutex_lock(&w->mu);
+    while ((rc = tarn__xabsorb_batch(w, 1)) > 0)
+      ;
+    pthread_mutex_unlock(&w->mu);
+    return rc < 0 ? rc : 0;
+  }
+  pthread_mutex_lock(&w->mu);
+  w->absorb_urgent++;
+  pthread_cond_broadcast(&w->cv);
+  for (;;) {
+    int pending = 0;
+    for (xflight *f = w->head; f; f = f->next)
+      pending |= f->released;
+    if (!pending || w->absorb_rc)
+      break;
+    pthread_cond_wait(&w->cv, &w->mu);
+  }
+  w->absorb_urgent--;
+  int rc = w->absorb_rc;
+  if (rc)
+    tarn__err(rc, "express absorb: %s", w->err);
+  pthread_mutex_unlock(&w->mu);
+  return rc;
+}
+
+int tarn_xwriter_close(tarn_xwriter *w) {
+  if (!w)
+    return 0;
+  int rc = tarn_xwriter_flush(w);
+  int rc2 = tarn_xwriter_absorb_sync(w);
+  if (!rc)
+    rc = rc2;
+  if (w->o.stepped) {
+    pthread_mutex_lock(&w->mu);
+    tarn__xabsorb_reclaim(w, 0);
+    pthread_mutex_unlock(&w->mu);
+  }
+  stop_threads(w);
+  if (!rc && w->failed_rc)
+    rc = tarn__err(w->failed_rc, "%s", w->err);
+  free_all(w);
+  return rc;
+}
+
+/* ---- stepped mode ---------------------------------------------------------- */
+
+int tarn_xwriter_step(tarn_xwriter *w, int step, uint64_t slot, size_t bucket) {
+  if (!w->o.stepped)
+    return tarn__err(TARN_EINVAL, "tarn_xwriter_step on a threaded express writer");
+  int rc = 0;
+  outbox ob = {0};
+  pthread_mutex_lock(&w->mu);
+  switch (step) {
+  case TARN_XSTEP_SEAL:
+    rc = seal(w);
+    break;
+  case TARN_XSTEP_PUT:
+    rc = 0;
+    if (bucket >= w->bs.k) {
+      rc = tarn__err(TARN_EINVAL, "bucket %zu of %zu", bucket, w->bs.k);
+      break;
+    }
+    for (xflight *f = w->head; f; f = f->next)
+      if (f->epoch == w->ep.epoch && f->slot == slot) {
+        if ((f->state == XF_SEALED || f->state == XF_COMMITTED) && f->bst[bucket] == XB_PENDING) {
+          put_copy(w, f, bucket);
+          rc = 1;
+        }
+        break;
+      }
+    break;
+  case TARN_XSTEP_RELEASE:
+    rc = release_pass(w, &ob);
+    break;
+  case TARN_XSTEP_ABSORB:
+    while ((rc = tarn__xabsorb_batch(w, 1)) > 0)
+      ;
+    break;
+  case TARN_XSTEP_RECLAIM:
+    rc = tarn__xabsorb_reclaim(w, 0);
+    break;
+  default:
+    rc = tarn__err(TARN_EINVAL, "unknown express step %d", step);
+  }
+  pthread_mutex_unlock(&w->mu);
+  if (ob.n)
+    outbox_deliver(w, &ob);
+  else
+    free(ob.v);
+  return rc;
+}
+
+/* ---- reading the tail, stats ----------------------------------------------- */
+
+int tarn_xwriter_read_tail(tarn_xwriter *w, uint64_t log_id, uint64_t from, tarn_xtail_fn fn,
+                           void *arg, uint64_t *absorbed_end) {
+  int rc = 0;
+  pthread_mutex_lock(&w->mu);
+  xlog *l = find_log(w, log_id);
+  if (absorbed_end)
+    *absorbed_end = l ? l->absorbed_end : 0;
+  for (xflight *f = w->head; l && f && !rc; f = f->next) {
+    if (!f->released)
+      break;
+    for (size_t i = 0; i < f->n && !rc; i++) {
+      const xent *e = &f->ents[i];
+      if (e->log_id == log_id && e->offset + e->records > from && e->offset >= l->absorbed_end)
+        rc = fn(arg, e->offset, e->payload, e->len, e->records);
+    }
+  }
+  pthread_mutex_unlock(&w->mu);
+  return rc;
+}
+
+uint64_t tarn_xwriter_epoch(tarn_xwriter *w) {
+  pthread_mutex_lock(&w->mu);
+  uint64_t e = w->ep.epoch;
+  pthread_mutex_unlock(&w->mu);
+  return e;
+}
+
+void tarn_xwriter_stats_get(tarn_xwriter *w, tarn_xwriter_stats *s) {
+  pthread_mutex_lock(&w->mu);
+  *s = w->st;
+  pthread_mutex_unlock(&w->mu);
+}
+
+void tarn_xwriter_last_error(tarn_xwriter *w, char *buf, size_t n) {
+  pthread_mutex_lock(&w->mu);
+  snprintf(buf, n, "%s", w->err);
+  pthread_mutex_unlock(&w->mu);
+}

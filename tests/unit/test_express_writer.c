@@ -1,0 +1,460 @@
+/* The express writer (issue 14): ordered release under out-of-order
+ * completion, the WIN bound on assignment, quorum with one bucket failing, a
+ * foreign object or poison at a slot's key not counted (the writer-412
+ * finding, epochs-model §6/§7.5), a halted slot rolling to a new epoch, K = W
+ * = 1, absorb exactly once across an index put of unknown outcome (held and
+ * landing late), absorbed entries read back by the standard reader at their
+ * acknowledged offsets, the unabsorbed tail served by the writer, and the
+ * checkpoint and reclaim of flights. Most cases drive the stepped writer, so
+ * the order of completions is the test's. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "express/express.h"
+#include "express/xwriter_internal.h"
+#include "tarn/express.h"
+#include "tarn/meta.h"
+#include "tarn/objstore.h"
+#include "tarn/objstore_mem.h"
+#include "tarn/reader.h"
+
+typedef struct env {
+  tarn_meta *m;
+  tarn_objstore *wal;
+  tarn_objstore *b[3];
+  char name[32];
+  size_t k;
+} env;
+
+static void env_open(env *e, const char *name, size_t k, uint32_t w, uint32_t win) {
+  memset(e, 0, sizeof *e);
+  snprintf(e->name, sizeof e->name, "%s", name);
+  char uri[96];
+  snprintf(uri, sizeof uri, "mem:%s", name);
+  assert_int_equal(tarn_meta_open(uri, &e->m), 0);
+  snprintf(uri, sizeof uri, "mem:%s-wal", name);
+  assert_int_equal(tarn_objstore_open(uri, &e->wal), 0);
+  char bk[3][96];
+  const char *bp[3];
+  for (size_t i = 0; i < k; i++) {
+    snprintf(bk[i], sizeof bk[i], "mem:%s-b%zu@z%zu", name, i, i);
+    bp[i] = bk[i];
+    snprintf(uri, sizeof uri, "mem:%s-b%zu", name, i);
+    assert_int_equal(tarn_objstore_open(uri, &e->b[i]), 0);
+  }
+  e->k = k;
+  assert_int_equal(tarn_express_deploy(e->m, bp, k, w, win, NULL), 0);
+}
+
+static void env_close(env *e) {
+  for (size_t i = 0; i < e->k; i++)
+    tarn_objstore_close(e->b[i]);
+  tarn_objstore_close(e->wal);
+  tarn_meta_close(e->m);
+}
+
+static tarn_xwriter *open_w(env *e, int stepped) {
+  tarn_xwriter_options o;
+  tarn_xwriter_options_default(&o);
+  o.star = "star-1";
+  o.stepped = stepped;
+  o.reclaim_grace_ms = 0;
+  tarn_xwriter *w;
+  assert_int_equal(tarn_xwriter_open(e->m, e->wal, &o, &w), 0);
+  return w;
+}
+
+typedef struct acks {
+  int n;
+  int rc[64];
+  uint64_t off[64];
+  int order[64];
+} acks;
+
+typedef struct ackarg {
+  acks *a;
+  int id;
+} ackarg;
+
+static void on_ack(void *arg, int status, uint64_t offset, int64_t ts) {
+  ackarg *x = arg;
+  x->a->rc[x->id] = status;
+  x->a->off[x->id] = offset;
+  x->a->order[x->a->n++] = x->id;
+}
+
+/* Appends entry id (payload "e<id>") and seals it into its own slot. */
+static void append_slot(tarn_xwriter *w, uint64_t log, acks *a, ackarg *args, int id) {
+  char p[16];
+  int n = snprintf(p, sizeof p, "e%d", id);
+  args[id] = (ackarg){a, id};
+  assert_int_equal(tarn_xwriter_append(w, log, p, (size_t)n, 1, on_ack, &args[id]), 0);
+  assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_SEAL, 0, 0), 1);
+}
+
+static int put(tarn_xwriter *w, uint64_t slot, size_t b) {
+  return tarn_xwriter_step(w, TARN_XSTEP_PUT, slot, b);
+}
+
+static int release(tarn_xwriter *w) { return tarn_xwriter_step(w, TARN_XSTEP_RELEASE, 0, 0); }
+
+/* issue 14 "Acknowledgements are released strictly in slot order, and only
+ * for committed slots" (epochs-model §6, out-of-order ack: claim 2). */
+static void release_in_slot_order(void **state) {
+  env e;
+  env_open(&e, "xw-order", 3, 2, 8);
+  tarn_xwriter *w = open_w(&e, 1);
+  acks a = {0};
+  ackarg args[8];
+  append_slot(w, 5, &a, args, 0);
+  append_slot(w, 5, &a, args, 1);
+  /* slot 1 completes at W first */
+  assert_int_equal(put(w, 1, 0), 1);
+  assert_int_equal(put(w, 1, 2), 1);
+  release(w);
+  assert_int_equal(a.n, 0); /* committed, but slot 0 is not: nothing released */
+  assert_int_equal(put(w, 0, 1), 1);
+  release(w);
+  assert_int_equal(a.n, 0); /* slot 0 has one copy of W = 2 */
+  assert_int_equal(put(w, 0, 2), 1);
+  release(w);
+  assert_int_equal(a.n, 2);
+  assert_int_equal(a.order[0], 0);
+  assert_int_equal(a.order[1], 1);
+  assert_int_equal(a.rc[0], 0);
+  assert_int_equal(a.off[0], 0);
+  assert_int_equal(a.off[1], 1);
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  env_close(&e);
+}
+
+/* issue 14 "assignment never runs more than WIN slots past the last released
+ * one" (epochs-model §7.1: the fence's walk start of estimate - WIN rests on it). */
+static void window_bounds_assignment(void **state) {
+  env e;
+  env_open(&e, "xw-win", 3, 2, 2);
+  tarn_xwriter *w = open_w(&e, 1);
+  acks a = {0};
+  ackarg args[8];
+  append_slot(w, 5, &a, args, 0);
+  append_slot(w, 5, &a, args, 1);
+  args[2] = (ackarg){&a, 2};
+  assert_int_equal(tarn_xwriter_append(w, 5, "e2", 2, 1, on_ack, &args[2]), 0);
+  assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_SEAL, 0, 0), 0); /* slots 0, 1 unreleased */
+  assert_int_equal(put(w, 1, 0), 1);
+  assert_int_equal(put(w, 1, 1), 1);
+  release(w);
+  assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_SEAL, 0, 0), 0); /* slot 0 still holds it */
+  assert_int_equal(put(w, 0, 0), 1);
+  assert_int_equal(put(w, 0, 1), 1);
+  release(w);
+  assert_int_equal(a.n, 2);
+  assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_SEAL, 0, 0), 1); /* slot 2 now */
+  tarn_xwriter_stats st;
+  tarn_xwriter_stats_get(w, &st);
+  assert_int_equal(st.slots_sealed, 3);
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  assert_int_equal(a.n, 3);
+  assert_int_equal(a.off[2], 2);
+  env_close(&e);
+}
+
+/* A fencer's poison (or any foreign object) at a slot's key in one bucket:
+ * the writer's 412 is read back and not counted (epochs-model §6, writer
+ * trusts 412: claim 1). With W = 3 the slot can then never commit. */
+static void foreign_object_not_counted(void **state) {
+  env e;
+  env_open(&e, "xw-412", 3, 3, 8);
+  tarn_xwriter *w = open_w(&e, 1);
+  uint64_t epoch = tarn_xwriter_epoch(w);
+  char key[TARN__X_SLOT_KEY_MAX];
+  assert_int_equal(tarn__xslot_key(key, sizeof key, "star-1", epoch, 0), 0);
+  tarn_buf p;
+  tarn_buf_init(&p);
+  assert_int_equal(tarn__xpoison(&p, "star-1", epoch, 0), 0);
+  assert_int_equal(tarn_objstore_put(e.b[1], key, p.data, p.len), 0);
+  tarn_buf_free(&p);
+  acks a = {0};
+  ackarg args[8];
+  append_slot(w, 5, &a, args, 0);
+  assert_int_equal(put(w, 0, 0), 1);
+  assert_int_equal(put(w, 0, 1), 1); /* 412, read back: poison */
+  assert_int_equal(put(w, 0, 2), 0);  /* W can no longer be reached: no more copies */
+  tarn_xwriter_stats st;
+  tarn_xwriter_stats_get(w, &st);
+  assert_int_equal(st.copies_written, 1);
+  assert_int_equal(st.copies_failed, 1);
+  /* never acknowledged: the slot halts the epoch and the writer rolls */
+  release(w);
+  assert_int_equal(a.n, 1);
+  assert_int_not_equal(a.rc[0], 0);
+  assert_true(tarn_xwriter_epoch(w) > epoch);
+  tarn_xwriter_stats_get(w, &st);
+  assert_int_equal(st.halts, 1);
+  /* the next epoch reuses the offsets nothing acknowledged */
+  append_slot(w, 5, &a, args, 1);
+  assert_int_equal(put(w, 0, 0), 1);
+  assert_int_equal(put(w, 0, 1), 1);
+  assert_int_equal(put(w, 0, 2), 1);
+  release(w);
+  assert_int_equal(a.rc[1], 0);
+  assert_int_equal(a.off[1], 0);
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  env_close(&e);
+}
+
+/* Quorum with one bucket of three failing every PUT: acknowledged at W = 2. */
+static void quorum_with_one_bucket_down(void **state) {
+  env e;
+  env_open(&e, "xw-down", 3, 2, 8);
+  assert_int_equal(tarn_objstore_mem_fault(e.b[2], TARN_MEM_OP_PUT, 1, 1000000,
+                                           TARN_MEM_FAULT_BEFORE, TARN_EUNAVAIL),
+                   0);
+  tarn_xwriter *w = open_w(&e, 0);
+  uint64_t off[20];
+  for (int i = 0; i < 20; i++) {
+    char p[16];
+    int n = snprintf(p, sizeof p, "v%d", i);
+    assert_int_equal(tarn_xwriter_append_sync(w, 9, p, (size_t)n, 2, &off[i], NULL), 0);
+    assert_int_equal(off[i], 2 * (uint64_t)i);
+  }
+  tarn_xwriter_stats st;
+  tarn_xwriter_stats_get(w, &st);
+  assert_int_equal(st.halts, 0);
+  assert_true(st.copies_failed >= 1);
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  /* absorbed: the standard reader reads every entry at its acknowledged offset */
+  tarn_reader *r;
+  assert_int_equal(tarn_reader_open(e.m, e.wal, NULL, NULL, &r), 0);
+  tarn_log_iter *it;
+  assert_int_equal(tarn_reader_iter(r, 9, 0, &it), 0);
+  tarn_entry en;
+  for (int i = 0; i < 20; i++) {
+    assert_int_equal(tarn_reader_next(it, &en, 0), 0);
+    char p[16];
+    int n = snprintf(p, sizeof p, "v%d", i);
+    assert_int_equal(en.offset, off[i]);
+    assert_int_equal(en.payload_len, (size_t)n);
+    assert_memory_equal(en.payload, p, (size_t)n);
+  }
+  assert_int_equal(tarn_reader_next(it, &en, 0), TARN_EEND);
+  tarn_reader_iter_free(it);
+  tarn_reader_close(r);
+  env_close(&e);
+}
+
+/* Two buckets of three down: no slot reaches W, the epoch halts, entries
+ * fail with a clear error, and the writer rolls (new epochs). */
+static void halt_when_quorum_unreachable(void **state) {
+  env e;
+  env_open(&e, "xw-halt", 3, 2, 8);
+  for (int b = 1; b < 3; b++)
+    assert_int_equal(tarn_objstore_mem_fault(e.b[b], TARN_MEM_OP_PUT, 1, 1000000,
+                                             TARN_MEM_FAULT_BEFORE, TARN_EUNAVAIL),
+                     0);
+  tarn_xwriter *w = open_w(&e, 0);
+  uint64_t epoch = tarn_xwriter_epoch(w);
+  uint64_t off;
+  int rc = tarn_xwriter_append_sync(w, 9, "x", 1, 1, &off, NULL);
+  assert_int_equal(rc, TARN_EUNKNOWN); /* one copy landed: a fence might yet repair it */
+  assert_non_null(strstr(tarn_errmsg(), "halted"));
+  assert_true(tarn_xwriter_epoch(w) > epoch);
+  tarn_objstore_mem_reset_faults(e.b[1]);
+  tarn_objstore_mem_reset_faults(e.b[2]);
+  assert_int_equal(tarn_xwriter_append_sync(w, 9, "y", 1, 1, &off, NULL), 0);
+  assert_int_equal(off, 0);
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  env_close(&e);
+}
+
+/* K = W = 1 works: one bucket, and a slot lost once halts. */
+static void k1_w1(void **state) {
+  env e;
+  env_open(&e, "xw-k1", 1, 1, 4);
+  tarn_xwriter *w = open_w(&e, 0);
+  uint64_t off;
+  for (int i = 0; i < 5; i++) {
+    assert_int_equal(tarn_xwriter_append_sync(w, 3, "abc", 3, 1, &off, NULL), 0);
+    assert_int_equal(off, (uint64_t)i);
+  }
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  uint64_t end, cum;
+  assert_int_equal(tarn__xlog_tail(e.m, 3, &end, &cum), 0);
+  assert_int_equal(end, 5);
+  assert_int_equal(cum, 15);
+  env_close(&e);
+}
+
+/* issue 14 "never index a slot twice": the index put's reply is lost and the
+ * put itself held in flight, landing only after the writer looked. The
+ * writer reads the log's last record before retrying, and the retry is
+ * guarded by the absence of the key, so the late landing adds nothing. */
+static void absorb_exactly_once_across_unknown_put(void **state) {
+  env e;
+  env_open(&e, "xw-unknown", 3, 2, 8);
+  tarn_xwriter *w = open_w(&e, 1);
+  acks a = {0};
+  ackarg args[8];
+  append_slot(w, 5, &a, args, 0);
+  for (size_t b = 0; b < 3; b++)
+    assert_int_equal(put(w, 0, b), 1);
+  release(w);
+  assert_int_equal(a.n, 1);
+  /* the checkpoint CAS is not the index put: hold only the next write */
+  assert_int_equal(tarn_meta_inject_fault(e.m, TARN_META_FAULT_DELAY_COMMIT, 1), 0);
+  assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0), 0);
+  /* the held put lands now, after the retry created the record */
+  int landed = tarn_meta_inject_fault(e.m, TARN_META_FAULT_LAND, 0);
+  assert_true(landed == 0 || landed == TARN_ENOTFOUND);
+  uint64_t end, cum;
+  assert_int_equal(tarn__xlog_tail(e.m, 5, &end, &cum), 0);
+  assert_int_equal(end, 1); /* indexed once */
+  tarn_meta_recs recs = {0};
+  char part[8];
+  snprintf(part, sizeof part, "5");
+  assert_int_equal(tarn_meta_list(e.m, part, "00000000000000000005-", "00000000000000000005.", 0,
+                                  0, &recs),
+                   0);
+  assert_int_equal(recs.n, 1);
+  tarn_meta_recs_free(&recs);
+  tarn_xwriter_stats st;
+  tarn_xwriter_stats_get(w, &st);
+  assert_int_equal(st.absorb_unknown, 1);
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  env_close(&e);
+}
+
+/* The same with a lost reply of a put that landed at once: resolved as landed
+ * by reading the log's last record, nothing retried. */
+static void absorb_unknown_that_landed(void **state) {
+  env e;
+  env_open(&e, "xw-landed", 3, 2, 8);
+  tarn_xwriter *w = open_w(&e, 1);
+  acks a = {0};
+  ackarg args[8];
+  append_slot(w, 5, &a, args, 0);
+  append_slot(w, 5, &a, args, 1);
+  for (uint64_t s = 0; s < 2; s++)
+    for (size_t b = 0; b < 2; b++)
+      assert_int_equal(put(w, s, b), 1);
+  release(w);
+  assert_int_equal(a.n, 2);
+  assert_int_equal(tarn_meta_inject_fault(e.m, TARN_META_FAULT_COMMIT_UNKNOWN, 1), 0);
+  assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0), 0);
+  uint64_t end, cum;
+  assert_int_equal(tarn__xlog_tail(e.m, 5, &end, &cum), 0);
+  assert_int_equal(end, 2);
+  tarn_meta_recs recs = {0};
+  assert_int_equal(
+      tarn_meta_list(e.m, "5", "00000000000000000005-", "00000000000000000005.", 0, 0, &recs), 0);
+  assert_int_equal(recs.n, 1);
+  tarn_meta_recs_free(&recs);
+  /* the checkpoint moved past both slots */
+  tarn__xepoch ep;
+  assert_int_equal(tarn__xepoch_load(e.m, "star-1", "express", tarn_xwriter_epoch(w), &ep), 0);
+  assert_int_equal(ep.checkpoint, 2);
+  tarn__xepoch_free(&ep);
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  env_close(&e);
+}
+
+static int collect(void *arg, uint64_t offset, const void *payload, size_t len, uint32_t rc) {
+  int *n = arg;
+  (*n)++;
+  return 0;
+}
+
+/* The acknowledged, unabsorbed tail is served by the writer; after absorb
+ * the index serves it, the checkpoint moves, and flights past the grace are
+ * deleted from every bucket. */
+static void tail_checkpoint_reclaim(void **state) {
+  env e;
+  env_open(&e, "xw-tail", 3, 2, 8);
+  tarn_xwriter *w = open_w(&e, 1);
+  acks a = {0};
+  ackarg args[8];
+  for (int i = 0; i < 3; i++) {
+    append_slot(w, 7, &a, args, i);
+    for (size_t b = 0; b < 3; b++)
+      assert_int_equal(put(w, (uint64_t)i, b), 1);
+  }
+  release(w);
+  assert_int_equal(a.n, 3);
+  int n = 0;
+  uint64_t absorbed = 99;
+  assert_int_equal(tarn_xwriter_read_tail(w, 7, 1, collect, &n, &absorbed), 0);
+  assert_int_equal(n, 2);
+  assert_int_equal(absorbed, 0);
+  assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0), 0);
+  n = 0;
+  assert_int_equal(tarn_xwriter_read_tail(w, 7, 0, collect, &n, &absorbed), 0);
+  assert_int_equal(n, 0);
+  assert_int_equal(absorbed, 3);
+  tarn_objstore_listing l;
+  assert_int_equal(tarn_objstore_list(e.b[0], "star-1/", NULL, 100, &l), 0);
+  assert_int_equal(l.n, 3);
+  tarn_objstore_listing_free(&l);
+  assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_RECLAIM, 0, 0), 1);
+  for (size_t b = 0; b < 3; b++) {
+    assert_int_equal(tarn_objstore_list(e.b[b], "star-1/", NULL, 100, &l), 0);
+    assert_int_equal(l.n, 0);
+    tarn_objstore_listing_free(&l);
+  }
+  tarn__xepoch ep;
+  assert_int_equal(tarn__xepoch_load(e.m, "star-1", "express", tarn_xwriter_epoch(w), &ep), 0);
+  assert_int_equal(ep.checkpoint, 3);
+  assert_int_equal(ep.trimmed, 3);
+  tarn__xepoch_free(&ep);
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  env_close(&e);
+}
+
+/* Many threads appending to two logs: every ack in order per log, all read back. */
+static void threaded_two_logs(void **state) {
+  env e;
+  env_open(&e, "xw-threads", 3, 2, 4);
+  tarn_xwriter *w = open_w(&e, 0);
+  acks a[2] = {{0}, {0}};
+  ackarg args[2][40];
+  for (int i = 0; i < 40; i++)
+    for (int l = 0; l < 2; l++) {
+      args[l][i] = (ackarg){&a[l], i};
+      assert_int_equal(tarn_xwriter_append(w, 20 + (uint64_t)l, "abcd", 4, 1, on_ack,
+                                           &args[l][i]),
+                       0);
+    }
+  assert_int_equal(tarn_xwriter_flush(w), 0);
+  for (int l = 0; l < 2; l++) {
+    assert_int_equal(a[l].n, 40);
+    for (int i = 0; i < 40; i++) {
+      assert_int_equal(a[l].order[i], i);
+      assert_int_equal(a[l].rc[i], 0);
+      assert_int_equal(a[l].off[i], (uint64_t)i);
+    }
+  }
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  for (int l = 0; l < 2; l++) {
+    uint64_t end, cum;
+    assert_int_equal(tarn__xlog_tail(e.m, 20 + (uint64_t)l, &end, &cum), 0);
+    assert_int_equal(end, 40);
+  }
+  env_close(&e);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(release_in_slot_order),
+      cmocka_unit_test(window_bounds_assignment),
+      cmocka_unit_test(foreign_object_not_counted),
+      cmocka_unit_test(quorum_with_one_bucket_down),
+      cmocka_unit_test(halt_when_quorum_unreachable),
+      cmocka_unit_test(k1_w1),
+      cmocka_unit_test(absorb_exactly_once_across_unknown_put),
+      cmocka_unit_test(absorb_unknown_that_landed),
+      cmocka_unit_test(tail_checkpoint_reclaim),
+      cmocka_unit_test(threaded_two_logs),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

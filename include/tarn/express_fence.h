@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "tarn/fsck.h"
 #include "tarn/meta.h"
 
 #ifdef __cplusplus
@@ -54,6 +55,13 @@ typedef struct tarn_xsettle_report {
   uint64_t deleted;      /* flight objects deleted in [cut, cut + WIN] */
   uint64_t poison_kept;  /* poison objects seen there and left standing */
 } tarn_xsettle_report;
+
+/* fsck of every epoch of star's express chain (src/express/xfsck.c): adds
+ * faults to *r, kinds express-cursor (trimmed <= checkpoint <= cut),
+ * express-cut (the cut slot holds the blocking set of poison), express-hole
+ * (a slot in [trimmed, cut) neither committed nor, below the checkpoint,
+ * reclaimed) and express-unreachable. 0 when the check ran. */
+int tarn_express_fsck(tarn_meta *m, const char *star, tarn_fsck_report *r);
 
 #ifdef __cplusplus
 }

@@ -21,6 +21,7 @@
  * The planted bugs xfence-* / xsettle-* / xroll-* (src/util/planted.h) each
  * fail one of these (docs/simulation.md). */
 #include "testutil.h"
+#include "tu_express.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -79,16 +80,7 @@ static void key_of(const world *w, uint64_t slot, char *key) {
 }
 
 /* The one possible flight of a slot (a v3 WAL object naming the slot). */
-static void flight_bytes(uint64_t slot, tarn_buf *out) {
-  char payload[64];
-  int n = snprintf(payload, sizeof payload, "payload of slot %llu", (unsigned long long)slot);
-  tarn_wal_builder wb;
-  tarn_wal_builder_init(&wb);
-  assert_int_equal(tarn_wal_builder_add(&wb, 7, payload, (size_t)n, 1), 0);
-  tarn_buf_init(out);
-  assert_int_equal(tarn_wal_builder_finish(&wb, out), 0);
-  tarn_wal_builder_free(&wb);
-}
+static void flight_bytes(uint64_t slot, tarn_buf *out) { tu_xflight(slot, 7, 1, out); }
 
 static void put_flight(world *w, uint64_t slot, size_t b) {
   char key[TARN__X_SLOT_KEY_MAX + 1];

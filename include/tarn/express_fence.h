@@ -56,6 +56,13 @@ typedef struct tarn_xsettle_report {
   uint64_t poison_kept;  /* poison objects seen there and left standing */
 } tarn_xsettle_report;
 
+/* Settles a fenced epoch once the slots below its cut are absorbed (the
+ * star's writer absorbs them; checkpoint == cut): deletes the flights in
+ * [cut, cut + WIN] from every bucket, never anything below the cut and never
+ * poison. TARN_EINVAL (nothing deleted) for an epoch not fenced, or with
+ * slots in [checkpoint, cut) not yet absorbed. r may be NULL. */
+int tarn_express_settle(tarn_meta *m, const char *star, uint64_t epoch, tarn_xsettle_report *r);
+
 /* fsck of every epoch of star's express chain (src/express/xfsck.c): adds
  * faults to *r, kinds express-cursor (trimmed <= checkpoint <= cut),
  * express-cut (the cut slot holds the blocking set of poison), express-hole

@@ -142,22 +142,10 @@ static int cmd_settle(int argc, char **argv) {
   if (!a.have_epoch)
     return tarn_cli_usage_error("express settle", "--epoch is missing");
   tarn_deployment *dep;
-  tarn__xepoch e;
-  memset(&e, 0, sizeof e);
-  if ((ex = open_epoch("express settle", &a, &dep, &e)))
+  if ((ex = tarn_cli_deploy_open(&a.d, 0, &dep)))
     return ex;
-  tarn__xbuckets b;
-  memset(&b, 0, sizeof b);
   tarn_xsettle_report r;
-  int rc = 0;
-  if (e.has_cut && e.checkpoint < e.cut)
-    rc = tarn__err(TARN_EINVAL,
-                   "slots [%llu, %llu) below the cut are not absorbed yet: the star's writer "
-                   "(or a settling successor) absorbs them; nothing was deleted",
-                   (unsigned long long)e.checkpoint, (unsigned long long)e.cut);
-  if (rc == 0 && (rc = tarn__xbuckets_copy(&e.buckets, &b)) == 0 &&
-      (rc = tarn__xbuckets_open(&b)) == 0)
-    rc = tarn__xsettle(tarn_deployment_meta(dep), &e, &b, NULL, NULL, NULL, &r);
+  int rc = tarn_express_settle(tarn_deployment_meta(dep), a.star, a.epoch, &r);
   if (rc)
     ex = tarn_cli_fail_rc(rc, "express settle");
   else if (a.json) {
@@ -173,8 +161,6 @@ static int cmd_settle(int argc, char **argv) {
            "objects left standing\n",
            a.star, (unsigned long long)a.epoch, (unsigned long long)r.cut,
            (unsigned long long)r.deleted, (unsigned long long)r.poison_kept);
-  tarn__xbuckets_free(&b);
-  tarn__xepoch_free(&e);
   tarn_deployment_close(dep);
   return ex;
 }

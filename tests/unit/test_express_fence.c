@@ -13,7 +13,8 @@
  *     until the timeout and fails with its age, then resolves once up;
  *   - a stale read followed by 412s on poison PUTs (epochs-model §6 "no
  *     re-observe"): the slot stays committed;
- *   - two racing fencers publish one cut and kill one slot;
+ *   - two racing fencers publish one cut and kill one slot; a cut different
+ *     from one published meanwhile fails loudly and overwrites nothing;
  *   - K = W = 1: one poison object in all;
  *   - settlement absorbs [checkpoint, cut), deletes flights in [cut, cut+WIN]
  *     only, leaves poison and everything below the cut;
@@ -26,6 +27,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "express/xfence.h"
 #include "tarn/error.h"
@@ -409,6 +411,47 @@ static void racing_fencers_publish_one_cut(void **state) {
   run_race(3, 2, 2, 6);
 }
 
+typedef struct wrong {
+  world *w;
+  int rc;
+} wrong;
+
+/* Publishes cut 99 while the fencer walks (a fencer with a bug elsewhere). */
+static void *publish_wrong(void *arg) {
+  wrong *x = arg;
+  struct timespec ts = {0, 40 * 1000000};
+  nanosleep(&ts, NULL);
+  tarn__xepoch e;
+  x->rc = tarn__xepoch_load(x->w->m, STAR, TARN__X_CLASS_EXPRESS, x->w->e.epoch, &e);
+  if (x->rc == 0)
+    x->rc = tarn__xepoch_publish_cut(x->w->m, &e, 99);
+  tarn__xepoch_free(&e);
+  return NULL;
+}
+
+static void disagreeing_cut_fails_loudly(void **state) {
+  (void)state;
+  world w;
+  world_open(&w, 3, 2, 2);
+  put_flight(&w, 0, 0), put_flight(&w, 0, 1);
+  for (size_t b = 0; b < 3; b++) /* every call 20 ms: the walk outlasts the other's publish */
+    assert_int_equal(tarn_objstore_lat_control(w.names[b], "median=20ms,p99=0"), 0);
+  wrong x = {.w = &w};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, publish_wrong, &x), 0);
+  tarn_xfence_report r;
+  int rc = tarn_express_fence(w.m, STAR, w.e.epoch, &quick, &r);
+  pthread_join(t, NULL);
+  assert_int_equal(x.rc, 0);
+  assert_int_equal(rc, TARN_ECORRUPT);
+  assert_non_null(strstr(tarn_errmsg(), "computed cut 1"));
+  tarn__xepoch e;
+  assert_int_equal(tarn__xepoch_load(w.m, STAR, TARN__X_CLASS_EXPRESS, w.e.epoch, &e), 0);
+  assert_int_equal(e.cut, 99); /* nothing overwritten */
+  tarn__xepoch_free(&e);
+  world_close(&w);
+}
+
 static void k1_w1_one_poison_slot(void **state) {
   (void)state;
   world w;
@@ -548,6 +591,7 @@ int main(void) {
       cmocka_unit_test(stale_read_and_412_poison_is_reobserved),
       cmocka_unit_test(poison_moves_on_when_a_bucket_rejects_puts),
       cmocka_unit_test(racing_fencers_publish_one_cut),
+      cmocka_unit_test(disagreeing_cut_fails_loudly),
       cmocka_unit_test(k1_w1_one_poison_slot),
       cmocka_unit_test(settle_deletes_only_stragglers),
       cmocka_unit_test(roll_split_never_both),

@@ -176,27 +176,14 @@ int tarn_express_fence(tarn_meta *m, const char *star, uint64_t epoch, const tar
   if (!r)
     r = &tmp;
   memset(r, 0, sizeof *r);
-  if (!m || tarn__xstar_check(star))
-    return tarn__err(TARN_EINVAL, "express fence: a metadata store and a valid star are needed");
   tarn__xepoch e;
-  memset(&e, 0, sizeof e);
-  int rc = tarn__xepoch_load(m, star, TARN__X_CLASS_EXPRESS, epoch, &e);
-  if (rc)
-    return tarn__errctx(rc, "express fence %s/%llu", star, (unsigned long long)epoch);
-  if (e.state == TARN__XEPOCH_FENCED && e.has_cut) {
-    r->cut = e.cut; /* once recorded, a later fence is a read */
-    tarn__xepoch_free(&e);
-    return 0;
-  }
-  /* The buckets, W and WIN the epoch was minted with, not today's config. */
   tarn__xbuckets b;
-  memset(&b, 0, sizeof b);
-  rc = tarn__xbuckets_copy(&e.buckets, &b);
-  if (rc == 0)
-    rc = tarn__xbuckets_open(&b);
-  if (rc == 0)
-    rc = tarn__xfence_walk(&b, star, epoch, e.checkpoint, o, r);
-  if (rc == 0) {
+  int rc = tarn__xepoch_open(m, star, epoch, "express fence", &e, &b);
+  if (rc)
+    return rc;
+  if (e.state == TARN__XEPOCH_FENCED && e.has_cut)
+    r->cut = e.cut; /* once recorded, a later fence is a read */
+  else if ((rc = tarn__xfence_walk(&b, star, epoch, e.checkpoint, o, r)) == 0) {
     rc = tarn__xepoch_publish_cut(m, &e, r->cut);
     if (rc == TARN_ECORRUPT)
       rc = tarn__err(TARN_ECORRUPT,
@@ -206,9 +193,9 @@ int tarn_express_fence(tarn_meta *m, const char *star, uint64_t epoch, const tar
                      (unsigned long long)e.cut);
     else if (rc == 0)
       r->published = 1;
+    if (rc == 0)
+      tarn_metrics_inc("tarn_express_fences_total", 1, "star", star, NULL);
   }
-  if (rc == 0)
-    tarn_metrics_inc("tarn_express_fences_total", 1, "star", star, NULL);
   tarn__xbuckets_free(&b);
   tarn__xepoch_free(&e);
   return rc;

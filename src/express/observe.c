@@ -87,6 +87,23 @@ int tarn__xobs_classify(const tarn__xobs *o, uint32_t w) {
   return TARN__XSLOT_UNDECIDED;
 }
 
+int tarn__xepoch_open(tarn_meta *m, const char *star, uint64_t epoch, const char *what,
+                      tarn__xepoch *e, tarn__xbuckets *b) {
+  memset(e, 0, sizeof *e);
+  memset(b, 0, sizeof *b);
+  if (!m || !star || tarn__xstar_check(star))
+    return tarn__err(TARN_EINVAL, "%s: a metadata store and a valid star are needed", what);
+  int rc = tarn__xepoch_load(m, star, TARN__X_CLASS_EXPRESS, epoch, e);
+  if (rc == 0 && (rc = tarn__xbuckets_copy(&e->buckets, b)) == 0)
+    rc = tarn__xbuckets_open(b);
+  if (rc) {
+    rc = tarn__errctx(rc, "%s %s/%llu", what, star, (unsigned long long)epoch);
+    tarn__xbuckets_free(b);
+    tarn__xepoch_free(e);
+  }
+  return rc;
+}
+
 static int parse_dec(const uint8_t *p, size_t n, size_t *i, char stop, uint64_t *v) {
   size_t j = *i;
   uint64_t x = 0;

@@ -106,25 +106,18 @@ int tarn_express_settle(tarn_meta *m, const char *star, uint64_t epoch, tarn_xse
   if (!r)
     r = &tmp;
   memset(r, 0, sizeof *r);
-  if (!m || tarn__xstar_check(star))
-    return tarn__err(TARN_EINVAL, "express settle: a metadata store and a valid star are needed");
   tarn__xepoch e;
-  memset(&e, 0, sizeof e);
-  int rc = tarn__xepoch_load(m, star, TARN__X_CLASS_EXPRESS, epoch, &e);
-  if (rc) {
-    tarn__xepoch_free(&e);
-    return tarn__errctx(rc, "express settle %s/%llu", star, (unsigned long long)epoch);
-  }
+  tarn__xbuckets b;
+  int rc = tarn__xepoch_open(m, star, epoch, "express settle", &e, &b);
+  if (rc)
+    return rc;
   if (e.has_cut && e.checkpoint < e.cut)
     rc = tarn__err(TARN_EINVAL,
                    "express settle %s/%llu: slots [%llu, %llu) below the cut are not absorbed "
                    "yet (the star's writer absorbs them); nothing was deleted",
                    star, (unsigned long long)epoch, (unsigned long long)e.checkpoint,
                    (unsigned long long)e.cut);
-  tarn__xbuckets b;
-  memset(&b, 0, sizeof b);
-  if (rc == 0 && (rc = tarn__xbuckets_copy(&e.buckets, &b)) == 0 &&
-      (rc = tarn__xbuckets_open(&b)) == 0)
+  if (rc == 0)
     rc = tarn__xsettle(m, &e, &b, NULL, NULL, NULL, r);
   tarn__xbuckets_free(&b);
   tarn__xepoch_free(&e);

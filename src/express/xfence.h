@@ -46,6 +46,13 @@ int tarn__xobserve(const tarn__xbuckets *s, const char *star, uint64_t epoch, ui
 /* The class of an observation under quorum w (K is o->k). */
 int tarn__xobs_classify(const tarn__xobs *o, uint32_t w);
 
+/* Loads the express epoch record (star, epoch) into *e and opens a copy of its
+ * mint-time bucket set in *b (the epoch's buckets, W and WIN, never today's
+ * deployment config). what names the caller in messages. On failure nothing
+ * is left to free; else the caller frees both. */
+int tarn__xepoch_open(tarn_meta *m, const char *star, uint64_t epoch, const char *what,
+                      tarn__xepoch *e, tarn__xbuckets *b);
+
 /* Parses exact poison bytes ("tarn-express-poison v1 {star}/{epoch}/{slot}\n")
  * into star (room TARN__X_STAR_MAX + 1), epoch and slot; TARN_ECORRUPT naming
  * the fault otherwise. */

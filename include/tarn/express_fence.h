@@ -20,9 +20,9 @@ extern "C" {
 #endif
 
 typedef struct tarn_xfence_opts {
-  /* How long a slot may stay undecided (unreachable buckets hold the deciding
-   * vote) before the call fails with TARN_ETIMEDOUT; 0: fail at the first
-   * undecided observation. */
+  /* The caller's deadline, from the call: a slot still undecided then
+   * (unreachable buckets hold the deciding vote) fails the call with
+   * TARN_ETIMEDOUT; 0: fail at the first undecided observation. */
   int64_t timeout_ms;
   int64_t retry_ms; /* pause between re-observations; 0: 20 ms */
 } tarn_xfence_opts;

@@ -59,7 +59,8 @@ static void undecided_gauge(const char *star, int64_t age_ms) {
 
 /* Handles one slot until it is committed (*dead = 0) or dead (*dead = 1). */
 static int walk_slot(const tarn__xbuckets *s, const char *star, uint64_t epoch, uint64_t slot,
-                     const tarn_xfence_opts *o, tarn_xfence_report *r, int *dead) {
+                     const tarn_xfence_opts *o, int64_t deadline, tarn_xfence_report *r,
+                     int *dead) {
   char key[TARN__X_SLOT_KEY_MAX + 1];
   int rc = tarn__xslot_key(key, sizeof key, star, epoch, slot);
   if (rc)
@@ -71,7 +72,6 @@ static int walk_slot(const tarn__xbuckets *s, const char *star, uint64_t epoch, 
   tarn__xobs ob;
   tarn__xobs_init(&ob);
   int64_t retry = o && o->retry_ms > 0 ? o->retry_ms : 20;
-  int64_t timeout = o && o->timeout_ms > 0 ? o->timeout_ms : 0;
   int64_t stalled_since = -1;
   for (;;) {
     if ((rc = tarn__xobserve(s, star, epoch, slot, &ob)))
@@ -121,7 +121,7 @@ static int walk_slot(const tarn__xbuckets *s, const char *star, uint64_t epoch, 
       stalled_since = now;
     int64_t age = now - stalled_since;
     undecided_gauge(star, age);
-    if (age >= timeout) {
+    if (now >= deadline) {
       r->undecided_slot = slot;
       r->undecided_ms = age;
       tarn_metrics_inc("tarn_express_fence_undecided_total", 1, "star", star, NULL);
@@ -133,7 +133,7 @@ static int walk_slot(const tarn__xbuckets *s, const char *star, uint64_t epoch, 
                      ob.flight, ob.poison, ob.empty, ob.unknown, s->k, s->w);
       break;
     }
-    tarn__sleep_ms(retry < timeout - age ? retry : timeout - age);
+    tarn__sleep_ms(retry < deadline - now ? retry : deadline - now);
   }
 out:
   if (stalled_since >= 0 && rc == 0)
@@ -157,10 +157,12 @@ int tarn__xfence_walk(const tarn__xbuckets *s, const char *star, uint64_t epoch,
     start = checkpoint; /* below it every slot is committed and absorbed */
   r->estimate = e;
   r->start = start;
+  /* the caller's deadline, for the whole walk */
+  int64_t deadline = tarn__mono_ms() + (o && o->timeout_ms > 0 ? o->timeout_ms : 0);
   for (uint64_t slot = start;; slot++) {
     int dead = 0;
     r->slots_walked++;
-    int rc = walk_slot(s, star, epoch, slot, o, r, &dead);
+    int rc = walk_slot(s, star, epoch, slot, o, deadline, r, &dead);
     if (rc)
       return rc;
     if (dead) {

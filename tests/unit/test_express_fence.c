@@ -268,9 +268,10 @@ static void undecided_blocks_until_timeout(void **state) {
   assert_int_equal(tarn_express_fence(w.m, STAR, w.e.epoch, &o, &r), TARN_ETIMEDOUT);
   assert_non_null(strstr(tarn_errmsg(), "undecided"));
   assert_int_equal(r.undecided_slot, 0);
-  assert_true(r.undecided_ms >= 120);
+  /* blocked until the deadline (120 ms from the call; the probe came first) */
+  assert_true(r.undecided_ms >= 90);
   assert_true(tarn_metrics_value("tarn_express_fence_undecided_age_ms", "star", STAR, NULL) >=
-              120);
+              90);
   assert_true(r.observations >= 3); /* it re-observed while blocking */
   tarn__xepoch e;
   assert_int_equal(tarn__xepoch_load(w.m, STAR, TARN__X_CLASS_EXPRESS, w.e.epoch, &e), 0);

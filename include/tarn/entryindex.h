@@ -11,6 +11,7 @@
 
 #include "tarn/buf.h"
 #include "tarn/fileindex.h"
+#include "tarn/wal.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -85,6 +86,10 @@ typedef struct tarn_parquet_record {
  * index_type, message_count, entry_size_bytes, file_size, offset_in_file -1,
  * entry_count, and entry_offsets {FastPFOR, 4n, words} iff entry_count > 1. */
 int tarn_entry_index_build_raw(const tarn_raw_record *r, tarn_buf *out);
+/* The RAW record of section i of a finished builder whose object is named
+ * location (the value A3 publishes for it), appended to out. */
+int tarn_entry_index_build_raw_section(const tarn_wal_builder *b, size_t i, const char *location,
+                                       tarn_buf *out);
 
 /* Appends the PARQUET EntryIndex: index_type COMPACT, offset_in_file 0,
  * entry_count 1, one extraData pair CompactedObjectFileIndex = Base64 of the

@@ -65,6 +65,14 @@ typedef struct tarn_xwriter_options {
   int64_t reclaim_grace_ms;  /* absorbed flights are deleted from the buckets after (60000) */
   int max_rolls;             /* halts (a slot that cannot reach W) survived before the writer
                                 fails for good (16) */
+  /* The in-process roll's fence (issue 14 "Committed is not acknowledged"):
+   * fences the writer's own halted epoch and gives its published cut. With
+   * it, the slots below the cut complete as acknowledged and only those at or
+   * above it are republished, at the same offsets, into the new epoch's first
+   * slots. NULL: the entries of the halted slot and after fail (see append).
+   * tarn_express_fence (tarn/express_fence.h) is the fence to give. */
+  int (*fence)(void *arg, tarn_meta *m, const char *star, uint64_t epoch, uint64_t *cut);
+  void *fence_arg;
   /* 1: no threads; the caller drives the pipeline with tarn_xwriter_step
    * (tests and the simulator). An append that would block returns TARN_EBUSY. */
   int stepped;
@@ -90,6 +98,14 @@ int tarn_xwriter_append(tarn_xwriter *w, uint64_t log_id, const void *payload, s
                         uint32_t record_count, tarn_append_cb cb, void *arg);
 int tarn_xwriter_append_sync(tarn_xwriter *w, uint64_t log_id, const void *payload, size_t len,
                              uint32_t record_count, uint64_t *offset, int64_t *timestamp_ms);
+/* Seals the gathering flight now (if the window allows), without waiting. */
+int tarn_xwriter_seal(tarn_xwriter *w);
+/* The star's default name for a process: TARN_STAR, else the host name with
+ * every byte outside [A-Za-z0-9._-] replaced by '-'. */
+void tarn_express_default_star(char *out, size_t n);
+/* 0 when the deployment has an express bucket set; TARN_ENOTFOUND saying how
+ * to record one. */
+int tarn_express_check_deployment(tarn_meta *m);
 /* Seals the gathering flight and waits until every entry appended before has
  * its outcome. */
 int tarn_xwriter_flush(tarn_xwriter *w);

@@ -19,7 +19,9 @@
 
 #include "cli/log_cmds.h"
 #include "tarn/deployment.h"
+#include "tarn/catalog.h"
 #include "tarn/error.h"
+#include "tarn/express.h"
 #include "tarn/writer.h"
 
 static const char usage[] =
@@ -50,6 +52,8 @@ static const char usage[] =
     "                       \"unknown\"}; at the end {\"log_id\", \"records\",\n"
     "                       \"appended\", \"failed\", \"unknown\"}\n"
     "  --quiet              print no outcomes on stdout\n"
+    "  --star NAME          an express stream's writer identity (default: TARN_STAR,\n"
+    "                       else the host name); ignored for standard streams\n"
     "\n"
     "%s\n%s\n"
     "Output: the offset of each record, or 'failed' or 'unknown', a line each.\n"
@@ -105,7 +109,29 @@ typedef struct producer {
   char *const *files;   /* FILE arguments, named in reports */
   int out_failed;       /* writing stdout failed */
   tarn_writer *w;
+  tarn_xwriter *xw;     /* instead of w for an express stream's log (docs/express.md) */
 } producer;
+
+static void p_seal(producer *p) {
+  if (p->xw)
+    tarn_xwriter_seal(p->xw);
+  else
+    tarn_writer_seal(p->w);
+}
+
+/* 1 when log_id belongs to an express stream, 0 when not (or unknown). */
+static int log_is_express(tarn_deployment *d, uint64_t log_id) {
+  tarn_catalog *c;
+  if (tarn_catalog_open(tarn_deployment_meta(d), NULL, &c))
+    return 0;
+  tarn_catalog_record l = {0}, s = {0};
+  int yes = !tarn_catalog_log_stream(c, log_id, &l) &&
+            !tarn_catalog_open_stream(c, l.ns, l.name, &s) && tarn_stream_is_express(&s);
+  tarn_catalog_record_free(&l);
+  tarn_catalog_record_free(&s);
+  tarn_catalog_close(c);
+  return yes;
+}
 
 /* The writer hands a callback one pointer; the ring slot is it, and the one
  * producer of the process is found here. */
@@ -179,7 +205,10 @@ static void print_outcomes(producer *p, uint64_t a, uint64_t b) {
       continue;
     }
     if (!have_why) { /* one batch's records share the reason */
-      tarn_writer_last_error(p->w, why, sizeof why);
+      if (p->xw)
+        tarn_xwriter_last_error(p->xw, why, sizeof why);
+      else
+        tarn_writer_last_error(p->w, why, sizeof why);
       have_why = 1;
     }
     report(p, i, s, why);
@@ -387,7 +416,7 @@ static int push(producer *p, uint64_t log_id, const uint8_t *d, size_t len, uint
      * until half the room is back — resuming at the first free slot would
      * seal a batch of a few records each time */
     pthread_mutex_unlock(&p->mu);
-    tarn_writer_seal(p->w);
+    p_seal(p);
     pthread_mutex_lock(&p->mu);
     while (!p->stop && p->head != p->tail &&
            (p->tail - p->head > p->mask / 2 || p->bytes + len > p->max_bytes / 2 + 1))
@@ -404,7 +433,8 @@ static int push(producer *p, uint64_t log_id, const uint8_t *d, size_t len, uint
   a->status = PENDING;
   a->len = (uint32_t)len;
   a->pos = pos;
-  int rc = tarn_writer_append(p->w, log_id, d, len, 1, on_outcome, a);
+  int rc = p->xw ? tarn_xwriter_append(p->xw, log_id, d, len, 1, on_outcome, a)
+                 : tarn_writer_append(p->w, log_id, d, len, 1, on_outcome, a);
   if (rc) {
     report(p, rec, &(ack){.status = rc, .pos = pos}, tarn_errmsg());
     a->status = REFUSED;
@@ -518,7 +548,9 @@ int tarn_cmd_append(int argc, char **argv) {
   uint64_t max_records = 1u << 18, drain_ms = 30000;
   tarn_writer_options o;
   tarn_writer_options_default(&o);
+  const char *star = NULL;
   const tarn_cli_opt opts[] = {
+      TARN_CLI_OPT_STRING("--star", &star, "a star name"),
       TARN_CLI_LOG_TARGET_OPTS(&tgt),
       TARN_CLI_OPT_FLAG("--quiet", &quiet, 1),
       TARN_CLI_OPT_FLAG("--length-delimited", &lendelim, 1),
@@ -589,7 +621,15 @@ int tarn_cmd_append(int argc, char **argv) {
   the_producer = p;
   pthread_t printer, sigthread;
   int status = TARN_EXIT_OK, have_sig = 0, have_printer = 0;
-  if (tarn_writer_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &o, &p->w)) {
+  int express = log_is_express(d, log_id);
+  tarn_xwriter_options xo;
+  tarn_xwriter_options_default(&xo);
+  char star_buf[160];
+  tarn_express_default_star(star_buf, sizeof star_buf);
+  xo.star = star ? star : star_buf;
+  xo.max_bytes_in_flight = o.max_bytes_in_flight;
+  if (express ? tarn_xwriter_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &xo, &p->xw)
+              : tarn_writer_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &o, &p->w)) {
     status = tarn_cli_fail("append");
   } else {
     have_sig = pthread_create(&sigthread, NULL, signal_main, p) == 0;
@@ -601,7 +641,7 @@ int tarn_cmd_append(int argc, char **argv) {
   }
   int abandoned = 0;
   if (have_printer) {
-    tarn_writer_seal(p->w); /* the last records need not wait out the window */
+    p_seal(p); /* the last records need not wait out the window */
     abandoned = drain(p, drain_ms);
     pthread_join(printer, NULL);
   }
@@ -632,6 +672,10 @@ int tarn_cmd_append(int argc, char **argv) {
   }
   if (p->w && tarn_writer_close(p->w) && !status)
     status = tarn_cli_fail("append: releasing the write lease");
+  /* an express log's acknowledged entries are absorbed into the index before
+   * the process ends, so `tarn read` finds them */
+  if (p->xw && tarn_xwriter_close(p->xw) && !status)
+    status = tarn_cli_fail("append: absorbing the express slots");
   tarn_deployment_close(d);
   if (have_sig) { /* a signal until here stopped nothing, a second one kills */
     pthread_mutex_lock(&p->mu);

@@ -5,6 +5,7 @@
 #include "cli/cli.h"
 #include "tarn/catalog.h"
 #include "tarn/deployment.h"
+#include "tarn/express.h"
 #include "tarn/timing.h"
 
 static void help(void) {
@@ -24,14 +25,50 @@ static void help(void) {
          "  --max-put-ms N             grace must exceed the writers' publish limit + the\n"
          "  --skew-allowance-ms N      longest index put + the clock skew allowance\n"
          "                             (docs/compaction.md, \"Grace arithmetic\")\n"
+         "  --express-bucket URI[@ZONE] one bucket of the express bucket set, repeated\n"
+         "                             in the fixed order poison is written in\n"
+         "                             (default with a file:// WAL root: the directories\n"
+         "                             HOME/express/{a,b,c}, zones a, b, c)\n"
+         "  --express-w N              the copy quorum W, 1..K (default 2, or K if less)\n"
+         "  --express-win N            the pipeline window WIN in slots (default 8)\n"
+         "                             (the express record is written once: docs/express.md)\n"
          "\n%s"
          "\nExit status: 0 created or already there; 1 failed; 2 bad command line;\n"
          "3 a store could not be reached.\n",
          tarn_cli_deploy_help);
 }
 
+#define MAX_BUCKETS 8
+typedef struct xbuckets {
+  const char *v[MAX_BUCKETS];
+  size_t n;
+} xbuckets;
+
+static int add_bucket(void *ctx, const char *v) {
+  xbuckets *b = ctx;
+  if (b->n >= MAX_BUCKETS || !*v)
+    return -1;
+  b->v[b->n++] = v;
+  return 0;
+}
+
+/* The express bucket set: the flags', else the embedded default when the WAL
+ * root is a directory; nothing for a remote WAL root without flags. */
+static int record_express(tarn_meta *m, const tarn_deployment_config *c, const xbuckets *b,
+                          uint64_t w, uint64_t win) {
+  if (!b->n && strncmp(c->wal_uri, "file://", 7))
+    return 0;
+  if (!b->n)
+    return tarn_express_deploy_default(m, c->home, NULL);
+  if (!w)
+    w = b->n < 2 ? b->n : 2;
+  return tarn_express_deploy(m, b->v, b->n, (uint32_t)w, (uint32_t)win, NULL);
+}
+
 int tarn_cmd_init(int argc, char **argv) {
   tarn_cli_deploy d = {0};
+  xbuckets xb = {{0}, 0};
+  uint64_t xw = 0, xwin = 8;
   int json = 0, nargs, ex;
   tarn_timing t;
   tarn_timing_default(&t);
@@ -43,6 +80,9 @@ int tarn_cmd_init(int argc, char **argv) {
       TARN_CLI_OPT_UINT("--max-put-ms", &t.max_put_ms, 1, INT64_MAX >> 3, "a number of ms", NULL),
       TARN_CLI_OPT_UINT("--skew-allowance-ms", &t.skew_allowance_ms, 1, INT64_MAX >> 3,
                         "a number of ms", NULL),
+      TARN_CLI_OPT_CALL("--express-bucket", add_bucket, &xb, "URI[@ZONE] (at most 8)"),
+      TARN_CLI_OPT_UINT("--express-w", &xw, 1, MAX_BUCKETS, "a number 1 .. 8", NULL),
+      TARN_CLI_OPT_UINT("--express-win", &xwin, 1, 4096, "a number 1 .. 4096", NULL),
       {0}};
   const tarn_cli_verb v = {"init", help, opts, &d, &json, 0, NULL};
   if ((ex = tarn_cli_parse(&v, argc, argv, &nargs)) != TARN_CLI_GO_ON)
@@ -60,6 +100,8 @@ int tarn_cmd_init(int argc, char **argv) {
   int saved = 0;
   if (!rc) /* LS-085, LS-086: the grace and what it must outlast, for every process */
     rc = tarn_timing_record(tarn_deployment_meta(dep), &t, NULL);
+  if (!rc)
+    rc = record_express(tarn_deployment_meta(dep), c, &xb, xw, xwin);
   if (!rc) /* so that --home/TARN_HOME alone finds these stores from now on */
     rc = tarn_deployment_config_save(c, &saved);
   if (rc) {

@@ -7,6 +7,7 @@
 #include "tarn/catalog.h"
 #include "tarn/deployment.h"
 #include "tarn/error.h"
+#include "tarn/express.h"
 
 #define EXIT_STATUS                                                                          \
   "\nExit status: 0 done; 1 the operation failed (the message says why); 2 bad\n"           \
@@ -41,6 +42,15 @@ static int add_property(void *ctx, const char *v) {
   return 0;
 }
 
+/* --class standard|express: the stream property naming the storage class. */
+static int set_class(void *ctx, const char *v) {
+  if (strcmp(v, TARN_STREAM_CLASS_STANDARD) && strcmp(v, TARN_STREAM_CLASS_EXPRESS))
+    return -1;
+  char kv[64];
+  snprintf(kv, sizeof kv, "%s=%s", TARN_STREAM_CLASS_PROP, v);
+  return add_property(ctx, kv);
+}
+
 /* Parses argv of sub-command cmd, which takes the options of opts (the lines
  * of the table below that it names, e.g. "--partitions --property").
  * want_ident: one NS/NAME is required. Returns TARN_CLI_GO_ON, else the exit
@@ -53,6 +63,7 @@ static int parse(const char *cmd, int argc, char **argv, int want_ident, const c
       TARN_CLI_OPT_UINT("--partitions", &a->partitions, 1, TARN_STREAM_PARTITIONS_MAX,
                         NULL, NULL),
       TARN_CLI_OPT_CALL("--property", add_property, a, "KEY=VALUE"),
+      TARN_CLI_OPT_CALL("--class", set_class, a, "standard or express"),
       TARN_CLI_OPT_UINT("--count", &a->count, 1, TARN_STREAM_PARTITIONS_MAX,
                         NULL, &a->have_count),
       TARN_CLI_OPT_UINT("--drain-timeout-ms", &a->drain_ms, 0, 86400000, "a number of ms",
@@ -111,7 +122,7 @@ static void finish(args *a, tarn_deployment *dep, tarn_catalog *cat, char *ns, c
 
 static void create_help(void) {
   printf("usage: tarn stream create NAMESPACE/NAME [--partitions N] [--property KEY=VALUE]...\n"
-         "                          [DEPLOYMENT FLAGS] [--json]\n"
+         "                          [--class standard|express] [DEPLOYMENT FLAGS] [--json]\n"
          "\n"
          "Creates a stream of N partitions (default 1), each a new log with a log ID no\n"
          "log has ever had. NAME alone means namespace '" TARN_DEFAULT_NAMESPACE "'. Namespace and name:\n"
@@ -121,6 +132,9 @@ static void create_help(void) {
          "Options:\n"
          "  --partitions N         number of partitions (logs), 1..%d\n"
          "  --property KEY=VALUE   a stream property; repeat for more\n"
+         "  --class express        the express storage class (property class=express):\n"
+         "                         appends acknowledged at W copies in the deployment's\n"
+         "                         express buckets (docs/express.md)\n"
          "  --json                 print the stream as JSON\n"
          "\n%s" EXIT_STATUS,
          TARN_STREAM_NAME_MAX, TARN_STREAM_PARTITIONS_MAX, tarn_cli_deploy_help);
@@ -128,7 +142,8 @@ static void create_help(void) {
 
 static int cmd_create(int argc, char **argv) {
   args a;
-  int ex = parse("stream create", argc, argv, 1, "--partitions --property", create_help, &a);
+  int ex = parse("stream create", argc, argv, 1, "--partitions --property --class", create_help,
+                 &a);
   if (ex >= 0)
     return args_free(&a), ex;
   tarn_deployment *dep;
@@ -137,8 +152,13 @@ static int cmd_create(int argc, char **argv) {
   if ((ex = tarn_cli_stream_open("stream create", &a.d, a.ident, &dep, &cat, &ns, &name)))
     return args_free(&a), ex;
   tarn_catalog_record s;
-  int rc = tarn_catalog_create_stream(cat, ns, name, (uint32_t)a.partitions, a.props,
-                                      a.n_props, &s);
+  tarn_catalog_record want = {.n_props = a.n_props, .props = a.props};
+  /* an express stream needs the deployment's bucket set (tarn init) */
+  int rc = tarn_stream_is_express(&want) ? tarn_express_check_deployment(tarn_deployment_meta(dep))
+                                         : 0;
+  if (!rc)
+    rc = tarn_catalog_create_stream(cat, ns, name, (uint32_t)a.partitions, a.props, a.n_props,
+                                    &s);
   if (rc) {
     ex = tarn_cli_fail_rc(rc, "stream create");
   } else {

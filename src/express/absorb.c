@@ -16,6 +16,7 @@
 #include "log/wal_name.h"
 #include "tarn/entryindex.h"
 #include "tarn/key.h"
+#include "tarn/timing.h"
 #include "tarn/wal.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -24,18 +25,42 @@
 #define PUT_ATTEMPTS 8
 #define OBJECT_ATTEMPTS 3
 
+/* One entry to absorb, and one log's section of an absorbed object. */
+typedef struct aent {
+  uint64_t log_id;
+  const uint8_t *p;
+  size_t len;
+  uint32_t records;
+} aent;
+
 typedef struct asec {
-  xlog *log;
+  uint64_t log_id;
+  tarn_lease *lease;
   uint64_t start, end;   /* offsets [start, end) */
   uint64_t cum0, cum1;   /* cumulative size before and after */
   int done;
 } asec;
 
+typedef struct actx {
+  tarn_meta *m;
+  tarn_objstore *wal;
+  int64_t max_publish_delay_ms;
+  tarn_xwriter *w;       /* the writer whose stats and logs to update, or NULL */
+} actx;
+
+static void count(actx *c, uint64_t *field) {
+  if (!c->w)
+    return;
+  pthread_mutex_lock(&c->w->mu);
+  (*field)++;
+  pthread_mutex_unlock(&c->w->mu);
+}
+
 /* What the log's last record says about one section's put: 1 landed, 0 not
  * landed (the tail is where the section starts), or TARN_ECORRUPT. */
-static int resolve(tarn_xwriter *w, const asec *s) {
+static int resolve(tarn_meta *m, const asec *s) {
   uint64_t end, cum;
-  int rc = tarn__xlog_tail(w->meta, s->log->log_id, &end, &cum);
+  int rc = tarn__xlog_tail(m, s->log_id, &end, &cum);
   if (rc)
     return rc;
   if (end == s->end && cum == s->cum1)
@@ -46,13 +71,13 @@ static int resolve(tarn_xwriter *w, const asec *s) {
                                   "), expected (%" PRIu64 ", %" PRIu64 ") or (%" PRIu64 ", %" PRIu64
                                   "): another writer changed the log, acknowledged offsets and "
                                   "the index disagree",
-                   s->log->log_id, end, cum, s->start, s->cum0, s->end, s->cum1);
+                   s->log_id, end, cum, s->start, s->cum0, s->end, s->cum1);
 }
 
 /* A3 for one section, exactly once. */
-static int index_section(tarn_xwriter *w, asec *s, const tarn_buf *value) {
+static int index_section(actx *c, asec *s, const tarn_buf *value) {
   char part[TARN_KEY_PARTITION_LEN + 1], prefix[TARN_KEY_FIELD_LEN + 1], want[TARN_KEY_LEN + 1];
-  uint64_t log_id = s->log->log_id;
+  uint64_t log_id = s->log_id;
   tarn_key_partition(part, log_id);
   snprintf(prefix, sizeof prefix, "%020" PRIu64, log_id);
   int rc = tarn_key_format(want, log_id, s->end, s->cum1);
@@ -61,37 +86,36 @@ static int index_section(tarn_xwriter *w, asec *s, const tarn_buf *value) {
   int blind = TARN__PLANTED(TARN__BUG_XABSORB_RETRIES_BLIND);
   for (int attempt = 0; attempt < PUT_ATTEMPTS; attempt++) {
     tarn_meta_guard g[TARN_LEASE_GUARDS + 1];
-    size_t ng = tarn_lease_guards(s->log->lease, g);
+    size_t ng = tarn_lease_guards(s->lease, g);
     /* the key this put creates must not exist: a late landing of an earlier
      * attempt (or of anyone) makes this one write nothing */
     if (!blind)
       g[ng++] = (tarn_meta_guard){TARN_META_GUARD_ABSENT, want, 0};
     tarn_meta_rec out = {0};
-    rc = tarn_meta_sequenced_put_if(w->meta, part, prefix, s->end - s->start, s->cum1 - s->cum0,
+    rc = tarn_meta_sequenced_put_if(c->m, part, prefix, s->end - s->start, s->cum1 - s->cum0,
                                     value->data, value->len, g, ng, &out);
     if (rc == 0) {
       int same = out.key && !strcmp(out.key, want);
-      tarn_meta_rec_free(&out);
       if (!same)
-        return tarn__err(TARN_ECORRUPT, "express absorb: log %" PRIu64 " indexed at %s, not %s: "
-                                        "acknowledged offsets and the index disagree",
-                         log_id, out.key ? out.key : "?", want);
-      return 0;
+        rc = tarn__err(TARN_ECORRUPT, "express absorb: log %" PRIu64 " indexed at %s, not %s: "
+                                      "acknowledged offsets and the index disagree",
+                       log_id, out.key ? out.key : "?", want);
+      tarn_meta_rec_free(&out);
+      return rc;
     }
     tarn_meta_rec_free(&out);
     if (rc != TARN_EUNKNOWN && rc != TARN_ETIMEDOUT && rc != TARN_EUNAVAIL && rc != TARN_EGUARD)
       return tarn__errctx(rc, "express absorb: indexing log %" PRIu64, log_id);
     char why[256];
     snprintf(why, sizeof why, "%s", tarn_errmsg());
-    pthread_mutex_lock(&w->mu);
-    w->st.absorb_unknown += rc != TARN_EGUARD;
-    pthread_mutex_unlock(&w->mu);
+    if (rc != TARN_EGUARD && c->w)
+      count(c, &c->w->st.absorb_unknown);
     if (blind) {
       tarn__sleep_ms(5);
       continue; /* planted: retries without reading what the first put did */
     }
     /* never retry before knowing: read the log's last record */
-    int r = resolve(w, s);
+    int r = resolve(c->m, s);
     if (r == 1)
       return 0;
     if (r < 0)
@@ -104,8 +128,9 @@ static int index_section(tarn_xwriter *w, asec *s, const tarn_buf *value) {
                    log_id, PUT_ATTEMPTS);
 }
 
-/* Writes the flights f[0..n) into one WAL object and indexes its sections. */
-static int absorb_run(tarn_xwriter *w, xflight **f, size_t n, asec *secs, size_t nsecs) {
+/* Writes the entries (grouped by section) into one WAL object and indexes the
+ * sections not yet done. */
+static int publish(actx *c, const aent *ents, size_t n, asec *secs, size_t nsecs) {
   tarn_wal_builder wb;
   tarn_wal_builder_init(&wb);
   tarn_buf obj, value;
@@ -115,10 +140,8 @@ static int absorb_run(tarn_xwriter *w, xflight **f, size_t n, asec *secs, size_t
   /* section by section, so a reader fetches a log's payloads with one range */
   for (size_t s = 0; s < nsecs && !rc; s++)
     for (size_t i = 0; i < n && !rc; i++)
-      for (size_t k = 0; k < f[i]->n && !rc; k++)
-        if (f[i]->ents[k].log_id == secs[s].log->log_id)
-          rc = tarn_wal_builder_add(&wb, f[i]->ents[k].log_id, f[i]->ents[k].payload,
-                                    f[i]->ents[k].len, f[i]->ents[k].records);
+      if (ents[i].log_id == secs[s].log_id)
+        rc = tarn_wal_builder_add(&wb, ents[i].log_id, ents[i].p, ents[i].len, ents[i].records);
   if (!rc)
     rc = tarn_wal_builder_finish(&wb, &obj);
   for (int attempt = 0; !rc; attempt++) {
@@ -126,7 +149,7 @@ static int absorb_run(tarn_xwriter *w, xflight **f, size_t n, asec *secs, size_t
     if ((rc = tarn__wal_name(name, tarn__now_ms() / 1000)))
       break;
     int64_t written = tarn__mono_ms();
-    rc = tarn_objstore_put(w->wal, name, obj.data, obj.len); /* LS-009: a new name each time */
+    rc = tarn_objstore_put(c->wal, name, obj.data, obj.len); /* LS-009: a new name each time */
     if (rc) {
       if (attempt + 1 >= OBJECT_ATTEMPTS)
         break;
@@ -134,46 +157,24 @@ static int absorb_run(tarn_xwriter *w, xflight **f, size_t n, asec *secs, size_t
       tarn__sleep_ms(20 * (attempt + 1));
       continue;
     }
-    pthread_mutex_lock(&w->mu);
-    w->st.absorb_objects++;
-    pthread_mutex_unlock(&w->mu);
+    if (c->w)
+      count(c, &c->w->st.absorb_objects);
     int stale = 0;
     for (size_t s = 0; s < wb.section_count && !rc; s++) {
-      const tarn_wal_built_section *bs = &wb.sections[s];
       asec *a = &secs[s];
       if (a->done)
         continue;
       /* LS-085: past the publish limit the reclaimer may take the object */
-      if (tarn__mono_ms() - written > w->max_publish_delay_ms) {
+      if (tarn__mono_ms() - written > c->max_publish_delay_ms) {
         stale = 1;
         break;
       }
-      uint32_t *bounds = malloc(bs->entry_count * sizeof *bounds);
-      if (!bounds) {
-        rc = tarn__err(TARN_ENOMEM, "out of memory");
-        break;
-      }
-      for (size_t k = 0; k < bs->entry_count; k++)
-        bounds[k] = (uint32_t)bs->bounds[k];
-      tarn_raw_record r = {.location = name,
-                           .single_section = wb.section_count == 1,
-                           .message_count = (int64_t)bs->record_total,
-                           .entry_size_bytes = (int64_t)bs->payload_total,
-                           .file_size = (int64_t)wb.payload_region_size,
-                           .boundaries = bounds,
-                           .entry_count = bs->entry_count};
       tarn_buf_reset(&value);
-      rc = tarn_entry_index_build_raw(&r, &value);
-      free(bounds);
+      rc = tarn_entry_index_build_raw_section(&wb, s, name, &value);
       if (!rc)
-        rc = index_section(w, a, &value);
-      if (!rc) {
+        rc = index_section(c, a, &value);
+      if (!rc)
         a->done = 1;
-        pthread_mutex_lock(&w->mu);
-        a->log->absorbed_end = a->end;
-        a->log->absorbed_cum = a->cum1;
-        pthread_mutex_unlock(&w->mu);
-      }
     }
     if (!stale)
       break;
@@ -181,15 +182,61 @@ static int absorb_run(tarn_xwriter *w, xflight **f, size_t n, asec *secs, size_t
   tarn_wal_builder_free(&wb);
   tarn_buf_free(&obj);
   tarn_buf_free(&value);
+  return rc;
+}
+
+static int intents_of(const asec *secs, size_t n, tarn__xintent **out) {
+  *out = malloc(n * sizeof **out);
+  if (!*out)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  for (size_t i = 0; i < n; i++)
+    (*out)[i] = (tarn__xintent){secs[i].log_id, secs[i].start, secs[i].cum0, secs[i].end,
+                                secs[i].cum1};
+  return 0;
+}
+
+/* Intent, publish, checkpoint: slots [.., to) of epoch e are absorbed. */
+static int absorb_with_intent(actx *c, tarn__xepoch *e, uint64_t to, const aent *ents, size_t n,
+                              asec *secs, size_t nsecs) {
+  tarn__xintent *iv;
+  int rc = intents_of(secs, nsecs, &iv);
   if (rc)
     return rc;
-  /* every slot of the run is indexed: the checkpoint moves past them */
-  tarn__xepoch e;
-  rc = tarn__xepoch_load(w->meta, w->star, TARN__X_CLASS_EXPRESS, f[0]->epoch, &e);
+  rc = tarn__xepoch_begin_absorb(c->m, e, to, iv, nsecs);
+  free(iv);
+  if (rc == 1)
+    return 0; /* absorbed already */
   if (!rc)
-    rc = tarn__xepoch_advance(w->meta, &e, TARN__XCUR_CHECKPOINT, f[n - 1]->slot + 1);
-  tarn__xepoch_free(&e);
+    rc = publish(c, ents, n, secs, nsecs);
+  if (!rc)
+    rc = tarn__xepoch_end_absorb(c->m, e, to);
   return rc;
+}
+
+/* Groups entries into one section per log, in order of first appearance,
+ * and adds each section's records and bytes to it. */
+static int sections_of(const aent *ents, size_t n, asec **out, size_t *nout) {
+  asec *secs = NULL;
+  size_t ns = 0;
+  for (size_t i = 0; i < n; i++) {
+    size_t s = 0;
+    while (s < ns && secs[s].log_id != ents[i].log_id)
+      s++;
+    if (s == ns) {
+      asec *nv = realloc(secs, (ns + 1) * sizeof *nv);
+      if (!nv) {
+        free(secs);
+        return tarn__err(TARN_ENOMEM, "out of memory");
+      }
+      secs = nv;
+      secs[ns++] = (asec){.log_id = ents[i].log_id};
+    }
+    secs[s].end += ents[i].records;
+    secs[s].cum1 += ents[i].len;
+  }
+  *out = secs;
+  *nout = ns;
+  return 0;
 }
 
 int tarn__xabsorb_batch(tarn_xwriter *w, int force) {
@@ -202,61 +249,75 @@ int tarn__xabsorb_batch(tarn_xwriter *w, int force) {
     return 0;
   if (!force && tarn__mono_ms() - first->released_ms < (int64_t)w->o.absorb_ms)
     return 0;
-  size_t n = 0, bytes = 0;
+  size_t n = 0, bytes = 0, nents = 0;
   for (xflight *f = first; f && f->released && f->epoch == first->epoch; f = f->next) {
     if (n && bytes + f->bytes > w->o.absorb_max_bytes)
       break;
     bytes += f->bytes;
+    nents += f->n;
     n++;
   }
   xflight **fl = malloc(n * sizeof *fl);
-  size_t cap = 0;
-  for (xflight *f = first; fl && cap < n; f = f->next)
-    fl[cap++] = f;
-  /* one section per log, in order of first appearance */
+  aent *ents = calloc(nents ? nents : 1, sizeof *ents);
   asec *secs = NULL;
-  size_t nsecs = 0;
-  int rc = fl ? 0 : tarn__err(TARN_ENOMEM, "out of memory");
-  for (size_t i = 0; i < n && !rc; i++)
-    for (size_t k = 0; k < fl[i]->n && !rc; k++) {
-      const xent *e = &fl[i]->ents[k];
-      size_t s = 0;
-      while (s < nsecs && secs[s].log->log_id != e->log_id)
-        s++;
-      if (s == nsecs) {
-        asec *ns = realloc(secs, (nsecs + 1) * sizeof *ns);
-        if (!ns) {
-          rc = tarn__err(TARN_ENOMEM, "out of memory");
-          break;
+  size_t nsecs = 0, k = 0;
+  int rc = fl && ents ? 0 : tarn__err(TARN_ENOMEM, "out of memory");
+  xflight *f = first;
+  for (size_t i = 0; !rc && i < n; i++, f = f->next) {
+    fl[i] = f;
+    for (size_t j = 0; j < f->n; j++)
+      ents[k++] = (aent){f->ents[j].log_id, f->ents[j].payload, f->ents[j].len,
+                         f->ents[j].records};
+  }
+  if (!rc)
+    rc = sections_of(ents, nents, &secs, &nsecs);
+  /* the offsets acknowledged are the ones the index gives: each log's section
+   * starts at the index's end and its entries follow one another */
+  for (size_t s = 0; !rc && s < nsecs; s++) {
+    xlog *l = w->logs;
+    while (l && l->log_id != secs[s].log_id)
+      l = l->next;
+    secs[s].lease = l->lease;
+    secs[s].start = l->absorbed_end;
+    secs[s].end += l->absorbed_end;
+    secs[s].cum0 = l->absorbed_cum;
+    secs[s].cum1 += l->absorbed_cum;
+    uint64_t next = l->absorbed_end;
+    for (size_t i = 0; !rc && i < n; i++)
+      for (size_t j = 0; !rc && j < fl[i]->n; j++)
+        if (fl[i]->ents[j].log_id == l->log_id) {
+          if (fl[i]->ents[j].offset != next)
+            rc = tarn__err(TARN_ECORRUPT, "express absorb: log %" PRIu64 " entry acknowledged at "
+                                          "%" PRIu64 " where the index gives %" PRIu64,
+                           l->log_id, fl[i]->ents[j].offset, next);
+          next += fl[i]->ents[j].records;
         }
-        secs = ns;
-        xlog *l = NULL;
-        for (l = w->logs; l && l->log_id != e->log_id; l = l->next)
-          ;
-        secs[nsecs++] = (asec){l, e->offset, e->offset, l->absorbed_cum, l->absorbed_cum, 0};
-        if (e->offset != l->absorbed_end)
-          rc = tarn__err(TARN_ECORRUPT, "express absorb: log %" PRIu64 " entry at %" PRIu64
-                                        " follows the index's end %" PRIu64,
-                         e->log_id, e->offset, l->absorbed_end);
-      }
-      if (!rc && e->offset != secs[s].end)
-        rc = tarn__err(TARN_ECORRUPT, "express absorb: log %" PRIu64 " entry at %" PRIu64
-                                      ", expected %" PRIu64,
-                       e->log_id, e->offset, secs[s].end);
-      secs[s].end = e->offset + e->records;
-      secs[s].cum1 += e->len;
-    }
+  }
+  uint64_t epoch = first->epoch, to = n ? fl[n - 1]->slot + 1 : 0;
   if (!rc) {
     w->absorb_busy = 1;
     pthread_mutex_unlock(&w->mu);
-    rc = absorb_run(w, fl, n, secs, nsecs);
+    actx c = {w->meta, w->wal, w->max_publish_delay_ms, w};
+    tarn__xepoch e;
+    rc = tarn__xepoch_load(w->meta, w->star, TARN__X_CLASS_EXPRESS, epoch, &e);
+    if (!rc) {
+      rc = absorb_with_intent(&c, &e, to, ents, nents, secs, nsecs);
+      tarn__xepoch_free(&e);
+    }
     pthread_mutex_lock(&w->mu);
     w->absorb_busy = 0;
   }
   if (!rc) {
+    for (size_t s = 0; s < nsecs; s++) {
+      xlog *l = w->logs;
+      while (l->log_id != secs[s].log_id)
+        l = l->next;
+      l->absorbed_end = secs[s].end;
+      l->absorbed_cum = secs[s].cum1;
+    }
     xreclaim *q = calloc(1, sizeof *q);
     if (q) {
-      *q = (xreclaim){first->epoch, fl[0]->slot, fl[n - 1]->slot + 1, tarn__mono_ms(), NULL};
+      *q = (xreclaim){epoch, fl[0]->slot, to, tarn__mono_ms(), NULL};
       if (w->rq_tail)
         w->rq_tail->next = q;
       else
@@ -277,8 +338,120 @@ int tarn__xabsorb_batch(tarn_xwriter *w, int force) {
     tarn__xwriter_set_error(w, rc);
   }
   free(fl);
+  free(ents);
   free(secs);
   pthread_cond_broadcast(&w->cv);
+  return rc;
+}
+
+/* ---- absorb for settlement ----------------------------------------------- */
+
+/* Reads slot's flight from any bucket of e that holds it. */
+static int fetch_flight(tarn__xbuckets *s, const tarn__xepoch *e, uint64_t slot, tarn_buf *out) {
+  char key[TARN__X_SLOT_KEY_MAX];
+  int rc = tarn__xslot_key(key, sizeof key, e->star, e->epoch, slot);
+  for (size_t b = 0; !rc && b < s->k; b++)
+    if (tarn__xslot_observe(s->b[b].store, key, e->star, e->epoch, slot, out) ==
+        TARN__XOBS_FLIGHT)
+      return 0;
+  return rc ? rc : tarn__err(TARN_EUNAVAIL, "express absorb: no bucket holds a flight of slot %s",
+                             key);
+}
+
+int tarn__xabsorb_flight(void *arg, tarn_meta *m, tarn__xepoch *e, uint64_t slot,
+                         const uint8_t *flight, size_t n) {
+  if (slot < e->checkpoint)
+    return 0;
+  if (slot > e->checkpoint)
+    return tarn__err(TARN_EINVAL, "express absorb: slot %" PRIu64 " is above the checkpoint %"
+                                  PRIu64 ": slots are absorbed in order", slot, e->checkpoint);
+  actx c = {m, arg, 0, NULL};
+  tarn_timing t;
+  int rc = tarn_timing_load(m, &t, NULL);
+  c.max_publish_delay_ms = t.max_publish_delay_ms;
+  /* a crashed absorb's intent covers [checkpoint, to): all of it at once */
+  uint64_t to = e->absorbing_to > slot ? e->absorbing_to : slot + 1;
+  size_t nf = (size_t)(to - slot);
+  tarn_buf *bufs = calloc(nf, sizeof *bufs);
+  tarn_wal *wals = calloc(nf, sizeof *wals);
+  size_t decoded = 0, nents = 0;
+  tarn__xbuckets s = {0};
+  if (!bufs || !wals)
+    rc = tarn__err(TARN_ENOMEM, "out of memory");
+  if (!rc && nf > 1 && !(rc = tarn__xbuckets_copy(&e->buckets, &s)))
+    rc = tarn__xbuckets_open(&s);
+  for (size_t i = 0; !rc && i < nf; i++) {
+    tarn_buf_init(&bufs[i]);
+    rc = i == 0 ? tarn_buf_append(&bufs[i], flight, n) : fetch_flight(&s, e, slot + i, &bufs[i]);
+    if (!rc)
+      rc = tarn_wal_decode(bufs[i].data, bufs[i].len, &wals[i]);
+    if (!rc) {
+      decoded++;
+      nents += wals[i].entry_total;
+    }
+  }
+  aent *ents = rc ? NULL : calloc(nents ? nents : 1, sizeof *ents);
+  size_t k = 0;
+  if (!rc && !ents)
+    rc = tarn__err(TARN_ENOMEM, "out of memory");
+  for (size_t i = 0; !rc && i < nf; i++)
+    for (size_t j = 0; j < wals[i].section_count; j++)
+      for (size_t q = 0; q < wals[i].sections[j].entry_count; q++) {
+        const tarn_wal_entry *en = &wals[i].sections[j].entries[q];
+        ents[k++] = (aent){wals[i].sections[j].log_id, en->payload, (size_t)en->payload_size,
+                           en->record_count};
+      }
+  asec *secs = NULL;
+  size_t nsecs = 0;
+  if (!rc)
+    rc = sections_of(ents, nents, &secs, &nsecs);
+  for (size_t i = 0; !rc && i < nsecs; i++)
+    rc = tarn_lease_acquire(m, secs[i].log_id, &secs[i].lease);
+  for (size_t i = 0; !rc && i < nsecs; i++) {
+    asec *a = &secs[i];
+    if (e->absorbing_to) {
+      /* resume: the intent says where each section was to go */
+      size_t x = 0;
+      while (x < e->n_absorbing && e->absorbing[x].log_id != a->log_id)
+        x++;
+      if (x == e->n_absorbing || e->absorbing[x].end - e->absorbing[x].start != a->end ||
+          e->absorbing[x].cum1 - e->absorbing[x].cum0 != a->cum1) {
+        rc = tarn__err(TARN_ECORRUPT, "express absorb: the intent of epoch %" PRIu64 " does not "
+                                      "match its flights (log %" PRIu64 ")", e->epoch, a->log_id);
+        break;
+      }
+      a->start = e->absorbing[x].start;
+      a->cum0 = e->absorbing[x].cum0;
+      a->end = e->absorbing[x].end;
+      a->cum1 = e->absorbing[x].cum1;
+      int r = resolve(m, a);
+      if (r < 0)
+        rc = r;
+      else
+        a->done = r;
+    } else {
+      uint64_t end, cum;
+      rc = tarn__xlog_tail(m, a->log_id, &end, &cum);
+      a->start = end;
+      a->cum0 = cum;
+      a->end += end;
+      a->cum1 += cum;
+    }
+  }
+  if (!rc)
+    rc = absorb_with_intent(&c, e, to, ents, nents, secs, nsecs);
+  for (size_t i = 0; i < nsecs; i++)
+    if (secs[i].lease)
+      tarn_lease_release(secs[i].lease);
+  free(secs);
+  free(ents);
+  for (size_t i = 0; i < decoded; i++)
+    tarn_wal_free(&wals[i]);
+  for (size_t i = 0; bufs && i < nf; i++)
+    tarn_buf_free(&bufs[i]);
+  free(bufs);
+  free(wals);
+  tarn__xbuckets_free(&s);
   return rc;
 }
 

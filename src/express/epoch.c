@@ -59,6 +59,17 @@ int tarn__xepoch_encode(const tarn__xepoch *e, tarn_buf *out) {
                         (json_int_t)e->rewritten, "created_ms", (json_int_t)e->created_ms);
   if (o && e->has_cut)
     json_object_set_new(o, "cut", json_integer((json_int_t)e->cut));
+  if (o && e->absorbing_to) {
+    json_t *logs = json_array();
+    for (size_t i = 0; logs && i < e->n_absorbing; i++) {
+      const tarn__xintent *x = &e->absorbing[i];
+      json_array_append_new(logs, json_pack("[I,I,I,I,I]", (json_int_t)x->log_id,
+                                            (json_int_t)x->start, (json_int_t)x->cum0,
+                                            (json_int_t)x->end, (json_int_t)x->cum1));
+    }
+    json_object_set_new(o, "absorbing",
+                        json_pack("{s:I,s:o}", "to", (json_int_t)e->absorbing_to, "logs", logs));
+  }
   char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
   json_decref(o);
   if (!text)
@@ -79,6 +90,34 @@ static int get_u64(json_t *o, const char *k, uint64_t *v) {
 static char *get_str(json_t *o, const char *k) {
   json_t *x = json_object_get(o, k);
   return json_is_string(x) ? strdup(json_string_value(x)) : NULL;
+}
+
+static int decode_intent(json_t *ab, tarn__xepoch *out) {
+  json_t *logs = json_object_get(ab, "logs");
+  if (!json_is_object(ab) || json_object_size(ab) != 2 || get_u64(ab, "to", &out->absorbing_to) ||
+      out->absorbing_to == 0 || !json_is_array(logs) || json_array_size(logs) == 0)
+    return -1;
+  out->absorbing = calloc(json_array_size(logs), sizeof *out->absorbing);
+  if (!out->absorbing)
+    return -1;
+  size_t i;
+  json_t *v;
+  json_array_foreach(logs, i, v) {
+    uint64_t f[5];
+    if (!json_is_array(v) || json_array_size(v) != 5)
+      return -1;
+    for (size_t k = 0; k < 5; k++) {
+      json_t *x = json_array_get(v, k);
+      if (!json_is_integer(x) || json_integer_value(x) < 0)
+        return -1;
+      f[k] = (uint64_t)json_integer_value(x);
+    }
+    if (f[3] < f[1] || f[4] < f[2])
+      return -1;
+    out->absorbing[i] = (tarn__xintent){f[0], f[1], f[2], f[3], f[4]};
+    out->n_absorbing++;
+  }
+  return 0;
 }
 
 int tarn__xepoch_decode(const uint8_t *p, size_t n, tarn__xepoch *out) {
@@ -112,8 +151,12 @@ int tarn__xepoch_decode(const uint8_t *p, size_t n, tarn__xepoch *out) {
   why = "the star, class or epoch is invalid";
   if (tarn__xstar_check(out->star) || class_check(out->cls) || out->epoch == 0)
     goto bad;
+  json_t *ab = json_object_get(o, "absorbing");
+  why = "the absorb intent is malformed";
+  if (ab && decode_intent(ab, out))
+    goto bad;
   why = "unknown members";
-  if (json_object_size(o) != 11u + (size_t)out->has_cut)
+  if (json_object_size(o) != 11u + (size_t)out->has_cut + (ab != NULL))
     goto bad;
   why = "the bucket set is invalid";
   if (tarn__xbuckets_from_json(json_object_get(o, "buckets"), json_object_get(o, "w"),
@@ -128,6 +171,7 @@ bad:
 }
 
 void tarn__xepoch_free(tarn__xepoch *e) {
+  free(e->absorbing);
   free(e->star);
   free(e->cls);
   tarn__xbuckets_free(&e->buckets);
@@ -360,4 +404,62 @@ static int apply_cut(tarn__xepoch *e, const void *p) {
 
 int tarn__xepoch_publish_cut(tarn_meta *m, tarn__xepoch *e, uint64_t cut) {
   return update(m, e, apply_cut, &cut);
+}
+
+typedef struct intent_arg {
+  uint64_t to;
+  const tarn__xintent *v;
+  size_t n;
+} intent_arg;
+
+static int apply_begin(tarn__xepoch *e, const void *p) {
+  const intent_arg *a = p;
+  if (e->checkpoint >= a->to)
+    return 1;
+  if (e->absorbing_to) {
+    if (e->absorbing_to == a->to && e->n_absorbing == a->n &&
+        !memcmp(e->absorbing, a->v, a->n * sizeof *a->v))
+      return 1; /* a resume of the same intent */
+    return tarn__err(TARN_ECORRUPT, "express epoch %" PRIu64 " of star %s: an absorb of slots "
+                                    "up to %" PRIu64 " is pending; refusing another up to %" PRIu64,
+                     e->epoch, e->star, e->absorbing_to, a->to);
+  }
+  tarn__xintent *c = malloc(a->n * sizeof *c);
+  if (!c)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  memcpy(c, a->v, a->n * sizeof *c);
+  e->absorbing = c;
+  e->n_absorbing = a->n;
+  e->absorbing_to = a->to;
+  return 0;
+}
+
+int tarn__xepoch_begin_absorb(tarn_meta *m, tarn__xepoch *e, uint64_t to,
+                              const tarn__xintent *v, size_t n) {
+  if (to == 0 || n == 0)
+    return tarn__err(TARN_EINVAL, "an absorb intent needs slots and logs");
+  if (e->checkpoint >= to)
+    return 1;
+  intent_arg a = {to, v, n};
+  int rc = update(m, e, apply_begin, &a);
+  if (rc == 0 && e->checkpoint >= to)
+    return 1;
+  return rc;
+}
+
+static int apply_end(tarn__xepoch *e, const void *p) {
+  uint64_t to = *(const uint64_t *)p;
+  if (e->checkpoint >= to && !e->absorbing_to)
+    return 1;
+  if (e->checkpoint < to)
+    e->checkpoint = to;
+  free(e->absorbing);
+  e->absorbing = NULL;
+  e->n_absorbing = 0;
+  e->absorbing_to = 0;
+  return 0;
+}
+
+int tarn__xepoch_end_absorb(tarn_meta *m, tarn__xepoch *e, uint64_t to) {
+  return update(m, e, apply_end, &to);
 }

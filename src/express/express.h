@@ -155,7 +155,18 @@ typedef struct tarn__xepoch {
   uint64_t cut;              /* the first dead slot, once published */
   int64_t created_ms;
   int64_t version;           /* the metadata record's version (for CAS) */
+  /* Absorb's intent: slots [checkpoint, absorbing_to) are being indexed, each
+   * log's section going from (start, cum0) to (end, cum1); 0 when none. A
+   * crashed absorb is resumed from it (tarn__xabsorb_flight): a log whose last
+   * record ends at `end` was indexed, one that ends at `start` was not. */
+  uint64_t absorbing_to;
+  struct tarn__xintent *absorbing;
+  size_t n_absorbing;
 } tarn__xepoch;
+
+typedef struct tarn__xintent {
+  uint64_t log_id, start, cum0, end, cum1;
+} tarn__xintent;
 
 int tarn__xepoch_encode(const tarn__xepoch *e, tarn_buf *out);
 /* Total: any bytes give a record or TARN_ECORRUPT naming "express epoch record". */
@@ -188,5 +199,25 @@ int tarn__xepoch_advance(tarn_meta *m, tarn__xepoch *e, int cursor, uint64_t val
  * TARN_ECORRUPT, loudly, and nothing is overwritten (the design: a
  * disagreeing cut is a programming error, never retried). *e is refreshed. */
 int tarn__xepoch_publish_cut(tarn_meta *m, tarn__xepoch *e, uint64_t cut);
+
+/* Records absorb's intent by CAS (the record must have none, or this same
+ * one: a resume). 1 (nothing written) when the checkpoint is at or past to
+ * already. */
+int tarn__xepoch_begin_absorb(tarn_meta *m, tarn__xepoch *e, uint64_t to,
+                              const tarn__xintent *v, size_t n);
+/* Clears the intent and raises the checkpoint to `to`, by CAS. */
+int tarn__xepoch_end_absorb(tarn_meta *m, tarn__xepoch *e, uint64_t to);
+
+/* ---- absorb for settlement --------------------------------------------------- */
+
+/* Absorbs one committed slot of a fenced epoch from its flight's bytes (the
+ * settlement's tarn__xabsorb_fn; arg is the deployment's WAL root, a
+ * tarn_objstore *): its entries are written into a WAL object and indexed at
+ * the log's end with the guarded A3 put, then the checkpoint moves past it.
+ * A slot below the checkpoint is skipped; an intent left by a crashed absorb
+ * (of several slots, fetched from e's buckets) is resolved first by reading
+ * each log's last record: never index a slot twice. */
+int tarn__xabsorb_flight(void *arg, tarn_meta *m, tarn__xepoch *e, uint64_t slot,
+                         const uint8_t *flight, size_t n);
 
 #endif

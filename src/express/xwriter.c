@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "express/xwriter_internal.h"
 #include "tarn/key.h"
@@ -220,7 +221,8 @@ static int window_open(const tarn_xwriter *w) {
 /* Under mu: seals cur into the next slot and builds its flight. */
 static int seal(tarn_xwriter *w) {
   xflight *f = w->cur;
-  if (!f || f->n == 0 || !window_open(w))
+  /* during a roll the epoch is changing: what gathers waits for the next one */
+  if (!f || f->n == 0 || !window_open(w) || w->halting)
     return 0;
   tarn_wal_builder wb;
   tarn_wal_builder_init(&wb);
@@ -366,6 +368,8 @@ int tarn_xwriter_append_sync(tarn_xwriter *w, uint64_t log_id, const void *paylo
 /* Under mu: the oldest flight with a copy for bucket b still to write. Late
  * copies of committed slots are written too, so a fence sees K, not W. */
 static xflight *next_put(tarn_xwriter *w, size_t b) {
+  if (w->halting)
+    return NULL;
   for (xflight *f = w->head; f; f = f->next)
     if ((f->state == XF_SEALED || f->state == XF_COMMITTED) && f->bst[b] == XB_PENDING)
       return f;
@@ -464,12 +468,76 @@ static int any_busy(const tarn_xwriter *w) {
  * later fence may repair and settle the slot), TARN_EUNAVAIL where none was —
  * and the logs count on from what was released; then a new epoch is minted
  * (nothing resumes an epoch). */
+/* Under mu (released while minting): the new epoch; 0 or the error (then
+ * the writer has failed for good). */
+static int next_epoch(tarn_xwriter *w) {
+  pthread_mutex_unlock(&w->mu);
+  tarn__xepoch next;
+  int rc = tarn__xchain_mint(w->meta, w->star, TARN__X_CLASS_EXPRESS, &w->bs, &next);
+  pthread_mutex_lock(&w->mu);
+  if (rc) {
+    w->failed_rc = rc;
+    tarn__xwriter_set_error(w, rc);
+    return rc;
+  }
+  /* absorb loads the old record by number for its released slots */
+  tarn__xepoch_free(&w->ep);
+  w->ep = next;
+  w->next_slot = w->release_next = 0;
+  return 0;
+}
+
+/* Under mu (released while fencing): the roll with a fence. The cut splits
+ * the unreleased flights: below it they are committed (the fence saw W
+ * copies or repaired them) and complete as acknowledged; at or above it they
+ * were never acknowledged and go out again, the same bytes at the same
+ * offsets, as the new epoch's first slots — never both (epochs-model §7.6). */
+static int roll_fenced(tarn_xwriter *w, outbox *ob) {
+  uint64_t epoch = w->ep.epoch, cut = 0;
+  pthread_mutex_unlock(&w->mu);
+  int rc = w->o.fence(w->o.fence_arg, w->meta, w->star, epoch, &cut);
+  pthread_mutex_lock(&w->mu);
+  if (rc)
+    return rc;
+  for (xflight *f = w->head; f; f = f->next)
+    if (!f->released && f->slot < cut)
+      f->state = XF_COMMITTED;
+  release_ready(w, ob);
+  if ((rc = next_epoch(w)))
+    return rc;
+  for (xflight *f = w->head; f; f = f->next) {
+    if (f->released)
+      continue;
+    f->epoch = w->ep.epoch;
+    f->slot = w->next_slot++;
+    tarn__xslot_key(f->key, sizeof f->key, w->star, f->epoch, f->slot);
+    memset(f->bst, 0, sizeof f->bst);
+    memset(f->tries, 0, sizeof f->tries);
+    f->copies = f->fails = 0;
+    f->state = XF_SEALED;
+  }
+  return 1;
+}
+
 static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
   w->st.halts++;
   char why[512];
   snprintf(why, sizeof why, "%s", w->err);
+  w->halting = 1;
   while (any_busy(w))
     pthread_cond_wait(&w->cv, &w->mu);
+  if (w->o.fence && w->rolls < w->o.max_rolls) {
+    int rc = roll_fenced(w, ob);
+    if (rc > 0 || w->failed_rc) {
+      w->rolls++;
+      w->halting = 0;
+      pthread_cond_broadcast(&w->cv);
+      return rc;
+    }
+    /* the fence failed (undecided past its deadline): fail the entries */
+    snprintf(why, sizeof why, "%.200s; the fence of the halted epoch failed: %.200s", w->err,
+             tarn_errmsg());
+  }
   /* the released flights stay for absorb; the rest are failed, in order */
   xflight **pp = &w->head, *prev = NULL;
   while (*pp && (*pp)->released) {
@@ -513,21 +581,10 @@ static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
              w->rolls, why);
     return w->failed_rc;
   }
-  pthread_mutex_unlock(&w->mu);
-  tarn__xepoch next;
-  int rc = tarn__xchain_mint(w->meta, w->star, TARN__X_CLASS_EXPRESS, &w->bs, &next);
-  pthread_mutex_lock(&w->mu);
-  if (rc) {
-    w->failed_rc = rc;
-    tarn__xwriter_set_error(w, rc);
-    return rc;
-  }
-  /* the old record is kept by absorb for the checkpoints of its released slots */
-  tarn__xepoch_free(&w->ep);
-  w->ep = next;
-  w->next_slot = w->release_next = 0;
+  int rc = next_epoch(w);
+  w->halting = 0;
   pthread_cond_broadcast(&w->cv);
-  return 1;
+  return rc ? rc : 1;
 }
 
 /* Under mu: one release pass; the caller delivers ob without mu. */
@@ -778,6 +835,37 @@ int tarn_xwriter_open(tarn_meta *meta, tarn_objstore *wal, const tarn_xwriter_op
   return 0;
 }
 
+int tarn_xwriter_seal(tarn_xwriter *w) {
+  pthread_mutex_lock(&w->mu);
+  int rc = seal(w);
+  pthread_mutex_unlock(&w->mu);
+  return rc < 0 ? rc : 0;
+}
+
+void tarn_express_default_star(char *out, size_t n) {
+  const char *env = getenv("TARN_STAR");
+  char host[256] = "tarn";
+  if (env && *env)
+    snprintf(host, sizeof host, "%s", env);
+  else if (gethostname(host, sizeof host) != 0 || !host[0])
+    snprintf(host, sizeof host, "tarn");
+  host[sizeof host - 1] = 0;
+  for (char *c = host; *c; c++)
+    if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+          *c == '.' || *c == '_' || *c == '-'))
+      *c = '-';
+  if (!strcmp(host, ".") || !strcmp(host, ".."))
+    snprintf(host, sizeof host, "tarn");
+  snprintf(out, n, "%.*s", TARN__X_STAR_MAX, host);
+}
+
+int tarn_express_check_deployment(tarn_meta *m) {
+  tarn__xbuckets s;
+  int rc = tarn__xbuckets_load(m, &s);
+  tarn__xbuckets_free(&s);
+  return rc;
+}
+
 int tarn_xwriter_flush(tarn_xwriter *w) {
   pthread_mutex_lock(&w->mu);
   uint64_t target = w->appended;
@@ -853,12 +941,14 @@ int tarn_xwriter_close(tarn_xwriter *w) {
   int rc2 = tarn_xwriter_absorb_sync(w);
   if (!rc)
     rc = rc2;
-  if (w->o.stepped) {
-    pthread_mutex_lock(&w->mu);
-    tarn__xabsorb_reclaim(w, 0);
-    pthread_mutex_unlock(&w->mu);
-  }
   stop_threads(w);
+  /* the checkpoint is published past every absorbed slot and the fence never
+   * walks below it, so a closing writer deletes their flights without the
+   * grace (nobody else would: the next epoch of this star has its own) */
+  pthread_mutex_lock(&w->mu);
+  if (!rc)
+    tarn__xabsorb_reclaim(w, 1);
+  pthread_mutex_unlock(&w->mu);
   if (!rc && w->failed_rc)
     rc = tarn__err(w->failed_rc, "%s", w->err);
   free_all(w);

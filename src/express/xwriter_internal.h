@@ -79,6 +79,7 @@ struct tarn_xwriter {
   size_t bytes_in_flight;
   int absorb_busy, absorb_rc, absorb_urgent;
   int rolls, failed_rc;
+  int halting;             /* a roll is under way: no more copies of this epoch */
   int stopping;
   char err[512];
 

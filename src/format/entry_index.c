@@ -424,3 +424,23 @@ int tarn_entry_index_build_parquet(const tarn_parquet_record *r, tarn_buf *out,
   tarn_buf_free(&b64);
   return rc;
 }
+
+int tarn_entry_index_build_raw_section(const tarn_wal_builder *b, size_t i, const char *location,
+                                       tarn_buf *out) {
+  const tarn_wal_built_section *bs = &b->sections[i];
+  uint32_t *bounds = malloc((bs->entry_count ? bs->entry_count : 1) * sizeof *bounds);
+  if (!bounds)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  for (size_t k = 0; k < bs->entry_count; k++)
+    bounds[k] = (uint32_t)bs->bounds[k];
+  tarn_raw_record r = {.location = location,
+                       .single_section = b->section_count == 1,
+                       .message_count = (int64_t)bs->record_total,
+                       .entry_size_bytes = (int64_t)bs->payload_total,
+                       .file_size = (int64_t)b->payload_region_size,
+                       .boundaries = bounds,
+                       .entry_count = bs->entry_count};
+  int rc = tarn_entry_index_build_raw(&r, out);
+  free(bounds);
+  return rc;
+}

@@ -522,23 +522,8 @@ static int write_object(tarn_writer *w, wbatch *b, scratch *x) {
   for (size_t i = 0; !rc && i < wb->section_count; i++) {
     const tarn_wal_built_section *bs = &wb->sections[i];
     wsection *s = b->secs[batch_log_index(b, bs->log_id)];
-    uint32_t *bounds = malloc(bs->entry_count * sizeof *bounds);
-    if (!bounds) {
-      rc = tarn__err(TARN_ENOMEM, "out of memory");
-      break;
-    }
-    for (size_t k = 0; k < bs->entry_count; k++)
-      bounds[k] = (uint32_t)bs->bounds[k];
-    tarn_raw_record r = {.location = name,
-                         .single_section = wb->section_count == 1,
-                         .message_count = (int64_t)bs->record_total,
-                         .entry_size_bytes = (int64_t)bs->payload_total,
-                         .file_size = (int64_t)wb->payload_region_size,
-                         .boundaries = bounds,
-                         .entry_count = bs->entry_count};
     tarn_buf v = TARN_BUF_INIT;
-    rc = tarn_entry_index_build_raw(&r, &v);
-    free(bounds);
+    rc = tarn_entry_index_build_raw_section(wb, i, name, &v);
     if (rc) {
       tarn_buf_free(&v);
       break;

@@ -66,7 +66,7 @@ typedef struct mhandle {
   mstore *s;
   uint64_t session;
   int fault, fault_count, fault_skip;
-  int delay_count, landing, expired, read_faults;
+  int delay_count, delay_skip, landing, expired, read_faults;
   mheld held[MEM_MAX_HELD];
   int nheld;
 } mhandle;
@@ -92,6 +92,10 @@ static void held_guards(mheld *x, const tarn_meta_guard *g, size_t ng) {
  * store's mutex is held. */
 static int hold(mhandle *h, const mheld *x) {
   if (h->delay_count <= 0 || h->landing || h->nheld == MEM_MAX_HELD) return 0;
+  if (h->delay_skip > 0) { /* tarn_meta_inject_fault_after: these pass first */
+    h->delay_skip--;
+    return 0;
+  }
   mheld *c = &h->held[h->nheld];
   *c = *x;
   c->part = x->part ? strdup(x->part) : NULL;
@@ -613,7 +617,7 @@ static int mem_fault(tarn_meta *m, int fault, int skip, int count) {
   }
   if (fault == TARN_META_FAULT_LAND) return land(m, count);
   pthread_mutex_lock(&s->mu);
-  if (fault == TARN_META_FAULT_DELAY_COMMIT) h->delay_count = count;
+  if (fault == TARN_META_FAULT_DELAY_COMMIT) h->delay_count = count, h->delay_skip = skip;
   if (fault == TARN_META_FAULT_READ_FAIL) h->read_faults = count;
   pthread_mutex_unlock(&s->mu);
   if (fault == TARN_META_FAULT_DELAY_COMMIT || fault == TARN_META_FAULT_READ_FAIL) return 0;

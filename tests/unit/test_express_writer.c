@@ -205,6 +205,91 @@ static void foreign_object_not_counted(void **state) {
   env_close(&e);
 }
 
+/* A stand-in for the fence (h-xfence's tarn_express_fence once merged): the
+ * test knows the cut its poison made, and publishes it as a fence would. */
+static uint64_t test_cut;
+static int test_fence(void *arg, tarn_meta *m, const char *star, uint64_t epoch, uint64_t *cut) {
+  tarn__xepoch e;
+  int rc = tarn__xepoch_load(m, star, "express", epoch, &e);
+  if (!rc)
+    rc = tarn__xepoch_publish_cut(m, &e, test_cut);
+  tarn__xepoch_free(&e);
+  *cut = test_cut;
+  return rc;
+}
+
+/* The in-process roll with a fence (issue 14 "Committed is not
+ * acknowledged", epochs-model §7.6): slot 1 is poisoned in two buckets (cut
+ * 1); slot 2 was complete at W but never released. The payloads at or above
+ * the cut go out again in the new epoch's first slots at the same offsets,
+ * and nothing below it is republished. */
+static void roll_republishes_at_and_above_cut(void **state) {
+  env e;
+  env_open(&e, "xw-roll", 3, 2, 8);
+  tarn_xwriter_options o;
+  tarn_xwriter_options_default(&o);
+  o.star = "star-1";
+  o.stepped = 1;
+  o.fence = test_fence;
+  tarn_xwriter *w;
+  assert_int_equal(tarn_xwriter_open(e.m, e.wal, &o, &w), 0);
+  uint64_t epoch = tarn_xwriter_epoch(w);
+  char key[TARN__X_SLOT_KEY_MAX];
+  tarn__xslot_key(key, sizeof key, "star-1", epoch, 1);
+  tarn_buf p;
+  tarn_buf_init(&p);
+  tarn__xpoison(&p, "star-1", epoch, 1);
+  for (size_t b = 1; b < 3; b++)
+    assert_int_equal(tarn_objstore_put(e.b[b], key, p.data, p.len), 0);
+  tarn_buf_free(&p);
+  acks a = {0};
+  ackarg args[8];
+  for (int i = 0; i < 3; i++)
+    append_slot(w, 5, &a, args, i);
+  for (uint64_t s = 0; s < 3; s++)
+    for (size_t b = 0; b < 3; b++)
+      put(w, s, b);
+  test_cut = 1;
+  release(w); /* slot 0 acked; slot 1 halts; the fence says 1 */
+  assert_int_equal(a.n, 1);
+  assert_int_equal(a.off[0], 0);
+  uint64_t next = tarn_xwriter_epoch(w);
+  assert_true(next > epoch);
+  tarn__xepoch old;
+  assert_int_equal(tarn__xepoch_load(e.m, "star-1", "express", epoch, &old), 0);
+  assert_int_equal(old.state, TARN__XEPOCH_FENCED);
+  assert_int_equal(old.cut, 1);
+  tarn__xepoch_free(&old);
+  /* the new epoch's slots 0 and 1 hold entries 1 and 2 */
+  for (uint64_t s = 0; s < 2; s++)
+    for (size_t b = 0; b < 3; b++)
+      assert_int_equal(put(w, s, b), 1);
+  release(w);
+  assert_int_equal(a.n, 3);
+  assert_int_equal(a.rc[1], 0);
+  assert_int_equal(a.off[1], 1);
+  assert_int_equal(a.rc[2], 0);
+  assert_int_equal(a.off[2], 2);
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  /* absorbed once each, across both epochs: offsets 0, 1, 2 */
+  tarn_reader *r;
+  assert_int_equal(tarn_reader_open(e.m, e.wal, NULL, NULL, &r), 0);
+  tarn_log_iter *it;
+  assert_int_equal(tarn_reader_iter(r, 5, 0, &it), 0);
+  tarn_entry en;
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(tarn_reader_next(it, &en, 0), 0);
+    assert_int_equal(en.offset, (uint64_t)i);
+    char want[8];
+    snprintf(want, sizeof want, "e%d", i);
+    assert_memory_equal(en.payload, want, 2);
+  }
+  assert_int_equal(tarn_reader_next(it, &en, 0), TARN_EEND);
+  tarn_reader_iter_free(it);
+  tarn_reader_close(r);
+  env_close(&e);
+}
+
 /* Quorum with one bucket of three failing every PUT: acknowledged at W = 2. */
 static void quorum_with_one_bucket_down(void **state) {
   env e;
@@ -302,8 +387,9 @@ static void absorb_exactly_once_across_unknown_put(void **state) {
     assert_int_equal(put(w, 0, b), 1);
   release(w);
   assert_int_equal(a.n, 1);
-  /* the checkpoint CAS is not the index put: hold only the next write */
-  assert_int_equal(tarn_meta_inject_fault(e.m, TARN_META_FAULT_DELAY_COMMIT, 1), 0);
+  /* absorb's first write records its intent on the epoch record; hold the
+   * second, the index put */
+  assert_int_equal(tarn_meta_inject_fault_after(e.m, TARN_META_FAULT_DELAY_COMMIT, 1, 1), 0);
   assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0), 0);
   /* the held put lands now, after the retry created the record */
   int landed = tarn_meta_inject_fault(e.m, TARN_META_FAULT_LAND, 0);
@@ -341,7 +427,7 @@ static void absorb_unknown_that_landed(void **state) {
       assert_int_equal(put(w, s, b), 1);
   release(w);
   assert_int_equal(a.n, 2);
-  assert_int_equal(tarn_meta_inject_fault(e.m, TARN_META_FAULT_COMMIT_UNKNOWN, 1), 0);
+  assert_int_equal(tarn_meta_inject_fault_after(e.m, TARN_META_FAULT_COMMIT_UNKNOWN, 1, 1), 0);
   assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0), 0);
   uint64_t end, cum;
   assert_int_equal(tarn__xlog_tail(e.m, 5, &end, &cum), 0);
@@ -355,9 +441,74 @@ static void absorb_unknown_that_landed(void **state) {
   tarn__xepoch ep;
   assert_int_equal(tarn__xepoch_load(e.m, "star-1", "express", tarn_xwriter_epoch(w), &ep), 0);
   assert_int_equal(ep.checkpoint, 2);
+  assert_int_equal(ep.absorbing_to, 0); /* the intent is cleared with the checkpoint */
   tarn__xepoch_free(&ep);
+  tarn_xwriter_stats st;
+  tarn_xwriter_stats_get(w, &st);
+  assert_int_equal(st.absorb_unknown, 1);
   assert_int_equal(tarn_xwriter_close(w), 0);
   env_close(&e);
+}
+
+/* A crashed absorb leaves its intent on the epoch record; settlement's
+ * absorb (tarn__xabsorb_flight) resolves it by reading each log's last record:
+ * a batch that was indexed is not indexed again, one that was not is. */
+static void settle_absorb_resumes_intent(void **state) {
+  for (int landed = 0; landed < 2; landed++) {
+    env e;
+    env_open(&e, landed ? "xw-resume1" : "xw-resume0", 3, 2, 8);
+    tarn_xwriter *w = open_w(&e, 1);
+    acks a = {0};
+    ackarg args[8];
+    append_slot(w, 5, &a, args, 0);
+    append_slot(w, 6, &a, args, 1);
+    append_slot(w, 5, &a, args, 2);
+    for (uint64_t s = 0; s < 3; s++)
+      for (size_t b = 0; b < 3; b++)
+        assert_int_equal(put(w, s, b), 1);
+    release(w);
+    assert_int_equal(a.n, 3);
+    uint64_t epoch = tarn_xwriter_epoch(w);
+    /* writes: the intent, the index puts of logs 5 and 6, the checkpoint */
+    if (landed)
+      assert_int_equal(tarn_meta_inject_fault_after(e.m, TARN_META_FAULT_FAIL, 3, 1), 0);
+    else
+      assert_int_equal(tarn_meta_inject_fault_after(e.m, TARN_META_FAULT_FAIL, 1, 100), 0);
+    assert_true(tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0) < 0);
+    assert_int_equal(tarn_meta_inject_fault(e.m, TARN_META_FAULT_NONE, 0), 0);
+    uint64_t end, cum;
+    assert_int_equal(tarn__xlog_tail(e.m, 5, &end, &cum), 0);
+    assert_int_equal(end, landed ? 2 : 0);
+    tarn__xepoch ep;
+    assert_int_equal(tarn__xepoch_load(e.m, "star-1", "express", epoch, &ep), 0);
+    assert_int_equal(ep.checkpoint, 0);
+    assert_int_equal(ep.absorbing_to, 3);
+    assert_int_not_equal(tarn_xwriter_close(w), 0); /* absorb stopped: said so */
+    /* settlement, in another process: slot 0's bytes from a bucket */
+    char key[TARN__X_SLOT_KEY_MAX];
+    tarn__xslot_key(key, sizeof key, "star-1", epoch, 0);
+    tarn_buf f;
+    tarn_buf_init(&f);
+    /* the closing writer deleted nothing: its checkpoint never moved */
+    assert_int_equal(tarn_objstore_get(e.b[1], key, &f), 0);
+    for (uint64_t s = 0; s < 3; s++)
+      assert_int_equal(tarn__xabsorb_flight(e.wal, e.m, &ep, s, f.data, f.len), 0);
+    assert_int_equal(ep.checkpoint, 3);
+    assert_int_equal(ep.absorbing_to, 0);
+    for (uint64_t log = 5; log <= 6; log++) {
+      assert_int_equal(tarn__xlog_tail(e.m, log, &end, &cum), 0);
+      assert_int_equal(end, log == 5 ? 2 : 1);
+    }
+    tarn_meta_recs recs = {0};
+    assert_int_equal(
+        tarn_meta_list(e.m, "5", "00000000000000000005-", "00000000000000000005.", 0, 0, &recs),
+        0);
+    assert_int_equal(recs.n, 1); /* one record for the batch, never two */
+    tarn_meta_recs_free(&recs);
+    tarn_buf_free(&f);
+    tarn__xepoch_free(&ep);
+    env_close(&e);
+  }
 }
 
 static int collect(void *arg, uint64_t offset, const void *payload, size_t len, uint32_t rc) {
@@ -450,9 +601,11 @@ int main(void) {
       cmocka_unit_test(foreign_object_not_counted),
       cmocka_unit_test(quorum_with_one_bucket_down),
       cmocka_unit_test(halt_when_quorum_unreachable),
+      cmocka_unit_test(roll_republishes_at_and_above_cut),
       cmocka_unit_test(k1_w1),
       cmocka_unit_test(absorb_exactly_once_across_unknown_put),
       cmocka_unit_test(absorb_unknown_that_landed),
+      cmocka_unit_test(settle_absorb_resumes_intent),
       cmocka_unit_test(tail_checkpoint_reclaim),
       cmocka_unit_test(threaded_two_logs),
   };

@@ -14,6 +14,7 @@
 
 #include "tarn/fsck.h"
 #include "tarn/meta.h"
+#include "tarn/objstore.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -56,12 +57,22 @@ typedef struct tarn_xsettle_report {
   uint64_t poison_kept;  /* poison objects seen there and left standing */
 } tarn_xsettle_report;
 
-/* Settles a fenced epoch once the slots below its cut are absorbed (the
- * star's writer absorbs them; checkpoint == cut): deletes the flights in
- * [cut, cut + WIN] from every bucket, never anything below the cut and never
- * poison. TARN_EINVAL (nothing deleted) for an epoch not fenced, or with
- * slots in [checkpoint, cut) not yet absorbed. r may be NULL. */
-int tarn_express_settle(tarn_meta *m, const char *star, uint64_t epoch, tarn_xsettle_report *r);
+/* Settles a fenced epoch: with wal (the deployment's WAL root), first absorbs
+ * every committed slot in [checkpoint, cut) from its flight's bytes (the
+ * writer side's tarn__xabsorb_flight: a WAL object and the guarded A3 put per
+ * slot, exactly once); then deletes the flights in [cut, cut + WIN] from
+ * every bucket, never anything below the cut and never poison. Without wal,
+ * slots in [checkpoint, cut) not yet absorbed are TARN_EINVAL (nothing
+ * deleted). TARN_EINVAL for an epoch not fenced. o bounds the wait for an
+ * unreachable flight (may be NULL: no wait); r may be NULL. */
+int tarn_express_settle(tarn_meta *m, tarn_objstore *wal, const char *star, uint64_t epoch,
+                        const tarn_xfence_opts *o, tarn_xsettle_report *r);
+
+/* tarn_express_fence in the shape of the express writer's roll hook
+ * (tarn_xwriter_options.fence): arg is a const tarn_xfence_opts * or NULL
+ * (then a 30 s deadline); *cut gets the published cut. */
+int tarn_express_fence_cut(void *arg, tarn_meta *m, const char *star, uint64_t epoch,
+                           uint64_t *cut);
 
 /* fsck of every epoch of star's express chain (src/express/xfsck.c): adds
  * faults to *r, kinds express-cursor (trimmed <= checkpoint <= cut),

@@ -33,15 +33,17 @@ static void fence_help(void) {
 }
 
 static void settle_help(void) {
-  printf("usage: tarn express settle --star STAR --epoch E [DEPLOYMENT FLAGS] [--json]\n"
+  printf("usage: tarn express settle --star STAR --epoch E [--timeout-ms MS]\n"
+         "                           [DEPLOYMENT FLAGS] [--json]\n"
          "\n"
-         "Settles a fenced epoch: deletes the straggling flights in [cut, cut + WIN] from\n"
-         "every bucket, and never anything below the cut or any poison (poison stands\n"
-         "until the star is decommissioned). The slots in [checkpoint, cut) must be\n"
-         "absorbed first (by the star's writer, or a settling successor); while some\n"
-         "are not, the command refuses and deletes nothing.\n"
+         "Settles a fenced epoch: absorbs every committed slot below the cut that the\n"
+         "star's writer had not absorbed (into WAL objects of the deployment's WAL root\n"
+         "and the offset index, exactly once), then deletes the straggling flights in\n"
+         "[cut, cut + WIN] from every bucket, and never anything below the cut or any\n"
+         "poison (poison stands until the star is decommissioned). A flight below the\n"
+         "cut that no reachable bucket holds is waited for until --timeout-ms (30000).\n"
          "\n"
-         "  --json   {star, epoch, cut, deleted, poison_kept}\n"
+         "  --json   {star, epoch, cut, absorbed, deleted, poison_kept}\n"
          "\n%s"
          "\nExit status: 0 settled; 1 failed (not fenced, not absorbed); 2 bad command\n"
          "line; 3 a store could not be reached.\n",
@@ -145,7 +147,9 @@ static int cmd_settle(int argc, char **argv) {
   if ((ex = tarn_cli_deploy_open(&a.d, 0, &dep)))
     return ex;
   tarn_xsettle_report r;
-  int rc = tarn_express_settle(tarn_deployment_meta(dep), a.star, a.epoch, &r);
+  tarn_xfence_opts o = {.timeout_ms = a.have_timeout ? (int64_t)a.timeout : 30000};
+  int rc = tarn_express_settle(tarn_deployment_meta(dep), tarn_deployment_wal(dep), a.star,
+                               a.epoch, &o, &r);
   if (rc)
     ex = tarn_cli_fail_rc(rc, "express settle");
   else if (a.json) {
@@ -153,14 +157,16 @@ static int cmd_settle(int argc, char **argv) {
     json_object_set_new(v, "star", json_string(a.star));
     json_object_set_new(v, "epoch", json_integer((json_int_t)a.epoch));
     json_object_set_new(v, "cut", json_integer((json_int_t)r.cut));
+    json_object_set_new(v, "absorbed", json_integer((json_int_t)r.absorbed));
     json_object_set_new(v, "deleted", json_integer((json_int_t)r.deleted));
     json_object_set_new(v, "poison_kept", json_integer((json_int_t)r.poison_kept));
     ex = tarn_cli_print_json(v);
   } else
-    printf("%s/%llu: settled at cut %llu: %llu straggling flights deleted, %llu poison "
-           "objects left standing\n",
+    printf("%s/%llu: settled at cut %llu: %llu slots absorbed, %llu straggling flights "
+           "deleted, %llu poison objects left standing\n",
            a.star, (unsigned long long)a.epoch, (unsigned long long)r.cut,
-           (unsigned long long)r.deleted, (unsigned long long)r.poison_kept);
+           (unsigned long long)r.absorbed, (unsigned long long)r.deleted,
+           (unsigned long long)r.poison_kept);
   tarn_deployment_close(dep);
   return ex;
 }

@@ -202,3 +202,14 @@ int tarn_express_fence(tarn_meta *m, const char *star, uint64_t epoch, const tar
   tarn__xepoch_free(&e);
   return rc;
 }
+
+int tarn_express_fence_cut(void *arg, tarn_meta *m, const char *star, uint64_t epoch,
+                           uint64_t *cut) {
+  static const tarn_xfence_opts dflt = {.timeout_ms = 30000};
+  const tarn_xfence_opts *o = arg ? (const tarn_xfence_opts *)arg : &dflt;
+  tarn_xfence_report r;
+  int rc = tarn_express_fence(m, star, epoch, o, &r);
+  if (rc == 0)
+    *cut = r.cut;
+  return rc;
+}

@@ -101,7 +101,8 @@ int tarn__xsettle(tarn_meta *m, tarn__xepoch *e, const tarn__xbuckets *s, tarn__
   return rc;
 }
 
-int tarn_express_settle(tarn_meta *m, const char *star, uint64_t epoch, tarn_xsettle_report *r) {
+int tarn_express_settle(tarn_meta *m, tarn_objstore *wal, const char *star, uint64_t epoch,
+                        const tarn_xfence_opts *o, tarn_xsettle_report *r) {
   tarn_xsettle_report tmp;
   if (!r)
     r = &tmp;
@@ -111,14 +112,14 @@ int tarn_express_settle(tarn_meta *m, const char *star, uint64_t epoch, tarn_xse
   int rc = tarn__xepoch_open(m, star, epoch, "express settle", &e, &b);
   if (rc)
     return rc;
-  if (e.has_cut && e.checkpoint < e.cut)
+  if (!wal && e.has_cut && e.checkpoint < e.cut)
     rc = tarn__err(TARN_EINVAL,
                    "express settle %s/%llu: slots [%llu, %llu) below the cut are not absorbed "
-                   "yet (the star's writer absorbs them); nothing was deleted",
+                   "yet and no WAL root was given to absorb them into; nothing was deleted",
                    star, (unsigned long long)epoch, (unsigned long long)e.checkpoint,
                    (unsigned long long)e.cut);
   if (rc == 0)
-    rc = tarn__xsettle(m, &e, &b, NULL, NULL, NULL, r);
+    rc = tarn__xsettle(m, &e, &b, wal ? tarn__xabsorb_flight : NULL, wal, o, r);
   tarn__xbuckets_free(&b);
   tarn__xepoch_free(&e);
   return rc;

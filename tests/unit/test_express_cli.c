@@ -1,8 +1,8 @@
 /* The express fence side through the command (TARN_BIN) on the embedded
  * layout (sqlite metadata, three file:// buckets): `tarn inspect slot` and
  * `tarn inspect poison` decode a flight and a poison object; `tarn express
- * fence` publishes the cut, `tarn express settle` deletes only the straggler
- * and keeps the poison; `tarn fsck --express-star` passes, then finds a hole
+ * fence` publishes the cut, `tarn express settle` absorbs the slots below it
+ * into the WAL root (once), deletes only the straggler and keeps the poison; `tarn fsck --express-star` passes, then finds a hole
  * planted below the cut. Also tarn_express_fsck's cursor and cut checks. */
 #include "testutil.h"
 #include "tu_express.h"
@@ -116,15 +116,7 @@ static void fence_settle_fsck_through_the_command(void **state) {
   assert_int_equal(
       run(out, sizeof out, "'%s' express fence --home '%s/home' --star node-c", bin, dir), 0);
   assert_non_null(strstr(out, "already fenced"));
-  /* settle refuses while [checkpoint, cut) is not absorbed, deleting nothing */
-  assert_int_equal(run(out, sizeof out,
-                       "'%s' express settle --home '%s/home' --star node-c --epoch 1 2>/dev/null",
-                       bin, dir),
-                   1);
-  tarn__xepoch_free(&e);
-  assert_int_equal(tarn__xepoch_load(m, "node-c", TARN__X_CLASS_EXPRESS, 1, &e), 0);
-  assert_int_equal(tarn__xepoch_advance(m, &e, TARN__XCUR_CHECKPOINT, 3), 0);
-  /* a straggler at cut + 1 */
+  /* a straggler at cut + 1; the writer "crashed" before absorbing anything */
   assert_int_equal(tarn__xslot_key(key, sizeof key, "node-c", e.epoch, 4), 0);
   flight(4, &f);
   assert_int_equal(tarn_objstore_put(s.b[2].store, key, f.data, f.len), 0);
@@ -133,9 +125,29 @@ static void fence_settle_fsck_through_the_command(void **state) {
                        "'%s' express settle --home '%s/home' --star node-c --epoch 1 --json", bin,
                        dir),
                    0);
+  assert_non_null(strstr(out, "\"absorbed\": 3"));
   assert_non_null(strstr(out, "\"deleted\": 1"));
   assert_non_null(strstr(out, "\"poison_kept\": 2"));
   assert_int_equal(tarn_objstore_head(s.b[2].store, key, NULL), TARN_ENOTFOUND);
+  /* absorbed into the WAL root, the checkpoint at the cut */
+  snprintf(uri, sizeof uri, "file://%s/home/wal", dir);
+  tarn_objstore *wal;
+  assert_int_equal(tarn_objstore_open(uri, &wal), 0);
+  tarn_objstore_listing l;
+  assert_int_equal(tarn_objstore_list(wal, "", NULL, 10, &l), 0);
+  assert_true(l.n >= 1);
+  tarn_objstore_listing_free(&l);
+  tarn_objstore_close(wal);
+  tarn__xepoch_free(&e);
+  assert_int_equal(tarn__xepoch_load(m, "node-c", TARN__X_CLASS_EXPRESS, 1, &e), 0);
+  assert_int_equal(e.checkpoint, 3);
+  /* settling again absorbs nothing twice and finds nothing to delete */
+  assert_int_equal(run(out, sizeof out,
+                       "'%s' express settle --home '%s/home' --star node-c --epoch 1 --json", bin,
+                       dir),
+                   0);
+  assert_non_null(strstr(out, "\"absorbed\": 0"));
+  assert_non_null(strstr(out, "\"deleted\": 0"));
   assert_int_equal(
       run(out, sizeof out, "'%s' fsck --home '%s/home' --express-star node-c", bin, dir), 0);
   /* a hole below the cut: slot 1 loses a copy */

@@ -81,6 +81,13 @@ static void inspect_slot_and_poison(void **state) {
   tarn_buf_free(&p);
 }
 
+/* `tarn express settle` of node-c's epoch 1, which must succeed. */
+static void settle(char *out, size_t n) {
+  assert_int_equal(
+      run(out, n, "'%s' express settle --home '%s/home' --star node-c --epoch 1 --json", bin, dir),
+      0);
+}
+
 static void fence_settle_fsck_through_the_command(void **state) {
   (void)state;
   char out[8192], uri[4300];
@@ -121,10 +128,7 @@ static void fence_settle_fsck_through_the_command(void **state) {
   flight(4, &f);
   assert_int_equal(tarn_objstore_put(s.b[2].store, key, f.data, f.len), 0);
   tarn_buf_free(&f);
-  assert_int_equal(run(out, sizeof out,
-                       "'%s' express settle --home '%s/home' --star node-c --epoch 1 --json", bin,
-                       dir),
-                   0);
+  settle(out, sizeof out);
   assert_non_null(strstr(out, "\"absorbed\": 3"));
   assert_non_null(strstr(out, "\"deleted\": 1"));
   assert_non_null(strstr(out, "\"poison_kept\": 2"));
@@ -142,10 +146,7 @@ static void fence_settle_fsck_through_the_command(void **state) {
   assert_int_equal(tarn__xepoch_load(m, "node-c", TARN__X_CLASS_EXPRESS, 1, &e), 0);
   assert_int_equal(e.checkpoint, 3);
   /* settling again absorbs nothing twice and finds nothing to delete */
-  assert_int_equal(run(out, sizeof out,
-                       "'%s' express settle --home '%s/home' --star node-c --epoch 1 --json", bin,
-                       dir),
-                   0);
+  settle(out, sizeof out);
   assert_non_null(strstr(out, "\"absorbed\": 0"));
   assert_non_null(strstr(out, "\"deleted\": 0"));
   assert_int_equal(

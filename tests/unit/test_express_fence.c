@@ -212,6 +212,10 @@ static void committed_advance_then_poison_in_order(void **state) {
   assert_int_equal(r.cut, 3);
   assert_int_equal(r.published, 0);
   assert_int_equal(r.observations, 0);
+  /* the writer's roll hook gives the same cut */
+  uint64_t cut = 0;
+  assert_int_equal(tarn_express_fence_cut(NULL, w.m, STAR, w.e.epoch, &cut), 0);
+  assert_int_equal(cut, 3);
   world_close(&w);
 }
 

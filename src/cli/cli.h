@@ -187,5 +187,6 @@ int tarn_cmd_trim(int argc, char **argv);
 int tarn_cmd_offsets(int argc, char **argv);
 int tarn_cmd_fsck(int argc, char **argv);
 int tarn_cmd_serve(int argc, char **argv);
+int tarn_cmd_express(int argc, char **argv); /* cmd_express.c */
 
 #endif

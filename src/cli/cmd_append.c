@@ -22,6 +22,7 @@
 #include "tarn/catalog.h"
 #include "tarn/error.h"
 #include "tarn/express.h"
+#include "tarn/express_fence.h"
 #include "tarn/writer.h"
 
 static const char usage[] =
@@ -628,6 +629,7 @@ int tarn_cmd_append(int argc, char **argv) {
   tarn_express_default_star(star_buf, sizeof star_buf);
   xo.star = star ? star : star_buf;
   xo.max_bytes_in_flight = o.max_bytes_in_flight;
+  xo.fence = tarn_express_fence_cut; /* a roll fences its own epoch (30 s deadline) */
   if (express ? tarn_xwriter_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &xo, &p->xw)
               : tarn_writer_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &o, &p->w)) {
     status = tarn_cli_fail("append");

@@ -8,10 +8,12 @@
 #include "tarn/catalog.h"
 #include "tarn/deployment.h"
 #include "tarn/error.h"
+#include "tarn/express_fence.h"
 #include "tarn/fsck.h"
 
 static void help(void) {
   printf("usage: tarn fsck [DEPLOYMENT FLAGS] [--json] [--no-read] [--quiet]\n"
+         "                 [--express-star STAR]\n"
          "\n"
          "Checks every log of every stream in the catalog:\n"
          "  - index records adjacent and disjoint, each key's cumulative size minus its\n"
@@ -37,6 +39,9 @@ static void help(void) {
          "              faults: [{kind, log_id, offset, key, object, message}]}\n"
          "  --no-read   skip reading every entry through the reader\n"
          "  --quiet     print nothing; the exit status tells\n"
+         "  --express-star STAR  also check every express epoch of STAR: cursors\n"
+         "              (trimmed <= checkpoint <= cut), the cut slot dead, no hole\n"
+         "              below a published cut (faults express-*, offset = the slot)\n"
          "\n%s"
          "\nExit status: 0 no fault; 1 a fault was found (or the check failed);\n"
          "2 bad command line; 3 a store could not be reached.\n",
@@ -54,8 +59,10 @@ int tarn_cmd_fsck(int argc, char **argv) {
   tarn_cli_deploy d = {0};
   int json = 0, quiet = 0, nargs;
   tarn_fsck_options o = {0};
+  const char *xstar = NULL;
   const tarn_cli_opt opts[] = {TARN_CLI_OPT_FLAG("--no-read", &o.skip_read, 1),
-                               TARN_CLI_OPT_FLAG("--quiet", &quiet, 1), {0}};
+                               TARN_CLI_OPT_FLAG("--quiet", &quiet, 1),
+                               TARN_CLI_OPT_STRING("--express-star", &xstar, "a star name"), {0}};
   const tarn_cli_verb verb = {"fsck", help, opts, &d, &json, 0, NULL};
   int ex = tarn_cli_parse(&verb, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
@@ -73,6 +80,8 @@ int tarn_cmd_fsck(int argc, char **argv) {
                          tarn_deployment_compacted(dep), &o, &rep);
   if (tty)
     fprintf(stderr, "\r%60s\r", "");
+  if (rc == 0 && xstar && (rc = tarn_express_fsck(tarn_deployment_meta(dep), xstar, &rep)))
+    tarn_fsck_report_free(&rep);
   if (rc) {
     ex = tarn_cli_fail_rc(rc, "fsck");
   } else {

@@ -12,6 +12,8 @@ static const tarn_cli_cmd inspectors[] = {
     {"kafka", "a Kafka entry payload: record batches and their offsets", tarn_inspect_kafka},
     {"parquet", "a compacted object: schema, footer metadata, row groups, pages, rows",
      tarn_inspect_parquet},
+    {"slot", "an express slot object: a flight (WAL sections) or poison", tarn_inspect_slot},
+    {"poison", "an express poison object: the star, epoch and slot it kills", tarn_inspect_poison},
     {NULL, NULL, NULL}};
 
 static const char intro[] =

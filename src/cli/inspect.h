@@ -25,4 +25,8 @@ int tarn_inspect_kafka(int argc, char **argv);
 
 int tarn_inspect_parquet(int argc, char **argv);
 
+/* Express slot objects: a flight or poison (inspect_slot.c). */
+int tarn_inspect_slot(int argc, char **argv);
+int tarn_inspect_poison(int argc, char **argv);
+
 #endif

@@ -23,6 +23,7 @@ static const tarn_cli_cmd commands[] = {
     {"compact", "compact a log now: RAW records into Parquet files", tarn_cmd_compact},
     {"gc", "reclaim unreferenced WAL objects and compacted files", tarn_cmd_gc},
     {"tasks", "list compaction tasks, their states and errors", tarn_cmd_tasks},
+    {"express", "fence and settle express epochs", tarn_cmd_express},
     {"version", "print tarn's version", cmd_version},
     {NULL, NULL, NULL}};
 

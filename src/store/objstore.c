@@ -9,7 +9,7 @@
 #include "util/error.h"
 
 static const struct tarn__objstore_vfs *const backends[] = {
-    &tarn__objstore_file, &tarn__objstore_mem, &tarn__objstore_s3};
+    &tarn__objstore_file, &tarn__objstore_mem, &tarn__objstore_s3, &tarn__objstore_lat};
 
 /* Counts one operation of s in the process's metrics (tarn/metrics.h) and
  * passes rc through. */

@@ -72,6 +72,7 @@ struct tarn__objstore_vfs {
 extern const struct tarn__objstore_vfs tarn__objstore_file;
 extern const struct tarn__objstore_vfs tarn__objstore_mem;
 extern const struct tarn__objstore_vfs tarn__objstore_s3;
+extern const struct tarn__objstore_vfs tarn__objstore_lat;
 
 /* Appends one (name, size) to a listing being built. */
 int tarn__objlist_add(tarn_objstore_listing *l, const char *name, size_t name_len, uint64_t size);

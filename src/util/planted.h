@@ -38,7 +38,14 @@
   X(TASK_DEAD_EARLY, "task-dead-early")                     /* DEAD one failure early */ \
   X(XWRITER_TRUSTS_412, "xwriter-trusts-412")               /* 412 counted as a copy */      \
   X(XWRITER_RELEASE_OUT_OF_ORDER, "xwriter-release-out-of-order") /* acks past a gap */     \
-  X(XABSORB_RETRIES_BLIND, "xabsorb-retries-blind")         /* unknown put retried unread */
+  X(XABSORB_RETRIES_BLIND, "xabsorb-retries-blind")         /* unknown put retried unread */ \
+  X(XFENCE_THRESHOLD_K_MINUS_W, "xfence-threshold-k-minus-w") /* dead at K-W poison */       \
+  X(XFENCE_GUESSES_UNDECIDED, "xfence-guesses-undecided")   /* dead instead of blocking */   \
+  X(XFENCE_NO_REOBSERVE, "xfence-no-reobserve")             /* trusts its poison PUTs */     \
+  X(XFENCE_WALK_START_WIN_MINUS_1, "xfence-walk-start-win-minus-1") /* E-(WIN-1) */          \
+  X(XROLL_REPUBLISHES_BELOW_CUT, "xroll-republishes-below-cut") /* cut-1 also republished */ \
+  X(XSETTLE_DELETES_BELOW_CUT, "xsettle-deletes-below-cut") /* deletes from cut-1 */         \
+  X(XSETTLE_DELETES_POISON, "xsettle-deletes-poison")       /* deletes poison stragglers */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,
 enum { TARN__BUG_NONE = 0, TARN__PLANTED_BUGS(TARN__PLANTED_ENUM) TARN__BUG_COUNT };

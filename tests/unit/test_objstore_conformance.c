@@ -1,5 +1,6 @@
 /* One conformance suite for every object-store backend: the same tests run
- * against file:// (a temporary directory), mem: and s3:// (TARN_TEST_S3_URI;
+ * against file:// (a temporary directory), mem:, lat: (the latency wrapper
+ * around file://, so it must keep the whole contract) and s3:// (TARN_TEST_S3_URI;
  * in CI a missing server fails the s3:// tests instead of skipping them).
  * Each test's name begins with the backend's scheme, so the output shows
  * which backend passed what. */
@@ -20,12 +21,12 @@
 #include "testutil.h"
 
 typedef struct backend {
-  const char *label; /* "file://", "mem:", "s3://" */
+  const char *label; /* "file://", "mem:", "s3://", "lat:" */
   char *base;        /* URI of the backend's root for this run; NULL: not configured */
   char *tmpdir;      /* file:// only */
 } backend;
 
-static backend backends[3];
+static backend backends[4];
 static backend *cur;
 static char run_id[64];
 static const char *cur_test;
@@ -49,10 +50,16 @@ static tarn_objstore *open_fresh(void) {
   int rc = tarn_objstore_open(uri, &s);
   if (rc)
     fail_msg("%s: open %s: %s", cur->label, uri, tarn_errmsg());
-  assert_string_equal(tarn_objstore_scheme(s), cur->label[0] == 'f' ? "file"
+  assert_string_equal(tarn_objstore_scheme(s), cur->label[0] == 'f'   ? "file"
                                                  : cur->label[0] == 'm' ? "mem"
+                                                 : cur->label[0] == 'l' ? "lat"
                                                                         : "s3");
   return s;
+}
+
+/* file:// directly or under the lat: wrapper */
+static int filelike(void) {
+  return strcmp(cur->label, "file://") == 0 || strcmp(cur->label, "lat:") == 0;
 }
 
 #define OK(expr)                                                                                 \
@@ -288,12 +295,12 @@ static void t_list_order(void **st) {
   /* A name that is also the "directory" of others: S3 and mem: hold both;
    * file:// cannot (a file and a directory of one name) and says so. */
   int rc = tarn_objstore_put(s, "a/b", "x", 1);
-  if (strcmp(cur->label, "file://") == 0)
+  if (filelike())
     RC(TARN_EUNSUPPORTED, rc);
   else
     OK(rc);
   rc = tarn_objstore_put(s, "b/c", "x", 1);
-  if (strcmp(cur->label, "file://") == 0)
+  if (filelike())
     RC(TARN_EUNSUPPORTED, rc);
   else
     OK(rc);
@@ -743,7 +750,7 @@ static int setup(void **st) {
   return 0;
 }
 
-static void *names_alloc[3][NCASES];
+static void *names_alloc[4][NCASES];
 
 static int case_setup(void **st) {
   /* the test's short name is passed in the initial state */
@@ -751,9 +758,9 @@ static int case_setup(void **st) {
   return 0;
 }
 
-/* ctest-variants: file mem s3 */
+/* ctest-variants: file mem s3 lat */
 int main(int argc, char **argv) {
-  /* With an argument (file, mem or s3), only that backend runs: one ctest test per backend. */
+  /* With an argument (file, mem, s3 or lat), only that backend runs: one ctest test per backend. */
   const char *only = argc > 1 ? argv[1] : NULL;
   snprintf(run_id, sizeof run_id, "%ld-%ld", (long)time(NULL), (long)getpid());
   backends[0].label = "file://";
@@ -762,6 +769,9 @@ int main(int argc, char **argv) {
   sprintf(backends[0].base, "file://%s", backends[0].tmpdir);
   backends[1].label = "mem:";
   backends[1].base = strdup("mem:conformance");
+  backends[3].label = "lat:";
+  backends[3].base = malloc(strlen(backends[0].tmpdir) + 64);
+  sprintf(backends[3].base, "lat:median=50us,p99=400us,seed=1;file://%s/lat", backends[0].tmpdir);
   backends[2].label = "s3://";
   const char *s3 = getenv("TARN_TEST_S3_URI");
   if (s3 && *s3) {
@@ -776,8 +786,8 @@ int main(int argc, char **argv) {
   }
 
   int failed = 0;
-  static const char *const keys[3] = {"file", "mem", "s3"};
-  for (int bi = 0; bi < 3; bi++) {
+  static const char *const keys[4] = {"file", "mem", "s3", "lat"};
+  for (int bi = 0; bi < 4; bi++) {
     if (only && strcmp(only, keys[bi]) != 0)
       continue;
     cur = &backends[bi];
@@ -798,7 +808,7 @@ int main(int argc, char **argv) {
       free(names_alloc[bi][i]);
   }
   tu_rmtree(backends[0].tmpdir);
-  for (int bi = 0; bi < 3; bi++)
+  for (int bi = 0; bi < 4; bi++)
     free(backends[bi].base);
   free(backends[0].tmpdir);
   return failed;

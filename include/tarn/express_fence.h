@@ -1,0 +1,87 @@
+/* tarn — express streams: fencing an epoch and settling it (issue 14; the
+ * Epochs design, ../shared/spec/002_ad0b8bb50ec6abbf.txt; docs/express.md
+ * "Fence and settlement").
+ *
+ * A fence ends an epoch of a star's express chain at a definite slot, the
+ * cut: it poisons the slots the writer has not filled, publishes the cut on
+ * the epoch record by compare-and-set (state fenced) and never lets an
+ * acknowledged slot be cut. Settlement then absorbs the committed slots below
+ * the cut and deletes straggling flights in [cut, cut + WIN]; poison stays. */
+#ifndef TARN_EXPRESS_FENCE_H
+#define TARN_EXPRESS_FENCE_H
+
+#include <stdint.h>
+
+#include "tarn/fsck.h"
+#include "tarn/meta.h"
+#include "tarn/objstore.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct tarn_xfence_opts {
+  /* The caller's deadline, from the call: a slot still undecided then
+   * (unreachable buckets hold the deciding vote) fails the call with
+   * TARN_ETIMEDOUT; 0: fail at the first undecided observation. */
+  int64_t timeout_ms;
+  int64_t retry_ms; /* pause between re-observations; 0: 20 ms */
+} tarn_xfence_opts;
+
+typedef struct tarn_xfence_report {
+  uint64_t estimate;       /* the probe's estimate of the chain's end */
+  uint64_t start;          /* the first slot walked: max(checkpoint, estimate - WIN) */
+  uint64_t cut;            /* the first dead slot */
+  uint64_t slots_walked;
+  uint64_t repair_puts;    /* repair copies that landed */
+  uint64_t poison_puts;    /* poison PUTs that returned success (not counted as copies) */
+  uint64_t observations;
+  int published;           /* 1: this call walked and published (or confirmed) the cut; 0: the
+                              record was fenced already (a read) */
+  uint64_t undecided_slot; /* on TARN_ETIMEDOUT: the slot, and how long it stayed undecided */
+  int64_t undecided_ms;
+} tarn_xfence_report;
+
+/* Fences epoch `epoch` of star's express chain; r may be NULL. A record
+ * already fenced is a read (its cut, published = 0). A cut different from one
+ * another fencer published is TARN_ECORRUPT (a bug, loudly; nothing is
+ * overwritten). An undecided slot past the timeout is TARN_ETIMEDOUT; the age
+ * is also the gauge tarn_express_fence_undecided_age_ms{star}. */
+int tarn_express_fence(tarn_meta *m, const char *star, uint64_t epoch, const tarn_xfence_opts *o,
+                       tarn_xfence_report *r);
+
+typedef struct tarn_xsettle_report {
+  uint64_t cut;
+  uint64_t absorbed;     /* slots absorbed below the cut */
+  uint64_t deleted;      /* flight objects deleted in [cut, cut + WIN] */
+  uint64_t poison_kept;  /* poison objects seen there and left standing */
+} tarn_xsettle_report;
+
+/* Settles a fenced epoch: with wal (the deployment's WAL root), first absorbs
+ * every committed slot in [checkpoint, cut) from its flight's bytes (the
+ * writer side's tarn__xabsorb_flight: a WAL object and the guarded A3 put per
+ * slot, exactly once); then deletes the flights in [cut, cut + WIN] from
+ * every bucket, never anything below the cut and never poison. Without wal,
+ * slots in [checkpoint, cut) not yet absorbed are TARN_EINVAL (nothing
+ * deleted). TARN_EINVAL for an epoch not fenced. o bounds the wait for an
+ * unreachable flight (may be NULL: no wait); r may be NULL. */
+int tarn_express_settle(tarn_meta *m, tarn_objstore *wal, const char *star, uint64_t epoch,
+                        const tarn_xfence_opts *o, tarn_xsettle_report *r);
+
+/* tarn_express_fence in the shape of the express writer's roll hook
+ * (tarn_xwriter_options.fence): arg is a const tarn_xfence_opts * or NULL
+ * (then a 30 s deadline); *cut gets the published cut. */
+int tarn_express_fence_cut(void *arg, tarn_meta *m, const char *star, uint64_t epoch,
+                           uint64_t *cut);
+
+/* fsck of every epoch of star's express chain (src/express/xfsck.c): adds
+ * faults to *r, kinds express-cursor (trimmed <= checkpoint <= cut),
+ * express-cut (the cut slot holds the blocking set of poison), express-hole
+ * (a slot in [trimmed, cut) neither committed nor, below the checkpoint,
+ * reclaimed) and express-unreachable. 0 when the check ran. */
+int tarn_express_fsck(tarn_meta *m, const char *star, tarn_fsck_report *r);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

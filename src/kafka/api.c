@@ -3,6 +3,9 @@
  * every version in it. */
 #include "kafka/api.h"
 
+#include <stdio.h>
+#include <string.h>
+
 #include "tarn/error.h"
 
 /* In API-key order (tarn__kapi_find relies on it). */
@@ -56,4 +59,12 @@ int16_t tarn__kerr_of(int rc) {
   default:
     return TARN__KERR_UNKNOWN_SERVER_ERROR;
   }
+}
+
+void tarn__knode_config_default(tarn__knode_config *c) {
+  memset(c, 0, sizeof *c);
+  c->node_id = -1;
+  snprintf(c->host, sizeof c->host, "127.0.0.1");
+  c->auto_create_partitions = 1;
+  c->batch_ms = 250;
 }

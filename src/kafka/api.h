@@ -26,8 +26,6 @@ struct tarn_deployment;
 struct tarn__kregistry;
 typedef struct tarn__karena tarn__karena; /* kafka/proto/kproto.h */
 
-/* Kafka's default of a topic's max.message.bytes (the largest record batch). */
-#define TARN_KAFKA_DEFAULT_MAX_MESSAGE_BYTES 1048588
 /* Kafka's socket.request.max.bytes: the largest request frame accepted. */
 #define TARN_KAFKA_DEFAULT_MAX_REQUEST_BYTES (100u << 20)
 
@@ -38,8 +36,7 @@ typedef struct tarn__knode_config {
   int port;                   /* advertised port */
   int auto_create_topics;     /* Metadata creates unknown topics (0) */
   int32_t auto_create_partitions; /* partitions of an auto-created topic (1) */
-  int32_t max_message_bytes;  /* a batch above it: MESSAGE_TOO_LARGE (1,048,588) */
-  uint32_t batch_ms;          /* the writer's batch window for produce (default 250) */
+  uint32_t batch_ms;          /* produce's batch window of topics without one (250) */
 } tarn__knode_config;
 
 void tarn__knode_config_default(tarn__knode_config *c);
@@ -56,7 +53,33 @@ typedef struct tarn__knode {
   struct tarn__kregistry *registry; /* live nodes (registry.h) */
   void *groups;                 /* consumer-group state (h-kgroup); NULL when absent */
   void *producers;              /* idempotent-producer state (h-kgroup); NULL when absent */
+  struct tarn__knode_priv *priv; /* knode.c: the topic cache, the writers by batch window */
 } tarn__knode;
+
+struct tarn_kafka_topic;
+/* Sets up what knode.c keeps (after meta, catalog, reader and writer are
+ * set: writer is the one of cfg.batch_ms). */
+int tarn__knode_open(tarn__knode *n);
+/* Flushes and closes the writers knode.c opened (not n->writer), frees. */
+void tarn__knode_close(tarn__knode *n);
+/* Flushes every writer of the node: each produce queued before is answered. */
+void tarn__knode_flush(tarn__knode *n);
+/* The live topic `name` (len bytes), from a cache of one second (a topic
+ * created or deleted through this node is seen at once; through another,
+ * within the second). Free with tarn_kafka_topic_free. TARN_ENOTFOUND. */
+int tarn__knode_topic(tarn__knode *n, const char *name, size_t len,
+                      struct tarn_kafka_topic *out);
+/* Drops `name` from the cache (after creating or deleting it). */
+void tarn__knode_topic_forget(tarn__knode *n, const char *name, size_t len);
+/* The writer whose batch window is batch_ms (0: cfg.batch_ms): one per window,
+ * so that topics with one window share WAL objects. On success the writer is
+ * held until tarn__knode_writer_done (append, then let go: not across a wait). */
+int tarn__knode_writer(tarn__knode *n, uint32_t batch_ms, struct tarn_writer **out);
+void tarn__knode_writer_done(tarn__knode *n);
+/* Closes the node's writers (every append queued is answered first) and
+ * opens new ones: their leases on every log go (LS-043), so a log being
+ * deleted is not held by this node (a writer keeps its leases until close). */
+int tarn__knode_release_leases(tarn__knode *n);
 
 /* How a request ends (what the connection does with it). */
 enum {
@@ -76,10 +99,12 @@ struct tarn__kreq {
   int16_t api_key, api_version;
   int32_t correlation_id;
   const char *client_id;     /* NUL-terminated copy; "" for a null client id */
-  void *body;                /* the decoded tarn__k_<api>_req (kafka/proto/kproto.h) */
-  tarn__karena *arena;       /* body's allocations; handlers may allocate from it too */
+  void *body;                /* the decoded tarn__k_<api>_req, once tarn__kreq_body ran */
+  tarn__karena *arena;       /* the body's allocations; handlers may allocate from it too
+                              * (freed at completion, after the response is encoded) */
   const uint8_t *frame;      /* the request bytes after the size prefix (body points into them) */
   size_t frame_len;
+  size_t body_off;           /* where the body starts in frame */
   /* the connection: filled by the listener, used by the completion calls */
   void *conn;
   uint64_t seq;              /* the request's place in its connection's order */
@@ -92,6 +117,10 @@ struct tarn__kreq {
  * connection is closed instead (a client waiting for an answer that cannot be
  * built learns it that way). */
 void tarn__kreq_respond(tarn__kreq *req, const void *resp);
+/* Decodes req's body into out, the handler's tarn__k_<api>_req (strings and
+ * records point into req->frame, arrays into req->arena). 0, or a negative
+ * TARN_E* after closing the connection (the request is completed: return). */
+int tarn__kreq_body(tarn__kreq *req, void *out);
 /* Completes req without a response (acks=0). */
 void tarn__kreq_no_response(tarn__kreq *req);
 /* Completes req by closing the connection once the responses of the requests

@@ -9,6 +9,7 @@
 #include "kafka/proto/kproto.h"
 #include "tarn/error.h"
 #include "tarn/kafka_topics.h"
+#include "util/error.h"
 
 #define INVALID_CONFIG 40
 

@@ -9,6 +9,8 @@
 #   - a consumer at the end gets a message produced after it started (the
 #     fetch waits on the change notification)
 #   - a topic is auto-created only with --kafka-auto-create-topics
+#   - two nodes on one deployment: each lists both as brokers; produce through
+#     one, consume through the other; a stopped node leaves the list
 #   - SIGTERM: exit 0
 set -euo pipefail
 : "${TARN:?}"
@@ -121,4 +123,27 @@ sleep 1
 echo late | k -P -t codecs
 wait "$cpid" || fail "tailing consumer"
 [ "$(cat "$dir/tail")" = "100 late" ] || fail "tail: $(cat "$dir/tail")"
+stop
+
+# Two nodes: both listed by each, produce through one, consume through the other.
+start --kafka-auto-create-topics
+pid1=$pid port1=$kport
+start --kafka-auto-create-topics
+pid2=$pid port2=$kport
+kport=$port1
+sleep 1.2 # the live list is read at most once a second
+k -L > "$dir/md"
+grep -q "2 brokers" "$dir/md" || fail "two nodes: $(cat "$dir/md")"
+grep -q "broker [0-9]* at 127.0.0.1:$port2" "$dir/md" || fail "node 2 not listed: $(cat "$dir/md")"
+seq 1 5 | k -P -t both
+kport=$port2
+seq 6 10 | k -P -t both
+kc -t both -o beginning -e -f '%s\n' > "$dir/both" 2> /dev/null
+[ "$(tr '\n' ' ' < "$dir/both")" = "1 2 3 4 5 6 7 8 9 10 " ] || fail "two nodes: $(cat "$dir/both")"
+pid=$pid1
+stop
+sleep 1.2
+k -L > "$dir/md"
+grep -q "1 brokers" "$dir/md" || fail "a stopped node is still listed: $(cat "$dir/md")"
+pid=$pid2
 stop

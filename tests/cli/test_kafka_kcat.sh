@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The Kafka listener of tarn serve with a client written by others: kcat 1.7
-# (librdkafka 2.0.2, Debian), on the embedded default (sqlite: + file://).
+# (librdkafka 2.0.2, Debian), on the embedded default (sqlite: + file://), or
+# on etcd:// + s3:// with KCAT_DEPLOYMENT=etcd-s3 (test_kafka_kcat_etcd_s3.sh).
 #   - metadata: the node as broker and controller at its advertised address
 #   - produce with each codec none/gzip/snappy/lz4/zstd: the batches are
 #     stored as sent (their codec bits kept: librdkafka compresses only when
@@ -23,6 +24,12 @@ cleanup() {
 }
 trap cleanup EXIT
 export TARN_HOME="$dir/home"
+if [ "${KCAT_DEPLOYMENT:-}" = etcd-s3 ]; then # test_kafka_kcat_etcd_s3.sh: a deployment of its own
+  run=$(date +%s%N)-$$
+  export TARN_META="etcd://$TARN_TEST_ETCD?prefix=tarn-test/kcat-$run"
+  export TARN_WAL="$TARN_TEST_S3_URI/kcat-$run/wal"
+  export TARN_COMPACTED="$TARN_TEST_S3_URI/kcat-$run/compacted"
+fi
 fail() { echo "FAIL: $*" >&2; [ -f "$dir/log" ] && cat "$dir/log" >&2; exit 1; }
 "$TARN" init > /dev/null
 

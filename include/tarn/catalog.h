@@ -84,6 +84,10 @@ int tarn_catalog_open_stream(tarn_catalog *c, const char *ns, const char *name,
  * tarn_catalog_records_free. */
 int tarn_catalog_list_streams(tarn_catalog *c, tarn_catalog_record **out, size_t *n);
 void tarn_catalog_records_free(tarn_catalog_record *v, size_t n);
+/* The streams of namespace ns whose names start with prefix (may be ""), in
+ * name order; one Scan. Free with tarn_catalog_records_free. */
+int tarn_catalog_list_streams_prefix(tarn_catalog *c, const char *ns, const char *prefix,
+                                     tarn_catalog_record **out, size_t *n);
 
 /* Adds count partitions: creates the new logs first, then publishes the new
  * layout with one CompareAndSet of the stream record, retried on conflict

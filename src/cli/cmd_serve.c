@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "server/kafka_listen.h"
 #include "server/node.h"
 #include "server/srvlog.h"
 #include "tarn/catalog.h"
@@ -61,6 +62,17 @@ static void help(void) {
       "  --http-max-connections N    connections the endpoint holds at once (%d)\n"
       "  --http-max-per-ip N         ... from one client address (%d)\n"
       "  --http-timeout-s S          an idle connection is closed after S seconds (%d)\n"
+      "Kafka (docs/kafka.md; off unless --kafka-listen is given):\n"
+      "  --kafka-listen HOST:PORT    serve the Kafka protocol there (host 127.0.0.1 when\n"
+      "                              only :PORT or PORT is given; port 0: any free port)\n"
+      "  --kafka-advertise HOST:PORT the address Metadata gives clients (the listen one)\n"
+      "  --kafka-node-id N           this node's broker ID (default: the lowest free)\n"
+      "  --kafka-auto-create-topics  Metadata creates topics it does not know (off)\n"
+      "  --kafka-batch-ms MS         produce's batch window (the writer's, 250)\n"
+      "  --kafka-max-connections N   (1024)\n"
+      "  --kafka-idle-ms MS          an idle Kafka connection is closed after MS (600000)\n"
+      "  --kafka-max-request-bytes N a larger request closes its connection (100 MiB)\n"
+      "  --kafka-workers N           threads handling requests (16)\n"
       "\n%s"
       "\nExit status: 0 stopped by a signal; 1 failed to start (e.g. the port is taken);\n"
       "2 bad command line; 3 a store could not be reached.\n",
@@ -106,6 +118,17 @@ int tarn_cmd_serve(int argc, char **argv) {
       TARN_CLI_OPT_UINT("--http-max-connections", &o.http_max_connections, 1, 65536, NULL, NULL),
       TARN_CLI_OPT_UINT("--http-max-per-ip", &o.http_max_per_ip, 1, 65536, NULL, NULL),
       TARN_CLI_OPT_UINT("--http-timeout-s", &o.http_timeout_s, 1, 3600, NULL, NULL),
+      TARN_CLI_OPT_STRING("--kafka-listen", &o.kafka_listen, "HOST:PORT"),
+      TARN_CLI_OPT_STRING("--kafka-advertise", &o.kafka_advertise, "HOST:PORT"),
+      TARN_CLI_OPT_UINT("--kafka-node-id", &o.kafka_node_id, 0, 999999, NULL, NULL),
+      TARN_CLI_OPT_FLAG("--kafka-auto-create-topics", &o.kafka_auto_create_topics, 1),
+      TARN_CLI_OPT_UINT("--kafka-batch-ms", &o.kafka_batch_ms, 0, 60000, NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-max-connections", &o.kafka_max_connections, 1, 65536, NULL,
+                        NULL),
+      TARN_CLI_OPT_UINT("--kafka-idle-ms", &o.kafka_idle_ms, 1, 86400000, NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-max-request-bytes", &o.kafka_max_request_bytes, 8, INT32_MAX,
+                        NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-workers", &o.kafka_workers, 1, 256, NULL, NULL),
       {0}};
   const tarn_cli_verb v = {"serve", help, opts, &d, NULL, 0, NULL};
   int nargs, ex = tarn_cli_parse(&v, argc, argv, &nargs);
@@ -133,13 +156,23 @@ int tarn_cmd_serve(int argc, char **argv) {
     tarn_deployment_close(dep);
     return ex;
   }
+  char khost[256];
+  int kport_n;
+  if ((o.kafka_listen && tarn_srv_kafka_parse_addr(o.kafka_listen, khost, sizeof khost, &kport_n)) ||
+      (o.kafka_advertise &&
+       tarn_srv_kafka_parse_addr(o.kafka_advertise, khost, sizeof khost, &kport_n))) {
+    fprintf(stderr, "tarn serve: --kafka-listen and --kafka-advertise are HOST:PORT, :PORT or PORT\n");
+    tarn_deployment_close(dep);
+    return TARN_EXIT_USAGE;
+  }
   const tarn_deployment_config *cfg = tarn_deployment_config_of(dep);
   tarn_srv_node *node;
   int rc = tarn_srv_node_start(dep, &o, &node);
   if (rc) {
     tarn_srv_log(TARN_SRV_ERROR, "cannot start", "listen", o.listen, "error", tarn_strerror(rc),
                  "detail",
-                 rc == TARN_EINVAL ? "--listen is HOST:PORT with an IPv4 host"
+                 !strncmp(tarn_errmsg(), "--kafka", 7) ? tarn_errmsg()
+                 : rc == TARN_EINVAL ? "--listen is HOST:PORT with an IPv4 host"
                  : rc == TARN_EIO  ? "the address is taken or cannot be bound"
                                    : tarn_errmsg(),
                  NULL);
@@ -149,8 +182,11 @@ int tarn_cmd_serve(int argc, char **argv) {
   char port[16], pid[24];
   snprintf(port, sizeof port, "%d", tarn_srv_node_port(node));
   snprintf(pid, sizeof pid, "%ld", (long)getpid());
+  char kport[16];
+  snprintf(kport, sizeof kport, "%d", tarn_srv_node_kafka_port(node));
   tarn_srv_log(TARN_SRV_INFO, "serving", "listen", o.listen, "port", port, "pid", pid, "meta",
-               cfg->meta_uri, "wal", cfg->wal_uri, "compacted", cfg->compacted_uri, NULL);
+               cfg->meta_uri, "wal", cfg->wal_uri, "compacted", cfg->compacted_uri,
+               o.kafka_listen ? "kafka_port" : NULL, kport, NULL);
   int sig = 0;
   while (sigwait(&set, &sig) != 0)
     ;

@@ -340,13 +340,12 @@ int tarn_catalog_open_stream(tarn_catalog *c, const char *ns, const char *name,
   return open_stream_v(c, ns, name, out, NULL); /* LS-088: a Get, nothing else */
 }
 
-int tarn_catalog_list_streams(tarn_catalog *c, tarn_catalog_record **out, size_t *n) {
+/* The stream records with keys in [a, b). */
+static int list_streams_range(tarn_catalog *c, const char *a, const char *b,
+                              tarn_catalog_record **out, size_t *n) {
   *out = NULL, *n = 0;
-  /* Stream keys have four '/': in the store's slash-aware order they all lie
-   * between these bounds (no UTF-8 segment reaches byte 0xff). */
   tarn_meta_recs rs = {0};
-  int rc = tarn_meta_scan(c->meta, PART, "/catalog/streams//", "/catalog/streams/\xff/", 0, 0,
-                          &rs);
+  int rc = tarn_meta_scan(c->meta, PART, a, b, 0, 0, &rs);
   if (rc)
     return tarn__errctx(rc, "listing streams");
   tarn_catalog_record *v = rs.n ? calloc(rs.n, sizeof *v) : NULL;
@@ -371,6 +370,30 @@ int tarn_catalog_list_streams(tarn_catalog *c, tarn_catalog_record **out, size_t
   }
   *out = v, *n = k;
   return 0;
+}
+
+int tarn_catalog_list_streams(tarn_catalog *c, tarn_catalog_record **out, size_t *n) {
+  /* Stream keys have four '/': in the store's slash-aware order they all lie
+   * between these bounds (no UTF-8 segment reaches byte 0xff). */
+  return list_streams_range(c, "/catalog/streams//", "/catalog/streams/\xff/", out, n);
+}
+
+int tarn_catalog_list_streams_prefix(tarn_catalog *c, const char *ns, const char *prefix,
+                                     tarn_catalog_record **out, size_t *n) {
+  *out = NULL, *n = 0;
+  int rc = tarn_stream_part_check("namespace", ns);
+  if (rc)
+    return rc;
+  if (strchr(prefix, '/') || strlen(prefix) > TARN_STREAM_NAME_MAX)
+    return tarn__err(TARN_EINVAL, "stream name prefix \"%s\" holds '/' or is too long", prefix);
+  /* Keys of one namespace have the same segments but the last, which
+   * compares bytewise: the names starting with prefix lie in [a, b). */
+  char a[KEY_MAX], b[KEY_MAX + 1];
+  stream_key(a, ns, prefix);
+  size_t al = strlen(a);
+  memcpy(b, a, al);
+  b[al] = (char)0xff, b[al + 1] = 0;
+  return list_streams_range(c, a, b, out, n);
 }
 
 int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *name,

@@ -32,6 +32,7 @@ struct tarn_srv_node {
   tarn_srv_sched *sched;
   tarn_srv_http *http;
   void *compaction;
+  void *kafka;
   pthread_mutex_t health_mu; /* guards health: the job writes it, the HTTP thread reads it */
   health_state health;
 };
@@ -54,6 +55,8 @@ void tarn_srv_options_default(tarn_srv_options *o) {
   o->http_max_connections = 64;
   o->http_max_per_ip = 16;
   o->http_timeout_s = 10;
+  o->kafka_node_id = -1;
+  o->kafka_batch_ms = -1;
 }
 
 /* A store answers when a read of it succeeds (a missing key or an empty root
@@ -171,8 +174,16 @@ int tarn_srv_node_start(struct tarn_deployment *d, const tarn_srv_options *o,
     return rc;
   }
   nj += rc;
+  if ((rc = tarn_srv_kafka_jobs(d, o, jobs + nj, &n->kafka)) < 0) {
+    tarn_srv_compaction_free(n->compaction);
+    pthread_mutex_destroy(&n->health_mu);
+    free(n);
+    return rc;
+  }
+  nj += rc;
   tarn_srv_http_limits lim = {o->http_max_connections, o->http_max_per_ip, o->http_timeout_s};
   if ((rc = tarn_srv_http_start(o->listen, &lim, health, n, &n->http))) {
+    tarn_srv_kafka_free(n->kafka);
     tarn_srv_compaction_free(n->compaction);
     pthread_mutex_destroy(&n->health_mu);
     free(n);
@@ -180,6 +191,7 @@ int tarn_srv_node_start(struct tarn_deployment *d, const tarn_srv_options *o,
   }
   if ((rc = tarn_srv_sched_start(jobs, nj, &n->sched))) {
     tarn_srv_http_stop(n->http);
+    tarn_srv_kafka_free(n->kafka);
     tarn_srv_compaction_free(n->compaction);
     pthread_mutex_destroy(&n->health_mu);
     free(n);
@@ -199,10 +211,13 @@ int tarn_srv_node_start(struct tarn_deployment *d, const tarn_srv_options *o,
 
 int tarn_srv_node_port(const tarn_srv_node *n) { return tarn_srv_http_port(n->http); }
 
+int tarn_srv_node_kafka_port(const tarn_srv_node *n) { return tarn_srv_kafka_port_of(n->kafka); }
+
 void tarn_srv_node_stop(tarn_srv_node *n) {
   if (!n)
     return;
   tarn_srv_sched_stop(n->sched);
+  tarn_srv_kafka_free(n->kafka);
   tarn_srv_http_stop(n->http);
   tarn_srv_compaction_free(n->compaction);
   tarn_metrics_set("tarn_serve_up", 0, NULL);

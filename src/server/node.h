@@ -26,6 +26,16 @@ typedef struct tarn_srv_options {
   int http_max_connections;    /* connections the endpoint holds at once (64) */
   int http_max_per_ip;         /* ... from one client address (16) */
   int http_timeout_s;          /* an idle connection is closed after this (10) */
+  /* The Kafka listener (docs/kafka.md); off while kafka_listen is NULL. */
+  const char *kafka_listen;    /* HOST:PORT */
+  const char *kafka_advertise; /* HOST:PORT clients are told (the listen address) */
+  int kafka_node_id;           /* -1: the lowest free */
+  int kafka_auto_create_topics; /* Metadata creates unknown topics (0) */
+  int kafka_batch_ms;          /* produce's batch window; -1: the writer's (250) */
+  int kafka_max_connections;   /* 0: 1024 */
+  int kafka_idle_ms;           /* 0: 600000 */
+  uint64_t kafka_max_request_bytes; /* 0: 100 MiB */
+  int kafka_workers;           /* 0: 16 */
 } tarn_srv_options;
 
 #define TARN_SERVE_DEFAULT_LISTEN "127.0.0.1:9470"
@@ -50,5 +60,15 @@ struct tarn_srv_job;
 int tarn_srv_compaction_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
                              struct tarn_srv_job *jobs, void **state);
 void tarn_srv_compaction_free(void *state);
+
+/* The Kafka listener and its registry job (kafka_node.c), when
+ * o->kafka_listen is set: starts the listener, fills jobs[0] and returns 1
+ * (0 when off), or a negative TARN_E*. tarn_srv_kafka_free drains and stops. */
+int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
+                        struct tarn_srv_job *jobs, void **state);
+int tarn_srv_kafka_port_of(void *state);
+void tarn_srv_kafka_free(void *state);
+/* The Kafka port a node listens on (-1 when off). */
+int tarn_srv_node_kafka_port(const tarn_srv_node *n);
 
 #endif

@@ -1,0 +1,144 @@
+/* tarn — Kafka topics on the catalog (spec Appendix A, "Stream identity").
+ *
+ * Each incarnation of a Kafka topic is one stream: namespace "default", name
+ * "{topic}-topic-id-{topic ID}" where the topic ID is Kafka's Uuid.toString()
+ * form (22 characters of URL-safe Base64 without padding), with properties
+ * lakestream.source.logical.name and lakestream.kafka.topic.name holding the
+ * topic name. Partition p is the log at position p of the stream's layout. A
+ * deleted and re-created topic is a new stream with a new ID: the catalog's
+ * tombstone keeps the old identity dropped (LS-089).
+ *
+ * The naming parts (topic IDs, topic-name checks, stream names) are pure
+ * (src/format/kafka_names.c); the rest works on a catalog
+ * (src/log/kafka_topics.c). docs/kafka.md, "Topics and the binding". */
+#ifndef TARN_KAFKA_TOPICS_H
+#define TARN_KAFKA_TOPICS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tarn/catalog.h"
+#include "tarn/catalog_record.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Kafka allows topic names of 249 bytes; the stream name adds
+ * "-topic-id-" and the 22-character ID, and a stream name is at most
+ * TARN_STREAM_NAME_MAX (200) bytes (a directory name under the compacted
+ * root), so a topic name here is at most 168 bytes. */
+#define TARN_KAFKA_TOPIC_ID_LEN 22
+#define TARN_KAFKA_STREAM_INFIX "-topic-id-"
+#define TARN_KAFKA_TOPIC_NAME_MAX (TARN_STREAM_NAME_MAX - 10 - TARN_KAFKA_TOPIC_ID_LEN)
+
+/* Stream properties of the binding (spec Appendix A; tables §3.10). */
+#define TARN_KAFKA_PROP_LOGICAL_NAME "lakestream.source.logical.name"
+#define TARN_KAFKA_PROP_TOPIC_NAME "lakestream.kafka.topic.name"
+#define TARN_KAFKA_PROP_TOPIC_ID "lakestream.kafka.topic.id"
+/* Topic configs tarn reads (every config given at creation is kept as a
+ * stream property of the same key). */
+#define TARN_KAFKA_CONFIG_MAX_MESSAGE_BYTES "max.message.bytes"
+#define TARN_KAFKA_DEFAULT_MAX_MESSAGE_BYTES 1048588 /* Kafka's default */
+/* The writer's batch window for the topic's logs, in ms (0..60000). */
+#define TARN_KAFKA_CONFIG_BATCH_MS "tarn.kafka.batch.ms"
+#define TARN_KAFKA_BATCH_MS_MAX 60000
+/* The stream's storage class, when it has one (e.g. "express"). */
+#define TARN_PROP_STORAGE_CLASS "tarn.storage.class"
+#define TARN_STORAGE_CLASS_MAX 63
+
+/* ---- pure naming parts (src/format/kafka_names.c) ----------------------- */
+
+/* Kafka's topic-name rule: 1..249 bytes of [a-zA-Z0-9._-], not "." or "..";
+ * here also at most TARN_KAFKA_TOPIC_NAME_MAX bytes. TARN_EINVAL with why. */
+int tarn_kafka_topic_name_check(const char *name);
+
+/* Kafka's Uuid.toString(): URL-safe Base64 of the 16 bytes, no padding. */
+void tarn_kafka_topic_id_string(const uint8_t uuid[16], char out[TARN_KAFKA_TOPIC_ID_LEN + 1]);
+/* The inverse; TARN_EINVAL unless s is 22 characters of the URL-safe
+ * alphabet whose last character's low 4 bits are 0 (what the encoder writes). */
+int tarn_kafka_topic_id_parse(const char *s, uint8_t uuid[16]);
+
+/* "{topic}-topic-id-{id}" into out (n >= TARN_STREAM_NAME_MAX + 1). */
+int tarn_kafka_stream_name(const char *topic, const char *id, char *out, size_t n);
+
+/* ---- topics on a catalog (src/log/kafka_topics.c) ----------------------- */
+
+/* A fresh random topic ID: redrawn while it is the zero UUID or while its
+ * string form starts with '-' (Kafka's Uuid.randomUuid() does the same). */
+int tarn_kafka_topic_id_new(uint8_t uuid[16], char out[TARN_KAFKA_TOPIC_ID_LEN + 1]);
+
+typedef struct tarn_kafka_topic {
+  char name[TARN_KAFKA_TOPIC_NAME_MAX + 1];
+  uint8_t uuid[16];
+  char id[TARN_KAFKA_TOPIC_ID_LEN + 1];
+  char ns[TARN_STREAM_NAME_MAX + 1];     /* "default" */
+  char stream[TARN_STREAM_NAME_MAX + 1]; /* "{name}-topic-id-{id}" */
+  int state;                /* TARN_STREAM_ACTIVE or TARN_STREAM_DROPPING */
+  int64_t created_ms;
+  uint32_t partitions;
+  uint64_t *logs;           /* partition p's log is logs[p] (malloc'd) */
+  int32_t max_message_bytes; /* max.message.bytes, else 1,048,588 */
+  uint32_t batch_ms;        /* tarn.kafka.batch.ms, else 0: the writer's window */
+  char storage_class[TARN_STORAGE_CLASS_MAX + 1]; /* tarn.storage.class, else "" */
+  tarn_stream_prop *configs; /* the topic's configs: every property outside
+                                lakestream.*, in key order (malloc'd) */
+  size_t n_configs;
+} tarn_kafka_topic;
+
+void tarn_kafka_topic_free(tarn_kafka_topic *t);
+void tarn_kafka_topics_free(tarn_kafka_topic *v, size_t n);
+
+/* 1 when the stream record is a Kafka topic's (it has the property
+ * lakestream.kafka.topic.name), else 0. */
+int tarn_kafka_stream_is_topic(const tarn_catalog_record *s);
+/* Fills *out from a Kafka stream's record: TARN_EINVAL when it is not one
+ * (no topic-name property, or a stream name that is not
+ * "{topic}-topic-id-{id}" for that topic and a valid ID), or when a config
+ * tarn reads has a bad value. */
+int tarn_kafka_topic_from_stream(const tarn_catalog_record *s, tarn_kafka_topic *out);
+
+/* Partition p's log ID: TARN_ENOTFOUND past the last partition. */
+int tarn_kafka_topic_log(const tarn_kafka_topic *t, uint32_t p, uint64_t *log_id);
+
+/* Creates topic `name` with 1..65536 partitions and the configs (keys must
+ * not start with "lakestream."; max.message.bytes 1..2^31-1 and
+ * tarn.kafka.batch.ms 0..60000 are checked): a new stream of a new ID.
+ * TARN_EEXIST when a live topic of that name exists (one being deleted
+ * counts: Kafka answers TOPIC_ALREADY_EXISTS too), TARN_EINVAL for a bad
+ * name or config. out may be NULL. */
+int tarn_kafka_topic_create(tarn_catalog *c, const char *name, uint32_t partitions,
+                            const tarn_stream_prop *configs, size_t n_configs,
+                            tarn_kafka_topic *out);
+
+/* The live incarnation of topic `name` (a stream of state ACTIVE), with no
+ * side effects; TARN_ENOTFOUND when there is none. out may be NULL. */
+int tarn_kafka_topic_lookup(tarn_catalog *c, const char *name, tarn_kafka_topic *out);
+
+/* The live topics, in name order. Free with tarn_kafka_topics_free. */
+int tarn_kafka_topic_list(tarn_catalog *c, tarn_kafka_topic **out, size_t *n);
+
+/* Deletes topic `name`: drops its stream with the catalog's drop procedure
+ * (tombstone, fence and lease drain of every log, LS-044 … LS-047, LS-090).
+ * TARN_ENOTFOUND when no live topic has that name; TARN_EBUSY when writers
+ * hold leases past the drain timeout (calling again resumes; the topic is no
+ * longer listed or looked up meanwhile). */
+int tarn_kafka_topic_delete(tarn_catalog *c, const char *name);
+
+/* Grows topic `name` to `total` partitions (Kafka's CreatePartitions takes
+ * the new total): TARN_EINVAL when total is not above the current count.
+ * out may be NULL. */
+int tarn_kafka_topic_add_partitions(tarn_catalog *c, const char *name, uint32_t total,
+                                    tarn_kafka_topic *out);
+
+/* Whether log_id belongs to a Kafka topic's stream (1) or not (0: another
+ * stream's log, or a log no stream of the catalog names), or a negative
+ * error when the catalog cannot be read. What the writer asks when it first
+ * appends to a log, so that every append to a Kafka log is checked
+ * (LS-095 … LS-098). */
+int tarn_kafka_log_is_topic(tarn_meta *m, uint64_t log_id);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

@@ -1,0 +1,194 @@
+/* The Kafka protocol logic of a node (issue 13 §2; docs/kafka.md): the
+ * node's context, one request in flight, the handler type and the
+ * completion calls, and the dispatch table by API key (api.c).
+ *
+ * Layers: src/kafka/proto (codecs) -> src/kafka (this: handlers over src/log)
+ * -> src/server/kafka_listen.c (sockets, the event loop, the worker pool).
+ * The listener decodes the request header and body, fills a tarn__kreq and
+ * calls the API's handler on a worker thread. A handler may block (a fetch
+ * waiting for data) or return at once and complete the request later from
+ * any thread (a produce answered from the writer's acknowledgement); either
+ * way it calls exactly one of the completion calls exactly once. Responses of
+ * one connection go out in request order whatever order they complete in. */
+#ifndef TARN_KAFKA_API_H
+#define TARN_KAFKA_API_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "tarn/buf.h"
+
+struct tarn_meta;
+struct tarn_catalog;
+struct tarn_writer;
+struct tarn_reader;
+struct tarn_deployment;
+struct tarn__kregistry;
+typedef struct tarn__karena tarn__karena; /* kafka/proto/kproto.h */
+
+/* Kafka's socket.request.max.bytes: the largest request frame accepted. */
+#define TARN_KAFKA_DEFAULT_MAX_REQUEST_BYTES (100u << 20)
+
+/* The node's options (tarn serve --kafka-*). */
+typedef struct tarn__knode_config {
+  int32_t node_id;            /* this node's broker ID in Metadata; -1: the first free */
+  char host[256];             /* advertised host (clients connect to it) */
+  int port;                   /* advertised port */
+  int auto_create_topics;     /* Metadata creates unknown topics (0) */
+  int32_t auto_create_partitions; /* partitions of an auto-created topic (1) */
+  uint32_t batch_ms;          /* produce's batch window of topics without one (250) */
+} tarn__knode_config;
+
+void tarn__knode_config_default(tarn__knode_config *c);
+
+/* The node's context, shared by every handler (read-only after start; the
+ * objects it points to are thread-safe). */
+typedef struct tarn__knode {
+  tarn__knode_config cfg;
+  struct tarn_deployment *dep;
+  struct tarn_meta *meta;
+  struct tarn_catalog *catalog;
+  struct tarn_writer *writer;   /* every produce of the node: one WAL object stream */
+  struct tarn_reader *reader;
+  struct tarn__kregistry *registry; /* live nodes (registry.h) */
+  void *groups;                 /* consumer-group state (h-kgroup); NULL when absent */
+  void *producers;              /* idempotent-producer state (h-kgroup); NULL when absent */
+  struct tarn__knode_priv *priv; /* knode.c: the topic cache, the writers by batch window */
+} tarn__knode;
+
+struct tarn_kafka_topic;
+/* Sets up what knode.c keeps (after meta, catalog, reader and writer are
+ * set: writer is the one of cfg.batch_ms). */
+int tarn__knode_open(tarn__knode *n);
+/* Flushes and closes the writers knode.c opened (not n->writer), frees. */
+void tarn__knode_close(tarn__knode *n);
+/* Flushes every writer of the node: each produce queued before is answered. */
+void tarn__knode_flush(tarn__knode *n);
+/* The live topic `name` (len bytes), from a cache of one second (a topic
+ * created or deleted through this node is seen at once; through another,
+ * within the second). Free with tarn_kafka_topic_free. TARN_ENOTFOUND. */
+int tarn__knode_topic(tarn__knode *n, const char *name, size_t len,
+                      struct tarn_kafka_topic *out);
+/* Drops `name` from the cache (after creating or deleting it). */
+void tarn__knode_topic_forget(tarn__knode *n, const char *name, size_t len);
+/* The writer whose batch window is batch_ms (0: cfg.batch_ms): one per window,
+ * so that topics with one window share WAL objects. On success the writer is
+ * held until tarn__knode_writer_done (append, then let go: not across a wait). */
+int tarn__knode_writer(tarn__knode *n, uint32_t batch_ms, struct tarn_writer **out);
+void tarn__knode_writer_done(tarn__knode *n);
+/* Closes the node's writers (every append queued is answered first) and
+ * opens new ones: their leases on every log go (LS-043), so a log being
+ * deleted is not held by this node (a writer keeps its leases until close). */
+int tarn__knode_release_leases(tarn__knode *n);
+
+/* How a request ends (what the connection does with it). */
+enum {
+  TARN__KREQ_RESPONSE = 0, /* frame holds the whole response (size prefix included) */
+  TARN__KREQ_NONE = 1,     /* no response is sent (produce with acks=0) */
+  TARN__KREQ_CLOSE = 2     /* close the connection after the responses before this one */
+};
+
+typedef struct tarn__kreq tarn__kreq;
+/* The connection's side of a completion: called once, from any thread;
+ * frame (TARN__KREQ_RESPONSE only) is moved to the callee. */
+typedef void (*tarn__kreq_done_fn)(tarn__kreq *req, int how, tarn_buf *frame);
+
+/* One request in flight. The listener owns it; after a completion call the
+ * handler must not touch it again. */
+struct tarn__kreq {
+  int16_t api_key, api_version;
+  int32_t correlation_id;
+  const char *client_id;     /* NUL-terminated copy; "" for a null client id */
+  void *body;                /* the decoded tarn__k_<api>_req, once tarn__kreq_body ran */
+  tarn__karena *arena;       /* the body's allocations; handlers may allocate from it too
+                              * (freed at completion, after the response is encoded) */
+  const uint8_t *frame;      /* the request bytes after the size prefix (body points into them) */
+  size_t frame_len;
+  size_t body_off;           /* where the body starts in frame */
+  /* the connection: filled by the listener, used by the completion calls */
+  void *conn;
+  uint64_t seq;              /* the request's place in its connection's order */
+  tarn__kreq_done_fn done;
+  char peer[64];             /* "host:port" of the client, for logs */
+};
+
+/* Encodes resp (a tarn__k_<api>_resp of req's API) at req's version with the
+ * response header the API requires, and queues it. On an encoding failure the
+ * connection is closed instead (a client waiting for an answer that cannot be
+ * built learns it that way). */
+void tarn__kreq_respond(tarn__kreq *req, const void *resp);
+/* Decodes req's body into out, the handler's tarn__k_<api>_req (strings and
+ * records point into req->frame, arrays into req->arena). 0, or a negative
+ * TARN_E* after closing the connection (the request is completed: return). */
+int tarn__kreq_body(tarn__kreq *req, void *out);
+/* Completes req without a response (acks=0). */
+void tarn__kreq_no_response(tarn__kreq *req);
+/* Completes req by closing the connection once the responses of the requests
+ * before it are written (a malformed request; an acks=0 produce that failed). */
+void tarn__kreq_close(tarn__kreq *req);
+
+typedef void (*tarn__khandler)(tarn__knode *node, tarn__kreq *req);
+
+/* Decodes req->frame (header and body), then runs the API's handler on the
+ * calling thread (kreq.c). Always ends in one completion, now or later: an
+ * unknown API or version gets the KIP-511 answer for ApiVersions and a closed
+ * connection otherwise; a body that does not decode, a closed connection. */
+void tarn__kreq_dispatch(tarn__knode *node, tarn__kreq *req);
+
+/* One API the node serves: the versions it answers and advertises. */
+typedef struct tarn__kapi {
+  int16_t api_key;
+  int16_t min_version, max_version; /* advertised in ApiVersions */
+  tarn__khandler handle;
+  const char *name;
+} tarn__kapi;
+
+/* The dispatch table (api.c), in API-key order. */
+const tarn__kapi *tarn__kapi_table(size_t *n);
+/* The entry of api_key, or NULL when the node does not serve it. */
+const tarn__kapi *tarn__kapi_find(int16_t api_key);
+
+/* The handlers (src/kafka/api_<name>.c). */
+void tarn__kapi_api_versions(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_metadata(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_list_offsets(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_create_topics(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_delete_topics(tarn__knode *node, tarn__kreq *req);
+
+/* Kafka error codes the handlers answer with. */
+enum {
+  TARN__KERR_NONE = 0,
+  TARN__KERR_UNKNOWN_SERVER_ERROR = -1,
+  TARN__KERR_OFFSET_OUT_OF_RANGE = 1,
+  TARN__KERR_CORRUPT_MESSAGE = 2,
+  TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION = 3,
+  TARN__KERR_INVALID_FETCH_SIZE = 4,
+  TARN__KERR_LEADER_NOT_AVAILABLE = 5,
+  TARN__KERR_NOT_LEADER_OR_FOLLOWER = 6,
+  TARN__KERR_REQUEST_TIMED_OUT = 7,
+  TARN__KERR_MESSAGE_TOO_LARGE = 10,
+  TARN__KERR_COORDINATOR_LOAD_IN_PROGRESS = 14,
+  TARN__KERR_COORDINATOR_NOT_AVAILABLE = 15,
+  TARN__KERR_NOT_COORDINATOR = 16,
+  TARN__KERR_INVALID_TOPIC_EXCEPTION = 17,
+  TARN__KERR_RECORD_LIST_TOO_LARGE = 18,
+  TARN__KERR_INVALID_REQUIRED_ACKS = 21,
+  TARN__KERR_TOPIC_AUTHORIZATION_FAILED = 29,
+  TARN__KERR_UNSUPPORTED_VERSION = 35,
+  TARN__KERR_TOPIC_ALREADY_EXISTS = 36,
+  TARN__KERR_INVALID_PARTITIONS = 37,
+  TARN__KERR_INVALID_REPLICATION_FACTOR = 38,
+  TARN__KERR_INVALID_REQUEST = 42,
+  TARN__KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT = 43,
+  TARN__KERR_KAFKA_STORAGE_ERROR = 56,
+  TARN__KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53,
+  TARN__KERR_UNKNOWN_TOPIC_ID = 100
+};
+
+/* The Kafka error code of a tarn error (the store failed: KAFKA_STORAGE_ERROR
+ * for reads and writes of data; UNKNOWN_SERVER_ERROR otherwise). */
+int16_t tarn__kerr_of(int rc);
+
+#endif

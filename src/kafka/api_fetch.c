@@ -1,0 +1,259 @@
+/* Fetch (key 1), versions 4-11: whole entries of each partition's log from
+ * the entry that holds the fetch offset (a client drops the records below
+ * the offset it asked for), the batches' base offsets rewritten to the
+ * offsets the entry assigns (LS-099: outside the CRC, so no re-checksum).
+ * No fetch sessions (session id 0, KIP-227 not served). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kafka/api.h"
+#include "kafka/proto/kproto.h"
+#include "tarn/buf.h"
+#include "tarn/kafka.h"
+#include "tarn/kafka_topics.h"
+#include "tarn/reader.h"
+#include "util/clock.h"
+
+/* While waiting for data with several partitions, each partition's wait on
+ * its log's change notification lasts at most this long before the next
+ * partition's: one wait covers one log (one metadata-store partition). */
+#define MULTI_WAIT_SLICE_MS 50
+
+typedef struct fpart {
+  tarn__k_fetch_partition_data *out;
+  uint64_t log_id;
+  int64_t offset;        /* where the next entry read starts */
+  int32_t max_bytes;     /* the partition's budget */
+  int error;             /* an answer is decided: no more reading */
+  tarn_log_iter *it;
+  tarn_buf data;         /* whole entries, offsets rewritten */
+} fpart;
+
+/* The log's range: log start offset and high watermark (= last stable
+ * offset: no transactions). */
+static int log_range(tarn__knode *node, uint64_t log_id, int64_t *start, int64_t *hwm) {
+  uint64_t end = 0, first = 0, b = 0;
+  int rc = tarn_reader_end_offset(node->reader, log_id, &end, NULL);
+  if (rc)
+    return rc;
+  rc = tarn_reader_first_offset(node->reader, log_id, &first);
+  if (rc == TARN_ENOTFOUND) { /* nothing above B: the log starts at B (or is empty) */
+    if ((rc = tarn_reader_trim_offset(node->reader, log_id, &b)))
+      return rc;
+    first = b > end ? end : b;
+  } else if (rc) {
+    return rc;
+  }
+  *start = (int64_t)first;
+  *hwm = (int64_t)end;
+  return 0;
+}
+
+/* Adds entry e to the partition: a copy whose batches carry their offsets. */
+static int take_entry(fpart *p, const tarn_entry *e) {
+  size_t at = p->data.len;
+  int rc = tarn_buf_append(&p->data, e->payload, e->payload_len);
+  if (rc)
+    return rc;
+  /* Idempotent when the reader already rewrote them (the same values). */
+  rc = tarn_kafka_rewrite_offsets(p->data.data + at, e->payload_len, (int64_t)e->offset,
+                                  e->record_count);
+  if (rc) {
+    p->data.len = at;
+    return rc;
+  }
+  p->offset = (int64_t)(e->offset + e->record_count);
+  return 0;
+}
+
+/* Reads the entries available now into p, within its budget and the
+ * response's (*left); the first entry of the whole response is taken even
+ * when larger (KIP-74), never a part of one. wait_ms > 0 waits that long for
+ * the first entry. Returns 0 or a tarn error (the partition's answer). */
+static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_resp,
+                     int wait_ms) {
+  if (!p->it) {
+    int rc = tarn_reader_iter(node->reader, p->log_id, (uint64_t)p->offset, &p->it);
+    if (rc)
+      return rc;
+  }
+  for (;;) {
+    tarn_entry e;
+    int rc = tarn_reader_next(p->it, &e, wait_ms);
+    wait_ms = 0;
+    if (rc == TARN_EEND || rc == TARN_ETIMEDOUT)
+      return 0;
+    if (rc)
+      return rc;
+    int64_t len = (int64_t)e.payload_len;
+    int fits = len <= *left && (int64_t)p->data.len + len <= p->max_bytes;
+    if (!fits && !*first_of_resp) {
+      /* the entry is read again by the next fetch: start the iterator there */
+      tarn_reader_iter_free(p->it);
+      p->it = NULL;
+      p->error = -1; /* full: stop reading this partition */
+      return 0;
+    }
+    if ((rc = take_entry(p, &e)))
+      return rc;
+    *first_of_resp = 0;
+    *left -= len;
+  }
+}
+
+static int16_t fetch_error(int rc) {
+  switch (rc) {
+  case TARN_ETRIMMED:
+  case TARN_EEND:
+    return TARN__KERR_OFFSET_OUT_OF_RANGE;
+  case TARN_EFENCED:
+  case TARN_ENOTFOUND:
+    return TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
+  default:
+    return TARN__KERR_KAFKA_STORAGE_ERROR;
+  }
+}
+
+void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req) {
+  tarn__k_fetch_req b;
+  if (tarn__kreq_body(req, &b))
+    return;
+  tarn__k_fetch_resp r;
+  tarn__kmsg_init(TARN__KAPI_FETCH, 1, &r);
+  r.error_code = 0;
+  r.session_id = 0;
+  int32_t nt = b.topics.n > 0 ? b.topics.n : 0;
+  size_t np_all = 0;
+  for (int32_t i = 0; i < nt; i++)
+    np_all += b.topics.v[i].partitions.n > 0 ? (size_t)b.topics.v[i].partitions.n : 0;
+  tarn__k_fetch_fetchable_topic_response *tr =
+      tarn__karena_alloc(req->arena, (nt ? (size_t)nt : 1) * sizeof *tr);
+  fpart *parts = calloc(np_all ? np_all : 1, sizeof *parts);
+  if (!tr || !parts) {
+    free(parts);
+    tarn__kreq_close(req);
+    return;
+  }
+  size_t k = 0;
+  for (int32_t i = 0; i < nt; i++) {
+    tarn__k_fetch_fetch_topic *ft = &b.topics.v[i];
+    memset(&tr[i], 0, sizeof tr[i]);
+    tr[i].topic = ft->topic;
+    int32_t np = ft->partitions.n > 0 ? ft->partitions.n : 0;
+    tarn__k_fetch_partition_data *pd =
+        tarn__karena_alloc(req->arena, (np ? (size_t)np : 1) * sizeof *pd);
+    if (!pd) {
+      np = 0;
+    }
+    tr[i].partitions.n = np;
+    tr[i].partitions.v = pd;
+    tarn_kafka_topic t;
+    int trc = ft->topic.len > 0
+                  ? tarn__knode_topic(node, ft->topic.p, (size_t)ft->topic.len, &t)
+                  : TARN_ENOTFOUND;
+    for (int32_t j = 0; j < np; j++) {
+      tarn__k_fetch_fetch_partition *in = &ft->partitions.v[j];
+      fpart *p = &parts[k++];
+      memset(&pd[j], 0, sizeof pd[j]);
+      p->out = &pd[j];
+      p->out->partition_index = in->partition;
+      p->out->high_watermark = -1;
+      p->out->last_stable_offset = -1;
+      p->out->log_start_offset = -1;
+      p->out->aborted_transactions.n = -1; /* none: no transactions */
+      p->out->preferred_read_replica = -1;
+      p->out->records = (tarn__kbytes){NULL, -1};
+      p->offset = in->fetch_offset;
+      p->max_bytes = in->partition_max_bytes;
+      if (trc || in->partition < 0 || tarn_kafka_topic_log(&t, (uint32_t)in->partition, &p->log_id)) {
+        p->out->error_code = trc && trc != TARN_ENOTFOUND ? tarn__kerr_of(trc)
+                                                          : TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
+        p->error = 1;
+        continue;
+      }
+      int64_t start, hwm;
+      int rc = log_range(node, p->log_id, &start, &hwm);
+      if (rc == 0 && (p->offset < start || p->offset > hwm))
+        rc = log_range(node, p->log_id, &start, &hwm); /* re-read before refusing */
+      if (rc) {
+        p->out->error_code = fetch_error(rc);
+        p->error = 1;
+        continue;
+      }
+      p->out->high_watermark = hwm;
+      p->out->last_stable_offset = hwm;
+      p->out->log_start_offset = start;
+      if (p->offset < start || p->offset > hwm) {
+        p->out->error_code = TARN__KERR_OFFSET_OUT_OF_RANGE;
+        p->error = 1;
+      }
+    }
+    if (!trc)
+      tarn_kafka_topic_free(&t);
+  }
+  /* Read what is there; then, short of min_bytes, wait for appends until
+   * max_wait_ms has passed. */
+  int64_t left = req->api_version >= 3 && b.max_bytes > 0 ? b.max_bytes : INT32_MAX;
+  int64_t budget = left;
+  int first = 1;
+  int64_t deadline = tarn__mono_ms() + (b.max_wait_ms > 0 ? b.max_wait_ms : 0);
+  size_t live = 0;
+  for (int pass = 0;; pass++) {
+    live = 0;
+    for (size_t i = 0; i < k; i++) {
+      fpart *p = &parts[i];
+      if (p->error)
+        continue;
+      int rc = read_part(node, p, &left, &first, 0);
+      if (rc) {
+        p->out->error_code = fetch_error(rc);
+        p->error = 1;
+      } else if (!p->error) {
+        live++;
+      }
+    }
+    int64_t got = budget - left;
+    int64_t now = tarn__mono_ms();
+    if (got >= (b.min_bytes > 0 ? b.min_bytes : 1) || now >= deadline || live == 0 || left <= 0)
+      break;
+    /* Wait on the partitions' change notifications (the reader's tail wait). */
+    int64_t remain = deadline - now;
+    for (size_t i = 0; i < k && remain > 0; i++) {
+      fpart *p = &parts[i];
+      if (p->error)
+        continue;
+      int slice = live == 1 ? (int)remain : (int)(remain < MULTI_WAIT_SLICE_MS ? remain : MULTI_WAIT_SLICE_MS);
+      int rc = read_part(node, p, &left, &first, slice);
+      if (rc) {
+        p->out->error_code = fetch_error(rc);
+        p->error = 1;
+      }
+      if (budget - left > 0)
+        break;
+      remain = deadline - tarn__mono_ms();
+    }
+    if (budget - left >= (b.min_bytes > 0 ? b.min_bytes : 1) || tarn__mono_ms() >= deadline)
+      break;
+  }
+  for (size_t i = 0; i < k; i++) {
+    fpart *p = &parts[i];
+    if (p->data.len) {
+      p->out->records = (tarn__kbytes){p->data.data, (int32_t)p->data.len};
+      /* what was read past the range first seen moves the watermark on */
+      if (p->offset > p->out->high_watermark) {
+        p->out->high_watermark = p->offset;
+        p->out->last_stable_offset = p->offset;
+      }
+    } else if (p->out->error_code == 0) {
+      p->out->records = (tarn__kbytes){(const uint8_t *)"", 0};
+    }
+  }
+  r.responses.n = nt;
+  r.responses.v = tr;
+  tarn__kreq_respond(req, &r);
+  for (size_t i = 0; i < k; i++) {
+    tarn_reader_iter_free(parts[i].it);
+    tarn_buf_free(&parts[i].data);
+  }
+  free(parts);
+}

@@ -1,0 +1,171 @@
+/* Metadata (key 3), versions 0-8. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kafka/api.h"
+#include "kafka/proto/kproto.h"
+#include "kafka/registry.h"
+#include "tarn/kafka_topics.h"
+
+/* The advertised leader of a partition: a deterministic pick over the live
+ * nodes by (topic ID, partition), so every node names the same one and the
+ * partitions spread over the nodes. Any node accepts produce and fetch for
+ * any partition (leases order the writes); the leader is only where a client
+ * is told to go. */
+static int32_t leader_of(const tarn__knode_info *live, size_t n, const tarn_kafka_topic *t,
+                         uint32_t p) {
+  uint8_t key[20];
+  memcpy(key, t->uuid, 16);
+  key[16] = (uint8_t)(p >> 24), key[17] = (uint8_t)(p >> 16), key[18] = (uint8_t)(p >> 8);
+  key[19] = (uint8_t)p;
+  return live[tarn__kregistry_pick(n, key, sizeof key)].node_id;
+}
+
+/* Kafka's topic-name rule (the binding's check, on a name not NUL-terminated). */
+static int name_ok(tarn__kstr nm) {
+  char buf[TARN_KAFKA_TOPIC_NAME_MAX + 1];
+  if (nm.len <= 0 || nm.len > TARN_KAFKA_TOPIC_NAME_MAX)
+    return 0;
+  memcpy(buf, nm.p, (size_t)nm.len);
+  buf[nm.len] = 0;
+  return strlen(buf) == (size_t)nm.len && tarn_kafka_topic_name_check(buf) == 0;
+}
+
+static tarn__kstr kstr(const char *s) { return (tarn__kstr){s, (int32_t)strlen(s)}; }
+
+/* Fills one topic's entry (error 0) with its partitions. */
+static int fill_topic(tarn__kreq *req, const tarn__knode_info *live, size_t nlive,
+                      const tarn_kafka_topic *t, tarn__k_metadata_metadata_response_topic *o) {
+  o->error_code = 0;
+  o->name = kstr(t->name);
+  o->is_internal = false;
+  o->topic_authorized_operations = INT32_MIN; /* not asked for: Kafka's "omitted" */
+  tarn__k_metadata_metadata_response_partition *ps =
+      tarn__karena_alloc(req->arena, (t->partitions ? t->partitions : 1) * sizeof *ps);
+  int32_t *ids = tarn__karena_alloc(req->arena, (t->partitions ? t->partitions : 1) * sizeof *ids);
+  if (!ps || !ids)
+    return TARN_ENOMEM;
+  for (uint32_t p = 0; p < t->partitions; p++) {
+    memset(&ps[p], 0, sizeof ps[p]);
+    ps[p].error_code = 0;
+    ps[p].partition_index = (int32_t)p;
+    ids[p] = leader_of(live, nlive, t, p);
+    ps[p].leader_id = ids[p];
+    ps[p].leader_epoch = 0; /* constant: clients skip KIP-320 validation */
+    ps[p].replica_nodes.n = 1; /* replicas = ISR = the leader: the data is in the stores */
+    ps[p].replica_nodes.v = &ids[p];
+    ps[p].isr_nodes.n = 1;
+    ps[p].isr_nodes.v = &ids[p];
+    ps[p].offline_replicas.n = 0;
+  }
+  o->partitions.n = (int32_t)t->partitions;
+  o->partitions.v = ps;
+  return 0;
+}
+
+void tarn__kapi_metadata(tarn__knode *node, tarn__kreq *req) {
+  tarn__k_metadata_req b;
+  if (tarn__kreq_body(req, &b))
+    return;
+  tarn__k_metadata_resp r;
+  tarn__kmsg_init(TARN__KAPI_METADATA, 1, &r);
+  tarn__knode_info *live = NULL;
+  size_t nlive = 0;
+  tarn_kafka_topic *topics = NULL;
+  size_t ntopics = 0;
+  int rc = tarn__kregistry_live(node->registry, &live, &nlive);
+  if (rc) { /* the store cannot be read: at least this node serves */
+    live = malloc(sizeof *live);
+    if (!live) {
+      tarn__kreq_close(req);
+      return;
+    }
+    *live = *tarn__kregistry_self(node->registry);
+    nlive = 1;
+  }
+  tarn__k_metadata_metadata_response_broker *br = tarn__karena_alloc(req->arena, nlive * sizeof *br);
+  if (!br)
+    goto fail;
+  for (size_t i = 0; i < nlive; i++) {
+    memset(&br[i], 0, sizeof br[i]);
+    br[i].node_id = live[i].node_id;
+    br[i].host = kstr(live[i].host);
+    br[i].port = live[i].port;
+    br[i].rack = (tarn__kstr){NULL, -1};
+  }
+  r.brokers.n = (int32_t)nlive;
+  r.brokers.v = br;
+  r.cluster_id = kstr("tarn");
+  r.controller_id = live[0].node_id; /* the lowest live ID: the same on every node */
+
+  /* v0: an empty list means every topic; from v1 a null list does (and an
+   * empty one none). */
+  int all = b.topics.n < 0 || (req->api_version == 0 && b.topics.n == 0);
+  if (all) {
+    if ((rc = tarn_kafka_topic_list(node->catalog, &topics, &ntopics)))
+      goto fail;
+  } else {
+    topics = calloc(b.topics.n ? (size_t)b.topics.n : 1, sizeof *topics);
+    if (!topics)
+      goto fail;
+    ntopics = (size_t)b.topics.n;
+  }
+  tarn__k_metadata_metadata_response_topic *to =
+      tarn__karena_alloc(req->arena, (ntopics ? ntopics : 1) * sizeof *to);
+  if (!to)
+    goto fail;
+  /* Auto-creation is the node's option, and from v4 also the request's. */
+  int may_create = node->cfg.auto_create_topics && (req->api_version < 4 || b.allow_auto_topic_creation);
+  for (size_t i = 0; i < ntopics; i++) {
+    memset(&to[i], 0, sizeof to[i]);
+    to[i].topic_authorized_operations = INT32_MIN;
+    if (all) {
+      if (fill_topic(req, live, nlive, &topics[i], &to[i]))
+        goto fail;
+      continue;
+    }
+    tarn__kstr nm = b.topics.v[i].name;
+    to[i].name = nm;
+    if (nm.len <= 0) {
+      to[i].error_code = TARN__KERR_INVALID_TOPIC_EXCEPTION;
+      continue;
+    }
+    rc = tarn__knode_topic(node, nm.p, (size_t)nm.len, &topics[i]);
+    if (rc == TARN_ENOTFOUND && may_create) {
+      char *name = tarn__karena_alloc(req->arena, (size_t)nm.len + 1);
+      if (!name)
+        goto fail;
+      memcpy(name, nm.p, (size_t)nm.len);
+      rc = tarn_kafka_topic_create(node->catalog, name, (uint32_t)node->cfg.auto_create_partitions,
+                                   NULL, 0, &topics[i]);
+      if (rc == TARN_EEXIST) /* another client created it meanwhile */
+        rc = tarn_kafka_topic_lookup(node->catalog, name, &topics[i]);
+      tarn__knode_topic_forget(node, nm.p, (size_t)nm.len);
+      if (rc == TARN_EINVAL) {
+        to[i].error_code = TARN__KERR_INVALID_TOPIC_EXCEPTION;
+        continue;
+      }
+    }
+    if (rc == TARN_ENOTFOUND) {
+      to[i].error_code = name_ok(nm) ? TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION
+                                     : TARN__KERR_INVALID_TOPIC_EXCEPTION;
+      continue;
+    }
+    if (rc) {
+      to[i].error_code = tarn__kerr_of(rc);
+      continue;
+    }
+    if (fill_topic(req, live, nlive, &topics[i], &to[i]))
+      goto fail;
+  }
+  r.topics.n = (int32_t)ntopics;
+  r.topics.v = to;
+  tarn__kreq_respond(req, &r);
+  tarn_kafka_topics_free(topics, ntopics);
+  free(live);
+  return;
+fail:
+  tarn_kafka_topics_free(topics, ntopics);
+  free(live);
+  tarn__kreq_close(req);
+}

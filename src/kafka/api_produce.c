@@ -1,0 +1,203 @@
+/* Produce (key 0): versions 3-8 answered; 0-2 advertised and refused with
+ * UNSUPPORTED_VERSION (api.c says why). Each partition's records become one
+ * entry of the partition's log, appended through the node's writer of the
+ * topic's batch window, so the batches of many requests and partitions share
+ * WAL objects; a partition is answered once its index record is committed
+ * (A4), for acks=1 and acks=-1 alike (the stores replicate: there is no
+ * follower to wait for). acks=0 gets no response, and a closed connection
+ * when something failed (as Kafka). */
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kafka/api.h"
+#include "kafka/proto/kproto.h"
+#include "tarn/kafka.h"
+#include "tarn/kafka_topics.h"
+#include "tarn/writer.h"
+
+typedef struct pctx pctx;
+/* One partition's append in flight. */
+typedef struct pslot {
+  pctx *ctx;
+  tarn__k_produce_partition_produce_response *out;
+} pslot;
+
+struct pctx {
+  tarn__kreq *req;
+  tarn__k_produce_resp resp;
+  int acks;
+  atomic_int pending; /* appends not yet answered, + 1 while queuing */
+  atomic_int failed;
+};
+
+static void ctx_release(pctx *c) {
+  if (atomic_fetch_sub_explicit(&c->pending, 1, memory_order_acq_rel) != 1)
+    return;
+  /* The last one: every slot's answer is written (acq_rel orders them). */
+  if (c->acks == 0) {
+    if (atomic_load(&c->failed))
+      tarn__kreq_close(c->req);
+    else
+      tarn__kreq_no_response(c->req);
+  } else {
+    tarn__kreq_respond(c->req, &c->resp);
+  }
+  free(c);
+}
+
+static int16_t append_error(int status) {
+  switch (status) {
+  case TARN_EFENCED: /* the topic was deleted under the produce */
+  case TARN_ENOTFOUND:
+    return TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
+  case TARN_ECORRUPT:
+    return TARN__KERR_CORRUPT_MESSAGE;
+  case TARN_ETIMEDOUT:
+    return TARN__KERR_REQUEST_TIMED_OUT;
+  default:
+    return TARN__KERR_KAFKA_STORAGE_ERROR;
+  }
+}
+
+static void appended(void *arg, int status, uint64_t offset, int64_t timestamp_ms) {
+  (void)timestamp_ms;
+  pslot *s = arg;
+  if (status) {
+    s->out->error_code = append_error(status);
+    atomic_store(&s->ctx->failed, 1);
+  } else {
+    s->out->error_code = 0;
+    s->out->base_offset = (int64_t)offset; /* LS-099: the batch's offsets start at the entry's */
+  }
+  pctx *c = s->ctx;
+  ctx_release(c);
+}
+
+/* Checks one partition's records as the binding and Kafka require: whole
+ * magic-2 batches (LS-095 ... LS-098 through tarn_kafka_check's rules: base
+ * offset 0, CRC32C, no control or transactional batch), none above the
+ * topic's max.message.bytes. Returns 0 and the record count, or an error code. */
+static int16_t check_records(const tarn__kbytes *rec, int32_t max_bytes, uint32_t *count) {
+  if (rec->len <= 0)
+    return TARN__KERR_CORRUPT_MESSAGE;
+  tarn_kafka_iter it;
+  tarn_kafka_iter_init(&it, rec->p, (size_t)rec->len, 0);
+  tarn_kafka_batch b;
+  int rc;
+  while ((rc = tarn_kafka_iter_next(&it, &b)) == 1) {
+    if (b.magic != 2)
+      return TARN__KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT;
+    if (b.len > (size_t)max_bytes)
+      return TARN__KERR_MESSAGE_TOO_LARGE;
+  }
+  if (rc < 0) {
+    /* a batch too large for its frame is still the size rule's (Kafka
+     * checks the size before the CRC) */
+    return TARN__KERR_CORRUPT_MESSAGE;
+  }
+  if (it.records == 0 || it.records > UINT32_MAX)
+    return TARN__KERR_CORRUPT_MESSAGE;
+  *count = (uint32_t)it.records;
+  return 0;
+}
+
+void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
+  tarn__k_produce_req b;
+  if (tarn__kreq_body(req, &b))
+    return;
+  pctx *c = calloc(1, sizeof *c);
+  if (!c) {
+    tarn__kreq_close(req);
+    return;
+  }
+  c->req = req;
+  c->acks = b.acks;
+  tarn__kmsg_init(TARN__KAPI_PRODUCE, 1, &c->resp);
+  atomic_init(&c->pending, 1);
+  int32_t nt = b.topic_data.n > 0 ? b.topic_data.n : 0;
+  tarn__k_produce_topic_produce_response *tr =
+      tarn__karena_alloc(req->arena, (nt ? (size_t)nt : 1) * sizeof *tr);
+  if (!tr) {
+    free(c);
+    tarn__kreq_close(req);
+    return;
+  }
+  c->resp.responses.n = nt;
+  c->resp.responses.v = tr;
+  /* The request-wide refusals answer every partition with one error. */
+  int16_t all_err = 0;
+  if (req->api_version < 3)
+    all_err = TARN__KERR_UNSUPPORTED_VERSION;
+  else if (b.transactional_id.len >= 0) /* the binding forbids transactional batches */
+    all_err = TARN__KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+  else if (b.acks != 0 && b.acks != 1 && b.acks != -1)
+    all_err = TARN__KERR_INVALID_REQUIRED_ACKS;
+  for (int32_t i = 0; i < nt; i++) {
+    tarn__k_produce_topic_produce_data *td = &b.topic_data.v[i];
+    tarn__k_produce_topic_produce_response *o = &tr[i];
+    memset(o, 0, sizeof *o);
+    o->name = td->name;
+    int32_t np = td->partition_data.n > 0 ? td->partition_data.n : 0;
+    tarn__k_produce_partition_produce_response *pr =
+        tarn__karena_alloc(req->arena, (np ? (size_t)np : 1) * sizeof *pr);
+    if (!pr) {
+      all_err = TARN__KERR_UNKNOWN_SERVER_ERROR;
+      np = 0;
+    }
+    o->partition_responses.n = np;
+    o->partition_responses.v = pr;
+    tarn_kafka_topic t;
+    memset(&t, 0, sizeof t);
+    int trc = all_err ? 0
+              : td->name.len > 0 ? tarn__knode_topic(node, td->name.p, (size_t)td->name.len, &t)
+                                 : TARN_ENOTFOUND;
+    int have_t = !all_err && !trc;
+    tarn_writer *w = NULL;
+    int have_w = 0;
+    if (have_t)
+      have_w = (trc = tarn__knode_writer(node, t.batch_ms, &w)) == 0;
+    for (int32_t j = 0; j < np; j++) {
+      tarn__k_produce_partition_produce_data *pd = &td->partition_data.v[j];
+      tarn__k_produce_partition_produce_response *po = &pr[j];
+      memset(po, 0, sizeof *po);
+      po->index = pd->index;
+      po->base_offset = -1;
+      po->log_append_time_ms = -1; /* CreateTime: the producer's timestamps stand */
+      po->log_start_offset = -1;
+      po->error_message = (tarn__kstr){NULL, -1};
+      int16_t err = all_err ? all_err : trc ? tarn__kerr_of(trc) : 0;
+      uint64_t log_id = 0;
+      if (!err && (pd->index < 0 || tarn_kafka_topic_log(&t, (uint32_t)pd->index, &log_id)))
+        err = TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
+      uint32_t count = 0;
+      if (!err)
+        err = check_records(&pd->records, t.max_message_bytes, &count);
+      if (!err) {
+        pslot *s = tarn__karena_alloc(req->arena, sizeof *s);
+        if (!s) {
+          err = TARN__KERR_UNKNOWN_SERVER_ERROR;
+        } else {
+          s->ctx = c;
+          s->out = po;
+          atomic_fetch_add(&c->pending, 1);
+          int arc = tarn_writer_append(w, log_id, pd->records.p, (size_t)pd->records.len, count,
+                                       appended, s);
+          if (arc) {
+            atomic_fetch_sub(&c->pending, 1);
+            err = append_error(arc);
+          }
+        }
+      }
+      if (err) {
+        po->error_code = err;
+        atomic_store(&c->failed, 1);
+      }
+    }
+    if (have_w)
+      tarn__knode_writer_done(node);
+    if (have_t)
+      tarn_kafka_topic_free(&t);
+  }
+  ctx_release(c); /* the queuing's own count: answers now if nothing is in flight */
+}

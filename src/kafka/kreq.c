@@ -1,0 +1,104 @@
+/* Dispatch and completion of one request (api.h). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kafka/api.h"
+#include "kafka/proto/kproto.h"
+#include "tarn/error.h"
+#include "tarn/metrics.h"
+
+/* Frees what dispatch gave the request, then hands it back to its connection. */
+static void finish(tarn__kreq *req, int how, tarn_buf *frame) {
+  if (req->arena) {
+    tarn__karena_free(req->arena);
+    free(req->arena);
+    req->arena = NULL;
+  }
+  free((void *)req->client_id);
+  req->client_id = NULL;
+  req->done(req, how, frame);
+}
+
+void tarn__kreq_respond(tarn__kreq *req, const void *resp) {
+  tarn_buf f = TARN_BUF_INIT;
+  int rc = tarn__kresp_frame(req->api_key, req->api_version, req->correlation_id, resp, &f);
+  if (rc) {
+    /* A response the codec cannot write is a defect, not the client's:
+     * closing tells the client without a reply it would misread. */
+    fprintf(stderr, "tarn: kafka %s v%d response to %s: %s\n",
+            tarn__kapi_find(req->api_key) ? tarn__kapi_find(req->api_key)->name : "?",
+            req->api_version, req->peer, tarn_errmsg());
+    tarn_buf_free(&f);
+    tarn_metrics_inc("tarn_kafka_responses_total", 1, "result", "unencodable", NULL);
+    finish(req, TARN__KREQ_CLOSE, NULL);
+    return;
+  }
+  tarn_metrics_inc("tarn_kafka_responses_total", 1, "result", "ok", NULL);
+  finish(req, TARN__KREQ_RESPONSE, &f);
+}
+
+void tarn__kreq_no_response(tarn__kreq *req) { finish(req, TARN__KREQ_NONE, NULL); }
+
+void tarn__kreq_close(tarn__kreq *req) {
+  tarn_metrics_inc("tarn_kafka_responses_total", 1, "result", "closed", NULL);
+  finish(req, TARN__KREQ_CLOSE, NULL);
+}
+
+int tarn__kreq_body(tarn__kreq *req, void *out) {
+  int rc = tarn__kmsg_decode(req->api_key, req->api_version, 0, req->frame + req->body_off,
+                             req->frame_len - req->body_off, req->arena, out);
+  if (rc) {
+    tarn_metrics_inc("tarn_kafka_requests_total", 1, "result", "malformed", NULL);
+    tarn__kreq_close(req);
+    return rc;
+  }
+  req->body = out;
+  return 0;
+}
+
+void tarn__kreq_dispatch(tarn__knode *node, tarn__kreq *req) {
+  tarn__kreq_header h;
+  memset(&h, 0, sizeof h);
+  size_t off = 0;
+  int rc = tarn__kreq_header_decode(req->frame, req->frame_len, &h, &off);
+  req->api_key = h.api_key;
+  req->api_version = h.api_version;
+  req->correlation_id = h.correlation_id;
+  req->body_off = off;
+  size_t cl = h.client_id.len > 0 ? (size_t)h.client_id.len : 0;
+  char *cid = malloc(cl + 1);
+  req->arena = malloc(sizeof *req->arena);
+  if (!cid || !req->arena) {
+    free(cid);
+    free(req->arena);
+    req->arena = NULL;
+    tarn__kreq_close(req);
+    return;
+  }
+  if (cl)
+    memcpy(cid, h.client_id.p, cl);
+  cid[cl] = 0;
+  req->client_id = cid;
+  tarn__karena_init(req->arena);
+  if (rc && rc != TARN_EUNSUPPORTED) { /* no header: nothing to answer to */
+    tarn_metrics_inc("tarn_kafka_requests_total", 1, "result", "malformed", NULL);
+    tarn__kreq_close(req);
+    return;
+  }
+  const tarn__kapi *api = tarn__kapi_find(h.api_key);
+  /* KIP-511: ApiVersions of any version is answered (its handler replies
+   * in v0 with UNSUPPORTED_VERSION to a version it does not know). Any
+   * other API at a version not advertised closes the connection, as Kafka. */
+  if (api && h.api_key == 18) {
+    api->handle(node, req);
+    return;
+  }
+  if (rc || !api || h.api_version < api->min_version || h.api_version > api->max_version) {
+    tarn_metrics_inc("tarn_kafka_requests_total", 1, "result", "unsupported", NULL);
+    tarn__kreq_close(req);
+    return;
+  }
+  tarn_metrics_inc("tarn_kafka_requests_total", 1, "api", api->name, NULL);
+  api->handle(node, req);
+}

@@ -1,0 +1,212 @@
+/* The live Kafka nodes of a deployment (registry.h). */
+#include "kafka/registry.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "tarn/meta.h"
+#include "util/clock.h"
+#include "util/error.h"
+
+/* How long a read of the live list is reused: Metadata requests come often
+ * (every client asks on connect and on every error) and a node joining or
+ * leaving is seen a second later at most. */
+#define LIVE_TTL_MS 1000
+
+struct tarn__kregistry {
+  tarn_meta *m;
+  tarn__knode_info self;
+  pthread_mutex_t mu; /* guards the cache */
+  tarn__knode_info *cache;
+  size_t ncache;
+  int64_t cached_at; /* monotonic ms; 0: none */
+};
+
+static void node_key(int32_t id, char *out, size_t n) { snprintf(out, n, "/nodes/%010d", id); }
+
+static int node_value(const tarn__knode_info *i, char **out) {
+  json_t *o = json_pack("{s:i,s:s,s:i}", "node_id", (json_int_t)i->node_id, "host", i->host,
+                        "port", (json_int_t)i->port);
+  *out = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
+  json_decref(o);
+  return *out ? 0 : TARN_ENOMEM;
+}
+
+static int node_parse(const tarn_meta_rec *r, tarn__knode_info *out) {
+  json_error_t e;
+  json_t *o = json_loadb((const char *)r->value, r->value_len, 0, &e);
+  json_int_t id = -1, port = 0;
+  const char *host = NULL;
+  int ok = o && json_unpack(o, "{s:I,s:s,s:I}", "node_id", &id, "host", &host, "port", &port) == 0 &&
+           id >= 0 && id <= TARN__KREG_MAX_NODE_ID && port > 0 && port < 65536 &&
+           strlen(host) < sizeof out->host;
+  if (ok) {
+    out->node_id = (int32_t)id;
+    out->port = (int)port;
+    snprintf(out->host, sizeof out->host, "%s", host);
+  }
+  json_decref(o);
+  return ok ? 0 : tarn__corrupt("kafka node record", 0, "%s is not a node record", r->key);
+}
+
+static int create_self(tarn__kregistry *r) {
+  char key[32], *val;
+  node_key(r->self.node_id, key, sizeof key);
+  int rc = node_value(&r->self, &val);
+  if (rc)
+    return rc;
+  rc = tarn_meta_create(r->m, TARN__KREG_PARTITION, key, val, strlen(val), TARN_META_EPHEMERAL,
+                        NULL);
+  free(val);
+  return rc;
+}
+
+int tarn__kregistry_open(tarn_meta *m, int32_t node_id, const char *host, int port,
+                         tarn__kregistry **out) {
+  *out = NULL;
+  if (node_id > TARN__KREG_MAX_NODE_ID || node_id < -1 || !host || strlen(host) >= 256 ||
+      port <= 0 || port > 65535)
+    return tarn__err(TARN_EINVAL, "kafka node: node id %d or address %s:%d out of range",
+                     (int)node_id, host ? host : "(null)", port);
+  tarn__kregistry *r = calloc(1, sizeof *r);
+  if (!r)
+    return TARN_ENOMEM;
+  r->m = m;
+  snprintf(r->self.host, sizeof r->self.host, "%s", host);
+  r->self.port = port;
+  int rc;
+  if (node_id >= 0) {
+    r->self.node_id = node_id;
+    rc = create_self(r);
+    if (rc == TARN_EEXIST)
+      rc = tarn__err(TARN_EEXIST, "kafka node id %d is held by a live node", (int)node_id);
+  } else {
+    /* The lowest free ID: a create-only record per try, so two nodes starting
+     * at once never take the same one. */
+    rc = TARN_EEXIST;
+    for (int32_t id = 0; id <= TARN__KREG_MAX_NODE_ID && rc == TARN_EEXIST; id++) {
+      r->self.node_id = id;
+      rc = create_self(r);
+    }
+  }
+  if (rc) {
+    free(r);
+    return rc;
+  }
+  pthread_mutex_init(&r->mu, NULL);
+  *out = r;
+  return 0;
+}
+
+void tarn__kregistry_close(tarn__kregistry *r) {
+  if (!r)
+    return;
+  char key[32];
+  node_key(r->self.node_id, key, sizeof key);
+  tarn_meta_delete(r->m, TARN__KREG_PARTITION, key); /* else it goes with the session */
+  pthread_mutex_destroy(&r->mu);
+  free(r->cache);
+  free(r);
+}
+
+const tarn__knode_info *tarn__kregistry_self(const tarn__kregistry *r) { return &r->self; }
+
+int tarn__kregistry_refresh(tarn__kregistry *r) {
+  char key[32];
+  node_key(r->self.node_id, key, sizeof key);
+  tarn_meta_rec rec;
+  int rc = tarn_meta_get(r->m, TARN__KREG_PARTITION, key, &rec);
+  if (rc == 0) {
+    tarn_meta_rec_free(&rec);
+    return 0;
+  }
+  if (rc != TARN_ENOTFOUND)
+    return rc;
+  rc = create_self(r);
+  return rc == TARN_EEXIST ? 0 : rc;
+}
+
+static int by_id(const void *a, const void *b) {
+  int32_t x = ((const tarn__knode_info *)a)->node_id, y = ((const tarn__knode_info *)b)->node_id;
+  return (x > y) - (x < y);
+}
+
+static int read_live(tarn__kregistry *r, tarn__knode_info **out, size_t *n) {
+  tarn_meta_recs recs;
+  int rc = tarn_meta_scan(r->m, TARN__KREG_PARTITION, "/nodes/", "/nodes0", 0, 0, &recs);
+  if (rc)
+    return rc;
+  tarn__knode_info *v = calloc(recs.n + 1, sizeof *v);
+  if (!v) {
+    tarn_meta_recs_free(&recs);
+    return TARN_ENOMEM;
+  }
+  size_t k = 0;
+  int have_self = 0;
+  for (size_t i = 0; i < recs.n; i++) {
+    if (node_parse(&recs.v[i], &v[k]))
+      continue; /* a record no node wrote: not a live node */
+    have_self |= v[k].node_id == r->self.node_id;
+    k++;
+  }
+  tarn_meta_recs_free(&recs);
+  if (!have_self)
+    v[k++] = r->self; /* its record is being renewed: it still serves */
+  qsort(v, k, sizeof *v, by_id);
+  *out = v;
+  *n = k;
+  return 0;
+}
+
+int tarn__kregistry_live(tarn__kregistry *r, tarn__knode_info **out, size_t *n) {
+  *out = NULL;
+  *n = 0;
+  int64_t now = tarn__mono_ms();
+  pthread_mutex_lock(&r->mu);
+  if (!r->cache || now - r->cached_at >= LIVE_TTL_MS) {
+    tarn__knode_info *v;
+    size_t k;
+    int rc = read_live(r, &v, &k);
+    if (rc) {
+      pthread_mutex_unlock(&r->mu);
+      return rc;
+    }
+    free(r->cache);
+    r->cache = v;
+    r->ncache = k;
+    r->cached_at = now;
+  }
+  tarn__knode_info *c = malloc(r->ncache * sizeof *c);
+  if (c) {
+    memcpy(c, r->cache, r->ncache * sizeof *c);
+    *out = c;
+    *n = r->ncache;
+  }
+  pthread_mutex_unlock(&r->mu);
+  return c ? 0 : TARN_ENOMEM;
+}
+
+size_t tarn__kregistry_pick(size_t n, const void *key, size_t len) {
+  uint64_t h = 14695981039346656037ull;
+  const uint8_t *p = key;
+  for (size_t i = 0; i < len; i++) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return n ? (size_t)(h % n) : 0;
+}
+
+int tarn__kregistry_pick_node(tarn__kregistry *r, const void *key, size_t len,
+                              tarn__knode_info *out) {
+  tarn__knode_info *v;
+  size_t n;
+  int rc = tarn__kregistry_live(r, &v, &n);
+  if (rc)
+    return rc;
+  *out = v[tarn__kregistry_pick(n, key, len)];
+  free(v);
+  return 0;
+}

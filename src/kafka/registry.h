@@ -1,0 +1,55 @@
+/* The live nodes of a deployment serving Kafka (issue 13 §2 "Several nodes";
+ * docs/kafka.md).
+ *
+ * Each node holds one ephemeral record in the metadata store's partition
+ * TARN__KREG_PARTITION, key "/nodes/{node_id:010d}", value JSON
+ * {"node_id":N,"host":"...","port":P}. It lives as long as the node's session,
+ * so a node that dies leaves the list when its session expires. Partition
+ * leaders and group coordinators are picked deterministically over the live
+ * nodes sorted by ID: every node that sees the same list picks the same node. */
+#ifndef TARN_KAFKA_REGISTRY_H
+#define TARN_KAFKA_REGISTRY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tarn_meta;
+
+#define TARN__KREG_PARTITION "kafka"
+/* Node IDs a node may take (-1 asks for the first free one). */
+#define TARN__KREG_MAX_NODE_ID 999999
+
+typedef struct tarn__knode_info {
+  int32_t node_id;
+  char host[256];
+  int port;
+} tarn__knode_info;
+
+typedef struct tarn__kregistry tarn__kregistry;
+
+/* Registers this node: node_id >= 0 takes that ID (TARN_EEXIST when a live
+ * node holds it), -1 the lowest free one. The registry does not own m. */
+int tarn__kregistry_open(struct tarn_meta *m, int32_t node_id, const char *host, int port,
+                         tarn__kregistry **out);
+/* Removes this node's record and frees. */
+void tarn__kregistry_close(tarn__kregistry *r);
+/* This node. */
+const tarn__knode_info *tarn__kregistry_self(const tarn__kregistry *r);
+/* Writes this node's record again when it is missing (the session was lost
+ * and renewed: its ephemeral records went with the old one). */
+int tarn__kregistry_refresh(tarn__kregistry *r);
+
+/* The live nodes sorted by node ID (malloc'd; free()). Read from the store at
+ * most once per second; this node is always in the list (it serves the
+ * request that asked). */
+int tarn__kregistry_live(tarn__kregistry *r, tarn__knode_info **out, size_t *n);
+
+/* The index in live[0..n) of the node a key maps to: FNV-1a of the key
+ * modulo n (n >= 1). Partition leaders use the key (topic ID, partition);
+ * group coordinators the group ID. */
+size_t tarn__kregistry_pick(size_t n, const void *key, size_t len);
+/* The node for a key among the live nodes (one call of tarn__kregistry_live). */
+int tarn__kregistry_pick_node(tarn__kregistry *r, const void *key, size_t len,
+                              tarn__knode_info *out);
+
+#endif

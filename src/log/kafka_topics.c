@@ -1,0 +1,380 @@
+/* Kafka topics on the catalog (spec Appendix A, "Stream identity"): one
+ * stream per incarnation of a topic, found by its name's prefix and its
+ * topic-name property. tarn/kafka_topics.h, docs/kafka.md. */
+#include "tarn/kafka_topics.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "util/error.h"
+#include "util/random.h"
+
+#define LAKESTREAM_PREFIX "lakestream."
+
+int tarn_kafka_topic_id_new(uint8_t uuid[16], char out[TARN_KAFKA_TOPIC_ID_LEN + 1]) {
+  static const uint8_t zero[16];
+  for (;;) {
+    int rc = tarn__random(uuid, 16, "topic ID");
+    if (rc)
+      return rc;
+    /* Kafka's Uuid.randomUuid(): never the zero (or a reserved) UUID, and
+     * redrawn when its string starts with '-', which command lines would
+     * take for an option. */
+    if (memcmp(uuid, zero, 16) == 0)
+      continue;
+    tarn_kafka_topic_id_string(uuid, out);
+    if (out[0] != '-')
+      return 0;
+  }
+}
+
+void tarn_kafka_topic_free(tarn_kafka_topic *t) {
+  if (!t)
+    return;
+  free(t->logs);
+  for (size_t i = 0; i < t->n_configs; i++)
+    free(t->configs[i].key), free(t->configs[i].value);
+  free(t->configs);
+  memset(t, 0, sizeof *t);
+}
+
+void tarn_kafka_topics_free(tarn_kafka_topic *v, size_t n) {
+  for (size_t i = 0; v && i < n; i++)
+    tarn_kafka_topic_free(&v[i]);
+  free(v);
+}
+
+static const char *prop(const tarn_catalog_record *s, const char *key) {
+  for (size_t i = 0; i < s->n_props; i++)
+    if (strcmp(s->props[i].key, key) == 0)
+      return s->props[i].value;
+  return NULL;
+}
+
+int tarn_kafka_stream_is_topic(const tarn_catalog_record *s) {
+  return s->kind == TARN_CATREC_STREAM && prop(s, TARN_KAFKA_PROP_TOPIC_NAME) != NULL;
+}
+
+/* A decimal integer in [lo, hi], all of s. */
+static int parse_int(const char *key, const char *s, long long lo, long long hi, long long *v) {
+  char *end;
+  errno = 0;
+  long long x = strtoll(s, &end, 10);
+  if (!*s || *end || errno || x < lo || x > hi)
+    return tarn__err(TARN_EINVAL, "topic config %s=%s: not an integer in %lld..%lld", key, s, lo,
+                     hi);
+  *v = x;
+  return 0;
+}
+
+/* Checks one config a topic is created with (or read back with). */
+static int config_check(const char *key, const char *value) {
+  long long v;
+  if (strncmp(key, LAKESTREAM_PREFIX, strlen(LAKESTREAM_PREFIX)) == 0)
+    return tarn__err(TARN_EINVAL, "topic config %s: the lakestream.* properties are the "
+                                  "binding's, set by tarn", key);
+  if (strcmp(key, TARN_KAFKA_CONFIG_MAX_MESSAGE_BYTES) == 0)
+    return parse_int(key, value, 1, INT32_MAX, &v);
+  if (strcmp(key, TARN_KAFKA_CONFIG_BATCH_MS) == 0)
+    return parse_int(key, value, 0, TARN_KAFKA_BATCH_MS_MAX, &v);
+  if (strcmp(key, TARN_PROP_STORAGE_CLASS) == 0 &&
+      (!*value || strlen(value) > TARN_STORAGE_CLASS_MAX))
+    return tarn__err(TARN_EINVAL, "topic config %s: 1..%d bytes", key, TARN_STORAGE_CLASS_MAX);
+  return 0;
+}
+
+int tarn_kafka_topic_from_stream(const tarn_catalog_record *s, tarn_kafka_topic *out) {
+  memset(out, 0, sizeof *out);
+  const char *name = s->kind == TARN_CATREC_STREAM ? prop(s, TARN_KAFKA_PROP_TOPIC_NAME) : NULL;
+  if (!name)
+    return tarn__err(TARN_EINVAL, "stream %s/%s is not a Kafka topic's (no %s property)",
+                     s->ns ? s->ns : "", s->name ? s->name : "", TARN_KAFKA_PROP_TOPIC_NAME);
+  int rc = tarn_kafka_topic_name_check(name);
+  size_t nl = strlen(name), il = strlen(TARN_KAFKA_STREAM_INFIX);
+  /* the stream is "{topic}-topic-id-{id}" of this very topic */
+  if (!rc && (strncmp(s->name, name, nl) != 0 ||
+              strncmp(s->name + nl, TARN_KAFKA_STREAM_INFIX, il) != 0))
+    rc = tarn__err(TARN_EINVAL, "stream %s/%s is not named %s" TARN_KAFKA_STREAM_INFIX "{id}",
+                   s->ns, s->name, name);
+  if (!rc)
+    rc = tarn_kafka_topic_id_parse(s->name + nl + il, out->uuid);
+  if (rc)
+    return tarn__errctx(rc, "stream %s/%s", s->ns, s->name);
+  snprintf(out->name, sizeof out->name, "%s", name);
+  snprintf(out->id, sizeof out->id, "%s", s->name + nl + il);
+  snprintf(out->ns, sizeof out->ns, "%s", s->ns);
+  snprintf(out->stream, sizeof out->stream, "%s", s->name);
+  out->state = s->state;
+  out->created_ms = s->time_ms;
+  out->partitions = (uint32_t)s->n_logs;
+  out->max_message_bytes = TARN_KAFKA_DEFAULT_MAX_MESSAGE_BYTES;
+  if (!(out->logs = malloc((s->n_logs ? s->n_logs : 1) * sizeof *out->logs)))
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  memcpy(out->logs, s->logs, s->n_logs * sizeof *out->logs);
+  size_t nc = 0;
+  for (size_t i = 0; i < s->n_props; i++)
+    nc += strncmp(s->props[i].key, LAKESTREAM_PREFIX, strlen(LAKESTREAM_PREFIX)) != 0;
+  if (nc && !(out->configs = calloc(nc, sizeof *out->configs))) {
+    tarn_kafka_topic_free(out);
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  }
+  for (size_t i = 0; !rc && i < s->n_props; i++) {
+    const char *k = s->props[i].key, *v = s->props[i].value;
+    if (strncmp(k, LAKESTREAM_PREFIX, strlen(LAKESTREAM_PREFIX)) == 0)
+      continue;
+    if ((rc = config_check(k, v)))
+      break;
+    long long x;
+    if (strcmp(k, TARN_KAFKA_CONFIG_MAX_MESSAGE_BYTES) == 0 && !parse_int(k, v, 1, INT32_MAX, &x))
+      out->max_message_bytes = (int32_t)x;
+    else if (strcmp(k, TARN_KAFKA_CONFIG_BATCH_MS) == 0 &&
+             !parse_int(k, v, 0, TARN_KAFKA_BATCH_MS_MAX, &x))
+      out->batch_ms = (uint32_t)x;
+    else if (strcmp(k, TARN_PROP_STORAGE_CLASS) == 0)
+      snprintf(out->storage_class, sizeof out->storage_class, "%s", v);
+    tarn_stream_prop *c = &out->configs[out->n_configs];
+    c->key = strdup(k), c->value = strdup(v);
+    if (!c->key || !c->value) {
+      free(c->key), free(c->value);
+      rc = tarn__err(TARN_ENOMEM, "out of memory");
+      break;
+    }
+    out->n_configs++;
+  }
+  if (rc) {
+    tarn_kafka_topic_free(out);
+    return tarn__errctx(rc, "topic %s", name);
+  }
+  return 0;
+}
+
+int tarn_kafka_topic_log(const tarn_kafka_topic *t, uint32_t p, uint64_t *log_id) {
+  if (p >= t->partitions)
+    return tarn__err(TARN_ENOTFOUND, "topic %s has %u partitions; there is no partition %u",
+                     t->name, t->partitions, p);
+  *log_id = t->logs[p];
+  return 0;
+}
+
+/* The streams of topic `name`, every incarnation the catalog holds (live or
+ * being dropped). */
+static int incarnations(tarn_catalog *c, const char *name, tarn_catalog_record **v, size_t *n) {
+  *v = NULL, *n = 0;
+  int rc = tarn_kafka_topic_name_check(name);
+  if (rc)
+    return rc;
+  char prefix[TARN_STREAM_NAME_MAX + 1];
+  snprintf(prefix, sizeof prefix, "%s" TARN_KAFKA_STREAM_INFIX, name);
+  rc = tarn_catalog_list_streams_prefix(c, TARN_DEFAULT_NAMESPACE, prefix, v, n);
+  if (rc)
+    return rc;
+  /* A topic named "a" shares the prefix of topic "a-topic-id-b"'s streams:
+   * only the property tells them apart. */
+  size_t k = 0;
+  for (size_t i = 0; i < *n; i++) {
+    const char *t = prop(&(*v)[i], TARN_KAFKA_PROP_TOPIC_NAME);
+    if (t && strcmp(t, name) == 0)
+      (*v)[k++] = (*v)[i];
+    else
+      tarn_catalog_record_free(&(*v)[i]);
+  }
+  *n = k;
+  return 0;
+}
+
+int tarn_kafka_topic_lookup(tarn_catalog *c, const char *name, tarn_kafka_topic *out) {
+  if (out)
+    memset(out, 0, sizeof *out);
+  tarn_catalog_record *v;
+  size_t n;
+  int rc = incarnations(c, name, &v, &n);
+  if (rc)
+    return rc;
+  rc = TARN_ENOTFOUND;
+  for (size_t i = 0; i < n && rc == TARN_ENOTFOUND; i++)
+    if (v[i].state == TARN_STREAM_ACTIVE)
+      rc = out ? tarn_kafka_topic_from_stream(&v[i], out) : 0;
+  tarn_catalog_records_free(v, n);
+  if (rc == TARN_ENOTFOUND)
+    return tarn__err(rc, "topic %s not found; list topics with 'tarn topic list'", name);
+  return rc;
+}
+
+int tarn_kafka_topic_list(tarn_catalog *c, tarn_kafka_topic **out, size_t *n) {
+  *out = NULL, *n = 0;
+  tarn_catalog_record *v;
+  size_t nv;
+  int rc = tarn_catalog_list_streams_prefix(c, TARN_DEFAULT_NAMESPACE, "", &v, &nv);
+  if (rc)
+    return rc;
+  tarn_kafka_topic *t = nv ? calloc(nv, sizeof *t) : NULL;
+  if (nv && !t)
+    rc = tarn__err(TARN_ENOMEM, "out of memory");
+  size_t k = 0;
+  /* Streams of one topic sort together, its live one among them, and
+   * "{topic}-topic-id-" sorts the topics by name (the infix starts with '-',
+   * below every name byte but '.'); the sort below makes it exact. */
+  for (size_t i = 0; !rc && i < nv; i++) {
+    if (!tarn_kafka_stream_is_topic(&v[i]) || v[i].state != TARN_STREAM_ACTIVE)
+      continue;
+    int r2 = tarn_kafka_topic_from_stream(&v[i], &t[k]);
+    if (r2 == 0)
+      k++;
+    else if (r2 != TARN_EINVAL) /* a stream that only looks like a topic's is not one */
+      rc = r2;
+  }
+  tarn_catalog_records_free(v, nv);
+  if (rc) {
+    tarn_kafka_topics_free(t, k);
+    return rc;
+  }
+  for (size_t i = 1; i < k; i++) /* insertion sort by name: usually sorted already */
+    for (size_t j = i; j > 0 && strcmp(t[j - 1].name, t[j].name) > 0; j--) {
+      tarn_kafka_topic x = t[j];
+      t[j] = t[j - 1], t[j - 1] = x;
+    }
+  *out = t, *n = k;
+  return 0;
+}
+
+int tarn_kafka_topic_create(tarn_catalog *c, const char *name, uint32_t partitions,
+                            const tarn_stream_prop *configs, size_t n_configs,
+                            tarn_kafka_topic *out) {
+  if (out)
+    memset(out, 0, sizeof *out);
+  int rc = tarn_kafka_topic_name_check(name);
+  if (rc)
+    return rc;
+  if (n_configs > TARN_STREAM_PROPS_MAX - 3)
+    return tarn__err(TARN_EINVAL, "topic %s: more than %d configs", name,
+                     TARN_STREAM_PROPS_MAX - 3);
+  for (size_t i = 0; i < n_configs; i++) {
+    for (size_t j = 0; j < i; j++)
+      if (strcmp(configs[i].key, configs[j].key) == 0)
+        return tarn__err(TARN_EINVAL, "topic %s: config %s given twice", name, configs[i].key);
+    if ((rc = config_check(configs[i].key, configs[i].value)))
+      return tarn__errctx(rc, "topic %s", name);
+  }
+  /* A topic is live while any incarnation's stream exists: one being
+   * dropped still holds the name (Kafka answers TOPIC_ALREADY_EXISTS while a
+   * deletion is in progress, too). */
+  tarn_catalog_record *v;
+  size_t n;
+  if ((rc = incarnations(c, name, &v, &n)))
+    return rc;
+  tarn_catalog_records_free(v, n);
+  if (n)
+    return tarn__err(TARN_EEXIST, "topic %s already exists", name);
+  uint8_t uuid[16];
+  char id[TARN_KAFKA_TOPIC_ID_LEN + 1], stream[TARN_STREAM_NAME_MAX + 1];
+  if ((rc = tarn_kafka_topic_id_new(uuid, id)) ||
+      (rc = tarn_kafka_stream_name(name, id, stream, sizeof stream)))
+    return rc;
+  tarn_stream_prop *props = calloc(n_configs + 3, sizeof *props);
+  if (!props)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  props[0] = (tarn_stream_prop){TARN_KAFKA_PROP_LOGICAL_NAME, (char *)name};
+  props[1] = (tarn_stream_prop){TARN_KAFKA_PROP_TOPIC_NAME, (char *)name};
+  props[2] = (tarn_stream_prop){TARN_KAFKA_PROP_TOPIC_ID, id};
+  memcpy(props + 3, configs, n_configs * sizeof *props);
+  tarn_catalog_record s;
+  /* A fresh ID makes a fresh identity: a deleted topic's tombstone never
+   * blocks its successor (LS-089 stays intact). */
+  rc = tarn_catalog_create_stream(c, TARN_DEFAULT_NAMESPACE, stream, partitions, props,
+                                  n_configs + 3, &s);
+  free(props);
+  if (rc)
+    return tarn__errctx(rc, "creating topic %s", name);
+  /* Another node may be creating the same topic: a creator that sees any
+   * other live incarnation after its own create drops its stream and fails.
+   * The store's scans are linearizable, so of two racing creators the later
+   * one to list sees the other: at most one topic stays (both may lose; a
+   * retry then succeeds). */
+  if ((rc = incarnations(c, name, &v, &n))) {
+    tarn_catalog_record_free(&s);
+    return rc;
+  }
+  int lost = 0;
+  for (size_t i = 0; i < n; i++)
+    lost |= strcmp(v[i].name, s.name) != 0 && v[i].state == TARN_STREAM_ACTIVE;
+  tarn_catalog_records_free(v, n);
+  if (lost) {
+    tarn_catalog_drop_stream(c, TARN_DEFAULT_NAMESPACE, s.name, NULL);
+    tarn_catalog_record_free(&s);
+    return tarn__err(TARN_EEXIST, "topic %s already exists (created concurrently)", name);
+  }
+  rc = out ? tarn_kafka_topic_from_stream(&s, out) : 0;
+  tarn_catalog_record_free(&s);
+  return rc;
+}
+
+int tarn_kafka_topic_delete(tarn_catalog *c, const char *name) {
+  tarn_catalog_record *v;
+  size_t n;
+  int rc = incarnations(c, name, &v, &n);
+  if (rc)
+    return rc;
+  if (n == 0) {
+    tarn_catalog_records_free(v, n);
+    return tarn__err(TARN_ENOTFOUND, "topic %s not found", name);
+  }
+  /* Every incarnation still in the catalog goes: the live one, and one a
+   * crashed delete left DROPPING (the drop resumes). */
+  for (size_t i = 0; i < n && !rc; i++)
+    rc = tarn_catalog_drop_stream(c, v[i].ns, v[i].name, NULL);
+  tarn_catalog_records_free(v, n);
+  return rc ? tarn__errctx(rc, "deleting topic %s", name) : 0;
+}
+
+int tarn_kafka_topic_add_partitions(tarn_catalog *c, const char *name, uint32_t total,
+                                    tarn_kafka_topic *out) {
+  if (out)
+    memset(out, 0, sizeof *out);
+  tarn_kafka_topic t;
+  int rc = tarn_kafka_topic_lookup(c, name, &t);
+  if (rc)
+    return rc;
+  if (total <= t.partitions) {
+    rc = tarn__err(TARN_EINVAL, "topic %s has %u partitions; the new count %u must be larger",
+                   name, t.partitions, total);
+  } else {
+    tarn_catalog_record s;
+    rc = tarn_catalog_add_partitions(c, t.ns, t.stream, total - t.partitions, &s);
+    if (!rc) {
+      rc = out ? tarn_kafka_topic_from_stream(&s, out) : 0;
+      tarn_catalog_record_free(&s);
+    }
+  }
+  tarn_kafka_topic_free(&t);
+  return rc;
+}
+
+int tarn_kafka_log_is_topic(tarn_meta *m, uint64_t log_id) {
+  tarn_catalog *c;
+  int rc = tarn_catalog_open(m, NULL, &c);
+  if (rc)
+    return rc;
+  tarn_catalog_record lr;
+  rc = tarn_catalog_log_stream(c, log_id, &lr);
+  if (rc == TARN_ENOTFOUND) {
+    tarn_catalog_close(c);
+    return 0; /* a log of no stream: no binding applies */
+  }
+  if (rc == 0) {
+    tarn_catalog_record s;
+    rc = tarn_catalog_open_stream(c, lr.ns, lr.name, &s);
+    if (rc == 0) {
+      rc = tarn_kafka_stream_is_topic(&s);
+      tarn_catalog_record_free(&s);
+    } else if (rc == TARN_ENOTFOUND) {
+      rc = 0;
+    }
+    tarn_catalog_record_free(&lr);
+  }
+  tarn_catalog_close(c);
+  return rc < 0 ? tarn__errctx(rc, "log %llu: is it a Kafka topic's?",
+                               (unsigned long long)log_id)
+                : rc;
+}

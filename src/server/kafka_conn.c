@@ -1,0 +1,63 @@
+/* Request framing of a Kafka connection (kafka_conn.h). */
+#include "server/kafka_conn.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* api_key, api_version and correlation_id: the least a request header holds. */
+#define MIN_REQUEST 8
+
+int tarn_srv_kconn_feed(tarn_srv_kconn *c, const uint8_t *p, size_t n, size_t max_request,
+                        size_t *used, uint8_t **frame, size_t *len) {
+  size_t i = 0;
+  *used = 0;
+  if (!c->frame) {
+    while (c->size_have < 4 && i < n)
+      c->size_be[c->size_have++] = p[i++];
+    if (c->size_have < 4) {
+      *used = i;
+      return TARN_SRV_KFEED_MORE;
+    }
+    uint32_t sz = (uint32_t)c->size_be[0] << 24 | (uint32_t)c->size_be[1] << 16 |
+                  (uint32_t)c->size_be[2] << 8 | c->size_be[3];
+    /* A negative size reads as above 2^31 here: over any limit. */
+    if (sz < MIN_REQUEST || sz > max_request || sz > INT32_MAX) {
+      *used = i;
+      return TARN_SRV_KFEED_BAD;
+    }
+    c->frame = malloc(sz);
+    if (!c->frame) {
+      *used = i;
+      return TARN_SRV_KFEED_BAD;
+    }
+    c->frame_len = sz;
+    c->frame_have = 0;
+  }
+  size_t take = c->frame_len - c->frame_have;
+  if (take > n - i)
+    take = n - i;
+  memcpy(c->frame + c->frame_have, p + i, take);
+  c->frame_have += take;
+  i += take;
+  *used = i;
+  if (c->frame_have < c->frame_len)
+    return TARN_SRV_KFEED_MORE;
+  *frame = c->frame;
+  *len = c->frame_len;
+  c->frame = NULL;
+  c->size_have = 0;
+  return TARN_SRV_KFEED_FRAME;
+}
+
+void tarn_srv_kconn_free(tarn_srv_kconn *c) {
+  if (!c)
+    return;
+  free(c->frame);
+  tarn_buf_free(&c->wbuf);
+  for (tarn_srv_kslot *s = c->head, *nx; s; s = nx) {
+    nx = s->next;
+    tarn_buf_free(&s->frame);
+    free(s);
+  }
+  free(c);
+}

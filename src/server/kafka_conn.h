@@ -1,0 +1,64 @@
+/* One Kafka client connection of the listener (kafka_listen.c): the framing
+ * of requests (a 4-byte big-endian size, then the request) and the queue that
+ * puts responses back in request order, whatever order the handlers complete
+ * them in. Shared between the I/O thread and the threads that complete
+ * requests, under the listener's mutex (see the fields). */
+#ifndef TARN_SERVER_KAFKA_CONN_H
+#define TARN_SERVER_KAFKA_CONN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kafka/api.h"
+#include "tarn/buf.h"
+
+/* One request's place in its connection's order. */
+typedef struct tarn_srv_kslot {
+  int done;             /* its completion arrived */
+  int how;              /* TARN__KREQ_* */
+  tarn_buf frame;       /* the response (TARN__KREQ_RESPONSE) */
+  struct tarn_srv_kslot *next;
+} tarn_srv_kslot;
+
+typedef struct tarn_srv_kconn {
+  int fd;
+  char peer[64];
+  /* Under the listener's mutex: */
+  int refs;              /* the I/O thread's, one per request in flight, one while on the ready list */
+  int closed;            /* the socket is closed; completions only free */
+  int on_ready;
+  struct tarn_srv_kconn *ready_next;
+  tarn_srv_kslot *head, *tail; /* in request order */
+  size_t req_bytes;      /* bytes of requests read and not completed */
+  size_t resp_bytes;     /* bytes of completed responses not yet moved to wbuf */
+  /* I/O thread only: */
+  uint8_t size_be[4];
+  size_t size_have;
+  uint8_t *frame;        /* the request being read */
+  size_t frame_len, frame_have;
+  tarn_buf wbuf;         /* responses being written */
+  size_t woff;
+  uint64_t next_seq;
+  int reading, writing;  /* EPOLLIN / EPOLLOUT registered */
+  int closing;           /* close once wbuf is written */
+  int64_t last_io;       /* monotonic ms of the last byte moved */
+  struct tarn_srv_kconn *prev, *next; /* the listener's open connections */
+} tarn_srv_kconn;
+
+/* What one feed of bytes produced. */
+enum {
+  TARN_SRV_KFEED_MORE = 0,  /* every byte consumed, no frame complete */
+  TARN_SRV_KFEED_FRAME = 1, /* a frame is complete: *frame, *len (malloc'd, moved to the caller) */
+  TARN_SRV_KFEED_BAD = 2    /* the size prefix is negative, too small or over the limit */
+};
+
+/* Consumes bytes p[0..n) into c's framing state, up to the end of the first
+ * frame completed: *used gets the bytes consumed. A frame shorter than a
+ * request header (8 bytes) or longer than max_request is BAD. */
+int tarn_srv_kconn_feed(tarn_srv_kconn *c, const uint8_t *p, size_t n, size_t max_request,
+                        size_t *used, uint8_t **frame, size_t *len);
+
+/* Frees what c holds (the socket is closed by the caller). */
+void tarn_srv_kconn_free(tarn_srv_kconn *c);
+
+#endif

@@ -1,0 +1,634 @@
+/* The Kafka listener of `tarn serve` (kafka_listen.h). */
+#include "server/kafka_listen.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "server/kafka_conn.h"
+#include "server/srvlog.h"
+#include "tarn/error.h"
+#include "tarn/metrics.h"
+#include "util/clock.h"
+
+/* A request handed to the workers: the request, the slot its completion fills. */
+typedef struct kwork {
+  tarn__kreq req;
+  tarn_srv_kconn *c;
+  tarn_srv_kslot *slot;
+  struct tarn_srv_kafka *k;
+  struct kwork *next;
+} kwork;
+
+struct tarn_srv_kafka {
+  tarn__knode *node;
+  tarn_srv_kafka_limits lim;
+  int lfd, efd, epfd, port;
+  pthread_t io;
+  pthread_t *workers;
+  int nworkers;
+  atomic_int draining, stopping;
+  int drained;             /* drain's work done (the caller's thread only) */
+  pthread_mutex_t mu;      /* the connections' shared fields, the queue, the ready list */
+  pthread_cond_t work_cv;
+  kwork *qhead, *qtail;    /* requests waiting for a worker */
+  tarn_srv_kconn *ready;   /* connections with completions to move out */
+  tarn_srv_kconn *conns;   /* open connections (I/O thread only) */
+  int nconns;
+};
+
+void tarn_srv_kafka_limits_default(tarn_srv_kafka_limits *l) {
+  l->max_connections = 1024;
+  l->max_request_bytes = TARN_KAFKA_DEFAULT_MAX_REQUEST_BYTES;
+  l->max_conn_bytes = (size_t)128 << 20;
+  l->idle_ms = 600000;
+  l->workers = 16;
+}
+
+int tarn_srv_kafka_parse_addr(const char *s, char *host, size_t n, int *port) {
+  const char *colon = strrchr(s, ':');
+  const char *ps = colon ? colon + 1 : s;
+  size_t hl = colon ? (size_t)(colon - s) : 0;
+  if (hl >= n)
+    return TARN_EINVAL;
+  if (hl)
+    snprintf(host, n, "%.*s", (int)hl, s);
+  else
+    snprintf(host, n, "127.0.0.1");
+  char *end;
+  long p = strtol(ps, &end, 10);
+  if (!*ps || *end || p < 0 || p > 65535)
+    return TARN_EINVAL;
+  *port = (int)p;
+  return 0;
+}
+
+static void wake(tarn_srv_kafka *k) {
+  uint64_t one = 1;
+  ssize_t w = write(k->efd, &one, sizeof one);
+  (void)w; /* a full counter still wakes the loop */
+}
+
+/* Drops one reference; frees c at the last one. Called with k->mu held;
+ * returns c when the caller must free it after unlocking. */
+static tarn_srv_kconn *unref_locked(tarn_srv_kconn *c) { return --c->refs == 0 ? c : NULL; }
+
+/* The connection's side of a completion (tarn__kreq_done_fn), from any thread. */
+static void conn_done(tarn__kreq *req, int how, tarn_buf *frame) {
+  kwork *w = (kwork *)req; /* req is the first member */
+  tarn_srv_kafka *k = w->k;
+  tarn_srv_kconn *c = w->c;
+  pthread_mutex_lock(&k->mu);
+  tarn_srv_kslot *s = w->slot;
+  s->done = 1;
+  s->how = how;
+  if (how == TARN__KREQ_RESPONSE && frame) {
+    s->frame = *frame;
+    *frame = (tarn_buf)TARN_BUF_INIT;
+    c->resp_bytes += s->frame.len;
+  }
+  c->req_bytes -= req->frame_len;
+  if (!c->on_ready) {
+    c->on_ready = 1;
+    c->refs++;
+    c->ready_next = k->ready;
+    k->ready = c;
+  }
+  tarn_srv_kconn *dead = unref_locked(c);
+  pthread_mutex_unlock(&k->mu);
+  if (frame)
+    tarn_buf_free(frame);
+  free((void *)req->frame);
+  free(w);
+  tarn_srv_kconn_free(dead); /* never: the ready list holds a reference */
+  wake(k);
+}
+
+static void *worker(void *arg) {
+  tarn_srv_kafka *k = arg;
+  pthread_mutex_lock(&k->mu);
+  for (;;) {
+    while (!k->qhead && !atomic_load(&k->draining))
+      pthread_cond_wait(&k->work_cv, &k->mu);
+    kwork *w = k->qhead;
+    if (!w)
+      break; /* draining and nothing left */
+    k->qhead = w->next;
+    if (!k->qhead)
+      k->qtail = NULL;
+    pthread_mutex_unlock(&k->mu);
+    tarn__kreq_dispatch(k->node, &w->req);
+    pthread_mutex_lock(&k->mu);
+  }
+  pthread_mutex_unlock(&k->mu);
+  return NULL;
+}
+
+static void set_events(tarn_srv_kafka *k, tarn_srv_kconn *c, int reading, int writing) {
+  if (c->reading == reading && c->writing == writing)
+    return;
+  struct epoll_event ev = {.events = (reading ? EPOLLIN : 0u) | (writing ? EPOLLOUT : 0u),
+                           .data.ptr = c};
+  epoll_ctl(k->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+  c->reading = reading;
+  c->writing = writing;
+}
+
+static void conn_close(tarn_srv_kafka *k, tarn_srv_kconn *c) {
+  epoll_ctl(k->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+  close(c->fd);
+  if (c->prev)
+    c->prev->next = c->next;
+  else
+    k->conns = c->next;
+  if (c->next)
+    c->next->prev = c->prev;
+  k->nconns--;
+  tarn_metrics_set("tarn_kafka_connections", k->nconns, NULL);
+  pthread_mutex_lock(&k->mu);
+  c->closed = 1;
+  /* Completed slots go now; the others when their completions arrive. */
+  tarn_srv_kslot **pp = &c->head, *last = NULL;
+  while (*pp) {
+    tarn_srv_kslot *s = *pp;
+    if (s->done) {
+      *pp = s->next;
+      c->resp_bytes -= s->frame.len;
+      tarn_buf_free(&s->frame);
+      free(s);
+    } else {
+      last = s;
+      pp = &s->next;
+    }
+  }
+  c->tail = last;
+  tarn_srv_kconn *dead = unref_locked(c);
+  pthread_mutex_unlock(&k->mu);
+  tarn_srv_kconn_free(dead);
+}
+
+static size_t held(const tarn_srv_kconn *c) {
+  return c->req_bytes + c->resp_bytes + (c->wbuf.len - c->woff);
+}
+
+/* Writes what wbuf holds; 0, or -1 when the connection failed. */
+static int conn_write(tarn_srv_kafka *k, tarn_srv_kconn *c) {
+  while (c->woff < c->wbuf.len) {
+    ssize_t w = send(c->fd, c->wbuf.data + c->woff, c->wbuf.len - c->woff, MSG_NOSIGNAL);
+    if (w < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        break;
+      return -1;
+    }
+    c->woff += (size_t)w;
+    c->last_io = tarn__mono_ms();
+  }
+  if (c->woff == c->wbuf.len) {
+    tarn_buf_reset(&c->wbuf);
+    c->woff = 0;
+  }
+  return 0;
+}
+
+/* Moves the completed responses at the head of c's order into wbuf (a slot
+ * not yet done holds every later one back: responses go out in request
+ * order), writes, and updates what epoll waits for. */
+static void conn_flush(tarn_srv_kafka *k, tarn_srv_kconn *c) {
+  pthread_mutex_lock(&k->mu);
+  while (c->head && c->head->done && !c->closing) {
+    tarn_srv_kslot *s = c->head;
+    c->head = s->next;
+    if (!c->head)
+      c->tail = NULL;
+    size_t flen = s->frame.len;
+    c->resp_bytes -= flen;
+    if (s->how == TARN__KREQ_RESPONSE && flen) {
+      if (c->wbuf.len == 0) { /* take the buffer itself: no copy */
+        tarn_buf_free(&c->wbuf);
+        c->wbuf = s->frame;
+        c->woff = 0;
+        s->frame = (tarn_buf)TARN_BUF_INIT;
+      } else if (tarn_buf_append(&c->wbuf, s->frame.data, s->frame.len)) {
+        c->closing = 1; /* out of memory: the client learns by a closed connection */
+      }
+    } else if (s->how == TARN__KREQ_CLOSE) {
+      c->closing = 1;
+    }
+    tarn_buf_free(&s->frame);
+    free(s);
+  }
+  pthread_mutex_unlock(&k->mu);
+  if (conn_write(k, c)) {
+    conn_close(k, c);
+    return;
+  }
+  int pending = c->woff < c->wbuf.len;
+  if (c->closing && !pending) {
+    conn_close(k, c);
+    return;
+  }
+  pthread_mutex_lock(&k->mu);
+  int over = held(c) > k->lim.max_conn_bytes;
+  pthread_mutex_unlock(&k->mu);
+  set_events(k, c, !c->closing && !over && !atomic_load(&k->draining), pending);
+}
+
+/* Queues a decoded frame for the workers, in c's order. */
+static int conn_request(tarn_srv_kafka *k, tarn_srv_kconn *c, uint8_t *frame, size_t len) {
+  if (atomic_load(&k->draining)) { /* the workers may be gone: read no more */
+    free(frame);
+    return -1;
+  }
+  kwork *w = calloc(1, sizeof *w);
+  tarn_srv_kslot *s = calloc(1, sizeof *s);
+  if (!w || !s) {
+    free(w);
+    free(s);
+    free(frame);
+    return -1;
+  }
+  w->k = k;
+  w->c = c;
+  w->slot = s;
+  w->req.frame = frame;
+  w->req.frame_len = len;
+  w->req.conn = c;
+  w->req.seq = c->next_seq++;
+  w->req.done = conn_done;
+  snprintf(w->req.peer, sizeof w->req.peer, "%s", c->peer);
+  pthread_mutex_lock(&k->mu);
+  if (c->tail)
+    c->tail->next = s;
+  else
+    c->head = s;
+  c->tail = s;
+  c->refs++;
+  c->req_bytes += len;
+  if (k->qtail)
+    k->qtail->next = w;
+  else
+    k->qhead = w;
+  k->qtail = w;
+  pthread_cond_signal(&k->work_cv);
+  pthread_mutex_unlock(&k->mu);
+  tarn_metrics_inc("tarn_kafka_requests_read_total", 1, NULL);
+  return 0;
+}
+
+/* A bad frame: close once the responses of the requests before it are out. */
+static void conn_bad(tarn_srv_kafka *k, tarn_srv_kconn *c, const char *why) {
+  tarn_srv_log(TARN_SRV_DEBUG, "kafka connection closed", "peer", c->peer, "reason", why, NULL);
+  tarn_metrics_inc("tarn_kafka_bad_frames_total", 1, NULL);
+  tarn_srv_kslot *s = calloc(1, sizeof *s);
+  pthread_mutex_lock(&k->mu);
+  if (s) {
+    s->done = 1;
+    s->how = TARN__KREQ_CLOSE;
+    if (c->tail)
+      c->tail->next = s;
+    else
+      c->head = s;
+    c->tail = s;
+  }
+  pthread_mutex_unlock(&k->mu);
+  if (!s)
+    c->closing = 1;
+  set_events(k, c, 0, c->writing);
+}
+
+static void conn_read(tarn_srv_kafka *k, tarn_srv_kconn *c) {
+  uint8_t buf[65536];
+  for (;;) {
+    ssize_t r = recv(c->fd, buf, sizeof buf, 0);
+    if (r < 0 && errno == EINTR)
+      continue;
+    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+      break;
+    if (r <= 0) { /* the client closed or the connection failed */
+      conn_close(k, c);
+      return;
+    }
+    c->last_io = tarn__mono_ms();
+    size_t off = 0;
+    while (off < (size_t)r) {
+      size_t used, len;
+      uint8_t *frame;
+      int f = tarn_srv_kconn_feed(c, buf + off, (size_t)r - off, k->lim.max_request_bytes, &used,
+                                  &frame, &len);
+      off += used;
+      if (f == TARN_SRV_KFEED_BAD) {
+        conn_bad(k, c, "request size out of bounds");
+        conn_flush(k, c);
+        return;
+      }
+      if (f == TARN_SRV_KFEED_FRAME && conn_request(k, c, frame, len)) {
+        conn_bad(k, c, "out of memory, or the node is stopping");
+        conn_flush(k, c);
+        return;
+      }
+    }
+    pthread_mutex_lock(&k->mu);
+    int over = held(c) > k->lim.max_conn_bytes;
+    pthread_mutex_unlock(&k->mu);
+    if (over) { /* stop reading until responses drain (conn_flush resumes) */
+      set_events(k, c, 0, c->writing);
+      return;
+    }
+  }
+}
+
+static void accept_all(tarn_srv_kafka *k) {
+  for (;;) {
+    struct sockaddr_in sa;
+    socklen_t sl = sizeof sa;
+    int fd = accept(k->lfd, (struct sockaddr *)&sa, &sl);
+    if (fd < 0)
+      return;
+    if (fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK) || fcntl(fd, F_SETFD, FD_CLOEXEC)) {
+      close(fd);
+      continue;
+    }
+    if (k->nconns >= k->lim.max_connections || atomic_load(&k->draining)) {
+      tarn_metrics_inc("tarn_kafka_connections_refused_total", 1, NULL);
+      close(fd);
+      continue;
+    }
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
+    tarn_srv_kconn *c = calloc(1, sizeof *c);
+    if (!c) {
+      close(fd);
+      continue;
+    }
+    c->fd = fd;
+    c->refs = 1;
+    char ip[INET_ADDRSTRLEN] = "?";
+    inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
+    snprintf(c->peer, sizeof c->peer, "%s:%d", ip, ntohs(sa.sin_port));
+    c->last_io = tarn__mono_ms();
+    c->reading = 1;
+    struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
+    if (epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ev)) {
+      close(fd);
+      free(c);
+      continue;
+    }
+    c->next = k->conns;
+    if (k->conns)
+      k->conns->prev = c;
+    k->conns = c;
+    k->nconns++;
+    tarn_metrics_inc("tarn_kafka_connections_total", 1, NULL);
+    tarn_metrics_set("tarn_kafka_connections", k->nconns, NULL);
+  }
+}
+
+static void take_ready(tarn_srv_kafka *k) {
+  pthread_mutex_lock(&k->mu);
+  tarn_srv_kconn *r = k->ready;
+  k->ready = NULL;
+  pthread_mutex_unlock(&k->mu);
+  while (r) {
+    tarn_srv_kconn *c = r, *dead;
+    r = r->ready_next;
+    pthread_mutex_lock(&k->mu);
+    c->on_ready = 0;
+    int closed = c->closed;
+    if (closed) { /* completions of a closed connection: nothing to send */
+      while (c->head && c->head->done) {
+        tarn_srv_kslot *s = c->head;
+        c->head = s->next;
+        c->resp_bytes -= s->frame.len;
+        tarn_buf_free(&s->frame);
+        free(s);
+      }
+      if (!c->head)
+        c->tail = NULL;
+    }
+    c->refs++; /* held across conn_flush, which may close it */
+    dead = unref_locked(c); /* the ready list's */
+    pthread_mutex_unlock(&k->mu);
+    (void)dead;
+    if (!closed)
+      conn_flush(k, c);
+    pthread_mutex_lock(&k->mu);
+    dead = unref_locked(c);
+    pthread_mutex_unlock(&k->mu);
+    tarn_srv_kconn_free(dead);
+  }
+}
+
+/* Closes connections idle past the limit: nothing in flight, nothing to write. */
+static void close_idle(tarn_srv_kafka *k) {
+  int64_t now = tarn__mono_ms();
+  for (tarn_srv_kconn *c = k->conns, *nx; c; c = nx) {
+    nx = c->next;
+    pthread_mutex_lock(&k->mu);
+    int busy = c->head != NULL;
+    pthread_mutex_unlock(&k->mu);
+    if (!busy && c->woff == c->wbuf.len && now - c->last_io >= k->lim.idle_ms) {
+      tarn_srv_log(TARN_SRV_DEBUG, "kafka connection idle", "peer", c->peer, NULL);
+      tarn_metrics_inc("tarn_kafka_idle_closed_total", 1, NULL);
+      conn_close(k, c);
+    }
+  }
+}
+
+/* While stopping: 1 when some connection still has a response to write. */
+static int any_pending(tarn_srv_kafka *k) {
+  int p = 0;
+  pthread_mutex_lock(&k->mu);
+  for (tarn_srv_kconn *c = k->conns; c && !p; c = c->next)
+    p = (c->head && c->head->done) || c->woff < c->wbuf.len || k->ready;
+  pthread_mutex_unlock(&k->mu);
+  return p;
+}
+
+static void *io_loop(void *arg) {
+  tarn_srv_kafka *k = arg;
+  int listening = 1;
+  int64_t stop_deadline = -1;
+  /* Idle connections are looked for at least 4 times per idle period. */
+  int tick = k->lim.idle_ms / 4;
+  tick = tick < 10 ? 10 : tick > 1000 ? 1000 : tick;
+  for (;;) {
+    if (listening && atomic_load(&k->draining)) {
+      epoll_ctl(k->epfd, EPOLL_CTL_DEL, k->lfd, NULL);
+      listening = 0;
+      for (tarn_srv_kconn *c = k->conns; c; c = c->next)
+        set_events(k, c, 0, c->writing);
+    }
+    if (atomic_load(&k->stopping)) {
+      if (stop_deadline < 0)
+        stop_deadline = tarn__mono_ms() + 2000;
+      if (!any_pending(k) || tarn__mono_ms() >= stop_deadline)
+        break;
+    }
+    struct epoll_event evs[64];
+    int n = epoll_wait(k->epfd, evs, 64, atomic_load(&k->stopping) ? 20 : tick);
+    for (int i = 0; i < n; i++) {
+      void *p = evs[i].data.ptr;
+      if (p == &k->lfd) {
+        accept_all(k);
+      } else if (p == &k->efd) {
+        uint64_t v;
+        ssize_t r = read(k->efd, &v, sizeof v);
+        (void)r;
+      } else {
+        tarn_srv_kconn *c = p;
+        /* c may be closed by an earlier event of this batch only through
+         * conn_close, which deletes it from epoll; the batch was taken
+         * before, so events of a closed connection are skipped by flags. */
+        pthread_mutex_lock(&k->mu);
+        c->refs++;
+        pthread_mutex_unlock(&k->mu);
+        if (!c->closed && (evs[i].events & (EPOLLERR | EPOLLHUP)) && !(evs[i].events & EPOLLIN))
+          conn_close(k, c);
+        if (!c->closed && (evs[i].events & EPOLLIN))
+          conn_read(k, c);
+        if (!c->closed && (evs[i].events & EPOLLOUT))
+          conn_flush(k, c);
+        pthread_mutex_lock(&k->mu);
+        tarn_srv_kconn *dead = unref_locked(c);
+        pthread_mutex_unlock(&k->mu);
+        tarn_srv_kconn_free(dead);
+      }
+    }
+    take_ready(k);
+    if (k->lim.idle_ms > 0)
+      close_idle(k);
+  }
+  return NULL;
+}
+
+int tarn_srv_kafka_start(const char *addr, const tarn_srv_kafka_limits *lim,
+                         tarn__knode *node, tarn_srv_kafka **out) {
+  *out = NULL;
+  char host[256];
+  int port;
+  if (tarn_srv_kafka_parse_addr(addr, host, sizeof host, &port))
+    return TARN_EINVAL;
+  struct sockaddr_in sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons((uint16_t)port);
+  if (strcmp(host, "0.0.0.0") == 0)
+    sa.sin_addr.s_addr = htonl(INADDR_ANY);
+  else if (strcmp(host, "localhost") == 0)
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  else if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+    return TARN_EINVAL;
+  tarn_srv_kafka *k = calloc(1, sizeof *k);
+  if (!k)
+    return TARN_ENOMEM;
+  k->node = node;
+  if (lim)
+    k->lim = *lim;
+  else
+    tarn_srv_kafka_limits_default(&k->lim);
+  if (k->lim.workers < 1)
+    k->lim.workers = 1;
+  k->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+  int one = 1;
+  if (k->lfd < 0 || setsockopt(k->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
+      bind(k->lfd, (struct sockaddr *)&sa, sizeof sa) || listen(k->lfd, 128)) {
+    if (k->lfd >= 0)
+      close(k->lfd);
+    free(k);
+    return TARN_EIO;
+  }
+  socklen_t sl = sizeof sa;
+  getsockname(k->lfd, (struct sockaddr *)&sa, &sl);
+  k->port = ntohs(sa.sin_port);
+  k->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+  k->epfd = epoll_create1(EPOLL_CLOEXEC);
+  struct epoll_event el = {.events = EPOLLIN, .data.ptr = &k->lfd};
+  struct epoll_event ee = {.events = EPOLLIN, .data.ptr = &k->efd};
+  if (k->efd < 0 || k->epfd < 0 || epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->lfd, &el) ||
+      epoll_ctl(k->epfd, EPOLL_CTL_ADD, k->efd, &ee)) {
+    close(k->lfd);
+    if (k->efd >= 0)
+      close(k->efd);
+    if (k->epfd >= 0)
+      close(k->epfd);
+    free(k);
+    return TARN_EIO;
+  }
+  pthread_mutex_init(&k->mu, NULL);
+  pthread_cond_init(&k->work_cv, NULL);
+  k->workers = calloc((size_t)k->lim.workers, sizeof *k->workers);
+  int rc = k->workers ? 0 : TARN_ENOMEM;
+  for (int i = 0; !rc && i < k->lim.workers; i++) {
+    if (pthread_create(&k->workers[i], NULL, worker, k))
+      rc = TARN_ENOMEM;
+    else
+      k->nworkers++;
+  }
+  if (!rc && pthread_create(&k->io, NULL, io_loop, k))
+    rc = TARN_ENOMEM;
+  if (rc) {
+    atomic_store(&k->draining, 1);
+    pthread_mutex_lock(&k->mu);
+    pthread_cond_broadcast(&k->work_cv);
+    pthread_mutex_unlock(&k->mu);
+    for (int i = 0; i < k->nworkers; i++)
+      pthread_join(k->workers[i], NULL);
+    free(k->workers);
+    close(k->lfd);
+    close(k->efd);
+    close(k->epfd);
+    pthread_mutex_destroy(&k->mu);
+    pthread_cond_destroy(&k->work_cv);
+    free(k);
+    return rc;
+  }
+  *out = k;
+  return 0;
+}
+
+int tarn_srv_kafka_port(const tarn_srv_kafka *k) { return k->port; }
+
+void tarn_srv_kafka_drain(tarn_srv_kafka *k) {
+  if (!k || k->drained)
+    return;
+  k->drained = 1;
+  atomic_store(&k->draining, 1);
+  wake(k);
+  pthread_mutex_lock(&k->mu);
+  pthread_cond_broadcast(&k->work_cv);
+  pthread_mutex_unlock(&k->mu);
+  for (int i = 0; i < k->nworkers; i++)
+    pthread_join(k->workers[i], NULL);
+}
+
+void tarn_srv_kafka_stop(tarn_srv_kafka *k) {
+  if (!k)
+    return;
+  tarn_srv_kafka_drain(k);
+  atomic_store(&k->stopping, 1);
+  wake(k);
+  pthread_join(k->io, NULL);
+  take_ready(k);
+  while (k->conns)
+    conn_close(k, k->conns);
+  free(k->workers);
+  close(k->lfd);
+  close(k->efd);
+  close(k->epfd);
+  pthread_mutex_destroy(&k->mu);
+  pthread_cond_destroy(&k->work_cv);
+  free(k);
+}

@@ -1,0 +1,54 @@
+/* The Kafka listener of `tarn serve` (docs/kafka.md): one I/O thread with
+ * epoll over every connection, a bounded pool of worker threads that decode
+ * and handle requests (src/kafka), and responses written in request order
+ * per connection.
+ *
+ * Bounds, each closing or pausing a client rather than growing the node:
+ * max_connections (a connection beyond it is closed at once),
+ * max_request_bytes (a frame announcing more closes the connection, as
+ * Kafka's socket.request.max.bytes), max_conn_bytes (the request and response
+ * bytes one connection holds in memory: above it the listener stops reading
+ * from it until responses drain), idle_ms (a connection with nothing in flight
+ * and no bytes moved for that long is closed, as connections.max.idle.ms). */
+#ifndef TARN_SERVER_KAFKA_LISTEN_H
+#define TARN_SERVER_KAFKA_LISTEN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kafka/api.h"
+
+typedef struct tarn_srv_kafka_limits {
+  int max_connections;      /* (1024) */
+  size_t max_request_bytes; /* (100 MiB) */
+  size_t max_conn_bytes;    /* (128 MiB) */
+  int idle_ms;              /* (600000) */
+  int workers;              /* threads handling requests (16) */
+} tarn_srv_kafka_limits;
+
+void tarn_srv_kafka_limits_default(tarn_srv_kafka_limits *l);
+
+/* Parses "HOST:PORT", ":PORT" or "PORT" (host 127.0.0.1 when absent) into
+ * host (at least 256 bytes) and *port. TARN_EINVAL when malformed. */
+int tarn_srv_kafka_parse_addr(const char *s, char *host, size_t n, int *port);
+
+typedef struct tarn_srv_kafka tarn_srv_kafka;
+
+/* Binds listen (IPv4 address or localhost; port 0: any free port) and starts
+ * the I/O thread and the workers, serving node (not owned; it must outlive
+ * the listener). TARN_EINVAL for a malformed address, TARN_EIO when it cannot
+ * be bound. */
+int tarn_srv_kafka_start(const char *listen, const tarn_srv_kafka_limits *lim,
+                         tarn__knode *node, tarn_srv_kafka **out);
+/* The bound port. */
+int tarn_srv_kafka_port(const tarn_srv_kafka *k);
+/* Stops accepting and reading, and lets the workers finish the requests
+ * already read. Requests completed later (a produce waiting for the writer)
+ * are still answered until tarn_srv_kafka_stop. */
+void tarn_srv_kafka_drain(tarn_srv_kafka *k);
+/* Drains (when not yet done), writes the responses completed so far for up to
+ * two seconds, closes every connection and frees. Every request must have
+ * been completed (flush the writer between drain and stop). */
+void tarn_srv_kafka_stop(tarn_srv_kafka *k);
+
+#endif

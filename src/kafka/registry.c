@@ -136,7 +136,7 @@ static int by_id(const void *a, const void *b) {
 
 static int read_live(tarn__kregistry *r, tarn__knode_info **out, size_t *n) {
   tarn_meta_recs recs;
-  int rc = tarn_meta_scan(r->m, TARN__KREG_PARTITION, "/nodes/", "/nodes0", 0, 0, &recs);
+  int rc = tarn_meta_scan(r->m, TARN__KREG_PARTITION, "/nodes/", "/nodes/~", 0, 0, &recs);
   if (rc)
     return rc;
   tarn__knode_info *v = calloc(recs.n + 1, sizeof *v);

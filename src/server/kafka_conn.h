@@ -12,6 +12,8 @@
 #include "kafka/api.h"
 #include "tarn/buf.h"
 
+struct kwork;
+
 /* One request's place in its connection's order. */
 typedef struct tarn_srv_kslot {
   int done;             /* its completion arrived */
@@ -30,6 +32,13 @@ typedef struct tarn_srv_kconn {
   struct tarn_srv_kconn *ready_next;
   tarn_srv_kslot *head, *tail; /* in request order */
   size_t req_bytes;      /* bytes of requests read and not completed */
+  /* One request of a connection runs at a time, in the order read (as Kafka
+   * mutes a connection while it handles its request): two produces to one
+   * partition are appended in the order sent, and a request sees the effects
+   * of the one before. A handler that completes later (a produce waiting for
+   * its acknowledgement) lets the next one run as soon as it returns. */
+  int running;           /* a request of c is queued for or held by a worker */
+  struct kwork *wait_head, *wait_tail; /* read, waiting for the running one */
   size_t resp_bytes;     /* bytes of completed responses not yet moved to wbuf */
   /* I/O thread only: */
   uint8_t size_be[4];

@@ -115,6 +115,17 @@ static void conn_done(tarn__kreq *req, int how, tarn_buf *frame) {
   wake(k);
 }
 
+/* Under k->mu: hands w to the workers. */
+static void enqueue_locked(tarn_srv_kafka *k, kwork *w) {
+  w->next = NULL;
+  if (k->qtail)
+    k->qtail->next = w;
+  else
+    k->qhead = w;
+  k->qtail = w;
+  pthread_cond_signal(&k->work_cv);
+}
+
 static void *worker(void *arg) {
   tarn_srv_kafka *k = arg;
   pthread_mutex_lock(&k->mu);
@@ -127,9 +138,27 @@ static void *worker(void *arg) {
     k->qhead = w->next;
     if (!k->qhead)
       k->qtail = NULL;
+    tarn_srv_kconn *c = w->c; /* w may be freed by its completion inside dispatch */
     pthread_mutex_unlock(&k->mu);
     tarn__kreq_dispatch(k->node, &w->req);
     pthread_mutex_lock(&k->mu);
+    /* The handler returned: the connection's next request may run. The
+     * running reference passes to it, or is dropped. */
+    kwork *nx = c->wait_head;
+    if (nx) {
+      c->wait_head = nx->next;
+      if (!c->wait_head)
+        c->wait_tail = NULL;
+      enqueue_locked(k, nx);
+    } else {
+      c->running = 0;
+      tarn_srv_kconn *dead = unref_locked(c);
+      if (dead) {
+        pthread_mutex_unlock(&k->mu);
+        tarn_srv_kconn_free(dead);
+        pthread_mutex_lock(&k->mu);
+      }
+    }
   }
   pthread_mutex_unlock(&k->mu);
   return NULL;
@@ -277,12 +306,17 @@ static int conn_request(tarn_srv_kafka *k, tarn_srv_kconn *c, uint8_t *frame, si
   c->tail = s;
   c->refs++;
   c->req_bytes += len;
-  if (k->qtail)
-    k->qtail->next = w;
-  else
-    k->qhead = w;
-  k->qtail = w;
-  pthread_cond_signal(&k->work_cv);
+  if (c->running) { /* after the one running (worker passes it on) */
+    if (c->wait_tail)
+      c->wait_tail->next = w;
+    else
+      c->wait_head = w;
+    c->wait_tail = w;
+  } else {
+    c->running = 1;
+    c->refs++; /* the running reference */
+    enqueue_locked(k, w);
+  }
   pthread_mutex_unlock(&k->mu);
   tarn_metrics_inc("tarn_kafka_requests_read_total", 1, NULL);
   return 0;

@@ -73,26 +73,9 @@ const tarn__kmsgdesc *tarn__kproto_desc(int16_t api_key) {
   return NULL;
 }
 
-static tarn__kapi_range ranges[64];
-static size_t nranges;
-
-static void fill_ranges(void) {
-  /* The table is constant, so racing first callers write the same values. */
-  if (nranges)
-    return;
-  size_t n = tarn__kproto_nmsgs < 64 ? tarn__kproto_nmsgs : 64;
-  for (size_t i = 0; i < n; i++) {
-    const tarn__kmsgdesc *d = &tarn__kproto_msgs[i];
-    ranges[i] = (tarn__kapi_range){d->api_key, d->min_version, d->max_version,
-                                   d->first_flexible, d->name};
-  }
-  __atomic_store_n(&nranges, n, __ATOMIC_RELEASE);
-}
-
 const tarn__kapi_range *tarn__kproto_apis(size_t *n) {
-  fill_ranges();
-  *n = __atomic_load_n(&nranges, __ATOMIC_ACQUIRE);
-  return ranges;
+  *n = tarn__kproto_nmsgs;
+  return tarn__kproto_ranges;
 }
 
 const tarn__kapi_range *tarn__kproto_api(int16_t api_key) {

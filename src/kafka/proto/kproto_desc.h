@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kafka/proto/kproto.h"
+
 /* Wire types of the declarations (docs/kafka.md, "The codec"). */
 enum tarn__ktype {
   TARN__KT_BOOL = 1,
@@ -66,6 +68,8 @@ typedef struct tarn__kmsgdesc {
 /* Generated: every declared API, ordered by key. */
 extern const tarn__kmsgdesc tarn__kproto_msgs[];
 extern const size_t tarn__kproto_nmsgs;
+/* Generated: the same APIs' ranges, as tarn__kproto_apis() hands them out. */
+extern const tarn__kapi_range tarn__kproto_ranges[];
 
 /* The descriptor of an api key, or NULL. */
 const tarn__kmsgdesc *tarn__kproto_desc(int16_t api_key);

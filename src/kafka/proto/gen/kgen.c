@@ -52,7 +52,7 @@ static int napis;
 static const char *cur_file;
 static int cur_line;
 
-static void die(const char *fmt, ...) {
+_Noreturn static void die(const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
   fprintf(stderr, "tarn-kgen: %s:%d: ", cur_file ? cur_file : "-", cur_line);
@@ -457,7 +457,12 @@ int main(int argc, char **argv) {
   for (int i = 0; i < napis; i++)
     fprintf(c, "  {%d, %d, %d, %d, \"%s\", &s_%s, &s_%s},\n", apis[i].key, apis[i].vlo,
             apis[i].vhi, apis[i].flex, apis[i].name, apis[i].req->cname, apis[i].resp->cname);
-  fprintf(c, "};\nconst size_t tarn__kproto_nmsgs = %d;\n", napis);
+  fprintf(c, "};\nconst size_t tarn__kproto_nmsgs = %d;\n\n", napis);
+  fprintf(c, "const tarn__kapi_range tarn__kproto_ranges[] = {\n");
+  for (int i = 0; i < napis; i++)
+    fprintf(c, "  {%d, %d, %d, %d, \"%s\"},\n", apis[i].key, apis[i].vlo, apis[i].vhi,
+            apis[i].flex, apis[i].name);
+  fprintf(c, "};\n");
   if (fclose(h) || fclose(c)) {
     fprintf(stderr, "tarn-kgen: write failed\n");
     return 1;

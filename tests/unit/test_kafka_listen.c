@@ -1,0 +1,625 @@
+/* The Kafka listener of `tarn serve` (docs/kafka.md), driven over a socket
+ * with raw frames built by tarn's codec (kafka/proto/kproto.h): one node
+ * (TARN_BIN serve on a fresh sqlite: + file:// home) for the whole suite.
+ *   - ApiVersions advertises exactly the dispatch table; an unknown version
+ *     gets the KIP-511 v0 answer (error 35 and ApiVersions' own range)
+ *   - pipelined requests are answered in request order: a Fetch that waits
+ *     for data holds back the ApiVersions and Metadata sent after it
+ *   - produce acks=0 sends no response (the next request's answer is the
+ *     first frame), and the data is stored; acks=1 answers with the offset
+ *     after the index record; Produce v2 gets UNSUPPORTED_VERSION
+ *   - a frame over the maximum request size, a frame shorter than a header,
+ *     a body that does not decode and an unknown API close the connection
+ *     after the answers to the requests before them; the node serves on
+ *   - an idle connection is closed after --kafka-idle-ms
+ *   - CreateTopics, Fetch from an offset (the batch's base offset is the
+ *     entry's), ListOffsets earliest/latest/by timestamp, DeleteTopics */
+#include "testutil.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kafka/api.h"
+#include "kafka/proto/kproto.h"
+#include "tarn/buf.h"
+#include "tarn/kafka.h"
+#include "tu_kafka.h"
+
+static char *home;
+static pid_t srv = -1;
+static int kport;
+
+#define IDLE_MS 800
+#define MAX_REQUEST 65536
+
+static int64_t now_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int start_node(void **state) {
+  (void)state;
+  const char *bin = getenv("TARN_BIN");
+  if (!bin)
+    return -1;
+  home = tu_tmpdir("kafka-listen");
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "'%s' init --home '%s/h' >/dev/null 2>&1", bin, home);
+  if (system(cmd) != 0)
+    return -1;
+  char log[1024], hd[1024], idle[32], maxr[32];
+  snprintf(log, sizeof log, "%s/serve.log", home);
+  snprintf(hd, sizeof hd, "%s/h", home);
+  snprintf(idle, sizeof idle, "%d", IDLE_MS);
+  snprintf(maxr, sizeof maxr, "%d", MAX_REQUEST);
+  srv = fork();
+  if (srv == 0) {
+    FILE *f = freopen(log, "w", stderr);
+    (void)f;
+    execl(bin, bin, "serve", "--home", hd, "--listen", "127.0.0.1:0", "--kafka-listen",
+          "127.0.0.1:0", "--kafka-idle-ms", idle, "--kafka-max-request-bytes", maxr,
+          "--kafka-batch-ms", "20", "--no-compact", "--no-reclaim", "--no-wal-gc", (char *)NULL);
+    _exit(127);
+  }
+  for (int i = 0; i < 100 && !kport; i++) {
+    usleep(100000);
+    FILE *f = fopen(log, "r");
+    char line[2048];
+    while (f && fgets(line, sizeof line, f)) {
+      const char *p = strstr(line, "kafka_port=");
+      if (p)
+        kport = atoi(p + 11);
+    }
+    if (f)
+      fclose(f);
+  }
+  return kport ? 0 : -1;
+}
+
+static int stop_node(void **state) {
+  (void)state;
+  int status = -1;
+  if (srv > 0) {
+    kill(srv, SIGTERM);
+    waitpid(srv, &status, 0);
+  }
+  tu_rmtree(home);
+  free(home);
+  /* a clean stop: exit 0 */
+  return WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0 : -1;
+}
+
+static int kconnect(void) {
+  int fd = socket(AF_INET, SOCK_STREAM, 0);
+  assert_true(fd >= 0);
+  struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)kport)};
+  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
+  return fd;
+}
+
+static void send_all(int fd, const void *p, size_t n) {
+  const uint8_t *b = p;
+  while (n) {
+    ssize_t w = send(fd, b, n, MSG_NOSIGNAL);
+    assert_true(w > 0);
+    b += w;
+    n -= (size_t)w;
+  }
+}
+
+/* Appends one request frame to out. */
+static void frame(tarn_buf *out, int16_t api, int16_t ver, int32_t corr, const void *req) {
+  tarn__kreq_header h = {api, ver, corr, {"test", 4}};
+  assert_int_equal(tarn__kreq_frame(&h, req, out), 0);
+}
+
+/* Reads n bytes within timeout_ms: 1, 0 at EOF, -1 on timeout. */
+static int read_n(int fd, uint8_t *p, size_t n, int timeout_ms) {
+  int64_t end = now_ms() + timeout_ms;
+  while (n) {
+    struct pollfd pf = {fd, POLLIN, 0};
+    int left = (int)(end - now_ms());
+    if (left <= 0 || poll(&pf, 1, left) <= 0)
+      return -1;
+    ssize_t r = recv(fd, p, n, 0);
+    if (r <= 0)
+      return 0;
+    p += r;
+    n -= (size_t)r;
+  }
+  return 1;
+}
+
+/* One response frame (malloc'd, without the size): its length, 0 at EOF. */
+static size_t read_frame(int fd, uint8_t **out, int timeout_ms) {
+  uint8_t sz[4];
+  int r = read_n(fd, sz, 4, timeout_ms);
+  assert_true(r >= 0); /* not a timeout */
+  if (r == 0)
+    return 0;
+  size_t n = (size_t)sz[0] << 24 | (size_t)sz[1] << 16 | (size_t)sz[2] << 8 | sz[3];
+  *out = malloc(n);
+  assert_non_null(*out);
+  assert_int_equal(read_n(fd, *out, n, timeout_ms), 1);
+  return n;
+}
+
+/* Reads a response of (api, ver) and decodes it into resp; returns its correlation id. */
+static int32_t read_resp(int fd, int16_t api, int16_t ver, tarn__karena *a, void *resp,
+                         uint8_t **keep) {
+  uint8_t *f = NULL;
+  size_t n = read_frame(fd, &f, 5000);
+  assert_true(n > 0);
+  int32_t corr;
+  size_t off;
+  assert_int_equal(tarn__kresp_header_decode(api, ver, f, n, &corr, &off), 0);
+  if (resp)
+    assert_int_equal(tarn__kmsg_decode(api, ver, 1, f + off, n - off, a, resp), 0);
+  *keep = f; /* the decoded struct points into it */
+  return corr;
+}
+
+/* 1 when the peer closed the connection within timeout_ms. */
+static int closed_within(int fd, int timeout_ms) {
+  uint8_t b;
+  return read_n(fd, &b, 1, timeout_ms) == 0;
+}
+
+static void api_versions_v(int fd, int16_t ver, int32_t corr) {
+  tarn__k_api_versions_req q;
+  tarn__kmsg_init(TARN__KAPI_API_VERSIONS, 0, &q);
+  q.client_software_name = (tarn__kstr){"t", 1};
+  q.client_software_version = (tarn__kstr){"1", 1};
+  tarn_buf b = TARN_BUF_INIT;
+  frame(&b, TARN__KAPI_API_VERSIONS, ver, corr, &q);
+  send_all(fd, b.data, b.len);
+  tarn_buf_free(&b);
+}
+
+static void create_topic(const char *name, int32_t parts) {
+  int fd = kconnect();
+  tarn__k_create_topics_req q;
+  tarn__kmsg_init(TARN__KAPI_CREATE_TOPICS, 0, &q);
+  tarn__k_create_topics_creatable_topic t;
+  memset(&t, 0, sizeof t);
+  t.name = (tarn__kstr){name, (int32_t)strlen(name)};
+  t.num_partitions = parts;
+  t.replication_factor = 1;
+  q.topics.n = 1;
+  q.topics.v = &t;
+  tarn_buf b = TARN_BUF_INIT;
+  frame(&b, TARN__KAPI_CREATE_TOPICS, 2, 7, &q);
+  send_all(fd, b.data, b.len);
+  tarn__karena a;
+  tarn__karena_init(&a);
+  tarn__k_create_topics_resp r;
+  uint8_t *f;
+  assert_int_equal(read_resp(fd, TARN__KAPI_CREATE_TOPICS, 2, &a, &r, &f), 7);
+  assert_int_equal(r.topics.n, 1);
+  assert_int_equal(r.topics.v[0].error_code, 0);
+  tarn__karena_free(&a);
+  free(f);
+  tarn_buf_free(&b);
+  close(fd);
+}
+
+/* A Produce v7 request of one batch (n records) to topic/partition 0. */
+static void produce_frame(tarn_buf *out, int16_t ver, int32_t corr, const char *topic,
+                          int16_t acks, const tarn_buf *batch) {
+  tarn__k_produce_req q;
+  tarn__kmsg_init(TARN__KAPI_PRODUCE, 0, &q);
+  q.acks = acks;
+  q.timeout_ms = 5000;
+  tarn__k_produce_topic_produce_data td;
+  tarn__k_produce_partition_produce_data pd;
+  memset(&td, 0, sizeof td);
+  memset(&pd, 0, sizeof pd);
+  td.name = (tarn__kstr){topic, (int32_t)strlen(topic)};
+  pd.index = 0;
+  pd.records = (tarn__kbytes){batch->data, (int32_t)batch->len};
+  td.partition_data.n = 1;
+  td.partition_data.v = &pd;
+  q.topic_data.n = 1;
+  q.topic_data.v = &td;
+  frame(out, TARN__KAPI_PRODUCE, ver, corr, &q);
+}
+
+static void fetch_frame(tarn_buf *out, int32_t corr, const char *topic, int64_t offset,
+                        int32_t max_wait_ms) {
+  tarn__k_fetch_req q;
+  tarn__kmsg_init(TARN__KAPI_FETCH, 0, &q);
+  q.max_wait_ms = max_wait_ms;
+  q.min_bytes = 1;
+  q.max_bytes = 1 << 20;
+  tarn__k_fetch_fetch_topic ft;
+  tarn__k_fetch_fetch_partition fp;
+  memset(&ft, 0, sizeof ft);
+  memset(&fp, 0, sizeof fp);
+  ft.topic = (tarn__kstr){topic, (int32_t)strlen(topic)};
+  fp.partition = 0;
+  fp.fetch_offset = offset;
+  fp.partition_max_bytes = 1 << 20;
+  fp.log_start_offset = -1;
+  ft.partitions.n = 1;
+  ft.partitions.v = &fp;
+  q.topics.n = 1;
+  q.topics.v = &ft;
+  frame(out, TARN__KAPI_FETCH, 11, corr, &q);
+}
+
+static void api_versions_lists_the_table(void **state) {
+  (void)state;
+  int fd = kconnect();
+  for (int16_t v = 0; v <= 3; v++) {
+    api_versions_v(fd, v, 100 + v);
+    tarn__karena a;
+    tarn__karena_init(&a);
+    tarn__k_api_versions_resp r;
+    uint8_t *f;
+    assert_int_equal(read_resp(fd, TARN__KAPI_API_VERSIONS, v, &a, &r, &f), 100 + v);
+    assert_int_equal(r.error_code, 0);
+    size_t n;
+    const tarn__kapi *t = tarn__kapi_table(&n);
+    assert_int_equal(r.api_keys.n, (int32_t)n);
+    for (size_t i = 0; i < n; i++) {
+      assert_int_equal(r.api_keys.v[i].api_key, t[i].api_key);
+      assert_int_equal(r.api_keys.v[i].min_version, t[i].min_version);
+      assert_int_equal(r.api_keys.v[i].max_version, t[i].max_version);
+      /* every advertised version has a declaration the codec serves */
+      for (int16_t x = t[i].min_version; x <= t[i].max_version; x++)
+        assert_true(tarn__kproto_supported(t[i].api_key, x));
+    }
+    tarn__karena_free(&a);
+    free(f);
+  }
+  close(fd);
+}
+
+/* KIP-511: ApiVersions at a version the node does not know. */
+static void api_versions_unknown_version(void **state) {
+  (void)state;
+  int fd = kconnect();
+  /* header v2 of ApiVersions v9: api 18, version 9, correlation 5, client id,
+   * empty tagged fields; a body the node must not need to read */
+  static const uint8_t req[] = {0, 0, 0, 14, 0, 18, 0, 9, 0, 0, 0, 5, 0, 1, 'x', 0, 0xde, 0xad};
+  send_all(fd, req, sizeof req);
+  tarn__karena a;
+  tarn__karena_init(&a);
+  tarn__k_api_versions_resp r;
+  uint8_t *f;
+  assert_int_equal(read_resp(fd, TARN__KAPI_API_VERSIONS, 0, &a, &r, &f), 5);
+  assert_int_equal(r.error_code, 35);
+  assert_int_equal(r.api_keys.n, 1);
+  assert_int_equal(r.api_keys.v[0].api_key, 18);
+  assert_int_equal(r.api_keys.v[0].min_version, 0);
+  assert_int_equal(r.api_keys.v[0].max_version, 3);
+  tarn__karena_free(&a);
+  free(f);
+  /* the connection serves on */
+  api_versions_v(fd, 1, 6);
+  assert_int_equal(read_resp(fd, TARN__KAPI_API_VERSIONS, 1, &a, NULL, &f), 6);
+  free(f);
+  close(fd);
+}
+
+/* A fetch waiting for data is answered before the requests sent after it,
+ * though they complete first on other workers. */
+static void pipelined_in_order(void **state) {
+  (void)state;
+  create_topic("pipe", 1);
+  int fd = kconnect();
+  tarn_buf b = TARN_BUF_INIT;
+  fetch_frame(&b, 1, "pipe", 0, 700);
+  tarn__k_api_versions_req av;
+  tarn__kmsg_init(TARN__KAPI_API_VERSIONS, 0, &av);
+  frame(&b, TARN__KAPI_API_VERSIONS, 2, 2, &av);
+  tarn__k_metadata_req md;
+  tarn__kmsg_init(TARN__KAPI_METADATA, 0, &md);
+  md.topics.n = -1; /* all topics (v1+) */
+  frame(&b, TARN__KAPI_METADATA, 1, 3, &md);
+  int64_t t0 = now_ms();
+  send_all(fd, b.data, b.len);
+  tarn__karena a;
+  tarn__karena_init(&a);
+  tarn__k_fetch_resp fr;
+  uint8_t *f1, *f2, *f3;
+  assert_int_equal(read_resp(fd, TARN__KAPI_FETCH, 11, &a, &fr, &f1), 1);
+  assert_true(now_ms() - t0 >= 600); /* it waited out max_wait_ms: nothing was there */
+  assert_int_equal(fr.responses.v[0].partitions.v[0].error_code, 0);
+  assert_int_equal(fr.responses.v[0].partitions.v[0].high_watermark, 0);
+  assert_int_equal(read_resp(fd, TARN__KAPI_API_VERSIONS, 2, &a, NULL, &f2), 2);
+  tarn__k_metadata_resp mr;
+  assert_int_equal(read_resp(fd, TARN__KAPI_METADATA, 1, &a, &mr, &f3), 3);
+  int found = 0;
+  for (int32_t i = 0; i < mr.topics.n; i++)
+    found |= mr.topics.v[i].name.len == 4 && !memcmp(mr.topics.v[i].name.p, "pipe", 4);
+  assert_true(found);
+  assert_int_equal(mr.brokers.n, 1);
+  assert_int_equal(mr.brokers.v[0].port, kport);
+  tarn__karena_free(&a);
+  free(f1), free(f2), free(f3);
+  tarn_buf_free(&b);
+  close(fd);
+}
+
+static void produce_acks_and_fetch(void **state) {
+  (void)state;
+  create_topic("acks", 1);
+  int fd = kconnect();
+  tarn_buf batch = TARN_BUF_INIT, b = TARN_BUF_INIT;
+  tu_kafka_v2_simple(&batch, 3);
+  /* acks=0: no response; the ApiVersions after it is the first frame */
+  produce_frame(&b, 7, 10, "acks", 0, &batch);
+  tarn__k_api_versions_req av;
+  tarn__kmsg_init(TARN__KAPI_API_VERSIONS, 0, &av);
+  frame(&b, TARN__KAPI_API_VERSIONS, 2, 11, &av);
+  send_all(fd, b.data, b.len);
+  tarn__karena a;
+  tarn__karena_init(&a);
+  uint8_t *f[6];
+  assert_int_equal(read_resp(fd, TARN__KAPI_API_VERSIONS, 2, &a, NULL, &f[0]), 11);
+  /* acks=1: answered after the index record, with the entry's offset */
+  tarn_buf_reset(&b);
+  produce_frame(&b, 7, 12, "acks", 1, &batch);
+  send_all(fd, b.data, b.len);
+  tarn__k_produce_resp pr;
+  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 7, &a, &pr, &f[1]), 12);
+  assert_int_equal(pr.responses.v[0].partition_responses.v[0].error_code, 0);
+  /* the acks=0 batch came first: 3 records at 0, this one at 3 */
+  assert_int_equal(pr.responses.v[0].partition_responses.v[0].base_offset, 3);
+  /* Produce v2 is advertised (librdkafka's compression needs it) and refused */
+  tarn_buf_reset(&b);
+  produce_frame(&b, 2, 13, "acks", 1, &batch);
+  send_all(fd, b.data, b.len);
+  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 2, &a, &pr, &f[2]), 13);
+  assert_int_equal(pr.responses.v[0].partition_responses.v[0].error_code, 35);
+  /* a bad CRC: CORRUPT_MESSAGE, nothing stored */
+  batch.data[batch.len - 1] ^= 1;
+  tarn_buf_reset(&b);
+  produce_frame(&b, 7, 14, "acks", 1, &batch);
+  send_all(fd, b.data, b.len);
+  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 7, &a, &pr, &f[3]), 14);
+  assert_int_equal(pr.responses.v[0].partition_responses.v[0].error_code, 2);
+  batch.data[batch.len - 1] ^= 1;
+  /* fetch from offset 4: the entry holding it (3..5) comes whole, its base offset 3 */
+  tarn_buf_reset(&b);
+  fetch_frame(&b, 15, "acks", 4, 0);
+  send_all(fd, b.data, b.len);
+  tarn__k_fetch_resp fr;
+  assert_int_equal(read_resp(fd, TARN__KAPI_FETCH, 11, &a, &fr, &f[4]), 15);
+  tarn__k_fetch_partition_data *p = &fr.responses.v[0].partitions.v[0];
+  assert_int_equal(p->error_code, 0);
+  assert_int_equal(p->high_watermark, 6);
+  assert_int_equal(p->last_stable_offset, 6);
+  assert_int_equal(p->log_start_offset, 0);
+  assert_int_equal(p->records.len, (int32_t)batch.len);
+  uint64_t base = 0; /* the batch's baseOffset, the first 8 bytes, big-endian */
+  for (int i = 0; i < 8; i++)
+    base = base << 8 | p->records.p[i];
+  assert_int_equal(base, 3); /* LS-099: stored as 0, read as the entry's offset */
+  assert_memory_equal(p->records.p + 8, batch.data + 8, batch.len - 8);
+  /* past the end: OFFSET_OUT_OF_RANGE */
+  tarn_buf_reset(&b);
+  fetch_frame(&b, 16, "acks", 7, 0);
+  send_all(fd, b.data, b.len);
+  assert_int_equal(read_resp(fd, TARN__KAPI_FETCH, 11, &a, &fr, &f[5]), 16);
+  assert_int_equal(fr.responses.v[0].partitions.v[0].error_code, 1);
+  for (int i = 0; i < 6; i++)
+    free(f[i]);
+  tarn__karena_free(&a);
+  tarn_buf_free(&b);
+  tarn_buf_free(&batch);
+  close(fd);
+}
+
+static void list_offsets(void **state) {
+  (void)state;
+  create_topic("lo", 1);
+  int fd = kconnect();
+  tarn_buf batch = TARN_BUF_INIT, b = TARN_BUF_INIT;
+  tu_kafka_v2_simple(&batch, 2);
+  produce_frame(&b, 7, 1, "lo", -1, &batch);
+  send_all(fd, b.data, b.len);
+  tarn__karena a;
+  tarn__karena_init(&a);
+  uint8_t *f[4];
+  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 7, &a, NULL, &f[0]), 1);
+  int64_t ts[] = {-1, -2, 0, INT64_MAX};
+  int64_t want[] = {2, 0, 0, -1};
+  for (int i = 0; i < 4; i++) {
+    tarn__k_list_offsets_req q;
+    tarn__kmsg_init(TARN__KAPI_LIST_OFFSETS, 0, &q);
+    q.replica_id = -1;
+    tarn__k_list_offsets_list_offsets_topic t;
+    tarn__k_list_offsets_list_offsets_partition p;
+    memset(&t, 0, sizeof t);
+    memset(&p, 0, sizeof p);
+    t.name = (tarn__kstr){"lo", 2};
+    p.partition_index = 0;
+    p.timestamp = ts[i];
+    t.partitions.n = 1;
+    t.partitions.v = &p;
+    q.topics.n = 1;
+    q.topics.v = &t;
+    tarn_buf_reset(&b);
+    frame(&b, TARN__KAPI_LIST_OFFSETS, 2, 20 + i, &q);
+    send_all(fd, b.data, b.len);
+    tarn__k_list_offsets_resp r;
+    uint8_t *g;
+    assert_int_equal(read_resp(fd, TARN__KAPI_LIST_OFFSETS, 2, &a, &r, &g), 20 + i);
+    assert_int_equal(r.topics.v[0].partitions.v[0].error_code, 0);
+    assert_int_equal(r.topics.v[0].partitions.v[0].offset, want[i]);
+    free(g);
+  }
+  free(f[0]);
+  tarn__karena_free(&a);
+  tarn_buf_free(&b);
+  tarn_buf_free(&batch);
+  close(fd);
+}
+
+static void oversized_request_closes(void **state) {
+  (void)state;
+  int fd = kconnect();
+  tarn_buf b = TARN_BUF_INIT;
+  tarn__k_api_versions_req av;
+  tarn__kmsg_init(TARN__KAPI_API_VERSIONS, 0, &av);
+  frame(&b, TARN__KAPI_API_VERSIONS, 1, 1, &av);
+  /* then a frame announcing one byte more than the node takes */
+  uint8_t big[4] = {(MAX_REQUEST + 1) >> 24, (MAX_REQUEST + 1) >> 16 & 0xff,
+                    (MAX_REQUEST + 1) >> 8 & 0xff, (MAX_REQUEST + 1) & 0xff};
+  tarn_buf_append(&b, big, 4);
+  send_all(fd, b.data, b.len);
+  tarn__karena a;
+  tarn__karena_init(&a);
+  uint8_t *f;
+  assert_int_equal(read_resp(fd, TARN__KAPI_API_VERSIONS, 1, &a, NULL, &f), 1);
+  free(f);
+  assert_true(closed_within(fd, 3000));
+  close(fd);
+  tarn_buf_free(&b);
+  tarn__karena_free(&a);
+}
+
+static void malformed_frames_close(void **state) {
+  (void)state;
+  /* shorter than a request header */
+  int fd = kconnect();
+  static const uint8_t tiny[] = {0, 0, 0, 4, 0, 3, 0, 1};
+  send_all(fd, tiny, sizeof tiny);
+  assert_true(closed_within(fd, 3000));
+  close(fd);
+  /* Metadata v1 whose topic array claims 1000 topics and holds none */
+  fd = kconnect();
+  static const uint8_t md[] = {0, 0, 0, 14, 0, 3, 0, 1, 0, 0, 0, 9, 0, 0, 0, 0, 0x03, 0xe8};
+  send_all(fd, md, sizeof md);
+  assert_true(closed_within(fd, 3000));
+  close(fd);
+  /* an API the node does not serve */
+  fd = kconnect();
+  static const uint8_t unk[] = {0, 0, 0, 10, 0x03, 0xe7, 0, 0, 0, 0, 0, 1, 0, 0};
+  send_all(fd, unk, sizeof unk);
+  assert_true(closed_within(fd, 3000));
+  close(fd);
+  /* Fetch v3 (declared by the codec, not served) */
+  fd = kconnect();
+  tarn_buf b = TARN_BUF_INIT;
+  tarn__k_fetch_req q;
+  tarn__kmsg_init(TARN__KAPI_FETCH, 0, &q);
+  frame(&b, TARN__KAPI_FETCH, 3, 1, &q);
+  send_all(fd, b.data, b.len);
+  assert_true(closed_within(fd, 3000));
+  close(fd);
+  tarn_buf_free(&b);
+  /* random bytes after a valid size: never a crash */
+  uint64_t seed = 11;
+  for (int i = 0; i < 50; i++) {
+    fd = kconnect();
+    uint8_t junk[64];
+    size_t n = 8 + tu_rand(&seed) % 56;
+    junk[0] = 0, junk[1] = 0, junk[2] = 0, junk[3] = (uint8_t)(n - 4);
+    for (size_t j = 4; j < n; j++)
+      junk[j] = (uint8_t)tu_rand(&seed);
+    junk[4] = 0; /* an api key of the table's range */
+    junk[5] = (uint8_t)(tu_rand(&seed) % 21);
+    junk[6] = 0;
+    send_all(fd, junk, n);
+    uint8_t *f = NULL;
+    /* an answer or a close, either within the timeout */
+    struct pollfd pf = {fd, POLLIN, 0};
+    assert_int_equal(poll(&pf, 1, 3000), 1);
+    (void)f;
+    close(fd);
+  }
+  /* the node serves on */
+  fd = kconnect();
+  api_versions_v(fd, 3, 77);
+  tarn__karena a;
+  tarn__karena_init(&a);
+  uint8_t *f;
+  assert_int_equal(read_resp(fd, TARN__KAPI_API_VERSIONS, 3, &a, NULL, &f), 77);
+  free(f);
+  tarn__karena_free(&a);
+  close(fd);
+}
+
+static void idle_connection_closes(void **state) {
+  (void)state;
+  int fd = kconnect();
+  int64_t t0 = now_ms();
+  assert_true(closed_within(fd, IDLE_MS + 3000));
+  assert_true(now_ms() - t0 >= IDLE_MS - 50);
+  close(fd);
+}
+
+/* Pipelined on one connection, the DeleteTopics runs after the produce
+ * before it and the Metadata after it (one request of a connection at a time). */
+static void delete_topic(void **state) {
+  (void)state;
+  create_topic("gone", 2);
+  int fd = kconnect();
+  tarn_buf b = TARN_BUF_INIT, batch = TARN_BUF_INIT;
+  tu_kafka_v2_simple(&batch, 1);
+  produce_frame(&b, 7, 1, "gone", 1, &batch); /* this node's writer now holds a lease */
+  tarn__k_delete_topics_req q;
+  tarn__kmsg_init(TARN__KAPI_DELETE_TOPICS, 0, &q);
+  tarn__kstr nm = {"gone", 4};
+  q.topic_names.n = 1;
+  q.topic_names.v = &nm;
+  q.timeout_ms = 5000;
+  frame(&b, TARN__KAPI_DELETE_TOPICS, 3, 2, &q);
+  tarn__k_metadata_req md;
+  tarn__kmsg_init(TARN__KAPI_METADATA, 0, &md);
+  md.topics.n = 1;
+  tarn__k_metadata_metadata_request_topic mt = {.name = {"gone", 4}};
+  md.topics.v = &mt;
+  md.allow_auto_topic_creation = false;
+  frame(&b, TARN__KAPI_METADATA, 4, 3, &md);
+  send_all(fd, b.data, b.len);
+  tarn__karena a;
+  tarn__karena_init(&a);
+  uint8_t *f[3];
+  tarn__k_produce_resp pr;
+  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 7, &a, &pr, &f[0]), 1);
+  assert_int_equal(pr.responses.v[0].partition_responses.v[0].error_code, 0);
+  tarn__k_delete_topics_resp dr;
+  assert_int_equal(read_resp(fd, TARN__KAPI_DELETE_TOPICS, 3, &a, &dr, &f[1]), 2);
+  assert_int_equal(dr.responses.v[0].error_code, 0);
+  tarn__k_metadata_resp mr;
+  assert_int_equal(read_resp(fd, TARN__KAPI_METADATA, 4, &a, &mr, &f[2]), 3);
+  assert_int_equal(mr.topics.n, 1);
+  assert_int_equal(mr.topics.v[0].error_code, 3);
+  for (int i = 0; i < 3; i++)
+    free(f[i]);
+  tarn__karena_free(&a);
+  tarn_buf_free(&b);
+  tarn_buf_free(&batch);
+  close(fd);
+}
+
+int main(void) {
+  signal(SIGPIPE, SIG_IGN);
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(api_versions_lists_the_table),
+      cmocka_unit_test(api_versions_unknown_version),
+      cmocka_unit_test(pipelined_in_order),
+      cmocka_unit_test(produce_acks_and_fetch),
+      cmocka_unit_test(list_offsets),
+      cmocka_unit_test(oversized_request_closes),
+      cmocka_unit_test(malformed_frames_close),
+      cmocka_unit_test(idle_connection_closes),
+      cmocka_unit_test(delete_topic),
+  };
+  return cmocka_run_group_tests(tests, start_node, stop_node);
+}

@@ -3,6 +3,8 @@
  * not exist, NOT_COORDINATOR for one another node coordinates. */
 #include "kafka/api_group.h"
 
+#include <stdlib.h>
+
 #include "kafka/group.h"
 
 /* Kafka's "authorized operations not asked for" */
@@ -16,8 +18,10 @@ void tarn__kapi_describe_groups(tarn__knode *node, tarn__kreq *req) {
   tarn__kmsg_init(TARN__KAPI_DESCRIBE_GROUPS, 1, &r);
   size_t n = b.groups.n > 0 ? (size_t)b.groups.n : 0;
   tarn__k_describe_groups_described_group *g = tarn__karena_alloc(req->arena, (n ? n : 1) * sizeof *g);
-  tarn__kgdesc *d = tarn__karena_alloc(req->arena, (n ? n : 1) * sizeof *d);
+  /* not in the arena: it is freed with the response, before d is */
+  tarn__kgdesc *d = calloc(n ? n : 1, sizeof *d);
   if (!g || !d) {
+    free(d);
     tarn__kreq_close(req);
     return;
   }
@@ -63,4 +67,5 @@ void tarn__kapi_describe_groups(tarn__knode *node, tarn__kreq *req) {
     tarn__kreq_respond(req, &r);
   for (size_t i = 0; i < n; i++)
     tarn__kgdesc_free(&d[i]);
+  free(d);
 }

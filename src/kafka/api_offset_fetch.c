@@ -5,6 +5,7 @@
  * position), and from v2 the request-wide error too. */
 #include "kafka/api_group.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 #include "kafka/group.h"
@@ -64,7 +65,9 @@ void tarn__kapi_offset_fetch(tarn__knode *node, tarn__kreq *req) {
   size_t nt = (size_t)b.topics.n, n = 0;
   for (size_t i = 0; i < nt; i++)
     n += b.topics.v[i].partition_indexes.n > 0 ? (size_t)b.topics.v[i].partition_indexes.n : 0;
-  tarn__koffset *o = tarn__karena_alloc(req->arena, (n ? n : 1) * sizeof *o);
+  /* not in the arena: the response's completion frees that before the
+   * metadata strings are freed */
+  tarn__koffset *o = calloc(n ? n : 1, sizeof *o);
   if (!o) {
     tarn__kreq_close(req);
     return;
@@ -84,4 +87,5 @@ void tarn__kapi_offset_fetch(tarn__knode *node, tarn__kreq *req) {
   answer(req, o, n, e);
   if (!e)
     tarn__koffsets_free(o, n, 0);
+  free(o);
 }

@@ -136,8 +136,10 @@ void tarn__kapi_metadata(tarn__knode *node, tarn__kreq *req) {
       if (!name)
         goto fail;
       memcpy(name, nm.p, (size_t)nm.len);
+      /* no configs, but not a NULL array: tarn_kafka_topic_create copies it */
+      tarn_stream_prop none[1] = {{NULL, NULL}};
       rc = tarn_kafka_topic_create(node->catalog, name, (uint32_t)node->cfg.auto_create_partitions,
-                                   NULL, 0, &topics[i]);
+                                   none, 0, &topics[i]);
       if (rc == TARN_EEXIST) /* another client created it meanwhile */
         rc = tarn_kafka_topic_lookup(node->catalog, name, &topics[i]);
       tarn__knode_topic_forget(node, nm.p, (size_t)nm.len);

@@ -45,11 +45,20 @@ void tarn__kreq_close(tarn__kreq *req) {
   finish(req, TARN__KREQ_CLOSE, NULL);
 }
 
+/* tarn_kafka_requests_total{api, result}: result ok (handed to the handler),
+ * malformed (header or body did not decode), unsupported (API or version not
+ * served). */
+static void count(int16_t api_key, const char *result) {
+  const tarn__kapi *a = tarn__kapi_find(api_key);
+  tarn_metrics_inc("tarn_kafka_requests_total", 1, "api", a ? a->name : "unknown", "result",
+                   result, NULL);
+}
+
 int tarn__kreq_body(tarn__kreq *req, void *out) {
   int rc = tarn__kmsg_decode(req->api_key, req->api_version, 0, req->frame + req->body_off,
                              req->frame_len - req->body_off, req->arena, out);
   if (rc) {
-    tarn_metrics_inc("tarn_kafka_requests_total", 1, "result", "malformed", NULL);
+    count(req->api_key, "malformed");
     tarn__kreq_close(req);
     return rc;
   }
@@ -82,7 +91,7 @@ void tarn__kreq_dispatch(tarn__knode *node, tarn__kreq *req) {
   req->client_id = cid;
   tarn__karena_init(req->arena);
   if (rc && rc != TARN_EUNSUPPORTED) { /* no header: nothing to answer to */
-    tarn_metrics_inc("tarn_kafka_requests_total", 1, "result", "malformed", NULL);
+    count(-1, "malformed");
     tarn__kreq_close(req);
     return;
   }
@@ -91,14 +100,15 @@ void tarn__kreq_dispatch(tarn__knode *node, tarn__kreq *req) {
    * in v0 with UNSUPPORTED_VERSION to a version it does not know). Any
    * other API at a version not advertised closes the connection, as Kafka. */
   if (api && h.api_key == 18) {
+    count(h.api_key, "ok");
     api->handle(node, req);
     return;
   }
   if (rc || !api || h.api_version < api->min_version || h.api_version > api->max_version) {
-    tarn_metrics_inc("tarn_kafka_requests_total", 1, "result", "unsupported", NULL);
+    count(h.api_key, "unsupported");
     tarn__kreq_close(req);
     return;
   }
-  tarn_metrics_inc("tarn_kafka_requests_total", 1, "api", api->name, NULL);
+  count(h.api_key, "ok");
   api->handle(node, req);
 }

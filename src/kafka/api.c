@@ -19,9 +19,22 @@ static const tarn__kapi table[] = {
     {1, 4, 11, tarn__kapi_fetch, "Fetch"},
     {2, 0, 5, tarn__kapi_list_offsets, "ListOffsets"},
     {3, 0, 8, tarn__kapi_metadata, "Metadata"},
+    /* consumer groups (group.h): librdkafka 2.0.2 enables them only when
+     * v0 of each group API is in range (rdkafka_feature.c) */
+    {8, 0, 7, tarn__kapi_offset_commit, "OffsetCommit"},
+    {9, 0, 5, tarn__kapi_offset_fetch, "OffsetFetch"},
+    {10, 0, 2, tarn__kapi_find_coordinator, "FindCoordinator"},
+    {11, 0, 5, tarn__kapi_join_group, "JoinGroup"},
+    {12, 0, 3, tarn__kapi_heartbeat, "Heartbeat"},
+    {13, 0, 3, tarn__kapi_leave_group, "LeaveGroup"},
+    {14, 0, 3, tarn__kapi_sync_group, "SyncGroup"},
+    {15, 0, 4, tarn__kapi_describe_groups, "DescribeGroups"},
+    {16, 0, 2, tarn__kapi_list_groups, "ListGroups"},
     {18, 0, 3, tarn__kapi_api_versions, "ApiVersions"},
     {19, 0, 4, tarn__kapi_create_topics, "CreateTopics"},
     {20, 0, 3, tarn__kapi_delete_topics, "DeleteTopics"},
+    /* idempotent producers without transactions (producer.h) */
+    {22, 0, 1, tarn__kapi_init_producer_id, "InitProducerId"},
 };
 
 const tarn__kapi *tarn__kapi_table(size_t *n) {

@@ -51,8 +51,8 @@ typedef struct tarn__knode {
   struct tarn_writer *writer;   /* every produce of the node: one WAL object stream */
   struct tarn_reader *reader;
   struct tarn__kregistry *registry; /* live nodes (registry.h) */
-  void *groups;                 /* consumer-group state (h-kgroup); NULL when absent */
-  void *producers;              /* idempotent-producer state (h-kgroup); NULL when absent */
+  struct tarn__kgroups *groups;  /* consumer groups (group.h); NULL when absent */
+  struct tarn__kprod *producers; /* idempotent producers (producer.h); NULL when absent */
   struct tarn__knode_priv *priv; /* knode.c: the topic cache, the writers by batch window */
 } tarn__knode;
 
@@ -156,6 +156,17 @@ void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_list_offsets(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_create_topics(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_delete_topics(tarn__knode *node, tarn__kreq *req);
+/* consumer groups and idempotent producers (group.h, producer.h) */
+void tarn__kapi_find_coordinator(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_join_group(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_sync_group(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_heartbeat(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_leave_group(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_offset_commit(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_offset_fetch(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_describe_groups(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_list_groups(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_init_producer_id(tarn__knode *node, tarn__kreq *req);
 
 /* Kafka error codes the handlers answer with. */
 enum {

@@ -10,7 +10,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <stdio.h>
+
 #include "kafka/api.h"
+#include "kafka/producer.h"
 #include "kafka/proto/kproto.h"
 #include "tarn/kafka.h"
 #include "tarn/kafka_topics.h"
@@ -21,6 +24,13 @@ typedef struct pctx pctx;
 typedef struct pslot {
   pctx *ctx;
   tarn__k_produce_partition_produce_response *out;
+  /* an idempotent producer's batch (pid >= 0): recorded after A4 */
+  struct tarn__kprod *prod;
+  int64_t pid;
+  int16_t epoch;
+  int32_t seq;
+  uint32_t count;
+  char key[24]; /* the partition: its log ID */
 } pslot;
 
 struct pctx {
@@ -63,6 +73,11 @@ static int16_t append_error(int status) {
 static void appended(void *arg, int status, uint64_t offset, int64_t timestamp_ms) {
   (void)timestamp_ms;
   pslot *s = arg;
+  if (s->pid >= 0 && status)
+    tarn__kprod_abandon(s->prod, s->key, s->pid, s->seq);
+  else if (s->pid >= 0) /* a failed write of the state leaves this node's memory of it */
+    tarn__kprod_record(s->prod, s->key, s->pid, s->epoch, s->seq, (int32_t)s->count,
+                       (int64_t)offset);
   if (status) {
     s->out->error_code = append_error(status);
     atomic_store(&s->ctx->failed, 1);
@@ -78,7 +93,8 @@ static void appended(void *arg, int status, uint64_t offset, int64_t timestamp_m
  * magic-2 batches (LS-095 ... LS-098 through tarn_kafka_check's rules: base
  * offset 0, CRC32C, no control or transactional batch), none above the
  * topic's max.message.bytes. Returns 0 and the record count, or an error code. */
-static int16_t check_records(const tarn__kbytes *rec, int32_t max_bytes, uint32_t *count) {
+static int16_t check_records(const tarn__kbytes *rec, int32_t max_bytes, uint32_t *count,
+                             tarn_kafka_batch *first) {
   if (rec->len <= 0)
     return TARN__KERR_CORRUPT_MESSAGE;
   tarn_kafka_iter it;
@@ -86,6 +102,8 @@ static int16_t check_records(const tarn__kbytes *rec, int32_t max_bytes, uint32_
   tarn_kafka_batch b;
   int rc;
   while ((rc = tarn_kafka_iter_next(&it, &b)) == 1) {
+    if (it.batches == 1)
+      *first = b;
     if (b.magic != 2)
       return TARN__KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT;
     if (b.len > (size_t)max_bytes)
@@ -171,21 +189,51 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
       if (!err && (pd->index < 0 || tarn_kafka_topic_log(&t, (uint32_t)pd->index, &log_id)))
         err = TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
       uint32_t count = 0;
+      tarn_kafka_batch first = {.producer_id = -1};
       if (!err)
-        err = check_records(&pd->records, t.max_message_bytes, &count);
+        err = check_records(&pd->records, t.max_message_bytes, &count, &first);
+      char key[24];
+      snprintf(key, sizeof key, "%llu", (unsigned long long)log_id);
+      if (!err && first.producer_id >= 0 && node->producers) {
+        /* an idempotent producer's batch (producer.h): its sequence is
+         * checked before the append; a retry gets its original offset */
+        tarn__kprod_verdict v;
+        int prc = tarn__kprod_check(node->producers, key, first.producer_id, first.producer_epoch,
+                                    first.base_sequence, (int32_t)count, &v);
+        if (prc) {
+          err = TARN__KERR_KAFKA_STORAGE_ERROR;
+        } else if (v.error) {
+          err = v.error;
+        } else if (v.dup) {
+          po->base_offset = v.base_offset;
+          continue;
+        }
+      } else {
+        first.producer_id = -1;
+      }
       if (!err) {
         pslot *s = tarn__karena_alloc(req->arena, sizeof *s);
         if (!s) {
           err = TARN__KERR_UNKNOWN_SERVER_ERROR;
+          if (first.producer_id >= 0)
+            tarn__kprod_abandon(node->producers, key, first.producer_id, first.base_sequence);
         } else {
           s->ctx = c;
           s->out = po;
+          s->prod = node->producers;
+          s->pid = first.producer_id;
+          s->epoch = first.producer_epoch;
+          s->seq = first.base_sequence;
+          s->count = count;
+          memcpy(s->key, key, sizeof key);
           atomic_fetch_add(&c->pending, 1);
           int arc = tarn_writer_append(w, log_id, pd->records.p, (size_t)pd->records.len, count,
                                        appended, s);
           if (arc) {
             atomic_fetch_sub(&c->pending, 1);
             err = append_error(arc);
+            if (s->pid >= 0)
+              tarn__kprod_abandon(s->prod, s->key, s->pid, s->seq);
           }
         }
       }

@@ -6,6 +6,8 @@
 #include <string.h>
 
 #include "kafka/api.h"
+#include "kafka/group.h"
+#include "kafka/producer.h"
 #include "kafka/registry.h"
 #include "server/kafka_listen.h"
 #include "server/node.h"
@@ -16,6 +18,7 @@
 #include "tarn/error.h"
 #include "tarn/reader.h"
 #include "tarn/writer.h"
+#include "util/clock.h"
 #include "util/error.h"
 
 typedef struct kstate {
@@ -31,9 +34,20 @@ static int registry_job(void *arg, atomic_int *stop) {
   return tarn__kregistry_refresh(s->node.registry);
 }
 
+/* Ends join phases at their deadline and expires sessions (group.h): the
+ * waiting JoinGroup and SyncGroup requests are answered from here. */
+static int groups_job(void *arg, atomic_int *stop) {
+  (void)stop;
+  kstate *s = arg;
+  tarn__kgroups_tick(s->node.groups, tarn__mono_ms());
+  return 0;
+}
+
 static void kstate_free(kstate *s) {
   if (!s)
     return;
+  tarn__kgroups_close(s->node.groups);
+  tarn__kprod_close(s->node.producers);
   tarn__knode_close(&s->node);
   if (s->node.writer)
     tarn_writer_close(s->node.writer);
@@ -83,7 +97,9 @@ int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
       (rc = tarn_writer_open(n->meta, tarn_deployment_wal(d), &wo, &n->writer)) ||
       (rc = tarn_reader_open(n->meta, tarn_deployment_wal(d), tarn_deployment_compacted(d), NULL,
                              &n->reader)) ||
-      (rc = tarn__knode_open(n))) {
+      (rc = tarn__knode_open(n)) ||
+      (rc = tarn__kgroups_open(n->meta, NULL, &n->groups)) ||
+      (rc = tarn__kprod_open(n->meta, &n->producers))) {
     kstate_free(s);
     return rc;
   }
@@ -118,8 +134,9 @@ int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
   tarn_srv_log(TARN_SRV_INFO, "kafka listening", "listen", o->kafka_listen, "port", port,
                "advertised", adv, "node_id", id, NULL);
   jobs[0] = (tarn_srv_job){"kafka-registry", 5000, 1, registry_job, s};
+  jobs[1] = (tarn_srv_job){"kafka-groups", 100, 1, groups_job, s};
   *state = s;
-  return 1;
+  return 2;
 }
 
 int tarn_srv_kafka_port_of(void *state) {
@@ -134,6 +151,10 @@ void tarn_srv_kafka_free(void *state) {
   /* Requests read are handled; produces waiting for the writer are answered
    * by its flush (inside close); then the responses are written. */
   tarn_srv_kafka_drain(s->listener);
+  /* JoinGroup and SyncGroup requests still waiting are answered
+   * NOT_COORDINATOR (the clients find the group's next coordinator) */
+  tarn__kgroups_close(s->node.groups);
+  s->node.groups = NULL;
   tarn__knode_flush(&s->node);
   tarn_srv_kafka_stop(s->listener);
   kstate_free(s);

@@ -62,8 +62,8 @@ int tarn_srv_compaction_jobs(struct tarn_deployment *d, const tarn_srv_options *
 void tarn_srv_compaction_free(void *state);
 
 /* The Kafka listener and its registry job (kafka_node.c), when
- * o->kafka_listen is set: starts the listener, fills jobs[0] and returns 1
- * (0 when off), or a negative TARN_E*. tarn_srv_kafka_free drains and stops. */
+ * o->kafka_listen is set: starts the listener, fills jobs[0..1] (the
+ * registry, the groups' tick) and returns 2 (0 when off), or a negative TARN_E*. tarn_srv_kafka_free drains and stops. */
 int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
                         struct tarn_srv_job *jobs, void **state);
 int tarn_srv_kafka_port_of(void *state);

@@ -1,0 +1,58 @@
+/* OffsetCommit (key 8), versions 0-7 (group.h): v0 and a commit with
+ * generation -1 and no member are plain commits; otherwise the member of the
+ * group's current generation commits. The offsets are records in the
+ * metadata store, so a restart or another coordinator keeps them. */
+#include "kafka/api_group.h"
+
+#include "kafka/group.h"
+
+void tarn__kapi_offset_commit(tarn__knode *node, tarn__kreq *req) {
+  tarn__k_offset_commit_req b;
+  if (tarn__kreq_body(req, &b))
+    return;
+  tarn__k_offset_commit_resp r;
+  tarn__kmsg_init(TARN__KAPI_OFFSET_COMMIT, 1, &r);
+  size_t nt = b.topics.n > 0 ? (size_t)b.topics.n : 0, n = 0;
+  for (size_t i = 0; i < nt; i++)
+    n += b.topics.v[i].partitions.n > 0 ? (size_t)b.topics.v[i].partitions.n : 0;
+  tarn__koffset *o = tarn__karena_alloc(req->arena, (n ? n : 1) * sizeof *o);
+  tarn__k_offset_commit_offset_commit_response_topic *rt =
+      tarn__karena_alloc(req->arena, (nt ? nt : 1) * sizeof *rt);
+  tarn__k_offset_commit_offset_commit_response_partition *rp =
+      tarn__karena_alloc(req->arena, (n ? n : 1) * sizeof *rp);
+  if (!o || !rt || !rp) {
+    tarn__kreq_close(req);
+    return;
+  }
+  char *group = tarn__kg_cstr(req, b.group_id);
+  char *member = req->api_version >= 1 ? tarn__kg_cstr(req, b.member_id) : "";
+  int32_t generation = req->api_version >= 1 ? b.generation_id_or_member_epoch : -1;
+  int16_t e = !group || !member ? TARN__KG_INVALID_REQUEST : tarn__kg_check(node, group);
+  size_t k = 0;
+  for (size_t i = 0; i < nt; i++) {
+    const tarn__k_offset_commit_offset_commit_request_topic *t = &b.topics.v[i];
+    char *topic = tarn__kg_cstr(req, t->name);
+    size_t np = t->partitions.n > 0 ? (size_t)t->partitions.n : 0;
+    rt[i].name = t->name;
+    rt[i].partitions.n = (int32_t)np;
+    rt[i].partitions.v = &rp[k];
+    for (size_t j = 0; j < np; j++, k++) {
+      const tarn__k_offset_commit_offset_commit_request_partition *p = &t->partitions.v[j];
+      o[k].topic = topic ? topic : "";
+      o[k].partition = p->partition_index;
+      o[k].offset = p->committed_offset;
+      o[k].leader_epoch = req->api_version >= 6 ? p->committed_leader_epoch : -1;
+      o[k].metadata = tarn__kg_cstr(req, p->committed_metadata);
+      rp[k].partition_index = p->partition_index;
+      if (!topic || !o[k].metadata)
+        e = e ? e : TARN__KG_INVALID_REQUEST;
+    }
+  }
+  if (!e)
+    tarn__kgroups_commit(node->groups, group, generation, member, o, n, tarn__kg_now());
+  for (size_t i = 0; i < n; i++)
+    rp[i].error_code = e ? e : o[i].error;
+  r.topics.n = (int32_t)nt;
+  r.topics.v = rt;
+  tarn__kreq_respond(req, &r);
+}

@@ -1,0 +1,212 @@
+/* The consumer-group coordinator of a node: Kafka's classic group protocol
+ * (issue 13 §2 "Consumer groups"; docs/kafka.md "Groups and producers"),
+ * independent of the wire.
+ *
+ * One tarn__kgroups holds every group this node coordinates. Members,
+ * generations, the chosen protocol, the leader and the assignments are kept
+ * in memory while the node serves the group and written to the metadata
+ * store at each generation change and at the leader's SyncGroup, by
+ * CreateIfAbsent/CompareAndSet on the group's record: a write that loses
+ * means another node took the group over, and the group is answered
+ * NOT_COORDINATOR and dropped here. Committed offsets are records of their
+ * own, written under a guard on the group record's version, so a commit of
+ * a member of a generation another coordinator has since replaced is not
+ * stored. A restart or another node reads the group back from the store.
+ *
+ * Time is the caller's (now_ms, a monotonic clock): the join phase ends when
+ * every known member has rejoined or at the rebalance deadline, which
+ * tarn__kgroups_tick() notices; sessions expire in the tick too. JoinGroup
+ * and SyncGroup answer through callbacks, called exactly once per request,
+ * either before the call returns or later from another call or the tick, and
+ * never with the coordinator's lock held. The response passed to a callback
+ * is valid only during the call.
+ *
+ * Results carry Kafka error codes (TARN__KG_*); the functions are
+ * thread-safe. */
+#ifndef TARN_KAFKA_GROUP_H
+#define TARN_KAFKA_GROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tarn_meta;
+
+/* The metadata-store partition of groups and committed offsets. */
+#define TARN__KG_PARTITION "kafka-groups"
+/* Kafka's offset.metadata.max.bytes. */
+#define TARN__KG_OFFSET_METADATA_MAX 4096
+
+/* Kafka error codes of the group APIs. */
+enum {
+  TARN__KG_NONE = 0,
+  TARN__KG_UNKNOWN_SERVER_ERROR = -1,
+  TARN__KG_OFFSET_METADATA_TOO_LARGE = 12,
+  TARN__KG_COORDINATOR_LOAD_IN_PROGRESS = 14,
+  TARN__KG_COORDINATOR_NOT_AVAILABLE = 15,
+  TARN__KG_NOT_COORDINATOR = 16,
+  TARN__KG_ILLEGAL_GENERATION = 22,
+  TARN__KG_INCONSISTENT_GROUP_PROTOCOL = 23,
+  TARN__KG_INVALID_GROUP_ID = 24,
+  TARN__KG_UNKNOWN_MEMBER_ID = 25,
+  TARN__KG_INVALID_SESSION_TIMEOUT = 26,
+  TARN__KG_REBALANCE_IN_PROGRESS = 27,
+  TARN__KG_INVALID_REQUEST = 42,
+  TARN__KG_MEMBER_ID_REQUIRED = 79
+};
+
+typedef struct tarn__kgroups tarn__kgroups;
+
+typedef struct tarn__kgroups_options {
+  int32_t min_session_ms; /* group.min.session.timeout.ms (6000) */
+  int32_t max_session_ms; /* group.max.session.timeout.ms (1800000) */
+} tarn__kgroups_options;
+
+/* m stays the caller's. opt may be NULL (the defaults). */
+int tarn__kgroups_open(struct tarn_meta *m, const tarn__kgroups_options *opt,
+                       tarn__kgroups **out);
+/* Answers every waiting JoinGroup and SyncGroup with NOT_COORDINATOR and
+ * frees. NULL is allowed. */
+void tarn__kgroups_close(tarn__kgroups *g);
+
+/* One protocol (assignor) a member supports, with its opaque metadata. */
+typedef struct tarn__kg_protocol {
+  const char *name;
+  const uint8_t *meta;
+  size_t len;
+} tarn__kg_protocol;
+
+typedef struct tarn__kjoin_req {
+  const char *group_id;
+  const char *member_id;         /* "" for a member without one yet */
+  const char *group_instance_id; /* NULL; a static member is refused */
+  const char *client_id, *client_host;
+  const char *protocol_type;     /* "consumer" */
+  int32_t session_timeout_ms;
+  int32_t rebalance_timeout_ms;  /* JoinGroup v0: the session timeout */
+  int16_t version;               /* JoinGroup version: MEMBER_ID_REQUIRED from v4 */
+  const tarn__kg_protocol *protocols; /* in the member's order of preference */
+  size_t n_protocols;
+} tarn__kjoin_req;
+
+typedef struct tarn__kjoin_member {
+  const char *member_id;
+  const uint8_t *meta; /* the member's metadata for the chosen protocol */
+  size_t len;
+} tarn__kjoin_member;
+
+typedef struct tarn__kjoin_resp {
+  int16_t error;
+  int32_t generation;            /* -1 on an error */
+  const char *protocol_type;     /* NULL on an error */
+  const char *protocol_name;     /* NULL on an error */
+  const char *leader;            /* "" on an error */
+  const char *member_id;         /* the member's ID ("" or the request's on an error;
+                                    the new one with MEMBER_ID_REQUIRED) */
+  const tarn__kjoin_member *members; /* the leader only: every member */
+  size_t n_members;
+} tarn__kjoin_resp;
+
+typedef void (*tarn__kjoin_cb)(void *arg, const tarn__kjoin_resp *r);
+typedef void (*tarn__ksync_cb)(void *arg, int16_t error, const uint8_t *assignment, size_t len);
+
+/* JoinGroup. cb(arg, ...) is called exactly once. */
+void tarn__kgroups_join(tarn__kgroups *g, const tarn__kjoin_req *q, int64_t now_ms,
+                        tarn__kjoin_cb cb, void *arg);
+
+typedef struct tarn__ksync_assignment {
+  const char *member_id;
+  const uint8_t *assignment;
+  size_t len;
+} tarn__ksync_assignment;
+
+/* SyncGroup: the leader hands in every member's assignment; every member
+ * gets its own once the leader's has come. cb is called exactly once. */
+void tarn__kgroups_sync(tarn__kgroups *g, const char *group_id, int32_t generation,
+                        const char *member_id, const tarn__ksync_assignment *a, size_t n,
+                        int64_t now_ms, tarn__ksync_cb cb, void *arg);
+
+int16_t tarn__kgroups_heartbeat(tarn__kgroups *g, const char *group_id, int32_t generation,
+                                const char *member_id, int64_t now_ms);
+int16_t tarn__kgroups_leave(tarn__kgroups *g, const char *group_id, const char *member_id,
+                            int64_t now_ms);
+
+/* Ends join phases whose members have all rejoined or whose deadline has
+ * passed, removes members whose session expired. Call it often (every
+ * ~100 ms); it answers waiting requests through their callbacks. */
+void tarn__kgroups_tick(tarn__kgroups *g, int64_t now_ms);
+
+/* Drops what this node holds of a group (it is no longer the group's
+ * coordinator): waiting requests are answered NOT_COORDINATOR, the next
+ * request reads the group from the store. */
+void tarn__kgroups_forget(tarn__kgroups *g, const char *group_id);
+
+/* One partition of an OffsetCommit or OffsetFetch. */
+typedef struct tarn__koffset {
+  const char *topic;     /* OffsetFetch of all: malloc'd by the call (tarn__koffsets_free) */
+  int32_t partition;
+  int64_t offset;        /* -1: none committed */
+  int32_t leader_epoch;  /* -1: none */
+  const char *metadata;  /* NULL or "" for none; OffsetFetch: malloc'd, "" when none */
+  int16_t error;         /* out: the partition's Kafka error */
+  int rc;                /* out (OffsetFetch): the tarn code of reading it, 0 */
+} tarn__koffset;
+
+/* OffsetCommit: generation -1 with member "" is a plain commit (the group
+ * must have no members); otherwise the member of the current generation.
+ * Returns the request-wide error (every partition's error is then set to it
+ * too), else each partition's error is its own. */
+int16_t tarn__kgroups_commit(tarn__kgroups *g, const char *group_id, int32_t generation,
+                             const char *member_id, tarn__koffset *parts, size_t n,
+                             int64_t now_ms);
+
+/* OffsetFetch of the listed partitions: offset -1 and metadata "" for a
+ * partition without a commit; on a store failure a partition gets rc < 0
+ * and error COORDINATOR_LOAD_IN_PROGRESS (what OffsetFetch v1 must answer:
+ * its response has no request-wide error; a client given -1 would reset its
+ * position). Fills metadata (malloc'd): free with tarn__koffsets_free(parts,
+ * n, 0). Returns 0, or the store's code when every partition failed. */
+int tarn__kgroups_fetch(tarn__kgroups *g, const char *group_id, tarn__koffset *parts, size_t n);
+/* OffsetFetch of every committed partition of the group, sorted by topic
+ * and partition. Free with tarn__koffsets_free(*out, *n, 1). */
+int tarn__kgroups_fetch_all(tarn__kgroups *g, const char *group_id, tarn__koffset **out,
+                            size_t *n);
+/* Frees the metadata strings (and with own, the topics and the array). */
+void tarn__koffsets_free(tarn__koffset *parts, size_t n, int own);
+
+typedef struct tarn__kgdesc_member {
+  char *member_id, *client_id, *client_host;
+  uint8_t *meta;        /* the chosen protocol's metadata */
+  size_t meta_len;
+  uint8_t *assignment;
+  size_t assignment_len;
+} tarn__kgdesc_member;
+
+typedef struct tarn__kgdesc {
+  int16_t error;
+  char *group_id;
+  const char *state;    /* "Empty", "PreparingRebalance", "CompletingRebalance", "Stable",
+                           "Dead" (no such group) */
+  char *protocol_type;  /* "" when none */
+  char *protocol;       /* "" when none */
+  tarn__kgdesc_member *members;
+  size_t n_members;
+} tarn__kgdesc;
+
+/* DescribeGroups of one group. Free with tarn__kgdesc_free. */
+void tarn__kgroups_describe(tarn__kgroups *g, const char *group_id, int64_t now_ms,
+                            tarn__kgdesc *out);
+void tarn__kgdesc_free(tarn__kgdesc *d);
+
+typedef struct tarn__kglisted {
+  char *group_id;
+  char *protocol_type;
+  const char *state;
+} tarn__kglisted;
+
+/* ListGroups: every group in the store or in this node's memory, sorted by
+ * ID (a caller serving one node filters those it coordinates). Free with
+ * tarn__kglisted_free. */
+int tarn__kgroups_list(tarn__kgroups *g, tarn__kglisted **out, size_t *n);
+void tarn__kglisted_free(tarn__kglisted *v, size_t n);
+
+#endif

@@ -1,0 +1,73 @@
+/* What group.c (the state machine) and group_store.c (the group's records in
+ * the metadata store) share. */
+#ifndef TARN_KAFKA_GROUP_INTERNAL_H
+#define TARN_KAFKA_GROUP_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "kafka/group.h"
+
+struct tarn_meta;
+
+enum { KG_EMPTY, KG_PREPARING, KG_COMPLETING, KG_STABLE };
+
+typedef struct tarn__kg_proto_copy {
+  char *name;
+  uint8_t *meta;
+  size_t len;
+} tarn__kg_proto_copy;
+
+typedef struct tarn__kg_member {
+  char *id, *client_id, *client_host;
+  int32_t session_ms, rebalance_ms;
+  tarn__kg_proto_copy *protos;
+  size_t n_protos;
+  uint8_t *assignment;
+  size_t assignment_len;
+  int64_t last_seen;
+  int pending;  /* handed an ID with MEMBER_ID_REQUIRED, not joined yet */
+  int synced;   /* sent SyncGroup in this generation */
+  struct tarn__kg_wait *jwait; /* a JoinGroup waiting for the join phase to end */
+  struct tarn__kg_wait *swait; /* a SyncGroup waiting for the leader's */
+  struct tarn__kg_member *next;
+} tarn__kg_member;
+
+typedef struct tarn__kg_group {
+  char *id;
+  int state;
+  int32_t generation;
+  char *protocol_type, *protocol, *leader; /* NULL when none */
+  int assigned;            /* the leader's assignments of this generation are in */
+  tarn__kg_member *members; /* in join order */
+  int64_t deadline;        /* PREPARING: end of the join phase; COMPLETING: of the sync */
+  int64_t version;         /* the group record's version in the store, 0: none */
+  struct tarn__kg_group *next;
+} tarn__kg_group;
+
+void tarn__kg_member_free(tarn__kg_member *m);
+/* Frees the group and its members (callbacks are the caller's to answer). */
+void tarn__kg_group_free(tarn__kg_group *gr);
+
+/* Reads the group record: *out is a new group (state from the record), or
+ * one in KG_EMPTY with version 0 when there is none. */
+int tarn__kg_load(struct tarn_meta *m, const char *id, int64_t now_ms, tarn__kg_group **out);
+/* Reads only the record's version (0 when absent). */
+int tarn__kg_version(struct tarn_meta *m, const char *id, int64_t *version);
+/* Writes the group record: CreateIfAbsent when gr->version is 0, else
+ * CompareAndSet on it; gr->version is updated. TARN_ECONFLICT when another
+ * writer got there first. */
+int tarn__kg_save(struct tarn_meta *m, tarn__kg_group *gr);
+/* Writes one committed offset; guarded by the group record's version when
+ * version > 0 (TARN_EGUARD: the group changed elsewhere), by its absence
+ * when version is 0 and guard_absent. */
+int tarn__kg_put_offset(struct tarn_meta *m, const char *group_id, int64_t version,
+                        int guard_absent, const tarn__koffset *o, int64_t now_ms);
+/* Reads one committed offset into o (offset -1 when none). */
+int tarn__kg_get_offset(struct tarn_meta *m, const char *group_id, tarn__koffset *o);
+int tarn__kg_scan_offsets(struct tarn_meta *m, const char *group_id, tarn__koffset **out,
+                          size_t *n);
+/* The IDs and protocol types of every group record. */
+int tarn__kg_scan_groups(struct tarn_meta *m, tarn__kglisted **out, size_t *n);
+
+#endif

@@ -1,0 +1,420 @@
+/* A consumer group's records in the metadata store (partition
+ * TARN__KG_PARTITION; docs/kafka.md "Groups and producers"):
+ *   /groups/{group}                       the group: generation, protocol, leader, members
+ *   /offsets/{group}/{topic}:{partition}  one committed offset
+ * {group} is the escaped group ID, so every key of one kind has the same
+ * number of segments and a group's offsets are one range. Each value starts
+ * with a kind ("KG", "KO") and a format version, and carries the IDs it
+ * belongs to, so a scan needs no key parsing. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kafka/group_internal.h"
+#include "kafka/keyseg.h"
+#include "tarn/buf.h"
+#include "tarn/meta.h"
+#include "util/bytes.h"
+#include "util/error.h"
+
+#define PART TARN__KG_PARTITION
+#define FORMAT 1
+#define NULL_LEN 0xffffffffu
+
+static char *group_key(const char *id) {
+  char *k = malloc(strlen(id) * 3 + 16);
+  if (!k)
+    return NULL;
+  memcpy(k, "/groups/", 8);
+  tarn__kkey_escape(id, k + 8);
+  return k;
+}
+
+/* The offsets range of a group ("{prefix}" up to "{prefix}\xff") or, with
+ * topic, one partition's key. */
+static char *offset_key(const char *id, const char *topic, int32_t partition) {
+  size_t n = strlen(id) * 3 + (topic ? strlen(topic) : 0) + 40;
+  char *k = malloc(n);
+  if (!k)
+    return NULL;
+  memcpy(k, "/offsets/", 9);
+  tarn__kkey_escape(id, k + 9);
+  size_t l = strlen(k);
+  if (topic)
+    snprintf(k + l, n - l, "/%s:%010d", topic, (int)partition);
+  else
+    snprintf(k + l, n - l, "/");
+  return k;
+}
+
+static int put_str(tarn_buf *b, const char *s) {
+  if (!s)
+    return tarn_buf_put_be32(b, NULL_LEN);
+  size_t n = strlen(s);
+  int rc = tarn_buf_put_be32(b, (uint32_t)n);
+  return rc ? rc : tarn_buf_append(b, s, n);
+}
+
+static int put_bytes(tarn_buf *b, const uint8_t *p, size_t n) {
+  int rc = tarn_buf_put_be32(b, (uint32_t)n);
+  return rc || !n ? rc : tarn_buf_append(b, p, n);
+}
+
+static int rd_str(tarn__rd *r, char **out, const char *field) {
+  uint32_t n;
+  const uint8_t *p;
+  int rc = tarn__rd_be32(r, &n, field);
+  if (rc)
+    return rc;
+  *out = NULL;
+  if (n == NULL_LEN)
+    return 0;
+  if ((rc = tarn__rd_bytes(r, n, &p, field)))
+    return rc;
+  if (memchr(p, 0, n))
+    return tarn__corrupt(r->what, r->off - n, "%s holds a NUL", field);
+  *out = malloc(n + 1);
+  if (!*out)
+    return tarn__err(TARN_ENOMEM, "kafka group record: out of memory");
+  memcpy(*out, p, n);
+  (*out)[n] = 0;
+  return 0;
+}
+
+static int rd_bytes(tarn__rd *r, uint8_t **out, size_t *len, const char *field) {
+  uint32_t n;
+  const uint8_t *p;
+  int rc = tarn__rd_be32(r, &n, field);
+  if (rc || (rc = tarn__rd_bytes(r, n, &p, field)))
+    return rc;
+  *out = NULL;
+  *len = n;
+  if (!n)
+    return 0;
+  if (!(*out = malloc(n)))
+    return tarn__err(TARN_ENOMEM, "kafka group record: out of memory");
+  memcpy(*out, p, n);
+  return 0;
+}
+
+static int rd_head(tarn__rd *r, char kind) {
+  const uint8_t *h;
+  int rc = tarn__rd_bytes(r, 3, &h, "header");
+  if (rc)
+    return rc;
+  if (h[0] != 'K' || h[1] != (uint8_t)kind)
+    return tarn__corrupt(r->what, 0, "not a %s record", r->what);
+  if (h[2] != FORMAT)
+    return tarn__err(TARN_EVERSION, "%s: format %u, this build reads %u", r->what, h[2], FORMAT);
+  return 0;
+}
+
+static tarn__kg_proto_copy *chosen(const tarn__kg_group *gr, const tarn__kg_member *mb) {
+  for (size_t i = 0; gr->protocol && i < mb->n_protos; i++)
+    if (!strcmp(mb->protos[i].name, gr->protocol))
+      return &mb->protos[i];
+  return NULL;
+}
+
+static int encode_group(const tarn__kg_group *gr, tarn_buf *b) {
+  int rc = tarn_buf_append(b, "KG\x01", 3);
+  rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)gr->generation);
+  rc = rc ? rc : tarn_buf_putc(b, (uint8_t)(gr->assigned != 0));
+  rc = rc ? rc : put_str(b, gr->id);
+  rc = rc ? rc : put_str(b, gr->protocol_type);
+  rc = rc ? rc : put_str(b, gr->protocol);
+  rc = rc ? rc : put_str(b, gr->leader);
+  uint32_t n = 0;
+  for (const tarn__kg_member *mb = gr->members; mb; mb = mb->next)
+    n += !mb->pending;
+  rc = rc ? rc : tarn_buf_put_be32(b, n);
+  for (const tarn__kg_member *mb = gr->members; mb && !rc; mb = mb->next) {
+    if (mb->pending)
+      continue;
+    const tarn__kg_proto_copy *p = chosen(gr, mb);
+    rc = put_str(b, mb->id);
+    rc = rc ? rc : put_str(b, mb->client_id);
+    rc = rc ? rc : put_str(b, mb->client_host);
+    rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)mb->session_ms);
+    rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)mb->rebalance_ms);
+    rc = rc ? rc : put_bytes(b, p ? p->meta : NULL, p ? p->len : 0);
+    rc = rc ? rc : put_bytes(b, mb->assignment, mb->assignment_len);
+  }
+  return rc;
+}
+
+static int decode_member(tarn__rd *r, const char *protocol, int64_t now_ms, tarn__kg_member **out) {
+  tarn__kg_member *mb = calloc(1, sizeof *mb);
+  if (!mb)
+    return tarn__err(TARN_ENOMEM, "kafka group record: out of memory");
+  uint32_t s, rb;
+  int rc = rd_str(r, &mb->id, "member id");
+  rc = rc ? rc : rd_str(r, &mb->client_id, "client id");
+  rc = rc ? rc : rd_str(r, &mb->client_host, "client host");
+  rc = rc ? rc : tarn__rd_be32(r, &s, "session timeout");
+  rc = rc ? rc : tarn__rd_be32(r, &rb, "rebalance timeout");
+  if (!rc && !mb->id)
+    rc = tarn__corrupt(r->what, r->off, "a member without an ID");
+  if (!rc && protocol) {
+    /* the member supports the chosen protocol: the one it is known by */
+    if (!(mb->protos = calloc(1, sizeof *mb->protos)) || !(mb->protos[0].name = strdup(protocol)))
+      rc = tarn__err(TARN_ENOMEM, "kafka group record: out of memory");
+    else
+      mb->n_protos = 1, rc = rd_bytes(r, &mb->protos[0].meta, &mb->protos[0].len, "metadata");
+  } else if (!rc) {
+    uint8_t *skip;
+    size_t n;
+    rc = rd_bytes(r, &skip, &n, "metadata");
+    free(skip);
+  }
+  rc = rc ? rc : rd_bytes(r, &mb->assignment, &mb->assignment_len, "assignment");
+  if (rc) {
+    tarn__kg_member_free(mb);
+    return rc;
+  }
+  mb->session_ms = (int32_t)s, mb->rebalance_ms = (int32_t)rb, mb->last_seen = now_ms;
+  *out = mb;
+  return 0;
+}
+
+static int decode_group(const uint8_t *v, size_t len, int64_t now_ms, tarn__kg_group *gr) {
+  tarn__rd r;
+  tarn__rd_init(&r, v, len, "kafka group record");
+  uint32_t gen, n;
+  const uint8_t *assigned;
+  int rc = rd_head(&r, 'G');
+  rc = rc ? rc : tarn__rd_be32(&r, &gen, "generation");
+  rc = rc ? rc : tarn__rd_bytes(&r, 1, &assigned, "assigned");
+  char *id = NULL;
+  rc = rc ? rc : rd_str(&r, &id, "group id");
+  if (!rc && !id)
+    rc = tarn__corrupt(r.what, 8, "no group id");
+  if (!gr->id)
+    gr->id = id, id = NULL;
+  free(id);
+  rc = rc ? rc : rd_str(&r, &gr->protocol_type, "protocol type");
+  rc = rc ? rc : rd_str(&r, &gr->protocol, "protocol");
+  rc = rc ? rc : rd_str(&r, &gr->leader, "leader");
+  rc = rc ? rc : tarn__rd_be32(&r, &n, "member count");
+  tarn__kg_member **tail = &gr->members;
+  for (uint32_t i = 0; !rc && i < n; i++) {
+    rc = decode_member(&r, gr->protocol, now_ms, tail);
+    if (!rc)
+      tail = &(*tail)->next;
+  }
+  if (rc)
+    return rc;
+  gr->generation = (int32_t)gen;
+  gr->assigned = assigned[0] != 0;
+  gr->state = !gr->members ? KG_EMPTY : gr->assigned ? KG_STABLE : KG_COMPLETING;
+  return 0;
+}
+
+int tarn__kg_version(tarn_meta *m, const char *id, int64_t *version) {
+  char *k = group_key(id);
+  if (!k)
+    return tarn__err(TARN_ENOMEM, "kafka group: out of memory");
+  tarn_meta_rec r = {0};
+  int rc = tarn_meta_get(m, PART, k, &r);
+  free(k);
+  *version = rc ? 0 : r.stat.version;
+  tarn_meta_rec_free(&r);
+  return rc == TARN_ENOTFOUND ? 0 : rc;
+}
+
+int tarn__kg_load(tarn_meta *m, const char *id, int64_t now_ms, tarn__kg_group **out) {
+  tarn__kg_group *gr = calloc(1, sizeof *gr);
+  char *k = group_key(id);
+  if (!gr || !k || !(gr->id = strdup(id))) {
+    free(k);
+    tarn__kg_group_free(gr);
+    return tarn__err(TARN_ENOMEM, "kafka group: out of memory");
+  }
+  tarn_meta_rec r = {0};
+  int rc = tarn_meta_get(m, PART, k, &r);
+  free(k);
+  if (rc == TARN_ENOTFOUND) {
+    rc = 0;
+  } else if (!rc) {
+    gr->version = r.stat.version;
+    rc = decode_group(r.value, r.value_len, now_ms, gr);
+  }
+  tarn_meta_rec_free(&r);
+  if (rc) {
+    tarn__kg_group_free(gr);
+    return tarn__errctx(rc, "kafka group %s", id);
+  }
+  *out = gr;
+  return 0;
+}
+
+int tarn__kg_save(tarn_meta *m, tarn__kg_group *gr) {
+  tarn_buf b = TARN_BUF_INIT;
+  char *k = group_key(gr->id);
+  int rc = k ? encode_group(gr, &b) : TARN_ENOMEM;
+  tarn_meta_stat st;
+  if (!rc && gr->version == 0) {
+    rc = tarn_meta_create(m, PART, k, b.data, b.len, TARN_META_PERSISTENT, &st);
+    if (rc == TARN_EEXIST)
+      rc = TARN_ECONFLICT;
+  } else if (!rc) {
+    rc = tarn_meta_cas(m, PART, k, b.data, b.len, gr->version, &st);
+    if (rc == TARN_ENOTFOUND)
+      rc = TARN_ECONFLICT;
+  }
+  if (!rc)
+    gr->version = st.version;
+  free(k);
+  tarn_buf_free(&b);
+  if (rc == TARN_ENOMEM)
+    return tarn__err(rc, "kafka group: out of memory");
+  return rc ? tarn__errctx(rc, "kafka group %s: writing its record", gr->id) : 0;
+}
+
+int tarn__kg_put_offset(tarn_meta *m, const char *group_id, int64_t version, int guard_absent,
+                        const tarn__koffset *o, int64_t now_ms) {
+  char *k = offset_key(group_id, o->topic, o->partition);
+  char *gk = group_key(group_id);
+  tarn_buf b = TARN_BUF_INIT;
+  int rc = k && gk ? tarn_buf_append(&b, "KO\x01", 3) : TARN_ENOMEM;
+  rc = rc ? rc : tarn_buf_put_be64(&b, (uint64_t)o->offset);
+  rc = rc ? rc : tarn_buf_put_be32(&b, (uint32_t)o->leader_epoch);
+  rc = rc ? rc : tarn_buf_put_be64(&b, (uint64_t)now_ms);
+  rc = rc ? rc : put_str(&b, o->metadata ? o->metadata : "");
+  rc = rc ? rc : put_str(&b, o->topic);
+  rc = rc ? rc : tarn_buf_put_be32(&b, (uint32_t)o->partition);
+  if (!rc) {
+    /* The commit stands only if the group is still what this coordinator
+     * saw: a newer generation written by another node voids it. */
+    tarn_meta_guard gd = {version > 0 ? TARN_META_GUARD_EXISTS : TARN_META_GUARD_ABSENT, gk,
+                          version > 0 ? version : 0};
+    size_t ng = version > 0 || guard_absent ? 1 : 0;
+    rc = tarn_meta_put_if(m, PART, k, b.data, b.len, &gd, ng, NULL);
+  }
+  free(k);
+  free(gk);
+  tarn_buf_free(&b);
+  if (rc == TARN_ENOMEM)
+    return tarn__err(rc, "kafka group: out of memory");
+  return rc ? tarn__errctx(rc, "kafka group %s: committing %s/%d", group_id, o->topic,
+                           (int)o->partition)
+            : 0;
+}
+
+static int decode_offset(const uint8_t *v, size_t len, tarn__koffset *o, char **topic) {
+  tarn__rd r;
+  tarn__rd_init(&r, v, len, "kafka offset record");
+  uint64_t off, ts;
+  uint32_t ep, part = 0;
+  char *meta = NULL;
+  int rc = rd_head(&r, 'O');
+  rc = rc ? rc : tarn__rd_be64(&r, &off, "offset");
+  rc = rc ? rc : tarn__rd_be32(&r, &ep, "leader epoch");
+  rc = rc ? rc : tarn__rd_be64(&r, &ts, "commit time");
+  rc = rc ? rc : rd_str(&r, &meta, "metadata");
+  if (!rc && topic)
+    rc = rd_str(&r, topic, "topic");
+  if (!rc && topic)
+    rc = tarn__rd_be32(&r, &part, "partition");
+  if (rc) {
+    free(meta);
+    return rc;
+  }
+  o->offset = (int64_t)off;
+  o->leader_epoch = (int32_t)ep;
+  o->metadata = meta ? meta : strdup("");
+  if (topic)
+    o->partition = (int32_t)part;
+  return o->metadata ? 0 : tarn__err(TARN_ENOMEM, "kafka offset record: out of memory");
+}
+
+int tarn__kg_get_offset(tarn_meta *m, const char *group_id, tarn__koffset *o) {
+  char *k = offset_key(group_id, o->topic, o->partition);
+  if (!k)
+    return tarn__err(TARN_ENOMEM, "kafka group: out of memory");
+  tarn_meta_rec r = {0};
+  int rc = tarn_meta_get(m, PART, k, &r);
+  free(k);
+  if (rc == TARN_ENOTFOUND) {
+    o->offset = -1, o->leader_epoch = -1;
+    o->metadata = strdup("");
+    rc = o->metadata ? 0 : tarn__err(TARN_ENOMEM, "kafka group: out of memory");
+  } else if (!rc) {
+    rc = decode_offset(r.value, r.value_len, o, NULL);
+  }
+  tarn_meta_rec_free(&r);
+  return rc;
+}
+
+int tarn__kg_scan_offsets(tarn_meta *m, const char *group_id, tarn__koffset **out, size_t *n) {
+  char *a = offset_key(group_id, NULL, 0);
+  char *b = a ? malloc(strlen(a) + 2) : NULL;
+  if (!b) {
+    free(a);
+    return tarn__err(TARN_ENOMEM, "kafka group: out of memory");
+  }
+  sprintf(b, "%s\xff", a);
+  tarn_meta_recs rs = {0};
+  int rc = tarn_meta_scan(m, PART, a, b, 0, 0, &rs);
+  free(a);
+  free(b);
+  *out = NULL, *n = 0;
+  if (rc)
+    return rc;
+  tarn__koffset *v = calloc(rs.n ? rs.n : 1, sizeof *v);
+  if (!v)
+    rc = tarn__err(TARN_ENOMEM, "kafka group: out of memory");
+  size_t k = 0;
+  for (size_t i = 0; !rc && i < rs.n; i++) {
+    char *topic = NULL;
+    rc = decode_offset(rs.v[i].value, rs.v[i].value_len, &v[k], &topic);
+    if (!rc && !topic)
+      rc = tarn__corrupt("kafka offset record", 0, "%s has no topic", rs.v[i].key);
+    if (!rc)
+      v[k++].topic = topic;
+    else
+      free(topic);
+  }
+  tarn_meta_recs_free(&rs);
+  if (rc) {
+    tarn__koffsets_free(v, k, 1);
+    return tarn__errctx(rc, "kafka group %s: reading its offsets", group_id);
+  }
+  *out = v, *n = k;
+  return 0;
+}
+
+int tarn__kg_scan_groups(tarn_meta *m, tarn__kglisted **out, size_t *n) {
+  tarn_meta_recs rs = {0};
+  int rc = tarn_meta_scan(m, PART, "/groups/", "/groups/\xff", 0, 0, &rs);
+  *out = NULL, *n = 0;
+  if (rc)
+    return rc;
+  tarn__kglisted *v = calloc(rs.n ? rs.n : 1, sizeof *v);
+  if (!v)
+    rc = tarn__err(TARN_ENOMEM, "kafka group: out of memory");
+  size_t k = 0;
+  for (size_t i = 0; !rc && i < rs.n; i++) {
+    tarn__kg_group *gr = calloc(1, sizeof *gr);
+    rc = gr ? decode_group(rs.v[i].value, rs.v[i].value_len, 0, gr)
+            : tarn__err(TARN_ENOMEM, "kafka group: out of memory");
+    if (!rc) {
+      v[k].group_id = gr->id;
+      v[k].protocol_type = gr->protocol_type ? gr->protocol_type : strdup("");
+      gr->id = gr->protocol_type = NULL;
+      v[k].state = gr->state == KG_EMPTY    ? "Empty"
+                   : gr->state == KG_STABLE ? "Stable"
+                                            : "CompletingRebalance";
+      if (!v[k++].protocol_type)
+        rc = tarn__err(TARN_ENOMEM, "kafka group: out of memory");
+    }
+    tarn__kg_group_free(gr);
+  }
+  tarn_meta_recs_free(&rs);
+  if (rc) {
+    tarn__kglisted_free(v, k);
+    return rc;
+  }
+  *out = v, *n = k;
+  return 0;
+}

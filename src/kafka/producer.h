@@ -1,0 +1,81 @@
+/* Idempotent producers (issue 13 §2 "InitProducerId"; docs/kafka.md "Groups
+ * and producers"), independent of the wire.
+ *
+ * Producer IDs come from a counter in the metadata store (partition
+ * TARN__KP_PARTITION, key "/next-id"), advanced by CompareAndSet, each with
+ * epoch 0. Per (producer ID, partition) the last TARN__KP_KEEP batches
+ * appended (first and last sequence, base offset) are kept in a record of
+ * the store ("/state/{producer id:020d}/{partition key}"), written after each
+ * append, so a restarted node or another node answers retries as this one
+ * would. A produce calls tarn__kprod_check() before appending a batch and,
+ * once it is stored (A4), tarn__kprod_record() — or tarn__kprod_abandon()
+ * when the append failed. Thread-safe. */
+#ifndef TARN_KAFKA_PRODUCER_H
+#define TARN_KAFKA_PRODUCER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct tarn_meta;
+
+#define TARN__KP_PARTITION "kafka-producers"
+/* Kafka keeps the last five batches per producer and partition. */
+#define TARN__KP_KEEP 5
+/* Batches checked and not yet recorded, per producer and partition (the
+ * clients allow at most 5 requests in flight with idempotence). */
+#define TARN__KP_INFLIGHT 8
+
+/* Kafka error codes of the producer checks. */
+enum {
+  TARN__KP_NONE = 0,
+  TARN__KP_COORDINATOR_NOT_AVAILABLE = 15,
+  TARN__KP_NOT_ENOUGH_REPLICAS = 19,
+  TARN__KP_OUT_OF_ORDER_SEQUENCE = 45,
+  TARN__KP_INVALID_PRODUCER_EPOCH = 47,
+  TARN__KP_TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53,
+  TARN__KP_UNKNOWN_PRODUCER_ID = 59
+};
+
+typedef struct tarn__kprod tarn__kprod;
+
+/* m stays the caller's. */
+int tarn__kprod_open(struct tarn_meta *m, tarn__kprod **out);
+void tarn__kprod_close(tarn__kprod *p);
+
+/* InitProducerId without a transactional ID: a new producer ID and epoch 0.
+ * A transactional ID (non-NULL) is refused with
+ * TRANSACTIONAL_ID_AUTHORIZATION_FAILED (the binding forbids transactional
+ * batches). *error gets the Kafka error; the return is the tarn code (a
+ * store failure gives COORDINATOR_NOT_AVAILABLE, which clients retry). */
+int tarn__kprod_init(tarn__kprod *p, const char *transactional_id, int64_t *pid, int16_t *epoch,
+                     int16_t *error);
+
+typedef struct tarn__kprod_verdict {
+  int16_t error;       /* Kafka error; 0: append it, or answer it when dup */
+  int dup;             /* a retry of a stored batch: answer success with base_offset */
+  int64_t base_offset;
+} tarn__kprod_verdict;
+
+/* The sequence after s + inc, wrapping from 2^31-1 to 0 as Kafka does. */
+int32_t tarn__kprod_seq_add(int32_t s, int32_t inc);
+
+/* Checks a batch of count records from (pid, epoch) starting at base_seq for
+ * the partition named key (any string naming one partition of one topic).
+ * pid < 0 is a batch without idempotence: always appended, nothing kept.
+ * Verdicts: append (error 0, dup 0; the batch is then in flight until
+ * record or abandon), duplicate (dup 1), OUT_OF_ORDER_SEQUENCE,
+ * INVALID_PRODUCER_EPOCH, UNKNOWN_PRODUCER_ID (an ID never handed out, or
+ * one without state here starting past sequence 0), NOT_ENOUGH_REPLICAS (a
+ * retry of a batch still in flight, or too many in flight: retriable).
+ * Returns the tarn code of reading the state from the store (v is then not
+ * set: the caller answers the batch with a storage error). */
+int tarn__kprod_check(tarn__kprod *p, const char *key, int64_t pid, int16_t epoch,
+                      int32_t base_seq, int32_t count, tarn__kprod_verdict *v);
+/* The checked batch is stored at base_offset (A4 done): it joins the last
+ * TARN__KP_KEEP and the state is written to the store. */
+int tarn__kprod_record(tarn__kprod *p, const char *key, int64_t pid, int16_t epoch,
+                       int32_t base_seq, int32_t count, int64_t base_offset);
+/* The checked batch was not stored: it is no longer in flight. */
+void tarn__kprod_abandon(tarn__kprod *p, const char *key, int64_t pid, int32_t base_seq);
+
+#endif

@@ -1,0 +1,253 @@
+/* Idempotent producers (src/kafka/producer.c) without the wire: producer IDs
+ * from the store's counter, the sequence checks per (producer, partition),
+ * retries of the last five batches answered with their original offsets,
+ * wrapping sequences, batches in flight, and the state kept across a restart
+ * and shared by two nodes. Against mem:, sqlite: and etcd:.
+ * ctest-variants: mem sqlite etcd */
+#include "testutil.h"
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kafka/producer.h"
+#include "tarn/meta.h"
+#include "tu_log.h"
+
+typedef struct fx {
+  tarn_meta *m;
+  char *uri;
+  tarn__kprod *p;
+} fx;
+
+static fx open_fx(void **state) {
+  fx f;
+  f.m = tu_meta_open((const char *)*state, &f.uri);
+  assert_int_equal(tarn__kprod_open(f.m, &f.p), 0);
+  return f;
+}
+
+static void close_fx(fx *f) {
+  tarn__kprod_close(f->p);
+  tu_meta_done(f->m, f->uri);
+}
+
+static int64_t new_pid(tarn__kprod *p) {
+  int64_t pid;
+  int16_t epoch, err;
+  assert_int_equal(tarn__kprod_init(p, NULL, &pid, &epoch, &err), 0);
+  assert_int_equal(err, 0);
+  assert_int_equal(epoch, 0);
+  return pid;
+}
+
+/* Checks and, when the verdict is an append, records the batch at offset. */
+static tarn__kprod_verdict produce(tarn__kprod *p, const char *key, int64_t pid, int16_t epoch,
+                                   int32_t seq, int32_t n, int64_t offset) {
+  tarn__kprod_verdict v;
+  assert_int_equal(tarn__kprod_check(p, key, pid, epoch, seq, n, &v), 0);
+  if (!v.error && !v.dup)
+    assert_int_equal(tarn__kprod_record(p, key, pid, epoch, seq, n, offset), 0);
+  return v;
+}
+
+static void producer_ids(void **state) {
+  fx f = open_fx(state);
+  int64_t a = new_pid(f.p), b = new_pid(f.p);
+  assert_true(a >= 0);
+  assert_int_equal(b, a + 1);
+  /* another node on the same store never hands out the same ID */
+  tarn__kprod *p2;
+  assert_int_equal(tarn__kprod_open(f.m, &p2), 0);
+  assert_int_equal(new_pid(p2), b + 1);
+  tarn__kprod_close(p2);
+  int64_t pid;
+  int16_t epoch, err;
+  assert_int_equal(tarn__kprod_init(f.p, "txn-1", &pid, &epoch, &err), 0);
+  assert_int_equal(err, TARN__KP_TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+  assert_int_equal(pid, -1);
+  close_fx(&f);
+}
+
+/* Concurrent InitProducerId on two nodes: every ID once. */
+typedef struct many {
+  tarn__kprod *p;
+  int64_t ids[20];
+} many;
+
+static void *init_many(void *arg) {
+  many *m = arg;
+  for (int i = 0; i < 20; i++) {
+    int16_t epoch, err;
+    if (tarn__kprod_init(m->p, NULL, &m->ids[i], &epoch, &err) || err)
+      m->ids[i] = -1;
+  }
+  return NULL;
+}
+
+static void concurrent_ids_are_unique(void **state) {
+  fx f = open_fx(state);
+  tarn__kprod *p2;
+  assert_int_equal(tarn__kprod_open(f.m, &p2), 0);
+  many a = {f.p, {0}}, b = {p2, {0}};
+  pthread_t t;
+  pthread_create(&t, NULL, init_many, &a);
+  init_many(&b);
+  pthread_join(t, NULL);
+  for (int i = 0; i < 20; i++) {
+    assert_true(a.ids[i] >= 0 && b.ids[i] >= 0);
+    for (int j = 0; j < 20; j++) {
+      assert_true(a.ids[i] != b.ids[j]);
+      if (i != j) {
+        assert_true(a.ids[i] != a.ids[j]);
+        assert_true(b.ids[i] != b.ids[j]);
+      }
+    }
+  }
+  tarn__kprod_close(p2);
+  close_fx(&f);
+}
+
+static void sequence_checks(void **state) {
+  fx f = open_fx(state);
+  int64_t pid = new_pid(f.p);
+  tarn__kprod_verdict v = produce(f.p, "t:0", pid, 0, 0, 10, 100);
+  assert_int_equal(v.error, 0);
+  assert_false(v.dup);
+  v = produce(f.p, "t:0", pid, 0, 10, 5, 110);
+  assert_int_equal(v.error, 0);
+  /* a retry: success with the original base offset, nothing appended */
+  v = produce(f.p, "t:0", pid, 0, 0, 10, 999);
+  assert_int_equal(v.error, 0);
+  assert_true(v.dup);
+  assert_int_equal(v.base_offset, 100);
+  v = produce(f.p, "t:0", pid, 0, 10, 5, 999);
+  assert_true(v.dup);
+  assert_int_equal(v.base_offset, 110);
+  /* a gap, a sequence from the past that is no batch, a wrong epoch */
+  assert_int_equal(produce(f.p, "t:0", pid, 0, 16, 1, 0).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
+  assert_int_equal(produce(f.p, "t:0", pid, 0, 3, 2, 0).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
+  assert_int_equal(produce(f.p, "t:0", pid, 1, 15, 1, 0).error,
+                   TARN__KP_INVALID_PRODUCER_EPOCH);
+  /* an ID never handed out; a known one starting past 0 on a new partition */
+  assert_int_equal(produce(f.p, "t:0", pid + 1000, 0, 0, 1, 0).error,
+                   TARN__KP_UNKNOWN_PRODUCER_ID);
+  assert_int_equal(produce(f.p, "t:1", pid, 0, 7, 1, 0).error, TARN__KP_UNKNOWN_PRODUCER_ID);
+  assert_int_equal(produce(f.p, "t:1", pid, 0, 0, 1, 0).error, 0);
+  v = produce(f.p, "t:0", pid, 0, 15, 1, 115);
+  assert_int_equal(v.error, 0);
+  assert_false(v.dup);
+  /* batches without idempotence are not checked */
+  assert_int_equal(produce(f.p, "t:0", -1, -1, -1, 3, 0).error, 0);
+  close_fx(&f);
+}
+
+/* Only the last five batches are answered as retries. */
+static void last_five_batches(void **state) {
+  fx f = open_fx(state);
+  int64_t pid = new_pid(f.p);
+  for (int i = 0; i < 7; i++)
+    assert_int_equal(produce(f.p, "k", pid, 0, i * 2, 2, 1000 + i * 2).error, 0);
+  for (int i = 0; i < 2; i++)
+    assert_int_equal(produce(f.p, "k", pid, 0, i * 2, 2, 0).error,
+                     TARN__KP_OUT_OF_ORDER_SEQUENCE);
+  for (int i = 2; i < 7; i++) {
+    tarn__kprod_verdict v = produce(f.p, "k", pid, 0, i * 2, 2, 0);
+    assert_true(v.dup);
+    assert_int_equal(v.base_offset, 1000 + i * 2);
+  }
+  close_fx(&f);
+}
+
+/* Sequences wrap from 2^31-1 to 0. */
+static void sequences_wrap(void **state) {
+  fx f = open_fx(state);
+  assert_int_equal(tarn__kprod_seq_add(INT32_MAX, 1), 0);
+  assert_int_equal(tarn__kprod_seq_add(INT32_MAX - 1, 3), 1);
+  int64_t pid = new_pid(f.p);
+  assert_int_equal(produce(f.p, "k", pid, 0, 0, INT32_MAX, 0).error, 0); /* 0 .. 2^31-2 */
+  assert_int_equal(produce(f.p, "k", pid, 0, INT32_MAX, 3, 10).error, 0); /* 2^31-1, 0, 1 */
+  assert_int_equal(produce(f.p, "k", pid, 0, 0, 1, 20).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
+  assert_int_equal(produce(f.p, "k", pid, 0, 2, 1, 20).error, 0);
+  tarn__kprod_verdict v = produce(f.p, "k", pid, 0, INT32_MAX, 3, 0);
+  assert_true(v.dup);
+  assert_int_equal(v.base_offset, 10);
+  close_fx(&f);
+}
+
+/* Pipelined batches: each is checked against the one before it in flight;
+ * a retry of one still in flight is told to retry; an abandoned one is
+ * sent again. */
+static void batches_in_flight(void **state) {
+  fx f = open_fx(state);
+  int64_t pid = new_pid(f.p);
+  tarn__kprod_verdict v;
+  assert_int_equal(tarn__kprod_check(f.p, "k", pid, 0, 0, 4, &v), 0);
+  assert_int_equal(v.error, 0);
+  assert_int_equal(tarn__kprod_check(f.p, "k", pid, 0, 4, 4, &v), 0);
+  assert_int_equal(v.error, 0);
+  assert_int_equal(tarn__kprod_check(f.p, "k", pid, 0, 0, 4, &v), 0);
+  assert_int_equal(v.error, TARN__KP_NOT_ENOUGH_REPLICAS);
+  assert_int_equal(tarn__kprod_record(f.p, "k", pid, 0, 0, 4, 50), 0);
+  /* the second append failed: its sequence is expected again */
+  tarn__kprod_abandon(f.p, "k", pid, 4);
+  assert_int_equal(tarn__kprod_check(f.p, "k", pid, 0, 8, 4, &v), 0);
+  assert_int_equal(v.error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
+  assert_int_equal(produce(f.p, "k", pid, 0, 4, 4, 54).error, 0);
+  v = produce(f.p, "k", pid, 0, 0, 4, 0);
+  assert_int_equal(v.base_offset, 50);
+  close_fx(&f);
+}
+
+/* A restarted node answers retries with the original offsets and expects the
+ * next sequence; a second node that appended meanwhile merges its batch into
+ * the record instead of overwriting the other's. */
+static void state_survives_restart(void **state) {
+  fx f = open_fx(state);
+  int64_t pid = new_pid(f.p);
+  assert_int_equal(produce(f.p, "topic:3", pid, 0, 0, 5, 500).error, 0);
+  assert_int_equal(produce(f.p, "topic:3", pid, 0, 5, 5, 505).error, 0);
+  tarn__kprod_close(f.p);
+  tarn_meta_close(f.m);
+  assert_int_equal(tarn_meta_open(f.uri, &f.m), 0);
+  assert_int_equal(tarn__kprod_open(f.m, &f.p), 0);
+  tarn__kprod_verdict v = produce(f.p, "topic:3", pid, 0, 5, 5, 0);
+  assert_true(v.dup);
+  assert_int_equal(v.base_offset, 505);
+  assert_int_equal(produce(f.p, "topic:3", pid, 0, 9, 1, 0).error,
+                   TARN__KP_OUT_OF_ORDER_SEQUENCE);
+  /* node 2 has read the state; node 1 then appends 10..14 */
+  tarn__kprod *p2;
+  assert_int_equal(tarn__kprod_open(f.m, &p2), 0);
+  v = produce(p2, "topic:3", pid, 0, 0, 5, 0);
+  assert_int_equal(v.base_offset, 500);
+  assert_int_equal(produce(f.p, "topic:3", pid, 0, 10, 5, 510).error, 0);
+  /* node 2 takes 15..19 (the client moved to it) without having seen 10..14 */
+  assert_int_equal(tarn__kprod_record(p2, "topic:3", pid, 0, 15, 5, 515), 0);
+  tarn__kprod_close(p2);
+  tarn__kprod *p3;
+  assert_int_equal(tarn__kprod_open(f.m, &p3), 0);
+  v = produce(p3, "topic:3", pid, 0, 10, 5, 0);
+  assert_true(v.dup);
+  assert_int_equal(v.base_offset, 510);
+  v = produce(p3, "topic:3", pid, 0, 15, 5, 0);
+  assert_true(v.dup);
+  assert_int_equal(v.base_offset, 515);
+  tarn__kprod_close(p3);
+  close_fx(&f);
+}
+
+int main(int argc, char **argv) {
+  const char *v = argc > 1 ? argv[1] : "mem";
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test_prestate(producer_ids, (void *)v),
+      cmocka_unit_test_prestate(concurrent_ids_are_unique, (void *)v),
+      cmocka_unit_test_prestate(sequence_checks, (void *)v),
+      cmocka_unit_test_prestate(last_five_batches, (void *)v),
+      cmocka_unit_test_prestate(sequences_wrap, (void *)v),
+      cmocka_unit_test_prestate(batches_in_flight, (void *)v),
+      cmocka_unit_test_prestate(state_survives_restart, (void *)v),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -295,12 +295,65 @@ static void plain_logs_are_left_alone(void **state) {
   tu_cenv_close(&E);
 }
 
+typedef struct seen {
+  int64_t offset[64];
+  char value[64][8];
+  size_t n;
+} seen;
+
+static int note_record(void *arg, const tarn_kafka_record *r) {
+  seen *s = arg;
+  assert_true(s->n < 64);
+  s->offset[s->n] = r->offset;
+  assert_true(r->value_len > 0 && r->value_len < 8);
+  memcpy(s->value[s->n], r->value, (size_t)r->value_len);
+  s->value[s->n][r->value_len] = 0;
+  s->n++;
+  return 0;
+}
+
+/* LS-099: the records of every kind of batch, compressed with each codec,
+ * take consecutive offsets from the entry's; the display decoder inflates
+ * gzip, snappy, lz4 and zstd. */
+static void records_of_every_codec(void **state) {
+  (void)state;
+  tarn_buf p = TARN_BUF_INIT;
+  static const int codecs[] = {TARN_KAFKA_NONE, TARN_KAFKA_GZIP, TARN_KAFKA_SNAPPY,
+                               TARN_KAFKA_LZ4, TARN_KAFKA_ZSTD};
+  for (size_t c = 0; c < 5; c++)
+    tu_kafka_v2_batch(&p, 0, (uint16_t)codecs[c], 3, 3, 2);
+  tu_kafka_wrapper(&p, 1, TARN_KAFKA_SNAPPY, 2);
+  tu_kafka_wrapper(&p, 0, TARN_KAFKA_LZ4, 2);
+  tu_kafka_legacy_msg(&p, 1, 0, 0, "m", 1);
+  seen s = {.n = 0};
+  assert_int_equal(tarn_kafka_records(p.data, p.len, 100, 0, note_record, &s), 0);
+  assert_int_equal(s.n, 5 * 3 + 2 + 2 + 1);
+  for (size_t i = 0; i < s.n; i++)
+    assert_int_equal(s.offset[i], 100 + (int64_t)i);
+  for (size_t i = 0; i < 15; i++) {
+    char want[8];
+    snprintf(want, sizeof want, "v%zu", i % 3);
+    assert_string_equal(s.value[i], want);
+  }
+  assert_string_equal(s.value[15], "x");
+  assert_string_equal(s.value[19], "m");
+  /* a v2 batch whose records do not decode is an error naming it */
+  tarn_buf bad = TARN_BUF_INIT;
+  tu_kafka_v2_batch(&bad, 0, 0, 2, 3, 2); /* declares 3 records, holds 2 */
+  s.n = 0;
+  assert_int_equal(tarn_kafka_records(bad.data, bad.len, 0, 0, note_record, &s), TARN_ECORRUPT);
+  assert_non_null(strstr(tarn_errmsg(), "batch 0: record 2"));
+  tarn_buf_free(&bad);
+  tarn_buf_free(&p);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(writer_checks_every_kafka_append),
       cmocka_unit_test(other_streams_take_any_bytes),
       cmocka_unit_test(reads_assign_offsets_from_wal_and_parquet),
       cmocka_unit_test(plain_logs_are_left_alone),
+      cmocka_unit_test(records_of_every_codec),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

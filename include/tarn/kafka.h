@@ -84,6 +84,35 @@ int tarn_kafka_check(const void *payload, size_t len, int64_t record_count, uint
 int tarn_kafka_rewrite_offsets(void *payload, size_t len, int64_t entry_offset,
                                int64_t record_count);
 
+/* ---- records, for display (src/format/kafka_records.c) ------------------ */
+
+typedef struct tarn_kafka_header {
+  const uint8_t *key;
+  size_t key_len;
+  const uint8_t *value;
+  int64_t value_len; /* -1: null */
+} tarn_kafka_header;
+
+typedef struct tarn_kafka_record {
+  int64_t offset;          /* the batch's first offset (LS-099) + the record's delta */
+  int64_t timestamp;       /* -1 when the batch has none (magic 0) */
+  const uint8_t *key, *value;
+  int64_t key_len, value_len; /* -1: null */
+  const tarn_kafka_header *headers; /* magic 2 only */
+  size_t n_headers;
+  const tarn_kafka_batch *batch;
+} tarn_kafka_record;
+
+/* Calls cb for each record of the payload of an entry at entry_offset, in
+ * order, decompressing compressed batches (gzip, snappy, lz4, zstd; at most
+ * max_inflate bytes each, 0: TARN_KAFKA_MAX_INFLATE). The payload is checked
+ * as tarn_kafka_iter_next does; a record that does not decode gives
+ * TARN_ECORRUPT naming the batch and the record. cb's non-zero return stops
+ * the walk and is returned. Pointers in *r are valid during the call. */
+typedef int (*tarn_kafka_record_cb)(void *arg, const tarn_kafka_record *r);
+int tarn_kafka_records(const void *payload, size_t len, int64_t entry_offset, size_t max_inflate,
+                       tarn_kafka_record_cb cb, void *arg);
+
 #ifdef __cplusplus
 }
 #endif

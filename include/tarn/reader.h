@@ -39,7 +39,18 @@ typedef struct tarn_reader_options {
    * tarn's LAKESTREAM_RAW_PARQUET (tarn/compactor.h). */
   const char *const *serde_types;
   size_t n_serde_types;
+  /* The Kafka binding's offsets (LS-099): TARN_READER_KAFKA_STORED returns
+   * payloads as stored; TARN_READER_KAFKA_TOPICS, for the logs of Kafka
+   * topics (the catalog tells, once per iterator), returns each entry's
+   * batches with their offsets assigned from the entry's offset, written into
+   * their offset fields (outside the CRCs), from WAL objects and compacted
+   * files alike — what a Kafka client is given; an entry that is not record
+   * batches then fails with TARN_ECORRUPT; TARN_READER_KAFKA_ALL does so for
+   * every log. (STORED) */
+  int kafka_offsets;
 } tarn_reader_options;
+
+enum { TARN_READER_KAFKA_STORED = 0, TARN_READER_KAFKA_TOPICS = 1, TARN_READER_KAFKA_ALL = 2 };
 
 void tarn_reader_options_default(tarn_reader_options *o);
 

@@ -102,6 +102,12 @@ int tarn_cli_stream_open(const char *cmd, const tarn_cli_deploy *d, const char *
                          struct tarn_deployment **dep, struct tarn_catalog **cat, char **ns,
                          char **name);
 
+/* Adds the KEY=VALUE of kv to the array *v of *n properties (--property,
+ * --config): 0, or -1 when kv is not KEY=VALUE. Free with tarn_cli_props_free. */
+struct tarn_stream_prop;
+int tarn_cli_prop_add(struct tarn_stream_prop **v, size_t *n, const char *kv);
+void tarn_cli_props_free(struct tarn_stream_prop *v, size_t n);
+
 /* Prints "tarn: <what>: <tarn_errmsg()>" and returns tarn_cli_exit_for(rc). */
 int tarn_cli_fail_rc(int rc, const char *what);
 
@@ -179,10 +185,16 @@ typedef struct tarn_cli_verb {
  * option given twice keeps the last value (TARN_CLI_CALL ones see each). */
 int tarn_cli_parse(const tarn_cli_verb *v, int argc, char **argv, int *nargs);
 
+/* Copies the lines of all[0..n) whose names appear in names ("--a --b") to
+ * out (room for n + 1), ended by {0}: sub-commands sharing one table. */
+size_t tarn_cli_opts_pick(const tarn_cli_opt *all, size_t n, const char *names,
+                          tarn_cli_opt *out);
+
 /* Top-level verbs. */
 int tarn_cmd_inspect(int argc, char **argv);
 int tarn_cmd_init(int argc, char **argv);
 int tarn_cmd_stream(int argc, char **argv);
+int tarn_cmd_topic(int argc, char **argv);
 int tarn_cmd_trim(int argc, char **argv);
 int tarn_cmd_offsets(int argc, char **argv);
 int tarn_cmd_fsck(int argc, char **argv);

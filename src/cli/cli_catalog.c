@@ -100,3 +100,23 @@ void tarn_cli_partitions_print(json_t *parts) {
            (long long)json_integer_value(json_object_get(p, "trim_marker")));
   }
 }
+
+int tarn_cli_prop_add(tarn_stream_prop **v, size_t *n, const char *kv) {
+  const char *eq = strchr(kv, '=');
+  if (!eq || eq == kv)
+    return -1;
+  tarn_stream_prop *np = realloc(*v, (*n + 1) * sizeof *np);
+  if (!np)
+    return -1;
+  *v = np;
+  np[*n].key = strndup(kv, (size_t)(eq - kv));
+  np[*n].value = strdup(eq + 1);
+  (*n)++;
+  return 0;
+}
+
+void tarn_cli_props_free(tarn_stream_prop *v, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    free(v[i].key), free(v[i].value);
+  free(v);
+}

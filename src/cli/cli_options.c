@@ -141,3 +141,13 @@ int tarn_cli_parse(const tarn_cli_verb *v, int argc, char **argv, int *nargs) {
   *nargs = n;
   return TARN_CLI_GO_ON;
 }
+
+size_t tarn_cli_opts_pick(const tarn_cli_opt *all, size_t n, const char *names,
+                          tarn_cli_opt *out) {
+  size_t k = 0;
+  for (size_t i = 0; i < n; i++)
+    if (strstr(names, all[i].name))
+      out[k++] = all[i];
+  out[k] = (tarn_cli_opt){0};
+  return k;
+}

@@ -23,6 +23,8 @@
 #include "tarn/error.h"
 #include "tarn/express.h"
 #include "tarn/express_fence.h"
+#include "tarn/kafka.h"
+#include "tarn/kafka_topics.h"
 #include "tarn/writer.h"
 
 static const char usage[] =
@@ -32,6 +34,8 @@ static const char usage[] =
     "default the records are the lines of stdin (without their newline); with\n"
     "--length-delimited each record is a 4-byte big-endian length and that many\n"
     "bytes; with FILE arguments each file's whole content is one record.\n"
+    "On a Kafka topic's log each such record must be Kafka record batches (the\n"
+    "entry's record count is theirs); anything else is refused (docs/kafka.md).\n"
     "Records are batched into WAL objects and acknowledged once their index\n"
     "record committed. Outcomes are printed in input order, one line a record,\n"
     "as soon as a record's and every earlier record's outcome is known; stdout\n"
@@ -102,6 +106,7 @@ typedef struct producer {
   int stop_sig;
   int abandoned;        /* the drain deadline passed */
   int finished;         /* the signal thread may go */
+  int kafka;            /* the log is a Kafka topic's: a record is record batches */
   int wake[2];          /* the signal thread (or the printer) wakes the reader's poll */
   sigset_t sigs;        /* the signals that stop it */
   /* the printer's */
@@ -434,8 +439,14 @@ static int push(producer *p, uint64_t log_id, const uint8_t *d, size_t len, uint
   a->status = PENDING;
   a->len = (uint32_t)len;
   a->pos = pos;
-  int rc = p->xw ? tarn_xwriter_append(p->xw, log_id, d, len, 1, on_outcome, a)
-                 : tarn_writer_append(p->w, log_id, d, len, 1, on_outcome, a);
+  /* A Kafka topic's entry holds as many records as its batches do (LS-095);
+   * bytes that are no batches go with 1, for the writer to refuse them with
+   * its account of the fault. */
+  uint64_t records = 1;
+  if (p->kafka && (tarn_kafka_check(d, len, -1, &records) || records > INT32_MAX))
+    records = 1;
+  int rc = p->xw ? tarn_xwriter_append(p->xw, log_id, d, len, (uint32_t)records, on_outcome, a)
+                 : tarn_writer_append(p->w, log_id, d, len, (uint32_t)records, on_outcome, a);
   if (rc) {
     report(p, rec, &(ack){.status = rc, .pos = pos}, tarn_errmsg());
     a->status = REFUSED;
@@ -607,6 +618,7 @@ int tarn_cmd_append(int argc, char **argv) {
   }
   p->mask = cap - 1;
   p->max_bytes = o.max_bytes_in_flight;
+  p->kafka = tarn_kafka_log_is_topic(tarn_deployment_meta(d), log_id) > 0;
   p->json = json;
   p->quiet = quiet;
   p->lendelim = lendelim;

@@ -29,17 +29,7 @@ typedef struct args {
 /* --property KEY=VALUE, repeatable: each one adds a property. */
 static int add_property(void *ctx, const char *v) {
   args *a = ctx;
-  const char *eq = strchr(v, '=');
-  if (!eq || eq == v)
-    return -1;
-  tarn_stream_prop *np = realloc(a->props, (a->n_props + 1) * sizeof *np);
-  if (!np)
-    return -1;
-  a->props = np;
-  np[a->n_props].key = strndup(v, (size_t)(eq - v));
-  np[a->n_props].value = strdup(eq + 1);
-  a->n_props++;
-  return 0;
+  return tarn_cli_prop_add(&a->props, &a->n_props, v);
 }
 
 /* --class standard|express: the stream property naming the storage class. */
@@ -69,11 +59,7 @@ static int parse(const char *cmd, int argc, char **argv, int want_ident, const c
       TARN_CLI_OPT_UINT("--drain-timeout-ms", &a->drain_ms, 0, 86400000, "a number of ms",
                         NULL)};
   tarn_cli_opt mine[sizeof all / sizeof all[0] + 1];
-  size_t n = 0;
-  for (size_t k = 0; k < sizeof all / sizeof all[0]; k++)
-    if (strstr(opts, all[k].name))
-      mine[n++] = all[k];
-  mine[n] = (tarn_cli_opt){0};
+  tarn_cli_opts_pick(all, sizeof all / sizeof all[0], opts, mine);
   const tarn_cli_verb v = {cmd, help, mine, &a->d, &a->json, want_ident, NULL};
   int nargs, ex = tarn_cli_parse(&v, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
@@ -85,11 +71,7 @@ static int parse(const char *cmd, int argc, char **argv, int want_ident, const c
   return TARN_CLI_GO_ON;
 }
 
-static void args_free(args *a) {
-  for (size_t i = 0; i < a->n_props; i++)
-    free(a->props[i].key), free(a->props[i].value);
-  free(a->props);
-}
+static void args_free(args *a) { tarn_cli_props_free(a->props, a->n_props); }
 
 static json_t *stream_json(const tarn_catalog_record *s) {
   json_t *o = json_object(), *logs = json_array(), *props = json_object();

@@ -24,8 +24,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "format/gunzip.h"
+#include "format/kafka_internal.h"
 #include "tarn/buf.h"
 #include "tarn/crc32c.h"
 #include "util/bytes.h"
@@ -99,20 +101,11 @@ static int parse_v2(tarn_kafka_iter *it, tarn_kafka_batch *b) {
 
 /* ---- magic 0 and 1 ------------------------------------------------------- */
 
-typedef struct legacy_msg {
-  size_t len;        /* 12 + messageSize */
-  int magic;
-  uint8_t attributes;
-  uint32_t crc;
-  int64_t offset, timestamp;
-  const uint8_t *value;
-  int64_t value_len; /* -1: null */
-} legacy_msg;
+typedef tarn__kafka_legacy_msg legacy_msg;
+#define parse_legacy tarn__kafka_parse_legacy
 
-/* Parses one v0/v1 message at p (left bytes). On a fault writes why and
- * *fault (the byte offset of the fault, relative to p) and returns -1. */
-static int parse_legacy(const uint8_t *p, size_t left, legacy_msg *m, size_t *fault, char *why,
-                        size_t wl) {
+int tarn__kafka_parse_legacy(const uint8_t *p, size_t left, legacy_msg *m, size_t *fault,
+                             char *why, size_t wl) {
   if (left < 17) {
     *fault = 0;
     snprintf(why, wl, "message header needs 17 bytes, %zu left", left);
@@ -161,6 +154,8 @@ static int parse_legacy(const uint8_t *p, size_t left, legacy_msg *m, size_t *fa
     }
     if (k)
       m->value = p + q, m->value_len = n;
+    else
+      m->key = p + q, m->key_len = n;
     q += n > 0 ? (size_t)n : 0;
   }
   if (q != m->len) {
@@ -269,6 +264,48 @@ static int unlz4(const uint8_t *in, size_t n, size_t max, int magic, tarn_buf *o
   return rc;
 }
 
+int tarn__kafka_inflate(int codec, int magic, const uint8_t *in, size_t n, size_t max,
+                        tarn_buf *out, char *why, size_t wl) {
+  size_t fault = 0;
+  if (codec == TARN_KAFKA_GZIP)
+    return tarn__gunzip(out, in, n, max, 0, &fault, why, wl);
+  if (codec == TARN_KAFKA_SNAPPY)
+    return unsnappy(in, n, max, out, why, wl);
+  if (codec == TARN_KAFKA_LZ4)
+    return unlz4(in, n, max, magic, out, why, wl);
+  if (codec != TARN_KAFKA_ZSTD) {
+    snprintf(why, wl, "unknown compression codec %d", codec);
+    return -1;
+  }
+  /* zstd frames, streamed: the content size in a frame header is optional */
+  ZSTD_DStream *z = ZSTD_createDStream();
+  if (!z)
+    return tarn__err(TARN_ENOMEM, "ZSTD_createDStream failed");
+  ZSTD_inBuffer ib = {in, n, 0};
+  size_t r = 1;
+  int rc = 0;
+  while (!rc && (ib.pos < ib.size || r != 0)) {
+    if ((rc = tarn_buf_reserve(out, 65536)))
+      break;
+    ZSTD_outBuffer ob = {out->data + out->len, 65536, 0};
+    size_t before = ib.pos;
+    r = ZSTD_decompressStream(z, &ob, &ib);
+    out->len += ob.pos;
+    if (ZSTD_isError(r)) {
+      snprintf(why, wl, "zstd: %s", ZSTD_getErrorName(r));
+      rc = -1;
+    } else if (out->len > max) {
+      snprintf(why, wl, "decompresses past the limit of %zu bytes", max);
+      rc = -1;
+    } else if (r != 0 && ib.pos == ib.size && ib.pos == before && ob.pos == 0) {
+      snprintf(why, wl, "zstd: frame truncated");
+      rc = -1;
+    }
+  }
+  ZSTD_freeDStream(z);
+  return rc;
+}
+
 /* Counts the inner messages of a compressed wrapper (LS-097, §3.11). */
 static int count_inner(tarn_kafka_iter *it, const legacy_msg *w, size_t at, size_t nb,
                        uint32_t *count) {
@@ -277,12 +314,9 @@ static int count_inner(tarn_kafka_iter *it, const legacy_msg *w, size_t at, size
   if (w->value_len < 0)
     return tarn__corrupt(WHAT, at, "batch %zu: compressed wrapper has a null value", nb);
   tarn_buf raw = TARN_BUF_INIT;
-  int codec = w->attributes & 7, rc;
-  const uint8_t *v = w->value;
-  size_t vn = (size_t)w->value_len, max = it->max_inflate;
-  rc = codec == TARN_KAFKA_GZIP     ? tarn__gunzip(&raw, v, vn, max, 0, &fault, why, sizeof why)
-       : codec == TARN_KAFKA_SNAPPY ? unsnappy(v, vn, max, &raw, why, sizeof why)
-                                    : unlz4(v, vn, max, w->magic, &raw, why, sizeof why);
+  int codec = w->attributes & 7;
+  int rc = tarn__kafka_inflate(codec, w->magic, w->value, (size_t)w->value_len, it->max_inflate,
+                               &raw, why, sizeof why);
   if (rc == LZ4_OLD_CHECKSUM)
     rc = tarn__err(TARN_EUNSUPPORTED,
                    WHAT ": byte %zu: batch %zu: an lz4 wrapper of magic 0 with the frame-header "

@@ -278,7 +278,8 @@ int tarn_kafka_topic_create(tarn_catalog *c, const char *name, uint32_t partitio
   props[0] = (tarn_stream_prop){TARN_KAFKA_PROP_LOGICAL_NAME, (char *)name};
   props[1] = (tarn_stream_prop){TARN_KAFKA_PROP_TOPIC_NAME, (char *)name};
   props[2] = (tarn_stream_prop){TARN_KAFKA_PROP_TOPIC_ID, id};
-  memcpy(props + 3, configs, n_configs * sizeof *props);
+  if (n_configs)
+    memcpy(props + 3, configs, n_configs * sizeof *props);
   tarn_catalog_record s;
   /* A fresh ID makes a fresh identity: a deleted topic's tombstone never
    * blocks its successor (LS-089 stays intact). */

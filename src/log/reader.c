@@ -12,6 +12,8 @@
 #include "tarn/parquet.h"
 #include "tarn/buf.h"
 #include "tarn/entryindex.h"
+#include "tarn/kafka.h"
+#include "tarn/kafka_topics.h"
 #include "tarn/key.h"
 #include "tarn/trimmark.h"
 #include "tarn/wal.h"
@@ -302,6 +304,8 @@ struct tarn_log_iter {
   tarn_buf win;          /* payloads of entries [win_first, win_end) */
   size_t win_first, win_end;
   uint64_t win_pos;      /* object position of win.data[0] */
+  int kafka;             /* -1 not known yet; 1 the entries get Kafka offsets (LS-099) */
+  tarn_buf kbuf;         /* the last entry, its batches' offsets rewritten */
 };
 
 static void iter_drop_record(tarn_log_iter *it) {
@@ -527,6 +531,8 @@ int tarn_reader_iter(tarn_reader *r, uint64_t log_id, uint64_t from, tarn_log_it
   it->r = r;
   it->log_id = log_id;
   it->pos = from;
+  it->kafka = r->o.kafka_offsets == TARN_READER_KAFKA_ALL ? 1
+              : r->o.kafka_offsets == TARN_READER_KAFKA_TOPICS ? -1 : 0;
   *out = it;
   return 0;
 }
@@ -539,6 +545,7 @@ void tarn_reader_iter_free(tarn_log_iter *it) {
   iter_drop_record(it);
   tarn_buf_free(&it->win);
   tarn_buf_free(&it->whole);
+  tarn_buf_free(&it->kbuf);
   free(it);
 }
 
@@ -652,8 +659,35 @@ static int next_entry(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
   }
 }
 
+/* LS-099: the entry's batches take offsets in order from the entry's
+ * offset; each batch's offset field gets them (tables §3.11). The entry's
+ * bytes may sit in a cache other iterators share, so the rewrite is made in
+ * a copy of the iterator's own. */
+static int kafka_offsets(tarn_log_iter *it, tarn_entry *e) {
+  if (it->kafka < 0) {
+    int k = tarn_kafka_log_is_topic(it->r->meta, it->log_id);
+    if (k < 0)
+      return k;
+    it->kafka = k;
+  }
+  if (!it->kafka)
+    return 0;
+  tarn_buf_reset(&it->kbuf);
+  int rc = tarn_buf_append(&it->kbuf, e->payload, e->payload_len);
+  if (!rc)
+    rc = tarn_kafka_rewrite_offsets(it->kbuf.data, e->payload_len, (int64_t)e->offset,
+                                    e->record_count);
+  if (rc)
+    return tarn__errctx(rc, "log %llu: entry at %llu", (unsigned long long)it->log_id,
+                        (unsigned long long)e->offset);
+  e->payload = it->kbuf.data;
+  return 0;
+}
+
 int tarn_reader_next(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
   int rc = next_entry(it, e, timeout_ms);
+  if (rc == 0 && it->kafka)
+    rc = kafka_offsets(it, e);
   if (rc == 0) {
     tarn_metrics_inc("tarn_reader_entries_total", 1, NULL);
     tarn_metrics_inc("tarn_reader_bytes_total", e->payload_len, NULL);

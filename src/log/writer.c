@@ -17,6 +17,8 @@
 #include "log/wal_name.h"
 #include "tarn/buf.h"
 #include "tarn/entryindex.h"
+#include "tarn/kafka.h"
+#include "tarn/kafka_topics.h"
 #include "tarn/key.h"
 #include "tarn/lease.h"
 #include "tarn/metrics.h"
@@ -88,6 +90,7 @@ typedef struct wlog {
   wsection *qhead, *qtail;
   int busy;
   int lost; /* under mu: an index put's lease guard failed; the lease is gone */
+  int kafka; /* a Kafka topic's log: every entry is checked (LS-095 ... LS-098) */
   char lost_why[256]; /* that guard failure's message */
 } wlog;
 
@@ -822,12 +825,19 @@ static int ensure_log(tarn_writer *w, uint64_t log_id) {
   int rc = 0;
   if (!have) {
     wlog *l = calloc(1, sizeof *l);
+    /* Whether the log is a Kafka topic's is learned here, once, from the
+     * catalog (a stream's properties never change), so that no caller of
+     * the library, the CLI or the listener can append to one unchecked. */
+    int kafka = l ? tarn_kafka_log_is_topic(w->meta, log_id) : 0;
     if (!l)
       rc = tarn__err(TARN_ENOMEM, "out of memory");
+    else if (kafka < 0)
+      rc = kafka, free(l);
     else if ((rc = tarn_lease_acquire(w->meta, log_id, &l->lease)) != 0)
       free(l); /* LS-041: the lease module gave the record back */
     else {
       l->log_id = log_id;
+      l->kafka = kafka;
       pthread_mutex_lock(&w->mu);
       l->next = w->logs;
       w->logs = l;
@@ -905,6 +915,7 @@ int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, siz
     memcpy(ext, payload, len);
   }
   /* the common case takes the lock once: the log is known, the batch open */
+  int checked = 0;
   pthread_mutex_lock(&w->mu);
   for (;;) {
     if (w->closing) {
@@ -916,6 +927,20 @@ int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, siz
       rc = tarn__err(TARN_EGUARD, "append: log %llu: the write lease was lost (%s)",
                      (unsigned long long)log_id, l->lost_why);
       break;
+    }
+    if (l && l->kafka && !checked) {
+      /* LS-095 ... LS-098: a bad entry is refused before any of it is
+       * queued; the check reads only the caller's bytes, so off the lock. */
+      pthread_mutex_unlock(&w->mu);
+      rc = tarn_kafka_check(payload, len, record_count, NULL);
+      if (rc)
+        rc = tarn__errctx(rc, "append: log %llu is a Kafka topic's; entry refused",
+                          (unsigned long long)log_id);
+      pthread_mutex_lock(&w->mu);
+      if (rc)
+        break;
+      checked = 1;
+      continue;
     }
     if (l) {
       rc = enqueue(w, log_id, payload, len, ext, &proto);

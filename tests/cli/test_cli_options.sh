@@ -32,7 +32,8 @@ verbs=(
   "serve|--listen" "compact|--max-range-bytes" "gc|--wal-grace-ms" "tasks|--retry"
   "inspect wal|-" "inspect key|-" "inspect index|--hex" "inspect offsets|--boundaries"
   "inspect fileindex|--start" "inspect companion|--lookup" "inspect kafka|--offset"
-  "inspect parquet|--rows")
+  "inspect parquet|--rows" "topic create|--partitions" "topic list|--meta"
+  "topic describe|--wal" "topic delete|--drain-timeout-ms" "topic add-partitions|--partitions")
 for entry in "${verbs[@]}"; do
   verb=${entry%|*} opt=${entry#*|}
   read -ra w <<< "$verb"
@@ -62,7 +63,7 @@ for spec in "trim x|--through" "stream create x|--partitions" "stream add-partit
 done
 usage_error "--partitions needs a number from 1 to 65536, not '0'" stream create x --partitions 0
 usage_error "--compact-workers needs a number from 0 to 64, not '65'" serve --compact-workers=65
-usage_error "--format needs raw, hex or json, not 'xml'" read x --format=xml
+usage_error "--format needs raw, hex, json or kafka, not 'xml'" read x --format=xml
 usage_error "--log-level needs debug, info, warn or error, not 'loud'" serve --log-level loud
 usage_error "--property needs KEY=VALUE, not 'novalue'" stream create x --property=novalue
 # positional arguments: one too many is named

@@ -1,5 +1,6 @@
 #include "testutil.h"
 #include "tu_compact.h"
+#include "tu_kafka.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -9,6 +10,7 @@
 #include <unistd.h>
 
 #include "tarn/catalog.h"
+#include "tarn/kafka_topics.h"
 #include "tarn/objstore_mem.h"
 #include "tarn/reader.h"
 #include "tarn/writer.h"
@@ -61,6 +63,7 @@ void tu_cenv_open(tu_cenv *e, const char *tag, int on_disk, uint32_t n_partition
   for (size_t i = 0; props && props[i] && np < 8; i += 2, np++) {
     pv[np].key = (char *)props[i];
     pv[np].value = (char *)props[i + 1];
+    e->kafka |= strcmp(props[i], TARN_KAFKA_PROP_TOPIC_NAME) == 0;
   }
   tarn_catalog_record r;
   assert_int_equal(tarn_catalog_create_stream(cat, "ns", "s1", n_partitions, pv, np, &r), 0);
@@ -129,7 +132,16 @@ void tu_append(tu_cenv *e, uint64_t log, uint64_t first, size_t n, size_t per_ob
   for (size_t i = 0; i < n; i++) {
     uint64_t j = first + i;
     size_t len = tu_payload(log, j, buf, sizeof buf);
-    assert_int_equal(tarn_writer_append(w, log, buf, len, (uint32_t)(1 + j % 3), NULL, NULL), 0);
+    uint32_t records = (uint32_t)(1 + j % 3);
+    tarn_buf kb = TARN_BUF_INIT;
+    if (e->kafka) { /* the writer takes only record batches on a Kafka stream (LS-095) */
+      tu_kafka_v2_batch(&kb, 0, 0, (int32_t)records, (int32_t)records, (int32_t)records - 1);
+      assert_true(kb.len <= sizeof buf);
+      memcpy(buf, kb.data, kb.len);
+      len = kb.len;
+      tarn_buf_free(&kb);
+    }
+    assert_int_equal(tarn_writer_append(w, log, buf, len, records, NULL, NULL), 0);
     if ((i + 1) % per_object == 0 || i + 1 == n) {
       assert_int_equal(tarn_writer_flush(w), 0);
       struct timespec ts = {0, 2000000};

@@ -19,6 +19,7 @@ typedef struct tu_cenv {
   uint64_t logs[4];      /* its partitions */
   size_t n_logs;
   int on_disk;
+  int kafka;             /* the stream is a Kafka topic's: tu_append writes record batches */
 } tu_cenv;
 
 /* Opens a deployment (mem: stores, or sqlite + file:// under a temporary
@@ -35,7 +36,8 @@ void tu_cenv_close(tu_cenv *e);
 size_t tu_payload(uint64_t seed, uint64_t j, uint8_t *out, size_t cap);
 
 /* Appends n entries to log (entries numbered from first), record counts 1..3
- * and payloads of tu_payload(log, j), flushing every per_object entries so that
+ * and payloads of tu_payload(log, j) (a v2 record batch of that many records
+ * on a Kafka stream), flushing every per_object entries so that
  * records get distinct creation times (sleeping 2 ms between objects). */
 void tu_append(tu_cenv *e, uint64_t log, uint64_t first, size_t n, size_t per_object);
 /* tarn_reclaim_pass with the wall clock, and so the mem: and sqlite: stores'

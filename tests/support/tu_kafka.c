@@ -6,6 +6,7 @@
 #include <snappy-c.h>
 #include <string.h>
 #include <zlib.h>
+#include <zstd.h>
 
 #include "tarn/kafka.h"
 #include "util/bytes.h"
@@ -19,7 +20,10 @@ static void put_be16(tarn_buf *b, uint16_t v) {
   tarn_buf_putc(b, (uint8_t)v);
 }
 
-/* A v2 batch with n records of values "v<i>"; count and delta as declared. */
+static void compress_with(int codec, tarn_buf *out, const tarn_buf *in);
+
+/* A v2 batch with n records of values "v<i>"; count and delta as declared;
+ * the records section compressed with the codec in attrs' low bits. */
 void tu_kafka_v2_batch(tarn_buf *out, int64_t base, uint16_t attrs, int32_t n, int32_t count,
                        int32_t delta) {
   tarn_buf recs = TARN_BUF_INIT;
@@ -39,6 +43,12 @@ void tu_kafka_v2_batch(tarn_buf *out, int64_t base, uint16_t attrs, int32_t n, i
   }
   size_t start = out->len;
   tarn_buf_put_be64(out, (uint64_t)base);
+  if ((attrs & 7) >= TARN_KAFKA_GZIP && (attrs & 7) <= TARN_KAFKA_ZSTD) {
+    tarn_buf z = TARN_BUF_INIT;
+    compress_with(attrs & 7, &z, &recs);
+    tarn_buf_free(&recs);
+    recs = z;
+  }
   tarn_buf_put_be32(out, (uint32_t)(49 + recs.len));
   tarn_buf_put_be32(out, 0);           /* partitionLeaderEpoch */
   tarn_buf_putc(out, 2);               /* magic */
@@ -119,15 +129,26 @@ void tu_kafka_lz4_of(tarn_buf *out, const tarn_buf *in) {
   out->len += n;
 }
 
+static void compress_with(int codec, tarn_buf *out, const tarn_buf *in) {
+  if (codec == TARN_KAFKA_GZIP) {
+    tu_kafka_gzip_of(out, in);
+  } else if (codec == TARN_KAFKA_SNAPPY) {
+    tu_kafka_snappy_xerial_of(out, in);
+  } else if (codec == TARN_KAFKA_LZ4) {
+    tu_kafka_lz4_of(out, in);
+  } else {
+    size_t max = ZSTD_compressBound(in->len);
+    tarn_buf_reserve(out, max);
+    size_t n = ZSTD_compress(out->data + out->len, max, in->data, in->len, 3);
+    assert_false(ZSTD_isError(n));
+    out->len += n;
+  }
+}
+
 void tu_kafka_wrapper(tarn_buf *out, int magic, int codec, int n) {
   tarn_buf set = TARN_BUF_INIT, z = TARN_BUF_INIT;
   tu_kafka_inner_set(&set, magic, n);
-  if (codec == TARN_KAFKA_GZIP)
-    tu_kafka_gzip_of(&z, &set);
-  else if (codec == TARN_KAFKA_SNAPPY)
-    tu_kafka_snappy_xerial_of(&z, &set);
-  else
-    tu_kafka_lz4_of(&z, &set);
+  compress_with(codec, &z, &set);
   tu_kafka_legacy_msg(out, magic, 0, (uint8_t)codec, z.data, z.len);
   tarn_buf_free(&set), tarn_buf_free(&z);
 }

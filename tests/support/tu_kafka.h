@@ -8,7 +8,8 @@
 
 #include "tarn/buf.h"
 
-/* Appends a v2 batch with n records of values "v<i>"; count and delta as declared. */
+/* Appends a v2 batch with n records of values "v<i>"; count and delta as
+ * declared; its records compressed with the codec in attrs' bits 0-2. */
 void tu_kafka_v2_batch(tarn_buf *out, int64_t base, uint16_t attrs, int32_t n, int32_t count,
                        int32_t delta);
 /* A v2 batch of n records, declared consistently. */

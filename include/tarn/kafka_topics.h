@@ -44,7 +44,7 @@ extern "C" {
 #define TARN_KAFKA_CONFIG_BATCH_MS "tarn.kafka.batch.ms"
 #define TARN_KAFKA_BATCH_MS_MAX 60000
 /* The stream's storage class, when it has one (e.g. "express"). */
-#define TARN_PROP_STORAGE_CLASS "tarn.storage.class"
+#define TARN_PROP_STORAGE_CLASS "class" /* = TARN_STREAM_CLASS_PROP (tarn/express.h) */
 #define TARN_STORAGE_CLASS_MAX 63
 
 /* ---- pure naming parts (src/format/kafka_names.c) ----------------------- */
@@ -80,7 +80,7 @@ typedef struct tarn_kafka_topic {
   uint64_t *logs;           /* partition p's log is logs[p] (malloc'd) */
   int32_t max_message_bytes; /* max.message.bytes, else 1,048,588 */
   uint32_t batch_ms;        /* tarn.kafka.batch.ms, else 0: the writer's window */
-  char storage_class[TARN_STORAGE_CLASS_MAX + 1]; /* tarn.storage.class, else "" */
+  char storage_class[TARN_STORAGE_CLASS_MAX + 1]; /* the "class" property, else "" */
   tarn_stream_prop *configs; /* the topic's configs: every property outside
                                 lakestream.*, in key order (malloc'd) */
   size_t n_configs;

@@ -35,7 +35,16 @@
   X(C2_TIMESTAMP_NOW, "c2-timestamp-now")                   /* C2 stamps its own clock */     \
   X(LEASE_IGNORES_FENCE, "lease-ignores-fence")             /* LS-041 not honoured */         \
   X(DELETE_NO_DRAIN, "delete-no-drain")                     /* deletes before leases end */   \
-  X(TASK_DEAD_EARLY, "task-dead-early")                     /* DEAD one failure early */
+  X(TASK_DEAD_EARLY, "task-dead-early")                     /* DEAD one failure early */   \
+  X(TASK_WRITE_UNCHECKED, "task-write-unchecked")           /* C2's task write unchecked */   \
+  X(CLAIM_SKIPS_PREPARED, "claim-skips-prepared")           /* claims INIT tasks only */      \
+  X(STALE_TASK_LEFT_OPEN, "stale-task-left-open")           /* stale range stays INIT */      \
+  X(PLAN_SKIPS_FIRST_LOG, "plan-skips-first-log")           /* logs counted from 1 */         \
+  X(LOCK_RELEASE_ANY_VERSION, "lock-release-any-version")   /* reverts #11 part 5's release */\
+  X(REPAIR_C4_PAST_E, "repair-c4-past-e")                   /* repair's C4 bound e, not e-1 */\
+  X(FLUSH_SKIPS_OPEN_BATCH, "flush-skips-open-batch")       /* close leaves the batch */      \
+  X(RECLAIM_IGNORES_INTENTS, "reclaim-ignores-intents")     /* reverts #11 part 1 */          \
+  X(RECLAIM_LOCAL_CLOCK, "reclaim-local-clock")             /* reverts #11 part 2's clock */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,
 enum { TARN__BUG_NONE = 0, TARN__PLANTED_BUGS(TARN__PLANTED_ENUM) TARN__BUG_COUNT };

@@ -29,12 +29,17 @@ enum {
 /* When an injected fault strikes. */
 enum {
   TARN_MEM_FAULT_BEFORE = 0, /* return the code without applying the operation */
-  TARN_MEM_FAULT_AFTER = 1   /* apply the operation, then return the code (a lost reply) */
+  TARN_MEM_FAULT_AFTER = 1,  /* apply the operation, then return the code (a lost reply) */
+  /* GET only, code 0: the read "succeeds" with damaged bytes. */
+  TARN_MEM_FAULT_TRUNCATE = 2, /* only the first half of the bytes arrive (a body cut short) */
+  TARN_MEM_FAULT_CORRUPT = 3   /* the object's first byte arrives inverted (a damaged header) */
 };
 
 /* Arms a fault: the nth (1 = the next) call of op from now, and the count-1
  * calls after it, fail with code (a negative TARN_E*, e.g. TARN_ETIMEDOUT before,
- * TARN_EUNKNOWN after). Up to 16 faults may be armed at once. */
+ * TARN_EUNKNOWN after; TARN_EUNAVAIL for a throttling burst, S3's 503 SlowDown
+ * after the client's retries). TRUNCATE and CORRUPT take op TARN_MEM_OP_GET and
+ * code 0. Up to 16 faults may be armed at once. */
 int tarn_objstore_mem_fault(tarn_objstore *s, int op, uint64_t nth, uint64_t count, int when,
                             int code);
 /* Adds usec microseconds of sleep to every call of op (TARN_MEM_OP_ANY: all). */

@@ -740,7 +740,10 @@ int tarn_compact_lock_release(tarn_compact_lock *l) {
     /* Only our acquisition's version: a Get then Delete could delete the
      * record of a newer holder created in between. TARN_ECONFLICT: the
      * record is another holder's, ours is gone. */
-    rc = tarn_meta_delete_if(l->meta, TARN_COMPACTION_PARTITION, l->key, l->version, NULL, 0);
+    rc = tarn_meta_delete_if(l->meta, TARN_COMPACTION_PARTITION, l->key,
+                             TARN__PLANTED(TARN__BUG_LOCK_RELEASE_ANY_VERSION) ? TARN_META_ANY_VERSION
+                                                                               : l->version,
+                             NULL, 0);
     if (rc == 0 || rc == TARN_ENOTFOUND || rc == TARN_ESESSION || rc == TARN_ECONFLICT) {
       rc = 0;
       break;
@@ -901,8 +904,10 @@ static int install_attempt(tarn_compactor *c, const tarn_compact_range *r, const
   if (!rc && exists && !*took) {
     int all = 0;
     rc = tarn__intent_refresh(m, r->log_id, r->intent, c->o.clock(c->o.clock_ctx));
-    if (!rc)
+    if (!rc && !TARN__PLANTED(TARN__BUG_RECLAIM_IGNORES_INTENTS))
       rc = files_exist(c, r, &all);
+    else
+      all = 1;
     if (!rc && !all) {
       *stale = 1;
       tarn_lease_release(lease);
@@ -1022,7 +1027,7 @@ int tarn_compact_repair(tarn_compactor *c, uint64_t log_id, int *repaired) {
     char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_LEN + 1], z[TARN_KEY_LEN + 1];
     tarn_key_partition(part, log_id);
     tarn_key_format(a, log_id, p.ov_s + 1, 0);
-    tarn_key_format(z, log_id, p.ov_e - 1, TARN_KEY_MAX);
+    tarn_key_format(z, log_id, p.ov_e - !TARN__PLANTED(TARN__BUG_REPAIR_C4_PAST_E), TARN_KEY_MAX);
     tarn_meta_guard g[TARN_LEASE_GUARDS];
     size_t ng = tarn_lease_guards(lease, g);
     rc = tarn_lease_check(lease);

@@ -18,6 +18,7 @@
 #include "tarn/tasks.h"
 #include "tarn/trim.h"
 #include "tarn/wal.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/planted.h"
 
@@ -233,7 +234,7 @@ static int collect_refs(tarn_meta *m, const tarn_reclaim_options *o, uint64_t ne
    * are never orphans. Read before the index: a compaction installs (and a
    * task leaves PREPARED) only after its record names the files, so each
    * file is found in one place or the other. */
-  int rc = intent_refs(m, o, now, &r->intents);
+  int rc = TARN__PLANTED(TARN__BUG_RECLAIM_IGNORES_INTENTS) ? 0 : intent_refs(m, o, now, &r->intents);
   tarn_task *t = NULL;
   size_t n = 0;
   if (!rc)
@@ -574,6 +575,8 @@ static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_
     int64_t now = 0;
     if ((rc = tarn_meta_clock(m, &now)))
       rc = tarn__errctx(rc, "reading the metadata store's clock");
+    if (TARN__PLANTED(TARN__BUG_RECLAIM_LOCAL_CLOCK))
+      now = tarn__now_ms();
     for (size_t i = 0; i < l.n && !rc; i++) {
       const char *name = l.names[i];
       int named;

@@ -249,7 +249,7 @@ int tarn_tasks_plan(tarn_compactor *c, const tarn_tasks_options *o, int force, s
   for (size_t i = 0; i < n && !rc; i++) {
     if (s[i].state != TARN_STREAM_ACTIVE)
       continue;
-    for (size_t j = 0; j < s[i].n_logs && !rc; j++)
+    for (size_t j = TARN__PLANTED(TARN__BUG_PLAN_SKIPS_FIRST_LOG); j < s[i].n_logs && !rc; j++)
       rc = plan_log(c, o, s[i].logs[j], force, created);
   }
   tarn_catalog_records_free(s, n);
@@ -286,7 +286,8 @@ int tarn_tasks_claim(tarn_meta *m, const tarn_tasks_options *o, tarn_compact_loc
   size_t off = n ? (size_t)spread % n : 0;
   for (size_t k = 0; k < n && rc == TARN_ENOTFOUND; k++) {
     tarn_task *t = &v[(k + off) % n];
-    if (!is_open(t->state))
+    if (!is_open(t->state) ||
+        (TARN__PLANTED(TARN__BUG_CLAIM_SKIPS_PREPARED) && t->state == TARN_TASK_PREPARED))
       continue;
     tarn_compact_lock *lk;
     int lrc = tarn_compact_lock_acquire(m, t->log_id, owner, &lk);
@@ -347,7 +348,7 @@ int tarn_tasks_step(tarn_compactor *c, const tarn_tasks_options *o, tarn_task *t
     /* C2; a range whose records changed since planning is stale */
     rc = tarn_compact_write(c, &t->range);
     if (rc == TARN_ECONFLICT) {
-      t->state = TARN_TASK_COMMITTED;
+      t->state = TARN__PLANTED(TARN__BUG_STALE_TASK_LEFT_OPEN) ? TARN_TASK_INIT : TARN_TASK_COMMITTED;
       t->stale = 1;
     } else if (rc) {
       return record_failure(m, o, t, rc, now);
@@ -355,7 +356,8 @@ int tarn_tasks_step(tarn_compactor *c, const tarn_tasks_options *o, tarn_task *t
       t->state = TARN_TASK_PREPARED;
     }
     t->updated_ms = now;
-    return task_put(m, t);
+    rc = task_put(m, t);
+    return TARN__PLANTED(TARN__BUG_TASK_WRITE_UNCHECKED) ? 0 : rc;
   }
   if (t->state == TARN_TASK_PREPARED) {
     int outcome = 0;

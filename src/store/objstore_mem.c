@@ -88,14 +88,14 @@ static int enter(shared *sh, int op, int *when) {
   sh->calls[op]++;
   sh->calls[TARN_MEM_OP_ANY]++;
   uint32_t us = sh->latency[op] + sh->latency[TARN_MEM_OP_ANY];
-  int code = 0;
-  for (int i = 0; i < sh->nfaults && !code; i++) {
+  int code = 0, hit = 0;
+  for (int i = 0; i < sh->nfaults && !hit; i++) {
     fault *f = &sh->faults[i];
     if (f->op != TARN_MEM_OP_ANY && f->op != op)
       continue;
     uint64_t c = sh->calls[f->op];
     if (c >= f->first && c < f->end)
-      code = f->code, *when = f->when;
+      code = f->code, *when = f->when, hit = 1;
   }
   if (us) {
     pthread_mutex_unlock(&sh->mu);
@@ -190,7 +190,15 @@ static int m_get(tarn_objstore *st, const char *name, uint64_t off, uint64_t len
                    sname(sh), (unsigned long long)off, name, o->len);
   else {
     uint64_t n = o->len - off < len ? o->len - off : len;
-    rc = tarn__objdst_put(dst, o->data + off, (size_t)n);
+    if (code == 0 && when == TARN_MEM_FAULT_TRUNCATE)
+      n /= 2; /* the size still says the whole: the caller must notice */
+    if (code == 0 && when == TARN_MEM_FAULT_CORRUPT && off == 0 && n > 0) {
+      uint8_t b = (uint8_t)~o->data[0];
+      rc = tarn__objdst_put(dst, &b, 1);
+      if (rc == 0)
+        rc = tarn__objdst_put(dst, o->data + 1, (size_t)n - 1);
+    } else
+      rc = tarn__objdst_put(dst, o->data + off, (size_t)n);
     tarn__objdst_sized(dst, o->len);
   }
   if (code && rc == 0)
@@ -320,8 +328,10 @@ int tarn_objstore_mem_fault(tarn_objstore *s, int op, uint64_t nth, uint64_t cou
   shared *sh = mem_of(s);
   if (!sh)
     return tarn__err(TARN_EINVAL, "mem store: fault injection on a store that is not mem:");
-  if (bad_op(op) || nth == 0 || count == 0 || code >= 0 ||
-      (when != TARN_MEM_FAULT_BEFORE && when != TARN_MEM_FAULT_AFTER))
+  int damaged = when == TARN_MEM_FAULT_TRUNCATE || when == TARN_MEM_FAULT_CORRUPT;
+  if (bad_op(op) || nth == 0 || count == 0 || (damaged ? code != 0 || op != TARN_MEM_OP_GET
+                                                        : code >= 0) ||
+      (!damaged && when != TARN_MEM_FAULT_BEFORE && when != TARN_MEM_FAULT_AFTER))
     return tarn__err(TARN_EINVAL, "mem store: bad fault (op %d, nth %llu, count %llu, code %d)",
                      op, (unsigned long long)nth, (unsigned long long)count, code);
   pthread_mutex_lock(&sh->mu);

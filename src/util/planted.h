@@ -46,6 +46,16 @@
   X(XROLL_REPUBLISHES_BELOW_CUT, "xroll-republishes-below-cut") /* cut-1 also republished */ \
   X(XSETTLE_DELETES_BELOW_CUT, "xsettle-deletes-below-cut") /* deletes from cut-1 */         \
   X(XSETTLE_DELETES_POISON, "xsettle-deletes-poison")       /* deletes poison stragglers */
+  X(TASK_DEAD_EARLY, "task-dead-early")                     /* DEAD one failure early */   \
+  X(TASK_WRITE_UNCHECKED, "task-write-unchecked")           /* C2's task write unchecked */   \
+  X(CLAIM_SKIPS_PREPARED, "claim-skips-prepared")           /* claims INIT tasks only */      \
+  X(STALE_TASK_LEFT_OPEN, "stale-task-left-open")           /* stale range stays INIT */      \
+  X(PLAN_SKIPS_FIRST_LOG, "plan-skips-first-log")           /* logs counted from 1 */         \
+  X(LOCK_RELEASE_ANY_VERSION, "lock-release-any-version")   /* reverts #11 part 5's release */\
+  X(REPAIR_C4_PAST_E, "repair-c4-past-e")                   /* repair's C4 bound e, not e-1 */\
+  X(FLUSH_SKIPS_OPEN_BATCH, "flush-skips-open-batch")       /* close leaves the batch */      \
+  X(RECLAIM_IGNORES_INTENTS, "reclaim-ignores-intents")     /* reverts #11 part 1 */          \
+  X(RECLAIM_LOCAL_CLOCK, "reclaim-local-clock")             /* reverts #11 part 2's clock */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,
 enum { TARN__BUG_NONE = 0, TARN__PLANTED_BUGS(TARN__PLANTED_ENUM) TARN__BUG_COUNT };

@@ -72,11 +72,11 @@ extern const char *const sim_prop_sources[];
 /* Fault kinds a run can leave out (--without), for shrinking a failure. */
 enum { SIM_NO_OBJECT = 1, SIM_NO_META = 2, SIM_NO_CRASH = 4, SIM_NO_EXPIRY = 8, SIM_NO_SKEW = 16,
        SIM_NO_SLOW = 32, SIM_NO_ZOMBIE = 64, SIM_NO_STALL = 128,
-       SIM_NO_C3CRASH = 256 };
+       SIM_NO_C3CRASH = 256, SIM_NO_READ = 512 };
 
 /* The processes, each with its own clock (skewed, stepping back now and then). */
 enum { PROC_CHECK = 0, PROC_W0 = 1, PROC_C0 = PROC_W0 + 3, PROC_TRIM = PROC_C0 + 2, PROC_DEL,
-       PROC_RECL, PROC_T0, SIM_NPROCS = PROC_T0 + 4 };
+       PROC_RECL, PROC_T0, PROC_RECL2 = PROC_T0 + 2, SIM_NPROCS = PROC_T0 + 4 };
 
 /* One append, as the simulation issued it, and what it was told. */
 typedef struct sim_entry {
@@ -167,7 +167,8 @@ typedef struct sim_zombie {
 /* What a run exercised (summed over seeds by tarn-sim). */
 typedef struct sim_stats {
   uint64_t acked, failed, unknown, installs, windows, reclaimed, crashes, expiries, deletions,
-      stale_hits, soft_trims, hard_trimmed, held, landed, silent, c2_pauses;
+      stale_hits, soft_trims, hard_trimmed, held, landed, silent, c2_pauses, read_faults,
+      read_errors;
 } sim_stats;
 
 typedef struct sim {
@@ -231,6 +232,13 @@ void sim_free(sim *s);
 void sim_payload(uint64_t id, uint64_t log, uint8_t *out, size_t len);
 
 int64_t sim_clock(void *ctx);
+
+/* Arms, with the run's object-fault rate, one fault of the read side on st's
+ * named store (a failed or throttled GET, LIST, HEAD or DELETE, a truncated
+ * or damaged GET) and maybe a metadata read failure on m; 1 if armed.
+ * sim_read_faults_clear disarms the WAL and compacted stores' faults and m's. */
+int sim_arm_read_fault(sim *s, tarn_objstore *st, tarn_meta *m);
+void sim_read_faults_clear(sim *s, tarn_meta *m);
 
 /* sim_check.c */
 void sim_check_step(sim *s);

@@ -19,6 +19,8 @@ static uint64_t le64(const uint8_t *p) {
   return v;
 }
 
+static int chance_of(sim *s, unsigned per_mille) { return sim_below(s, 1000) < per_mille; }
+
 static uint64_t fnv(const uint8_t *p, size_t n) {
   uint64_t h = 0xcbf29ce484222325u;
   for (size_t i = 0; i < n; i++) {
@@ -151,6 +153,21 @@ static void check_log_records(sim *s, sim_log *lg) {
     tarn_meta_recs_free(&keys);
     return;
   }
+  /* S9: a PARQUET record above B stays (only hard trim and deletion remove
+   * records); checked before the records' order, which its loss also breaks */
+  for (size_t j = 0, q = 0; j < lg->nspans && !s->failed && !lg->fenced; j++) {
+    const sim_span *o = &lg->spans[j];
+    tarn_key k;
+    while (q < keys.n && (tarn_key_parse(keys.v[q].key, strlen(keys.v[q].key), &k) ||
+                          k.end_offset < o->end))
+      q++;
+    if (!o->parquet || o->end <= b)
+      continue;
+    SIM_CHECKED(s, P_SequentialCompactionSafety);
+    if (q == keys.n || k.end_offset != o->end)
+      sim_fail(s, P_SequentialCompactionSafety, "log %" PRIu64 ": the PARQUET record ending at %"
+               PRIu64 " (above B = %" PRIu64 ") was removed", lg->id, o->end, b);
+  }
   int had_window = lg->spans_window;
   lg->spans_window = 0;
   sim_span *cur = calloc(keys.n ? keys.n : 1, sizeof *cur);
@@ -206,18 +223,6 @@ static void check_log_records(sim *s, sim_log *lg) {
                  lg->id, keys.v[i].key, start, k.end_offset, prev_end);
     }
     prev_end = k.end_offset;
-  }
-  /* a PARQUET record above B stays (only hard trim and deletion remove records) */
-  for (size_t j = 0; j < lg->nspans && !s->failed && !lg->fenced; j++) {
-    const sim_span *o = &lg->spans[j];
-    if (!o->parquet || o->end <= b)
-      continue;
-    int found = 0;
-    for (size_t q = 0; q < n && !found; q++)
-      found = cur[q].end == o->end;
-    if (!found)
-      sim_fail(s, P_SequentialCompactionSafety, "log %" PRIu64 ": the PARQUET record ending at %"
-               PRIu64 " (above B = %" PRIu64 ") was removed", lg->id, o->end, b);
   }
   free(lg->spans);
   lg->spans = cur;
@@ -287,16 +292,26 @@ static void check_read_entry(sim *s, const char *who, uint64_t log, const tarn_e
   e->seen_ts = ent->timestamp_ms;
 }
 
-/* An acknowledged entry at or above B is readable where it was acknowledged. */
+/* An acknowledged entry at or above B is readable where it was acknowledged.
+ * Now and then a read-side fault strikes the read (a failed, throttled,
+ * truncated or damaged GET, a failed metadata read): it may then fail, but
+ * what it returns must still be the appended entry. */
 static void read_at(sim *s, tarn_reader *r, const char *who, size_t id) {
   sim_entry *e = &s->ents[id];
   tarn_log_iter *it = NULL;
   tarn_entry ent;
+  int armed = sim_arm_read_fault(s, chance_of(s, 500) ? s->cwal : s->ccmp, s->cmeta);
   int rc = tarn_reader_iter(r, e->log, e->offset, &it);
   if (!rc)
     rc = tarn_reader_next(it, &ent, 0);
+  if (armed) {
+    sim_read_faults_clear(s, s->cmeta);
+  }
   SIM_CHECKED(s, P_NoReaderError);
-  if (rc)
+  if (rc && armed) {
+    s->st.read_errors++;
+    sim_trace(s, "  %s reader: entry %zu under a read fault -> %d", who, id, rc);
+  } else if (rc)
     sim_fail(s, P_NoReaderError, "%s reader: acknowledged entry %zu (log %" PRIu64 " offset %"
              PRIu64 ", B %" PRIu64 ") unreadable: %d %s", who, id, e->log, e->offset,
              s->logs[e->log - 1].b, rc, tarn_errmsg());

@@ -5,7 +5,7 @@
  *   --check-determinism   runs each seed twice and compares the traces' hashes
  *   --bug NAME            (tarn-sim-planted only) turns on a planted bug
  *   --expect-fail         exit 0 only if some seed failed (the planted-bug tests)
- *   --without LIST        leave out fault kinds: object,meta,crash,expiry,skew,slow,zombie,stall,c3crash
+ *   --without LIST        leave out fault kinds: object,meta,crash,expiry,skew,slow,zombie,stall,c3crash,read
  *
  * A failure is shrunk: the run is repeated without each fault kind in turn
  * (keeping those it still fails without) and up to its failing step, and the
@@ -26,7 +26,7 @@
 static void usage(void) {
   fprintf(stderr, "usage: tarn-sim (--seed N | --seeds A..B) [--steps N] [--trace] "
                   "[--check-determinism] [--bug NAME] [--expect-fail] "
-                  "[--without object,meta,crash,expiry,skew,slow,zombie,stall,c3crash]\n");
+                  "[--without object,meta,crash,expiry,skew,slow,zombie,stall,c3crash,read]\n");
 }
 
 static void without_str(int without, char *out, size_t n) {
@@ -178,6 +178,8 @@ int main(int argc, char **argv) {
     tot.landed += s.st.landed;
     tot.silent += s.st.silent;
     tot.c2_pauses += s.st.c2_pauses;
+    tot.read_faults += s.st.read_faults;
+    tot.read_errors += s.st.read_errors;
     for (int p = 0; p < P_COUNT; p++)
       checks[p] += s.checks[p];
     if (failed) {
@@ -232,6 +234,8 @@ int main(int argc, char **argv) {
          " landed late; %" PRIu64 " sessions ended silently (zombies); %" PRIu64
          " C2 runs spanning reclamation passes\n", tot.held, tot.landed, tot.silent,
          tot.c2_pauses);
+  printf("tarn-sim: read side: %" PRIu64 " read, list, delete or metadata-read faults armed, "
+         "%" PRIu64 " reads that failed under one\n", tot.read_faults, tot.read_errors);
   printf("tarn-sim: properties checked:");
   for (int p = 0; p < P_COUNT; p++)
     printf(" %s(%s)=%" PRIu64, sim_prop_names[p], sim_prop_sources[p], checks[p]);

@@ -24,7 +24,7 @@
 #define SIM_WAL_GRACE_MS 61000
 
 const char *const sim_fault_names[] = {"object", "meta", "crash", "expiry", "skew",
-                                       "slow",   "zombie", "stall",  "c3crash", NULL};
+                                       "slow",   "zombie", "stall",  "c3crash", "read", NULL};
 
 
 
@@ -70,6 +70,14 @@ static int64_t hook_store_now(void *arg) {
   return s->now + s->store_skew;
 }
 
+/* The store's clock is the one the protocol trusts: its steps must stay
+ * within the deployment's skew allowance (10 s), so its skew stays within
+ * +-5 s; the processes' clocks may be off by up to a minute (max_skew). */
+#define SIM_STORE_MAX_SKEW_MS 5000
+static int64_t store_skew_of(const sim *s, int64_t v) {
+  return s->max_skew > SIM_STORE_MAX_SKEW_MS ? v * SIM_STORE_MAX_SKEW_MS / s->max_skew : v;
+}
+
 /* Now and then one clock (a process's or the store's) is reset to another
  * skew within +-max_skew: an NTP step, forwards or backwards. */
 static void clocks_drift(sim *s) {
@@ -78,7 +86,7 @@ static void clocks_drift(sim *s) {
   int p = (int)sim_below(s, SIM_NPROCS + 1);
   int64_t v = (int64_t)sim_below(s, (uint64_t)(2 * s->max_skew + 1)) - s->max_skew;
   if (p == SIM_NPROCS)
-    s->store_skew = v;
+    s->store_skew = v = store_skew_of(s, v);
   else if (p != PROC_CHECK)
     s->skew[p] = v;
   if (p == SIM_NPROCS)
@@ -404,11 +412,64 @@ static void arm_object_fault(sim *s) {
     return;
   uint64_t count = 1 + sim_below(s, 3);
   int after = chance(s, 300);
-  int code = after ? TARN_EUNKNOWN : chance(s, 500) ? TARN_EIO : TARN_ETIMEDOUT;
+  int code = after             ? TARN_EUNKNOWN
+             : chance(s, 300) ? TARN_EUNAVAIL /* throttled: S3's 503 SlowDown */
+             : chance(s, 500) ? TARN_EIO
+                              : TARN_ETIMEDOUT;
   tarn_objstore_mem_fault(s->cwal, TARN_MEM_OP_PUT, 1, count,
                           after ? TARN_MEM_FAULT_AFTER : TARN_MEM_FAULT_BEFORE, code);
   sim_trace(s, "  fault: next %" PRIu64 " object puts fail %s (%d)", count,
             after ? "after writing" : "before writing", code);
+}
+
+int sim_arm_read_fault(sim *s, tarn_objstore *st, tarn_meta *m) {
+  if (!s->faults_on || (s->without & SIM_NO_READ) || !chance(s, s->p_obj_fault))
+    return 0;
+  static const char *what[] = {"a GET fails",        "a throttling burst (503) on every call",
+                               "a GET is cut short", "a GET's first byte is damaged",
+                               "a LIST fails",       "a HEAD fails",
+                               "a DELETE fails",     "a metadata read fails"};
+  uint64_t k = sim_below(s, 8), nth = 1 + sim_below(s, 3);
+  int rc = 0;
+  switch (k) {
+  case 0:
+    rc = tarn_objstore_mem_fault(st, TARN_MEM_OP_GET, nth, 1, TARN_MEM_FAULT_BEFORE,
+                                 chance(s, 500) ? TARN_EIO : TARN_ETIMEDOUT);
+    break;
+  case 1:
+    rc = tarn_objstore_mem_fault(st, TARN_MEM_OP_ANY, nth, 2 + sim_below(s, 6),
+                                 TARN_MEM_FAULT_BEFORE, TARN_EUNAVAIL);
+    break;
+  case 2:
+  case 3:
+    rc = tarn_objstore_mem_fault(st, TARN_MEM_OP_GET, nth, 1,
+                                 k == 2 ? TARN_MEM_FAULT_TRUNCATE : TARN_MEM_FAULT_CORRUPT, 0);
+    break;
+  case 4:
+  case 5:
+    rc = tarn_objstore_mem_fault(st, k == 4 ? TARN_MEM_OP_LIST : TARN_MEM_OP_HEAD, nth, 1,
+                                 TARN_MEM_FAULT_BEFORE, TARN_EIO);
+    break;
+  case 6: /* before, or applied with the reply lost */
+    rc = tarn_objstore_mem_fault(st, TARN_MEM_OP_DELETE, nth, 1,
+                                 chance(s, 500) ? TARN_MEM_FAULT_BEFORE : TARN_MEM_FAULT_AFTER,
+                                 TARN_EIO);
+    break;
+  default:
+    rc = m ? tarn_meta_inject_fault(m, TARN_META_FAULT_READ_FAIL, (int)nth) : -1;
+  }
+  if (rc)
+    return 0;
+  s->st.read_faults++;
+  sim_trace(s, "  fault: %s (call %" PRIu64 ")", what[k], nth);
+  return 1;
+}
+
+void sim_read_faults_clear(sim *s, tarn_meta *m) {
+  tarn_objstore_mem_reset_faults(s->cwal);
+  tarn_objstore_mem_reset_faults(s->ccmp);
+  if (m)
+    tarn_meta_inject_fault(m, TARN_META_FAULT_READ_FAIL, 0);
 }
 
 static void act_writer_step(sim *s, int i, int step) {
@@ -556,6 +617,7 @@ static void expire_zombies(sim *s) {
 /* ---- compactors and the reclaimer --------------------------------------------------- */
 
 static void act_reclaim(sim *s);
+static void check_lock_holders(sim *s, uint64_t log, int ti, int ci);
 
 /* Called by C2 after each entry: now and then C2 stalls for 5-150 s, and
  * reclamation passes run meanwhile — a C2 that spans reclamation passes. */
@@ -713,6 +775,7 @@ static void act_compactor(sim *s, int i, int force) {
       sim_trace(s, "c%d lock log %" PRIu64 " -> %d", i, log, rc);
       return;
     }
+    check_lock_holders(s, log, -1, i);
     rc = tarn_compact_plan(c->c, log, force, &c->r);
     sim_trace(s, "c%d C1 plan log %" PRIu64 " -> %d [%" PRIu64 ", %" PRIu64 ")", i, log, rc, c->r.s,
               c->r.e);
@@ -738,8 +801,10 @@ static void act_compactor(sim *s, int i, int force) {
       sim_trace(s, "  fault: a compacted-object put fails");
     }
     s->c2_paused = 0;
+    sim_arm_read_fault(s, s->cwal, c->meta);
     rc = tarn_compact_write(c->c, &c->r);
     tarn_objstore_mem_reset_faults(s->ccmp);
+    sim_read_faults_clear(s, c->meta);
     sim_trace(s, "c%d C2 write log %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") -> %d (%zu files)", i,
               c->r.log_id, c->r.s, c->r.e, rc, c->r.n_files);
     if (rc)
@@ -762,6 +827,7 @@ static void act_compactor(sim *s, int i, int force) {
       sim_trace(s, "c%d relock log %" PRIu64 " -> %d", i, c->r.log_id, rc);
       if (rc)
         return;
+      check_lock_holders(s, c->r.log_id, -1, i);
     }
     if (s->faults_on && chance(s, s->p_meta_fault * 2) && !(s->without & SIM_NO_META)) {
       int skip = (int)sim_below(s, 5);
@@ -789,16 +855,20 @@ static void act_compactor(sim *s, int i, int force) {
   }
 }
 
+/* A reclamation pass, on one of two nodes (each `tarn serve` node runs one),
+ * whose clocks differ: only the store's clock may judge a grace period. */
 static void act_reclaim(sim *s) {
-  s->proc = PROC_RECL;
+  s->proc = chance(s, 500) ? PROC_RECL : PROC_RECL2;
   tarn_reclaim_options o;
   tarn_reclaim_options_default(&o);
   o.wal_grace_ms = SIM_WAL_GRACE_MS;
   o.orphan_grace_ms = 61000;
   tarn_reclaim_stats st = {0};
   arm_meta_fault(s, s->rmeta);
+  sim_arm_read_fault(s, chance(s, 500) ? s->cwal : s->ccmp, s->rmeta);
   int rc = tarn_reclaim_pass(s->rmeta, s->cwal, s->ccmp, &o, &st);
   clear_meta_fault(s->rmeta);
+  sim_read_faults_clear(s, s->rmeta);
   s->reclaim_epoch++;
   s->st.reclaimed += st.wal_deleted;
   sim_trace(s, "reclaimer pass -> %d: %" PRIu64 " WAL objects deleted, %" PRIu64
@@ -867,22 +937,25 @@ static void tnode_end(sim *s, int i, int crash) {
 }
 
 /* MutualExclusion: no two processes whose sessions live (at the store) hold the compaction
- * lock of one log (task nodes and the plain compactors share it). */
-static void check_exclusion(sim *s, int i) {
-  uint64_t log = s->tn[i].t.log_id;
+ * lock of one log (task nodes and the plain compactors share it); checked when
+ * task node ti (or compactor ci) has just taken it (the other index is -1). */
+static void check_lock_holders(sim *s, uint64_t log, int ti, int ci) {
   SIM_CHECKED(s, P_MutualExclusion);
-  for (int k = 0; k < SIM_NTNODES; k++)
-    if (k != i && s->tn[k].alive && s->tn[k].have && s->tn[k].t.log_id == log &&
+  for (int k = 0; k < SIM_NTNODES && !s->failed; k++)
+    if (k != ti && s->tn[k].alive && s->tn[k].have && s->tn[k].t.log_id == log &&
         tarn_meta_session_ok(s->tn[k].meta) == 0)
-      sim_fail(s, P_MutualExclusion, "t%d and t%d both hold the task of log %" PRIu64, i, k, log);
-  for (int k = 0; k < SIM_NCOMPACTORS; k++)
+      sim_fail(s, P_MutualExclusion, "%c%d and t%d both hold the compaction lock of log %" PRIu64,
+               ti >= 0 ? 't' : 'c', ti >= 0 ? ti : ci, k, log);
+  for (int k = 0; k < SIM_NCOMPACTORS && !s->failed; k++)
     /* a zombie (its session ended at the store, it is not told yet) holds
      * nothing: its lock went with the session, and its guarded writes fail */
-    if (s->cp[k].alive && s->cp[k].lock && s->cp[k].state != CP_IDLE && !s->cp[k].tell_at &&
-        s->cp[k].r.log_id == log && tarn_meta_session_ok(s->cp[k].meta) == 0)
-      sim_fail(s, P_MutualExclusion, "t%d and c%d both hold the compaction lock of log %" PRIu64,
-               i, k, log);
+    if (k != ci && s->cp[k].alive && s->cp[k].lock && s->cp[k].state != CP_IDLE &&
+        !s->cp[k].tell_at && s->cp[k].r.log_id == log && tarn_meta_session_ok(s->cp[k].meta) == 0)
+      sim_fail(s, P_MutualExclusion, "%c%d and c%d both hold the compaction lock of log %" PRIu64,
+               ti >= 0 ? 't' : 'c', ti >= 0 ? ti : ci, k, log);
 }
+
+static void check_exclusion(sim *s, int i) { check_lock_holders(s, s->tn[i].t.log_id, i, -1); }
 
 /* A task's state as it stands: DLQOnlyAfterMaxFailures, NoDoubleExecution. */
 static void check_task(sim *s, const tarn_task *t, int just_committed) {
@@ -945,12 +1018,22 @@ static void act_tnode(sim *s, int i) {
   SIM_CHECKED(s, P_NoOrphanExecution);
   SIM_CHECKED(s, P_LockConsistency);
   int before = n->t.state;
-  arm_meta_fault(s, n->meta);
+  /* a metadata fault strikes any of the step's writes: the intent, C3, C4,
+   * C5 or the task record's own */
+  if (s->faults_on && chance(s, s->p_meta_fault) && !(s->without & SIM_NO_META)) {
+    int skip = (int)sim_below(s, 5);
+    int kind = chance(s, 500) ? TARN_META_FAULT_FAIL : TARN_META_FAULT_COMMIT_UNKNOWN;
+    tarn_meta_inject_fault_after(n->meta, kind, skip, 1);
+    sim_trace(s, "  fault: metadata write %d of the task step %s", skip + 1,
+              kind == TARN_META_FAULT_FAIL ? "fails" : "commits but reports unknown");
+  }
   if (s->faults_on && chance(s, s->p_obj_fault) && !(s->without & SIM_NO_OBJECT))
     tarn_objstore_mem_fault(s->ccmp, TARN_MEM_OP_PUT, 1 + sim_below(s, 3), 1,
                             TARN_MEM_FAULT_BEFORE, TARN_EIO);
+  sim_arm_read_fault(s, s->cwal, NULL);
   rc = tarn_tasks_step(n->c, &s->topt, &n->t);
   tarn_objstore_mem_reset_faults(s->ccmp);
+  sim_read_faults_clear(s, NULL);
   clear_meta_fault(n->meta);
   sim_trace(s, "t%d steps the task of log %" PRIu64 " %s -> %s: %d", i, n->t.log_id,
             tarn_task_state_name(before), tarn_task_state_name(n->t.state), rc);
@@ -970,6 +1053,8 @@ static void act_tnode(sim *s, int i) {
   }
   check_task(s, &n->t, rc == 0 && before != TARN_TASK_COMMITTED &&
                            n->t.state == TARN_TASK_COMMITTED && !n->t.stale);
+  if (rc == 0 && n->t.state == TARN_TASK_COMMITTED && n->t.log_id <= SIM_NLOGS)
+    s->crashed_claims[n->t.log_id] = 0; /* the crashed claim was recovered */
   if (rc || n->t.state == TARN_TASK_COMMITTED || n->t.state == TARN_TASK_DEAD) {
     tarn_compact_lock_release(n->lock);
     tarn_task_free(&n->t);
@@ -985,7 +1070,23 @@ static void settle_tasks(sim *s) {
   for (int i = 0; i < SIM_NTNODES; i++)
     if (!s->tn[i].alive)
       tnode_start(s, i);
-  for (int round = 0; round < 100 && !s->failed; round++) {
+  /* NoStarvation: one more entry on every live log, so that each has
+   * something to compact, then a forced plan: every one of them must get a
+   * task that runs (COMMITTED above the cursor compaction left) */
+  uint64_t cursor[SIM_NLOGS] = {0};
+  for (int k = 0; k < SIM_NLOGS && !s->failed; k++) {
+    if (s->logs[k].delete_done || s->logs[k].fenced)
+      continue;
+    tarn_compact_progress_read(s->cmeta, s->logs[k].id, &cursor[k]);
+    int wi = k % SIM_NWRITERS;
+    writer_start(s, wi);
+    append_to(s, wi, s->logs[k].id);
+    writer_stop(s, wi);
+  }
+  /* the nodes run the open tasks; when none is left a forced plan (a
+   * planner of `tarn serve` plans again and again) makes new ones, until it
+   * finds nothing to plan */
+  for (int round = 0, quiet = 0; round < 100 && !s->failed; round++) {
     int open = 0;
     for (int i = 0; i < SIM_NTNODES; i++)
       act_tnode(s, i);
@@ -996,29 +1097,59 @@ static void settle_tasks(sim *s) {
         open += v[k].state == TARN_TASK_INIT || v[k].state == TARN_TASK_PREPARED;
       tarn_tasks_free(v, n);
     }
-    if (!open && round > 2)
+    if (open) {
+      quiet = 0;
+      continue;
+    }
+    /* time passes between plans: a task another node's clock stamped
+     * (updated_ms, skewed up to 2 x max_skew ahead) is kept until it is past */
+    s->now += 5000;
+    s->proc = PROC_T0;
+    size_t created = 0;
+    int prc = tarn_tasks_plan(s->tn[0].c, &s->topt, 1, &created);
+    sim_trace(s, "settle: t0 plans every log -> %d (%zu tasks created)", prc, created);
+    if (!created && ++quiet > 9)
       break;
   }
   tarn_task *v = NULL;
   size_t n = 0;
   if (s->failed || tarn_tasks_list(s->cmeta, &v, &n))
     return;
+  int ran[SIM_NLOGS + 1] = {0};
   for (size_t k = 0; k < n && !s->failed; k++) {
     int open = v[k].state == TARN_TASK_INIT || v[k].state == TARN_TASK_PREPARED;
     uint64_t L = v[k].log_id;
     int fenced = L >= 1 && L <= SIM_NLOGS && (s->logs[L - 1].fenced || s->logs[L - 1].delete_done);
-    SIM_CHECKED(s, P_TaskCompletion);
-    SIM_CHECKED(s, P_NoStarvation);
-    if (open && !fenced)
+    if (L >= 1 && L <= SIM_NLOGS &&
+        (v[k].state == TARN_TASK_DEAD ||
+         (v[k].state == TARN_TASK_COMMITTED && v[k].range.e > cursor[L - 1])))
+      ran[L] = 1;
+    /* a task whose claimant crashed is CrashRecovery's; every other one
+     * TaskCompletion's (checked first, in a pass of its own) */
+    int crashed = L >= 1 && L <= SIM_NLOGS && s->crashed_claims[L];
+    SIM_CHECKED(s, crashed ? P_CrashRecovery : P_TaskCompletion);
+    if (open && !fenced && !crashed)
       sim_fail(s, P_TaskCompletion, "with faults stopped, the task of log %" PRIu64 " is still "
                "%s", L, tarn_task_state_name(v[k].state));
-    if (L <= SIM_NLOGS && s->crashed_claims[L]) {
-      SIM_CHECKED(s, P_CrashRecovery);
-      if (open && !fenced)
-        sim_fail(s, P_CrashRecovery, "the task of log %" PRIu64 ", whose claimant crashed, "
-                 "never finished", L);
-    }
-    check_task(s, &v[k], 0);
+    if (!s->failed)
+      check_task(s, &v[k], 0);
+  }
+  for (size_t k = 0; k < n && !s->failed; k++) {
+    uint64_t L = v[k].log_id;
+    int open = v[k].state == TARN_TASK_INIT || v[k].state == TARN_TASK_PREPARED;
+    if (open && L >= 1 && L <= SIM_NLOGS && s->crashed_claims[L] && !s->logs[L - 1].fenced &&
+        !s->logs[L - 1].delete_done)
+      sim_fail(s, P_CrashRecovery, "the task of log %" PRIu64 ", whose claimant crashed, "
+               "is still %s", L, tarn_task_state_name(v[k].state));
+  }
+  for (int k = 0; k < SIM_NLOGS && !s->failed; k++) {
+    if (s->logs[k].delete_done || s->logs[k].fenced)
+      continue;
+    SIM_CHECKED(s, P_NoStarvation);
+    if (!ran[k + 1])
+      sim_fail(s, P_NoStarvation, "log %" PRIu64 " has entries above its compaction cursor %"
+               PRIu64 " but no task of it ran after the faults stopped", s->logs[k].id,
+               cursor[k]);
   }
   tarn_tasks_free(v, n);
 }
@@ -1245,6 +1376,8 @@ static void settle(sim *s) {
       sim_compactor *c = &s->cp[0];
       if (!c->alive)
         compactor_start(s, 0);
+      else if (c->state == CP_IDLE && tarn_meta_session_ok(c->meta))
+        compactor_reconnect(s, 0); /* told at the settle that its session ended */
       tarn_compact_range r = {0};
       int prc = tarn_compact_plan(c->c, s->logs[k].id, 1, &r);
       if (prc == TARN_EBUSY) { /* an unfinished install: repair it, then plan again */
@@ -1267,7 +1400,12 @@ static void settle(sim *s) {
     }
     if (!busy) {
       settle_tasks(s);
-      act_reclaim(s); /* with every cache expired, unreferenced objects may go */
+      /* every unreferenced object may go: a pass marks them, one after the
+       * grace deletes them; readers holding cached records past their
+       * lifetime would then fail (L3) */
+      act_reclaim(s);
+      s->now += SIM_WAL_GRACE_MS + 1000;
+      act_reclaim(s);
       settle_reads(s);
       return;
     }
@@ -1298,12 +1436,12 @@ int sim_run(sim *s) {
   snprintf(s->wal_uri, sizeof s->wal_uri, "mem:sim-wal-%u-%" PRIu64, run_no, s->seed);
   snprintf(s->cmp_uri, sizeof s->cmp_uri, "mem:sim-cmp-%u-%" PRIu64, run_no, s->seed);
   /* clocks: a skew of up to max_skew per process and for the store */
-  s->max_skew = (int64_t)sim_below(s, chance(s, 250) ? 20001 : 2001);
+  s->max_skew = (int64_t)sim_below(s, chance(s, 250) ? 60001 : 2001);
   s->p_skew = (unsigned)sim_below(s, 10);
   for (int p = 0; p <= SIM_NPROCS; p++) {
     int64_t v = (int64_t)sim_below(s, (uint64_t)(2 * s->max_skew + 1)) - s->max_skew;
     if (p == SIM_NPROCS)
-      s->store_skew = v;
+      s->store_skew = store_skew_of(s, v);
     else if (p != PROC_CHECK)
       s->skew[p] = v;
   }

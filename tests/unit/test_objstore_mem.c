@@ -144,11 +144,53 @@ static void test_named_lifetime(void **st) {
   tarn_objstore_mem_drop("life");
 }
 
+/* Damaged reads: a GET cut short still reports the whole size, so the
+ * dispatcher's size check turns it into an error; a damaged first byte
+ * arrives as it is (the reader's decoder must refuse it). Only GET, code 0. */
+static void test_damaged_reads(void **st) {
+  (void)st;
+  tarn_objstore *s = open_mem("mem:damaged");
+  assert_int_equal(tarn_objstore_put(s, "a", "\x01" "23456789", 9), 0);
+  tarn_buf b = TARN_BUF_INIT;
+  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 1, TARN_MEM_FAULT_TRUNCATE, 0), 0);
+  assert_int_equal(tarn_objstore_get(s, "a", &b), TARN_EIO);
+  assert_int_equal(b.len, 0);
+  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 1, TARN_MEM_FAULT_TRUNCATE, 0), 0);
+  char raw[9];
+  size_t got = 0;
+  assert_int_equal(tarn_objstore_read(s, "a", 0, raw, sizeof raw, &got), 0);
+  assert_int_equal(got, 4);
+  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 2, TARN_MEM_FAULT_CORRUPT, 0), 0);
+  assert_int_equal(tarn_objstore_get(s, "a", &b), 0);
+  assert_int_equal(b.len, 9);
+  assert_int_equal(b.data[0], 0xfe);
+  assert_memory_equal(b.data + 1, "23456789", 8);
+  /* only a read that covers byte 0 sees the damage */
+  assert_int_equal(tarn_objstore_get_range(s, "a", 1, 3, &b), 0);
+  assert_memory_equal(b.data, "234", 3);
+  assert_int_equal(tarn_objstore_get(s, "a", &b), 0);
+  assert_int_equal(b.data[0], 0x01);
+  /* a throttling burst on every operation */
+  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_ANY, 1, 2, TARN_MEM_FAULT_BEFORE,
+                                           TARN_EUNAVAIL), 0);
+  uint64_t size;
+  assert_int_equal(tarn_objstore_head(s, "a", &size), TARN_EUNAVAIL);
+  assert_int_equal(tarn_objstore_get(s, "a", &b), TARN_EUNAVAIL);
+  assert_int_equal(tarn_objstore_get(s, "a", &b), 0);
+  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_PUT, 1, 1, TARN_MEM_FAULT_TRUNCATE, 0),
+                   TARN_EINVAL);
+  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 1, TARN_MEM_FAULT_CORRUPT,
+                                           TARN_EIO), TARN_EINVAL);
+  tarn_buf_free(&b);
+  tarn_objstore_close(s);
+  tarn_objstore_mem_drop("damaged");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fault_before),     cmocka_unit_test(test_fault_after),
       cmocka_unit_test(test_fault_any_shared), cmocka_unit_test(test_latency),
-      cmocka_unit_test(test_named_lifetime),
+      cmocka_unit_test(test_named_lifetime),   cmocka_unit_test(test_damaged_reads),
   };
   return cmocka_run_group_tests_name("objstore mem: faults", tests, NULL, NULL);
 }

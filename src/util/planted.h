@@ -45,8 +45,7 @@
   X(XFENCE_WALK_START_WIN_MINUS_1, "xfence-walk-start-win-minus-1") /* E-(WIN-1) */          \
   X(XROLL_REPUBLISHES_BELOW_CUT, "xroll-republishes-below-cut") /* cut-1 also republished */ \
   X(XSETTLE_DELETES_BELOW_CUT, "xsettle-deletes-below-cut") /* deletes from cut-1 */         \
-  X(XSETTLE_DELETES_POISON, "xsettle-deletes-poison")       /* deletes poison stragglers */
-  X(TASK_DEAD_EARLY, "task-dead-early")                     /* DEAD one failure early */   \
+  X(XSETTLE_DELETES_POISON, "xsettle-deletes-poison")       /* deletes poison stragglers */  \
   X(TASK_WRITE_UNCHECKED, "task-write-unchecked")           /* C2's task write unchecked */   \
   X(CLAIM_SKIPS_PREPARED, "claim-skips-prepared")           /* claims INIT tasks only */      \
   X(STALE_TASK_LEFT_OPEN, "stale-task-left-open")           /* stale range stays INIT */      \

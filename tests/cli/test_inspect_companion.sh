@@ -22,7 +22,7 @@ refuse() {
 }
 
 # --- companion -------------------------------------------------------------------
-"$TARN" inspect companion --help | grep -q "usage: tarn inspect companion"
+"$TARN" inspect companion --help | grep "usage: tarn inspect companion" >/dev/null
 set +e; "$TARN" inspect companion 2>/dev/null; rc=$?; set -e
 [ $rc -eq 2 ] || fail "no FILE: exit $rc"
 
@@ -61,7 +61,7 @@ refuse "companion file: byte 132: 1 trailing bytes after the offset map" \
   "$TARN" inspect companion --stream "$d/trailing.stream"
 
 # --- kafka -----------------------------------------------------------------------
-"$TARN" inspect kafka --help | grep -q "usage: tarn inspect kafka"
+"$TARN" inspect kafka --help | grep "usage: tarn inspect kafka" >/dev/null
 if [ ! -e "$d/have_kafka" ]; then
   echo "kafka-python (python3-kafka) is missing: the Kafka part needs it" >&2
   exit 1

@@ -113,5 +113,5 @@ set +e
 "$TARN" inspect offsets --boundaries 1,x 2>/dev/null; [ $? = 2 ] || fail "usage error"
 "$TARN" inspect index 2>/dev/null; [ $? = 2 ] || fail "usage error (no input)"
 set -e
-"$TARN" inspect index --help | grep -q usage || fail "--help"
+"$TARN" inspect index --help | grep usage >/dev/null || fail "--help"
 echo "ok"

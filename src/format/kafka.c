@@ -341,7 +341,8 @@ static int count_inner(tarn_kafka_iter *it, const legacy_msg *w, size_t at, size
                          (unsigned long long)n);
     else if (n >= INT32_MAX)
       rc = tarn__corrupt(WHAT, at, "batch %zu: more than 2^31-1 inner messages", nb);
-    q += m.len;
+    if (!rc) /* m is unset when parse_legacy failed */
+      q += m.len;
   }
   tarn_buf_free(&raw);
   if (!rc && n == 0) /* LS-097 */

@@ -126,7 +126,7 @@ int tarn_kafka_topic_from_stream(const tarn_catalog_record *s, tarn_kafka_topic 
       continue;
     if ((rc = config_check(k, v)))
       break;
-    long long x;
+    long long x = 0; /* set by parse_int on success; gcc -O3 cannot see it */
     if (strcmp(k, TARN_KAFKA_CONFIG_MAX_MESSAGE_BYTES) == 0 && !parse_int(k, v, 1, INT32_MAX, &x))
       out->max_message_bytes = (int32_t)x;
     else if (strcmp(k, TARN_KAFKA_CONFIG_BATCH_MS) == 0 &&

@@ -4,9 +4,10 @@
 
 #include "cli/cli.h"
 #include "cli/log_cmds.h"
+#include "tarn/version.h"
 
 static int cmd_version(int argc, char **argv) {
-  printf("tarn %s (Lakestream storage format version 3)\n", TARN_VERSION);
+  printf("tarn %s (Lakestream storage format version 3)\n", tarn_version());
   return 0;
 }
 

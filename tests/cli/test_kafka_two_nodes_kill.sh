@@ -123,6 +123,8 @@ elif cmd == "consume":
 EOF2
 $py "$dir/clients.py" create "$B" "$dir" > "$dir/md" 2>&1 || fail "create topic: $(cat "$dir/md")"
 echo "leaders (partition:node) and nodes: $(cat "$dir/md")"
+ida=$(grep -o "[0-9]*=127.0.0.1:$porta\b" "$dir/md" | cut -d= -f1)
+[ -n "$ida" ] && grep -q " *[0-9]*:$ida " "$dir/md" || fail "node A leads no partition: $(cat "$dir/md")"
 $py "$dir/clients.py" consume "$B" "$dir" 2> "$dir/consume.err" &
 cons=$!
 pids+=("$cons")
@@ -144,7 +146,7 @@ for _ in $(seq 150); do
 done
 touch "$dir/stop"
 wait "$cons" || fail "consumer: $(tail -5 "$dir/consume.err")"
-timeout 20 kcat -b "$B" -C -t tn -o beginning -e -q -X fetch.wait.max.ms=50 -f '%p %o %s\n' \
+timeout 40 kcat -b "$B" -C -t tn -o beginning -e -q -X fetch.wait.max.ms=50 -f '%p %o %s\n' \
   > "$dir/log_all" 2> "$dir/kcat.err" || fail "read back through B: $(tail -5 "$dir/kcat.err")"
 
 $py - "$dir" << 'EOF2' || fail "check"

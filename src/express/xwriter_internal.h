@@ -67,6 +67,10 @@ struct tarn_xwriter {
 
   pthread_mutex_t mu;
   pthread_cond_t cv;       /* every change of state; waiters re-check */
+  /* bucket b's PUT threads wait here, for a copy to write, and only they: on
+   * the shared cv every copy's completion woke all K x WIN of them, and on a
+   * busy machine the releaser queued behind them (tarn-bench express) */
+  pthread_cond_t put_cv[TARN__X_K_MAX];
   pthread_mutex_t log_mu;  /* serialises first appends to a log (lease, tail read) */
 
   xflight *head, *tail;    /* sealed flights, slot order, oldest not yet absorbed first */

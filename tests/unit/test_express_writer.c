@@ -5,8 +5,10 @@
  * = 1, absorb exactly once across an index put of unknown outcome (held and
  * landing late), absorbed entries read back by the standard reader at their
  * acknowledged offsets, the unabsorbed tail served by the writer, and the
- * checkpoint and reclaim of flights. Most cases drive the stepped writer, so
- * the order of completions is the test's. */
+ * checkpoint and reclaim of flights, and absorb waiting for a late copy
+ * still being written (found by `tarn-bench express`: absorb freed the
+ * flight under the PUT thread, a use-after-free). Most cases drive the
+ * stepped writer, so the order of completions is the test's. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -594,8 +596,42 @@ static void threaded_two_logs(void **state) {
   env_close(&e);
 }
 
+/* A slot commits at W while its third copy is still being written (copies
+ * past W go on, so a fence sees K); absorb must not free the flight under
+ * that PUT. With the bug, absorb returned at once and the late PUT read freed
+ * memory (ASan: heap-use-after-free); with the fix, absorb unlinks the flight
+ * only once the copy is done, so the copy is in its bucket when absorb is. */
+static void absorb_waits_for_late_copy(void **state) {
+  env e;
+  env_open(&e, "xw-late", 3, 2, 4);
+  tarn_xwriter_options o;
+  tarn_xwriter_options_default(&o);
+  o.star = "star-1";
+  o.absorb_ms = 0;
+  o.reclaim_grace_ms = 600000; /* the flights stay for the check below */
+  assert_int_equal(tarn_objstore_mem_latency(e.b[2], TARN_MEM_OP_PUT, 300000), 0);
+  tarn_xwriter *w;
+  assert_int_equal(tarn_xwriter_open(e.m, e.wal, &o, &w), 0);
+  uint64_t off = 99;
+  assert_int_equal(tarn_xwriter_append_sync(w, 30, "late", 4, 1, &off, NULL), 0);
+  assert_int_equal(off, 0);
+  assert_int_equal(tarn_xwriter_absorb_sync(w), 0);
+  tarn_xwriter_stats st;
+  tarn_xwriter_stats_get(w, &st);
+  assert_int_equal(st.slots_absorbed, 1);
+  char key[TARN__X_SLOT_KEY_MAX + 1];
+  assert_int_equal(tarn__xslot_key(key, sizeof key, "star-1", tarn_xwriter_epoch(w), 0), 0);
+  uint64_t size = 0;
+  assert_int_equal(tarn_objstore_head(e.b[2], key, &size), 0);
+  assert_true(size > 0);
+  tarn_objstore_mem_latency(e.b[2], TARN_MEM_OP_PUT, 0);
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  env_close(&e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(absorb_waits_for_late_copy),
       cmocka_unit_test(release_in_slot_order),
       cmocka_unit_test(window_bounds_assignment),
       cmocka_unit_test(foreign_object_not_counted),

@@ -201,6 +201,9 @@ static int ensure_log(tarn_xwriter *w, uint64_t log_id) {
     rc = l ? tarn_lease_acquire(w->meta, log_id, &l->lease) : tarn__err(TARN_ENOMEM, "out of memory");
     if (!rc)
       rc = tarn__xlog_tail(w->meta, log_id, &l->absorbed_end, &l->absorbed_cum);
+    /* so that `tarn express fence NS/NAME` finds the star to fence */
+    if (!rc)
+      rc = tarn__xlog_star_set(w->meta, log_id, w->star);
     if (rc) {
       if (l)
         tarn_lease_release(l->lease);

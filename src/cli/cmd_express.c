@@ -170,29 +170,31 @@ static int epoch_of(tarn_meta *m, const xargs *a, const char *star, uint64_t *ep
   return rc;
 }
 
-static json_t *fence_json(const char *star, uint64_t epoch, const tarn_xfence_report *r) {
+/* {star, epoch, names[i]: vals[i]...} */
+static json_t *report_json(const char *star, uint64_t epoch, const char *const *names,
+                           const uint64_t *vals, size_t n) {
   json_t *v = json_object();
   json_object_set_new(v, "star", json_string(star));
   json_object_set_new(v, "epoch", json_integer((json_int_t)epoch));
-  json_object_set_new(v, "estimate", json_integer((json_int_t)r->estimate));
-  json_object_set_new(v, "start", json_integer((json_int_t)r->start));
-  json_object_set_new(v, "cut", json_integer((json_int_t)r->cut));
-  json_object_set_new(v, "slots_walked", json_integer((json_int_t)r->slots_walked));
-  json_object_set_new(v, "repair_puts", json_integer((json_int_t)r->repair_puts));
-  json_object_set_new(v, "poison_puts", json_integer((json_int_t)r->poison_puts));
+  for (size_t i = 0; i < n; i++)
+    json_object_set_new(v, names[i], json_integer((json_int_t)vals[i]));
+  return v;
+}
+
+static json_t *fence_json(const char *star, uint64_t epoch, const tarn_xfence_report *r) {
+  static const char *const names[] = {"estimate", "start", "cut", "slots_walked", "repair_puts",
+                                      "poison_puts"};
+  const uint64_t vals[] = {r->estimate, r->start, r->cut, r->slots_walked, r->repair_puts,
+                           r->poison_puts};
+  json_t *v = report_json(star, epoch, names, vals, 6);
   json_object_set_new(v, "published", json_boolean(r->published));
   return v;
 }
 
 static json_t *settle_json(const char *star, uint64_t epoch, const tarn_xsettle_report *r) {
-  json_t *v = json_object();
-  json_object_set_new(v, "star", json_string(star));
-  json_object_set_new(v, "epoch", json_integer((json_int_t)epoch));
-  json_object_set_new(v, "cut", json_integer((json_int_t)r->cut));
-  json_object_set_new(v, "absorbed", json_integer((json_int_t)r->absorbed));
-  json_object_set_new(v, "deleted", json_integer((json_int_t)r->deleted));
-  json_object_set_new(v, "poison_kept", json_integer((json_int_t)r->poison_kept));
-  return v;
+  static const char *const names[] = {"cut", "absorbed", "deleted", "poison_kept"};
+  const uint64_t vals[] = {r->cut, r->absorbed, r->deleted, r->poison_kept};
+  return report_json(star, epoch, names, vals, 4);
 }
 
 /* One star's fence or settlement: its line to stdout, or its JSON into arr. */

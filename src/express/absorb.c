@@ -324,21 +324,17 @@ int tarn__xabsorb_batch(tarn_xwriter *w, int force) {
         w->rq_head = q;
       w->rq_tail = q;
     }
-    /* a PUT thread may still be writing a late copy of an absorbed slot (copies
-     * past W go on, so a fence sees K): it holds the flight's key and bytes
-     * without mu, so the flights are unlinked only once no copy is busy; from
-     * then on no thread can find them */
-    for (int busy = 1; busy;) {
-      busy = 0;
-      for (size_t i = 0; i < n; i++)
-        busy |= fl[i]->busy > 0;
-      if (busy)
-        pthread_cond_wait(&w->cv, &w->mu);
-    }
     for (size_t i = 0; i < n; i++) {
       w->head = fl[i]->next;
       w->bytes_in_flight -= fl[i]->bytes;
-      tarn__xflight_free(fl[i]);
+      /* a PUT thread may still be writing a late copy (copies past W go on,
+       * so a fence sees K) with the flight's key and bytes, without mu: that
+       * thread frees it (put_copy). Waiting for it instead held absorb behind
+       * the slowest bucket (tarn-bench express; one bucket timing out) */
+      if (fl[i]->busy)
+        fl[i]->orphaned = 1;
+      else
+        tarn__xflight_free(fl[i]);
     }
     if (!w->head)
       w->tail = NULL;

@@ -405,6 +405,11 @@ static void put_copy(tarn_xwriter *w, xflight *f, size_t b) {
     snprintf(why, sizeof why, "%s", tarn_errmsg());
   pthread_mutex_lock(&w->mu);
   f->busy--;
+  if (f->orphaned) { /* absorbed meanwhile: nobody else holds it */
+    if (!f->busy)
+      tarn__xflight_free(f);
+    return;
+  }
   f->tries[b]++;
   if (rc == 0) {
     /* a copy counts only when the bucket was seen to hold our own bytes */

@@ -34,6 +34,8 @@ typedef struct xflight {
   uint8_t tries[TARN__X_K_MAX];
   int copies, fails, busy;
   int released;
+  int orphaned;          /* absorbed and unlinked while a copy was busy: the last busy PUT
+                            thread frees it */
   int64_t first_ms;      /* monotonic: the first entry's arrival */
   int64_t released_ms;   /* monotonic */
   struct xflight *next;

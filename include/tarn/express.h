@@ -58,9 +58,11 @@ typedef struct tarn_xwriter_options {
   size_t max_flight_bytes;   /* payload bytes per flight (1 MiB); a larger entry gets its own */
   size_t max_bytes_in_flight; /* payload appended and not yet absorbed (64 MiB) */
   int nonblocking;           /* over the limit or the window: 1 = append returns TARN_EBUSY */
-  int put_threads;           /* PUT threads per bucket (2) */
+  int put_threads;           /* PUT threads per bucket (0: WIN, so every slot of the window
+                                can be in flight in every bucket at once) */
   int put_attempts;          /* attempts of one copy before the bucket counts as failed (3) */
-  uint32_t absorb_ms;        /* absorb gathers released slots this long (20) */
+  uint32_t absorb_ms;        /* absorb gathers released slots this long (250: as the standard
+                                writer's window, so the WAL root's PUTs per GiB match) */
   size_t absorb_max_bytes;   /* payload bytes per absorbed WAL object (4 MiB) */
   int64_t reclaim_grace_ms;  /* absorbed flights are deleted from the buckets after (60000) */
   int max_rolls;             /* halts (a slot that cannot reach W) survived before the writer

@@ -48,6 +48,9 @@ int tarn_objstore_lat_set(tarn_objstore *s, const char *params);
 const char *tarn_objstore_lat_name(const tarn_objstore *s);
 /* Calls the state has seen (all operations), and the total delay it injected. */
 int tarn_objstore_lat_stats(const char *name, uint64_t *calls, uint64_t *delay_us);
+/* PUTs (streaming ones at their commit) the state handed to its inner store:
+ * the requests a provider bills, so not those an outage failed first. */
+int tarn_objstore_lat_puts(const char *name, uint64_t *puts);
 
 #ifdef __cplusplus
 }

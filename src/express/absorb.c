@@ -327,7 +327,14 @@ int tarn__xabsorb_batch(tarn_xwriter *w, int force) {
     for (size_t i = 0; i < n; i++) {
       w->head = fl[i]->next;
       w->bytes_in_flight -= fl[i]->bytes;
-      tarn__xflight_free(fl[i]);
+      /* a PUT thread may still be writing a late copy (copies past W go on,
+       * so a fence sees K) with the flight's key and bytes, without mu: that
+       * thread frees it (put_copy). Waiting for it instead held absorb behind
+       * the slowest bucket (tarn-bench express; one bucket timing out) */
+      if (fl[i]->busy)
+        fl[i]->orphaned = 1;
+      else
+        tarn__xflight_free(fl[i]);
     }
     if (!w->head)
       w->tail = NULL;

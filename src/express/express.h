@@ -208,6 +208,15 @@ int tarn__xepoch_begin_absorb(tarn_meta *m, tarn__xepoch *e, uint64_t to,
 /* Clears the intent and raises the checkpoint to `to`, by CAS. */
 int tarn__xepoch_end_absorb(tarn_meta *m, tarn__xepoch *e, uint64_t to);
 
+/* ---- which star writes a log (xlogstar.c) ---------------------------------- */
+
+/* partition TARN__X_LOGSTAR_PARTITION, key /{log:020}, value the star's name */
+#define TARN__X_LOGSTAR_PARTITION "tarn-xlog"
+/* Records star as the writer of log_id (nothing written when it is already). */
+int tarn__xlog_star_set(tarn_meta *m, uint64_t log_id, const char *star);
+/* The star recorded for log_id into star[n]; TARN_ENOTFOUND when none is. */
+int tarn__xlog_star_get(tarn_meta *m, uint64_t log_id, char *star, size_t n);
+
 /* ---- absorb for settlement --------------------------------------------------- */
 
 /* Absorbs one committed slot of a fenced epoch from its flight's bytes (the

@@ -34,6 +34,8 @@ typedef struct xflight {
   uint8_t tries[TARN__X_K_MAX];
   int copies, fails, busy;
   int released;
+  int orphaned;          /* absorbed and unlinked while a copy was busy: the last busy PUT
+                            thread frees it */
   int64_t first_ms;      /* monotonic: the first entry's arrival */
   int64_t released_ms;   /* monotonic */
   struct xflight *next;
@@ -67,6 +69,10 @@ struct tarn_xwriter {
 
   pthread_mutex_t mu;
   pthread_cond_t cv;       /* every change of state; waiters re-check */
+  /* bucket b's PUT threads wait here, for a copy to write, and only they: on
+   * the shared cv every copy's completion woke all K x WIN of them, and on a
+   * busy machine the releaser queued behind them (tarn-bench express) */
+  pthread_cond_t put_cv[TARN__X_K_MAX];
   pthread_mutex_t log_mu;  /* serialises first appends to a log (lease, tail read) */
 
   xflight *head, *tail;    /* sealed flights, slot order, oldest not yet absorbed first */

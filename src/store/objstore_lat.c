@@ -27,6 +27,7 @@ typedef struct state {
   conf c;
   uint64_t rng;
   uint64_t calls, delay_us;
+  uint64_t puts; /* PUTs handed to the inner store (what a provider bills) */
   struct state *next;
 } state;
 
@@ -204,6 +205,8 @@ static int enter(lstore *ls, int op, const char *what, const char *name) {
   if (op == OP_PUT && outage == TARN_LAT_NOPUT)
     return tarn__err(TARN_EIO, "lat store %s: put \"%s\": rejected (outage=noput)", st->name,
                      name);
+  if (op == OP_PUT)
+    __atomic_add_fetch(&st->puts, 1, __ATOMIC_RELAXED);
   if (op == OP_PUT && outage == TARN_LAT_LOSTPUT)
     return 1;
   return 0;
@@ -452,6 +455,16 @@ int tarn_objstore_lat_stats(const char *name, uint64_t *calls, uint64_t *delay_u
       *delay_us = st->delay_us;
     pthread_mutex_unlock(&st->mu);
   }
+  pthread_mutex_unlock(&reg_mu);
+  return st ? 0 : tarn__err(TARN_ENOTFOUND, "lat store \"%s\": no open handle has that name",
+                            name ? name : "(null)");
+}
+
+int tarn_objstore_lat_puts(const char *name, uint64_t *puts) {
+  pthread_mutex_lock(&reg_mu);
+  state *st = name ? find(name) : NULL;
+  if (st)
+    *puts = __atomic_load_n(&st->puts, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&reg_mu);
   return st ? 0 : tarn__err(TARN_ENOTFOUND, "lat store \"%s\": no open handle has that name",
                             name ? name : "(null)");

@@ -2,7 +2,9 @@
 # Express streams on the embedded default (issue 14 acceptance): tarn init
 # records three file:// directories as the express bucket set (W=2, WIN=8);
 # tarn stream create --class express; tarn append acknowledges through the
-# express writer (same output); tarn read reads the entries back after absorb.
+# express writer (same output); tarn read reads the entries back after absorb;
+# tarn express fence|settle take the stream's name (the star its writer
+# recorded) as well as --star, and refuse neither or both.
 set -euo pipefail
 : "${TARN:?}"
 dir=$(mktemp -d)
@@ -31,6 +33,18 @@ for b in a b c; do
   [ -d "$TARN_HOME/express/$b/node-a/00000000000000000002" ] || fail "no epoch 2 in bucket $b"
   [ -z "$(find "$TARN_HOME/express/$b" -type f)" ] || fail "flights left in bucket $b"
 done
+# fence and settle by the stream's name: the star is the one that wrote it
+out=$("$TARN" express fence fast/x --json)
+case "$out" in *'"star": "node-a"'*'"epoch": 2'*) ;; *) fail "fence NS/NAME: $out" ;; esac
+out=$("$TARN" express settle fast/x --json)
+case "$out" in *'"star": "node-a"'*'"poison_kept"'*) ;; *) fail "settle NS/NAME: $out" ;; esac
+[ "$("$TARN" express fence --star node-a)" = "node-a/2: cut 1 (already fenced)" ] || fail "--star"
+st=0; "$TARN" express fence 2> /dev/null || st=$?
+[ "$st" = 2 ] || fail "neither NS/NAME nor --star: exit $st"
+st=0; "$TARN" express settle fast/x --star node-a 2> /dev/null || st=$?
+[ "$st" = 2 ] || fail "both NS/NAME and --star: exit $st"
+st=0; "$TARN" express fence slow/y 2> "$dir/err" || st=$?
+[ "$st" = 1 ] && grep -q "not an express stream" "$dir/err" || fail "standard stream fenced: $st"
 # standard streams are unchanged: nothing goes to the express buckets
 printf 'one\n' | TARN_STAR=node-b "$TARN" append slow/y > /dev/null
 [ "$("$TARN" read slow/y)" = "one" ] || fail "standard stream"

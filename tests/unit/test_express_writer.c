@@ -5,8 +5,10 @@
  * = 1, absorb exactly once across an index put of unknown outcome (held and
  * landing late), absorbed entries read back by the standard reader at their
  * acknowledged offsets, the unabsorbed tail served by the writer, and the
- * checkpoint and reclaim of flights. Most cases drive the stepped writer, so
- * the order of completions is the test's. */
+ * checkpoint and reclaim of flights, and absorb neither freeing a flight
+ * under a late copy's PUT nor waiting for it (found by `tarn-bench express`
+ * and test_express_kill_s3.sh). Most cases drive the
+ * stepped writer, so the order of completions is the test's. */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -19,6 +21,7 @@
 #include "tarn/objstore.h"
 #include "tarn/objstore_mem.h"
 #include "tarn/reader.h"
+#include "util/clock.h"
 
 typedef struct env {
   tarn_meta *m;
@@ -594,8 +597,57 @@ static void threaded_two_logs(void **state) {
   env_close(&e);
 }
 
+/* A slot commits at W while its third copy is still being written (copies
+ * past W go on, so a fence sees K). Absorb must neither free the flight under
+ * that PUT (the bug `tarn-bench express` found: a heap-use-after-free, which
+ * ASan reports here) nor wait for it (that held absorb behind the slowest
+ * bucket: with one bucket timing out, absorb fell minutes behind). So absorb
+ * is done while the copy is still on its way, and the copy that lands later
+ * holds the flight's bytes under the slot's key. */
+static void absorb_does_not_wait_for_late_copy(void **state) {
+  env e;
+  env_open(&e, "xw-late", 3, 2, 4);
+  tarn_xwriter_options o;
+  tarn_xwriter_options_default(&o);
+  o.star = "star-1";
+  o.absorb_ms = 0;
+  o.reclaim_grace_ms = 600000; /* the flights stay for the check below */
+  assert_int_equal(tarn_objstore_mem_latency(e.b[2], TARN_MEM_OP_PUT, 1500000), 0);
+  tarn_xwriter *w;
+  assert_int_equal(tarn_xwriter_open(e.m, e.wal, &o, &w), 0);
+  uint64_t off = 99;
+  assert_int_equal(tarn_xwriter_append_sync(w, 30, "late", 4, 1, &off, NULL), 0);
+  assert_int_equal(off, 0);
+  assert_int_equal(tarn_xwriter_absorb_sync(w), 0);
+  tarn_xwriter_stats st;
+  tarn_xwriter_stats_get(w, &st);
+  assert_int_equal(st.slots_absorbed, 1);
+  char key[TARN__X_SLOT_KEY_MAX + 1];
+  assert_int_equal(tarn__xslot_key(key, sizeof key, "star-1", tarn_xwriter_epoch(w), 0), 0);
+  uint64_t size = 0;
+  assert_int_equal(tarn_objstore_head(e.b[2], key, &size), TARN_ENOTFOUND); /* still on its way */
+  tarn_buf want = TARN_BUF_INIT, got = TARN_BUF_INIT;
+  assert_int_equal(tarn_objstore_get(e.b[0], key, &want), 0);
+  int landed = 0;
+  for (int i = 0; i < 500 && !landed; i++) {
+    landed = tarn_objstore_head(e.b[2], key, &size) == 0;
+    if (!landed)
+      tarn__sleep_ms(10);
+  }
+  assert_true(landed);
+  assert_int_equal(tarn_objstore_get(e.b[2], key, &got), 0);
+  assert_int_equal(got.len, want.len);
+  assert_memory_equal(got.data, want.data, want.len);
+  tarn_buf_free(&want);
+  tarn_buf_free(&got);
+  tarn_objstore_mem_latency(e.b[2], TARN_MEM_OP_PUT, 0);
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  env_close(&e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(absorb_does_not_wait_for_late_copy),
       cmocka_unit_test(release_in_slot_order),
       cmocka_unit_test(window_bounds_assignment),
       cmocka_unit_test(foreign_object_not_counted),

@@ -13,6 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "express/xfence.h"
 #include "express/xwriter_internal.h"
 #include "tarn/key.h"
 #include "tarn/timing.h"
@@ -511,6 +512,37 @@ static int next_epoch(tarn_xwriter *w) {
   return 0;
 }
 
+/* Under mu: a copy of a released flight appended to the list, its outcomes
+ * already delivered (no callbacks). Only a split that puts a flight on both
+ * sides needs it (the planted xroll-republishes-below-cut). */
+static xflight *clone_flight(tarn_xwriter *w, const xflight *f) {
+  xflight *c = new_flight();
+  if (!c || !(c->ents = calloc(f->n ? f->n : 1, sizeof *c->ents))) {
+    free(c);
+    return NULL;
+  }
+  c->cap = f->n;
+  for (size_t i = 0; i < f->n; i++) {
+    c->ents[i] = f->ents[i];
+    c->ents[i].cb = NULL;
+    if (!(c->ents[i].payload = malloc(f->ents[i].len ? f->ents[i].len : 1))) {
+      tarn__xflight_free(c);
+      return NULL;
+    }
+    memcpy(c->ents[i].payload, f->ents[i].payload, f->ents[i].len);
+    c->n++;
+  }
+  c->bytes = f->bytes;
+  if (tarn_buf_append(&c->obj, f->obj.data, f->obj.len)) {
+    tarn__xflight_free(c);
+    return NULL;
+  }
+  w->bytes_in_flight += c->bytes;
+  w->tail->next = c;
+  w->tail = c;
+  return c;
+}
+
 /* Under mu (released while fencing): the roll with a fence. The cut splits
  * the unreleased flights: below it they are committed (the fence saw W
  * copies or repaired them) and complete as acknowledged; at or above it they
@@ -523,15 +555,35 @@ static int roll_fenced(tarn_xwriter *w, outbox *ob) {
   pthread_mutex_lock(&w->mu);
   if (rc)
     return rc;
+  /* the split is settle.c's (tarn__xroll_split), the one the fence tests
+   * check: the writer must not carry a second copy of the rule */
+  size_t n = 0;
   for (xflight *f = w->head; f; f = f->next)
-    if (!f->released && f->slot < cut)
-      f->state = XF_COMMITTED;
-  release_ready(w, ob);
-  if ((rc = next_epoch(w)))
-    return rc;
-  for (xflight *f = w->head; f; f = f->next) {
-    if (f->released)
-      continue;
+    n += !f->released;
+  xflight **pool = calloc(n ? n : 1, sizeof *pool);
+  uint64_t *slot = calloc(n ? n : 1, sizeof *slot);
+  size_t *acked = calloc(n ? n : 1, sizeof *acked), *rep = calloc(n ? n : 1, sizeof *rep);
+  size_t na = 0, nr = 0;
+  if (!pool || !slot || !acked || !rep)
+    rc = tarn__err(TARN_ENOMEM, "out of memory");
+  n = 0;
+  for (xflight *f = w->head; !rc && f; f = f->next)
+    if (!f->released)
+      pool[n] = f, slot[n++] = f->slot;
+  if (!rc)
+    rc = tarn__xroll_split(cut, slot, n, acked, &na, rep, &nr);
+  for (size_t i = 0; !rc && i < na; i++)
+    pool[acked[i]]->state = XF_COMMITTED;
+  if (!rc) {
+    release_ready(w, ob);
+    rc = next_epoch(w);
+  }
+  for (size_t i = 0; !rc && i < nr; i++) {
+    xflight *f = pool[rep[i]];
+    if (f->released && !(f = clone_flight(w, f))) {
+      rc = tarn__err(TARN_ENOMEM, "out of memory");
+      break;
+    }
     f->epoch = w->ep.epoch;
     f->slot = w->next_slot++;
     tarn__xslot_key(f->key, sizeof f->key, w->star, f->epoch, f->slot);
@@ -540,13 +592,15 @@ static int roll_fenced(tarn_xwriter *w, outbox *ob) {
     f->copies = f->fails = 0;
     f->state = XF_SEALED;
   }
-  return 1;
+  free(pool), free(slot), free(acked), free(rep);
+  return rc ? rc : 1;
 }
 
 static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
   w->st.halts++;
   char why[512];
   snprintf(why, sizeof why, "%s", w->err);
+  int unfenced = 0;
   w->halting = 1;
   while (any_busy(w))
     pthread_cond_wait(&w->cv, &w->mu);
@@ -562,6 +616,7 @@ static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
     /* the fence failed (undecided past its deadline): fail the entries */
     snprintf(why, sizeof why, "%.200s; the fence of the halted epoch failed: %.200s", w->err,
              tarn_errmsg());
+    unfenced = 1;
   }
   /* the released flights stay for absorb; the rest are failed, in order */
   xflight **pp = &w->head, *prev = NULL;
@@ -590,13 +645,35 @@ static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
   tarn__xwriter_set_error(w, TARN_EUNKNOWN);
   for (xflight *f = dead; f;) {
     xflight *n = f->next;
-    int rc = f->copies > 0 || f->fails > 0 ? TARN_EUNKNOWN : TARN_EUNAVAIL;
+    /* Any attempted PUT may have landed (a lost reply, a delayed request, a
+     * read-back that failed), so a fence may yet repair the slot from it:
+     * only a flight never sent anywhere failed for certain (tarn-sim
+     * --express seed 142: an entry reported EUNAVAIL was settled in). */
+    int sent = f->copies > 0 || f->fails > 0;
+    for (size_t b = 0; b < w->bs.k; b++)
+      sent |= f->tries[b] > 0;
+    int rc = sent ? TARN_EUNKNOWN : TARN_EUNAVAIL;
     for (size_t i = 0; i < f->n; i++)
       outbox_add(ob, &f->ents[i], rc, 0);
     w->st.entries_failed += f->n;
     w->bytes_in_flight -= f->bytes;
     tarn__xflight_free(f);
     f = n;
+  }
+  if (unfenced) {
+    /* The halted epoch stays open: a later fence may yet find the failed
+     * slots committed (repaired from one copy) and settlement absorb them at
+     * the offsets they were given. Counting on from what was released would
+     * hand those offsets out again (tarn-sim --express found it: an entry
+     * acknowledged at 118, read at 122). So the writer stops; the epoch must be
+     * fenced and settled before a writer leads these logs again. */
+    w->failed_rc = TARN_EUNKNOWN;
+    snprintf(w->err, sizeof w->err, "express writer: the halted epoch could not be fenced "
+                                    "(%.400s); fence and settle it before writing on",
+             why);
+    w->halting = 0;
+    pthread_cond_broadcast(&w->cv);
+    return w->failed_rc;
   }
   for (xlog *l = w->logs; l; l = l->next)
     l->next_off = l->released_end;

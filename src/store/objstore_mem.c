@@ -34,6 +34,10 @@ typedef struct shared {
   int nfaults;
   uint64_t calls[TARN_MEM_OP_COUNT];
   uint32_t latency[TARN_MEM_OP_COUNT];
+  mobj *held; /* PUTs held in flight (TARN_MEM_FAULT_HOLD), oldest first */
+  size_t nheld;
+  void (*hook)(void *arg, int op, const char *name);
+  void *hook_arg;
   struct shared *next;
 } shared;
 
@@ -57,6 +61,9 @@ static void shared_free(shared *sh) {
   for (size_t i = 0; i < sh->n; i++)
     free(sh->objs[i].name), free(sh->objs[i].data);
   free(sh->objs);
+  for (size_t i = 0; i < sh->nheld; i++)
+    free(sh->held[i].name), free(sh->held[i].data);
+  free(sh->held);
   pthread_mutex_destroy(&sh->mu);
   free(sh->name);
   free(sh);
@@ -83,7 +90,15 @@ static mobj *find(shared *sh, const char *name) {
 
 /* Counts the call, sleeps any latency, and locks the store. Returns the code
  * of a fault that strikes this call (0: none) and when it strikes. */
-static int enter(shared *sh, int op, int *when) {
+static int enter(shared *sh, int op, int *when, const char *name) {
+  /* the hook runs unlocked: it may call this store (the simulator runs other
+   * actors' steps there, between two calls of one actor) */
+  pthread_mutex_lock(&sh->mu);
+  void (*hook)(void *, int, const char *) = sh->hook;
+  void *hook_arg = sh->hook_arg;
+  pthread_mutex_unlock(&sh->mu);
+  if (hook)
+    hook(hook_arg, op, name);
   pthread_mutex_lock(&sh->mu);
   sh->calls[op]++;
   sh->calls[TARN_MEM_OP_ANY]++;
@@ -137,9 +152,21 @@ static int insert(shared *sh, const char *name, const void *data, size_t len) {
 
 static int m_put(tarn_objstore *st, const char *name, const void *data, size_t len) {
   shared *sh = ((mstore *)st)->sh;
-  int when = 0, code = enter(sh, TARN_MEM_OP_PUT, &when);
+  int when = 0, code = enter(sh, TARN_MEM_OP_PUT, &when, name);
   if (code && when == TARN_MEM_FAULT_BEFORE)
     return injected(sh, code, "put", name);
+  if (code && when == TARN_MEM_FAULT_HOLD) {
+    mobj *nv = realloc(sh->held, (sh->nheld + 1) * sizeof *nv);
+    mobj m = {strdup(name), malloc(len ? len : 1), len};
+    if (nv)
+      sh->held = nv;
+    if (nv && m.name && m.data) {
+      memcpy(m.data, data, len);
+      sh->held[sh->nheld++] = m;
+    } else
+      free(m.name), free(m.data); /* out of memory: the request is lost instead */
+    return injected(sh, code, "put", name);
+  }
   int rc = insert(sh, name, data, len);
   if (code && rc == 0)
     return injected(sh, code, "put", name);
@@ -178,7 +205,7 @@ static int m_put_commit(tarn_objstore_upload *up) {
 static int m_get(tarn_objstore *st, const char *name, uint64_t off, uint64_t len,
                  tarn__objdst *dst) {
   shared *sh = ((mstore *)st)->sh;
-  int when = 0, code = enter(sh, TARN_MEM_OP_GET, &when);
+  int when = 0, code = enter(sh, TARN_MEM_OP_GET, &when, name);
   if (code && when == TARN_MEM_FAULT_BEFORE)
     return injected(sh, code, "get", name);
   int rc = 0;
@@ -209,7 +236,7 @@ static int m_get(tarn_objstore *st, const char *name, uint64_t off, uint64_t len
 
 static int m_head(tarn_objstore *st, const char *name, uint64_t *size) {
   shared *sh = ((mstore *)st)->sh;
-  int when = 0, code = enter(sh, TARN_MEM_OP_HEAD, &when);
+  int when = 0, code = enter(sh, TARN_MEM_OP_HEAD, &when, name);
   if (code)
     return injected(sh, code, "head", name);
   mobj *o = find(sh, name);
@@ -224,7 +251,7 @@ static int m_head(tarn_objstore *st, const char *name, uint64_t *size) {
 
 static int m_del(tarn_objstore *st, const char *name) {
   shared *sh = ((mstore *)st)->sh;
-  int when = 0, code = enter(sh, TARN_MEM_OP_DELETE, &when);
+  int when = 0, code = enter(sh, TARN_MEM_OP_DELETE, &when, name);
   if (code && when == TARN_MEM_FAULT_BEFORE)
     return injected(sh, code, "delete", name);
   size_t i = lower(sh, name, 0);
@@ -242,7 +269,7 @@ static int m_del(tarn_objstore *st, const char *name) {
 static int m_list(tarn_objstore *st, const char *prefix, const char *start_after, size_t max,
                   tarn_objstore_listing *out) {
   shared *sh = ((mstore *)st)->sh;
-  int when = 0, code = enter(sh, TARN_MEM_OP_LIST, &when);
+  int when = 0, code = enter(sh, TARN_MEM_OP_LIST, &when, prefix);
   if (code)
     return injected(sh, code, "list", prefix);
   size_t i = strcmp(prefix, start_after) > 0 ? lower(sh, prefix, 0) : lower(sh, start_after, 1);
@@ -329,9 +356,11 @@ int tarn_objstore_mem_fault(tarn_objstore *s, int op, uint64_t nth, uint64_t cou
   if (!sh)
     return tarn__err(TARN_EINVAL, "mem store: fault injection on a store that is not mem:");
   int damaged = when == TARN_MEM_FAULT_TRUNCATE || when == TARN_MEM_FAULT_CORRUPT;
+  int hold = when == TARN_MEM_FAULT_HOLD;
   if (bad_op(op) || nth == 0 || count == 0 || (damaged ? code != 0 || op != TARN_MEM_OP_GET
                                                         : code >= 0) ||
-      (!damaged && when != TARN_MEM_FAULT_BEFORE && when != TARN_MEM_FAULT_AFTER))
+      (hold && op != TARN_MEM_OP_PUT) ||
+      (!damaged && !hold && when != TARN_MEM_FAULT_BEFORE && when != TARN_MEM_FAULT_AFTER))
     return tarn__err(TARN_EINVAL, "mem store: bad fault (op %d, nth %llu, count %llu, code %d)",
                      op, (unsigned long long)nth, (unsigned long long)count, code);
   pthread_mutex_lock(&sh->mu);
@@ -375,6 +404,47 @@ uint64_t tarn_objstore_mem_calls(tarn_objstore *s, int op) {
   uint64_t c = sh->calls[op];
   pthread_mutex_unlock(&sh->mu);
   return c;
+}
+
+int tarn_objstore_mem_hook(tarn_objstore *s, void (*fn)(void *arg, int op, const char *name),
+                           void *arg) {
+  shared *sh = mem_of(s);
+  if (!sh)
+    return tarn__err(TARN_EINVAL, "mem store: not a mem: store");
+  pthread_mutex_lock(&sh->mu);
+  sh->hook = fn;
+  sh->hook_arg = arg;
+  pthread_mutex_unlock(&sh->mu);
+  return 0;
+}
+
+size_t tarn_objstore_mem_held(tarn_objstore *s) {
+  shared *sh = mem_of(s);
+  if (!sh)
+    return 0;
+  pthread_mutex_lock(&sh->mu);
+  size_t n = sh->nheld;
+  pthread_mutex_unlock(&sh->mu);
+  return n;
+}
+
+int tarn_objstore_mem_land(tarn_objstore *s, int drop) {
+  shared *sh = mem_of(s);
+  if (!sh)
+    return tarn__err(TARN_EINVAL, "mem store: not a mem: store");
+  pthread_mutex_lock(&sh->mu);
+  if (sh->nheld == 0) {
+    pthread_mutex_unlock(&sh->mu);
+    return 0;
+  }
+  mobj m = sh->held[0];
+  memmove(&sh->held[0], &sh->held[1], (sh->nheld - 1) * sizeof *sh->held);
+  sh->nheld--;
+  /* the create-only condition is judged now, as a late request's is */
+  int rc = drop ? 0 : insert(sh, m.name, m.data, m.len);
+  pthread_mutex_unlock(&sh->mu);
+  free(m.name), free(m.data);
+  return rc ? rc : 1;
 }
 
 const struct tarn__objstore_vfs tarn__objstore_mem = {

@@ -16,6 +16,7 @@
 
 #include "express/express.h"
 #include "express/xwriter_internal.h"
+#include "util/error.h"
 #include "tarn/express.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
@@ -357,6 +358,59 @@ static void halt_when_quorum_unreachable(void **state) {
   env_close(&e);
 }
 
+static int failing_fence(void *arg, tarn_meta *m, const char *star, uint64_t epoch,
+                         uint64_t *cut) {
+  (void)arg, (void)m, (void)star, (void)epoch, (void)cut;
+  return tarn__err(TARN_ETIMEDOUT, "test: slot undecided");
+}
+
+/* Found by tarn-sim --express (seeds 1 and 142; these failed before the
+ * fixes): a roll whose fence fails leaves the halted epoch open, so a later
+ * fence may repair a failed slot from one copy and settlement absorb it at
+ * the offsets it was given. (1) The writer must stop rather than count on
+ * from what was released (it handed offset 0 out again). (2) A slot whose
+ * PUT was sent (here held in flight, landing after the roll) fails
+ * EUNKNOWN, not EUNAVAIL ("none was written"). */
+static void failed_roll_fence_stops_writer(void **state) {
+  env e;
+  env_open(&e, "xw-rollfail", 3, 2, 8);
+  tarn_xwriter_options o;
+  tarn_xwriter_options_default(&o);
+  o.star = "star-1";
+  o.stepped = 1;
+  o.fence = failing_fence;
+  tarn_xwriter *w;
+  assert_int_equal(tarn_xwriter_open(e.m, e.wal, &o, &w), 0);
+  uint64_t epoch = tarn_xwriter_epoch(w);
+  char key[TARN__X_SLOT_KEY_MAX];
+  tarn__xslot_key(key, sizeof key, "star-1", epoch, 0);
+  tarn_buf p;
+  tarn_buf_init(&p);
+  tarn__xpoison(&p, "star-1", epoch, 0);
+  for (size_t b = 1; b < 3; b++)
+    assert_int_equal(tarn_objstore_put(e.b[b], key, p.data, p.len), 0);
+  tarn_buf_free(&p);
+  acks a = {0};
+  ackarg args[8];
+  append_slot(w, 5, &a, args, 0);
+  append_slot(w, 5, &a, args, 1);
+  for (size_t b = 0; b < 3; b++)
+    put(w, 0, b); /* slot 0: one copy, two poison: doomed */
+  assert_int_equal(tarn_objstore_mem_fault(e.b[0], TARN_MEM_OP_PUT, 1, 1, TARN_MEM_FAULT_HOLD,
+                                           TARN_ETIMEDOUT), 0);
+  assert_int_equal(put(w, 1, 0), 1); /* slot 1's copy is held in flight */
+  assert_true(release(w) < 0);
+  assert_int_equal(a.n, 2);
+  assert_int_equal(a.rc[0], TARN_EUNKNOWN);
+  assert_int_equal(a.rc[1], TARN_EUNKNOWN);
+  assert_int_equal(tarn_objstore_mem_land(e.b[0], 0), 1); /* ... and lands */
+  args[2] = (ackarg){&a, 2};
+  assert_true(tarn_xwriter_append(w, 5, "e2", 2, 1, on_ack, &args[2]) < 0);
+  assert_int_equal(a.n, 2);
+  assert_true(tarn_xwriter_close(w) < 0);
+  env_close(&e);
+}
+
 /* K = W = 1 works: one bucket, and a slot lost once halts. */
 static void k1_w1(void **state) {
   env e;
@@ -653,6 +707,7 @@ int main(void) {
       cmocka_unit_test(foreign_object_not_counted),
       cmocka_unit_test(quorum_with_one_bucket_down),
       cmocka_unit_test(halt_when_quorum_unreachable),
+      cmocka_unit_test(failed_roll_fence_stops_writer),
       cmocka_unit_test(roll_republishes_at_and_above_cut),
       cmocka_unit_test(k1_w1),
       cmocka_unit_test(absorb_exactly_once_across_unknown_put),

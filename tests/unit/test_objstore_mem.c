@@ -186,11 +186,81 @@ static void test_damaged_reads(void **st) {
   tarn_objstore_mem_drop("damaged");
 }
 
+/* A held PUT (a delayed request): the caller is told the code, nothing is
+ * there until it lands; its create-only condition is judged when it lands
+ * (a key taken meanwhile: TARN_EEXIST, the request gone); a dropped one
+ * never lands. */
+static void test_held_puts(void **st) {
+  (void)st;
+  tarn_objstore *s = open_mem("mem:held");
+  uint64_t size;
+  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_PUT, 1, 3, TARN_MEM_FAULT_HOLD,
+                                           TARN_ETIMEDOUT), 0);
+  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 1, TARN_MEM_FAULT_HOLD,
+                                           TARN_ETIMEDOUT), TARN_EINVAL);
+  assert_int_equal(tarn_objstore_put(s, "a", "1", 1), TARN_ETIMEDOUT);
+  assert_int_equal(tarn_objstore_put(s, "b", "2", 1), TARN_ETIMEDOUT);
+  assert_int_equal(tarn_objstore_put(s, "c", "3", 1), TARN_ETIMEDOUT);
+  assert_int_equal(tarn_objstore_mem_held(s), 3);
+  assert_int_equal(tarn_objstore_head(s, "a", &size), TARN_ENOTFOUND);
+  assert_int_equal(tarn_objstore_mem_land(s, 0), 1);
+  assert_int_equal(tarn_objstore_head(s, "a", &size), 0);
+  assert_int_equal(tarn_objstore_put(s, "b", "X", 1), 0);
+  assert_int_equal(tarn_objstore_mem_land(s, 0), TARN_EEXIST);
+  tarn_buf got;
+  tarn_buf_init(&got);
+  assert_int_equal(tarn_objstore_get(s, "b", &got), 0);
+  assert_memory_equal(got.data, "X", 1);
+  tarn_buf_free(&got);
+  assert_int_equal(tarn_objstore_mem_land(s, 1), 1);
+  assert_int_equal(tarn_objstore_head(s, "c", &size), TARN_ENOTFOUND);
+  assert_int_equal(tarn_objstore_mem_land(s, 0), 0);
+  tarn_objstore_close(s);
+  tarn_objstore_mem_drop("held");
+}
+
+typedef struct seen {
+  int n, ops[8];
+  tarn_objstore *s;
+} seen;
+
+static void hook(void *arg, int op, const char *name) {
+  seen *v = arg;
+  if (v->n < 8)
+    v->ops[v->n++] = op;
+  /* the hook may call the store itself (it runs unlocked) */
+  if (!strcmp(name, "k")) {
+    uint64_t size;
+    tarn_objstore_head(v->s, "other", &size);
+  }
+}
+
+/* The hook sees every call, before it strikes, and may call the store. */
+static void test_hook(void **st) {
+  (void)st;
+  tarn_objstore *s = open_mem("mem:hook");
+  seen v = {0};
+  v.s = s;
+  assert_int_equal(tarn_objstore_mem_hook(s, hook, &v), 0);
+  assert_int_equal(tarn_objstore_put(s, "k", "1", 1), 0);
+  assert_int_equal(tarn_objstore_delete(s, "j"), 0);
+  assert_int_equal(v.n, 3);
+  assert_int_equal(v.ops[0], TARN_MEM_OP_PUT);
+  assert_int_equal(v.ops[1], TARN_MEM_OP_HEAD);
+  assert_int_equal(v.ops[2], TARN_MEM_OP_DELETE);
+  assert_int_equal(tarn_objstore_mem_hook(s, NULL, NULL), 0);
+  assert_int_equal(tarn_objstore_delete(s, "k"), 0);
+  assert_int_equal(v.n, 3);
+  tarn_objstore_close(s);
+  tarn_objstore_mem_drop("hook");
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_fault_before),     cmocka_unit_test(test_fault_after),
       cmocka_unit_test(test_fault_any_shared), cmocka_unit_test(test_latency),
       cmocka_unit_test(test_named_lifetime),   cmocka_unit_test(test_damaged_reads),
+      cmocka_unit_test(test_held_puts),        cmocka_unit_test(test_hook),
   };
   return cmocka_run_group_tests_name("objstore mem: faults", tests, NULL, NULL);
 }

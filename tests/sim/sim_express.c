@@ -1,0 +1,951 @@
+/* tarn-sim --express: the express worlds (issue 14, "Simulation and planted
+ * bugs"; docs/simulation.md "Express worlds").
+ *
+ * The real stepped express writer (src/express/xwriter.c), the real fence
+ * (fence.c, observe.c), settlement and absorb (settle.c, absorb.c) and the
+ * writer's in-process roll run over mem: buckets and a mem: metadata store on
+ * a simulated clock, one seeded scheduler choosing every unit of work. Faults:
+ * a bucket unreachable (every call fails) for a while, failed PUTs, lost
+ * replies (applied, reported unknown), delayed PUTs (held in flight, landing
+ * later or never, create-only judged then), index puts of unknown outcome in
+ * absorb, and crashes of the writer at step boundaries. A crashed writer
+ * lives on as a partitioned zombie: cut off from the metadata store, it keeps
+ * writing its slots into the buckets and acknowledging what it sees committed.
+ * A crash is followed by two racing fencers (the second runs inside the
+ * first's walk, between two of its bucket calls, through the mem: store's
+ * hook; so do the zombie's PUTs and late landings), then settlement, then a
+ * successor writer of the same star. K = 3 / W = 2 and K = W = 1 worlds.
+ *
+ * The properties (each named in a failure):
+ *   XAckedNeverCut        no acknowledged slot is ever cut
+ *   XNothingAckedPastCut  nothing at or past a published cut is acknowledged
+ *   XOneCut               every published cut of an epoch is the same, and at
+ *                         most one slot is dead (the cut, which stays dead)
+ *   XBelowCutCommitted    every slot in [trimmed, cut) holds >= W flights
+ *   XStragglersInWindow   flights at or past the cut lie in [cut, cut+WIN-1]
+ *   XAckReadBack          after settlement every acknowledged entry is read
+ *                         at its acknowledged offset, exactly once (and no
+ *                         entry is read that was never appended or failed)
+ *   XRollRepublishesExactly  a roll acknowledges the pooled payloads below
+ *                         the cut and republishes exactly those at or above
+ *                         it, never both */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "express/express.h"
+#include "express/xfence.h"
+#include "express/xwriter_internal.h"
+#include "tarn/error.h"
+#include "tarn/express.h"
+#include "tarn/express_fence.h"
+#include "tarn/meta.h"
+#include "tarn/objstore.h"
+#include "tarn/objstore_mem.h"
+#include "tarn/reader.h"
+#include "util/clock.h"
+#include "util/error.h"
+#include "util/planted.h"
+#include "util/random.h"
+
+#define XS_STAR "xstar"
+#define XS_LOGS 2
+#define XS_MAX_W 64
+#define XS_MAX_EPOCHS 256
+
+enum { XE_PENDING = 0, XE_ACKED, XE_FAILED, XE_UNKNOWN };
+
+typedef struct xrec {
+  uint64_t id, log, off, epoch, slot;
+  uint32_t records;
+  size_t len;
+  int state, outcomes, wid, seen;
+  int pooled; /* scratch of the roll check */
+} xrec;
+
+typedef struct xw {
+  tarn_meta *m;
+  tarn_xwriter *w;
+  int zombie;
+} xw;
+
+typedef struct xsim xsim;
+typedef struct xhk {
+  xsim *s;
+  uint32_t b;
+} xhk;
+/* Who is running, for the deletion checks. */
+enum { ACT_OTHER = 0, ACT_RECLAIM, ACT_SETTLE };
+
+struct xsim {
+  uint64_t seed, rng;
+  int steps, step, trace, bug;
+  int64_t now;
+  uint32_t k, wq, win;
+  char meta_uri[128], wal_uri[128], b_uri[TARN__X_K_MAX][128];
+  tarn_meta *m;       /* the checker's and the settler's session */
+  tarn_meta *fm[2];   /* the two fencers' sessions */
+  tarn_objstore *wal, *b[TARN__X_K_MAX];
+  int down[TARN__X_K_MAX];
+  xw ws[XS_MAX_W];
+  int nw, live; /* live: index of the leading writer, -1 none */
+  xrec *recs;
+  size_t nrecs, caprecs;
+  uint64_t cut[XS_MAX_EPOCHS]; /* published cut + 1 (0: none seen) */
+  uint8_t pending[XS_MAX_EPOCHS]; /* bucket checks owed (run while every bucket is up) */
+  int in_hook, fencing, racer_ran, check_all;
+  uint8_t settled[XS_MAX_EPOCHS];
+  unsigned p_fault, p_down, p_crash, p_unknown;
+  char failure[1024];
+  int failed;
+  /* counters printed by a range run */
+  uint64_t acks, fences, rolls, settles, crashes, lands, races;
+  xhk hk[TARN__X_K_MAX];
+  int actor;
+  struct { uint64_t epoch, slot; } *reclaimed; /* flights deleted by reclamation */
+  size_t nreclaimed;
+};
+
+static xsim *X; /* the hooks' world (one run at a time) */
+
+static uint64_t rnd(xsim *s) {
+  uint64_t z = (s->rng += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+static uint64_t below(xsim *s, uint64_t n) { return n ? rnd(s) % n : 0; }
+static int per_mille(xsim *s, unsigned p) { return below(s, 1000) < p; }
+
+static void trace(xsim *s, const char *fmt, ...) {
+  if (!s->trace)
+    return;
+  va_list ap;
+  va_start(ap, fmt);
+  printf("[%d t=%" PRId64 "] ", s->step, s->now);
+  vprintf(fmt, ap);
+  printf("\n");
+  va_end(ap);
+}
+
+static void fail(xsim *s, const char *prop, const char *fmt, ...) {
+  if (s->failed)
+    return;
+  s->failed = 1;
+  int n = snprintf(s->failure, sizeof s->failure, "%s: ", prop);
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(s->failure + n, sizeof s->failure - (size_t)n, fmt, ap);
+  va_end(ap);
+}
+
+/* ---- clock and randomness ------------------------------------------------- */
+
+static void interleave(xsim *s);
+static int was_reclaimed(const xsim *s, uint64_t epoch, uint64_t slot);
+
+static int64_t h_now(void *a) { return 1700000000000LL + ((xsim *)a)->now; }
+static int64_t h_mono(void *a) { return ((xsim *)a)->now; }
+static void h_sleep(void *a, int64_t ms) {
+  xsim *s = a;
+  s->now += ms > 0 ? ms : 1;
+  /* time passing: while a fence blocks, an outage may end */
+  if (s->fencing && !s->in_hook && per_mille(s, 150))
+    for (uint32_t i = 0; i < s->k; i++)
+      if (s->down[i] && per_mille(s, 500)) {
+        tarn_objstore_mem_reset_faults(s->b[i]);
+        s->down[i] = 0;
+        trace(s, "bucket %u up (while a fence waits)", i);
+      }
+}
+static void h_random(void *a, void *p, size_t n) {
+  xsim *s = a;
+  for (size_t i = 0; i < n; i++)
+    ((uint8_t *)p)[i] = (uint8_t)rnd(s);
+}
+
+/* ---- entries --------------------------------------------------------------- */
+
+static xrec *rec_new(xsim *s) {
+  if (s->nrecs == s->caprecs) {
+    s->caprecs = s->caprecs ? 2 * s->caprecs : 256;
+    s->recs = realloc(s->recs, s->caprecs * sizeof *s->recs);
+    if (!s->recs)
+      abort();
+  }
+  xrec *r = &s->recs[s->nrecs];
+  memset(r, 0, sizeof *r);
+  r->id = s->nrecs++;
+  return r;
+}
+
+/* id (8 bytes, little-endian), then bytes that are a function of it */
+static void payload_of(uint64_t id, size_t len, uint8_t *p) {
+  for (size_t i = 0; i < len; i++)
+    p[i] = i < 8 ? (uint8_t)(id >> (8 * i)) : (uint8_t)(id * 31 + i);
+}
+
+/* The (epoch, slot) an entry of writer w went out in (the flight holding it). */
+static int slot_of(tarn_xwriter *w, const void *arg, uint64_t *epoch, uint64_t *slot) {
+  for (xflight *f = w->head; f; f = f->next)
+    for (size_t i = 0; i < f->n; i++)
+      if (f->ents[i].arg == arg && f->ents[i].cb) {
+        *epoch = f->epoch, *slot = f->slot;
+        return 1;
+      }
+  return 0;
+}
+
+static void check_ack_vs_cut(xsim *s, const xrec *r) {
+  if (r->epoch < XS_MAX_EPOCHS && s->cut[r->epoch] && r->slot >= s->cut[r->epoch] - 1)
+    fail(s, "XNothingAckedPastCut",
+         "entry %" PRIu64 " acknowledged in epoch %" PRIu64 " slot %" PRIu64
+         ", at or past the published cut %" PRIu64,
+         r->id, r->epoch, r->slot, s->cut[r->epoch] - 1);
+}
+
+static void on_outcome(void *arg, int status, uint64_t offset, int64_t ts) {
+  (void)ts;
+  xsim *s = X;
+  xrec *r = &s->recs[(uintptr_t)arg];
+  r->outcomes++;
+  if (r->outcomes > 1) {
+    fail(s, "XAckReadBack", "entry %" PRIu64 " got a second outcome (%d)", r->id, status);
+    return;
+  }
+  if (status == 0) {
+    r->state = XE_ACKED;
+    r->off = offset;
+    s->acks++;
+    if (!slot_of(s->ws[r->wid].w, arg, &r->epoch, &r->slot))
+      fail(s, "XAckReadBack", "entry %" PRIu64 " acknowledged outside any flight", r->id);
+    check_ack_vs_cut(s, r);
+  } else {
+    r->state = status == TARN_EUNKNOWN ? XE_UNKNOWN : XE_FAILED;
+    trace(s, "  entry %" PRIu64 " fails: %d", r->id, status);
+  }
+}
+
+/* ---- observing the buckets (the checker's view: every bucket up) ----------- */
+
+static void count_slot(xsim *s, uint64_t epoch, uint64_t slot, uint32_t *flight, uint32_t *poison) {
+  char key[TARN__X_SLOT_KEY_MAX + 1];
+  tarn__xslot_key(key, sizeof key, XS_STAR, epoch, slot);
+  tarn_buf got;
+  tarn_buf_init(&got);
+  *flight = *poison = 0;
+  s->in_hook++; /* the checker's reads are no actor's: no interleaving */
+  for (uint32_t i = 0; i < s->k; i++) {
+    int st = tarn__xslot_observe(s->b[i], key, XS_STAR, epoch, slot, &got);
+    *flight += st == TARN__XOBS_FLIGHT;
+    *poison += st == TARN__XOBS_POISON;
+  }
+  s->in_hook--;
+  tarn_buf_free(&got);
+}
+
+/* The checks of one fenced epoch's bucket state. The checker reads what the
+ * buckets hold, so it waits for a moment when none is unreachable. */
+static void check_epoch_buckets(xsim *s, uint64_t epoch) {
+  for (uint32_t i = 0; i < s->k; i++)
+    if (s->down[i]) {
+      if (epoch < XS_MAX_EPOCHS)
+        s->pending[epoch] = 1;
+      return;
+    }
+  if (epoch < XS_MAX_EPOCHS)
+    s->pending[epoch] = 0;
+  tarn__xepoch e;
+  if (tarn__xepoch_load(s->m, XS_STAR, TARN__X_CLASS_EXPRESS, epoch, &e))
+    return;
+  if (e.state != TARN__XEPOCH_FENCED || !e.has_cut) {
+    tarn__xepoch_free(&e);
+    return;
+  }
+  uint64_t cut = e.cut;
+  uint32_t blocking = s->k - s->wq + 1;
+  for (uint64_t slot = e.trimmed; slot < cut && !s->failed; slot++) {
+    uint32_t f, p;
+    count_slot(s, epoch, slot, &f, &p);
+    if (f < s->wq && !(slot < e.checkpoint && was_reclaimed(s, epoch, slot)))
+      fail(s, "XBelowCutCommitted",
+           "epoch %" PRIu64 " slot %" PRIu64 " below the cut %" PRIu64 " holds %u flights (W=%u)",
+           epoch, slot, cut, f, s->wq);
+    if (p >= blocking)
+      fail(s, "XOneCut", "epoch %" PRIu64 " slot %" PRIu64 " below the cut %" PRIu64 " is dead",
+           epoch, slot, cut);
+  }
+  uint32_t f, p;
+  count_slot(s, epoch, cut, &f, &p);
+  if (p < blocking)
+    fail(s, "XOneCut", "epoch %" PRIu64 " cut slot %" PRIu64 " holds %u poison (< K-W+1 = %u)",
+         epoch, cut, p, blocking);
+  /* stragglers: any flight at or past the cut within [cut, cut + WIN - 1];
+   * a second dead slot anywhere past it */
+  char prefix[TARN__X_SLOT_KEY_MAX + 1];
+  tarn__xslot_epoch_prefix(prefix, sizeof prefix, XS_STAR, epoch);
+  s->in_hook++;
+  for (uint32_t i = 0; i < s->k && !s->failed; i++) {
+    tarn_objstore_listing l;
+    memset(&l, 0, sizeof l);
+    if (tarn_objstore_list(s->b[i], prefix, "", 100000, &l) == 0) {
+      for (size_t j = 0; j < l.n && !s->failed; j++) {
+        char star[TARN__X_STAR_MAX + 1];
+        uint64_t ep, slot;
+        if (tarn__xslot_key_parse(l.names[j], star, &ep, &slot) || slot <= cut)
+          continue;
+        uint32_t ff, pp;
+        s->in_hook--;
+        count_slot(s, epoch, slot, &ff, &pp);
+        s->in_hook++;
+        if (pp >= blocking)
+          fail(s, "XOneCut", "epoch %" PRIu64 ": slot %" PRIu64 " is dead past the cut %" PRIu64,
+               epoch, slot, cut);
+        if (ff > 0 && slot > cut + s->win - 1)
+          fail(s, "XStragglersInWindow",
+               "epoch %" PRIu64 ": a flight at slot %" PRIu64 ", past cut + WIN - 1 = %" PRIu64,
+               epoch, slot, cut + s->win - 1);
+      }
+    }
+    tarn_objstore_listing_free(&l);
+  }
+  s->in_hook--;
+  tarn__xepoch_free(&e);
+}
+
+/* A cut just published (or read): the same as any before; no acknowledged
+ * slot at or past it. */
+static void saw_cut(xsim *s, uint64_t epoch, uint64_t cut, const char *who) {
+  if (epoch >= XS_MAX_EPOCHS)
+    return;
+  if (s->cut[epoch] && s->cut[epoch] - 1 != cut)
+    fail(s, "XOneCut", "epoch %" PRIu64 ": %s got cut %" PRIu64 ", another %" PRIu64, epoch, who,
+         cut, s->cut[epoch] - 1);
+  s->cut[epoch] = cut + 1;
+  for (size_t i = 0; i < s->nrecs && !s->failed; i++)
+    if (s->recs[i].state == XE_ACKED && s->recs[i].epoch == epoch && s->recs[i].slot >= cut)
+      fail(s, "XAckedNeverCut",
+           "epoch %" PRIu64 ": %s cut at slot %" PRIu64 ", but entry %" PRIu64
+           " was acknowledged in slot %" PRIu64,
+           epoch, who, cut, s->recs[i].id, s->recs[i].slot);
+  check_epoch_buckets(s, epoch);
+}
+
+/* ---- fencing ----------------------------------------------------------------- */
+
+static int fence_one(xsim *s, tarn_meta *m, uint64_t epoch, int64_t timeout, const char *who) {
+  tarn_xfence_opts o = {.timeout_ms = timeout, .retry_ms = 50 + (int64_t)below(s, 200)};
+  tarn_xfence_report r;
+  int was = s->fencing;
+  s->fencing = 1;
+  int rc = tarn_express_fence(m, XS_STAR, epoch, &o, &r);
+  s->fencing = was;
+  s->fences++;
+  trace(s, "%s fences epoch %" PRIu64 ": rc %d cut %" PRIu64 " (estimate %" PRIu64
+           ", start %" PRIu64 ", %" PRIu64 " poison)",
+        who, epoch, rc, r.cut, r.estimate, r.start, r.poison_puts);
+  if (rc == TARN_ECORRUPT)
+    fail(s, "XOneCut", "epoch %" PRIu64 ": %s: %s", epoch, who, tarn_errmsg());
+  else if (rc == 0)
+    saw_cut(s, epoch, r.cut, who);
+  return rc;
+}
+
+/* The writer's roll hook: the star fences its own halted epoch. A zombie is
+ * cut off from the metadata store and cannot. */
+static int roll_fence(void *arg, tarn_meta *m, const char *star, uint64_t epoch, uint64_t *cut) {
+  (void)star;
+  xsim *s = X;
+  xw *w = &s->ws[(uintptr_t)arg];
+  if (w->zombie)
+    return tarn__err(TARN_EUNAVAIL, "partitioned from the metadata store");
+  s->rolls++;
+  s->racer_ran = 0;
+  int rc = fence_one(s, m, epoch, 500 + (int64_t)below(s, 3000), "the roll's fence");
+  if (rc == 0)
+    *cut = s->cut[epoch] - 1;
+  return rc;
+}
+
+/* One of the writer's sealed flights, drawn at random (NULL: none). */
+static xflight *pick_flight(xsim *s, tarn_xwriter *w) {
+  int n = 0;
+  for (xflight *f = w->head; f; f = f->next)
+    n++;
+  xflight *f = w->head;
+  for (int j = n ? (int)below(s, (uint64_t)n) : 0; f && j > 0; j--)
+    f = f->next;
+  return f;
+}
+
+/* Between two bucket calls of a fencing actor: another actor's step. */
+static void interleave(xsim *s) {
+  if (s->in_hook || !s->fencing || !per_mille(s, 80))
+    return;
+  s->in_hook++;
+  uint64_t pick = below(s, 10);
+  if (pick < 2 && !s->racer_ran) {
+    /* the racing fencer: a whole fence of the same epoch, inside the walk */
+    tarn__xepoch e;
+    uint64_t head = 0;
+    tarn__xchain_head(s->fm[1], XS_STAR, TARN__X_CLASS_EXPRESS, &head);
+    for (uint64_t ep = head; ep >= 1; ep--)
+      if (tarn__xepoch_load(s->fm[1], XS_STAR, TARN__X_CLASS_EXPRESS, ep, &e) == 0) {
+        int open = e.state == TARN__XEPOCH_OPEN;
+        tarn__xepoch_free(&e);
+        if (open) {
+          s->racer_ran = 1;
+          s->races++;
+          fence_one(s, s->fm[1], ep, 200 + (int64_t)below(s, 2000), "the racing fencer");
+          break;
+        }
+      }
+  } else if (pick < 7) {
+    /* a writer's copy lands meanwhile (a zombie's, or the leader's own) */
+    int wi = (int)below(s, (uint64_t)s->nw);
+    tarn_xwriter *w = s->ws[wi].w;
+    if (w) {
+      xflight *f = pick_flight(s, w);
+      if (f) {
+        size_t b = below(s, s->k);
+        uint64_t slot = f->slot;
+        int rc = tarn_xwriter_step(w, TARN_XSTEP_PUT, slot, b);
+        trace(s, "  (interleaved) w%d PUT slot %" PRIu64 " bucket %zu: %d", wi, slot, b, rc);
+      }
+    }
+  } else {
+    size_t b = below(s, s->k);
+    if (tarn_objstore_mem_held(s->b[b])) {
+      int rc = tarn_objstore_mem_land(s->b[b], 0);
+      s->lands++;
+      trace(s, "  (interleaved) a held PUT lands in bucket %zu: %d", b, rc);
+    }
+  }
+  s->in_hook--;
+}
+
+static int was_reclaimed(const xsim *s, uint64_t epoch, uint64_t slot) {
+  for (size_t i = 0; i < s->nreclaimed; i++)
+    if (s->reclaimed[i].epoch == epoch && s->reclaimed[i].slot == slot)
+      return 1;
+  return 0;
+}
+
+/* A deletion in a bucket: poison never goes; below a published cut only
+ * reclamation deletes (absorbed slots, after the grace), never settlement. */
+static void on_delete(xsim *s, uint32_t b, const char *name) {
+  char star[TARN__X_STAR_MAX + 1];
+  uint64_t epoch, slot;
+  if (tarn__xslot_key_parse(name, star, &epoch, &slot))
+    return;
+  tarn_buf got;
+  tarn_buf_init(&got);
+  int st = tarn__xslot_observe(s->b[b], name, star, epoch, slot, &got);
+  tarn_buf_free(&got);
+  trace(s, "  bucket %u: delete %s (%s)", b, name,
+        st == TARN__XOBS_FLIGHT ? "flight" : st == TARN__XOBS_POISON ? "poison" : "other");
+  uint64_t cut = epoch < XS_MAX_EPOCHS ? s->cut[epoch] : 0;
+  /* A poison copy at a committed slot below the cut (a fencer's PUT that
+   * lost the race to the flight) decides nothing: reclamation may take it
+   * with the flights. Anywhere else poison stands. */
+  if (st == TARN__XOBS_POISON && !(cut && slot < cut - 1 && s->actor == ACT_RECLAIM))
+    fail(s, "XOneCut", "poison of epoch %" PRIu64 " slot %" PRIu64 " deleted from bucket %u",
+         epoch, slot, b);
+  if (st == TARN__XOBS_FLIGHT && cut && slot < cut - 1 && s->actor == ACT_SETTLE)
+    fail(s, "XBelowCutCommitted",
+         "settlement deleted the flight of epoch %" PRIu64 " slot %" PRIu64
+         " below the cut %" PRIu64 " from bucket %u",
+         epoch, slot, cut - 1, b);
+  if (st == TARN__XOBS_FLIGHT && s->actor == ACT_RECLAIM && !was_reclaimed(s, epoch, slot)) {
+    s->reclaimed = realloc(s->reclaimed, (s->nreclaimed + 1) * sizeof *s->reclaimed);
+    if (!s->reclaimed)
+      abort();
+    s->reclaimed[s->nreclaimed].epoch = epoch;
+    s->reclaimed[s->nreclaimed++].slot = slot;
+  }
+}
+
+static void h_bucket(void *arg, int op, const char *name) {
+  xhk *h = arg;
+  xsim *s = h->s;
+  if (op == TARN_MEM_OP_DELETE && !s->in_hook) {
+    s->in_hook++;
+    on_delete(s, h->b, name);
+    s->in_hook--;
+  }
+  interleave(s);
+}
+
+/* ---- writers ------------------------------------------------------------------ */
+
+static int writer_open(xsim *s) {
+  if (s->nw == XS_MAX_W)
+    return -1;
+  xw *w = &s->ws[s->nw];
+  memset(w, 0, sizeof *w);
+  if (tarn_meta_open(s->meta_uri, &w->m))
+    abort();
+  tarn_xwriter_options o;
+  tarn_xwriter_options_default(&o);
+  o.star = XS_STAR;
+  o.stepped = 1;
+  o.max_flight_bytes = 1 << 20;
+  o.put_attempts = 1 + (int)below(s, 3);
+  o.reclaim_grace_ms = 30000;
+  o.max_rolls = 1000;
+  o.fence = roll_fence;
+  o.fence_arg = (void *)(uintptr_t)s->nw;
+  int rc = tarn_xwriter_open(w->m, s->wal, &o, &w->w);
+  if (rc) {
+    trace(s, "writer open failed: %s", tarn_errmsg());
+    tarn_meta_close(w->m);
+    return rc;
+  }
+  trace(s, "w%d opens, epoch %" PRIu64, s->nw, tarn_xwriter_epoch(w->w));
+  s->live = s->nw++;
+  return 0;
+}
+
+/* Heals every bucket: outages end, held PUTs land (or are dropped). */
+static void heal(xsim *s) {
+  for (uint32_t i = 0; i < s->k; i++) {
+    tarn_objstore_mem_reset_faults(s->b[i]);
+    s->down[i] = 0;
+    while (tarn_objstore_mem_held(s->b[i]))
+      tarn_objstore_mem_land(s->b[i], per_mille(s, 300));
+  }
+}
+
+/* Fences (two racing fencers) and settles every unsettled epoch of the star. */
+static void fence_and_settle_all(xsim *s) {
+  uint64_t head = 0;
+  tarn__xchain_head(s->m, XS_STAR, TARN__X_CLASS_EXPRESS, &head);
+  for (uint64_t ep = 1; ep <= head && !s->failed; ep++) {
+    tarn__xepoch e;
+    if (tarn__xepoch_load(s->m, XS_STAR, TARN__X_CLASS_EXPRESS, ep, &e))
+      continue; /* a burned number */
+    int fenced = e.state == TARN__XEPOCH_FENCED;
+    tarn__xepoch_free(&e);
+    int rc = 0;
+    s->racer_ran = 0;
+    if (!fenced) {
+      for (int attempt = 0; attempt < 4 && !s->failed; attempt++) {
+        rc = fence_one(s, s->fm[0], ep, (int64_t)below(s, 2000), "fencer 1");
+        if (rc == 0)
+          break;
+        heal(s); /* undecided: the outage ends, the fence is retried */
+      }
+      if (rc == 0 && !s->failed)
+        fence_one(s, s->fm[1], ep, 1000, "fencer 2"); /* a later fence is a read */
+    }
+    if (rc || s->failed || (ep < XS_MAX_EPOCHS && s->settled[ep]))
+      continue;
+    heal(s);
+    tarn_xsettle_report sr;
+    tarn_xfence_opts o = {.timeout_ms = 1000, .retry_ms = 50};
+    s->actor = ACT_SETTLE;
+    rc = tarn_express_settle(s->m, s->wal, XS_STAR, ep, &o, &sr);
+    s->actor = ACT_OTHER;
+    s->settles++;
+    trace(s, "settles epoch %" PRIu64 ": rc %d (%" PRIu64 " absorbed, %" PRIu64 " deleted)", ep,
+          rc, sr.absorbed, sr.deleted);
+    if (rc)
+      fail(s, "XAckReadBack", "settling epoch %" PRIu64 ": %s", ep, tarn_errmsg());
+    else {
+      if (ep < XS_MAX_EPOCHS)
+        s->settled[ep] = 1;
+      check_epoch_buckets(s, ep);
+    }
+  }
+}
+
+static void crash(xsim *s) {
+  xw *w = &s->ws[s->live];
+  s->crashes++;
+  trace(s, "w%d CRASHES: a zombie from now on, cut off from the metadata store", s->live);
+  w->zombie = 1;
+  tarn_meta_inject_fault(w->m, TARN_META_FAULT_EXPIRE_SILENT, 0);
+  tarn_meta_inject_fault(w->m, TARN_META_FAULT_FAIL, 1 << 30);
+  s->live = -1;
+  fence_and_settle_all(s);
+  if (!s->failed)
+    writer_open(s);
+}
+
+/* The roll check around one RELEASE step of the leader. */
+static void release_step(xsim *s, int wi) {
+  tarn_xwriter *w = s->ws[wi].w;
+  uint64_t e0 = w->ep.epoch;
+  for (size_t i = 0; i < s->nrecs; i++)
+    s->recs[i].pooled = 0;
+  for (xflight *f = w->head; f; f = f->next)
+    for (size_t i = 0; i < f->n; i++)
+      if (!f->released && f->ents[i].cb) {
+        xrec *r = &s->recs[(uintptr_t)f->ents[i].arg];
+        r->pooled = 1;
+        r->epoch = f->epoch, r->slot = f->slot;
+      }
+  uint64_t saved_cut = e0 < XS_MAX_EPOCHS ? s->cut[e0] : 0;
+  int rc = tarn_xwriter_step(w, TARN_XSTEP_RELEASE, 0, 0);
+  trace(s, "w%d RELEASE: %d", wi, rc);
+  if (wi == s->live && w->failed_rc) {
+    /* the leader gave up (its halted epoch could not be fenced): it closes,
+     * the epochs are fenced and settled, and a successor takes over */
+    trace(s, "w%d failed: %s", wi, w->err);
+    s->actor = ACT_RECLAIM;
+    tarn_xwriter_close(w);
+    s->actor = ACT_OTHER;
+    s->ws[wi].w = NULL;
+    s->live = -1;
+    fence_and_settle_all(s);
+    if (!s->failed)
+      writer_open(s);
+    return;
+  }
+  if (s->ws[wi].zombie || w->ep.epoch == e0 || e0 >= XS_MAX_EPOCHS || !s->cut[e0] ||
+      saved_cut == s->cut[e0])
+    return;
+  /* a roll with a published cut: below it acknowledged now, at or above it
+   * in the new epoch's flights and not acknowledged, never both */
+  uint64_t cut = s->cut[e0] - 1;
+  for (size_t i = 0; i < s->nrecs && !s->failed; i++) {
+    xrec *r = &s->recs[i];
+    if (!r->pooled || r->epoch != e0)
+      continue;
+    int in_new = 0;
+    for (xflight *f = w->head; f; f = f->next)
+      if (f->epoch == w->ep.epoch)
+        for (size_t j = 0; j < f->n; j++)
+          in_new |= (uintptr_t)f->ents[j].arg == r->id;
+    if (r->slot < cut && (r->state != XE_ACKED || in_new))
+      fail(s, "XRollRepublishesExactly",
+           "entry %" PRIu64 " of slot %" PRIu64 " below the cut %" PRIu64 " %s", r->id, r->slot,
+           cut, in_new ? "republished into the new epoch" : "not acknowledged by the roll");
+    if (r->slot >= cut && (r->state == XE_ACKED || !in_new))
+      fail(s, "XRollRepublishesExactly",
+           "entry %" PRIu64 " of slot %" PRIu64 " at or above the cut %" PRIu64 " %s", r->id,
+           r->slot, cut, r->state == XE_ACKED ? "acknowledged" : "not republished");
+  }
+}
+
+/* The owed bucket checks, and now and then every fenced epoch's again (the
+ * cut stays dead, nothing below it goes, no straggler appears past it). */
+static void run_checks(xsim *s, int all) {
+  for (uint64_t ep = 1; ep < XS_MAX_EPOCHS && !s->failed; ep++)
+    if (s->pending[ep] || (all && s->cut[ep]))
+      check_epoch_buckets(s, ep);
+}
+
+/* One unit of work. */
+static void step(xsim *s) {
+  run_checks(s, s->step % 50 == 0 || s->check_all);
+  s->now += 1 + (int64_t)below(s, 5);
+  uint64_t pick = below(s, 100);
+  xw *L = s->live >= 0 ? &s->ws[s->live] : NULL;
+  if (pick < 25 && L) {
+    xrec *r = rec_new(s);
+    r->log = 1 + below(s, XS_LOGS);
+    r->len = 8 + below(s, 40);
+    r->records = 1 + (uint32_t)below(s, 3);
+    r->wid = s->live;
+    uint8_t p[64];
+    payload_of(r->id, r->len, p);
+    int rc = tarn_xwriter_append(L->w, r->log, p, r->len, r->records, on_outcome,
+                                 (void *)(uintptr_t)r->id);
+    trace(s, "w%d append %" PRIu64 " to log %" PRIu64 ": %d", s->live, r->id, r->log, rc);
+    if (rc) {
+      r->state = XE_FAILED;
+      r->outcomes = 1;
+    }
+  } else if (pick < 35 && L) {
+    int rc = tarn_xwriter_step(L->w, TARN_XSTEP_SEAL, 0, 0);
+    trace(s, "w%d SEAL: %d", s->live, rc);
+  } else if (pick < 70) {
+    /* a PUT of the leader (mostly) or a zombie */
+    int wi = L && !per_mille(s, 200) ? s->live : (int)below(s, (uint64_t)s->nw);
+    tarn_xwriter *w = s->ws[wi].w;
+    xflight *f = w ? pick_flight(s, w) : NULL;
+    if (!f)
+      return;
+    size_t b = below(s, s->k);
+    if (per_mille(s, s->p_fault)) {
+      uint64_t kind = below(s, 3);
+      int when = kind == 0 ? TARN_MEM_FAULT_BEFORE
+                           : kind == 1 ? TARN_MEM_FAULT_AFTER : TARN_MEM_FAULT_HOLD;
+      tarn_objstore_mem_fault(s->b[b], TARN_MEM_OP_PUT, 1, 1, when,
+                              kind == 0 ? TARN_EIO : kind == 1 ? TARN_EUNKNOWN : TARN_ETIMEDOUT);
+      trace(s, "armed a %s on bucket %zu's next PUT", kind == 0 ? "failed PUT"
+                                                    : kind == 1 ? "lost reply" : "delayed PUT", b);
+    }
+    uint64_t slot = f->slot;
+    int rc = tarn_xwriter_step(w, TARN_XSTEP_PUT, slot, b);
+    trace(s, "w%d PUT slot %" PRIu64 " bucket %zu: %d", wi, slot, b, rc);
+  } else if (pick < 82) {
+    int wi = L && !per_mille(s, 150) ? s->live : (int)below(s, (uint64_t)s->nw);
+    if (s->ws[wi].w)
+      release_step(s, wi);
+  } else if (pick < 88 && L) {
+    if (per_mille(s, s->p_unknown)) {
+      int skip = (int)below(s, 3);
+      tarn_meta_inject_fault_after(L->m, TARN_META_FAULT_COMMIT_UNKNOWN, skip, 1);
+      trace(s, "armed an unknown outcome on w%d's metadata write %d", s->live, skip + 1);
+    }
+    int rc = tarn_xwriter_step(L->w, TARN_XSTEP_ABSORB, 0, 0);
+    tarn_meta_inject_fault(L->m, TARN_META_FAULT_NONE, 0);
+    trace(s, "w%d ABSORB: %d%s%s", s->live, rc, rc < 0 ? " " : "", rc < 0 ? tarn_errmsg() : "");
+    if (rc == TARN_ECORRUPT)
+      fail(s, "XAckReadBack", "absorb: %s", tarn_errmsg());
+  } else if (pick < 90 && L) {
+    s->actor = ACT_RECLAIM;
+    int rc = tarn_xwriter_step(L->w, TARN_XSTEP_RECLAIM, 0, 0);
+    s->actor = ACT_OTHER;
+    trace(s, "w%d RECLAIM: %d", s->live, rc);
+  } else if (pick < 95) {
+    size_t b = below(s, s->k);
+    if (s->down[b]) {
+      tarn_objstore_mem_reset_faults(s->b[b]);
+      s->down[b] = 0;
+      trace(s, "bucket %zu up", b);
+    } else if (per_mille(s, s->p_down)) {
+      tarn_objstore_mem_fault(s->b[b], TARN_MEM_OP_ANY, 1, 1ULL << 40, TARN_MEM_FAULT_BEFORE,
+                              TARN_EUNAVAIL);
+      s->down[b] = 1;
+      trace(s, "bucket %zu DOWN", b);
+    }
+  } else if (pick < 98) {
+    size_t b = below(s, s->k);
+    if (tarn_objstore_mem_held(s->b[b])) {
+      int drop = per_mille(s, 250);
+      int rc = tarn_objstore_mem_land(s->b[b], drop);
+      s->lands++;
+      trace(s, "a held PUT in bucket %zu %s: %d", b, drop ? "is dropped" : "lands", rc);
+    }
+  } else if (L && per_mille(s, s->p_crash)) {
+    crash(s);
+  }
+}
+
+/* After the run: outages end, zombies give up, every epoch is fenced and
+ * settled, the leader closes; then every log is read back. */
+static void finish(xsim *s) {
+  heal(s);
+  for (int i = 0; i < s->nw; i++)
+    if (s->ws[i].zombie && s->ws[i].w) {
+      s->actor = ACT_RECLAIM; /* a closing writer reclaims what it absorbed */
+      tarn_xwriter_close(s->ws[i].w);
+      s->actor = ACT_OTHER;
+      s->ws[i].w = NULL;
+    }
+  if (s->live >= 0) {
+    xw *L = &s->ws[s->live];
+    int rc = tarn_xwriter_flush(L->w);
+    trace(s, "w%d flush: %d", s->live, rc);
+    heal(s);
+    s->actor = ACT_RECLAIM;
+    rc = tarn_xwriter_close(L->w);
+    s->actor = ACT_OTHER;
+    L->w = NULL;
+    trace(s, "w%d close: %d %s", s->live, rc, rc ? tarn_errmsg() : "");
+  }
+  if (s->failed)
+    return;
+  heal(s);
+  fence_and_settle_all(s);
+  run_checks(s, 1);
+  if (s->failed)
+    return;
+  tarn_reader *rd;
+  if (tarn_reader_open(s->m, s->wal, NULL, NULL, &rd)) {
+    fail(s, "XAckReadBack", "reader: %s", tarn_errmsg());
+    return;
+  }
+  for (uint64_t log = 1; log <= XS_LOGS && !s->failed; log++) {
+    tarn_log_iter *it;
+    if (tarn_reader_iter(rd, log, 0, &it)) {
+      fail(s, "XAckReadBack", "log %" PRIu64 ": %s", log, tarn_errmsg());
+      break;
+    }
+    tarn_entry en;
+    int rc;
+    while (!s->failed && (rc = tarn_reader_next(it, &en, 0)) == 0) {
+      uint64_t id = 0;
+      for (size_t i = 0; i < 8 && i < en.payload_len; i++)
+        id |= (uint64_t)en.payload[i] << (8 * i);
+      if (en.payload_len < 8 || id >= s->nrecs) {
+        fail(s, "XAckReadBack", "log %" PRIu64 " offset %" PRIu64 ": an entry never appended", log,
+             en.offset);
+        break;
+      }
+      xrec *r = &s->recs[id];
+      uint8_t p[64];
+      payload_of(id, r->len, p);
+      if (r->log != log || r->len != en.payload_len || memcmp(p, en.payload, r->len) ||
+          r->records != en.record_count)
+        fail(s, "XAckReadBack", "log %" PRIu64 " offset %" PRIu64 ": entry %" PRIu64
+                                " read with other bytes or records", log, en.offset, id);
+      else if (++r->seen > 1)
+        fail(s, "XAckReadBack", "entry %" PRIu64 " read twice (again at log %" PRIu64
+                                " offset %" PRIu64 ")", id, log, en.offset);
+      else if (r->state == XE_ACKED && r->off != en.offset)
+        fail(s, "XAckReadBack", "entry %" PRIu64 " acknowledged at offset %" PRIu64
+                                ", read at %" PRIu64, id, r->off, en.offset);
+      else if (r->state == XE_FAILED)
+        fail(s, "XAckReadBack", "entry %" PRIu64 " failed, but read at offset %" PRIu64, id,
+             en.offset);
+    }
+    if (!s->failed && rc != TARN_EEND)
+      fail(s, "XAckReadBack", "log %" PRIu64 ": read: %s", log, tarn_errmsg());
+    tarn_reader_iter_free(it);
+  }
+  tarn_reader_close(rd);
+  for (size_t i = 0; i < s->nrecs && !s->failed; i++)
+    if (s->recs[i].state == XE_ACKED && s->recs[i].seen != 1)
+      fail(s, "XAckReadBack", "entry %" PRIu64 " acknowledged at log %" PRIu64 " offset %" PRIu64
+                              " is not read back", s->recs[i].id, s->recs[i].log, s->recs[i].off);
+}
+
+static unsigned run_no;
+
+/* One seed: 1 on a violation (s->failure). */
+static int xsim_run(xsim *s) {
+  X = s;
+  s->rng = s->seed * 0x2545f4914f6cdd1dULL + 7;
+#ifdef TARN_PLANTED_BUGS
+  tarn__planted_bug = s->bug;
+#endif
+  /* one world in four is K = W = 1; WIN 2..5 */
+  if (below(s, 4) == 0)
+    s->k = 1, s->wq = 1;
+  else
+    s->k = 3, s->wq = 2;
+  s->win = 2 + (uint32_t)below(s, 4);
+  s->p_fault = (unsigned)below(s, 300);
+  s->p_down = (unsigned)below(s, 600);
+  s->p_crash = 20 + (unsigned)below(s, 200);
+  s->p_unknown = (unsigned)below(s, 400);
+  s->live = -1;
+  tarn__clock_hooks h = {h_now, h_mono, h_sleep, s};
+  tarn__clock_set(&h);
+  tarn__random_set_hook(h_random, s);
+  run_no++;
+  snprintf(s->meta_uri, sizeof s->meta_uri, "mem:xsim-%u-%" PRIu64 "?session_timeout_ms=600000",
+           run_no, s->seed);
+  snprintf(s->wal_uri, sizeof s->wal_uri, "mem:xsim-wal-%u-%" PRIu64, run_no, s->seed);
+  if (tarn_meta_open(s->meta_uri, &s->m) || tarn_meta_open(s->meta_uri, &s->fm[0]) ||
+      tarn_meta_open(s->meta_uri, &s->fm[1]) || tarn_objstore_open(s->wal_uri, &s->wal))
+    abort();
+  char bk[TARN__X_K_MAX][160];
+  const char *bp[TARN__X_K_MAX];
+  for (uint32_t i = 0; i < s->k; i++) {
+    snprintf(s->b_uri[i], sizeof s->b_uri[i], "mem:xsim-b%u-%u-%" PRIu64, i, run_no, s->seed);
+    snprintf(bk[i], sizeof bk[i], "%s@z%u", s->b_uri[i], i);
+    bp[i] = bk[i];
+    if (tarn_objstore_open(s->b_uri[i], &s->b[i]))
+      abort();
+    s->hk[i] = (xhk){s, i};
+    tarn_objstore_mem_hook(s->b[i], h_bucket, &s->hk[i]);
+  }
+  if (tarn_express_deploy(s->m, bp, s->k, s->wq, s->win, NULL))
+    abort();
+  trace(s, "seed %" PRIu64 ": K=%u W=%u WIN=%u faults %u down %u crash %u unknown %u%s%s",
+        s->seed, s->k, s->wq, s->win, s->p_fault, s->p_down, s->p_crash, s->p_unknown,
+        s->bug ? " bug " : "", s->bug ? tarn__planted_names[s->bug] : "");
+  if (writer_open(s))
+    fail(s, "XAckReadBack", "the first writer could not open: %s", tarn_errmsg());
+  for (s->step = 1; s->step <= s->steps && !s->failed; s->step++)
+    step(s);
+  if (!s->failed)
+    finish(s);
+  for (int i = 0; i < s->nw; i++) {
+    if (s->ws[i].w)
+      tarn_xwriter_close(s->ws[i].w);
+    tarn_meta_close(s->ws[i].m);
+  }
+  for (uint32_t i = 0; i < s->k; i++) {
+    tarn_objstore_mem_hook(s->b[i], NULL, NULL);
+    tarn_objstore_close(s->b[i]);
+    tarn_objstore_mem_drop(s->b_uri[i] + 4);
+  }
+  tarn_objstore_close(s->wal);
+  tarn_objstore_mem_drop(s->wal_uri + 4);
+  tarn_meta_close(s->fm[0]);
+  tarn_meta_close(s->fm[1]);
+  tarn_meta_close(s->m);
+  free(s->recs);
+  free(s->reclaimed);
+  tarn__clock_set(NULL);
+  tarn__random_set_hook(NULL, NULL);
+  X = NULL;
+  return s->failed;
+}
+
+int sim_express_main(int argc, char **argv);
+int sim_express_main(int argc, char **argv) {
+  uint64_t a = 1, b = 1;
+  int steps = 1000, tr = 0, expect_fail = 0, bug = 0;
+  for (int i = 1; i < argc; i++) {
+    const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+    if (!strcmp(argv[i], "--seed") && v) {
+      a = b = strtoull(v, NULL, 10);
+      i++;
+    } else if (!strcmp(argv[i], "--seeds") && v) {
+      char *end;
+      a = strtoull(v, &end, 10);
+      b = strncmp(end, "..", 2) ? a : strtoull(end + 2, NULL, 10);
+      i++;
+    } else if (!strcmp(argv[i], "--steps") && v) {
+      steps = atoi(v);
+      i++;
+    } else if (!strcmp(argv[i], "--bug") && v) {
+      for (bug = 0; tarn__planted_names[bug] && strcmp(tarn__planted_names[bug], v); bug++) {}
+      if (!tarn__planted_names[bug]) {
+        fprintf(stderr, "tarn-sim --express: unknown bug %s\n", v);
+        return 2;
+      }
+#ifndef TARN_PLANTED_BUGS
+      fprintf(stderr, "tarn-sim --express: --bug needs tarn-sim-planted\n");
+      return 2;
+#endif
+      i++;
+    } else if (!strcmp(argv[i], "--trace")) {
+      tr = 1;
+    } else if (!strcmp(argv[i], "--expect-fail")) {
+      expect_fail = 1;
+    } else {
+      fprintf(stderr, "usage: tarn-sim --express [--seed N | --seeds A..B] [--steps N] "
+                      "[--bug NAME] [--expect-fail] [--trace]\n");
+      return 2;
+    }
+  }
+  uint64_t acks = 0, fences = 0, rolls = 0, settles = 0, crashes = 0, lands = 0, races = 0;
+  long total = 0;
+  for (uint64_t seed = a; seed <= b; seed++) {
+    xsim s;
+    memset(&s, 0, sizeof s);
+    s.seed = seed, s.steps = steps, s.trace = tr, s.bug = bug;
+    s.check_all = getenv("TARN_XSIM_CHECK_ALL") != NULL; /* every fenced epoch after every step */
+    int failed = xsim_run(&s);
+    total += s.step - 1;
+    acks += s.acks, fences += s.fences, rolls += s.rolls, settles += s.settles;
+    crashes += s.crashes, lands += s.lands, races += s.races;
+    if (failed) {
+      printf("tarn-sim --express: seed %" PRIu64 " FAILED at step %d (%ld steps in all): %s\n",
+             seed, s.step > steps ? steps : s.step, total, s.failure);
+      printf("replay: tarn-sim%s --express --seed %" PRIu64 " --steps %d%s%s --trace\n",
+             bug ? "-planted" : "", seed, s.step > steps ? steps : s.step, bug ? " --bug " : "",
+             bug ? tarn__planted_names[bug] : "");
+      return expect_fail ? 0 : 1;
+    }
+  }
+  printf("tarn-sim --express: seeds %" PRIu64 "..%" PRIu64 " x %d steps clean: %" PRIu64
+         " acks, %" PRIu64 " fences (%" PRIu64 " racing), %" PRIu64 " rolls, %" PRIu64
+         " settlements, %" PRIu64 " crashes, %" PRIu64 " late PUTs\n",
+         a, b, steps, acks, fences, races, rolls, settles, crashes, lands);
+  if (expect_fail) {
+    printf("tarn-sim --express: expected a violation, none found\n");
+    return 1;
+  }
+  return 0;
+}

@@ -16,6 +16,7 @@ pkgs=(
   python3-kafka python3-snappy python3-lz4  # independent Kafka batch builders for the CLI tests
   kcat librdkafka-dev  # Kafka clients by others against tarn serve --kafka-listen
   python3-confluent-kafka  # idempotent producer in the group and producer tests
+  openssl curl  # TLS listener tests: certificates made at setup, HTTPS requests
 )
 if [ "${TARN_WITH_SERVERS:-0}" = 1 ]; then
   # Real servers for the backend tests: etcd, and Ceph radosgw as an S3 that checks signatures.

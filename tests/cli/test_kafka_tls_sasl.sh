@@ -96,7 +96,7 @@ echo tls-1 | k -X security.protocol=SSL -P -t tls 2> "$dir/err" || fail "SSL pro
 kc -X security.protocol=SSL -t tls -o beginning > "$dir/got" 2> "$dir/err" || fail "SSL consume: $(cat "$dir/err")"
 grep -qx tls-1 "$dir/got" || fail "SSL consume got: $(cat "$dir/got")"
 # a plaintext client on the TLS port: refused, kcat gives up, the node goes on
-if timeout 30 kcat -b "127.0.0.1:$kport" -L -m 3 > "$dir/out" 2>&1; then
+if timeout 30 kcat -b "127.0.0.1:$kport" -L -m 1 > "$dir/out" 2>&1; then
   fail "a plaintext client got metadata from a TLS port: $(cat "$dir/out")"
 fi
 grep -q "Broker transport failure\|Disconnected" "$dir/out" || fail "plaintext client: $(cat "$dir/out")"
@@ -136,7 +136,7 @@ for c in "SCRAM-SHA-256 alice wrong-password-1" "PLAIN alice wrong-password-2" \
   start_s=$(date +%s)
   set +e
   # shellcheck disable=SC2046
-  k $(sasl "$m" "$u" "$p") -L -m 5 > "$dir/out" 2>&1
+  k $(sasl "$m" "$u" "$p") -L -m 2 > "$dir/out" 2>&1
   rc=$?
   set -e
   [ $rc -ne 0 ] && [ $rc -ne 124 ] || fail "$m $u: kcat exit $rc: $(cat "$dir/out")"
@@ -147,7 +147,7 @@ for c in "SCRAM-SHA-256 alice wrong-password-1" "PLAIN alice wrong-password-2" \
   n=$((n + 1))
 done
 # without credentials: SASL is required, nothing else is answered
-if k -X security.protocol=SSL -L -m 3 > "$dir/out" 2>&1; then
+if k -X security.protocol=SSL -L -m 1 > "$dir/out" 2>&1; then
   fail "metadata without authentication: $(cat "$dir/out")"
 fi
 curl -sSf --cacert "$dir/ca.pem" "https://127.0.0.1:$hport/metrics" > "$dir/metrics"

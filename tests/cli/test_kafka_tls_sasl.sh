@@ -157,7 +157,7 @@ grep -q 'tarn_kafka_requests_total{api="Metadata",result="unauthenticated"}' "$d
 stop
 
 # the HTTP endpoint's default address is loopback
-"$TARN" serve --help | grep -q -- "--listen HOST:PORT          HTTP address (default 127.0.0.1:9470" ||
+"$TARN" serve --help | grep -- "--listen HOST:PORT          HTTP address (default 127.0.0.1:9470" > /dev/null ||
   fail "the HTTP default is not loopback"
 
 # no secret anywhere: logs, outputs

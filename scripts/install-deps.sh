@@ -17,6 +17,7 @@ pkgs=(
   kcat librdkafka-dev  # Kafka clients by others against tarn serve --kafka-listen
   python3-confluent-kafka  # idempotent producer in the group and producer tests
   dpkg-dev man-db  # the package test: cpack -G DEB (dpkg-shlibdeps), man tarn-append
+  openssl curl  # TLS listener tests: certificates made at setup, HTTPS requests
 )
 if [ "${TARN_WITH_SERVERS:-0}" = 1 ]; then
   # Real servers for the backend tests: etcd, and Ceph radosgw as an S3 that checks signatures.

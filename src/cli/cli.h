@@ -195,6 +195,7 @@ int tarn_cmd_inspect(int argc, char **argv);
 int tarn_cmd_init(int argc, char **argv);
 int tarn_cmd_stream(int argc, char **argv);
 int tarn_cmd_topic(int argc, char **argv);
+int tarn_cmd_kafka(int argc, char **argv);
 int tarn_cmd_trim(int argc, char **argv);
 int tarn_cmd_offsets(int argc, char **argv);
 int tarn_cmd_fsck(int argc, char **argv);

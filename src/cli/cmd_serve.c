@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "kafka/sasl.h"
 #include "server/kafka_listen.h"
 #include "server/node.h"
 #include "server/srvlog.h"
@@ -62,6 +63,8 @@ static void help(void) {
       "  --http-max-connections N    connections the endpoint holds at once (%d)\n"
       "  --http-max-per-ip N         ... from one client address (%d)\n"
       "  --http-timeout-s S          an idle connection is closed after S seconds (%d)\n"
+      "  --http-tls-cert FILE        serve HTTPS with this PEM certificate chain ...\n"
+      "  --http-tls-key FILE         ... and this PEM private key\n"
       "Kafka (docs/kafka.md; off unless --kafka-listen is given):\n"
       "  --kafka-listen HOST:PORT    serve the Kafka protocol there (host 127.0.0.1 when\n"
       "                              only :PORT or PORT is given; port 0: any free port)\n"
@@ -73,6 +76,10 @@ static void help(void) {
       "  --kafka-idle-ms MS          an idle Kafka connection is closed after MS (600000)\n"
       "  --kafka-max-request-bytes N a larger request closes its connection (100 MiB)\n"
       "  --kafka-workers N           threads handling requests (16)\n"
+      "  --kafka-tls-cert FILE       serve Kafka over TLS with this PEM certificate chain\n"
+      "  --kafka-tls-key FILE        ... and this PEM private key\n"
+      "  --kafka-sasl MECHANISM      clients must authenticate: plain or scram-sha-256\n"
+      "                              (repeat for both); users: tarn kafka user add\n"
       "\n%s"
       "\nExit status: 0 stopped by a signal; 1 failed to start (e.g. the port is taken);\n"
       "2 bad command line; 3 a store could not be reached.\n",
@@ -118,6 +125,8 @@ int tarn_cmd_serve(int argc, char **argv) {
       TARN_CLI_OPT_UINT("--http-max-connections", &o.http_max_connections, 1, 65536, NULL, NULL),
       TARN_CLI_OPT_UINT("--http-max-per-ip", &o.http_max_per_ip, 1, 65536, NULL, NULL),
       TARN_CLI_OPT_UINT("--http-timeout-s", &o.http_timeout_s, 1, 3600, NULL, NULL),
+      TARN_CLI_OPT_STRING("--http-tls-cert", &o.http_tls_cert, "FILE"),
+      TARN_CLI_OPT_STRING("--http-tls-key", &o.http_tls_key, "FILE"),
       TARN_CLI_OPT_STRING("--kafka-listen", &o.kafka_listen, "HOST:PORT"),
       TARN_CLI_OPT_STRING("--kafka-advertise", &o.kafka_advertise, "HOST:PORT"),
       TARN_CLI_OPT_UINT("--kafka-node-id", &o.kafka_node_id, 0, 999999, NULL, NULL),
@@ -129,6 +138,9 @@ int tarn_cmd_serve(int argc, char **argv) {
       TARN_CLI_OPT_UINT("--kafka-max-request-bytes", &o.kafka_max_request_bytes, 8, INT32_MAX,
                         NULL, NULL),
       TARN_CLI_OPT_UINT("--kafka-workers", &o.kafka_workers, 1, 256, NULL, NULL),
+      TARN_CLI_OPT_STRING("--kafka-tls-cert", &o.kafka_tls_cert, "FILE"),
+      TARN_CLI_OPT_STRING("--kafka-tls-key", &o.kafka_tls_key, "FILE"),
+      TARN_CLI_OPT_CALL("--kafka-sasl", tarn__ksasl_mechanism_option, &o.kafka_sasl, "plain|scram-sha-256"),
       {0}};
   const tarn_cli_verb v = {"serve", help, opts, &d, NULL, 0, NULL};
   int nargs, ex = tarn_cli_parse(&v, argc, argv, &nargs);
@@ -171,7 +183,8 @@ int tarn_cmd_serve(int argc, char **argv) {
   if (rc) {
     tarn_srv_log(TARN_SRV_ERROR, "cannot start", "listen", o.listen, "error", tarn_strerror(rc),
                  "detail",
-                 !strncmp(tarn_errmsg(), "--kafka", 7) ? tarn_errmsg()
+                 !strncmp(tarn_errmsg(), "--kafka", 7) || strstr(tarn_errmsg(), "--http-tls")
+                     ? tarn_errmsg()
                  : rc == TARN_EINVAL ? "--listen is HOST:PORT with an IPv4 host"
                  : rc == TARN_EIO  ? "the address is taken or cannot be bound"
                                    : tarn_errmsg(),

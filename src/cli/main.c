@@ -18,6 +18,7 @@ static const tarn_cli_cmd commands[] = {
     {"init", "create a deployment (directories, catalog record)", tarn_cmd_init},
     {"stream", "create, list, describe, drop and grow streams", tarn_cmd_stream},
     {"topic", "create, list, describe, delete and grow Kafka topics", tarn_cmd_topic},
+    {"kafka", "Kafka listener settings: SASL users", tarn_cmd_kafka},
     {"trim", "soft-trim a partition of a stream through an offset", tarn_cmd_trim},
     {"offsets", "first offset, end offset and trim marker per partition", tarn_cmd_offsets},
     {"fsck", "check a deployment's invariants: index, objects, compacted files", tarn_cmd_fsck},

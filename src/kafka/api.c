@@ -30,11 +30,14 @@ static const tarn__kapi table[] = {
     {14, 0, 3, tarn__kapi_sync_group, "SyncGroup"},
     {15, 0, 4, tarn__kapi_describe_groups, "DescribeGroups"},
     {16, 0, 2, tarn__kapi_list_groups, "ListGroups"},
+    /* SASL (sasl.h): advertised and answered only when the listener requires it */
+    {17, 0, 1, tarn__kapi_sasl_handshake, "SaslHandshake"},
     {18, 0, 3, tarn__kapi_api_versions, "ApiVersions"},
     {19, 0, 4, tarn__kapi_create_topics, "CreateTopics"},
     {20, 0, 3, tarn__kapi_delete_topics, "DeleteTopics"},
     /* idempotent producers without transactions (producer.h) */
     {22, 0, 1, tarn__kapi_init_producer_id, "InitProducerId"},
+    {36, 0, 2, tarn__kapi_sasl_authenticate, "SaslAuthenticate"},
 };
 
 const tarn__kapi *tarn__kapi_table(size_t *n) {

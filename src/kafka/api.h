@@ -37,6 +37,14 @@ typedef struct tarn__knode_config {
   int auto_create_topics;     /* Metadata creates unknown topics (0) */
   int32_t auto_create_partitions; /* partitions of an auto-created topic (1) */
   uint32_t batch_ms;          /* produce's batch window of topics without one (250) */
+  /* SASL (sasl.h): the TARN__KSASL_* mechanisms a client must authenticate
+   * with before any other request; 0: none required, SaslHandshake and
+   * SaslAuthenticate not advertised. */
+  int sasl_mechanisms;
+  /* One line per refused (ok 0) or accepted (ok 1) authentication: the peer,
+   * the user and the mechanism, never the secret. NULL: not logged. */
+  void (*auth_log)(int ok, const char *peer, const char *user, const char *mechanism,
+                   const char *reason);
 } tarn__knode_config;
 
 void tarn__knode_config_default(tarn__knode_config *c);
@@ -110,6 +118,7 @@ struct tarn__kreq {
   uint64_t seq;              /* the request's place in its connection's order */
   tarn__kreq_done_fn done;
   char peer[64];             /* "host:port" of the client, for logs */
+  struct tarn__ksasl *sasl;  /* the connection's SASL state (sasl.h); NULL: none required */
 };
 
 /* Encodes resp (a tarn__k_<api>_resp of req's API) at req's version with the
@@ -121,6 +130,8 @@ void tarn__kreq_respond(tarn__kreq *req, const void *resp);
  * records point into req->frame, arrays into req->arena). 0, or a negative
  * TARN_E* after closing the connection (the request is completed: return). */
 int tarn__kreq_body(tarn__kreq *req, void *out);
+/* Completes req with a frame built by the caller (size prefix included; moved). */
+void tarn__kreq_respond_frame(tarn__kreq *req, tarn_buf *frame);
 /* Completes req without a response (acks=0). */
 void tarn__kreq_no_response(tarn__kreq *req);
 /* Completes req by closing the connection once the responses of the requests
@@ -167,6 +178,9 @@ void tarn__kapi_offset_fetch(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_describe_groups(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_list_groups(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_init_producer_id(tarn__knode *node, tarn__kreq *req);
+/* SASL (sasl.h): served only on a listener that requires it */
+void tarn__kapi_sasl_handshake(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_sasl_authenticate(tarn__knode *node, tarn__kreq *req);
 
 /* Kafka error codes the handlers answer with. */
 enum {
@@ -187,6 +201,8 @@ enum {
   TARN__KERR_RECORD_LIST_TOO_LARGE = 18,
   TARN__KERR_INVALID_REQUIRED_ACKS = 21,
   TARN__KERR_TOPIC_AUTHORIZATION_FAILED = 29,
+  TARN__KERR_UNSUPPORTED_SASL_MECHANISM = 33,
+  TARN__KERR_ILLEGAL_SASL_STATE = 34,
   TARN__KERR_UNSUPPORTED_VERSION = 35,
   TARN__KERR_TOPIC_ALREADY_EXISTS = 36,
   TARN__KERR_INVALID_PARTITIONS = 37,
@@ -194,6 +210,7 @@ enum {
   TARN__KERR_INVALID_REQUEST = 42,
   TARN__KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT = 43,
   TARN__KERR_KAFKA_STORAGE_ERROR = 56,
+  TARN__KERR_SASL_AUTHENTICATION_FAILED = 58,
   TARN__KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED = 53,
   TARN__KERR_UNKNOWN_TOPIC_ID = 100
 };

@@ -3,7 +3,6 @@
 #include "kafka/proto/kproto.h"
 
 void tarn__kapi_api_versions(tarn__knode *node, tarn__kreq *req) {
-  (void)node;
   tarn__k_api_versions_resp r;
   tarn__kmsg_init(TARN__KAPI_API_VERSIONS, 1, &r);
   const tarn__kapi *self = tarn__kapi_find(TARN__KAPI_API_VERSIONS);
@@ -34,12 +33,17 @@ void tarn__kapi_api_versions(tarn__knode *node, tarn__kreq *req) {
     tarn__kreq_close(req);
     return;
   }
+  size_t k = 0;
   for (size_t i = 0; i < n; i++) {
-    v[i].api_key = t[i].api_key;
-    v[i].min_version = t[i].min_version;
-    v[i].max_version = t[i].max_version;
+    /* SaslHandshake and SaslAuthenticate only where SASL is required (the
+     * gate in kreq.c refuses them elsewhere) */
+    if ((t[i].api_key == 17 || t[i].api_key == 36) && !node->cfg.sasl_mechanisms)
+      continue;
+    v[k].api_key = t[i].api_key;
+    v[k].min_version = t[i].min_version;
+    v[k++].max_version = t[i].max_version;
   }
-  r.api_keys.n = (int32_t)n;
+  r.api_keys.n = (int32_t)k;
   r.api_keys.v = v;
   tarn__kreq_respond(req, &r);
 }

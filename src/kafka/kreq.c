@@ -5,6 +5,7 @@
 
 #include "kafka/api.h"
 #include "kafka/proto/kproto.h"
+#include "kafka/sasl.h"
 #include "tarn/error.h"
 #include "tarn/metrics.h"
 
@@ -38,6 +39,11 @@ void tarn__kreq_respond(tarn__kreq *req, const void *resp) {
   finish(req, TARN__KREQ_RESPONSE, &f);
 }
 
+void tarn__kreq_respond_frame(tarn__kreq *req, tarn_buf *frame) {
+  tarn_metrics_inc("tarn_kafka_responses_total", 1, "result", "ok", NULL);
+  finish(req, TARN__KREQ_RESPONSE, frame);
+}
+
 void tarn__kreq_no_response(tarn__kreq *req) { finish(req, TARN__KREQ_NONE, NULL); }
 
 void tarn__kreq_close(tarn__kreq *req) {
@@ -66,7 +72,21 @@ int tarn__kreq_body(tarn__kreq *req, void *out) {
   return 0;
 }
 
+/* SASL's gate (sasl.h): 1 when req may run on its connection. */
+static int sasl_allows(const tarn__kreq *req, int16_t api_key) {
+  if (!req->sasl) /* no SASL on this listener: its APIs are not served */
+    return api_key != 17 && api_key != 36;
+  if (tarn__ksasl_failed(req->sasl))
+    return 0;
+  return tarn__ksasl_authenticated(req->sasl) || api_key == 18 || api_key == 17 ||
+         api_key == 36;
+}
+
 void tarn__kreq_dispatch(tarn__knode *node, tarn__kreq *req) {
+  if (req->sasl && tarn__ksasl_raw_next(req->sasl)) { /* a raw token, not a request */
+    tarn__ksasl_raw(node, req);
+    return;
+  }
   tarn__kreq_header h;
   memset(&h, 0, sizeof h);
   size_t off = 0;
@@ -92,6 +112,11 @@ void tarn__kreq_dispatch(tarn__knode *node, tarn__kreq *req) {
   tarn__karena_init(req->arena);
   if (rc && rc != TARN_EUNSUPPORTED) { /* no header: nothing to answer to */
     count(-1, "malformed");
+    tarn__kreq_close(req);
+    return;
+  }
+  if (!sasl_allows(req, h.api_key)) {
+    count(h.api_key, "unauthenticated");
     tarn__kreq_close(req);
     return;
   }

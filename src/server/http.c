@@ -2,6 +2,7 @@
 #include "server/http.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
 #include <microhttpd.h>
 #include <netinet/in.h>
 #include <stdio.h>
@@ -11,13 +12,48 @@
 #include "tarn/buf.h"
 #include "tarn/error.h"
 #include "tarn/metrics.h"
+#include "util/error.h"
 
 struct tarn_srv_http {
   struct MHD_Daemon *d;
   tarn_srv_health_fn health;
   void *arg;
   int port;
+  char *tls_cert, *tls_key; /* the PEM files' text, for the daemon's life */
 };
+
+/* The whole of a PEM file, NUL-terminated (what libmicrohttpd takes). */
+static int read_pem(const char *path, char **out) {
+  *out = NULL;
+  FILE *f = fopen(path, "rb");
+  if (!f)
+    return tarn__errno(errno, "--http-tls: %s", path);
+  tarn_buf b = TARN_BUF_INIT;
+  char chunk[4096];
+  size_t n;
+  int rc = 0;
+  while (!rc && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
+    if (tarn_buf_append(&b, chunk, n) || b.len > (1u << 20))
+      rc = tarn__err(TARN_EINVAL, "--http-tls: %s: more than 1 MiB, or out of memory", path);
+  if (!rc && ferror(f))
+    rc = tarn__errno(errno, "--http-tls: %s", path);
+  fclose(f);
+  if (!rc && tarn_buf_putc(&b, 0))
+    rc = TARN_ENOMEM;
+  if (rc) {
+    tarn_buf_free(&b);
+    return rc;
+  }
+  size_t len;
+  *out = (char *)tarn_buf_steal(&b, &len);
+  return 0;
+}
+
+static void http_free(tarn_srv_http *h) {
+  free(h->tls_cert);
+  free(h->tls_key);
+  free(h);
+}
 
 static enum MHD_Result reply(struct MHD_Connection *conn, unsigned status, const char *type,
                              void *body, size_t len, enum MHD_ResponseMemoryMode mode) {
@@ -96,6 +132,21 @@ int tarn_srv_http_start(const char *listen, const tarn_srv_http_limits *lim,
     return TARN_ENOMEM;
   h->health = health;
   h->arg = arg;
+  unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
+  if (lim && (lim->tls_cert || lim->tls_key)) {
+    int rc = !lim->tls_cert || !lim->tls_key
+                 ? tarn__err(TARN_EINVAL, "--http-tls-cert and --http-tls-key go together")
+             : !MHD_is_feature_supported(MHD_FEATURE_TLS)
+                 ? tarn__err(TARN_EINVAL, "--http-tls: this libmicrohttpd has no TLS")
+                 : 0;
+    if (!rc && !(rc = read_pem(lim->tls_cert, &h->tls_cert)))
+      rc = read_pem(lim->tls_key, &h->tls_key);
+    if (rc) {
+      http_free(h);
+      return rc == TARN_ENOMEM ? rc : TARN_EINVAL;
+    }
+    flags |= MHD_USE_TLS;
+  }
   /* One internal thread serves every connection (poll or epoll, not select's
    * 1024 descriptors); handlers answer from memory, so no request waits on
    * another. The limits bound what clients can hold: beyond max_connections
@@ -109,18 +160,24 @@ int tarn_srv_http_start(const char *listen, const tarn_srv_http_limits *lim,
        NULL},
       {MHD_OPTION_CONNECTION_TIMEOUT, lim && lim->timeout_s > 0 ? lim->timeout_s : 0, NULL},
       {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 16 * 1024, NULL},
+      {MHD_OPTION_HTTPS_MEM_CERT, h->tls_cert ? 1 : 0, h->tls_cert},
+      {MHD_OPTION_HTTPS_MEM_KEY, h->tls_key ? 1 : 0, h->tls_key},
       {MHD_OPTION_END, 0, NULL}};
   size_t k = 0;
   for (size_t i = 0; ops[i].option != MHD_OPTION_END; i++)
     if (ops[i].value > 0) /* 0: the option left out, libmicrohttpd's default */
       ops[k++] = ops[i];
   ops[k] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-  h->d = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO, (uint16_t)port, NULL,
+  h->d = MHD_start_daemon(flags, (uint16_t)port, NULL,
                           NULL, handle, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
                           MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
   if (!h->d) {
-    free(h);
-    return TARN_EIO;
+    /* with TLS, a key that does not match or parse fails here too */
+    int tls = h->tls_cert != NULL;
+    http_free(h);
+    return tls ? tarn__err(TARN_EIO, "the address is taken or cannot be bound, or the "
+                                     "--http-tls-cert/--http-tls-key files do not load")
+               : TARN_EIO;
   }
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
   h->port = di ? di->port : (int)port;
@@ -134,5 +191,5 @@ void tarn_srv_http_stop(tarn_srv_http *h) {
   if (!h)
     return;
   MHD_stop_daemon(h->d);
-  free(h);
+  http_free(h);
 }

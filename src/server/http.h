@@ -18,12 +18,16 @@ typedef struct tarn_srv_http tarn_srv_http;
  * after which a connection is closed. 0 in a field: no bound there. */
 typedef struct tarn_srv_http_limits {
   int max_connections, max_per_ip, timeout_s;
+  /* HTTPS (libmicrohttpd over GnuTLS) with these PEM files; both NULL:
+   * plain HTTP. */
+  const char *tls_cert, *tls_key;
 } tarn_srv_http_limits;
 
 /* listen is "HOST:PORT" (an IPv4 address or "localhost"; PORT 0 picks a free
  * port, see tarn_srv_http_port). health is called on the HTTP thread for
  * every /healthz and must not block (answer from state). TARN_EINVAL for a
- * malformed address, TARN_EIO when the port cannot be bound. */
+ * malformed address or TLS files that do not load (tarn_errmsg says which),
+ * TARN_EIO when the port cannot be bound. */
 int tarn_srv_http_start(const char *listen, const tarn_srv_http_limits *lim,
                         tarn_srv_health_fn health, void *arg, tarn_srv_http **out);
 int tarn_srv_http_port(const tarn_srv_http *h);

@@ -1,8 +1,14 @@
 /* Request framing of a Kafka connection (kafka_conn.h). */
 #include "server/kafka_conn.h"
 
+#include <errno.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+
+#include "kafka/sasl.h"
 
 /* api_key, api_version and correlation_id: the least a request header holds. */
 #define MIN_REQUEST 8
@@ -49,9 +55,69 @@ int tarn_srv_kconn_feed(tarn_srv_kconn *c, const uint8_t *p, size_t n, size_t ma
   return TARN_SRV_KFEED_FRAME;
 }
 
+/* What an SSL call's result means for the transport. */
+static long ssl_result(tarn_srv_kconn *c, int r) {
+  if (r > 0)
+    return r;
+  switch (SSL_get_error(c->ssl, r)) {
+  case SSL_ERROR_WANT_READ:
+    c->tls_want_write = 0;
+    return TARN_SRV_KIO_AGAIN;
+  case SSL_ERROR_WANT_WRITE:
+    c->tls_want_write = 1;
+    return TARN_SRV_KIO_AGAIN;
+  case SSL_ERROR_ZERO_RETURN:
+    return 0;
+  default:
+    return TARN_SRV_KIO_FAIL;
+  }
+}
+
+long tarn_srv_kconn_recv(tarn_srv_kconn *c, uint8_t *p, size_t n) {
+  if (c->ssl) {
+    ERR_clear_error();
+    return ssl_result(c, SSL_read(c->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n));
+  }
+  for (;;) {
+    ssize_t r = recv(c->fd, p, n, 0);
+    if (r >= 0)
+      return (long)r;
+    if (errno == EINTR)
+      continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? TARN_SRV_KIO_AGAIN : TARN_SRV_KIO_FAIL;
+  }
+}
+
+long tarn_srv_kconn_send(tarn_srv_kconn *c, const uint8_t *p, size_t n) {
+  if (c->ssl) {
+    ERR_clear_error();
+    long r = ssl_result(c, SSL_write(c->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n));
+    return r == 0 ? TARN_SRV_KIO_FAIL : r;
+  }
+  for (;;) {
+    ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
+    if (w >= 0)
+      return (long)w;
+    if (errno == EINTR)
+      continue;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? TARN_SRV_KIO_AGAIN : TARN_SRV_KIO_FAIL;
+  }
+}
+
+int tarn_srv_kconn_handshake(tarn_srv_kconn *c) {
+  ERR_clear_error();
+  long r = ssl_result(c, SSL_accept(c->ssl));
+  if (r > 0)
+    c->tls_ready = 1;
+  return r > 0 ? 1 : r == TARN_SRV_KIO_AGAIN ? 0 : TARN_SRV_KIO_FAIL;
+}
+
 void tarn_srv_kconn_free(tarn_srv_kconn *c) {
   if (!c)
     return;
+  if (c->ssl)
+    SSL_free(c->ssl);
+  tarn__ksasl_free(c->sasl);
   free(c->frame);
   tarn_buf_free(&c->wbuf);
   for (tarn_srv_kslot *s = c->head, *nx; s; s = nx) {

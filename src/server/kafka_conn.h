@@ -13,6 +13,8 @@
 #include "tarn/buf.h"
 
 struct kwork;
+struct ssl_st;
+struct tarn__ksasl;
 
 /* One request's place in its connection's order. */
 typedef struct tarn_srv_kslot {
@@ -25,6 +27,15 @@ typedef struct tarn_srv_kslot {
 typedef struct tarn_srv_kconn {
   int fd;
   char peer[64];
+  /* The transport (I/O thread only): plain TCP, or TLS when ssl is set (its
+   * handshake done once tls_ready). */
+  struct ssl_st *ssl;
+  int tls_ready;
+  int tls_want_write;     /* the handshake waits to write, not to read */
+  int64_t accepted_ms;    /* monotonic: the handshake's deadline counts from it */
+  /* The connection's SASL state (kafka/sasl.h), NULL when the listener
+   * requires none; used by its requests, one at a time. */
+  struct tarn__ksasl *sasl;
   /* Under the listener's mutex: */
   int refs;              /* the I/O thread's, one per request in flight, one while on the ready list */
   int closed;            /* the socket is closed; completions only free */
@@ -66,6 +77,16 @@ enum {
  * request header (8 bytes) or longer than max_request is BAD. */
 int tarn_srv_kconn_feed(tarn_srv_kconn *c, const uint8_t *p, size_t n, size_t max_request,
                         size_t *used, uint8_t **frame, size_t *len);
+
+/* The transport: plain recv/send on c->fd, or SSL_read/SSL_write. recv: bytes
+ * read, 0 the peer closed, TARN_SRV_KIO_AGAIN nothing now, TARN_SRV_KIO_FAIL
+ * the connection failed; send: bytes written or the same codes. */
+enum { TARN_SRV_KIO_AGAIN = -1, TARN_SRV_KIO_FAIL = -2 };
+long tarn_srv_kconn_recv(tarn_srv_kconn *c, uint8_t *p, size_t n);
+long tarn_srv_kconn_send(tarn_srv_kconn *c, const uint8_t *p, size_t n);
+/* One step of the TLS handshake: 1 done, 0 waiting (c->tls_want_write says
+ * for what), TARN_SRV_KIO_FAIL failed (a plaintext client, a bad hello). */
+int tarn_srv_kconn_handshake(tarn_srv_kconn *c);
 
 /* Frees what c holds (the socket is closed by the caller). */
 void tarn_srv_kconn_free(tarn_srv_kconn *c);

@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -16,11 +18,13 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "kafka/sasl.h"
 #include "server/kafka_conn.h"
 #include "server/srvlog.h"
 #include "tarn/error.h"
 #include "tarn/metrics.h"
 #include "util/clock.h"
+#include "util/error.h"
 
 /* A request handed to the workers: the request, the slot its completion fills. */
 typedef struct kwork {
@@ -34,6 +38,7 @@ typedef struct kwork {
 struct tarn_srv_kafka {
   tarn__knode *node;
   tarn_srv_kafka_limits lim;
+  SSL_CTX *tls;            /* NULL: plain TCP */
   int lfd, efd, epfd, port;
   pthread_t io;
   pthread_t *workers;
@@ -54,6 +59,34 @@ void tarn_srv_kafka_limits_default(tarn_srv_kafka_limits *l) {
   l->max_conn_bytes = (size_t)128 << 20;
   l->idle_ms = 600000;
   l->workers = 16;
+  l->tls_cert = l->tls_key = NULL;
+  l->tls_handshake_ms = 10000;
+}
+
+/* The server's TLS context from PEM files: TLS 1.2 at least; partial writes
+ * and a moving write buffer, as wbuf grows between retries of a write. */
+static int tls_context(const char *cert, const char *key, SSL_CTX **out) {
+  *out = NULL;
+  SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+  if (!ctx)
+    return tarn__err(TARN_ENOMEM, "--kafka-tls: no TLS context");
+  SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+  SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+  char why[256] = "";
+  const char *bad = NULL;
+  if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1)
+    bad = cert;
+  else if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 ||
+           SSL_CTX_check_private_key(ctx) != 1)
+    bad = key;
+  if (bad) {
+    ERR_error_string_n(ERR_get_error(), why, sizeof why);
+    SSL_CTX_free(ctx);
+    return tarn__err(TARN_EINVAL, "--kafka-tls-cert/--kafka-tls-key: %s does not load: %s", bad,
+                     why);
+  }
+  *out = ctx;
+  return 0;
 }
 
 int tarn_srv_kafka_parse_addr(const char *s, char *host, size_t n, int *port) {
@@ -213,15 +246,13 @@ static size_t held(const tarn_srv_kconn *c) {
 
 /* Writes what wbuf holds; 0, or -1 when the connection failed. */
 static int conn_write(tarn_srv_kafka *k, tarn_srv_kconn *c) {
+  (void)k;
   while (c->woff < c->wbuf.len) {
-    ssize_t w = send(c->fd, c->wbuf.data + c->woff, c->wbuf.len - c->woff, MSG_NOSIGNAL);
-    if (w < 0) {
-      if (errno == EINTR)
-        continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK)
-        break;
+    long w = tarn_srv_kconn_send(c, c->wbuf.data + c->woff, c->wbuf.len - c->woff);
+    if (w == TARN_SRV_KIO_AGAIN)
+      break;
+    if (w < 0)
       return -1;
-    }
     c->woff += (size_t)w;
     c->last_io = tarn__mono_ms();
   }
@@ -297,6 +328,7 @@ static int conn_request(tarn_srv_kafka *k, tarn_srv_kconn *c, uint8_t *frame, si
   w->req.conn = c;
   w->req.seq = c->next_seq++;
   w->req.done = conn_done;
+  w->req.sasl = c->sasl;
   snprintf(w->req.peer, sizeof w->req.peer, "%s", c->peer);
   pthread_mutex_lock(&k->mu);
   if (c->tail)
@@ -346,10 +378,8 @@ static void conn_bad(tarn_srv_kafka *k, tarn_srv_kconn *c, const char *why) {
 static void conn_read(tarn_srv_kafka *k, tarn_srv_kconn *c) {
   uint8_t buf[65536];
   for (;;) {
-    ssize_t r = recv(c->fd, buf, sizeof buf, 0);
-    if (r < 0 && errno == EINTR)
-      continue;
-    if (r < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+    long r = tarn_srv_kconn_recv(c, buf, sizeof buf);
+    if (r == TARN_SRV_KIO_AGAIN)
       break;
     if (r <= 0) { /* the client closed or the connection failed */
       conn_close(k, c);
@@ -384,6 +414,26 @@ static void conn_read(tarn_srv_kafka *k, tarn_srv_kconn *c) {
   }
 }
 
+/* One step of a connection's TLS handshake; once done, whatever the client
+ * sent after it is read. A client that is not speaking TLS (plaintext Kafka)
+ * fails here and is closed. */
+static void tls_step(tarn_srv_kafka *k, tarn_srv_kconn *c) {
+  int h = tarn_srv_kconn_handshake(c);
+  if (h < 0) {
+    char why[256];
+    ERR_error_string_n(ERR_get_error(), why, sizeof why);
+    tarn_srv_log(TARN_SRV_DEBUG, "kafka connection closed", "peer", c->peer, "reason",
+                 "TLS handshake failed", "detail", why, NULL);
+    tarn_metrics_inc("tarn_kafka_tls_failed_total", 1, NULL);
+    conn_close(k, c);
+  } else if (h == 0) {
+    set_events(k, c, !c->tls_want_write, c->tls_want_write);
+  } else {
+    set_events(k, c, 1, 0);
+    conn_read(k, c);
+  }
+}
+
 static void accept_all(tarn_srv_kafka *k) {
   for (;;) {
     struct sockaddr_in sa;
@@ -409,6 +459,13 @@ static void accept_all(tarn_srv_kafka *k) {
     }
     c->fd = fd;
     c->refs = 1;
+    c->accepted_ms = tarn__mono_ms();
+    if ((k->tls && (!(c->ssl = SSL_new(k->tls)) || SSL_set_fd(c->ssl, fd) != 1)) ||
+        (k->node->cfg.sasl_mechanisms && !(c->sasl = tarn__ksasl_new()))) {
+      close(fd);
+      tarn_srv_kconn_free(c);
+      continue;
+    }
     char ip[INET_ADDRSTRLEN] = "?";
     inet_ntop(AF_INET, &sa.sin_addr, ip, sizeof ip);
     snprintf(c->peer, sizeof c->peer, "%s:%d", ip, ntohs(sa.sin_port));
@@ -417,7 +474,7 @@ static void accept_all(tarn_srv_kafka *k) {
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     if (epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ev)) {
       close(fd);
-      free(c);
+      tarn_srv_kconn_free(c);
       continue;
     }
     c->next = k->conns;
@@ -473,7 +530,14 @@ static void close_idle(tarn_srv_kafka *k) {
     pthread_mutex_lock(&k->mu);
     int busy = c->head != NULL;
     pthread_mutex_unlock(&k->mu);
-    if (!busy && c->woff == c->wbuf.len && now - c->last_io >= k->lim.idle_ms) {
+    if (c->ssl && !c->tls_ready && now - c->accepted_ms >= k->lim.tls_handshake_ms) {
+      tarn_srv_log(TARN_SRV_DEBUG, "kafka connection closed", "peer", c->peer, "reason",
+                   "no TLS handshake in time", NULL);
+      tarn_metrics_inc("tarn_kafka_tls_failed_total", 1, NULL);
+      conn_close(k, c);
+      continue;
+    }
+    if (k->lim.idle_ms > 0 && !busy && c->woff == c->wbuf.len && now - c->last_io >= k->lim.idle_ms) {
       tarn_srv_log(TARN_SRV_DEBUG, "kafka connection idle", "peer", c->peer, NULL);
       tarn_metrics_inc("tarn_kafka_idle_closed_total", 1, NULL);
       conn_close(k, c);
@@ -531,7 +595,9 @@ static void *io_loop(void *arg) {
         pthread_mutex_unlock(&k->mu);
         if (!c->closed && (evs[i].events & (EPOLLERR | EPOLLHUP)) && !(evs[i].events & EPOLLIN))
           conn_close(k, c);
-        if (!c->closed && (evs[i].events & EPOLLIN))
+        if (!c->closed && c->ssl && !c->tls_ready)
+          tls_step(k, c);
+        else if (!c->closed && (evs[i].events & EPOLLIN))
           conn_read(k, c);
         if (!c->closed && (evs[i].events & EPOLLOUT))
           conn_flush(k, c);
@@ -542,7 +608,7 @@ static void *io_loop(void *arg) {
       }
     }
     take_ready(k);
-    if (k->lim.idle_ms > 0)
+    if (k->lim.idle_ms > 0 || k->tls)
       close_idle(k);
   }
   return NULL;
@@ -575,12 +641,24 @@ int tarn_srv_kafka_start(const char *addr, const tarn_srv_kafka_limits *lim,
     tarn_srv_kafka_limits_default(&k->lim);
   if (k->lim.workers < 1)
     k->lim.workers = 1;
+  if (k->lim.tls_handshake_ms <= 0)
+    k->lim.tls_handshake_ms = 10000;
+  if (k->lim.tls_cert || k->lim.tls_key) {
+    int trc = k->lim.tls_cert && k->lim.tls_key
+                  ? tls_context(k->lim.tls_cert, k->lim.tls_key, &k->tls)
+                  : tarn__err(TARN_EINVAL, "--kafka-tls-cert and --kafka-tls-key go together");
+    if (trc) {
+      free(k);
+      return trc;
+    }
+  }
   k->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   int one = 1;
   if (k->lfd < 0 || setsockopt(k->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
       bind(k->lfd, (struct sockaddr *)&sa, sizeof sa) || listen(k->lfd, 128)) {
     if (k->lfd >= 0)
       close(k->lfd);
+    SSL_CTX_free(k->tls);
     free(k);
     return TARN_EIO;
   }
@@ -598,6 +676,7 @@ int tarn_srv_kafka_start(const char *addr, const tarn_srv_kafka_limits *lim,
       close(k->efd);
     if (k->epfd >= 0)
       close(k->epfd);
+    SSL_CTX_free(k->tls);
     free(k);
     return TARN_EIO;
   }
@@ -626,6 +705,7 @@ int tarn_srv_kafka_start(const char *addr, const tarn_srv_kafka_limits *lim,
     close(k->epfd);
     pthread_mutex_destroy(&k->mu);
     pthread_cond_destroy(&k->work_cv);
+    SSL_CTX_free(k->tls);
     free(k);
     return rc;
   }
@@ -664,5 +744,6 @@ void tarn_srv_kafka_stop(tarn_srv_kafka *k) {
   close(k->epfd);
   pthread_mutex_destroy(&k->mu);
   pthread_cond_destroy(&k->work_cv);
+  SSL_CTX_free(k->tls);
   free(k);
 }

@@ -24,6 +24,12 @@ typedef struct tarn_srv_kafka_limits {
   size_t max_conn_bytes;    /* (128 MiB) */
   int idle_ms;              /* (600000) */
   int workers;              /* threads handling requests (16) */
+  /* TLS (docs/kafka.md "Security"): with both files set every connection
+   * is TLS (1.2 or later); a client that has not finished its handshake
+   * within tls_handshake_ms is closed. */
+  const char *tls_cert;     /* PEM certificate chain file */
+  const char *tls_key;      /* PEM private key file */
+  int tls_handshake_ms;     /* (10000) */
 } tarn_srv_kafka_limits;
 
 void tarn_srv_kafka_limits_default(tarn_srv_kafka_limits *l);
@@ -36,8 +42,10 @@ typedef struct tarn_srv_kafka tarn_srv_kafka;
 
 /* Binds listen (IPv4 address or localhost; port 0: any free port) and starts
  * the I/O thread and the workers, serving node (not owned; it must outlive
- * the listener). TARN_EINVAL for a malformed address, TARN_EIO when it cannot
- * be bound. */
+ * the listener). TARN_EINVAL for a malformed address or TLS files that do
+ * not load (tarn_errmsg says which), TARN_EIO when it cannot be bound. When
+ * node->cfg.sasl_mechanisms is set, every connection must authenticate
+ * (kafka/sasl.h). */
 int tarn_srv_kafka_start(const char *listen, const tarn_srv_kafka_limits *lim,
                          tarn__knode *node, tarn_srv_kafka **out);
 /* The bound port. */

@@ -21,6 +21,15 @@
 #include "util/clock.h"
 #include "util/error.h"
 
+/* One line per authentication (tarn__knode_config.auth_log): a refusal at
+ * warn, an acceptance at debug; never the secret. */
+static void auth_log(int ok, const char *peer, const char *user, const char *mechanism,
+                     const char *reason) {
+  tarn_srv_log(ok ? TARN_SRV_DEBUG : TARN_SRV_WARN,
+               ok ? "kafka client authenticated" : "kafka authentication refused", "peer", peer,
+               "user", user, "mechanism", mechanism, reason ? "reason" : NULL, reason, NULL);
+}
+
 typedef struct kstate {
   tarn__knode node;
   tarn_srv_kafka *listener;
@@ -93,6 +102,10 @@ int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
     lim.max_request_bytes = o->kafka_max_request_bytes;
   if (o->kafka_workers > 0)
     lim.workers = o->kafka_workers;
+  lim.tls_cert = o->kafka_tls_cert;
+  lim.tls_key = o->kafka_tls_key;
+  n->cfg.sasl_mechanisms = o->kafka_sasl;
+  n->cfg.auth_log = auth_log;
   if ((rc = tarn_catalog_open(n->meta, NULL, &n->catalog)) ||
       (rc = tarn_writer_open(n->meta, tarn_deployment_wal(d), &wo, &n->writer)) ||
       (rc = tarn_reader_open(n->meta, tarn_deployment_wal(d), tarn_deployment_compacted(d), NULL,
@@ -107,6 +120,7 @@ int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
   if ((rc = tarn_srv_kafka_start(o->kafka_listen, &lim, n, &s->listener))) {
     kstate_free(s);
     return rc == TARN_EIO ? tarn__err(TARN_EIO, "--kafka-listen %s: the address is taken or cannot be bound", o->kafka_listen)
+           : rc == TARN_EINVAL && !strncmp(tarn_errmsg(), "--kafka-tls", 11) ? rc
            : rc == TARN_EINVAL ? tarn__err(TARN_EINVAL, "--kafka-listen %s: an IPv4 host", o->kafka_listen)
                                : rc;
   }

@@ -181,7 +181,8 @@ int tarn_srv_node_start(struct tarn_deployment *d, const tarn_srv_options *o,
     return rc;
   }
   nj += rc;
-  tarn_srv_http_limits lim = {o->http_max_connections, o->http_max_per_ip, o->http_timeout_s};
+  tarn_srv_http_limits lim = {o->http_max_connections, o->http_max_per_ip, o->http_timeout_s,
+                              o->http_tls_cert, o->http_tls_key};
   if ((rc = tarn_srv_http_start(o->listen, &lim, health, n, &n->http))) {
     tarn_srv_kafka_free(n->kafka);
     tarn_srv_compaction_free(n->compaction);

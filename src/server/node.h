@@ -26,6 +26,8 @@ typedef struct tarn_srv_options {
   int http_max_connections;    /* connections the endpoint holds at once (64) */
   int http_max_per_ip;         /* ... from one client address (16) */
   int http_timeout_s;          /* an idle connection is closed after this (10) */
+  const char *http_tls_cert;   /* HTTPS with this PEM certificate (chain) file ... */
+  const char *http_tls_key;    /* ... and this PEM key file; both NULL: plain HTTP */
   /* The Kafka listener (docs/kafka.md); off while kafka_listen is NULL. */
   const char *kafka_listen;    /* HOST:PORT */
   const char *kafka_advertise; /* HOST:PORT clients are told (the listen address) */
@@ -36,6 +38,9 @@ typedef struct tarn_srv_options {
   int kafka_idle_ms;           /* 0: 600000 */
   uint64_t kafka_max_request_bytes; /* 0: 100 MiB */
   int kafka_workers;           /* 0: 16 */
+  const char *kafka_tls_cert;  /* TLS with this PEM certificate (chain) file ... */
+  const char *kafka_tls_key;   /* ... and this PEM key file; both NULL: plain TCP */
+  int kafka_sasl;              /* TARN__KSASL_* mechanisms required (0: no SASL) */
 } tarn_srv_options;
 
 #define TARN_SERVE_DEFAULT_LISTEN "127.0.0.1:9470"

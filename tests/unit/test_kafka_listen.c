@@ -288,15 +288,20 @@ static void api_versions_lists_the_table(void **state) {
     assert_int_equal(r.error_code, 0);
     size_t n;
     const tarn__kapi *t = tarn__kapi_table(&n);
-    assert_int_equal(r.api_keys.n, (int32_t)n);
+    /* SaslHandshake (17) and SaslAuthenticate (36) only where SASL is on */
+    size_t j = 0;
     for (size_t i = 0; i < n; i++) {
-      assert_int_equal(r.api_keys.v[i].api_key, t[i].api_key);
-      assert_int_equal(r.api_keys.v[i].min_version, t[i].min_version);
-      assert_int_equal(r.api_keys.v[i].max_version, t[i].max_version);
+      if (t[i].api_key == 17 || t[i].api_key == 36)
+        continue;
+      assert_true(j < (size_t)r.api_keys.n);
+      assert_int_equal(r.api_keys.v[j].api_key, t[i].api_key);
+      assert_int_equal(r.api_keys.v[j].min_version, t[i].min_version);
+      assert_int_equal(r.api_keys.v[j++].max_version, t[i].max_version);
       /* every advertised version has a declaration the codec serves */
       for (int16_t x = t[i].min_version; x <= t[i].max_version; x++)
         assert_true(tarn__kproto_supported(t[i].api_key, x));
     }
+    assert_int_equal(r.api_keys.n, (int32_t)j);
     tarn__karena_free(&a);
     free(f);
   }

@@ -9,6 +9,7 @@ int bench_meta(void);
 int bench_objstore(void);
 int bench_log(void);
 int bench_compact(void);
+int bench_kafka(void);
 
 const tarn_bench bench_table[] = {
     {"wal", "WAL object encode and zero-copy decode, 4 MiB of 1 KiB entries, 4 logs", bench_wal},
@@ -19,4 +20,5 @@ const tarn_bench bench_table[] = {
     {"objstore", "create-only 4 MiB PUTs (file://, s3://) vs dd conv=fsync", bench_objstore},
     {"log", "append (100 B/1 KiB/64 KiB, 1 and 8 producers) vs dd fsync; latency; catch-up read vs cat", bench_log},
     {"compact", "compaction WAL -> Parquet+companion vs DuckDB COPY; reclamation scan objects/s; append p99 while compacting", bench_compact},
+    {"kafka", "Kafka listener: rdkafka_performance produce (1 KiB, acks=all) and consume vs the direct writer and reader; produce p99", bench_kafka},
     {NULL, NULL, NULL}};

@@ -862,10 +862,11 @@ static int64_t ms_to_see_late_put(const backend *b, tarn_meta *m, const char *la
   late_arg a = {b, late_part, 0};
   pthread_create(&th, NULL, late_put, &a);
   int64_t t0 = mono_ms();
-  OK(n == 1 ? tarn_meta_wait_for_change(m, r->part, r->a, r->b, tok, 5000)
-            : tarn_meta_wait_for_any_change(m, r, n, tok, 5000));
+  int rc = n == 1 ? tarn_meta_wait_for_change(m, r->part, r->a, r->b, tok, 5000)
+                  : tarn_meta_wait_for_any_change(m, r, n, tok, 5000);
   int64_t waited = mono_ms() - t0;
-  pthread_join(th, NULL);
+  pthread_join(th, NULL); /* before any assertion: the thread uses a */
+  OK(rc);
   OK(a.rc);
   return waited;
 }

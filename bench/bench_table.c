@@ -10,6 +10,7 @@ int bench_objstore(void);
 int bench_log(void);
 int bench_compact(void);
 int bench_express(void);
+int bench_kafka(void);
 
 const tarn_bench bench_table[] = {
     {"wal", "WAL object encode and zero-copy decode, 4 MiB of 1 KiB entries, 4 logs", bench_wal},
@@ -21,4 +22,5 @@ const tarn_bench bench_table[] = {
     {"log", "append (100 B/1 KiB/64 KiB, 1 and 8 producers) vs dd fsync; latency; catch-up read vs cat", bench_log},
     {"compact", "compaction WAL -> Parquet+companion vs DuckDB COPY; reclamation scan objects/s; append p99 while compacting", bench_compact},
     {"express", "ack latency p50/p99 and PUTs/GiB, standard vs express streams, S3-Standard/Express-like latency, 1 of 3 buckets down", bench_express},
+    {"kafka", "Kafka listener: rdkafka_performance produce (1 KiB, acks=all) and consume vs the direct writer and reader; produce p99", bench_kafka},
     {NULL, NULL, NULL}};

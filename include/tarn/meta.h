@@ -222,6 +222,20 @@ int tarn_meta_change_token(tarn_meta *m, int64_t *token);
  * re-reads and takes a new token. */
 int tarn_meta_wait_for_change(tarn_meta *m, const char *part, const char *a, const char *b,
                               int64_t since, int timeout_ms);
+/* One key range [a, b) of partition part. */
+typedef struct tarn_meta_range {
+  const char *part, *a, *b;
+} tarn_meta_range;
+#define TARN_META_WAIT_RANGES_MAX 1024
+/* The same over n ranges (1..TARN_META_WAIT_RANGES_MAX, any partitions):
+ * returns once a record in any of them is created or written with a
+ * version > since, or timeout_ms passes (TARN_ETIMEDOUT). One wait for
+ * several logs (a Kafka Fetch of several partitions) instead of a poll of
+ * each in turn. Early returns as above; etcd watches the one span from the
+ * lowest range start to the highest range end, so a write between the
+ * ranges also ends the wait. */
+int tarn_meta_wait_for_any_change(tarn_meta *m, const tarn_meta_range *r, size_t n,
+                                  int64_t since, int timeout_ms);
 
 /* ---- the store's clock --------------------------------------------------- */
 

@@ -11,13 +11,11 @@
 #include "tarn/buf.h"
 #include "tarn/kafka.h"
 #include "tarn/kafka_topics.h"
+#include "tarn/key.h"
+#include "tarn/meta.h"
 #include "tarn/reader.h"
 #include "util/clock.h"
 
-/* While waiting for data with several partitions, each partition's wait on
- * its log's change notification lasts at most this long before the next
- * partition's: one wait covers one log (one metadata-store partition). */
-#define MULTI_WAIT_SLICE_MS 50
 
 typedef struct fpart {
   tarn__k_fetch_partition_data *out;
@@ -68,10 +66,9 @@ static int take_entry(fpart *p, const tarn_entry *e) {
 
 /* Reads the entries available now into p, within its budget and the
  * response's (*left); the first entry of the whole response is taken even
- * when larger (KIP-74), never a part of one. wait_ms > 0 waits that long for
- * the first entry. Returns 0 or a tarn error (the partition's answer). */
-static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_resp,
-                     int wait_ms) {
+ * when larger (KIP-74), never a part of one. Returns 0 or a tarn error (the
+ * partition's answer). */
+static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_resp) {
   if (!p->it) {
     int rc = tarn_reader_iter(node->reader, p->log_id, (uint64_t)p->offset, &p->it);
     if (rc)
@@ -79,9 +76,8 @@ static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_r
   }
   for (;;) {
     tarn_entry e;
-    int rc = tarn_reader_next(p->it, &e, wait_ms);
-    wait_ms = 0;
-    if (rc == TARN_EEND || rc == TARN_ETIMEDOUT)
+    int rc = tarn_reader_next(p->it, &e, 0);
+    if (rc == TARN_EEND)
       return 0;
     if (rc)
       return rc;
@@ -192,49 +188,48 @@ void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req) {
       tarn_kafka_topic_free(&t);
   }
   /* Read what is there; then, short of min_bytes, wait for appends until
-   * max_wait_ms has passed. */
+   * max_wait_ms has passed: one wait on the metadata store's change
+   * notification over the index ranges of every partition still reading
+   * (issue 13 §2 Fetch), from a token taken before the read, so a record
+   * committed between the read and the wait ends the wait at once. */
   int64_t left = req->api_version >= 3 && b.max_bytes > 0 ? b.max_bytes : INT32_MAX;
-  int64_t budget = left;
+  int64_t budget = left, min_bytes = b.min_bytes > 0 ? b.min_bytes : 1;
   int first = 1;
   int64_t deadline = tarn__mono_ms() + (b.max_wait_ms > 0 ? b.max_wait_ms : 0);
-  size_t live = 0;
-  for (int pass = 0;; pass++) {
-    live = 0;
+  size_t nw = k < TARN_META_WAIT_RANGES_MAX ? k : TARN_META_WAIT_RANGES_MAX;
+  tarn_meta_range *ranges = calloc(nw ? nw : 1, sizeof *ranges);
+  char(*keys)[3][TARN_KEY_LEN + 1] = calloc(nw ? nw : 1, sizeof *keys);
+  for (;;) {
+    int64_t token = 0;
+    int tok_rc = ranges && keys ? tarn_meta_change_token(node->meta, &token) : -1;
+    size_t live = 0;
     for (size_t i = 0; i < k; i++) {
       fpart *p = &parts[i];
       if (p->error)
         continue;
-      int rc = read_part(node, p, &left, &first, 0);
+      int rc = read_part(node, p, &left, &first);
       if (rc) {
         p->out->error_code = fetch_error(rc);
         p->error = 1;
-      } else if (!p->error) {
+      } else if (!p->error && live < nw) {
+        /* new index records of its log: keys above where it stopped (R2) */
+        tarn_key_partition(keys[live][0], p->log_id);
+        tarn_key_format(keys[live][1], p->log_id, (uint64_t)p->offset, 0);
+        tarn_key_format(keys[live][2], p->log_id, TARN_KEY_MAX, TARN_KEY_MAX);
+        ranges[live] = (tarn_meta_range){keys[live][0], keys[live][1], keys[live][2]};
         live++;
       }
     }
-    int64_t got = budget - left;
-    int64_t now = tarn__mono_ms();
-    if (got >= (b.min_bytes > 0 ? b.min_bytes : 1) || now >= deadline || live == 0 || left <= 0)
+    int64_t remain = deadline - tarn__mono_ms();
+    if (budget - left >= min_bytes || remain <= 0 || live == 0 || left <= 0 || tok_rc)
       break;
-    /* Wait on the partitions' change notifications (the reader's tail wait). */
-    int64_t remain = deadline - now;
-    for (size_t i = 0; i < k && remain > 0; i++) {
-      fpart *p = &parts[i];
-      if (p->error)
-        continue;
-      int slice = live == 1 ? (int)remain : (int)(remain < MULTI_WAIT_SLICE_MS ? remain : MULTI_WAIT_SLICE_MS);
-      int rc = read_part(node, p, &left, &first, slice);
-      if (rc) {
-        p->out->error_code = fetch_error(rc);
-        p->error = 1;
-      }
-      if (budget - left > 0)
-        break;
-      remain = deadline - tarn__mono_ms();
-    }
-    if (budget - left >= (b.min_bytes > 0 ? b.min_bytes : 1) || tarn__mono_ms() >= deadline)
-      break;
+    int wrc = tarn_meta_wait_for_any_change(node->meta, ranges, live, token,
+                                            remain > INT32_MAX ? INT32_MAX : (int)remain);
+    if (wrc && wrc != TARN_ETIMEDOUT)
+      break; /* the store failed: answer with what was read */
   }
+  free(ranges);
+  free(keys);
   for (size_t i = 0; i < k; i++) {
     fpart *p = &parts[i];
     if (p->data.len) {

@@ -19,6 +19,7 @@
 #include <unistd.h>
 
 #include "kafka/sasl.h"
+#include "kafka/proto/kproto.h"
 #include "server/kafka_conn.h"
 #include "server/srvlog.h"
 #include "tarn/error.h"
@@ -47,6 +48,8 @@ struct tarn_srv_kafka {
   int drained;             /* drain's work done (the caller's thread only) */
   pthread_mutex_t mu;      /* the connections' shared fields, the queue, the ready list */
   pthread_cond_t work_cv;
+  pthread_cond_t done_cv;  /* a completion arrived (order_waiters > 0) */
+  int order_waiters;       /* workers holding a Fetch until the requests before it complete */
   kwork *qhead, *qtail;    /* requests waiting for a worker */
   tarn_srv_kconn *ready;   /* connections with completions to move out */
   tarn_srv_kconn *conns;   /* open connections (I/O thread only) */
@@ -126,6 +129,8 @@ static void conn_done(tarn__kreq *req, int how, tarn_buf *frame) {
   tarn_srv_kslot *s = w->slot;
   s->done = 1;
   s->how = how;
+  if (k->order_waiters)
+    pthread_cond_broadcast(&k->done_cv);
   if (how == TARN__KREQ_RESPONSE && frame) {
     s->frame = *frame;
     *frame = (tarn_buf)TARN_BUF_INIT;
@@ -159,6 +164,14 @@ static void enqueue_locked(tarn_srv_kafka *k, kwork *w) {
   pthread_cond_signal(&k->work_cv);
 }
 
+/* Under k->mu: whether a request before slot s of c is not yet complete. */
+static int earlier_pending_locked(const tarn_srv_kconn *c, const tarn_srv_kslot *s) {
+  for (const tarn_srv_kslot *x = c->head; x && x != s; x = x->next)
+    if (!x->done)
+      return 1;
+  return 0;
+}
+
 static void *worker(void *arg) {
   tarn_srv_kafka *k = arg;
   pthread_mutex_lock(&k->mu);
@@ -172,6 +185,17 @@ static void *worker(void *arg) {
     if (!k->qhead)
       k->qtail = NULL;
     tarn_srv_kconn *c = w->c; /* w may be freed by its completion inside dispatch */
+    /* A Fetch starts once every request before it on its connection is
+     * answered, so that it sees a produce pipelined before it (Kafka mutes
+     * the connection until the produce's response); other requests start
+     * when the handler before them returns, so pipelined produces still
+     * share the writer's batches. */
+    if (w->req.frame_len >= 2 && w->req.frame[0] == 0 && w->req.frame[1] == TARN__KAPI_FETCH) {
+      k->order_waiters++;
+      while (earlier_pending_locked(c, w->slot))
+        pthread_cond_wait(&k->done_cv, &k->mu);
+      k->order_waiters--;
+    }
     pthread_mutex_unlock(&k->mu);
     tarn__kreq_dispatch(k->node, &w->req);
     pthread_mutex_lock(&k->mu);
@@ -682,6 +706,7 @@ int tarn_srv_kafka_start(const char *addr, const tarn_srv_kafka_limits *lim,
   }
   pthread_mutex_init(&k->mu, NULL);
   pthread_cond_init(&k->work_cv, NULL);
+  pthread_cond_init(&k->done_cv, NULL);
   k->workers = calloc((size_t)k->lim.workers, sizeof *k->workers);
   int rc = k->workers ? 0 : TARN_ENOMEM;
   for (int i = 0; !rc && i < k->lim.workers; i++) {
@@ -706,6 +731,7 @@ int tarn_srv_kafka_start(const char *addr, const tarn_srv_kafka_limits *lim,
     pthread_mutex_destroy(&k->mu);
     pthread_cond_destroy(&k->work_cv);
     SSL_CTX_free(k->tls);
+    pthread_cond_destroy(&k->done_cv);
     free(k);
     return rc;
   }
@@ -745,5 +771,6 @@ void tarn_srv_kafka_stop(tarn_srv_kafka *k) {
   pthread_mutex_destroy(&k->mu);
   pthread_cond_destroy(&k->work_cv);
   SSL_CTX_free(k->tls);
+  pthread_cond_destroy(&k->done_cv);
   free(k);
 }

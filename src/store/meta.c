@@ -490,6 +490,20 @@ int tarn_meta_wait_for_change(tarn_meta *m, const char *part, const char *a, con
   return m->vfs->wait(m, part, a, b, since, timeout_ms);
 }
 
+int tarn_meta_wait_for_any_change(tarn_meta *m, const tarn_meta_range *r, size_t n,
+                                  int64_t since, int timeout_ms) {
+  if (n == 0 || n > TARN_META_WAIT_RANGES_MAX)
+    return tarn__err(TARN_EINVAL, "metadata store: %zu ranges to wait on (1..%d)", n,
+                     TARN_META_WAIT_RANGES_MAX);
+  for (size_t i = 0; i < n; i++) {
+    CHECK(check_part(r[i].part));
+    CHECK(check_key("range start", r[i].a));
+    CHECK(check_key("range end", r[i].b));
+  }
+  if (timeout_ms < 0) return tarn__err(TARN_EINVAL, "metadata store: negative timeout");
+  return m->vfs->wait_any(m, r, n, since, timeout_ms);
+}
+
 int tarn_meta_clock(tarn_meta *m, int64_t *ms) {
   if (m->vfs->clock) return m->vfs->clock(m, ms);
   *ms = tarn__meta_now_ms(); /* the store lives on this host */

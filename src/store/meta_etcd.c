@@ -101,17 +101,22 @@ static uint8_t *unb64(const char *s, size_t *n) {
 }
 
 /* [root] "T" part 0x00 [encoded key] [extra byte], base64. extra < 0: none. */
+/* The etcd key's bytes, before Base64. */
+static int ekey_raw(const ehandle *h, const char *part, const char *key, int extra, tarn_buf *b) {
+  size_t pl = strlen(part), kl = key ? tarn_meta_key_encode(key, NULL) : 0;
+  if (tarn_buf_reserve(b, h->rootlen + 3 + pl + kl)) return -1;
+  if (h->rootlen) tarn_buf_append(b, h->root, h->rootlen);
+  tarn_buf_putc(b, 'T');
+  tarn_buf_append(b, part, pl);
+  tarn_buf_putc(b, 0);
+  if (key) b->len += tarn_meta_key_encode(key, b->data + b->len);
+  if (extra >= 0) tarn_buf_putc(b, (uint8_t)extra);
+  return 0;
+}
+
 static char *ekey(const ehandle *h, const char *part, const char *key, int extra) {
   tarn_buf b = TARN_BUF_INIT;
-  size_t pl = strlen(part), kl = key ? tarn_meta_key_encode(key, NULL) : 0;
-  if (tarn_buf_reserve(&b, h->rootlen + 3 + pl + kl)) return NULL;
-  if (h->rootlen) tarn_buf_append(&b, h->root, h->rootlen);
-  tarn_buf_putc(&b, 'T');
-  tarn_buf_append(&b, part, pl);
-  tarn_buf_putc(&b, 0);
-  if (key) b.len += tarn_meta_key_encode(key, b.data + b.len);
-  if (extra >= 0) tarn_buf_putc(&b, (uint8_t)extra);
-  char *s = b64(b.data, b.len);
+  char *s = ekey_raw(h, part, key, extra, &b) ? NULL : b64(b.data, b.len);
   tarn_buf_free(&b);
   return s;
 }
@@ -817,10 +822,8 @@ static size_t on_watch(char *p, size_t sz, size_t n, void *arg) {
   return sz * n;
 }
 
-static int e_wait(tarn_meta *m, const char *part, const char *a, const char *b, int64_t since,
-                  int timeout_ms) {
-  ehandle *h = m->impl;
-  char *k = ekey(h, part, a, -1), *e = ekey(h, part, b, -1);
+/* A watch of the etcd keys [k, e) (Base64) from revision since + 1; frees k and e. */
+static int e_watch(ehandle *h, char *k, char *e, int64_t since, int timeout_ms) {
   json_t *req = k && e ? json_pack("{s:{s:s, s:s}}", "create_request", "key", k, "range_end", e)
                        : NULL;
   int rc = req ? 0 : tarn__err(TARN_ENOMEM, "etcd: out of memory");
@@ -870,6 +873,42 @@ static int e_wait(tarn_meta *m, const char *part, const char *a, const char *b, 
   free(k);
   free(e);
   return rc;
+}
+
+static int e_wait(tarn_meta *m, const char *part, const char *a, const char *b, int64_t since,
+                  int timeout_ms) {
+  ehandle *h = m->impl;
+  return e_watch(h, ekey(h, part, a, -1), ekey(h, part, b, -1), since, timeout_ms);
+}
+
+static int buf_cmp(const tarn_buf *x, const tarn_buf *y) {
+  size_t n = x->len < y->len ? x->len : y->len;
+  int c = n ? memcmp(x->data, y->data, n) : 0;
+  return c ? c : (x->len > y->len) - (x->len < y->len);
+}
+
+/* One watch over the span from the lowest range start to the highest range
+ * end (etcd's JSON gateway takes one watch per stream): a change between the
+ * ranges ends the wait too, which the contract allows (the caller re-reads). */
+static int e_wait_any(tarn_meta *m, const tarn_meta_range *r, size_t n, int64_t since,
+                      int timeout_ms) {
+  ehandle *h = m->impl;
+  tarn_buf lo = TARN_BUF_INIT, hi = TARN_BUF_INIT, x = TARN_BUF_INIT;
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    tarn_buf_reset(&x);
+    if (ekey_raw(h, r[i].part, r[i].a, -1, &x)) rc = -1;
+    else if (i == 0 || buf_cmp(&x, &lo) < 0) tarn_buf_reset(&lo), rc = tarn_buf_append(&lo, x.data, x.len);
+    tarn_buf_reset(&x);
+    if (rc == 0 && ekey_raw(h, r[i].part, r[i].b, -1, &x)) rc = -1;
+    else if (rc == 0 && (i == 0 || buf_cmp(&x, &hi) > 0))
+      tarn_buf_reset(&hi), rc = tarn_buf_append(&hi, x.data, x.len);
+  }
+  char *k = rc ? NULL : b64(lo.data, lo.len), *e = rc ? NULL : b64(hi.data, hi.len);
+  tarn_buf_free(&lo);
+  tarn_buf_free(&hi);
+  tarn_buf_free(&x);
+  return e_watch(h, k, e, since, timeout_ms);
 }
 
 /* ---- the store's clock: the age of one long lease ------------------------------ */
@@ -1126,4 +1165,5 @@ static void e_close(tarn_meta *m) {
 
 const tarn__meta_vfs tarn__meta_vfs_etcd = {
     TARN__META_VFS_VERSION, "etcd", e_open, e_close, e_find, e_write, e_del,
-    e_del_range, e_seq_put, e_range, e_token, e_wait, NULL, e_renew, e_clock};
+    e_del_range, e_seq_put, e_range, e_token, e_wait, NULL, e_renew, e_clock,
+    e_wait_any};

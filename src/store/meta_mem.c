@@ -543,8 +543,8 @@ static int mem_token(tarn_meta *m, int64_t *token) {
   return 0;
 }
 
-static int mem_wait(tarn_meta *m, const char *part, const char *a, const char *b,
-                    int64_t since, int timeout_ms) {
+static int mem_wait_any(tarn_meta *m, const tarn_meta_range *r, size_t n, int64_t since,
+                        int timeout_ms) {
   mstore *s = ((mhandle *)m->impl)->s;
   struct timespec dl;
   clock_gettime(CLOCK_REALTIME, &dl);
@@ -554,9 +554,10 @@ static int mem_wait(tarn_meta *m, const char *part, const char *a, const char *b
   pthread_mutex_lock(&s->mu);
   int rc = 0;
   for (;;) {
-    mpart *p = get_part(s, part, 0);
-    if (p) {
-      size_t i = lower_bound(p, a), j = lower_bound(p, b);
+    for (size_t k = 0; k < n; k++) {
+      mpart *p = get_part(s, r[k].part, 0);
+      if (!p) continue;
+      size_t i = lower_bound(p, r[k].a), j = lower_bound(p, r[k].b);
       for (; i < j; i++)
         if (p->v[i].version > since) goto done;
     }
@@ -568,6 +569,12 @@ static int mem_wait(tarn_meta *m, const char *part, const char *a, const char *b
 done:
   pthread_mutex_unlock(&s->mu);
   return rc;
+}
+
+static int mem_wait(tarn_meta *m, const char *part, const char *a, const char *b,
+                    int64_t since, int timeout_ms) {
+  tarn_meta_range r = {part, a, b};
+  return mem_wait_any(m, &r, 1, since, timeout_ms);
 }
 
 /* The held writes take effect now, in the order they were made; those held
@@ -644,4 +651,5 @@ static int mem_renew(tarn_meta *m) {
 
 const tarn__meta_vfs tarn__meta_vfs_mem = {
     TARN__META_VFS_VERSION, "mem", mem_open, mem_close, mem_find, mem_write, mem_del,
-    mem_del_range, mem_seq_put, mem_range, mem_token, mem_wait, mem_fault, mem_renew, NULL};
+    mem_del_range, mem_seq_put, mem_range, mem_token, mem_wait, mem_fault, mem_renew, NULL,
+    mem_wait_any};

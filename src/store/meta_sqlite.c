@@ -660,33 +660,35 @@ static int sq_token(tarn_meta *m, int64_t *token) {
 
 /* Polls every 5 ms: SQLite has no cross-process notification. Deletions are
  * not seen (the caller's timeout covers them). */
-static int sq_wait(tarn_meta *m, const char *part, const char *a, const char *b,
-                   int64_t since, int timeout_ms) {
+static int sq_wait_any(tarn_meta *m, const tarn_meta_range *r, size_t n, int64_t since,
+                       int timeout_ms) {
   shandle *h = m->impl;
   struct timespec t0, now;
   clock_gettime(CLOCK_MONOTONIC, &t0);
   for (;;) {
-    sqlite3_stmt *st;
-    uint8_t *ka = NULL, *kb = NULL;
     int64_t maxv = 0;
-    pthread_mutex_lock(&h->mu);
-    int rc = prep(h, "SELECT max(version) FROM kv WHERE part = ?1 AND k >= ?2 AND k < ?3", &st);
-    if (rc == 0) {
-      sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
-      rc = bind_key(h, st, 2, a, &ka);
-      if (rc == 0) rc = bind_key(h, st, 3, b, &kb);
+    for (size_t i = 0; i < n && maxv <= since; i++) {
+      sqlite3_stmt *st;
+      uint8_t *ka = NULL, *kb = NULL;
+      pthread_mutex_lock(&h->mu);
+      int rc = prep(h, "SELECT max(version) FROM kv WHERE part = ?1 AND k >= ?2 AND k < ?3", &st);
       if (rc == 0) {
-        if (sqlite3_step(st) == SQLITE_ROW)
-          maxv = sqlite3_column_int64(st, 0);
-        else
-          rc = db_err(h, "wait");
+        sqlite3_bind_text(st, 1, r[i].part, -1, SQLITE_STATIC);
+        rc = bind_key(h, st, 2, r[i].a, &ka);
+        if (rc == 0) rc = bind_key(h, st, 3, r[i].b, &kb);
+        if (rc == 0) {
+          if (sqlite3_step(st) == SQLITE_ROW)
+            maxv = sqlite3_column_int64(st, 0);
+          else
+            rc = db_err(h, "wait");
+        }
+        sqlite3_finalize(st);
       }
-      sqlite3_finalize(st);
+      pthread_mutex_unlock(&h->mu);
+      free(ka);
+      free(kb);
+      if (rc) return rc;
     }
-    pthread_mutex_unlock(&h->mu);
-    free(ka);
-    free(kb);
-    if (rc) return rc;
     if (maxv > since) return 0;
     clock_gettime(CLOCK_MONOTONIC, &now);
     int64_t el = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
@@ -696,6 +698,13 @@ static int sq_wait(tarn_meta *m, const char *part, const char *a, const char *b,
   }
 }
 
+static int sq_wait(tarn_meta *m, const char *part, const char *a, const char *b,
+                   int64_t since, int timeout_ms) {
+  tarn_meta_range r = {part, a, b};
+  return sq_wait_any(m, &r, 1, since, timeout_ms);
+}
+
 const tarn__meta_vfs tarn__meta_vfs_sqlite = {
     TARN__META_VFS_VERSION, "sqlite", sq_open, sq_close, sq_find, sq_write, sq_del,
-    sq_del_range, sq_seq_put, sq_range, sq_token, sq_wait, NULL, sq_renew, NULL};
+    sq_del_range, sq_seq_put, sq_range, sq_token, sq_wait, NULL, sq_renew, NULL,
+    sq_wait_any};

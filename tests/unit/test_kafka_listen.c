@@ -13,7 +13,10 @@
  *     after the answers to the requests before them; the node serves on
  *   - an idle connection is closed after --kafka-idle-ms
  *   - CreateTopics, Fetch from an offset (the batch's base offset is the
- *     entry's), ListOffsets earliest/latest/by timestamp, DeleteTopics */
+ *     entry's), ListOffsets earliest/latest/by timestamp, DeleteTopics
+ *   - a Fetch pipelined behind a produce (acks=-1) on one connection sees
+ *     its records; a Fetch of two partitions waiting for data is answered
+ *     when the second one gets some, not at max_wait_ms */
 #include "testutil.h"
 
 #include <arpa/inet.h>
@@ -375,6 +378,110 @@ static void pipelined_in_order(void **state) {
   close(fd);
 }
 
+/* Reads the answer to a Produce v7 of one partition: no error. */
+static void read_produce_ok(int fd, tarn__karena *a, int32_t corr, uint8_t **f) {
+  tarn__k_produce_resp pr;
+  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 7, a, &pr, f), corr);
+  assert_int_equal(pr.responses.v[0].partition_responses.v[0].error_code, 0);
+}
+
+/* Kafka mutes a connection until its produce is answered, so a fetch sent
+ * right behind it sees the records: the listener holds a Fetch until the
+ * requests before it on its connection are answered. */
+static void fetch_behind_produce(void **state) {
+  (void)state;
+  create_topic("behind", 1);
+  int fd = kconnect();
+  tarn_buf batch = TARN_BUF_INIT, b = TARN_BUF_INIT;
+  tu_kafka_v2_simple(&batch, 3);
+  produce_frame(&b, 7, 20, "behind", -1, &batch);
+  fetch_frame(&b, 21, "behind", 0, 0); /* max_wait 0: what is there when it runs */
+  send_all(fd, b.data, b.len);
+  tarn__karena a;
+  tarn__karena_init(&a);
+  uint8_t *f[2];
+  read_produce_ok(fd, &a, 20, &f[0]);
+  tarn__k_fetch_resp fr;
+  assert_int_equal(read_resp(fd, TARN__KAPI_FETCH, 11, &a, &fr, &f[1]), 21);
+  tarn__k_fetch_partition_data *p = &fr.responses.v[0].partitions.v[0];
+  assert_int_equal(p->error_code, 0);
+  assert_int_equal(p->high_watermark, 3);
+  assert_int_equal(p->records.len, (int32_t)batch.len);
+  free(f[0]), free(f[1]);
+  tarn__karena_free(&a);
+  tarn_buf_free(&b);
+  tarn_buf_free(&batch);
+  close(fd);
+}
+
+/* One wait on the store's change notification covers every partition of a
+ * Fetch (api_fetch.c): data for the second partition ends it. */
+static void fetch_waits_on_every_partition(void **state) {
+  (void)state;
+  create_topic("multi", 2);
+  int fd = kconnect(), pfd = kconnect();
+  tarn__k_fetch_req q;
+  tarn__kmsg_init(TARN__KAPI_FETCH, 0, &q);
+  q.max_wait_ms = 4000;
+  q.min_bytes = 1;
+  q.max_bytes = 1 << 20;
+  tarn__k_fetch_fetch_topic ft;
+  tarn__k_fetch_fetch_partition fp[2];
+  memset(&ft, 0, sizeof ft);
+  memset(fp, 0, sizeof fp);
+  ft.topic = (tarn__kstr){"multi", 5};
+  for (int i = 0; i < 2; i++) {
+    fp[i].partition = i;
+    fp[i].partition_max_bytes = 1 << 20;
+    fp[i].log_start_offset = -1;
+  }
+  ft.partitions.n = 2;
+  ft.partitions.v = fp;
+  q.topics.n = 1;
+  q.topics.v = &ft;
+  tarn_buf b = TARN_BUF_INIT, pb = TARN_BUF_INIT, batch = TARN_BUF_INIT;
+  frame(&b, TARN__KAPI_FETCH, 11, 30, &q);
+  int64_t t0 = now_ms();
+  send_all(fd, b.data, b.len);
+  usleep(300000); /* the fetch is waiting */
+  tu_kafka_v2_simple(&batch, 2);
+  tarn__k_produce_req pq;
+  tarn__kmsg_init(TARN__KAPI_PRODUCE, 0, &pq);
+  pq.acks = 1;
+  pq.timeout_ms = 5000;
+  tarn__k_produce_topic_produce_data td;
+  tarn__k_produce_partition_produce_data pd;
+  memset(&td, 0, sizeof td);
+  memset(&pd, 0, sizeof pd);
+  td.name = (tarn__kstr){"multi", 5};
+  pd.index = 1;
+  pd.records = (tarn__kbytes){batch.data, (int32_t)batch.len};
+  td.partition_data.n = 1;
+  td.partition_data.v = &pd;
+  pq.topic_data.n = 1;
+  pq.topic_data.v = &td;
+  frame(&pb, TARN__KAPI_PRODUCE, 7, 31, &pq);
+  send_all(pfd, pb.data, pb.len);
+  tarn__karena a;
+  tarn__karena_init(&a);
+  uint8_t *f[2];
+  tarn__k_fetch_resp fr;
+  assert_int_equal(read_resp(fd, TARN__KAPI_FETCH, 11, &a, &fr, &f[0]), 30);
+  int64_t waited = now_ms() - t0;
+  assert_true(waited < 3000); /* not max_wait_ms (4000) */
+  assert_int_equal(fr.responses.v[0].partitions.n, 2);
+  assert_int_equal(fr.responses.v[0].partitions.v[1].error_code, 0);
+  assert_int_equal(fr.responses.v[0].partitions.v[1].records.len, (int32_t)batch.len);
+  read_produce_ok(pfd, &a, 31, &f[1]);
+  free(f[0]), free(f[1]);
+  tarn__karena_free(&a);
+  tarn_buf_free(&b);
+  tarn_buf_free(&pb);
+  tarn_buf_free(&batch);
+  close(fd);
+  close(pfd);
+}
+
 static void produce_acks_and_fetch(void **state) {
   (void)state;
   create_topic("acks", 1);
@@ -683,6 +790,8 @@ int main(void) {
       cmocka_unit_test(api_versions_unknown_version),
       cmocka_unit_test(pipelined_in_order),
       cmocka_unit_test(produce_acks_and_fetch),
+      cmocka_unit_test(fetch_behind_produce),
+      cmocka_unit_test(fetch_waits_on_every_partition),
       cmocka_unit_test(batch_limits),
       cmocka_unit_test(list_offsets),
       cmocka_unit_test(oversized_request_closes),

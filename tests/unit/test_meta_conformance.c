@@ -853,6 +853,24 @@ static void *late_put(void *p) {
   return NULL;
 }
 
+/* Starts a put into late_part 200 ms from now, waits for it over r (one
+ * range: tarn_meta_wait_for_change; more: _wait_for_any_change), and
+ * returns the ms the wait took. */
+static int64_t ms_to_see_late_put(const backend *b, tarn_meta *m, const char *late_part,
+                                  const tarn_meta_range *r, size_t n, int64_t tok) {
+  pthread_t th;
+  late_arg a = {b, late_part, 0};
+  pthread_create(&th, NULL, late_put, &a);
+  int64_t t0 = mono_ms();
+  int rc = n == 1 ? tarn_meta_wait_for_change(m, r->part, r->a, r->b, tok, 5000)
+                  : tarn_meta_wait_for_any_change(m, r, n, tok, 5000);
+  int64_t waited = mono_ms() - t0;
+  pthread_join(th, NULL); /* before any assertion: the thread uses a */
+  OK(rc);
+  OK(a.rc);
+  return waited;
+}
+
 static void test_wait_for_change(void **state) {
   const backend *b = begin(state);
   char P[32], lo[80], hi[80];
@@ -866,20 +884,43 @@ static void test_wait_for_change(void **state) {
   int64_t t0 = mono_ms();
   assert_int_equal(tarn_meta_wait_for_change(m, P, lo, hi, tok, 300), TARN_ETIMEDOUT);
   assert_true(mono_ms() - t0 >= 250);
-  pthread_t th;
-  late_arg a = {b, P, 0};
-  pthread_create(&th, NULL, late_put, &a);
-  t0 = mono_ms();
-  OK(tarn_meta_wait_for_change(m, P, lo, hi, tok, 5000));
-  int64_t waited = mono_ms() - t0;
-  pthread_join(th, NULL);
-  OK(a.rc);
-  assert_true(waited < 4000);
+  const tarn_meta_range rg = {P, lo, hi};
+  assert_true(ms_to_see_late_put(b, m, P, &rg, 1, tok) < 4000);
   tarn_meta_rec r;
   OK(tarn_meta_floor(m, P, hi, &r));
   assert_memory_equal(r.key, lo, 20);
   assert_true(r.stat.version > tok);
   tarn_meta_rec_free(&r);
+  tarn_meta_close(m);
+}
+
+/* One wait over ranges of two partitions: a write outside them does not end
+ * it, a write into the second range does (a Kafka Fetch of several
+ * partitions waits so: api_fetch.c). */
+static void test_wait_for_any_change(void **state) {
+  const backend *b = begin(state);
+  char P1[32], P2[32], lo[80], hi[80];
+  fresh_part(P1, sizeof P1);
+  fresh_part(P2, sizeof P2);
+  idx_key(lo, 7, 0, 0);
+  idx_key(hi, 8, 0, 0);
+  tarn_meta *m = open_ok(b);
+  const tarn_meta_range r[2] = {{P1, lo, hi}, {P2, lo, hi}};
+  assert_int_equal(tarn_meta_wait_for_any_change(m, r, 0, 0, 10), TARN_EINVAL);
+  int64_t tok;
+  OK(tarn_meta_change_token(m, &tok));
+  /* above both ranges: a key of two segments sorts after every index key of
+   * its partition, and this is the higher partition (etcd watches the span
+   * from the lower range's start to the higher range's end) */
+  OK(tarn_meta_put(m, strcmp(P1, P2) > 0 ? P1 : P2, "/elsewhere", "x", 1, NULL));
+  int64_t t0 = mono_ms();
+  assert_int_equal(tarn_meta_wait_for_any_change(m, r, 2, tok, 300), TARN_ETIMEDOUT);
+  assert_true(mono_ms() - t0 >= 250);
+  assert_true(ms_to_see_late_put(b, m, P2, r, 2, tok) < 4000);
+  tarn_meta_rec rec;
+  OK(tarn_meta_floor(m, P2, hi, &rec));
+  assert_true(rec.stat.version > tok);
+  tarn_meta_rec_free(&rec);
   tarn_meta_close(m);
 }
 
@@ -1037,6 +1078,7 @@ static void test_store_clock(void **state) {
       cmocka_unit_test(test_session_expiry_detected),                          \
       cmocka_unit_test(test_expired_session_stays_ended),                      \
       cmocka_unit_test(test_wait_for_change),                                  \
+      cmocka_unit_test(test_wait_for_any_change),                              \
       cmocka_unit_test(test_guarded_writes),                                   \
       cmocka_unit_test(test_store_clock),                                      \
       cmocka_unit_test(test_mem_faults),                                       \

@@ -1,0 +1,498 @@
+/* The Kafka listener against the library (issue 13 §4), on a fresh embedded
+ * deployment (sqlite: + file:// in a temporary directory) and a `tarn serve
+ * --kafka-listen` on it:
+ *   - produce: librdkafka's rdkafka_performance sends 1 KiB messages with
+ *     acks=all (-a -1) to a one-partition topic through the listener; the same
+ *     batches (read back as stored) are then appended by the writer directly
+ *     to a second topic's log with the same batch window, in the same run;
+ *   - consume: rdkafka_performance -C from the beginning of the first topic
+ *     through the listener, against the library reader of the same log with
+ *     the offsets Fetch gives (TARN_READER_KAFKA_TOPICS);
+ *   - latency: produce p99 from rdkafka_performance -l (per-message
+ *     delivery latency), at a steady rate below saturation.
+ * Goals: produce >= 0.8x the direct writer's MB/s, consume >= 0.8x the direct
+ * reader's, produce p99 <= batch window + 50 ms. MB/s count message values
+ * (1 KiB each) on both sides, so a ratio is the ratio of the times.
+ *
+ * rdkafka_performance comes from librdkafka-dev's examples, built by CMake
+ * into build/.../rdkafka/ (or TARN_RDKAFKA_PERFORMANCE); the tarn command is
+ * the one next to tarn-bench's directory (or TARN_BENCH_TARN). Compaction is
+ * off in the node, so that both sides measure the data path alone.
+ * TARN_BENCH_KAFKA_MESSAGES sets the message count (default 100,000). */
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "bench.h"
+#include "tarn/buf.h"
+#include "tarn/catalog.h"
+#include "tarn/deployment.h"
+#include "tarn/error.h"
+#include "tarn/kafka_topics.h"
+#include "tarn/reader.h"
+#include "tarn/writer.h"
+
+int bench_kafka(void);
+
+#define MSG_SIZE 1024
+#define BATCH_MS 250 /* the writer's default window, which the listener's topics take */
+
+static char dir[256];
+
+/* The directory holding tarn-bench, or "" */
+static void exe_dir(char *out, size_t n) {
+  char p[PATH_MAX];
+  ssize_t len = readlink("/proc/self/exe", p, sizeof p - 1);
+  out[0] = 0;
+  if (len <= 0)
+    return;
+  p[len] = 0;
+  char *s = strrchr(p, '/');
+  if (s)
+    *s = 0;
+  snprintf(out, n, "%s", p);
+}
+
+static int find_tool(const char *env, const char *rel, char *out, size_t n) {
+  const char *e = getenv(env);
+  if (e && *e) {
+    snprintf(out, n, "%s", e);
+  } else {
+    char d[PATH_MAX];
+    exe_dir(d, sizeof d);
+    snprintf(out, n, "%s/%s", d, rel);
+  }
+  return access(out, X_OK);
+}
+
+static int free_port(void) {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t l = sizeof a;
+  int port = -1;
+  if (s >= 0 && bind(s, (struct sockaddr *)&a, sizeof a) == 0 &&
+      getsockname(s, (struct sockaddr *)&a, &l) == 0)
+    port = ntohs(a.sin_port);
+  if (s >= 0)
+    close(s);
+  return port;
+}
+
+static int connectable(int port) {
+  int s = socket(AF_INET, SOCK_STREAM, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  int ok = s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) == 0;
+  if (s >= 0)
+    close(s);
+  return ok;
+}
+
+/* tarn serve with the Kafka listener on port; its output goes to DIR/serve.log. */
+static pid_t start_node(const char *tarn, int port) {
+  char kl[64], log[400];
+  snprintf(kl, sizeof kl, "127.0.0.1:%d", port);
+  snprintf(log, sizeof log, "%s/serve.log", dir);
+  pid_t pid = fork();
+  if (pid == 0) {
+    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+    }
+    execl(tarn, tarn, "serve", "--listen", "127.0.0.1:0", "--kafka-listen", kl, "--no-compact",
+          (char *)NULL);
+    _exit(127);
+  }
+  for (int i = 0; pid > 0 && i < 200; i++) {
+    if (connectable(port))
+      return pid;
+    int st;
+    if (waitpid(pid, &st, WNOHANG) == pid)
+      break;
+    usleep(50000);
+  }
+  fprintf(stderr, "bench kafka: tarn serve did not listen on %d (see %s)\n", port, log);
+  if (pid > 0)
+    kill(pid, SIGKILL), waitpid(pid, NULL, 0);
+  return -1;
+}
+
+static void stop_node(pid_t pid) {
+  if (pid <= 0)
+    return;
+  kill(pid, SIGTERM);
+  waitpid(pid, NULL, 0);
+}
+
+/* Runs cmd and finds in its output the summary line with `key`; the numbers
+ * of that line go to v (up to nv). */
+static int run_summary(const char *cmd, const char *key, double *v, int nv) {
+  FILE *p = popen(cmd, "r");
+  if (!p)
+    return -1;
+  char line[2048], found[2048] = "";
+  while (fgets(line, sizeof line, p))
+    if (strstr(line, key))
+      snprintf(found, sizeof found, "%s", line);
+  int st = pclose(p);
+  if (!found[0] || st != 0) {
+    fprintf(stderr, "bench kafka: `%s` gave no \"%s\" line (exit %d)\n", cmd, key, st);
+    return -1;
+  }
+  int k = 0;
+  for (char *s = found; *s && k < nv;) {
+    if ((*s >= '0' && *s <= '9') || (*s == '-' && s[1] >= '0' && s[1] <= '9')) {
+      v[k++] = strtod(s, &s);
+    } else {
+      s++;
+    }
+  }
+  return k == nv ? 0 : -1;
+}
+
+static int cmp_d(const void *a, const void *b) {
+  double x = *(const double *)a, y = *(const double *)b;
+  return x < y ? -1 : x > y;
+}
+
+/* p50 and p99 of the per-message latencies (µs, one a line) rdkafka_performance -A wrote. */
+static int latency_file(const char *path, double *p50, double *p99, size_t *n) {
+  FILE *f = fopen(path, "r");
+  if (!f)
+    return -1;
+  size_t cap = 4096, k = 0;
+  double *v = malloc(cap * sizeof *v);
+  double x;
+  while (v && fscanf(f, "%lf", &x) == 1) {
+    if (k == cap) {
+      double *nv = realloc(v, (cap *= 2) * sizeof *v);
+      if (!nv)
+        break;
+      v = nv;
+    }
+    v[k++] = x;
+  }
+  fclose(f);
+  if (!v || k == 0) {
+    free(v);
+    return -1;
+  }
+  qsort(v, k, sizeof *v, cmp_d);
+  *p50 = v[k / 2] / 1e3;
+  *p99 = v[k * 99 / 100] / 1e3;
+  *n = k;
+  free(v);
+  return 0;
+}
+
+static void ack_cb(void *arg, int status, uint64_t off, int64_t ts) {
+  (void)off, (void)ts;
+  if (status)
+    __atomic_add_fetch((int *)arg, 1, __ATOMIC_RELAXED);
+}
+
+/* The entries of log as stored (the batches the listener appended). */
+static int stored_entries(tarn_reader *r, uint64_t log, tarn_buf *data, size_t **lens,
+                          uint32_t **counts, size_t *n) {
+  tarn_log_iter *it;
+  int rc = tarn_reader_iter(r, log, 0, &it);
+  if (rc)
+    return rc;
+  size_t cap = 0;
+  tarn_entry e;
+  *n = 0;
+  while ((rc = tarn_reader_next(it, &e, 0)) == 0) {
+    if (*n == cap) {
+      cap = cap ? cap * 2 : 1024;
+      size_t *nl = realloc(*lens, cap * sizeof **lens);
+      uint32_t *nc = nl ? realloc(*counts, cap * sizeof **counts) : NULL;
+      if (nl)
+        *lens = nl;
+      if (!nc) {
+        rc = TARN_ENOMEM;
+        break;
+      }
+      *counts = nc;
+    }
+    if ((rc = tarn_buf_append(data, e.payload, e.payload_len)))
+      break;
+    (*lens)[*n] = e.payload_len;
+    (*counts)[(*n)++] = e.record_count;
+  }
+  tarn_reader_iter_free(it);
+  return rc == TARN_EEND ? 0 : rc;
+}
+
+/* Seconds for the writer to append the entries to log and flush. */
+static double direct_write(tarn_deployment *d, uint64_t log, const tarn_buf *data,
+                           const size_t *lens, const uint32_t *counts, size_t n) {
+  tarn_writer_options o;
+  tarn_writer_options_default(&o);
+  o.batch_ms = BATCH_MS;
+  tarn_writer *w;
+  if (tarn_writer_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &o, &w))
+    return -1;
+  int failed = 0;
+  size_t at = 0;
+  double t0 = bench_now();
+  for (size_t i = 0; i < n; i++) {
+    if (tarn_writer_append(w, log, data->data + at, lens[i], counts[i], ack_cb, &failed))
+      failed++;
+    at += lens[i];
+  }
+  tarn_writer_flush(w);
+  double s = bench_now() - t0;
+  tarn_writer_close(w);
+  if (failed) {
+    fprintf(stderr, "bench kafka: %d direct appends failed\n", failed);
+    return -1;
+  }
+  return s;
+}
+
+typedef struct lat_slot {
+  double t0, *out;
+} lat_slot;
+
+static void lat_cb(void *arg, int status, uint64_t off, int64_t ts) {
+  (void)off, (void)ts;
+  lat_slot *l = arg;
+  *l->out = status ? 1e9 : bench_now() - l->t0;
+}
+
+/* The writer's latency for the same entries at the same pace: entry i is
+ * appended at i * gap seconds; p50/p99 in ms. */
+static int direct_latency(tarn_deployment *d, uint64_t log, const tarn_buf *data,
+                          const size_t *lens, const uint32_t *counts, size_t n, double gap,
+                          double *p50, double *p99) {
+  tarn_writer_options o;
+  tarn_writer_options_default(&o);
+  o.batch_ms = BATCH_MS;
+  tarn_writer *w;
+  if (n == 0 || tarn_writer_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &o, &w))
+    return -1;
+  lat_slot *ls = calloc(n, sizeof *ls);
+  double *out = calloc(n, sizeof *out);
+  int rc = ls && out ? 0 : -1;
+  size_t at = 0;
+  double start = bench_now();
+  for (size_t i = 0; rc == 0 && i < n; i++) {
+    double due = start + gap * (double)i, now = bench_now();
+    if (due > now)
+      usleep((useconds_t)((due - now) * 1e6));
+    ls[i] = (lat_slot){bench_now(), &out[i]};
+    if (tarn_writer_append(w, log, data->data + at, lens[i], counts[i], lat_cb, &ls[i]))
+      rc = -1;
+    at += lens[i];
+  }
+  tarn_writer_close(w);
+  if (rc == 0) {
+    qsort(out, n, sizeof *out, cmp_d);
+    *p50 = out[n / 2] * 1e3;
+    *p99 = out[n * 99 / 100] * 1e3;
+  }
+  free(ls);
+  free(out);
+  return rc;
+}
+
+/* Seconds for the reader to read log from its start, with the offsets the
+ * listener's Fetch assigns; *records gets the record count. */
+static double direct_read(tarn_deployment *d, uint64_t log, uint64_t *records) {
+  tarn_reader_options o;
+  tarn_reader_options_default(&o);
+  o.kafka_offsets = TARN_READER_KAFKA_TOPICS;
+  tarn_reader *r;
+  if (tarn_reader_open(tarn_deployment_meta(d), tarn_deployment_wal(d),
+                       tarn_deployment_compacted(d), &o, &r))
+    return -1;
+  tarn_log_iter *it;
+  double s = -1;
+  *records = 0;
+  double t0 = bench_now();
+  if (tarn_reader_iter(r, log, 0, &it) == 0) {
+    tarn_entry e;
+    int rc;
+    while ((rc = tarn_reader_next(it, &e, 0)) == 0) {
+      bench_sink(e.payload, e.payload_len < 8 ? e.payload_len : 8);
+      *records += e.record_count;
+    }
+    if (rc == TARN_EEND)
+      s = bench_now() - t0;
+    tarn_reader_iter_free(it);
+  }
+  tarn_reader_close(r);
+  return s;
+}
+
+/* WAL objects in the deployment's WAL root (file://HOME/wal). */
+static long wal_objects(const char *home) {
+  char cmd[600];
+  snprintf(cmd, sizeof cmd, "find '%s/wal' -name '*.wal' | wc -l", home);
+  FILE *p = popen(cmd, "r");
+  long n = -1;
+  if (p && fscanf(p, "%ld", &n) != 1)
+    n = -1;
+  if (p)
+    pclose(p);
+  return n;
+}
+
+static const char *verdict(int ok) { return ok ? "goal met" : "GOAL NOT MET"; }
+
+static int run(const char *tarn, const char *perf, long msgs) {
+  char home[400], cmd[2 * PATH_MAX + 1024];
+  snprintf(home, sizeof home, "%s/home", dir);
+  setenv("TARN_HOME", home, 1);
+  snprintf(cmd, sizeof cmd, "'%s' init > /dev/null", tarn);
+  if (system(cmd) != 0)
+    return -1;
+  tarn_deployment_config c = {.home = home};
+  tarn_deployment_strings ss;
+  tarn_deployment *d = NULL;
+  tarn_catalog *cat = NULL;
+  tarn_kafka_topic via = {0}, direct = {0}, latv = {0}, latd = {0};
+  int rc = -1;
+  if (tarn_deployment_config_resolve(&c, &ss))
+    return -1;
+  if (tarn_deployment_open(&c, 0, &d) || tarn_catalog_open(tarn_deployment_meta(d), NULL, &cat) ||
+      tarn_kafka_topic_create(cat, "bench-listener", 1, NULL, 0, &via) ||
+      tarn_kafka_topic_create(cat, "bench-direct", 1, NULL, 0, &direct) ||
+      tarn_kafka_topic_create(cat, "bench-latency", 1, NULL, 0, &latv) ||
+      tarn_kafka_topic_create(cat, "bench-latency-direct", 1, NULL, 0, &latd)) {
+    fprintf(stderr, "bench kafka: %s\n", tarn_errmsg());
+    goto out;
+  }
+  int port = free_port();
+  pid_t node = port > 0 ? start_node(tarn, port) : -1;
+  if (node < 0)
+    goto out;
+
+  /* produce through the listener */
+  double pv[8];
+  snprintf(cmd, sizeof cmd,
+           "'%s' -P -t bench-listener -p 0 -b 127.0.0.1:%d -s %d -c %ld -a -1 2>&1", perf, port,
+           MSG_SIZE, msgs);
+  /* "% N messages produced (B bytes), D delivered (offset O, F failed) in T ms: R msgs/s and M MB/s" */
+  if (run_summary(cmd, "messages produced", pv, 8) || pv[2] != (double)msgs || pv[4] != 0) {
+    stop_node(node);
+    goto out;
+  }
+  double produce_s = pv[5] / 1e3;
+  long objs_listener = wal_objects(home);
+
+  /* latency at a steady rate (a saturating producer measures its own queue) */
+  char lat[400];
+  snprintf(lat, sizeof lat, "%s/latency.txt", dir);
+  snprintf(cmd, sizeof cmd,
+           "'%s' -P -t bench-latency -p 0 -b 127.0.0.1:%d -s %d -c 4000 -r 1000 -a -1 -X linger.ms=5 -l -A '%s' 2>&1",
+           perf, port, MSG_SIZE, lat);
+  double lv[8], p50 = -1, p99 = -1;
+  size_t nlat = 0;
+  if (run_summary(cmd, "messages produced", lv, 8) || latency_file(lat, &p50, &p99, &nlat)) {
+    stop_node(node);
+    goto out;
+  }
+
+  /* consume through the listener from the beginning */
+  double cv[5];
+  snprintf(cmd, sizeof cmd,
+           "'%s' -C -t bench-listener -p 0 -b 127.0.0.1:%d -o beginning -c %ld -e 2>&1", perf,
+           port, msgs);
+  /* "% N messages (B bytes) consumed in T ms: R msgs/s (M MB/s)" */
+  int crc = run_summary(cmd, "consumed in", cv, 5);
+  stop_node(node);
+  if (crc || cv[0] != (double)msgs)
+    goto out;
+  double consume_s = cv[2] / 1e3;
+
+  /* the same batches, appended directly; then the latency run's batches at its pace */
+  tarn_reader *r;
+  tarn_buf data = TARN_BUF_INIT;
+  size_t *lens = NULL, n = 0;
+  uint32_t *counts = NULL;
+  if (tarn_reader_open(tarn_deployment_meta(d), tarn_deployment_wal(d),
+                       tarn_deployment_compacted(d), NULL, &r))
+    goto out;
+  int src = stored_entries(r, via.logs[0], &data, &lens, &counts, &n);
+  long objs_before = wal_objects(home);
+  double write_s = src ? -1 : direct_write(d, direct.logs[0], &data, lens, counts, n);
+  long objs_direct = wal_objects(home) - objs_before;
+  size_t batches = n, nl = 0;
+  double dp50 = -1, dp99 = -1;
+  tarn_buf_reset(&data);
+  if (write_s > 0 && stored_entries(r, latv.logs[0], &data, &lens, &counts, &nl) == 0 &&
+      direct_latency(d, latd.logs[0], &data, lens, counts, nl, lv[5] / 1e3 / (double)(nl ? nl : 1),
+                     &dp50, &dp99) != 0)
+    write_s = -1;
+  tarn_reader_close(r);
+  tarn_buf_free(&data);
+  free(lens);
+  free(counts);
+  uint64_t records = 0;
+  double read_s = write_s > 0 ? direct_read(d, via.logs[0], &records) : -1;
+  if (write_s <= 0 || read_s <= 0 || records != (uint64_t)msgs)
+    goto out;
+
+  size_t bytes = (size_t)msgs * MSG_SIZE;
+  printf("%-44s %zu entries (produce batches) of %.1f KiB average, batch window %d ms;\n"
+         "%-44s WAL objects: %ld through the listener, %ld by the direct writer\n",
+         "", batches, (double)bytes / (double)batches / 1024, BATCH_MS, "", objs_listener,
+         objs_direct);
+  bench_report("kafka produce 1 KiB acks=all (rdkafka_perf)", bytes, produce_s, "direct writer",
+               write_s);
+  printf("%-44s goal >= 0.8: %s\n", "", verdict(write_s / produce_s >= 0.8));
+  bench_report("kafka consume from beginning (rdkafka_perf)", bytes, consume_s, "direct reader",
+               read_s);
+  printf("%-44s goal >= 0.8: %s\n", "", verdict(read_s / consume_s >= 0.8));
+  printf("%-44s p50 %7.1f ms   p99 %7.1f ms   goal p99 <= %d ms: %s (%zu msgs at 1000/s)\n",
+         "kafka produce latency, acks=all", p50, p99, BATCH_MS + 50,
+         verdict(p99 <= BATCH_MS + 50), nlat);
+  printf("%-44s p50 %7.1f ms   p99 %7.1f ms   (the same %zu batches at the same pace)\n",
+         "direct writer latency", dp50, dp99, nl);
+  fflush(stdout);
+  rc = 0;
+out:
+  tarn_kafka_topic_free(&via);
+  tarn_kafka_topic_free(&direct);
+  tarn_kafka_topic_free(&latv);
+  tarn_kafka_topic_free(&latd);
+  tarn_catalog_close(cat);
+  tarn_deployment_close(d);
+  tarn_deployment_config_free(&ss);
+  return rc;
+}
+
+int bench_kafka(void) {
+  char tarn[PATH_MAX], perf[PATH_MAX];
+  if (find_tool("TARN_BENCH_TARN", "../tarn", tarn, sizeof tarn)) {
+    printf("%-44s (skipped: no tarn command at %s)\n", "kafka", tarn);
+    return 0;
+  }
+  if (find_tool("TARN_RDKAFKA_PERFORMANCE", "../rdkafka/rdkafka_performance", perf, sizeof perf)) {
+    printf("%-44s (skipped: no rdkafka_performance at %s)\n", "kafka", perf);
+    return 0;
+  }
+  const char *m = getenv("TARN_BENCH_KAFKA_MESSAGES");
+  long msgs = m && atol(m) > 0 ? atol(m) : 100000;
+  const char *tmp = getenv("TMPDIR");
+  snprintf(dir, sizeof dir, "%s/tarn-bench-kafka-XXXXXX", tmp ? tmp : "/tmp");
+  if (!mkdtemp(dir))
+    return 1;
+  int rc = run(tarn, perf, msgs);
+  char cmd[400];
+  if (rc)
+    fprintf(stderr, "bench kafka: the run's files are kept in %s\n", dir);
+  else if (snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir) > 0 && system(cmd) != 0)
+    rc = -1;
+  return rc ? 1 : 0;
+}

@@ -12,6 +12,7 @@
 
 #include "util/dirs.h"
 #include "util/error.h"
+#include "util/secret_file.h"
 
 struct tarn_deployment {
   tarn_deployment_config cfg;
@@ -87,6 +88,9 @@ static int read_config_file(tarn_deployment_config *c, tarn_deployment_strings *
     free(path);
     return rc;
   }
+  /* It names the stores and the credential files: the owner's alone, as ssh
+   * wants of its config (a warning, docs/deployment.md "Secure deployment"). */
+  tarn__file_mode_warn(path, "the config file");
   enum { LIMIT = 65536 }; /* a config file is a few lines */
   uint8_t *buf = malloc(LIMIT + 1);
   size_t n = buf ? fread(buf, 1, LIMIT + 1, f) : 0;
@@ -161,7 +165,7 @@ int tarn_deployment_config_save(const tarn_deployment_config *c, int *written) {
   }
   if ((rc = mkdirs(c->home)) == 0) {
     /* Create-only: an existing file is the deployment's, and stays. */
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600); /* the owner's: see the warning above */
     if (fd < 0) {
       rc = errno == EEXIST ? 0 : tarn__errno(errno, "cannot create %s", path);
     } else {

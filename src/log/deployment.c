@@ -238,6 +238,11 @@ static int prepare_local(const char *uri) {
   return 0;
 }
 
+/* The length of a URI as messages show it: without its "?options", which may
+ * hold what a user should not have put there (a password=, refused by the
+ * backend) and name credential files that add nothing to "which store". */
+static int uri_shown(const char *uri) { return (int)strcspn(uri, "?"); }
+
 int tarn_deployment_open(const tarn_deployment_config *c, int create, tarn_deployment **out) {
   *out = NULL;
   if (!c->meta_uri || !c->wal_uri || !c->compacted_uri)
@@ -264,15 +269,15 @@ int tarn_deployment_open(const tarn_deployment_config *c, int create, tarn_deplo
       goto fail;
   }
   if ((rc = tarn_meta_open(d->cfg.meta_uri, &d->meta))) {
-    rc = tarn__errctx(rc, "metadata store %s", d->cfg.meta_uri);
+    rc = tarn__errctx(rc, "metadata store %.*s", uri_shown(d->cfg.meta_uri), d->cfg.meta_uri);
     goto fail;
   }
   if ((rc = tarn_objstore_open(d->cfg.wal_uri, &d->wal))) {
-    rc = tarn__errctx(rc, "WAL root %s", d->cfg.wal_uri);
+    rc = tarn__errctx(rc, "WAL root %.*s", uri_shown(d->cfg.wal_uri), d->cfg.wal_uri);
     goto fail;
   }
   if ((rc = tarn_objstore_open(d->cfg.compacted_uri, &d->compacted))) {
-    rc = tarn__errctx(rc, "compacted root %s", d->cfg.compacted_uri);
+    rc = tarn__errctx(rc, "compacted root %.*s", uri_shown(d->cfg.compacted_uri), d->cfg.compacted_uri);
     goto fail;
   }
   *out = d;

@@ -21,7 +21,7 @@ pkgs=(
 )
 if [ "${TARN_WITH_SERVERS:-0}" = 1 ]; then
   # Real servers for the backend tests: etcd, and Ceph radosgw as an S3 that checks signatures.
-  pkgs+=(etcd-server etcd-client radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl)
+  pkgs+=(etcd-server etcd-client radosgw ceph-mon ceph-osd ceph-common uuid-runtime curl openssl)
 fi
 
 missing=()

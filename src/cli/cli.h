@@ -13,7 +13,7 @@ enum {
   TARN_EXIT_OK = 0,
   TARN_EXIT_FAULT = 1,   /* the input is bad, or the operation failed */
   TARN_EXIT_USAGE = 2,   /* the command line is wrong */
-  TARN_EXIT_UNAVAIL = 3  /* a store could not be reached */
+  TARN_EXIT_UNAVAIL = 3  /* a store could not be reached or refused tarn */
 };
 
 /* A sub-command: name, one-line summary, entry point. */
@@ -81,7 +81,8 @@ int tarn_cli_timing_check(struct tarn_deployment *dep, const char *verb, int gra
                           int64_t *wal_grace_ms);
 
 /* The exit status for a libtarn error code: TARN_EXIT_UNAVAIL for
- * TARN_EUNAVAIL, TARN_EXIT_FAULT otherwise (0 for 0). */
+ * TARN_EUNAVAIL and TARN_EAUTH (a store refused tarn's credentials),
+ * TARN_EXIT_FAULT otherwise (0 for 0). */
 int tarn_cli_exit_for(int rc);
 
 /* ---- catalog helpers (src/cli/cli_catalog.c) ---------------------------- */

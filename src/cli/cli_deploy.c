@@ -14,8 +14,9 @@ const char tarn_cli_deploy_help[] =
     "  --home DIR         one directory holding everything: sqlite:DIR/meta.db,\n"
     "                     file://DIR/wal, file://DIR/compacted (env TARN_HOME;\n"
     "                     default ./" TARN_DEFAULT_HOME ")\n"
-    "  --meta URI         metadata store: sqlite:PATH, mem:NAME, etcd://HOST:PORT\n"
-    "                     (env TARN_META)\n"
+    "  --meta URI         metadata store: sqlite:PATH, mem:NAME, etcd://HOST:PORT,\n"
+    "                     etcd+https://HOST:PORT[,...]?cacert=F&cert=F&key=F&user=U\n"
+    "                     &password_file=F (env TARN_META; docs/deployment.md)\n"
     "  --wal URI          WAL root: file://DIR, s3://BUCKET/PREFIX (env TARN_WAL)\n"
     "  --compacted URI    compacted root (env TARN_COMPACTED)\n"
     "  A flag wins over its variable; a variable wins over --home/TARN_HOME.\n";
@@ -23,7 +24,8 @@ const char tarn_cli_deploy_help[] =
 int tarn_cli_exit_for(int rc) {
   if (rc == 0)
     return TARN_EXIT_OK;
-  return rc == TARN_EUNAVAIL ? TARN_EXIT_UNAVAIL : TARN_EXIT_FAULT;
+  /* a store that refuses tarn's credentials is as unusable as one that is down */
+  return rc == TARN_EUNAVAIL || rc == TARN_EAUTH ? TARN_EXIT_UNAVAIL : TARN_EXIT_FAULT;
 }
 
 int tarn_cli_deploy_open(const tarn_cli_deploy *d, int create, struct tarn_deployment **out) {
@@ -54,6 +56,8 @@ int tarn_cli_deploy_open(const tarn_cli_deploy *d, int create, struct tarn_deplo
               "Check that it runs and the URI is right (--meta/--wal/--compacted, "
               "TARN_META/TARN_WAL/TARN_COMPACTED).\n",
               tarn_errmsg());
+    else if (rc == TARN_EAUTH)
+      fprintf(stderr, "tarn: a store refused tarn: %s\n", tarn_errmsg());
     else if (rc == TARN_ECORRUPT)
       fprintf(stderr, "tarn: %s\nFix the file, or remove it to use the defaults.\n",
               tarn_errmsg());

@@ -111,6 +111,7 @@ typedef struct producer {
   sigset_t sigs;        /* the signals that stop it */
   /* the printer's */
   uint64_t ok, failed, unknown;
+  uint64_t refused;     /* of failed: a store unreachable or refusing tarn (exit 3) */
   int json, quiet, lendelim;
   char *const *files;   /* FILE arguments, named in reports */
   int out_failed;       /* writing stdout failed */
@@ -199,6 +200,8 @@ static void print_outcomes(producer *p, uint64_t a, uint64_t b) {
       p->unknown++;
     else
       p->failed++;
+    if (s->status == TARN_EAUTH || s->status == TARN_EUNAVAIL)
+      p->refused++;
     if (p->json)
       printf("{\"record\":%llu,\"status\":\"%s\"}\n", (unsigned long long)i,
              unknown ? "unknown" : "failed");
@@ -668,7 +671,7 @@ int tarn_cmd_append(int argc, char **argv) {
             (unsigned long long)p->failed, (unsigned long long)nrec,
             (unsigned long long)p->unknown);
     if (!status)
-      status = TARN_EXIT_FAULT;
+      status = p->refused == p->failed && !p->unknown ? TARN_EXIT_UNAVAIL : TARN_EXIT_FAULT;
   }
   if (p->out_failed && !status)
     status = TARN_EXIT_FAULT;

@@ -12,6 +12,7 @@
 
 #include "util/dirs.h"
 #include "util/error.h"
+#include "util/secret_file.h"
 
 struct tarn_deployment {
   tarn_deployment_config cfg;
@@ -87,6 +88,9 @@ static int read_config_file(tarn_deployment_config *c, tarn_deployment_strings *
     free(path);
     return rc;
   }
+  /* It names the stores and the credential files: the owner's alone, as ssh
+   * wants of its config (a warning, docs/deployment.md "Secure deployment"). */
+  tarn__file_mode_warn(path, "the config file");
   enum { LIMIT = 65536 }; /* a config file is a few lines */
   uint8_t *buf = malloc(LIMIT + 1);
   size_t n = buf ? fread(buf, 1, LIMIT + 1, f) : 0;
@@ -161,7 +165,7 @@ int tarn_deployment_config_save(const tarn_deployment_config *c, int *written) {
   }
   if ((rc = mkdirs(c->home)) == 0) {
     /* Create-only: an existing file is the deployment's, and stays. */
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0666);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL, 0600); /* the owner's: see the warning above */
     if (fd < 0) {
       rc = errno == EEXIST ? 0 : tarn__errno(errno, "cannot create %s", path);
     } else {
@@ -234,6 +238,11 @@ static int prepare_local(const char *uri) {
   return 0;
 }
 
+/* The length of a URI as messages show it: without its "?options", which may
+ * hold what a user should not have put there (a password=, refused by the
+ * backend) and name credential files that add nothing to "which store". */
+static int uri_shown(const char *uri) { return (int)strcspn(uri, "?"); }
+
 int tarn_deployment_open(const tarn_deployment_config *c, int create, tarn_deployment **out) {
   *out = NULL;
   if (!c->meta_uri || !c->wal_uri || !c->compacted_uri)
@@ -260,15 +269,15 @@ int tarn_deployment_open(const tarn_deployment_config *c, int create, tarn_deplo
       goto fail;
   }
   if ((rc = tarn_meta_open(d->cfg.meta_uri, &d->meta))) {
-    rc = tarn__errctx(rc, "metadata store %s", d->cfg.meta_uri);
+    rc = tarn__errctx(rc, "metadata store %.*s", uri_shown(d->cfg.meta_uri), d->cfg.meta_uri);
     goto fail;
   }
   if ((rc = tarn_objstore_open(d->cfg.wal_uri, &d->wal))) {
-    rc = tarn__errctx(rc, "WAL root %s", d->cfg.wal_uri);
+    rc = tarn__errctx(rc, "WAL root %.*s", uri_shown(d->cfg.wal_uri), d->cfg.wal_uri);
     goto fail;
   }
   if ((rc = tarn_objstore_open(d->cfg.compacted_uri, &d->compacted))) {
-    rc = tarn__errctx(rc, "compacted root %s", d->cfg.compacted_uri);
+    rc = tarn__errctx(rc, "compacted root %.*s", uri_shown(d->cfg.compacted_uri), d->cfg.compacted_uri);
     goto fail;
   }
   *out = d;

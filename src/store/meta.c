@@ -15,7 +15,7 @@
 #define DEFAULT_SESSION_TIMEOUT_MS 15000
 
 static const tarn__meta_vfs *const backends[] = {&tarn__meta_vfs_sqlite, &tarn__meta_vfs_mem,
-                                                 &tarn__meta_vfs_etcd};
+                                                 &tarn__meta_vfs_etcd, &tarn__meta_vfs_etcd_https};
 
 int64_t tarn__meta_now_ms(void) {
   return tarn__store_now_ms();
@@ -182,6 +182,15 @@ static int parse_options(tarn_meta *m, const char *q) {
       free(m->root_prefix);
       if (!(m->root_prefix = strndup(q + 7, n)))
         return tarn__err(TARN_ENOMEM, "metadata store: out of memory");
+    } else if (strncmp(m->vfs->scheme, "etcd", 4) == 0) {
+      /* etcd's own (TLS, sign-in): meta_etcd.c checks them */
+      size_t have = m->backend_opts ? strlen(m->backend_opts) : 0;
+      char *o = realloc(m->backend_opts, have + len + 2);
+      if (!o) return tarn__err(TARN_ENOMEM, "metadata store: out of memory");
+      if (have) o[have++] = '&';
+      memcpy(o + have, q, len);
+      o[have + len] = 0;
+      m->backend_opts = o;
     } else {
       return tarn__err(TARN_EINVAL, "metadata store URI: unknown option \"%.*s\"", (int)len, q);
     }
@@ -220,13 +229,14 @@ int tarn_meta_open(const char *uri, tarn_meta **out) {
   char *q = strchr(target, '?');
   if (q) *q++ = 0;
   int rc = parse_options(m, q);
-  if (rc == 0 && m->root_prefix && strcmp(vfs->scheme, "etcd") != 0)
+  if (rc == 0 && m->root_prefix && strncmp(vfs->scheme, "etcd", 4) != 0)
     rc = tarn__err(TARN_EINVAL, "metadata store URI: prefix= is an option of etcd:// only");
   if (rc == 0) rc = vfs->open(m, target);
   free(target);
   if (rc) {
     pthread_mutex_destroy(&m->cb_mu);
     free(m->root_prefix);
+    free(m->backend_opts);
     free(m);
     return rc;
   }
@@ -239,6 +249,7 @@ int tarn_meta_close(tarn_meta *m) {
   m->vfs->close(m);
   pthread_mutex_destroy(&m->cb_mu);
   free(m->root_prefix);
+  free(m->backend_opts);
   free(m);
   return 0;
 }

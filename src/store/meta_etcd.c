@@ -20,7 +20,18 @@
  * outcome is unknown reports TARN_EUNKNOWN, except the sequenced put, which
  * finds out itself: its value carries a random nonce that it looks for under
  * the keys it tried before trying again, and its range compare makes a late
- * commit of an earlier attempt and a new attempt exclusive. */
+ * commit of an earlier attempt and a new attempt exclusive.
+ *
+ * Security (docs/deployment.md "Secure deployment"): etcd+https:// (or the
+ * option tls=1) speaks TLS, verifying the server against cacert= (else the
+ * system's store), with cert= and key= for mutual TLS. user= (or
+ * TARN_ETCD_USER) signs in with the password of password_file= (or
+ * TARN_ETCD_PASSWORD) through /v3/auth/authenticate; the token goes in the
+ * Authorization header of every request, is fetched again after token_ttl_s/2
+ * of disuse (default 300: etcd's --auth-token-ttl) and when etcd answers that
+ * it is invalid, and the session's lease is untouched by either. A refusal
+ * (untrusted certificate, rejected client certificate, wrong password) is
+ * TARN_EAUTH at once, never retried; no secret enters a message. */
 #include <curl/curl.h>
 #include <jansson.h>
 #include <openssl/evp.h>
@@ -35,6 +46,8 @@
 #include "tarn/buf.h"
 #include "util/bytes.h"
 #include "util/error.h"
+#include "util/secret_file.h"
+#include "util/tls.h"
 
 #define HDR 17             /* value header: tag, created_ms, nonce */
 #define POOL 16
@@ -60,6 +73,13 @@ typedef struct ehandle {
    * under different roots, or none, never share a key). */
   char *root;
   size_t rootlen;
+  int https;
+  tarn__tls tls;
+  char *user, *password; /* NULL: no sign-in */
+  pthread_mutex_t auth_mu;
+  char *token;           /* under auth_mu; NULL until signed in */
+  int64_t token_used_ms; /* the last answer that accepted it */
+  int64_t token_ttl_ms;
 } ehandle;
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -168,6 +188,89 @@ static void pool_put(ehandle *h, CURL *c) {
 
 enum { SAFE = 0, UNSAFE = 1 }; /* may a failed request be sent again? */
 
+#define AUTH_PATH "/v3/auth/authenticate"
+
+/* The URL, TLS options and headers of one request; *hl is freed by the caller. */
+static int setup_curl(ehandle *h, CURL *c, int ep, const char *path, const char *token,
+                      struct curl_slist **hl) {
+  char url[512];
+  snprintf(url, sizeof url, "%s://%s%s", h->https ? "https" : "http", h->eps[ep], path);
+  curl_easy_setopt(c, CURLOPT_URL, url);
+  curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
+  if (h->https) tarn__tls_curl(c, &h->tls);
+  *hl = NULL;
+  if (token) {
+    size_t n = strlen(token) + sizeof "Authorization: ";
+    char *line = malloc(n);
+    if (!line) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+    snprintf(line, n, "Authorization: %s", token);
+    *hl = curl_slist_append(NULL, line);
+    OPENSSL_cleanse(line, n);
+    free(line);
+    if (!*hl) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  }
+  curl_easy_setopt(c, CURLOPT_HTTPHEADER, *hl);
+  return 0;
+}
+
+static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, json_t **out,
+                       int64_t retry_ms, int64_t req_timeout_ms);
+
+/* The token to send (a malloc'd copy in *tok; NULL without sign-in): the
+ * current one, or a new one when there is none or it went unused for half
+ * its TTL (etcd's simple tokens expire token_ttl after their last use). */
+static int auth_token(ehandle *h, char **tok) {
+  *tok = NULL;
+  if (!h->user) return 0;
+  pthread_mutex_lock(&h->auth_mu);
+  int rc = 0;
+  if (!h->token || mono_ms() - h->token_used_ms >= h->token_ttl_ms / 2) {
+    json_t *req = json_pack("{s:s, s:s}", "name", h->user, "password", h->password), *resp = NULL;
+    rc = req ? post_within(h, AUTH_PATH, req, SAFE, &resp, RETRY_MS, REQ_TIMEOUT_MS)
+             : tarn__err(TARN_ENOMEM, "etcd: out of memory");
+    json_decref(req);
+    const char *t = rc ? NULL : json_string_value(json_object_get(resp, "token"));
+    if (rc == 0 && !t)
+      rc = tarn__err(TARN_EAUTH, "etcd: sign-in as user \"%s\" returned no token (is auth "
+                                 "enabled on the cluster?)", h->user);
+    if (rc == 0) {
+      tarn__secret_free(h->token);
+      if (!(h->token = strdup(t))) rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+      h->token_used_ms = mono_ms();
+    }
+    json_decref(resp);
+  }
+  if (rc == 0 && !(*tok = strdup(h->token))) rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  pthread_mutex_unlock(&h->auth_mu);
+  return rc;
+}
+
+/* After an answer: tok accepted (used) or refused as invalid (dropped, so
+ * that the next request signs in again), unless another thread replaced it. */
+static void auth_after(ehandle *h, const char *tok, int accepted) {
+  if (!tok) return;
+  pthread_mutex_lock(&h->auth_mu);
+  if (h->token && strcmp(h->token, tok) == 0) {
+    if (accepted) {
+      h->token_used_ms = mono_ms();
+    } else {
+      tarn__secret_free(h->token);
+      h->token = NULL;
+    }
+  }
+  pthread_mutex_unlock(&h->auth_mu);
+}
+
+/* A TLS session that the server closes right after the handshake, before
+ * any answer: how a TLS 1.3 server's refusal of the client certificate (or
+ * of none) reaches libcurl, as a send or receive error without the alert. */
+static int cut_after_handshake(ehandle *h, CURL *c, CURLcode cc, size_t got) {
+  long fresh = 0;
+  curl_easy_getinfo(c, CURLINFO_NUM_CONNECTS, &fresh);
+  return h->https && fresh > 0 && got == 0 &&
+         (cc == CURLE_SEND_ERROR || cc == CURLE_RECV_ERROR || cc == CURLE_GOT_NOTHING);
+}
+
 /* POSTs body to path; *out gets the parsed 200 response. A request that is
  * safe to repeat (reads; writes not yet sent) moves on to the next endpoint
  * until RETRY_MS passes; otherwise a transport failure after sending gives
@@ -178,32 +281,52 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
   char *body = json_dumps(req, JSON_COMPACT);
   if (!body) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
   int64_t deadline = mono_ms() + retry_ms;
-  int rc = 0, tries = 0;
+  int rc = 0, tries = 0, reauth = 0, cut = 0;
+  int is_auth = strcmp(path, AUTH_PATH) == 0;
+  char cerr[CURL_ERROR_SIZE];
   for (;;) {
     int ep = atomic_load(&h->cur) % h->neps;
-    char url[512];
-    snprintf(url, sizeof url, "http://%s%s", h->eps[ep], path);
+    char *tok = NULL;
+    if (!is_auth && (rc = auth_token(h, &tok))) break;
     CURL *c = pool_get(h);
-    if (!c) {
+    struct curl_slist *hl = NULL;
+    if (!c || setup_curl(h, c, ep, path, tok, &hl)) {
+      if (c) pool_put(h, c);
+      tarn__secret_free(tok);
       rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
       break;
     }
     tarn_buf resp = TARN_BUF_INIT;
-    curl_easy_setopt(c, CURLOPT_URL, url);
+    cerr[0] = 0;
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)req_timeout_ms);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(req_timeout_ms < 1000 ? req_timeout_ms
                                                                                 : 1000));
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     CURLcode cc = curl_easy_perform(c);
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
+    int was_cut = cc != CURLE_OK && cut_after_handshake(h, c, cc, resp.len);
+    /* the handle goes back without our headers, error buffer or body */
+    curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
+    curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDS, NULL);
     pool_put(h, c);
+    curl_slist_free_all(hl);
     int retry = 0;
     json_t *j = NULL;
-    if (cc != CURLE_OK) {
+    cut = was_cut ? cut + 1 : 0;
+    if (cc != CURLE_OK && tarn__tls_refused(cc, cerr)) {
+      rc = tarn__err(TARN_EAUTH, "etcd %s: %s (%s)", h->eps[ep], tarn__tls_what(cc, cerr),
+                     cerr[0] ? cerr : curl_easy_strerror(cc));
+    } else if (cut >= h->neps && cut >= 2) {
+      /* every endpoint, and this one twice, closed a fresh TLS session unanswered */
+      rc = tarn__err(TARN_EAUTH, "etcd %s: TLS refused: the server closed every new "
+                                 "connection after the handshake (it rejects the client "
+                                 "certificate, or wants one: cert=, key=)", h->eps[ep]);
+    } else if (cc != CURLE_OK) {
       if (cc == CURLE_COULDNT_CONNECT || !unsafe)
         retry = 1, rc = tarn__err(TARN_EUNAVAIL, "etcd %s%s: %s", h->eps[ep], path,
                                   curl_easy_strerror(cc));
@@ -223,7 +346,21 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
         const char *msg = json_string_value(json_object_get(j, "message"));
         int64_t code = jint(j, "code");
         if (!msg) msg = "?";
-        if (strstr(msg, "lease not found"))
+        if (status == 401 || strstr(msg, "invalid auth token")) {
+          /* refused before it was applied: safe to send again, once, signed in anew */
+          auth_after(h, tok, 0);
+          if (!is_auth && h->user && !reauth++)
+            retry = 2, rc = 0;
+          else
+            rc = tarn__err(TARN_EAUTH, "etcd %s: %s%s", h->eps[ep], msg,
+                           h->user ? " (after signing in again)"
+                                   : " (auth is on: give user= and a password file)");
+        } else if (strstr(msg, "authentication failed") || strstr(msg, "user name is empty") ||
+                   strstr(msg, "permission denied") || strstr(msg, "invalid user")) {
+          rc = tarn__err(TARN_EAUTH, "etcd %s: %s%s%s%s", h->eps[ep], msg,
+                         h->user ? " (user \"" : "", h->user ? h->user : "",
+                         h->user ? "\")" : " (auth is on: give user= and a password file)");
+        } else if (strstr(msg, "lease not found"))
           rc = tarn__err(TARN_ESESSION, "etcd: %s", msg);
         else if (code == 14 || code == 4 || strstr(msg, "leader") || strstr(msg, "timed out")) {
           if (unsafe)
@@ -236,8 +373,11 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
         }
       }
     }
+    if (rc == 0 && retry != 2) auth_after(h, tok, 1);
+    tarn__secret_free(tok);
     json_decref(j);
     tarn_buf_free(&resp);
+    if (retry == 2) continue; /* same endpoint, a new token */
     if (!retry) break;
     /* next endpoint; after a full round, pause */
     atomic_compare_exchange_strong(&h->cur, &ep, (ep + 1) % h->neps);
@@ -246,6 +386,7 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
       sleep_ms(100);
     }
   }
+  if (is_auth) OPENSSL_cleanse(body, strlen(body)); /* it holds the password */
   free(body);
   return rc;
 }
@@ -842,23 +983,30 @@ static int e_watch(ehandle *h, char *k, char *e, int64_t since, int timeout_ms) 
       break;
     }
     int ep = atomic_load(&h->cur) % h->neps;
-    char url[512];
-    snprintf(url, sizeof url, "http://%s/v3/watch", h->eps[ep]);
+    char *tok = NULL;
+    if ((rc = auth_token(h, &tok))) break;
     CURL *c = curl_easy_init();
+    struct curl_slist *hl = NULL;
     tarn_buf resp = TARN_BUF_INIT;
-    if (!c) {
+    if (!c || setup_curl(h, c, ep, "/v3/watch", tok, &hl)) {
+      if (c) curl_easy_cleanup(c);
+      tarn__secret_free(tok);
       rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
       break;
     }
-    curl_easy_setopt(c, CURLOPT_URL, url);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_watch);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)left);
     curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, 1000L);
-    curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
     CURLcode cc = curl_easy_perform(c);
+    long status = 0;
+    curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
     curl_easy_cleanup(c);
+    curl_slist_free_all(hl);
+    /* a refused token: drop it (the next round signs in again) */
+    if (status == 401) auth_after(h, tok, 0);
+    tarn__secret_free(tok);
     int hit = resp.len && tarn_buf_putc(&resp, 0) == 0 &&
               (strstr((char *)resp.data, "\"events\"") || strstr((char *)resp.data, "\"canceled\""));
     tarn_buf_free(&resp);
@@ -1094,10 +1242,82 @@ static void free_handle(ehandle *h) {
   for (int i = 0; i < h->neps; i++) free(h->eps[i]);
   free(h->eps);
   free(h->root);
+  tarn__tls_free(&h->tls);
+  free(h->user);
+  tarn__secret_free(h->password);
+  tarn__secret_free(h->token);
+  pthread_mutex_destroy(&h->auth_mu);
   pthread_mutex_destroy(&h->pool_mu);
   pthread_mutex_destroy(&h->ka_mu);
   pthread_cond_destroy(&h->ka_cv);
   free(h);
+}
+
+static int opt_is(const char *o, size_t n, const char *name) {
+  return strlen(name) == n && strncmp(o, name, n) == 0;
+}
+
+/* The options meta.c passed on (m->backend_opts): TLS and sign-in. */
+static int security_options(tarn_meta *m, ehandle *h) {
+  char *pwfile = NULL;
+  int rc = 0;
+  h->token_ttl_ms = 300000;
+  for (const char *q = m->backend_opts; q && *q && rc == 0;) {
+    size_t len = strcspn(q, "&"), nl = strcspn(q, "=");
+    if (nl > len) nl = len;
+    const char *v = q + nl + (nl < len);
+    size_t vl = len - nl - (nl < len);
+    int t = tarn__tls_option(&h->tls, q, nl, v, vl);
+    if (t < 0) {
+      rc = t;
+    } else if (t == 0 && opt_is(q, nl, "tls")) {
+      if (vl == 1 && (*v == '0' || *v == '1'))
+        h->https = h->https || *v == '1';
+      else
+        rc = tarn__err(TARN_EINVAL, "etcd URI: tls must be 0 or 1");
+    } else if (t == 0 && opt_is(q, nl, "user")) {
+      free(h->user);
+      if (!vl || !(h->user = strndup(v, vl)))
+        rc = vl ? tarn__err(TARN_ENOMEM, "etcd: out of memory")
+                : tarn__err(TARN_EINVAL, "etcd URI: user is empty");
+    } else if (t == 0 && opt_is(q, nl, "password_file")) {
+      free(pwfile);
+      if (!(pwfile = strndup(v, vl))) rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+    } else if (t == 0 && opt_is(q, nl, "token_ttl_s")) {
+      char *end;
+      long long x = strtoll(v, &end, 10);
+      if (end != v + vl || x < 1 || x > 86400)
+        rc = tarn__err(TARN_EINVAL, "etcd URI: token_ttl_s must be 1..86400");
+      else
+        h->token_ttl_ms = x * 1000;
+    } else if (t == 0 && opt_is(q, nl, "password")) {
+      /* a URI lands in tarn.json, in ps and in logs: never a secret */
+      rc = tarn__err(TARN_EINVAL, "etcd URI: a password is not taken from the URI; name its "
+                                  "file with password_file=FILE or set TARN_ETCD_PASSWORD");
+    } else if (t == 0) {
+      rc = tarn__err(TARN_EINVAL, "metadata store URI: unknown option \"%.*s\"", (int)nl, q);
+    }
+    q += len;
+    if (*q == '&') q++;
+  }
+  if (rc == 0 && !h->user && getenv("TARN_ETCD_USER") && *getenv("TARN_ETCD_USER") &&
+      !(h->user = strdup(getenv("TARN_ETCD_USER"))))
+    rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  if (rc == 0 && h->user) {
+    const char *env = getenv("TARN_ETCD_PASSWORD");
+    if (pwfile)
+      rc = tarn__secret_read(pwfile, "etcd password file", &h->password);
+    else if (env && *env)
+      rc = (h->password = strdup(env)) ? 0 : tarn__err(TARN_ENOMEM, "etcd: out of memory");
+    else
+      rc = tarn__err(TARN_EINVAL, "etcd: user \"%s\" has no password: name its file with "
+                                  "password_file=FILE or set TARN_ETCD_PASSWORD", h->user);
+  }
+  if (rc == 0 && !h->https && (h->tls.ca_file || h->tls.cert_file || h->tls.key_file))
+    rc = tarn__err(TARN_EINVAL, "etcd URI: cacert=, cert= and key= need etcd+https:// or tls=1");
+  if (rc == 0 && h->https) rc = tarn__tls_check(&h->tls, "etcd");
+  free(pwfile);
+  return rc;
 }
 
 static int e_open(tarn_meta *m, const char *target) {
@@ -1106,6 +1326,7 @@ static int e_open(tarn_meta *m, const char *target) {
     return tarn__err(TARN_EINVAL, "etcd URI: want etcd://HOST:PORT[,HOST:PORT...]");
   ehandle *h = calloc(1, sizeof *h);
   if (!h) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  pthread_mutex_init(&h->auth_mu, NULL);
   pthread_mutex_init(&h->pool_mu, NULL);
   pthread_mutex_init(&h->ka_mu, NULL);
   pthread_cond_init(&h->ka_cv, NULL);
@@ -1127,6 +1348,8 @@ static int e_open(tarn_meta *m, const char *target) {
     if (*p == '/') break;
     if (*p == ',') p++;
   }
+  h->https = strcmp(m->vfs->scheme, "etcd+https") == 0;
+  if (rc == 0) rc = security_options(m, h);
   if (rc == 0 && m->root_prefix) {
     size_t pl = strlen(m->root_prefix);
     if (!(h->root = malloc(pl + 2))) {
@@ -1165,5 +1388,11 @@ static void e_close(tarn_meta *m) {
 
 const tarn__meta_vfs tarn__meta_vfs_etcd = {
     TARN__META_VFS_VERSION, "etcd", e_open, e_close, e_find, e_write, e_del,
+    e_del_range, e_seq_put, e_range, e_token, e_wait, NULL, e_renew, e_clock,
+    e_wait_any};
+
+/* etcd+https://: the same backend over TLS. */
+const tarn__meta_vfs tarn__meta_vfs_etcd_https = {
+    TARN__META_VFS_VERSION, "etcd+https", e_open, e_close, e_find, e_write, e_del,
     e_del_range, e_seq_put, e_range, e_token, e_wait, NULL, e_renew, e_clock,
     e_wait_any};

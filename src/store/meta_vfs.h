@@ -33,6 +33,7 @@ struct tarn_meta {
   void *impl;                   /* the backend's state */
   int64_t session_timeout_ms;
   char *root_prefix;            /* the option prefix= (etcd only), or NULL */
+  char *backend_opts;           /* "a=b&c=d": options meta.c leaves to the backend, or NULL */
   atomic_int session_ended;
   atomic_uint_fast64_t session_gen; /* tarn_meta_session_gen() */
   pthread_mutex_t cb_mu;
@@ -76,6 +77,7 @@ struct tarn__meta_vfs {
 extern const tarn__meta_vfs tarn__meta_vfs_mem;
 extern const tarn__meta_vfs tarn__meta_vfs_sqlite;
 extern const tarn__meta_vfs tarn__meta_vfs_etcd;
+extern const tarn__meta_vfs tarn__meta_vfs_etcd_https;
 
 /* Called by a backend when it learns its session ended: sets the flag and
  * runs the callback once. */

@@ -8,7 +8,12 @@
  * unlinks the temporary name and fsyncs the directory. The real name therefore
  * appears only by the atomic link of a complete, durable file: a crash at any
  * point leaves the name absent or complete, plus perhaps a temporary file that
- * listings skip. */
+ * listings skip.
+ *
+ * Confinement (docs/deployment.md "Secure deployment"): every path below the
+ * root is opened with openat2(RESOLVE_BENEATH), so a symlink that leads
+ * outside the root is refused (TARN_EINVAL) rather than followed; a symlink
+ * within it works. Listings skip symlinks. */
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -19,6 +24,8 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+#include <linux/openat2.h>
+#include <sys/syscall.h>
 
 #include "store/objstore_vfs.h"
 #include "util/dirs.h"
@@ -50,6 +57,18 @@ static int retry_eintr_fsync(int fd) {
 
 /* mkdir -p relative to dirfd, with the parent fsynced after each new
  * directory so that the directory entry is as durable as the file will be. */
+/* openat(dirfd, path, flags) that resolves nothing outside dirfd: -1 with
+ * errno EXDEV for a symlink (or "..") that leads out. */
+static int open_beneath(int dirfd, const char *path, int flags) {
+  struct open_how how = {.flags = (uint64_t)flags, .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
+  return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
+}
+
+static int escape_err(const fstore *s, const char *name) {
+  return tarn__err(TARN_EINVAL, "file store %s: \"%s\" refused: a symlink leads outside the "
+                                "root", s->root, name);
+}
+
 static int mkdirs(fstore *s, const char *name, size_t dirlen, int *out_fd) {
   int fd = dup(s->rootfd);
   if (fd < 0)
@@ -74,9 +93,11 @@ static int mkdirs(fstore *s, const char *name, size_t dirlen, int *out_fd) {
       close(fd);
       return tarn__errno(e, "file store %s: mkdir \"%.*s\"", s->root, (int)j, name);
     }
-    int nfd = openat(fd, seg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    int nfd = open_beneath(fd, seg, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     int e = errno;
     close(fd);
+    if (nfd < 0 && e == EXDEV)
+      return escape_err(s, name);
     if (nfd < 0) {
       if (e == ENOTDIR)
         return tarn__err(TARN_EUNSUPPORTED,
@@ -219,8 +240,10 @@ static int f_put(tarn_objstore *st, const char *name, const void *data, size_t l
 }
 
 static int open_object(fstore *s, const char *name, int *fd, uint64_t *size) {
-  *fd = openat(s->rootfd, name, O_RDONLY | O_CLOEXEC);
+  *fd = open_beneath(s->rootfd, name, O_RDONLY | O_CLOEXEC);
   if (*fd < 0) {
+    if (errno == EXDEV)
+      return escape_err(s, name);
     if (errno == ENOENT || errno == ENOTDIR)
       return tarn__err(TARN_ENOTFOUND, "file store %s: no object \"%s\"", s->root, name);
     return tarn__errno(errno, "file store %s: open \"%s\"", s->root, name);
@@ -290,10 +313,17 @@ static int f_get(tarn_objstore *st, const char *name, uint64_t off, uint64_t len
 static int f_head(tarn_objstore *st, const char *name, uint64_t *size) {
   fstore *s = (fstore *)st;
   struct stat sb;
-  if (fstatat(s->rootfd, name, &sb, 0) != 0) {
-    if (errno == ENOENT || errno == ENOTDIR)
+  int fd = open_beneath(s->rootfd, name, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  int st_rc = fd < 0 ? -1 : fstat(fd, &sb);
+  int e = errno;
+  if (fd >= 0)
+    close(fd);
+  if (st_rc != 0) {
+    if (e == EXDEV)
+      return escape_err(s, name);
+    if (e == ENOENT || e == ENOTDIR)
       return tarn__err(TARN_ENOTFOUND, "file store %s: no object \"%s\"", s->root, name);
-    return tarn__errno(errno, "file store %s: stat \"%s\"", s->root, name);
+    return tarn__errno(e, "file store %s: stat \"%s\"", s->root, name);
   }
   if (!S_ISREG(sb.st_mode))
     return tarn__err(TARN_ENOTFOUND, "file store %s: no object \"%s\"", s->root, name);
@@ -303,7 +333,27 @@ static int f_head(tarn_objstore *st, const char *name, uint64_t *size) {
 
 static int f_del(tarn_objstore *st, const char *name) {
   fstore *s = (fstore *)st;
-  if (unlinkat(s->rootfd, name, 0) != 0) {
+  const char *last = strrchr(name, '/');
+  if (last) { /* the directory, opened beneath the root: unlink removes nothing outside */
+    char dir[TARN_OBJSTORE_NAME_MAX + 1];
+    memcpy(dir, name, (size_t)(last - name));
+    dir[last - name] = 0;
+    int pfd = open_beneath(s->rootfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (pfd < 0) {
+      if (errno == EXDEV)
+        return escape_err(s, name);
+      if (errno == ENOENT || errno == ENOTDIR)
+        return 0;
+      return tarn__errno(errno, "file store %s: open the directory of \"%s\"", s->root, name);
+    }
+    int u = unlinkat(pfd, last + 1, 0), e = errno;
+    close(pfd);
+    errno = e;
+    if (u != 0 && (errno == ENOENT || errno == ENOTDIR || errno == EISDIR))
+      return 0;
+    if (u != 0)
+      return tarn__errno(errno, "file store %s: unlink \"%s\"", s->root, name);
+  } else if (unlinkat(s->rootfd, name, 0) != 0) {
     if (errno == ENOENT || errno == ENOTDIR || errno == EISDIR)
       return 0;
     return tarn__errno(errno, "file store %s: unlink \"%s\"", s->root, name);
@@ -316,7 +366,7 @@ static int f_del(tarn_objstore *st, const char *name) {
     char dir[TARN_OBJSTORE_NAME_MAX + 1];
     memcpy(dir, name, (size_t)(slash - name));
     dir[slash - name] = 0;
-    dfd = openat(s->rootfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    dfd = open_beneath(s->rootfd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
   }
   if (dfd >= 0) {
     int rc = retry_eintr_fsync(dfd);
@@ -431,7 +481,7 @@ static int walk_dir(walk *w, int dirfd, size_t plen) {
       if (strcmp(w->path, w->after) < 0 && !starts_with(w->after, al, w->path, full))
         continue;
       w->path[full - 1] = 0;
-      int sub = openat(dirfd, w->path + plen, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+      int sub = open_beneath(dirfd, w->path + plen, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       w->path[full - 1] = '/';
       if (sub < 0)
         continue; /* vanished or unreadable: not an object */

@@ -2,11 +2,14 @@
  * with our own SigV4 (sigv4.c).
  *
  *   s3://BUCKET[/PREFIX][?endpoint=URL&region=R&path_style=0|1&timeout_ms=N
- *                        &multipart_threshold=BYTES&part_size=BYTES]
+ *                        &multipart_threshold=BYTES&part_size=BYTES&ca_bundle=FILE]
  *
  * Endpoint, region and credentials otherwise come from AWS_ENDPOINT_URL,
  * AWS_REGION (default us-east-1), AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and
- * AWS_SESSION_TOKEN. Object name N has the key PREFIX/N (spec "WAL object
+ * AWS_SESSION_TOKEN; the CA bundle that verifies an https endpoint from
+ * ca_bundle=, else AWS_CA_BUNDLE (as the AWS CLI and SDKs read it), else the
+ * system's store. A refusal at the TLS layer (an untrusted certificate) is
+ * final: TARN_EAUTH at once, not retried until the deadline. Object name N has the key PREFIX/N (spec "WAL object
  * names": with a key prefix r, the key is r/ followed by the name).
  *
  * Create-only: every PUT (and CompleteMultipartUpload) carries If-None-Match: *,
@@ -35,6 +38,7 @@
 #include "store/s3_xml.h"
 #include "store/sigv4.h"
 #include "util/error.h"
+#include "util/tls.h"
 
 #define POOL_MAX 16
 #define TEXT_MAX (16u << 20) /* bound on an error or listing body we keep */
@@ -47,6 +51,7 @@ typedef struct s3store {
   char *host;            /* the Host header (bucket. prepended when virtual-hosted) */
   char *region, *access_key, *secret_key, *token;
   int path_style;
+  tarn__tls tls;
   size_t multipart_threshold, part_size;
   long timeout_ms;
   pid_t pid;
@@ -326,6 +331,7 @@ static int once(s3store *s, req *r) {
   curl_easy_setopt(c, CURLOPT_HEADERFUNCTION, on_header);
   curl_easy_setopt(c, CURLOPT_HEADERDATA, r);
   curl_easy_setopt(c, CURLOPT_TCP_KEEPALIVE, 1L);
+  tarn__tls_curl(c, &s->tls);
   if (strcmp(r->method, "HEAD") == 0)
     curl_easy_setopt(c, CURLOPT_NOBODY, 1L);
   else if (strcmp(r->method, "GET") != 0) {
@@ -439,6 +445,11 @@ static int call(s3store *s, req *r, const char *what) {
       snprintf(r->cerr, sizeof r->cerr, "reply lost (test hook)");
     }
     int retry = 0;
+    if (rc == TARN_EIO && tarn__tls_refused(r->cc, r->cerr)) {
+      pool_put(s, r->curl);
+      return tarn__err(TARN_EAUTH, "s3 %s: %s (%s)", what, tarn__tls_what(r->cc, r->cerr),
+                       r->cerr[0] ? r->cerr : curl_easy_strerror(r->cc));
+    }
     if (rc == TARN_EIO) {
       /* A request that never left cannot have taken effect; any later
        * transport failure may have come after the server acted. */
@@ -1128,6 +1139,7 @@ static void s_close(tarn_objstore *st) {
   if (s->secret_key)
     OPENSSL_cleanse(s->secret_key, strlen(s->secret_key));
   free(s->access_key), free(s->secret_key), free(s->token);
+  tarn__tls_free(&s->tls);
   free(s);
 }
 
@@ -1199,6 +1211,9 @@ static int s_open(const char *uri, tarn_objstore **out) {
   s->access_key = env_dup("AWS_ACCESS_KEY_ID");
   s->secret_key = env_dup("AWS_SECRET_ACCESS_KEY");
   s->token = env_dup("AWS_SESSION_TOKEN");
+  s->tls.ca_file = param(qs, "ca_bundle");
+  if (!s->tls.ca_file)
+    s->tls.ca_file = env_dup("AWS_CA_BUNDLE");
   s->multipart_threshold = 16u << 20;
   s->part_size = 16u << 20;
   s->timeout_ms = 30000;
@@ -1238,6 +1253,8 @@ static int s_open(const char *uri, tarn_objstore **out) {
     }
   }
   free(endpoint);
+  if (rc == 0)
+    rc = tarn__tls_check(&s->tls, "s3");
   if (rc == 0)
     rc = make_share(s);
   if (rc) {

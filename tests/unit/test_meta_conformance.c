@@ -27,7 +27,8 @@
 
 typedef struct backend {
   const char *name;
-  char uri[512];   /* with ?session_timeout_ms */
+  char uri[2048];  /* with ?session_timeout_ms */
+  const char *env;  /* the variable that configures it (etcd) */
   int multiprocess; /* handles in other processes see the same store */
   int cluster;      /* a 3-node etcd whose leader may be killed */
   char *tmpdir;
@@ -88,6 +89,7 @@ static int setup_etcd_env(void **state, const char *env, const char *name, int c
   const char *ep = getenv(env);
   if (ep && *ep)
     snprintf(b->uri, sizeof b->uri, "etcd://%s?session_timeout_ms=%d", ep, SESSION_MS);
+  b->env = env;
   b->multiprocess = 1;
   b->cluster = cluster;
   *state = b;
@@ -98,6 +100,21 @@ static int setup_etcd(void **state) {
 }
 static int setup_etcd_cluster(void **state) {
   return setup_etcd_env(state, "TARN_TEST_ETCD_CLUSTER", "etcd-cluster", 1);
+}
+/* The whole suite over TLS with a client certificate and a signed-in user
+ * (scripts/servers.d/tls.sh: --client-cert-auth, auth enable, tokens that
+ * expire 3 s after their last use, so that renewal happens throughout). */
+static int setup_etcd_tls(void **state) {
+  setup_etcd_env(state, "TARN_TEST_ETCD_TLS", "etcd-tls", 0);
+  backend *b = *state;
+  const char *d = getenv("TARN_TEST_TLS_DIR");
+  if (b->uri[0] && d && *d)
+    snprintf(b->uri + strlen(b->uri), sizeof b->uri - strlen(b->uri),
+             "&tls=1&cacert=%s/ca.pem&cert=%s/client.pem&key=%s/client.key&user=tarn"
+             "&password_file=%s/etcd-password&token_ttl_s=3", d, d, d, d);
+  else
+    b->uri[0] = 0;
+  return 0;
 }
 
 static int teardown(void **state) {
@@ -115,7 +132,7 @@ static int teardown(void **state) {
 static const backend *begin(void **state) {
   const backend *b = *state;
   if (!b->uri[0]) {
-    tu_env_required(b->cluster ? "TARN_TEST_ETCD_CLUSTER" : "TARN_TEST_ETCD");
+    tu_env_required(b->env ? b->env : "TARN_TEST_ETCD");
     print_message("[%s] not configured: skipped\n", b->name);
     skip();
   }
@@ -1085,12 +1102,13 @@ static void test_store_clock(void **state) {
       cmocka_unit_test(test_cluster_leader_kill),                              \
   }
 
-/* ctest-variants: mem sqlite etcd etcd-cluster */
+/* ctest-variants: mem sqlite etcd etcd-cluster etcd-tls */
 int main(int argc, char **argv) {
   SUITE(t_mem);
   SUITE(t_sqlite);
   SUITE(t_etcd);
   SUITE(t_cluster);
+  SUITE(t_tls);
   /* With an argument, only that backend's suite runs (one ctest test per backend). */
   const char *only = argc > 1 ? argv[1] : NULL;
 #define WANT(n) (!only || strcmp(only, n) == 0)
@@ -1104,5 +1122,8 @@ int main(int argc, char **argv) {
   if (WANT("etcd-cluster"))
     fails += cmocka_run_group_tests_name("meta backend etcd-cluster", t_cluster,
                                          setup_etcd_cluster, teardown);
+  if (WANT("etcd-tls"))
+    fails += cmocka_run_group_tests_name("meta backend etcd-tls", t_tls, setup_etcd_tls,
+                                         teardown);
   return fails;
 }

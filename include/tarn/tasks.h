@@ -51,6 +51,8 @@ typedef struct tarn_task {
   int stale;                /* COMMITTED because the range no longer held */
   tarn_compact_range range;
   int64_t version;          /* of the record, for CompareAndSet */
+  int64_t lock_version;     /* set by tarn_tasks_claim: the version of the lock record its
+                               writes are guarded by (0: not claimed) */
 } tarn_task;
 
 void tarn_task_free(tarn_task *t);

@@ -130,18 +130,28 @@ static int task_get(tarn_meta *m, uint64_t log_id, tarn_task *t) {
 }
 
 /* Writes t: CreateIfAbsent when version < 0, else CompareAndSet on it; the
- * new version goes back into t. */
+ * new version goes back into t. A claimed task's writes are guarded by its
+ * lock record (the version the claim created): a holder whose session ended
+ * at the store, and so its lock with it, while it runs on not yet told (a
+ * zombie), changes nothing — without the guard its CompareAndSet committed
+ * whenever no new holder had written yet (tarn-sim seed 12,
+ * NoOrphanExecution). */
 static int task_put(tarn_meta *m, tarn_task *t) {
-  char k[64];
+  char k[64], lk[64];
   task_key(k, t->log_id);
+  snprintf(lk, sizeof lk, "/locks/%020" PRIu64, t->log_id);
+  tarn_meta_guard g = {TARN_META_GUARD_EXISTS, lk, t->lock_version};
+  size_t ng = t->lock_version > 0 && !TARN__PLANTED(TARN__BUG_TASK_PUT_UNGUARDED);
   tarn_buf b = TARN_BUF_INIT;
   int rc = tarn_task_encode(t, &b);
   tarn_meta_stat st;
+  if (TARN__PLANTED(TARN__BUG_TASK_GUARD_ANY_LOCK))
+    g.version = TARN_META_ANY_VERSION;
   if (!rc)
-    rc = t->version < 0 ? tarn_meta_create(m, TARN_COMPACTION_PARTITION, k, b.data, b.len,
-                                           TARN_META_PERSISTENT, &st)
-                        : tarn_meta_cas(m, TARN_COMPACTION_PARTITION, k, b.data, b.len,
-                                        t->version, &st);
+    rc = t->version < 0 ? tarn_meta_create_if(m, TARN_COMPACTION_PARTITION, k, b.data, b.len,
+                                              TARN_META_PERSISTENT, &g, ng, &st)
+                        : tarn_meta_cas_if(m, TARN_COMPACTION_PARTITION, k, b.data, b.len,
+                                           t->version, &g, ng, &st);
   if (!rc)
     t->version = st.version;
   tarn_buf_free(&b);
@@ -287,7 +297,8 @@ int tarn_tasks_claim(tarn_meta *m, const tarn_tasks_options *o, tarn_compact_loc
   for (size_t k = 0; k < n && rc == TARN_ENOTFOUND; k++) {
     tarn_task *t = &v[(k + off) % n];
     if (!is_open(t->state) ||
-        (TARN__PLANTED(TARN__BUG_CLAIM_SKIPS_PREPARED) && t->state == TARN_TASK_PREPARED))
+        (TARN__PLANTED(TARN__BUG_CLAIM_SKIPS_PREPARED) && t->state == TARN_TASK_PREPARED) ||
+        (TARN__PLANTED(TARN__BUG_CLAIM_SKIPS_FAILED) && t->failures > 0))
       continue;
     tarn_compact_lock *lk;
     int lrc = tarn_compact_lock_acquire(m, t->log_id, owner, &lk);
@@ -301,6 +312,7 @@ int tarn_tasks_claim(tarn_meta *m, const tarn_tasks_options *o, tarn_compact_loc
      * finished it between the listing and the lock). */
     lrc = task_get(m, t->log_id, task);
     if (!lrc && is_open(task->state)) {
+      task->lock_version = tarn__compact_lock_version(lk);
       *lock = lk;
       rc = 0;
       break;

@@ -54,7 +54,11 @@
   X(REPAIR_C4_PAST_E, "repair-c4-past-e")                   /* repair's C4 bound e, not e-1 */\
   X(FLUSH_SKIPS_OPEN_BATCH, "flush-skips-open-batch")       /* close leaves the batch */      \
   X(RECLAIM_IGNORES_INTENTS, "reclaim-ignores-intents")     /* reverts #11 part 1 */          \
-  X(RECLAIM_LOCAL_CLOCK, "reclaim-local-clock")             /* reverts #11 part 2's clock */
+  X(RECLAIM_LOCAL_CLOCK, "reclaim-local-clock")             /* reverts #11 part 2's clock */\
+  X(TASK_PUT_UNGUARDED, "task-put-unguarded")               /* task writes without the lock */\
+  X(C2_STOPS_BEFORE_E, "c2-stops-before-e")                 /* C2's scan ends at >= e */      \
+  X(CLAIM_SKIPS_FAILED, "claim-skips-failed")               /* a failed task never reclaimed */\
+  X(TASK_GUARD_ANY_LOCK, "task-guard-any-lock")             /* guard: a lock, not ours */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,
 enum { TARN__BUG_NONE = 0, TARN__PLANTED_BUGS(TARN__PLANTED_ENUM) TARN__BUG_COUNT };

@@ -157,6 +157,7 @@ typedef struct sim_tnode {
   tarn_task t;
   int have;
   int incarnation;
+  int64_t tell_at; /* its session ended silently: when it is told (0: not) */
 } sim_tnode;
 
 typedef struct sim_zombie {
@@ -202,6 +203,10 @@ typedef struct sim {
   uint64_t (*committed)[4];
   size_t ncommitted, capcommitted;
   int crashed_claims[SIM_NLOGS + 1]; /* logs whose claimant crashed (CrashRecovery) */
+  /* per log, the task record's created_ms, range and furthest state seen (NoDoubleExecution) */
+  int64_t task_created[SIM_NLOGS + 1];
+  int task_state[SIM_NLOGS + 1];
+  uint64_t task_range[SIM_NLOGS + 1][2];
   tarn_meta *rmeta;  /* the reclaimer's session */
   uint64_t reclaim_epoch;
   tarn_reader *fresh, *stale;

@@ -902,6 +902,7 @@ static void tnode_start(sim *s, int i) {
     abort();
   n->alive = 1;
   n->incarnation++;
+  n->tell_at = 0;
   sim_trace(s, "t%d start (incarnation %d)", i, n->incarnation);
 }
 
@@ -943,7 +944,7 @@ static void check_lock_holders(sim *s, uint64_t log, int ti, int ci) {
   SIM_CHECKED(s, P_MutualExclusion);
   for (int k = 0; k < SIM_NTNODES && !s->failed; k++)
     if (k != ti && s->tn[k].alive && s->tn[k].have && s->tn[k].t.log_id == log &&
-        tarn_meta_session_ok(s->tn[k].meta) == 0)
+        !s->tn[k].tell_at && tarn_meta_session_ok(s->tn[k].meta) == 0)
       sim_fail(s, P_MutualExclusion, "%c%d and t%d both hold the compaction lock of log %" PRIu64,
                ti >= 0 ? 't' : 'c', ti >= 0 ? ti : ci, k, log);
   for (int k = 0; k < SIM_NCOMPACTORS && !s->failed; k++)
@@ -980,6 +981,62 @@ static void check_task(sim *s, const tarn_task *t, int just_committed) {
   memcpy(s->committed[s->ncommitted++], id, sizeof id);
 }
 
+/* Log L's task record as the checker reads it. */
+static int task_record_get(sim *s, uint64_t log, tarn_task *t) {
+  char k[64];
+  snprintf(k, sizeof k, "/tasks/%020" PRIu64, log);
+  tarn_meta_rec r = {0};
+  int rc = tarn_meta_get(s->cmeta, TARN_COMPACTION_PARTITION, k, &r);
+  if (!rc)
+    rc = tarn_task_decode(r.value, r.value_len, t);
+  if (!rc)
+    t->version = r.stat.version;
+  tarn_meta_rec_free(&r);
+  return rc;
+}
+
+/* The version of log L's task record, -1 if none. */
+static int64_t task_record_version(sim *s, uint64_t log) {
+  tarn_task t;
+  if (task_record_get(s, log, &t))
+    return -1;
+  int64_t v = t.version;
+  tarn_task_free(&t);
+  return v;
+}
+
+/* NoDoubleExecution, on the records: a task (its log, created_ms and range) only
+ * moves forward, INIT -> PREPARED -> COMMITTED; a record seen back at an
+ * earlier state (a late write of a holder that gave up, landing over the
+ * next holder's) has its work run a second time. */
+static void check_task_records(sim *s) {
+  tarn_task *v = NULL;
+  size_t n = 0;
+  if (tarn_tasks_list(s->cmeta, &v, &n))
+    return;
+  for (size_t k = 0; k < n && !s->failed; k++) {
+    uint64_t L = v[k].log_id;
+    if (L < 1 || L > SIM_NLOGS || v[k].state == TARN_TASK_DEAD)
+      continue;
+    SIM_CHECKED(s, P_NoDoubleExecution);
+    /* an INIT record is a new plan (one may be stamped in the same ms as
+     * the task it replaces) */
+    int same = s->task_created[L] == v[k].created_ms && s->task_range[L][0] == v[k].range.s &&
+               s->task_range[L][1] == v[k].range.e;
+    if (same && v[k].state != TARN_TASK_INIT && v[k].state < s->task_state[L])
+      sim_fail(s, P_NoDoubleExecution, "the task of log %" PRIu64 " created at %" PRId64
+               " is %s again after it was %s: its work runs twice", L, v[k].created_ms,
+               tarn_task_state_name(v[k].state), tarn_task_state_name(s->task_state[L]));
+    if (!same || v[k].state > s->task_state[L] || v[k].state == TARN_TASK_INIT) {
+      s->task_created[L] = v[k].created_ms;
+      s->task_range[L][0] = v[k].range.s;
+      s->task_range[L][1] = v[k].range.e;
+      s->task_state[L] = v[k].state;
+    }
+  }
+  tarn_tasks_free(v, n);
+}
+
 /* One step of task node i: plan, claim, or step its claimed task. */
 static void act_tnode(sim *s, int i) {
   sim_tnode *n = &s->tn[i];
@@ -1002,6 +1059,7 @@ static void act_tnode(sim *s, int i) {
       rc = tarn_tasks_plan(n->c, &s->topt, chance(s, 300), &created);
       clear_meta_fault(n->meta);
       sim_trace(s, "t%d plans -> %d (%zu tasks created)", i, rc, created);
+      check_task_records(s); /* sees every new plan at INIT */
       return;
     }
     rc = tarn_tasks_claim(n->meta, &s->topt, &n->lock, &n->t);
@@ -1022,15 +1080,44 @@ static void act_tnode(sim *s, int i) {
    * C5 or the task record's own */
   if (s->faults_on && chance(s, s->p_meta_fault) && !(s->without & SIM_NO_META)) {
     int skip = (int)sim_below(s, 5);
-    int kind = chance(s, 500) ? TARN_META_FAULT_FAIL : TARN_META_FAULT_COMMIT_UNKNOWN;
+    uint64_t k = sim_below(s, 10);
+    /* or it is held in flight and lands later (a holder that gave up on its
+     * task write, which commits after another holder moved the task on) */
+    int kind = k < 4 ? TARN_META_FAULT_FAIL : k < 8 || (s->without & SIM_NO_SLOW)
+                                                  ? TARN_META_FAULT_COMMIT_UNKNOWN
+                                                  : TARN_META_FAULT_DELAY_COMMIT;
     tarn_meta_inject_fault_after(n->meta, kind, skip, 1);
+    if (kind == TARN_META_FAULT_DELAY_COMMIT)
+      s->st.held++;
     sim_trace(s, "  fault: metadata write %d of the task step %s", skip + 1,
-              kind == TARN_META_FAULT_FAIL ? "fails" : "commits but reports unknown");
+              kind == TARN_META_FAULT_FAIL ? "fails"
+              : kind == TARN_META_FAULT_COMMIT_UNKNOWN ? "commits but reports unknown"
+                                                       : "is held in flight (lands later)");
   }
   if (s->faults_on && chance(s, s->p_obj_fault) && !(s->without & SIM_NO_OBJECT))
     tarn_objstore_mem_fault(s->ccmp, TARN_MEM_OP_PUT, 1 + sim_below(s, 3), 1,
                             TARN_MEM_FAULT_BEFORE, TARN_EIO);
   sim_arm_read_fault(s, s->cwal, NULL);
+  /* the task record as it stands: a zombie (its session, and so its lock,
+   * ended at the store; it is not told yet) must not change it */
+  int64_t rec_before = task_record_version(s, n->t.log_id);
+  /* NoDoubleExecution: the holder's view is the record's, so it never runs
+   * a state its task has passed (a write landing under another holder's
+   * lock would move the record on behind its back); a zombie's lock is
+   * gone, the next holder's may have moved it on (NoOrphanExecution holds
+   * the zombie's writes to nothing) */
+  tarn_task rt;
+  if (!n->tell_at && task_record_get(s, n->t.log_id, &rt) == 0) {
+    SIM_CHECKED(s, P_NoDoubleExecution);
+    if (rt.created_ms == n->t.created_ms && rt.state != TARN_TASK_DEAD && rt.state > before)
+      sim_fail(s, P_NoDoubleExecution, "t%d runs the task of log %" PRIu64 " from %s, but its "
+               "record is %s: that work was done", i, n->t.log_id, tarn_task_state_name(before),
+               tarn_task_state_name(rt.state));
+    tarn_task_free(&rt);
+  }
+  if (s->failed)
+    return;
+  int zombie = n->tell_at != 0;
   rc = tarn_tasks_step(n->c, &s->topt, &n->t);
   tarn_objstore_mem_reset_faults(s->ccmp);
   sim_read_faults_clear(s, NULL);
@@ -1040,6 +1127,10 @@ static void act_tnode(sim *s, int i) {
   if (n->t.state != before && tarn_meta_session_ok(n->meta) != 0)
     sim_fail(s, P_NoOrphanExecution, "t%d moved the task of log %" PRIu64 " on after its "
              "session ended", i, n->t.log_id);
+  if (zombie && !s->failed && task_record_version(s, n->t.log_id) != rec_before)
+    sim_fail(s, P_NoOrphanExecution, "t%d's session ended at the store (it is not told yet), "
+             "but its write of the task of log %" PRIu64 " (%s) took effect", i, n->t.log_id,
+             tarn_task_state_name(n->t.state));
   /* LockConsistency: the task's record and what its holder believes agree */
   tarn_task *cur = NULL;
   size_t nt = 0;
@@ -1051,10 +1142,14 @@ static void act_tnode(sim *s, int i) {
                  tarn_task_state_name(cur[k].state));
     tarn_tasks_free(cur, nt);
   }
+  check_task_records(s);
   check_task(s, &n->t, rc == 0 && before != TARN_TASK_COMMITTED &&
                            n->t.state == TARN_TASK_COMMITTED && !n->t.stale);
-  if (rc == 0 && n->t.state == TARN_TASK_COMMITTED && n->t.log_id <= SIM_NLOGS)
-    s->crashed_claims[n->t.log_id] = 0; /* the crashed claim was recovered */
+  if (rc == 0 && n->t.state == TARN_TASK_COMMITTED && n->t.log_id <= SIM_NLOGS &&
+      s->crashed_claims[n->t.log_id]) {
+    SIM_CHECKED(s, P_CrashRecovery); /* the crashed claim was recovered */
+    s->crashed_claims[n->t.log_id] = 0;
+  }
   if (rc || n->t.state == TARN_TASK_COMMITTED || n->t.state == TARN_TASK_DEAD) {
     tarn_compact_lock_release(n->lock);
     tarn_task_free(&n->t);
@@ -1108,6 +1203,7 @@ static void settle_tasks(sim *s) {
     size_t created = 0;
     int prc = tarn_tasks_plan(s->tn[0].c, &s->topt, 1, &created);
     sim_trace(s, "settle: t0 plans every log -> %d (%zu tasks created)", prc, created);
+    check_task_records(s);
     if (!created && ++quiet > 9)
       break;
   }
@@ -1179,10 +1275,20 @@ static void zombies_and_landings(sim *s) {
       s->cp[k].tell_at = 0;
       sim_trace(s, "c%d is told its session ended", k);
     }
+  for (int k = 0; k < SIM_NTNODES; k++)
+    if (s->tn[k].alive && s->tn[k].tell_at && s->tn[k].tell_at <= s->now) {
+      tarn_meta_inject_fault(s->tn[k].meta, TARN_META_FAULT_EXPIRE_SESSION, 0);
+      s->tn[k].tell_at = 0;
+      sim_trace(s, "t%d is told its session ended", k);
+    }
   if (!chance(s, 40))
     return;
-  uint64_t k = sim_below(s, SIM_NWRITERS + SIM_NCOMPACTORS + 3);
-  if (k < SIM_NWRITERS)
+  uint64_t k = sim_below(s, SIM_NWRITERS + SIM_NCOMPACTORS + 3 + SIM_NTNODES);
+  if (k >= SIM_NWRITERS + SIM_NCOMPACTORS + 3) {
+    sim_tnode *n = &s->tn[k - (SIM_NWRITERS + SIM_NCOMPACTORS + 3)];
+    land(s, n->alive ? n->meta : NULL, "a task node");
+    check_task_records(s);
+  } else if (k < SIM_NWRITERS)
     land(s, s->wr[k].alive ? s->wr[k].meta : NULL, "a writer");
   else if (k < SIM_NWRITERS + SIM_NCOMPACTORS)
     land(s, s->cp[k - SIM_NWRITERS].alive ? s->cp[k - SIM_NWRITERS].meta : NULL, "a compactor");
@@ -1275,7 +1381,22 @@ static void one_step(sim *s) {
     if (s->tn[ti].alive && s->faults_on && !(s->without & SIM_NO_CRASH) &&
         chance(s, s->tn[ti].have ? 50 + 10 * s->p_crash : 2 * s->p_crash))
       tnode_end(s, ti, 1);
-    else
+    else if (s->tn[ti].alive && s->tn[ti].have && !s->tn[ti].tell_at && s->faults_on &&
+             !(s->without & SIM_NO_EXPIRY) && chance(s, s->p_expire + 10)) {
+      /* a holder's session ends while it runs; half the time silently: the
+       * store drops its lock, the node is told only 0.1-8 s later and steps
+       * its task on meanwhile (a lock holder that keeps running) */
+      int silent = chance(s, 500) && !(s->without & SIM_NO_ZOMBIE);
+      tarn_meta_inject_fault(s->tn[ti].meta, silent ? TARN_META_FAULT_EXPIRE_SILENT
+                                                     : TARN_META_FAULT_EXPIRE_SESSION, 0);
+      s->st.expiries++;
+      if (silent) {
+        s->tn[ti].tell_at = s->now + 100 + (int64_t)sim_below(s, 8000);
+        s->st.silent++;
+      }
+      sim_trace(s, "t%d's session EXPIRES while it holds a task%s", ti,
+                silent ? " (it is not told yet)" : "");
+    } else
       act_tnode(s, ti);
   } else if (r < 915) {
     act_reclaim(s);
@@ -1329,6 +1450,8 @@ static void settle(sim *s) {
     s->wr[k].tell_at = s->wr[k].tell_at ? s->now : 0;
   for (int k = 0; k < SIM_NCOMPACTORS; k++)
     s->cp[k].tell_at = s->cp[k].tell_at ? s->now : 0;
+  for (int k = 0; k < SIM_NTNODES; k++)
+    s->tn[k].tell_at = s->tn[k].tell_at ? s->now : 0;
   zombies_and_landings(s);
   for (int k = 0; k < SIM_NWRITERS; k++)
     if (s->wr[k].alive)

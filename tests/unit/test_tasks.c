@@ -3,7 +3,9 @@
  * Reproductions of issue #11 part 6 (they fail on 4d5a889): tarn_tasks_work's
  * stop flag was a plain int read by the workers while the caller wrote it (a
  * data race ThreadSanitizer reports in work_loop); a failed pthread_create
- * was ignored and the unstarted thread joined (work_without_threads). */
+ * was ignored and the unstarted thread joined (work_without_threads).
+ * Found by tarn-sim (fails before task writes were guarded by the claim's
+ * lock): a zombie holder's task write took effect (zombie_holder_changes_nothing). */
 #include "testutil.h"
 #include "tu_compact.h"
 #include "tu_log.h"
@@ -118,6 +120,62 @@ static void mutual_exclusion(void **state) {
   tarn_compact_lock_release(l3);
   tarn_compactor_close(c);
   tarn_meta_close(m2);
+  tu_cenv_close(&E);
+}
+
+/* NoOrphanExecution: a holder whose session ended at the store (its lock
+ * vanished with it) while it runs on, not yet told, changes nothing in the
+ * task record: its step fails, the record keeps its state and version, and
+ * the next holder finishes the task. Before task writes were guarded by the
+ * claim's lock record the zombie's INIT -> PREPARED CompareAndSet committed
+ * (tarn-sim seed 12: the write of a holder without a lock took effect). */
+static void zombie_holder_changes_nothing(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "zombie", 0, 1, NULL);
+  tu_append(&E, E.logs[0], 0, 10, 5);
+  tarn_meta *mz;
+  assert_int_equal(tarn_meta_open(E.meta_uri, &mz), 0);
+  tarn_compactor *c = mk(E.m, &E, 0), *cz = mk(mz, &E, 0);
+  size_t created;
+  assert_int_equal(tarn_tasks_plan(c, NULL, 1, &created), 0);
+  assert_int_equal(created, 1);
+  tarn_compact_lock *lz, *l;
+  tarn_task tz, t, rec;
+  assert_int_equal(tarn_tasks_claim(mz, NULL, &lz, &tz), 0);
+  assert_int_equal(task_state(E.m, E.logs[0], &rec), TARN_TASK_INIT);
+  int64_t v0 = rec.version;
+  tarn_task_free(&rec);
+  /* the store ends the zombie's session; the zombie is not told */
+  assert_int_equal(tarn_meta_inject_fault(mz, TARN_META_FAULT_EXPIRE_SILENT, 0), 0);
+  assert_int_equal(tarn_meta_session_ok(mz), 0);
+  assert_int_not_equal(tarn_tasks_step(cz, NULL, &tz), 0);
+  assert_int_equal(task_state(E.m, E.logs[0], &rec), TARN_TASK_INIT);
+  assert_int_equal(rec.version, v0);
+  assert_int_equal(rec.failures, 0);
+  tarn_task_free(&rec);
+  /* the lock went with the session: another worker claims and finishes it */
+  assert_int_equal(tarn_tasks_claim(E.m, NULL, &l, &t), 0);
+  /* ... and while it holds the new lock the zombie's write still fails: the
+   * guard is the zombie's own lock record, not any lock of the log */
+  assert_int_not_equal(tarn_tasks_step(cz, NULL, &tz), 0);
+  assert_int_equal(task_state(E.m, E.logs[0], &rec), TARN_TASK_INIT);
+  assert_int_equal(rec.version, v0);
+  tarn_task_free(&rec);
+  while (t.state == TARN_TASK_INIT || t.state == TARN_TASK_PREPARED)
+    assert_int_equal(tarn_tasks_step(c, NULL, &t), 0);
+  assert_int_equal(t.state, TARN_TASK_COMMITTED);
+  assert_int_equal(task_state(E.m, E.logs[0], NULL), TARN_TASK_COMMITTED);
+  /* the zombie's later writes change nothing either */
+  assert_int_not_equal(tarn_tasks_step(cz, NULL, &tz), 0);
+  assert_int_equal(task_state(E.m, E.logs[0], NULL), TARN_TASK_COMMITTED);
+  tarn_task_free(&t);
+  tarn_task_free(&tz);
+  tarn_compact_lock_release(l);
+  tarn_compact_lock_release(lz);
+  tarn_compactor_close(cz);
+  tarn_compactor_close(c);
+  tarn_meta_close(mz);
   tu_cenv_close(&E);
 }
 
@@ -470,7 +528,7 @@ int main(void) {
       cmocka_unit_test(dlq_after_max_failures), cmocka_unit_test(two_workers),
       cmocka_unit_test(three_workers), cmocka_unit_test(crash_after_c2),
       cmocka_unit_test(crash_after_c3), cmocka_unit_test(work_loop),
-      cmocka_unit_test(work_without_threads),
+      cmocka_unit_test(work_without_threads), cmocka_unit_test(zombie_holder_changes_nothing),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

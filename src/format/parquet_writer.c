@@ -14,6 +14,11 @@
 
 #define DEFAULT_ROW_GROUP ((uint64_t)128 << 20)
 #define DEFAULT_PAGE ((uint32_t)1 << 20)
+/* The values buffer starts with this many bytes kept free, so that the level
+ * bytes' length and the levels (one RLE run, up to 6 bytes, when the page
+ * has no nulls) go in front of the values and the page body is one run of
+ * bytes: compressed, or handed to the sink, without a copy into a body. */
+#define PREFIX ((size_t)16)
 /* A page's size is an i32; keep room for the level bytes and the header. */
 #define MAX_PAGE_BODY ((size_t)INT32_MAX - 4096)
 
@@ -32,6 +37,7 @@ struct tarn_parquet_writer {
   uint32_t run_value, run_len;
   uint32_t page_rows, page_nulls;
   tarn_buf body, comp, hdr;
+  tarn__pq_codec_ctx cx; /* kept from page to page */
 
   /* the row group being filled */
   uint64_t group_bytes; /* PLAIN bytes of its values, the page being filled included */
@@ -155,7 +161,10 @@ int tarn_parquet_writer_open(tarn_parquet_writer **out, const tarn_parquet_write
   if (w->page_size > MAX_PAGE_BODY)
     w->page_size = (uint32_t)MAX_PAGE_BODY;
   reset_chunk(w);
-  int rc = build_meta(w, o);
+  int rc = tarn_buf_reserve(&w->values, PREFIX);
+  w->values.len = PREFIX;
+  if (rc == 0)
+    rc = build_meta(w, o);
   if (rc == 0)
     rc = sink(w, "PAR1", 4);
   if (rc) {
@@ -186,7 +195,8 @@ static int flush_page(tarn_parquet_writer *w) {
     return rc;
   uint8_t len[4];
   tarn__st_le32(len, (uint32_t)w->levels.len);
-  size_t raw = 4 + w->levels.len + w->values.len;
+  size_t nvals = w->values.len - PREFIX;
+  size_t raw = 4 + w->levels.len + nvals;
   tarn__pq_page_header h = {0};
   h.type = TARN_PARQUET_DATA_PAGE;
   h.uncompressed_size = (int32_t)raw;
@@ -194,24 +204,35 @@ static int flush_page(tarn_parquet_writer *w) {
   h.encoding = TARN_PARQUET_PLAIN;
   h.def_encoding = TARN_PARQUET_RLE;
   h.num_nulls = (int32_t)w->page_nulls;
-  const uint8_t *body[3] = {len, w->levels.data, w->values.data};
-  size_t body_len[3] = {4, w->levels.len, w->values.len};
+  const uint8_t *body[3] = {len, w->levels.data, w->values.data + PREFIX};
+  size_t body_len[3] = {4, w->levels.len, nvals};
   size_t parts = 3;
+  if (4 + w->levels.len <= PREFIX) {
+    uint8_t *at = w->values.data + PREFIX - 4 - w->levels.len;
+    memcpy(at, len, 4);
+    if (w->levels.len)
+      memcpy(at + 4, w->levels.data, w->levels.len);
+    body[0] = at, body_len[0] = raw, parts = 1;
+  }
   tarn_buf_reset(&w->comp);
   if (w->codec != TARN_PARQUET_UNCOMPRESSED) {
     /* Definition levels and values are compressed together in a v1 page. */
-    tarn_buf_reset(&w->body);
-    if ((rc = tarn_buf_reserve(&w->body, raw)))
-      return rc;
-    for (size_t i = 0; i < 3; i++)
-      tarn_buf_append(&w->body, body[i], body_len[i]);
-    if ((rc = tarn__pq_compress(w->codec, w->level, w->body.data, w->body.len, &w->comp)))
+    const uint8_t *src = body[0];
+    if (parts > 1) {
+      tarn_buf_reset(&w->body);
+      if ((rc = tarn_buf_reserve(&w->body, raw)))
+        return rc;
+      for (size_t i = 0; i < 3; i++)
+        tarn_buf_append(&w->body, body[i], body_len[i]);
+      src = w->body.data;
+    }
+    if ((rc = tarn__pq_compress_ctx(&w->cx, w->codec, w->level, src, raw, &w->comp)))
       return rc;
     if (w->comp.len > (size_t)INT32_MAX)
       return tarn__err(TARN_ERANGE, "parquet writer: compressed page exceeds 2 GiB");
     body[0] = w->comp.data, body_len[0] = w->comp.len, parts = 1;
   }
-  h.compressed_size = (int32_t)(parts == 1 ? w->comp.len : raw);
+  h.compressed_size = (int32_t)(w->codec != TARN_PARQUET_UNCOMPRESSED ? w->comp.len : raw);
   tarn_buf_reset(&w->hdr);
   if ((rc = tarn__pq_page_header_encode(&h, &w->hdr)))
     return rc;
@@ -226,7 +247,7 @@ static int flush_page(tarn_parquet_writer *w) {
   w->chunk.null_count += w->page_nulls;
   w->chunk.total_uncompressed_size += (int64_t)(w->hdr.len + raw);
   w->chunk.total_compressed_size += (int64_t)(w->hdr.len + (size_t)h.compressed_size);
-  tarn_buf_reset(&w->values);
+  w->values.len = PREFIX;
   tarn_buf_reset(&w->levels);
   w->page_rows = w->page_nulls = 0;
   return 0;
@@ -263,7 +284,7 @@ static int add_row(tarn_parquet_writer *w, const void *p, size_t n, int is_null)
   int rc = 0;
   if (w->group_rows > 0 && w->group_bytes + add > w->row_group_size)
     rc = flush_group(w);
-  else if (w->page_rows > 0 && w->values.len + add > w->page_size)
+  else if (w->page_rows > 0 && w->values.len - PREFIX + add > w->page_size)
     rc = flush_page(w);
   if (rc == 0 && w->page_rows == UINT32_MAX / 2)
     rc = flush_page(w);
@@ -332,6 +353,7 @@ void tarn_parquet_writer_free(tarn_parquet_writer *w) {
   tarn_buf_free(&w->body);
   tarn_buf_free(&w->comp);
   tarn_buf_free(&w->hdr);
+  tarn__pq_codec_ctx_free(&w->cx);
   tarn__pq_meta_free(&w->meta);
   free(w);
 }

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "bench.h"
+#include "bench_codec.h"
 #include "tarn/catalog.h"
 #include "tarn/compactor.h"
 #include "tarn/objstore_mem.h"
@@ -202,6 +203,11 @@ int bench_compact(void) {
     fprintf(stderr, "bench compact: %s\n", tarn_errmsg());
     return 1;
   }
+  /* The codec alone on the same payload bytes (goal: compaction >= 0.6x). */
+  double zs, zd;
+  if (bench_zstd_seconds(p, TOTAL, (size_t)1 << 20, 3, &zs, &zd))
+    return 1;
+  bench_report("compact 1 KiB entries WAL -> parquet+index", TOTAL, tc, "zstd -3 alone", zs);
   double dw, dr;
   if (bench_duckdb_copy(p, TOTAL, ENTRY, "zstd", &dw, &dr) == 0)
     bench_report("compact 1 KiB entries WAL -> parquet+index", TOTAL, tc, "duckdb COPY zstd", dw);

@@ -87,6 +87,10 @@ typedef struct tarn_compactor_options {
   /* Progress of C2 for a progress bar: bytes written of total. May be NULL. */
   void (*progress)(void *ctx, uint64_t done, uint64_t total);
   void *progress_ctx;
+  /* Helper threads compressing the next Parquet page while C2 reads the WAL
+   * and writes the current one (1; 0: none). The bytes written and the order
+   * of every store call are the same either way (docs/compaction.md). */
+  int compress_threads;
 } tarn_compactor_options;
 
 void tarn_compactor_options_default(tarn_compactor_options *o);

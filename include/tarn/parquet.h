@@ -119,6 +119,8 @@ typedef struct tarn_parquet_writer_opts {
   int level;                    /* compression level for GZIP and ZSTD; 0 = the codec's default */
   uint64_t row_group_size;      /* bytes of page data per row group; 0 = 128 MiB */
   uint32_t page_size;           /* bytes of values per page; 0 = 1 MiB */
+  int threads;                  /* > 0: a helper thread compresses page N while the caller fills
+                                   N+1 (same bytes; the sink is still called on the caller's thread) */
 } tarn_parquet_writer_opts;
 
 typedef struct tarn_parquet_writer tarn_parquet_writer;

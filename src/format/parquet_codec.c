@@ -40,7 +40,23 @@ static int gzip_compress(int level, const uint8_t *src, size_t n, tarn_buf *out)
   return rc;
 }
 
+void tarn__pq_codec_ctx_free(tarn__pq_codec_ctx *cx) {
+  ZSTD_freeCCtx(cx->zc);
+  ZSTD_freeDCtx(cx->zd);
+  cx->zc = cx->zd = NULL;
+}
+
 int tarn__pq_compress(int codec, int level, const uint8_t *src, size_t n, tarn_buf *out) {
+  tarn__pq_codec_ctx cx = {0};
+  int rc = tarn__pq_compress_ctx(&cx, codec, level, src, n, out);
+  tarn__pq_codec_ctx_free(&cx);
+  return rc;
+}
+
+int tarn__pq_compress_ctx(tarn__pq_codec_ctx *cx, int codec, int level, const uint8_t *src,
+                          size_t n, tarn_buf *out) {
+  if (!cx)
+    return tarn__pq_compress(codec, level, src, n, out);
   if (n > INT32_MAX)
     return tarn__err(TARN_ERANGE, "parquet: page of %zu bytes exceeds 2 GiB", n);
   size_t cap;
@@ -62,7 +78,11 @@ int tarn__pq_compress(int codec, int level, const uint8_t *src, size_t n, tarn_b
     cap = ZSTD_compressBound(n);
     if ((rc = tarn_buf_reserve(out, cap)))
       return rc;
-    size_t r = ZSTD_compress(out->data + out->len, cap, src, n, level ? level : ZSTD_CLEVEL_DEFAULT);
+    if (!cx->zc && !(cx->zc = ZSTD_createCCtx()))
+      return tarn__err(TARN_ENOMEM, "parquet: cannot start zstd");
+    /* ZSTD_compressCCtx writes the same frame as ZSTD_compress. */
+    size_t r = ZSTD_compressCCtx(cx->zc, out->data + out->len, cap, src, n,
+                                 level ? level : ZSTD_CLEVEL_DEFAULT);
     if (ZSTD_isError(r))
       return tarn__err(TARN_EIO, "parquet: zstd compression failed: %s", ZSTD_getErrorName(r));
     out->len += r;
@@ -116,6 +136,16 @@ static int gzip_decompress(const uint8_t *src, size_t n, uint8_t *dst, size_t ds
 
 int tarn__pq_decompress(int codec, const uint8_t *src, size_t n, uint8_t *dst, size_t dst_len,
                         uint64_t off) {
+  tarn__pq_codec_ctx cx = {0};
+  int rc = tarn__pq_decompress_ctx(&cx, codec, src, n, dst, dst_len, off);
+  tarn__pq_codec_ctx_free(&cx);
+  return rc;
+}
+
+int tarn__pq_decompress_ctx(tarn__pq_codec_ctx *cx, int codec, const uint8_t *src, size_t n,
+                            uint8_t *dst, size_t dst_len, uint64_t off) {
+  if (!cx)
+    return tarn__pq_decompress(codec, src, n, dst, dst_len, off);
   size_t len;
   switch (codec) {
   case TARN_PARQUET_UNCOMPRESSED:
@@ -139,7 +169,9 @@ int tarn__pq_decompress(int codec, const uint8_t *src, size_t n, uint8_t *dst, s
   case TARN_PARQUET_GZIP:
     return gzip_decompress(src, n, dst, dst_len, off);
   case TARN_PARQUET_ZSTD: {
-    size_t r = ZSTD_decompress(dst, dst_len, src, n);
+    if (!cx->zd && !(cx->zd = ZSTD_createDCtx()))
+      return tarn__err(TARN_ENOMEM, "parquet page: cannot start zstd");
+    size_t r = ZSTD_decompressDCtx(cx->zd, dst, dst_len, src, n);
     if (ZSTD_isError(r)) {
       if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall)
         return tarn__corrupt("parquet page", (size_t)off,

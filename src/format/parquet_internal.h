@@ -39,10 +39,25 @@ int tarn__pq_page_header_decode(const uint8_t *p, size_t n, uint64_t base,
                                 tarn__pq_page_header *h, size_t *used);
 int tarn__pq_page_header_encode(const tarn__pq_page_header *h, tarn_buf *b);
 
-/* Appends the compressed form of n bytes at src. */
+/* A writer's or reader's codec state, kept from page to page: a fresh zstd
+ * context per page costs more than compressing a 1 MiB page (its tables are
+ * allocated, page-faulted and cleared each time; docs/parquet.md "Where the
+ * time goes"). Zero-initialised; tarn__pq_codec_ctx_free releases it. */
+typedef struct tarn__pq_codec_ctx {
+  void *zc; /* ZSTD_CCtx */
+  void *zd; /* ZSTD_DCtx */
+} tarn__pq_codec_ctx;
+void tarn__pq_codec_ctx_free(tarn__pq_codec_ctx *cx);
+
+/* Appends the compressed form of n bytes at src; cx may be NULL (a context
+ * for this call only). The bytes are the same either way. */
+int tarn__pq_compress_ctx(tarn__pq_codec_ctx *cx, int codec, int level, const uint8_t *src,
+                          size_t n, tarn_buf *out);
 int tarn__pq_compress(int codec, int level, const uint8_t *src, size_t n, tarn_buf *out);
 /* Decompresses n bytes into exactly dst_len bytes at dst; anything else
  * (more or less output, a bad stream) fails naming the page at byte off. */
+int tarn__pq_decompress_ctx(tarn__pq_codec_ctx *cx, int codec, const uint8_t *src, size_t n,
+                            uint8_t *dst, size_t dst_len, uint64_t off);
 int tarn__pq_decompress(int codec, const uint8_t *src, size_t n, uint8_t *dst, size_t dst_len,
                         uint64_t off);
 /* Decodes DELTA_BINARY_PACKED integers at p (at most max_count of them, each

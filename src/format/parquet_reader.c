@@ -58,6 +58,7 @@ struct tarn_parquet_reader {
   int have_dict;
 
   tarn_buf hdr, raw, page;
+  tarn__pq_codec_ctx cx; /* kept from page to page */
   uint64_t page_off;
   uint32_t page_left;
   int has_levels;
@@ -273,6 +274,7 @@ void tarn_parquet_close(tarn_parquet_reader *r) {
   tarn_buf_free(&r->hdr);
   tarn_buf_free(&r->raw);
   tarn_buf_free(&r->page);
+  tarn__pq_codec_ctx_free(&r->cx);
   tarn_buf_free(&r->dbuf);
   free(r->dlens);
   free(r);
@@ -325,7 +327,8 @@ static int inflate_into(tarn_parquet_reader *r, const uint8_t *src, size_t n, si
                         tarn_buf *out, uint64_t page) {
   tarn_buf_reset(out);
   int rc = tarn_buf_reserve(out, dst_len + 1);
-  if (rc == 0 && (rc = tarn__pq_decompress(r->codec, src, n, out->data, dst_len, page)) == 0)
+  if (rc == 0 && (rc = tarn__pq_decompress_ctx(&r->cx, r->codec, src, n, out->data, dst_len,
+                                                  page)) == 0)
     out->len = dst_len;
   return rc;
 }

@@ -113,6 +113,7 @@ void tarn_compactor_options_default(tarn_compactor_options *o) {
   o->max_file_bytes = (uint64_t)128 << 20;
   o->codec = TARN_PARQUET_ZSTD;
   o->install_attempts = 5;
+  o->compress_threads = 1;
 }
 
 void tarn_compact_range_free(tarn_compact_range *r) {
@@ -452,7 +453,8 @@ static int file_open(wctx *w, int64_t first) {
   tarn_parquet_writer_opts po = {.record_name = w->record,
                                  .entry_serde_type = w->serde,
                                  .row_metadata = comp_name,
-                                 .codec = w->c->o.codec};
+                                 .codec = w->c->o.codec,
+                                 .threads = w->c->o.compress_threads};
   if ((rc = tarn_parquet_writer_open(&w->pq, &po, up_write, w->up)))
     return rc;
   tarn_buf_reset(&w->comp);

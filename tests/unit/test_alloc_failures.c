@@ -414,7 +414,7 @@ static int pq_sink(void *ctx, const void *p, size_t n) { return tarn_buf_append(
 
 static int pq_write(int codec, tarn_buf *out) {
   tarn_parquet_writer_opts o = {TARN_PARQUET_KAFKA_RECORD, TARN_PARQUET_KAFKA_SERDE, "x.index",
-                                codec, 0, 4096, 1024};
+                                codec, 0, 4096, 1024, 0};
   tarn_parquet_writer *w;
   int rc = tarn_parquet_writer_open(&w, &o, pq_sink, out);
   if (rc) return rc;

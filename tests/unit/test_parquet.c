@@ -65,7 +65,7 @@ static void free_rows(row *rows, size_t count) {
 }
 
 static const tarn_parquet_writer_opts kafka_opts = {
-    TARN_PARQUET_KAFKA_RECORD, TARN_PARQUET_KAFKA_SERDE, "ursa-1.index", 0, 0, 0, 0};
+    TARN_PARQUET_KAFKA_RECORD, TARN_PARQUET_KAFKA_SERDE, "ursa-1.index", 0, 0, 0, 0, 0};
 
 static void write_file(tarn_buf *out, const tarn_parquet_writer_opts *o, const row *rows,
                        size_t count) {

@@ -81,7 +81,7 @@ static void write_tarn_file(const char *dir, int codec, const char *codec_name, 
   assert_non_null(f);
   assert_non_null(e);
   tarn_parquet_writer_opts o = {TARN_PARQUET_KAFKA_RECORD, TARN_PARQUET_KAFKA_SERDE, companion,
-                                codec, 0, l->row_group_size, l->page_size};
+                                codec, 0, l->row_group_size, l->page_size, 0};
   tarn_parquet_writer *w;
   assert_int_equal(tarn_parquet_writer_open(&w, &o, file_sink, f), 0);
   uint8_t *buf = malloc(l->max_len + 1);

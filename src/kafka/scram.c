@@ -87,6 +87,7 @@ static char *dup_n(const char *p, size_t n) {
 /* The value of attribute `a` ("a=value") among the comma-separated ones of
  * s[0..n): its start and length, or NULL. */
 static const char *attr(const char *s, size_t n, char a, size_t *len) {
+  *len = 0; /* set on every path: gcc -O3 cannot see that NULL means unset */
   for (size_t i = 0; i < n;) {
     size_t j = i;
     while (j < n && s[j] != ',')

@@ -68,7 +68,9 @@ static int find_tool(const char *env, const char *rel, char *out, size_t n) {
   } else {
     char d[PATH_MAX];
     exe_dir(d, sizeof d);
-    snprintf(out, n, "%s/%s", d, rel);
+    int k = snprintf(out, n, "%s/%s", d, rel);
+    if (k < 0 || (size_t)k >= n)
+      return -1; /* a path too long for out is no path to the tool */
   }
   return access(out, X_OK);
 }

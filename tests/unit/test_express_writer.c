@@ -664,7 +664,7 @@ static void absorb_does_not_wait_for_late_copy(void **state) {
   tarn_xwriter_options o;
   tarn_xwriter_options_default(&o);
   o.star = "star-1";
-  o.absorb_ms = 0;
+  o.absorb_ms = 600000; /* absorb only when the test asks (absorb_sync forces it) */
   o.reclaim_grace_ms = 600000; /* the flights stay for the check below */
   assert_int_equal(tarn_objstore_mem_latency(e.b[2], TARN_MEM_OP_PUT, 1500000), 0);
   tarn_xwriter *w;
@@ -672,6 +672,19 @@ static void absorb_does_not_wait_for_late_copy(void **state) {
   uint64_t off = 99;
   assert_int_equal(tarn_xwriter_append_sync(w, 30, "late", 4, 1, &off, NULL), 0);
   assert_int_equal(off, 0);
+  /* The case under test is a copy already being written when absorb runs: wait
+   * until bucket 2's PUT thread has taken it (on a loaded machine it may not
+   * have started yet; a copy never started is simply not written once the
+   * slot is absorbed — the slot has its W copies either way). */
+  int started = 0;
+  for (int i = 0; i < 500 && !started; i++) {
+    pthread_mutex_lock(&w->mu);
+    started = w->head && w->head->bst[2] == XB_BUSY;
+    pthread_mutex_unlock(&w->mu);
+    if (!started)
+      tarn__sleep_ms(2);
+  }
+  assert_true(started);
   assert_int_equal(tarn_xwriter_absorb_sync(w), 0);
   tarn_xwriter_stats st;
   tarn_xwriter_stats_get(w, &st);

@@ -21,8 +21,9 @@ case "$cmd" in
       fi
     done ;;
   stop)
-    for s in "$here"/servers.d/*.sh; do
-      [ -e "$s" ] || continue
+    # In reverse order of start: tls.sh's gateway runs on radosgw.sh's cluster,
+    # and left running once that cluster is gone, it outlived the stop.
+    for s in $(ls -r "$here"/servers.d/*.sh 2>/dev/null); do
       bash "$s" stop "$state" || true
     done ;;
   *) echo "usage: scripts/servers.sh start|stop" >&2; exit 2 ;;

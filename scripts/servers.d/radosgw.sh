@@ -79,6 +79,13 @@ osd pool default pgp num = 8
 mon allow pool size one = true
 mon warn on pool no redundancy = false
 osd crush chooseleaf type = 0
+# The OSD's own start-up commands to the monitor (set its device class, move it
+# in the CRUSH map) race the monitor map: sent before the map arrives they carry
+# a zero fsid, the monitor answers "wrong fsid" and the OSD exits. On a loaded
+# machine that race was lost on every attempt, so the OSD never runs them: it
+# is placed in the CRUSH map by the admin CLI below, which waits for the map.
+osd class update on start = false
+osd crush update on start = false
 run dir = $dir/run
 log file = $dir/log/\$name.log
 admin socket = $dir/run/\$name.asok
@@ -97,14 +104,14 @@ CONF
   setsid ceph-mon -f -i a </dev/null >>"$dir/log/mon.out" 2>&1 &
   echo $! >"$dir/mon.pid"
   wait_for 60 "ceph-mon" timeout 5 ceph health
-  # An OSD that registers too soon after the monitor's first answer fails with
-  # "wrong fsid" and never comes up; on a loaded machine 3 s is not always
-  # enough, so a failed OSD is removed and made again after a longer wait.
+  # An OSD that does not come up (a slow machine) is removed and made again.
   osd_up=0
-  for attempt in 1 2 3 4; do
-    sleep $((3 * attempt))
+  for attempt in 1 2 3; do
+    [ $attempt = 1 ] || sleep $((3 * attempt))
     osd_uuid=$(uuidgen)
     osd_id=$(timeout 30 ceph osd create "$osd_uuid" 2>>"$dir/log/setup.log") || continue
+    timeout 30 ceph osd crush add "osd.$osd_id" 1.0 host=localhost root=default \
+      >>"$dir/log/setup.log" 2>&1 || continue
     mkdir -p "$dir/osd/osd.$osd_id"
     ceph-osd -i "$osd_id" --mkfs --osd-uuid "$osd_uuid" >>"$dir/log/setup.log" 2>&1
     setsid ceph-osd -f -i "$osd_id" </dev/null >>"$dir/log/osd.out" 2>&1 &

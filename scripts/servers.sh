@@ -15,8 +15,19 @@ case "$cmd" in
       [ -e "$s" ] || continue
       name=$(basename "$s" .sh)
       echo "servers: starting $name" >&2
-      if ! bash "$s" start "$state"; then
-        echo "servers: $name failed to start; logs in $state/$name" >&2
+      # A server that fails to come up (a loaded machine) is stopped and started
+      # once more from scratch before the run gives up; each script wipes its own
+      # state on start and prints its exports only once it is up.
+      ok=0
+      for attempt in 1 2; do
+        if bash "$s" start "$state"; then ok=1; break; fi
+        echo "servers: $name failed to start (attempt $attempt); logs in $state/$name" >&2
+        bash "$s" stop "$state" >/dev/null 2>&1 || true
+      done
+      if [ $ok = 0 ]; then
+        for f in "$state/$name"/log/*.log "$state/$name"/*.log; do
+          [ -f "$f" ] && { echo "--- tail of $f" >&2; tail -n 15 "$f" >&2; }
+        done
         exit 1
       fi
     done ;;

@@ -25,7 +25,8 @@
  *     ends past the index's end, or an index record ends at one of its
  *     bounds with another cumulative size, or a bound falls inside a RAW
  *     record (inside a PARQUET one is compaction's merge: allowed). Ranges
- *     that end at or below the log's first record are trimmed: skipped;
+ *     that end at or below the log's first record or its trim marker B are
+ *     trimmed: skipped;
  *   - express-index-double: an index record inside the star's span of the
  *     log (from its first absorbed offset to the index's end while the star
  *     is the log's recorded writer, else to its last absorbed offset) that no
@@ -43,6 +44,7 @@
 
 #include "express/xfence.h"
 #include "log/index_scan.h"
+#include "tarn/trim.h"
 #include "tarn/error.h"
 #include "tarn/express_fence.h"
 #include "util/error.h"
@@ -259,8 +261,13 @@ static int check_bound(tarn_fsck_report *r, const char *star, const claim *c, co
 static int check_log(tarn_meta *m, const char *star, uint64_t log_id, const claim *c1,
                      size_t n1, const claim *c2, size_t n2, const irecs *ix,
                      tarn_fsck_report *r) {
-  int rc = 0;
-  uint64_t first = ix->n ? ix->v[0].start : 0, iend = ix->n ? ix->v[ix->n - 1].end : 0;
+  uint64_t first = ix->n ? ix->v[0].start : 0, iend = ix->n ? ix->v[ix->n - 1].end : 0, trim;
+  /* records ending at or below the trim marker B may be gone (trim) */
+  int rc = tarn_trim_marker_read(m, log_id, &trim, NULL);
+  if (rc)
+    return rc;
+  if (trim > first)
+    first = trim;
   const claim *prev = NULL;
   for (size_t i = 0; rc == 0 && i < n1; i++) {
     const claim *c = &c1[i];
@@ -280,7 +287,7 @@ static int check_log(tarn_meta *m, const char *star, uint64_t log_id, const clai
                        (unsigned long long)prev->x.slot_to));
     if (!prev || c->x.end > prev->x.end)
       prev = c;
-    if (rc || (ix->n && c->x.end <= first))
+    if (rc || c->x.end <= first)
       continue; /* trimmed away */
     if (c->x.end > iend)
       rc = add_log(r, log_id,

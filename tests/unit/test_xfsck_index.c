@@ -6,8 +6,8 @@
  * nothing, also for every star at once), settlement's absorb recording its
  * range too, a hand-made double index record (a slot's entries indexed a
  * second time), a missing range (the index lost a run's record), a range
- * whose cumulative size disagrees with the index, and two epochs claiming
- * the same offsets. Each fault names the log, the epoch, the slots and the
+ * whose cumulative size disagrees with the index, two ranges claiming the
+ * same offsets, and a trimmed log (no fault). Each fault names the log, the epoch, the slots and the
  * offsets. Before the ranges (the check went only through the cursors), none
  * of these corruptions was reported. */
 #include "testutil.h"
@@ -21,9 +21,11 @@
 #include "tarn/express.h"
 #include "tarn/express_fence.h"
 #include "tarn/key.h"
+#include "tarn/lease.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
 #include "tarn/objstore_mem.h"
+#include "tarn/trim.h"
 
 #define STAR "star-f"
 
@@ -137,6 +139,31 @@ static void clean_writer_ranges_merged(void **state) {
   tarn_fsck_report_free(&r);
   memset(&r, 0, sizeof r);
   assert_int_equal(tarn_express_fsck_all(e.m, &r), 0);
+  assert_int_equal(r.n_faults, 0);
+  tarn_fsck_report_free(&r);
+  env_close(&e);
+}
+
+/* A log trimmed (soft, then hard: its first index record deleted) leaves
+ * ranges that begin below the index: not a fault. */
+static void trimmed_log_is_clean(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "xfi-trim");
+  write_three_runs(&e);
+  assert_int_equal(tarn_xwriter_close(e.w), 0);
+  /* log 6: B = 4, then its record [0, 4) deleted; its range is [0, 6) */
+  tarn_lease *l;
+  assert_int_equal(tarn_lease_acquire(e.m, 6, &l), 0);
+  uint64_t b;
+  assert_int_equal(tarn_soft_trim(e.m, l, 3, &b), 0);
+  assert_int_equal(b, 4);
+  size_t removed = 0;
+  assert_int_equal(tarn_hard_trim(e.m, l, 4, &removed), 0);
+  assert_int_equal(removed, 1);
+  tarn_lease_release(l);
+  tarn_fsck_report r;
+  fsck(&e, &r);
   assert_int_equal(r.n_faults, 0);
   tarn_fsck_report_free(&r);
   env_close(&e);
@@ -325,6 +352,7 @@ int main(void) {
       cmocka_unit_test(missing_range_found),
       cmocka_unit_test(disagreeing_ranges_found),
       cmocka_unit_test(settlement_records_its_range),
+      cmocka_unit_test(trimmed_log_is_clean),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -33,6 +33,8 @@
  *     absorbed range and no pending absorb intent claims: a slot indexed
  *     twice (a second put of the same entries at new offsets), or a writer
  *     beside the star.
+ *   - express-index-gap: slots below the checkpoint that no absorbed range
+ *     holds (the checkpoint passed them without indexing them).
  * The index is read after the epoch records and before they are read again:
  * every range read first was indexed before (the checkpoint moves after the
  * puts), and every index record read was claimed by an intent before its put,
@@ -124,6 +126,50 @@ static int check_epoch(tarn_meta *m, const tarn__xepoch *e, tarn_fsck_report *r)
   }
   tarn__xbuckets_free(&b);
   return rc;
+}
+
+/* Every slot below the checkpoint was absorbed by some run, and every run
+ * indexed entries of some log: the ranges' slot spans cover [0, checkpoint).
+ * A slot outside them was passed without being indexed (a checkpoint raised
+ * past slots never absorbed: a hole). Epochs without ranges (absorbed before
+ * ranges were recorded, or nothing absorbed yet) are not judged. */
+static int range_slot_cmp(const void *a, const void *b) {
+  const tarn__xrange *x = a, *y = b;
+  return x->slot_from < y->slot_from ? -1 : x->slot_from > y->slot_from;
+}
+
+static int check_absorbed_slots(const tarn__xepoch *e, tarn_fsck_report *r) {
+  if (e->n_absorbed == 0)
+    return 0;
+  tarn__xrange *v = malloc(e->n_absorbed * sizeof *v);
+  if (!v)
+    return tarn__err(TARN_ENOMEM, "express fsck: out of memory");
+  memcpy(v, e->absorbed, e->n_absorbed * sizeof *v);
+  qsort(v, e->n_absorbed, sizeof *v, range_slot_cmp);
+  int rc = 0;
+  uint64_t reach = 0;
+  char key[TARN__X_SLOT_KEY_MAX + 1];
+  for (size_t i = 0; rc == 0 && i <= e->n_absorbed; i++) {
+    uint64_t from = i < e->n_absorbed ? v[i].slot_from : e->checkpoint;
+    if (from > reach && reach < e->checkpoint) {
+      uint64_t to = from < e->checkpoint ? from : e->checkpoint;
+      if ((rc = tarn__xslot_key(key, sizeof key, e->star, e->epoch, reach)) == 0)
+        rc = add(r, "express-index-gap", reach, key, NULL,
+                 "express %s/%llu: slots [%llu, %llu) are below the checkpoint %llu, but no "
+                 "absorbed range holds them: passed without being indexed",
+                 e->star, (unsigned long long)e->epoch, (unsigned long long)reach,
+                 (unsigned long long)to, (unsigned long long)e->checkpoint);
+    }
+    if (i < e->n_absorbed && v[i].slot_to > reach)
+      reach = v[i].slot_to;
+  }
+  free(v);
+  return rc;
+}
+
+static int epoch_checks(tarn_meta *m, const tarn__xepoch *e, tarn_fsck_report *r) {
+  int rc = check_epoch(m, e, r);
+  return rc ? rc : check_absorbed_slots(e, r);
 }
 
 /* ---- absorbed ranges against the index ------------------------------------ */
@@ -391,7 +437,7 @@ static int check_index(tarn_meta *m, const char *star, const claims *c1, tarn_fs
 
 int tarn_express_fsck(tarn_meta *m, const char *star, tarn_fsck_report *r) {
   claims c1;
-  int rc = load_claims(m, star, &c1, check_epoch, r);
+  int rc = load_claims(m, star, &c1, epoch_checks, r);
   if (rc == 0)
     rc = check_index(m, star, &c1, r);
   free(c1.v);

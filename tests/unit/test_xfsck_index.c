@@ -7,7 +7,8 @@
  * range too, a hand-made double index record (a slot's entries indexed a
  * second time), a missing range (the index lost a run's record), a range
  * whose cumulative size disagrees with the index, two ranges claiming the
- * same offsets, and a trimmed log (no fault). Each fault names the log, the epoch, the slots and the
+ * same offsets, a checkpoint raised past slots never absorbed, and a
+ * trimmed log (no fault). Each fault names the log, the epoch, the slots and the
  * offsets. Before the ranges (the check went only through the cursors), none
  * of these corruptions was reported. */
 #include "testutil.h"
@@ -301,6 +302,27 @@ static void disagreeing_ranges_found(void **state) {
   env_close(&e);
 }
 
+/* The checkpoint raised past slots nothing absorbed: a hole below it. */
+static void checkpoint_past_absorbed_found(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "xfi-gap");
+  write_three_runs(&e);
+  uint64_t epoch = tarn_xwriter_epoch(e.w);
+  assert_int_equal(tarn_xwriter_close(e.w), 0);
+  tarn__xepoch ep;
+  assert_int_equal(tarn__xepoch_load(e.m, STAR, TARN__X_CLASS_EXPRESS, epoch, &ep), 0);
+  assert_int_equal(tarn__xepoch_advance(e.m, &ep, TARN__XCUR_CHECKPOINT, 6), 0);
+  tarn__xepoch_free(&ep);
+  tarn_fsck_report r;
+  fsck(&e, &r);
+  const tarn_fsck_fault *f = only_fault(&r, "express-index-gap");
+  assert_int_equal(f->offset, 4);
+  assert_non_null(strstr(f->message, "express star-f/1: slots [4, 6) are below the checkpoint 6"));
+  tarn_fsck_report_free(&r);
+  env_close(&e);
+}
+
 /* Settlement's absorb (a halted epoch fenced, its repaired slot absorbed by
  * tarn__xabsorb_flight) records its range like the writer's. */
 static void settlement_records_its_range(void **state) {
@@ -351,6 +373,7 @@ int main(void) {
       cmocka_unit_test(double_index_record_found),
       cmocka_unit_test(missing_range_found),
       cmocka_unit_test(disagreeing_ranges_found),
+      cmocka_unit_test(checkpoint_past_absorbed_found),
       cmocka_unit_test(settlement_records_its_range),
       cmocka_unit_test(trimmed_log_is_clean),
   };

@@ -71,7 +71,12 @@ typedef struct tarn_xwriter_options {
    * fences the writer's own halted epoch and gives its published cut. With
    * it, the slots below the cut complete as acknowledged and only those at or
    * above it are republished, at the same offsets, into the new epoch's first
-   * slots. NULL: the entries of the halted slot and after fail (see append).
+   * slots. NULL: the entries of the halted slot and after fail (see append),
+   * and unless the writer saw the halted slot dead (K-W+1 of its buckets
+   * answered its PUT with the slot's poison) the writer stops with
+   * TARN_EUNKNOWN: a copy may exist that a later fence repairs, so its
+   * offsets must not be handed out again; fence and settle the epoch, then
+   * open a new writer. The same holds when max_rolls is used up.
    * tarn_express_fence (tarn/express_fence.h) is the fence to give. */
   int (*fence)(void *arg, tarn_meta *m, const char *star, uint64_t epoch, uint64_t *cut);
   void *fence_arg;

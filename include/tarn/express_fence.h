@@ -78,8 +78,16 @@ int tarn_express_fence_cut(void *arg, tarn_meta *m, const char *star, uint64_t e
  * faults to *r, kinds express-cursor (trimmed <= checkpoint <= cut),
  * express-cut (the cut slot holds the blocking set of poison), express-hole
  * (a slot in [trimmed, cut) neither committed nor, below the checkpoint,
- * reclaimed) and express-unreachable. 0 when the check ran. */
+ * reclaimed) and express-unreachable; and per log, "absorbed slots indexed
+ * once" against the index from the epochs' absorbed offset ranges, kinds
+ * express-index-overlap, express-index-missing and express-index-double
+ * (fault log_id and offset name the log and offset; the message the epoch
+ * and slots), and express-index-gap (slots below an epoch's checkpoint that
+ * no absorbed range holds; offset = the slot). 0 when the check ran. */
 int tarn_express_fsck(tarn_meta *m, const char *star, tarn_fsck_report *r);
+/* tarn_express_fsck for every star recorded as the writer of an express log
+ * (what plain `tarn fsck` runs on a deployment with an express bucket set). */
+int tarn_express_fsck_all(tarn_meta *m, tarn_fsck_report *r);
 
 #ifdef __cplusplus
 }

@@ -8,6 +8,7 @@
 #include "tarn/catalog.h"
 #include "tarn/deployment.h"
 #include "tarn/error.h"
+#include "tarn/express.h"
 #include "tarn/express_fence.h"
 #include "tarn/fsck.h"
 
@@ -41,7 +42,11 @@ static void help(void) {
          "  --quiet     print nothing; the exit status tells\n"
          "  --express-star STAR  also check every express epoch of STAR: cursors\n"
          "              (trimmed <= checkpoint <= cut), the cut slot dead, no hole\n"
-         "              below a published cut (faults express-*, offset = the slot)\n"
+         "              below a published cut (faults express-*, offset = the slot),\n"
+         "              and absorbed slots indexed once against each log's index\n"
+         "              (express-index-*, offset = the log's offset). Without it, a\n"
+         "              deployment with express buckets has every star that writes\n"
+         "              an express log checked so\n"
          "\n%s"
          "\nExit status: 0 no fault; 1 a fault was found (or the check failed);\n"
          "2 bad command line; 3 a store could not be reached.\n",
@@ -82,6 +87,13 @@ int tarn_cmd_fsck(int argc, char **argv) {
     fprintf(stderr, "\r%60s\r", "");
   if (rc == 0 && xstar && (rc = tarn_express_fsck(tarn_deployment_meta(dep), xstar, &rep)))
     tarn_fsck_report_free(&rep);
+  /* an express deployment: every star that writes an express log */
+  if (rc == 0 && !xstar) {
+    int express = tarn_express_check_deployment(tarn_deployment_meta(dep)) == 0;
+    tarn_errclear();
+    if (express && (rc = tarn_express_fsck_all(tarn_deployment_meta(dep), &rep)))
+      tarn_fsck_report_free(&rep);
+  }
   if (rc) {
     ex = tarn_cli_fail_rc(rc, "fsck");
   } else {

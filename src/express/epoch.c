@@ -70,6 +70,17 @@ int tarn__xepoch_encode(const tarn__xepoch *e, tarn_buf *out) {
     json_object_set_new(o, "absorbing",
                         json_pack("{s:I,s:o}", "to", (json_int_t)e->absorbing_to, "logs", logs));
   }
+  if (o && e->n_absorbed) {
+    json_t *rs = json_array();
+    for (size_t i = 0; rs && i < e->n_absorbed; i++) {
+      const tarn__xrange *x = &e->absorbed[i];
+      json_array_append_new(rs, json_pack("[I,I,I,I,I,I,I]", (json_int_t)x->log_id,
+                                          (json_int_t)x->start, (json_int_t)x->cum0,
+                                          (json_int_t)x->end, (json_int_t)x->cum1,
+                                          (json_int_t)x->slot_from, (json_int_t)x->slot_to));
+    }
+    json_object_set_new(o, "absorbed", rs);
+  }
   char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
   json_decref(o);
   if (!text)
@@ -92,6 +103,19 @@ static char *get_str(json_t *o, const char *k) {
   return json_is_string(x) ? strdup(json_string_value(x)) : NULL;
 }
 
+/* An array of exactly n non-negative integers into f. */
+static int get_tuple(json_t *v, uint64_t *f, size_t n) {
+  if (!json_is_array(v) || json_array_size(v) != n)
+    return -1;
+  for (size_t k = 0; k < n; k++) {
+    json_t *x = json_array_get(v, k);
+    if (!json_is_integer(x) || json_integer_value(x) < 0)
+      return -1;
+    f[k] = (uint64_t)json_integer_value(x);
+  }
+  return 0;
+}
+
 static int decode_intent(json_t *ab, tarn__xepoch *out) {
   json_t *logs = json_object_get(ab, "logs");
   if (!json_is_object(ab) || json_object_size(ab) != 2 || get_u64(ab, "to", &out->absorbing_to) ||
@@ -104,18 +128,29 @@ static int decode_intent(json_t *ab, tarn__xepoch *out) {
   json_t *v;
   json_array_foreach(logs, i, v) {
     uint64_t f[5];
-    if (!json_is_array(v) || json_array_size(v) != 5)
-      return -1;
-    for (size_t k = 0; k < 5; k++) {
-      json_t *x = json_array_get(v, k);
-      if (!json_is_integer(x) || json_integer_value(x) < 0)
-        return -1;
-      f[k] = (uint64_t)json_integer_value(x);
-    }
-    if (f[3] < f[1] || f[4] < f[2])
+    if (get_tuple(v, f, 5) || f[3] < f[1] || f[4] < f[2])
       return -1;
     out->absorbing[i] = (tarn__xintent){f[0], f[1], f[2], f[3], f[4]};
     out->n_absorbing++;
+  }
+  return 0;
+}
+
+/* "absorbed": [[log, start, cum0, end, cum1, slot_from, slot_to], ...] */
+static int decode_absorbed(json_t *rs, tarn__xepoch *out) {
+  if (!json_is_array(rs) || json_array_size(rs) == 0)
+    return -1;
+  out->absorbed = calloc(json_array_size(rs), sizeof *out->absorbed);
+  if (!out->absorbed)
+    return -1;
+  size_t i;
+  json_t *v;
+  json_array_foreach(rs, i, v) {
+    uint64_t f[7];
+    if (get_tuple(v, f, 7) || f[3] <= f[1] || f[4] < f[2] || f[6] <= f[5])
+      return -1;
+    out->absorbed[i] = (tarn__xrange){f[0], f[1], f[2], f[3], f[4], f[5], f[6]};
+    out->n_absorbed++;
   }
   return 0;
 }
@@ -155,8 +190,12 @@ int tarn__xepoch_decode(const uint8_t *p, size_t n, tarn__xepoch *out) {
   why = "the absorb intent is malformed";
   if (ab && decode_intent(ab, out))
     goto bad;
+  json_t *rs = json_object_get(o, "absorbed");
+  why = "the absorbed ranges are malformed";
+  if (rs && decode_absorbed(rs, out))
+    goto bad;
   why = "unknown members";
-  if (json_object_size(o) != 11u + (size_t)out->has_cut + (ab != NULL))
+  if (json_object_size(o) != 11u + (size_t)out->has_cut + (ab != NULL) + (rs != NULL))
     goto bad;
   why = "the bucket set is invalid";
   if (tarn__xbuckets_from_json(json_object_get(o, "buckets"), json_object_get(o, "w"),
@@ -172,6 +211,7 @@ bad:
 
 void tarn__xepoch_free(tarn__xepoch *e) {
   free(e->absorbing);
+  free(e->absorbed);
   free(e->star);
   free(e->cls);
   tarn__xbuckets_free(&e->buckets);
@@ -447,10 +487,41 @@ int tarn__xepoch_begin_absorb(tarn_meta *m, tarn__xepoch *e, uint64_t to,
   return rc;
 }
 
+/* The intent's sections become absorbed ranges: each extends its log's last
+ * range when it starts where that one ends, else it is a range of its own
+ * (so the record grows with the logs, not with the runs). */
+static int record_absorbed(tarn__xepoch *e, uint64_t to) {
+  size_t room = e->n_absorbed + e->n_absorbing;
+  tarn__xrange *v = room ? realloc(e->absorbed, room * sizeof *v) : e->absorbed;
+  if (room && !v)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  e->absorbed = v;
+  for (size_t i = 0; i < e->n_absorbing; i++) {
+    const tarn__xintent *x = &e->absorbing[i];
+    size_t j = e->n_absorbed;
+    while (j > 0 && v[j - 1].log_id != x->log_id)
+      j--;
+    if (j > 0 && v[j - 1].end == x->start && v[j - 1].cum1 == x->cum0) {
+      v[j - 1].end = x->end;
+      v[j - 1].cum1 = x->cum1;
+      v[j - 1].slot_to = to;
+    } else {
+      v[e->n_absorbed++] =
+          (tarn__xrange){x->log_id, x->start, x->cum0, x->end, x->cum1, e->checkpoint, to};
+    }
+  }
+  return 0;
+}
+
 static int apply_end(tarn__xepoch *e, const void *p) {
   uint64_t to = *(const uint64_t *)p;
   if (e->checkpoint >= to && !e->absorbing_to)
     return 1;
+  if (e->absorbing_to == to && e->checkpoint < to) {
+    int rc = record_absorbed(e, to);
+    if (rc)
+      return rc;
+  }
   if (e->checkpoint < to)
     e->checkpoint = to;
   free(e->absorbing);

@@ -162,7 +162,19 @@ typedef struct tarn__xepoch {
   uint64_t absorbing_to;
   struct tarn__xintent *absorbing;
   size_t n_absorbing;
+  /* What absorb indexed, per log (tarn__xepoch_end_absorb records each run's
+   * intent here as it raises the checkpoint; `tarn fsck` checks the index
+   * against it): a run that continues a log's last range extends it. */
+  struct tarn__xrange *absorbed;
+  size_t n_absorbed;
 } tarn__xepoch;
+
+/* Offsets [start, end) of one log, cumulative sizes cum0 before and cum1
+ * after, indexed from the epoch's slots [slot_from, slot_to) (the runs that
+ * made it; a run without entries of the log leaves the range as it is). */
+typedef struct tarn__xrange {
+  uint64_t log_id, start, cum0, end, cum1, slot_from, slot_to;
+} tarn__xrange;
 
 typedef struct tarn__xintent {
   uint64_t log_id, start, cum0, end, cum1;
@@ -205,7 +217,9 @@ int tarn__xepoch_publish_cut(tarn_meta *m, tarn__xepoch *e, uint64_t cut);
  * already. */
 int tarn__xepoch_begin_absorb(tarn_meta *m, tarn__xepoch *e, uint64_t to,
                               const tarn__xintent *v, size_t n);
-/* Clears the intent and raises the checkpoint to `to`, by CAS. */
+/* Clears the intent and raises the checkpoint to `to`, by CAS, recording the
+ * intent's per-log offset ranges as absorbed (e->absorbed): the same CAS, so
+ * a range is on the record exactly when the checkpoint has passed its slots. */
 int tarn__xepoch_end_absorb(tarn_meta *m, tarn__xepoch *e, uint64_t to);
 
 /* ---- which star writes a log (xlogstar.c) ---------------------------------- */

@@ -15,6 +15,8 @@
 
 #include "express/xfence.h"
 #include "express/xwriter_internal.h"
+#include "tarn/kafka.h"
+#include "tarn/kafka_topics.h"
 #include "tarn/key.h"
 #include "tarn/timing.h"
 #include "tarn/wal.h"
@@ -273,6 +275,36 @@ static int seal(tarn_xwriter *w) {
 
 static int64_t mono(void) { return tarn__mono_ms(); }
 
+/* LS-095 ... LS-098: an entry of a Kafka topic's log is refused unless it is
+ * the binding's record batches holding record_count records, before any of
+ * it is queued, exactly as the standard writer refuses it (src/log/writer.c):
+ * an express topic must not be a way around the check. Whether the log is a
+ * topic's is learned once per log from the catalog (a stream's properties
+ * never change); the check reads only the caller's bytes, so off the lock. */
+static int kafka_check(tarn_xwriter *w, uint64_t log_id, const void *payload, size_t len,
+                       uint32_t record_count) {
+  pthread_mutex_lock(&w->mu);
+  xlog *l = find_log(w, log_id);
+  int kafka = l ? l->kafka : 0;
+  pthread_mutex_unlock(&w->mu);
+  if (!kafka) {
+    int r = tarn_kafka_log_is_topic(w->meta, log_id);
+    if (r < 0)
+      return r;
+    kafka = r ? XLOG_KAFKA : XLOG_NOT_KAFKA;
+    pthread_mutex_lock(&w->mu);
+    if ((l = find_log(w, log_id)))
+      l->kafka = kafka;
+    pthread_mutex_unlock(&w->mu);
+  }
+  if (kafka != XLOG_KAFKA)
+    return 0;
+  int rc = tarn_kafka_check(payload, len, record_count, NULL);
+  return rc ? tarn__errctx(rc, "express append: log %" PRIu64 " is a Kafka topic's; entry "
+                               "refused", log_id)
+            : 0;
+}
+
 int tarn_xwriter_append(tarn_xwriter *w, uint64_t log_id, const void *payload, size_t len,
                         uint32_t record_count, tarn_append_cb cb, void *arg) {
   if (record_count == 0)
@@ -280,6 +312,8 @@ int tarn_xwriter_append(tarn_xwriter *w, uint64_t log_id, const void *payload, s
   if (len > TARN_WAL_VARINT32_MAX)
     return tarn__err(TARN_ERANGE, "entry of %zu bytes is too large", len);
   int rc = ensure_log(w, log_id);
+  if (!rc)
+    rc = kafka_check(w, log_id, payload, len, record_count);
   if (rc)
     return rc;
   uint8_t *copy = malloc(len ? len : 1);
@@ -404,6 +438,17 @@ static void put_copy(tarn_xwriter *w, xflight *f, size_t b) {
   char why[256];
   if (rc)
     snprintf(why, sizeof why, "%s", tarn_errmsg());
+  int poison = 0;
+  if (rc == TARN_EEXIST) {
+    /* whose bytes? This slot's poison stands for ever, so K-W+1 of them make
+     * the slot dead whatever a later fence does: a roll without a fence may
+     * then count on (roll) */
+    tarn_buf got;
+    tarn_buf_init(&got);
+    poison = tarn__xslot_observe(w->bs.b[b].store, f->key, w->star, f->epoch, f->slot, &got) ==
+             TARN__XOBS_POISON;
+    tarn_buf_free(&got);
+  }
   pthread_mutex_lock(&w->mu);
   f->busy--;
   if (f->orphaned) { /* absorbed meanwhile: nobody else holds it */
@@ -423,6 +468,7 @@ static void put_copy(tarn_xwriter *w, xflight *f, size_t b) {
     /* poison or a foreign object holds the key: this bucket never will */
     f->bst[b] = XB_FAILED;
     f->fails++;
+    f->poisoned += poison;
     w->st.copies_failed++;
     snprintf(w->err, sizeof w->err, "express slot %s, bucket %zu (%s): %s", f->key, b,
              w->bs.b[b].uri, why);
@@ -589,7 +635,7 @@ static int roll_fenced(tarn_xwriter *w, outbox *ob) {
     tarn__xslot_key(f->key, sizeof f->key, w->star, f->epoch, f->slot);
     memset(f->bst, 0, sizeof f->bst);
     memset(f->tries, 0, sizeof f->tries);
-    f->copies = f->fails = 0;
+    f->copies = f->fails = f->poisoned = 0;
     f->state = XF_SEALED;
   }
   free(pool), free(slot), free(acked), free(rep);
@@ -616,6 +662,15 @@ static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
     /* the fence failed (undecided past its deadline): fail the entries */
     snprintf(why, sizeof why, "%.200s; the fence of the halted epoch failed: %.200s", w->err,
              tarn_errmsg());
+    unfenced = 1;
+  } else if (halted->poisoned < (int)(w->bs.k - w->bs.w + 1)) {
+    /* No fence (options.fence NULL, or max_rolls used up), and the halted
+     * slot is not seen dead: a copy of it (or of a slot after it) may exist,
+     * and a later fence may repair it from that copy and settlement absorb it
+     * at the offsets it was given. Counting on from what was released would
+     * hand those offsets out twice (issue 14, the roll-without-fence hazard) */
+    snprintf(why, sizeof why, "%.200s; no fence to end the halted epoch (options.fence)",
+             w->err);
     unfenced = 1;
   }
   /* the released flights stay for absorb; the rest are failed, in order */
@@ -668,7 +723,7 @@ static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
      * acknowledged at 118, read at 122). So the writer stops; the epoch must be
      * fenced and settled before a writer leads these logs again. */
     w->failed_rc = TARN_EUNKNOWN;
-    snprintf(w->err, sizeof w->err, "express writer: the halted epoch could not be fenced "
+    snprintf(w->err, sizeof w->err, "express writer: the halted epoch is not fenced "
                                     "(%.400s); fence and settle it before writing on",
              why);
     w->halting = 0;

@@ -33,6 +33,7 @@ typedef struct xflight {
   uint8_t bst[TARN__X_K_MAX];
   uint8_t tries[TARN__X_K_MAX];
   int copies, fails, busy;
+  int poisoned;          /* buckets seen (read back after a 412) to hold this slot's poison */
   int released;
   int orphaned;          /* absorbed and unlinked while a copy was busy: the last busy PUT
                             thread frees it */
@@ -41,6 +42,8 @@ typedef struct xflight {
   struct xflight *next;
 } xflight;
 
+enum { XLOG_NOT_KAFKA = 1, XLOG_KAFKA = 2 };
+
 typedef struct xlog {
   uint64_t log_id;
   tarn_lease *lease;
@@ -48,6 +51,8 @@ typedef struct xlog {
   uint64_t released_end;  /* the end of what was released */
   uint64_t absorbed_end;  /* the index's end: every offset below is indexed */
   uint64_t absorbed_cum;  /* the index's cumulative size at absorbed_end */
+  int kafka;              /* 0 not yet known, else XLOG_NOT_KAFKA or XLOG_KAFKA (a Kafka
+                             topic's log: every entry is checked, LS-095 ... LS-098) */
   struct xlog *next;
 } xlog;
 

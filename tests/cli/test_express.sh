@@ -4,7 +4,8 @@
 # tarn stream create --class express; tarn append acknowledges through the
 # express writer (same output); tarn read reads the entries back after absorb;
 # tarn express fence|settle take the stream's name (the star its writer
-# recorded) as well as --star, and refuse neither or both.
+# recorded) as well as --star, and refuse neither or both; plain tarn fsck
+# checks the express epochs and their absorbed ranges.
 set -euo pipefail
 : "${TARN:?}"
 dir=$(mktemp -d)
@@ -49,4 +50,6 @@ st=0; "$TARN" express fence slow/y 2> "$dir/err" || st=$?
 printf 'one\n' | TARN_STAR=node-b "$TARN" append slow/y > /dev/null
 [ "$("$TARN" read slow/y)" = "one" ] || fail "standard stream"
 [ ! -e "$TARN_HOME/express/a/node-b" ] || fail "standard append wrote a slot"
+# plain fsck checks node-a's epochs and the absorbed ranges against the index
+out=$("$TARN" fsck --no-read) || fail "fsck exit $?: $out"
 echo ok

@@ -42,5 +42,6 @@
 #include "tarn/fsck.h"
 #include "tarn/express.h"
 #include "tarn/express_fence.h"
+#include "tarn/token.h"
 
 #endif

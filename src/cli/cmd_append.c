@@ -22,10 +22,12 @@
 #include "tarn/catalog.h"
 #include "tarn/error.h"
 #include "tarn/express.h"
+#include "tarn/token.h"
 #include "tarn/express_fence.h"
 #include "tarn/kafka.h"
 #include "tarn/kafka_topics.h"
 #include "tarn/writer.h"
+#include "util/error.h"
 
 static const char usage[] =
     "usage: tarn append (NS/NAME [--partition P] | --log L) [OPTIONS] [FILE...]\n"
@@ -59,6 +61,10 @@ static const char usage[] =
     "  --quiet              print no outcomes on stdout\n"
     "  --star NAME          an express stream's writer identity (default: TARN_STAR,\n"
     "                       else the host name); ignored for standard streams\n"
+    "  --token T            this producer's fencing token: compared by exact\n"
+    "                       equality with the one tarn stream fence installed,\n"
+    "                       at the start and every second; required when the\n"
+    "                       stream's token mode is fenced (docs/express.md)\n"
     "\n"
     "%s\n%s\n"
     "Output: the offset of each record, or 'failed' or 'unknown', a line each.\n"
@@ -74,7 +80,9 @@ static const char usage[] =
     "Exit status: 0 every record read was appended (to the end of the input, or\n"
     "up to a signal); 1 some record failed or its outcome is unknown (it may be\n"
     "readable: the format does not deduplicate), or bad input; 2 bad command\n"
-    "line; 3 a store could not be reached. Killed by a second signal: that\n"
+    "line; 3 a store could not be reached; 4 the fencing token was refused (at\n"
+    "the start, or later: another producer's token was installed, and the\n"
+    "records read before are flushed and reported). Killed by a second signal: that\n"
     "signal (128+N in a shell).\n";
 
 static void help(void) { printf(usage, tarn_cli_log_target_help, tarn_cli_deploy_help); }
@@ -117,7 +125,17 @@ typedef struct producer {
   int out_failed;       /* writing stdout failed */
   tarn_writer *w;
   tarn_xwriter *xw;     /* instead of w for an express stream's log (docs/express.md) */
+  /* the fencing token (tarn/token.h): checked at open and again every
+   * TOKEN_RECHECK_S while reading, so a superseded holder stops */
+  const char *token;
+  tarn_meta *meta;
+  tarn_catalog_record stream; /* the log's stream (ns NULL: a log of no stream) */
+  int token_refused;
 } producer;
+
+#define TOKEN_RECHECK_S 1.0
+/* The exit status of a refused fencing token (documented in --help). */
+#define EXIT_TOKEN 4
 
 static void p_seal(producer *p) {
   if (p->xw)
@@ -138,6 +156,27 @@ static int log_is_express(tarn_deployment *d, uint64_t log_id) {
   tarn_catalog_record_free(&s);
   tarn_catalog_close(c);
   return yes;
+}
+
+/* The stream record of log_id's stream into *out (out->ns NULL when the log
+ * belongs to no stream). */
+static int stream_of_log(tarn_deployment *d, uint64_t log_id, tarn_catalog_record *out) {
+  memset(out, 0, sizeof *out);
+  tarn_catalog *c;
+  int rc = tarn_catalog_open(tarn_deployment_meta(d), NULL, &c);
+  if (rc)
+    return rc;
+  tarn_catalog_record l = {0};
+  rc = tarn_catalog_log_stream(c, log_id, &l);
+  if (!rc)
+    rc = tarn_catalog_open_stream(c, l.ns, l.name, out);
+  if (rc) {
+    tarn_catalog_record_free(out);
+    memset(out, 0, sizeof *out);
+  }
+  tarn_catalog_record_free(&l);
+  tarn_catalog_close(c);
+  return rc == TARN_ENOTFOUND ? 0 : rc;
 }
 
 /* The writer hands a callback one pointer; the ring slot is it, and the one
@@ -506,7 +545,19 @@ static int read_and_append(producer *p, uint64_t log_id, char **files, size_t nf
   uint64_t n = 0;
   int status = TARN_EXIT_OK, rc = 0;
   input in = {.fd = 0, .wake = p->wake[0]};
+  double token_at = t0;
   for (;; n++) {
+    if (p->stream.ns && now_s() - token_at >= TOKEN_RECHECK_S) {
+      /* a stale token holder is superseded: it reads no more input */
+      token_at = now_s();
+      int trc = tarn_stream_token_check(p->meta, &p->stream, p->token);
+      if (trc == TARN_EFENCED) {
+        fprintf(stderr, "tarn: append: superseded: %s\n", tarn_errmsg());
+        p->token_refused = 1;
+        status = EXIT_TOKEN;
+        break;
+      }
+    }
     const uint8_t *d = NULL;
     uint8_t *buf = NULL;
     size_t len = 0;
@@ -563,9 +614,10 @@ int tarn_cmd_append(int argc, char **argv) {
   uint64_t max_records = 1u << 18, drain_ms = 30000;
   tarn_writer_options o;
   tarn_writer_options_default(&o);
-  const char *star = NULL;
+  const char *star = NULL, *token = NULL;
   const tarn_cli_opt opts[] = {
       TARN_CLI_OPT_STRING("--star", &star, "a star name"),
+      TARN_CLI_OPT_STRING("--token", &token, "a token"),
       TARN_CLI_LOG_TARGET_OPTS(&tgt),
       TARN_CLI_OPT_FLAG("--quiet", &quiet, 1),
       TARN_CLI_OPT_FLAG("--length-delimited", &lendelim, 1),
@@ -638,6 +690,14 @@ int tarn_cmd_append(int argc, char **argv) {
   pthread_t printer, sigthread;
   int status = TARN_EXIT_OK, have_sig = 0, have_printer = 0;
   int express = log_is_express(d, log_id);
+  p->token = token;
+  p->meta = tarn_deployment_meta(d);
+  int token_rc = stream_of_log(d, log_id, &p->stream);
+  if (!token_rc && p->stream.ns)
+    token_rc = tarn_stream_token_check(p->meta, &p->stream, token);
+  else if (!token_rc && token)
+    token_rc = tarn__err(TARN_EINVAL, "--token: log %llu belongs to no stream",
+                         (unsigned long long)log_id);
   tarn_xwriter_options xo;
   tarn_xwriter_options_default(&xo);
   char star_buf[160];
@@ -645,7 +705,10 @@ int tarn_cmd_append(int argc, char **argv) {
   xo.star = star ? star : star_buf;
   xo.max_bytes_in_flight = o.max_bytes_in_flight;
   xo.fence = tarn_express_fence_cut; /* a roll fences its own epoch (30 s deadline) */
-  if (express ? tarn_xwriter_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &xo, &p->xw)
+  if (token_rc) {
+    fprintf(stderr, "tarn: append: refused: %s\n", tarn_errmsg());
+    status = token_rc == TARN_EFENCED ? EXIT_TOKEN : tarn_cli_exit_for(token_rc);
+  } else if (express ? tarn_xwriter_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &xo, &p->xw)
               : tarn_writer_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &o, &p->w)) {
     status = tarn_cli_fail("append");
   } else {
@@ -670,7 +733,7 @@ int tarn_cmd_append(int argc, char **argv) {
     fprintf(stderr, "tarn: append: %llu of %llu records failed, %llu of unknown outcome\n",
             (unsigned long long)p->failed, (unsigned long long)nrec,
             (unsigned long long)p->unknown);
-    if (!status)
+    if (!status || status == EXIT_TOKEN)
       status = p->refused == p->failed && !p->unknown ? TARN_EXIT_UNAVAIL : TARN_EXIT_FAULT;
   }
   if (p->out_failed && !status)
@@ -707,6 +770,7 @@ int tarn_cmd_append(int argc, char **argv) {
   pthread_cond_destroy(&p->cv_out);
   pthread_mutex_destroy(&p->mu);
   free(p->ring);
+  tarn_catalog_record_free(&p->stream);
   free(p);
   the_producer = NULL;
   return status;

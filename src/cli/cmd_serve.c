@@ -32,6 +32,10 @@ static void help(void) {
       "               (both count objects and bytes deleted, in tarn_reclaimed_*_total)\n"
       "  stats        compaction lag and tasks by state, as metrics\n"
       "  health       checks that the stores answer\n"
+      "  express-takeover  fences and settles the open epochs of an express writer\n"
+      "               that died (none of its logs holds a write lease: its session\n"
+      "               expired), so its acknowledged entries reach the index at their\n"
+      "               offsets (docs/express.md \"Serving\")\n"
       "and serves HTTP on --listen:\n"
       "  GET /metrics   Prometheus text format (docs/serve.md lists the metrics)\n"
       "  GET /healthz   200 {\"status\":\"ok\",...} when the metadata store and both roots\n"
@@ -59,7 +63,9 @@ static void help(void) {
       "                              (the deployment's; %lld unless recorded; must exceed\n"
       "                              the publish limit + longest put + skew allowance)\n"
       "  --stats-interval-ms MS      (%d)\n"
-      "  --no-compact, --no-reclaim, --no-wal-gc   leave that job out\n"
+      "  --no-compact, --no-reclaim, --no-wal-gc, --no-express-takeover\n"
+      "                              leave that job out\n"
+      "  --express-takeover-interval-ms MS   (1000)\n"
       "  --http-max-connections N    connections the endpoint holds at once (%d)\n"
       "  --http-max-per-ip N         ... from one client address (%d)\n"
       "  --http-timeout-s S          an idle connection is closed after S seconds (%d)\n"
@@ -105,6 +111,9 @@ int tarn_cmd_serve(int argc, char **argv) {
       TARN_CLI_OPT_FLAG("--no-compact", &o.compact, 0),
       TARN_CLI_OPT_FLAG("--no-reclaim", &o.reclaim, 0),
       TARN_CLI_OPT_FLAG("--no-wal-gc", &o.wal_gc, 0),
+      TARN_CLI_OPT_FLAG("--no-express-takeover", &o.express_takeover, 0),
+      TARN_CLI_OPT_UINT("--express-takeover-interval-ms", &o.express_takeover_interval_ms, 1,
+                        86400000, NULL, NULL),
       TARN_CLI_OPT_STRING("--listen", &o.listen, "HOST:PORT"),
       TARN_CLI_OPT_CHOICE("--log-format", &log_format, "text|json", "text or json"),
       TARN_CLI_OPT_CHOICE("--log-level", &log_level, "debug|info|warn|error",

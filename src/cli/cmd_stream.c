@@ -8,6 +8,7 @@
 #include "tarn/deployment.h"
 #include "tarn/error.h"
 #include "tarn/express.h"
+#include "tarn/token.h"
 
 #define EXIT_STATUS                                                                          \
   "\nExit status: 0 done; 1 the operation failed (the message says why); 2 bad\n"           \
@@ -24,6 +25,7 @@ typedef struct args {
   uint64_t drain_ms;     /* drop */
   tarn_stream_prop *props;
   size_t n_props;
+  const char *token;     /* fence */
 } args;
 
 /* --property KEY=VALUE, repeatable: each one adds a property. */
@@ -41,6 +43,16 @@ static int set_class(void *ctx, const char *v) {
   return add_property(ctx, kv);
 }
 
+/* --token-mode any|fenced: the stream property choosing the fencing-token
+ * policy (tarn/token.h). */
+static int set_token_mode(void *ctx, const char *v) {
+  if (tarn_token_mode_check(v))
+    return -1;
+  char kv[64];
+  snprintf(kv, sizeof kv, "%s=%s", TARN_STREAM_TOKEN_MODE_PROP, v);
+  return add_property(ctx, kv);
+}
+
 /* Parses argv of sub-command cmd, which takes the options of opts (the lines
  * of the table below that it names, e.g. "--partitions --property").
  * want_ident: one NS/NAME is required. Returns TARN_CLI_GO_ON, else the exit
@@ -54,6 +66,8 @@ static int parse(const char *cmd, int argc, char **argv, int want_ident, const c
                         NULL, NULL),
       TARN_CLI_OPT_CALL("--property", add_property, a, "KEY=VALUE"),
       TARN_CLI_OPT_CALL("--class", set_class, a, "standard or express"),
+      TARN_CLI_OPT_CALL("--token-mode", set_token_mode, a, "any or fenced"),
+      TARN_CLI_OPT_STRING("--token", &a->token, "a token"),
       TARN_CLI_OPT_UINT("--count", &a->count, 1, TARN_STREAM_PARTITIONS_MAX,
                         NULL, &a->have_count),
       TARN_CLI_OPT_UINT("--drain-timeout-ms", &a->drain_ms, 0, 86400000, "a number of ms",
@@ -104,7 +118,8 @@ static void finish(args *a, tarn_deployment *dep, tarn_catalog *cat, char *ns, c
 
 static void create_help(void) {
   printf("usage: tarn stream create NAMESPACE/NAME [--partitions N] [--property KEY=VALUE]...\n"
-         "                          [--class standard|express] [DEPLOYMENT FLAGS] [--json]\n"
+         "                          [--class standard|express] [--token-mode any|fenced]\n"
+         "                          [DEPLOYMENT FLAGS] [--json]\n"
          "\n"
          "Creates a stream of N partitions (default 1), each a new log with a log ID no\n"
          "log has ever had. NAME alone means namespace '" TARN_DEFAULT_NAMESPACE "'. Namespace and name:\n"
@@ -117,6 +132,10 @@ static void create_help(void) {
          "  --class express        the express storage class (property class=express):\n"
          "                         appends acknowledged at W copies in the deployment's\n"
          "                         express buckets (docs/express.md)\n"
+         "  --token-mode MODE      fencing tokens (property token_mode): any (default:\n"
+         "                         cooperative, a producer may give none) or fenced (every\n"
+         "                         producer must give the token installed by tarn stream\n"
+         "                         fence)\n"
          "  --json                 print the stream as JSON\n"
          "\n%s" EXIT_STATUS,
          TARN_STREAM_NAME_MAX, TARN_STREAM_PARTITIONS_MAX, tarn_cli_deploy_help);
@@ -124,10 +143,14 @@ static void create_help(void) {
 
 static int cmd_create(int argc, char **argv) {
   args a;
-  int ex = parse("stream create", argc, argv, 1, "--partitions --property --class", create_help,
-                 &a);
+  int ex = parse("stream create", argc, argv, 1, "--partitions --property --class --token-mode",
+                 create_help, &a);
   if (ex >= 0)
     return args_free(&a), ex;
+  if (a.token) { /* picked by its prefix "--token-mode": fence's option, not create's */
+    args_free(&a);
+    return tarn_cli_usage_error("stream create", "--token is tarn stream fence's option");
+  }
   tarn_deployment *dep;
   tarn_catalog *cat;
   char *ns, *name;
@@ -376,12 +399,75 @@ static int cmd_add(int argc, char **argv) {
   return ex;
 }
 
+/* ---- fence --------------------------------------------------------------- */
+
+static void fence_help(void) {
+  printf("usage: tarn stream fence NAMESPACE/NAME --token T [DEPLOYMENT FLAGS] [--json]\n"
+         "\n"
+         "Installs producer token T as the stream's fencing token (a compare-and-set on\n"
+         "the record %s /token/NS/NAME; the last install wins). From then on an open of\n"
+         "one of the stream's logs for writing (tarn append --token, a tarn serve node)\n"
+         "compares the token it was given with T by exact equality: a holder of the\n"
+         "previous token is refused (tarn append: exit 4) and superseded. Whether a\n"
+         "producer without a token may write is the stream's token mode (tarn stream\n"
+         "create --token-mode any|fenced). The token is policy; what locks a stale\n"
+         "express writer out of the storage is its epoch's fence (docs/express.md).\n"
+         "\n"
+         "Options:\n"
+         "  --token T   the token: 1..%d bytes\n"
+         "  --json      {\"namespace\",\"name\",\"token\",\"previous\",\"mode\"}\n"
+         "\n%s" EXIT_STATUS,
+         TARN_TOKEN_PARTITION, TARN_TOKEN_MAX, tarn_cli_deploy_help);
+}
+
+static int cmd_fence(int argc, char **argv) {
+  args a;
+  int ex = parse("stream fence", argc, argv, 1, "--token", fence_help, &a);
+  if (ex >= 0)
+    return args_free(&a), ex;
+  if (!a.token || !*a.token || strlen(a.token) > TARN_TOKEN_MAX) {
+    args_free(&a);
+    return tarn_cli_usage_error("stream fence", "--token T (1..256 bytes) is required");
+  }
+  tarn_deployment *dep;
+  tarn_catalog *cat;
+  char *ns, *name;
+  if ((ex = tarn_cli_stream_open("stream fence", &a.d, a.ident, &dep, &cat, &ns, &name)))
+    return args_free(&a), ex;
+  tarn_catalog_record s;
+  char *prev = NULL;
+  int rc = tarn_catalog_open_stream(cat, ns, name, &s);
+  if (!rc) {
+    rc = tarn_stream_token_install(tarn_deployment_meta(dep), ns, name, a.token, &prev);
+    const char *mode = tarn_stream_token_mode(&s) == TARN_TOKEN_FENCED ? TARN_TOKEN_MODE_FENCED
+                                                                       : TARN_TOKEN_MODE_ANY;
+    if (rc) {
+      ex = tarn_cli_fail_rc(rc, "stream fence");
+    } else if (a.json) {
+      json_t *o = json_pack("{s:s,s:s,s:s,s:s?,s:s}", "namespace", ns, "name", name, "token",
+                            a.token, "previous", prev, "mode", mode);
+      ex = tarn_cli_print_json(o);
+    } else {
+      printf("stream %s/%s: token installed (mode %s)%s%s\n", ns, name, mode,
+             prev ? "; superseded token " : "", prev ? prev : "");
+      ex = 0;
+    }
+    tarn_catalog_record_free(&s);
+  } else {
+    ex = tarn_cli_fail_rc(rc, "stream fence");
+  }
+  free(prev);
+  finish(&a, dep, cat, ns, name);
+  return ex;
+}
+
 static const tarn_cli_cmd subs[] = {
     {"create", "create a stream of N partitions", cmd_create},
     {"list", "list the streams", cmd_list},
     {"describe", "show a stream's layout, properties and offsets", cmd_describe},
     {"drop", "drop a stream: tombstone its name, delete its logs", cmd_drop},
     {"add-partitions", "add partitions (logs) to a stream", cmd_add},
+    {"fence", "install a producer's fencing token", cmd_fence},
     {NULL, NULL, NULL}};
 
 static const char intro[] =

@@ -33,6 +33,7 @@ struct tarn_srv_node {
   tarn_srv_http *http;
   void *compaction;
   void *kafka;
+  void *express;
   pthread_mutex_t health_mu; /* guards health: the job writes it, the HTTP thread reads it */
   health_state health;
 };
@@ -57,6 +58,8 @@ void tarn_srv_options_default(tarn_srv_options *o) {
   o->http_timeout_s = 10;
   o->kafka_node_id = -1;
   o->kafka_batch_ms = -1;
+  o->express_takeover = 1;
+  o->express_takeover_interval_ms = 1000;
 }
 
 /* A store answers when a read of it succeeds (a missing key or an empty root
@@ -181,9 +184,18 @@ int tarn_srv_node_start(struct tarn_deployment *d, const tarn_srv_options *o,
     return rc;
   }
   nj += rc;
+  if ((rc = tarn_srv_express_jobs(d, o, jobs + nj, &n->express)) < 0) {
+    tarn_srv_kafka_free(n->kafka);
+    tarn_srv_compaction_free(n->compaction);
+    pthread_mutex_destroy(&n->health_mu);
+    free(n);
+    return rc;
+  }
+  nj += rc;
   tarn_srv_http_limits lim = {o->http_max_connections, o->http_max_per_ip, o->http_timeout_s,
                               o->http_tls_cert, o->http_tls_key};
   if ((rc = tarn_srv_http_start(o->listen, &lim, health, n, &n->http))) {
+    tarn_srv_express_free(n->express);
     tarn_srv_kafka_free(n->kafka);
     tarn_srv_compaction_free(n->compaction);
     pthread_mutex_destroy(&n->health_mu);
@@ -192,6 +204,7 @@ int tarn_srv_node_start(struct tarn_deployment *d, const tarn_srv_options *o,
   }
   if ((rc = tarn_srv_sched_start(jobs, nj, &n->sched))) {
     tarn_srv_http_stop(n->http);
+    tarn_srv_express_free(n->express);
     tarn_srv_kafka_free(n->kafka);
     tarn_srv_compaction_free(n->compaction);
     pthread_mutex_destroy(&n->health_mu);
@@ -221,6 +234,7 @@ void tarn_srv_node_stop(tarn_srv_node *n) {
   tarn_srv_kafka_free(n->kafka);
   tarn_srv_http_stop(n->http);
   tarn_srv_compaction_free(n->compaction);
+  tarn_srv_express_free(n->express);
   tarn_metrics_set("tarn_serve_up", 0, NULL);
   pthread_mutex_destroy(&n->health_mu);
   free(n);

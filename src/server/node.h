@@ -41,6 +41,8 @@ typedef struct tarn_srv_options {
   const char *kafka_tls_cert;  /* TLS with this PEM certificate (chain) file ... */
   const char *kafka_tls_key;   /* ... and this PEM key file; both NULL: plain TCP */
   int kafka_sasl;              /* TARN__KSASL_* mechanisms required (0: no SASL) */
+  int express_takeover;        /* fence and settle dead express writers' epochs (1) */
+  int express_takeover_interval_ms; /* (1000) */
 } tarn_srv_options;
 
 #define TARN_SERVE_DEFAULT_LISTEN "127.0.0.1:9470"
@@ -73,6 +75,11 @@ int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
                         struct tarn_srv_job *jobs, void **state);
 int tarn_srv_kafka_port_of(void *state);
 void tarn_srv_kafka_free(void *state);
+/* The express-takeover job (jobs_express.c), when o->express_takeover: fills
+ * jobs[0] and returns 1 (0 when off), or a negative TARN_E*. */
+int tarn_srv_express_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
+                          struct tarn_srv_job *jobs, void **state);
+void tarn_srv_express_free(void *state);
 /* The Kafka port a node listens on (-1 when off). */
 int tarn_srv_node_kafka_port(const tarn_srv_node *n);
 

@@ -1,0 +1,200 @@
+/* The express-takeover job of `tarn serve` (issue 15 "Serving"; docs/express.md
+ * "Serving"): a star (an express writer: `tarn append`, a library writer)
+ * that died leaves its head epoch open, its acknowledged tail in the buckets
+ * and out of the index. Every node looks, each pass, at the star recorded for
+ * each log of every express stream (tarn-xlog); a star none of whose logs has
+ * a write lease left (its leases are ephemeral: they end with its session, so
+ * a killed writer counts once its session expired) is taken over: its open
+ * epochs are fenced (the cut published by CAS; the epoch, not a lease or a
+ * token, locks a late writer out) and settled (every acknowledged entry
+ * absorbed at its acknowledged offset), so readers and the next writer of the
+ * log find them in the index. One node at a time per star: an ephemeral
+ * record /takeover/{star} in partition tarn-xserve. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "express/express.h"
+#include "server/node.h"
+#include "server/sched.h"
+#include "server/srvlog.h"
+#include "tarn/catalog.h"
+#include "tarn/deployment.h"
+#include "tarn/error.h"
+#include "tarn/express.h"
+#include "tarn/express_fence.h"
+#include "tarn/key.h"
+#include "tarn/metrics.h"
+#include "util/error.h"
+
+#define XSERVE_PARTITION "tarn-xserve"
+/* Older epochs of one star looked at below its head: a star restarted after
+ * each of several crashes leaves one open epoch per crash. */
+#define EPOCHS_BACK 16
+
+typedef struct xstate {
+  tarn_deployment *d;
+  int64_t fence_timeout_ms;
+} xstate;
+
+typedef struct star_logs {
+  char star[TARN__X_STAR_MAX + 1];
+  uint64_t *logs;
+  size_t n, cap;
+} star_logs;
+
+static int add_log(star_logs **v, size_t *n, const char *star, uint64_t log) {
+  size_t i = 0;
+  while (i < *n && strcmp((*v)[i].star, star))
+    i++;
+  if (i == *n) {
+    star_logs *nv = realloc(*v, (*n + 1) * sizeof *nv);
+    if (!nv)
+      return tarn__err(TARN_ENOMEM, "out of memory");
+    *v = nv;
+    memset(&nv[i], 0, sizeof nv[i]);
+    snprintf(nv[i].star, sizeof nv[i].star, "%s", star);
+    (*n)++;
+  }
+  star_logs *s = &(*v)[i];
+  if (s->n == s->cap) {
+    size_t nc = s->cap ? 2 * s->cap : 8;
+    uint64_t *nl = realloc(s->logs, nc * sizeof *nl);
+    if (!nl)
+      return tarn__err(TARN_ENOMEM, "out of memory");
+    s->logs = nl;
+    s->cap = nc;
+  }
+  s->logs[s->n++] = log;
+  return 0;
+}
+
+/* 1 when log has a write lease record (its writer, or a compactor, lives). */
+static int has_lease(tarn_meta *m, uint64_t log, int *yes) {
+  char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_SLASH_MAX], b[TARN_KEY_SLASH_MAX + 2];
+  int rc = tarn_key_partition(part, log);
+  if (!rc)
+    rc = tarn_key_lease_prefix(a, log);
+  if (rc)
+    return rc;
+  snprintf(b, sizeof b, "%s~", a);
+  tarn_meta_recs r;
+  if ((rc = tarn_meta_scan(m, part, a, b, 0, 1, &r)))
+    return rc;
+  *yes = r.n > 0;
+  tarn_meta_recs_free(&r);
+  return 0;
+}
+
+/* Fences and settles the open (or fenced, unsettled) epochs of a dead star,
+ * newest first, down to the first settled one. */
+static int take_over(xstate *s, const char *star) {
+  tarn_meta *m = tarn_deployment_meta(s->d);
+  uint64_t head = 0;
+  int rc = tarn__xchain_head(m, star, TARN__X_CLASS_EXPRESS, &head);
+  if (rc || !head)
+    return rc;
+  tarn_xfence_opts fo = {s->fence_timeout_ms, 0};
+  for (uint64_t e = head; e >= 1 && e + EPOCHS_BACK > head; e--) {
+    tarn__xepoch ep;
+    rc = tarn__xepoch_load(m, star, TARN__X_CLASS_EXPRESS, e, &ep);
+    if (rc == TARN_ENOTFOUND) { /* a burned number */
+      tarn_errclear();
+      rc = 0;
+      continue;
+    }
+    if (rc)
+      return rc;
+    int settled = ep.state == TARN__XEPOCH_FENCED && ep.has_cut && ep.checkpoint >= ep.cut;
+    tarn__xepoch_free(&ep);
+    if (settled)
+      break;
+    double t0 = tarn_metrics_now();
+    tarn_xfence_report fr;
+    tarn_xsettle_report sr;
+    if ((rc = tarn_express_fence(m, star, e, &fo, &fr)) ||
+        (rc = tarn_express_settle(m, tarn_deployment_wal(s->d), star, e, &fo, &sr)))
+      return rc;
+    char es[24], cut[24], abs_[24], del[24], ms[24];
+    snprintf(es, sizeof es, "%llu", (unsigned long long)e);
+    snprintf(cut, sizeof cut, "%llu", (unsigned long long)fr.cut);
+    snprintf(abs_, sizeof abs_, "%llu", (unsigned long long)sr.absorbed);
+    snprintf(del, sizeof del, "%llu", (unsigned long long)sr.deleted);
+    snprintf(ms, sizeof ms, "%.0f", (tarn_metrics_now() - t0) * 1000);
+    tarn_srv_log(TARN_SRV_INFO, "express takeover", "star", star, "epoch", es, "cut", cut,
+                 "slots_absorbed", abs_, "flights_deleted", del, "ms", ms, NULL);
+    tarn_metrics_inc("tarn_express_takeovers_total", 1, NULL);
+  }
+  return 0;
+}
+
+static int takeover_job(void *arg, atomic_int *stop) {
+  xstate *s = arg;
+  tarn_meta *m = tarn_deployment_meta(s->d);
+  tarn_catalog *c;
+  int rc = tarn_catalog_open(m, NULL, &c);
+  if (rc)
+    return rc;
+  tarn_catalog_record *v = NULL;
+  size_t n = 0, ns = 0;
+  star_logs *stars = NULL;
+  rc = tarn_catalog_list_streams(c, &v, &n);
+  for (size_t i = 0; !rc && i < n; i++) {
+    if (v[i].state != TARN_STREAM_ACTIVE || !tarn_stream_is_express(&v[i]))
+      continue;
+    for (size_t j = 0; !rc && j < v[i].n_logs; j++) {
+      char st[TARN__X_STAR_MAX + 1];
+      int r = tarn__xlog_star_get(m, v[i].logs[j], st, sizeof st);
+      if (r == TARN_ENOTFOUND) { /* never written */
+        tarn_errclear();
+        continue;
+      }
+      rc = r ? r : add_log(&stars, &ns, st, v[i].logs[j]);
+    }
+  }
+  for (size_t i = 0; i < n; i++)
+    tarn_catalog_record_free(&v[i]);
+  free(v);
+  tarn_catalog_close(c);
+  for (size_t i = 0; !rc && i < ns && !atomic_load(stop); i++) {
+    int alive = 0;
+    for (size_t j = 0; !rc && !alive && j < stars[i].n; j++)
+      rc = has_lease(m, stars[i].logs[j], &alive);
+    if (rc || alive)
+      continue;
+    char key[TARN__X_STAR_MAX + 16];
+    snprintf(key, sizeof key, "/takeover/%s", stars[i].star);
+    int lrc = tarn_meta_create(m, XSERVE_PARTITION, key, "1", 1, TARN_META_EPHEMERAL, NULL);
+    if (lrc == TARN_EEXIST) { /* another node takes it over now */
+      tarn_errclear();
+      continue;
+    }
+    if (lrc) {
+      rc = lrc;
+      break;
+    }
+    rc = take_over(s, stars[i].star);
+    tarn_meta_delete(m, XSERVE_PARTITION, key);
+  }
+  for (size_t i = 0; i < ns; i++)
+    free(stars[i].logs);
+  free(stars);
+  return rc;
+}
+
+int tarn_srv_express_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
+                          struct tarn_srv_job *jobs, void **state) {
+  *state = NULL;
+  if (!o->express_takeover)
+    return 0;
+  xstate *s = calloc(1, sizeof *s);
+  if (!s)
+    return TARN_ENOMEM;
+  s->d = d;
+  s->fence_timeout_ms = 30000;
+  jobs[0] = (tarn_srv_job){"express-takeover", o->express_takeover_interval_ms, 1, takeover_job, s};
+  *state = s;
+  return 1;
+}
+
+void tarn_srv_express_free(void *state) { free(state); }

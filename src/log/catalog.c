@@ -10,6 +10,7 @@
 #include "tarn/buf.h"
 #include "tarn/key.h"
 #include "util/error.h"
+#include "util/planted.h"
 
 #define PART TARN_CATALOG_PARTITION
 #define KEY_DEPLOYMENT "/catalog/deployment"
@@ -133,6 +134,8 @@ int tarn_catalog_check(tarn_catalog *c) {
 /* 1 when P(L) holds a record of any kind: index record, trim marker, fence,
  * lease or one we do not know. "" is the least key of every partition. */
 static int partition_occupied(tarn_catalog *c, uint64_t log_id) {
+  if (TARN__PLANTED(TARN__BUG_CATALOG_ALLOC_UNCHECKED))
+    return 0;
   char part[TARN_KEY_PARTITION_LEN + 1];
   tarn_key_partition(part, log_id);
   tarn_meta_rec r = {0};
@@ -248,7 +251,8 @@ int tarn_catalog_create_stream(tarn_catalog *c, const char *ns, const char *name
   char skey[KEY_MAX];
   stream_key(skey, ns, name);
   /* LS-089 */
-  if ((rc = tarn_catalog_is_dropped(c, ns, name)) != 0)
+  if (!TARN__PLANTED(TARN__BUG_CATALOG_CREATE_IGNORES_TOMBSTONE) &&
+      (rc = tarn_catalog_is_dropped(c, ns, name)) != 0)
     return rc == 1 ? dropped_error(ns, name) : rc;
   tarn_meta_rec ex = {0};
   rc = tarn_meta_get(c->meta, PART, skey, &ex);
@@ -305,7 +309,8 @@ int tarn_catalog_create_stream(tarn_catalog *c, const char *ns, const char *name
   /* A drop may have written the tombstone after our first check and looked
    * for the stream before we created it: the store's order makes one of us
    * see the other, so we look again and undo if so (LS-089). */
-  if ((rc = tarn_catalog_is_dropped(c, ns, name)) != 0) {
+  if (!TARN__PLANTED(TARN__BUG_CATALOG_CREATE_IGNORES_TOMBSTONE) &&
+      (rc = tarn_catalog_is_dropped(c, ns, name)) != 0) {
     free(logs);
     if (rc == 1) {
       tarn_catalog_drop_stream(c, ns, name, NULL);
@@ -545,7 +550,7 @@ int tarn_catalog_drop_stream(tarn_catalog *c, const char *ns, const char *name, 
     if (rc)
       return rc;
   }
-  for (size_t i = 0; i < s.n_logs; i++) {
+  for (size_t i = 0; i + TARN__PLANTED(TARN__BUG_CATALOG_DROP_SKIPS_LAST_LOG) < s.n_logs; i++) {
     if ((rc = tarn_log_delete(c->meta, s.logs[i], &c->opt, NULL))) {
       tarn_catalog_record_free(&s);
       return tarn__errctx(rc, "dropping stream %s/%s (run the drop again to resume)", ns,

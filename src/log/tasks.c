@@ -369,6 +369,8 @@ int tarn_tasks_step(tarn_compactor *c, const tarn_tasks_options *o, tarn_task *t
     }
     t->updated_ms = now;
     rc = task_put(m, t);
+    if (!rc && t->state == TARN_TASK_PREPARED && TARN__PLANTED(TARN__BUG_TASK_VIEW_STAYS_INIT))
+      t->state = TARN_TASK_INIT; /* the record moved on, the holder's copy did not */
     return TARN__PLANTED(TARN__BUG_TASK_WRITE_UNCHECKED) ? 0 : rc;
   }
   if (t->state == TARN_TASK_PREPARED) {

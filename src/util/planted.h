@@ -58,7 +58,11 @@
   X(TASK_PUT_UNGUARDED, "task-put-unguarded")               /* task writes without the lock */\
   X(C2_STOPS_BEFORE_E, "c2-stops-before-e")                 /* C2's scan ends at >= e */      \
   X(CLAIM_SKIPS_FAILED, "claim-skips-failed")               /* a failed task never reclaimed */\
-  X(TASK_GUARD_ANY_LOCK, "task-guard-any-lock")             /* guard: a lock, not ours */
+  X(TASK_GUARD_ANY_LOCK, "task-guard-any-lock")             /* guard: a lock, not ours */  \
+  X(TASK_VIEW_STAYS_INIT, "task-view-stays-init")           /* PREPARED put, view left INIT */\
+  X(CATALOG_ALLOC_UNCHECKED, "catalog-alloc-unchecked")     /* LS-087 partition unchecked */  \
+  X(CATALOG_CREATE_IGNORES_TOMBSTONE, "catalog-create-ignores-tombstone") /* LS-089 */        \
+  X(CATALOG_DROP_SKIPS_LAST_LOG, "catalog-drop-skips-last-log") /* deletes n_logs - 1 logs */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,
 enum { TARN__BUG_NONE = 0, TARN__PLANTED_BUGS(TARN__PLANTED_ENUM) TARN__BUG_COUNT };

@@ -94,10 +94,13 @@ static void print_tail(const char *trace, size_t len, int lines) {
 }
 
 int sim_express_main(int argc, char **argv); /* sim_express.c */
+int sim_catalog_main(int argc, char **argv); /* sim_catalog.c */
 
 int main(int argc, char **argv) {
   if (argc > 1 && !strcmp(argv[1], "--express"))
     return sim_express_main(argc - 1, argv + 1);
+  if (argc > 1 && !strcmp(argv[1], "--catalog"))
+    return sim_catalog_main(argc - 1, argv + 1);
   uint64_t a = 1, b = 1;
   int steps = 2000, trace = 0, determinism = 0, expect_fail = 0, bug = 0, have_seed = 0;
   int without = 0;

@@ -26,6 +26,7 @@
 #include "tarn/fileindex.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
+#include "tarn/token_bucket.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -43,28 +44,12 @@ extern "C" {
 #define TARN_PROP_COMPACTION_SERDE "tarn.compaction.serde-type"
 #define TARN_PROP_COMPACTION_RECORD "tarn.compaction.record-name"
 
-/* A clock: ms since the Unix epoch. */
-typedef int64_t (*tarn_clock_fn)(void *ctx);
-/* The wall clock (CLOCK_REALTIME). */
-int64_t tarn_clock_wall_ms(void *ctx);
-
 /* Called with the payload bytes C2 is about to write; may wait (the token
- * bucket below does), or fail to abort C2 (a negative TARN_E*). */
+ * bucket does), or fail to abort C2 (a negative TARN_E*). */
 typedef int (*tarn_throttle_fn)(void *ctx, uint64_t bytes);
 
-/* A bytes/s token bucket (rate limit of compaction writes, so compaction does
- * not starve appends). Thread-safe. */
-typedef struct tarn_token_bucket tarn_token_bucket;
-/* rate bytes per second, burst bytes at most saved up; clock may be NULL (wall). */
-int tarn_token_bucket_new(uint64_t rate, uint64_t burst, tarn_clock_fn clock, void *clock_ctx,
-                          tarn_token_bucket **out);
-void tarn_token_bucket_free(tarn_token_bucket *b);
-/* Takes n tokens if available (0) or tells how many ms until they are
- * (*wait_ms > 0, nothing taken). Never sleeps. */
-int tarn_token_bucket_try(tarn_token_bucket *b, uint64_t n, int64_t *wait_ms);
-/* A tarn_throttle_fn over a bucket (ctx): waits with nanosleep until the
- * tokens are there. */
-int tarn_token_bucket_throttle(void *ctx, uint64_t bytes);
+/* The token bucket (tarn_token_bucket_throttle is a tarn_throttle_fn) and
+ * tarn_clock_fn: tarn/token_bucket.h. */
 
 /* LS-032: a range's payload, the PARQUET record's entry_size_bytes, stays
  * below 2^31 (Appendix E); max_range_bytes may be at most this. */

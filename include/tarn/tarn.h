@@ -36,6 +36,7 @@
 #include "tarn/writer.h"
 #include "tarn/reader.h"
 #include "tarn/trim.h"
+#include "tarn/token_bucket.h"
 #include "tarn/compactor.h"
 #include "tarn/reclaim.h"
 #include "tarn/tasks.h"

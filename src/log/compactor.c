@@ -4,12 +4,9 @@
 #include "tarn/compactor.h"
 
 #include <inttypes.h>
-#include <jansson.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "log/compact_internal.h"
 #include "log/index_scan.h"
@@ -28,83 +25,7 @@
 
 #define KAFKA_TOPIC_PROP "lakestream.kafka.topic.name"
 
-/* ---- clock and token bucket ---------------------------------------------- */
-
-int64_t tarn_clock_wall_ms(void *ctx) {
-  (void)ctx;
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-struct tarn_token_bucket {
-  pthread_mutex_t mu;
-  uint64_t rate, burst;
-  double tokens;
-  int64_t last_ms;
-  tarn_clock_fn clock;
-  void *clock_ctx;
-};
-
-int tarn_token_bucket_new(uint64_t rate, uint64_t burst, tarn_clock_fn clock, void *clock_ctx,
-                          tarn_token_bucket **out) {
-  if (rate == 0)
-    return tarn__err(TARN_EINVAL, "token bucket: rate 0");
-  tarn_token_bucket *b = calloc(1, sizeof *b);
-  if (!b)
-    return tarn__err(TARN_ENOMEM, "out of memory");
-  pthread_mutex_init(&b->mu, NULL);
-  b->rate = rate;
-  b->burst = burst ? burst : rate;
-  b->clock = clock ? clock : tarn_clock_wall_ms;
-  b->clock_ctx = clock_ctx;
-  b->tokens = (double)b->burst;
-  b->last_ms = b->clock(b->clock_ctx);
-  *out = b;
-  return 0;
-}
-
-void tarn_token_bucket_free(tarn_token_bucket *b) {
-  if (!b)
-    return;
-  pthread_mutex_destroy(&b->mu);
-  free(b);
-}
-
-int tarn_token_bucket_try(tarn_token_bucket *b, uint64_t n, int64_t *wait_ms) {
-  pthread_mutex_lock(&b->mu);
-  int64_t now = b->clock(b->clock_ctx);
-  if (now > b->last_ms) {
-    b->tokens += (double)(now - b->last_ms) * (double)b->rate / 1000.0;
-    if (b->tokens > (double)b->burst)
-      b->tokens = (double)b->burst;
-    b->last_ms = now;
-  }
-  /* A request above the burst is let through once the bucket is full, so a
-   * large entry is never refused forever. */
-  double need = (double)n > (double)b->burst ? (double)b->burst : (double)n;
-  *wait_ms = 0;
-  if (b->tokens >= need) {
-    b->tokens -= (double)n;
-  } else {
-    *wait_ms = (int64_t)((need - b->tokens) * 1000.0 / (double)b->rate) + 1;
-  }
-  pthread_mutex_unlock(&b->mu);
-  return 0;
-}
-
-int tarn_token_bucket_throttle(void *ctx, uint64_t bytes) {
-  for (;;) {
-    int64_t w;
-    tarn_token_bucket_try(ctx, bytes, &w);
-    if (w <= 0)
-      return 0;
-    struct timespec ts = {w / 1000, (long)(w % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
-  }
-}
-
-/* ---- options, ranges ----------------------------------------------------- */
+/* ---- options ------------------------------------------------------------- */
 
 void tarn_compactor_options_default(tarn_compactor_options *o) {
   memset(o, 0, sizeof *o);
@@ -114,112 +35,6 @@ void tarn_compactor_options_default(tarn_compactor_options *o) {
   o->codec = TARN_PARQUET_ZSTD;
   o->install_attempts = 5;
   o->compress_threads = 1;
-}
-
-void tarn_compact_range_free(tarn_compact_range *r) {
-  if (!r)
-    return;
-  for (size_t i = 0; i < r->n_files; i++)
-    free(r->files[i].name);
-  free(r->files);
-  free(r->dir);
-  memset(r, 0, sizeof *r);
-}
-
-int tarn_compact_range_encode(const tarn_compact_range *r, tarn_buf *out) {
-  json_t *o = json_object(), *fs = json_array();
-  for (size_t i = 0; i < r->n_files; i++)
-    json_array_append_new(fs, json_pack("{s:s,s:I,s:I,s:I}", "name", r->files[i].name,
-                                        "last_offset", (json_int_t)r->files[i].last_offset,
-                                        "rows", (json_int_t)r->files[i].rows, "size",
-                                        (json_int_t)r->files[i].size));
-  json_object_set_new(o, "log", json_integer((json_int_t)r->log_id));
-  json_object_set_new(o, "s", json_integer((json_int_t)r->s));
-  json_object_set_new(o, "e", json_integer((json_int_t)r->e));
-  json_object_set_new(o, "c_s", json_integer((json_int_t)r->c_s));
-  json_object_set_new(o, "c_e", json_integer((json_int_t)r->c_e));
-  json_object_set_new(o, "records", json_integer((json_int_t)r->n_records));
-  json_object_set_new(o, "bytes", json_integer((json_int_t)r->bytes));
-  json_object_set_new(o, "oldest_ms", json_integer((json_int_t)r->oldest_ms));
-  json_object_set_new(o, "trim", json_integer((json_int_t)r->trim));
-  json_object_set_new(o, "dir", json_string(r->dir ? r->dir : ""));
-  json_object_set_new(o, "files", fs);
-  if (r->intent[0])
-    json_object_set_new(o, "intent", json_string(r->intent));
-  char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
-  json_decref(o);
-  if (!s)
-    return tarn__err(TARN_ENOMEM, "compaction range: cannot encode");
-  int rc = tarn_buf_append(out, s, strlen(s));
-  free(s);
-  return rc;
-}
-
-static int juint(json_t *o, const char *m, uint64_t *v) {
-  json_t *x = json_object_get(o, m);
-  if (!json_is_integer(x) || json_integer_value(x) < 0)
-    return tarn__err(TARN_ECORRUPT, "compaction range: \"%s\" is not a non-negative integer", m);
-  *v = (uint64_t)json_integer_value(x);
-  return 0;
-}
-
-int tarn__compact_range_from_json(json_t *o, tarn_compact_range *r) {
-  memset(r, 0, sizeof *r);
-  uint64_t om = 0;
-  int rc;
-  if (!json_is_object(o))
-    return tarn__err(TARN_ECORRUPT, "compaction range: not a JSON object");
-  if ((rc = juint(o, "log", &r->log_id)) || (rc = juint(o, "s", &r->s)) ||
-      (rc = juint(o, "e", &r->e)) || (rc = juint(o, "c_s", &r->c_s)) ||
-      (rc = juint(o, "c_e", &r->c_e)) || (rc = juint(o, "records", &r->n_records)) ||
-      (rc = juint(o, "bytes", &r->bytes)) || (rc = juint(o, "oldest_ms", &om)) ||
-      (rc = juint(o, "trim", &r->trim)))
-    return rc;
-  r->oldest_ms = (int64_t)om;
-  if (r->e <= r->s || r->c_e < r->c_s || r->log_id > TARN_KEY_MAX || r->e > TARN_KEY_MAX ||
-      r->c_e > TARN_KEY_MAX)
-    return tarn__err(TARN_ECORRUPT, "compaction range: bounds out of order or too large");
-  json_t *d = json_object_get(o, "dir"), *fs = json_object_get(o, "files"),
-         *in = json_object_get(o, "intent");
-  if (!json_is_string(d) || !json_is_array(fs))
-    return tarn__err(TARN_ECORRUPT, "compaction range: \"dir\" or \"files\" missing");
-  if (in && (!json_is_string(in) || strlen(json_string_value(in)) != TARN__INTENT_ID_LEN))
-    return tarn__err(TARN_ECORRUPT, "compaction range: \"intent\" is not an intent ID");
-  if (in)
-    memcpy(r->intent, json_string_value(in), TARN__INTENT_ID_LEN + 1);
-  if (!(r->dir = strdup(json_string_value(d))))
-    return tarn__err(TARN_ENOMEM, "out of memory");
-  size_t n = json_array_size(fs);
-  if (n && !(r->files = calloc(n, sizeof *r->files))) {
-    tarn_compact_range_free(r);
-    return tarn__err(TARN_ENOMEM, "out of memory");
-  }
-  for (size_t i = 0; i < n; i++) {
-    json_t *f = json_array_get(fs, i), *nm = json_object_get(f, "name");
-    uint64_t lo = 0;
-    if (!json_is_string(nm) || (rc = juint(f, "last_offset", &lo)) ||
-        (rc = juint(f, "rows", &r->files[i].rows)) || (rc = juint(f, "size", &r->files[i].size))) {
-      tarn_compact_range_free(r);
-      return rc ? rc : tarn__err(TARN_ECORRUPT, "compaction range: bad file %zu", i);
-    }
-    if (!(r->files[i].name = strdup(json_string_value(nm)))) {
-      tarn_compact_range_free(r);
-      return tarn__err(TARN_ENOMEM, "out of memory");
-    }
-    r->files[i].last_offset = (int64_t)lo;
-    r->n_files = i + 1;
-  }
-  return 0;
-}
-
-int tarn_compact_range_decode(const uint8_t *p, size_t len, tarn_compact_range *out) {
-  json_error_t je;
-  json_t *o = json_loadb((const char *)p, len, JSON_REJECT_DUPLICATES, &je);
-  if (!o)
-    return tarn__corrupt("compaction range", (size_t)je.position, "%s", je.text);
-  int rc = tarn__compact_range_from_json(o, out);
-  json_decref(o);
-  return rc;
 }
 
 /* ---- the compactor ------------------------------------------------------- */

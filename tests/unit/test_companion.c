@@ -8,6 +8,7 @@
 #include <string.h>
 #include <zlib.h>
 
+#include "lakehouse_entry_metadata.pb-c.h"
 #include "tarn/companion.h"
 #include "tarn/error.h"
 #include "util/bytes.h"
@@ -68,6 +69,39 @@ static void metadata_vector(void **state) {
   tarn_buf_reset(&b);
   assert_int_equal(tarn_companion_encode_metadata(&b, &vec_rows[1]), 0);
   tu_assert_hex(b.data, b.len, "120f0802 10011880 d095ffbc 31200328 08");
+  tarn_buf_free(&b);
+}
+
+/* The writer encodes the metadata by hand (companion.c encode_metadata):
+ * its bytes must be protobuf-c's for every value, varint boundaries and the
+ * 10-byte two's complement of negative int32 and int64 fields included. */
+static void metadata_as_protobuf_c(void **state) {
+  static const int64_t v64[] = {0, 1, 127, 128, 16383, 16384, INT32_MAX, (int64_t)1 << 35,
+                                INT64_MAX, -1, INT64_MIN};
+  static const int32_t v32[] = {0, 1, 127, 128, 300, INT32_MAX, -1, INT32_MIN};
+  size_t n64 = sizeof v64 / sizeof *v64, n32 = sizeof v32 / sizeof *v32;
+  tarn_buf b = TARN_BUF_INIT;
+  uint8_t want[128];
+  for (size_t i = 0; i < n64 * n32; i++) {
+    tarn_entry_header h = {v64[i % n64], v32[i % n32], v64[(i / 3) % n64], v32[(i / 5) % n32],
+                           v64[(i / 7) % n64]};
+    Materialization__Proto__EntryHeader hdr = MATERIALIZATION__PROTO__ENTRY_HEADER__INIT;
+    Materialization__Proto__LakehouseEntryMetadata m =
+        MATERIALIZATION__PROTO__LAKEHOUSE_ENTRY_METADATA__INIT;
+    hdr.has_offset = hdr.has_numberofmessages = hdr.has_writtentimestamp = 1;
+    hdr.has_entrysize = hdr.has_cumulativesize = 1;
+    hdr.offset = h.offset, hdr.numberofmessages = h.record_count;
+    hdr.writtentimestamp = h.timestamp_ms, hdr.entrysize = h.entry_size;
+    hdr.cumulativesize = h.cumulative_size;
+    m.entryheader = &hdr;
+    size_t n = materialization__proto__lakehouse_entry_metadata__get_packed_size(&m);
+    assert_true(n <= sizeof want);
+    materialization__proto__lakehouse_entry_metadata__pack(&m, want);
+    tarn_buf_reset(&b);
+    assert_int_equal(tarn_companion_encode_metadata(&b, &h), 0);
+    assert_int_equal(b.len, n);
+    assert_memory_equal(b.data, want, n);
+  }
   tarn_buf_free(&b);
 }
 
@@ -386,6 +420,7 @@ static void writer_refusals(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(metadata_vector),
+      cmocka_unit_test(metadata_as_protobuf_c),
       cmocka_unit_test(example_stream),
       cmocka_unit_test(blocks_10000),
       cmocka_unit_test(blocks_10001),

@@ -1,12 +1,8 @@
 #!/usr/bin/env bash
 # tarn append / tarn read on a one-directory (sqlite: + file://) deployment.
-set -euo pipefail
-: "${TARN:?}"
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/lib.sh"
 export TARN_HOME="$dir/home"
 "$TARN" init > /dev/null
-fail() { echo "FAIL: $*" >&2; exit 1; }
 # --log L names a log a stream has (LS-087): two streams' logs, by ID
 log_of() { "$TARN" stream describe "$1" --json |
   python3 -c 'import json,sys; print(json.load(sys.stdin)["log_ids"][0])'; }

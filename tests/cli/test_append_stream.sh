@@ -11,18 +11,9 @@
 #   5. with the metadata store stuck, SIGTERM waits --drain-timeout-ms and reports the
 #      outstanding records 'unknown' with their lines (exit 1); a second SIGTERM ends the
 #      process at once, by the signal.
-set -euo pipefail
-: "${TARN:?}"
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -9 "$p" 2>/dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
 export TARN_HOME="$dir/home"
 "$TARN" init > /dev/null
-fail() { echo "FAIL: $*" >&2; for f in "$dir"/out* "$dir"/err*; do [ -f "$f" ] && { echo "== $f"; cat "$f"; } >&2; done; exit 1; }
 # --log L reaches only a stream's log (LS-087): logs 1..6 are this stream's partitions
 "$TARN" stream create t/s --partitions 6 > /dev/null
 [ "$("$TARN" offsets t/s --json | jq -c '[.partitions[].log_id]')" = '[1,2,3,4,5,6]' ] ||

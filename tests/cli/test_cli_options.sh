@@ -4,13 +4,10 @@
 # bad value exit 2 naming the option and pointing to --help; a value option
 # takes "--opt VALUE" and "--opt=VALUE"; an option given twice keeps the last
 # value.
-set -euo pipefail
-: "${TARN:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+tmp=$dir
 unset TARN_HOME TARN_META TARN_WAL TARN_COMPACTED
 cd "$tmp"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 # run ARGS...: runs tarn; $rc, $tmp/out, $tmp/err
 run() { rc=0; "$TARN" "$@" > "$tmp/out" 2> "$tmp/err" || rc=$?; }
 ok() { run "$@"; [ "$rc" = 0 ] || fail "tarn $*: exit $rc: $(cat "$tmp/err")"; }

@@ -1,13 +1,9 @@
 #!/usr/bin/env bash
 # tarn compact / tasks / gc on a one-directory deployment: entries read the
 # same after compaction, tasks are listed, gc --dry-run deletes nothing.
-set -euo pipefail
-: "${TARN:?}"
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/lib.sh"
 export TARN_HOME="$dir/home"
 unset TARN_META TARN_WAL TARN_COMPACTED
-fail() { echo "FAIL: $*" >&2; exit 1; }
 # a WAL grace short enough to wait out, and legal: 4001 > 2000 + 1000 + 1000
 "$TARN" init --wal-grace-ms 4001 --max-publish-delay-ms 2000 --max-put-ms 1000 --skew-allowance-ms 1000 > /dev/null
 "$TARN" stream create ns/s1 --partitions 2 > /dev/null

@@ -3,20 +3,10 @@
 # --compacted): init, stream create, append, read, trim, offsets, stream drop.
 # Needs TARN_TEST_ETCD and TARN_TEST_S3_URI (+ the AWS_* variables) from
 # `eval "$(scripts/servers.sh start)"`: skipped without them, failed in CI.
-set -euo pipefail
-: "${TARN:?}"
-if [ -z "${TARN_TEST_ETCD:-}" ] || [ -z "${TARN_TEST_S3_URI:-}" ]; then
-  if [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; then
-    echo "FAIL: TARN_TEST_ETCD / TARN_TEST_S3_URI not set: CI must start the servers" >&2
-    exit 1
-  fi
-  echo "SKIP: TARN_TEST_ETCD / TARN_TEST_S3_URI not set"
-  exit 0
-fi
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+need_env TARN_TEST_ETCD TARN_TEST_S3_URI
+tmp=$dir
 cd "$tmp"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 unset TARN_HOME TARN_META TARN_WAL TARN_COMPACTED
 expect() {
   local want=$1; shift
@@ -25,7 +15,7 @@ expect() {
 }
 # etcd and the bucket keep what earlier runs wrote: an etcd root (prefix=) and
 # an S3 prefix per run, so each run is a deployment of its own.
-run=$(date +%s%N)-$$
+unique_run
 meta="etcd://$TARN_TEST_ETCD?prefix=tarn-test/cli-$run"
 wal="$TARN_TEST_S3_URI/cli-$run/wal"
 compacted="$TARN_TEST_S3_URI/cli-$run/compacted"

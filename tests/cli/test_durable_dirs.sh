@@ -3,11 +3,8 @@
 # directory `tarn init` creates (TARN_HOME, the file:// roots, the sqlite
 # file's directory) is fsynced after the mkdir (src/util/dirs.c), checked
 # on the system calls with strace.
-set -euo pipefail
-: "${TARN:?}"
+. "$(dirname "$0")/lib.sh"
 command -v strace > /dev/null || { echo "FAIL: this test needs strace" >&2; exit 1; }
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
 unset TARN_META TARN_WAL TARN_COMPACTED TARN_HOME
 # LeakSanitizer cannot run under ptrace (ASan builds); leaks are checked elsewhere
 ASAN_OPTIONS="${ASAN_OPTIONS:+$ASAN_OPTIONS:}detect_leaks=0" strace -f -qq -e trace=mkdir,mkdirat,open,openat,fsync -o "$dir/trace" \

@@ -6,12 +6,8 @@
 # tarn express fence|settle take the stream's name (the star its writer
 # recorded) as well as --star, and refuse neither or both; plain tarn fsck
 # checks the express epochs and their absorbed ranges.
-set -euo pipefail
-: "${TARN:?}"
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/lib.sh"
 export TARN_HOME="$dir/home"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 "$TARN" init > /dev/null
 for b in a b c; do [ -d "$TARN_HOME/express/$b" ] || fail "bucket directory $b"; done
 

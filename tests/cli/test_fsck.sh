@@ -1,12 +1,8 @@
 #!/usr/bin/env bash
 # tarn fsck on a one-directory (sqlite: + file://) deployment: clean, then with
 # planted faults (a deleted WAL object, a corrupt index value).
-set -euo pipefail
-: "${TARN:?}"
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/lib.sh"
 export TARN_HOME="$dir/home"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 "$TARN" init > /dev/null
 "$TARN" stream create ns/events --partitions 2 > /dev/null
 for i in 1 2 3; do

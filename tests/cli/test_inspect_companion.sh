@@ -1,17 +1,15 @@
 #!/usr/bin/env bash
 # tarn inspect companion and tarn inspect kafka on files built by an independent
 # generator (python3: zlib/json/base64, and kafka-python's record builders).
-set -euo pipefail
-: "${TARN:?}" "${TARN_SRC:?}"
-d=$(mktemp -d)
-trap 'rm -rf "$d"' EXIT
+. "$(dirname "$0")/lib.sh"
+: "${TARN_SRC:?}"
+d=$dir
 # Debian's python3 is the one that sees python3-kafka (a pyenv python may not,
 # and its shim is slow to start).
 py=python3
 [ -x /usr/bin/python3 ] && py=/usr/bin/python3
 "$py" "$TARN_SRC/tests/cli/gen_companion_kafka.py" "$d"
 
-fail() { echo "FAIL: $*" >&2; exit 1; }
 # Expects exit 1 and one stderr line holding the text.
 refuse() {
   local want=$1; shift

@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
 # tarn inspect index / offsets / fileindex against the spec's examples (tables
 # §4.3–§4.7, §4.9), their --json field names, and bad input.
-set -euo pipefail
-: "${TARN:?}" "${TARN_SRC:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+: "${TARN_SRC:?}"
+tmp=$dir
 
 raw=$(cat "$TARN_SRC/docs/examples/raw-entryindex-61.hex")
 pq=$(cat "$TARN_SRC/docs/examples/parquet-entryindex-123.hex")

@@ -1,11 +1,9 @@
 #!/usr/bin/env bash
 # tarn inspect parquet on files written by tarn, DuckDB and arrow-rs (tests/data/parquet),
 # and its exit status and one-line message on bad input.
-set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 D="$TARN_TESTDATA/parquet"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+tmp=$dir
 
 # tarn's own file: schema, the five footer keys, row groups, pages, rows (LS-057).
 out=$("$TARN" inspect parquet "$D/tarn-kafka-7rows.parquet" --rows 0..)

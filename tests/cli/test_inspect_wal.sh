@@ -1,12 +1,10 @@
 #!/usr/bin/env bash
 # tarn inspect wal / inspect key: the spec's examples, the legacy vector, and bad
 # input (exit 1, one line naming the structure, the byte and the fault).
-set -euo pipefail
-: "${TARN:?}" "${TARN_SRC:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+. "$(dirname "$0")/lib.sh"
+: "${TARN_SRC:?}"
+tmp=$dir
 ex="$TARN_SRC/docs/examples/wal-v3-31.bin"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 # Only coreutils: hex to bytes, bytes to hex, JSON with the whitespace removed.
 unhex() { printf "$(printf '%s' "$1" | tr -d ' ' | sed 's/../\\x&/g')"; }
 hexof() { od -An -v -tx1 "$1" | tr -d ' \n'; }

@@ -5,14 +5,11 @@
 # a refused one; `tarn read --format kafka` prints records with the offsets
 # LS-099 assigns, from the WAL and after compaction, gzip batches decompressed.
 # Batches come from gen_kafka_batch.py (Kafka's layout, its own CRC32C).
-set -euo pipefail
-: "${TARN:?}"
+. "$(dirname "$0")/lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
+tmp=$dir
 unset TARN_HOME TARN_META TARN_WAL TARN_COMPACTED
 cd "$tmp"
-fail() { echo "FAIL: $*" >&2; exit 1; }
 gen() { python3 "$here/gen_kafka_batch.py" "$@"; }
 
 "$TARN" init > /dev/null

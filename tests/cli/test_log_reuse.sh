@@ -3,13 +3,9 @@
 #  - `append --log 1` wrote to a log the catalog never allocated, and the next
 #    `stream create` got log 1 and read that data (LS-087);
 #  - `--log L` reached a log whose stream was dropped.
-set -euo pipefail
-: "${TARN:?}"
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/lib.sh"
 export TARN_HOME="$dir/home"
 unset TARN_META TARN_WAL TARN_COMPACTED
-fail() { echo "FAIL: $*" >&2; exit 1; }
 "$TARN" init > /dev/null
 
 # LS-087: raw access to a log no stream has is refused, and writes nothing.

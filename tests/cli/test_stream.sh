@@ -1,11 +1,8 @@
 #!/usr/bin/env bash
 # tarn init / stream / trim / offsets in a temporary TARN_HOME: the catalog's
 # verbs, their --json output, usage errors and exit codes.
-set -euo pipefail
-: "${TARN:?}"
-tmp=$(mktemp -d)
-trap 'rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+tmp=$dir
 export TARN_HOME="$tmp/home"
 unset TARN_META TARN_WAL TARN_COMPACTED
 # expect STATUS CMD...: runs CMD, checks its exit status, keeps stdout/stderr.

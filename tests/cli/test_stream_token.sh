@@ -5,12 +5,8 @@
 # `tarn append --token T` (exact equality; exit 4 on a refusal), and a stale
 # holder superseded while it streams: it stops reading, flushes what it read
 # and exits 4.
-set -euo pipefail
-: "${TARN:?}"
-tmp=$(mktemp -d)
-pid=
-trap '[ -n "$pid" ] && kill "$pid" 2>/dev/null; rm -rf "$tmp"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
+. "$(dirname "$0")/lib.sh"
+tmp=$dir
 export TARN_HOME="$tmp/home"
 unset TARN_META TARN_WAL TARN_COMPACTED
 expect() {
@@ -79,6 +75,7 @@ assert j["token"] == "p2" and j["previous"] == "p1", j' "$tmp/out" || fail "re-f
   mkfifo "$tmp/in-$class"
   "$TARN" append "$f" --token p2 --batch-ms 10 <"$tmp/in-$class" >"$tmp/sout" 2>"$tmp/serr" &
   pid=$!
+  pids+=("$pid")
   exec 7>"$tmp/in-$class"
   echo s1 >&7
   for _ in $(seq 50); do [ -s "$tmp/sout" ] && break; sleep 0.1; done
@@ -89,7 +86,6 @@ assert j["token"] == "p2" and j["previous"] == "p1", j' "$tmp/out" || fail "re-f
   for _ in $(seq 40); do kill -0 "$pid" 2>/dev/null || break; echo more >&7 2>/dev/null; sleep 0.1; done
   wait "$pid"; got=$?
   set -e
-  pid=
   exec 7>&-
   [ "$got" = 4 ] || fail "superseded holder exited $got, not 4: $(cat "$tmp/serr")"
   grep -q "superseded" "$tmp/serr" || fail "no superseded message: $(cat "$tmp/serr")"

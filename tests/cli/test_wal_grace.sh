@@ -5,13 +5,9 @@
 # record landed. Every process now refuses a WAL grace that does not exceed
 # the publish limit + the longest index put + the skew allowance
 # (docs/compaction.md "Grace arithmetic").
-set -euo pipefail
-: "${TARN:?}"
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/lib.sh"
 export TARN_HOME="$dir/home"
 unset TARN_META TARN_WAL TARN_COMPACTED
-fail() { echo "FAIL: $*" >&2; exit 1; }
 "$TARN" init > /dev/null
 "$TARN" stream create ns/s > /dev/null
 seq 1 5 | "$TARN" append ns/s --quiet

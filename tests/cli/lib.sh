@@ -1,0 +1,113 @@
+# The plumbing every tests/cli/test_*.sh shares (issue #18), sourced first:
+#   . "$(dirname "$0")/lib.sh"
+# It sets strict mode and requires TARN (the tarn command under test), and gives:
+#   dir            a temporary directory, removed at exit
+#   pids           an array: every pid a test appends is killed (SIGKILL) at exit
+#   cleanup_hook   if the test defines this function, it runs at exit after the
+#                  pids are killed and before $dir goes (e.g. to delete S3 buckets)
+#   fail MSG       prints "FAIL: MSG" and the last 50 lines of each file matching
+#                  the globs in fail_logs (default: $dir/log, $dir/log.*, $dir/*.err,
+#                  $dir/out*, $dir/err*; expanded when fail runs), exits 1
+#   skip WHY       prints "SKIP: WHY", exits 77 (ctest's SKIP_RETURN_CODE)
+#   need_env VAR...   skips unless every VAR is set and not empty; in CI (CI=true
+#                  or 1) a missing server is a failure instead: CI must start them
+#   need_tool CMD...  skips unless every CMD is on PATH
+#   require_tool CMD...  fails unless every CMD is on PATH (a dependency the
+#                  project installs, scripts/install-deps.sh, so never a skip)
+#   unique_run     sets run to a prefix no other run uses: etcd and the bucket keep
+#                  what earlier runs wrote, so a run's deployment is its own
+#   wait_until S CMD...  runs CMD every 50 ms until it succeeds (0) or S seconds
+#                  passed (1)
+#   serve_start LOG ARGS...  starts `$TARN serve ARGS` in the background with its
+#                  stderr in LOG; appends its pid to pids and sets pid; waits up to
+#                  10 s for the "serving" line (logged once every listener is up)
+#                  and sets port (HTTP) and kport (Kafka; empty without one) from it
+#   http_port LOG, kafka_port LOG  print those ports from LOG's "serving" line
+#   stop_term PID  SIGTERM, wait, fails unless PID exits 0
+set -euo pipefail
+: "${TARN:?}"
+dir=$(mktemp -d)
+pids=()
+fail_logs=("$dir/log" "$dir/log.*" "$dir/*.err" "$dir/out*" "$dir/err*")
+
+cleanup() {
+  local p
+  for p in "${pids[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
+  if declare -F cleanup_hook > /dev/null; then cleanup_hook || true; fi
+  rm -rf "$dir"
+}
+trap cleanup EXIT
+
+fail() {
+  echo "FAIL: $*" >&2
+  local g f
+  for g in "${fail_logs[@]}"; do
+    for f in $g; do [ -f "$f" ] && { echo "== $f" >&2; tail -50 "$f" >&2; }; done
+  done
+  exit 1
+}
+
+skip() {
+  echo "SKIP: $*"
+  exit 77
+}
+
+need_env() {
+  local v missing=()
+  for v in "$@"; do [ -n "${!v:-}" ] || missing+=("$v"); done
+  [ ${#missing[@]} = 0 ] && return 0
+  local names
+  names=$(printf ' / %s' "${missing[@]}")
+  names=${names:3}
+  if [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; then
+    echo "FAIL: $names not set: CI must start the servers" >&2
+    exit 1
+  fi
+  skip "$names not set"
+}
+
+need_tool() {
+  local t
+  for t in "$@"; do command -v "$t" > /dev/null || skip "$t missing (scripts/install-deps.sh)"; done
+}
+
+require_tool() {
+  local t
+  for t in "$@"; do
+    command -v "$t" > /dev/null || { echo "$t is not installed (scripts/install-deps.sh)" >&2; exit 1; }
+  done
+}
+
+unique_run() { run=$(date +%s%N)-$$; }
+
+wait_until() {
+  local n=$(($1 * 20)) i
+  shift
+  for ((i = 0; i < n; i++)); do
+    "$@" && return 0
+    sleep 0.05
+  done
+  return 1
+}
+
+# The "serving" line in text (port=N) and JSON ("port": "N") log formats.
+http_port() { grep -a 'serving' "$1" | grep -a -o ' port=[0-9]*\|"port": *"[0-9]*' | grep -o '[0-9]*$' | head -1 || true; }
+kafka_port() { grep -a 'serving' "$1" | grep -a -o 'kafka_port=[0-9]*\|"kafka_port": *"[0-9]*' | grep -o '[0-9]*$' | head -1 || true; }
+
+serve_start() {
+  local log=$1
+  shift
+  "$TARN" serve "$@" 2> "$log" &
+  pid=$!
+  pids+=("$pid")
+  wait_until 10 eval '[ -n "$(http_port "$log")" ]' || fail "tarn serve logged no serving line in $log"
+  port=$(http_port "$log")
+  kport=$(kafka_port "$log")
+}
+
+stop_term() {
+  local rc=0
+  kill -TERM "$1"
+  wait "$1" || rc=$?
+  [ "$rc" = 0 ] || fail "exit status $rc after SIGTERM"
+}

@@ -6,14 +6,10 @@
 # Under AddressSanitizer the bound is not checked and the run is shortened: the sanitizer's
 # quarantine of freed memory (256 MB) and shadow make RSS measure the sanitizer, and 10
 # million records would take minutes.
-set -euo pipefail
-: "${TARN:?}"
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
+. "$(dirname "$0")/lib.sh"
 export TARN_HOME="$dir/home"
 "$TARN" init > /dev/null
 "$TARN" stream create t/s --partitions 2 > /dev/null # logs 1 and 2 (LS-087)
-fail() { echo "FAIL: $*" >&2; exit 1; }
 
 # The peak RSS in KiB of `seq N | tarn append --log L --quiet` (its exit status must be 0).
 peak() {

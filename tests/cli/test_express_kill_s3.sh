@@ -9,28 +9,18 @@
 # line is in the log twice. Needs TARN_TEST_ETCD, TARN_TEST_S3_URI and AWS_*
 # (`source /work/servers.env`, or `eval "$(scripts/servers.sh start)"`):
 # skipped (exit 77) without them, failed in CI.
-set -euo pipefail
-: "${TARN:?}"
-if [ -z "${TARN_TEST_ETCD:-}" ] || [ -z "${TARN_TEST_S3_URI:-}" ] || [ -z "${AWS_ENDPOINT_URL:-}" ]; then
-  if [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; then
-    echo "FAIL: TARN_TEST_ETCD / TARN_TEST_S3_URI / AWS_ENDPOINT_URL not set: CI must start the servers" >&2
-    exit 1
-  fi
-  echo "SKIP: TARN_TEST_ETCD / TARN_TEST_S3_URI / AWS_ENDPOINT_URL not set"
-  exit 77
-fi
-dir=$(mktemp -d)
-run=$(date +%s)-$$
+. "$(dirname "$0")/lib.sh"
+need_env TARN_TEST_ETCD TARN_TEST_S3_URI AWS_ENDPOINT_URL
+unique_run
 buckets=("tarn-xk-$run-a" "tarn-xk-$run-b" "tarn-xk-$run-c")
-pids=()
 # S3 calls of the test's own (bucket creation, cleanup), signed by curl
 s3() {
   curl -s -o /dev/null -w '%{http_code}' -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
     --aws-sigv4 "aws:amz:${AWS_REGION:-us-east-1}:s3" \
     --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" "$@"
 }
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
+# lib.sh runs it at exit, once the pids are killed
+cleanup_hook() {
   for b in "${buckets[@]:0:2}"; do
     # the test's objects (a few hundred): list, delete 8 at a time, then the bucket
     curl -s -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" --aws-sigv4 "aws:amz:${AWS_REGION:-us-east-1}:s3" \
@@ -41,10 +31,7 @@ cleanup() {
         --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" -X DELETE "$AWS_ENDPOINT_URL/$b/{}" || true
     s3 -X DELETE "$AWS_ENDPOINT_URL/$b" > /dev/null || true
   done
-  rm -rf "$dir"
 }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$dir"/*.err; do [ -f "$f" ] && { echo "== $f" >&2; tail -20 "$f" >&2; }; done; exit 1; }
 
 for b in "${buckets[@]:0:2}"; do
   code=$(s3 -X PUT "$AWS_ENDPOINT_URL/$b")

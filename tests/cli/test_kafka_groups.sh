@@ -9,44 +9,20 @@
 #     one that stays gets all of them when the other leaves
 #   - confluent-kafka-python 1.7 with enable.idempotence=true: every message
 #     acknowledged is stored once
-set -euo pipefail
-: "${TARN:?}"
+. "$(dirname "$0")/lib.sh"
 py=/usr/bin/python3
-command -v kcat > /dev/null || { echo "kcat is not installed (scripts/install-deps.sh)" >&2; exit 1; }
+require_tool kcat
 $py -c 'import kafka, confluent_kafka' 2> /dev/null ||
   { echo "python3-kafka and python3-confluent-kafka are needed (scripts/install-deps.sh)" >&2; exit 1; }
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
 export TARN_HOME="$dir/home"
-fail() { echo "FAIL: $*" >&2; [ -f "$dir/log" ] && tail -50 "$dir/log" >&2; exit 1; }
 "$TARN" init > /dev/null
 
 # starts tarn serve; sets pid and kport (the Kafka port)
 start() {
-  : > "$dir/log"
-  "$TARN" serve --listen 127.0.0.1:0 --kafka-listen 127.0.0.1:0 --kafka-batch-ms 20 \
-    --kafka-auto-create-topics --no-compact --no-reclaim --no-wal-gc 2> "$dir/log" &
-  pid=$!
-  pids+=("$pid")
-  for _ in $(seq 100); do
-    kport=$(grep 'kafka listening' "$dir/log" | grep -o ' port=[0-9]*' | grep -o '[0-9]*$' | head -1 || true)
-    [ -n "$kport" ] && return 0
-    sleep 0.05
-  done
-  fail "no kafka port logged"
+  serve_start "$dir/log" --listen 127.0.0.1:0 --kafka-listen 127.0.0.1:0 --kafka-batch-ms 20 \
+    --kafka-auto-create-topics --no-compact --no-reclaim --no-wal-gc
 }
-stop() {
-  kill -TERM "$pid"
-  set +e
-  wait "$pid"; rc=$?
-  set -e
-  [ $rc -eq 0 ] || fail "exit status $rc after SIGTERM"
-}
+stop() { stop_term "$pid"; }
 
 cat > "$dir/groups.py" << 'EOF'
 import sys, time

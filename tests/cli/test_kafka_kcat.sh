@@ -13,47 +13,23 @@
 #   - two nodes on one deployment: each lists both as brokers; produce through
 #     one, consume through the other; a stopped node leaves the list
 #   - SIGTERM: exit 0
-set -euo pipefail
-: "${TARN:?}"
-command -v kcat > /dev/null || { echo "kcat is not installed (scripts/install-deps.sh)" >&2; exit 1; }
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
+require_tool kcat
 export TARN_HOME="$dir/home"
 if [ "${KCAT_DEPLOYMENT:-}" = etcd-s3 ]; then # test_kafka_kcat_etcd_s3.sh: a deployment of its own
-  run=$(date +%s%N)-$$
+  unique_run
   export TARN_META="etcd://$TARN_TEST_ETCD?prefix=tarn-test/kcat-$run"
   export TARN_WAL="$TARN_TEST_S3_URI/kcat-$run/wal"
   export TARN_COMPACTED="$TARN_TEST_S3_URI/kcat-$run/compacted"
 fi
-fail() { echo "FAIL: $*" >&2; [ -f "$dir/log" ] && cat "$dir/log" >&2; exit 1; }
 "$TARN" init > /dev/null
 
 # starts tarn serve with the given flags; sets pid and kport
 start() {
-  : > "$dir/log"
-  "$TARN" serve --listen 127.0.0.1:0 --kafka-listen 127.0.0.1:0 --kafka-batch-ms 20 \
-    --no-compact --no-reclaim --no-wal-gc "$@" 2> "$dir/log" &
-  pid=$!
-  pids+=("$pid")
-  for _ in $(seq 100); do
-    kport=$(grep -o 'kafka_port=[0-9]*' "$dir/log" | grep -o '[0-9]*$' | head -1 || true)
-    [ -n "$kport" ] && return 0
-    sleep 0.05
-  done
-  fail "no kafka port logged"
+  serve_start "$dir/log" --listen 127.0.0.1:0 --kafka-listen 127.0.0.1:0 --kafka-batch-ms 20 \
+    --no-compact --no-reclaim --no-wal-gc "$@"
 }
-stop() {
-  kill -TERM "$pid"
-  set +e
-  wait "$pid"; rc=$?
-  set -e
-  [ $rc -eq 0 ] || fail "exit status $rc after SIGTERM"
-}
+stop() { stop_term "$pid"; }
 k() { timeout 20 kcat -b "127.0.0.1:$kport" "$@"; }
 # a consumer whose fetches at the end wait 50 ms (not librdkafka's 500) before -e ends it
 kc() { k -C -X fetch.wait.max.ms=50 "$@"; }

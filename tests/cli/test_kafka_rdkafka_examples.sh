@@ -8,33 +8,15 @@
 #   - rdkafka_performance -P -a -1 -c 3000 -s 200: all 3000 delivered (the
 #     program counts its delivery reports); -C -o beginning -c 3000 -e
 #     consumes exactly 3000 messages of 200 bytes (-e: to the partition's end)
-set -euo pipefail
-: "${TARN:?}"
+. "$(dirname "$0")/lib.sh"
 bin=$(dirname "$TARN")/rdkafka
 [ -x "$bin/rdkafka_example" ] && [ -x "$bin/rdkafka_performance" ] ||
   { echo "$bin has no rdkafka_example/rdkafka_performance (librdkafka-dev: scripts/install-deps.sh)" >&2; exit 1; }
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
 export TARN_HOME="$dir/home"
-fail() { echo "FAIL: $*" >&2; [ -f "$dir/log" ] && tail -50 "$dir/log" >&2; exit 1; }
 "$TARN" init > /dev/null
 
-: > "$dir/log"
-"$TARN" serve --listen 127.0.0.1:0 --kafka-listen 127.0.0.1:0 --kafka-batch-ms 20 \
-  --kafka-auto-create-topics --no-compact --no-reclaim --no-wal-gc 2> "$dir/log" &
-pid=$!
-pids+=("$pid")
-for _ in $(seq 100); do
-  kport=$(grep -o 'kafka_port=[0-9]*' "$dir/log" | grep -o '[0-9]*$' | head -1 || true)
-  [ -n "$kport" ] && break
-  sleep 0.05
-done
-[ -n "$kport" ] || fail "no kafka port logged"
+serve_start "$dir/log" --listen 127.0.0.1:0 --kafka-listen 127.0.0.1:0 --kafka-batch-ms 20 \
+  --kafka-auto-create-topics --no-compact --no-reclaim --no-wal-gc
 b="127.0.0.1:$kport"
 ex() { timeout 30 "$bin/rdkafka_example" -b "$b" "$@"; }
 perf() { timeout 30 "$bin/rdkafka_performance" -b "$b" "$@"; }
@@ -65,6 +47,5 @@ perf -C -t perf -p 0 -o beginning -c 3000 -e -X fetch.wait.max.ms=50 > "$dir/pc.
   fail "rdkafka_performance -C: $(tail -20 "$dir/pc.out")"
 [ "$(grep '^% [0-9]* messages (' "$dir/pc.out" | tail -1 | cut -d' ' -f2-5)" = "3000 messages (600000 bytes)" ] ||
   fail "rdkafka_performance -C: $(tail -20 "$dir/pc.out")"
-kill -TERM "$pid"
-wait "$pid" || fail "exit status $? after SIGTERM"
+stop_term "$pid"
 echo ok

@@ -17,20 +17,9 @@
 #   - HTTPS: curl --cacert gets /metrics and /healthz; plain HTTP is refused;
 #     the HTTP endpoint binds to 127.0.0.1 unless told otherwise
 #   - no secret in any log line or output of these runs
-set -euo pipefail
-: "${TARN:?}"
-for c in kcat openssl curl; do
-  command -v "$c" > /dev/null || { echo "$c is not installed (scripts/install-deps.sh)" >&2; exit 1; }
-done
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
+require_tool kcat openssl curl
 export TARN_HOME="$dir/home"
-fail() { echo "FAIL: $*" >&2; [ -f "$dir/log" ] && cat "$dir/log" >&2; exit 1; }
 "$TARN" init > /dev/null
 
 # certificates: a CA and a server certificate for 127.0.0.1 and localhost
@@ -62,29 +51,16 @@ if grep -a -q -e "$pw_alice" -e "$pw_bob" "$TARN_HOME/meta.db"; then
 fi
 
 start() {
-  : > "$dir/log"
-  "$TARN" serve --listen 127.0.0.1:0 --kafka-listen 127.0.0.1:0 --kafka-batch-ms 20 \
+  serve_start "$dir/log" --listen 127.0.0.1:0 --kafka-listen 127.0.0.1:0 --kafka-batch-ms 20 \
     --no-compact --no-reclaim --no-wal-gc --kafka-auto-create-topics \
     --kafka-tls-cert "$dir/srv.pem" --kafka-tls-key "$dir/srv.key" \
-    --http-tls-cert "$dir/srv.pem" --http-tls-key "$dir/srv.key" "$@" 2> "$dir/log" &
-  pid=$!
-  pids+=("$pid")
-  for _ in $(seq 100); do
-    kport=$(grep -a -o 'kafka_port=[0-9]*' "$dir/log" | grep -o '[0-9]*$' | head -1 || true)
-    [ -n "$kport" ] && break
-    sleep 0.05
-  done
-  [ -n "$kport" ] || fail "no kafka port logged"
-  hport=$(grep -a 'INFO serving' "$dir/log" | grep -o ' port=[0-9]*' | grep -o '[0-9]*$')
+    --http-tls-cert "$dir/srv.pem" --http-tls-key "$dir/srv.key" "$@"
+  hport=$port
   cat "$dir/log" >> "$dir/all.log"
 }
 stop() {
-  kill -TERM "$pid"
-  set +e
-  wait "$pid"; rc=$?
-  set -e
+  stop_term "$pid"
   cat "$dir/log" >> "$dir/all.log"
-  [ $rc -eq 0 ] || fail "exit status $rc after SIGTERM"
 }
 k() { timeout 30 kcat -b "127.0.0.1:$kport" -X ssl.ca.location="$dir/ca.pem" "$@"; }
 kc() { k -C -X fetch.wait.max.ms=50 -e "$@"; }

@@ -19,49 +19,21 @@
 # died) and a message stored twice (a retry of a batch A had appended but not
 # answered: the producer's sequence state is per node, so B cannot know it).
 # Needs TARN_TEST_ETCD and TARN_TEST_S3_URI: skipped (77) without them, failed in CI.
-set -euo pipefail
-: "${TARN:?}"
-if [ -z "${TARN_TEST_ETCD:-}" ] || [ -z "${TARN_TEST_S3_URI:-}" ]; then
-  if [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; then
-    echo "FAIL: TARN_TEST_ETCD / TARN_TEST_S3_URI not set: CI must start the servers" >&2
-    exit 1
-  fi
-  echo "SKIP: TARN_TEST_ETCD / TARN_TEST_S3_URI not set"
-  exit 77
-fi
+. "$(dirname "$0")/lib.sh"
+need_env TARN_TEST_ETCD TARN_TEST_S3_URI
 py=/usr/bin/python3
 $py -c 'import confluent_kafka' 2> /dev/null ||
   { echo "python3-confluent-kafka is needed (scripts/install-deps.sh)" >&2; exit 1; }
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
 export TARN_HOME="$dir/home"
-run=$(date +%s%N)-$$
+unique_run
 export TARN_META="etcd://$TARN_TEST_ETCD?prefix=tarn-test/k2n-$run&session_timeout_ms=3000"
 export TARN_WAL="$TARN_TEST_S3_URI/k2n-$run/wal"
 export TARN_COMPACTED="$TARN_TEST_S3_URI/k2n-$run/compacted"
-fail() {
-  echo "FAIL: $*" >&2
-  for n in a b; do [ -f "$dir/log.$n" ] && { echo "--- node $n" >&2; tail -30 "$dir/log.$n" >&2; }; done
-  exit 1
-}
 "$TARN" init > /dev/null
 
 start() { # name: starts a node, sets pid and kport
-  "$TARN" serve --listen 127.0.0.1:0 --kafka-listen 127.0.0.1:0 --kafka-batch-ms 20 \
-    --no-compact --no-reclaim --no-wal-gc 2> "$dir/log.$1" &
-  pid=$!
-  pids+=("$pid")
-  for _ in $(seq 200); do
-    kport=$(grep -o 'kafka_port=[0-9]*' "$dir/log.$1" | grep -o '[0-9]*$' | head -1 || true)
-    [ -n "$kport" ] && return 0
-    sleep 0.05
-  done
-  fail "no kafka port logged by node $1"
+  serve_start "$dir/log.$1" --listen 127.0.0.1:0 --kafka-listen 127.0.0.1:0 --kafka-batch-ms 20 \
+    --no-compact --no-reclaim --no-wal-gc
 }
 start a; pida=$pid porta=$kport
 start b; pidb=$pid portb=$kport
@@ -171,6 +143,5 @@ stored_twice = sum(n - 1 for n in Counter(stored.values()).values())
 print("acked %d of 1200 (distinct values %d), log %d records, stored twice %d, consumed %d, redelivered %d"
       % (len(acked), len(set(v for _, _, v in acked)), len(stored), stored_twice, len(consumed), redelivered))
 EOF2
-kill -TERM "$pidb"
-wait "$pidb" || fail "node B exit status $? after SIGTERM"
+stop_term "$pidb"
 echo ok

@@ -30,33 +30,15 @@
 #      rebalance cleanly commit first, and the restarted member resumes exactly
 #      at the group's committed offsets;
 #   4. the committed offsets at the end are each partition's end.
-set -euo pipefail
-: "${TARN:?}"
+. "$(dirname "$0")/lib.sh"
 py=/usr/bin/python3
 kt=/usr/lib/python3/dist-packages/confluent_kafka/kafkatest
 [ -f "$kt/verifiable_producer.py" ] && [ -f "$kt/verifiable_consumer.py" ] ||
   { echo "python3-confluent-kafka's kafkatest is not installed (scripts/install-deps.sh)" >&2; exit 1; }
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
 export TARN_HOME="$dir/home"
-fail() { echo "FAIL: $*" >&2; [ -f "$dir/log" ] && tail -40 "$dir/log" >&2; exit 1; }
 "$TARN" init > /dev/null
-: > "$dir/log"
-"$TARN" serve --listen 127.0.0.1:0 --kafka-listen 127.0.0.1:0 --kafka-batch-ms 20 \
-  --no-compact --no-reclaim --no-wal-gc 2> "$dir/log" &
-pid=$!
-pids+=("$pid")
-for _ in $(seq 100); do
-  kport=$(grep -o 'kafka_port=[0-9]*' "$dir/log" | grep -o '[0-9]*$' | head -1 || true)
-  [ -n "$kport" ] && break
-  sleep 0.05
-done
-[ -n "$kport" ] || fail "no kafka port logged"
+serve_start "$dir/log" --listen 127.0.0.1:0 --kafka-listen 127.0.0.1:0 --kafka-batch-ms 20 \
+  --no-compact --no-reclaim --no-wal-gc
 b="127.0.0.1:$kport"
 
 cat > "$dir/vrun.py" << 'EOF2'
@@ -182,6 +164,5 @@ print("acked %d, consumed %d distinct, %d re-delivered from the killed member's 
 EOF2
 $py "$dir/check.py" "$dir" "$b" > "$dir/check.out" 2>&1 || fail "$(cat "$dir/check.out")"
 cat "$dir/check.out"
-kill -TERM "$pid"
-wait "$pid" || fail "exit status $? after SIGTERM"
+stop_term "$pid"
 echo ok

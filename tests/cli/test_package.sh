@@ -6,20 +6,15 @@
 # nothing else, has a soname and does not link libmicrohttpd; `man tarn-append`
 # shows the page generated from --help; `tarn --version` and tarn_version()
 # agree with the headers' TARN_VERSION_STRING; the systemd unit is packaged.
-set -euo pipefail
-: "${TARN:?}" "${TARN_SRC:?}"
+. "$(dirname "$0")/lib.sh"
+: "${TARN_SRC:?}"
 build=$(cd "$(dirname "$TARN")" && pwd)
-dir=$(mktemp -d)
-trap 'rm -rf "$dir"' EXIT
-fail() { echo "FAIL: $*" >&2; exit 1; }
-for tool in cpack dpkg-deb dpkg-shlibdeps pkg-config man cc; do
-  command -v "$tool" >/dev/null || { echo "SKIP: $tool missing (scripts/install-deps.sh)"; exit 77; }
-done
+need_tool cpack dpkg-deb dpkg-shlibdeps pkg-config man cc
 
 # A sanitizer build's library needs its runtime first in every program: not a
 # package anyone installs. The release build's run of this test is the one.
 if objdump -p "$build/libtarn.so" | grep NEEDED | grep -E 'lib(asan|tsan|ubsan)' >/dev/null; then
-  echo "SKIP: a sanitizer build"; exit 77
+  skip "a sanitizer build"
 fi
 
 (cd "$dir" && cpack -G DEB --config "$build/CPackConfig.cmake" -B "$dir/out" >"$dir/cpack.log" 2>&1) ||

@@ -13,28 +13,11 @@
 # Needs TARN_TEST_ETCD_TLS, TARN_TEST_TLS_DIR, TARN_TEST_S3_TLS_ENDPOINT and
 # TARN_TEST_S3_URI (+ AWS_*) from `eval "$(scripts/servers.sh start)"`:
 # skipped without them, failed in CI.
-set -euo pipefail
-: "${TARN:?}"
-if [ -z "${TARN_TEST_ETCD_TLS:-}" ] || [ -z "${TARN_TEST_S3_TLS_ENDPOINT:-}" ] ||
-   [ -z "${TARN_TEST_S3_URI:-}" ]; then
-  if [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; then
-    echo "FAIL: TARN_TEST_ETCD_TLS / TARN_TEST_S3_TLS_ENDPOINT / TARN_TEST_S3_URI not set: CI must start the servers" >&2
-    exit 1
-  fi
-  echo "SKIP: TARN_TEST_ETCD_TLS / TARN_TEST_S3_TLS_ENDPOINT / TARN_TEST_S3_URI not set"
-  exit 0
-fi
+. "$(dirname "$0")/lib.sh"
+need_env TARN_TEST_ETCD_TLS TARN_TEST_S3_TLS_ENDPOINT TARN_TEST_S3_URI
 T=${TARN_TEST_TLS_DIR:?}
-dir=$(mktemp -d)
-pid=
-cleanup() {
-  [ -n "$pid" ] && kill -KILL "$pid" 2> /dev/null || true
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$dir"/log.*; do [ -f "$f" ] && { echo "== $f" >&2; tail -20 "$f" >&2; }; done; exit 1; }
 unset TARN_HOME TARN_META TARN_WAL TARN_COMPACTED TARN_ETCD_USER TARN_ETCD_PASSWORD AWS_CA_BUNDLE
-run=$(date +%s%N)-$$
+unique_run
 s3_bucket_prefix=$TARN_TEST_S3_URI/secure-$run
 export TARN_HOME=$dir/home
 export TARN_META="etcd+https://$TARN_TEST_ETCD_TLS?prefix=tarn-test/secure-$run&cacert=$T/ca.pem&cert=$T/client.pem&key=$T/client.key&user=tarn&password_file=$T/etcd-password"
@@ -69,15 +52,7 @@ python3 -c 'import json,sys; r=json.load(open(sys.argv[1])); assert r["compacted
   fail "nothing compacted: $(cat "$dir/fsck")"
 # serve: a node on the secured stores answers /healthz with both stores ok
 n=$((n + 1))
-"$TARN" serve --listen 127.0.0.1:0 --compact-interval-ms 200 --stats-interval-ms 200 2> "$dir/log.$n" &
-pid=$!
-port=
-for _ in $(seq 100); do
-  port=$(grep -o 'port[=":]*[0-9]*' "$dir/log.$n" | grep -o '[0-9]*$' | head -1 || true)
-  [ -n "$port" ] && break
-  sleep 0.1
-done
-[ -n "$port" ] || fail "serve logged no port"
+serve_start "$dir/log.$n" --listen 127.0.0.1:0 --compact-interval-ms 200 --stats-interval-ms 200
 ok=0
 for _ in $(seq 50); do
   if curl -sf "http://127.0.0.1:$port/healthz" > "$dir/health" &&
@@ -91,7 +66,7 @@ curl -sf "http://127.0.0.1:$port/metrics" > "$dir/log.metrics" || fail "serve /m
 sleep 4 # past a token's life: the node's keepalive and jobs sign in again
 curl -sf "http://127.0.0.1:$port/healthz" > "$dir/health" || fail "serve /healthz after the token expired"
 grep -q '"meta":"ok"' "$dir/health" || grep -q '"meta": *"ok"' "$dir/health" || fail "meta not ok after token expiry: $(cat "$dir/health")"
-kill -TERM "$pid"; wait "$pid" 2> /dev/null || true; pid=
+kill -TERM "$pid"; wait "$pid" 2> /dev/null || true
 
 # refused: STATUS 3, one line on stderr that names the store and the refusal,
 # within 10 s (no retry storm, no hang)

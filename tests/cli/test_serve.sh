@@ -6,33 +6,13 @@
 # health job's last check); connections were not bounded per client address
 # (idle connections from one address beyond --http-max-per-ip are refused,
 # and an idle one is cut after --http-timeout-s, while /healthz answers).
-set -euo pipefail
-: "${TARN:?}"
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
+. "$(dirname "$0")/lib.sh"
 export TARN_HOME="$dir/home"
-fail() { echo "FAIL: $*" >&2; [ -f "$dir/log" ] && cat "$dir/log" >&2; exit 1; }
 "$TARN" init > /dev/null
 "$TARN" stream create ns/events > /dev/null
 
 # starts tarn serve with the given flags; sets pid and port
-start() {
-  : > "$dir/log"
-  "$TARN" serve --listen 127.0.0.1:0 "$@" 2> "$dir/log" &
-  pid=$!
-  pids+=("$pid")
-  for _ in $(seq 100); do
-    port=$(grep -o 'port[=":]*[0-9]*' "$dir/log" | grep -o '[0-9]*$' | head -1 || true)
-    [ -n "$port" ] && return 0
-    sleep 0.05
-  done
-  fail "no port logged"
-}
+start() { serve_start "$dir/log" --listen 127.0.0.1:0 "$@"; }
 # stops it with a signal and checks it exits 0 within 5 s
 stop() {
   kill "-$1" "$pid"

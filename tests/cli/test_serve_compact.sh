@@ -3,16 +3,7 @@
 # two and three nodes on one sqlite: + file:// deployment converge without
 # double work (each range's files written once: no compacted file is left
 # that no index record names).
-set -euo pipefail
-: "${TARN:?}"
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$dir"/log.*; do [ -f "$f" ] && { echo "== $f" >&2; tail -20 "$f" >&2; }; done; exit 1; }
+. "$(dirname "$0")/lib.sh"
 
 fast=(--listen 127.0.0.1:0 --compact-interval-ms 100 --compact-max-age-ms 0 --stats-interval-ms 100
       --compact-workers 2)
@@ -87,16 +78,13 @@ grep -q 'compaction planned' "$dir/log.1" || fail "no planning logged"
 # reads still return every entry, and its metrics count the deletions
 [ "$(find "$TARN_HOME/wal" -name '*.wal' | wc -l)" -gt 0 ] || fail "no WAL objects before gc"
 walbytes=$(find "$TARN_HOME/wal" -name '*.wal' -printf '%s\n' | awk '{ t += $1 } END { print t }')
-"$TARN" serve --listen 127.0.0.1:0 --no-compact --wal-grace-ms 4001 --wal-gc-interval-ms 100 \
-  --reclaim-interval-ms 100 2> "$dir/log.gc" &
-gcpid=$!
-pids+=($gcpid)
+serve_start "$dir/log.gc" --listen 127.0.0.1:0 --no-compact --wal-grace-ms 4001 --wal-gc-interval-ms 100 \
+  --reclaim-interval-ms 100
 for _ in $(seq 200); do
   [ "$(find "$TARN_HOME/wal" -name '*.wal' | wc -l)" = 0 ] && break
   sleep 0.1
 done
 [ "$(find "$TARN_HOME/wal" -name '*.wal' | wc -l)" = 0 ] || fail "WAL objects left after gc"
-port=$(grep -o 'port=[0-9]*' "$dir/log.gc" | head -1 | cut -d= -f2)
 sleep 0.3
 curl -sf "http://127.0.0.1:$port/metrics" > "$dir/m.gc"
 series() { awk -v k="$1" '$1 == k { print $2 }' "$dir/m.gc"; }
@@ -108,9 +96,7 @@ deleted=$(series 'tarn_reclaimed_objects_total{root="wal",reason="wal"}')
 [ "$(series 'tarn_objstore_requests_total{op="head",backend="file"}')" = "" ] ||
   fail "HEAD requests: $(grep 'op="head"' "$dir/m.gc")"
 grep -q 'INFO reclaimed job=wal-gc' "$dir/log.gc" || fail "no reclaimed log line"
-kill -TERM $gcpid
-set +e; wait $gcpid; rc=$?; set -e
-[ $rc -eq 0 ] || fail "gc node exit $rc"
+stop_term "$pid"
 check
 
 for n in 2 3; do

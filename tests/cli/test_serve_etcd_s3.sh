@@ -5,24 +5,8 @@
 # names (no range written twice). The sqlite: + file:// counterpart is
 # test_serve_compact.sh. Needs TARN_TEST_ETCD and TARN_TEST_S3_URI (+ AWS_*)
 # from `eval "$(scripts/servers.sh start)"`: skipped without them, failed in CI.
-set -euo pipefail
-: "${TARN:?}"
-if [ -z "${TARN_TEST_ETCD:-}" ] || [ -z "${TARN_TEST_S3_URI:-}" ]; then
-  if [ "${CI:-}" = true ] || [ "${CI:-}" = 1 ]; then
-    echo "FAIL: TARN_TEST_ETCD / TARN_TEST_S3_URI not set: CI must start the servers" >&2
-    exit 1
-  fi
-  echo "SKIP: TARN_TEST_ETCD / TARN_TEST_S3_URI not set"
-  exit 0
-fi
-dir=$(mktemp -d)
-pids=()
-cleanup() {
-  for p in "${pids[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
-  rm -rf "$dir"
-}
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$dir"/log.*; do [ -f "$f" ] && { echo "== $f" >&2; tail -20 "$f" >&2; }; done; exit 1; }
+. "$(dirname "$0")/lib.sh"
+need_env TARN_TEST_ETCD TARN_TEST_S3_URI
 unset TARN_HOME TARN_META TARN_WAL TARN_COMPACTED
 
 fast=(--listen 127.0.0.1:0 --compact-interval-ms 100 --compact-max-age-ms 0 --stats-interval-ms 200

@@ -7,13 +7,7 @@
 # appender printed reads back holding the line sent for it, the log is the
 # lines in order once each, and the time from the kill to the takeover is
 # printed. A live writer (another star, still appending) is never taken over.
-set -euo pipefail
-: "${TARN:?}"
-dir=$(mktemp -d)
-pids=()
-cleanup() { for p in "${pids[@]}"; do kill -KILL "$p" 2> /dev/null || true; done; rm -rf "$dir"; }
-trap cleanup EXIT
-fail() { echo "FAIL: $*" >&2; for f in "$dir"/*.err; do [ -f "$f" ] && { echo "== $f" >&2; tail -20 "$f" >&2; }; done; exit 1; }
+. "$(dirname "$0")/lib.sh"
 unset TARN_HOME TARN_META TARN_WAL TARN_COMPACTED
 export TARN_HOME="$dir/home"
 session_ms=${TARN_TEST_SESSION_MS:-2000} # 15000 (the default) for the README figure
@@ -22,10 +16,9 @@ export TARN_META="sqlite:$dir/home/meta.db?session_timeout_ms=$session_ms"
 "$TARN" stream create fast/k --class express > /dev/null
 "$TARN" stream create fast/live --class express > /dev/null
 
-"$TARN" serve --listen 127.0.0.1:0 --no-compact --no-reclaim --no-wal-gc \
-  --express-takeover-interval-ms 200 2> "$dir/serve.err" &
-pids+=($!)
-serve=$!
+serve_start "$dir/serve.err" --listen 127.0.0.1:0 --no-compact --no-reclaim --no-wal-gc \
+  --express-takeover-interval-ms 200
+serve=$pid
 
 # the live writer: appends a line every 100 ms for the whole test
 ( i=0; while :; do echo "live-$i"; i=$((i + 1)); sleep 0.1; done ) | "$TARN" append fast/live --star live-w \
@@ -74,6 +67,5 @@ awk '$0 != "line-" NR - 1 { print "entry " NR - 1 " is " $0; bad = 1 } END { exi
   fail "the log is not the lines in order, once each"
 total=$(wc -l < "$dir/read")
 [ "$total" -ge "$acked" ] || fail "$total entries read, $acked acknowledged"
-kill -TERM "$serve"
-wait "$serve" || fail "tarn serve exited $?"
+stop_term "$serve"
 echo "ok: $acked acknowledged, $total read; kill -9 to takeover $(( (t_take - t_kill) / 1000000 )) ms (session timeout $session_ms ms)"

@@ -100,8 +100,10 @@ serve_start() {
   "$TARN" serve "$@" 2> "$log" &
   pid=$!
   pids+=("$pid")
-  wait_until 10 eval '[ -n "$(http_port "$log")" ]' || fail "tarn serve logged no serving line in $log"
+  # a node that could not start has exited: no use waiting the 10 s for it
+  wait_until 10 eval '[ -n "$(http_port "$log")" ] || ! kill -0 "$pid" 2> /dev/null' || true
   port=$(http_port "$log")
+  [ -n "$port" ] || fail "tarn serve logged no serving line in $log"
   kport=$(kafka_port "$log")
 }
 

@@ -58,6 +58,7 @@
   X(TASK_PUT_UNGUARDED, "task-put-unguarded")               /* task writes without the lock */\
   X(C2_STOPS_BEFORE_E, "c2-stops-before-e")                 /* C2's scan ends at >= e */      \
   X(CLAIM_SKIPS_FAILED, "claim-skips-failed")               /* a failed task never reclaimed */\
+  X(CLAIM_REDOES_C2, "claim-redoes-c2")                     /* PREPARED claimed as INIT */    \
   X(TASK_GUARD_ANY_LOCK, "task-guard-any-lock")             /* guard: a lock, not ours */  \
   X(TASK_VIEW_STAYS_INIT, "task-view-stays-init")           /* PREPARED put, view left INIT */\
   X(CATALOG_ALLOC_UNCHECKED, "catalog-alloc-unchecked")     /* LS-087 partition unchecked */  \

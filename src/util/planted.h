@@ -23,6 +23,7 @@
   X(PUBLISH_UNGUARDED, "publish-unguarded")                 /* A3 unchecked, unguarded */     \
   X(SEQ_PUT_COUNTS_ENTRIES, "seq-put-counts-entries")       /* A3's d1 = entries */           \
   X(ACK_ORDER_REVERSED, "ack-order-reversed")               /* A4 offsets in reverse order */ \
+  X(ACK_NEXT_PLUS_ONE, "ack-next-plus-one")                 /* A4: next entry at off + 1 */   \
   X(PUBLISH_FALLS_THROUGH, "publish-falls-through")         /* no return after a failure */   \
   X(READER_SKIPS_PREFIX_CHECK, "reader-skips-prefix-check") /* Higher without LS-051 */       \
   X(SOFT_TRIM_LOWERS, "soft-trim-lowers")                   /* writes B' below B */           \

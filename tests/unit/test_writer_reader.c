@@ -493,6 +493,45 @@ static void backpressure(void **state) {
   env_close(&E);
 }
 
+/* LS-039: the entries of one section take consecutive offsets, each as many
+ * as it has records (A4: e - d1 for the first, then + records). */
+static void section_entries_offsets(void **state) {
+  (void)state;
+  env E;
+  env_open(&E, "secoffs");
+  tarn_writer_options o;
+  fast_opts(&o);
+  o.batch_ms = 60000; /* one batch, sealed by the flush: one section */
+  tarn_writer *w;
+  assert_int_equal(tarn_writer_open(E.m, E.wal, &o, &w), 0);
+  ack a[5];
+  memset(a, 0, sizeof a);
+  for (uint32_t i = 0; i < 5; i++)
+    assert_int_equal(tarn_writer_append(w, 22, "entry", 5, i + 1, ack_cb, &a[i]), 0);
+  assert_int_equal(tarn_writer_flush(w), 0);
+  tarn_meta_recs recs = tu_index_records(E.m, 22);
+  assert_int_equal(recs.n, 1);
+  tarn_meta_recs_free(&recs);
+  static const uint64_t want[5] = {0, 1, 3, 6, 10};
+  for (int i = 0; i < 5; i++) {
+    assert_int_equal(a[i].done, 1);
+    assert_int_equal(a[i].status, 0);
+    assert_int_equal(a[i].offset, want[i]);
+  }
+  tarn_reader *r;
+  assert_int_equal(tarn_reader_open(E.m, E.wal, NULL, NULL, &r), 0);
+  uint64_t offs[8];
+  char *pl[8];
+  assert_int_equal(read_all(r, 22, 0, offs, pl, 8), 5);
+  for (int i = 0; i < 5; i++) {
+    assert_int_equal(offs[i], a[i].offset);
+    free(pl[i]);
+  }
+  tarn_reader_close(r);
+  assert_int_equal(tarn_writer_close(w), 0);
+  env_close(&E);
+}
+
 /* LS-050, LS-053, LS-054: B from the trim marker; nothing ending at or below B. */
 static void trim_marker_respected(void **state) {
   (void)state;
@@ -1006,7 +1045,7 @@ int main(void) {
       cmocka_unit_test(leases_held_and_released),
       cmocka_unit_test(session_expiry_stops_publishing),
       cmocka_unit_test(backpressure),
-      cmocka_unit_test(trim_marker_respected),
+      cmocka_unit_test(trim_marker_respected), cmocka_unit_test(section_entries_offsets),
       cmocka_unit_test(prefix_check),
       cmocka_unit_test(range_reads_only),
       cmocka_unit_test(catch_up_without_head),

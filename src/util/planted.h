@@ -36,6 +36,7 @@
   X(C2_TIMESTAMP_NOW, "c2-timestamp-now")                   /* C2 stamps its own clock */     \
   X(LEASE_IGNORES_FENCE, "lease-ignores-fence")             /* LS-041 not honoured */         \
   X(DELETE_NO_DRAIN, "delete-no-drain")                     /* deletes before leases end */   \
+  X(DELETE_TRUSTS_FENCE, "delete-trusts-fence")             /* fence there: returns at once */\
   X(TASK_DEAD_EARLY, "task-dead-early")                     /* DEAD one failure early */ \
   X(XWRITER_TRUSTS_412, "xwriter-trusts-412")               /* 412 counted as a copy */      \
   X(XWRITER_RELEASE_OUT_OF_ORDER, "xwriter-release-out-of-order") /* acks past a gap */     \

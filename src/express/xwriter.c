@@ -235,7 +235,8 @@ static xflight *new_flight(void) {
 
 static int window_open(const tarn_xwriter *w) {
   /* issue 14: assignment never runs more than WIN slots past the last released one */
-  return w->next_slot < w->release_next + w->bs.win;
+  return w->next_slot <
+         w->release_next + w->bs.win + TARN__PLANTED(TARN__BUG_XWRITER_WINDOW_PLUS_ONE);
 }
 
 /* Under mu: seals cur into the next slot and builds its flight. */

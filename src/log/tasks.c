@@ -312,6 +312,10 @@ int tarn_tasks_claim(tarn_meta *m, const tarn_tasks_options *o, tarn_compact_loc
      * finished it between the listing and the lock). */
     lrc = task_get(m, t->log_id, task);
     if (!lrc && is_open(task->state)) {
+      /* A PREPARED task resumes at C3: its C2 was done and its files are
+       * named in the record (redoing C2 runs the task's work twice). */
+      if (TARN__PLANTED(TARN__BUG_CLAIM_REDOES_C2))
+        task->state = TARN_TASK_INIT;
       task->lock_version = tarn__compact_lock_version(lk);
       *lock = lk;
       rc = 0;

@@ -23,6 +23,7 @@
   X(PUBLISH_UNGUARDED, "publish-unguarded")                 /* A3 unchecked, unguarded */     \
   X(SEQ_PUT_COUNTS_ENTRIES, "seq-put-counts-entries")       /* A3's d1 = entries */           \
   X(ACK_ORDER_REVERSED, "ack-order-reversed")               /* A4 offsets in reverse order */ \
+  X(ACK_NEXT_PLUS_ONE, "ack-next-plus-one")                 /* A4: next entry at off + 1 */   \
   X(PUBLISH_FALLS_THROUGH, "publish-falls-through")         /* no return after a failure */   \
   X(READER_SKIPS_PREFIX_CHECK, "reader-skips-prefix-check") /* Higher without LS-051 */       \
   X(SOFT_TRIM_LOWERS, "soft-trim-lowers")                   /* writes B' below B */           \
@@ -35,9 +36,11 @@
   X(C2_TIMESTAMP_NOW, "c2-timestamp-now")                   /* C2 stamps its own clock */     \
   X(LEASE_IGNORES_FENCE, "lease-ignores-fence")             /* LS-041 not honoured */         \
   X(DELETE_NO_DRAIN, "delete-no-drain")                     /* deletes before leases end */   \
+  X(DELETE_TRUSTS_FENCE, "delete-trusts-fence")             /* fence there: returns at once */\
   X(TASK_DEAD_EARLY, "task-dead-early")                     /* DEAD one failure early */ \
   X(XWRITER_TRUSTS_412, "xwriter-trusts-412")               /* 412 counted as a copy */      \
   X(XWRITER_RELEASE_OUT_OF_ORDER, "xwriter-release-out-of-order") /* acks past a gap */     \
+  X(XWRITER_WINDOW_PLUS_ONE, "xwriter-window-plus-one")     /* WIN + 1 slots in flight */    \
   X(XABSORB_RETRIES_BLIND, "xabsorb-retries-blind")         /* unknown put retried unread */ \
   X(XFENCE_THRESHOLD_K_MINUS_W, "xfence-threshold-k-minus-w") /* dead at K-W poison */       \
   X(XFENCE_GUESSES_UNDECIDED, "xfence-guesses-undecided")   /* dead instead of blocking */   \
@@ -58,6 +61,7 @@
   X(TASK_PUT_UNGUARDED, "task-put-unguarded")               /* task writes without the lock */\
   X(C2_STOPS_BEFORE_E, "c2-stops-before-e")                 /* C2's scan ends at >= e */      \
   X(CLAIM_SKIPS_FAILED, "claim-skips-failed")               /* a failed task never reclaimed */\
+  X(CLAIM_REDOES_C2, "claim-redoes-c2")                     /* PREPARED claimed as INIT */    \
   X(TASK_GUARD_ANY_LOCK, "task-guard-any-lock")             /* guard: a lock, not ours */  \
   X(TASK_VIEW_STAYS_INIT, "task-view-stays-init")           /* PREPARED put, view left INIT */\
   X(CATALOG_ALLOC_UNCHECKED, "catalog-alloc-unchecked")     /* LS-087 partition unchecked */  \

@@ -179,6 +179,73 @@ static void zombie_holder_changes_nothing(void **state) {
   tu_cenv_close(&E);
 }
 
+/* A deployment with one log of ten entries and its task planned (INIT); the
+ * compactor that planned it. */
+static tarn_compactor *one_planned_task(tu_cenv *E, const char *tag) {
+  tu_cenv_open(E, tag, 0, 1, NULL);
+  tu_append(E, E->logs[0], 0, 10, 5);
+  tarn_compactor *c = mk(E->m, E, 0);
+  assert_int_equal(tarn_tasks_plan(c, NULL, 1, NULL), 0);
+  return c;
+}
+
+/* NoDoubleExecution: a task left PREPARED by a holder that gave up (a failed
+ * install, a crash) is claimed as PREPARED and resumes at C3 with the files
+ * its C2 wrote; its C2 is not run a second time. */
+static void claim_resumes_prepared(void **state) {
+  (void)state;
+  tu_cenv E;
+  tarn_compactor *c = one_planned_task(&E, "resume");
+  tarn_compact_lock *l;
+  tarn_task t;
+  assert_int_equal(tarn_tasks_claim(E.m, NULL, &l, &t), 0);
+  assert_int_equal(tarn_tasks_step(c, NULL, &t), 0);
+  assert_int_equal(t.state, TARN_TASK_PREPARED);
+  size_t files = parquet_files(&E);
+  assert_true(files > 0);
+  tarn_task_free(&t);
+  assert_int_equal(tarn_compact_lock_release(l), 0);
+  assert_int_equal(tarn_tasks_claim(E.m, NULL, &l, &t), 0);
+  assert_int_equal(t.state, TARN_TASK_PREPARED);
+  assert_int_equal(tarn_tasks_step(c, NULL, &t), 0);
+  assert_int_equal(t.state, TARN_TASK_COMMITTED);
+  assert_int_equal(parquet_files(&E), files); /* no second C2 */
+  assert_int_equal(referenced_files(&E, E.logs[0]), files);
+  assert_int_equal(task_state(E.m, E.logs[0], NULL), TARN_TASK_COMMITTED);
+  tarn_task_free(&t);
+  tarn_compact_lock_release(l);
+  tarn_compactor_close(c);
+  tu_cenv_close(&E);
+}
+
+/* TaskCompletion: a task whose range was compacted outside the tasks after it
+ * was planned (its records replaced) ends COMMITTED and stale at its C2
+ * (ECONFLICT, LS-075); left INIT it would be claimed and conflict forever. */
+static void stale_range_ends_committed(void **state) {
+  (void)state;
+  tu_cenv E;
+  tarn_compactor *c = one_planned_task(&E, "stale");
+  int did = 0;
+  assert_int_equal(tarn_compact_once(c, E.logs[0], 1, NULL, &did), 0);
+  assert_int_equal(did, 1);
+  tarn_compact_lock *l;
+  tarn_task t;
+  assert_int_equal(tarn_tasks_claim(E.m, NULL, &l, &t), 0);
+  assert_int_equal(tarn_tasks_step(c, NULL, &t), 0);
+  assert_int_equal(t.state, TARN_TASK_COMMITTED);
+  assert_true(t.stale);
+  tarn_task rec;
+  assert_int_equal(task_state(E.m, E.logs[0], &rec), TARN_TASK_COMMITTED);
+  assert_true(rec.stale);
+  tarn_task_free(&rec);
+  tarn_task_free(&t);
+  tarn_compact_lock_release(l);
+  tarn_task t2;
+  assert_int_equal(tarn_tasks_claim(E.m, NULL, &l, &t2), TARN_ENOTFOUND);
+  tarn_compactor_close(c);
+  tu_cenv_close(&E);
+}
+
 /* DLQOnlyAfterMaxFailures: a task whose C2 keeps failing stays INIT with its
  * failures counted until the maximum, then is DEAD with its error; the
  * planner leaves it; a retry re-opens it. */
@@ -529,6 +596,7 @@ int main(void) {
       cmocka_unit_test(three_workers), cmocka_unit_test(crash_after_c2),
       cmocka_unit_test(crash_after_c3), cmocka_unit_test(work_loop),
       cmocka_unit_test(work_without_threads), cmocka_unit_test(zombie_holder_changes_nothing),
+      cmocka_unit_test(claim_resumes_prepared), cmocka_unit_test(stale_range_ends_committed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

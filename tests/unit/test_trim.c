@@ -247,6 +247,18 @@ static void hard_trim(void **state) {
   assert_int_equal(tu_publish(m, 9, 1, 1, &e), 0);
   assert_int_equal(e, 41);
   tarn_lease_release(l);
+  /* The bound is exact (hard trim: the records ending at or below X go):
+   * with records ending at 1, 2, 3, ... a hard
+   * trim to 2 removes the two ending at or below 2 and keeps the one ending
+   * at 3 (the record right above X, which an off-by-one bound would take). */
+  assert_int_equal(tarn_lease_acquire(m, 10, &l), 0);
+  for (int i = 0; i < 5; i++)
+    assert_int_equal(tu_publish(m, 10, 1, 1, NULL), 0); /* ends 1, 2, 3, 4, 5 */
+  assert_int_equal(tarn_soft_trim(m, l, 3, &st), 0);
+  assert_int_equal(tarn_hard_trim(m, l, 2, &n), 0);
+  assert_int_equal(n, 2);
+  assert_int_equal(tu_count_index(m, 10), 3);
+  tarn_lease_release(l);
   tu_meta_done(m, uri);
 }
 

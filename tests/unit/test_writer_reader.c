@@ -21,6 +21,7 @@
 #include "tarn/reader.h"
 #include "tarn/wal.h"
 #include "tarn/writer.h"
+#include "util/clock.h"
 
 typedef struct env {
   tarn_meta *m;
@@ -489,6 +490,79 @@ static void backpressure(void **state) {
   assert_int_equal(tarn_writer_append(w, 3, p, 100, 1, NULL, NULL), TARN_EBUSY);
   tarn_writer_flush(w);
   assert_int_equal(tarn_writer_append(w, 3, p, 100, 1, NULL, NULL), 0);
+  assert_int_equal(tarn_writer_close(w), 0);
+  env_close(&E);
+}
+
+static int64_t store_hour_ahead(void *arg) {
+  (void)arg;
+  return tarn__now_ms() + 3600 * 1000;
+}
+
+/* A4: an entry's timestamp is its index record's created_ms, the store's
+ * clock, not the writer's: with the store an hour ahead the two cannot agree
+ * by accident (on one machine they usually fall in the same millisecond). */
+static void ack_ts_is_the_stores(void **state) {
+  (void)state;
+  env E;
+  tarn_writer *w = env_writer(&E, "ackts");
+  tarn__clock_set_store(store_hour_ahead, NULL);
+  ack a;
+  memset(&a, 0, sizeof a);
+  int64_t t0 = tarn__now_ms();
+  assert_int_equal(tarn_writer_append(w, 23, "ts", 2, 1, ack_cb, &a), 0);
+  assert_int_equal(tarn_writer_flush(w), 0);
+  tarn__clock_set_store(NULL, NULL);
+  assert_int_equal(a.status, 0);
+  assert_true(a.ts >= t0 + 3600 * 1000);
+  tarn_reader *r;
+  assert_int_equal(tarn_reader_open(E.m, E.wal, NULL, NULL, &r), 0);
+  tarn_log_iter *it;
+  assert_int_equal(tarn_reader_iter(r, 23, 0, &it), 0);
+  tarn_entry e;
+  assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+  assert_int_equal(e.timestamp_ms, a.ts);
+  tarn_reader_iter_free(it);
+  tarn_reader_close(r);
+  assert_int_equal(tarn_writer_close(w), 0);
+  env_close(&E);
+}
+
+/* LS-039: the entries of one section take consecutive offsets, each as many
+ * as it has records (A4: e - d1 for the first, then + records). */
+static void section_entries_offsets(void **state) {
+  (void)state;
+  env E;
+  env_open(&E, "secoffs");
+  tarn_writer_options o;
+  fast_opts(&o);
+  o.batch_ms = 60000; /* one batch, sealed by the flush: one section */
+  tarn_writer *w;
+  assert_int_equal(tarn_writer_open(E.m, E.wal, &o, &w), 0);
+  ack a[5];
+  memset(a, 0, sizeof a);
+  for (uint32_t i = 0; i < 5; i++)
+    assert_int_equal(tarn_writer_append(w, 22, "entry", 5, i + 1, ack_cb, &a[i]), 0);
+  assert_int_equal(tarn_writer_flush(w), 0);
+  tarn_meta_recs recs = tu_index_records(E.m, 22);
+  assert_int_equal(recs.n, 1);
+  tarn_meta_recs_free(&recs);
+  static const uint64_t want[5] = {0, 1, 3, 6, 10};
+  for (int i = 0; i < 5; i++) {
+    assert_int_equal(a[i].done, 1);
+    assert_int_equal(a[i].status, 0);
+    assert_int_equal(a[i].offset, want[i]);
+  }
+  tarn_reader *r;
+  assert_int_equal(tarn_reader_open(E.m, E.wal, NULL, NULL, &r), 0);
+  uint64_t offs[8];
+  char *pl[8];
+  assert_int_equal(read_all(r, 22, 0, offs, pl, 8), 5);
+  for (int i = 0; i < 5; i++) {
+    assert_int_equal(offs[i], a[i].offset);
+    free(pl[i]);
+  }
+  tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
   env_close(&E);
 }
@@ -1006,7 +1080,8 @@ int main(void) {
       cmocka_unit_test(leases_held_and_released),
       cmocka_unit_test(session_expiry_stops_publishing),
       cmocka_unit_test(backpressure),
-      cmocka_unit_test(trim_marker_respected),
+      cmocka_unit_test(trim_marker_respected), cmocka_unit_test(section_entries_offsets),
+      cmocka_unit_test(ack_ts_is_the_stores),
       cmocka_unit_test(prefix_check),
       cmocka_unit_test(range_reads_only),
       cmocka_unit_test(catch_up_without_head),

@@ -530,9 +530,16 @@ int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *nam
   tarn_catalog_record_free(&s);
   if (rc) {
     /* A CompareAndSet of ours held in flight lands if the stream's version
-     * is still the one it names: its layout must find our logs registered. */
+     * is still the one it names: its layout must find our logs registered,
+     * and the caller must not read our failure as "not grown". Unless we
+     * saw the version move past it (a drop, or a layout too large). */
+    if (maybe && (rc == TARN_ENOTFOUND || rc == TARN_EINVAL))
+      maybe = 0;
     if (have_logs && !maybe)
       drop_log_recs(c, first, count);
+    if (maybe)
+      rc = tarn__err(TARN_EUNKNOWN, "adding partitions to stream %s/%s: the outcome is "
+                                    "unknown; check with 'tarn stream describe'", ns, name);
     return rc;
   }
   return out ? tarn_catalog_open_stream(c, ns, name, out) : 0;

@@ -580,6 +580,31 @@ static void held_create_keeps_its_logs(void **state) {
   tarn_meta_close(m);
 }
 
+/* LS-091: a layout CompareAndSet held in flight whose retry fails may land
+ * later: add_partitions says the outcome is unknown and keeps the new log's
+ * record, so the layout that lands names a registered log. */
+static void held_layout_change_keeps_its_logs(void **state) {
+  (void)state;
+  tarn_meta *m;
+  tarn_catalog *c = mem_catalog("mem:catalog-held-layout", &m);
+  assert_int_equal(tarn_catalog_create_stream(c, "ns", "grow", 1, NULL, 0, NULL), 0);
+  /* Writes 1, 2: the counter, the log record; 3 (the layout) is held; 4
+   * (its retry) fails. */
+  assert_int_equal(tarn_meta_inject_fault_after(m, TARN_META_FAULT_DELAY_COMMIT, 2, 1), 0);
+  assert_int_equal(tarn_meta_inject_fault_after(m, TARN_META_FAULT_FAIL, 2, 1), 0);
+  assert_int_equal(tarn_catalog_add_partitions(c, "ns", "grow", 1, NULL), TARN_EUNKNOWN);
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_LAND, 0), 0);
+  tarn_catalog_record s, l;
+  assert_int_equal(tarn_catalog_open_stream(c, "ns", "grow", &s), 0);
+  assert_int_equal(s.n_logs, 2);
+  assert_int_equal(tarn_catalog_log_stream(c, s.logs[1], &l), 0);
+  assert_int_equal(l.partition, 1);
+  tarn_catalog_record_free(&l);
+  tarn_catalog_record_free(&s);
+  tarn_catalog_close(c);
+  tarn_meta_close(m);
+}
+
 #define BOTH(fn)                                                                             \
   cmocka_unit_test_prestate(fn, (void *)"mem"), cmocka_unit_test_prestate(fn, (void *)"sqlite"), \
       cmocka_unit_test_prestate(fn, (void *)"etcd")
@@ -600,6 +625,7 @@ int main(void) {
       cmocka_unit_test(store_faults),
       cmocka_unit_test(late_create_after_drop_stays_dropped),
       cmocka_unit_test(held_create_keeps_its_logs),
+      cmocka_unit_test(held_layout_change_keeps_its_logs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -20,6 +20,8 @@
  * each loss means another writer made progress. */
 #define MAX_RETRIES 100
 #define KEY_MAX (2 * TARN_STREAM_NAME_MAX + 64)
+/* Writes of unknown outcome retried from a read-back before giving up. */
+#define UNKNOWN_RETRIES 3
 
 struct tarn_catalog {
   tarn_meta *meta;
@@ -84,15 +86,16 @@ static int get_rec(tarn_catalog *c, const char *key, int kind, tarn_catalog_reco
   return rc;
 }
 
-/* Encodes r and writes it: mode 'c' CreateIfAbsent, 's' CompareAndSet on
- * version, 'p' Put. */
-static int put_rec(tarn_catalog *c, const char *key, const tarn_catalog_record *r, int mode,
-                   int64_t version) {
+/* Encodes r and writes it: mode 'c' CreateIfAbsent (with the n conditions
+ * g), 's' CompareAndSet on version, 'p' Put. */
+static int put_rec_if(tarn_catalog *c, const char *key, const tarn_catalog_record *r, int mode,
+                      int64_t version, const tarn_meta_guard *g, size_t n) {
   tarn_buf b = TARN_BUF_INIT;
   int rc = tarn_catalog_record_encode(r, &b);
   if (!rc) {
     if (mode == 'c')
-      rc = tarn_meta_create(c->meta, PART, key, b.data, b.len, TARN_META_PERSISTENT, NULL);
+      rc = tarn_meta_create_if(c->meta, PART, key, b.data, b.len, TARN_META_PERSISTENT, g, n,
+                               NULL);
     else if (mode == 's')
       rc = tarn_meta_cas(c->meta, PART, key, b.data, b.len, version, NULL);
     else
@@ -100,6 +103,11 @@ static int put_rec(tarn_catalog *c, const char *key, const tarn_catalog_record *
   }
   tarn_buf_free(&b);
   return rc;
+}
+
+static int put_rec(tarn_catalog *c, const char *key, const tarn_catalog_record *r, int mode,
+                   int64_t version) {
+  return put_rec_if(c, key, r, mode, version, NULL, 0);
 }
 
 /* ---- deployment ---------------------------------------------------------- */
@@ -239,6 +247,53 @@ static int dropped_error(const char *ns, const char *name) {
                    "(choose another name)", ns, name);
 }
 
+/* Creates the stream record r, whose first log is first. LS-089: the create
+ * holds only while the identity has no tombstone, judged in the same atomic
+ * step (the tombstone is in the catalog's partition, as a guard needs): a
+ * create held in flight that lands after a drop wrote its tombstone fails,
+ * so no late landing brings a dropped stream back. A drop writes the
+ * tombstone before it looks for the stream, so a create that landed before
+ * the tombstone is found and dropped. On an unknown outcome we read back;
+ * finding no stream we create again: a create still in flight then fails on
+ * the record that one makes, or on the tombstone of a drop after it.
+ * *maybe says whether a create of ours may have landed or may land yet;
+ * TARN_EGUARD: the identity is tombstoned. */
+static int create_stream_rec(tarn_catalog *c, const char *ns, const char *name,
+                             const tarn_catalog_record *r, uint64_t first, int *maybe) {
+  char skey[KEY_MAX], tkey[KEY_MAX];
+  stream_key(skey, ns, name);
+  tombstone_key(tkey, ns, name);
+  const tarn_meta_guard g = {.kind = TARN_META_GUARD_ABSENT, .key = tkey};
+  size_t ng = TARN__PLANTED(TARN__BUG_CATALOG_CREATE_UNGUARDED) ||
+                      TARN__PLANTED(TARN__BUG_CATALOG_CREATE_IGNORES_TOMBSTONE)
+                  ? 0
+                  : 1;
+  for (int attempt = 0; attempt < UNKNOWN_RETRIES; attempt++) {
+    int rc = put_rec_if(c, skey, r, 'c', 0, &g, ng);
+    if (rc == TARN_EUNKNOWN)
+      *maybe = 1;
+    else if (rc != TARN_EEXIST || !*maybe)
+      /* Failing now says nothing of an earlier create still in flight. */
+      return rc && rc != TARN_EGUARD && *maybe ? TARN_EUNKNOWN : rc;
+    /* Did one of ours land? Ours is the stream whose first log is ours. */
+    tarn_catalog_record now;
+    rc = get_rec(c, skey, TARN_CATREC_STREAM, &now, NULL);
+    if (rc == 0) {
+      int ours = now.logs[0] == first;
+      tarn_catalog_record_free(&now);
+      if (ours)
+        return 0;
+      /* Another's stream holds the key until a drop, which tombstones the
+       * identity first: none of ours can land any more. */
+      *maybe = 0;
+      return TARN_EEXIST;
+    }
+    if (rc != TARN_ENOTFOUND)
+      return TARN_EUNKNOWN;
+  }
+  return TARN_EUNKNOWN;
+}
+
 int tarn_catalog_create_stream(tarn_catalog *c, const char *ns, const char *name,
                                uint32_t n_partitions, const tarn_stream_prop *props,
                                size_t n_props, tarn_catalog_record *out) {
@@ -279,29 +334,23 @@ int tarn_catalog_create_stream(tarn_catalog *c, const char *ns, const char *name
     logs[i] = first + i;
   r.logs = logs, r.n_logs = n_partitions;
   /* The logs exist (registered) before the stream that names them. */
+  int maybe = 0; /* a create of ours may have landed, or may land later */
   rc = write_log_recs(c, ns, name, first, n_partitions, 0, 'c');
-  if (!rc) {
-    rc = put_rec(c, skey, &r, 'c', 0);
-    if (rc == TARN_EUNKNOWN) {
-      /* Did our create land? Our stream is the one whose first log is ours. */
-      tarn_catalog_record now;
-      int r2 = get_rec(c, skey, TARN_CATREC_STREAM, &now, NULL);
-      if (r2 == 0) {
-        rc = now.logs[0] == first ? 0 : TARN_EEXIST;
-        tarn_catalog_record_free(&now);
-      } else if (r2 == TARN_ENOTFOUND) {
-        rc = put_rec(c, skey, &r, 'c', 0);
-      }
-      if (rc == TARN_EUNKNOWN)
-        rc = tarn__err(TARN_EUNKNOWN, "creating stream %s/%s: the outcome is unknown; "
-                                      "check with 'tarn stream describe'", ns, name);
-    }
-    if (rc == TARN_EEXIST) {
-      rc = tarn__err(TARN_EEXIST, "stream %s/%s already exists", ns, name);
-    }
-  }
+  if (!rc)
+    rc = create_stream_rec(c, ns, name, &r, first, &maybe);
+  if (rc == TARN_EGUARD)
+    rc = dropped_error(ns, name);
+  else if (rc == TARN_EEXIST)
+    rc = tarn__err(TARN_EEXIST, "stream %s/%s already exists", ns, name);
+  else if (rc == TARN_EUNKNOWN)
+    rc = tarn__err(TARN_EUNKNOWN, "creating stream %s/%s: the outcome is unknown; "
+                                  "check with 'tarn stream describe'", ns, name);
   if (rc) {
-    if (rc != TARN_EUNKNOWN) /* the stream may name them */
+    /* Our logs go unless a stream may name them: an unknown outcome, or a
+     * create that landed before a drop's tombstone (that drop deletes them).
+     * Log records a stream never names are harmless: a log belongs to a
+     * stream only while the stream's layout lists it. */
+    if (!maybe)
       drop_log_recs(c, first, n_partitions);
     free(logs);
     return rc;
@@ -416,7 +465,7 @@ int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *nam
   }
   uint64_t first = 0;
   uint32_t registered_at = (uint32_t)s.n_logs;
-  int have_logs = 0;
+  int have_logs = 0, maybe = 0; /* maybe: a layout change of ours may land yet */
   for (int attempt = 0;; attempt++) {
     if (s.state == TARN_STREAM_DROPPING) {
       rc = tarn__err(TARN_ENOTFOUND, "stream %s/%s is being dropped", ns, name);
@@ -460,6 +509,7 @@ int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *nam
     s.n_logs = old;
     if (rc != TARN_ECONFLICT && rc != TARN_EUNKNOWN)
       break;
+    maybe |= rc == TARN_EUNKNOWN;
     tarn_catalog_record_free(&s);
     int r2 = open_stream_v(c, ns, name, &s, &ver);
     if (r2) {
@@ -479,8 +529,17 @@ int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *nam
   }
   tarn_catalog_record_free(&s);
   if (rc) {
-    if (have_logs)
+    /* A CompareAndSet of ours held in flight lands if the stream's version
+     * is still the one it names: its layout must find our logs registered,
+     * and the caller must not read our failure as "not grown". Unless we
+     * saw the version move past it (a drop, or a layout too large). */
+    if (maybe && (rc == TARN_ENOTFOUND || rc == TARN_EINVAL))
+      maybe = 0;
+    if (have_logs && !maybe)
       drop_log_recs(c, first, count);
+    if (maybe)
+      rc = tarn__err(TARN_EUNKNOWN, "adding partitions to stream %s/%s: the outcome is "
+                                    "unknown; check with 'tarn stream describe'", ns, name);
     return rc;
   }
   return out ? tarn_catalog_open_stream(c, ns, name, out) : 0;

@@ -70,7 +70,8 @@ typedef struct cs_ent {
 typedef struct cs {
   uint64_t seed, rng, lib_rng, hash;
   int steps, step, bug, verbose, failed;
-  int no_held; /* --without held: no catalog write lands late (the open finding, docs) */
+  int no_held; /* --without held: no catalog write lands late (debugging: tells a
+                * late landing from the rest) */
   char failure[768];
   int64_t now;
   char meta_uri[96], wal_uri[96];

@@ -481,14 +481,28 @@ static void create_racing_drop(void **state) {
   close_fx(&f);
 }
 
+/* A catalog, initialised, on a mem: store of its own (for its faults). */
+static tarn_catalog *mem_catalog(const char *uri, tarn_meta **m) {
+  assert_int_equal(tarn_meta_open(uri, m), 0);
+  tarn_catalog *c;
+  assert_int_equal(tarn_catalog_open(*m, NULL, &c), 0);
+  assert_int_equal(tarn_catalog_init(c, NULL), 0);
+  return c;
+}
+
+static size_t n_streams(tarn_catalog *c) {
+  tarn_catalog_record *all;
+  size_t n;
+  assert_int_equal(tarn_catalog_list_streams(c, &all, &n), 0);
+  tarn_catalog_records_free(all, n);
+  return n;
+}
+
 /* Store faults: a failed write leaves no half-made stream; a write whose
  * outcome is unknown at worst skips log IDs (LS-087). */
 static void store_faults(void **state) {
   tarn_meta *m;
-  assert_int_equal(tarn_meta_open("mem:catalog-faults", &m), 0);
-  tarn_catalog *c;
-  tarn_catalog_open(m, NULL, &c);
-  assert_int_equal(tarn_catalog_init(c, NULL), 0);
+  tarn_catalog *c = mem_catalog("mem:catalog-faults", &m);
   uint64_t a, b, d;
   assert_int_equal(tarn_catalog_alloc_logs(c, 2, &a), 0);
   assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_COMMIT_UNKNOWN, 1), 0);
@@ -499,16 +513,93 @@ static void store_faults(void **state) {
   /* A failed write: an error, and no half-made stream. */
   assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_FAIL, 1), 0);
   assert_int_equal(tarn_catalog_create_stream(c, "ns", "f", 2, NULL, 0, NULL), TARN_EUNAVAIL);
-  tarn_catalog_record *all;
-  size_t n;
-  assert_int_equal(tarn_catalog_list_streams(c, &all, &n), 0);
-  assert_int_equal(n, 0);
-  tarn_catalog_records_free(all, n);
+  assert_int_equal(n_streams(c), 0);
   /* An unknown outcome of the allocation: retried, the stream is created. */
   tarn_catalog_record s;
   assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_COMMIT_UNKNOWN, 1), 0);
   assert_int_equal(tarn_catalog_create_stream(c, "ns", "f", 1, NULL, 0, &s), 0);
   assert_true(s.logs[0] > d);
+  tarn_catalog_record_free(&s);
+  tarn_catalog_close(c);
+  tarn_meta_close(m);
+}
+
+/* LS-089: a stream-record create held in flight (reported unknown) lands
+ * after the create retried, succeeded, and the stream's drop returned: the
+ * tombstone guard makes it fail, so the stream stays dropped (issue 12,
+ * tarn-sim --catalog --seed 123 --steps 186). */
+static void late_create_after_drop_stays_dropped(void **state) {
+  (void)state;
+  tarn_meta *m;
+  tarn_catalog *c = mem_catalog("mem:catalog-late-create", &m);
+  /* The create's writes: the counter, one log record, then the stream
+   * record, which is held. */
+  assert_int_equal(tarn_meta_inject_fault_after(m, TARN_META_FAULT_DELAY_COMMIT, 2, 1), 0);
+  tarn_catalog_record s;
+  assert_int_equal(tarn_catalog_create_stream(c, "ns", "late", 1, NULL, 0, &s), 0);
+  int existed = 0;
+  assert_int_equal(tarn_catalog_drop_stream(c, "ns", "late", &existed), 0);
+  assert_int_equal(existed, 1);
+  /* The held create lands now (it was held: LAND finds it). */
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_LAND, 0), 0);
+  tarn_catalog_record o;
+  assert_int_equal(tarn_catalog_open_stream(c, "ns", "late", &o), TARN_ENOTFOUND);
+  assert_int_equal(n_streams(c), 0);
+  assert_int_equal(tarn_catalog_log_stream(c, s.logs[0], &o), TARN_ENOTFOUND);
+  assert_int_equal(tarn_catalog_is_dropped(c, "ns", "late"), 1);
+  tarn_catalog_record_free(&s);
+  tarn_catalog_close(c);
+  tarn_meta_close(m);
+}
+
+/* A create whose stream record is held in flight and whose retry fails:
+ * the create may still land, so it reports an unknown outcome and keeps its
+ * log records; when the held create lands, the stream it publishes has its
+ * logs registered (a log belongs to it). */
+static void held_create_keeps_its_logs(void **state) {
+  (void)state;
+  tarn_meta *m;
+  tarn_catalog *c = mem_catalog("mem:catalog-held-logs", &m);
+  /* Writes 1, 2, 3: the counter, two log records; 4 (the stream record) is
+   * held; 5 (the retry) fails. */
+  assert_int_equal(tarn_meta_inject_fault_after(m, TARN_META_FAULT_DELAY_COMMIT, 3, 1), 0);
+  assert_int_equal(tarn_meta_inject_fault_after(m, TARN_META_FAULT_FAIL, 3, 1), 0);
+  assert_int_equal(tarn_catalog_create_stream(c, "ns", "held", 2, NULL, 0, NULL),
+                   TARN_EUNKNOWN);
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_LAND, 0), 0);
+  tarn_catalog_record s, l;
+  assert_int_equal(tarn_catalog_open_stream(c, "ns", "held", &s), 0);
+  assert_int_equal(s.n_logs, 2);
+  for (size_t i = 0; i < s.n_logs; i++) {
+    assert_int_equal(tarn_catalog_log_stream(c, s.logs[i], &l), 0);
+    assert_string_equal(l.name, "held");
+    tarn_catalog_record_free(&l);
+  }
+  tarn_catalog_record_free(&s);
+  tarn_catalog_close(c);
+  tarn_meta_close(m);
+}
+
+/* LS-091: a layout CompareAndSet held in flight whose retry fails may land
+ * later: add_partitions says the outcome is unknown and keeps the new log's
+ * record, so the layout that lands names a registered log. */
+static void held_layout_change_keeps_its_logs(void **state) {
+  (void)state;
+  tarn_meta *m;
+  tarn_catalog *c = mem_catalog("mem:catalog-held-layout", &m);
+  assert_int_equal(tarn_catalog_create_stream(c, "ns", "grow", 1, NULL, 0, NULL), 0);
+  /* Writes 1, 2: the counter, the log record; 3 (the layout) is held; 4
+   * (its retry) fails. */
+  assert_int_equal(tarn_meta_inject_fault_after(m, TARN_META_FAULT_DELAY_COMMIT, 2, 1), 0);
+  assert_int_equal(tarn_meta_inject_fault_after(m, TARN_META_FAULT_FAIL, 2, 1), 0);
+  assert_int_equal(tarn_catalog_add_partitions(c, "ns", "grow", 1, NULL), TARN_EUNKNOWN);
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_LAND, 0), 0);
+  tarn_catalog_record s, l;
+  assert_int_equal(tarn_catalog_open_stream(c, "ns", "grow", &s), 0);
+  assert_int_equal(s.n_logs, 2);
+  assert_int_equal(tarn_catalog_log_stream(c, s.logs[1], &l), 0);
+  assert_int_equal(l.partition, 1);
+  tarn_catalog_record_free(&l);
   tarn_catalog_record_free(&s);
   tarn_catalog_close(c);
   tarn_meta_close(m);
@@ -532,6 +623,9 @@ int main(void) {
       BOTH(delete_while_writing),
       BOTH(create_racing_drop),
       cmocka_unit_test(store_faults),
+      cmocka_unit_test(late_create_after_drop_stays_dropped),
+      cmocka_unit_test(held_create_keeps_its_logs),
+      cmocka_unit_test(held_layout_change_keeps_its_logs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,9 +9,9 @@
 #include <string.h>
 
 #include "log/compact_internal.h"
+#include "log/ephemeral.h"
 #include "log/index_scan.h"
 #include "log/intent.h"
-#include "store/meta_abandoned.h"
 #include "tarn/catalog.h"
 #include "tarn/companion.h"
 #include "tarn/entryindex.h"
@@ -505,57 +505,6 @@ static int lock_value(const char *owner, char *out, size_t n) {
   return 0;
 }
 
-/* Creates attempted before an undecided acquire gives up. */
-#define LOCK_CREATE_ATTEMPTS 4
-/* lock_try_create: create again (not an error code: those are negative). */
-#define LOCK_AGAIN 1
-
-/* One create of l's record, settled by reading back: 0 (ours: l->version
- * set), TARN_EEXIST (another holder's), LOCK_AGAIN (no record, or an
- * orphan of ours deleted: create again) or the create's error (undecided).
- * *unknown is set when the create's outcome was not learned. */
-static int lock_try_create(tarn_compact_lock *l, int *unknown, int *last) {
-  tarn_meta *m = l->meta;
-  size_t len = strlen(l->val);
-  tarn_meta_stat st;
-  int rc = tarn_meta_create(m, TARN_COMPACTION_PARTITION, l->key, l->val, len,
-                            TARN_META_EPHEMERAL, &st);
-  if (!rc) {
-    l->version = st.version;
-    return 0;
-  }
-  *last = rc;
-  if (rc != TARN_EEXIST && rc != TARN_ESESSION)
-    *unknown = 1;
-  if (rc == TARN_ESESSION)
-    return rc;
-  /* The token in the value settles whose record is there. */
-  tarn_meta_rec r = {0};
-  int g = tarn_meta_get(m, TARN_COMPACTION_PARTITION, l->key, &r);
-  int out = rc;
-  if (g == 0 && r.value_len == len && memcmp(r.value, l->val, len) == 0) {
-    l->version = r.stat.version;
-    out = 0;
-  } else if (g == 0 && !TARN__PLANTED(TARN__BUG_LOCK_LATE_LANDING_LEAKS) &&
-             tarn__meta_abandoned(m, TARN_COMPACTION_PARTITION, l->key, r.value, r.value_len)) {
-    /* An earlier acquisition's create that landed after it gave up (or a
-     * release that failed): no one holds it, and nothing else would remove
-     * it while our session lives. By version, so that a newer holder's
-     * record stays. */
-    int d = tarn_meta_delete_if(m, TARN_COMPACTION_PARTITION, l->key, r.stat.version, NULL, 0);
-    out = d == 0 || d == TARN_ENOTFOUND || d == TARN_ECONFLICT ? LOCK_AGAIN : rc;
-  } else if (g == 0) {
-    out = TARN_EEXIST;
-  } else if (g == TARN_ENOTFOUND) {
-    /* Empty: the create failed, or is still in flight. Once more with the
-     * same value: a late landing of the first then fails its create-only
-     * condition, or the next read-back finds it as ours. */
-    out = TARN__PLANTED(TARN__BUG_LOCK_LATE_LANDING_LEAKS) && rc != TARN_EEXIST ? rc : LOCK_AGAIN;
-  }
-  tarn_meta_rec_free(&r);
-  return out;
-}
-
 int tarn_compact_lock_acquire(tarn_meta *m, uint64_t log_id, const char *owner,
                               tarn_compact_lock **out) {
   *out = NULL;
@@ -564,22 +513,13 @@ int tarn_compact_lock_acquire(tarn_meta *m, uint64_t log_id, const char *owner,
     return tarn__err(TARN_ENOMEM, "out of memory");
   l->meta = m;
   snprintf(l->key, sizeof l->key, "/locks/%020" PRIu64, log_id);
-  int rc = lock_value(owner, l->val, sizeof l->val), last = TARN_EUNKNOWN;
-  for (int attempt = 0; !rc; attempt++) {
-    rc = lock_try_create(l, &l->in_flight, &last);
-    if (rc == LOCK_AGAIN && attempt + 1 == LOCK_CREATE_ATTEMPTS)
-      rc = last; /* still undecided */
-    else if (rc == LOCK_AGAIN)
-      rc = 0;
-    else
-      break;
-  }
+  int rc = lock_value(owner, l->val, sizeof l->val);
+  /* Issue 12 (tarn-sim seed 10516): a create that lands after we gave up
+   * must not leave a lock no one releases (log/ephemeral.h). */
+  if (!rc)
+    rc = tarn__ephemeral_create(m, TARN_COMPACTION_PARTITION, l->key, l->val, &l->version,
+                                &l->in_flight);
   if (rc) {
-    /* Undecided or refused after an unknown outcome: a copy may land later
-     * as an orphan of our session; a later acquire through this handle
-     * deletes it. */
-    if (l->in_flight && !TARN__PLANTED(TARN__BUG_LOCK_LATE_LANDING_LEAKS))
-      tarn__meta_abandon(m, TARN_COMPACTION_PARTITION, l->key, l->val, strlen(l->val));
     free(l);
     if (rc == TARN_EEXIST)
       return tarn__err(TARN_EEXIST, "log %" PRIu64 ": another compactor holds its lock",
@@ -613,11 +553,9 @@ int tarn_compact_lock_release(tarn_compact_lock *l) {
       break;
     }
   }
-  /* A copy of the create still in flight lands after this (an orphan), or
-   * the record is still there: the next acquire through this handle deletes
-   * it. */
-  if ((l->in_flight || rc) && !TARN__PLANTED(TARN__BUG_LOCK_LATE_LANDING_LEAKS))
-    tarn__meta_abandon(l->meta, TARN_COMPACTION_PARTITION, l->key, l->val, strlen(l->val));
+  /* A copy of the create still in flight may land after this, or the record
+   * stayed: the next acquire through this handle deletes it. */
+  tarn__ephemeral_released(l->meta, TARN_COMPACTION_PARTITION, l->key, l->val, l->in_flight, rc);
   free(l);
   return rc;
 }

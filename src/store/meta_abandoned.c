@@ -64,6 +64,27 @@ int tarn__meta_abandoned(tarn_meta *m, const char *part, const char *key, const 
   return found;
 }
 
+int tarn__meta_abandoned_list(tarn_meta *m, const char *part, const char *prefix,
+                              tarn_meta_recs *out) {
+  memset(out, 0, sizeof *out);
+  uint64_t gen = tarn_meta_session_gen(m);
+  size_t pl = strlen(prefix);
+  int rc = 0;
+  pthread_mutex_lock(&m->ab_mu);
+  for (size_t i = 0; m->abandoned && i < TARN__META_ABANDONED_MAX && !rc; i++) {
+    const entry *e = &m->abandoned->v[i];
+    if (!e->key || e->gen != gen || strcmp(e->part, part) != 0 || strncmp(e->key, prefix, pl) != 0)
+      continue;
+    tarn_meta_rec *r = tarn__meta_recs_push(out);
+    rc = r ? tarn__meta_rec_set(r, e->key, e->val, e->len, 0, 0)
+           : tarn__err(TARN_ENOMEM, "out of memory");
+  }
+  pthread_mutex_unlock(&m->ab_mu);
+  if (rc)
+    tarn_meta_recs_free(out);
+  return rc;
+}
+
 void tarn__meta_abandoned_free(tarn_meta *m) {
   if (m->abandoned)
     for (size_t i = 0; i < TARN__META_ABANDONED_MAX; i++)

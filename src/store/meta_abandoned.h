@@ -28,6 +28,10 @@ int tarn__meta_abandon(tarn_meta *m, const char *part, const char *key, const vo
 /* 1 if (part, key, val) was abandoned through m in its current session. */
 int tarn__meta_abandoned(tarn_meta *m, const char *part, const char *key, const void *val,
                          size_t len);
+/* The abandoned (key, value) pairs of part in m's current session whose key
+ * starts with prefix (key-order not kept; free with tarn_meta_recs_free). */
+int tarn__meta_abandoned_list(tarn_meta *m, const char *part, const char *prefix,
+                              tarn_meta_recs *out);
 /* Frees what m remembers (tarn_meta_close). */
 void tarn__meta_abandoned_free(tarn_meta *m);
 

@@ -349,24 +349,8 @@ static void lock_late_landing(void **state) {
   tu_append(&E, E.log, 0, 20, 5);
   tarn_compactor *c = mk(&E, 0);
   tarn_compact_lock *lk;
-  /* 1: the first create held, landing while the acquire's retry holds the
-   * lock: the late landing fails its create-only condition */
-  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_DELAY_COMMIT, 1), 0);
-  assert_int_equal(tarn_compact_lock_acquire(E.m, E.log, "held", &lk), 0);
-  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_LAND, 0), 0);
-  assert_int_equal(tarn_compact_lock_release(lk), 0);
-  assert_int_equal(tarn_compact_once(c, E.log, 1, NULL, NULL), 0);
-  /* 2: the first create lands after the release: an orphan with our token,
-   * which the next acquire through this handle deletes */
-  tu_append(&E, E.log, 20, 20, 5);
-  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_DELAY_COMMIT, 1), 0);
-  assert_int_equal(tarn_compact_lock_acquire(E.m, E.log, "held", &lk), 0);
-  assert_int_equal(tarn_compact_lock_release(lk), 0);
-  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_LAND, 0), 0);
-  assert_int_equal(tarn_compact_once(c, E.log, 1, NULL, NULL), 0);
-  /* 3: every create held, the acquire gives up undecided; they land (the
+  /* 1: every create held, the acquire gives up undecided; they land (the
    * first one creates) after it returned */
-  tu_append(&E, E.log, 40, 20, 5);
   assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_DELAY_COMMIT, 100), 0);
   assert_int_equal(tarn_compact_lock_acquire(E.m, E.log, "held", &lk), TARN_EUNKNOWN);
   assert_null(lk);
@@ -379,6 +363,22 @@ static void lock_late_landing(void **state) {
   tarn_meta_rec_free(&r);
   assert_int_equal(tarn_compact_once(c, E.log, 1, NULL, NULL), 0);
   assert_int_equal(tarn_meta_get(E.m, TARN_COMPACTION_PARTITION, key, &r), TARN_ENOTFOUND);
+  /* 2: the first create held, landing while the acquire's retry holds the
+   * lock: the late landing fails its create-only condition */
+  tu_append(&E, E.log, 20, 20, 5);
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_DELAY_COMMIT, 1), 0);
+  assert_int_equal(tarn_compact_lock_acquire(E.m, E.log, "held", &lk), 0);
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_LAND, 0), 0);
+  assert_int_equal(tarn_compact_lock_release(lk), 0);
+  assert_int_equal(tarn_compact_once(c, E.log, 1, NULL, NULL), 0);
+  /* 3: the first create lands after the release: an orphan with our token,
+   * which the next acquire through this handle deletes */
+  tu_append(&E, E.log, 40, 20, 5);
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_DELAY_COMMIT, 1), 0);
+  assert_int_equal(tarn_compact_lock_acquire(E.m, E.log, "held", &lk), 0);
+  assert_int_equal(tarn_compact_lock_release(lk), 0);
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_LAND, 0), 0);
+  assert_int_equal(tarn_compact_once(c, E.log, 1, NULL, NULL), 0);
   /* another holder's record is never taken for an orphan */
   assert_int_equal(tarn_compact_lock_acquire(E.m, E.log, "a", &lk), 0);
   tarn_compact_lock *lk2;

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "log/compact_internal.h"
+#include "log/ephemeral.h"
 #include "log/index_scan.h"
 #include "log/intent.h"
 #include "tarn/catalog.h"
@@ -485,6 +486,10 @@ struct tarn_compact_lock {
   tarn_meta *meta;
   char key[64];
   int64_t version;
+  char val[320];
+  /* A create of this acquisition had an unknown outcome: a copy of it may
+   * still be in flight and land after the release. */
+  int in_flight;
 };
 
 /* The lock record's value: the owner, then a random token that tells this
@@ -508,32 +513,12 @@ int tarn_compact_lock_acquire(tarn_meta *m, uint64_t log_id, const char *owner,
     return tarn__err(TARN_ENOMEM, "out of memory");
   l->meta = m;
   snprintf(l->key, sizeof l->key, "/locks/%020" PRIu64, log_id);
-  char val[320];
-  int rc = lock_value(owner, val, sizeof val);
-  if (rc) {
-    free(l);
-    return rc;
-  }
-  tarn_meta_stat st;
-  rc = tarn_meta_create(m, TARN_COMPACTION_PARTITION, l->key, val, strlen(val),
-                        TARN_META_EPHEMERAL, &st);
-  if (rc && rc != TARN_EEXIST) {
-    /* The create may have landed (a lost reply): an ephemeral record of our
-     * own session would then block the log's compaction until the session
-     * ends. The token in the value settles whose record is there. */
-    int orc = rc;
-    tarn_meta_rec r = {0};
-    int g = tarn_meta_get(m, TARN_COMPACTION_PARTITION, l->key, &r);
-    if (g == 0 && r.value_len == strlen(val) && memcmp(r.value, val, r.value_len) == 0) {
-      st = r.stat;
-      rc = 0;
-    } else if (g == 0) {
-      rc = TARN_EEXIST;
-    }
-    tarn_meta_rec_free(&r);
-    if (rc && rc != TARN_EEXIST)
-      rc = orc;
-  }
+  int rc = lock_value(owner, l->val, sizeof l->val);
+  /* Issue 12 (tarn-sim seed 10516): a create that lands after we gave up
+   * must not leave a lock no one releases (log/ephemeral.h). */
+  if (!rc)
+    rc = tarn__ephemeral_create(m, TARN_COMPACTION_PARTITION, l->key, l->val, &l->version,
+                                &l->in_flight);
   if (rc) {
     free(l);
     if (rc == TARN_EEXIST)
@@ -541,7 +526,6 @@ int tarn_compact_lock_acquire(tarn_meta *m, uint64_t log_id, const char *owner,
                        log_id);
     return tarn__errctx(rc, "compaction lock of log %" PRIu64, log_id);
   }
-  l->version = st.version;
   *out = l;
   return 0;
 }
@@ -569,6 +553,9 @@ int tarn_compact_lock_release(tarn_compact_lock *l) {
       break;
     }
   }
+  /* A copy of the create still in flight may land after this, or the record
+   * stayed: the next acquire through this handle deletes it. */
+  tarn__ephemeral_released(l->meta, TARN_COMPACTION_PARTITION, l->key, l->val, l->in_flight, rc);
   free(l);
   return rc;
 }

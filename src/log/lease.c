@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log/ephemeral.h"
 #include "tarn/key.h"
 #include "util/error.h"
 #include "util/planted.h"
@@ -18,6 +19,7 @@ struct tarn_lease {
   char token[37];
   int64_t version;  /* of the lease record: its release deletes only that */
   uint64_t session; /* tarn_meta_session_gen() when it was acquired */
+  int in_flight;    /* a create had an unknown outcome: a copy may land later */
 };
 
 /* A random (version 4) UUID string: the token no other lease of L uses. */
@@ -63,18 +65,30 @@ int tarn_lease_acquire(tarn_meta *m, uint64_t log_id, tarn_lease **out) {
     free(l);
     return rc;
   }
-  /* LS-040: first the ephemeral lease record, then the fence. */
-  tarn_meta_stat st;
-  rc = tarn_meta_create(m, l->part, l->key, l->token, strlen(l->token), TARN_META_EPHEMERAL,
-                        &st);
-  l->version = rc ? TARN_META_ANY_VERSION : st.version;
+  /* Orphans of this log's earlier leases through this handle: creates that
+   * landed after their acquire gave up, each holding up a deletion's drain
+   * (LS-046) while this process lives (log/ephemeral.h). */
+  char prefix[TARN_KEY_SLASH_MAX];
+  if (!tarn_key_lease_prefix(prefix, log_id))
+    tarn__ephemeral_sweep(m, l->part, prefix);
+  /* LS-040: first the ephemeral lease record, then the fence. A create of
+   * unknown outcome is settled there too: an undecided one is remembered,
+   * and the record dropped in case it landed. */
+  if (TARN__PLANTED(TARN__BUG_LATE_LANDING_LEAKS)) {
+    /* planted: the lease's create before issue 12 (drop on unknown) */
+    tarn_meta_stat st;
+    rc = tarn_meta_create(m, l->part, l->key, l->token, strlen(l->token), TARN_META_EPHEMERAL,
+                          &st);
+    l->version = rc ? TARN_META_ANY_VERSION : st.version;
+    l->in_flight = rc && rc != TARN_EEXIST && rc != TARN_ESESSION;
+  } else {
+    rc = tarn__ephemeral_create(m, l->part, l->key, l->token, &l->version, &l->in_flight);
+  }
   if (rc) {
-    /* The create may have landed with its reply lost: no lease is held, so
-     * its record must not stay (the token is ours alone). */
-    if (rc != TARN_EEXIST && rc != TARN_ESESSION) {
+    if (l->in_flight) {
       char why[512];
       snprintf(why, sizeof why, "%s", tarn_errmsg());
-      drop_record(m, l->part, l->key, l->version);
+      drop_record(m, l->part, l->key, TARN_META_ANY_VERSION);
       tarn__err(rc, "%s", why);
     }
     free(l);
@@ -91,7 +105,8 @@ int tarn_lease_acquire(tarn_meta *m, uint64_t log_id, tarn_lease **out) {
   char why[512];
   snprintf(why, sizeof why, "%s", rc == 0 ? "" : tarn_errmsg());
   /* LS-041: the record MUST go. */
-  drop_record(m, l->part, l->key, l->version);
+  int d = drop_record(m, l->part, l->key, l->version);
+  tarn__ephemeral_released(m, l->part, l->key, l->token, l->in_flight, d);
   free(l);
   if (rc == 0)
     return tarn__err(TARN_EFENCED, "log %llu is fenced (deleted): no new write leases",
@@ -117,6 +132,7 @@ int tarn_lease_release(tarn_lease *l) {
   if (!l)
     return 0;
   int rc = drop_record(l->meta, l->part, l->key, l->version);
+  tarn__ephemeral_released(l->meta, l->part, l->key, l->token, l->in_flight, rc);
   free(l);
   return rc;
 }

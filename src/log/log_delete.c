@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "log/ephemeral.h"
 #include "tarn/catalog.h"
 #include "tarn/key.h"
 #include "util/clock.h"
@@ -71,7 +72,14 @@ int tarn_log_delete(tarn_meta *m, uint64_t log_id, const tarn_catalog_options *o
 
   /* LS-046: list the lease records until none remains. */
   int64_t deadline = mono_ms() + timeout;
+  char lp[TARN_KEY_SLASH_MAX];
+  if ((rc = tarn_key_lease_prefix(lp, log_id)))
+    return rc;
   for (;;) {
+    /* Our own orphans first (this handle's lease creates that landed after
+     * their acquire gave up: log/ephemeral.h): no writer holds them and
+     * nothing else ends them while this process lives. */
+    tarn__ephemeral_sweep(m, part, lp);
     size_t n;
     if ((rc = count_leases(m, part, log_id, 0, &n)))
       return tarn__errctx(rc, "deleting log %llu: listing write leases",

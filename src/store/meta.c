@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "store/meta_abandoned.h"
 #include "store/meta_vfs.h"
 #include "tarn/metrics.h"
 #include "util/clock.h"
@@ -226,6 +227,7 @@ int tarn_meta_open(const char *uri, tarn_meta **out) {
   atomic_init(&m->session_ended, 0);
   atomic_init(&m->session_gen, 1);
   pthread_mutex_init(&m->cb_mu, NULL);
+  pthread_mutex_init(&m->ab_mu, NULL);
   char *q = strchr(target, '?');
   if (q) *q++ = 0;
   int rc = parse_options(m, q);
@@ -235,6 +237,7 @@ int tarn_meta_open(const char *uri, tarn_meta **out) {
   free(target);
   if (rc) {
     pthread_mutex_destroy(&m->cb_mu);
+    pthread_mutex_destroy(&m->ab_mu);
     free(m->root_prefix);
     free(m->backend_opts);
     free(m);
@@ -247,7 +250,9 @@ int tarn_meta_open(const char *uri, tarn_meta **out) {
 int tarn_meta_close(tarn_meta *m) {
   if (!m) return 0;
   m->vfs->close(m);
+  tarn__meta_abandoned_free(m);
   pthread_mutex_destroy(&m->cb_mu);
+  pthread_mutex_destroy(&m->ab_mu);
   free(m->root_prefix);
   free(m->backend_opts);
   free(m);

@@ -39,6 +39,8 @@ struct tarn_meta {
   pthread_mutex_t cb_mu;
   void (*on_end)(void *);
   void *on_end_arg;
+  pthread_mutex_t ab_mu;        /* guards abandoned */
+  struct tarn__meta_abandoned *abandoned; /* store/meta_abandoned.h, or NULL */
 };
 
 struct tarn__meta_vfs {

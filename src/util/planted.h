@@ -67,7 +67,8 @@
   X(CATALOG_ALLOC_UNCHECKED, "catalog-alloc-unchecked")     /* LS-087 partition unchecked */  \
   X(CATALOG_CREATE_IGNORES_TOMBSTONE, "catalog-create-ignores-tombstone") /* LS-089 */        \
   X(CATALOG_DROP_SKIPS_LAST_LOG, "catalog-drop-skips-last-log") /* deletes n_logs - 1 logs */ \
-  X(CATALOG_CREATE_UNGUARDED, "catalog-create-unguarded") /* LS-089: no tombstone guard */
+  X(CATALOG_CREATE_UNGUARDED, "catalog-create-unguarded") /* LS-089: no tombstone guard */ \
+  X(LATE_LANDING_LEAKS, "late-landing-leaks")               /* reverts issue 12's lock/lease fix */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,
 enum { TARN__BUG_NONE = 0, TARN__PLANTED_BUGS(TARN__PLANTED_ENUM) TARN__BUG_COUNT };

@@ -3,6 +3,7 @@
 #include "tu_compact.h"
 #include "tu_log.h"
 
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
@@ -335,6 +336,59 @@ static void lease_lock_session(void **state) {
   tu_cenv_close(&E);
 }
 
+/* Issue 12 (tarn-sim seed 10516): a lock create held in flight that lands
+ * after the acquire returned must not leave an ephemeral record of our own
+ * session that no one releases. Each case holds `held` creates of the
+ * acquire, lands them at a point, and then compaction of the log must still
+ * get the lock (before the fix: TARN_EEXIST for as long as the session
+ * lives). */
+static void lock_late_landing(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "latelock", 0, 1, NULL);
+  tu_append(&E, E.log, 0, 20, 5);
+  tarn_compactor *c = mk(&E, 0);
+  tarn_compact_lock *lk;
+  /* 1: every create held, the acquire gives up undecided; they land (the
+   * first one creates) after it returned */
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_DELAY_COMMIT, 100), 0);
+  assert_int_equal(tarn_compact_lock_acquire(E.m, E.log, "held", &lk), TARN_EUNKNOWN);
+  assert_null(lk);
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_NONE, 0), 0);
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_LAND, 0), 0);
+  char key[64];
+  snprintf(key, sizeof key, "/locks/%020" PRIu64, E.log);
+  tarn_meta_rec r = {0};
+  assert_int_equal(tarn_meta_get(E.m, TARN_COMPACTION_PARTITION, key, &r), 0);
+  tarn_meta_rec_free(&r);
+  assert_int_equal(tarn_compact_once(c, E.log, 1, NULL, NULL), 0);
+  assert_int_equal(tarn_meta_get(E.m, TARN_COMPACTION_PARTITION, key, &r), TARN_ENOTFOUND);
+  /* 2: the first create held, landing while the acquire's retry holds the
+   * lock: the late landing fails its create-only condition */
+  tu_append(&E, E.log, 20, 20, 5);
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_DELAY_COMMIT, 1), 0);
+  assert_int_equal(tarn_compact_lock_acquire(E.m, E.log, "held", &lk), 0);
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_LAND, 0), 0);
+  assert_int_equal(tarn_compact_lock_release(lk), 0);
+  assert_int_equal(tarn_compact_once(c, E.log, 1, NULL, NULL), 0);
+  /* 3: the first create lands after the release: an orphan with our token,
+   * which the next acquire through this handle deletes */
+  tu_append(&E, E.log, 40, 20, 5);
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_DELAY_COMMIT, 1), 0);
+  assert_int_equal(tarn_compact_lock_acquire(E.m, E.log, "held", &lk), 0);
+  assert_int_equal(tarn_compact_lock_release(lk), 0);
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_LAND, 0), 0);
+  assert_int_equal(tarn_compact_once(c, E.log, 1, NULL, NULL), 0);
+  /* another holder's record is never taken for an orphan */
+  assert_int_equal(tarn_compact_lock_acquire(E.m, E.log, "a", &lk), 0);
+  tarn_compact_lock *lk2;
+  assert_int_equal(tarn_compact_lock_acquire(E.m, E.log, "b", &lk2), TARN_EEXIST);
+  assert_int_equal(tarn_compact_once(c, E.log, 1, NULL, NULL), TARN_EEXIST);
+  assert_int_equal(tarn_compact_lock_release(lk), 0);
+  tarn_compactor_close(c);
+  tu_cenv_close(&E);
+}
+
 static int64_t fake_now;
 static int64_t fake_clock(void *ctx) {
   (void)ctx;
@@ -548,7 +602,8 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(compact_keeps_entries), cmocka_unit_test(files_and_names),
       cmocka_unit_test(trimmed_entries_left_out), cmocka_unit_test(repeat_after_c3),
-      cmocka_unit_test(lease_lock_session), cmocka_unit_test(size_age_lag),
+      cmocka_unit_test(lease_lock_session), cmocka_unit_test(lock_late_landing),
+      cmocka_unit_test(size_age_lag),
       cmocka_unit_test(ranges_stay_below_2_31),
       cmocka_unit_test(token_bucket), cmocka_unit_test(serde_per_stream),
       cmocka_unit_test(under_load),

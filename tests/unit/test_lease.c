@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "tarn/catalog.h"
 #include "tarn/key.h"
 #include "tarn/lease.h"
 #include "tarn/meta.h"
@@ -34,6 +35,41 @@ static void acquire_creates_ephemeral_record(void **state) {
   assert_int_equal(tu_lease_count(other, 7), 0);
   tarn_meta_close(other);
   tarn_lease_forget(b); /* its handle's session ended: nothing left to release */
+}
+
+/* Issue 12: a lease create held in flight that lands after the acquire gave
+ * up (or after the release) leaves an ephemeral lease record of our live
+ * session; the next acquire of the log, or its deletion's drain (LS-046),
+ * through the same handle removes it instead of waiting on it forever. */
+static void late_landing_lease_is_swept(void **state) {
+  (void)state;
+  tarn_meta *m;
+  assert_int_equal(tarn_meta_open("mem:lease-late", &m), 0);
+  tarn_lease *a, *c;
+  /* the first create held, the retry holds the lease; the held one lands
+   * after the release */
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_DELAY_COMMIT, 1), 0);
+  assert_int_equal(tarn_lease_acquire(m, 7, &a), 0);
+  assert_int_equal(tarn_lease_release(a), 0);
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_LAND, 0), 0);
+  assert_int_equal(tu_lease_count(m, 7), 1);
+  assert_int_equal(tarn_lease_acquire(m, 7, &c), 0);
+  assert_int_equal(tu_lease_count(m, 7), 1); /* c's own */
+  assert_int_equal(tarn_lease_release(c), 0);
+  assert_int_equal(tu_lease_count(m, 7), 0);
+  /* the acquire's four creates held (not its Delete in case one landed):
+   * it gives up; the first lands later */
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_DELAY_COMMIT, 4), 0);
+  assert_int_equal(tarn_lease_acquire(m, 7, &a), TARN_EUNKNOWN);
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_NONE, 0), 0);
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_LAND, 0), 0);
+  assert_int_equal(tu_lease_count(m, 7), 1);
+  tarn_catalog_options o = {0};
+  o.drain_timeout_ms = 300;
+  o.drain_poll_ms = 20;
+  assert_int_equal(tarn_log_delete(m, 7, &o, NULL), 0);
+  assert_int_equal(tu_lease_count(m, 7), 0);
+  tarn_meta_close(m);
 }
 
 /* LS-041: a fenced log gives no lease and keeps no lease record. */
@@ -87,6 +123,7 @@ int main(void) {
       cmocka_unit_test(fenced_log_refuses),
       cmocka_unit_test(ended_session_gives_no_lease),
       cmocka_unit_test(session_end_is_seen),
+      cmocka_unit_test(late_landing_lease_is_swept),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

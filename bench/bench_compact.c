@@ -16,7 +16,7 @@
 #include "bench_codec.h"
 #include "tarn/catalog.h"
 #include "tarn/compactor.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "tarn/reclaim.h"
 #include "tarn/writer.h"
 

@@ -80,8 +80,9 @@ typedef struct tarn_xwriter_options {
    * tarn_express_fence (tarn/express_fence.h) is the fence to give. */
   int (*fence)(void *arg, tarn_meta *m, const char *star, uint64_t epoch, uint64_t *cut);
   void *fence_arg;
-  /* 1: no threads; the caller drives the pipeline with tarn_xwriter_step
-   * (tests and the simulator). An append that would block returns TARN_EBUSY. */
+  /* 1, for tests and the simulator only (tarn/testing.h, not a stable API):
+   * no threads; the caller drives the pipeline with tarn_xwriter_step. An
+   * append that would block returns TARN_EBUSY. */
   int stepped;
 } tarn_xwriter_options;
 
@@ -135,18 +136,6 @@ int tarn_xwriter_read_tail(tarn_xwriter *w, uint64_t log_id, uint64_t from, tarn
 
 /* The epoch the writer writes now (it changes on a roll). */
 uint64_t tarn_xwriter_epoch(tarn_xwriter *w);
-
-/* Stepped mode: the units of work. */
-enum {
-  TARN_XSTEP_SEAL = 0,    /* seal the gathering flight into the next slot, if the window allows */
-  TARN_XSTEP_PUT = 1,     /* write slot's flight into bucket (one attempt) */
-  TARN_XSTEP_RELEASE = 2, /* release committed slots in order; roll on a halted slot */
-  TARN_XSTEP_ABSORB = 3,  /* absorb every released slot not yet absorbed */
-  TARN_XSTEP_RECLAIM = 4  /* delete absorbed flights past the grace from the buckets */
-};
-/* 1 when work was done, 0 when there was none, or a negative error. slot and
- * bucket matter only for TARN_XSTEP_PUT. */
-int tarn_xwriter_step(tarn_xwriter *w, int step, uint64_t slot, size_t bucket);
 
 typedef struct tarn_xwriter_stats {
   uint64_t slots_sealed;

@@ -249,40 +249,6 @@ int tarn_meta_wait_for_any_change(tarn_meta *m, const tarn_meta_range *r, size_t
  * age must treat a reading below its start as a new start. */
 int tarn_meta_clock(tarn_meta *m, int64_t *ms);
 
-/* ---- fault injection (mem: only; others give TARN_EUNSUPPORTED) ----------- */
-
-enum {
-  TARN_META_FAULT_NONE = 0,
-  /* the next count writes take effect but report TARN_EUNKNOWN */
-  TARN_META_FAULT_COMMIT_UNKNOWN = 1,
-  /* the next count writes fail with TARN_EUNAVAIL and take no effect */
-  TARN_META_FAULT_FAIL = 2,
-  /* the session ends now, as if it expired (count ignored) */
-  TARN_META_FAULT_EXPIRE_SESSION = 3,
-  /* the next count writes are held in flight: each reports TARN_EUNKNOWN (its
-   * caller gave up) and takes effect only when TARN_META_FAULT_LAND comes, its
-   * conditions (create-only, compare-and-set, sequence) judged then; an
-   * ephemeral one of a session ended by then fails. Closing the handle drops
-   * writes still held (they never landed). */
-  TARN_META_FAULT_DELAY_COMMIT = 4,
-  /* the held writes land now, in order (TARN_ENOTFOUND: none held); with
-   * count > 0 those held longer than count ms (the store's clock) are
-   * dropped instead: a request lands within its deadline or never */
-  TARN_META_FAULT_LAND = 5,
-  /* the store ends the session (its ephemeral records vanish, later ephemeral
-   * writes fail) but the handle is not told: it keeps running, its other
-   * writes succeed — a holder that lost its session without knowing. A later
-   * TARN_META_FAULT_EXPIRE_SESSION tells it. */
-  TARN_META_FAULT_EXPIRE_SILENT = 6,
-  /* the next count reads (get, list) fail with TARN_EUNAVAIL */
-  TARN_META_FAULT_READ_FAIL = 7
-};
-int tarn_meta_inject_fault(tarn_meta *m, int fault, int count);
-/* The same, but the fault strikes only after the next skip writes succeeded
- * (the simulator uses it to fail one step inside a role's sequence, e.g. C4
- * after C3). Not for TARN_META_FAULT_EXPIRE_SESSION. */
-int tarn_meta_inject_fault_after(tarn_meta *m, int fault, int skip, int count);
-
 #ifdef __cplusplus
 }
 #endif

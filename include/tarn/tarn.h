@@ -5,8 +5,9 @@
  * The roles: a deployment (tarn/deployment.h) opens the stores; the catalog
  * (tarn/catalog.h) names streams and their logs; the writer (tarn/writer.h)
  * appends; the reader (tarn/reader.h) reads; the compactor, trim, reclaim and
- * tasks keep a deployment in shape. tarn/objstore_mem.h (an in-memory object
- * store with fault injection) is for tests and is left out here. */
+ * tasks keep a deployment in shape. tarn/testing.h (fault injection, the mem:
+ * object store's hooks, stepped writers) is for tests, not part of the
+ * stable API, not installed, and left out here. */
 #ifndef TARN_TARN_H
 #define TARN_TARN_H
 

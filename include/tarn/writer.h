@@ -53,10 +53,10 @@ typedef struct tarn_writer_options {
    * that is lower (0 here: the record's), and refuses a record whose WAL
    * grace does not exceed them plus its skew allowance (tarn/timing.h). */
   int64_t max_put_ms;
-  /* 0: threads do the work (the default). 1: stepped — no threads; the caller
-   * drives sealing, A2 and A3/A4 one unit at a time with tarn_writer_step (the
-   * simulator does, tests/sim); an append over the memory limit returns
-   * TARN_EBUSY; flush and close do the remaining work on the caller's thread.
+  /* 0: threads do the work (the default). 1, for tests and the simulator
+   * only (tarn/testing.h, not a stable API): stepped — no threads; the caller
+   * drives sealing, A2 and A3/A4 one unit at a time with tarn_writer_step;
+   * an append over the memory limit returns TARN_EBUSY; flush and close do the remaining work on the caller's thread.
    * upload_threads and put_threads are ignored. */
   int stepped;
 } tarn_writer_options;
@@ -106,22 +106,6 @@ int tarn_writer_seal(tarn_writer *w);
 /* Flushes, stops the threads, then releases the leases — only after every
  * change started under them completed (LS-043) — and frees the writer. */
 int tarn_writer_close(tarn_writer *w);
-
-/* Stepped mode: the units of work tarn_writer_step does. */
-enum {
-  TARN_WRITER_STEP_SEAL = 0,     /* seal the open batch now */
-  TARN_WRITER_STEP_SEAL_DUE = 1, /* seal the open batch if its window has ended */
-  TARN_WRITER_STEP_UPLOAD = 2,   /* A2: write the object of the oldest sealed batch waiting */
-  TARN_WRITER_STEP_PUT = 3       /* A3/A4: publish the first ready section (some log's queue head) */
-};
-/* Does one unit of work: 1 when done, 0 when there was none, or a negative
- * error (TARN_EINVAL on a writer that is not stepped). Outcomes of entries
- * are delivered from inside the step. */
-int tarn_writer_step(tarn_writer *w, int step);
-
-/* Stepped mode only: frees the writer as a crashed process loses it — no
- * callback, no store call; its lease records stay until its session ends. */
-int tarn_writer_discard(tarn_writer *w);
 
 typedef struct tarn_writer_stats {
   uint64_t objects_written;

@@ -20,6 +20,7 @@
 #include "tarn/key.h"
 #include "tarn/timing.h"
 #include "tarn/wal.h"
+#include "tarn/testing.h"
 #include "util/clock.h"
 #include "util/dirs.h"
 #include "util/error.h"

@@ -24,6 +24,7 @@
 #include "tarn/metrics.h"
 #include "tarn/timing.h"
 #include "tarn/wal.h"
+#include "tarn/testing.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/planted.h"

@@ -10,6 +10,7 @@
 #include "store/meta_abandoned.h"
 #include "store/meta_vfs.h"
 #include "tarn/metrics.h"
+#include "tarn/testing.h"
 #include "util/clock.h"
 #include "util/error.h"
 

@@ -5,7 +5,7 @@
  * has its own session) and lives until the process exits, like a server. One mutex
  * per store makes every primitive atomic and linearizable. Records of a
  * partition are kept in an array sorted by tarn_meta_key_compare. Fault
- * injection (include/tarn/meta.h) lets tests exercise a write that commits
+ * injection (include/tarn/testing.h) lets tests exercise a write that commits
  * but reports an unknown outcome, a write that fails without effect, a
  * write held in flight that lands later, a session that expires (told or
  * not), and reads that fail. */
@@ -16,6 +16,7 @@
 #include <time.h>
 
 #include "store/meta_vfs.h"
+#include "tarn/testing.h"
 #include "util/error.h"
 
 typedef struct mrec {

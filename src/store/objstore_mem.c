@@ -8,7 +8,7 @@
 #include <time.h>
 
 #include "store/objstore_vfs.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "util/error.h"
 
 #define MAX_FAULTS 16

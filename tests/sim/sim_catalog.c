@@ -37,7 +37,7 @@
 #include "tarn/lease.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "tarn/reclaim.h"
 #include "tarn/timing.h"
 #include "tarn/trim.h"

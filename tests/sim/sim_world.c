@@ -10,7 +10,7 @@
 #include "tarn/catalog.h"
 #include "tarn/key.h"
 #include "tarn/lease.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "tarn/parquet.h"
 #include "tarn/reclaim.h"
 #include "tarn/timing.h"

@@ -11,7 +11,7 @@
 
 #include "tarn/catalog.h"
 #include "tarn/kafka_topics.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "tarn/reader.h"
 #include "tarn/writer.h"
 #include "util/clock.h"

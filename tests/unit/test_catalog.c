@@ -11,6 +11,7 @@
 #include "tarn/catalog.h"
 #include "tarn/key.h"
 #include "tarn/lease.h"
+#include "tarn/testing.h"
 #include "tu_log.h"
 
 typedef struct fx {

@@ -21,6 +21,7 @@
 #include "tarn/parquet.h"
 #include "tarn/reader.h"
 #include "tarn/trim.h"
+#include "tarn/testing.h"
 
 static tarn_compactor *mk(tu_cenv *e, uint64_t file_bytes) {
   tarn_compactor_options o;

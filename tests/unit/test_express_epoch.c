@@ -11,7 +11,7 @@
 #include "express/express.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "tarn/wal.h"
 
 static void three(tarn__xbuckets *s, const char *pfx) {

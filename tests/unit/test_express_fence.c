@@ -36,7 +36,7 @@
 #include "tarn/metrics.h"
 #include "tarn/objstore.h"
 #include "tarn/objstore_lat.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "tarn/wal.h"
 
 #define STAR "node-f"

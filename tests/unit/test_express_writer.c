@@ -20,7 +20,7 @@
 #include "tarn/express.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "tarn/reader.h"
 #include "util/clock.h"
 

@@ -22,7 +22,7 @@
 #include "tarn/fileindex.h"
 #include "tarn/fsck.h"
 #include "tarn/key.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "tarn/parquet.h"
 #include "tarn/reader.h"
 #include "tarn/writer.h"

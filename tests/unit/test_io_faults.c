@@ -24,7 +24,7 @@
 #include "tarn/fsck.h"
 #include "tarn/key.h"
 #include "tarn/lease.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "tarn/reader.h"
 #include "tarn/reclaim.h"
 #include "tarn/trim.h"

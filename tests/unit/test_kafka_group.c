@@ -12,6 +12,7 @@
 
 #include "kafka/group.h"
 #include "tarn/meta.h"
+#include "tarn/testing.h"
 #include "tu_log.h"
 
 typedef struct jres {

@@ -9,6 +9,7 @@
 #include "tarn/key.h"
 #include "tarn/lease.h"
 #include "tarn/meta.h"
+#include "tarn/testing.h"
 
 /* The lease record: ephemeral, one distinct token per lease (the order of
  * LS-040, record before fence read, is checked in test_lease_steps.c). */

@@ -19,6 +19,7 @@
 #include "tarn/meta.h"
 #include "tarn/trim.h"
 #include "tarn/writer.h"
+#include "tarn/testing.h"
 
 /* ---- the trace ------------------------------------------------------------ */
 

@@ -17,7 +17,7 @@
 #include "tarn/key.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "tarn/reader.h"
 #include "tarn/wal.h"
 #include "tu_log.h"

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "tarn/meta.h"
+#include "tarn/testing.h"
 #include "testutil.h"
 #include "util/clock.h"
 

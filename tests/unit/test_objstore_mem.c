@@ -6,7 +6,7 @@
 
 #include "tarn/error.h"
 #include "tarn/objstore.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "testutil.h"
 
 static tarn_objstore *open_mem(const char *name) {

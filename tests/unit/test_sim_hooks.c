@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "tarn/key.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "tarn/reader.h"
 #include "tarn/writer.h"
 #include "util/clock.h"

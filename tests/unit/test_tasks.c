@@ -25,6 +25,7 @@
 #include "tarn/fileindex.h"
 #include "tarn/key.h"
 #include "tarn/tasks.h"
+#include "tarn/testing.h"
 
 static tarn_compactor *mk(tarn_meta *m, tu_cenv *e, uint64_t range_bytes) {
   tarn_compactor_options o;

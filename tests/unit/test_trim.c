@@ -11,6 +11,7 @@
 #include "tarn/key.h"
 #include "tarn/lease.h"
 #include "tarn/trim.h"
+#include "tarn/testing.h"
 #include "tu_log.h"
 
 static void put_marker(tarn_meta *m, uint64_t log, const char *v) {

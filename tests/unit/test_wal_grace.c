@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #include "tarn/objstore.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "tarn/reclaim.h"
 #include "tarn/timing.h"
 #include "tarn/writer.h"

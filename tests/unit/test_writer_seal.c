@@ -10,7 +10,7 @@
 
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "tarn/writer.h"
 
 typedef struct ack {

@@ -25,7 +25,7 @@
 #include "tarn/lease.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "tarn/trim.h"
 
 #define STAR "star-f"

@@ -18,7 +18,7 @@
 #include "tarn/express_fence.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
-#include "tarn/objstore_mem.h"
+#include "tarn/testing.h"
 #include "tarn/reader.h"
 
 typedef struct acks {

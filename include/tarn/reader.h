@@ -97,6 +97,9 @@ int tarn_reader_iter(tarn_reader *r, uint64_t log_id, uint64_t from, tarn_log_it
 int tarn_reader_next(tarn_log_iter *it, tarn_entry *e, int timeout_ms);
 /* Where the next entry will start (the end of the last one returned). */
 uint64_t tarn_reader_iter_position(const tarn_log_iter *it);
+/* The payload bytes the iterator holds (read ahead of its position, the
+ * current entry), for callers that keep iterators and bound their memory. */
+size_t tarn_reader_iter_held_bytes(const tarn_log_iter *it);
 void tarn_reader_iter_free(tarn_log_iter *it);
 
 typedef struct tarn_reader_stats {

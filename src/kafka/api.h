@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "tarn/buf.h"
+#include "tarn/reader.h"
 
 struct tarn_meta;
 struct tarn_catalog;
@@ -88,6 +89,27 @@ void tarn__knode_writer_done(tarn__knode *n);
  * opens new ones: their leases on every log go (LS-043), so a log being
  * deleted is not held by this node (a writer keeps its leases until close). */
 int tarn__knode_release_leases(tarn__knode *n);
+
+/* Fetch cursors (issue 13 §4): a log's iterator kept between Fetches, so that
+ * a consumer reading on does not look its entry up in the index and read its
+ * object's payloads again for every Fetch (an iterator reads the entries of
+ * an object's section that lie back to back at once; without a cursor a
+ * Fetch used one of them and threw the others away). The node owns the idle
+ * cursors; a Fetch takes one out (then only it uses it), and puts it back.
+ * An entry read and not returned (it did not fit the response) is held. */
+typedef struct tarn__kcursor {
+  uint64_t log_id;
+  struct tarn_log_iter *it;
+  int held;                 /* e was read from it and not yet returned */
+  struct tarn_entry e;
+  int64_t at;               /* monotonic ms it was put back */
+} tarn__kcursor;
+/* Takes out the idle cursor of log_id whose next entry starts at offset, or NULL. */
+tarn__kcursor *tarn__knode_cursor_take(tarn__knode *n, uint64_t log_id, uint64_t offset);
+/* Gives c (NULL: nothing) to the node; the oldest cursors past the node's
+ * bounds (count, bytes held, idle time) are freed. */
+void tarn__knode_cursor_put(tarn__knode *n, tarn__kcursor *c);
+void tarn__kcursor_free(tarn__kcursor *c);
 
 /* How a request ends (what the connection does with it). */
 enum {

@@ -23,7 +23,7 @@ typedef struct fpart {
   int64_t offset;        /* where the next entry read starts */
   int32_t max_bytes;     /* the partition's budget */
   int error;             /* an answer is decided: no more reading */
-  tarn_log_iter *it;
+  tarn__kcursor *cur;    /* the log's reading position, taken from the node */
   tarn_buf data;         /* whole entries, offsets rewritten */
 } fpart;
 
@@ -69,28 +69,46 @@ static int take_entry(fpart *p, const tarn_entry *e) {
  * when larger (KIP-74), never a part of one. Returns 0 or a tarn error (the
  * partition's answer). */
 static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_resp) {
-  if (!p->it) {
-    int rc = tarn_reader_iter(node->reader, p->log_id, (uint64_t)p->offset, &p->it);
-    if (rc)
-      return rc;
+  if (!p->cur) {
+    /* a consumer reading on: its cursor is where this Fetch starts */
+    p->cur = tarn__knode_cursor_take(node, p->log_id, (uint64_t)p->offset);
+    if (!p->cur) {
+      tarn__kcursor *c = calloc(1, sizeof *c);
+      if (!c)
+        return TARN_ENOMEM;
+      c->log_id = p->log_id;
+      int rc = tarn_reader_iter(node->reader, p->log_id, (uint64_t)p->offset, &c->it);
+      if (rc) {
+        free(c);
+        return rc;
+      }
+      p->cur = c;
+    }
   }
+  tarn__kcursor *c = p->cur;
   for (;;) {
     tarn_entry e;
-    int rc = tarn_reader_next(p->it, &e, 0);
-    if (rc == TARN_EEND)
-      return 0;
-    if (rc)
-      return rc;
+    if (c->held) {
+      e = c->e;
+    } else {
+      int rc = tarn_reader_next(c->it, &e, 0);
+      if (rc == TARN_EEND)
+        return 0;
+      if (rc)
+        return rc;
+    }
     int64_t len = (int64_t)e.payload_len;
     int fits = len <= *left && (int64_t)p->data.len + len <= p->max_bytes;
     if (!fits && !*first_of_resp) {
-      /* the entry is read again by the next fetch: start the iterator there */
-      tarn_reader_iter_free(p->it);
-      p->it = NULL;
+      /* the entry starts the next fetch: the cursor holds it */
+      c->held = 1;
+      c->e = e;
       p->error = -1; /* full: stop reading this partition */
       return 0;
     }
-    if ((rc = take_entry(p, &e)))
+    c->held = 0;
+    int rc = take_entry(p, &e);
+    if (rc)
       return rc;
     *first_of_resp = 0;
     *left -= len;
@@ -211,6 +229,8 @@ void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req) {
       if (rc) {
         p->out->error_code = fetch_error(rc);
         p->error = 1;
+        tarn__kcursor_free(p->cur); /* not a position to read on from */
+        p->cur = NULL;
       } else if (!p->error && live < nw) {
         /* new index records of its log: keys above where it stopped (R2) */
         tarn_key_partition(keys[live][0], p->log_id);
@@ -247,7 +267,7 @@ void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req) {
   r.responses.v = tr;
   tarn__kreq_respond(req, &r);
   for (size_t i = 0; i < k; i++) {
-    tarn_reader_iter_free(parts[i].it);
+    tarn__knode_cursor_put(node, parts[i].cur);
     tarn_buf_free(&parts[i].data);
   }
   free(parts);

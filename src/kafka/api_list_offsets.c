@@ -2,12 +2,14 @@
  * earliest (the log start: the trim marker, or the first record above it),
  * and a timestamp: the first offset of the first batch whose max timestamp
  * is at or after it (batches, not records, are searched: a consumer then
- * reads that batch whole), or -1 with timestamp -1 when there is none. */
+ * reads that batch whole), or -1 with timestamp -1 when there is none: a
+ * binary search over the entries (kafka/time_lookup.h), not a scan. */
 #include <stdlib.h>
 #include <string.h>
 
 #include "kafka/api.h"
 #include "kafka/proto/kproto.h"
+#include "kafka/time_lookup.h"
 #include "tarn/kafka.h"
 #include "tarn/kafka_topics.h"
 #include "tarn/reader.h"
@@ -27,45 +29,6 @@ static int first_offset(tarn__knode *node, uint64_t log_id, uint64_t end, uint64
   return rc;
 }
 
-/* The first batch at or after ts: a scan of the log's batches from its start. */
-static int by_timestamp(tarn__knode *node, uint64_t log_id, uint64_t start, int64_t ts,
-                        int64_t *offset, int64_t *timestamp) {
-  *offset = -1;
-  *timestamp = -1;
-  tarn_log_iter *it;
-  int rc = tarn_reader_iter(node->reader, log_id, start, &it);
-  if (rc)
-    return rc;
-  for (;;) {
-    tarn_entry e;
-    rc = tarn_reader_next(it, &e, 0);
-    if (rc == TARN_EEND) {
-      rc = 0;
-      break;
-    }
-    if (rc)
-      break;
-    tarn_kafka_iter ki;
-    tarn_kafka_iter_init(&ki, e.payload, e.payload_len, (int64_t)e.offset);
-    tarn_kafka_batch kb;
-    int k;
-    while ((k = tarn_kafka_iter_next(&ki, &kb)) == 1) {
-      if (kb.max_timestamp >= ts && kb.last_offset >= (int64_t)start) {
-        *offset = kb.first_offset < (int64_t)start ? (int64_t)start : kb.first_offset;
-        *timestamp = kb.max_timestamp;
-        tarn_reader_iter_free(it);
-        return 0;
-      }
-    }
-    if (k < 0) {
-      rc = k;
-      break;
-    }
-  }
-  tarn_reader_iter_free(it);
-  return rc;
-}
-
 static int16_t lookup(tarn__knode *node, uint64_t log_id, int64_t ts, int64_t *offset,
                       int64_t *timestamp) {
   uint64_t end, first;
@@ -78,7 +41,7 @@ static int16_t lookup(tarn__knode *node, uint64_t log_id, int64_t ts, int64_t *o
   else if (!rc && ts == EARLIEST)
     *offset = (int64_t)first;
   else if (!rc && ts >= 0)
-    rc = by_timestamp(node, log_id, first, ts, offset, timestamp);
+    rc = tarn__kafka_offset_for_time(node->reader, log_id, first, end, ts, offset, timestamp);
   else if (!rc)
     return TARN__KERR_INVALID_REQUEST; /* -3 and below are not served (max timestamp, KIP-734) */
   if (rc == TARN_EFENCED || rc == TARN_ENOTFOUND)

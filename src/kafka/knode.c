@@ -15,6 +15,12 @@
  * request otherwise). */
 #define TOPIC_TTL_MS 1000
 #define MAX_WRITERS 16
+/* Idle fetch cursors: each holds up to the reader's max_read_bytes read
+ * ahead, so they are bounded in number and bytes for the node, and one not
+ * used for CURSOR_IDLE_MS (its consumer gone) goes. */
+#define MAX_CURSORS 64
+#define CURSOR_BYTES ((size_t)64 << 20)
+#define CURSOR_IDLE_MS 30000
 
 typedef struct tentry {
   char name[TARN_KAFKA_TOPIC_NAME_MAX + 1];
@@ -35,6 +41,9 @@ struct tarn__knode_priv {
     tarn_writer *w;
   } writers[MAX_WRITERS];
   size_t nw;
+  pthread_mutex_t cmu;     /* the idle cursors */
+  tarn__kcursor *cursors[MAX_CURSORS]; /* oldest first */
+  size_t nc;
 };
 
 int tarn__knode_open(tarn__knode *n) {
@@ -42,6 +51,7 @@ int tarn__knode_open(tarn__knode *n) {
   if (!n->priv)
     return TARN_ENOMEM;
   pthread_mutex_init(&n->priv->mu, NULL);
+  pthread_mutex_init(&n->priv->cmu, NULL);
   pthread_rwlock_init(&n->priv->wlock, NULL);
   return 0;
 }
@@ -74,7 +84,10 @@ void tarn__knode_close(tarn__knode *n) {
   for (size_t i = 0; i < p->n; i++)
     tarn_kafka_topic_free(&p->v[i].t);
   free(p->v);
+  for (size_t i = 0; i < p->nc; i++)
+    tarn__kcursor_free(p->cursors[i]);
   pthread_mutex_destroy(&p->mu);
+  pthread_mutex_destroy(&p->cmu);
   pthread_rwlock_destroy(&p->wlock);
   free(p);
   n->priv = NULL;
@@ -222,4 +235,81 @@ int tarn__knode_release_leases(tarn__knode *n) {
   }
   pthread_rwlock_unlock(&p->wlock);
   return rc;
+}
+
+void tarn__kcursor_free(tarn__kcursor *c) {
+  if (!c)
+    return;
+  tarn_reader_iter_free(c->it);
+  free(c);
+}
+
+static uint64_t cursor_next(const tarn__kcursor *c) {
+  return c->held ? c->e.offset : tarn_reader_iter_position(c->it);
+}
+
+static size_t cursor_bytes(const tarn__kcursor *c) { return tarn_reader_iter_held_bytes(c->it); }
+
+tarn__kcursor *tarn__knode_cursor_take(tarn__knode *n, uint64_t log_id, uint64_t offset) {
+  struct tarn__knode_priv *p = n->priv;
+  tarn__kcursor *c = NULL;
+  if (!p)
+    return NULL;
+  pthread_mutex_lock(&p->cmu);
+  for (size_t i = p->nc; i-- > 0;) {
+    if (p->cursors[i]->log_id == log_id && cursor_next(p->cursors[i]) == offset) {
+      c = p->cursors[i];
+      memmove(&p->cursors[i], &p->cursors[i + 1], (p->nc - i - 1) * sizeof *p->cursors);
+      p->nc--;
+      break;
+    }
+  }
+  pthread_mutex_unlock(&p->cmu);
+  return c;
+}
+
+void tarn__knode_cursor_put(tarn__knode *n, tarn__kcursor *c) {
+  if (!c)
+    return;
+  struct tarn__knode_priv *p = n->priv;
+  if (!p) {
+    tarn__kcursor_free(c);
+    return;
+  }
+  int64_t now = tarn__mono_ms();
+  c->at = now;
+  tarn__kcursor *drop[MAX_CURSORS + 1];
+  size_t nd = 0;
+  pthread_mutex_lock(&p->cmu);
+  /* one cursor per position: two consumers at the same place keep the newest */
+  for (size_t i = 0; i < p->nc;) {
+    tarn__kcursor *o = p->cursors[i];
+    if (o->log_id == c->log_id && cursor_next(o) == cursor_next(c)) {
+      drop[nd++] = o;
+      memmove(&p->cursors[i], &p->cursors[i + 1], (p->nc - i - 1) * sizeof *p->cursors);
+      p->nc--;
+    } else {
+      i++;
+    }
+  }
+  if (p->nc == MAX_CURSORS) {
+    drop[nd++] = p->cursors[0];
+    memmove(&p->cursors[0], &p->cursors[1], (p->nc - 1) * sizeof *p->cursors);
+    p->nc--;
+  }
+  p->cursors[p->nc++] = c;
+  size_t bytes = 0;
+  for (size_t i = 0; i < p->nc; i++)
+    bytes += cursor_bytes(p->cursors[i]);
+  /* the oldest go first: past the byte bound, or idle too long */
+  while (p->nc > 1 && nd < MAX_CURSORS + 1 &&
+         (bytes > CURSOR_BYTES || now - p->cursors[0]->at > CURSOR_IDLE_MS)) {
+    bytes -= cursor_bytes(p->cursors[0]);
+    drop[nd++] = p->cursors[0];
+    memmove(&p->cursors[0], &p->cursors[1], (p->nc - 1) * sizeof *p->cursors);
+    p->nc--;
+  }
+  pthread_mutex_unlock(&p->cmu);
+  for (size_t i = 0; i < nd; i++)
+    tarn__kcursor_free(drop[i]); /* outside the lock: frees can be large */
 }

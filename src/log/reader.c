@@ -539,6 +539,10 @@ int tarn_reader_iter(tarn_reader *r, uint64_t log_id, uint64_t from, tarn_log_it
 
 uint64_t tarn_reader_iter_position(const tarn_log_iter *it) { return it->pos; }
 
+size_t tarn_reader_iter_held_bytes(const tarn_log_iter *it) {
+  return it->win.cap + it->whole.cap + it->kbuf.cap;
+}
+
 void tarn_reader_iter_free(tarn_log_iter *it) {
   if (!it)
     return;

@@ -24,8 +24,8 @@ static void compress_with(int codec, tarn_buf *out, const tarn_buf *in);
 
 /* A v2 batch with n records of values "v<i>"; count and delta as declared;
  * the records section compressed with the codec in attrs' low bits. */
-void tu_kafka_v2_batch(tarn_buf *out, int64_t base, uint16_t attrs, int32_t n, int32_t count,
-                       int32_t delta) {
+static void v2_batch(tarn_buf *out, int64_t base, uint16_t attrs, int32_t n, int32_t count,
+                     int32_t delta, int64_t first_ts) {
   tarn_buf recs = TARN_BUF_INIT;
   for (int32_t i = 0; i < n; i++) {
     tarn_buf r = TARN_BUF_INIT;
@@ -55,8 +55,8 @@ void tu_kafka_v2_batch(tarn_buf *out, int64_t base, uint16_t attrs, int32_t n, i
   tarn_buf_put_be32(out, 0);           /* crc, below */
   put_be16(out, attrs);
   tarn_buf_put_be32(out, (uint32_t)delta);
-  tarn_buf_put_be64(out, 1700000000000ULL);
-  tarn_buf_put_be64(out, 1700000000000ULL + (uint64_t)(n ? n - 1 : 0));
+  tarn_buf_put_be64(out, (uint64_t)first_ts);
+  tarn_buf_put_be64(out, (uint64_t)first_ts + (uint64_t)(n ? n - 1 : 0));
   tarn_buf_put_be64(out, (uint64_t)-1); /* producerId */
   put_be16(out, 0xffff);
   tarn_buf_put_be32(out, 0xffffffffu);
@@ -67,7 +67,16 @@ void tu_kafka_v2_batch(tarn_buf *out, int64_t base, uint16_t attrs, int32_t n, i
   tarn_buf_free(&recs);
 }
 
+void tu_kafka_v2_batch(tarn_buf *out, int64_t base, uint16_t attrs, int32_t n, int32_t count,
+                       int32_t delta) {
+  v2_batch(out, base, attrs, n, count, delta, 1700000000000LL);
+}
+
 void tu_kafka_v2_simple(tarn_buf *out, int32_t n) { tu_kafka_v2_batch(out, 0, 0, n, n, n - 1); }
+
+void tu_kafka_v2_timed(tarn_buf *out, int32_t n, int64_t first_ts) {
+  v2_batch(out, 0, 0, n, n, n - 1, first_ts);
+}
 
 /* A v0/v1 message with the given value (NULL: null value). */
 void tu_kafka_legacy_msg(tarn_buf *out, int magic, int64_t offset, uint8_t attrs,

@@ -1,0 +1,74 @@
+/* ListOffsets by timestamp (time_lookup.h). */
+#include "kafka/time_lookup.h"
+
+#include "tarn/error.h"
+#include "tarn/kafka.h"
+
+/* What one entry tells the search. */
+typedef struct probe {
+  uint64_t start, end;  /* the entry's offsets [start, end) */
+  int late;             /* a batch of it has max timestamp >= ts */
+  int64_t offset, ts;   /* the first such batch: its first offset (>= first), max timestamp */
+} probe;
+
+/* Reads the entry holding offset `at` (or the first one after it, when the
+ * log was trimmed above `at` meanwhile). */
+static int read_probe(tarn_reader *r, uint64_t log_id, uint64_t at, uint64_t first, int64_t ts,
+                      probe *pr) {
+  tarn_log_iter *it;
+  int rc = tarn_reader_iter(r, log_id, at, &it);
+  if (rc)
+    return rc;
+  tarn_entry e;
+  rc = tarn_reader_next(it, &e, 0);
+  if (rc) {
+    tarn_reader_iter_free(it);
+    return rc;
+  }
+  pr->start = e.offset;
+  pr->end = e.offset + e.record_count;
+  pr->late = 0;
+  tarn_kafka_iter ki;
+  tarn_kafka_iter_init(&ki, e.payload, e.payload_len, (int64_t)e.offset);
+  tarn_kafka_batch kb;
+  int k;
+  while ((k = tarn_kafka_iter_next(&ki, &kb)) == 1) {
+    if (kb.max_timestamp >= ts && kb.last_offset >= (int64_t)first) {
+      pr->late = 1;
+      pr->offset = kb.first_offset < (int64_t)first ? (int64_t)first : kb.first_offset;
+      pr->ts = kb.max_timestamp;
+      break;
+    }
+  }
+  tarn_reader_iter_free(it);
+  return k < 0 ? k : 0;
+}
+
+int tarn__kafka_offset_for_time(tarn_reader *r, uint64_t log_id, uint64_t first, uint64_t end,
+                                int64_t ts, int64_t *offset, int64_t *timestamp) {
+  *offset = -1;
+  *timestamp = -1;
+  /* Invariant: every entry ending at or below lo is earlier than ts; the
+   * first late entry found so far starts at hi (none yet: hi = end). Each
+   * probe removes at least the entry it read from [lo, hi). */
+  uint64_t lo = first, hi = end;
+  while (lo < hi) {
+    uint64_t mid = lo + (hi - lo) / 2;
+    probe pr;
+    int rc = read_probe(r, log_id, mid, first, ts, &pr);
+    if (rc == TARN_EEND)
+      break; /* trimmed meanwhile up to the end: nothing left to search */
+    if (rc)
+      return rc;
+    if (pr.start > mid)
+      lo = pr.start; /* the log was trimmed above mid: what was below is gone */
+    if (pr.late) {
+      *offset = pr.offset;
+      *timestamp = pr.ts;
+      hi = pr.start < lo ? lo : pr.start;
+    } else {
+      lo = pr.end > mid ? pr.end : mid + 1;
+    }
+  }
+  return 0;
+}

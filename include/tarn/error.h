@@ -7,8 +7,17 @@
 #ifndef TARN_ERROR_H
 #define TARN_ERROR_H
 
+#include <stdarg.h>
+
 #ifdef __cplusplus
 extern "C" {
+#endif
+
+/* Marks a printf-like function so that the compiler checks its arguments. */
+#if defined(__GNUC__)
+#define TARN_PRINTF(fmt_index, first_arg) __attribute__((format(printf, fmt_index, first_arg)))
+#else
+#define TARN_PRINTF(fmt_index, first_arg)
 #endif
 
 enum {
@@ -39,11 +48,33 @@ enum {
 /* The message of the calling thread's last failure; never NULL. */
 const char *tarn_errmsg(void);
 
-/* A short fixed name for a code: "TARN_ECORRUPT". */
+/* A sentence saying what a code means: tarn_strerror(TARN_EUNKNOWN) is "the
+ * operation may or may not have taken effect". Never NULL: a code that is not
+ * one of TARN_E* gives "not a tarn error code". */
 const char *tarn_strerror(int code);
+
+/* The code's name: tarn_errname(TARN_EUNKNOWN) is "TARN_EUNKNOWN"; for logs,
+ * metric labels and JSON. A code that is not one of TARN_E* gives "TARN_E?". */
+const char *tarn_errname(int code);
 
 /* Clears the calling thread's message. */
 void tarn_errclear(void);
+
+/* Sets the calling thread's message (what tarn_errmsg() returns) from a printf
+ * format and returns code unchanged. This is the one way code outside libtarn
+ * reports a failure with a message: a callback libtarn calls (a Parquet
+ * read-at function, a throttle, a user backend) sets its message and returns
+ * its code, and the caller of libtarn sees that message from tarn_errmsg().
+ * A message longer than the buffer (1023 bytes) is truncated. */
+int tarn_set_errmsg(int code, const char *fmt, ...) TARN_PRINTF(2, 3);
+
+/* tarn_set_errmsg with a va_list, for wrappers of their own. */
+int tarn_set_errmsgv(int code, const char *fmt, va_list ap) TARN_PRINTF(2, 0);
+
+/* Sets the message "<fmt...>: <strerror(err)>" from an errno value and
+ * returns the code errno suggests: TARN_ENOTFOUND (ENOENT), TARN_EEXIST,
+ * TARN_ENOMEM, TARN_ETIMEDOUT, else TARN_EIO. */
+int tarn_set_errno(int err, const char *fmt, ...) TARN_PRINTF(2, 3);
 
 #ifdef __cplusplus
 }

@@ -80,6 +80,15 @@ int tarn_catalog_create_stream(tarn_catalog *c, const char *ns, const char *name
 int tarn_catalog_open_stream(tarn_catalog *c, const char *ns, const char *name,
                              tarn_catalog_record *out);
 
+/* The log of partition `partition` of stream (ns, name), into *log_id; one
+ * Get. With tarn_stream_ident_parse it resolves a command line's "NS/NAME
+ * --partition P". TARN_ENOTFOUND when the stream does not exist or is being
+ * dropped (LS-087: its logs are being deleted), TARN_ERANGE when the stream
+ * has no such partition, TARN_EINVAL when (ns, name) is not a valid identity;
+ * the message says which. *log_id is set only on success. */
+int tarn_catalog_partition_log(tarn_catalog *c, const char *ns, const char *name,
+                               uint32_t partition, uint64_t *log_id);
+
 /* Every stream, in key order (namespace, then name). Free with
  * tarn_catalog_records_free. */
 int tarn_catalog_list_streams(tarn_catalog *c, tarn_catalog_record **out, size_t *n);

@@ -27,7 +27,6 @@
 #include "tarn/kafka.h"
 #include "tarn/kafka_topics.h"
 #include "tarn/writer.h"
-#include "util/error.h"
 
 static const char usage[] =
     "usage: tarn append (NS/NAME [--partition P] | --log L) [OPTIONS] [FILE...]\n"
@@ -696,7 +695,7 @@ int tarn_cmd_append(int argc, char **argv) {
   if (!token_rc && p->stream.ns)
     token_rc = tarn_stream_token_check(p->meta, &p->stream, token);
   else if (!token_rc && token)
-    token_rc = tarn__err(TARN_EINVAL, "--token: log %llu belongs to no stream",
+    token_rc = tarn_set_errmsg(TARN_EINVAL, "--token: log %llu belongs to no stream",
                          (unsigned long long)log_id);
   tarn_xwriter_options xo;
   tarn_xwriter_options_default(&xo);

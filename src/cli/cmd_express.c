@@ -12,7 +12,6 @@
 #include "tarn/error.h"
 #include "tarn/express.h"
 #include "tarn/express_fence.h"
-#include "util/error.h"
 
 static void fence_help(void) {
   printf("usage: tarn express fence NS/NAME | --star STAR  [--epoch E] [--timeout-ms MS]\n"
@@ -122,7 +121,7 @@ static int resolve_stars(const char *name, xargs *a, tarn_deployment **dep, star
   tarn_catalog_record s = {0};
   int rc = tarn_catalog_open_stream(cat, ns, sname, &s);
   if (!rc && !tarn_stream_is_express(&s))
-    rc = tarn__err(TARN_EINVAL, "stream %s/%s is not an express stream (class=%s)", ns, sname,
+    rc = tarn_set_errmsg(TARN_EINVAL, "stream %s/%s is not an express stream (class=%s)", ns, sname,
                    TARN_STREAM_CLASS_STANDARD);
   for (size_t i = 0; !rc && i < s.n_logs; i++) {
     char st[TARN__X_STAR_MAX + 1];
@@ -142,10 +141,10 @@ static int resolve_stars(const char *name, xargs *a, tarn_deployment **dep, star
       snprintf(out->v[out->n++], sizeof out->v[0], "%s", st);
   }
   if (!rc && out->n == 0)
-    rc = tarn__err(TARN_ENOTFOUND, "no express writer has written %s/%s yet: nothing to do", ns,
+    rc = tarn_set_errmsg(TARN_ENOTFOUND, "no express writer has written %s/%s yet: nothing to do", ns,
                    sname);
   if (!rc && a->have_epoch && out->n > 1)
-    rc = tarn__err(TARN_EINVAL, "%s/%s is written by %zu stars: --epoch needs --star", ns, sname,
+    rc = tarn_set_errmsg(TARN_EINVAL, "%s/%s is written by %zu stars: --epoch needs --star", ns, sname,
                    out->n);
   tarn_catalog_record_free(&s);
   free(ns);
@@ -166,7 +165,7 @@ static int epoch_of(tarn_meta *m, const xargs *a, const char *star, uint64_t *ep
   }
   int rc = tarn__xchain_head(m, star, TARN__X_CLASS_EXPRESS, epoch);
   if (rc == 0 && *epoch == 0)
-    rc = tarn__err(TARN_ENOTFOUND, "star %s has no express epoch", star);
+    rc = tarn_set_errmsg(TARN_ENOTFOUND, "star %s has no express epoch", star);
   return rc;
 }
 
@@ -251,7 +250,7 @@ static int run_verb(const char *name, void (*help)(void), star_fn fn, int argc, 
   tarn_deployment *dep;
   stars *ss = calloc(1, sizeof *ss);
   if (!ss)
-    return tarn_cli_fail_rc(tarn__err(TARN_ENOMEM, "out of memory"), name);
+    return tarn_cli_fail_rc(tarn_set_errmsg(TARN_ENOMEM, "out of memory"), name);
   if ((ex = resolve_stars(name, &a, &dep, ss))) {
     free(ss);
     return ex;

@@ -190,7 +190,7 @@ int tarn_cmd_serve(int argc, char **argv) {
   tarn_srv_node *node;
   int rc = tarn_srv_node_start(dep, &o, &node);
   if (rc) {
-    tarn_srv_log(TARN_SRV_ERROR, "cannot start", "listen", o.listen, "error", tarn_strerror(rc),
+    tarn_srv_log(TARN_SRV_ERROR, "cannot start", "listen", o.listen, "error", tarn_errname(rc),
                  "detail",
                  !strncmp(tarn_errmsg(), "--kafka", 7) || strstr(tarn_errmsg(), "--http-tls")
                      ? tarn_errmsg()

@@ -9,7 +9,6 @@
 #include "cli/inspect.h"
 #include "tarn/error.h"
 #include "tarn/parquet.h"
-#include "util/error.h"
 
 #define SHOW_MAX 256 /* longer payloads are shown by length only, unless --full */
 
@@ -27,9 +26,9 @@ static const char usage[] =
 static int file_read(void *ctx, uint64_t off, void *buf, size_t n) {
   FILE *f = ctx;
   if (fseeko(f, (off_t)off, SEEK_SET) != 0)
-    return tarn__errno(errno, "seek");
+    return tarn_set_errno(errno, "seek");
   if (fread(buf, 1, n, f) != n)
-    return ferror(f) ? tarn__errno(errno, "read") : tarn__err(TARN_EIO, "short read");
+    return ferror(f) ? tarn_set_errno(errno, "read") : tarn_set_errmsg(TARN_EIO, "short read");
   return 0;
 }
 
@@ -70,7 +69,7 @@ static int on_page(void *ctx, const tarn_parquet_page_info *pg) {
                         "compressed_page_size", pg->compressed_size, "uncompressed_page_size",
                         pg->uncompressed_size, "num_values", pg->num_values);
   if (!o)
-    return tarn__err(TARN_ENOMEM, "out of memory");
+    return tarn_set_errmsg(TARN_ENOMEM, "out of memory");
   if (pg->type != TARN_PARQUET_INDEX_PAGE)
     json_object_set_new(o, "encoding", json_string(tarn_parquet_encoding_name(pg->encoding)));
   if (pg->type == TARN_PARQUET_DATA_PAGE_V2) {
@@ -174,7 +173,7 @@ static int show_rows(tarn_parquet_reader *r, uint64_t a, uint64_t b, size_t show
                      json_t *rows) {
   uint64_t n_rows = (uint64_t)tarn_parquet_get_meta(r)->num_rows;
   if (a > n_rows)
-    return tarn__err(TARN_EINVAL, "--rows: row %" PRIu64 " is past the last row (%" PRIu64
+    return tarn_set_errmsg(TARN_EINVAL, "--rows: row %" PRIu64 " is past the last row (%" PRIu64
                                   " rows)", a, n_rows);
   if (b > n_rows)
     b = n_rows;
@@ -197,7 +196,7 @@ static int show_rows(tarn_parquet_reader *r, uint64_t a, uint64_t b, size_t show
           json_t *hex = tarn_cli_json_hex(p, n);
           if (!hex) {
             json_decref(o);
-            rc = tarn__err(TARN_ENOMEM, "out of memory");
+            rc = tarn_set_errmsg(TARN_ENOMEM, "out of memory");
             break;
           }
           json_object_set_new(o, "payload", hex);
@@ -237,7 +236,7 @@ int tarn_inspect_parquet(int argc, char **argv) {
 
   FILE *f = fopen(path, "rb");
   if (!f) {
-    tarn__errno(errno, "cannot open %s", path);
+    tarn_set_errno(errno, "cannot open %s", path);
     return tarn_cli_fail("inspect parquet");
   }
   uint64_t size = 0;

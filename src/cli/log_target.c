@@ -59,38 +59,29 @@ int tarn_cli_log_target_resolve(const tarn_cli_log_target *t, const char *cmd,
   }
   if (!t->stream)
     return tarn_cli_usage_error(cmd, "name the stream (NS/NAME) or the log (--log L)");
-  const char *slash = strchr(t->stream, '/');
-  if (slash && (slash == t->stream || !slash[1] || strchr(slash + 1, '/')))
-    return tarn_cli_usage_error(cmd, "'%s' is not NS/NAME or NAME", t->stream);
   uint64_t part = 0;
   if (t->partition && tarn_cli_parse_u64(t->partition, UINT32_MAX, &part))
     return tarn_cli_usage_error(cmd, "--partition needs a number, not '%s'", t->partition);
-  /* NAME alone: the default namespace, as 'tarn stream' has it */
-  char *ns = slash ? strndup(t->stream, (size_t)(slash - t->stream)) : strdup(TARN_DEFAULT_NAMESPACE);
-  const char *name = slash ? slash + 1 : t->stream;
+  char *ns = NULL, *name = NULL;
+  int rc = tarn_stream_ident_parse(t->stream, &ns, &name);
+  if (rc == TARN_EINVAL)
+    return tarn_cli_usage_error(cmd, "'%s' is not NS/NAME or NAME: %s", t->stream, tarn_errmsg());
   tarn_catalog *c = NULL;
-  tarn_catalog_record rec;
-  memset(&rec, 0, sizeof rec);
-  int rc = ns ? tarn_catalog_open(tarn_deployment_meta(d), NULL, &c) : TARN_ENOMEM;
   if (!rc)
-    rc = tarn_catalog_open_stream(c, ns, name, &rec);
+    rc = tarn_catalog_open(tarn_deployment_meta(d), NULL, &c);
+  if (!rc)
+    rc = tarn_catalog_partition_log(c, ns, name, (uint32_t)part, log_id);
   int status = TARN_EXIT_OK;
   if (rc == TARN_ENOTFOUND) {
     fprintf(stderr, "tarn: %s: stream %s does not exist (create it with 'tarn stream create')\n",
             cmd, t->stream);
     status = TARN_EXIT_FAULT;
   } else if (rc) {
-    fprintf(stderr, "tarn: %s: stream %s: %s\n", cmd, t->stream, tarn_errmsg());
+    fprintf(stderr, "tarn: %s: %s\n", cmd, tarn_errmsg());
     status = tarn_cli_exit_for(rc);
-  } else if (part >= rec.n_logs) {
-    fprintf(stderr, "tarn: %s: stream %s has %zu partitions; there is no partition %llu\n", cmd,
-            t->stream, rec.n_logs, (unsigned long long)part);
-    status = TARN_EXIT_FAULT;
-  } else {
-    *log_id = rec.logs[part];
   }
-  tarn_catalog_record_free(&rec);
   tarn_catalog_close(c);
   free(ns);
+  free(name);
   return status;
 }

@@ -7,7 +7,6 @@
 
 #include "tarn/buf.h"
 #include "tarn/error.h"
-#include "util/error.h"
 
 int tarn_cli_fail(const char *what) {
   fprintf(stderr, "tarn: %s: %s\n", what, tarn_errmsg());
@@ -27,7 +26,7 @@ int tarn_cli_usage_error(const char *cmd, const char *fmt, ...) {
 int tarn_cli_read_file(const char *path, uint8_t **out, size_t *len) {
   FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "rb");
   if (!f)
-    return tarn__errno(errno, "cannot open %s", path);
+    return tarn_set_errno(errno, "cannot open %s", path);
   tarn_buf b = TARN_BUF_INIT;
   int rc = 0;
   for (;;) {
@@ -37,7 +36,7 @@ int tarn_cli_read_file(const char *path, uint8_t **out, size_t *len) {
     b.len += n;
     if (n < 65536) {
       if (ferror(f))
-        rc = tarn__errno(errno, "cannot read %s", path);
+        rc = tarn_set_errno(errno, "cannot read %s", path);
       break;
     }
   }
@@ -67,7 +66,7 @@ int tarn_cli_parse_hex(const char *s, uint8_t **out, size_t *len) {
   size_t n = strlen(s);
   uint8_t *p = malloc(n / 2 + 1);
   if (!p)
-    return tarn__err(TARN_ENOMEM, "out of memory");
+    return tarn_set_errmsg(TARN_ENOMEM, "out of memory");
   size_t k = 0;
   int hi = -1;
   for (size_t i = 0; i < n; i++) {
@@ -77,7 +76,7 @@ int tarn_cli_parse_hex(const char *s, uint8_t **out, size_t *len) {
     int v = hexval((unsigned char)c);
     if (v < 0) {
       free(p);
-      return tarn__err(TARN_EINVAL, "hex: character %zu ('%c') is not a hex digit", i, c);
+      return tarn_set_errmsg(TARN_EINVAL, "hex: character %zu ('%c') is not a hex digit", i, c);
     }
     if (hi < 0)
       hi = v;
@@ -86,7 +85,7 @@ int tarn_cli_parse_hex(const char *s, uint8_t **out, size_t *len) {
   }
   if (hi >= 0) {
     free(p);
-    return tarn__err(TARN_EINVAL, "hex: odd number of digits");
+    return tarn_set_errmsg(TARN_EINVAL, "hex: odd number of digits");
   }
   *out = p;
   *len = k;

@@ -135,7 +135,7 @@ int tarn__xslot_put(tarn_objstore *b, const char *key, const void *data, size_t 
                                  : tarn__err(TARN_EIO, "express slot %s: 412 on create, then "
                                                        "absent on read-back", key);
   else
-    rc = tarn__errctx(rc, "express slot %s: reading back after %s", key, tarn_strerror(put_rc));
+    rc = tarn__errctx(rc, "express slot %s: reading back after %s", key, tarn_errname(put_rc));
   tarn_buf_free(&got);
   return rc;
 }

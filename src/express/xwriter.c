@@ -83,7 +83,7 @@ void tarn_xwriter_options_default(tarn_xwriter_options *o) {
 }
 
 void tarn__xwriter_set_error(tarn_xwriter *w, int rc) {
-  snprintf(w->err, sizeof w->err, "%s: %s", tarn_strerror(rc), tarn_errmsg());
+  snprintf(w->err, sizeof w->err, "%s: %s", tarn_errname(rc), tarn_errmsg());
 }
 
 void tarn__xflight_free(xflight *f) {

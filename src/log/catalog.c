@@ -394,6 +394,24 @@ int tarn_catalog_open_stream(tarn_catalog *c, const char *ns, const char *name,
   return open_stream_v(c, ns, name, out, NULL); /* LS-088: a Get, nothing else */
 }
 
+int tarn_catalog_partition_log(tarn_catalog *c, const char *ns, const char *name,
+                               uint32_t partition, uint64_t *log_id) {
+  tarn_catalog_record rec;
+  memset(&rec, 0, sizeof rec);
+  int rc = tarn_catalog_open_stream(c, ns, name, &rec);
+  /* LS-087: a dropping stream's logs are being deleted; no writer or reader
+   * may be handed one */
+  if (!rc && rec.state == TARN_STREAM_DROPPING)
+    rc = tarn__err(TARN_ENOTFOUND, "stream %s/%s is being dropped", ns, name);
+  else if (!rc && partition >= rec.n_logs)
+    rc = tarn__err(TARN_ERANGE, "stream %s/%s has %zu partitions; there is no partition %lu", ns,
+                   name, rec.n_logs, (unsigned long)partition);
+  else if (!rc)
+    *log_id = rec.logs[partition];
+  tarn_catalog_record_free(&rec);
+  return rc;
+}
+
 /* The stream records with keys in [a, b). */
 static int list_streams_range(tarn_catalog *c, const char *a, const char *b,
                               tarn_catalog_record **out, size_t *n) {

@@ -696,7 +696,7 @@ int tarn_reader_next(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
     tarn_metrics_inc("tarn_reader_entries_total", 1, NULL);
     tarn_metrics_inc("tarn_reader_bytes_total", e->payload_len, NULL);
   } else if (rc != TARN_EEND && rc != TARN_ETIMEDOUT) {
-    tarn_metrics_inc("tarn_reader_errors_total", 1, "error", tarn_strerror(rc), NULL);
+    tarn_metrics_inc("tarn_reader_errors_total", 1, "error", tarn_errname(rc), NULL);
   }
   return rc;
 }

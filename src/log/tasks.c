@@ -338,7 +338,7 @@ int tarn_tasks_claim(tarn_meta *m, const tarn_tasks_options *o, tarn_compact_loc
 static int record_failure(tarn_meta *m, const tarn_tasks_options *o, tarn_task *t, int err,
                           int64_t now) {
   char msg[1024];
-  snprintf(msg, sizeof msg, "%s: %s", tarn_strerror(err), tarn_errmsg());
+  snprintf(msg, sizeof msg, "%s: %s", tarn_errname(err), tarn_errmsg());
   free(t->error);
   t->error = strdup(msg);
   t->failures++;

@@ -337,7 +337,7 @@ static int counted(tarn_meta *m, const char *op, int rc) {
   if (rc && rc != TARN_ENOTFOUND && rc != TARN_EEXIST && rc != TARN_ECONFLICT &&
       rc != TARN_EGUARD)
     tarn_metrics_inc("tarn_meta_errors_total", 1, "op", op, "backend", b, "error",
-                     tarn_strerror(rc), NULL);
+                     tarn_errname(rc), NULL);
   return rc;
 }
 

@@ -18,7 +18,7 @@ static int counted(const tarn_objstore *s, const char *op, int rc, uint64_t byte
   tarn_metrics_inc("tarn_objstore_requests_total", 1, "op", op, "backend", b, NULL);
   if (rc)
     tarn_metrics_inc("tarn_objstore_errors_total", 1, "op", op, "backend", b, "error",
-                     tarn_strerror(rc), NULL);
+                     tarn_errname(rc), NULL);
   else if (bytes)
     tarn_metrics_inc("tarn_objstore_bytes_total", bytes, "op", op, "backend", b, NULL);
   return rc;

@@ -124,7 +124,7 @@ static int enter(shared *sh, int op, int *when, const char *name) {
 static int injected(shared *sh, int code, const char *op, const char *name) {
   pthread_mutex_unlock(&sh->mu);
   return tarn__err(code, "mem store %s: injected fault: %s \"%s\": %s", sname(sh), op, name,
-                   tarn_strerror(code));
+                   tarn_errname(code));
 }
 
 static int insert(shared *sh, const char *name, const void *data, size_t len) {

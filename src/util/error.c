@@ -13,38 +13,61 @@ const char *tarn_errmsg(void) { return msg; }
 
 void tarn_errclear(void) { msg[0] = 0; }
 
-const char *tarn_strerror(int code) {
-  switch (code) {
-  case TARN_OK: return "TARN_OK";
-  case TARN_EINVAL: return "TARN_EINVAL";
-  case TARN_ENOMEM: return "TARN_ENOMEM";
-  case TARN_ECORRUPT: return "TARN_ECORRUPT";
-  case TARN_EVERSION: return "TARN_EVERSION";
-  case TARN_ENOTFOUND: return "TARN_ENOTFOUND";
-  case TARN_EEXIST: return "TARN_EEXIST";
-  case TARN_EIO: return "TARN_EIO";
-  case TARN_ECONFLICT: return "TARN_ECONFLICT";
-  case TARN_ETIMEDOUT: return "TARN_ETIMEDOUT";
-  case TARN_EUNKNOWN: return "TARN_EUNKNOWN";
-  case TARN_EFENCED: return "TARN_EFENCED";
-  case TARN_ESESSION: return "TARN_ESESSION";
-  case TARN_EUNSUPPORTED: return "TARN_EUNSUPPORTED";
-  case TARN_EBUSY: return "TARN_EBUSY";
-  case TARN_ERANGE: return "TARN_ERANGE";
-  case TARN_EUNAVAIL: return "TARN_EUNAVAIL";
-  case TARN_EAUTH: return "TARN_EAUTH";
-  case TARN_ECLOSED: return "TARN_ECLOSED";
-  case TARN_ETRIMMED: return "TARN_ETRIMMED";
-  case TARN_EEND: return "TARN_EEND";
-  case TARN_EGUARD: return "TARN_EGUARD";
-  default: return "TARN_E?";
-  }
+/* One row a code: its name and a sentence on what it means to a caller. */
+static const struct {
+  int code;
+  const char *name, *sentence;
+} codes[] = {
+    {TARN_OK, "TARN_OK", "success"},
+    {TARN_EINVAL, "TARN_EINVAL", "an argument is out of its domain"},
+    {TARN_ENOMEM, "TARN_ENOMEM", "an allocation failed"},
+    {TARN_ECORRUPT, "TARN_ECORRUPT", "bytes do not decode as the structure they claim to be"},
+    {TARN_EVERSION, "TARN_EVERSION", "a format version this build does not read"},
+    {TARN_ENOTFOUND, "TARN_ENOTFOUND", "no such object, key, stream or log"},
+    {TARN_EEXIST, "TARN_EEXIST", "the name is already taken"},
+    {TARN_EIO, "TARN_EIO", "an operating-system or transport I/O error"},
+    {TARN_ECONFLICT, "TARN_ECONFLICT", "a compare-and-set lost: the version changed"},
+    {TARN_ETIMEDOUT, "TARN_ETIMEDOUT", "a deadline passed before the operation finished"},
+    {TARN_EUNKNOWN, "TARN_EUNKNOWN", "the operation may or may not have taken effect"},
+    {TARN_EFENCED, "TARN_EFENCED", "the log is fenced: no new write leases"},
+    {TARN_ESESSION, "TARN_ESESSION", "the metadata-store session ended"},
+    {TARN_EUNSUPPORTED, "TARN_EUNSUPPORTED", "a valid input this implementation does not handle"},
+    {TARN_EBUSY, "TARN_EBUSY", "the resource is held by someone else"},
+    {TARN_ERANGE, "TARN_ERANGE", "a number would overflow its field"},
+    {TARN_EUNAVAIL, "TARN_EUNAVAIL", "a store or server cannot be reached"},
+    {TARN_EAUTH, "TARN_EAUTH", "credentials were refused"},
+    {TARN_ECLOSED, "TARN_ECLOSED", "the handle was closed or is shutting down"},
+    {TARN_ETRIMMED, "TARN_ETRIMMED", "the offset lies below the trim marker"},
+    {TARN_EEND, "TARN_EEND", "the offset lies at or past the end of the log"},
+    {TARN_EGUARD, "TARN_EGUARD", "a guarded write's condition failed: nothing was written"},
+};
+
+static int code_row(int code) {
+  for (size_t i = 0; i < sizeof codes / sizeof codes[0]; i++)
+    if (codes[i].code == code)
+      return (int)i;
+  return -1;
 }
 
-int tarn__err(int code, const char *fmt, ...) {
+const char *tarn_errname(int code) {
+  int i = code_row(code);
+  return i < 0 ? "TARN_E?" : codes[i].name;
+}
+
+const char *tarn_strerror(int code) {
+  int i = code_row(code);
+  return i < 0 ? "not a tarn error code" : codes[i].sentence;
+}
+
+int tarn_set_errmsgv(int code, const char *fmt, va_list ap) {
+  vsnprintf(msg, sizeof msg, fmt, ap);
+  return code;
+}
+
+int tarn_set_errmsg(int code, const char *fmt, ...) {
   va_list ap;
   va_start(ap, fmt);
-  vsnprintf(msg, sizeof msg, fmt, ap);
+  tarn_set_errmsgv(code, fmt, ap);
   va_end(ap);
   return code;
 }
@@ -84,11 +107,8 @@ int tarn__errctx(int code, const char *fmt, ...) {
   return code;
 }
 
-int tarn__errno(int err, const char *fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
+static int set_errno(int err, const char *fmt, va_list ap) {
   int n = vsnprintf(msg, sizeof msg, fmt, ap);
-  va_end(ap);
   if (n >= 0)
     append_tail((size_t)n, strerror(err));
   switch (err) {
@@ -98,4 +118,12 @@ int tarn__errno(int err, const char *fmt, ...) {
   case ETIMEDOUT: return TARN_ETIMEDOUT;
   default: return TARN_EIO;
   }
+}
+
+int tarn_set_errno(int err, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  int rc = set_errno(err, fmt, ap);
+  va_end(ap);
+  return rc;
 }

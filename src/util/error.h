@@ -5,14 +5,11 @@
 #include <stddef.h>
 #include "tarn/error.h"
 
-#if defined(__GNUC__)
-#define TARN__PRINTF(a, b) __attribute__((format(printf, a, b)))
-#else
-#define TARN__PRINTF(a, b)
-#endif
+#define TARN__PRINTF(a, b) TARN_PRINTF(a, b)
 
-/* Sets the message from a printf format and returns code. */
-int tarn__err(int code, const char *fmt, ...) TARN__PRINTF(2, 3);
+/* Sets the message from a printf format and returns code: the public
+ * tarn_set_errmsg, under the name the library has always used. */
+#define tarn__err tarn_set_errmsg
 
 /* A decoding fault: sets "<structure>: byte <offset>: <what>" and returns
  * TARN_ECORRUPT. Every total decoder reports through this. */
@@ -24,7 +21,8 @@ int tarn__corrupt(const char *structure, size_t offset, const char *fmt, ...)
 int tarn__errctx(int code, const char *fmt, ...) TARN__PRINTF(2, 3);
 
 /* Sets the message from errno (with what failed) and returns TARN_EIO,
- * TARN_ENOTFOUND, TARN_EEXIST or TARN_ENOMEM as errno suggests. */
-int tarn__errno(int err, const char *fmt, ...) TARN__PRINTF(2, 3);
+ * TARN_ENOTFOUND, TARN_EEXIST or TARN_ENOMEM as errno suggests: the public
+ * tarn_set_errno. */
+#define tarn__errno tarn_set_errno
 
 #endif

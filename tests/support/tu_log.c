@@ -89,3 +89,17 @@ void tu_meta_done(tarn_meta *m, char *uri) {
   }
   free(uri);
 }
+
+tu_catalog_fx tu_catalog_fx_open(const char *backend, int drain_ms) {
+  tu_catalog_fx f;
+  f.m = tu_meta_open(backend, &f.uri);
+  tarn_catalog_options o = {.drain_timeout_ms = drain_ms, .drain_poll_ms = 5};
+  assert_int_equal(tarn_catalog_open(f.m, &o, &f.c), 0);
+  assert_int_equal(tarn_catalog_init(f.c, NULL), 0);
+  return f;
+}
+
+void tu_catalog_fx_close(tu_catalog_fx *f) {
+  tarn_catalog_close(f->c);
+  tu_meta_done(f->m, f->uri);
+}

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tarn/catalog.h"
 #include "tarn/meta.h"
 
 /* Publishes one RAW index record of n records (n >= 1) and size payload bytes
@@ -20,5 +21,15 @@ size_t tu_count_index(tarn_meta *m, uint64_t log_id);
  * *uri gets the URI (malloc'd) so other handles can share the store. */
 tarn_meta *tu_meta_open(const char *backend, char **uri);
 void tu_meta_done(tarn_meta *m, char *uri);
+
+/* A metadata store (tu_meta_open's backend) with an initialized catalog whose
+ * drain timeout is drain_ms; the fixture of the catalog's tests. */
+typedef struct tu_catalog_fx {
+  tarn_meta *m;
+  char *uri;
+  tarn_catalog *c;
+} tu_catalog_fx;
+tu_catalog_fx tu_catalog_fx_open(const char *backend, int drain_ms);
+void tu_catalog_fx_close(tu_catalog_fx *f);
 
 #endif

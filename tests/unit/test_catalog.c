@@ -14,25 +14,13 @@
 #include "tarn/testing.h"
 #include "tu_log.h"
 
-typedef struct fx {
-  tarn_meta *m;
-  char *uri;
-  tarn_catalog *c;
-} fx;
+typedef tu_catalog_fx fx;
 
 static fx open_fx(void **state, int drain_ms) {
-  fx f;
-  f.m = tu_meta_open((const char *)*state, &f.uri);
-  tarn_catalog_options o = {.drain_timeout_ms = drain_ms, .drain_poll_ms = 5};
-  assert_int_equal(tarn_catalog_open(f.m, &o, &f.c), 0);
-  assert_int_equal(tarn_catalog_init(f.c, NULL), 0);
-  return f;
+  return tu_catalog_fx_open((const char *)*state, drain_ms);
 }
 
-static void close_fx(fx *f) {
-  tarn_catalog_close(f->c);
-  tu_meta_done(f->m, f->uri);
-}
+static void close_fx(fx *f) { tu_catalog_fx_close(f); }
 
 static int has_fence(tarn_meta *m, uint64_t log) {
   char part[32], k[TARN_KEY_SLASH_MAX];

@@ -69,7 +69,7 @@ static void malformed(void **st) {
     tarn__content_range cr;
     int rc = parse(bad[i].v, &cr);
     if (rc != TARN_ECORRUPT || strncmp(tarn_errmsg(), bad[i].msg, strlen(bad[i].msg)) != 0)
-      fail_msg("\"%s\": %s, \"%s\"; want TARN_ECORRUPT, \"%s...\"", bad[i].v, tarn_strerror(rc),
+      fail_msg("\"%s\": %s, \"%s\"; want TARN_ECORRUPT, \"%s...\"", bad[i].v, tarn_errname(rc),
                tarn_errmsg(), bad[i].msg);
   }
   /* a NUL inside the value is a byte like any other, not its end */

@@ -182,7 +182,7 @@ static void expect_refused(tarn_entry_index *d, int code, const char *msg) {
   tarn_entry_index ei;
   int rc = tarn_entry_index_decode(b.data, b.len, &ei);
   if (rc != code)
-    fail_msg("got %s (%s), want %s", tarn_strerror(rc), tarn_errmsg(), tarn_strerror(code));
+    fail_msg("got %s (%s), want %s", tarn_errname(rc), tarn_errmsg(), tarn_errname(code));
   if (!strstr(tarn_errmsg(), msg))
     fail_msg("message '%s' lacks '%s'", tarn_errmsg(), msg);
   assert_non_null(strstr(tarn_errmsg(), "entry index: byte "));
@@ -272,7 +272,7 @@ static void expect_bytes_refused(const char *hex, int code, const char *msg) {
   tarn_entry_index ei;
   int rc = tarn_entry_index_decode(p, len, &ei);
   if (rc != code)
-    fail_msg("%s: got %s (%s)", hex, tarn_strerror(rc), tarn_errmsg());
+    fail_msg("%s: got %s (%s)", hex, tarn_errname(rc), tarn_errmsg());
   if (!strstr(tarn_errmsg(), msg))
     fail_msg("message '%s' lacks '%s'", tarn_errmsg(), msg);
   free(p);

@@ -396,7 +396,7 @@ static void run_race(size_t k, uint32_t wq, uint32_t win, int rounds) {
       pthread_join(t[i], NULL);
     for (int i = 0; i < 3; i++)
       if (x[i].rc)
-        fail_msg("round %d fencer %d: %s: %s", round, i, tarn_strerror(x[i].rc), x[i].msg);
+        fail_msg("round %d fencer %d: %s: %s", round, i, tarn_errname(x[i].rc), x[i].msg);
     assert_int_equal(x[0].r.cut, x[1].r.cut);
     assert_int_equal(x[1].r.cut, x[2].r.cut);
     tarn__xepoch e;

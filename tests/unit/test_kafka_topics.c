@@ -77,25 +77,11 @@ static void topic_names(void **state) {
   assert_int_equal(tarn_kafka_topic_name_check(longest), TARN_EINVAL);
 }
 
-typedef struct fx {
-  tarn_meta *m;
-  char *uri;
-  tarn_catalog *c;
-} fx;
+typedef tu_catalog_fx fx;
 
-static fx open_fx(void **state) {
-  fx f;
-  f.m = tu_meta_open((const char *)*state, &f.uri);
-  tarn_catalog_options o = {.drain_timeout_ms = 2000, .drain_poll_ms = 5};
-  assert_int_equal(tarn_catalog_open(f.m, &o, &f.c), 0);
-  assert_int_equal(tarn_catalog_init(f.c, NULL), 0);
-  return f;
-}
+static fx open_fx(void **state) { return tu_catalog_fx_open((const char *)*state, 2000); }
 
-static void close_fx(fx *f) {
-  tarn_catalog_close(f->c);
-  tu_meta_done(f->m, f->uri);
-}
+static void close_fx(fx *f) { tu_catalog_fx_close(f); }
 
 static const char *prop_of(const tarn_catalog_record *s, const char *k) {
   for (size_t i = 0; i < s->n_props; i++)

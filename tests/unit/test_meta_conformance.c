@@ -56,7 +56,7 @@ static tarn_meta *open_ok(const backend *b) {
 #define OK(x)                                                                  \
   do {                                                                         \
     int rc_ = (x);                                                             \
-    if (rc_) fail_msg("%s: %s (%s)", #x, tarn_strerror(rc_), tarn_errmsg());  \
+    if (rc_) fail_msg("%s: %s (%s)", #x, tarn_errname(rc_), tarn_errmsg());  \
   } while (0)
 
 static void idx_key(char *k, uint64_t log, uint64_t x, uint64_t y) {
@@ -279,7 +279,7 @@ static void expect_find(int rc, tarn_meta_rec *r, const char *want) {
     assert_int_equal(rc, TARN_ENOTFOUND);
     return;
   }
-  if (rc) fail_msg("lookup: %s (%s), want %s", tarn_strerror(rc), tarn_errmsg(), want);
+  if (rc) fail_msg("lookup: %s (%s), want %s", tarn_errname(rc), tarn_errmsg(), want);
   assert_string_equal(r->key, want);
   tarn_meta_rec_free(r);
 }
@@ -1039,7 +1039,7 @@ static void test_cluster_leader_kill(void **state) {
     while ((rc = tarn_meta_sequenced_put(m, P, prefix, 1, 1, "1,1", 3, &r)) == TARN_EUNAVAIL &&
            mono_ms() - t0 < 20000)
       usleep(100000);
-    if (rc) fail_msg("sequenced put after leader kill: %s (%s)", tarn_strerror(rc),
+    if (rc) fail_msg("sequenced put after leader kill: %s (%s)", tarn_errname(rc),
                      tarn_errmsg());
     tarn_meta_rec_free(&r);
   }

@@ -66,14 +66,14 @@ static int filelike(void) {
   do {                                                                                           \
     int rc_ = (expr);                                                                            \
     if (rc_ != 0)                                                                                \
-      fail_msg("%s: %s -> %s: %s", cur->label, #expr, tarn_strerror(rc_), tarn_errmsg());        \
+      fail_msg("%s: %s -> %s: %s", cur->label, #expr, tarn_errname(rc_), tarn_errmsg());        \
   } while (0)
 #define RC(want, expr)                                                                           \
   do {                                                                                           \
     int rc_ = (expr);                                                                            \
     if (rc_ != (want))                                                                           \
-      fail_msg("%s: %s -> %s, want %s: %s", cur->label, #expr, tarn_strerror(rc_),               \
-               tarn_strerror(want), tarn_errmsg());                                              \
+      fail_msg("%s: %s -> %s, want %s: %s", cur->label, #expr, tarn_errname(rc_),               \
+               tarn_errname(want), tarn_errmsg());                                              \
   } while (0)
 
 static void fill(uint8_t *p, size_t n, uint64_t seed) {
@@ -528,7 +528,7 @@ static void check_winner(tarn_objstore *s, const int *rcs, int n) {
     if (rcs[i] == 0)
       winners++, w = i;
     else if (rcs[i] != TARN_EEXIST)
-      fail_msg("%s: racer %d: %s", cur->label, i, tarn_strerror(rcs[i]));
+      fail_msg("%s: racer %d: %s", cur->label, i, tarn_errname(rcs[i]));
   }
   assert_int_equal(winners, 1);
   char body[64];

@@ -59,7 +59,7 @@ static void test_bad_credentials(void **st) {
   assert_int_equal(tarn_objstore_open(uri, &s), 0);
   setenv("AWS_SECRET_ACCESS_KEY", saved, 1);
   int rc = tarn_objstore_put(s, "x", "data", 4);
-  printf("s3://: put with a wrong secret: %s: %s\n", tarn_strerror(rc), tarn_errmsg());
+  printf("s3://: put with a wrong secret: %s: %s\n", tarn_errname(rc), tarn_errmsg());
   assert_int_equal(rc, TARN_EAUTH);
   assert_non_null(strstr(tarn_errmsg(), "403"));
   assert_null(strstr(tarn_errmsg(), wrong));
@@ -86,7 +86,7 @@ static void test_unreachable(void **st) {
   int rc = tarn_objstore_put(s, "x", "1", 1);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-  printf("s3://: unreachable endpoint: %s after %.2f s: %s\n", tarn_strerror(rc), dt,
+  printf("s3://: unreachable endpoint: %s after %.2f s: %s\n", tarn_errname(rc), dt,
          tarn_errmsg());
   assert_int_equal(rc, TARN_EUNAVAIL);
   assert_true(dt < 3.0);
@@ -147,7 +147,7 @@ static void test_lost_until_deadline(void **st) {
   int rc = tarn_objstore_put(s, "a", "stored", 6);
   tarn__s3_lose_replies(NULL, 0);
   if (rc)
-    fail_msg("put with every reply lost: %s: %s", tarn_strerror(rc), tarn_errmsg());
+    fail_msg("put with every reply lost: %s: %s", tarn_errname(rc), tarn_errmsg());
   tarn_buf b = TARN_BUF_INIT;
   assert_int_equal(tarn_objstore_get(s, "a", &b), 0);
   assert_int_equal(b.len, 6);

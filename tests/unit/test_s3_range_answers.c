@@ -142,7 +142,7 @@ static void read_ok(const char *name, uint64_t off, uint64_t len, size_t want_le
   int rc = tarn_objstore_get_range_sized(store, name, off, len, &b, &size);
   if (rc)
     fail_msg("%s [%llu, +%llu): %s: %s", name, (unsigned long long)off, (unsigned long long)len,
-             tarn_strerror(rc), tarn_errmsg());
+             tarn_errname(rc), tarn_errmsg());
   assert_int_equal(size, BODY_LEN);
   assert_int_equal(b.len, want_len);
   if (want_len)
@@ -157,8 +157,8 @@ static void read_fails(const char *name, uint64_t off, uint64_t len, int want, c
   uint64_t size = 0;
   int rc = tarn_objstore_get_range_sized(store, name, off, len, &b, &size);
   if (rc != want || !strstr(tarn_errmsg(), what))
-    fail_msg("%s: %s \"%s\", want %s mentioning \"%s\"", name, tarn_strerror(rc), tarn_errmsg(),
-             tarn_strerror(want), what);
+    fail_msg("%s: %s \"%s\", want %s mentioning \"%s\"", name, tarn_errname(rc), tarn_errmsg(),
+             tarn_errname(want), what);
   assert_int_equal(b.len, 0);
   tarn_buf_free(&b);
 }

@@ -46,7 +46,7 @@ static void cursor_refuses_overread(void **state) {
   tarn__rd_init(&r, b, 3, "thing");
   assert_int_equal(tarn__rd_be32(&r, &v, "length"), TARN_ECORRUPT);
   assert_string_equal(tarn_errmsg(), "thing: byte 0: length needs 4 bytes, 3 left");
-  assert_string_equal(tarn_strerror(TARN_ECORRUPT), "TARN_ECORRUPT");
+  assert_string_equal(tarn_errname(TARN_ECORRUPT), "TARN_ECORRUPT");
 }
 
 int main(void) {

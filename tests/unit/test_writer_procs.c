@@ -126,7 +126,7 @@ static void child_main(uint64_t log, uint32_t first_writer, int threads, uint32_
   }
   tarn_objstore_close(wal);
   tarn_meta_close(m);
-  _exit(rc);
+  _exit(rc ? 1 : 0); /* a TARN_E* code is no exit status */
 }
 
 /* Reads the whole log; checks that offsets are disjoint and contiguous, the

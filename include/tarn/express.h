@@ -84,7 +84,15 @@ typedef struct tarn_xwriter_options {
    * no threads; the caller drives the pipeline with tarn_xwriter_step. An
    * append that would block returns TARN_EBUSY. */
   int stepped;
+  /* Finish (tarn_xwriter_finish) that cannot land is retried by close this
+   * often (TARN_XWRITER_FINISH_RETRY_MS) ... */
+  int64_t finish_retry_ms;
+  /* ... this many times in all (12); then close releases the lease unmarked,
+   * so the successor settles the tenure instead of trusting it. */
+  int finish_attempts;
 } tarn_xwriter_options;
+
+#define TARN_XWRITER_FINISH_RETRY_MS 5000
 
 void tarn_xwriter_options_default(tarn_xwriter_options *o);
 
@@ -100,8 +108,9 @@ int tarn_xwriter_open(tarn_meta *meta, tarn_objstore *wal, const tarn_xwriter_op
  * outcome once: 0 with the entry's first offset and the writer's clock at
  * release, or an error (TARN_EUNKNOWN when its slot halted the epoch with
  * some copies written: the entry may yet appear once the epoch is fenced and
- * settled). The first append to a log acquires its write lease and reads its
- * end from the index. */
+ * settled). The first append to a log acquires its write lease, passes the
+ * open gate (TARN_EBUSY, retryable, while another star leads the log and
+ * left no mark; see tarn_xwriter_finish) and reads its end from the index. */
 int tarn_xwriter_append(tarn_xwriter *w, uint64_t log_id, const void *payload, size_t len,
                         uint32_t record_count, tarn_append_cb cb, void *arg);
 int tarn_xwriter_append_sync(tarn_xwriter *w, uint64_t log_id, const void *payload, size_t len,
@@ -120,8 +129,17 @@ int tarn_xwriter_flush(tarn_xwriter *w);
 /* Waits until every released slot is absorbed (indexed); the first absorb
  * error if absorb stopped. */
 int tarn_xwriter_absorb_sync(tarn_xwriter *w);
-/* Flushes, absorbs what was released, stops the threads, releases the leases,
- * frees. */
+/* Finish: the one door out of leading an express log (issue 15; docs/express.md
+ * "Leadership"). Waits for the log's in-flight slots to resolve, absorbs
+ * everything acknowledged (the release flush; the epoch stays alive for the
+ * writer's other logs), then stamps the log's clean-release mark, the last
+ * write, and releases the lease. On failure (TARN_EUNAVAIL, or the error)
+ * the lease is kept, appends to the log bounce with TARN_EUNAVAIL, other
+ * writers' opens bounce with TARN_EBUSY (retryable), and the caller retries.
+ * TARN_ENOTFOUND when the writer does not lead the log. */
+int tarn_xwriter_finish(tarn_xwriter *w, uint64_t log_id);
+/* Flushes, runs Finish for every log it leads (retried every finish_retry_ms,
+ * finish_attempts times), stops the threads, releases the leases, frees. */
 int tarn_xwriter_close(tarn_xwriter *w);
 
 /* The acknowledged tail not yet absorbed: calls fn for every released entry

@@ -231,6 +231,28 @@ int tarn__xlog_star_set(tarn_meta *m, uint64_t log_id, const char *star);
 /* The star recorded for log_id into star[n]; TARN_ENOTFOUND when none is. */
 int tarn__xlog_star_get(tarn_meta *m, uint64_t log_id, char *star, size_t n);
 
+/* ---- leadership: the last-writer record and the mark (writer_record.c) ----- */
+
+/* In the log's own partition (docs/express.md "Leadership"). */
+#define TARN__X_WRITER_KEY "/express/writer"
+#define TARN__X_MARK_KEY "/express/mark"
+/* Records star, opening epoch, as the log's writer, under the guards g (the
+ * opener's lease). */
+int tarn__xwriter_rec_put(tarn_meta *m, uint64_t log_id, const char *star, uint64_t epoch,
+                          const tarn_meta_guard *g, size_t ng);
+/* TARN_ENOTFOUND when no writer ever opened the log under this protocol. */
+int tarn__xwriter_rec_get(tarn_meta *m, uint64_t log_id, char star[TARN__X_STAR_MAX + 1],
+                          uint64_t *epoch);
+/* Stamps the clean-release mark of the tenure (star, epoch): every offset
+ * below end is indexed. Under the guards g (the tenure's lease). */
+int tarn__xmark_put(tarn_meta *m, uint64_t log_id, const char *star, uint64_t epoch,
+                    uint64_t end, const tarn_meta_guard *g, size_t ng);
+/* The standing mark and its version; TARN_ENOTFOUND when none (or consumed). */
+int tarn__xmark_get(tarn_meta *m, uint64_t log_id, char star[TARN__X_STAR_MAX + 1],
+                    uint64_t *epoch, uint64_t *end, int64_t *version);
+/* Consumes the mark by CAS on version: TARN_ECONFLICT when another open did. */
+int tarn__xmark_consume(tarn_meta *m, uint64_t log_id, int64_t version);
+
 /* ---- absorb for settlement --------------------------------------------------- */
 
 /* Absorbs one committed slot of a fenced epoch from its flight's bytes (the

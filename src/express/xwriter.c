@@ -80,6 +80,8 @@ void tarn_xwriter_options_default(tarn_xwriter_options *o) {
   o->absorb_max_bytes = 4u << 20;
   o->reclaim_grace_ms = 60000;
   o->max_rolls = 16;
+  o->finish_retry_ms = TARN_XWRITER_FINISH_RETRY_MS;
+  o->finish_attempts = 12;
 }
 
 void tarn__xwriter_set_error(tarn_xwriter *w, int rc) {
@@ -203,13 +205,17 @@ static int ensure_log(tarn_xwriter *w, uint64_t log_id) {
   if (!l) {
     l = calloc(1, sizeof *l);
     rc = l ? tarn_lease_acquire(w->meta, log_id, &l->lease) : tarn__err(TARN_ENOMEM, "out of memory");
+    if (!rc) {
+      l->log_id = log_id;
+      rc = tarn__xgate_open(w, l); /* issue 15: before the end is read and anything acked */
+    }
     if (!rc)
       rc = tarn__xlog_tail(w->meta, log_id, &l->absorbed_end, &l->absorbed_cum);
     /* so that `tarn express fence NS/NAME` finds the star to fence */
     if (!rc)
       rc = tarn__xlog_star_set(w->meta, log_id, w->star);
     if (rc) {
-      if (l)
+      if (l && l->lease)
         tarn_lease_release(l->lease);
       free(l);
     } else {
@@ -324,6 +330,11 @@ int tarn_xwriter_append(tarn_xwriter *w, uint64_t log_id, const void *payload, s
   memcpy(copy, payload, len);
   pthread_mutex_lock(&w->mu);
   for (;;) {
+    if (find_log(w, log_id)->finishing) {
+      rc = tarn__err(TARN_EUNAVAIL, "express log %" PRIu64 " is being released (its Finish "
+                                    "has not landed); retry", log_id);
+      break;
+    }
     if (w->stopping || w->failed_rc) {
       rc = w->failed_rc ? tarn__err(w->failed_rc, "express writer failed: %s", w->err)
                         : tarn__err(TARN_ECLOSED, "express writer is closing");
@@ -934,6 +945,10 @@ int tarn_xwriter_open(tarn_meta *meta, tarn_objstore *wal, const tarn_xwriter_op
     w->o.max_bytes_in_flight = d.max_bytes_in_flight;
   if (w->o.put_attempts < 1)
     w->o.put_attempts = d.put_attempts;
+  if (w->o.finish_attempts < 1)
+    w->o.finish_attempts = d.finish_attempts;
+  if (w->o.finish_retry_ms <= 0)
+    w->o.finish_retry_ms = d.finish_retry_ms;
   if (!w->o.absorb_max_bytes)
     w->o.absorb_max_bytes = d.absorb_max_bytes;
   w->meta = meta;
@@ -1111,6 +1126,10 @@ int tarn_xwriter_close(tarn_xwriter *w) {
   int rc2 = tarn_xwriter_absorb_sync(w);
   if (!rc)
     rc = rc2;
+  /* a failed writer cannot certify coverage: its logs stay unmarked, and the
+   * successor settles them */
+  if (!rc && !w->failed_rc)
+    rc = tarn__xwriter_finish_all(w);
   stop_threads(w);
   /* the checkpoint is published past every absorbed slot and the fence never
    * walks below it, so a closing writer deletes their flights without the
@@ -1123,6 +1142,15 @@ int tarn_xwriter_close(tarn_xwriter *w) {
     rc = tarn__err(w->failed_rc, "%s", w->err);
   free_all(w);
   return rc;
+}
+
+void tarn__xwriter_abandon(tarn_xwriter *w) {
+  stop_threads(w);
+  for (xlog *l = w->logs; l; l = l->next) {
+    tarn_lease_forget(l->lease);
+    l->lease = NULL;
+  }
+  free_all(w);
 }
 
 /* ---- stepped mode ---------------------------------------------------------- */

@@ -53,6 +53,8 @@ typedef struct xlog {
   uint64_t absorbed_cum;  /* the index's cumulative size at absorbed_end */
   int kafka;              /* 0 not yet known, else XLOG_NOT_KAFKA or XLOG_KAFKA (a Kafka
                              topic's log: every entry is checked, LS-095 ... LS-098) */
+  uint64_t rec_epoch;     /* the epoch the last-writer record names for this tenure */
+  int finishing;          /* a Finish ran and could not land: appends bounce, lease kept */
   struct xlog *next;
 } xlog;
 
@@ -99,6 +101,28 @@ struct tarn_xwriter {
   int n_put, threads_started;
   tarn_xwriter_stats st;
 };
+
+/* A crash, for tests and the simulator: stops the threads and frees the
+ * writer writing nothing more (its lease records stay until the session
+ * ends, as a dead process's do). */
+void tarn__xwriter_abandon(tarn_xwriter *w);
+
+/* gate.c */
+/* The open gate's fence deadline for an unreachable predecessor slot. */
+#define TARN__X_GATE_FENCE_TIMEOUT_MS 30000
+/* With l's lease held and before l's end is read: judges the last-writer
+ * record (consumes a mark, settles a superseded or dead predecessor, or
+ * refuses with TARN_EBUSY while an unmarked one lives), then records this
+ * writer as the log's. */
+int tarn__xgate_open(tarn_xwriter *w, xlog *l);
+/* Fences and settles every unsettled epoch of star's express chain in
+ * [lo, hi] (burned numbers skipped). */
+int tarn__xsettle_range(tarn_meta *m, tarn_objstore *wal, const char *star, uint64_t lo,
+                        uint64_t hi);
+
+/* finish.c */
+/* tarn_xwriter_close's Finish of every open log (retried as options say). */
+int tarn__xwriter_finish_all(tarn_xwriter *w);
 
 /* absorb.c */
 /* Under mu (released while working): absorbs one batch of released flights;

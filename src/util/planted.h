@@ -68,7 +68,12 @@
   X(CATALOG_CREATE_IGNORES_TOMBSTONE, "catalog-create-ignores-tombstone") /* LS-089 */        \
   X(CATALOG_DROP_SKIPS_LAST_LOG, "catalog-drop-skips-last-log") /* deletes n_logs - 1 logs */ \
   X(CATALOG_CREATE_UNGUARDED, "catalog-create-unguarded") /* LS-089: no tombstone guard */ \
-  X(LATE_LANDING_LEAKS, "late-landing-leaks")               /* reverts issue 12's lock/lease fix */
+  X(LATE_LANDING_LEAKS, "late-landing-leaks")               /* reverts issue 12's lock/lease fix */ \
+  X(XREC_AFTER_ACK, "xrec-after-ack")                       /* writer record at Finish */     \
+  X(XMARK_NOT_CONSUMED, "xmark-not-consumed")               /* the gate leaves the mark */    \
+  X(XMARK_BEFORE_FLUSH, "xmark-before-flush")               /* mark before the absorb */      \
+  X(XGATE_TRUSTS_DEAD, "xgate-trusts-dead")                 /* dead: no fence, no settle */   \
+  X(XGATE_TRUSTS_INDEX, "xgate-trusts-index")               /* empty index = fresh log */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,
 enum { TARN__BUG_NONE = 0, TARN__PLANTED_BUGS(TARN__PLANTED_ENUM) TARN__BUG_COUNT };

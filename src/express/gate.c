@@ -1,0 +1,127 @@
+/* The open gate of an express log (issue 15; the Epochs design, "Takeover,
+ * end to end", "Clean release versus abandonment"; docs/express.md
+ * "Leadership"). Run once per tenure, when a writer first appends to a log,
+ * after it holds the log's lease and before it reads the log's end: a
+ * successor never counts from an end that an unsettled predecessor may still
+ * extend, so it never reassigns an acknowledged offset. */
+#include <inttypes.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "express/xwriter_internal.h"
+#include "tarn/express_fence.h"
+#include "tarn/key.h"
+#include "util/error.h"
+#include "util/planted.h"
+
+/* 1 when a lease record of the log other than ours exists: its holder's
+ * session lives (leases are ephemeral), so the predecessor may still
+ * acknowledge. The registry's word is only ever a reason to wait. */
+static int other_lease(tarn_meta *m, uint64_t log_id, const tarn_lease *mine, int *yes) {
+  char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_SLASH_MAX], b[TARN_KEY_SLASH_MAX + 2],
+      own[TARN_KEY_SLASH_MAX];
+  int rc = tarn_key_partition(part, log_id);
+  if (!rc)
+    rc = tarn_key_lease_prefix(a, log_id);
+  if (!rc)
+    rc = tarn_key_lease(own, log_id, tarn_lease_token(mine));
+  if (rc)
+    return rc;
+  snprintf(b, sizeof b, "%s~", a);
+  tarn_meta_recs r;
+  if ((rc = tarn_meta_scan(m, part, a, b, 0, 0, &r)))
+    return tarn__errctx(rc, "reading the leases of express log %" PRIu64, log_id);
+  *yes = 0;
+  for (size_t i = 0; i < r.n; i++)
+    *yes |= strcmp(r.v[i].key, own) != 0;
+  tarn_meta_recs_free(&r);
+  return 0;
+}
+
+int tarn__xsettle_range(tarn_meta *m, tarn_objstore *wal, const char *star, uint64_t lo,
+                        uint64_t hi) {
+  tarn_xfence_opts fo = {TARN__X_GATE_FENCE_TIMEOUT_MS, 0};
+  for (uint64_t e = hi; e >= lo && e >= 1; e--) {
+    tarn__xepoch ep;
+    int rc = tarn__xepoch_load(m, star, TARN__X_CLASS_EXPRESS, e, &ep);
+    if (rc == TARN_ENOTFOUND) { /* a burned number */
+      tarn_errclear();
+      continue;
+    }
+    if (rc)
+      return rc;
+    int settled = ep.state == TARN__XEPOCH_FENCED && ep.has_cut && ep.checkpoint >= ep.cut;
+    tarn__xepoch_free(&ep);
+    if (settled)
+      continue;
+    if ((rc = tarn_express_fence(m, star, e, &fo, NULL)) ||
+        (rc = tarn_express_settle(m, wal, star, e, &fo, NULL)))
+      return tarn__errctx(rc, "settling epoch %" PRIu64 " of star %s", e, star);
+  }
+  return 0;
+}
+
+int tarn__xgate_open(tarn_xwriter *w, xlog *l) {
+  tarn_meta *m = w->meta;
+  uint64_t log_id = l->log_id, my_epoch = w->ep.epoch;
+  char pred[TARN__X_STAR_MAX + 1], ms[TARN__X_STAR_MAX + 1];
+  uint64_t pe = 0, me = 0, mend = 0, pe_tail = 0, cum = 0;
+  int64_t mver = 0;
+  int rc = tarn__xwriter_rec_get(m, log_id, pred, &pe);
+  if (TARN__PLANTED(TARN__BUG_XGATE_TRUSTS_INDEX) && !rc &&
+      !tarn__xlog_tail(m, log_id, &pe_tail, &cum) && pe_tail == 0)
+    rc = TARN_ENOTFOUND; /* the bug: an empty index read as a fresh log */
+  if (rc == TARN_ENOTFOUND) {
+    tarn_errclear();
+    goto admit; /* nobody ever led it: a fresh log */
+  }
+  if (rc)
+    return rc;
+  /* a mark for exactly that tenure certifies it: consumed before the first
+   * append, even by the tenure's own star (a later crash of ours must not
+   * find it standing) */
+  rc = tarn__xmark_get(m, log_id, ms, &me, &mend, &mver);
+  if (rc && rc != TARN_ENOTFOUND)
+    return rc;
+  tarn_errclear();
+  if (!rc && !strcmp(ms, pred) && me == pe) {
+    if (!TARN__PLANTED(TARN__BUG_XMARK_NOT_CONSUMED) &&
+        (rc = tarn__xmark_consume(m, log_id, mver)))
+      return rc == TARN_ECONFLICT
+                 ? tarn__err(TARN_EBUSY, "express log %" PRIu64 ": another open consumed the "
+                                         "mark; retry", log_id)
+                 : rc;
+    goto admit;
+  }
+  if (!strcmp(pred, w->star)) {
+    if (pe == my_epoch)
+      goto admit; /* our own tenure, already gated (a log reopened after Finish failed) */
+    /* the same star restarted: its head moved past pe, so pe.. are superseded */
+    if ((rc = tarn__xsettle_range(m, w->wal, pred, pe, my_epoch - 1)))
+      return rc;
+    goto admit;
+  }
+  int alive = 0;
+  if ((rc = other_lease(m, log_id, l->lease, &alive)))
+    return rc;
+  if (alive)
+    return tarn__err(TARN_EBUSY, "express log %" PRIu64 ": star %s leads it (or is finishing "
+                                 "it) and left no mark; retry",
+                     log_id, pred);
+  if (!TARN__PLANTED(TARN__BUG_XGATE_TRUSTS_DEAD)) {
+    uint64_t head = 0;
+    if ((rc = tarn__xchain_head(m, pred, TARN__X_CLASS_EXPRESS, &head)) ||
+        (rc = tarn__xsettle_range(m, w->wal, pred, pe, head)))
+      return rc;
+  }
+admit:
+  l->rec_epoch = my_epoch;
+  if (TARN__PLANTED(TARN__BUG_XREC_AFTER_ACK))
+    return 0; /* the bug: Finish writes it, after the tenure's acknowledgements */
+  {
+    tarn_meta_guard g[TARN_LEASE_GUARDS];
+    size_t ng = tarn_lease_guards(l->lease, g);
+    rc = tarn__xwriter_rec_put(m, log_id, w->star, my_epoch, g, ng);
+  }
+  return rc;
+}

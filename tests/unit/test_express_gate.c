@@ -1,0 +1,266 @@
+/* The express leadership protocol (issue 15; docs/express.md "Leadership"):
+ * the last-writer record, Finish and its clean-release mark, and the open
+ * gate. Two stars on two metadata handles of one mem: store; a crash is
+ * tarn__xwriter_abandon (nothing more written) and, for a dead star, the
+ * close of its handle (its session and lease records end). Every case checks
+ * the rule that matters: a successor never reassigns an acknowledged offset. */
+#include "testutil.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "express/express.h"
+#include "express/xwriter_internal.h"
+#include "tarn/express.h"
+#include "tarn/meta.h"
+#include "tarn/objstore.h"
+#include "util/error.h"
+
+#define LOG 7
+
+typedef struct env {
+  tarn_meta *ma, *mb;
+  tarn_objstore *wal;
+} env;
+
+static void env_open(env *e, const char *name) {
+  char uri[96];
+  snprintf(uri, sizeof uri, "mem:%s", name);
+  assert_int_equal(tarn_meta_open(uri, &e->ma), 0);
+  assert_int_equal(tarn_meta_open(uri, &e->mb), 0);
+  snprintf(uri, sizeof uri, "mem:%s-wal", name);
+  assert_int_equal(tarn_objstore_open(uri, &e->wal), 0);
+  char bk[3][96];
+  const char *bp[3];
+  for (int i = 0; i < 3; i++) {
+    snprintf(bk[i], sizeof bk[i], "mem:%s-b%d@z%d", name, i, i);
+    bp[i] = bk[i];
+  }
+  assert_int_equal(tarn_express_deploy(e->ma, bp, 3, 2, 8, NULL), 0);
+}
+
+static void env_close(env *e) {
+  tarn_objstore_close(e->wal);
+  if (e->ma)
+    tarn_meta_close(e->ma);
+  tarn_meta_close(e->mb);
+}
+
+/* A dead star: its process is gone and its session ended. */
+static void crash_dead(env *e, tarn_xwriter *w) {
+  tarn__xwriter_abandon(w);
+  tarn_meta_close(e->ma);
+  e->ma = NULL;
+}
+
+static tarn_xwriter *open_w(tarn_meta *m, env *e, const char *star) {
+  tarn_xwriter_options o;
+  tarn_xwriter_options_default(&o);
+  o.star = star;
+  o.stepped = 1;
+  o.reclaim_grace_ms = 0;
+  o.finish_retry_ms = 1;
+  o.finish_attempts = 1;
+  tarn_xwriter *w;
+  assert_int_equal(tarn_xwriter_open(m, e->wal, &o, &w), 0);
+  return w;
+}
+
+typedef struct ack {
+  int done, rc;
+  uint64_t off;
+} ack;
+
+static void on_ack(void *arg, int status, uint64_t offset, int64_t ts) {
+  (void)ts;
+  ack *a = arg;
+  a->done = 1;
+  a->rc = status;
+  a->off = offset;
+}
+
+/* Appends one entry and drives it to its acknowledgement (not absorbed);
+ * the offset it was acknowledged at. */
+static uint64_t acked(tarn_xwriter *w) {
+  ack a = {0};
+  assert_int_equal(tarn_xwriter_append(w, LOG, "x", 1, 1, on_ack, &a), 0);
+  assert_int_equal(tarn_xwriter_flush(w), 0);
+  assert_true(a.done);
+  assert_int_equal(a.rc, 0);
+  return a.off;
+}
+
+static int append_rc(tarn_xwriter *w) {
+  ack a = {0};
+  return tarn_xwriter_append(w, LOG, "x", 1, 1, on_ack, &a);
+}
+
+static int epoch_state(tarn_meta *m, const char *star, uint64_t epoch) {
+  tarn__xepoch ep;
+  assert_int_equal(tarn__xepoch_load(m, star, TARN__X_CLASS_EXPRESS, epoch, &ep), 0);
+  int s = ep.state;
+  tarn__xepoch_free(&ep);
+  return s;
+}
+
+static int mark_rc(tarn_meta *m, uint64_t *end) {
+  char star[TARN__X_STAR_MAX + 1];
+  uint64_t ep, e = 0;
+  int64_t v;
+  int rc = tarn__xmark_get(m, LOG, star, &ep, &e, &v);
+  tarn_errclear();
+  if (end)
+    *end = e;
+  return rc;
+}
+
+/* Clean release: Finish stamps the mark, the successor consumes it (no fence:
+ * the predecessor's epoch stays open) and a second look finds none. */
+static void successor_consumes_mark_once(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "gate-mark");
+  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  for (uint64_t i = 0; i < 3; i++)
+    assert_int_equal(acked(a), i);
+  assert_int_equal(tarn_xwriter_close(a), 0);
+  uint64_t end;
+  assert_int_equal(mark_rc(e.mb, &end), 0);
+  assert_int_equal(end, 3);
+  tarn_xwriter *b = open_w(e.mb, &e, "star-b");
+  assert_int_equal(acked(b), 3);
+  assert_int_equal(mark_rc(e.mb, NULL), TARN_ENOTFOUND); /* single use */
+  assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_OPEN); /* trusted, not fenced */
+  assert_int_equal(tarn_xwriter_close(b), 0);
+  env_close(&e);
+}
+
+/* The mark certifies only the tenure that stamped it: a star that finishes a
+ * log, leads it again in the same epoch and crashes must be settled, not
+ * trusted on its old mark. */
+static void reopened_tenure_does_not_reuse_mark(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "gate-reuse");
+  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  assert_int_equal(acked(a), 0);
+  assert_int_equal(tarn_xwriter_finish(a, LOG), 0);
+  assert_int_equal(acked(a), 1); /* the same epoch leads the log again */
+  assert_int_equal(acked(a), 2);
+  crash_dead(&e, a);
+  tarn_xwriter *b = open_w(e.mb, &e, "star-b");
+  assert_int_equal(acked(b), 3);
+  assert_int_equal(tarn_xwriter_close(b), 0);
+  env_close(&e);
+}
+
+/* Abandonment between the first acknowledgement and the first absorb: the
+ * index is empty, only the last-writer record names the predecessor. The
+ * successor fences and settles it and counts on after its acknowledgements. */
+static void crash_before_absorb_is_settled(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "gate-crash");
+  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  assert_int_equal(acked(a), 0);
+  assert_int_equal(acked(a), 1);
+  crash_dead(&e, a);
+  tarn_xwriter *b = open_w(e.mb, &e, "star-b");
+  assert_int_equal(acked(b), 2);
+  assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_FENCED);
+  assert_int_equal(tarn_xwriter_close(b), 0);
+  uint64_t end, cum;
+  assert_int_equal(tarn__xlog_tail(e.mb, LOG, &end, &cum), 0);
+  assert_int_equal(end, 3);
+  env_close(&e);
+}
+
+/* The same star restarted (its lease record not yet expired): its old epoch
+ * is below the head, superseded, and settled inline. */
+static void restarted_star_settles_inline(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "gate-restart");
+  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  assert_int_equal(acked(a), 0);
+  assert_int_equal(acked(a), 1);
+  tarn__xwriter_abandon(a); /* its session lives on a while */
+  tarn_xwriter *a2 = open_w(e.mb, &e, "star-a");
+  assert_int_equal(acked(a2), 2);
+  assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_FENCED);
+  assert_int_equal(tarn_xwriter_close(a2), 0);
+  env_close(&e);
+}
+
+/* An alive predecessor without a mark defers the open (retryable, nothing
+ * fenced); once it finishes, the open passes on its mark. */
+static void alive_unmarked_defers(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "gate-alive");
+  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  assert_int_equal(acked(a), 0);
+  tarn_xwriter *b = open_w(e.mb, &e, "star-b");
+  assert_int_equal(append_rc(b), TARN_EBUSY);
+  assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_OPEN);
+  assert_int_equal(tarn_xwriter_close(a), 0);
+  assert_int_equal(acked(b), 1);
+  assert_int_equal(tarn_xwriter_close(b), 0);
+  env_close(&e);
+}
+
+/* A Finish whose mark cannot land keeps the lease: appends bounce, another
+ * star's open bounces, and the retry lands it. */
+static void finish_that_cannot_land_retries(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "gate-finish");
+  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  assert_int_equal(acked(a), 0);
+  assert_int_equal(acked(a), 1);
+  assert_int_equal(tarn_xwriter_absorb_sync(a), 0);
+  assert_int_equal(tarn_meta_inject_fault(e.ma, TARN_META_FAULT_FAIL, 1), 0);
+  assert_int_not_equal(tarn_xwriter_finish(a, LOG), 0);
+  assert_int_equal(mark_rc(e.mb, NULL), TARN_ENOTFOUND);
+  assert_int_equal(append_rc(a), TARN_EUNAVAIL);
+  tarn_xwriter *b = open_w(e.mb, &e, "star-b");
+  assert_int_equal(append_rc(b), TARN_EBUSY);
+  assert_int_equal(tarn_xwriter_finish(a, LOG), 0);
+  assert_int_equal(acked(b), 2);
+  assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_OPEN); /* the mark sufficed */
+  assert_int_equal(tarn_xwriter_close(a), 0);
+  assert_int_equal(tarn_xwriter_close(b), 0);
+  env_close(&e);
+}
+
+/* The mark lands only after the release flush is durable: a Finish whose
+ * absorb fails stamps nothing, and the successor settles instead. */
+static void mark_only_after_release_flush(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "gate-flush");
+  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  assert_int_equal(acked(a), 0);
+  assert_int_equal(acked(a), 1);
+  /* one write passes (a planted early mark would be it), then none */
+  assert_int_equal(tarn_meta_inject_fault_after(e.ma, TARN_META_FAULT_FAIL, 1, 1000), 0);
+  assert_int_not_equal(tarn_xwriter_finish(a, LOG), 0);
+  crash_dead(&e, a);
+  tarn_xwriter *b = open_w(e.mb, &e, "star-b");
+  assert_int_equal(acked(b), 2);
+  assert_int_equal(tarn_xwriter_close(b), 0);
+  env_close(&e);
+}
+
+int main(void) {
+  const struct CMUnitTest tests[] = {
+      cmocka_unit_test(successor_consumes_mark_once),
+      cmocka_unit_test(reopened_tenure_does_not_reuse_mark),
+      cmocka_unit_test(crash_before_absorb_is_settled),
+      cmocka_unit_test(restarted_star_settles_inline),
+      cmocka_unit_test(alive_unmarked_defers),
+      cmocka_unit_test(finish_that_cannot_land_retries),
+      cmocka_unit_test(mark_only_after_release_flush),
+  };
+  return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -14,6 +14,7 @@
 #include "tarn/express.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
+#include "tarn/testing.h"
 #include "util/error.h"
 
 #define LOG 7

@@ -10,7 +10,8 @@
 # directory. etcd: etcd://$TARN_TEST_ETCD and s3 $TARN_TEST_S3_URI (+ AWS_*);
 # missing servers fail in CI (CI=true) and skip (exit 77) elsewhere.
 # TARN_CRASH_RUNS sets the number of kill rounds (default 60 on sqlite, 50 on
-# etcd, whose rounds are slower: 110 runs in about 90 s).
+# etcd, whose rounds are slower: a writer that starts after a killed one waits out
+# the killed session (3 s) before its first acknowledgement; about 3 min in all).
 set -euo pipefail
 backend=$1
 crash=$2

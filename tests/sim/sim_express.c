@@ -885,19 +885,24 @@ static void world_close(xsim *s) {
   tarn__random_set_hook(NULL, NULL);
 }
 
-/* One seed: 1 on a violation (s->failure). */
-static int xsim_run(xsim *s) {
+/* The seed's randomness, the planted bug, and the world's shape: one world
+ * in four is K = W = 1; WIN 2..5. */
+static void world_shape(xsim *s, uint64_t mul, uint64_t add) {
   X = s;
-  s->rng = s->seed * 0x2545f4914f6cdd1dULL + 7;
+  s->rng = s->seed * mul + add;
 #ifdef TARN_PLANTED_BUGS
   tarn__planted_bug = s->bug;
 #endif
-  /* one world in four is K = W = 1; WIN 2..5 */
   if (below(s, 4) == 0)
     s->k = 1, s->wq = 1;
   else
     s->k = 3, s->wq = 2;
   s->win = 2 + (uint32_t)below(s, 4);
+}
+
+/* One seed: 1 on a violation (s->failure). */
+static int xsim_run(xsim *s) {
+  world_shape(s, 0x2545f4914f6cdd1dULL, 7);
   s->p_fault = (unsigned)below(s, 300);
   s->p_down = (unsigned)below(s, 600);
   s->p_crash = 20 + (unsigned)below(s, 200);
@@ -1229,16 +1234,7 @@ static void xg_step(xsim *s) {
 
 /* One racing-opens world: 1 on a violation. */
 static int xgate_run(xsim *s) {
-  X = s;
-  s->rng = s->seed * 0x9e3779b97f4a7c15ULL + 11;
-#ifdef TARN_PLANTED_BUGS
-  tarn__planted_bug = s->bug;
-#endif
-  if (below(s, 4) == 0)
-    s->k = 1, s->wq = 1;
-  else
-    s->k = 3, s->wq = 2;
-  s->win = 2 + (uint32_t)below(s, 4);
+  world_shape(s, 0x9e3779b97f4a7c15ULL, 11);
   s->p_crash = 20 + (unsigned)below(s, 200);
   s->p_unknown = (unsigned)below(s, 500);
   s->gi = calloc(XG_MAX_INST, sizeof *s->gi);

@@ -127,7 +127,9 @@ struct xsim {
   xg_tenure ten[XG_LOGS + 1]; /* the last tenure admitted on each log */
   uint64_t *owner[XG_LOGS + 1]; /* offset -> entry id + 1 of its acknowledgement */
   size_t nowner[XG_LOGS + 1];
-  uint64_t opens, deferrals, marks_used, preds_settled, finishes, restarts, expiries;
+  uint64_t opens, deferrals, marks_used, preds_settled, finishes, restarts, expiries, nested;
+  int opening; /* the instance whose open's gate runs (its bucket calls may interleave
+                  another's), -1 none */
 };
 
 static xsim *X; /* the hooks' world (one run at a time) */
@@ -840,8 +842,8 @@ static void finish(xsim *s) {
 static unsigned run_no;
 
 /* The world's clock, randomness, stores and deployed buckets (name: the
- * mem: stores' prefix; hooked: the buckets' interleaving hook). */
-static void world_open(xsim *s, const char *name, int hooked) {
+ * mem: stores' prefix; hook: the buckets' call hook, or NULL). */
+static void world_open(xsim *s, const char *name, void (*hook)(void *, int, const char *)) {
   tarn__clock_hooks h = {h_now, h_mono, h_sleep, s};
   tarn__clock_set(&h);
   tarn__random_set_hook(h_random, s);
@@ -861,8 +863,8 @@ static void world_open(xsim *s, const char *name, int hooked) {
     if (tarn_objstore_open(s->b_uri[i], &s->b[i]))
       abort();
     s->hk[i] = (xhk){s, i};
-    if (hooked)
-      tarn_objstore_mem_hook(s->b[i], h_bucket, &s->hk[i]);
+    if (hook)
+      tarn_objstore_mem_hook(s->b[i], hook, &s->hk[i]);
   }
   if (tarn_express_deploy(s->m, bp, s->k, s->wq, s->win, NULL))
     abort();
@@ -908,7 +910,7 @@ static int xsim_run(xsim *s) {
   s->p_crash = 20 + (unsigned)below(s, 200);
   s->p_unknown = (unsigned)below(s, 400);
   s->live = -1;
-  world_open(s, "xsim", 1);
+  world_open(s, "xsim", h_bucket);
   trace(s, "seed %" PRIu64 ": K=%u W=%u WIN=%u faults %u down %u crash %u unknown %u%s%s",
         s->seed, s->k, s->wq, s->win, s->p_fault, s->p_down, s->p_crash, s->p_unknown,
         s->bug ? " bug " : "", s->bug ? tarn__planted_names[s->bug] : "");
@@ -1011,7 +1013,7 @@ typedef struct xg_seen {
 static void xg_look(xsim *s, uint64_t log, xg_seen *v) {
   memset(v, 0, sizeof *v);
   int64_t ver;
-  v->has_rec = !tarn__xwriter_rec_get(s->m, log, v->rec_star, &v->rec_epoch);
+  v->has_rec = !tarn__xwriter_rec_get(s->m, log, v->rec_star, &v->rec_epoch, NULL);
   v->has_mark = !tarn__xmark_get(s->m, log, v->mark_star, &v->mark_epoch, &v->mark_end, &ver);
   if (tarn__xlog_tail(s->m, log, &v->tail, &v->cum))
     v->tail = 0;
@@ -1145,8 +1147,11 @@ static void xg_append(xsim *s, int ii) {
     xg_look(s, r->log, &before);
   uint8_t p[64];
   payload_of(r->id, r->len, p);
+  int was = s->opening;
+  s->opening = opening ? ii : -1;
   int rc = tarn_xwriter_append(I->w, r->log, p, r->len, r->records, xg_outcome,
                                (void *)(uintptr_t)r->id);
+  s->opening = was;
   trace(s, "%s append %" PRIu64 " to log %" PRIu64 ": %d%s%s", xg_star(I->star), r->id, r->log,
         rc, rc ? " " : "", rc ? tarn_errmsg() : "");
   if (rc) {
@@ -1159,6 +1164,24 @@ static void xg_append(xsim *s, int ii) {
     xg_check_open(s, ii, r->log, &before);
   else if (opening && rc == TARN_EBUSY)
     s->deferrals++;
+}
+
+/* A bucket call while an open's gate fences or settles a predecessor: now
+ * and then another running instance appends (mostly an open of its own),
+ * inside the first gate, between its reads and its last-writer record. */
+static void xg_hook(void *arg, int op, const char *name) {
+  (void)op, (void)name;
+  xsim *s = ((xhk *)arg)->s;
+  if (s->opening < 0 || s->in_hook || s->failed || !per_mille(s, 60))
+    return;
+  int ii = s->gi_of[below(s, XG_STARS)];
+  if (ii < 0 || ii == s->opening) /* the opener's writer holds the open's lock */
+    return;
+  s->in_hook++;
+  s->nested++;
+  trace(s, "  (inside the gate of %s's open)", xg_star(s->gi[s->opening].star));
+  xg_append(s, ii);
+  s->in_hook--;
 }
 
 /* Graceful close: Finish for every log, then the writer and its session end. */
@@ -1242,7 +1265,8 @@ static int xgate_run(xsim *s) {
     abort();
   for (int i = 0; i < XG_STARS; i++)
     s->gi_of[i] = -1;
-  world_open(s, "xgate", 0);
+  s->opening = -1;
+  world_open(s, "xgate", xg_hook);
   trace(s, "seed %" PRIu64 " (racing opens): K=%u W=%u WIN=%u crash %u finish faults %u%s%s",
         s->seed, s->k, s->wq, s->win, s->p_crash, s->p_unknown, s->bug ? " bug " : "",
         s->bug ? tarn__planted_names[s->bug] : "");
@@ -1323,7 +1347,7 @@ int sim_express_main(int argc, char **argv) {
   }
   uint64_t acks = 0, fences = 0, rolls = 0, settles = 0, crashes = 0, lands = 0, races = 0;
   uint64_t g_acks = 0, opens = 0, deferrals = 0, marks = 0, preds = 0, finishes = 0, starts = 0,
-           g_crashes = 0, expiries = 0;
+           g_crashes = 0, expiries = 0, nested = 0;
   long total = 0;
   for (uint64_t seed = a; seed <= b; seed++) {
     for (int world = race_only; world < 2; world++) {
@@ -1336,7 +1360,7 @@ int sim_express_main(int argc, char **argv) {
       if (world) {
         g_acks += s.acks, opens += s.opens, deferrals += s.deferrals, marks += s.marks_used;
         preds += s.preds_settled, finishes += s.finishes, starts += s.restarts;
-        g_crashes += s.crashes, expiries += s.expiries;
+        g_crashes += s.crashes, expiries += s.expiries, nested += s.nested;
       } else {
         acks += s.acks, fences += s.fences, rolls += s.rolls, settles += s.settles;
         crashes += s.crashes, lands += s.lands, races += s.races;
@@ -1360,9 +1384,9 @@ int sim_express_main(int argc, char **argv) {
            a, b, steps, acks, fences, races, rolls, settles, crashes, lands);
   printf("tarn-sim --express: racing opens, seeds %" PRIu64 "..%" PRIu64 " x %d steps clean: %" PRIu64
          " acks, %" PRIu64 " opens (%" PRIu64 " on a mark, %" PRIu64 " over a settled "
-         "predecessor), %" PRIu64 " deferred, %" PRIu64 " finishes, %" PRIu64 " starts, %" PRIu64
+         "predecessor), %" PRIu64 " appends inside another's gate, %" PRIu64 " deferred, %" PRIu64 " finishes, %" PRIu64 " starts, %" PRIu64
          " crashes, %" PRIu64 " session expiries\n",
-         a, b, steps, g_acks, opens, marks, preds, deferrals, finishes, starts, g_crashes,
+         a, b, steps, g_acks, opens, marks, preds, nested, deferrals, finishes, starts, g_crashes,
          expiries);
   if (expect_fail) {
     printf("tarn-sim --express: expected a violation, none found\n");

@@ -240,9 +240,10 @@ int tarn__xlog_star_get(tarn_meta *m, uint64_t log_id, char *star, size_t n);
  * opener's lease). */
 int tarn__xwriter_rec_put(tarn_meta *m, uint64_t log_id, const char *star, uint64_t epoch,
                           const tarn_meta_guard *g, size_t ng);
-/* TARN_ENOTFOUND when no writer ever opened the log under this protocol. */
+/* TARN_ENOTFOUND when no writer ever opened the log under this protocol;
+ * *version (may be NULL) the record's version, for the gate's guard. */
 int tarn__xwriter_rec_get(tarn_meta *m, uint64_t log_id, char star[TARN__X_STAR_MAX + 1],
-                          uint64_t *epoch);
+                          uint64_t *epoch, int64_t *version);
 /* Stamps the clean-release mark of the tenure (star, epoch): every offset
  * below end is indexed. Under the guards g (the tenure's lease). */
 int tarn__xmark_put(tarn_meta *m, uint64_t log_id, const char *star, uint64_t epoch,

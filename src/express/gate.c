@@ -66,8 +66,9 @@ int tarn__xgate_open(tarn_xwriter *w, xlog *l) {
   uint64_t log_id = l->log_id, my_epoch = w->ep.epoch;
   char pred[TARN__X_STAR_MAX + 1], ms[TARN__X_STAR_MAX + 1];
   uint64_t pe = 0, me = 0, mend = 0, pe_tail = 0, cum = 0;
-  int64_t mver = 0;
-  int rc = tarn__xwriter_rec_get(m, log_id, pred, &pe);
+  int64_t mver = 0, rver = 0;
+  int rc = tarn__xwriter_rec_get(m, log_id, pred, &pe, &rver);
+  int had_rec = rc == 0;
   if (TARN__PLANTED(TARN__BUG_XGATE_TRUSTS_INDEX) && !rc &&
       !tarn__xlog_tail(m, log_id, &pe_tail, &cum) && pe_tail == 0)
     rc = TARN_ENOTFOUND; /* the bug: an empty index read as a fresh log */
@@ -119,9 +120,30 @@ admit:
   if (TARN__PLANTED(TARN__BUG_XREC_AFTER_ACK))
     return 0; /* the bug: Finish writes it, after the tenure's acknowledgements */
   {
-    tarn_meta_guard g[TARN_LEASE_GUARDS];
+    /* Under the lease, and only over the record this gate judged: an open
+     * that raced ours (inside our fence or settlement: a restarted star's,
+     * which checks no leases, or one whose lease scan ran before our lease
+     * existed) and was admitted first has moved it, and two leaders would
+     * count from the same end. tarn-sim --express --race --seed 5. */
+    tarn_meta_guard g[TARN_LEASE_GUARDS + 1];
     size_t ng = tarn_lease_guards(l->lease, g);
+    g[ng++] = had_rec ? (tarn_meta_guard){TARN_META_GUARD_EXISTS, TARN__X_WRITER_KEY, rver}
+                      : (tarn_meta_guard){TARN_META_GUARD_ABSENT, TARN__X_WRITER_KEY, 0};
     rc = tarn__xwriter_rec_put(m, log_id, w->star, my_epoch, g, ng);
+    char now_star[TARN__X_STAR_MAX + 1];
+    uint64_t now_epoch = 0;
+    int64_t now_ver = 0;
+    int moved = 0;
+    if (rc == TARN_EGUARD) { /* the record's guard, or the lease's? */
+      int r2 = tarn__xwriter_rec_get(m, log_id, now_star, &now_epoch, &now_ver);
+      moved = had_rec ? r2 == 0 && now_ver != rver : r2 == 0;
+    }
+    if (moved)
+      rc = tarn__err(TARN_EBUSY, "express log %" PRIu64 ": %s's open was admitted while this "
+                                 "one judged the log; retry", log_id, now_star);
+    else if (rc == TARN_EGUARD)
+      rc = tarn__err(TARN_EGUARD, "express log %" PRIu64 ": the lease no longer guards the "
+                                  "last-writer record", log_id);
   }
   return rc;
 }

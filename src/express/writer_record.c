@@ -82,9 +82,9 @@ int tarn__xwriter_rec_put(tarn_meta *m, uint64_t log_id, const char *star, uint6
 }
 
 int tarn__xwriter_rec_get(tarn_meta *m, uint64_t log_id, char star[TARN__X_STAR_MAX + 1],
-                          uint64_t *epoch) {
+                          uint64_t *epoch, int64_t *version) {
   char v[TARN__X_STAR_MAX + 64];
-  int rc = rec_get(m, log_id, TARN__X_WRITER_KEY, v, sizeof v, NULL);
+  int rc = rec_get(m, log_id, TARN__X_WRITER_KEY, v, sizeof v, version);
   if (!rc && parse(v, star, epoch, NULL))
     rc = tarn__err(TARN_ECORRUPT, "express log %" PRIu64 ": writer record \"%s\"", log_id, v);
   return rc;

@@ -71,6 +71,21 @@ typedef struct xw {
   int zombie;
 } xw;
 
+/* The racing-opens worlds: XG_STARS stars, each run by one process at a
+ * time (an instance: its own metadata session and writer). */
+#define XG_STARS 3
+#define XG_LOGS 2
+#define XG_MAX_INST 1024
+typedef struct xg_inst {
+  int star;
+  tarn_meta *m;     /* NULL once its session ended */
+  tarn_xwriter *w;  /* NULL once closed or crashed */
+} xg_inst;
+typedef struct xg_tenure {
+  int valid, star, inst;
+  uint64_t epoch;
+} xg_tenure;
+
 typedef struct xsim xsim;
 typedef struct xhk {
   xsim *s;
@@ -106,6 +121,15 @@ struct xsim {
   int actor;
   struct { uint64_t epoch, slot; } *reclaimed; /* flights deleted by reclamation */
   size_t nreclaimed;
+  /* the racing-opens worlds (several stars) */
+  xg_inst *gi;
+  int ngi, gi_of[XG_STARS]; /* gi_of: a star's running instance, -1 none */
+  xg_tenure ten[XG_LOGS + 1]; /* the last tenure admitted on each log */
+  uint64_t *owner[XG_LOGS + 1]; /* offset -> entry id + 1 of its acknowledgement */
+  size_t nowner[XG_LOGS + 1];
+  uint64_t opens, deferrals, marks_used, preds_settled, finishes, restarts, expiries, nested;
+  int opening; /* the instance whose open's gate runs (its bucket calls may interleave
+                  another's), -1 none */
 };
 
 static xsim *X; /* the hooks' world (one run at a time) */
@@ -727,41 +751,18 @@ static void step(xsim *s) {
   }
 }
 
-/* After the run: outages end, zombies give up, every epoch is fenced and
- * settled, the leader closes; then every log is read back. */
-static void finish(xsim *s) {
-  heal(s);
-  for (int i = 0; i < s->nw; i++)
-    if (s->ws[i].zombie && s->ws[i].w) {
-      s->actor = ACT_RECLAIM; /* a closing writer reclaims what it absorbed */
-      tarn_xwriter_close(s->ws[i].w);
-      s->actor = ACT_OTHER;
-      s->ws[i].w = NULL;
-    }
-  if (s->live >= 0) {
-    xw *L = &s->ws[s->live];
-    int rc = tarn_xwriter_flush(L->w);
-    trace(s, "w%d flush: %d", s->live, rc);
-    heal(s);
-    s->actor = ACT_RECLAIM;
-    rc = tarn_xwriter_close(L->w);
-    s->actor = ACT_OTHER;
-    L->w = NULL;
-    trace(s, "w%d close: %d %s", s->live, rc, rc ? tarn_errmsg() : "");
-  }
-  if (s->failed)
-    return;
-  heal(s);
-  fence_and_settle_all(s);
-  run_checks(s, 1);
-  if (s->failed)
-    return;
+/* Reads every log back: an entry read is one appended, with its bytes, at
+ * its acknowledged offset, never twice, never one that failed; final: every
+ * acknowledged entry is read (mid-run the index may lag, nothing more). */
+static void read_back(xsim *s, uint64_t nlogs, int final) {
+  for (size_t i = 0; i < s->nrecs; i++)
+    s->recs[i].seen = 0;
   tarn_reader *rd;
   if (tarn_reader_open(s->m, s->wal, NULL, NULL, &rd)) {
     fail(s, "XAckReadBack", "reader: %s", tarn_errmsg());
     return;
   }
-  for (uint64_t log = 1; log <= XS_LOGS && !s->failed; log++) {
+  for (uint64_t log = 1; log <= nlogs && !s->failed; log++) {
     tarn_log_iter *it;
     if (tarn_reader_iter(rd, log, 0, &it)) {
       fail(s, "XAckReadBack", "log %" PRIu64 ": %s", log, tarn_errmsg());
@@ -800,69 +801,76 @@ static void finish(xsim *s) {
     tarn_reader_iter_free(it);
   }
   tarn_reader_close(rd);
-  for (size_t i = 0; i < s->nrecs && !s->failed; i++)
+  for (size_t i = 0; i < s->nrecs && final && !s->failed; i++)
     if (s->recs[i].state == XE_ACKED && s->recs[i].seen != 1)
       fail(s, "XAckReadBack", "entry %" PRIu64 " acknowledged at log %" PRIu64 " offset %" PRIu64
                               " is not read back", s->recs[i].id, s->recs[i].log, s->recs[i].off);
 }
 
+/* After the run: outages end, zombies give up, every epoch is fenced and
+ * settled, the leader closes; then every log is read back. */
+static void finish(xsim *s) {
+  heal(s);
+  for (int i = 0; i < s->nw; i++)
+    if (s->ws[i].zombie && s->ws[i].w) {
+      s->actor = ACT_RECLAIM; /* a closing writer reclaims what it absorbed */
+      tarn_xwriter_close(s->ws[i].w);
+      s->actor = ACT_OTHER;
+      s->ws[i].w = NULL;
+    }
+  if (s->live >= 0) {
+    xw *L = &s->ws[s->live];
+    int rc = tarn_xwriter_flush(L->w);
+    trace(s, "w%d flush: %d", s->live, rc);
+    heal(s);
+    s->actor = ACT_RECLAIM;
+    rc = tarn_xwriter_close(L->w);
+    s->actor = ACT_OTHER;
+    L->w = NULL;
+    trace(s, "w%d close: %d %s", s->live, rc, rc ? tarn_errmsg() : "");
+  }
+  if (s->failed)
+    return;
+  heal(s);
+  fence_and_settle_all(s);
+  run_checks(s, 1);
+  if (s->failed)
+    return;
+  read_back(s, XS_LOGS, 1);
+}
+
 static unsigned run_no;
 
-/* One seed: 1 on a violation (s->failure). */
-static int xsim_run(xsim *s) {
-  X = s;
-  s->rng = s->seed * 0x2545f4914f6cdd1dULL + 7;
-#ifdef TARN_PLANTED_BUGS
-  tarn__planted_bug = s->bug;
-#endif
-  /* one world in four is K = W = 1; WIN 2..5 */
-  if (below(s, 4) == 0)
-    s->k = 1, s->wq = 1;
-  else
-    s->k = 3, s->wq = 2;
-  s->win = 2 + (uint32_t)below(s, 4);
-  s->p_fault = (unsigned)below(s, 300);
-  s->p_down = (unsigned)below(s, 600);
-  s->p_crash = 20 + (unsigned)below(s, 200);
-  s->p_unknown = (unsigned)below(s, 400);
-  s->live = -1;
+/* The world's clock, randomness, stores and deployed buckets (name: the
+ * mem: stores' prefix; hook: the buckets' call hook, or NULL). */
+static void world_open(xsim *s, const char *name, void (*hook)(void *, int, const char *)) {
   tarn__clock_hooks h = {h_now, h_mono, h_sleep, s};
   tarn__clock_set(&h);
   tarn__random_set_hook(h_random, s);
   run_no++;
-  snprintf(s->meta_uri, sizeof s->meta_uri, "mem:xsim-%u-%" PRIu64 "?session_timeout_ms=600000",
-           run_no, s->seed);
-  snprintf(s->wal_uri, sizeof s->wal_uri, "mem:xsim-wal-%u-%" PRIu64, run_no, s->seed);
+  snprintf(s->meta_uri, sizeof s->meta_uri, "mem:%s-%u-%" PRIu64 "?session_timeout_ms=600000",
+           name, run_no, s->seed);
+  snprintf(s->wal_uri, sizeof s->wal_uri, "mem:%s-wal-%u-%" PRIu64, name, run_no, s->seed);
   if (tarn_meta_open(s->meta_uri, &s->m) || tarn_meta_open(s->meta_uri, &s->fm[0]) ||
       tarn_meta_open(s->meta_uri, &s->fm[1]) || tarn_objstore_open(s->wal_uri, &s->wal))
     abort();
   char bk[TARN__X_K_MAX][160];
   const char *bp[TARN__X_K_MAX];
   for (uint32_t i = 0; i < s->k; i++) {
-    snprintf(s->b_uri[i], sizeof s->b_uri[i], "mem:xsim-b%u-%u-%" PRIu64, i, run_no, s->seed);
+    snprintf(s->b_uri[i], sizeof s->b_uri[i], "mem:%s-b%u-%u-%" PRIu64, name, i, run_no, s->seed);
     snprintf(bk[i], sizeof bk[i], "%s@z%u", s->b_uri[i], i);
     bp[i] = bk[i];
     if (tarn_objstore_open(s->b_uri[i], &s->b[i]))
       abort();
     s->hk[i] = (xhk){s, i};
-    tarn_objstore_mem_hook(s->b[i], h_bucket, &s->hk[i]);
+    if (hook)
+      tarn_objstore_mem_hook(s->b[i], hook, &s->hk[i]);
   }
   if (tarn_express_deploy(s->m, bp, s->k, s->wq, s->win, NULL))
     abort();
-  trace(s, "seed %" PRIu64 ": K=%u W=%u WIN=%u faults %u down %u crash %u unknown %u%s%s",
-        s->seed, s->k, s->wq, s->win, s->p_fault, s->p_down, s->p_crash, s->p_unknown,
-        s->bug ? " bug " : "", s->bug ? tarn__planted_names[s->bug] : "");
-  if (writer_open(s))
-    fail(s, "XAckReadBack", "the first writer could not open: %s", tarn_errmsg());
-  for (s->step = 1; s->step <= s->steps && !s->failed; s->step++)
-    step(s);
-  if (!s->failed)
-    finish(s);
-  for (int i = 0; i < s->nw; i++) {
-    if (s->ws[i].w)
-      tarn_xwriter_close(s->ws[i].w);
-    tarn_meta_close(s->ws[i].m);
-  }
+}
+
+static void world_close(xsim *s) {
   for (uint32_t i = 0; i < s->k; i++) {
     tarn_objstore_mem_hook(s->b[i], NULL, NULL);
     tarn_objstore_close(s->b[i]);
@@ -877,6 +885,422 @@ static int xsim_run(xsim *s) {
   free(s->reclaimed);
   tarn__clock_set(NULL);
   tarn__random_set_hook(NULL, NULL);
+}
+
+/* The seed's randomness, the planted bug, and the world's shape: one world
+ * in four is K = W = 1; WIN 2..5. */
+static void world_shape(xsim *s, uint64_t mul, uint64_t add) {
+  X = s;
+  s->rng = s->seed * mul + add;
+#ifdef TARN_PLANTED_BUGS
+  tarn__planted_bug = s->bug;
+#endif
+  if (below(s, 4) == 0)
+    s->k = 1, s->wq = 1;
+  else
+    s->k = 3, s->wq = 2;
+  s->win = 2 + (uint32_t)below(s, 4);
+}
+
+/* One seed: 1 on a violation (s->failure). */
+static int xsim_run(xsim *s) {
+  world_shape(s, 0x2545f4914f6cdd1dULL, 7);
+  s->p_fault = (unsigned)below(s, 300);
+  s->p_down = (unsigned)below(s, 600);
+  s->p_crash = 20 + (unsigned)below(s, 200);
+  s->p_unknown = (unsigned)below(s, 400);
+  s->live = -1;
+  world_open(s, "xsim", h_bucket);
+  trace(s, "seed %" PRIu64 ": K=%u W=%u WIN=%u faults %u down %u crash %u unknown %u%s%s",
+        s->seed, s->k, s->wq, s->win, s->p_fault, s->p_down, s->p_crash, s->p_unknown,
+        s->bug ? " bug " : "", s->bug ? tarn__planted_names[s->bug] : "");
+  if (writer_open(s))
+    fail(s, "XAckReadBack", "the first writer could not open: %s", tarn_errmsg());
+  for (s->step = 1; s->step <= s->steps && !s->failed; s->step++)
+    step(s);
+  if (!s->failed)
+    finish(s);
+  for (int i = 0; i < s->nw; i++) {
+    if (s->ws[i].w)
+      tarn_xwriter_close(s->ws[i].w);
+    tarn_meta_close(s->ws[i].m);
+  }
+  world_close(s);
+  X = NULL;
+  return s->failed;
+}
+
+/* ---- the racing-opens worlds (issue 15) ---------------------------------------
+ *
+ * XG_STARS stars lead XG_LOGS express logs in turn, each star one process at
+ * a time: an instance, its own metadata session and stepped writer on one
+ * mem: store. Steps: appends (the first of a tenure runs the open gate),
+ * the writer's own steps, Finish of one log (now and then with the
+ * metadata store failing inside it), graceful close, crash (abandon; the
+ * session ends at once or lives on until a later expiry), restart of a star
+ * (a new instance, a new epoch of the same star). The checker's ground
+ * truth is the run itself: which instance lives, what each acknowledged,
+ * which tenure last led each log. After the run the live instances close,
+ * every session ends, every epoch of every star is fenced and settled, and
+ * every log is read back. The properties:
+ *   XNoOffsetTwice      no offset of an express log is acknowledged twice
+ *   XAckReadBack        acknowledged entries are read at their offsets (every
+ *                       100 steps: nothing read contradicts an acknowledgement;
+ *                       at the settle: every one is read)
+ *   XOpenJustified      an admitted open over a predecessor tenure consumed
+ *                       that tenure's mark (which covered every acknowledged
+ *                       offset: its end is the index's end), or left that
+ *                       tenure's epoch fenced and settled; a refused open
+ *                       (EBUSY) deferred, nothing more
+ *   XRecordBeforeAck    an admitted open leaves the last-writer record naming
+ *                       its tenure before its first append is queued
+ *   XNoAdmitBesideLive  no open is admitted while another running instance
+ *                       leads the log (unsettled, unmarked, alive) */
+
+static const char *xg_star(int i) {
+  static const char *n[XG_STARS] = {"gs-a", "gs-b", "gs-c"};
+  return n[i];
+}
+
+static xlog *xg_leads(tarn_xwriter *w, uint64_t log) {
+  for (xlog *l = w ? w->logs : NULL; l; l = l->next)
+    if (l->log_id == log)
+      return l;
+  return NULL;
+}
+
+static void xg_outcome(void *arg, int status, uint64_t offset, int64_t ts) {
+  (void)ts;
+  xsim *s = X;
+  xrec *r = &s->recs[(uintptr_t)arg];
+  if (++r->outcomes > 1) {
+    fail(s, "XAckReadBack", "entry %" PRIu64 " got a second outcome (%d)", r->id, status);
+    return;
+  }
+  if (status) {
+    r->state = status == TARN_EUNKNOWN ? XE_UNKNOWN : XE_FAILED;
+    return;
+  }
+  r->state = XE_ACKED;
+  r->off = offset;
+  s->acks++;
+  size_t *n = &s->nowner[r->log];
+  if (offset >= *n) {
+    size_t nn = offset + 64;
+    s->owner[r->log] = realloc(s->owner[r->log], nn * sizeof *s->owner[r->log]);
+    if (!s->owner[r->log])
+      abort();
+    memset(s->owner[r->log] + *n, 0, (nn - *n) * sizeof *s->owner[r->log]);
+    *n = nn;
+  }
+  uint64_t *o = &s->owner[r->log][offset];
+  if (*o)
+    fail(s, "XNoOffsetTwice",
+         "log %" PRIu64 " offset %" PRIu64 " acknowledged to entry %" PRIu64 " (%s) and before "
+         "to entry %" PRIu64 " (%s)",
+         r->log, offset, r->id, xg_star(s->gi[r->wid].star), *o - 1,
+         xg_star(s->gi[s->recs[*o - 1].wid].star));
+  *o = r->id + 1;
+}
+
+/* The log's records as the checker reads them. */
+typedef struct xg_seen {
+  int has_rec, has_mark; /* has_mark: a standing (unconsumed) mark */
+  char rec_star[TARN__X_STAR_MAX + 1], mark_star[TARN__X_STAR_MAX + 1];
+  uint64_t rec_epoch, mark_epoch, mark_end, tail, cum;
+} xg_seen;
+
+static void xg_look(xsim *s, uint64_t log, xg_seen *v) {
+  memset(v, 0, sizeof *v);
+  int64_t ver;
+  v->has_rec = !tarn__xwriter_rec_get(s->m, log, v->rec_star, &v->rec_epoch, NULL);
+  v->has_mark = !tarn__xmark_get(s->m, log, v->mark_star, &v->mark_epoch, &v->mark_end, &ver);
+  if (tarn__xlog_tail(s->m, log, &v->tail, &v->cum))
+    v->tail = 0;
+  tarn_errclear();
+}
+
+static int xg_settled(xsim *s, const char *star, uint64_t epoch) {
+  tarn__xepoch e;
+  if (tarn__xepoch_load(s->m, star, TARN__X_CLASS_EXPRESS, epoch, &e)) {
+    tarn_errclear();
+    return 0;
+  }
+  int ok = e.state == TARN__XEPOCH_FENCED && e.has_cut && e.checkpoint >= e.cut;
+  tarn__xepoch_free(&e);
+  return ok;
+}
+
+/* An admitted open of log by instance ii: judged from the records, never
+ * from the gate's own word. */
+static void xg_check_open(xsim *s, int ii, uint64_t log, const xg_seen *before) {
+  xg_inst *I = &s->gi[ii];
+  xlog *l = xg_leads(I->w, log);
+  const char *star = xg_star(I->star);
+  uint64_t epoch = l->rec_epoch;
+  xg_seen after;
+  xg_look(s, log, &after);
+  s->opens++;
+  for (int j = 0; j < s->ngi; j++)
+    if (j != ii && xg_leads(s->gi[j].w, log))
+      fail(s, "XNoAdmitBesideLive",
+           "log %" PRIu64 ": %s (epoch %" PRIu64 ") admitted while %s (running) leads it", log,
+           star, epoch, xg_star(s->gi[j].star));
+  if (!after.has_rec || strcmp(after.rec_star, star) || after.rec_epoch != epoch)
+    fail(s, "XRecordBeforeAck",
+         "log %" PRIu64 ": %s opened in epoch %" PRIu64 ", but the last-writer record says %s",
+         log, star, epoch, after.has_rec ? after.rec_star : "nothing");
+  xg_tenure *p = &s->ten[log];
+  if (p->valid) {
+    const char *ps = xg_star(p->star);
+    uint64_t hi = 0;
+    for (uint64_t o = 0; o < s->nowner[log]; o++)
+      if (s->owner[log][o])
+        hi = o + 1;
+    int consumed = before->has_mark && !strcmp(before->mark_star, ps) &&
+                   before->mark_epoch == p->epoch && !after.has_mark;
+    if (consumed) {
+      s->marks_used++;
+      if (before->mark_end != before->tail || before->mark_end < hi)
+        fail(s, "XOpenJustified",
+             "log %" PRIu64 ": %s consumed the mark of %s epoch %" PRIu64 " ending at %" PRIu64
+             ", but the index ends at %" PRIu64 " and offsets below %" PRIu64 " were acknowledged",
+             log, star, ps, p->epoch, before->mark_end, before->tail, hi);
+    } else if (xg_settled(s, ps, p->epoch)) {
+      s->preds_settled++;
+    } else {
+      fail(s, "XOpenJustified",
+           "log %" PRIu64 ": %s (epoch %" PRIu64 ") admitted over %s epoch %" PRIu64
+           " without consuming its mark%s or settling it",
+           log, star, epoch, ps, p->epoch, after.has_mark ? " (left standing)" : "");
+    }
+  }
+  *p = (xg_tenure){1, I->star, ii, epoch};
+  trace(s, "  %s opens log %" PRIu64 " in epoch %" PRIu64 " (index end %" PRIu64 ")", star, log,
+        epoch, after.tail);
+}
+
+static int xg_roll_fence(void *arg, tarn_meta *m, const char *star, uint64_t epoch,
+                         uint64_t *cut) {
+  (void)arg;
+  tarn_xfence_opts o = {.timeout_ms = 1000, .retry_ms = 50};
+  tarn_xfence_report r;
+  int rc = tarn_express_fence(m, star, epoch, &o, &r);
+  if (!rc)
+    *cut = r.cut;
+  return rc;
+}
+
+static void xg_start(xsim *s, int star) {
+  if (s->ngi == XG_MAX_INST)
+    return;
+  xg_inst *I = &s->gi[s->ngi];
+  I->star = star;
+  if (tarn_meta_open(s->meta_uri, &I->m))
+    abort();
+  tarn_xwriter_options o;
+  tarn_xwriter_options_default(&o);
+  o.star = xg_star(star);
+  o.stepped = 1;
+  o.reclaim_grace_ms = 30000;
+  o.max_rolls = 1000;
+  o.fence = xg_roll_fence;
+  o.finish_retry_ms = 100;
+  o.finish_attempts = 2;
+  if (tarn_xwriter_open(I->m, s->wal, &o, &I->w)) {
+    trace(s, "%s cannot start: %s", o.star, tarn_errmsg());
+    tarn_meta_close(I->m);
+    return;
+  }
+  s->gi_of[star] = s->ngi++;
+  s->restarts++;
+  trace(s, "%s starts (instance %d), epoch %" PRIu64, o.star, s->ngi - 1,
+        tarn_xwriter_epoch(I->w));
+}
+
+/* The instance's process ends: nothing more written; its session ends now
+ * (dead) or lives on (its lease records stand until the expiry). */
+static void xg_crash(xsim *s, int ii, int session_ends) {
+  xg_inst *I = &s->gi[ii];
+  tarn__xwriter_abandon(I->w);
+  I->w = NULL;
+  s->gi_of[I->star] = -1;
+  s->crashes++;
+  if (session_ends) {
+    tarn_meta_close(I->m);
+    I->m = NULL;
+  }
+  trace(s, "%s CRASHES (instance %d)%s", xg_star(I->star), ii,
+        session_ends ? ", its session ends" : ", its session lives on");
+}
+
+static void xg_append(xsim *s, int ii) {
+  xg_inst *I = &s->gi[ii];
+  xrec *r = rec_new(s);
+  r->log = 1 + below(s, XG_LOGS);
+  r->len = 8 + below(s, 40);
+  r->records = 1;
+  r->wid = ii;
+  xg_seen before;
+  int opening = !xg_leads(I->w, r->log);
+  if (opening)
+    xg_look(s, r->log, &before);
+  uint8_t p[64];
+  payload_of(r->id, r->len, p);
+  int was = s->opening;
+  s->opening = opening ? ii : -1;
+  int rc = tarn_xwriter_append(I->w, r->log, p, r->len, r->records, xg_outcome,
+                               (void *)(uintptr_t)r->id);
+  s->opening = was;
+  trace(s, "%s append %" PRIu64 " to log %" PRIu64 ": %d%s%s", xg_star(I->star), r->id, r->log,
+        rc, rc ? " " : "", rc ? tarn_errmsg() : "");
+  if (rc) {
+    r->state = XE_FAILED;
+    r->outcomes = 1;
+  }
+  /* the gate admitted the open when the writer leads the log now (an append
+   * may still fail after it: a failed writer); EBUSY before it defers */
+  if (opening && xg_leads(I->w, r->log))
+    xg_check_open(s, ii, r->log, &before);
+  else if (opening && rc == TARN_EBUSY)
+    s->deferrals++;
+}
+
+/* A bucket call while an open's gate fences or settles a predecessor: now
+ * and then another running instance appends (mostly an open of its own),
+ * inside the first gate, between its reads and its last-writer record. */
+static void xg_hook(void *arg, int op, const char *name) {
+  (void)op, (void)name;
+  xsim *s = ((xhk *)arg)->s;
+  if (s->opening < 0 || s->in_hook || s->failed || !per_mille(s, 60))
+    return;
+  int ii = s->gi_of[below(s, XG_STARS)];
+  if (ii < 0 || ii == s->opening) /* the opener's writer holds the open's lock */
+    return;
+  s->in_hook++;
+  s->nested++;
+  trace(s, "  (inside the gate of %s's open)", xg_star(s->gi[s->opening].star));
+  xg_append(s, ii);
+  s->in_hook--;
+}
+
+/* Graceful close: Finish for every log, then the writer and its session end. */
+static void xg_close(xsim *s, int ii) {
+  xg_inst *I = &s->gi[ii];
+  int rc = tarn_xwriter_flush(I->w);
+  int rc2 = tarn_xwriter_close(I->w);
+  trace(s, "%s closes: flush %d, close %d", xg_star(I->star), rc, rc2);
+  I->w = NULL;
+  s->gi_of[I->star] = -1;
+  tarn_meta_close(I->m);
+  I->m = NULL;
+}
+
+static void xg_step(xsim *s) {
+  s->now += 1 + (int64_t)below(s, 5);
+  int star = (int)below(s, XG_STARS);
+  int ii = s->gi_of[star];
+  xg_inst *I = ii >= 0 ? &s->gi[ii] : NULL;
+  uint64_t pick = below(s, 100);
+  if (!I) {
+    if (pick < 8)
+      xg_start(s, star);
+    else if (pick < 12) {
+      /* a crashed instance's session expires */
+      for (int j = 0; j < s->ngi; j++)
+        if (!s->gi[j].w && s->gi[j].m) {
+          tarn_meta_close(s->gi[j].m);
+          s->gi[j].m = NULL;
+          s->expiries++;
+          trace(s, "the session of %s (instance %d) expires", xg_star(s->gi[j].star), j);
+          break;
+        }
+    }
+    return;
+  }
+  if (pick < 30) {
+    xg_append(s, ii);
+  } else if (pick < 45) {
+    int rc = tarn_xwriter_step(I->w, TARN_XSTEP_SEAL, 0, 0);
+    for (xflight *f = I->w->head; f && rc >= 0; f = f->next)
+      for (size_t b = 0; b < s->k; b++)
+        if (per_mille(s, 700))
+          tarn_xwriter_step(I->w, TARN_XSTEP_PUT, f->slot, b);
+    rc = tarn_xwriter_step(I->w, TARN_XSTEP_RELEASE, 0, 0);
+    trace(s, "%s seal, puts, release: %d", xg_star(I->star), rc);
+  } else if (pick < 55) {
+    int rc = tarn_xwriter_flush(I->w);
+    trace(s, "%s flush: %d", xg_star(I->star), rc);
+  } else if (pick < 65) {
+    int rc = tarn_xwriter_step(I->w, TARN_XSTEP_ABSORB, 0, 0);
+    trace(s, "%s ABSORB: %d", xg_star(I->star), rc);
+  } else if (pick < 75) {
+    uint64_t log = 1 + below(s, XG_LOGS);
+    if (!xg_leads(I->w, log))
+      return;
+    int faulty = per_mille(s, s->p_unknown);
+    if (faulty) /* the metadata store fails inside the Finish */
+      tarn_meta_inject_fault_after(I->m, TARN_META_FAULT_FAIL, (int)below(s, 4), 1000);
+    int rc = tarn_xwriter_finish(I->w, log);
+    tarn_meta_inject_fault(I->m, TARN_META_FAULT_NONE, 0);
+    s->finishes += rc == 0;
+    trace(s, "%s finishes log %" PRIu64 "%s: %d", xg_star(I->star), log,
+          faulty ? " (store failing)" : "", rc);
+  } else if (pick < 79) {
+    xg_close(s, ii);
+  } else if (pick < 79 + s->p_crash / 20) {
+    xg_crash(s, ii, per_mille(s, 500));
+  } else if (pick < 90 && I->w->failed_rc) {
+    xg_crash(s, ii, per_mille(s, 500)); /* a failed writer's process gives up */
+  }
+}
+
+/* One racing-opens world: 1 on a violation. */
+static int xgate_run(xsim *s) {
+  world_shape(s, 0x9e3779b97f4a7c15ULL, 11);
+  s->p_crash = 20 + (unsigned)below(s, 200);
+  s->p_unknown = (unsigned)below(s, 500);
+  s->gi = calloc(XG_MAX_INST, sizeof *s->gi);
+  if (!s->gi)
+    abort();
+  for (int i = 0; i < XG_STARS; i++)
+    s->gi_of[i] = -1;
+  s->opening = -1;
+  world_open(s, "xgate", xg_hook);
+  trace(s, "seed %" PRIu64 " (racing opens): K=%u W=%u WIN=%u crash %u finish faults %u%s%s",
+        s->seed, s->k, s->wq, s->win, s->p_crash, s->p_unknown, s->bug ? " bug " : "",
+        s->bug ? tarn__planted_names[s->bug] : "");
+  for (s->step = 1; s->step <= s->steps && !s->failed; s->step++) {
+    xg_step(s);
+    if (s->step % 100 == 0 && !s->failed)
+      read_back(s, XG_LOGS, 0);
+  }
+  /* the settle: every instance ends, every epoch of every star is settled */
+  for (int i = 0; i < s->ngi; i++) {
+    if (s->gi[i].w && !s->failed)
+      xg_close(s, i);
+    else if (s->gi[i].w)
+      tarn__xwriter_abandon(s->gi[i].w);
+    if (s->gi[i].m)
+      tarn_meta_close(s->gi[i].m);
+    s->gi[i].w = NULL, s->gi[i].m = NULL;
+  }
+  for (int st = 0; st < XG_STARS && !s->failed; st++) {
+    uint64_t head = 0;
+    if (tarn__xchain_head(s->m, xg_star(st), TARN__X_CLASS_EXPRESS, &head) || head == 0) {
+      tarn_errclear();
+      continue;
+    }
+    if (tarn__xsettle_range(s->m, s->wal, xg_star(st), 1, head))
+      fail(s, "XAckReadBack", "settling %s: %s", xg_star(st), tarn_errmsg());
+    s->settles += head;
+  }
+  if (!s->failed)
+    read_back(s, XG_LOGS, 1);
+  for (int i = 1; i <= XG_LOGS; i++)
+    free(s->owner[i]);
+  free(s->gi);
+  world_close(s);
   X = NULL;
   return s->failed;
 }
@@ -884,7 +1308,7 @@ static int xsim_run(xsim *s) {
 int sim_express_main(int argc, char **argv);
 int sim_express_main(int argc, char **argv) {
   uint64_t a = 1, b = 1;
-  int steps = 1000, tr = 0, expect_fail = 0, bug = 0;
+  int steps = 1000, tr = 0, expect_fail = 0, bug = 0, race_only = 0;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(argv[i], "--seed") && v) {
@@ -913,36 +1337,57 @@ int sim_express_main(int argc, char **argv) {
       tr = 1;
     } else if (!strcmp(argv[i], "--expect-fail")) {
       expect_fail = 1;
+    } else if (!strcmp(argv[i], "--race")) {
+      race_only = 1; /* only the racing-opens worlds */
     } else {
       fprintf(stderr, "usage: tarn-sim --express [--seed N | --seeds A..B] [--steps N] "
-                      "[--bug NAME] [--expect-fail] [--trace]\n");
+                      "[--bug NAME] [--expect-fail] [--race] [--trace]\n");
       return 2;
     }
   }
   uint64_t acks = 0, fences = 0, rolls = 0, settles = 0, crashes = 0, lands = 0, races = 0;
+  uint64_t g_acks = 0, opens = 0, deferrals = 0, marks = 0, preds = 0, finishes = 0, starts = 0,
+           g_crashes = 0, expiries = 0, nested = 0;
   long total = 0;
   for (uint64_t seed = a; seed <= b; seed++) {
-    xsim s;
-    memset(&s, 0, sizeof s);
-    s.seed = seed, s.steps = steps, s.trace = tr, s.bug = bug;
-    s.check_all = getenv("TARN_XSIM_CHECK_ALL") != NULL; /* every fenced epoch after every step */
-    int failed = xsim_run(&s);
-    total += s.step - 1;
-    acks += s.acks, fences += s.fences, rolls += s.rolls, settles += s.settles;
-    crashes += s.crashes, lands += s.lands, races += s.races;
-    if (failed) {
-      printf("tarn-sim --express: seed %" PRIu64 " FAILED at step %d (%ld steps in all): %s\n",
-             seed, s.step > steps ? steps : s.step, total, s.failure);
-      printf("replay: tarn-sim%s --express --seed %" PRIu64 " --steps %d%s%s --trace\n",
-             bug ? "-planted" : "", seed, s.step > steps ? steps : s.step, bug ? " --bug " : "",
-             bug ? tarn__planted_names[bug] : "");
-      return expect_fail ? 0 : 1;
+    for (int world = race_only; world < 2; world++) {
+      xsim s;
+      memset(&s, 0, sizeof s);
+      s.seed = seed, s.steps = steps, s.trace = tr, s.bug = bug;
+      s.check_all = getenv("TARN_XSIM_CHECK_ALL") != NULL; /* every fenced epoch after every step */
+      int failed = world ? xgate_run(&s) : xsim_run(&s);
+      total += s.step - 1;
+      if (world) {
+        g_acks += s.acks, opens += s.opens, deferrals += s.deferrals, marks += s.marks_used;
+        preds += s.preds_settled, finishes += s.finishes, starts += s.restarts;
+        g_crashes += s.crashes, expiries += s.expiries, nested += s.nested;
+      } else {
+        acks += s.acks, fences += s.fences, rolls += s.rolls, settles += s.settles;
+        crashes += s.crashes, lands += s.lands, races += s.races;
+      }
+      if (failed) {
+        printf("tarn-sim --express: seed %" PRIu64 "%s FAILED at step %d (%ld steps in all): %s\n",
+               seed, world ? " (racing opens)" : "", s.step > steps ? steps : s.step, total,
+               s.failure);
+        printf("replay: tarn-sim%s --express%s --seed %" PRIu64 " --steps %d%s%s --trace\n",
+               bug ? "-planted" : "", world ? " --race" : "", seed,
+               s.step > steps ? steps : s.step, bug ? " --bug " : "",
+               bug ? tarn__planted_names[bug] : "");
+        return expect_fail ? 0 : 1;
+      }
     }
   }
-  printf("tarn-sim --express: seeds %" PRIu64 "..%" PRIu64 " x %d steps clean: %" PRIu64
-         " acks, %" PRIu64 " fences (%" PRIu64 " racing), %" PRIu64 " rolls, %" PRIu64
-         " settlements, %" PRIu64 " crashes, %" PRIu64 " late PUTs\n",
-         a, b, steps, acks, fences, races, rolls, settles, crashes, lands);
+  if (!race_only)
+    printf("tarn-sim --express: seeds %" PRIu64 "..%" PRIu64 " x %d steps clean: %" PRIu64
+           " acks, %" PRIu64 " fences (%" PRIu64 " racing), %" PRIu64 " rolls, %" PRIu64
+           " settlements, %" PRIu64 " crashes, %" PRIu64 " late PUTs\n",
+           a, b, steps, acks, fences, races, rolls, settles, crashes, lands);
+  printf("tarn-sim --express: racing opens, seeds %" PRIu64 "..%" PRIu64 " x %d steps clean: %" PRIu64
+         " acks, %" PRIu64 " opens (%" PRIu64 " on a mark, %" PRIu64 " over a settled "
+         "predecessor), %" PRIu64 " appends inside another's gate, %" PRIu64 " deferred, %" PRIu64 " finishes, %" PRIu64 " starts, %" PRIu64
+         " crashes, %" PRIu64 " session expiries\n",
+         a, b, steps, g_acks, opens, marks, preds, nested, deferrals, finishes, starts, g_crashes,
+         expiries);
   if (expect_fail) {
     printf("tarn-sim --express: expected a violation, none found\n");
     return 1;

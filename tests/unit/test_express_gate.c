@@ -253,6 +253,59 @@ static void mark_only_after_release_flush(void **state) {
   env_close(&e);
 }
 
+/* Two opens race over a dead predecessor whose star has restarted: star-a's
+ * gate finds star-c dead and fences its chain; inside that fence (a bucket
+ * call) star-c's new instance opens the log, its gate takes the restart path,
+ * settles the old epoch and is admitted. star-a's gate must then not admit
+ * too (found by the racing-opens worlds, tarn-sim --express --race --seed 5:
+ * before the last-writer record was written by compare-and-set, both were
+ * admitted and both counted from the same end). */
+static tarn_xwriter *race_c2;
+static int race_fired, race_rc = 1;
+static ack race_ack;
+
+static void race_hook(void *arg, int op, const char *name) {
+  (void)arg, (void)op, (void)name;
+  if (race_fired || !race_c2)
+    return;
+  race_fired = 1;
+  race_rc = tarn_xwriter_append(race_c2, LOG, "x", 1, 1, on_ack, &race_ack);
+}
+
+static void racing_open_over_restart_defers(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "gate-race");
+  tarn_meta *mc1, *mc2;
+  assert_int_equal(tarn_meta_open("mem:gate-race", &mc1), 0);
+  assert_int_equal(tarn_meta_open("mem:gate-race", &mc2), 0);
+  tarn_xwriter *c1 = open_w(mc1, &e, "star-c");
+  assert_int_equal(acked(c1), 0);
+  assert_int_equal(acked(c1), 1);
+  tarn__xwriter_abandon(c1); /* star-c's process dies; its session ends */
+  tarn_meta_close(mc1);
+  race_c2 = open_w(mc2, &e, "star-c"); /* star-c restarts, not yet on the log */
+  tarn_objstore *b0;
+  assert_int_equal(tarn_objstore_open("mem:gate-race-b0", &b0), 0);
+  assert_int_equal(tarn_objstore_mem_hook(b0, race_hook, NULL), 0);
+  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  int a_rc = append_rc(a); /* its gate fences star-c; star-c's open runs inside */
+  tarn_objstore_mem_hook(b0, NULL, NULL);
+  assert_true(race_fired);
+  assert_int_equal(race_rc, 0); /* the restarted star settled its old epoch */
+  assert_int_equal(a_rc, TARN_EBUSY); /* ... so star-a's open saw a moved record */
+  char star[TARN__X_STAR_MAX + 1];
+  uint64_t ep;
+  assert_int_equal(tarn__xwriter_rec_get(e.mb, LOG, star, &ep, NULL), 0);
+  assert_string_equal(star, "star-c");
+  tarn__xwriter_abandon(a);
+  tarn__xwriter_abandon(race_c2);
+  race_c2 = NULL;
+  tarn_objstore_close(b0);
+  tarn_meta_close(mc2);
+  env_close(&e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(successor_consumes_mark_once),
@@ -262,6 +315,7 @@ int main(void) {
       cmocka_unit_test(alive_unmarked_defers),
       cmocka_unit_test(finish_that_cannot_land_retries),
       cmocka_unit_test(mark_only_after_release_flush),
+      cmocka_unit_test(racing_open_over_restart_defers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

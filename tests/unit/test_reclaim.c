@@ -405,12 +405,71 @@ static void late_stamp_cannot_shorten_grace(void **state) {
   tu_cenv_close(&E);
 }
 
+/* The first-seen record of a WAL object name (src/log/reclaim.c seen_key). */
+static void seen_key_of(const char *name, char *out, size_t n) {
+  snprintf(out, n, "w-");
+  for (size_t i = 0; name[i] && 2 + 2 * i + 2 < n; i++)
+    snprintf(out + 2 + 2 * i, 3, "%02x", (unsigned char)name[i]);
+}
+
+static void put_seen(tarn_meta *m, const char *name, const char *v, size_t len) {
+  char k[128];
+  seen_key_of(name, k, sizeof k);
+  assert_int_equal(tarn_meta_put(m, TARN_RECLAIM_PARTITION, k, v, len, NULL), 0);
+}
+
+static void assert_seen(tarn_meta *m, const char *name, const char *want) {
+  char k[128];
+  seen_key_of(name, k, sizeof k);
+  tarn_meta_rec r = {0};
+  assert_int_equal(tarn_meta_get(m, TARN_RECLAIM_PARTITION, k, &r), 0);
+  assert_int_equal(r.value_len, strlen(want));
+  assert_memory_equal(r.value, want, r.value_len);
+  tarn_meta_rec_free(&r);
+}
+
+/* LS-086: stamp values. An old one ("{ms}", as every stamp was written before
+ * issue 12) or damaged bytes count as unconfirmed: the next pass confirms
+ * them at its time ("{now} confirmed"), however old they say they are; a
+ * confirmed stamp counts from its time; one from the store clock's future
+ * (it stepped back) is confirmed again at now. */
+static void stamp_values(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "stampv", 0, 1, NULL);
+  const char *names[] = {"old.wal", "bad.wal", "confirmed.wal", "future.wal"};
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(tarn_objstore_put(E.wal, names[i], "z", 1), 0);
+  put_seen(E.m, "old.wal", "1", 1);
+  put_seen(E.m, "bad.wal", "\xff" "12 confirmedx", 14);
+  put_seen(E.m, "confirmed.wal", "1 confirmed", 11);
+  put_seen(E.m, "future.wal", "99999999999 confirmed", 21);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp); /* WAL grace 10 s */
+  int64_t t0 = 9000000;
+  tarn_reclaim_stats st;
+  assert_int_equal(tu_reclaim_pass_at(t0, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_unreferenced, 4);
+  assert_int_equal(st.wal_deleted, 1); /* only the confirmed one */
+  uint64_t sz;
+  assert_int_equal(tarn_objstore_head(E.wal, "confirmed.wal", &sz), TARN_ENOTFOUND);
+  assert_seen(E.m, "old.wal", "9000000 confirmed");
+  assert_seen(E.m, "bad.wal", "9000000 confirmed");
+  assert_seen(E.m, "future.wal", "9000000 confirmed");
+  assert_int_equal(tu_reclaim_pass_at(t0 + 9999, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 10000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 3);
+  tu_cenv_close(&E);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(wal_grace), cmocka_unit_test(any_name_and_recheck),
       cmocka_unit_test(trimmed_files), cmocka_unit_test(orphans),
       cmocka_unit_test(logs_outside_the_catalog),
-      cmocka_unit_test(late_stamp_cannot_shorten_grace),
+      cmocka_unit_test(late_stamp_cannot_shorten_grace), cmocka_unit_test(stamp_values),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

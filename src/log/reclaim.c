@@ -336,11 +336,55 @@ static char *seen_key(char kind, const char *name) {
   return k;
 }
 
-/* When name was first seen unreferenced, on the store's clock; records now
- * (a store-clock reading taken after the listing that showed the object, so
- * never before the object existed) if never (unless dry). A stamp above now
- * is one from before the store's clock stepped back: it restarts at now,
- * which only lengthens the wait. */
+/* A first-seen record's value: "{ms}" — unconfirmed: written by a create
+ * whose landing time nobody knows (the form every stamp had before) — or
+ * "{ms} confirmed". Total: 0 and *ok = 1 for those two forms, with *ms and
+ * *confirmed set; *ok = 0 for any other bytes (a damaged record is taken for
+ * a fresh unconfirmed stamp: it restarts the grace, never shortens it). */
+#define SEEN_CONFIRMED " confirmed"
+static void seen_decode(const uint8_t *v, size_t len, int64_t *ms, int *confirmed, int *ok) {
+  size_t i = 0, cl = sizeof SEEN_CONFIRMED - 1;
+  int64_t t = 0;
+  *ok = *confirmed = 0;
+  *ms = 0;
+  if (len > cl && memcmp(v + len - cl, SEEN_CONFIRMED, cl) == 0) {
+    *confirmed = 1;
+    len -= cl;
+  }
+  if (len == 0 || len > 18) /* 18 digits: no overflow, far beyond any clock */
+    return;
+  for (; i < len; i++) {
+    if (v[i] < '0' || v[i] > '9')
+      return;
+    t = t * 10 + (v[i] - '0');
+  }
+  *ms = t;
+  *ok = 1;
+}
+
+/* When name was first seen unreferenced, on the store's clock, for the grace
+ * (LS-086) — counted from the stamp's CONFIRMATION, never from its creation.
+ * A never-seen name gets an unconfirmed stamp (create-only; unless dry) and
+ * *at = now. A pass that reads an unconfirmed stamp while it sees the name
+ * unreferenced confirms it: compare-and-set on the version it read, to
+ * "{now} confirmed"; *at = now. Only a confirmed stamp's time is returned.
+ *
+ * Why (issue 12): a create of unknown outcome can land long after its caller
+ * gave up — after a later pass saw the name referenced and forgot the stamp.
+ * Its value is then an old time that says nothing: the object was named in
+ * between, and trusting it would count the grace from before the record that
+ * named it was retired. A confirmation is made only by a pass whose own
+ * scan of the index (taken before now) found no record naming the object,
+ * so its time is after any retirement of such a record; and it can land
+ * only on the record state it read — versions change on every write and are
+ * never reused, so a confirmation held in flight fails once a forget
+ * deleted that stamp, whatever was created since. A forget deletes
+ * confirmed stamps too, so a confirmed stamp has been seen unreferenced by
+ * every pass since its confirmation. The cost: one pass interval more
+ * before a deletion; a longer grace is always allowed.
+ *
+ * A confirmed stamp above now is one from before the store's clock stepped
+ * back: it is confirmed again at now, which only lengthens the wait. */
 static int first_seen(tarn_meta *m, char kind, const char *name, int64_t now, int dry,
                       int64_t *at) {
   char *k = seen_key(kind, name);
@@ -349,27 +393,32 @@ static int first_seen(tarn_meta *m, char kind, const char *name, int64_t now, in
   tarn_meta_rec r = {0};
   int rc = tarn_meta_get(m, TARN_RECLAIM_PARTITION, k, &r);
   *at = now;
-  char v[24];
-  int n = snprintf(v, sizeof v, "%" PRId64, now);
+  char v[48];
   if (rc == TARN_ENOTFOUND) {
     rc = 0;
+    int n = snprintf(v, sizeof v, "%" PRId64, now);
     if (!dry) {
       rc = tarn_meta_create(m, TARN_RECLAIM_PARTITION, k, v, (size_t)n, TARN_META_PERSISTENT,
                             NULL);
-      if (rc == TARN_EEXIST) /* another reclaimer was first: its time is later, or equal */
+      if (rc == TARN_EEXIST) /* another reclaimer was first; confirmed by a later pass */
         rc = 0;
     }
   } else if (!rc) {
-    char old[24];
-    snprintf(old, sizeof old, "%.*s", (int)(r.value_len < 23 ? r.value_len : 23),
-             (const char *)r.value);
-    int64_t was = strtoll(old, NULL, 10);
-    if (was <= now)
+    int64_t was;
+    int confirmed, ok;
+    seen_decode(r.value, r.value_len, &was, &confirmed, &ok);
+    if (TARN__PLANTED(TARN__BUG_RECLAIM_TRUSTS_LATE_STAMP))
+      confirmed = ok; /* reverts issue 12's fix: the creation's time counts */
+    if (ok && confirmed && was <= now) {
       *at = was;
-    else if (!dry) /* LS-086: a step back of the clock restarts the grace */
+    } else if (!dry) { /* confirm it, or LS-086: a step back of the clock restarts the grace */
+      int n = snprintf(v, sizeof v, "%" PRId64 SEEN_CONFIRMED, now);
       rc = tarn_meta_cas(m, TARN_RECLAIM_PARTITION, k, v, (size_t)n, r.stat.version, NULL);
-    if (rc == TARN_ECONFLICT) /* another reclaimer restamped it: at = now is no earlier */
-      rc = 0;
+      /* another reclaimer confirmed it, or saw the name named and forgot it:
+       * at = now is no earlier than either */
+      if (rc == TARN_ECONFLICT || rc == TARN_ENOTFOUND)
+        rc = 0;
+    }
   }
   tarn_meta_rec_free(&r);
   free(k);

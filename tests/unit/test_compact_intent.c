@@ -324,6 +324,11 @@ static void intent_lifetime(void **state) {
   assert_int_equal(tarn_compact_lock_release(lk), 0);
   assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, NULL), 0);
   assert_int_equal(files_left(&E, &r), all);
+  /* the next pass to see it gone confirms the first-seen stamp; the grace
+   * counts from there */
+  now_ms += 500;
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, NULL), 0);
+  assert_int_equal(files_left(&E, &r), all);
   now_ms += 999;
   assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, NULL), 0);
   assert_int_equal(files_left(&E, &r), all);

@@ -720,15 +720,18 @@ static int r_pass(tu_cenv *e) {
   return tu_reclaim_pass_at(now_ms, e->m, e->wal, e->compacted, &o, NULL);
 }
 
-/* The first pass marks what is unreferenced; the second, past the grace
- * period, deletes. */
+/* The first pass marks what is unreferenced, the second confirms the marks
+ * (LS-086: the grace counts from there); the third, past the grace period,
+ * deletes. */
 static int r_run(tu_cenv *e, void *st) {
   (void)st;
   now_ms = 1000000;
   int rc = r_pass(e);
-  now_ms += R_GRACE + 1;
+  now_ms += 1000;
   int rc2 = r_pass(e);
-  return rc ? rc : rc2;
+  now_ms += R_GRACE + 1;
+  int rc3 = r_pass(e);
+  return rc ? rc : rc2 ? rc2 : rc3;
 }
 
 /* LS-085: nothing a record names is gone (fsck), the entries above B read as
@@ -744,11 +747,12 @@ static void r_check(tu_cenv *e, void *st, const fault *f, int rc) {
   assert_fsck_clean(e, f, "reclamation");
 }
 
-/* Passes after the faults (one more grace period, for a first-seen record a
- * fault kept from being written) leave exactly what the clean run left. */
+/* Passes after the faults (one more pass and grace period, for a first-seen
+ * record a fault kept from being written or confirmed) leave exactly what
+ * the clean run left. */
 static void r_finish(tu_cenv *e, void *st, const fault *f, void *clean) {
   r_st *s = st;
-  for (int i = 0; i < 2; i++) {
+  for (int i = 0; i < 3; i++) {
     now_ms += R_GRACE + 1;
     if (r_pass(e))
       fail_msg("reclamation retry after fault %s #%" PRIu64 " %s: %s", tgt_name(f->target),

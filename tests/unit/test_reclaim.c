@@ -17,6 +17,7 @@
 #include "tarn/reader.h"
 #include "tarn/reclaim.h"
 #include "tarn/tasks.h"
+#include "tarn/testing.h"
 #include "tarn/trim.h"
 
 static int64_t now_ms;
@@ -107,6 +108,11 @@ static void wal_grace(void **state) {
   assert_int_equal(st.wal_unreferenced, 4);
   assert_int_equal(st.wal_deleted, 0);
   assert_int_equal(st.compacted_orphans, 0);
+  /* the next pass confirms the first-seen stamps: the grace counts from it */
+  now_ms += 5000;
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_unreferenced, 4);
+  assert_int_equal(st.wal_deleted, 0);
   now_ms += 9999; /* within the grace period */
   assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.wal_deleted, 0);
@@ -132,6 +138,24 @@ static void wal_grace(void **state) {
   tu_cenv_close(&E);
 }
 
+/* Publishes a RAW record of e->log naming location; *key gets its index key. */
+static void name_object(tu_cenv *e, const char *location, char **key) {
+  char part[32], prefix[TARN_KEY_PREFIX_LEN + 1];
+  tarn_key_partition(part, e->log);
+  tarn_key_prefix(prefix, e->log);
+  prefix[TARN_KEY_PREFIX_LEN - 1] = 0;
+  uint32_t bound = 1;
+  tarn_raw_record rr = {.location = location, .message_count = 1, .entry_size_bytes = 1,
+                        .file_size = 1, .boundaries = &bound, .entry_count = 1};
+  tarn_buf b = TARN_BUF_INIT;
+  assert_int_equal(tarn_entry_index_build_raw(&rr, &b), 0);
+  tarn_meta_rec out = {0};
+  assert_int_equal(tarn_meta_sequenced_put(e->m, part, prefix, 1, 1, b.data, b.len, &out), 0);
+  *key = strdup(out.key);
+  tarn_meta_rec_free(&out);
+  tarn_buf_free(&b);
+}
+
 /* LS-085: unnamed objects are found whatever their names; an object that
  * becomes named before its grace period ends is kept (re-checked before
  * deleting), and its first-seen record forgotten. */
@@ -150,20 +174,11 @@ static void any_name_and_recheck(void **state) {
   tarn_reclaim_stats st;
   assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.wal_unreferenced, 4);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0); /* confirms */
   /* "ff/late.wal" is named by a record published after it was first seen */
-  char part[32], prefix[TARN_KEY_PREFIX_LEN + 1];
-  tarn_key_partition(part, E.log);
-  tarn_key_prefix(prefix, E.log);
-  prefix[TARN_KEY_PREFIX_LEN - 1] = 0;
-  uint32_t bound = 1;
-  tarn_raw_record rr = {.location = "ff/late.wal", .message_count = 1, .entry_size_bytes = 1,
-                        .file_size = 1, .boundaries = &bound, .entry_count = 1};
-  tarn_buf b = TARN_BUF_INIT;
-  assert_int_equal(tarn_entry_index_build_raw(&rr, &b), 0);
-  tarn_meta_rec out = {0};
-  assert_int_equal(tarn_meta_sequenced_put(E.m, part, prefix, 1, 1, b.data, b.len, &out), 0);
-  tarn_meta_rec_free(&out);
-  tarn_buf_free(&b);
+  char *key;
+  name_object(&E, "ff/late.wal", &key);
+  free(key);
   now_ms += 10000;
   assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.wal_deleted, 3);
@@ -265,6 +280,9 @@ static void orphans(void **state) {
   tarn_reclaim_stats st;
   assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.compacted_orphans, 2 * r.n_files);
+  now_ms += 1000; /* confirms the stamps: the grace counts from here */
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.compacted_deleted, 0);
   now_ms += 19999;
   assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.compacted_deleted, 0);
@@ -284,6 +302,9 @@ static void orphans(void **state) {
   assert_int_equal(tarn_catalog_open(E.m, NULL, &cat), 0);
   assert_int_equal(tarn_catalog_drop_stream(cat, "ns", "s1", NULL), 0);
   tarn_catalog_close(cat);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.compacted_deleted, 0);
+  now_ms += 1000; /* confirms */
   assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.compacted_deleted, 0);
   now_ms += 20000;
@@ -319,6 +340,7 @@ static void logs_outside_the_catalog(void **state) {
   now_ms = 0;
   tarn_reclaim_stats st;
   assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0); /* confirms */
   now_ms = 1000000000;
   assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.wal_deleted, 1);
@@ -332,11 +354,122 @@ static void logs_outside_the_catalog(void **state) {
   tu_cenv_close(&E);
 }
 
+/* LS-086 (issue 12): a first-seen stamp whose create was held in flight and
+ * landed after a later pass had seen the object named (and forgotten the
+ * stamp) must not date the grace: once the record naming the object is
+ * retired, the object stays a full grace from then. Before the fix the late
+ * stamp's old time counted and the object went one second after its record,
+ * under a reader that had just looked the record up. */
+static void late_stamp_cannot_shorten_grace(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "latest", 0, 1, NULL);
+  assert_int_equal(tarn_objstore_put(E.wal, "late.wal", "z", 1), 0);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp); /* WAL grace 10 s */
+  int64_t t0 = 7000000;
+  tarn_reclaim_stats st;
+  /* pass 1 sees the object unreferenced (its writer between A2 and A3); the
+   * stamp's create is held in flight and the pass gives up on it */
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_DELAY_COMMIT, 1), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0, E.m, E.wal, E.compacted, &o, &st), TARN_EUNKNOWN);
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_NONE, 0), 0);
+  /* the writer's record lands; pass 2 sees the object named */
+  char *key;
+  name_object(&E, "late.wal", &key);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 5000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_unreferenced, 0);
+  /* now the held create lands: a stamp holding t0 */
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_LAND, 0), 0);
+  /* the record is retired (as by C4) at t0 + 9 s */
+  char part[32];
+  tarn_key_partition(part, E.log);
+  assert_int_equal(tarn_meta_delete(E.m, part, key), 0);
+  free(key);
+  /* one second later: the late stamp says 10 s, but the object has been
+   * unreferenced for 1 s only */
+  uint64_t sz;
+  assert_int_equal(tu_reclaim_pass_at(t0 + 10000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_unreferenced, 1);
+  assert_int_equal(st.wal_deleted, 0);
+  assert_int_equal(tarn_objstore_head(E.wal, "late.wal", &sz), 0);
+  /* still there just under a grace after the retirement */
+  assert_int_equal(tu_reclaim_pass_at(t0 + 9000 + 9999, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 0);
+  assert_int_equal(tarn_objstore_head(E.wal, "late.wal", &sz), 0);
+  /* and gone a grace after the pass that confirmed the stamp */
+  assert_int_equal(tu_reclaim_pass_at(t0 + 10000 + 10000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 1);
+  assert_int_equal(tarn_objstore_head(E.wal, "late.wal", &sz), TARN_ENOTFOUND);
+  tu_cenv_close(&E);
+}
+
+/* The first-seen record of a WAL object name (src/log/reclaim.c seen_key). */
+static void seen_key_of(const char *name, char *out, size_t n) {
+  snprintf(out, n, "w-");
+  for (size_t i = 0; name[i] && 2 + 2 * i + 2 < n; i++)
+    snprintf(out + 2 + 2 * i, 3, "%02x", (unsigned char)name[i]);
+}
+
+static void put_seen(tarn_meta *m, const char *name, const char *v, size_t len) {
+  char k[128];
+  seen_key_of(name, k, sizeof k);
+  assert_int_equal(tarn_meta_put(m, TARN_RECLAIM_PARTITION, k, v, len, NULL), 0);
+}
+
+static void assert_seen(tarn_meta *m, const char *name, const char *want) {
+  char k[128];
+  seen_key_of(name, k, sizeof k);
+  tarn_meta_rec r = {0};
+  assert_int_equal(tarn_meta_get(m, TARN_RECLAIM_PARTITION, k, &r), 0);
+  assert_int_equal(r.value_len, strlen(want));
+  assert_memory_equal(r.value, want, r.value_len);
+  tarn_meta_rec_free(&r);
+}
+
+/* LS-086: stamp values. An old one ("{ms}", as every stamp was written before
+ * issue 12) or damaged bytes count as unconfirmed: the next pass confirms
+ * them at its time ("{now} confirmed"), however old they say they are; a
+ * confirmed stamp counts from its time; one from the store clock's future
+ * (it stepped back) is confirmed again at now. */
+static void stamp_values(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "stampv", 0, 1, NULL);
+  const char *names[] = {"old.wal", "bad.wal", "confirmed.wal", "future.wal"};
+  for (int i = 0; i < 4; i++)
+    assert_int_equal(tarn_objstore_put(E.wal, names[i], "z", 1), 0);
+  put_seen(E.m, "old.wal", "1", 1);
+  put_seen(E.m, "bad.wal", "\xff" "12 confirmedx", 14);
+  put_seen(E.m, "confirmed.wal", "1 confirmed", 11);
+  put_seen(E.m, "future.wal", "99999999999 confirmed", 21);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp); /* WAL grace 10 s */
+  int64_t t0 = 9000000;
+  tarn_reclaim_stats st;
+  assert_int_equal(tu_reclaim_pass_at(t0, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_unreferenced, 4);
+  assert_int_equal(st.wal_deleted, 1); /* only the confirmed one */
+  uint64_t sz;
+  assert_int_equal(tarn_objstore_head(E.wal, "confirmed.wal", &sz), TARN_ENOTFOUND);
+  assert_seen(E.m, "old.wal", "9000000 confirmed");
+  assert_seen(E.m, "bad.wal", "9000000 confirmed");
+  assert_seen(E.m, "future.wal", "9000000 confirmed");
+  assert_int_equal(tu_reclaim_pass_at(t0 + 9999, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 10000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 3);
+  tu_cenv_close(&E);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(wal_grace), cmocka_unit_test(any_name_and_recheck),
       cmocka_unit_test(trimmed_files), cmocka_unit_test(orphans),
       cmocka_unit_test(logs_outside_the_catalog),
+      cmocka_unit_test(late_stamp_cannot_shorten_grace), cmocka_unit_test(stamp_values),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "sim_watchdog.h"
 #include "tarn/catalog.h"
 #include "tarn/key.h"
 #include "tarn/lease.h"
@@ -1182,6 +1183,7 @@ static void settle_tasks(sim *s) {
    * planner of `tarn serve` plans again and again) makes new ones, until it
    * finds nothing to plan */
   for (int round = 0, quiet = 0; round < 100 && !s->failed; round++) {
+    sim_watchdog_pet(s->step);
     int open = 0;
     for (int i = 0; i < SIM_NTNODES; i++)
       act_tnode(s, i);
@@ -1486,6 +1488,7 @@ static void settle(sim *s) {
    * log's RAW records are compacted */
   SIM_CHECKED(s, P_CompactionCompletes);
   for (int round = 0; round < 200 && !s->failed; round++) {
+    sim_watchdog_pet(s->step);
     int busy = 0;
     for (int k = 0; k < SIM_NCOMPACTORS; k++) {
       sim_compactor *c = &s->cp[k];
@@ -1543,6 +1546,7 @@ static void settle(sim *s) {
 int sim_run(sim *s) {
   static unsigned run_no;
   g_sim = s;
+  sim_watchdog_run(s->seed, &s->trace, &s->tlen);
   s->rng = s->seed * 0x9e3779b97f4a7c15u + 1;
   s->lib_rng = s->seed ^ 0x5851f42d4c957f2du;
   s->now = EPOCH_MS;
@@ -1626,6 +1630,11 @@ int sim_run(sim *s) {
   for (int k = 0; k < SIM_NCOMPACTORS; k++)
     compactor_start(s, k);
   for (s->step = 1; s->step <= s->steps && !s->failed; s->step++) {
+    sim_watchdog_pet(s->step);
+    SIM_CHECKED(s, P_Hang);
+    /* the watchdog's self-test: a step whose role call never returns */
+    while (s->step == s->hang_at)
+      (void)tarn_meta_session_ok(s->cmeta);
     one_step(s);
     if (!s->failed)
       sim_check_step(s);
@@ -1634,6 +1643,8 @@ int sim_run(sim *s) {
   }
   if (!s->failed) {
     s->step = s->steps + 1;
+    sim_watchdog_pet(s->step);
+    SIM_CHECKED(s, P_Hang);
     settle(s);
   }
   if (!s->failed)

@@ -72,6 +72,7 @@
   X(LATE_LANDING_LEAKS, "late-landing-leaks")               /* reverts issue 12's lock/lease fix */ \
   X(READER_TRIM_LAST_OFFSET, "reader-trim-last-offset")     /* LS-053 skip: end <= B + 1 */   \
   X(READER_PQ_END_IS_LOG_END, "reader-pq-end-is-log-end")   /* a file's end ends the log */   \
+  X(READER_RELOOKUP_THROUGH_CACHE, "reader-relookup-through-cache") /* LS-055 retry cached */ \
   X(XREC_AFTER_ACK, "xrec-after-ack")                       /* writer record at Finish */     \
   X(XMARK_NOT_CONSUMED, "xmark-not-consumed")               /* the gate leaves the mark */    \
   X(XMARK_BEFORE_FLUSH, "xmark-before-flush")               /* mark before the absorb */      \

@@ -1420,15 +1420,15 @@ static void one_step(sim *s) {
 /* L3: once faults stop, every acknowledged entry above B is readable, by a
  * fresh reader and by the stale one (not reopened: settling took longer than
  * its caches' lifetime). */
-static void settle_reads(sim *s) {
+static void settle_reads(sim *s, tarn_reader *held) {
   s->proc = PROC_CHECK;
   for (size_t id = 0; id < s->nents && !s->failed; id++) {
     sim_entry *e = &s->ents[id];
     const sim_log *lg = &s->logs[e->log - 1];
     if (e->status != E_ACKED || lg->delete_done || lg->fenced || e->offset + e->records <= lg->b)
       continue;
-    tarn_reader *rs[2] = {s->fresh, s->stale};
-    for (int k = 0; k < 2 && !s->failed; k++) {
+    tarn_reader *rs[3] = {s->fresh, s->stale, held};
+    for (int k = 0; k < 3 && rs[k] && !s->failed; k++) {
       tarn_log_iter *it = NULL;
       tarn_entry ent;
       int rc = tarn_reader_iter(rs[k], e->log, e->offset, &it);
@@ -1446,6 +1446,34 @@ static void settle_reads(sim *s) {
 
 static void zombies_and_landings(sim *s);
 static void settle_tasks(sim *s);
+
+/* A reader whose index cache outlives the settle (an hour), filled with
+ * every acknowledged entry's record before the settle's compaction and
+ * reclamation: at the settle's reads each of its cached RAW records names a
+ * WAL object that is gone, a state only the settle reaches (during the run
+ * the stale reader's 60 s cache is shorter than the 61 s grace), so L3 is
+ * where its relookup (LS-055) is tested. */
+static tarn_reader *settle_held_reader(sim *s) {
+  s->proc = PROC_CHECK;
+  tarn_reader_options o;
+  tarn_reader_options_default(&o);
+  o.index_ttl_ms = 3600000;
+  tarn_reader *r;
+  if (tarn_reader_open(s->cmeta, s->cwal, s->ccmp, &o, &r))
+    abort();
+  for (size_t id = 0; id < s->nents; id++) {
+    sim_entry *e = &s->ents[id];
+    const sim_log *lg = &s->logs[e->log - 1];
+    if (e->status != E_ACKED || lg->delete_done || lg->fenced || e->offset + e->records <= lg->b)
+      continue;
+    tarn_log_iter *it = NULL;
+    tarn_entry ent;
+    if (tarn_reader_iter(r, e->log, e->offset, &it) == 0)
+      (void)tarn_reader_next(it, &ent, 0); /* only to fill the cache */
+    tarn_reader_iter_free(it);
+  }
+  return r;
+}
 
 /* Liveness: once faults stop, every pending append gets an outcome. */
 static void settle(sim *s) {
@@ -1484,6 +1512,7 @@ static void settle(sim *s) {
       sim_fail(s, P_AppendProgress, "log %" PRIu64 ": with faults stopped, append %zu %s",
                s->logs[k].id, id, s->ents[id].status == E_FAILED ? "failed" : "was not acknowledged");
   }
+  tarn_reader *held = s->failed ? NULL : settle_held_reader(s);
   /* ... and compaction catches up: pending installs finish, then every
    * log's RAW records are compacted */
   SIM_CHECKED(s, P_CompactionCompletes);
@@ -1535,10 +1564,12 @@ static void settle(sim *s) {
       act_reclaim(s);
       s->now += SIM_WAL_GRACE_MS + 1000;
       act_reclaim(s);
-      settle_reads(s);
+      settle_reads(s, held);
+      tarn_reader_close(held);
       return;
     }
   }
+  tarn_reader_close(held);
   if (!s->failed)
     sim_fail(s, P_CompactionCompletes, "compaction did not catch up after the faults stopped");
 }

@@ -562,7 +562,8 @@ static int64_t mono_ms(void) {
 /* LS-055: an object or file went away mid-record: look the covering record up
  * again, past the cache. The end of the log is no error here. */
 static int relookup(tarn_log_iter *it) {
-  tarn__rec_cache_forget(&it->r->recs, it->log_id);
+  if (!TARN__PLANTED(TARN__BUG_READER_RELOOKUP_THROUGH_CACHE))
+    tarn__rec_cache_forget(&it->r->recs, it->log_id);
   int rc = open_record(it);
   return rc == TARN_EEND ? 0 : rc;
 }
@@ -572,10 +573,14 @@ static int next_entry(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
   int64_t deadline = timeout_ms > 0 ? mono_ms() + timeout_ms : 0;
   int relookups = 0;
   for (;;) {
+    uint64_t used_end = 0; /* the end offset of a record just read to its end */
     while (it->have && it->pq) {
       int rc = tarn__pq_next(it->pq, e);
-      if (rc == TARN_EEND) {
+      if (rc == TARN_EEND && TARN__PLANTED(TARN__BUG_READER_PQ_END_IS_LOG_END))
+        return rc;
+      if (rc == TARN_EEND) { /* this record's end, not the log's: on to the next record */
         it->have = 0;
+        used_end = it->rec.end;
         break;
       }
       if (rc == TARN_ENOTFOUND && relookups++ < 3) {
@@ -596,7 +601,7 @@ static int next_entry(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
       const tarn__sec_ent *se = &it->ents[i];
       uint64_t off = it->off, end = off + se->records;
       /* LS-053: never an entry ending at or below B, nor one before pos */
-      if (end <= it->b || end <= it->pos) {
+      if (end <= it->b + TARN__PLANTED(TARN__BUG_READER_TRIM_LAST_OFFSET) || end <= it->pos) {
         it->off = end;
         it->cum += se->size;
         it->idx++;
@@ -631,6 +636,19 @@ static int next_entry(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
       it->pos = end; /* R4: the next read starts where this entry ends */
       return 0;
     }
+    if (it->have && !it->pq)
+      used_end = it->rec.end;
+    /* A record read to its end leaves the iterator at its end offset or past
+     * it, and the next lookup must give a record ending above that: each
+     * round then moves pos forward and the loop ends. Were either broken (a
+     * section or file whose entries stop short of the record's end, a lookup
+     * answering at or below pos), the same record would come back for ever:
+     * an error instead. */
+    if (used_end > it->pos)
+      return tarn__err(TARN_ECORRUPT, "log %llu: record %s was read to its last entry, but the "
+                       "reader stands at %llu, short of its end offset %llu",
+                       (unsigned long long)it->log_id, it->rec.key,
+                       (unsigned long long)it->pos, (unsigned long long)used_end);
     /* the current record is used up: find the next one; tailing waits for it.
      * The token is taken before the lookup so no record slips between them. */
     int64_t token = 0;
@@ -638,6 +656,11 @@ static int next_entry(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
     if (timeout_ms != 0 && (rc = tarn_meta_change_token(r->meta, &token)))
       return rc;
     rc = open_record(it);
+    if (rc == 0 && it->rec.end <= it->pos)
+      return tarn__err(TARN_ECORRUPT, "log %llu: the lookup for offset %llu gave record %s, which "
+                       "ends at %llu", (unsigned long long)it->log_id,
+                       (unsigned long long)it->pos, it->rec.key,
+                       (unsigned long long)it->rec.end);
     if (rc == 0)
       continue;
     if (rc != TARN_EEND)

@@ -69,7 +69,11 @@
   X(CATALOG_CREATE_IGNORES_TOMBSTONE, "catalog-create-ignores-tombstone") /* LS-089 */        \
   X(CATALOG_DROP_SKIPS_LAST_LOG, "catalog-drop-skips-last-log") /* deletes n_logs - 1 logs */ \
   X(CATALOG_CREATE_UNGUARDED, "catalog-create-unguarded") /* LS-089: no tombstone guard */ \
+  X(CATALOG_DROP_IGNORES_LOG_DELETE, "catalog-drop-ignores-log-delete") /* a failed log deletion passed over */ \
   X(LATE_LANDING_LEAKS, "late-landing-leaks")               /* reverts issue 12's lock/lease fix */ \
+  X(READER_TRIM_LAST_OFFSET, "reader-trim-last-offset")     /* LS-053 skip: end <= B + 1 */   \
+  X(READER_PQ_END_IS_LOG_END, "reader-pq-end-is-log-end")   /* a file's end ends the log */   \
+  X(READER_RELOOKUP_THROUGH_CACHE, "reader-relookup-through-cache") /* LS-055 retry cached */ \
   X(XREC_AFTER_ACK, "xrec-after-ack")                       /* writer record at Finish */     \
   X(XMARK_NOT_CONSUMED, "xmark-not-consumed")               /* the gate leaves the mark */    \
   X(XMARK_BEFORE_FLUSH, "xmark-before-flush")               /* mark before the absorb */      \

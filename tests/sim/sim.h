@@ -60,7 +60,8 @@ enum { E_PENDING = 0, E_ACKED, E_FAILED, E_UNKNOWN };
   X(NoDanglingIndex, "tarn")                                \
   X(DeletedLogStaysEmpty, "tarn")                           \
   X(OneOutcome, "tarn")                                     \
-  X(StepError, "tarn")
+  X(StepError, "tarn")                                      \
+  X(Hang, "harness")
 
 #define SIM_PROP_ENUM(name, src) P_##name,
 enum { SIM_PROPERTIES(SIM_PROP_ENUM) P_COUNT };
@@ -178,6 +179,7 @@ typedef struct sim {
   int bug;
   int without; /* SIM_NO_* */
   int verbose;
+  int hang_at; /* the watchdog's self-test: this step never returns (0: none) */
   uint64_t rng, lib_rng;
   int64_t now;       /* true time */
   int proc;          /* the process running: whose clock the library reads */

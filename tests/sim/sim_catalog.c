@@ -31,6 +31,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "sim_watchdog.h"
 #include "tarn/catalog.h"
 #include "tarn/entryindex.h"
 #include "tarn/key.h"
@@ -514,6 +515,7 @@ static int cs_run(cs *s) {
   trace(s, "seed %" PRIu64 " bug %s: catalog faults %u/1000, writer crashes %u/1000", s->seed,
         tarn__planted_names[s->bug], s->p_fault, s->p_crash * 10);
   for (s->step = 1; s->step <= s->steps && !s->failed; s->step++) {
+    sim_watchdog_pet(s->step);
     s->now += 1 + (int64_t)below(s, 400);
     uint64_t k = below(s, 100);
     if (k < 35)
@@ -532,6 +534,7 @@ static int cs_run(cs *s) {
   /* settle: the writers close, held writes land, two reclaimer passes a grace apart */
   if (!s->failed) {
     s->step = s->steps + 1;
+    sim_watchdog_pet(s->step);
     for (int i = 0; i < CS_WRITERS && !s->failed; i++) {
       int rc = tarn_writer_close(s->w[i]);
       trace(s, "w%d close -> %d", i, rc);
@@ -613,6 +616,11 @@ int sim_catalog_main(int argc, char **argv) {
     fprintf(stderr, "tarn-sim --catalog: give --seed N or --seeds A..B (from 1)\n");
     return 2;
   }
+  static char extra[96];
+  snprintf(extra, sizeof extra, "%s%s%s", bug ? " --bug " : "", bug ? tarn__planted_names[bug] : "",
+           no_held ? " --without held" : "");
+  sim_watchdog_start(bug ? "tarn-sim-planted --catalog" : "tarn-sim --catalog", extra, 30000,
+                     expect_fail);
   clock_t t0 = clock();
   long total = 0;
   uint64_t checks[C_COUNT] = {0}, creates = 0, drops = 0, adds = 0, acked = 0, failed = 0,
@@ -620,6 +628,7 @@ int sim_catalog_main(int argc, char **argv) {
   for (uint64_t seed = a; seed <= b; seed++) {
     cs s = {.seed = seed, .steps = steps, .bug = bug, .verbose = verbose && a == b,
             .no_held = no_held};
+    sim_watchdog_run(seed, NULL, NULL);
     int f = cs_run(&s);
     if (f < 0) {
       cs_free(&s);

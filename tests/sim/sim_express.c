@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "sim_watchdog.h"
 #include "express/express.h"
 #include "express/xfence.h"
 #include "express/xwriter_internal.h"
@@ -916,8 +917,11 @@ static int xsim_run(xsim *s) {
         s->bug ? " bug " : "", s->bug ? tarn__planted_names[s->bug] : "");
   if (writer_open(s))
     fail(s, "XAckReadBack", "the first writer could not open: %s", tarn_errmsg());
-  for (s->step = 1; s->step <= s->steps && !s->failed; s->step++)
+  for (s->step = 1; s->step <= s->steps && !s->failed; s->step++) {
+    sim_watchdog_pet(s->step);
     step(s);
+  }
+  sim_watchdog_pet(s->step);
   if (!s->failed)
     finish(s);
   for (int i = 0; i < s->nw; i++) {
@@ -1271,6 +1275,7 @@ static int xgate_run(xsim *s) {
         s->seed, s->k, s->wq, s->win, s->p_crash, s->p_unknown, s->bug ? " bug " : "",
         s->bug ? tarn__planted_names[s->bug] : "");
   for (s->step = 1; s->step <= s->steps && !s->failed; s->step++) {
+    sim_watchdog_pet(s->step);
     xg_step(s);
     if (s->step % 100 == 0 && !s->failed)
       read_back(s, XG_LOGS, 0);
@@ -1345,6 +1350,10 @@ int sim_express_main(int argc, char **argv) {
       return 2;
     }
   }
+  static char extra[96];
+  snprintf(extra, sizeof extra, "%s%s", bug ? " --bug " : "", bug ? tarn__planted_names[bug] : "");
+  sim_watchdog_start(bug ? "tarn-sim-planted --express" : "tarn-sim --express", extra, 30000,
+                     expect_fail);
   uint64_t acks = 0, fences = 0, rolls = 0, settles = 0, crashes = 0, lands = 0, races = 0;
   uint64_t g_acks = 0, opens = 0, deferrals = 0, marks = 0, preds = 0, finishes = 0, starts = 0,
            g_crashes = 0, expiries = 0, nested = 0;
@@ -1355,6 +1364,7 @@ int sim_express_main(int argc, char **argv) {
       memset(&s, 0, sizeof s);
       s.seed = seed, s.steps = steps, s.trace = tr, s.bug = bug;
       s.check_all = getenv("TARN_XSIM_CHECK_ALL") != NULL; /* every fenced epoch after every step */
+      sim_watchdog_run(seed, NULL, NULL);
       int failed = world ? xgate_run(&s) : xsim_run(&s);
       total += s.step - 1;
       if (world) {

@@ -6,6 +6,9 @@
  *   --bug NAME            (tarn-sim-planted only) turns on a planted bug
  *   --expect-fail         exit 0 only if some seed failed (the planted-bug tests)
  *   --without LIST        leave out fault kinds: object,meta,crash,expiry,skew,slow,zombie,stall,c3crash,read
+ *   --step-budget-ms N    a step (or the settle) that has not returned after N ms of wall
+ *                         time fails the run as Hang and ends the process (default 30000; 0: off)
+ *   --hang-at STEP        the watchdog's self-test: step STEP never returns
  *
  * A failure is shrunk: the run is repeated without each fault kind in turn
  * (keeping those it still fails without) and up to its failing step, and the
@@ -22,11 +25,13 @@
 #include <time.h>
 
 #include "sim.h"
+#include "sim_watchdog.h"
 
 static void usage(void) {
   fprintf(stderr, "usage: tarn-sim (--seed N | --seeds A..B) [--steps N] [--trace] "
                   "[--check-determinism] [--bug NAME] [--expect-fail] "
-                  "[--without object,meta,crash,expiry,skew,slow,zombie,stall,c3crash,read]\n");
+                  "[--without object,meta,crash,expiry,skew,slow,zombie,stall,c3crash,read] "
+                  "[--step-budget-ms N] [--hang-at STEP]\n");
 }
 
 static void without_str(int without, char *out, size_t n) {
@@ -103,7 +108,7 @@ int main(int argc, char **argv) {
     return sim_catalog_main(argc - 1, argv + 1);
   uint64_t a = 1, b = 1;
   int steps = 2000, trace = 0, determinism = 0, expect_fail = 0, bug = 0, have_seed = 0;
-  int without = 0;
+  int without = 0, budget_ms = 30000, hang_at = 0;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(argv[i], "--seed") && v) {
@@ -142,6 +147,12 @@ int main(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--without") && v) {
       without = parse_without(v);
       i++;
+    } else if (!strcmp(argv[i], "--step-budget-ms") && v) {
+      budget_ms = atoi(v);
+      i++;
+    } else if (!strcmp(argv[i], "--hang-at") && v) {
+      hang_at = atoi(v);
+      i++;
     } else if (!strcmp(argv[i], "--trace"))
       trace = 1;
     else if (!strcmp(argv[i], "--check-determinism"))
@@ -160,13 +171,19 @@ int main(int argc, char **argv) {
     usage();
     return 2;
   }
+  static char extra[160];
+  char w0[64];
+  without_str(without, w0, sizeof w0);
+  snprintf(extra, sizeof extra, "%s%s%s%s", bug ? " --bug " : "", bug ? sim_bug_names[bug] : "",
+           w0[0] ? " --without " : "", w0);
+  sim_watchdog_start(bug ? "tarn-sim-planted" : "tarn-sim", extra, budget_ms, expect_fail);
   clock_t t0 = clock();
   long total_steps = 0;
   sim_stats tot = {0};
   uint64_t checks[P_COUNT] = {0};
   for (uint64_t seed = a; seed <= b; seed++) {
     sim s = {.seed = seed, .steps = steps, .bug = bug, .without = without,
-             .verbose = trace && a == b};
+             .verbose = trace && a == b, .hang_at = hang_at};
     int failed = sim_run(&s);
     total_steps += s.step > s.steps ? s.steps : s.step;
     tot.acked += s.st.acked;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "sim_watchdog.h"
 #include "tarn/catalog.h"
 #include "tarn/key.h"
 #include "tarn/lease.h"
@@ -1182,6 +1183,7 @@ static void settle_tasks(sim *s) {
    * planner of `tarn serve` plans again and again) makes new ones, until it
    * finds nothing to plan */
   for (int round = 0, quiet = 0; round < 100 && !s->failed; round++) {
+    sim_watchdog_pet(s->step);
     int open = 0;
     for (int i = 0; i < SIM_NTNODES; i++)
       act_tnode(s, i);
@@ -1418,15 +1420,15 @@ static void one_step(sim *s) {
 /* L3: once faults stop, every acknowledged entry above B is readable, by a
  * fresh reader and by the stale one (not reopened: settling took longer than
  * its caches' lifetime). */
-static void settle_reads(sim *s) {
+static void settle_reads(sim *s, tarn_reader *held) {
   s->proc = PROC_CHECK;
   for (size_t id = 0; id < s->nents && !s->failed; id++) {
     sim_entry *e = &s->ents[id];
     const sim_log *lg = &s->logs[e->log - 1];
     if (e->status != E_ACKED || lg->delete_done || lg->fenced || e->offset + e->records <= lg->b)
       continue;
-    tarn_reader *rs[2] = {s->fresh, s->stale};
-    for (int k = 0; k < 2 && !s->failed; k++) {
+    tarn_reader *rs[3] = {s->fresh, s->stale, held};
+    for (int k = 0; k < 3 && rs[k] && !s->failed; k++) {
       tarn_log_iter *it = NULL;
       tarn_entry ent;
       int rc = tarn_reader_iter(rs[k], e->log, e->offset, &it);
@@ -1444,6 +1446,34 @@ static void settle_reads(sim *s) {
 
 static void zombies_and_landings(sim *s);
 static void settle_tasks(sim *s);
+
+/* A reader whose index cache outlives the settle (an hour), filled with
+ * every acknowledged entry's record before the settle's compaction and
+ * reclamation: at the settle's reads each of its cached RAW records names a
+ * WAL object that is gone, a state only the settle reaches (during the run
+ * the stale reader's 60 s cache is shorter than the 61 s grace), so L3 is
+ * where its relookup (LS-055) is tested. */
+static tarn_reader *settle_held_reader(sim *s) {
+  s->proc = PROC_CHECK;
+  tarn_reader_options o;
+  tarn_reader_options_default(&o);
+  o.index_ttl_ms = 3600000;
+  tarn_reader *r;
+  if (tarn_reader_open(s->cmeta, s->cwal, s->ccmp, &o, &r))
+    abort();
+  for (size_t id = 0; id < s->nents; id++) {
+    sim_entry *e = &s->ents[id];
+    const sim_log *lg = &s->logs[e->log - 1];
+    if (e->status != E_ACKED || lg->delete_done || lg->fenced || e->offset + e->records <= lg->b)
+      continue;
+    tarn_log_iter *it = NULL;
+    tarn_entry ent;
+    if (tarn_reader_iter(r, e->log, e->offset, &it) == 0)
+      (void)tarn_reader_next(it, &ent, 0); /* only to fill the cache */
+    tarn_reader_iter_free(it);
+  }
+  return r;
+}
 
 /* Liveness: once faults stop, every pending append gets an outcome. */
 static void settle(sim *s) {
@@ -1482,10 +1512,12 @@ static void settle(sim *s) {
       sim_fail(s, P_AppendProgress, "log %" PRIu64 ": with faults stopped, append %zu %s",
                s->logs[k].id, id, s->ents[id].status == E_FAILED ? "failed" : "was not acknowledged");
   }
+  tarn_reader *held = s->failed ? NULL : settle_held_reader(s);
   /* ... and compaction catches up: pending installs finish, then every
    * log's RAW records are compacted */
   SIM_CHECKED(s, P_CompactionCompletes);
   for (int round = 0; round < 200 && !s->failed; round++) {
+    sim_watchdog_pet(s->step);
     int busy = 0;
     for (int k = 0; k < SIM_NCOMPACTORS; k++) {
       sim_compactor *c = &s->cp[k];
@@ -1532,10 +1564,12 @@ static void settle(sim *s) {
       act_reclaim(s);
       s->now += SIM_WAL_GRACE_MS + 1000;
       act_reclaim(s);
-      settle_reads(s);
+      settle_reads(s, held);
+      tarn_reader_close(held);
       return;
     }
   }
+  tarn_reader_close(held);
   if (!s->failed)
     sim_fail(s, P_CompactionCompletes, "compaction did not catch up after the faults stopped");
 }
@@ -1543,6 +1577,7 @@ static void settle(sim *s) {
 int sim_run(sim *s) {
   static unsigned run_no;
   g_sim = s;
+  sim_watchdog_run(s->seed, &s->trace, &s->tlen);
   s->rng = s->seed * 0x9e3779b97f4a7c15u + 1;
   s->lib_rng = s->seed ^ 0x5851f42d4c957f2du;
   s->now = EPOCH_MS;
@@ -1626,6 +1661,11 @@ int sim_run(sim *s) {
   for (int k = 0; k < SIM_NCOMPACTORS; k++)
     compactor_start(s, k);
   for (s->step = 1; s->step <= s->steps && !s->failed; s->step++) {
+    sim_watchdog_pet(s->step);
+    SIM_CHECKED(s, P_Hang);
+    /* the watchdog's self-test: a step whose role call never returns */
+    while (s->step == s->hang_at)
+      (void)tarn_meta_session_ok(s->cmeta);
     one_step(s);
     if (!s->failed)
       sim_check_step(s);
@@ -1634,6 +1674,8 @@ int sim_run(sim *s) {
   }
   if (!s->failed) {
     s->step = s->steps + 1;
+    sim_watchdog_pet(s->step);
+    SIM_CHECKED(s, P_Hang);
     settle(s);
   }
   if (!s->failed)

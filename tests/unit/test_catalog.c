@@ -351,6 +351,36 @@ static void held_leases_leave_everything_in_place(void **state) {
   close_fx(&f);
 }
 
+/* LS-047 through a stream drop: a log whose drain times out keeps its
+ * records and the drop fails (it is not done), so the stream is not gone;
+ * once the holder has finished, the drop run again completes. */
+static void drop_with_held_lease_stops(void **state) {
+  fx f = open_fx(state, 150);
+  tarn_catalog_record s;
+  assert_int_equal(tarn_catalog_create_stream(f.c, "ns", "held", 2, NULL, 0, &s), 0);
+  uint64_t busy = s.logs[1];
+  tarn_lease *l;
+  assert_int_equal(tarn_lease_acquire(f.m, busy, &l), 0);
+  assert_int_equal(tu_publish(f.m, busy, 3, 10, NULL), 0);
+  assert_int_equal(tu_publish(f.m, s.logs[0], 2, 10, NULL), 0);
+  int existed = 0;
+  assert_int_equal(tarn_catalog_drop_stream(f.c, "ns", "held", &existed), TARN_EBUSY);
+  assert_int_equal(existed, 1);
+  assert_int_equal(tu_count_index(f.m, busy), 1); /* records unchanged */
+  assert_true(has_fence(f.m, busy));
+  tarn_catalog_record st;
+  assert_int_equal(tarn_catalog_open_stream(f.c, "ns", "held", &st), 0); /* not gone yet */
+  assert_int_equal(st.state, TARN_STREAM_DROPPING);
+  tarn_catalog_record_free(&st);
+  assert_int_equal(tarn_lease_release(l), 0);
+  assert_int_equal(tarn_catalog_drop_stream(f.c, "ns", "held", NULL), 0);
+  assert_int_equal(tu_count_index(f.m, busy), 0);
+  assert_int_equal(tu_count_index(f.m, s.logs[0]), 0);
+  assert_int_equal(tarn_catalog_open_stream(f.c, "ns", "held", &st), TARN_ENOTFOUND);
+  tarn_catalog_record_free(&s);
+  close_fx(&f);
+}
+
 typedef struct writer_arg {
   const char *uri;
   uint64_t log;
@@ -609,6 +639,7 @@ int main(void) {
       BOTH(adding_partitions_publishes_whole_layouts),
       BOTH(deleting_a_log_is_idempotent),
       BOTH(held_leases_leave_everything_in_place),
+      BOTH(drop_with_held_lease_stops),
       BOTH(delete_while_writing),
       BOTH(create_racing_drop),
       cmocka_unit_test(store_faults),

@@ -602,6 +602,15 @@ static void trim_marker_respected(void **state) {
   uint64_t first;
   assert_int_equal(tarn_reader_first_offset(r, 21, &first), 0);
   assert_int_equal(first, 7); /* max(start 0, B 7) */
+  /* LS-053: B at the last offset of an entry, [6, 9) ending at B + 1: it holds
+   * offset B, so it is returned (only an entry ending at or below B is not) */
+  assert_int_equal(tarn_meta_put(E.m, "21", key, "8", 1, NULL), 0);
+  n = read_all(r, 21, 0, offs, pl, 8);
+  assert_int_equal(n, 3);
+  assert_int_equal(offs[0], 6);
+  assert_string_equal(pl[0], "e2");
+  for (size_t i = 0; i < n; i++)
+    free(pl[i]);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
   env_close(&E);

@@ -740,6 +740,17 @@ static void idle_connection_closes(void **state) {
 
 /* Pipelined on one connection, the DeleteTopics runs after the produce
  * before it and the Metadata after it (one request of a connection at a time). */
+/* A DeleteTopics v3 request of one topic. */
+static void delete_topics_frame(tarn_buf *out, int32_t corr, const char *topic) {
+  tarn__k_delete_topics_req q;
+  tarn__kmsg_init(TARN__KAPI_DELETE_TOPICS, 0, &q);
+  tarn__kstr nm = {topic, (int32_t)strlen(topic)};
+  q.topic_names.n = 1;
+  q.topic_names.v = &nm;
+  q.timeout_ms = 5000;
+  frame(out, TARN__KAPI_DELETE_TOPICS, 3, corr, &q);
+}
+
 static void delete_topic(void **state) {
   (void)state;
   create_topic("gone", 2);
@@ -747,13 +758,7 @@ static void delete_topic(void **state) {
   tarn_buf b = TARN_BUF_INIT, batch = TARN_BUF_INIT;
   tu_kafka_v2_simple(&batch, 1);
   produce_frame(&b, 7, 1, "gone", 1, &batch); /* this node's writer now holds a lease */
-  tarn__k_delete_topics_req q;
-  tarn__kmsg_init(TARN__KAPI_DELETE_TOPICS, 0, &q);
-  tarn__kstr nm = {"gone", 4};
-  q.topic_names.n = 1;
-  q.topic_names.v = &nm;
-  q.timeout_ms = 5000;
-  frame(&b, TARN__KAPI_DELETE_TOPICS, 3, 2, &q);
+  delete_topics_frame(&b, 2, "gone");
   tarn__k_metadata_req md;
   tarn__kmsg_init(TARN__KAPI_METADATA, 0, &md);
   md.topics.n = 1;
@@ -895,14 +900,8 @@ static void fetch_cursor_invalidation(void **state) {
   assert_int_equal(base, 15);
   /* a cursor at 12 again, then the topic is deleted */
   assert_int_equal(fetch_one(fd, 7, "cur", 9, one, &base), 0);
-  tarn__k_delete_topics_req q;
-  tarn__kmsg_init(TARN__KAPI_DELETE_TOPICS, 0, &q);
-  tarn__kstr nm = {"cur", 3};
-  q.topic_names.n = 1;
-  q.topic_names.v = &nm;
-  q.timeout_ms = 5000;
   tarn_buf b = TARN_BUF_INIT;
-  frame(&b, TARN__KAPI_DELETE_TOPICS, 3, 8, &q);
+  delete_topics_frame(&b, 8, "cur");
   send_all(fd, b.data, b.len);
   tarn__karena a;
   tarn__karena_init(&a);

@@ -100,6 +100,15 @@ uint64_t tarn_reader_iter_position(const tarn_log_iter *it);
 /* The payload bytes the iterator holds (read ahead of its position, the
  * current entry), for callers that keep iterators and bound their memory. */
 size_t tarn_reader_iter_held_bytes(const tarn_log_iter *it);
+/* The size of the entry the next call returns when the iterator knows it
+ * without reading (its record's section is loaded): 0 and *size, else
+ * TARN_ENOTFOUND (no message set). A hint for a caller deciding whether to
+ * take one more entry (a Kafka Fetch within its byte budget); it may name an
+ * entry the next call skips (at or below B). */
+int tarn_reader_iter_next_size(const tarn_log_iter *it, size_t *size);
+/* From now on this iterator returns entries with Kafka offsets (LS-099), as
+ * TARN_READER_KAFKA_ALL, whatever the reader's option. */
+void tarn_reader_iter_kafka_offsets(tarn_log_iter *it);
 void tarn_reader_iter_free(tarn_log_iter *it);
 
 typedef struct tarn_reader_stats {

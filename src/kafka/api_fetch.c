@@ -24,8 +24,26 @@ typedef struct fpart {
   int32_t max_bytes;     /* the partition's budget */
   int error;             /* an answer is decided: no more reading */
   tarn__kcursor *cur;    /* the log's reading position, taken from the node */
-  tarn_buf data;         /* whole entries, offsets rewritten */
+  /* The entries taken, offsets assigned by the reader (LS-099): the last one
+   * by reference into the cursor's window (valid until its next read), those
+   * before it copied into data. A partition answered with one entry, the
+   * common case for large produce batches, is copied once: into the frame. */
+  const uint8_t *ref;
+  size_t ref_len;
+  tarn_buf data;
 } fpart;
+
+static size_t part_len(const fpart *p) { return p->data.len + p->ref_len; }
+
+/* The reference goes into data before the cursor reads on. */
+static int settle_ref(fpart *p) {
+  if (!p->ref_len)
+    return 0;
+  int rc = tarn_buf_append(&p->data, p->ref, p->ref_len);
+  if (rc == 0)
+    p->ref_len = 0;
+  return rc;
+}
 
 /* The log's range: log start offset and high watermark (= last stable
  * offset: no transactions). */
@@ -47,21 +65,10 @@ static int log_range(tarn__knode *node, uint64_t log_id, int64_t *start, int64_t
   return 0;
 }
 
-/* Adds entry e to the partition: a copy whose batches carry their offsets. */
-static int take_entry(fpart *p, const tarn_entry *e) {
-  size_t at = p->data.len;
-  int rc = tarn_buf_append(&p->data, e->payload, e->payload_len);
-  if (rc)
-    return rc;
-  /* Idempotent when the reader already rewrote them (the same values). */
-  rc = tarn_kafka_rewrite_offsets(p->data.data + at, e->payload_len, (int64_t)e->offset,
-                                  e->record_count);
-  if (rc) {
-    p->data.len = at;
-    return rc;
-  }
-  p->offset = (int64_t)(e->offset + e->record_count);
-  return 0;
+/* Whether an entry of len bytes fits the partition's and the response's
+ * budgets. */
+static int fits(const fpart *p, int64_t len, int64_t left) {
+  return len <= left && (int64_t)part_len(p) + len <= p->max_bytes;
 }
 
 /* Reads the entries available now into p, within its budget and the
@@ -82,6 +89,7 @@ static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_r
         free(c);
         return rc;
       }
+      tarn_reader_iter_kafka_offsets(c->it); /* LS-099, in the window: no copy */
       p->cur = c;
     }
   }
@@ -91,15 +99,29 @@ static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_r
     if (c->held) {
       e = c->e;
     } else {
-      int rc = tarn_reader_next(c->it, &e, 0);
+      /* An entry that will not fit is not read, so the reference stays
+       * valid. Its size is unknown when the next entry is in the next
+       * record: then one as large as the last is taken not to fit (the
+       * client's next Fetch reads it; entries of a log are alike). */
+      size_t next = p->ref_len;
+      if (p->ref_len && !*first_of_resp) {
+        tarn_reader_iter_next_size(c->it, &next);
+        if (!fits(p, (int64_t)next, *left)) {
+          p->error = -1; /* full: stop reading this partition */
+          return 0;
+        }
+      }
+      int rc = settle_ref(p);
+      if (rc)
+        return rc;
+      rc = tarn_reader_next(c->it, &e, 0);
       if (rc == TARN_EEND)
         return 0;
       if (rc)
         return rc;
     }
     int64_t len = (int64_t)e.payload_len;
-    int fits = len <= *left && (int64_t)p->data.len + len <= p->max_bytes;
-    if (!fits && !*first_of_resp) {
+    if (!fits(p, len, *left) && !*first_of_resp) {
       /* the entry starts the next fetch: the cursor holds it */
       c->held = 1;
       c->e = e;
@@ -107,9 +129,12 @@ static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_r
       return 0;
     }
     c->held = 0;
-    int rc = take_entry(p, &e);
+    int rc = settle_ref(p); /* a held entry after a reference (not read on since) */
     if (rc)
       return rc;
+    p->ref = e.payload;
+    p->ref_len = e.payload_len;
+    p->offset = (int64_t)(e.offset + e.record_count);
     *first_of_resp = 0;
     *left -= len;
   }
@@ -229,6 +254,8 @@ void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req) {
       if (rc) {
         p->out->error_code = fetch_error(rc);
         p->error = 1;
+        if (settle_ref(p)) /* what was read stays: the reference must not */
+          p->ref_len = 0;
         tarn__kcursor_free(p->cur); /* not a position to read on from */
         p->cur = NULL;
       } else if (!p->error && live < nw) {
@@ -250,10 +277,18 @@ void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req) {
   }
   free(ranges);
   free(keys);
+  size_t total = 0;
   for (size_t i = 0; i < k; i++) {
     fpart *p = &parts[i];
-    if (p->data.len) {
-      p->out->records = (tarn__kbytes){p->data.data, (int32_t)p->data.len};
+    if (p->data.len && settle_ref(p)) { /* two pieces: one buffer, or none */
+      p->out->error_code = TARN__KERR_KAFKA_STORAGE_ERROR;
+      tarn_buf_free(&p->data);
+      p->ref_len = 0;
+    }
+    if (part_len(p)) {
+      total += part_len(p);
+      p->out->records = p->data.len ? (tarn__kbytes){p->data.data, (int32_t)p->data.len}
+                                    : (tarn__kbytes){p->ref, (int32_t)p->ref_len};
       /* what was read past the range first seen moves the watermark on */
       if (p->offset > p->out->high_watermark) {
         p->out->high_watermark = p->offset;
@@ -265,7 +300,15 @@ void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req) {
   }
   r.responses.n = nt;
   r.responses.v = tr;
-  tarn__kreq_respond(req, &r);
+  /* The frame sized once for the records: no regrowth copying them again. */
+  tarn_buf f = TARN_BUF_INIT;
+  if (tarn_buf_reserve(&f, total + 256 + 64 * k) == 0 &&
+      tarn__kresp_frame(req->api_key, req->api_version, req->correlation_id, &r, &f) == 0) {
+    tarn__kreq_respond_frame(req, &f);
+  } else {
+    tarn_buf_free(&f);
+    tarn__kreq_respond(req, &r); /* its error path: logged, the connection closed */
+  }
   for (size_t i = 0; i < k; i++) {
     tarn__knode_cursor_put(node, parts[i].cur);
     tarn_buf_free(&parts[i].data);

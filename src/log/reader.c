@@ -543,6 +543,15 @@ size_t tarn_reader_iter_held_bytes(const tarn_log_iter *it) {
   return it->win.cap + it->whole.cap + it->kbuf.cap;
 }
 
+int tarn_reader_iter_next_size(const tarn_log_iter *it, size_t *size) {
+  if (!it->have || it->pq || it->idx >= it->n)
+    return TARN_ENOTFOUND; /* a record to open, or rows to decode: not known */
+  *size = (size_t)it->ents[it->idx].size;
+  return 0;
+}
+
+void tarn_reader_iter_kafka_offsets(tarn_log_iter *it) { it->kafka = 1; }
+
 void tarn_reader_iter_free(tarn_log_iter *it) {
   if (!it)
     return;
@@ -686,10 +695,27 @@ static int next_entry(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
   }
 }
 
+/* The bytes of e when they are the iterator's own buffer (the whole object
+ * or the window it read): rewritten there, in place, with no copy. A
+ * compacted file's rows may sit elsewhere: NULL. Rewriting is idempotent,
+ * so an entry served twice from one window gets the same bytes. */
+static uint8_t *own_bytes(tarn_log_iter *it, const tarn_entry *e) {
+  const tarn_buf *bufs[2] = {&it->whole, &it->win};
+  if (it->pq)
+    return NULL;
+  for (int i = 0; i < 2; i++) {
+    const tarn_buf *b = bufs[i];
+    if (b->len && e->payload >= b->data && e->payload_len <= b->len &&
+        (size_t)(e->payload - b->data) <= b->len - e->payload_len)
+      return b->data + (e->payload - b->data);
+  }
+  return NULL;
+}
+
 /* LS-099: the entry's batches take offsets in order from the entry's
- * offset; each batch's offset field gets them (tables §3.11). The entry's
- * bytes may sit in a cache other iterators share, so the rewrite is made in
- * a copy of the iterator's own. */
+ * offset; each batch's offset field gets them (tables §3.11). In the
+ * iterator's own window the rewrite is made in place (one copy of the bytes
+ * fewer for a Kafka Fetch); bytes held anywhere else are copied first. */
 static int kafka_offsets(tarn_log_iter *it, tarn_entry *e) {
   if (it->kafka < 0) {
     int k = tarn_kafka_log_is_topic(it->r->meta, it->log_id);
@@ -699,15 +725,19 @@ static int kafka_offsets(tarn_log_iter *it, tarn_entry *e) {
   }
   if (!it->kafka)
     return 0;
-  tarn_buf_reset(&it->kbuf);
-  int rc = tarn_buf_append(&it->kbuf, e->payload, e->payload_len);
+  uint8_t *own = own_bytes(it, e);
+  int rc = 0;
+  if (!own) {
+    tarn_buf_reset(&it->kbuf);
+    rc = tarn_buf_append(&it->kbuf, e->payload, e->payload_len);
+    own = it->kbuf.data;
+  }
   if (!rc)
-    rc = tarn_kafka_rewrite_offsets(it->kbuf.data, e->payload_len, (int64_t)e->offset,
-                                    e->record_count);
+    rc = tarn_kafka_rewrite_offsets(own, e->payload_len, (int64_t)e->offset, e->record_count);
   if (rc)
     return tarn__errctx(rc, "log %llu: entry at %llu", (unsigned long long)it->log_id,
                         (unsigned long long)e->offset);
-  e->payload = it->kbuf.data;
+  e->payload = own;
   return 0;
 }
 

@@ -55,6 +55,14 @@ int tarn_srv_kconn_feed(tarn_srv_kconn *c, const uint8_t *p, size_t n, size_t ma
   return TARN_SRV_KFEED_FRAME;
 }
 
+int tarn_srv_kconn_frame_room(tarn_srv_kconn *c, uint8_t **p, size_t *n) {
+  if (!c->frame || c->frame_have >= c->frame_len)
+    return 0;
+  *p = c->frame + c->frame_have;
+  *n = c->frame_len - c->frame_have;
+  return 1;
+}
+
 /* What an SSL call's result means for the transport. */
 static long ssl_result(tarn_srv_kconn *c, int r) {
   if (r > 0)

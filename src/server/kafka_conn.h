@@ -78,6 +78,11 @@ enum {
 int tarn_srv_kconn_feed(tarn_srv_kconn *c, const uint8_t *p, size_t n, size_t max_request,
                         size_t *used, uint8_t **frame, size_t *len);
 
+/* The rest of the request being read, when its size is known: 1 and
+ * where its missing n bytes go (the caller reads into them, adds what it
+ * read to c->frame_have, then feeds 0 bytes to complete it), else 0. */
+int tarn_srv_kconn_frame_room(tarn_srv_kconn *c, uint8_t **p, size_t *n);
+
 /* The transport: plain recv/send on c->fd, or SSL_read/SSL_write. recv: bytes
  * read, 0 the peer closed, TARN_SRV_KIO_AGAIN nothing now, TARN_SRV_KIO_FAIL
  * the connection failed; send: bytes written or the same codes. */

@@ -740,6 +740,17 @@ static void idle_connection_closes(void **state) {
 
 /* Pipelined on one connection, the DeleteTopics runs after the produce
  * before it and the Metadata after it (one request of a connection at a time). */
+/* A DeleteTopics v3 request of one topic. */
+static void delete_topics_frame(tarn_buf *out, int32_t corr, const char *topic) {
+  tarn__k_delete_topics_req q;
+  tarn__kmsg_init(TARN__KAPI_DELETE_TOPICS, 0, &q);
+  tarn__kstr nm = {topic, (int32_t)strlen(topic)};
+  q.topic_names.n = 1;
+  q.topic_names.v = &nm;
+  q.timeout_ms = 5000;
+  frame(out, TARN__KAPI_DELETE_TOPICS, 3, corr, &q);
+}
+
 static void delete_topic(void **state) {
   (void)state;
   create_topic("gone", 2);
@@ -747,13 +758,7 @@ static void delete_topic(void **state) {
   tarn_buf b = TARN_BUF_INIT, batch = TARN_BUF_INIT;
   tu_kafka_v2_simple(&batch, 1);
   produce_frame(&b, 7, 1, "gone", 1, &batch); /* this node's writer now holds a lease */
-  tarn__k_delete_topics_req q;
-  tarn__kmsg_init(TARN__KAPI_DELETE_TOPICS, 0, &q);
-  tarn__kstr nm = {"gone", 4};
-  q.topic_names.n = 1;
-  q.topic_names.v = &nm;
-  q.timeout_ms = 5000;
-  frame(&b, TARN__KAPI_DELETE_TOPICS, 3, 2, &q);
+  delete_topics_frame(&b, 2, "gone");
   tarn__k_metadata_req md;
   tarn__kmsg_init(TARN__KAPI_METADATA, 0, &md);
   md.topics.n = 1;
@@ -783,6 +788,136 @@ static void delete_topic(void **state) {
   close(fd);
 }
 
+/* Runs the tarn command on the node's deployment: `tarn ARGS` with STREAM
+ * in args replaced by the topic's stream (default/NAME-topic-id-ID). */
+static void tarn_on_topic(const char *topic, const char *args) {
+  char cmd[4096];
+  snprintf(cmd, sizeof cmd,
+           "s=$('%s' topic describe %s --home '%s/h' --json | sed -n 's/.*\"stream\": \"\\(.*\\)\".*/\\1/p') "
+           "&& STREAM=default/$s && '%s' %s --home '%s/h' >'%s/cmd.log' 2>&1 || { cat '%s/cmd.log' >&2; false; }",
+           getenv("TARN_BIN"), topic, home, getenv("TARN_BIN"), args, home, home, home);
+  assert_int_equal(system(cmd), 0);
+}
+
+/* Produces batches of 3 records, entries from offset 3 * first: n
+ * requests sent at once (within one batch window: one WAL object, one
+ * index record of n entries), or one after another (one record each). */
+static void produce_entries(int fd, const char *topic, int first, int n, int at_once,
+                            tarn_buf *batch) {
+  tarn__karena a;
+  tarn__karena_init(&a);
+  tarn_buf b = TARN_BUF_INIT;
+  for (int i = first; at_once && i < first + n; i++)
+    produce_frame(&b, 7, 100 + i, topic, 1, batch);
+  if (at_once)
+    send_all(fd, b.data, b.len);
+  for (int i = first; i < first + n; i++) {
+    tarn_buf_reset(&b);
+    if (!at_once) {
+      produce_frame(&b, 7, 100 + i, topic, 1, batch);
+      send_all(fd, b.data, b.len);
+    }
+    uint8_t *f;
+    tarn__k_produce_resp pr;
+    assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 7, &a, &pr, &f), 100 + i);
+    assert_int_equal(pr.responses.v[0].partition_responses.v[0].error_code, 0);
+    assert_int_equal(pr.responses.v[0].partition_responses.v[0].base_offset, 3 * i);
+    free(f);
+  }
+  tarn__karena_free(&a);
+  tarn_buf_free(&b);
+}
+
+/* One Fetch of at most max_bytes from offset: its partition's error code;
+ * *base the first batch's base offset (-1: no records). */
+static int fetch_one(int fd, int32_t corr, const char *topic, int64_t offset, int32_t max_bytes,
+                     int64_t *base) {
+  tarn__karena a;
+  tarn__karena_init(&a);
+  tarn_buf b = TARN_BUF_INIT;
+  fetch_frame_max(&b, corr, topic, offset, 0, max_bytes);
+  send_all(fd, b.data, b.len);
+  uint8_t *f;
+  tarn__k_fetch_resp fr;
+  assert_int_equal(read_resp(fd, TARN__KAPI_FETCH, 11, &a, &fr, &f), corr);
+  const tarn__k_fetch_partition_data *p = &fr.responses.v[0].partitions.v[0];
+  int err = p->error_code;
+  *base = -1;
+  if (p->records.len >= 8) {
+    *base = 0;
+    for (int i = 0; i < 8; i++)
+      *base = *base << 8 | p->records.p[i];
+  }
+  free(f);
+  tarn__karena_free(&a);
+  tarn_buf_free(&b);
+  return err;
+}
+
+/* The node keeps a consumer's reading position (its fetch cursor, read
+ * ahead) between Fetches; what changed in the log since must win over
+ * what the cursor holds. A trim past the cursor (LS-053): the next Fetch
+ * at the cursor's offset is OFFSET_OUT_OF_RANGE, never the trimmed entry.
+ * A compaction that replaced the records and a reclamation that deleted
+ * the WAL objects under the cursor: the entries read the same (LS-055). A
+ * deleted topic: UNKNOWN_TOPIC_OR_PARTITION, none of its data. */
+static void fetch_cursor_invalidation(void **state) {
+  (void)state;
+  create_topic("cur", 1);
+  int fd = kconnect();
+  tarn_buf batch = TARN_BUF_INIT;
+  tu_kafka_v2_simple(&batch, 3);
+  produce_entries(fd, "cur", 0, 4, 1, &batch); /* 0..11, one record */
+  produce_entries(fd, "cur", 4, 2, 0, &batch); /* 12..14, 15..17 */
+  int32_t one = (int32_t)batch.len; /* a response of one entry: the cursor stays at the next */
+  int64_t base;
+  assert_int_equal(fetch_one(fd, 1, "cur", 0, one, &base), 0);
+  assert_int_equal(base, 0);
+  assert_int_equal(fetch_one(fd, 2, "cur", 3, one, &base), 0);
+  assert_int_equal(base, 3);
+  /* the cursor is at 6, entries 6..11 read ahead in its window; the log is
+   * trimmed through 8 */
+  tarn_on_topic("cur", "trim $STREAM --through 8");
+  close(fd); /* idle past --kafka-idle-ms meanwhile: the node's cursors outlive it */
+  fd = kconnect();
+  assert_int_equal(fetch_one(fd, 3, "cur", 6, one, &base), 1); /* LS-053 */
+  assert_int_equal(base, -1);
+  assert_int_equal(fetch_one(fd, 4, "cur", 9, one, &base), 0);
+  assert_int_equal(base, 9);
+  /* the cursor is at 12; the records are compacted and their WAL objects
+   * reclaimed: the same entries come from the compacted files (LS-055) */
+  tarn_on_topic("cur", "compact --all");
+  /* what reclamation does past its grace (minutes): every WAL object goes,
+   * none is named by an index record now */
+  char cmd[2048];
+  snprintf(cmd, sizeof cmd, "find '%s/h' -name '*.wal' -delete", home);
+  assert_int_equal(system(cmd), 0);
+  close(fd);
+  fd = kconnect();
+  assert_int_equal(fetch_one(fd, 5, "cur", 12, one, &base), 0);
+  assert_int_equal(base, 12);
+  assert_int_equal(fetch_one(fd, 6, "cur", 15, one, &base), 0);
+  assert_int_equal(base, 15);
+  /* a cursor at 12 again, then the topic is deleted */
+  assert_int_equal(fetch_one(fd, 7, "cur", 9, one, &base), 0);
+  tarn_buf b = TARN_BUF_INIT;
+  delete_topics_frame(&b, 8, "cur");
+  send_all(fd, b.data, b.len);
+  tarn__karena a;
+  tarn__karena_init(&a);
+  uint8_t *f;
+  tarn__k_delete_topics_resp dr;
+  assert_int_equal(read_resp(fd, TARN__KAPI_DELETE_TOPICS, 3, &a, &dr, &f), 8);
+  assert_int_equal(dr.responses.v[0].error_code, 0);
+  free(f);
+  assert_int_equal(fetch_one(fd, 9, "cur", 12, one, &base), 3);
+  assert_int_equal(base, -1);
+  tarn__karena_free(&a);
+  tarn_buf_free(&b);
+  tarn_buf_free(&batch);
+  close(fd);
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
@@ -798,6 +933,7 @@ int main(void) {
       cmocka_unit_test(malformed_frames_close),
       cmocka_unit_test(idle_connection_closes),
       cmocka_unit_test(delete_topic),
+      cmocka_unit_test(fetch_cursor_invalidation),
   };
   return cmocka_run_group_tests(tests, start_node, stop_node);
 }

@@ -1133,9 +1133,14 @@ int tarn_xwriter_close(tarn_xwriter *w) {
   stop_threads(w);
   /* the checkpoint is published past every absorbed slot and the fence never
    * walks below it, so a closing writer deletes their flights without the
-   * grace (nobody else would: the next epoch of this star has its own) */
+   * grace (nobody else would: the next epoch of this star has its own).
+   * Not a failed writer's: its epoch is halted and a fencer may be walking
+   * those very slots (its walk starts at estimate - WIN, below what this
+   * writer absorbed last), and the poison it writes there must stand
+   * (XOneCut; tarn-sim --express --seed 20769 deleted a fencer's poison at
+   * slot 0 here). Their copies are left in the buckets: space, not safety. */
   pthread_mutex_lock(&w->mu);
-  if (!rc)
+  if (!rc && (!w->failed_rc || TARN__PLANTED(TARN__BUG_XCLOSE_RECLAIMS_FAILED)))
     tarn__xabsorb_reclaim(w, 1);
   pthread_mutex_unlock(&w->mu);
   if (!rc && w->failed_rc)

@@ -1266,5 +1266,16 @@ static int s_open(const char *uri, tarn_objstore **out) {
 }
 
 const struct tarn__objstore_vfs tarn__objstore_s3 = {
-    TARN__OBJSTORE_VFS_VERSION, "s3", s_open,   s_close, s_put, s_put_begin, s_put_write,
-    s_put_commit,               s_put_abort, s_get, s_head,  s_del, s_list};
+    .scheme = "s3",
+    .open = s_open,
+    .close = s_close,
+    .put = s_put,
+    .put_begin = s_put_begin,
+    .put_write = s_put_write,
+    .put_commit = s_put_commit,
+    .put_abort = s_put_abort,
+    .get = s_get,
+    .head = s_head,
+    .del = s_del,
+    .list = s_list,
+};

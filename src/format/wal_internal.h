@@ -1,4 +1,6 @@
-/* Pieces shared by the version 3 and the legacy WAL object decoders. */
+/* Pieces shared by the version 3 and the legacy WAL object decoders: the view
+ * plumbing (wal_view.c), which both call, and the legacy decoder, which only
+ * wal.c calls. */
 #ifndef TARN_FORMAT_WAL_INTERNAL_H
 #define TARN_FORMAT_WAL_INTERNAL_H
 

@@ -23,6 +23,7 @@
 #include "util/error.h"
 #include "util/planted.h"
 #include "util/random.h"
+#include "util/sb.h"
 
 #define KAFKA_TOPIC_PROP "lakestream.kafka.topic.name"
 
@@ -257,21 +258,32 @@ static int file_open(wctx *w, int64_t first) {
     snprintf(hex + TARN__INTENT_ID_LEN + 2 * i, 3, "%02x", rnd[i]);
   /* LS-013, LS-014: a fresh random part makes the name new in the directory;
    * the log and first offset make it readable and let orphans be told apart. */
-  size_t n = strlen(w->r->dir) + 96;
-  if (!(w->base = malloc(n)))
-    return tarn__err(TARN_ENOMEM, "out of memory");
-  snprintf(w->base, n, "%s%" PRIu64 "-%" PRId64 "-%s", w->r->dir, w->r->log_id, first, hex);
-  char path[1400], comp_name[200];
-  snprintf(path, sizeof path, "%s.parquet", w->base);
-  snprintf(comp_name, sizeof comp_name, "%s.index", w->base + strlen(w->r->dir));
-  if ((rc = tarn_objstore_put_begin(w->c->compacted, path, &w->up)))
-    return tarn__errctx(rc, "compacted file %s", path);
+  /* Built to length, so that a long directory fails loudly instead of
+   * truncating the name. */
+  tarn_buf base = TARN_BUF_INIT, path = TARN_BUF_INIT, comp_name = TARN_BUF_INIT;
+  tarn__sb sb, sp, sc;
+  tarn__sb_init(&sb, &base), tarn__sb_init(&sp, &path), tarn__sb_init(&sc, &comp_name);
+  tarn__sb_appendf(&sb, "%s%" PRIu64 "-%" PRId64 "-%s", w->r->dir, w->r->log_id, first, hex);
+  if ((rc = tarn__sb_cstr(&sb)))
+    return rc;
+  w->base = (char *)tarn_buf_steal(&base, NULL);
+  tarn__sb_appendf(&sp, "%s.parquet", w->base);
+  tarn__sb_appendf(&sc, "%s.index", w->base + strlen(w->r->dir));
+  if ((rc = tarn__sb_cstr(&sp)) || (rc = tarn__sb_cstr(&sc)))
+    goto out;
+  if ((rc = tarn_objstore_put_begin(w->c->compacted, (const char *)path.data, &w->up))) {
+    rc = tarn__errctx(rc, "compacted file %s", (const char *)path.data);
+    goto out;
+  }
   tarn_parquet_writer_opts po = {.record_name = w->record,
                                  .entry_serde_type = w->serde,
-                                 .row_metadata = comp_name,
+                                 .row_metadata = (const char *)comp_name.data,
                                  .codec = w->c->o.codec,
                                  .threads = w->c->o.compress_threads};
-  if ((rc = tarn_parquet_writer_open(&w->pq, &po, up_write, w->up)))
+  rc = tarn_parquet_writer_open(&w->pq, &po, up_write, w->up);
+out:
+  tarn_buf_free(&path), tarn_buf_free(&comp_name);
+  if (rc)
     return rc;
   tarn_buf_reset(&w->comp);
   if ((rc = tarn_companion_writer_open(&w->cw, &w->comp, w->c->o.companion_block_rows, 0)))

@@ -214,9 +214,6 @@ int tarn_meta_open(const char *uri, tarn_meta **out) {
   }
   if (!vfs)
     return tarn__err(TARN_EUNSUPPORTED, "metadata store URI \"%s\": unknown scheme", uri);
-  if (vfs->version != TARN__META_VFS_VERSION)
-    return tarn__err(TARN_EVERSION, "metadata store backend %s: interface version %d",
-                     vfs->scheme, vfs->version);
   tarn_meta *m = calloc(1, sizeof *m);
   char *target = strdup(colon + 1);
   if (!m || !target) {

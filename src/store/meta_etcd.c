@@ -1386,13 +1386,13 @@ static void e_close(tarn_meta *m) {
   free_handle(h);
 }
 
-const tarn__meta_vfs tarn__meta_vfs_etcd = {
-    TARN__META_VFS_VERSION, "etcd", e_open, e_close, e_find, e_write, e_del,
-    e_del_range, e_seq_put, e_range, e_token, e_wait, NULL, e_renew, e_clock,
-    e_wait_any};
-
-/* etcd+https://: the same backend over TLS. */
-const tarn__meta_vfs tarn__meta_vfs_etcd_https = {
-    TARN__META_VFS_VERSION, "etcd+https", e_open, e_close, e_find, e_write, e_del,
-    e_del_range, e_seq_put, e_range, e_token, e_wait, NULL, e_renew, e_clock,
-    e_wait_any};
+/* etcd: and etcd+https: (the same backend over TLS) differ only in the scheme. */
+#define ETCD_VFS(name)                                                                   \
+  {                                                                                      \
+    .scheme = name, .open = e_open, .close = e_close, .find = e_find, .write = e_write, \
+    .del = e_del, .del_range = e_del_range, .seq_put = e_seq_put, .range = e_range,      \
+    .token = e_token, .wait = e_wait, .renew = e_renew, .clock = e_clock,                \
+    .wait_any = e_wait_any,                                                              \
+  }
+const tarn__meta_vfs tarn__meta_vfs_etcd = ETCD_VFS("etcd");
+const tarn__meta_vfs tarn__meta_vfs_etcd_https = ETCD_VFS("etcd+https");

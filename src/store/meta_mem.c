@@ -651,6 +651,18 @@ static int mem_renew(tarn_meta *m) {
 }
 
 const tarn__meta_vfs tarn__meta_vfs_mem = {
-    TARN__META_VFS_VERSION, "mem", mem_open, mem_close, mem_find, mem_write, mem_del,
-    mem_del_range, mem_seq_put, mem_range, mem_token, mem_wait, mem_fault, mem_renew, NULL,
-    mem_wait_any};
+    .scheme = "mem",
+    .open = mem_open,
+    .close = mem_close,
+    .find = mem_find,
+    .write = mem_write,
+    .del = mem_del,
+    .del_range = mem_del_range,
+    .seq_put = mem_seq_put,
+    .range = mem_range,
+    .token = mem_token,
+    .wait = mem_wait,
+    .fault = mem_fault,
+    .renew = mem_renew,
+    .wait_any = mem_wait_any,
+};

@@ -705,6 +705,17 @@ static int sq_wait(tarn_meta *m, const char *part, const char *a, const char *b,
 }
 
 const tarn__meta_vfs tarn__meta_vfs_sqlite = {
-    TARN__META_VFS_VERSION, "sqlite", sq_open, sq_close, sq_find, sq_write, sq_del,
-    sq_del_range, sq_seq_put, sq_range, sq_token, sq_wait, NULL, sq_renew, NULL,
-    sq_wait_any};
+    .scheme = "sqlite",
+    .open = sq_open,
+    .close = sq_close,
+    .find = sq_find,
+    .write = sq_write,
+    .del = sq_del,
+    .del_range = sq_del_range,
+    .seq_put = sq_seq_put,
+    .range = sq_range,
+    .token = sq_token,
+    .wait = sq_wait,
+    .renew = sq_renew,
+    .wait_any = sq_wait_any,
+};

@@ -1,6 +1,6 @@
 /* The metadata-store backend interface behind include/tarn/meta.h.
  *
- * A backend is a versioned table of functions found by URI scheme
+ * A backend is a table of functions, found by URI scheme
  * (src/store/meta.c); code above the store never knows which backend it
  * talks to. meta.c validates arguments before calling a backend, so a
  * backend may assume: part non-empty, keys without NUL, d1 > 0, at most
@@ -17,8 +17,6 @@
 #include <stdint.h>
 
 #include "tarn/meta.h"
-
-#define TARN__META_VFS_VERSION 2
 
 /* Lookup comparisons, as Oxia numbers them (tables-and-vectors §3.12). */
 enum { TARN__META_EQUAL = 0, TARN__META_FLOOR = 1, TARN__META_CEILING = 2,
@@ -44,7 +42,6 @@ struct tarn_meta {
 };
 
 struct tarn__meta_vfs {
-  int version;                  /* TARN__META_VFS_VERSION */
   const char *scheme;
   /* target: the URI after "scheme:" without the "?options". */
   int (*open)(tarn_meta *m, const char *target);

@@ -113,7 +113,7 @@ int tarn_objstore_open(const char *uri, tarn_objstore **out) {
   size_t n = (size_t)(colon - uri);
   for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
     const struct tarn__objstore_vfs *v = backends[i];
-    if (v->version < 1 || strlen(v->scheme) != n || memcmp(v->scheme, uri, n) != 0)
+    if (strlen(v->scheme) != n || memcmp(v->scheme, uri, n) != 0)
       continue;
     int rc = v->open(uri, out);
     if (rc)

@@ -550,5 +550,16 @@ static void f_close(tarn_objstore *st) {
 }
 
 const struct tarn__objstore_vfs tarn__objstore_file = {
-    TARN__OBJSTORE_VFS_VERSION, "file", f_open,   f_close, f_put, f_put_begin, f_put_write,
-    f_put_commit,               f_put_abort, f_get, f_head,  f_del, f_list};
+    .scheme = "file",
+    .open = f_open,
+    .close = f_close,
+    .put = f_put,
+    .put_begin = f_put_begin,
+    .put_write = f_put_write,
+    .put_commit = f_put_commit,
+    .put_abort = f_put_abort,
+    .get = f_get,
+    .head = f_head,
+    .del = f_del,
+    .list = f_list,
+};

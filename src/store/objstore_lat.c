@@ -394,7 +394,6 @@ static int lat_list(tarn_objstore *s, const char *prefix, const char *start_afte
 }
 
 const struct tarn__objstore_vfs tarn__objstore_lat = {
-    .version = TARN__OBJSTORE_VFS_VERSION,
     .scheme = "lat",
     .open = lat_open,
     .close = lat_close,

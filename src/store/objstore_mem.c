@@ -448,5 +448,16 @@ int tarn_objstore_mem_land(tarn_objstore *s, int drop) {
 }
 
 const struct tarn__objstore_vfs tarn__objstore_mem = {
-    TARN__OBJSTORE_VFS_VERSION, "mem", m_open,   m_close, m_put, m_put_begin, m_put_write,
-    m_put_commit,               m_put_abort, m_get, m_head,  m_del, m_list};
+    .scheme = "mem",
+    .open = m_open,
+    .close = m_close,
+    .put = m_put,
+    .put_begin = m_put_begin,
+    .put_write = m_put_write,
+    .put_commit = m_put_commit,
+    .put_abort = m_put_abort,
+    .get = m_get,
+    .head = m_head,
+    .del = m_del,
+    .list = m_list,
+};

@@ -38,6 +38,7 @@
 #include "store/s3_xml.h"
 #include "store/sigv4.h"
 #include "util/error.h"
+#include "util/sb.h"
 #include "util/tls.h"
 
 #define POOL_MAX 16
@@ -252,28 +253,29 @@ static int once(s3store *s, req *r) {
   tarn_buf path = TARN_BUF_INIT, url = TARN_BUF_INIT, auth = TARN_BUF_INIT, qs = TARN_BUF_INIT;
   struct curl_slist *hl = NULL;
   int rc = 0, ok = 1;
-  rc = tarn_buf_putc(&path, '/');
-  if (!rc && s->path_style) {
-    rc = tarn__sigv4_encode(&path, s->bucket, strlen(s->bucket), 0);
-    if (!rc && r->key)
-      rc = tarn_buf_putc(&path, '/');
+  /* The path is a C string for the signer; the URL one for curl. */
+  tarn__sb sp, su;
+  tarn__sb_init(&sp, &path), tarn__sb_init(&su, &url);
+  tarn__sb_putc(&sp, '/');
+  if (s->path_style) {
+    if (!sp.rc)
+      sp.rc = tarn__sigv4_encode(&path, s->bucket, strlen(s->bucket), 0);
+    if (r->key)
+      tarn__sb_putc(&sp, '/');
   }
-  if (!rc && r->key)
-    rc = tarn__sigv4_encode(&path, r->key, strlen(r->key), 1);
-  if (!rc)
-    rc = tarn_buf_putc(&path, 0);
-  if (!rc)
+  if (r->key && !sp.rc)
+    sp.rc = tarn__sigv4_encode(&path, r->key, strlen(r->key), 1);
+  if (!(rc = tarn__sb_cstr(&sp)))
     rc = tarn__sigv4_query(&qs, r->q, r->nq);
-  if (!rc)
-    rc = tarn_buf_append(&url, s->scheme_host, strlen(s->scheme_host));
-  if (!rc)
-    rc = tarn_buf_append(&url, path.data, path.len - 1);
-  if (!rc && qs.len)
-    rc = tarn_buf_putc(&url, '?');
-  if (!rc)
-    rc = tarn_buf_append(&url, qs.data, qs.len);
-  if (!rc)
-    rc = tarn_buf_putc(&url, 0);
+  if (!rc) {
+    tarn__sb_puts(&su, s->scheme_host);
+    tarn__sb_append(&su, path.data, path.len);
+    if (qs.len) {
+      tarn__sb_putc(&su, '?');
+      tarn__sb_append(&su, qs.data, qs.len);
+    }
+    rc = tarn__sb_cstr(&su);
+  }
   if (rc)
     goto out;
 
@@ -929,18 +931,16 @@ static void s_put_abort(tarn_objstore_upload *up) {
 static int mp_complete(s3store *s, s3upload *u) {
   tarn_buf x = TARN_BUF_INIT;
   int rc = 0;
-  const char *head = "<CompleteMultipartUpload>";
-  rc = tarn_buf_append(&x, head, strlen(head));
-  for (size_t i = 0; i < u->nparts && rc == 0; i++) {
-    char part[320];
-    /* the ETag is quoted hex from the server: no characters XML needs escaped
-     * other than the quotes, which are fine in element content */
-    int n = snprintf(part, sizeof part, "<Part><PartNumber>%zu</PartNumber><ETag>%s</ETag></Part>",
-                     i + 1, u->etags[i]);
-    rc = tarn_buf_append(&x, part, (size_t)n);
-  }
-  if (rc == 0)
-    rc = tarn_buf_append(&x, "</CompleteMultipartUpload>", 26);
+  tarn__sb sx;
+  tarn__sb_init(&sx, &x);
+  tarn__sb_puts(&sx, "<CompleteMultipartUpload>");
+  /* the ETag is quoted hex from the server: no characters XML needs escaped
+   * other than the quotes, which are fine in element content */
+  for (size_t i = 0; i < u->nparts; i++)
+    tarn__sb_appendf(&sx, "<Part><PartNumber>%zu</PartNumber><ETag>%s</ETag></Part>", i + 1,
+                     u->etags[i]);
+  tarn__sb_puts(&sx, "</CompleteMultipartUpload>");
+  rc = tarn__sb_rc(&sx);
   /* The ETag S3 gives a multipart object: MD5 of the parts' MD5s, "-N". */
   char want[48] = "";
   if (rc == 0) {
@@ -1266,5 +1266,16 @@ static int s_open(const char *uri, tarn_objstore **out) {
 }
 
 const struct tarn__objstore_vfs tarn__objstore_s3 = {
-    TARN__OBJSTORE_VFS_VERSION, "s3", s_open,   s_close, s_put, s_put_begin, s_put_write,
-    s_put_commit,               s_put_abort, s_get, s_head,  s_del, s_list};
+    .scheme = "s3",
+    .open = s_open,
+    .close = s_close,
+    .put = s_put,
+    .put_begin = s_put_begin,
+    .put_write = s_put_write,
+    .put_commit = s_put_commit,
+    .put_abort = s_put_abort,
+    .get = s_get,
+    .head = s_head,
+    .del = s_del,
+    .list = s_list,
+};

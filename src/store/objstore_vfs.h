@@ -1,6 +1,8 @@
-/* The object-store backend interface: each URI scheme is one versioned table
- * of functions, in the manner of SQLite's VFS. objstore.c checks names and
- * arguments once and dispatches; a backend only ever sees valid names. */
+/* The object-store backend interface: each URI scheme is one table of
+ * functions, in the manner of SQLite's VFS but built in, not registrable, so
+ * the tables carry no version field (docs/objstore.md "Backends"). objstore.c
+ * checks names and arguments once and dispatches; a backend only ever sees
+ * valid names. */
 #ifndef TARN_STORE_OBJSTORE_VFS_H
 #define TARN_STORE_OBJSTORE_VFS_H
 
@@ -9,8 +11,6 @@
 
 #include "tarn/buf.h"
 #include "tarn/objstore.h"
-
-#define TARN__OBJSTORE_VFS_VERSION 1
 
 /* Where a read puts its bytes: appended to a tarn_buf, or copied into the
  * caller's memory of cap bytes (never past it). A backend's get also reports
@@ -48,7 +48,6 @@ struct tarn_objstore_upload {
 };
 
 struct tarn__objstore_vfs {
-  int version;        /* TARN__OBJSTORE_VFS_VERSION */
   const char *scheme; /* "file": matches URIs "file:..." */
   /* uri is the whole URI. */
   int (*open)(const char *uri, tarn_objstore **out);

@@ -11,6 +11,7 @@
 #include <openssl/sha.h>
 
 #include "util/error.h"
+#include "util/sb.h"
 
 static const char hexd[] = "0123456789abcdef";
 
@@ -87,15 +88,17 @@ int tarn__sigv4_query(tarn_buf *out, const tarn__sigv4_kv *q, size_t nq) {
   }
   if (rc == 0)
     qsort(ps, nq, sizeof *ps, pair_cmp);
-  for (size_t i = 0; i < nq && rc == 0; i++) {
-    if (i)
-      rc = tarn_buf_putc(out, '&');
-    if (!rc)
-      rc = tarn_buf_append(out, ps[i].k, strlen(ps[i].k));
-    if (!rc)
-      rc = tarn_buf_putc(out, '=');
-    if (!rc)
-      rc = tarn_buf_append(out, ps[i].v, strlen(ps[i].v));
+  if (rc == 0) {
+    tarn__sb sb;
+    tarn__sb_init(&sb, out);
+    for (size_t i = 0; i < nq; i++) {
+      if (i)
+        tarn__sb_putc(&sb, '&');
+      tarn__sb_puts(&sb, ps[i].k);
+      tarn__sb_putc(&sb, '=');
+      tarn__sb_puts(&sb, ps[i].v);
+    }
+    rc = tarn__sb_rc(&sb);
   }
   for (size_t i = 0; i < nq; i++)
     free(ps[i].k), free(ps[i].v);
@@ -128,8 +131,6 @@ static int canon_header(const tarn__sigv4_kv *h, pair *out) {
   return 0;
 }
 
-static int put_s(tarn_buf *b, const char *s) { return tarn_buf_append(b, s, strlen(s)); }
-
 int tarn__sigv4_sign(const tarn__sigv4_creds *c, const char *method, const char *canon_uri,
                      const tarn__sigv4_kv *query, size_t nq, const tarn__sigv4_kv *headers,
                      size_t nh, const char *payload_hash, const char *amz_date,
@@ -144,64 +145,37 @@ int tarn__sigv4_sign(const tarn__sigv4_creds *c, const char *method, const char 
   if (rc == 0 && nh > 1)
     qsort(hs, nh, sizeof *hs, pair_cmp);
   /* canonical request */
-  if (!rc)
-    rc = put_s(&cr, method);
-  if (!rc)
-    rc = tarn_buf_putc(&cr, '\n');
-  if (!rc)
-    rc = put_s(&cr, canon_uri);
-  if (!rc)
-    rc = tarn_buf_putc(&cr, '\n');
-  if (!rc)
-    rc = tarn__sigv4_query(&cr, query, nq);
-  if (!rc)
-    rc = tarn_buf_putc(&cr, '\n');
-  for (size_t i = 0; i < nh && rc == 0; i++) {
-    rc = put_s(&cr, hs[i].k);
-    if (!rc)
-      rc = tarn_buf_putc(&cr, ':');
-    if (!rc)
-      rc = put_s(&cr, hs[i].v);
-    if (!rc)
-      rc = tarn_buf_putc(&cr, '\n');
-    if (!rc && i)
-      rc = tarn_buf_putc(&signed_h, ';');
-    if (!rc)
-      rc = put_s(&signed_h, hs[i].k);
+  tarn__sb scr, ssh;
+  tarn__sb_init(&scr, &cr), tarn__sb_init(&ssh, &signed_h);
+  if (!rc) {
+    tarn__sb_appendf(&scr, "%s\n%s\n", method, canon_uri);
+    if (!tarn__sb_rc(&scr))
+      scr.rc = tarn__sigv4_query(&cr, query, nq);
+    tarn__sb_putc(&scr, '\n');
+    for (size_t i = 0; i < nh; i++) {
+      tarn__sb_appendf(&scr, "%s:%s\n", hs[i].k, hs[i].v);
+      if (i)
+        tarn__sb_putc(&ssh, ';');
+      tarn__sb_puts(&ssh, hs[i].k);
+    }
+    if (!(rc = tarn__sb_rc(&ssh))) {
+      tarn__sb_putc(&scr, '\n');
+      tarn__sb_append(&scr, signed_h.data, signed_h.len);
+      tarn__sb_appendf(&scr, "\n%s", payload_hash);
+      rc = tarn__sb_rc(&scr);
+    }
   }
-  if (!rc)
-    rc = tarn_buf_putc(&cr, '\n');
-  if (!rc)
-    rc = tarn_buf_append(&cr, signed_h.data, signed_h.len);
-  if (!rc)
-    rc = tarn_buf_putc(&cr, '\n');
-  if (!rc)
-    rc = put_s(&cr, payload_hash);
   /* string to sign */
   char date[9], crhash[65];
   memcpy(date, amz_date, 8);
   date[8] = 0;
   if (!rc) {
     tarn__sha256_hex(cr.data, cr.len, crhash);
-    rc = put_s(&sts, "AWS4-HMAC-SHA256\n");
-    if (!rc)
-      rc = put_s(&sts, amz_date);
-    if (!rc)
-      rc = tarn_buf_putc(&sts, '\n');
-    if (!rc)
-      rc = put_s(&sts, date);
-    if (!rc)
-      rc = tarn_buf_putc(&sts, '/');
-    if (!rc)
-      rc = put_s(&sts, c->region);
-    if (!rc)
-      rc = tarn_buf_putc(&sts, '/');
-    if (!rc)
-      rc = put_s(&sts, c->service);
-    if (!rc)
-      rc = put_s(&sts, "/aws4_request\n");
-    if (!rc)
-      rc = put_s(&sts, crhash);
+    tarn__sb ssts;
+    tarn__sb_init(&ssts, &sts);
+    tarn__sb_appendf(&ssts, "AWS4-HMAC-SHA256\n%s\n%s/%s/%s/aws4_request\n%s", amz_date, date,
+                     c->region, c->service, crhash);
+    rc = tarn__sb_rc(&ssts);
   }
   /* signing key: HMAC chain from "AWS4" + secret */
   unsigned char k[32];
@@ -233,27 +207,13 @@ int tarn__sigv4_sign(const tarn__sigv4_creds *c, const char *method, const char 
   }
   if (!rc) {
     tarn_buf_reset(authorization);
-    rc = put_s(authorization, "AWS4-HMAC-SHA256 Credential=");
-    if (!rc)
-      rc = put_s(authorization, c->access_key);
-    if (!rc)
-      rc = tarn_buf_putc(authorization, '/');
-    if (!rc)
-      rc = tarn_buf_append(authorization, sts.data + 17 + 16 + 1,
-                           strlen(date) + 1 + strlen(c->region) + 1 + strlen(c->service) +
-                               strlen("/aws4_request"));
-    if (!rc)
-      rc = put_s(authorization, ",SignedHeaders=");
-    if (!rc)
-      rc = tarn_buf_append(authorization, signed_h.data, signed_h.len);
-    if (!rc)
-      rc = put_s(authorization, ",Signature=");
-    if (!rc)
-      rc = put_s(authorization, sig);
-    if (!rc)
-      rc = tarn_buf_putc(authorization, 0);
-    if (!rc)
-      authorization->len--; /* NUL-terminated, NUL not counted */
+    tarn__sb sa;
+    tarn__sb_init(&sa, authorization);
+    tarn__sb_appendf(&sa, "AWS4-HMAC-SHA256 Credential=%s/%s/%s/%s/aws4_request,SignedHeaders=",
+                     c->access_key, date, c->region, c->service);
+    tarn__sb_append(&sa, signed_h.data, signed_h.len);
+    tarn__sb_appendf(&sa, ",Signature=%s", sig);
+    rc = tarn__sb_cstr(&sa); /* NUL-terminated, NUL not counted */
   }
   if (!rc && canonical) {
     tarn_buf_reset(canonical);

@@ -36,12 +36,10 @@ extern "C" {
 /* The metadata-store partition of tarn's compaction records (tasks, locks). */
 #define TARN_COMPACTION_PARTITION "tarn-compaction"
 
-/* tarn's own identifiers for streams that are not Kafka topics: a row holds
- * an entry's payload unchanged, like the Kafka binding's. A stream whose
- * properties name a Kafka topic (lakestream.kafka.topic.name) gets the Kafka
- * binding's identifiers; the stream properties below override either. */
-#define TARN_PARQUET_TARN_SERDE "LAKESTREAM_RAW_PARQUET"
-#define TARN_PARQUET_TARN_RECORD "LakestreamEntry"
+/* A stream's files get tarn's own identifiers (TARN_PARQUET_TARN_SERDE,
+ * tarn/parquet.h); a stream whose properties name a Kafka topic
+ * (lakestream.kafka.topic.name) gets the Kafka binding's; the stream
+ * properties below override either. */
 #define TARN_PROP_COMPACTION_SERDE "tarn.compaction.serde-type"
 #define TARN_PROP_COMPACTION_RECORD "tarn.compaction.record-name"
 

@@ -7,7 +7,6 @@
 
 #include "log/read_cache.h"
 #include "log/read_parquet.h"
-#include "tarn/compactor.h"
 #include "tarn/parquet.h"
 #include "tarn/buf.h"
 #include "tarn/entryindex.h"

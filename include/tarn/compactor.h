@@ -9,7 +9,8 @@
  *   tarn_compact_install   C3–C4 under a write lease, then C5 (metadata only)
  *
  * Each step is a plain function call: no threads, no sleeping, time from the
- * options' clock, so a simulator can drive and interleave them. Index updates
+ * library's one clock (which the simulator replaces), so a simulator can
+ * drive and interleave them. Index updates
  * of one log are serialised by the per-log compaction lock (LS-074), an
  * ephemeral record that the caller holds across C3–C5 (tarn_compact_lock).
  *
@@ -35,12 +36,10 @@ extern "C" {
 /* The metadata-store partition of tarn's compaction records (tasks, locks). */
 #define TARN_COMPACTION_PARTITION "tarn-compaction"
 
-/* tarn's own identifiers for streams that are not Kafka topics: a row holds
- * an entry's payload unchanged, like the Kafka binding's. A stream whose
- * properties name a Kafka topic (lakestream.kafka.topic.name) gets the Kafka
- * binding's identifiers; the stream properties below override either. */
-#define TARN_PARQUET_TARN_SERDE "LAKESTREAM_RAW_PARQUET"
-#define TARN_PARQUET_TARN_RECORD "LakestreamEntry"
+/* A stream's files get tarn's own identifiers (TARN_PARQUET_TARN_SERDE,
+ * tarn/parquet.h); a stream whose properties name a Kafka topic
+ * (lakestream.kafka.topic.name) gets the Kafka binding's; the stream
+ * properties below override either. */
 #define TARN_PROP_COMPACTION_SERDE "tarn.compaction.serde-type"
 #define TARN_PROP_COMPACTION_RECORD "tarn.compaction.record-name"
 
@@ -48,8 +47,8 @@ extern "C" {
  * bucket does), or fail to abort C2 (a negative TARN_E*). */
 typedef int (*tarn_throttle_fn)(void *ctx, uint64_t bytes);
 
-/* The token bucket (tarn_token_bucket_throttle is a tarn_throttle_fn) and
- * tarn_clock_fn: tarn/token_bucket.h. */
+/* The token bucket (tarn_token_bucket_throttle is a tarn_throttle_fn):
+ * tarn/token_bucket.h. */
 
 /* LS-032: a range's payload, the PARQUET record's entry_size_bytes, stays
  * below 2^31 (Appendix E); max_range_bytes may be at most this. */
@@ -65,8 +64,6 @@ typedef struct tarn_compactor_options {
   const char *serde_type;    /* NULL: per stream (see above) */
   const char *record_name;   /* NULL: per stream */
   int install_attempts;      /* C3–C4 attempts in one call of install (5) */
-  tarn_clock_fn clock;       /* NULL: tarn_clock_wall_ms */
-  void *clock_ctx;
   tarn_throttle_fn throttle; /* NULL: no rate limit */
   void *throttle_ctx;
   /* Progress of C2 for a progress bar: bytes written of total. May be NULL. */

@@ -52,6 +52,11 @@ enum {
 /* The Kafka binding's identifiers (tables-and-vectors.md §3.10). */
 #define TARN_PARQUET_KAFKA_SERDE "KAFKA_BATCHED_RAW_PARQUET"
 #define TARN_PARQUET_KAFKA_RECORD "KafkaMessage"
+/* tarn's own identifiers, for streams that are not Kafka topics: a row holds
+ * an entry's payload unchanged, like the Kafka binding's (the compactor
+ * writes them, the reader accepts either pair). */
+#define TARN_PARQUET_TARN_SERDE "LAKESTREAM_RAW_PARQUET"
+#define TARN_PARQUET_TARN_RECORD "LakestreamEntry"
 
 /* Sink for the writer: writes all n bytes or fails (0 or a negative TARN_E*). */
 typedef int (*tarn_parquet_write_fn)(void *ctx, const void *p, size_t n);

@@ -41,7 +41,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "tarn/compactor.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
 

@@ -103,7 +103,7 @@ int tarn_cmd_compact(int argc, char **argv) {
   if (file_bytes)
     o.max_file_bytes = file_bytes;
   tarn_token_bucket *tb = NULL;
-  if (rate && !tarn_token_bucket_new(rate, rate, NULL, NULL, &tb)) {
+  if (rate && !tarn_token_bucket_new(rate, rate, &tb)) {
     o.throttle = tarn_token_bucket_throttle;
     o.throttle_ctx = tb;
   }

@@ -5,10 +5,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "tarn/buf.h"
 #include "tarn/key.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/planted.h"
 
@@ -27,12 +27,6 @@ struct tarn_catalog {
   tarn_meta *meta;
   tarn_catalog_options opt;
 };
-
-static int64_t now_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void stream_key(char out[KEY_MAX], const char *ns, const char *name) {
   snprintf(out, KEY_MAX, "/catalog/streams/%s/%s", ns, name);
@@ -115,7 +109,7 @@ static int put_rec(tarn_catalog *c, const char *key, const tarn_catalog_record *
 int tarn_catalog_init(tarn_catalog *c, int *created) {
   if (created)
     *created = 0;
-  tarn_catalog_record r = {.kind = TARN_CATREC_DEPLOYMENT, .time_ms = now_ms()};
+  tarn_catalog_record r = {.kind = TARN_CATREC_DEPLOYMENT, .time_ms = tarn__now_ms()};
   int rc = put_rec(c, KEY_DEPLOYMENT, &r, 'c', 0);
   if (rc == TARN_EUNKNOWN)
     rc = tarn_catalog_check(c);
@@ -318,7 +312,7 @@ int tarn_catalog_create_stream(tarn_catalog *c, const char *ns, const char *name
     return rc;
 
   tarn_catalog_record r = {.kind = TARN_CATREC_STREAM, .ns = (char *)ns, .name = (char *)name,
-                           .state = TARN_STREAM_ACTIVE, .time_ms = now_ms(),
+                           .state = TARN_STREAM_ACTIVE, .time_ms = tarn__now_ms(),
                            .props = (tarn_stream_prop *)props, .n_props = n_props};
   uint64_t first;
   tarn_buf probe = TARN_BUF_INIT;
@@ -578,7 +572,7 @@ int tarn_catalog_drop_stream(tarn_catalog *c, const char *ns, const char *name, 
   tombstone_key(tkey, ns, name);
   stream_key(skey, ns, name);
   tarn_catalog_record t = {.kind = TARN_CATREC_TOMBSTONE, .ns = (char *)ns,
-                           .name = (char *)name, .time_ms = now_ms()};
+                           .name = (char *)name, .time_ms = tarn__now_ms()};
   rc = put_rec(c, tkey, &t, 'c', 0);
   if (rc == TARN_EUNKNOWN)
     rc = tarn_catalog_is_dropped(c, ns, name) == 1 ? 0 : TARN_EUNKNOWN;

@@ -9,7 +9,6 @@
 /* Decodes a range from a parsed JSON object (tasks embed ranges). */
 int tarn__compact_range_from_json(json_t *o, tarn_compact_range *r);
 tarn_meta *tarn__compactor_meta(tarn_compactor *c);
-int64_t tarn__compactor_now(tarn_compactor *c);
 /* The version of the lock record l's acquisition created (task writes are
  * guarded by it). */
 int64_t tarn__compact_lock_version(const tarn_compact_lock *l);

@@ -20,6 +20,7 @@
 #include "tarn/parquet.h"
 #include "tarn/trim.h"
 #include "tarn/wal.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/planted.h"
 #include "util/random.h"
@@ -63,8 +64,6 @@ int tarn_compactor_open(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *comp
     c->o = *o;
   else
     tarn_compactor_options_default(&c->o);
-  if (!c->o.clock)
-    c->o.clock = tarn_clock_wall_ms;
   if (c->o.install_attempts < 1)
     c->o.install_attempts = 1;
   if (!c->o.max_file_bytes)
@@ -76,7 +75,6 @@ int tarn_compactor_open(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *comp
 void tarn_compactor_close(tarn_compactor *c) { free(c); }
 
 tarn_meta *tarn__compactor_meta(tarn_compactor *c) { return c->meta; }
-int64_t tarn__compactor_now(tarn_compactor *c) { return c->o.clock(c->o.clock_ctx); }
 
 /* The stream directory of log_id and, optionally, its binding identifiers. */
 static int stream_of(tarn_compactor *c, uint64_t log_id, char **dir, const char **serde,
@@ -211,7 +209,7 @@ int tarn_compact_plan(tarn_compactor *c, uint64_t log_id, int force, tarn_compac
                      "tarn_compact_repair first",
                      log_id, p.ov_s, p.ov_e);
   }
-  int64_t now = c->o.clock(c->o.clock_ctx);
+  int64_t now = tarn__now_ms();
   int ready = p.started && (force || p.full || p.r->bytes >= c->o.max_range_bytes || now - out->oldest_ms >= c->o.max_age_ms);
   if (!ready) {
     memset(out, 0, sizeof *out);
@@ -396,7 +394,7 @@ static int write_cb(void *ctx, const tarn__ixrec *x) {
       tarn_entry_header h = {.offset = (int64_t)o,
                              .record_count = (int32_t)en->record_count,
                              .timestamp_ms = TARN__PLANTED(TARN__BUG_C2_TIMESTAMP_NOW)
-                                                 ? tarn__compactor_now(w->c) : x->rec->stat.created_ms,
+                                                 ? tarn__now_ms() : x->rec->stat.created_ms,
                              .entry_size = (int32_t)en->payload_size,
                              .cumulative_size = (int64_t)(cum - (TARN__PLANTED(TARN__BUG_C2_CUMULATIVE_BEFORE_ENTRY) ? en->payload_size : 0))};
       if ((rc = tarn_parquet_writer_add(w->pq, en->payload, en->payload_size))) /* LS-058 */
@@ -436,7 +434,7 @@ int tarn_compact_write(tarn_compactor *c, tarn_compact_range *r) {
   char from[TARN_KEY_LEN + 1];
   /* LS-084: announced before the first file exists */
   if (!rc)
-    rc = tarn__intent_open(c->meta, r->log_id, c->o.clock(c->o.clock_ctx), r->intent);
+    rc = tarn__intent_open(c->meta, r->log_id, tarn__now_ms(), r->intent);
   if (!rc)
     rc = tarn_key_format(from, r->log_id, r->s, TARN_KEY_MAX);
   if (!rc)
@@ -722,7 +720,7 @@ static int install_attempt(tarn_compactor *c, const tarn_compact_range *r, const
   tarn_meta_rec_free(&cur);
   if (!rc && exists && !*took) {
     int all = 0;
-    rc = tarn__intent_refresh(m, r->log_id, r->intent, c->o.clock(c->o.clock_ctx));
+    rc = tarn__intent_refresh(m, r->log_id, r->intent, tarn__now_ms());
     if (!rc && !TARN__PLANTED(TARN__BUG_RECLAIM_IGNORES_INTENTS))
       rc = files_exist(c, r, &all);
     else

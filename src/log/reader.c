@@ -4,11 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #include "log/read_cache.h"
 #include "log/read_parquet.h"
-#include "tarn/compactor.h"
 #include "tarn/parquet.h"
 #include "tarn/buf.h"
 #include "tarn/entryindex.h"
@@ -18,6 +16,7 @@
 #include "tarn/trimmark.h"
 #include "tarn/wal.h"
 #include "tarn/metrics.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/planted.h"
 
@@ -562,12 +561,6 @@ void tarn_reader_iter_free(tarn_log_iter *it) {
   free(it);
 }
 
-static int64_t mono_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* LS-055: an object or file went away mid-record: look the covering record up
  * again, past the cache. The end of the log is no error here. */
 static int relookup(tarn_log_iter *it) {
@@ -579,7 +572,7 @@ static int relookup(tarn_log_iter *it) {
 
 static int next_entry(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
   tarn_reader *r = it->r;
-  int64_t deadline = timeout_ms > 0 ? mono_ms() + timeout_ms : 0;
+  int64_t deadline = timeout_ms > 0 ? tarn__mono_ms() + timeout_ms : 0;
   int relookups = 0;
   for (;;) {
     uint64_t used_end = 0; /* the end offset of a record just read to its end */
@@ -679,7 +672,7 @@ static int next_entry(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
                        (unsigned long long)it->log_id, (unsigned long long)it->pos);
     int wait = 10000;
     if (timeout_ms > 0) {
-      int64_t left = deadline - mono_ms();
+      int64_t left = deadline - tarn__mono_ms();
       if (left <= 0)
         return tarn__err(TARN_ETIMEDOUT, "log %llu: no entry at %llu within %d ms",
                          (unsigned long long)it->log_id, (unsigned long long)it->pos, timeout_ms);

@@ -217,9 +217,7 @@ static int intent_refs(tarn_meta *m, const tarn_reclaim_options *o, int64_t now,
       tarn__intent_tag(v[i].log_id, v[i].id, tag, sizeof tag);
       rc = set_add(tags, tag);
     } else if (!o->dry_run) {
-      rc = tarn_meta_delete(m, TARN_COMPACTION_PARTITION, v[i].key);
-      if (rc == TARN_ENOTFOUND)
-        rc = 0;
+      rc = tarn__intent_drop(m, v[i].log_id, v[i].id);
       if (!rc)
         rc = forget_seen(m, 'i', v[i].key);
     }

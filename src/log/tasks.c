@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "log/compact_internal.h"
+#include "util/clock.h"
 #include "util/planted.h"
 #include "util/random.h"
 #include "tarn/catalog.h"
@@ -196,7 +196,7 @@ static int is_open(int state) { return state == TARN_TASK_INIT || state == TARN_
 static int plan_log(tarn_compactor *c, const tarn_tasks_options *o, uint64_t log_id, int force,
                     size_t *created) {
   tarn_meta *m = tarn__compactor_meta(c);
-  int64_t now = tarn__compactor_now(c);
+  int64_t now = tarn__now_ms();
   tarn_task t;
   int rc = task_get(m, log_id, &t);
   int64_t version = -1;
@@ -358,7 +358,7 @@ int tarn_tasks_step(tarn_compactor *c, const tarn_tasks_options *o, tarn_task *t
     o = &d;
   }
   tarn_meta *m = tarn__compactor_meta(c);
-  int64_t now = tarn__compactor_now(c);
+  int64_t now = tarn__now_ms();
   int rc;
   if (t->state == TARN_TASK_INIT) {
     /* C2; a range whose records changed since planning is stale */
@@ -452,10 +452,8 @@ static void *work_main(void *p) {
     int rc = tarn_tasks_run_one(w->c, w->o, &ran);
     if (rc)
       w->rc = rc;
-    if (!ran) {
-      struct timespec ts = {w->idle_ms / 1000, (long)(w->idle_ms % 1000) * 1000000L};
-      nanosleep(&ts, NULL);
-    }
+    if (!ran)
+      tarn__sleep_ms(w->idle_ms);
   }
   return NULL;
 }

@@ -23,6 +23,7 @@
 #include "tarn/metrics.h"
 #include "tarn/reclaim.h"
 #include "tarn/tasks.h"
+#include "util/clock.h"
 
 typedef struct cstate {
   tarn_deployment *d;
@@ -83,7 +84,7 @@ static int stats_job(void *arg, atomic_int *stop) {
   tarn_catalog_close(cat);
   if (rc)
     return rc;
-  int64_t now = tarn_clock_wall_ms(NULL), max_lag = 0;
+  int64_t now = tarn__now_ms(), max_lag = 0;
   uint64_t records = 0, bytes = 0;
   for (size_t i = 0; i < ns && !rc && !atomic_load(stop); i++) {
     if (st[i].state != TARN_STREAM_ACTIVE)
@@ -183,7 +184,7 @@ int tarn_srv_compaction_jobs(struct tarn_deployment *d, const tarn_srv_options *
   co.max_range_bytes = o->compact_max_range_bytes;
   int rc = 0;
   if (o->compact_rate) { /* so that compaction does not starve appends */
-    rc = tarn_token_bucket_new(o->compact_rate, o->compact_rate, NULL, NULL, &s->bucket);
+    rc = tarn_token_bucket_new(o->compact_rate, o->compact_rate, &s->bucket);
     co.throttle = tarn_token_bucket_throttle;
     co.throttle_ctx = s->bucket;
   }

@@ -1,33 +1,24 @@
 /* The bytes/s token bucket that rate-limits compaction writes (`tarn compact
- * --rate`, `tarn serve --compact-rate`), and the wall clock it reads by
- * default. Not part of C1–C5: any role may throttle with it. */
+ * --rate`, `tarn serve --compact-rate`). Not part of C1–C5: any role may
+ * throttle with it. It reads and sleeps on the library's clock (util/clock.h):
+ * monotonic, since it measures intervals. */
 #define _POSIX_C_SOURCE 200809L
 #include "tarn/token_bucket.h"
 
 #include <pthread.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "util/clock.h"
 #include "util/error.h"
-
-int64_t tarn_clock_wall_ms(void *ctx) {
-  (void)ctx;
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 struct tarn_token_bucket {
   pthread_mutex_t mu;
   uint64_t rate, burst;
   double tokens;
   int64_t last_ms;
-  tarn_clock_fn clock;
-  void *clock_ctx;
 };
 
-int tarn_token_bucket_new(uint64_t rate, uint64_t burst, tarn_clock_fn clock, void *clock_ctx,
-                          tarn_token_bucket **out) {
+int tarn_token_bucket_new(uint64_t rate, uint64_t burst, tarn_token_bucket **out) {
   if (rate == 0)
     return tarn__err(TARN_EINVAL, "token bucket: rate 0");
   tarn_token_bucket *b = calloc(1, sizeof *b);
@@ -36,10 +27,8 @@ int tarn_token_bucket_new(uint64_t rate, uint64_t burst, tarn_clock_fn clock, vo
   pthread_mutex_init(&b->mu, NULL);
   b->rate = rate;
   b->burst = burst ? burst : rate;
-  b->clock = clock ? clock : tarn_clock_wall_ms;
-  b->clock_ctx = clock_ctx;
   b->tokens = (double)b->burst;
-  b->last_ms = b->clock(b->clock_ctx);
+  b->last_ms = tarn__mono_ms();
   *out = b;
   return 0;
 }
@@ -53,7 +42,7 @@ void tarn_token_bucket_free(tarn_token_bucket *b) {
 
 int tarn_token_bucket_try(tarn_token_bucket *b, uint64_t n, int64_t *wait_ms) {
   pthread_mutex_lock(&b->mu);
-  int64_t now = b->clock(b->clock_ctx);
+  int64_t now = tarn__mono_ms();
   if (now > b->last_ms) {
     b->tokens += (double)(now - b->last_ms) * (double)b->rate / 1000.0;
     if (b->tokens > (double)b->burst)
@@ -79,7 +68,6 @@ int tarn_token_bucket_throttle(void *ctx, uint64_t bytes) {
     tarn_token_bucket_try(ctx, bytes, &w);
     if (w <= 0)
       return 0;
-    struct timespec ts = {w / 1000, (long)(w % 1000) * 1000000L};
-    nanosleep(&ts, NULL);
+    tarn__sleep_ms(w);
   }
 }

@@ -653,8 +653,6 @@ static void compactor_start(sim *s, int i) {
                                TARN_PARQUET_UNCOMPRESSED, TARN_PARQUET_GZIP, TARN_PARQUET_SNAPPY,
                                TARN_PARQUET_UNCOMPRESSED, TARN_PARQUET_ZSTD};
   o.codec = codecs[sim_below(s, 8)];
-  o.clock = sim_clock;
-  o.clock_ctx = s;
   o.progress = c2_progress;
   o.progress_ctx = s;
   if (open_meta(s, &c->meta) || tarn_objstore_open(s->wal_uri, &c->wal) ||
@@ -895,8 +893,6 @@ static void tnode_start(sim *s, int i) {
   o.max_file_bytes = 300 + sim_below(s, 3000);
   o.install_attempts = 1;
   o.codec = chance(s, 500) ? TARN_PARQUET_SNAPPY : TARN_PARQUET_UNCOMPRESSED;
-  o.clock = sim_clock;
-  o.clock_ctx = s;
   if (open_meta(s, &n->meta) || tarn_objstore_open(s->wal_uri, &n->wal) ||
       tarn_objstore_open(s->cmp_uri, &n->cmp) ||
       tarn_compactor_open(n->meta, n->wal, n->cmp, &o, &n->c))

@@ -31,11 +31,8 @@
 #include "tarn/reclaim.h"
 #include "tarn/tasks.h"
 
+/* The reclaimer's clock (tu_reclaim_pass_at); the compactor keeps the real one. */
 static int64_t now_ms = 1000000;
-static int64_t clk(void *ctx) {
-  (void)ctx;
-  return now_ms;
-}
 
 static void reclaim_opts(tarn_reclaim_options *o, int64_t orphan_grace) {
   tarn_reclaim_options_default(o);
@@ -71,7 +68,6 @@ static tarn_compactor *mk(tu_cenv *e, uint64_t range_bytes, slow *s) {
   o.max_file_bytes = 200; /* several files: the first ones finish early */
   if (range_bytes)
     o.max_range_bytes = range_bytes;
-  o.clock = clk;
   if (s) {
     o.throttle = slow_throttle;
     o.throttle_ctx = s;

@@ -671,6 +671,7 @@ static void step(xsim *s) {
   xw *L = s->live >= 0 ? &s->ws[s->live] : NULL;
   if (pick < 25 && L) {
     xrec *r = rec_new(s);
+    uint64_t rid = r->id;
     r->log = 1 + below(s, XS_LOGS);
     r->len = 8 + below(s, 40);
     r->records = 1 + (uint32_t)below(s, 3);
@@ -679,6 +680,7 @@ static void step(xsim *s) {
     payload_of(r->id, r->len, p);
     int rc = tarn_xwriter_append(L->w, r->log, p, r->len, r->records, on_outcome,
                                  (void *)(uintptr_t)r->id);
+    r = &s->recs[rid]; /* hooks may have grown s->recs */
     trace(s, "w%d append %" PRIu64 " to log %" PRIu64 ": %d", s->live, r->id, r->log, rc);
     if (rc) {
       r->state = XE_FAILED;
@@ -1141,6 +1143,7 @@ static void xg_crash(xsim *s, int ii, int session_ends) {
 static void xg_append(xsim *s, int ii) {
   xg_inst *I = &s->gi[ii];
   xrec *r = rec_new(s);
+  uint64_t rid = r->id;
   r->log = 1 + below(s, XG_LOGS);
   r->len = 8 + below(s, 40);
   r->records = 1;
@@ -1155,6 +1158,9 @@ static void xg_append(xsim *s, int ii) {
   s->opening = opening ? ii : -1;
   int rc = tarn_xwriter_append(I->w, r->log, p, r->len, r->records, xg_outcome,
                                (void *)(uintptr_t)r->id);
+  /* the open's fence runs the storage hook, which appends for other stars and
+   * may grow s->recs: r must be found again */
+  r = &s->recs[rid];
   s->opening = was;
   trace(s, "%s append %" PRIu64 " to log %" PRIu64 ": %d%s%s", xg_star(I->star), r->id, r->log,
         rc, rc ? " " : "", rc ? tarn_errmsg() : "");

@@ -644,7 +644,13 @@ static int roll_fenced(tarn_xwriter *w, outbox *ob) {
       break;
     }
     f->epoch = w->ep.epoch;
-    f->slot = w->next_slot++;
+    /* the new epoch's next slots, in order: they count against its window
+     * like any sealed slot (planted: the old slot numbers kept, so a flight
+     * lies past slot 0 + WIN - 1 of an epoch whose first slots are empty) */
+    if (TARN__PLANTED(TARN__BUG_XROLL_KEEPS_SLOTS))
+      w->next_slot++;
+    else
+      f->slot = w->next_slot++;
     tarn__xslot_key(f->key, sizeof f->key, w->star, f->epoch, f->slot);
     memset(f->bst, 0, sizeof f->bst);
     memset(f->tries, 0, sizeof f->tries);

@@ -42,6 +42,7 @@
   X(XWRITER_RELEASE_OUT_OF_ORDER, "xwriter-release-out-of-order") /* acks past a gap */     \
   X(XWRITER_WINDOW_PLUS_ONE, "xwriter-window-plus-one")     /* WIN + 1 slots in flight */    \
   X(XCLOSE_RECLAIMS_FAILED, "xclose-reclaims-failed")       /* failed writer reclaims */     \
+  X(XROLL_KEEPS_SLOTS, "xroll-keeps-slots")                 /* republished at old slots */   \
   X(XABSORB_RETRIES_BLIND, "xabsorb-retries-blind")         /* unknown put retried unread */ \
   X(XFENCE_THRESHOLD_K_MINUS_W, "xfence-threshold-k-minus-w") /* dead at K-W poison */       \
   X(XFENCE_GUESSES_UNDECIDED, "xfence-guesses-undecided")   /* dead instead of blocking */   \

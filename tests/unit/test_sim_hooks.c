@@ -92,12 +92,12 @@ static void stepped_writer(void **state) {
   assert_int_equal(tarn_reader_open(m, s, NULL, NULL, &r), 0);
   tarn_log_iter *it;
   tarn_entry e;
-  assert_int_equal(tarn_reader_iter(r, 7, 2, &it), 0);
-  assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+  assert_int_equal(tarn_log_iter_open(r, 7, 2, &it), 0);
+  assert_int_equal(tarn_log_iter_next(it, &e, 0), 0);
   assert_int_equal(e.offset, 2);
   assert_memory_equal(e.payload, "world", 5);
   assert_int_equal(e.timestamp_ms, b.ts);
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
   tarn_objstore_close(s);

@@ -18,7 +18,7 @@ static int write_rows(tarn_buf *out, const tarn_entry_header *rows, int flags) {
     return -1;
   for (int i = 0; i < ROWS; i++)
     if (tarn_companion_writer_add(w, &rows[i])) {
-      tarn_companion_writer_free(w);
+      tarn_companion_writer_abort(w);
       return -1;
     }
   return tarn_companion_writer_close(w) ? -1 : 0;

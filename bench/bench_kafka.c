@@ -206,13 +206,13 @@ static void ack_cb(void *arg, int status, uint64_t off, int64_t ts) {
 static int stored_entries(tarn_reader *r, uint64_t log, tarn_buf *data, size_t **lens,
                           uint32_t **counts, size_t *n) {
   tarn_log_iter *it;
-  int rc = tarn_reader_iter(r, log, 0, &it);
+  int rc = tarn_log_iter_open(r, log, 0, &it);
   if (rc)
     return rc;
   size_t cap = 0;
   tarn_entry e;
   *n = 0;
-  while ((rc = tarn_reader_next(it, &e, 0)) == 0) {
+  while ((rc = tarn_log_iter_next(it, &e, 0)) == 0) {
     if (*n == cap) {
       cap = cap ? cap * 2 : 1024;
       size_t *nl = realloc(*lens, cap * sizeof **lens);
@@ -230,7 +230,7 @@ static int stored_entries(tarn_reader *r, uint64_t log, tarn_buf *data, size_t *
     (*lens)[*n] = e.payload_len;
     (*counts)[(*n)++] = e.record_count;
   }
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   return rc == TARN_EEND ? 0 : rc;
 }
 
@@ -321,16 +321,16 @@ static double direct_read(tarn_deployment *d, uint64_t log, uint64_t *records) {
   double s = -1;
   *records = 0;
   double t0 = bench_now();
-  if (tarn_reader_iter(r, log, 0, &it) == 0) {
+  if (tarn_log_iter_open(r, log, 0, &it) == 0) {
     tarn_entry e;
     int rc;
-    while ((rc = tarn_reader_next(it, &e, 0)) == 0) {
+    while ((rc = tarn_log_iter_next(it, &e, 0)) == 0) {
       bench_sink(e.payload, e.payload_len < 8 ? e.payload_len : 8);
       *records += e.record_count;
     }
     if (rc == TARN_EEND)
       s = bench_now() - t0;
-    tarn_reader_iter_free(it);
+    tarn_log_iter_close(it);
   }
   tarn_reader_close(r);
   return s;

@@ -277,17 +277,17 @@ static int read_run(uint64_t log, size_t expect) {
   size_t bytes = 0;
   for (int rep = 0; rep < 3; rep++) {
     tarn_log_iter *it;
-    tarn_reader_iter(r, log, 0, &it);
+    tarn_log_iter_open(r, log, 0, &it);
     tarn_entry e;
     bytes = 0;
     double t0 = bench_now();
-    while (tarn_reader_next(it, &e, 0) == 0) {
+    while (tarn_log_iter_next(it, &e, 0) == 0) {
       bench_sink(e.payload, e.payload_len < 8 ? e.payload_len : 8);
       bytes += e.payload_len;
     }
     double s = bench_now() - t0;
     best = s < best ? s : best;
-    tarn_reader_iter_free(it);
+    tarn_log_iter_close(it);
   }
   double cat = 1e9;
   for (int rep = 0; rep < 3; rep++) {

@@ -39,7 +39,7 @@ static int write_file(const uint8_t *payloads, size_t entry, int codec,
     rc = tarn_parquet_writer_add(w, payloads + off, entry);
   if (rc == 0)
     rc = tarn_parquet_writer_finish(w, NULL);
-  tarn_parquet_writer_free(w);
+  tarn_parquet_writer_close(w);
   if (rc)
     fprintf(stderr, "bench parquet: %s\n", tarn_errmsg());
   return rc;

@@ -42,12 +42,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (tarn_reader_open(m, wal, NULL, NULL, &r))
       abort();
     tarn_log_iter *it;
-    if (tarn_reader_iter(r, 7, 0, &it))
+    if (tarn_log_iter_open(r, 7, 0, &it))
       abort();
     tarn_entry e;
     uint64_t next = 0;
     int first = 1;
-    while (tarn_reader_next(it, &e, 0) == 0) {
+    while (tarn_log_iter_next(it, &e, 0) == 0) {
       if (!first && e.offset != next)
         abort();
       if (e.payload_len > olen || e.record_count == 0)
@@ -55,7 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       first = 0;
       next = e.offset + e.record_count;
     }
-    tarn_reader_iter_free(it);
+    tarn_log_iter_close(it);
     tarn_reader_close(r);
   }
   if (decoded)

@@ -51,10 +51,10 @@ int main(int argc, char **argv) {
   if ((rc = tarn_reader_open(tarn_deployment_meta(dep), tarn_deployment_wal(dep),
                              tarn_deployment_compacted(dep), NULL, &r)) < 0)
     return fail("reader", rc);
-  if ((rc = tarn_reader_iter(r, log, first, &it)) < 0) return fail("iter", rc);
+  if ((rc = tarn_log_iter_open(r, log, first, &it)) < 0) return fail("iter", rc);
   tarn_entry e;
   int n = 0;
-  while ((rc = tarn_reader_next(it, &e, 0)) == 0) {
+  while ((rc = tarn_log_iter_next(it, &e, 0)) == 0) {
     printf("read offset %llu: %.*s\n", (unsigned long long)e.offset, (int)e.payload_len,
            (const char *)e.payload);
     n++;
@@ -62,7 +62,7 @@ int main(int argc, char **argv) {
   if (rc != TARN_EEND) return fail("read", rc);
   printf("%d entries read\n", n);
 
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   tarn_catalog_record_free(&s);
   tarn_catalog_close(cat);

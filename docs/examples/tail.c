@@ -33,19 +33,19 @@ int main(int argc, char **argv) {
   }
   if ((rc = tarn_reader_open(tarn_deployment_meta(dep), tarn_deployment_wal(dep),
                              tarn_deployment_compacted(dep), NULL, &r)) < 0 ||
-      (rc = tarn_reader_iter(r, s.logs[0], 0, &it)) < 0) {
+      (rc = tarn_log_iter_open(r, s.logs[0], 0, &it)) < 0) {
     fprintf(stderr, "tail: %s\n", tarn_errmsg());
     return 1;
   }
   tarn_entry e;
-  while ((rc = tarn_reader_next(it, &e, idle_ms)) == 0) {
+  while ((rc = tarn_log_iter_next(it, &e, idle_ms)) == 0) {
     printf("%llu\t%.*s\n", (unsigned long long)e.offset, (int)e.payload_len,
            (const char *)e.payload);
     fflush(stdout);
   }
   int ok = rc == TARN_ETIMEDOUT; /* idle long enough: a normal end */
   if (!ok) fprintf(stderr, "tail: %s\n", tarn_errmsg());
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   tarn_catalog_record_free(&s);
   tarn_catalog_close(cat);

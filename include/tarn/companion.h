@@ -68,7 +68,7 @@ int tarn_companion_writer_add(tarn_companion_writer *w, const tarn_entry_header 
  * the gzip stream, and frees the writer (also on failure). */
 int tarn_companion_writer_close(tarn_companion_writer *w);
 /* Abandons a writer (out keeps what was written so far). NULL is fine. */
-void tarn_companion_writer_free(tarn_companion_writer *w);
+void tarn_companion_writer_abort(tarn_companion_writer *w);
 
 /* Encodes one row's metadata (LakehouseEntryMetadata with all five header
  * fields set and no schemaVersion) and appends it to out. */

@@ -69,7 +69,9 @@ int64_t tarn_metrics_value(const char *name, ...);
  * the order they were created) to out. */
 int tarn_metrics_render(tarn_buf *out);
 
-/* Seconds from a monotonic clock, for latency observations. */
+/* Seconds from the library's monotonic clock (the one clock every role reads,
+ * src/util/clock.h; the simulator's hook when installed), for latency
+ * observations. */
 double tarn_metrics_now(void);
 
 /* Forgets every series and description. Not thread-safe: tests only. */

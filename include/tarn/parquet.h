@@ -140,7 +140,7 @@ int tarn_parquet_writer_add_null(tarn_parquet_writer *w);
 /* Writes the last pages and the footer; *size (if not NULL) gets the file's size. */
 int tarn_parquet_writer_finish(tarn_parquet_writer *w, uint64_t *size);
 /* Releases the writer, finished or not. */
-void tarn_parquet_writer_free(tarn_parquet_writer *w);
+void tarn_parquet_writer_close(tarn_parquet_writer *w);
 
 /* ---- reader ------------------------------------------------------------ */
 

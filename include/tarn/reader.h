@@ -89,27 +89,27 @@ typedef struct tarn_log_iter tarn_log_iter;
 
 /* An iterator over log_id from offset `from`. Its first entry is the one that
  * holds max(from, B) and can start before it. */
-int tarn_reader_iter(tarn_reader *r, uint64_t log_id, uint64_t from, tarn_log_iter **out);
+int tarn_log_iter_open(tarn_reader *r, uint64_t log_id, uint64_t from, tarn_log_iter **out);
 /* The next entry. At the end of the log: timeout_ms == 0 returns TARN_EEND;
  * otherwise it waits for new records (tailing, through the metadata store's
  * change notification) for up to timeout_ms (< 0: forever), then returns
  * TARN_ETIMEDOUT. */
-int tarn_reader_next(tarn_log_iter *it, tarn_entry *e, int timeout_ms);
+int tarn_log_iter_next(tarn_log_iter *it, tarn_entry *e, int timeout_ms);
 /* Where the next entry will start (the end of the last one returned). */
-uint64_t tarn_reader_iter_position(const tarn_log_iter *it);
+uint64_t tarn_log_iter_position(const tarn_log_iter *it);
 /* The payload bytes the iterator holds (read ahead of its position, the
  * current entry), for callers that keep iterators and bound their memory. */
-size_t tarn_reader_iter_held_bytes(const tarn_log_iter *it);
+size_t tarn_log_iter_held_bytes(const tarn_log_iter *it);
 /* The size of the entry the next call returns when the iterator knows it
  * without reading (its record's section is loaded): 0 and *size, else
  * TARN_ENOTFOUND (no message set). A hint for a caller deciding whether to
  * take one more entry (a Kafka Fetch within its byte budget); it may name an
  * entry the next call skips (at or below B). */
-int tarn_reader_iter_next_size(const tarn_log_iter *it, size_t *size);
+int tarn_log_iter_next_size(const tarn_log_iter *it, size_t *size);
 /* From now on this iterator returns entries with Kafka offsets (LS-099), as
  * TARN_READER_KAFKA_ALL, whatever the reader's option. */
-void tarn_reader_iter_kafka_offsets(tarn_log_iter *it);
-void tarn_reader_iter_free(tarn_log_iter *it);
+void tarn_log_iter_kafka_offsets(tarn_log_iter *it);
+void tarn_log_iter_close(tarn_log_iter *it);
 
 typedef struct tarn_reader_stats {
   uint64_t index_lookups;  /* R2 lookups in the metadata store */

@@ -13,8 +13,8 @@ extern "C" {
  * neither floods nor starves it). */
 typedef struct tarn_token_bucket tarn_token_bucket;
 /* rate bytes per second, burst bytes at most saved up (0: rate). */
-int tarn_token_bucket_new(uint64_t rate, uint64_t burst, tarn_token_bucket **out);
-void tarn_token_bucket_free(tarn_token_bucket *b);
+int tarn_token_bucket_open(uint64_t rate, uint64_t burst, tarn_token_bucket **out);
+void tarn_token_bucket_close(tarn_token_bucket *b);
 /* Takes n tokens if available (0) or tells how many ms until they are
  * (*wait_ms > 0, nothing taken). Never sleeps. */
 int tarn_token_bucket_try(tarn_token_bucket *b, uint64_t n, int64_t *wait_ms);

@@ -26,6 +26,7 @@
 #include "tarn/express_fence.h"
 #include "tarn/kafka.h"
 #include "tarn/kafka_topics.h"
+#include "tarn/metrics.h"
 #include "tarn/writer.h"
 
 static const char usage[] =
@@ -196,10 +197,9 @@ static void on_outcome(void *arg, int status, uint64_t offset, int64_t ts) {
   pthread_mutex_unlock(&p->mu);
 }
 
+/* The library's one clock (tarn_metrics_now: monotonic seconds). */
 static double now_s(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+  return tarn_metrics_now();
 }
 
 /* ---- the printer ---------------------------------------------------------- */
@@ -511,6 +511,9 @@ static int drain(producer *p, uint64_t drain_ms) {
   int have_dl = 0;
   while (p->head != p->tail && !p->abandoned) {
     if (p->stop_sig && !have_dl) {
+      /* A condition-variable deadline on cv_room's clock (CLOCK_MONOTONIC, set
+       * where it is made): the kernel's wait, not a role's time, and the CLI
+       * includes no internal header for tarn__cond_deadline. */
       clock_gettime(CLOCK_MONOTONIC, &dl);
       dl.tv_sec += (time_t)(drain_ms / 1000);
       dl.tv_nsec += (long)(drain_ms % 1000) * 1000000L;

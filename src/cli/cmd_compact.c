@@ -103,7 +103,7 @@ int tarn_cmd_compact(int argc, char **argv) {
   if (file_bytes)
     o.max_file_bytes = file_bytes;
   tarn_token_bucket *tb = NULL;
-  if (rate && !tarn_token_bucket_new(rate, rate, &tb)) {
+  if (rate && !tarn_token_bucket_open(rate, rate, &tb)) {
     o.throttle = tarn_token_bucket_throttle;
     o.throttle_ctx = tb;
   }
@@ -152,7 +152,7 @@ int tarn_cmd_compact(int argc, char **argv) {
   }
   json_decref(out);
   tarn_compactor_close(c);
-  tarn_token_bucket_free(tb);
+  tarn_token_bucket_close(tb);
   tarn_deployment_close(dep);
   return ex;
 }

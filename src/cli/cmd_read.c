@@ -203,19 +203,19 @@ int tarn_cmd_read(int argc, char **argv) {
     rc = tarn_reader_end_offset(rd, log_id, &start, NULL);
   tarn_log_iter *it = NULL;
   if (!rc)
-    rc = tarn_reader_iter(rd, log_id, start, &it);
+    rc = tarn_log_iter_open(rd, log_id, start, &it);
   int status = rc ? tarn_cli_fail("read") : TARN_EXIT_OK;
   if (follow)
     signal(SIGPIPE, SIG_DFL);
   for (uint64_t n = 0; !status && (!have_count || n < count); n++) {
     tarn_entry e;
-    rc = tarn_reader_next(it, &e, follow ? (have_timeout ? (int)timeout : -1) : 0);
+    rc = tarn_log_iter_next(it, &e, follow ? (have_timeout ? (int)timeout : -1) : 0);
     if (rc == TARN_EEND || rc == TARN_ETIMEDOUT)
       break;
     if (rc) {
       fflush(stdout);
       fprintf(stderr, "tarn: read: log %llu at offset %llu: %s\n", (unsigned long long)log_id,
-              (unsigned long long)tarn_reader_iter_position(it), tarn_errmsg());
+              (unsigned long long)tarn_log_iter_position(it), tarn_errmsg());
       status = tarn_cli_exit_for(rc);
       break;
     }
@@ -230,7 +230,7 @@ int tarn_cmd_read(int argc, char **argv) {
       fflush(stdout);
   }
   fflush(stdout);
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_reader_close(rd);
   tarn_deployment_close(d);
   return status;

@@ -802,14 +802,10 @@ static void *put_main(void *p) {
   return NULL;
 }
 
+/* A deadline for the timer's condition variable (real time: the timer thread
+ * waits in the kernel; its decisions read mono(), the hooked clock). */
 static void abstime_ms(struct timespec *ts, int64_t ms) {
-  clock_gettime(CLOCK_REALTIME, ts);
-  ts->tv_sec += ms / 1000;
-  ts->tv_nsec += (long)(ms % 1000) * 1000000L;
-  if (ts->tv_nsec >= 1000000000L) {
-    ts->tv_sec++;
-    ts->tv_nsec -= 1000000000L;
-  }
+  tarn__cond_deadline(ts, CLOCK_REALTIME, ms);
 }
 
 static void *timer_main(void *p) {

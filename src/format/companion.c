@@ -205,7 +205,7 @@ int tarn_companion_writer_open(tarn_companion_writer **wp, tarn_buf *out, size_t
   tarn_buf_init(&w->text);
   if (!(flags & TARN_COMPANION_UNCOMPRESSED)) {
     if (!(w->z = malloc(sizeof *w->z)) || !(w->z_level_buf = malloc(ISAL_DEF_LVL1_DEFAULT))) {
-      tarn_companion_writer_free(w);
+      tarn_companion_writer_abort(w);
       return tarn__err(TARN_ENOMEM, "companion writer: out of memory");
     }
     /* IGZIP_GZIP: a gzip wrapper, as Hadoop's GzipCodec writes. */
@@ -219,7 +219,7 @@ int tarn_companion_writer_open(tarn_companion_writer **wp, tarn_buf *out, size_t
   return 0;
 }
 
-void tarn_companion_writer_free(tarn_companion_writer *w) {
+void tarn_companion_writer_abort(tarn_companion_writer *w) {
   if (!w)
     return;
   free(w->z);
@@ -306,7 +306,7 @@ int tarn_companion_writer_close(tarn_companion_writer *w) {
     rc = end_piece(w, 4, '}');
   if (!rc)
     rc = emit_text(w, 1);
-  tarn_companion_writer_free(w);
+  tarn_companion_writer_abort(w);
   return rc;
 }
 

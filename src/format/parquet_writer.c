@@ -210,7 +210,7 @@ int tarn_parquet_writer_open(tarn_parquet_writer **out, const tarn_parquet_write
   if (rc == 0)
     rc = sink(w, "PAR1", 4);
   if (rc) {
-    tarn_parquet_writer_free(w);
+    tarn_parquet_writer_close(w);
     return rc;
   }
   *out = w;
@@ -473,7 +473,7 @@ int tarn_parquet_writer_finish(tarn_parquet_writer *w, uint64_t *size) {
   return 0;
 }
 
-void tarn_parquet_writer_free(tarn_parquet_writer *w) {
+void tarn_parquet_writer_close(tarn_parquet_writer *w) {
   if (!w)
     return;
   if (w->threaded) {

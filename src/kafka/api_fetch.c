@@ -84,12 +84,12 @@ static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_r
       if (!c)
         return TARN_ENOMEM;
       c->log_id = p->log_id;
-      int rc = tarn_reader_iter(node->reader, p->log_id, (uint64_t)p->offset, &c->it);
+      int rc = tarn_log_iter_open(node->reader, p->log_id, (uint64_t)p->offset, &c->it);
       if (rc) {
         free(c);
         return rc;
       }
-      tarn_reader_iter_kafka_offsets(c->it); /* LS-099, in the window: no copy */
+      tarn_log_iter_kafka_offsets(c->it); /* LS-099, in the window: no copy */
       p->cur = c;
     }
   }
@@ -105,7 +105,7 @@ static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_r
        * client's next Fetch reads it; entries of a log are alike). */
       size_t next = p->ref_len;
       if (p->ref_len && !*first_of_resp) {
-        tarn_reader_iter_next_size(c->it, &next);
+        tarn_log_iter_next_size(c->it, &next);
         if (!fits(p, (int64_t)next, *left)) {
           p->error = -1; /* full: stop reading this partition */
           return 0;
@@ -114,7 +114,7 @@ static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_r
       int rc = settle_ref(p);
       if (rc)
         return rc;
-      rc = tarn_reader_next(c->it, &e, 0);
+      rc = tarn_log_iter_next(c->it, &e, 0);
       if (rc == TARN_EEND)
         return 0;
       if (rc)

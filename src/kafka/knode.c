@@ -240,15 +240,15 @@ int tarn__knode_release_leases(tarn__knode *n) {
 void tarn__kcursor_free(tarn__kcursor *c) {
   if (!c)
     return;
-  tarn_reader_iter_free(c->it);
+  tarn_log_iter_close(c->it);
   free(c);
 }
 
 static uint64_t cursor_next(const tarn__kcursor *c) {
-  return c->held ? c->e.offset : tarn_reader_iter_position(c->it);
+  return c->held ? c->e.offset : tarn_log_iter_position(c->it);
 }
 
-static size_t cursor_bytes(const tarn__kcursor *c) { return tarn_reader_iter_held_bytes(c->it); }
+static size_t cursor_bytes(const tarn__kcursor *c) { return tarn_log_iter_held_bytes(c->it); }
 
 tarn__kcursor *tarn__knode_cursor_take(tarn__knode *n, uint64_t log_id, uint64_t offset) {
   struct tarn__knode_priv *p = n->priv;

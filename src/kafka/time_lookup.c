@@ -16,13 +16,13 @@ typedef struct probe {
 static int read_probe(tarn_reader *r, uint64_t log_id, uint64_t at, uint64_t first, int64_t ts,
                       probe *pr) {
   tarn_log_iter *it;
-  int rc = tarn_reader_iter(r, log_id, at, &it);
+  int rc = tarn_log_iter_open(r, log_id, at, &it);
   if (rc)
     return rc;
   tarn_entry e;
-  rc = tarn_reader_next(it, &e, 0);
+  rc = tarn_log_iter_next(it, &e, 0);
   if (rc) {
-    tarn_reader_iter_free(it);
+    tarn_log_iter_close(it);
     return rc;
   }
   pr->start = e.offset;
@@ -40,7 +40,7 @@ static int read_probe(tarn_reader *r, uint64_t log_id, uint64_t at, uint64_t fir
       break;
     }
   }
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   return k < 0 ? k : 0;
 }
 

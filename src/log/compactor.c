@@ -291,9 +291,9 @@ out:
 }
 
 static void file_abort(wctx *w) {
-  tarn_parquet_writer_free(w->pq);
+  tarn_parquet_writer_close(w->pq);
   w->pq = NULL;
-  tarn_companion_writer_free(w->cw);
+  tarn_companion_writer_abort(w->cw);
   w->cw = NULL;
   if (w->up)
     tarn_objstore_put_abort(w->up);
@@ -305,7 +305,7 @@ static void file_abort(wctx *w) {
 static int file_close(wctx *w) {
   uint64_t size = 0;
   int rc = tarn_parquet_writer_finish(w->pq, &size);
-  tarn_parquet_writer_free(w->pq);
+  tarn_parquet_writer_close(w->pq);
   w->pq = NULL;
   if (!rc) {
     rc = tarn_objstore_put_commit(w->up);

@@ -460,10 +460,10 @@ static int read_all(ctx *c, const spans *s) {
   uint64_t cum = UINT64_MAX;
   while (pos < end && !c->oom) {
     tarn_log_iter *it;
-    if ((rc = tarn_reader_iter(r, c->log_id, pos, &it)))
+    if ((rc = tarn_log_iter_open(r, c->log_id, pos, &it)))
       break;
     tarn_entry e;
-    while ((rc = tarn_reader_next(it, &e, 0)) == 0) {
+    while ((rc = tarn_log_iter_next(it, &e, 0)) == 0) {
       c->rep->entries_read++;
       if (cum != UINT64_MAX && e.offset == pos && e.cumulative_size != cum + e.payload_len)
         fault(c, "read", e.offset, NULL, NULL, "entry's cumulative size %llu, %llu expected",
@@ -471,7 +471,7 @@ static int read_all(ctx *c, const spans *s) {
       pos = e.offset + e.record_count;
       cum = e.cumulative_size;
     }
-    tarn_reader_iter_free(it);
+    tarn_log_iter_close(it);
     if (rc == TARN_EEND && pos >= end) {
       rc = 0;
       break;

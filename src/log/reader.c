@@ -520,7 +520,7 @@ static int open_record(tarn_log_iter *it) {
 
 /* ---- R4: the iterator -------------------------------------------------------------- */
 
-int tarn_reader_iter(tarn_reader *r, uint64_t log_id, uint64_t from, tarn_log_iter **out) {
+int tarn_log_iter_open(tarn_reader *r, uint64_t log_id, uint64_t from, tarn_log_iter **out) {
   *out = NULL;
   if (log_id > TARN_KEY_MAX || from > TARN_KEY_MAX)
     return tarn__err(TARN_EINVAL, "reader: log ID or offset above 2^63-1");
@@ -536,22 +536,22 @@ int tarn_reader_iter(tarn_reader *r, uint64_t log_id, uint64_t from, tarn_log_it
   return 0;
 }
 
-uint64_t tarn_reader_iter_position(const tarn_log_iter *it) { return it->pos; }
+uint64_t tarn_log_iter_position(const tarn_log_iter *it) { return it->pos; }
 
-size_t tarn_reader_iter_held_bytes(const tarn_log_iter *it) {
+size_t tarn_log_iter_held_bytes(const tarn_log_iter *it) {
   return it->win.cap + it->whole.cap + it->kbuf.cap;
 }
 
-int tarn_reader_iter_next_size(const tarn_log_iter *it, size_t *size) {
+int tarn_log_iter_next_size(const tarn_log_iter *it, size_t *size) {
   if (!it->have || it->pq || it->idx >= it->n)
     return TARN_ENOTFOUND; /* a record to open, or rows to decode: not known */
   *size = (size_t)it->ents[it->idx].size;
   return 0;
 }
 
-void tarn_reader_iter_kafka_offsets(tarn_log_iter *it) { it->kafka = 1; }
+void tarn_log_iter_kafka_offsets(tarn_log_iter *it) { it->kafka = 1; }
 
-void tarn_reader_iter_free(tarn_log_iter *it) {
+void tarn_log_iter_close(tarn_log_iter *it) {
   if (!it)
     return;
   iter_drop_record(it);
@@ -734,7 +734,7 @@ static int kafka_offsets(tarn_log_iter *it, tarn_entry *e) {
   return 0;
 }
 
-int tarn_reader_next(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
+int tarn_log_iter_next(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
   int rc = next_entry(it, e, timeout_ms);
   if (rc == 0 && it->kafka)
     rc = kafka_offsets(it, e);

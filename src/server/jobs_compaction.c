@@ -184,7 +184,7 @@ int tarn_srv_compaction_jobs(struct tarn_deployment *d, const tarn_srv_options *
   co.max_range_bytes = o->compact_max_range_bytes;
   int rc = 0;
   if (o->compact_rate) { /* so that compaction does not starve appends */
-    rc = tarn_token_bucket_new(o->compact_rate, o->compact_rate, &s->bucket);
+    rc = tarn_token_bucket_open(o->compact_rate, o->compact_rate, &s->bucket);
     co.throttle = tarn_token_bucket_throttle;
     co.throttle_ctx = s->bucket;
   }
@@ -192,7 +192,7 @@ int tarn_srv_compaction_jobs(struct tarn_deployment *d, const tarn_srv_options *
     rc = tarn_compactor_open(tarn_deployment_meta(d), tarn_deployment_wal(d),
                              tarn_deployment_compacted(d), &co, &s->c);
   if (rc) {
-    tarn_token_bucket_free(s->bucket);
+    tarn_token_bucket_close(s->bucket);
     free(s);
     return rc;
   }
@@ -223,6 +223,6 @@ void tarn_srv_compaction_free(void *state) {
   if (!s)
     return;
   tarn_compactor_close(s->c);
-  tarn_token_bucket_free(s->bucket);
+  tarn_token_bucket_close(s->bucket);
   free(s);
 }

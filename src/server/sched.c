@@ -11,6 +11,7 @@
 #include "server/srvlog.h"
 #include "tarn/error.h"
 #include "tarn/metrics.h"
+#include "util/clock.h"
 
 typedef struct runner {
   struct tarn_srv_sched *s;
@@ -31,13 +32,7 @@ struct tarn_srv_sched {
 /* Waits ms or until stop; returns nonzero when stopping. */
 static int pause_ms(tarn_srv_sched *s, int ms) {
   struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  ts.tv_sec += ms / 1000;
-  ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-  if (ts.tv_nsec >= 1000000000L) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000L;
-  }
+  tarn__cond_deadline(&ts, CLOCK_REALTIME, ms);
   pthread_mutex_lock(&s->mu);
   while (!atomic_load(&s->stop))
     if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT)

@@ -9,6 +9,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "util/clock.h"
+
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int fmt = TARN_SRV_LOG_TEXT, min = TARN_SRV_INFO;
 
@@ -32,13 +34,14 @@ void tarn_srv_log(int level, const char *msg, ...) {
   static const char *const upper[] = {"DEBUG", "INFO", "WARN", "ERROR"};
   if (level < min || level < 0 || level > 3)
     return;
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
+  /* The one clock (src/util/clock.h): under a hook, log lines carry its time. */
+  int64_t now = tarn__now_ms();
+  time_t secs = (time_t)(now / 1000);
   struct tm tm;
-  gmtime_r(&ts.tv_sec, &tm);
+  gmtime_r(&secs, &tm);
   char when[40];
   size_t n = strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
-  snprintf(when + n, sizeof when - n, ".%03dZ", (int)(ts.tv_nsec / 1000000));
+  snprintf(when + n, sizeof when - n, ".%03dZ", (int)(now % 1000));
   va_list ap;
   va_start(ap, msg);
   if (fmt == TARN_SRV_LOG_JSON) {

@@ -37,6 +37,26 @@ int64_t tarn__store_now_ms(void) {
   return store_fn ? store_fn(store_arg) : tarn__now_ms();
 }
 
+double tarn__mono_s(void) {
+  if (hooks.mono_ms)
+    return (double)hooks.mono_ms(hooks.arg) / 1e3;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+void tarn__cond_deadline(struct timespec *ts, clockid_t clock, int64_t ms) {
+  clock_gettime(clock, ts);
+  if (ms < 0)
+    ms = 0;
+  ts->tv_sec += (time_t)(ms / 1000);
+  ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (ts->tv_nsec >= 1000000000L) {
+    ts->tv_sec++;
+    ts->tv_nsec -= 1000000000L;
+  }
+}
+
 void tarn__sleep_ms(int64_t ms) {
   if (hooks.sleep_ms) {
     hooks.sleep_ms(hooks.arg, ms);

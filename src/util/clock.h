@@ -10,6 +10,7 @@
 #define TARN_UTIL_CLOCK_H
 
 #include <stdint.h>
+#include <time.h>
 
 typedef struct tarn__clock_hooks {
   int64_t (*now_ms)(void *arg);  /* wall clock, ms since the Unix epoch */
@@ -29,5 +30,18 @@ void tarn__sleep_ms(int64_t ms);
  * set (the simulator gives the store its own clock), else tarn__now_ms. */
 void tarn__clock_set_store(int64_t (*fn)(void *arg), void *arg);
 int64_t tarn__store_now_ms(void);
+
+/* Seconds on the monotonic clock, for latency metrics (tarn_metrics_now): the
+ * mono_ms hook when one is installed, else CLOCK_MONOTONIC at full resolution
+ * (a sub-millisecond stage must not read as 0). */
+double tarn__mono_s(void);
+
+/* The absolute time ms from now on the system clock `clock`: the deadline of a
+ * pthread_cond_timedwait (CLOCK_REALTIME, or the clock the condition variable
+ * was made with by pthread_condattr_setclock). Deliberately not hooked: a
+ * thread blocked in the kernel waits real time, whatever the hook says; the
+ * simulator runs roles stepped and never blocks in these waits. The one place
+ * outside the backends that reads a system clock for a condition variable. */
+void tarn__cond_deadline(struct timespec *ts, clockid_t clock, int64_t ms);
 
 #endif

@@ -18,7 +18,7 @@ struct tarn_token_bucket {
   int64_t last_ms;
 };
 
-int tarn_token_bucket_new(uint64_t rate, uint64_t burst, tarn_token_bucket **out) {
+int tarn_token_bucket_open(uint64_t rate, uint64_t burst, tarn_token_bucket **out) {
   if (rate == 0)
     return tarn__err(TARN_EINVAL, "token bucket: rate 0");
   tarn_token_bucket *b = calloc(1, sizeof *b);
@@ -33,7 +33,7 @@ int tarn_token_bucket_new(uint64_t rate, uint64_t burst, tarn_token_bucket **out
   return 0;
 }
 
-void tarn_token_bucket_free(tarn_token_bucket *b) {
+void tarn_token_bucket_close(tarn_token_bucket *b) {
   if (!b)
     return;
   pthread_mutex_destroy(&b->mu);

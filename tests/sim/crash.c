@@ -156,11 +156,11 @@ static int do_verify(tarn_meta *m, tarn_objstore *wal, tarn_objstore *cmp, uint6
   uint64_t bad = 0;
   tarn_log_iter *it = NULL;
   tarn_entry e = {0};
-  int rc = nv ? tarn_reader_iter(r, log, v[0].off, &it) : 0;
+  int rc = nv ? tarn_log_iter_open(r, log, v[0].off, &it) : 0;
   int have = 0; /* e holds the entry the pass stands on */
   for (size_t k = 0; k < nv; k++) {
     while (!rc && (!have || e.offset < v[k].off)) {
-      rc = tarn_reader_next(it, &e, 0);
+      rc = tarn_log_iter_next(it, &e, 0);
       have = !rc;
     }
     char want[512];
@@ -173,7 +173,7 @@ static int do_verify(tarn_meta *m, tarn_objstore *wal, tarn_objstore *cmp, uint6
       bad++;
     }
   }
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   free(v);
   printf("tarn-crash: %zu acknowledged entries checked, %" PRIu64 " lost\n", nv, bad);

@@ -301,9 +301,9 @@ static void read_at(sim *s, tarn_reader *r, const char *who, size_t id) {
   tarn_log_iter *it = NULL;
   tarn_entry ent;
   int armed = sim_arm_read_fault(s, chance_of(s, 500) ? s->cwal : s->ccmp, s->cmeta);
-  int rc = tarn_reader_iter(r, e->log, e->offset, &it);
+  int rc = tarn_log_iter_open(r, e->log, e->offset, &it);
   if (!rc)
-    rc = tarn_reader_next(it, &ent, 0);
+    rc = tarn_log_iter_next(it, &ent, 0);
   if (armed) {
     sim_read_faults_clear(s, s->cmeta);
   }
@@ -321,7 +321,7 @@ static void read_at(sim *s, tarn_reader *r, const char *who, size_t id) {
              id);
   else
     check_read_entry(s, who, e->log, &ent);
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
 }
 
 static int readable_log(const sim_log *lg) {
@@ -350,9 +350,9 @@ void sim_check_step(sim *s) {
   sim_log *lg = &s->logs[sim_below(s, SIM_NLOGS)];
   tarn_log_iter *it = NULL;
   tarn_entry ent;
-  if (s->failed || !readable_log(lg) || tarn_reader_iter(s->fresh, lg->id, 0, &it))
+  if (s->failed || !readable_log(lg) || tarn_log_iter_open(s->fresh, lg->id, 0, &it))
     return;
-  int rc = tarn_reader_next(it, &ent, 0);
+  int rc = tarn_log_iter_next(it, &ent, 0);
   SIM_CHECKED(s, P_ReaderRespectsTrim);
   if (rc == 0 && ent.offset + ent.record_count <= lg->b)
     sim_fail(s, P_ReaderRespectsTrim, "log %" PRIu64 ": reading from 0 returned the entry [%"
@@ -361,7 +361,7 @@ void sim_check_step(sim *s) {
   else if (rc && rc != TARN_EEND)
     sim_fail(s, P_NoReaderError, "log %" PRIu64 ": reading from 0: %d %s", lg->id, rc,
              tarn_errmsg());
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
 }
 
 void sim_check_full(sim *s) {
@@ -372,11 +372,11 @@ void sim_check_full(sim *s) {
     if (!readable_log(lg))
       continue;
     tarn_log_iter *it = NULL;
-    int rc = tarn_reader_iter(s->fresh, lg->id, 0, &it);
+    int rc = tarn_log_iter_open(s->fresh, lg->id, 0, &it);
     uint64_t prev_end = 0;
     int first = 1;
     tarn_entry ent;
-    while (!rc && !s->failed && (rc = tarn_reader_next(it, &ent, 0)) == 0) {
+    while (!rc && !s->failed && (rc = tarn_log_iter_next(it, &ent, 0)) == 0) {
       if (ent.offset + ent.record_count <= lg->b)
         sim_fail(s, P_ReaderRespectsTrim, "log %" PRIu64 ": entry [%" PRIu64 ", %" PRIu64
                  ") returned although B = %" PRIu64, lg->id, ent.offset,
@@ -397,7 +397,7 @@ void sim_check_full(sim *s) {
       prev_end = ent.offset + ent.record_count;
       first = 0;
     }
-    tarn_reader_iter_free(it);
+    tarn_log_iter_close(it);
     if (s->failed)
       return;
     if (rc != TARN_EEND) {

@@ -767,13 +767,13 @@ static void read_back(xsim *s, uint64_t nlogs, int final) {
   }
   for (uint64_t log = 1; log <= nlogs && !s->failed; log++) {
     tarn_log_iter *it;
-    if (tarn_reader_iter(rd, log, 0, &it)) {
+    if (tarn_log_iter_open(rd, log, 0, &it)) {
       fail(s, "XAckReadBack", "log %" PRIu64 ": %s", log, tarn_errmsg());
       break;
     }
     tarn_entry en;
     int rc;
-    while (!s->failed && (rc = tarn_reader_next(it, &en, 0)) == 0) {
+    while (!s->failed && (rc = tarn_log_iter_next(it, &en, 0)) == 0) {
       uint64_t id = 0;
       for (size_t i = 0; i < 8 && i < en.payload_len; i++)
         id |= (uint64_t)en.payload[i] << (8 * i);
@@ -801,7 +801,7 @@ static void read_back(xsim *s, uint64_t nlogs, int final) {
     }
     if (!s->failed && rc != TARN_EEND)
       fail(s, "XAckReadBack", "log %" PRIu64 ": read: %s", log, tarn_errmsg());
-    tarn_reader_iter_free(it);
+    tarn_log_iter_close(it);
   }
   tarn_reader_close(rd);
   for (size_t i = 0; i < s->nrecs && final && !s->failed; i++)

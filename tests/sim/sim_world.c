@@ -1427,15 +1427,15 @@ static void settle_reads(sim *s, tarn_reader *held) {
     for (int k = 0; k < 3 && rs[k] && !s->failed; k++) {
       tarn_log_iter *it = NULL;
       tarn_entry ent;
-      int rc = tarn_reader_iter(rs[k], e->log, e->offset, &it);
+      int rc = tarn_log_iter_open(rs[k], e->log, e->offset, &it);
       if (!rc)
-        rc = tarn_reader_next(it, &ent, 0);
+        rc = tarn_log_iter_next(it, &ent, 0);
       SIM_CHECKED(s, P_ReaderEventuallySucceeds);
       if (rc || ent.offset != e->offset)
         sim_fail(s, P_ReaderEventuallySucceeds, "with faults stopped, acknowledged entry %zu "
                  "(log %" PRIu64 " offset %" PRIu64 ") is unreadable: %d %s", id, e->log,
                  e->offset, rc, rc ? tarn_errmsg() : "another entry");
-      tarn_reader_iter_free(it);
+      tarn_log_iter_close(it);
     }
   }
 }
@@ -1464,9 +1464,9 @@ static tarn_reader *settle_held_reader(sim *s) {
       continue;
     tarn_log_iter *it = NULL;
     tarn_entry ent;
-    if (tarn_reader_iter(r, e->log, e->offset, &it) == 0)
-      (void)tarn_reader_next(it, &ent, 0); /* only to fill the cache */
-    tarn_reader_iter_free(it);
+    if (tarn_log_iter_open(r, e->log, e->offset, &it) == 0)
+      (void)tarn_log_iter_next(it, &ent, 0); /* only to fill the cache */
+    tarn_log_iter_close(it);
   }
   return r;
 }

@@ -179,11 +179,11 @@ void tu_snapshot(tu_cenv *e, uint64_t log, tu_snap *out) {
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(e->m, e->wal, e->compacted, &ro, &r), 0);
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, log, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, log, 0, &it), 0);
   size_t cap = 0;
   for (;;) {
     tarn_entry en;
-    int rc = tarn_reader_next(it, &en, 0);
+    int rc = tarn_log_iter_next(it, &en, 0);
     if (rc == TARN_EEND)
       break;
     if (rc)
@@ -201,7 +201,7 @@ void tu_snapshot(tu_cenv *e, uint64_t log, tu_snap *out) {
     s->payload = malloc(en.payload_len + 1);
     memcpy(s->payload, en.payload, en.payload_len);
   }
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
 }
 

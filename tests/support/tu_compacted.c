@@ -34,7 +34,7 @@ void tu_write_compacted(tarn_objstore *cs, const char *dir, const char *name,
     assert_int_equal(tarn_companion_writer_add(cw, &h), 0);
   }
   assert_int_equal(tarn_parquet_writer_finish(pw, NULL), 0);
-  tarn_parquet_writer_free(pw);
+  tarn_parquet_writer_close(pw);
   assert_int_equal(tarn_companion_writer_close(cw), 0);
   assert_int_equal(tarn_objstore_put(cs, path, file.data, file.len), 0);
   snprintf(path, sizeof path, "%s/%s.index", dir, name);

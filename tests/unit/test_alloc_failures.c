@@ -353,7 +353,7 @@ static int comp_write(tarn_buf *out) {
     rc = tarn_companion_writer_add(w, &h);
   }
   if (rc) {
-    tarn_companion_writer_free(w);
+    tarn_companion_writer_abort(w);
     return rc;
   }
   return tarn_companion_writer_close(w);
@@ -425,7 +425,7 @@ static int pq_write(int codec, tarn_buf *out) {
   uint64_t size;
   if (!rc) rc = tarn_parquet_writer_finish(w, &size);
   if (!rc) assert_int_equal(size, out->len);
-  tarn_parquet_writer_free(w);
+  tarn_parquet_writer_close(w);
   return rc;
 }
 
@@ -733,11 +733,11 @@ static int op_read(void *ctx) {
   if (rc) return rc;
   for (size_t from = 0; from < c->ref.n && !rc; from += c->ref.n / 2 + 1) {
     tarn_log_iter *it;
-    if ((rc = tarn_reader_iter(r, c->e.log, c->ref.v[from].offset, &it))) break;
+    if ((rc = tarn_log_iter_open(r, c->e.log, c->ref.v[from].offset, &it))) break;
     size_t i = from;
     for (;; i++) {
       tarn_entry en;
-      if ((rc = tarn_reader_next(it, &en, 0))) break;
+      if ((rc = tarn_log_iter_next(it, &en, 0))) break;
       assert_true(i < c->ref.n);
       const tu_snap_ent *x = &c->ref.v[i];
       assert_int_equal(en.offset, x->offset);
@@ -746,7 +746,7 @@ static int op_read(void *ctx) {
       assert_int_equal(en.payload_len, x->len);
       assert_memory_equal(en.payload, x->payload, x->len);
     }
-    tarn_reader_iter_free(it);
+    tarn_log_iter_close(it);
     if (rc == TARN_EEND) {
       assert_int_equal(i, c->ref.n);
       rc = 0;

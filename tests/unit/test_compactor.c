@@ -476,7 +476,7 @@ static void token_bucket(void **state) {
   tarn_token_bucket *b;
   fake_now = 1000;
   fake_clock_on();
-  assert_int_equal(tarn_token_bucket_new(1000, 1000, &b), 0);
+  assert_int_equal(tarn_token_bucket_open(1000, 1000, &b), 0);
   int64_t w;
   assert_int_equal(tarn_token_bucket_try(b, 600, &w), 0);
   assert_int_equal(w, 0);
@@ -485,7 +485,7 @@ static void token_bucket(void **state) {
   fake_now += w;
   assert_int_equal(tarn_token_bucket_try(b, 600, &w), 0);
   assert_int_equal(w, 0);
-  tarn_token_bucket_free(b);
+  tarn_token_bucket_close(b);
   tarn__clock_set(NULL);
 }
 
@@ -547,14 +547,14 @@ static void *reader_thread(void *p) {
   uint8_t buf[512];
   while (!atomic_load(&L->stop)) {
     tarn_log_iter *it;
-    if (tarn_reader_iter(r, L->e->log, 0, &it)) {
+    if (tarn_log_iter_open(r, L->e->log, 0, &it)) {
       atomic_fetch_add(&L->failures, 1);
       break;
     }
     uint64_t j = 0, expect_off = 0;
     for (;;) {
       tarn_entry en;
-      int rc = tarn_reader_next(it, &en, 0);
+      int rc = tarn_log_iter_next(it, &en, 0);
       if (rc == TARN_EEND)
         break;
       if (rc) {
@@ -573,7 +573,7 @@ static void *reader_thread(void *p) {
       j++;
       atomic_fetch_add(&L->reads, 1);
     }
-    tarn_reader_iter_free(it);
+    tarn_log_iter_close(it);
   }
   tarn_reader_close(r);
   return NULL;

@@ -413,7 +413,7 @@ static void writer_refusals(void **state) {
   assert_int_equal(tarn_companion_writer_add(w, &h), TARN_EINVAL);
   h.record_count = 1, h.entry_size = -1;
   assert_int_equal(tarn_companion_writer_add(w, &h), TARN_EINVAL);
-  tarn_companion_writer_free(w);
+  tarn_companion_writer_abort(w);
   tarn_buf_free(&out);
 }
 

@@ -279,17 +279,17 @@ static void roll_republishes_at_and_above_cut(void **state) {
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(e.m, e.wal, NULL, NULL, &r), 0);
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, 5, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, 5, 0, &it), 0);
   tarn_entry en;
   for (int i = 0; i < 3; i++) {
-    assert_int_equal(tarn_reader_next(it, &en, 0), 0);
+    assert_int_equal(tarn_log_iter_next(it, &en, 0), 0);
     assert_int_equal(en.offset, (uint64_t)i);
     char want[8];
     snprintf(want, sizeof want, "e%d", i);
     assert_memory_equal(en.payload, want, 2);
   }
-  assert_int_equal(tarn_reader_next(it, &en, 0), TARN_EEND);
-  tarn_reader_iter_free(it);
+  assert_int_equal(tarn_log_iter_next(it, &en, 0), TARN_EEND);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   env_close(&e);
 }
@@ -318,18 +318,18 @@ static void quorum_with_one_bucket_down(void **state) {
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(e.m, e.wal, NULL, NULL, &r), 0);
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, 9, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, 9, 0, &it), 0);
   tarn_entry en;
   for (int i = 0; i < 20; i++) {
-    assert_int_equal(tarn_reader_next(it, &en, 0), 0);
+    assert_int_equal(tarn_log_iter_next(it, &en, 0), 0);
     char p[16];
     int n = snprintf(p, sizeof p, "v%d", i);
     assert_int_equal(en.offset, off[i]);
     assert_int_equal(en.payload_len, (size_t)n);
     assert_memory_equal(en.payload, p, (size_t)n);
   }
-  assert_int_equal(tarn_reader_next(it, &en, 0), TARN_EEND);
-  tarn_reader_iter_free(it);
+  assert_int_equal(tarn_log_iter_next(it, &en, 0), TARN_EEND);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   env_close(&e);
 }

@@ -231,15 +231,15 @@ static void compact(env *e, int bad, int c4) {
   tarn_entry_header hs[N];
   char *pl[N];
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, e->L, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, e->L, 0, &it), 0);
   tarn_entry en;
   for (int i = 0; i < N; i++) {
-    assert_int_equal(tarn_reader_next(it, &en, 0), 0);
+    assert_int_equal(tarn_log_iter_next(it, &en, 0), 0);
     hs[i] = (tarn_entry_header){(int64_t)en.offset, (int32_t)en.record_count, en.timestamp_ms,
                                 (int32_t)en.payload_len, (int64_t)en.cumulative_size};
     pl[i] = strndup((const char *)en.payload, en.payload_len);
   }
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   int64_t end = hs[N - 1].offset + hs[N - 1].record_count;
   tu_write_compacted(e->cs, "ns/st", "a-0", hs, pl, 0, 2, 2, 0);

@@ -811,11 +811,11 @@ static int rd_run(tu_cenv *e, void *st) {
   if (rc)
     return rc;
   tarn_log_iter *it = NULL;
-  rc = tarn_reader_iter(r, e->log, 0, &it);
+  rc = tarn_log_iter_open(r, e->log, 0, &it);
   s->n_read = 0;
   while (!rc) {
     tarn_entry en;
-    rc = tarn_reader_next(it, &en, 0);
+    rc = tarn_log_iter_next(it, &en, 0);
     if (rc)
       break;
     const tu_snap_ent *x = s->n_read < s->all.n ? &s->all.v[s->n_read] : NULL;
@@ -825,7 +825,7 @@ static int rd_run(tu_cenv *e, void *st) {
     s->n_read++;
   }
   if (it)
-    tarn_reader_iter_free(it);
+    tarn_log_iter_close(it);
   tarn_reader_close(r);
   return rc == TARN_EEND ? 0 : rc;
 }

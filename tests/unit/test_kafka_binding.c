@@ -198,18 +198,18 @@ static void read_all(tu_cenv *E, int mode, const built *bs, size_t n, int want_a
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(E->m, E->wal, E->compacted, &o, &r), 0);
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, E->log, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, E->log, 0, &it), 0);
   for (size_t i = 0; i < n; i++) {
     tarn_entry e;
-    assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+    assert_int_equal(tarn_log_iter_next(it, &e, 0), 0);
     if (want_assigned)
       check_assigned(&e, &bs[i]);
     else
       assert_memory_equal(e.payload, bs[i].p.data, bs[i].p.len); /* as stored */
   }
   tarn_entry e;
-  assert_int_equal(tarn_reader_next(it, &e, 0), TARN_EEND);
-  tarn_reader_iter_free(it);
+  assert_int_equal(tarn_log_iter_next(it, &e, 0), TARN_EEND);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
 }
 
@@ -278,18 +278,18 @@ static void plain_logs_are_left_alone(void **state) {
   assert_int_equal(tarn_reader_open(E.m, E.wal, E.compacted, &o, &r), 0);
   tarn_log_iter *it;
   tarn_entry e;
-  assert_int_equal(tarn_reader_iter(r, E.log, 1, &it), 0);
-  assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+  assert_int_equal(tarn_log_iter_open(r, E.log, 1, &it), 0);
+  assert_int_equal(tarn_log_iter_next(it, &e, 0), 0);
   assert_memory_equal(e.payload, b.p.data, b.p.len); /* base offset stays 0 */
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   o.kafka_offsets = TARN_READER_KAFKA_ALL;
   assert_int_equal(tarn_reader_open(E.m, E.wal, E.compacted, &o, &r), 0);
-  assert_int_equal(tarn_reader_iter(r, E.log, 0, &it), 0);
-  assert_int_equal(tarn_reader_next(it, &e, 0), TARN_ECORRUPT);
-  assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+  assert_int_equal(tarn_log_iter_open(r, E.log, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_next(it, &e, 0), TARN_ECORRUPT);
+  assert_int_equal(tarn_log_iter_next(it, &e, 0), 0);
   assert_int_equal(tarn__ld_be64(e.payload), 1);
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   tarn_buf_free(&b.p);
   tu_cenv_close(&E);

@@ -113,10 +113,10 @@ static void binary_search_over_many_entries(void **state) {
   {
     uint64_t before = reads(r);
     tarn_log_iter *it;
-    assert_int_equal(tarn_reader_iter(r, E.log, v[10].offset, &it), 0);
+    assert_int_equal(tarn_log_iter_open(r, E.log, v[10].offset, &it), 0);
     tarn_entry e;
-    assert_int_equal(tarn_reader_next(it, &e, 0), 0);
-    tarn_reader_iter_free(it);
+    assert_int_equal(tarn_log_iter_next(it, &e, 0), 0);
+    tarn_log_iter_close(it);
     per_entry = reads(r) - before;
   }
   assert_true(per_entry >= 1);

@@ -91,7 +91,7 @@ static void example_deployment(fx *f, int version) {
 static void expect_entry(tarn_log_iter *it, uint64_t offset, uint32_t records, uint64_t cum,
                          const char *payload) {
   tarn_entry e;
-  assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+  assert_int_equal(tarn_log_iter_next(it, &e, 0), 0);
   assert_int_equal(e.offset, offset);
   assert_int_equal(e.record_count, records);
   assert_int_equal(e.cumulative_size, cum);
@@ -104,13 +104,13 @@ static void read_example(fx *f, uint64_t from) {
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(f->m, f->wal, NULL, NULL, &r), 0);
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, 7, from, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, 7, from, &it), 0);
   if (from < 2)
     expect_entry(it, 0, 2, 5, "\1\2\3\4\5");
   expect_entry(it, 2, 1, 8, "\6\7\10");
   tarn_entry e;
-  assert_int_equal(tarn_reader_next(it, &e, 0), TARN_EEND);
-  tarn_reader_iter_free(it);
+  assert_int_equal(tarn_log_iter_next(it, &e, 0), TARN_EEND);
+  tarn_log_iter_close(it);
   uint64_t end, first;
   assert_int_equal(tarn_reader_end_offset(r, 7, &end, NULL), 0);
   assert_int_equal(end, 3);
@@ -150,10 +150,10 @@ static int first_read(fx *f) {
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(f->m, f->wal, NULL, NULL, &r), 0);
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, 7, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, 7, 0, &it), 0);
   tarn_entry e;
-  int rc = tarn_reader_next(it, &e, 0);
-  tarn_reader_iter_free(it);
+  int rc = tarn_log_iter_next(it, &e, 0);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   return rc;
 }

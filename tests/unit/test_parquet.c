@@ -80,7 +80,7 @@ static void write_file(tarn_buf *out, const tarn_parquet_writer_opts *o, const r
   uint64_t size = 0;
   assert_int_equal(tarn_parquet_writer_finish(w, &size), 0);
   assert_int_equal(size, out->len);
-  tarn_parquet_writer_free(w);
+  tarn_parquet_writer_close(w);
 }
 
 static const char *const kafka_types[] = {TARN_PARQUET_KAFKA_SERDE};
@@ -213,7 +213,7 @@ static void writer_streams(void **state) {
   size_t before = file.len;
   assert_int_equal(tarn_parquet_writer_finish(w, NULL), 0);
   assert_true(file.len > before);
-  tarn_parquet_writer_free(w);
+  tarn_parquet_writer_close(w);
   tarn_buf_free(&file);
 }
 
@@ -745,7 +745,7 @@ static void sink_failure(void **state) {
   assert_non_null(strstr(tarn_errmsg(), "parquet writer at byte 4"));
   assert_int_equal(tarn_parquet_writer_add(w, "x", 1), TARN_EINVAL);
   assert_int_equal(tarn_parquet_writer_finish(w, NULL), TARN_EINVAL);
-  tarn_parquet_writer_free(w);
+  tarn_parquet_writer_close(w);
 }
 
 int main(void) {

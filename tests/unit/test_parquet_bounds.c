@@ -89,7 +89,7 @@ static void many_row_groups_still_open(void **state) {
   for (int i = 0; i < ROWS; i++)
     assert_int_equal(tarn_parquet_writer_add(w, "x", 1), 0);
   assert_int_equal(tarn_parquet_writer_finish(w, NULL), 0);
-  tarn_parquet_writer_free(w);
+  tarn_parquet_writer_close(w);
   size_t flen = tu_parquet_footer_len(&file);
   mem_file f = {file.data, file.len};
   tarn_parquet_reader *r = NULL;

@@ -101,7 +101,7 @@ static void write_tarn_file(const char *dir, int codec, const char *codec_name, 
   }
   if (tarn_parquet_writer_finish(w, NULL))
     fail_msg("%s", tarn_errmsg());
-  tarn_parquet_writer_free(w);
+  tarn_parquet_writer_close(w);
   free(buf);
   assert_int_equal(fclose(f), 0);
   assert_int_equal(fclose(e), 0);

@@ -50,7 +50,7 @@ static int write_file(int codec, int threads, uint32_t page, uint64_t group, siz
   }
   if (rc == 0)
     rc = tarn_parquet_writer_finish(w, NULL);
-  tarn_parquet_writer_free(w);
+  tarn_parquet_writer_close(w);
   return rc;
 }
 

@@ -79,11 +79,11 @@ static void wal_grace(void **state) {
   tu_snap before;
   tu_snapshot(&E, E.log, &before);
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(cached, E.log, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(cached, E.log, 0, &it), 0);
   tarn_entry en;
-  while (tarn_reader_next(it, &en, 0) == 0) {
+  while (tarn_log_iter_next(it, &en, 0) == 0) {
   }
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_compactor *c = mk(&E);
   /* compact the first 4 records only: 2 objects stay named */
   tarn_compact_range r;
@@ -117,12 +117,12 @@ static void wal_grace(void **state) {
   assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.wal_deleted, 0);
   /* the reader's cached RAW records still read */
-  assert_int_equal(tarn_reader_iter(cached, E.log, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(cached, E.log, 0, &it), 0);
   size_t n = 0;
-  while (tarn_reader_next(it, &en, 0) == 0)
+  while (tarn_log_iter_next(it, &en, 0) == 0)
     n++;
   assert_int_equal(n, before.n);
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   now_ms += 1;
   assert_int_equal(tu_reclaim_pass_at(now_ms, E.m, E.wal, E.compacted, &o, &st), 0);
   assert_int_equal(st.wal_deleted, 4);

@@ -6,8 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "tarn/key.h"
+#include "tarn/metrics.h"
 #include "tarn/testing.h"
 #include "tarn/reader.h"
 #include "tarn/writer.h"
@@ -90,12 +92,12 @@ static void stepped_writer(void **state) {
   assert_int_equal(tarn_reader_open(m, s, NULL, NULL, &r), 0);
   tarn_log_iter *it;
   tarn_entry e;
-  assert_int_equal(tarn_reader_iter(r, 7, 2, &it), 0);
-  assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+  assert_int_equal(tarn_log_iter_open(r, 7, 2, &it), 0);
+  assert_int_equal(tarn_log_iter_next(it, &e, 0), 0);
   assert_int_equal(e.offset, 2);
   assert_memory_equal(e.payload, "world", 5);
   assert_int_equal(e.timestamp_ms, b.ts);
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
   tarn_objstore_close(s);
@@ -253,6 +255,32 @@ static void read_fault(void **state) {
   tarn_meta_close(m);
 }
 
+/* One clock (issue 18): latency metrics read the hooked monotonic clock, so a
+ * simulated run times its stages in simulated time; a condition-variable
+ * deadline stays on the system clock (a blocked thread waits real time). */
+static void metrics_follow_clock_hook(void **state) {
+  (void)state;
+  tarn__clock_hooks h = {hook_now, hook_now, hook_sleep, NULL};
+  tarn__clock_set(&h);
+  int64_t t0 = fake_now;
+  assert_true(tarn_metrics_now() == (double)t0 / 1e3);
+  tarn__sleep_ms(1500);
+  assert_true(tarn_metrics_now() - (double)t0 / 1e3 == 1.5);
+  struct timespec real, dl;
+  clock_gettime(CLOCK_MONOTONIC, &real);
+  tarn__cond_deadline(&dl, CLOCK_MONOTONIC, 250);
+  int64_t ahead_ms =
+      (int64_t)(dl.tv_sec - real.tv_sec) * 1000 + (dl.tv_nsec - real.tv_nsec) / 1000000;
+  assert_true(ahead_ms >= 250 && ahead_ms < 250 + 60000);
+  assert_true(dl.tv_nsec >= 0 && dl.tv_nsec < 1000000000L);
+  tarn__clock_set(NULL);
+  /* Without a hook: the system's monotonic clock, at full resolution. */
+  double a = tarn_metrics_now();
+  clock_gettime(CLOCK_MONOTONIC, &real);
+  assert_true((double)real.tv_sec + (double)real.tv_nsec / 1e9 - a >= 0);
+  assert_true((double)real.tv_sec + (double)real.tv_nsec / 1e9 - a < 60);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(stepped_writer),
@@ -261,6 +289,7 @@ int main(void) {
       cmocka_unit_test(fault_after),
       cmocka_unit_test(delayed_commit),
       cmocka_unit_test(read_fault),
+      cmocka_unit_test(metrics_follow_clock_hook),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -34,10 +34,10 @@ static int read_log(tarn_meta *m, tarn_objstore *wal, int log, const char *obj) 
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(m, wal, NULL, NULL, &r), 0);
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, (uint64_t)log, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, (uint64_t)log, 0, &it), 0);
   int n = 0, rc;
   tarn_entry e;
-  while ((rc = tarn_reader_next(it, &e, 0)) == 0) {
+  while ((rc = tarn_log_iter_next(it, &e, 0)) == 0) {
     const char *want = payload(log, n);
     assert_int_equal(e.offset, (uint64_t)n);
     assert_int_equal(e.payload_len, strlen(want));
@@ -49,7 +49,7 @@ static int read_log(tarn_meta *m, tarn_objstore *wal, int log, const char *obj) 
       fail_msg("the error does not name %s: %s", obj, tarn_errmsg());
     n = -1;
   }
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   return n;
 }

@@ -141,12 +141,12 @@ static size_t read_log(uint64_t log, uint64_t *seen, uint32_t writers, uint32_t 
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(m, wal, NULL, NULL, &r), 0);
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, log, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, log, 0, &it), 0);
   tarn_entry e;
   size_t n = 0;
   uint64_t next = 0, cum = 0;
   int rc;
-  while ((rc = tarn_reader_next(it, &e, 0)) == 0) {
+  while ((rc = tarn_log_iter_next(it, &e, 0)) == 0) {
     assert_int_equal(e.offset, next); /* LS-036: offsets disjoint and contiguous */
     assert_int_equal(e.cumulative_size, cum + e.payload_len);
     next = e.offset + e.record_count;
@@ -168,7 +168,7 @@ static size_t read_log(uint64_t log, uint64_t *seen, uint32_t writers, uint32_t 
   }
   if (rc != TARN_EEND)
     fail_msg("read: %s", tarn_errmsg());
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   /* each key's cumulative size minus its entry_size_bytes is the previous key's */
   tarn_meta_recs recs = tu_index_records(m, log);
   uint64_t prev = 0, prev_end = 0;
@@ -243,15 +243,15 @@ static void *tail_main(void *p) {
   }
   t->order_ok = 1;
   if ((t->rc = tarn_reader_open(m, wal, NULL, NULL, &r)) == 0) {
-    if ((t->rc = tarn_reader_iter(r, t->log, 0, &it)) == 0) {
+    if ((t->rc = tarn_log_iter_open(r, t->log, 0, &it)) == 0) {
       tarn_entry e;
-      while (t->got < t->want && (t->rc = tarn_reader_next(it, &e, 20000)) == 0) {
+      while (t->got < t->want && (t->rc = tarn_log_iter_next(it, &e, 20000)) == 0) {
         if (e.offset != t->end)
           t->order_ok = 0;
         t->end = e.offset + e.record_count;
         t->got++;
       }
-      tarn_reader_iter_free(it);
+      tarn_log_iter_close(it);
     }
     tarn_reader_close(r);
   }

@@ -104,12 +104,12 @@ static size_t count_objects(tarn_objstore *s) {
 static size_t read_all(tarn_reader *r, uint64_t log, uint64_t from, uint64_t *offs,
                        char **payloads, size_t max) {
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, log, from, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, log, from, &it), 0);
   tarn_entry e;
   size_t n = 0;
   uint64_t prev_end = 0, prev_cum = 0;
   int rc;
-  while ((rc = tarn_reader_next(it, &e, 0)) == 0) {
+  while ((rc = tarn_log_iter_next(it, &e, 0)) == 0) {
     assert_true(n < max);
     if (n > 0) {
       assert_int_equal(e.offset, prev_end); /* R4: each read starts where the last ended */
@@ -122,7 +122,7 @@ static size_t read_all(tarn_reader *r, uint64_t log, uint64_t from, uint64_t *of
     n++;
   }
   assert_int_equal(rc, TARN_EEND);
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   return n;
 }
 
@@ -230,11 +230,11 @@ static void append_then_read(void **state) {
   }
   /* an entry's timestamp is its record's creation time, as acknowledged */
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, 2, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, 2, 0, &it), 0);
   tarn_entry e;
-  assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+  assert_int_equal(tarn_log_iter_next(it, &e, 0), 0);
   assert_int_equal(e.timestamp_ms, acks[1].ts);
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
   env_close(&E);
@@ -326,16 +326,16 @@ static void interleaved_logs_contiguous_sections(void **state) {
   assert_int_equal(tarn_reader_open(E.m, E.wal, NULL, NULL, &r), 0);
   for (uint64_t log = 60; log < 64; log++) {
     tarn_log_iter *it;
-    assert_int_equal(tarn_reader_iter(r, log, 0, &it), 0);
+    assert_int_equal(tarn_log_iter_open(r, log, 0, &it), 0);
     tarn_entry e;
     for (int i = (int)(log - 60); i < N; i += 4) {
-      assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+      assert_int_equal(tarn_log_iter_next(it, &e, 0), 0);
       assert_int_equal(e.offset, (uint64_t)(i / 4));
       assert_int_equal(e.payload_len, len[i]);
       assert_memory_equal(e.payload, pay[i], len[i]);
     }
-    assert_int_equal(tarn_reader_next(it, &e, 0), TARN_EEND);
-    tarn_reader_iter_free(it);
+    assert_int_equal(tarn_log_iter_next(it, &e, 0), TARN_EEND);
+    tarn_log_iter_close(it);
   }
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
@@ -518,11 +518,11 @@ static void ack_ts_is_the_stores(void **state) {
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(E.m, E.wal, NULL, NULL, &r), 0);
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, 23, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, 23, 0, &it), 0);
   tarn_entry e;
-  assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+  assert_int_equal(tarn_log_iter_next(it, &e, 0), 0);
   assert_int_equal(e.timestamp_ms, a.ts);
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
   env_close(&E);
@@ -648,18 +648,18 @@ static void prefix_check(void **state) {
   tarn_entry e;
   for (uint64_t from = 1; from <= 2; from++) {
     tarn_log_iter *it;
-    assert_int_equal(tarn_reader_iter(r, 30, from, &it), 0);
-    assert_int_equal(tarn_reader_next(it, &e, 0), TARN_EEND);
-    tarn_reader_iter_free(it);
+    assert_int_equal(tarn_log_iter_open(r, 30, from, &it), 0);
+    assert_int_equal(tarn_log_iter_next(it, &e, 0), TARN_EEND);
+    tarn_log_iter_close(it);
   }
   /* From 0: log 30's own entry, then the end, not 31's entries. */
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, 30, 0, &it), 0);
-  assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+  assert_int_equal(tarn_log_iter_open(r, 30, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_next(it, &e, 0), 0);
   assert_int_equal(e.offset, 0);
   assert_int_equal(e.payload_len, 1);
-  assert_int_equal(tarn_reader_next(it, &e, 0), TARN_EEND);
-  tarn_reader_iter_free(it);
+  assert_int_equal(tarn_log_iter_next(it, &e, 0), TARN_EEND);
+  tarn_log_iter_close(it);
   uint64_t end = 99, first;
   assert_int_equal(tarn_reader_end_offset(r, 30, &end, NULL), 0);
   assert_int_equal(end, 1);
@@ -674,9 +674,9 @@ static void prefix_check(void **state) {
   assert_int_equal(tu_lease_count(E.m, 30), 1); /* a key > every index key of 30 in P(30) */
   tarn_reader_close(r);
   assert_int_equal(tarn_reader_open(E.m, E.wal, NULL, NULL, &r), 0);
-  assert_int_equal(tarn_reader_iter(r, 30, 1, &it), 0);
-  assert_int_equal(tarn_reader_next(it, &e, 0), TARN_EEND);
-  tarn_reader_iter_free(it);
+  assert_int_equal(tarn_log_iter_open(r, 30, 1, &it), 0);
+  assert_int_equal(tarn_log_iter_next(it, &e, 0), TARN_EEND);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
   env_close(&E);
@@ -788,11 +788,11 @@ static void missing_object_relookup(void **state) {
     /* gone for good: the error names the object */
     assert_int_equal(tarn_objstore_delete(E.wal, "moved/x.wal"), 0);
     tarn_log_iter *it;
-    assert_int_equal(tarn_reader_iter(r, 50, 0, &it), 0);
+    assert_int_equal(tarn_log_iter_open(r, 50, 0, &it), 0);
     tarn_entry e;
-    assert_int_equal(tarn_reader_next(it, &e, 0), TARN_ENOTFOUND);
+    assert_int_equal(tarn_log_iter_next(it, &e, 0), TARN_ENOTFOUND);
     assert_non_null(strstr(tarn_errmsg(), "moved/x.wal"));
-    tarn_reader_iter_free(it);
+    tarn_log_iter_close(it);
     tarn_buf_free(&obj);
     tarn_buf_free(&val);
     tarn_entry_index_free(&ei);
@@ -835,11 +835,11 @@ static void dispatch_by_file_type(void **state) {
   assert_int_equal(tarn_entry_index_build_parquet(&pr, &val, NULL), 0);
   assert_int_equal(tarn_meta_put(E.m, "60", recs.v[0].key, val.data, val.len, NULL), 0);
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, 60, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, 60, 0, &it), 0);
   tarn_entry e;
-  assert_int_equal(tarn_reader_next(it, &e, 0), TARN_EUNSUPPORTED);
+  assert_int_equal(tarn_log_iter_next(it, &e, 0), TARN_EUNSUPPORTED);
   assert_non_null(strstr(tarn_errmsg(), "PARQUET"));
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_buf_free(&val);
   tarn_entry_index_free(&ei);
   tarn_meta_recs_free(&recs);
@@ -868,18 +868,18 @@ static void tailing(void **state) {
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(E.m, E.wal, NULL, NULL, &r), 0);
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, 70, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, 70, 0, &it), 0);
   tarn_entry e;
-  assert_int_equal(tarn_reader_next(it, &e, 50), TARN_ETIMEDOUT);
+  assert_int_equal(tarn_log_iter_next(it, &e, 50), TARN_ETIMEDOUT);
   pthread_t t;
   late_arg a = {w, 150};
   pthread_create(&t, NULL, late_append, &a);
-  assert_int_equal(tarn_reader_next(it, &e, 10000), 0);
+  assert_int_equal(tarn_log_iter_next(it, &e, 10000), 0);
   assert_int_equal(e.payload_len, 4);
   assert_memory_equal(e.payload, "late", 4);
-  assert_int_equal(tarn_reader_iter_position(it), 1);
+  assert_int_equal(tarn_log_iter_position(it), 1);
   pthread_join(t, NULL);
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
   env_close(&E);
@@ -950,15 +950,15 @@ static void parquet_record_read(void **state) {
   tarn_entry_header hs[N];
   char *pl[N];
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, L, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, L, 0, &it), 0);
   tarn_entry e;
   for (int i = 0; i < N; i++) {
-    assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+    assert_int_equal(tarn_log_iter_next(it, &e, 0), 0);
     hs[i] = (tarn_entry_header){(int64_t)e.offset, (int32_t)e.record_count, e.timestamp_ms,
                                 (int32_t)e.payload_len, (int64_t)e.cumulative_size};
     pl[i] = strndup((const char *)e.payload, e.payload_len);
   }
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   uint64_t end = (uint64_t)(hs[N - 1].offset + hs[N - 1].record_count);
   tu_write_compacted(cs, "ns/st", "a-0", hs, pl, 0, 2, 2, 1000);
   tu_write_compacted(cs, "ns/st", "a-7", hs, pl, 3, 5, 5, 1000);
@@ -988,9 +988,9 @@ static void parquet_record_read(void **state) {
   tarn_objstore_listing_free(&ls);
   assert_int_equal(tarn_reader_open(E.m, E.wal, cs, NULL, &r), 0);
   /* every entry, with its offset, cumulative size and its row's timestamp */
-  assert_int_equal(tarn_reader_iter(r, L, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, L, 0, &it), 0);
   for (int i = 0; i < N; i++) {
-    assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+    assert_int_equal(tarn_log_iter_next(it, &e, 0), 0);
     assert_int_equal(e.offset, (uint64_t)hs[i].offset);
     assert_int_equal(e.record_count, (uint32_t)hs[i].record_count);
     assert_int_equal(e.cumulative_size, (uint64_t)hs[i].cumulative_size);
@@ -998,13 +998,13 @@ static void parquet_record_read(void **state) {
     assert_int_equal(e.payload_len, strlen(pl[i]));
     assert_memory_equal(e.payload, pl[i], e.payload_len);
   }
-  assert_int_equal(tarn_reader_next(it, &e, 0), TARN_EEND);
-  tarn_reader_iter_free(it);
+  assert_int_equal(tarn_log_iter_next(it, &e, 0), TARN_EEND);
+  tarn_log_iter_close(it);
   /* from inside entry 4 (offsets [hs4, hs4+2)): its row by the floor lookup (LS-065) */
-  assert_int_equal(tarn_reader_iter(r, L, (uint64_t)hs[4].offset + 1, &it), 0);
-  assert_int_equal(tarn_reader_next(it, &e, 0), 0);
+  assert_int_equal(tarn_log_iter_open(r, L, (uint64_t)hs[4].offset + 1, &it), 0);
+  assert_int_equal(tarn_log_iter_next(it, &e, 0), 0);
   assert_int_equal(e.offset, (uint64_t)hs[4].offset);
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   /* a reader implementing another binding rejects the files (LS-059) */
   const char *other[] = {"SOME_OTHER_SERDE"};
@@ -1013,10 +1013,10 @@ static void parquet_record_read(void **state) {
   ro.serde_types = other;
   ro.n_serde_types = 1;
   assert_int_equal(tarn_reader_open(E.m, E.wal, cs, &ro, &r), 0);
-  assert_int_equal(tarn_reader_iter(r, L, 0, &it), 0);
-  assert_true(tarn_reader_next(it, &e, 0) < 0);
+  assert_int_equal(tarn_log_iter_open(r, L, 0, &it), 0);
+  assert_true(tarn_log_iter_next(it, &e, 0) < 0);
   assert_non_null(strstr(tarn_errmsg(), "a-0.parquet"));
-  tarn_reader_iter_free(it);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   for (int i = 0; i < N; i++)
     free(pl[i]);

@@ -109,17 +109,17 @@ static void roll_without_fence_stops_writer(void **state) {
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(m, wal, NULL, NULL, &r), 0);
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, 5, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, 5, 0, &it), 0);
   tarn_entry en;
   for (int i = 0; i < 2; i++) {
-    assert_int_equal(tarn_reader_next(it, &en, 0), 0);
+    assert_int_equal(tarn_log_iter_next(it, &en, 0), 0);
     assert_int_equal(en.offset, (uint64_t)i);
     char want[4];
     snprintf(want, sizeof want, "e%d", i);
     assert_memory_equal(en.payload, want, 2);
   }
-  assert_int_equal(tarn_reader_next(it, &en, 0), TARN_EEND);
-  tarn_reader_iter_free(it);
+  assert_int_equal(tarn_log_iter_next(it, &en, 0), TARN_EEND);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   for (int i = 0; i < 3; i++)
     tarn_objstore_close(b[i]);

@@ -102,13 +102,13 @@ static void express_topic_runs_the_batch_check(void **state) {
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(e.m, e.wal, NULL, NULL, &r), 0);
   tarn_log_iter *it;
-  assert_int_equal(tarn_reader_iter(r, e.topic_log, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, e.topic_log, 0, &it), 0);
   tarn_entry en;
-  assert_int_equal(tarn_reader_next(it, &en, 0), 0);
+  assert_int_equal(tarn_log_iter_next(it, &en, 0), 0);
   assert_int_equal(en.offset, 0);
   assert_int_equal(en.record_count, 3);
-  assert_int_equal(tarn_reader_next(it, &en, 0), TARN_EEND);
-  tarn_reader_iter_free(it);
+  assert_int_equal(tarn_log_iter_next(it, &en, 0), TARN_EEND);
+  tarn_log_iter_close(it);
   tarn_reader_close(r);
   tarn_buf_free(&b);
   env_close(&e);

@@ -8,9 +8,9 @@
 #include <stdint.h>
 
 typedef struct tarn_bench {
-  const char *name;    /* "wal", "entryindex", ... : selectable on the command line */
+  const char *name; /* "wal", "entryindex", ... : selectable on the command line */
   const char *summary;
-  int (*run)(void);    /* prints its lines through bench_report(); 0 on success */
+  int (*run)(void); /* prints its lines through bench_report(); 0 on success */
 } tarn_bench;
 
 /* Monotonic time in seconds. */

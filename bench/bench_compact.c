@@ -2,9 +2,9 @@
  * compacted WAL -> Parquet (ZSTD) + companions, against zstd -3 alone on the
  * same payload bytes measured before and after (best of both; C1+C2 best of
  * REPS; with and without the compression thread; UNCOMPRESSED for the cost of
- * everything but the codec), and against DuckDB converting the same payloads to Parquet (COPY, ZSTD) in the same run; reclamation's scan
- * rate (objects/s) over a WAL root of 20,000 objects, against a plain listing
- * of the same root; and the effect of compaction on append latency: p50/p99
+ * everything but the codec), and against DuckDB converting the same payloads to Parquet (COPY,
+ * ZSTD) in the same run; reclamation's scan rate (objects/s) over a WAL root of 20,000 objects,
+ * against a plain listing of the same root; and the effect of compaction on append latency: p50/p99
  * of 1 KiB appends on the embedded deployment (sqlite: + file://) while a
  * compactor keeps compacting the same log, against the same appends alone. */
 #include <pthread.h>

@@ -39,8 +39,8 @@ int bench_entryindex(void) {
     bench_sink(words.data, words.len);
   }
   t = bench_now() - t;
-  bench_report("entry offsets encode, 10000 entries (4n B)", raw_bytes * (size_t)reps, t,
-               "memcpy", bench_memcpy_seconds(raw_bytes) * reps);
+  bench_report("entry offsets encode, 10000 entries (4n B)", raw_bytes * (size_t)reps, t, "memcpy",
+               bench_memcpy_seconds(raw_bytes) * reps);
   t = bench_now();
   for (int r = 0; r < reps; r++) {
     uint32_t *back;
@@ -51,14 +51,14 @@ int bench_entryindex(void) {
     free(back);
   }
   t = bench_now() - t;
-  bench_report("entry offsets decode, 10000 entries (4n B)", raw_bytes * (size_t)reps, t,
-               "memcpy", bench_memcpy_seconds(raw_bytes) * reps);
+  bench_report("entry offsets decode, 10000 entries (4n B)", raw_bytes * (size_t)reps, t, "memcpy",
+               bench_memcpy_seconds(raw_bytes) * reps);
   printf("  compressed %zu bytes for %zu bytes of boundaries (%.2f bits/entry)\n", words.len,
          raw_bytes, 8.0 * (double)words.len / ENTRIES);
 
   /* RAW EntryIndex with the 10,000 boundaries: bytes = the record */
-  tarn_raw_record r = {"2026/11/30/02/00/00/00000000-wal", 0, (int64_t)a[ENTRIES - 1],
-                       1 << 20, 1 << 22, a, ENTRIES};
+  tarn_raw_record r = {
+      "2026/11/30/02/00/00/00000000-wal", 0, (int64_t)a[ENTRIES - 1], 1 << 20, 1 << 22, a, ENTRIES};
   reps = 1000;
   t = bench_now();
   for (int i = 0; i < reps; i++) {

@@ -57,7 +57,7 @@ typedef struct result {
   uint64_t root_puts;    /* PUTs into the WAL root (the standard bucket) */
   uint64_t express_puts; /* PUTs into the express buckets, all K */
   uint64_t failed;
-  int copies; /* express buckets written (each byte is uploaded to each) */
+  int copies;  /* express buckets written (each byte is uploaded to each) */
   double rate; /* entries/s achieved */
 } result;
 
@@ -109,8 +109,8 @@ static uint64_t puts_of(const char *name) {
 }
 
 /* n entries at rate per second on a fresh deployment. */
-static int run(int express, const profile *pf, int down, uint32_t batch_ms, size_t n,
-               double rate, result *r) {
+static int run(int express, const profile *pf, int down, uint32_t batch_ms, size_t n, double rate,
+               result *r) {
   int id = ++run_no;
   char meta_uri[400], wal_name[32], wal_uri[400], names[K][32], uris[K][256];
   snprintf(meta_uri, sizeof meta_uri, "sqlite:%s/meta-%d.db", dir, id);
@@ -226,8 +226,8 @@ static double quorum_p99_ms(const profile *pf, size_t n) {
   char uri[200];
   uint8_t p[ENTRY * 4] = {1};
   for (int i = 0; i < 2; i++) {
-    snprintf(uri, sizeof uri, "lat:name=bxq-%d-%d,%s;mem:bxq-%d-%d", run_no, i, pf->params,
-             run_no, i);
+    snprintf(uri, sizeof uri, "lat:name=bxq-%d-%d,%s;mem:bxq-%d-%d", run_no, i, pf->params, run_no,
+             i);
     if (tarn_objstore_open(uri, &s[i]))
       return -1;
   }
@@ -257,8 +257,8 @@ static void print(const char *what, const profile *pf, const result *r, uint32_t
   double root = (double)r->root_puts / r->gib, xp = (double)r->express_puts / r->gib;
   /* every byte goes into each reachable express bucket once and into the root
    * once; AWS bills the GB as 2^30 bytes */
-  double usd = root * STANDARD_PUT_USD + xp * EXPRESS_PUT_USD +
-               r->copies * EXPRESS_UPLOAD_USD_PER_GB;
+  double usd =
+      root * STANDARD_PUT_USD + xp * EXPRESS_PUT_USD + r->copies * EXPRESS_UPLOAD_USD_PER_GB;
   printf("%-32s %-16s p50 %7.1f ms  p99 %7.1f ms  max %7.1f ms  window %3u ms  "
          "PUTs/GiB root %7.0f express %8.0f  requests $%.4f/GiB  %5.0f entries/s%s\n",
          what, pf->name, r->p50_ms, r->p99_ms, r->max_ms, batch_ms, root, xp, usd, r->rate,
@@ -271,8 +271,8 @@ int bench_express(void) {
   snprintf(dir, sizeof dir, "%s/tarn-bench-express-XXXXXX", tmp ? tmp : "/tmp");
   if (!mkdtemp(dir))
     return 1;
-  const double secs = getenv("TARN_BENCH_EXPRESS_SECS") ? atof(getenv("TARN_BENCH_EXPRESS_SECS"))
-                                                        : 4.0;
+  const double secs =
+      getenv("TARN_BENCH_EXPRESS_SECS") ? atof(getenv("TARN_BENCH_EXPRESS_SECS")) : 4.0;
   const double rate = 1000; /* 1 KiB entries per second: about 1 MB/s */
   const size_t n = (size_t)(secs * rate) > 100 ? (size_t)(secs * rate) : 100;
   const uint32_t std_window = 250, x_batch = 2;
@@ -311,8 +311,8 @@ int bench_express(void) {
          profiles[1].name, xr[1][1].p99_ms / q);
   int g1 = xr[1][1].p99_ms < 20.0 && !xr[1][1].failed;
   int g2 = sr[0].p99_ms <= std_window + 200.0 && !sr[0].failed;
-  printf("goal: express ack p99 < 20 ms, Express-like, 1 of 3 down: %.1f ms  %s\n",
-         xr[1][1].p99_ms, g1 ? "met" : "MISSED");
+  printf("goal: express ack p99 < 20 ms, Express-like, 1 of 3 down: %.1f ms  %s\n", xr[1][1].p99_ms,
+         g1 ? "met" : "MISSED");
   printf("goal: standard ack p99 <= window + 200 = %u ms, Standard-like: %.1f ms  %s\n",
          std_window + 200, sr[0].p99_ms, g2 ? "met" : "MISSED");
   return rc || !g1 || !g2 ? 1 : 0;

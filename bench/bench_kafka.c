@@ -90,7 +90,8 @@ static int free_port(void) {
 
 static int connectable(int port) {
   int s = socket(AF_INET, SOCK_STREAM, 0);
-  struct sockaddr_in a = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port),
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_port = htons((uint16_t)port),
                           .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
   int ok = s >= 0 && connect(s, (struct sockaddr *)&a, sizeof a) == 0;
   if (s >= 0)
@@ -384,7 +385,8 @@ static int run(const char *tarn, const char *perf, long msgs) {
   snprintf(cmd, sizeof cmd,
            "'%s' -P -t bench-listener -p 0 -b 127.0.0.1:%d -s %d -c %ld -a -1 2>&1", perf, port,
            MSG_SIZE, msgs);
-  /* "% N messages produced (B bytes), D delivered (offset O, F failed) in T ms: R msgs/s and M MB/s" */
+  /* "% N messages produced (B bytes), D delivered (offset O, F failed) in T ms: R msgs/s and M
+   * MB/s" */
   if (run_summary(cmd, "messages produced", pv, 8) || pv[2] != (double)msgs || pv[4] != 0) {
     stop_node(node);
     goto out;
@@ -396,7 +398,8 @@ static int run(const char *tarn, const char *perf, long msgs) {
   char lat[400];
   snprintf(lat, sizeof lat, "%s/latency.txt", dir);
   snprintf(cmd, sizeof cmd,
-           "'%s' -P -t bench-latency -p 0 -b 127.0.0.1:%d -s %d -c 4000 -r 1000 -a -1 -X linger.ms=5 -l -A '%s' 2>&1",
+           "'%s' -P -t bench-latency -p 0 -b 127.0.0.1:%d -s %d -c 4000 -r 1000 -a -1 -X "
+           "linger.ms=5 -l -A '%s' 2>&1",
            perf, port, MSG_SIZE, lat);
   double lv[8], p50 = -1, p99 = -1;
   size_t nlat = 0;
@@ -408,8 +411,8 @@ static int run(const char *tarn, const char *perf, long msgs) {
   /* consume through the listener from the beginning */
   double cv[5];
   snprintf(cmd, sizeof cmd,
-           "'%s' -C -t bench-listener -p 0 -b 127.0.0.1:%d -o beginning -c %ld -e 2>&1", perf,
-           port, msgs);
+           "'%s' -C -t bench-listener -p 0 -b 127.0.0.1:%d -o beginning -c %ld -e 2>&1", perf, port,
+           msgs);
   /* "% N messages (B bytes) consumed in T ms: R msgs/s (M MB/s)" */
   int crc = run_summary(cmd, "consumed in", cv, 5);
   stop_node(node);
@@ -457,8 +460,8 @@ static int run(const char *tarn, const char *perf, long msgs) {
                read_s);
   printf("%-44s goal >= 0.8: %s\n", "", verdict(read_s / consume_s >= 0.8));
   printf("%-44s p50 %7.1f ms   p99 %7.1f ms   goal p99 <= %d ms: %s (%zu msgs at 1000/s)\n",
-         "kafka produce latency, acks=all", p50, p99, BATCH_MS + 50,
-         verdict(p99 <= BATCH_MS + 50), nlat);
+         "kafka produce latency, acks=all", p50, p99, BATCH_MS + 50, verdict(p99 <= BATCH_MS + 50),
+         nlat);
   printf("%-44s p50 %7.1f ms   p99 %7.1f ms   (the same %zu batches at the same pace)\n",
          "direct writer latency", dp50, dp99, nl);
   fflush(stdout);

@@ -27,11 +27,12 @@ static void *seq_worker(void *p) {
   worker *w = p;
   tarn_meta *m;
   w->rc = tarn_meta_open(w->uri, &m);
-  if (w->rc) return NULL;
+  if (w->rc)
+    return NULL;
   for (int i = 0; i < w->n && !w->rc; i++) {
     tarn_meta_rec r;
-    w->rc = tarn_meta_sequenced_put(m, w->part, "00000000000000000007", 1, 100, "0123456789",
-                                    10, &r);
+    w->rc =
+        tarn_meta_sequenced_put(m, w->part, "00000000000000000007", 1, 100, "0123456789", 10, &r);
     tarn_meta_rec_free(&r);
   }
   tarn_meta_close(m);
@@ -47,7 +48,8 @@ static double run_seq(const char *uri, const char *part, int clients, int n) {
     w[i] = (worker){uri, part, n, 0};
     pthread_create(&th[i], NULL, seq_worker, &w[i]);
   }
-  for (int i = 0; i < clients; i++) pthread_join(th[i], NULL);
+  for (int i = 0; i < clients; i++)
+    pthread_join(th[i], NULL);
   double t = bench_now() - t0;
   for (int i = 0; i < clients; i++)
     if (w[i].rc) {
@@ -59,9 +61,12 @@ static double run_seq(const char *uri, const char *part, int clients, int n) {
 
 static double raw_sqlite(const char *path, int n) {
   sqlite3 *db;
-  if (sqlite3_open(path, &db) != SQLITE_OK) return -1;
-  sqlite3_exec(db, "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
-               "CREATE TABLE t(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID", NULL, NULL, NULL);
+  if (sqlite3_open(path, &db) != SQLITE_OK)
+    return -1;
+  sqlite3_exec(db,
+               "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;"
+               "CREATE TABLE t(k BLOB PRIMARY KEY, v BLOB) WITHOUT ROWID",
+               NULL, NULL, NULL);
   sqlite3_stmt *st;
   sqlite3_prepare_v2(db, "INSERT INTO t VALUES(?1, ?2)", -1, &st, NULL);
   double t0 = bench_now();
@@ -88,7 +93,8 @@ static size_t discard(char *p, size_t sz, size_t n, void *arg) {
 
 static double raw_etcd(const char *ep, int n) {
   CURL *c = curl_easy_init();
-  if (!c) return -1;
+  if (!c)
+    return -1;
   char url[256];
   snprintf(url, sizeof url, "http://%s/v3/kv/put", ep);
   curl_easy_setopt(c, CURLOPT_URL, url);
@@ -110,12 +116,14 @@ static void report(const char *backend, int clients, int n, double t, const char
   char what[96];
   snprintf(what, sizeof what, "meta %s sequenced put, %d client%s", backend, clients,
            clients > 1 ? "s" : "");
-  if (t > 0) bench_report_ops(what, (double)clients * n, t, base, base_rate);
+  if (t > 0)
+    bench_report_ops(what, (double)clients * n, t, base, base_rate);
 }
 
 int bench_meta(void) {
   char dir[] = "/tmp/tarn-bench-meta-XXXXXX";
-  if (!mkdtemp(dir)) return 1;
+  if (!mkdtemp(dir))
+    return 1;
   char uri[256], raw[256], db[256];
   snprintf(uri, sizeof uri, "sqlite:%s/meta.db", dir);
   snprintf(raw, sizeof raw, "%s/raw.db", dir);
@@ -123,9 +131,11 @@ int bench_meta(void) {
   enum { N = 200 };
   double tb = raw_sqlite(raw, N);
   int rc = 0;
-  if (tb <= 0) rc = 1;
+  if (tb <= 0)
+    rc = 1;
   double t1 = run_seq(uri, "1", 1, N), t8 = run_seq(uri, "8", 8, N / 4);
-  if (t1 < 0 || t8 < 0) rc = 1;
+  if (t1 < 0 || t8 < 0)
+    rc = 1;
   report("sqlite", 1, N, t1, "sqlite INSERT", N / tb);
   report("sqlite", 8, N / 4, t8, "sqlite INSERT", N / tb);
   char wal[300], shm[300];
@@ -146,7 +156,8 @@ int bench_meta(void) {
     double e1 = run_seq(uri, part, 1, N);
     snprintf(part, sizeof part, "c%d", (int)getpid());
     double e8 = run_seq(uri, part, 8, N / 4);
-    if (eb <= 0 || e1 < 0 || e8 < 0) rc = 1;
+    if (eb <= 0 || e1 < 0 || e8 < 0)
+      rc = 1;
     report("etcd", 1, N, e1, "etcd raw put", N / eb);
     report("etcd", 8, N / 4, e8, "etcd raw put", N / eb);
   } else {

@@ -28,8 +28,7 @@ static double dd_seconds(const char *src, const char *dir) {
   char cmd[8400];
   double t = bench_now();
   for (int i = 0; i < COUNT; i++) {
-    snprintf(cmd, sizeof cmd, "dd if='%s' of='%s/dd-%d' bs=4M conv=fsync status=none", src, dir,
-             i);
+    snprintf(cmd, sizeof cmd, "dd if='%s' of='%s/dd-%d' bs=4M conv=fsync status=none", src, dir, i);
     if (system(cmd) != 0)
       return -1;
   }
@@ -90,8 +89,7 @@ int bench_objstore(void) {
     fs = b < fs ? b : fs;
   }
   tarn_objstore_close(s);
-  bench_report("file:// create-only put, 16 x 4 MiB", (size_t)COUNT * OBJ, fs,
-               "dd conv=fsync", dd);
+  bench_report("file:// create-only put, 16 x 4 MiB", (size_t)COUNT * OBJ, fs, "dd conv=fsync", dd);
   const char *s3 = getenv("TARN_TEST_S3_URI");
   if (s3 && *s3) {
     if (tarn_objstore_open(s3, &s) != 0) {
@@ -107,8 +105,7 @@ int bench_objstore(void) {
     tarn_objstore_close(s);
     if (t <= 0)
       goto out;
-    bench_report("s3:// create-only put, 16 x 4 MiB", (size_t)COUNT * OBJ, t, "dd conv=fsync",
-                 dd);
+    bench_report("s3:// create-only put, 16 x 4 MiB", (size_t)COUNT * OBJ, t, "dd conv=fsync", dd);
   } else
     printf("s3:// skipped: TARN_TEST_S3_URI is not set\n");
   rc = 0;

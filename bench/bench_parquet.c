@@ -29,10 +29,10 @@ static int count_sink(void *ctx, const void *p, size_t n) {
   return 0;
 }
 
-static int write_file(const uint8_t *payloads, size_t entry, int codec,
-                      tarn_parquet_write_fn sink, void *ctx) {
-  tarn_parquet_writer_opts o = {TARN_PARQUET_KAFKA_RECORD, TARN_PARQUET_KAFKA_SERDE, NULL, codec,
-                                0, 0, 0, 1};
+static int write_file(const uint8_t *payloads, size_t entry, int codec, tarn_parquet_write_fn sink,
+                      void *ctx) {
+  tarn_parquet_writer_opts o = {
+      TARN_PARQUET_KAFKA_RECORD, TARN_PARQUET_KAFKA_SERDE, NULL, codec, 0, 0, 0, 1};
   tarn_parquet_writer *w;
   int rc = tarn_parquet_writer_open(&w, &o, sink, ctx);
   for (size_t off = 0; rc == 0 && off + entry <= TOTAL; off += entry)

@@ -19,8 +19,19 @@ const tarn_bench bench_table[] = {
     {"parquet", "compacted-file Parquet writer and reader, 256 MiB of payloads", bench_parquet},
     {"meta", "metadata store: sequenced puts/s, 1 and 8 clients, sqlite: and etcd://", bench_meta},
     {"objstore", "create-only 4 MiB PUTs (file://, s3://) vs dd conv=fsync", bench_objstore},
-    {"log", "append (100 B/1 KiB/64 KiB, 1 and 8 producers) vs dd fsync; latency; catch-up read vs cat", bench_log},
-    {"compact", "compaction WAL -> Parquet+companion vs DuckDB COPY; reclamation scan objects/s; append p99 while compacting", bench_compact},
-    {"express", "ack latency p50/p99 and PUTs/GiB, standard vs express streams, S3-Standard/Express-like latency, 1 of 3 buckets down", bench_express},
-    {"kafka", "Kafka listener: rdkafka_performance produce (1 KiB, acks=all) and consume vs the direct writer and reader; produce p99", bench_kafka},
+    {"log",
+     "append (100 B/1 KiB/64 KiB, 1 and 8 producers) vs dd fsync; latency; catch-up read vs cat",
+     bench_log},
+    {"compact",
+     "compaction WAL -> Parquet+companion vs DuckDB COPY; reclamation scan objects/s; append p99 "
+     "while compacting",
+     bench_compact},
+    {"express",
+     "ack latency p50/p99 and PUTs/GiB, standard vs express streams, S3-Standard/Express-like "
+     "latency, 1 of 3 buckets down",
+     bench_express},
+    {"kafka",
+     "Kafka listener: rdkafka_performance produce (1 KiB, acks=all) and consume vs the direct "
+     "writer and reader; produce p99",
+     bench_kafka},
     {NULL, NULL, NULL}};

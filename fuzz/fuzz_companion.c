@@ -26,14 +26,16 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     return 0;
   for (size_t i = 0; i < c.nrows; i++) {
     size_t row;
-    if (tarn_companion_floor(&c, c.rows[i].offset, &row) == 0 && c.rows[row].offset > c.rows[i].offset)
+    if (tarn_companion_floor(&c, c.rows[i].offset, &row) == 0 &&
+        c.rows[row].offset > c.rows[i].offset)
       abort(); /* the floor never lies above the offset */
   }
   /* Round trip: every decoded row is valid input for the writer. */
   tarn_buf out = TARN_BUF_INIT;
   tarn_companion_writer *w;
   size_t block_rows = c.nblocks && c.blocks[0].rows ? c.blocks[0].rows : 0;
-  if (tarn_companion_writer_open(&w, &out, block_rows, data[0] & 2 ? 0 : TARN_COMPANION_UNCOMPRESSED))
+  if (tarn_companion_writer_open(&w, &out, block_rows,
+                                 data[0] & 2 ? 0 : TARN_COMPANION_UNCOMPRESSED))
     abort();
   for (size_t i = 0; i < c.nrows; i++)
     if (tarn_companion_writer_add(w, &c.rows[i]))

@@ -17,7 +17,8 @@ static void same(const tarn_entry_index *a, const tarn_entry_index *b) {
            a->file_type == b->file_type && a->has_index_type == b->has_index_type &&
            (!a->has_index_type || a->index_type == b->index_type) &&
            a->message_count == b->message_count && a->entry_size_bytes == b->entry_size_bytes &&
-           a->has_file_size == b->has_file_size && (!a->has_file_size || a->file_size == b->file_size) &&
+           a->has_file_size == b->has_file_size &&
+           (!a->has_file_size || a->file_size == b->file_size) &&
            a->has_offset_in_file == b->has_offset_in_file &&
            (!a->has_offset_in_file || a->offset_in_file == b->offset_in_file) &&
            a->entry_count == b->entry_count && a->has_entry_offsets == b->has_entry_offsets &&

@@ -17,7 +17,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   tarn_kafka_iter_init(&it, data, size, 1000);
   it.max_inflate = (size_t)1 << 20;
   while ((rc = tarn_kafka_iter_next(&it, &b)) == 1) {
-    if (b.pos + b.len > size || b.record_count == 0 || b.first_offset + b.record_count - 1 != b.last_offset)
+    if (b.pos + b.len > size || b.record_count == 0 ||
+        b.first_offset + b.record_count - 1 != b.last_offset)
       abort();
     records += b.record_count;
   }

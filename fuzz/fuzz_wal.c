@@ -54,8 +54,7 @@ static void round_trip(const tarn_wal *w) {
     for (size_t i = 0; i < w->sections[s].entry_count; i++) {
       const tarn_wal_entry *e = &w->sections[s].entries[i];
       uint32_t rc = e->record_count ? e->record_count : 1; /* legacy objects carry none */
-      if (tarn_wal_builder_add(&b, w->sections[s].log_id, e->payload, (size_t)e->payload_size,
-                               rc))
+      if (tarn_wal_builder_add(&b, w->sections[s].log_id, e->payload, (size_t)e->payload_size, rc))
         abort();
     }
   tarn_buf out = TARN_BUF_INIT;

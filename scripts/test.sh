@@ -18,6 +18,9 @@ if [ -x scripts/servers.sh ]; then
 fi
 
 jobs=$(nproc)
+echo "== style (.clang-format, clang-format-14)"
+scripts/format.sh --check
+
 echo "== release build (gcc)"
 scripts/build.sh release
 echo "== tests (release)"

@@ -26,13 +26,19 @@ int main(int argc, char **argv) {
   int rc;
 
   printf("libtarn %s\n", tarn_version());
-  if ((rc = tarn_deployment_config_resolve(&cfg, &strs)) < 0) return fail("config", rc);
-  if ((rc = tarn_deployment_open(&cfg, 1, &dep)) < 0) return fail("open", rc);
-  if ((rc = tarn_catalog_open(tarn_deployment_meta(dep), NULL, &cat)) < 0) return fail("catalog", rc);
-  if ((rc = tarn_catalog_init(cat, NULL)) < 0) return fail("init", rc);
+  if ((rc = tarn_deployment_config_resolve(&cfg, &strs)) < 0)
+    return fail("config", rc);
+  if ((rc = tarn_deployment_open(&cfg, 1, &dep)) < 0)
+    return fail("open", rc);
+  if ((rc = tarn_catalog_open(tarn_deployment_meta(dep), NULL, &cat)) < 0)
+    return fail("catalog", rc);
+  if ((rc = tarn_catalog_init(cat, NULL)) < 0)
+    return fail("init", rc);
   rc = tarn_catalog_create_stream(cat, "default", "greetings", 1, NULL, 0, &s);
-  if (rc == TARN_EEXIST) rc = tarn_catalog_open_stream(cat, "default", "greetings", &s);
-  if (rc < 0) return fail("stream", rc);
+  if (rc == TARN_EEXIST)
+    rc = tarn_catalog_open_stream(cat, "default", "greetings", &s);
+  if (rc < 0)
+    return fail("stream", rc);
   uint64_t log = s.logs[0];
 
   if ((rc = tarn_writer_open(tarn_deployment_meta(dep), tarn_deployment_wal(dep), NULL, &w)) < 0)
@@ -43,15 +49,18 @@ int main(int argc, char **argv) {
     uint64_t off;
     if ((rc = tarn_writer_append_sync(w, log, words[i], strlen(words[i]), 1, &off, NULL)) < 0)
       return fail("append", rc);
-    if (i == 0) first = off;
+    if (i == 0)
+      first = off;
     printf("appended %-8s at offset %llu\n", words[i], (unsigned long long)off);
   }
-  if ((rc = tarn_writer_close(w)) < 0) return fail("close", rc);
+  if ((rc = tarn_writer_close(w)) < 0)
+    return fail("close", rc);
 
   if ((rc = tarn_reader_open(tarn_deployment_meta(dep), tarn_deployment_wal(dep),
                              tarn_deployment_compacted(dep), NULL, &r)) < 0)
     return fail("reader", rc);
-  if ((rc = tarn_log_iter_open(r, log, first, &it)) < 0) return fail("iter", rc);
+  if ((rc = tarn_log_iter_open(r, log, first, &it)) < 0)
+    return fail("iter", rc);
   tarn_entry e;
   int n = 0;
   while ((rc = tarn_log_iter_next(it, &e, 0)) == 0) {
@@ -59,7 +68,8 @@ int main(int argc, char **argv) {
            (const char *)e.payload);
     n++;
   }
-  if (rc != TARN_EEND) return fail("read", rc);
+  if (rc != TARN_EEND)
+    return fail("read", rc);
   printf("%d entries read\n", n);
 
   tarn_log_iter_close(it);

@@ -44,7 +44,8 @@ int main(int argc, char **argv) {
     fflush(stdout);
   }
   int ok = rc == TARN_ETIMEDOUT; /* idle long enough: a normal end */
-  if (!ok) fprintf(stderr, "tail: %s\n", tarn_errmsg());
+  if (!ok)
+    fprintf(stderr, "tail: %s\n", tarn_errmsg());
   tarn_log_iter_close(it);
   tarn_reader_close(r);
   tarn_catalog_record_free(&s);

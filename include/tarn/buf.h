@@ -15,7 +15,8 @@ typedef struct tarn_buf {
   size_t cap;
 } tarn_buf;
 
-#define TARN_BUF_INIT {0, 0, 0}
+#define TARN_BUF_INIT                                                                              \
+  { 0, 0, 0 }
 
 void tarn_buf_init(tarn_buf *b);
 void tarn_buf_free(tarn_buf *b);

@@ -72,8 +72,8 @@ int tarn_catalog_alloc_logs(tarn_catalog *c, uint32_t n, uint64_t *first);
  * dropped (LS-089; the message says which). out (may be NULL) gets the stream
  * record. */
 int tarn_catalog_create_stream(tarn_catalog *c, const char *ns, const char *name,
-                               uint32_t n_partitions, const tarn_stream_prop *props,
-                               size_t n_props, tarn_catalog_record *out);
+                               uint32_t n_partitions, const tarn_stream_prop *props, size_t n_props,
+                               tarn_catalog_record *out);
 
 /* Reads stream (ns, name): no side effects (LS-088). TARN_ENOTFOUND when it
  * does not exist (a stream being dropped is returned, state DROPPING). */
@@ -101,8 +101,8 @@ int tarn_catalog_list_streams_prefix(tarn_catalog *c, const char *ns, const char
 /* Adds count partitions: creates the new logs first, then publishes the new
  * layout with one CompareAndSet of the stream record, retried on conflict
  * (LS-091). out (may be NULL) gets the new stream record. */
-int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *name,
-                                uint32_t count, tarn_catalog_record *out);
+int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *name, uint32_t count,
+                                tarn_catalog_record *out);
 
 /* Drops (ns, name): records its tombstone (even when no stream lives, LS-090),
  * marks the stream DROPPING, deletes each of its logs with tarn_log_delete,

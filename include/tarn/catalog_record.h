@@ -58,17 +58,17 @@ typedef struct tarn_stream_prop {
 
 typedef struct tarn_catalog_record {
   int kind;
-  int64_t time_ms;          /* DEPLOYMENT, STREAM: created; TOMBSTONE: dropped */
-  uint64_t next_log_id;     /* COUNTER */
-  char *ns, *name;          /* STREAM, TOMBSTONE, LOG */
-  int state;                /* STREAM: TARN_STREAM_ACTIVE or _DROPPING */
-  uint64_t *logs;           /* STREAM: the layout, log of partition i at i (>= 1);
-                               TOMBSTONE: the logs it had (may be 0) */
+  int64_t time_ms;      /* DEPLOYMENT, STREAM: created; TOMBSTONE: dropped */
+  uint64_t next_log_id; /* COUNTER */
+  char *ns, *name;      /* STREAM, TOMBSTONE, LOG */
+  int state;            /* STREAM: TARN_STREAM_ACTIVE or _DROPPING */
+  uint64_t *logs;       /* STREAM: the layout, log of partition i at i (>= 1);
+                           TOMBSTONE: the logs it had (may be 0) */
   size_t n_logs;
-  tarn_stream_prop *props;  /* STREAM: distinct keys, in key order after decoding */
+  tarn_stream_prop *props; /* STREAM: distinct keys, in key order after decoding */
   size_t n_props;
-  uint64_t log_id;          /* LOG */
-  uint32_t partition;       /* LOG */
+  uint64_t log_id;    /* LOG */
+  uint32_t partition; /* LOG */
 } tarn_catalog_record;
 
 /* Decodes one record (see docs/catalog.md): unknown members are refused, as

@@ -55,16 +55,16 @@ typedef int (*tarn_throttle_fn)(void *ctx, uint64_t bytes);
 #define TARN_COMPACT_RANGE_BYTES_MAX 2147483647u
 
 typedef struct tarn_compactor_options {
-  uint64_t max_range_bytes;  /* a range closes at this much payload (256 MiB; at most
-                                TARN_COMPACT_RANGE_BYTES_MAX) */
-  int64_t max_age_ms;        /* ... or when its oldest entry is this old (180000) */
-  uint64_t max_file_bytes;   /* payload bytes per Parquet file before the next one (128 MiB) */
-  int codec;                 /* Parquet codec (TARN_PARQUET_ZSTD) */
+  uint64_t max_range_bytes;    /* a range closes at this much payload (256 MiB; at most
+                                  TARN_COMPACT_RANGE_BYTES_MAX) */
+  int64_t max_age_ms;          /* ... or when its oldest entry is this old (180000) */
+  uint64_t max_file_bytes;     /* payload bytes per Parquet file before the next one (128 MiB) */
+  int codec;                   /* Parquet codec (TARN_PARQUET_ZSTD) */
   size_t companion_block_rows; /* 0: TARN_COMPANION_BLOCK_ROWS */
-  const char *serde_type;    /* NULL: per stream (see above) */
-  const char *record_name;   /* NULL: per stream */
-  int install_attempts;      /* C3–C4 attempts in one call of install (5) */
-  tarn_throttle_fn throttle; /* NULL: no rate limit */
+  const char *serde_type;      /* NULL: per stream (see above) */
+  const char *record_name;     /* NULL: per stream */
+  int install_attempts;        /* C3–C4 attempts in one call of install (5) */
+  tarn_throttle_fn throttle;   /* NULL: no rate limit */
   void *throttle_ctx;
   /* Progress of C2 for a progress bar: bytes written of total. May be NULL. */
   void (*progress)(void *ctx, uint64_t done, uint64_t total);
@@ -79,22 +79,22 @@ void tarn_compactor_options_default(tarn_compactor_options *o);
 
 /* One file of a range, as the file index names it. */
 typedef struct tarn_compact_file {
-  char *name;          /* relative to the stream directory, ends in .parquet */
+  char *name; /* relative to the stream directory, ends in .parquet */
   int64_t last_offset;
   uint64_t rows;
-  uint64_t size;       /* bytes of the Parquet file */
+  uint64_t size; /* bytes of the Parquet file */
 } tarn_compact_file;
 
 /* A compaction of log_id over [s, e). */
 typedef struct tarn_compact_range {
   uint64_t log_id;
-  uint64_t s, e;          /* C1 */
-  uint64_t c_s, c_e;      /* cumulative sizes at s and e: K(L, e, c_e) is R_k */
-  uint64_t n_records;     /* RAW records replaced */
-  uint64_t bytes;         /* payload bytes of the range */
-  int64_t oldest_ms;      /* creation time of the first record */
-  uint64_t trim;          /* B when planned: entries ending at or below it are left out (LS-077) */
-  char *dir;              /* "{namespace}/{stream name}/" */
+  uint64_t s, e;      /* C1 */
+  uint64_t c_s, c_e;  /* cumulative sizes at s and e: K(L, e, c_e) is R_k */
+  uint64_t n_records; /* RAW records replaced */
+  uint64_t bytes;     /* payload bytes of the range */
+  int64_t oldest_ms;  /* creation time of the first record */
+  uint64_t trim;      /* B when planned: entries ending at or below it are left out (LS-077) */
+  char *dir;          /* "{namespace}/{stream name}/" */
   tarn_compact_file *files; /* after C2 */
   size_t n_files;
   /* C2's intent (LS-084): the 16 hex digits that start the random part of
@@ -154,10 +154,10 @@ int tarn_compact_lock_release(tarn_compact_lock *l);
 
 /* Outcomes of install. */
 enum {
-  TARN_INSTALL_DONE = 0,    /* C3 (or its skip), C4 and C5 completed */
-  TARN_INSTALL_STALE = 1    /* C1 no longer holds, or a file of the range is gone, and
-                               C3 never took effect: nothing was changed; the range's
-                               files are orphans */
+  TARN_INSTALL_DONE = 0, /* C3 (or its skip), C4 and C5 completed */
+  TARN_INSTALL_STALE = 1 /* C1 no longer holds, or a file of the range is gone, and
+                            C3 never took effect: nothing was changed; the range's
+                            files are orphans */
 };
 
 /* C3–C5 under a write lease acquired before each attempt (LS-073), with the
@@ -195,10 +195,10 @@ int tarn_compact_once(tarn_compactor *c, uint64_t log_id, int force, tarn_compac
 int tarn_compact_progress_read(tarn_meta *m, uint64_t log_id, uint64_t *e);
 
 typedef struct tarn_compact_lag {
-  int64_t oldest_ms;       /* creation time of the first RAW record above B; 0: none */
-  int64_t lag_ms;          /* now - oldest_ms, 0 when nothing is uncompacted */
-  uint64_t raw_records;    /* RAW records above B */
-  uint64_t raw_bytes;      /* their payload bytes */
+  int64_t oldest_ms;    /* creation time of the first RAW record above B; 0: none */
+  int64_t lag_ms;       /* now - oldest_ms, 0 when nothing is uncompacted */
+  uint64_t raw_records; /* RAW records above B */
+  uint64_t raw_bytes;   /* their payload bytes */
 } tarn_compact_lag;
 
 /* The compaction lag of log_id: the age of its oldest uncompacted entry. */

@@ -77,14 +77,14 @@ int tarn_companion_encode_metadata(tarn_buf *out, const tarn_entry_header *h);
 /* ---- reading ------------------------------------------------------------ */
 
 typedef struct tarn_companion_block {
-  size_t pos;        /* byte offset of its length field in the decompressed stream */
-  size_t len;        /* N */
+  size_t pos; /* byte offset of its length field in the decompressed stream */
+  size_t len; /* N */
   size_t first_row;
   size_t rows;
 } tarn_companion_block;
 
 typedef struct tarn_companion_map_entry {
-  int64_t offset;  /* the key, as a number */
+  int64_t offset; /* the key, as a number */
   size_t row;
 } tarn_companion_map_entry;
 
@@ -95,7 +95,7 @@ typedef struct tarn_companion {
   size_t nblocks;
   tarn_companion_map_entry *map; /* sorted by offset, numerically (LS-065) */
   size_t nmap;
-  size_t stream_len;             /* bytes of the decompressed stream */
+  size_t stream_len; /* bytes of the decompressed stream */
 } tarn_companion;
 
 /* Decodes a companion file (gzip bytes). max_stream caps the decompressed

@@ -44,8 +44,7 @@ void tarn_deployment_config_free(tarn_deployment_strings *storage);
 /* Parses the bytes of a config file (total: any bytes give the URIs or
  * TARN_ECORRUPT "deployment config WHAT: ..."). out[0..2] get malloc'd meta,
  * wal and compacted URIs, NULL where the file names none. */
-int tarn_deployment_config_parse(const uint8_t *p, size_t len, const char *what,
-                                 char *out[3]);
+int tarn_deployment_config_parse(const uint8_t *p, size_t len, const char *what, char *out[3]);
 
 /* Writes HOME/tarn.json with the three URIs of a resolved config, unless the
  * file exists (*written, may be NULL, says which). */

@@ -17,12 +17,12 @@
 extern "C" {
 #endif
 
-enum { TARN_FILE_RAW = 0, TARN_FILE_PARQUET = 1 };             /* FileType */
-enum { TARN_INDEX_NORMAL = 0, TARN_INDEX_COMPACT = 1 };        /* IndexType */
+enum { TARN_FILE_RAW = 0, TARN_FILE_PARQUET = 1 };      /* FileType */
+enum { TARN_INDEX_NORMAL = 0, TARN_INDEX_COMPACT = 1 }; /* IndexType */
 enum { TARN_COMPRESSION_NONE = 0, TARN_COMPRESSION_FASTPFOR = 1, TARN_COMPRESSION_ZSTD = 2 };
 
 typedef struct tarn_extra_data {
-  char *key;   /* NULL when absent (only in structures handed to the encoder) */
+  char *key; /* NULL when absent (only in structures handed to the encoder) */
   char *value;
 } tarn_extra_data;
 
@@ -31,10 +31,10 @@ typedef struct tarn_extra_data {
  * are always set after a successful decode. */
 typedef struct tarn_entry_index {
   int32_t version;
-  char *location;             /* NULL when absent (allowed for PARQUET only) */
-  int32_t file_type;          /* TARN_FILE_RAW or TARN_FILE_PARQUET */
+  char *location;    /* NULL when absent (allowed for PARQUET only) */
+  int32_t file_type; /* TARN_FILE_RAW or TARN_FILE_PARQUET */
   int has_index_type;
-  int32_t index_type;         /* informative only: never decides how to read (LS-028) */
+  int32_t index_type; /* informative only: never decides how to read (LS-028) */
   int32_t message_count;
   int64_t entry_size_bytes;
   int has_file_size;
@@ -50,31 +50,31 @@ typedef struct tarn_entry_index {
   int32_t uncompressed_size;
   uint8_t *compressed_payload; /* NULL when absent */
   size_t compressed_payload_len;
-  uint32_t *boundaries;        /* the decoded array A, entry_count values; NULL when absent */
+  uint32_t *boundaries; /* the decoded array A, entry_count values; NULL when absent */
   size_t n_boundaries;
   /* extraData (field 11) */
   tarn_extra_data *extra;
   size_t n_extra;
-  const char *file_index;      /* the CompactedObjectFileIndex value (Base64) within extra[], or NULL */
+  const char *file_index; /* the CompactedObjectFileIndex value (Base64) within extra[], or NULL */
 } tarn_entry_index;
 
 /* The fields of a RAW record (LS-026), the value a writer publishes in step A3. */
 typedef struct tarn_raw_record {
-  const char *location;        /* the WAL object's name, relative to the WAL root */
-  int single_section;          /* the object has one log section: index_type COMPACT, else NORMAL */
-  int64_t message_count;       /* sum of the section's record counts; = boundaries[n-1] */
-  int64_t entry_size_bytes;    /* sum of the section's payload sizes */
-  int64_t file_size;           /* the payload-region size of the whole object (§7.4) */
-  const uint32_t *boundaries;  /* A: entry_count strictly increasing values (LS-033) */
+  const char *location;       /* the WAL object's name, relative to the WAL root */
+  int single_section;         /* the object has one log section: index_type COMPACT, else NORMAL */
+  int64_t message_count;      /* sum of the section's record counts; = boundaries[n-1] */
+  int64_t entry_size_bytes;   /* sum of the section's payload sizes */
+  int64_t file_size;          /* the payload-region size of the whole object (§7.4) */
+  const uint32_t *boundaries; /* A: entry_count strictly increasing values (LS-033) */
   size_t entry_count;
 } tarn_raw_record;
 
 /* The fields of a PARQUET record for the range [s, e) (LS-027). */
 typedef struct tarn_parquet_record {
-  const char *location;        /* one compacted file's name; NULL = the first file's */
-  int64_t s, e;                /* message_count = e - s */
-  int64_t c_s, c_e;            /* entry_size_bytes = c_e - c_s */
-  int64_t file_size;           /* Ursa writes the same as entry_size_bytes */
+  const char *location; /* one compacted file's name; NULL = the first file's */
+  int64_t s, e;         /* message_count = e - s */
+  int64_t c_s, c_e;     /* entry_size_bytes = c_e - c_s */
+  int64_t file_size;    /* Ursa writes the same as entry_size_bytes */
   const tarn_file_index_entry *files;
   size_t n_files;
 } tarn_parquet_record;
@@ -95,8 +95,7 @@ int tarn_entry_index_build_raw_section(const tarn_wal_builder *b, size_t i, cons
  * entry_count 1, one extraData pair CompactedObjectFileIndex = Base64 of the
  * file index (validated: LS-066, LS-013). *warnings (may be NULL) gets
  * TARN_EI_WARN_SIZE_2_31 when entry_size_bytes >= 2^31 (LS-032). */
-int tarn_entry_index_build_parquet(const tarn_parquet_record *r, tarn_buf *out,
-                                   unsigned *warnings);
+int tarn_entry_index_build_parquet(const tarn_parquet_record *r, tarn_buf *out, unsigned *warnings);
 
 /* Decodes an index value of version 3 with the reader's checks: version 3
  * (TARN_EVERSION otherwise, LS-002); file_type RAW or PARQUET; message_count
@@ -120,13 +119,13 @@ int tarn_entry_index_read_kind(const tarn_entry_index *ei);
 /* ---- legacy index values (Appendix C) ---- */
 
 typedef struct tarn_legacy_index_value {
-  int version;                 /* 1 or 2 */
+  int version; /* 1 or 2 */
   int64_t message_count;
   int64_t entry_size_bytes;
   char *location;
   int64_t entry_id;
-  int has_file_type;           /* version 2 only */
-  int32_t file_type;           /* TARN_FILE_RAW or TARN_FILE_PARQUET */
+  int has_file_type; /* version 2 only */
+  int32_t file_type; /* TARN_FILE_RAW or TARN_FILE_PARQUET */
 } tarn_legacy_index_value;
 
 /* Parses "{message_count:020d}-{entry_size_bytes:020d}-{location}-{entry_id}"

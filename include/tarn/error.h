@@ -28,27 +28,27 @@ extern "C" {
 
 enum {
   TARN_OK = 0,
-  TARN_EINVAL = TARN_ERRBASE - 1,      /* an argument is out of its domain */
-  TARN_ENOMEM = TARN_ERRBASE - 2,      /* an allocation failed */
-  TARN_ECORRUPT = TARN_ERRBASE - 3,    /* bytes do not decode as the structure they claim to be */
-  TARN_EVERSION = TARN_ERRBASE - 4,    /* a format version this build does not read */
-  TARN_ENOTFOUND = TARN_ERRBASE - 5,   /* no such object, key, stream or log */
-  TARN_EEXIST = TARN_ERRBASE - 6,      /* create-only operation found the name taken */
-  TARN_EIO = TARN_ERRBASE - 7,         /* an operating-system or transport I/O error */
-  TARN_ECONFLICT = TARN_ERRBASE - 8,   /* a compare-and-set lost: the version changed */
-  TARN_ETIMEDOUT = TARN_ERRBASE - 9,   /* a deadline passed before the operation finished */
-  TARN_EUNKNOWN = TARN_ERRBASE - 10,   /* the operation may or may not have taken effect */
-  TARN_EFENCED = TARN_ERRBASE - 11,    /* the log is fenced: no new write leases */
-  TARN_ESESSION = TARN_ERRBASE - 12,   /* the metadata-store session ended */
+  TARN_EINVAL = TARN_ERRBASE - 1,        /* an argument is out of its domain */
+  TARN_ENOMEM = TARN_ERRBASE - 2,        /* an allocation failed */
+  TARN_ECORRUPT = TARN_ERRBASE - 3,      /* bytes do not decode as the structure they claim to be */
+  TARN_EVERSION = TARN_ERRBASE - 4,      /* a format version this build does not read */
+  TARN_ENOTFOUND = TARN_ERRBASE - 5,     /* no such object, key, stream or log */
+  TARN_EEXIST = TARN_ERRBASE - 6,        /* create-only operation found the name taken */
+  TARN_EIO = TARN_ERRBASE - 7,           /* an operating-system or transport I/O error */
+  TARN_ECONFLICT = TARN_ERRBASE - 8,     /* a compare-and-set lost: the version changed */
+  TARN_ETIMEDOUT = TARN_ERRBASE - 9,     /* a deadline passed before the operation finished */
+  TARN_EUNKNOWN = TARN_ERRBASE - 10,     /* the operation may or may not have taken effect */
+  TARN_EFENCED = TARN_ERRBASE - 11,      /* the log is fenced: no new write leases */
+  TARN_ESESSION = TARN_ERRBASE - 12,     /* the metadata-store session ended */
   TARN_EUNSUPPORTED = TARN_ERRBASE - 13, /* a valid input this implementation does not handle */
-  TARN_EBUSY = TARN_ERRBASE - 14,      /* the resource is held by someone else */
-  TARN_ERANGE = TARN_ERRBASE - 15,     /* a number would overflow its field */
-  TARN_EUNAVAIL = TARN_ERRBASE - 16,   /* a store or server cannot be reached */
-  TARN_EAUTH = TARN_ERRBASE - 17,      /* credentials were refused */
-  TARN_ECLOSED = TARN_ERRBASE - 18,    /* the handle was closed or is shutting down */
-  TARN_ETRIMMED = TARN_ERRBASE - 19,   /* the offset lies below the trim marker */
-  TARN_EEND = TARN_ERRBASE - 20,       /* the offset lies at or past the end of the log */
-  TARN_EGUARD = TARN_ERRBASE - 21,     /* a guarded write's condition failed: nothing was written */
+  TARN_EBUSY = TARN_ERRBASE - 14,        /* the resource is held by someone else */
+  TARN_ERANGE = TARN_ERRBASE - 15,       /* a number would overflow its field */
+  TARN_EUNAVAIL = TARN_ERRBASE - 16,     /* a store or server cannot be reached */
+  TARN_EAUTH = TARN_ERRBASE - 17,        /* credentials were refused */
+  TARN_ECLOSED = TARN_ERRBASE - 18,      /* the handle was closed or is shutting down */
+  TARN_ETRIMMED = TARN_ERRBASE - 19,     /* the offset lies below the trim marker */
+  TARN_EEND = TARN_ERRBASE - 20,         /* the offset lies at or past the end of the log */
+  TARN_EGUARD = TARN_ERRBASE - 21, /* a guarded write's condition failed: nothing was written */
   TARN_ELAST = TARN_EGUARD /* the lowest code: every TARN_E* lies in [TARN_ELAST, TARN_ERRBASE) */
 };
 

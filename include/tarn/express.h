@@ -53,20 +53,20 @@ int tarn_express_deploy(tarn_meta *m, const char *const *buckets, size_t k, uint
 int tarn_express_deploy_default(tarn_meta *m, const char *home, int *created);
 
 typedef struct tarn_xwriter_options {
-  const char *star;          /* the writer identity (required): [A-Za-z0-9._-]{1,128} */
-  uint32_t batch_ms;         /* a flight is sealed this long after its first entry (2) */
-  size_t max_flight_bytes;   /* payload bytes per flight (1 MiB); a larger entry gets its own */
+  const char *star;           /* the writer identity (required): [A-Za-z0-9._-]{1,128} */
+  uint32_t batch_ms;          /* a flight is sealed this long after its first entry (2) */
+  size_t max_flight_bytes;    /* payload bytes per flight (1 MiB); a larger entry gets its own */
   size_t max_bytes_in_flight; /* payload appended and not yet absorbed (64 MiB) */
-  int nonblocking;           /* over the limit or the window: 1 = append returns TARN_EBUSY */
-  int put_threads;           /* PUT threads per bucket (0: WIN, so every slot of the window
-                                can be in flight in every bucket at once) */
-  int put_attempts;          /* attempts of one copy before the bucket counts as failed (3) */
-  uint32_t absorb_ms;        /* absorb gathers released slots this long (250: as the standard
-                                writer's window, so the WAL root's PUTs per GiB match) */
-  size_t absorb_max_bytes;   /* payload bytes per absorbed WAL object (4 MiB) */
-  int64_t reclaim_grace_ms;  /* absorbed flights are deleted from the buckets after (60000) */
-  int max_rolls;             /* halts (a slot that cannot reach W) survived before the writer
-                                fails for good (16) */
+  int nonblocking;            /* over the limit or the window: 1 = append returns TARN_EBUSY */
+  int put_threads;            /* PUT threads per bucket (0: WIN, so every slot of the window
+                                 can be in flight in every bucket at once) */
+  int put_attempts;           /* attempts of one copy before the bucket counts as failed (3) */
+  uint32_t absorb_ms;         /* absorb gathers released slots this long (250: as the standard
+                                 writer's window, so the WAL root's PUTs per GiB match) */
+  size_t absorb_max_bytes;    /* payload bytes per absorbed WAL object (4 MiB) */
+  int64_t reclaim_grace_ms;   /* absorbed flights are deleted from the buckets after (60000) */
+  int max_rolls;              /* halts (a slot that cannot reach W) survived before the writer
+                                 fails for good (16) */
   /* The in-process roll's fence (issue 14 "Committed is not acknowledged"):
    * fences the writer's own halted epoch and gives its published cut. With
    * it, the slots below the cut complete as acknowledged and only those at or
@@ -159,11 +159,11 @@ typedef struct tarn_xwriter_stats {
   uint64_t slots_sealed;
   uint64_t slots_released;
   uint64_t slots_absorbed;
-  uint64_t copies_written;   /* copies seen to hold the flight */
-  uint64_t copies_failed;    /* copies given up on (including a foreign object at the key) */
-  uint64_t halts;            /* slots that could not reach W */
-  uint64_t absorb_objects;   /* WAL objects absorb wrote */
-  uint64_t absorb_unknown;   /* index puts of unknown outcome, resolved by reading the log */
+  uint64_t copies_written; /* copies seen to hold the flight */
+  uint64_t copies_failed;  /* copies given up on (including a foreign object at the key) */
+  uint64_t halts;          /* slots that could not reach W */
+  uint64_t absorb_objects; /* WAL objects absorb wrote */
+  uint64_t absorb_unknown; /* index puts of unknown outcome, resolved by reading the log */
   uint64_t flights_reclaimed;
   uint64_t entries_acked;
   uint64_t entries_failed;

@@ -29,12 +29,12 @@ typedef struct tarn_xfence_opts {
 } tarn_xfence_opts;
 
 typedef struct tarn_xfence_report {
-  uint64_t estimate;       /* the probe's estimate of the chain's end */
-  uint64_t start;          /* the first slot walked: max(checkpoint, estimate - WIN) */
-  uint64_t cut;            /* the first dead slot */
+  uint64_t estimate; /* the probe's estimate of the chain's end */
+  uint64_t start;    /* the first slot walked: max(checkpoint, estimate - WIN) */
+  uint64_t cut;      /* the first dead slot */
   uint64_t slots_walked;
-  uint64_t repair_puts;    /* repair copies that landed */
-  uint64_t poison_puts;    /* poison PUTs that returned success (not counted as copies) */
+  uint64_t repair_puts; /* repair copies that landed */
+  uint64_t poison_puts; /* poison PUTs that returned success (not counted as copies) */
   uint64_t observations;
   int published;           /* 1: this call walked and published (or confirmed) the cut; 0: the
                               record was fenced already (a read) */
@@ -52,9 +52,9 @@ int tarn_express_fence(tarn_meta *m, const char *star, uint64_t epoch, const tar
 
 typedef struct tarn_xsettle_report {
   uint64_t cut;
-  uint64_t absorbed;     /* slots absorbed below the cut */
-  uint64_t deleted;      /* flight objects deleted in [cut, cut + WIN] */
-  uint64_t poison_kept;  /* poison objects seen there and left standing */
+  uint64_t absorbed;    /* slots absorbed below the cut */
+  uint64_t deleted;     /* flight objects deleted in [cut, cut + WIN] */
+  uint64_t poison_kept; /* poison objects seen there and left standing */
 } tarn_xsettle_report;
 
 /* Settles a fenced epoch: with wal (the deployment's WAL root), first absorbs

@@ -43,8 +43,8 @@ int tarn_file_index_encode(const tarn_file_index_entry *files, size_t n, tarn_bu
  * last_offsets, the first at or above s, the last = e-1, each name once
  * (LS-066) — and that each name ends in .parquet and contains it nowhere else
  * (LS-013), then appends the Base64 text (no NUL) to out. */
-int tarn_file_index_build_base64(const tarn_file_index_entry *files, size_t n, int64_t s,
-                                 int64_t e, tarn_buf *out);
+int tarn_file_index_build_base64(const tarn_file_index_entry *files, size_t n, int64_t s, int64_t e,
+                                 tarn_buf *out);
 
 /* The file that holds offset o of a record starting at s: the first file whose
  * last_offset is at or above o. *base is the file's first offset: the previous

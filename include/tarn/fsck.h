@@ -31,28 +31,28 @@ extern "C" {
 
 typedef struct tarn_fsck_fault {
   uint64_t log_id;
-  uint64_t offset;  /* the record's start offset, or the entry's offset */
-  char kind[24];    /* "key", "value", "gap", "overlap", "cumulative", "wal-missing",
-                       "wal-object", "wal-section", "file-index", "compacted-missing",
-                       "parquet", "companion", "read" */
-  char *key;        /* the index key concerned, or NULL */
-  char *object;     /* the WAL object or compacted file concerned, or NULL */
+  uint64_t offset; /* the record's start offset, or the entry's offset */
+  char kind[24];   /* "key", "value", "gap", "overlap", "cumulative", "wal-missing",
+                      "wal-object", "wal-section", "file-index", "compacted-missing",
+                      "parquet", "companion", "read" */
+  char *key;       /* the index key concerned, or NULL */
+  char *object;    /* the WAL object or compacted file concerned, or NULL */
   char *message;
 } tarn_fsck_fault;
 
 typedef struct tarn_fsck_report {
   size_t streams, logs, records;
-  size_t compacted_records;  /* of which PARQUET */
-  size_t compacted_files;    /* compacted files named by PARQUET records, checked */
+  size_t compacted_records; /* of which PARQUET */
+  size_t compacted_files;   /* compacted files named by PARQUET records, checked */
   size_t entries_read;
   uint64_t bytes_read;
-  size_t warnings;           /* allowed anomalies (a C3–C4 overlap) */
+  size_t warnings; /* allowed anomalies (a C3–C4 overlap) */
   tarn_fsck_fault *faults;
   size_t n_faults;
 } tarn_fsck_report;
 
 typedef struct tarn_fsck_options {
-  int skip_read;             /* 1: do not read the entries through the reader */
+  int skip_read; /* 1: do not read the entries through the reader */
   /* Called before each log is checked (may be NULL). */
   void (*progress)(void *arg, size_t log_index, size_t n_logs, uint64_t log_id);
   void *progress_arg;
@@ -70,9 +70,9 @@ int tarn_fsck_run(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
 
 /* Checks one log; ns/name locate its compacted files ("{ns}/{name}/"). Adds
  * to *rep (which the caller zeroes first). */
-int tarn_fsck_log(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
-                  uint64_t log_id, const char *ns, const char *name,
-                  const tarn_fsck_options *o, tarn_fsck_report *rep);
+int tarn_fsck_log(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted, uint64_t log_id,
+                  const char *ns, const char *name, const tarn_fsck_options *o,
+                  tarn_fsck_report *rep);
 
 void tarn_fsck_report_free(tarn_fsck_report *rep);
 

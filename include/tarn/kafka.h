@@ -34,31 +34,31 @@ enum {
 #define TARN_KAFKA_MAX_INFLATE ((size_t)64 << 20)
 
 typedef struct tarn_kafka_batch {
-  size_t pos, len;         /* the batch's bytes in the payload */
+  size_t pos, len; /* the batch's bytes in the payload */
   int magic;
-  int64_t base_offset;     /* as stored: baseOffset (v2) or the wrapper's offset (v0/v1) */
-  int64_t first_offset;    /* the offsets assigned to its records (LS-099) */
+  int64_t base_offset;  /* as stored: baseOffset (v2) or the wrapper's offset (v0/v1) */
+  int64_t first_offset; /* the offsets assigned to its records (LS-099) */
   int64_t last_offset;
-  uint32_t record_count;   /* v2: declared; v0/v1: 1, or the inner messages of a wrapper */
-  uint16_t attributes;     /* v0/v1: the message's 8-bit attributes */
-  int compression;         /* TARN_KAFKA_* */
-  uint32_t crc;            /* stored; checked (CRC32C for v2, CRC32 for v0/v1) */
+  uint32_t record_count;          /* v2: declared; v0/v1: 1, or the inner messages of a wrapper */
+  uint16_t attributes;            /* v0/v1: the message's 8-bit attributes */
+  int compression;                /* TARN_KAFKA_* */
+  uint32_t crc;                   /* stored; checked (CRC32C for v2, CRC32 for v0/v1) */
   int32_t partition_leader_epoch; /* v2 only, else -1 */
   int32_t last_offset_delta;      /* v2; v0/v1: record_count - 1 */
-  int64_t base_timestamp;  /* v2 baseTimestamp; v1 the message timestamp; v0 -1 */
-  int64_t max_timestamp;   /* v2 maxTimestamp; v1 the message timestamp; v0 -1 */
-  int64_t producer_id;     /* v2 only, else -1 */
-  int16_t producer_epoch;  /* v2 only, else -1 */
-  int32_t base_sequence;   /* v2 only, else -1 */
+  int64_t base_timestamp;         /* v2 baseTimestamp; v1 the message timestamp; v0 -1 */
+  int64_t max_timestamp;          /* v2 maxTimestamp; v1 the message timestamp; v0 -1 */
+  int64_t producer_id;            /* v2 only, else -1 */
+  int16_t producer_epoch;         /* v2 only, else -1 */
+  int32_t base_sequence;          /* v2 only, else -1 */
 } tarn_kafka_batch;
 
 typedef struct tarn_kafka_iter {
   const uint8_t *p;
   size_t len, off;
-  int64_t next;            /* the offset the next batch starts at */
-  uint64_t records;        /* records of the batches returned so far */
+  int64_t next;     /* the offset the next batch starts at */
+  uint64_t records; /* records of the batches returned so far */
   size_t batches;
-  size_t max_inflate;      /* per compressed v0/v1 wrapper; set after init to change */
+  size_t max_inflate; /* per compressed v0/v1 wrapper; set after init to change */
 } tarn_kafka_iter;
 
 /* Starts iterating over the batches of a payload whose entry starts at
@@ -94,10 +94,10 @@ typedef struct tarn_kafka_header {
 } tarn_kafka_header;
 
 typedef struct tarn_kafka_record {
-  int64_t offset;          /* the batch's first offset (LS-099) + the record's delta */
-  int64_t timestamp;       /* -1 when the batch has none (magic 0) */
+  int64_t offset;    /* the batch's first offset (LS-099) + the record's delta */
+  int64_t timestamp; /* -1 when the batch has none (magic 0) */
   const uint8_t *key, *value;
-  int64_t key_len, value_len; /* -1: null */
+  int64_t key_len, value_len;       /* -1: null */
   const tarn_kafka_header *headers; /* magic 2 only */
   size_t n_headers;
   const tarn_kafka_batch *batch;

@@ -74,15 +74,15 @@ typedef struct tarn_kafka_topic {
   char id[TARN_KAFKA_TOPIC_ID_LEN + 1];
   char ns[TARN_STREAM_NAME_MAX + 1];     /* "default" */
   char stream[TARN_STREAM_NAME_MAX + 1]; /* "{name}-topic-id-{id}" */
-  int state;                /* TARN_STREAM_ACTIVE or TARN_STREAM_DROPPING */
+  int state;                             /* TARN_STREAM_ACTIVE or TARN_STREAM_DROPPING */
   int64_t created_ms;
   uint32_t partitions;
-  uint64_t *logs;           /* partition p's log is logs[p] (malloc'd) */
+  uint64_t *logs;            /* partition p's log is logs[p] (malloc'd) */
   int32_t max_message_bytes; /* max.message.bytes, else 1,048,588 */
-  uint32_t batch_ms;        /* tarn.kafka.batch.ms, else 0: the writer's window */
+  uint32_t batch_ms;         /* tarn.kafka.batch.ms, else 0: the writer's window */
   char storage_class[TARN_STORAGE_CLASS_MAX + 1]; /* the "class" property, else "" */
-  tarn_stream_prop *configs; /* the topic's configs: every property outside
-                                lakestream.*, in key order (malloc'd) */
+  tarn_stream_prop *configs;                      /* the topic's configs: every property outside
+                                                     lakestream.*, in key order (malloc'd) */
   size_t n_configs;
 } tarn_kafka_topic;
 

@@ -13,11 +13,11 @@
 extern "C" {
 #endif
 
-#define TARN_KEY_LEN 62                       /* bytes of an index key */
-#define TARN_KEY_FIELD_LEN 20                 /* digits of each field */
-#define TARN_KEY_PREFIX_LEN 21                /* "{L:020d}-" */
-#define TARN_KEY_MAX 9223372036854775807ull   /* MAX: 2^63 - 1 */
-#define TARN_KEY_PARTITION_LEN 20             /* the longest P(L), without the NUL */
+#define TARN_KEY_LEN 62                     /* bytes of an index key */
+#define TARN_KEY_FIELD_LEN 20               /* digits of each field */
+#define TARN_KEY_PREFIX_LEN 21              /* "{L:020d}-" */
+#define TARN_KEY_MAX 9223372036854775807ull /* MAX: 2^63 - 1 */
+#define TARN_KEY_PARTITION_LEN 20           /* the longest P(L), without the NUL */
 
 /* Room for any of the slash keys below, NUL included. */
 #define TARN_KEY_SLASH_MAX 128

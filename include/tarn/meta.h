@@ -64,8 +64,8 @@ typedef struct tarn_meta_stat {
 } tarn_meta_stat;
 
 typedef struct tarn_meta_rec {
-  char *key;          /* malloc'd */
-  uint8_t *value;     /* malloc'd (NULL for key-only results); value_len bytes */
+  char *key;      /* malloc'd */
+  uint8_t *value; /* malloc'd (NULL for key-only results); value_len bytes */
   size_t value_len;
   tarn_meta_stat stat;
 } tarn_meta_rec;
@@ -73,7 +73,7 @@ typedef struct tarn_meta_rec {
 typedef struct tarn_meta_recs {
   tarn_meta_rec *v;
   size_t n;
-  int more;           /* 1 when the limit cut the result short */
+  int more; /* 1 when the limit cut the result short */
 } tarn_meta_recs;
 
 /* Frees what a record or a result array holds (not the struct itself). */
@@ -115,21 +115,21 @@ void tarn_meta_on_session_end(tarn_meta *m, void (*fn)(void *arg), void *arg);
 int tarn_meta_get(tarn_meta *m, const char *part, const char *key, tarn_meta_rec *out);
 
 /* Put(P, k, v): creates or replaces without condition. st may be NULL. */
-int tarn_meta_put(tarn_meta *m, const char *part, const char *key, const void *val,
-                  size_t len, tarn_meta_stat *st);
+int tarn_meta_put(tarn_meta *m, const char *part, const char *key, const void *val, size_t len,
+                  tarn_meta_stat *st);
 
 enum { TARN_META_PERSISTENT = 0, TARN_META_EPHEMERAL = 1 };
 /* CreateIfAbsent(P, k, v [, ephemeral]): TARN_EEXIST if k exists. An
  * ephemeral record belongs to this handle's session (TARN_ESESSION if the
  * session has ended). */
-int tarn_meta_create(tarn_meta *m, const char *part, const char *key, const void *val,
-                     size_t len, int flags, tarn_meta_stat *st);
+int tarn_meta_create(tarn_meta *m, const char *part, const char *key, const void *val, size_t len,
+                     int flags, tarn_meta_stat *st);
 
 /* CompareAndSet(P, k, v, ver): replaces only if the version is ver.
  * TARN_ECONFLICT on another version, TARN_ENOTFOUND if k is absent. The
  * record stays persistent or ephemeral as it was. */
-int tarn_meta_cas(tarn_meta *m, const char *part, const char *key, const void *val,
-                  size_t len, int64_t version, tarn_meta_stat *st);
+int tarn_meta_cas(tarn_meta *m, const char *part, const char *key, const void *val, size_t len,
+                  int64_t version, tarn_meta_stat *st);
 
 /* Delete(P, k): TARN_ENOTFOUND if k is absent (callers wanting idempotence
  * treat that as success). */
@@ -179,7 +179,7 @@ int tarn_meta_scan(tarn_meta *m, const char *part, const char *a, const char *b,
 enum { TARN_META_GUARD_EXISTS = 1, TARN_META_GUARD_ABSENT = 2 };
 #define TARN_META_ANY_VERSION (-1)
 typedef struct tarn_meta_guard {
-  int kind;        /* TARN_META_GUARD_EXISTS or TARN_META_GUARD_ABSENT */
+  int kind; /* TARN_META_GUARD_EXISTS or TARN_META_GUARD_ABSENT */
   const char *key;
   int64_t version; /* EXISTS: the version it must have, or TARN_META_ANY_VERSION */
 } tarn_meta_guard;
@@ -191,19 +191,18 @@ typedef struct tarn_meta_guard {
  * takes precedence over the primitive's own answers (TARN_EEXIST,
  * TARN_ECONFLICT, TARN_ENOTFOUND). An empty range deletes nothing and is no
  * error, whatever the conditions. */
-int tarn_meta_put_if(tarn_meta *m, const char *part, const char *key, const void *val,
-                     size_t len, const tarn_meta_guard *g, size_t n, tarn_meta_stat *st);
+int tarn_meta_put_if(tarn_meta *m, const char *part, const char *key, const void *val, size_t len,
+                     const tarn_meta_guard *g, size_t n, tarn_meta_stat *st);
 int tarn_meta_create_if(tarn_meta *m, const char *part, const char *key, const void *val,
                         size_t len, int flags, const tarn_meta_guard *g, size_t n,
                         tarn_meta_stat *st);
-int tarn_meta_cas_if(tarn_meta *m, const char *part, const char *key, const void *val,
-                     size_t len, int64_t version, const tarn_meta_guard *g, size_t n,
-                     tarn_meta_stat *st);
+int tarn_meta_cas_if(tarn_meta *m, const char *part, const char *key, const void *val, size_t len,
+                     int64_t version, const tarn_meta_guard *g, size_t n, tarn_meta_stat *st);
 int tarn_meta_delete_range_if(tarn_meta *m, const char *part, const char *a, const char *b,
                               const tarn_meta_guard *g, size_t n, size_t *count);
 int tarn_meta_sequenced_put_if(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
-                               uint64_t d2, const void *val, size_t len,
-                               const tarn_meta_guard *g, size_t n, tarn_meta_rec *out);
+                               uint64_t d2, const void *val, size_t len, const tarn_meta_guard *g,
+                               size_t n, tarn_meta_rec *out);
 /* Delete(P, k) of one version, with conditions: version is the version k
  * must have (TARN_ECONFLICT if it has another; TARN_META_ANY_VERSION: any),
  * TARN_ENOTFOUND if k is absent. Every release of a lock or lease uses the
@@ -234,8 +233,8 @@ typedef struct tarn_meta_range {
  * each in turn. Early returns as above; etcd watches the one span from the
  * lowest range start to the highest range end, so a write between the
  * ranges also ends the wait. */
-int tarn_meta_wait_for_any_change(tarn_meta *m, const tarn_meta_range *r, size_t n,
-                                  int64_t since, int timeout_ms);
+int tarn_meta_wait_for_any_change(tarn_meta *m, const tarn_meta_range *r, size_t n, int64_t since,
+                                  int timeout_ms);
 
 /* ---- the store's clock --------------------------------------------------- */
 

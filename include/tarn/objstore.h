@@ -79,10 +79,10 @@ int tarn_objstore_delete(tarn_objstore *s, const char *name);
 
 /* One page of a listing. */
 typedef struct tarn_objstore_listing {
-  char **names;       /* full names (relative to the root), ordered bytewise */
-  uint64_t *sizes;    /* sizes[i] is the size of names[i] */
+  char **names;    /* full names (relative to the root), ordered bytewise */
+  uint64_t *sizes; /* sizes[i] is the size of names[i] */
   size_t n;
-  int truncated;      /* more names follow: pass names[n-1] as start_after */
+  int truncated; /* more names follow: pass names[n-1] as start_after */
 } tarn_objstore_listing;
 
 /* Lists up to max (>= 1) names that begin with prefix ("" for all) and sort

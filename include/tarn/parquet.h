@@ -89,7 +89,7 @@ typedef struct tarn_parquet_chunk {
   int64_t dictionary_page_offset; /* -1 when absent */
   int64_t null_count;             /* -1 when the statistics do not give it */
   int32_t encodings[8];
-  size_t n_encodings;             /* at most 8 are kept */
+  size_t n_encodings; /* at most 8 are kept */
 } tarn_parquet_chunk;
 
 typedef struct tarn_parquet_row_group {
@@ -173,15 +173,15 @@ int tarn_parquet_next(tarn_parquet_reader *r, const uint8_t **p, size_t *n, int 
 
 /* One page header of a column chunk, for inspection. */
 typedef struct tarn_parquet_page_info {
-  uint64_t offset;      /* of the page header */
+  uint64_t offset; /* of the page header */
   uint32_t header_size;
   int32_t type;
   int32_t uncompressed_size;
   int32_t compressed_size;
   int32_t num_values;
   int32_t encoding;
-  int32_t num_nulls;    /* v2 pages; -1 otherwise */
-  int is_compressed;    /* v2 pages; 1 otherwise */
+  int32_t num_nulls; /* v2 pages; -1 otherwise */
+  int is_compressed; /* v2 pages; 1 otherwise */
 } tarn_parquet_page_info;
 
 /* Calls fn for each page header of row group g's payload chunk, in order. */

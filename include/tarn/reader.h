@@ -77,9 +77,9 @@ int tarn_reader_end_offset(tarn_reader *r, uint64_t log_id, uint64_t *end,
  * the next call on it. */
 typedef struct tarn_entry {
   uint64_t log_id;
-  uint64_t offset;          /* its first record's offset */
+  uint64_t offset; /* its first record's offset */
   uint32_t record_count;
-  int64_t timestamp_ms;     /* the index record's creation time */
+  int64_t timestamp_ms; /* the index record's creation time */
   const uint8_t *payload;
   size_t payload_len;
   uint64_t cumulative_size; /* payload bytes of the log from offset 0 to this entry's end */
@@ -112,12 +112,12 @@ void tarn_log_iter_kafka_offsets(tarn_log_iter *it);
 void tarn_log_iter_close(tarn_log_iter *it);
 
 typedef struct tarn_reader_stats {
-  uint64_t index_lookups;  /* R2 lookups in the metadata store */
-  uint64_t index_hits;     /* lookups answered by the cache */
-  uint64_t head_reads;     /* object heads read from storage */
+  uint64_t index_lookups; /* R2 lookups in the metadata store */
+  uint64_t index_hits;    /* lookups answered by the cache */
+  uint64_t head_reads;    /* object heads read from storage */
   uint64_t head_hits;
-  uint64_t range_reads;    /* payload range reads */
-  uint64_t bytes_read;     /* from the WAL root, heads and payloads */
+  uint64_t range_reads; /* payload range reads */
+  uint64_t bytes_read;  /* from the WAL root, heads and payloads */
 } tarn_reader_stats;
 void tarn_reader_stats_get(tarn_reader *r, tarn_reader_stats *s);
 

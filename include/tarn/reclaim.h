@@ -52,17 +52,17 @@ extern "C" {
 
 typedef struct tarn_reclaim_options {
   int dry_run;
-  int64_t wal_grace_ms;    /* after first seen unreferenced, on the store's clock (600000:
-                              > the reader's 60 s index-cache TTL). Must exceed the
-                              writers' limits (tarn/timing.h): processes check that at
-                              start (tarn_timing_check_process); this pass does not. */
-  int64_t orphan_grace_ms; /* compacted orphans (3600000) */
-  int64_t intent_grace_ms; /* an intent whose lock is gone still protects its files this
-                              long after first seen so (600000): the longest a
-                              compactor's write may land after its session ended */
-  int trimmed_files;       /* do step 1 (1) */
-  int wal;                 /* do step 2 (1) */
-  int orphans;             /* do step 3 (1) */
+  int64_t wal_grace_ms;       /* after first seen unreferenced, on the store's clock (600000:
+                                 > the reader's 60 s index-cache TTL). Must exceed the
+                                 writers' limits (tarn/timing.h): processes check that at
+                                 start (tarn_timing_check_process); this pass does not. */
+  int64_t orphan_grace_ms;    /* compacted orphans (3600000) */
+  int64_t intent_grace_ms;    /* an intent whose lock is gone still protects its files this
+                                 long after first seen so (600000): the longest a
+                                 compactor's write may land after its session ended */
+  int trimmed_files;          /* do step 1 (1) */
+  int wal;                    /* do step 2 (1) */
+  int orphans;                /* do step 3 (1) */
   const uint64_t *extra_logs; /* logs not in the catalog to scan too */
   size_t n_extra_logs;
   /* Called before each deletion (or, with dry_run, for each that would be

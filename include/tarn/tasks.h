@@ -34,25 +34,20 @@
 extern "C" {
 #endif
 
-enum {
-  TARN_TASK_INIT = 0,
-  TARN_TASK_PREPARED = 1,
-  TARN_TASK_COMMITTED = 2,
-  TARN_TASK_DEAD = 3
-};
+enum { TARN_TASK_INIT = 0, TARN_TASK_PREPARED = 1, TARN_TASK_COMMITTED = 2, TARN_TASK_DEAD = 3 };
 const char *tarn_task_state_name(int state);
 
 typedef struct tarn_task {
   uint64_t log_id;
   int state;
   uint32_t failures;
-  char *error;              /* the last failure's message, or NULL */
+  char *error; /* the last failure's message, or NULL */
   int64_t created_ms, updated_ms;
-  int stale;                /* COMMITTED because the range no longer held */
+  int stale; /* COMMITTED because the range no longer held */
   tarn_compact_range range;
-  int64_t version;          /* of the record, for CompareAndSet */
-  int64_t lock_version;     /* set by tarn_tasks_claim: the version of the lock record its
-                               writes are guarded by (0: not claimed) */
+  int64_t version;      /* of the record, for CompareAndSet */
+  int64_t lock_version; /* set by tarn_tasks_claim: the version of the lock record its
+                           writes are guarded by (0: not claimed) */
 } tarn_task;
 
 void tarn_task_free(tarn_task *t);

@@ -121,7 +121,6 @@ int tarn_objstore_mem_land(tarn_objstore *s, int drop);
  * Handles still open keep the old store until they close. */
 void tarn_objstore_mem_drop(const char *name);
 
-
 /* ==== the writer's stepped mode (tarn_writer_options.stepped = 1) ========== */
 
 /* Stepped mode: the units of work tarn_writer_step does. */
@@ -129,7 +128,7 @@ enum {
   TARN_WRITER_STEP_SEAL = 0,     /* seal the open batch now */
   TARN_WRITER_STEP_SEAL_DUE = 1, /* seal the open batch if its window has ended */
   TARN_WRITER_STEP_UPLOAD = 2,   /* A2: write the object of the oldest sealed batch waiting */
-  TARN_WRITER_STEP_PUT = 3       /* A3/A4: publish the first ready section (some log's queue head) */
+  TARN_WRITER_STEP_PUT = 3 /* A3/A4: publish the first ready section (some log's queue head) */
 };
 /* Does one unit of work: 1 when done, 0 when there was none, or a negative
  * error (TARN_EINVAL on a writer that is not stepped). Outcomes of entries

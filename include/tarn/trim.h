@@ -22,17 +22,16 @@ int tarn_trim_marker_read(tarn_meta *m, uint64_t log_id, uint64_t *b, int64_t *v
  * its key, start = end - message_count from its value (v3 EntryIndex, or a
  * legacy v1/v2 value). TARN_ENOTFOUND when the key is not an index key of L
  * (the prefix check of R2); TARN_ECORRUPT on a bad key or value. */
-int tarn_index_record_span(const tarn_meta_rec *r, uint64_t log_id, uint64_t *start,
-                           uint64_t *end);
+int tarn_index_record_span(const tarn_meta_rec *r, uint64_t log_id, uint64_t *start, uint64_t *end);
 
 typedef struct tarn_log_bounds {
-  uint64_t first;   /* the first readable offset: max(B, start of the first record
-                       above B) (LS-054); B when no record lies above B */
-  uint64_t end;     /* where the next append starts: the end offset of the last
-                       index record, 0 when the log has none */
-  uint64_t trim;    /* B */
-  int has_marker;   /* the trim marker record exists */
-  int has_records;  /* the log has at least one index record */
+  uint64_t first;      /* the first readable offset: max(B, start of the first record
+                          above B) (LS-054); B when no record lies above B */
+  uint64_t end;        /* where the next append starts: the end offset of the last
+                          index record, 0 when the log has none */
+  uint64_t trim;       /* B */
+  int has_marker;      /* the trim marker record exists */
+  int has_records;     /* the log has at least one index record */
   uint64_t last_start; /* the start offset of the last index record (when has_records) */
 } tarn_log_bounds;
 

@@ -21,9 +21,9 @@
 extern "C" {
 #endif
 
-#define TARN_WAL_VERSION 3          /* the index_version this build writes and reads */
-#define TARN_WAL_LEGACY 1           /* versions 1 and 2: one layout, the object does not say which */
-#define TARN_WAL_VARINT32_MAX 2147483647u /* LS-019: a varint32 holds 0 .. 2^31-1 */
+#define TARN_WAL_VERSION 3 /* the index_version this build writes and reads */
+#define TARN_WAL_LEGACY 1  /* versions 1 and 2: one layout, the object does not say which */
+#define TARN_WAL_VARINT32_MAX 2147483647u          /* LS-019: a varint32 holds 0 .. 2^31-1 */
 #define TARN_WAL_LOG_ID_MAX 9223372036854775807ull /* a log ID must fit an index key */
 /* Bytes to read from the start of an object before tarn_wal_head_length() can
  * tell how many head bytes (length field and index region) to fetch. */
@@ -34,10 +34,10 @@ typedef struct tarn_wal_entry {
   const uint8_t *payload;  /* points into the object; NULL after tarn_wal_decode_index() */
   uint64_t payload_offset; /* relative to the payload region (both layouts) */
   uint64_t payload_size;
-  uint64_t payload_pos;    /* absolute byte offset of the payload in the object */
-  uint32_t record_count;   /* >= 1 in v3; 0 in legacy objects, whose index records carry it */
-  uint64_t entry_id;       /* legacy only: the object-wide entry number; v3: index in the section */
-  size_t index_pos;        /* byte offset of the entry's index fields in the object */
+  uint64_t payload_pos;  /* absolute byte offset of the payload in the object */
+  uint32_t record_count; /* >= 1 in v3; 0 in legacy objects, whose index records carry it */
+  uint64_t entry_id;     /* legacy only: the object-wide entry number; v3: index in the section */
+  size_t index_pos;      /* byte offset of the entry's index fields in the object */
 } tarn_wal_entry;
 
 /* One log's section; entries in the order of their offsets (LS-021). */
@@ -52,15 +52,15 @@ typedef struct tarn_wal_section {
 
 /* A decoded object: a view into the caller's bytes, which must outlive it. */
 typedef struct tarn_wal {
-  int version;                    /* TARN_WAL_VERSION or TARN_WAL_LEGACY */
-  uint32_t index_version;         /* v3: 3; legacy: 0 (the layout has none) */
-  uint64_t index_length;          /* bytes of the index region */
+  int version;            /* TARN_WAL_VERSION or TARN_WAL_LEGACY */
+  uint32_t index_version; /* v3: 3; legacy: 0 (the layout has none) */
+  uint64_t index_length;  /* bytes of the index region */
   uint64_t object_size;
   uint64_t payload_region_offset; /* 4 + index_length (v3), 8 + index_length (legacy) */
   uint64_t payload_region_size;
-  int has_payloads;               /* 0 when decoded from the head only */
+  int has_payloads; /* 0 when decoded from the head only */
   size_t section_count;
-  tarn_wal_section *sections;     /* in object order */
+  tarn_wal_section *sections; /* in object order */
   size_t entry_total;
   /* private */
   tarn_wal_entry *entry_store_;
@@ -107,9 +107,9 @@ typedef struct tarn_wal_builder_ent_ {
   const uint8_t *payload;
   uint32_t size;
   uint32_t record_count;
-  uint32_t offset;     /* in the payload region */
+  uint32_t offset; /* in the payload region */
   size_t section;
-  size_t next;         /* the section's next entry, or SIZE_MAX */
+  size_t next; /* the section's next entry, or SIZE_MAX */
 } tarn_wal_builder_ent_;
 
 /* Collects entries by pointer; the payload bytes must stay valid until

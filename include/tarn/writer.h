@@ -39,7 +39,7 @@ typedef struct tarn_writer_options {
   int nonblocking;            /* over the limit: 0 = append blocks, 1 = append returns TARN_EBUSY */
   int upload_threads;         /* objects written in parallel (2) */
   int put_threads;            /* index puts of different logs in parallel (4) */
-  int object_retries;         /* extra attempts, each under a new name, after an object write fails (2) */
+  int object_retries; /* extra attempts, each under a new name, after an object write fails (2) */
   /* A section whose object's write began longer ago than this (monotonic
    * clock) is not published: its entries fail with TARN_ETIMEDOUT. A
    * reclaimer deletes an object that no record names once the WAL grace has
@@ -56,8 +56,8 @@ typedef struct tarn_writer_options {
   /* 0: threads do the work (the default). 1, for tests and the simulator
    * only (tarn/testing.h, not a stable API): stepped — no threads; the caller
    * drives sealing, A2 and A3/A4 one unit at a time with tarn_writer_step;
-   * an append over the memory limit returns TARN_EBUSY; flush and close do the remaining work on the caller's thread.
-   * upload_threads and put_threads are ignored. */
+   * an append over the memory limit returns TARN_EBUSY; flush and close do the remaining work on
+   * the caller's thread. upload_threads and put_threads are ignored. */
   int stepped;
 } tarn_writer_options;
 
@@ -110,7 +110,7 @@ int tarn_writer_close(tarn_writer *w);
 typedef struct tarn_writer_stats {
   uint64_t objects_written;
   uint64_t object_failures;
-  uint64_t index_puts;        /* committed */
+  uint64_t index_puts; /* committed */
   uint64_t entries_acked;
   uint64_t entries_failed;
   uint64_t entries_unknown;

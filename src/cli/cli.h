@@ -11,9 +11,9 @@
 /* Exit codes, documented in `tarn --help` and docs/cli.md. */
 enum {
   TARN_EXIT_OK = 0,
-  TARN_EXIT_FAULT = 1,   /* the input is bad, or the operation failed */
-  TARN_EXIT_USAGE = 2,   /* the command line is wrong */
-  TARN_EXIT_UNAVAIL = 3  /* a store could not be reached or refused tarn */
+  TARN_EXIT_FAULT = 1,  /* the input is bad, or the operation failed */
+  TARN_EXIT_USAGE = 2,  /* the command line is wrong */
+  TARN_EXIT_UNAVAIL = 3 /* a store could not be reached or refused tarn */
 };
 
 /* A sub-command: name, one-line summary, entry point. */
@@ -151,18 +151,18 @@ typedef struct tarn_cli_opt {
 } tarn_cli_opt;
 
 /* The checks on out's type catch a table entry pointing at the wrong variable. */
-#define TARN_CLI_OPT_FLAG(n, p, v)                                                           \
+#define TARN_CLI_OPT_FLAG(n, p, v)                                                                 \
   { .name = (n), .kind = TARN_CLI_FLAG, .out = (1 ? (p) : (int *)0), .set = (v) }
-#define TARN_CLI_OPT_STRING(n, p, w)                                                         \
+#define TARN_CLI_OPT_STRING(n, p, w)                                                               \
   { .name = (n), .kind = TARN_CLI_STRING, .out = (1 ? (p) : (const char **)0), .what = (w) }
-#define TARN_CLI_OPT_UINT(n, p, lo, hi, w, s)                                                \
-  {                                                                                          \
-    .name = (n), .kind = TARN_CLI_UINT, .out = (p), .size = sizeof *(p), .min = (lo),        \
-    .max = (hi), .what = (w), .seen = (s)                                                    \
+#define TARN_CLI_OPT_UINT(n, p, lo, hi, w, s)                                                      \
+  {                                                                                                \
+    .name = (n), .kind = TARN_CLI_UINT, .out = (p), .size = sizeof *(p), .min = (lo), .max = (hi), \
+    .what = (w), .seen = (s)                                                                       \
   }
-#define TARN_CLI_OPT_CHOICE(n, p, c, w)                                                      \
+#define TARN_CLI_OPT_CHOICE(n, p, c, w)                                                            \
   { .name = (n), .kind = TARN_CLI_CHOICE, .out = (1 ? (p) : (int *)0), .choices = (c), .what = (w) }
-#define TARN_CLI_OPT_CALL(n, f, ctx, w)                                                      \
+#define TARN_CLI_OPT_CALL(n, f, ctx, w)                                                            \
   { .name = (n), .kind = TARN_CLI_CALL, .out = (ctx), .call = (f), .what = (w) }
 
 /* A verb's command line. */
@@ -188,8 +188,7 @@ int tarn_cli_parse(const tarn_cli_verb *v, int argc, char **argv, int *nargs);
 
 /* Copies the lines of all[0..n) whose names appear in names ("--a --b") to
  * out (room for n + 1), ended by {0}: sub-commands sharing one table. */
-size_t tarn_cli_opts_pick(const tarn_cli_opt *all, size_t n, const char *names,
-                          tarn_cli_opt *out);
+size_t tarn_cli_opts_pick(const tarn_cli_opt *all, size_t n, const char *names, tarn_cli_opt *out);
 
 /* Top-level verbs. */
 int tarn_cmd_inspect(int argc, char **argv);

@@ -59,8 +59,7 @@ int tarn_cli_deploy_open(const tarn_cli_deploy *d, int create, struct tarn_deplo
     else if (rc == TARN_EAUTH)
       fprintf(stderr, "tarn: a store refused tarn: %s\n", tarn_errmsg());
     else if (rc == TARN_ECORRUPT)
-      fprintf(stderr, "tarn: %s\nFix the file, or remove it to use the defaults.\n",
-              tarn_errmsg());
+      fprintf(stderr, "tarn: %s\nFix the file, or remove it to use the defaults.\n", tarn_errmsg());
     else
       fprintf(stderr,
               "tarn: cannot open the deployment: %s\n"

@@ -49,12 +49,8 @@ static int store(const tarn_cli_opt *o, const char *val) {
   uint64_t v;
   int k;
   switch (o->kind) {
-  case TARN_CLI_FLAG:
-    *(int *)o->out = o->set;
-    return 0;
-  case TARN_CLI_STRING:
-    *(const char **)o->out = val;
-    return 0;
+  case TARN_CLI_FLAG: *(int *)o->out = o->set; return 0;
+  case TARN_CLI_STRING: *(const char **)o->out = val; return 0;
   case TARN_CLI_UINT:
     if (tarn_cli_parse_u64(val, o->max, &v) || v < o->min)
       return -1;
@@ -72,8 +68,7 @@ static int store(const tarn_cli_opt *o, const char *val) {
       return -1;
     *(int *)o->out = k;
     return 0;
-  case TARN_CLI_CALL:
-    return o->call(o->out, val) ? -1 : 0;
+  case TARN_CLI_CALL: return o->call(o->out, val) ? -1 : 0;
   }
   return -1;
 }
@@ -142,8 +137,7 @@ int tarn_cli_parse(const tarn_cli_verb *v, int argc, char **argv, int *nargs) {
   return TARN_CLI_GO_ON;
 }
 
-size_t tarn_cli_opts_pick(const tarn_cli_opt *all, size_t n, const char *names,
-                          tarn_cli_opt *out) {
+size_t tarn_cli_opts_pick(const tarn_cli_opt *all, size_t n, const char *names, tarn_cli_opt *out) {
   size_t k = 0;
   for (size_t i = 0; i < n; i++)
     if (strstr(names, all[i].name))

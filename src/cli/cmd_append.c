@@ -106,25 +106,25 @@ typedef struct producer {
   pthread_cond_t cv_out;  /* the printer: the head record's outcome, or the end */
   pthread_cond_t cv_room; /* the reader: room in the ring; the drain: all printed; a stop */
   ack *ring;
-  uint64_t mask;        /* ring size - 1 (a power of two) */
-  uint64_t head, tail;  /* records [head, tail) are read and not yet printed */
+  uint64_t mask;       /* ring size - 1 (a power of two) */
+  uint64_t head, tail; /* records [head, tail) are read and not yet printed */
   size_t bytes, max_bytes;
-  int closed;           /* no record will follow tail */
-  int stop;             /* a signal (or stdout failed): read no more */
+  int closed; /* no record will follow tail */
+  int stop;   /* a signal (or stdout failed): read no more */
   int stop_sig;
-  int abandoned;        /* the drain deadline passed */
-  int finished;         /* the signal thread may go */
-  int kafka;            /* the log is a Kafka topic's: a record is record batches */
-  int wake[2];          /* the signal thread (or the printer) wakes the reader's poll */
-  sigset_t sigs;        /* the signals that stop it */
+  int abandoned; /* the drain deadline passed */
+  int finished;  /* the signal thread may go */
+  int kafka;     /* the log is a Kafka topic's: a record is record batches */
+  int wake[2];   /* the signal thread (or the printer) wakes the reader's poll */
+  sigset_t sigs; /* the signals that stop it */
   /* the printer's */
   uint64_t ok, failed, unknown;
-  uint64_t refused;     /* of failed: a store unreachable or refusing tarn (exit 3) */
+  uint64_t refused; /* of failed: a store unreachable or refusing tarn (exit 3) */
   int json, quiet, lendelim;
-  char *const *files;   /* FILE arguments, named in reports */
-  int out_failed;       /* writing stdout failed */
+  char *const *files; /* FILE arguments, named in reports */
+  int out_failed;     /* writing stdout failed */
   tarn_writer *w;
-  tarn_xwriter *xw;     /* instead of w for an express stream's log (docs/express.md) */
+  tarn_xwriter *xw; /* instead of w for an express stream's log (docs/express.md) */
   /* the fencing token (tarn/token.h): checked at open and again every
    * TOKEN_RECHECK_S while reading, so a superseded holder stops */
   const char *token;
@@ -198,9 +198,7 @@ static void on_outcome(void *arg, int status, uint64_t offset, int64_t ts) {
 }
 
 /* The library's one clock (tarn_metrics_now: monotonic seconds). */
-static double now_s(void) {
-  return tarn_metrics_now();
-}
+static double now_s(void) { return tarn_metrics_now(); }
 
 /* ---- the printer ---------------------------------------------------------- */
 
@@ -227,8 +225,8 @@ static void print_outcomes(producer *p, uint64_t a, uint64_t b) {
     if (s->status == 0) {
       p->ok++;
       if (p->json)
-        printf("{\"record\":%llu,\"offset\":%llu,\"timestamp_ms\":%lld}\n",
-               (unsigned long long)i, (unsigned long long)s->offset, (long long)s->ts);
+        printf("{\"record\":%llu,\"offset\":%llu,\"timestamp_ms\":%lld}\n", (unsigned long long)i,
+               (unsigned long long)s->offset, (long long)s->ts);
       else if (!p->quiet)
         printf("%llu\n", (unsigned long long)s->offset);
       continue;
@@ -399,8 +397,10 @@ static int next_record(input *in, int lendelim, uint64_t rec, const uint8_t **p,
       const uint8_t *h = in->buf + in->beg;
       size_t n = (size_t)h[0] << 24 | (size_t)h[1] << 16 | (size_t)h[2] << 8 | h[3];
       if (n > INT32_MAX) {
-        fprintf(stderr, "tarn: append: stdin: record %llu (byte %llu): length %zu exceeds "
-                        "2^31-1\n", (unsigned long long)rec, (unsigned long long)in->pos, n);
+        fprintf(stderr,
+                "tarn: append: stdin: record %llu (byte %llu): length %zu exceeds "
+                "2^31-1\n",
+                (unsigned long long)rec, (unsigned long long)in->pos, n);
         return TARN_ERANGE;
       }
       if (have >= 4 + n) {
@@ -422,8 +422,10 @@ static int next_record(input *in, int lendelim, uint64_t rec, const uint8_t **p,
       }
       in->scan = in->end;
       if (have > INT32_MAX) {
-        fprintf(stderr, "tarn: append: stdin: record %llu (line %llu): longer than 2^31-1 "
-                        "bytes\n", (unsigned long long)rec, (unsigned long long)rec + 1);
+        fprintf(stderr,
+                "tarn: append: stdin: record %llu (line %llu): longer than 2^31-1 "
+                "bytes\n",
+                (unsigned long long)rec, (unsigned long long)rec + 1);
         return TARN_ERANGE;
       }
     }
@@ -458,7 +460,8 @@ static int push(producer *p, uint64_t log_id, const uint8_t *d, size_t len, uint
   pthread_mutex_lock(&p->mu);
   /* bounded memory: a record waits for the printer to forget earlier ones;
    * one record alone always fits, as in the writer */
-  if (!p->stop && (p->tail - p->head > p->mask || (p->bytes > 0 && p->bytes + len > p->max_bytes))) {
+  if (!p->stop &&
+      (p->tail - p->head > p->mask || (p->bytes > 0 && p->bytes + len > p->max_bytes))) {
     /* the outcomes waited for may sit in the open batch: seal it, then wait
      * until half the room is back — resuming at the first free slot would
      * seal a batch of a few records each time */
@@ -604,8 +607,8 @@ static int read_and_append(producer *p, uint64_t log_id, char **files, size_t nf
   }
   free(in.buf);
   if (progress)
-    fprintf(stderr, "\r%llu records, %.1f MB in %.2f s%30s\n", (unsigned long long)n,
-            nbytes / 1e6, now_s() - t0, "");
+    fprintf(stderr, "\r%llu records, %.1f MB in %.2f s%30s\n", (unsigned long long)n, nbytes / 1e6,
+            now_s() - t0, "");
   return status;
 }
 
@@ -617,23 +620,23 @@ int tarn_cmd_append(int argc, char **argv) {
   tarn_writer_options o;
   tarn_writer_options_default(&o);
   const char *star = NULL, *token = NULL;
-  const tarn_cli_opt opts[] = {
-      TARN_CLI_OPT_STRING("--star", &star, "a star name"),
-      TARN_CLI_OPT_STRING("--token", &token, "a token"),
-      TARN_CLI_LOG_TARGET_OPTS(&tgt),
-      TARN_CLI_OPT_FLAG("--quiet", &quiet, 1),
-      TARN_CLI_OPT_FLAG("--length-delimited", &lendelim, 1),
-      TARN_CLI_OPT_UINT("--batch-ms", &o.batch_ms, 0, 3600000, "a number of ms (0 .. 3600000)",
-                        NULL),
-      TARN_CLI_OPT_UINT("--max-object-bytes", &o.max_object_bytes, 1, 1u << 30,
-                        "a number of bytes (1 .. 2^30)", NULL),
-      TARN_CLI_OPT_UINT("--max-in-flight-bytes", &o.max_bytes_in_flight, 1, (uint64_t)1 << 40,
-                        "a number of bytes (1 .. 2^40)", NULL),
-      TARN_CLI_OPT_UINT("--max-in-flight-records", &max_records, 1, 1u << 26,
-                        "a number of records (1 .. 2^26)", NULL),
-      TARN_CLI_OPT_UINT("--drain-timeout-ms", &drain_ms, 0, 86400000,
-                        "a number of ms (0 .. 86400000)", NULL),
-      {0}};
+  const tarn_cli_opt opts[] = {TARN_CLI_OPT_STRING("--star", &star, "a star name"),
+                               TARN_CLI_OPT_STRING("--token", &token, "a token"),
+                               TARN_CLI_LOG_TARGET_OPTS(&tgt),
+                               TARN_CLI_OPT_FLAG("--quiet", &quiet, 1),
+                               TARN_CLI_OPT_FLAG("--length-delimited", &lendelim, 1),
+                               TARN_CLI_OPT_UINT("--batch-ms", &o.batch_ms, 0, 3600000,
+                                                 "a number of ms (0 .. 3600000)", NULL),
+                               TARN_CLI_OPT_UINT("--max-object-bytes", &o.max_object_bytes, 1,
+                                                 1u << 30, "a number of bytes (1 .. 2^30)", NULL),
+                               TARN_CLI_OPT_UINT("--max-in-flight-bytes", &o.max_bytes_in_flight, 1,
+                                                 (uint64_t)1 << 40, "a number of bytes (1 .. 2^40)",
+                                                 NULL),
+                               TARN_CLI_OPT_UINT("--max-in-flight-records", &max_records, 1,
+                                                 1u << 26, "a number of records (1 .. 2^26)", NULL),
+                               TARN_CLI_OPT_UINT("--drain-timeout-ms", &drain_ms, 0, 86400000,
+                                                 "a number of ms (0 .. 86400000)", NULL),
+                               {0}};
   const tarn_cli_verb v = {"append", help, opts, &dep, &json, -1, NULL};
   int r = tarn_cli_parse(&v, argc, argv, &nargs);
   if (r != TARN_CLI_GO_ON)
@@ -699,7 +702,7 @@ int tarn_cmd_append(int argc, char **argv) {
     token_rc = tarn_stream_token_check(p->meta, &p->stream, token);
   else if (!token_rc && token)
     token_rc = tarn_set_errmsg(TARN_EINVAL, "--token: log %llu belongs to no stream",
-                         (unsigned long long)log_id);
+                               (unsigned long long)log_id);
   tarn_xwriter_options xo;
   tarn_xwriter_options_default(&xo);
   char star_buf[160];
@@ -710,8 +713,9 @@ int tarn_cmd_append(int argc, char **argv) {
   if (token_rc) {
     fprintf(stderr, "tarn: append: refused: %s\n", tarn_errmsg());
     status = token_rc == TARN_EFENCED ? EXIT_TOKEN : tarn_cli_exit_for(token_rc);
-  } else if (express ? tarn_xwriter_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &xo, &p->xw)
-              : tarn_writer_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &o, &p->w)) {
+  } else if (express
+                 ? tarn_xwriter_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &xo, &p->xw)
+                 : tarn_writer_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &o, &p->w)) {
     status = tarn_cli_fail("append");
   } else {
     have_sig = pthread_create(&sigthread, NULL, signal_main, p) == 0;

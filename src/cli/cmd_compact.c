@@ -54,8 +54,8 @@ static json_t *range_json(const tarn_compact_range *r) {
   json_t *fs = json_array();
   for (size_t i = 0; i < r->n_files; i++)
     json_array_append_new(fs, json_pack("{s:s,s:I,s:I,s:I}", "name", r->files[i].name,
-                                        "last_offset", (json_int_t)r->files[i].last_offset,
-                                        "rows", (json_int_t)r->files[i].rows, "size",
+                                        "last_offset", (json_int_t)r->files[i].last_offset, "rows",
+                                        (json_int_t)r->files[i].rows, "size",
                                         (json_int_t)r->files[i].size));
   return json_pack("{s:I,s:I,s:I,s:I,s:I,s:I,s:s,s:o}", "log_id", (json_int_t)r->log_id, "s",
                    (json_int_t)r->s, "e", (json_int_t)r->e, "c_s", (json_int_t)r->c_s, "c_e",
@@ -73,8 +73,7 @@ int tarn_cmd_compact(int argc, char **argv) {
       TARN_CLI_OPT_FLAG("--all", &all, 1),
       TARN_CLI_OPT_UINT("--max-range-bytes", &range_bytes, 1, TARN_COMPACT_RANGE_BYTES_MAX,
                         "1 .. 2^31-1 (LS-032)", NULL),
-      TARN_CLI_OPT_UINT("--max-file-bytes", &file_bytes, 1, UINT64_MAX, "a positive number",
-                        NULL),
+      TARN_CLI_OPT_UINT("--max-file-bytes", &file_bytes, 1, UINT64_MAX, "a positive number", NULL),
       TARN_CLI_OPT_UINT("--rate", &rate, 1, UINT64_MAX, "a positive number", NULL),
       {0}};
   const tarn_cli_verb v = {"compact", compact_help, opts, &d, &json, 1, NULL};
@@ -125,8 +124,8 @@ int tarn_cmd_compact(int argc, char **argv) {
     if (!rc && !json)
       printf("planned %zu tasks, ran %zu\n", planned, ran_n);
     if (json)
-      json_array_append_new(out, json_pack("{s:I,s:I}", "planned", (json_int_t)planned, "ran",
-                                           (json_int_t)ran_n));
+      json_array_append_new(
+          out, json_pack("{s:I,s:I}", "planned", (json_int_t)planned, "ran", (json_int_t)ran_n));
   }
   for (int did = 1; !rc && !all && did;) {
     tarn_compact_range r;
@@ -138,9 +137,9 @@ int tarn_cmd_compact(int argc, char **argv) {
       if (json)
         json_array_append_new(out, range_json(&r));
       else
-        printf("log %llu: [%llu, %llu) %llu records -> %zu files in %s\n",
-               (unsigned long long)log, (unsigned long long)r.s, (unsigned long long)r.e,
-               (unsigned long long)r.n_records, r.n_files, r.dir);
+        printf("log %llu: [%llu, %llu) %llu records -> %zu files in %s\n", (unsigned long long)log,
+               (unsigned long long)r.s, (unsigned long long)r.e, (unsigned long long)r.n_records,
+               r.n_files, r.dir);
     }
     tarn_compact_range_free(&r);
   }
@@ -196,8 +195,8 @@ static void gc_report(void *ctx, const char *kind, const char *name, uint64_t by
   gc_out *g = ctx;
   int objects = strcmp(kind, "hard-trim") != 0;
   if (g->json && objects)
-    json_array_append_new(g->arr, json_pack("{s:s,s:s,s:I}", "kind", kind, "name", name,
-                                            "bytes", (json_int_t)bytes));
+    json_array_append_new(
+        g->arr, json_pack("{s:s,s:s,s:I}", "kind", kind, "name", name, "bytes", (json_int_t)bytes));
   else if (g->json)
     json_array_append_new(g->arr, json_pack("{s:s,s:s}", "kind", kind, "name", name));
   else if (objects)
@@ -212,13 +211,12 @@ int tarn_cmd_gc(int argc, char **argv) {
   tarn_reclaim_options o;
   tarn_reclaim_options_default(&o);
   int json = 0, nargs, grace_set = 0;
-  const tarn_cli_opt opts[] = {
-      TARN_CLI_OPT_FLAG("--dry-run", &o.dry_run, 1),
-      TARN_CLI_OPT_UINT("--wal-grace-ms", &o.wal_grace_ms, 0, INT64_MAX, "a number of ms",
-                        &grace_set),
-      TARN_CLI_OPT_UINT("--orphan-grace-ms", &o.orphan_grace_ms, 0, INT64_MAX, "a number of ms",
-                        NULL),
-      {0}};
+  const tarn_cli_opt opts[] = {TARN_CLI_OPT_FLAG("--dry-run", &o.dry_run, 1),
+                               TARN_CLI_OPT_UINT("--wal-grace-ms", &o.wal_grace_ms, 0, INT64_MAX,
+                                                 "a number of ms", &grace_set),
+                               TARN_CLI_OPT_UINT("--orphan-grace-ms", &o.orphan_grace_ms, 0,
+                                                 INT64_MAX, "a number of ms", NULL),
+                               {0}};
   const tarn_cli_verb v = {"gc", gc_help, opts, &d, &json, 0, NULL};
   int ex = tarn_cli_parse(&v, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
@@ -241,18 +239,18 @@ int tarn_cmd_gc(int argc, char **argv) {
   } else if (json) {
     json_t *s = json_pack(
         "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "logs_scanned",
-        (json_int_t)st.logs_scanned, "index_records", (json_int_t)st.index_records,
-        "wal_listed", (json_int_t)st.wal_listed, "wal_unreferenced",
-        (json_int_t)st.wal_unreferenced, "wal_deleted", (json_int_t)st.wal_deleted,
-        "wal_deleted_bytes", (json_int_t)st.wal_deleted_bytes, "compacted_listed",
-        (json_int_t)st.compacted_listed, "compacted_orphans", (json_int_t)st.compacted_orphans,
-        "compacted_deleted", (json_int_t)st.compacted_deleted, "compacted_deleted_bytes",
+        (json_int_t)st.logs_scanned, "index_records", (json_int_t)st.index_records, "wal_listed",
+        (json_int_t)st.wal_listed, "wal_unreferenced", (json_int_t)st.wal_unreferenced,
+        "wal_deleted", (json_int_t)st.wal_deleted, "wal_deleted_bytes",
+        (json_int_t)st.wal_deleted_bytes, "compacted_listed", (json_int_t)st.compacted_listed,
+        "compacted_orphans", (json_int_t)st.compacted_orphans, "compacted_deleted",
+        (json_int_t)st.compacted_deleted, "compacted_deleted_bytes",
         (json_int_t)st.compacted_deleted_bytes, "trimmed_files_deleted",
         (json_int_t)st.trimmed_files_deleted, "trimmed_files_deleted_bytes",
         (json_int_t)st.trimmed_files_deleted_bytes, "records_hard_trimmed",
         (json_int_t)st.records_hard_trimmed);
-    ex = tarn_cli_print_json(json_pack("{s:b,s:O,s:o}", "dry_run", o.dry_run, "deleted", g.arr,
-                                       "stats", s));
+    ex = tarn_cli_print_json(
+        json_pack("{s:b,s:O,s:o}", "dry_run", o.dry_run, "deleted", g.arr, "stats", s));
   } else {
     const char *verb = o.dry_run ? "would be deleted" : "deleted";
     printf("scanned %llu logs, %llu index records; WAL: %llu objects, %llu unreferenced, "

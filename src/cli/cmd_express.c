@@ -122,7 +122,7 @@ static int resolve_stars(const char *name, xargs *a, tarn_deployment **dep, star
   int rc = tarn_catalog_open_stream(cat, ns, sname, &s);
   if (!rc && !tarn_stream_is_express(&s))
     rc = tarn_set_errmsg(TARN_EINVAL, "stream %s/%s is not an express stream (class=%s)", ns, sname,
-                   TARN_STREAM_CLASS_STANDARD);
+                         TARN_STREAM_CLASS_STANDARD);
   for (size_t i = 0; !rc && i < s.n_logs; i++) {
     char st[TARN__X_STAR_MAX + 1];
     int r = tarn__xlog_star_get(tarn_deployment_meta(*dep), s.logs[i], st, sizeof st);
@@ -141,11 +141,11 @@ static int resolve_stars(const char *name, xargs *a, tarn_deployment **dep, star
       snprintf(out->v[out->n++], sizeof out->v[0], "%s", st);
   }
   if (!rc && out->n == 0)
-    rc = tarn_set_errmsg(TARN_ENOTFOUND, "no express writer has written %s/%s yet: nothing to do", ns,
-                   sname);
+    rc = tarn_set_errmsg(TARN_ENOTFOUND, "no express writer has written %s/%s yet: nothing to do",
+                         ns, sname);
   if (!rc && a->have_epoch && out->n > 1)
-    rc = tarn_set_errmsg(TARN_EINVAL, "%s/%s is written by %zu stars: --epoch needs --star", ns, sname,
-                   out->n);
+    rc = tarn_set_errmsg(TARN_EINVAL, "%s/%s is written by %zu stars: --epoch needs --star", ns,
+                         sname, out->n);
   tarn_catalog_record_free(&s);
   free(ns);
   free(sname);
@@ -181,10 +181,10 @@ static json_t *report_json(const char *star, uint64_t epoch, const char *const *
 }
 
 static json_t *fence_json(const char *star, uint64_t epoch, const tarn_xfence_report *r) {
-  static const char *const names[] = {"estimate", "start", "cut", "slots_walked", "repair_puts",
-                                      "poison_puts"};
-  const uint64_t vals[] = {r->estimate, r->start, r->cut, r->slots_walked, r->repair_puts,
-                           r->poison_puts};
+  static const char *const names[] = {"estimate",     "start",       "cut",
+                                      "slots_walked", "repair_puts", "poison_puts"};
+  const uint64_t vals[] = {r->estimate,     r->start,       r->cut,
+                           r->slots_walked, r->repair_puts, r->poison_puts};
   json_t *v = report_json(star, epoch, names, vals, 6);
   json_object_set_new(v, "published", json_boolean(r->published));
   return v;
@@ -226,8 +226,8 @@ static int settle_one(tarn_deployment *dep, const xargs *a, const char *star, ui
                       json_t **json) {
   tarn_xsettle_report r;
   tarn_xfence_opts o = {.timeout_ms = a->have_timeout ? (int64_t)a->timeout : 30000};
-  int rc = tarn_express_settle(tarn_deployment_meta(dep), tarn_deployment_wal(dep), star, epoch,
-                               &o, &r);
+  int rc =
+      tarn_express_settle(tarn_deployment_meta(dep), tarn_deployment_wal(dep), star, epoch, &o, &r);
   if (rc)
     return rc;
   if (a->json)
@@ -293,11 +293,12 @@ static const tarn_cli_cmd verbs[] = {
      cmd_settle},
     {NULL, NULL, NULL}};
 
-static const char intro[] = "usage: tarn express VERB [ARGS]\n"
-                            "\n"
-                            "Express streams' epochs (docs/express.md): after a writer was killed, fence\n"
-                            "its epoch, then settle it, by the stream's name or the star's:\n"
-                            "  tarn express fence fast/orders && tarn express settle fast/orders\n";
+static const char intro[] =
+    "usage: tarn express VERB [ARGS]\n"
+    "\n"
+    "Express streams' epochs (docs/express.md): after a writer was killed, fence\n"
+    "its epoch, then settle it, by the stream's name or the star's:\n"
+    "  tarn express fence fast/orders && tarn express settle fast/orders\n";
 
 int tarn_cmd_express(int argc, char **argv) {
   return tarn_cli_dispatch("tarn express", verbs, argc, argv, intro);

@@ -67,7 +67,8 @@ int tarn_cmd_fsck(int argc, char **argv) {
   const char *xstar = NULL;
   const tarn_cli_opt opts[] = {TARN_CLI_OPT_FLAG("--no-read", &o.skip_read, 1),
                                TARN_CLI_OPT_FLAG("--quiet", &quiet, 1),
-                               TARN_CLI_OPT_STRING("--express-star", &xstar, "a star name"), {0}};
+                               TARN_CLI_OPT_STRING("--express-star", &xstar, "a star name"),
+                               {0}};
   const tarn_cli_verb verb = {"fsck", help, opts, &d, &json, 0, NULL};
   int ex = tarn_cli_parse(&verb, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
@@ -104,8 +105,7 @@ int tarn_cmd_fsck(int argc, char **argv) {
       json_object_set_new(v, "streams", json_integer((json_int_t)rep.streams));
       json_object_set_new(v, "logs", json_integer((json_int_t)rep.logs));
       json_object_set_new(v, "records", json_integer((json_int_t)rep.records));
-      json_object_set_new(v, "compacted_records",
-                          json_integer((json_int_t)rep.compacted_records));
+      json_object_set_new(v, "compacted_records", json_integer((json_int_t)rep.compacted_records));
       json_object_set_new(v, "compacted_files", json_integer((json_int_t)rep.compacted_files));
       json_object_set_new(v, "entries_read", json_integer((json_int_t)rep.entries_read));
       json_object_set_new(v, "bytes_read", json_integer((json_int_t)rep.bytes_read));
@@ -130,14 +130,14 @@ int tarn_cmd_fsck(int argc, char **argv) {
       for (size_t i = 0; i < rep.n_faults; i++) {
         const tarn_fsck_fault *f = &rep.faults[i];
         printf("FAULT %-17s log %llu offset %llu%s%s%s%s: %s\n", f->kind,
-               (unsigned long long)f->log_id, (unsigned long long)f->offset,
-               f->key ? " key " : "", f->key ? f->key : "", f->object ? " object " : "",
-               f->object ? f->object : "", f->message);
+               (unsigned long long)f->log_id, (unsigned long long)f->offset, f->key ? " key " : "",
+               f->key ? f->key : "", f->object ? " object " : "", f->object ? f->object : "",
+               f->message);
       }
       printf("%s: %zu streams, %zu logs, %zu index records, %zu entries read, %zu warnings, "
              "%zu faults\n",
-             rep.n_faults ? "FAULTS" : "ok", rep.streams, rep.logs, rep.records,
-             rep.entries_read, rep.warnings, rep.n_faults);
+             rep.n_faults ? "FAULTS" : "ok", rep.streams, rep.logs, rep.records, rep.entries_read,
+             rep.warnings, rep.n_faults);
     }
     tarn_fsck_report_free(&rep);
   }

@@ -14,7 +14,8 @@ static void help(void) {
          "Creates a tarn deployment: the local directories of file:// roots and of a\n"
          "sqlite: metadata store, the catalog's deployment record, the timing record\n"
          "(below), and the config file\n"
-         "HOME/" TARN_DEPLOYMENT_CONFIG_FILE " naming the three stores, so that --home or TARN_HOME alone\n"
+         "HOME/" TARN_DEPLOYMENT_CONFIG_FILE
+         " naming the three stores, so that --home or TARN_HOME alone\n"
          "finds them later (flags and TARN_META/TARN_WAL/TARN_COMPACTED still win).\n"
          "Running it on an existing deployment changes nothing and succeeds.\n"
          "\n"
@@ -122,8 +123,8 @@ int tarn_cmd_init(int argc, char **argv) {
   } else {
     printf("%s tarn deployment\n  metadata store  %s\n  WAL root        %s\n"
            "  compacted root  %s\n  config          %s%s\n",
-           created ? "created" : "already initialized:", c->meta_uri, c->wal_uri,
-           c->compacted_uri, path, saved ? " (written)" : "");
+           created ? "created" : "already initialized:", c->meta_uri, c->wal_uri, c->compacted_uri,
+           path, saved ? " (written)" : "");
   }
   tarn_cli_catalog_close(dep, cat);
   return ex;

@@ -16,8 +16,8 @@
 #include "tarn/deployment.h"
 #include "tarn/error.h"
 
-#define EXIT_STATUS                                                                          \
-  "\nExit status: 0 done; 1 the operation failed (the message says why); 2 bad\n"           \
+#define EXIT_STATUS                                                                                \
+  "\nExit status: 0 done; 1 the operation failed (the message says why); 2 bad\n"                  \
   "command line; 3 the metadata store could not be reached.\n"
 
 static void add_help(void) {
@@ -44,8 +44,10 @@ static int read_password(const char *path, char **out, size_t *len) {
   if (strcmp(path, "-")) {
     struct stat st;
     if (stat(path, &st) == 0 && (st.st_mode & 077))
-      fprintf(stderr, "tarn: warning: %s is readable or writable by others than its owner "
-                      "(chmod 600 it)\n", path);
+      fprintf(stderr,
+              "tarn: warning: %s is readable or writable by others than its owner "
+              "(chmod 600 it)\n",
+              path);
   }
   uint8_t *p;
   size_t n;
@@ -80,12 +82,12 @@ static int cmd_add(int argc, char **argv) {
   int mechs = 0;
   const char *pwfile = "-";
   uint64_t iter = TARN__SCRAM_ITER_DEFAULT;
-  const tarn_cli_opt opts[] = {
-      TARN_CLI_OPT_CALL("--mechanism", tarn__ksasl_mechanism_option, &mechs, "plain or scram-sha-256"),
-      TARN_CLI_OPT_STRING("--password-file", &pwfile, "FILE"),
-      TARN_CLI_OPT_UINT("--iterations", &iter, TARN__SCRAM_ITER_MIN, TARN__SCRAM_ITER_MAX, NULL,
-                        NULL),
-      {0}};
+  const tarn_cli_opt opts[] = {TARN_CLI_OPT_CALL("--mechanism", tarn__ksasl_mechanism_option,
+                                                 &mechs, "plain or scram-sha-256"),
+                               TARN_CLI_OPT_STRING("--password-file", &pwfile, "FILE"),
+                               TARN_CLI_OPT_UINT("--iterations", &iter, TARN__SCRAM_ITER_MIN,
+                                                 TARN__SCRAM_ITER_MAX, NULL, NULL),
+                               {0}};
   const tarn_cli_verb v = {"kafka user add", add_help, opts, &d, NULL, 1, NULL};
   int nargs, ex = tarn_cli_parse(&v, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
@@ -215,11 +217,12 @@ static const tarn_cli_cmd user_subs[] = {
     {NULL, NULL, NULL}};
 
 static int cmd_user(int argc, char **argv) {
-  return tarn_cli_dispatch("tarn kafka user", user_subs, argc, argv,
-                           "usage: tarn kafka user COMMAND [ARGS]\n"
-                           "\n"
-                           "Manages the SASL users of the Kafka listener (tarn serve --kafka-sasl),\n"
-                           "kept in the metadata store as salted keys.\n" EXIT_STATUS);
+  return tarn_cli_dispatch(
+      "tarn kafka user", user_subs, argc, argv,
+      "usage: tarn kafka user COMMAND [ARGS]\n"
+      "\n"
+      "Manages the SASL users of the Kafka listener (tarn serve --kafka-sasl),\n"
+      "kept in the metadata store as salted keys.\n" EXIT_STATUS);
 }
 
 static const tarn_cli_cmd subs[] = {

@@ -139,11 +139,10 @@ static int print_entry(const tarn_entry *e, int fmt, int lendelim, int json) {
     tarn_cli_print_hex(stdout, e->payload, e->payload_len, 0);
     putchar('\n');
   } else {
-    json_t *j = json_pack("{s:I, s:i, s:I, s:I, s:o}", "offset", (json_int_t)e->offset,
-                          "record_count", (int)e->record_count, "timestamp_ms",
-                          (json_int_t)e->timestamp_ms, "cumulative_size",
-                          (json_int_t)e->cumulative_size, "payload",
-                          tarn_cli_json_hex(e->payload, e->payload_len));
+    json_t *j = json_pack(
+        "{s:I, s:i, s:I, s:I, s:o}", "offset", (json_int_t)e->offset, "record_count",
+        (int)e->record_count, "timestamp_ms", (json_int_t)e->timestamp_ms, "cumulative_size",
+        (json_int_t)e->cumulative_size, "payload", tarn_cli_json_hex(e->payload, e->payload_len));
     char *s = json_dumps(j, JSON_COMPACT);
     if (s)
       puts(s);
@@ -165,8 +164,7 @@ int tarn_cmd_read(int argc, char **argv) {
       TARN_CLI_OPT_FLAG("--length-delimited", &lendelim, 1),
       TARN_CLI_OPT_STRING("--from", &from, "an offset, 'start' or 'end'"),
       TARN_CLI_OPT_UINT("--count", &count, 0, UINT64_MAX, "a number", &have_count),
-      TARN_CLI_OPT_UINT("--timeout-ms", &timeout, 0, INT32_MAX, "a number of ms",
-                        &have_timeout),
+      TARN_CLI_OPT_UINT("--timeout-ms", &timeout, 0, INT32_MAX, "a number of ms", &have_timeout),
       TARN_CLI_OPT_CHOICE("--format", &fmt, "raw|hex|json|kafka", "raw, hex, json or kafka"),
       TARN_CLI_OPT_FLAG("--json", &json, 1),
       {0}};
@@ -184,8 +182,7 @@ int tarn_cmd_read(int argc, char **argv) {
   uint64_t start = 0;
   int from_end = strcmp(from, "end") == 0;
   if (!from_end && strcmp(from, "start") != 0 && tarn_cli_parse_u64(from, TARN_KEY_MAX, &start))
-    return tarn_cli_usage_error("read", "--from needs an offset, 'start' or 'end', not '%s'",
-                                from);
+    return tarn_cli_usage_error("read", "--from needs an offset, 'start' or 'end', not '%s'", from);
   tarn_deployment *d;
   if ((r = tarn_cli_deploy_open(&dep, 0, &d)))
     return r;

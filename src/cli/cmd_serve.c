@@ -20,81 +20,80 @@
 static void help(void) {
   tarn_srv_options o;
   tarn_srv_options_default(&o);
-  printf(
-      "usage: tarn serve [DEPLOYMENT FLAGS] [OPTIONS]\n"
-      "\n"
-      "Runs a node of the deployment until SIGTERM or SIGINT:\n"
-      "  compaction   plans ranges of RAW records into tasks and runs them with\n"
-      "               --compact-workers threads (C1-C5); several nodes share the work\n"
-      "               by claiming tasks (each log's task is held by one node at a time)\n"
-      "  reclaim      deletes the compacted files of records trimmed below B, hard-trims\n"
-      "               those records, and deletes orphan compacted files after a grace\n"
-      "  wal-gc       deletes WAL objects no index record names, after a grace period\n"
-      "               (both count objects and bytes deleted, in tarn_reclaimed_*_total)\n"
-      "  stats        compaction lag and tasks by state, as metrics\n"
-      "  health       checks that the stores answer\n"
-      "  express-takeover  fences and settles the open epochs of an express writer\n"
-      "               that died (none of its logs holds a write lease: its session\n"
-      "               expired), so its acknowledged entries reach the index at their\n"
-      "               offsets (docs/express.md \"Serving\")\n"
-      "and serves HTTP on --listen:\n"
-      "  GET /metrics   Prometheus text format (docs/serve.md lists the metrics)\n"
-      "  GET /healthz   200 {\"status\":\"ok\",...} when the metadata store and both roots\n"
-      "                 answered the health job's last check (every 5 s), 503\n"
-      "                 {\"status\":\"unavailable\",...} otherwise\n"
-      "On SIGTERM/SIGINT it stops taking work, lets runs in progress finish (a task's\n"
-      "step completes and its lock is released; an interrupted task resumes on any node\n"
-      "from its recorded state), closes the stores and exits 0.\n"
-      "\n"
-      "Options:\n"
-      "  --listen HOST:PORT          HTTP address (default %s; port 0: any free port,\n"
-      "                              logged at start)\n"
-      "  --log-format text|json      log lines on stderr (default text)\n"
-      "  --log-level debug|info|warn|error   (default info)\n"
-      "  --compact-workers N         compaction tasks run at once (default %d; 0: none)\n"
-      "  --compact-interval-ms MS    planning interval, and idle workers' pause (%d)\n"
-      "  --compact-max-age-ms MS     a range is compacted once its oldest entry is this\n"
-      "                              old (%lld)\n"
-      "  --compact-max-range-bytes N ... or once it holds this much payload (%llu)\n"
-      "  --compact-rate BYTES_PER_S  rate limit of compaction writes (default 0: none)\n"
-      "  --reclaim-interval-ms MS    (%d)\n"
-      "  --orphan-grace-ms MS        age before an orphan compacted file goes (%lld)\n"
-      "  --wal-gc-interval-ms MS     (%d)\n"
-      "  --wal-grace-ms MS           age of an unreferenced WAL object before it goes\n"
-      "                              (the deployment's; %lld unless recorded; must exceed\n"
-      "                              the publish limit + longest put + skew allowance)\n"
-      "  --stats-interval-ms MS      (%d)\n"
-      "  --no-compact, --no-reclaim, --no-wal-gc, --no-express-takeover\n"
-      "                              leave that job out\n"
-      "  --express-takeover-interval-ms MS   (1000)\n"
-      "  --http-max-connections N    connections the endpoint holds at once (%d)\n"
-      "  --http-max-per-ip N         ... from one client address (%d)\n"
-      "  --http-timeout-s S          an idle connection is closed after S seconds (%d)\n"
-      "  --http-tls-cert FILE        serve HTTPS with this PEM certificate chain ...\n"
-      "  --http-tls-key FILE         ... and this PEM private key\n"
-      "Kafka (docs/kafka.md; off unless --kafka-listen is given):\n"
-      "  --kafka-listen HOST:PORT    serve the Kafka protocol there (host 127.0.0.1 when\n"
-      "                              only :PORT or PORT is given; port 0: any free port)\n"
-      "  --kafka-advertise HOST:PORT the address Metadata gives clients (the listen one)\n"
-      "  --kafka-node-id N           this node's broker ID (default: the lowest free)\n"
-      "  --kafka-auto-create-topics  Metadata creates topics it does not know (off)\n"
-      "  --kafka-batch-ms MS         produce's batch window (the writer's, 250)\n"
-      "  --kafka-max-connections N   (1024)\n"
-      "  --kafka-idle-ms MS          an idle Kafka connection is closed after MS (600000)\n"
-      "  --kafka-max-request-bytes N a larger request closes its connection (100 MiB)\n"
-      "  --kafka-workers N           threads handling requests (16)\n"
-      "  --kafka-tls-cert FILE       serve Kafka over TLS with this PEM certificate chain\n"
-      "  --kafka-tls-key FILE        ... and this PEM private key\n"
-      "  --kafka-sasl MECHANISM      clients must authenticate: plain or scram-sha-256\n"
-      "                              (repeat for both); users: tarn kafka user add\n"
-      "\n%s"
-      "\nExit status: 0 stopped by a signal; 1 failed to start (e.g. the port is taken);\n"
-      "2 bad command line; 3 a store could not be reached.\n",
-      TARN_SERVE_DEFAULT_LISTEN, o.compact_workers, o.compact_interval_ms,
-      (long long)o.compact_max_age_ms, (unsigned long long)o.compact_max_range_bytes,
-      o.reclaim_interval_ms, (long long)o.orphan_grace_ms, o.wal_gc_interval_ms,
-      (long long)o.wal_grace_ms, o.stats_interval_ms, o.http_max_connections, o.http_max_per_ip,
-      o.http_timeout_s, tarn_cli_deploy_help);
+  printf("usage: tarn serve [DEPLOYMENT FLAGS] [OPTIONS]\n"
+         "\n"
+         "Runs a node of the deployment until SIGTERM or SIGINT:\n"
+         "  compaction   plans ranges of RAW records into tasks and runs them with\n"
+         "               --compact-workers threads (C1-C5); several nodes share the work\n"
+         "               by claiming tasks (each log's task is held by one node at a time)\n"
+         "  reclaim      deletes the compacted files of records trimmed below B, hard-trims\n"
+         "               those records, and deletes orphan compacted files after a grace\n"
+         "  wal-gc       deletes WAL objects no index record names, after a grace period\n"
+         "               (both count objects and bytes deleted, in tarn_reclaimed_*_total)\n"
+         "  stats        compaction lag and tasks by state, as metrics\n"
+         "  health       checks that the stores answer\n"
+         "  express-takeover  fences and settles the open epochs of an express writer\n"
+         "               that died (none of its logs holds a write lease: its session\n"
+         "               expired), so its acknowledged entries reach the index at their\n"
+         "               offsets (docs/express.md \"Serving\")\n"
+         "and serves HTTP on --listen:\n"
+         "  GET /metrics   Prometheus text format (docs/serve.md lists the metrics)\n"
+         "  GET /healthz   200 {\"status\":\"ok\",...} when the metadata store and both roots\n"
+         "                 answered the health job's last check (every 5 s), 503\n"
+         "                 {\"status\":\"unavailable\",...} otherwise\n"
+         "On SIGTERM/SIGINT it stops taking work, lets runs in progress finish (a task's\n"
+         "step completes and its lock is released; an interrupted task resumes on any node\n"
+         "from its recorded state), closes the stores and exits 0.\n"
+         "\n"
+         "Options:\n"
+         "  --listen HOST:PORT          HTTP address (default %s; port 0: any free port,\n"
+         "                              logged at start)\n"
+         "  --log-format text|json      log lines on stderr (default text)\n"
+         "  --log-level debug|info|warn|error   (default info)\n"
+         "  --compact-workers N         compaction tasks run at once (default %d; 0: none)\n"
+         "  --compact-interval-ms MS    planning interval, and idle workers' pause (%d)\n"
+         "  --compact-max-age-ms MS     a range is compacted once its oldest entry is this\n"
+         "                              old (%lld)\n"
+         "  --compact-max-range-bytes N ... or once it holds this much payload (%llu)\n"
+         "  --compact-rate BYTES_PER_S  rate limit of compaction writes (default 0: none)\n"
+         "  --reclaim-interval-ms MS    (%d)\n"
+         "  --orphan-grace-ms MS        age before an orphan compacted file goes (%lld)\n"
+         "  --wal-gc-interval-ms MS     (%d)\n"
+         "  --wal-grace-ms MS           age of an unreferenced WAL object before it goes\n"
+         "                              (the deployment's; %lld unless recorded; must exceed\n"
+         "                              the publish limit + longest put + skew allowance)\n"
+         "  --stats-interval-ms MS      (%d)\n"
+         "  --no-compact, --no-reclaim, --no-wal-gc, --no-express-takeover\n"
+         "                              leave that job out\n"
+         "  --express-takeover-interval-ms MS   (1000)\n"
+         "  --http-max-connections N    connections the endpoint holds at once (%d)\n"
+         "  --http-max-per-ip N         ... from one client address (%d)\n"
+         "  --http-timeout-s S          an idle connection is closed after S seconds (%d)\n"
+         "  --http-tls-cert FILE        serve HTTPS with this PEM certificate chain ...\n"
+         "  --http-tls-key FILE         ... and this PEM private key\n"
+         "Kafka (docs/kafka.md; off unless --kafka-listen is given):\n"
+         "  --kafka-listen HOST:PORT    serve the Kafka protocol there (host 127.0.0.1 when\n"
+         "                              only :PORT or PORT is given; port 0: any free port)\n"
+         "  --kafka-advertise HOST:PORT the address Metadata gives clients (the listen one)\n"
+         "  --kafka-node-id N           this node's broker ID (default: the lowest free)\n"
+         "  --kafka-auto-create-topics  Metadata creates topics it does not know (off)\n"
+         "  --kafka-batch-ms MS         produce's batch window (the writer's, 250)\n"
+         "  --kafka-max-connections N   (1024)\n"
+         "  --kafka-idle-ms MS          an idle Kafka connection is closed after MS (600000)\n"
+         "  --kafka-max-request-bytes N a larger request closes its connection (100 MiB)\n"
+         "  --kafka-workers N           threads handling requests (16)\n"
+         "  --kafka-tls-cert FILE       serve Kafka over TLS with this PEM certificate chain\n"
+         "  --kafka-tls-key FILE        ... and this PEM private key\n"
+         "  --kafka-sasl MECHANISM      clients must authenticate: plain or scram-sha-256\n"
+         "                              (repeat for both); users: tarn kafka user add\n"
+         "\n%s"
+         "\nExit status: 0 stopped by a signal; 1 failed to start (e.g. the port is taken);\n"
+         "2 bad command line; 3 a store could not be reached.\n",
+         TARN_SERVE_DEFAULT_LISTEN, o.compact_workers, o.compact_interval_ms,
+         (long long)o.compact_max_age_ms, (unsigned long long)o.compact_max_range_bytes,
+         o.reclaim_interval_ms, (long long)o.orphan_grace_ms, o.wal_gc_interval_ms,
+         (long long)o.wal_grace_ms, o.stats_interval_ms, o.http_max_connections, o.http_max_per_ip,
+         o.http_timeout_s, tarn_cli_deploy_help);
 }
 
 /* --log-format and --log-level store the index of the word they name. */
@@ -135,14 +134,12 @@ int tarn_cmd_serve(int argc, char **argv) {
       TARN_CLI_OPT_CHOICE("--log-level", &log_level, "debug|info|warn|error",
                           "debug, info, warn or error"),
       TARN_CLI_OPT_UINT("--compact-workers", &o.compact_workers, 0, 64, NULL, NULL),
-      TARN_CLI_OPT_UINT("--compact-interval-ms", &o.compact_interval_ms, 0, 86400000, NULL,
-                        NULL),
+      TARN_CLI_OPT_UINT("--compact-interval-ms", &o.compact_interval_ms, 0, 86400000, NULL, NULL),
       TARN_CLI_OPT_UINT("--compact-max-age-ms", &o.compact_max_age_ms, 0, INT64_MAX, NULL, NULL),
       TARN_CLI_OPT_UINT("--compact-max-range-bytes", &o.compact_max_range_bytes, 0,
                         TARN_COMPACT_RANGE_BYTES_MAX, "0 .. 2^31-1 (LS-032)", NULL),
       TARN_CLI_OPT_UINT("--compact-rate", &o.compact_rate, 0, UINT64_MAX, NULL, NULL),
-      TARN_CLI_OPT_UINT("--reclaim-interval-ms", &o.reclaim_interval_ms, 0, 86400000, NULL,
-                        NULL),
+      TARN_CLI_OPT_UINT("--reclaim-interval-ms", &o.reclaim_interval_ms, 0, 86400000, NULL, NULL),
       TARN_CLI_OPT_UINT("--orphan-grace-ms", &o.orphan_grace_ms, 0, INT64_MAX, NULL, NULL),
       TARN_CLI_OPT_UINT("--wal-gc-interval-ms", &o.wal_gc_interval_ms, 0, 86400000, NULL, NULL),
       TARN_CLI_OPT_UINT("--wal-grace-ms", &o.wal_grace_ms, 0, INT64_MAX, NULL, &grace_set),
@@ -157,15 +154,15 @@ int tarn_cmd_serve(int argc, char **argv) {
       TARN_CLI_OPT_UINT("--kafka-node-id", &o.kafka_node_id, 0, 999999, NULL, NULL),
       TARN_CLI_OPT_FLAG("--kafka-auto-create-topics", &o.kafka_auto_create_topics, 1),
       TARN_CLI_OPT_UINT("--kafka-batch-ms", &o.kafka_batch_ms, 0, 60000, NULL, NULL),
-      TARN_CLI_OPT_UINT("--kafka-max-connections", &o.kafka_max_connections, 1, 65536, NULL,
-                        NULL),
+      TARN_CLI_OPT_UINT("--kafka-max-connections", &o.kafka_max_connections, 1, 65536, NULL, NULL),
       TARN_CLI_OPT_UINT("--kafka-idle-ms", &o.kafka_idle_ms, 1, 86400000, NULL, NULL),
-      TARN_CLI_OPT_UINT("--kafka-max-request-bytes", &o.kafka_max_request_bytes, 8, INT32_MAX,
-                        NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-max-request-bytes", &o.kafka_max_request_bytes, 8, INT32_MAX, NULL,
+                        NULL),
       TARN_CLI_OPT_UINT("--kafka-workers", &o.kafka_workers, 1, 256, NULL, NULL),
       TARN_CLI_OPT_STRING("--kafka-tls-cert", &o.kafka_tls_cert, "FILE"),
       TARN_CLI_OPT_STRING("--kafka-tls-key", &o.kafka_tls_key, "FILE"),
-      TARN_CLI_OPT_CALL("--kafka-sasl", tarn__ksasl_mechanism_option, &o.kafka_sasl, "plain|scram-sha-256"),
+      TARN_CLI_OPT_CALL("--kafka-sasl", tarn__ksasl_mechanism_option, &o.kafka_sasl,
+                        "plain|scram-sha-256"),
       {0}};
   const tarn_cli_verb v = {"serve", help, opts, &d, NULL, 0, NULL};
   int nargs, ex = tarn_cli_parse(&v, argc, argv, &nargs);
@@ -195,10 +192,12 @@ int tarn_cmd_serve(int argc, char **argv) {
   }
   char khost[256];
   int kport_n;
-  if ((o.kafka_listen && tarn_srv_kafka_parse_addr(o.kafka_listen, khost, sizeof khost, &kport_n)) ||
+  if ((o.kafka_listen &&
+       tarn_srv_kafka_parse_addr(o.kafka_listen, khost, sizeof khost, &kport_n)) ||
       (o.kafka_advertise &&
        tarn_srv_kafka_parse_addr(o.kafka_advertise, khost, sizeof khost, &kport_n))) {
-    fprintf(stderr, "tarn serve: --kafka-listen and --kafka-advertise are HOST:PORT, :PORT or PORT\n");
+    fprintf(stderr,
+            "tarn serve: --kafka-listen and --kafka-advertise are HOST:PORT, :PORT or PORT\n");
     tarn_deployment_close(dep);
     return TARN_EXIT_USAGE;
   }
@@ -206,14 +205,13 @@ int tarn_cmd_serve(int argc, char **argv) {
   tarn_srv_node *node;
   int rc = tarn_srv_node_start(dep, &o, &node);
   if (rc) {
-    tarn_srv_log(TARN_SRV_ERROR, "cannot start", "listen", o.listen, "error", tarn_errname(rc),
-                 "detail",
-                 !strncmp(tarn_errmsg(), "--kafka", 7) || strstr(tarn_errmsg(), "--http-tls")
-                     ? tarn_errmsg()
-                 : rc == TARN_EINVAL ? "--listen is HOST:PORT with an IPv4 host"
-                 : rc == TARN_EIO  ? "the address is taken or cannot be bound"
-                                   : tarn_errmsg(),
-                 NULL);
+    tarn_srv_log(
+        TARN_SRV_ERROR, "cannot start", "listen", o.listen, "error", tarn_errname(rc), "detail",
+        !strncmp(tarn_errmsg(), "--kafka", 7) || strstr(tarn_errmsg(), "--http-tls") ? tarn_errmsg()
+        : rc == TARN_EINVAL ? "--listen is HOST:PORT with an IPv4 host"
+        : rc == TARN_EIO    ? "the address is taken or cannot be bound"
+                            : tarn_errmsg(),
+        NULL);
     tarn_deployment_close(dep);
     return rc == TARN_EINVAL ? TARN_EXIT_USAGE : TARN_EXIT_FAULT;
   }

@@ -10,22 +10,22 @@
 #include "tarn/express.h"
 #include "tarn/token.h"
 
-#define EXIT_STATUS                                                                          \
-  "\nExit status: 0 done; 1 the operation failed (the message says why); 2 bad\n"           \
+#define EXIT_STATUS                                                                                \
+  "\nExit status: 0 done; 1 the operation failed (the message says why); 2 bad\n"                  \
   "command line; 3 the metadata store could not be reached.\n"
 
 /* The parsed command line shared by the sub-commands. */
 typedef struct args {
   tarn_cli_deploy d;
   int json;
-  const char *ident;     /* NS/NAME */
-  uint64_t partitions;   /* create */
+  const char *ident;   /* NS/NAME */
+  uint64_t partitions; /* create */
   int have_count;
-  uint64_t count;        /* add-partitions */
-  uint64_t drain_ms;     /* drop */
+  uint64_t count;    /* add-partitions */
+  uint64_t drain_ms; /* drop */
   tarn_stream_prop *props;
   size_t n_props;
-  const char *token;     /* fence */
+  const char *token; /* fence */
 } args;
 
 /* --property KEY=VALUE, repeatable: each one adds a property. */
@@ -62,16 +62,13 @@ static int parse(const char *cmd, int argc, char **argv, int want_ident, const c
   memset(a, 0, sizeof *a);
   a->partitions = 1;
   const tarn_cli_opt all[] = {
-      TARN_CLI_OPT_UINT("--partitions", &a->partitions, 1, TARN_STREAM_PARTITIONS_MAX,
-                        NULL, NULL),
+      TARN_CLI_OPT_UINT("--partitions", &a->partitions, 1, TARN_STREAM_PARTITIONS_MAX, NULL, NULL),
       TARN_CLI_OPT_CALL("--property", add_property, a, "KEY=VALUE"),
       TARN_CLI_OPT_CALL("--class", set_class, a, "standard or express"),
       TARN_CLI_OPT_CALL("--token-mode", set_token_mode, a, "any or fenced"),
       TARN_CLI_OPT_STRING("--token", &a->token, "a token"),
-      TARN_CLI_OPT_UINT("--count", &a->count, 1, TARN_STREAM_PARTITIONS_MAX,
-                        NULL, &a->have_count),
-      TARN_CLI_OPT_UINT("--drain-timeout-ms", &a->drain_ms, 0, 86400000, "a number of ms",
-                        NULL)};
+      TARN_CLI_OPT_UINT("--count", &a->count, 1, TARN_STREAM_PARTITIONS_MAX, NULL, &a->have_count),
+      TARN_CLI_OPT_UINT("--drain-timeout-ms", &a->drain_ms, 0, 86400000, "a number of ms", NULL)};
   tarn_cli_opt mine[sizeof all / sizeof all[0] + 1];
   tarn_cli_opts_pick(all, sizeof all / sizeof all[0], opts, mine);
   const tarn_cli_verb v = {cmd, help, mine, &a->d, &a->json, want_ident, NULL};
@@ -122,7 +119,8 @@ static void create_help(void) {
          "                          [DEPLOYMENT FLAGS] [--json]\n"
          "\n"
          "Creates a stream of N partitions (default 1), each a new log with a log ID no\n"
-         "log has ever had. NAME alone means namespace '" TARN_DEFAULT_NAMESPACE "'. Namespace and name:\n"
+         "log has ever had. NAME alone means namespace '" TARN_DEFAULT_NAMESPACE
+         "'. Namespace and name:\n"
          "1..%d bytes of printable UTF-8 without '/'. A name that was dropped cannot be\n"
          "created again.\n"
          "\n"
@@ -159,11 +157,10 @@ static int cmd_create(int argc, char **argv) {
   tarn_catalog_record s;
   tarn_catalog_record want = {.n_props = a.n_props, .props = a.props};
   /* an express stream needs the deployment's bucket set (tarn init) */
-  int rc = tarn_stream_is_express(&want) ? tarn_express_check_deployment(tarn_deployment_meta(dep))
-                                         : 0;
+  int rc =
+      tarn_stream_is_express(&want) ? tarn_express_check_deployment(tarn_deployment_meta(dep)) : 0;
   if (!rc)
-    rc = tarn_catalog_create_stream(cat, ns, name, (uint32_t)a.partitions, a.props, a.n_props,
-                                    &s);
+    rc = tarn_catalog_create_stream(cat, ns, name, (uint32_t)a.partitions, a.props, a.n_props, &s);
   if (rc) {
     ex = tarn_cli_fail_rc(rc, "stream create");
   } else {
@@ -339,8 +336,8 @@ static int cmd_drop(int argc, char **argv) {
     ex = tarn_cli_print_json(j);
   } else {
     if (existed)
-      printf("dropped stream %s/%s; its logs are fenced and their index records removed\n",
-             ns, name);
+      printf("dropped stream %s/%s; its logs are fenced and their index records removed\n", ns,
+             name);
     else
       printf("no stream %s/%s exists; its name is now tombstoned and cannot be created\n", ns,
              name);
@@ -474,8 +471,8 @@ static const char intro[] =
     "usage: tarn stream COMMAND [ARGS]\n"
     "\n"
     "Manages the streams of a deployment. A stream, named NAMESPACE/NAME (NAME alone\n"
-    "means namespace '" TARN_DEFAULT_NAMESPACE "'), has one or more partitions, each a log.\n"
-    EXIT_STATUS;
+    "means namespace '" TARN_DEFAULT_NAMESPACE
+    "'), has one or more partitions, each a log.\n" EXIT_STATUS;
 
 int tarn_cmd_stream(int argc, char **argv) {
   return tarn_cli_dispatch("tarn stream", subs, argc, argv, intro);

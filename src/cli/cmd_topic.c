@@ -10,8 +10,8 @@
 #include "tarn/error.h"
 #include "tarn/kafka_topics.h"
 
-#define EXIT_STATUS                                                                          \
-  "\nExit status: 0 done; 1 the operation failed (the message says why); 2 bad\n"           \
+#define EXIT_STATUS                                                                                \
+  "\nExit status: 0 done; 1 the operation failed (the message says why); 2 bad\n"                  \
   "command line; 3 the metadata store could not be reached.\n"
 
 typedef struct args {
@@ -43,8 +43,7 @@ static int start(const char *cmd, int argc, char **argv, int want_topic, const c
       TARN_CLI_OPT_UINT("--partitions", &a->partitions, 1, TARN_STREAM_PARTITIONS_MAX, NULL,
                         &a->have_partitions),
       TARN_CLI_OPT_CALL("--config", add_config, a, "KEY=VALUE"),
-      TARN_CLI_OPT_UINT("--drain-timeout-ms", &a->drain_ms, 0, 86400000, "a number of ms",
-                        NULL)};
+      TARN_CLI_OPT_UINT("--drain-timeout-ms", &a->drain_ms, 0, 86400000, "a number of ms", NULL)};
   tarn_cli_opt mine[sizeof all / sizeof all[0] + 1];
   tarn_cli_opts_pick(all, sizeof all / sizeof all[0], opts, mine);
   const tarn_cli_verb v = {cmd, help, mine, &a->d, &a->json, want_topic, NULL};
@@ -90,8 +89,8 @@ static json_t *topic_json(const tarn_kafka_topic *t) {
 }
 
 static void print_topic_line(const char *verb, const tarn_kafka_topic *t) {
-  printf("%s topic %s (ID %s, stream %s/%s): %u partition(s), log IDs", verb, t->name, t->id,
-         t->ns, t->stream, t->partitions);
+  printf("%s topic %s (ID %s, stream %s/%s): %u partition(s), log IDs", verb, t->name, t->id, t->ns,
+         t->stream, t->partitions);
   for (uint32_t i = 0; i < t->partitions; i++)
     printf(" %llu", (unsigned long long)t->logs[i]);
   printf("\n");
@@ -140,14 +139,14 @@ static int cmd_create(int argc, char **argv) {
   args a;
   tarn_deployment *dep;
   tarn_catalog *cat;
-  int ex = start("topic create", argc, argv, 1, "--partitions --config", create_help, &a, &dep,
-                 &cat);
+  int ex =
+      start("topic create", argc, argv, 1, "--partitions --config", create_help, &a, &dep, &cat);
   if (ex >= 0)
     return ex;
   ex = 0;
   tarn_kafka_topic t;
-  int rc = tarn_kafka_topic_create(cat, a.topic, (uint32_t)a.partitions, a.configs,
-                                   a.n_configs, &t);
+  int rc =
+      tarn_kafka_topic_create(cat, a.topic, (uint32_t)a.partitions, a.configs, a.n_configs, &t);
   return finish(&a, dep, cat,
                 rc ? tarn_cli_fail_rc(rc, "topic create") : print_topic(&a, "created", &t));
 }
@@ -277,8 +276,7 @@ static int cmd_delete(int argc, char **argv) {
   args a;
   tarn_deployment *dep;
   tarn_catalog *cat0, *cat;
-  int ex = start("topic delete", argc, argv, 1, "--drain-timeout-ms", delete_help, &a, &dep,
-                 &cat0);
+  int ex = start("topic delete", argc, argv, 1, "--drain-timeout-ms", delete_help, &a, &dep, &cat0);
   if (ex >= 0)
     return ex;
   ex = 0;
@@ -319,8 +317,8 @@ static int cmd_add(int argc, char **argv) {
   args a;
   tarn_deployment *dep;
   tarn_catalog *cat;
-  int ex = start("topic add-partitions", argc, argv, 1, "--partitions --need-partitions",
-                 add_help, &a, &dep, &cat);
+  int ex = start("topic add-partitions", argc, argv, 1, "--partitions --need-partitions", add_help,
+                 &a, &dep, &cat);
   if (ex >= 0)
     return ex;
   ex = 0;
@@ -342,7 +340,8 @@ static const char intro[] =
     "usage: tarn topic COMMAND [ARGS]\n"
     "\n"
     "Manages Kafka topics (the Kafka binding, spec Appendix A). Each incarnation of\n"
-    "a topic is one stream, " TARN_DEFAULT_NAMESPACE "/TOPIC-topic-id-ID; partition p is its log at\n"
+    "a topic is one stream, " TARN_DEFAULT_NAMESPACE
+    "/TOPIC-topic-id-ID; partition p is its log at\n"
     "position p. Read a topic's records with 'tarn read --format kafka'.\n" EXIT_STATUS;
 
 int tarn_cmd_topic(int argc, char **argv) {

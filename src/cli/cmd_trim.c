@@ -38,12 +38,12 @@ int tarn_cmd_trim(int argc, char **argv) {
   tarn_cli_deploy d = {0};
   int json = 0, have_through = 0, have_part = 0, nargs;
   uint64_t through = 0, part = 0;
-  const tarn_cli_opt opts[] = {
-      TARN_CLI_OPT_UINT("--through", &through, 0, TARN_KEY_MAX, "an offset in 0..2^63-1",
-                        &have_through),
-      TARN_CLI_OPT_UINT("--partition", &part, 0, TARN_STREAM_PARTITIONS_MAX - 1,
-                        "a partition number", &have_part),
-      {0}};
+  const tarn_cli_opt opts[] = {TARN_CLI_OPT_UINT("--through", &through, 0, TARN_KEY_MAX,
+                                                 "an offset in 0..2^63-1", &have_through),
+                               TARN_CLI_OPT_UINT("--partition", &part, 0,
+                                                 TARN_STREAM_PARTITIONS_MAX - 1,
+                                                 "a partition number", &have_part),
+                               {0}};
   const tarn_cli_verb v = {"trim", help, opts, &d, &json, 1, NULL};
   int ex = tarn_cli_parse(&v, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
@@ -64,8 +64,9 @@ int tarn_cmd_trim(int argc, char **argv) {
     goto out;
   }
   if (!have_part && s.n_logs > 1) {
-    ex = tarn_cli_usage_error("trim", "stream %s/%s has %zu partitions: say which with "
-                                      "--partition P",
+    ex = tarn_cli_usage_error("trim",
+                              "stream %s/%s has %zu partitions: say which with "
+                              "--partition P",
                               ns, name, s.n_logs);
   } else if (part >= s.n_logs) {
     ex = tarn_cli_usage_error("trim", "stream %s/%s has partitions 0..%zu, not %llu", ns, name,

@@ -5,7 +5,8 @@ static const tarn_cli_cmd inspectors[] = {
     /* One line per structure; each lives in src/cli/inspect_<structure>.c. */
     {"wal", "a WAL object (v3, or legacy v1/v2): sections, entries, payloads", tarn_inspect_wal},
     {"key", "an offset index key: log_id, end_offset, cumulative_size", tarn_inspect_key},
-    {"index", "an index record's value: EntryIndex (v3) or legacy v1/v2 string", tarn_inspect_index},
+    {"index", "an index record's value: EntryIndex (v3) or legacy v1/v2 string",
+     tarn_inspect_index},
     {"offsets", "entry_offsets words (FastPFOR) <-> entry boundaries", tarn_inspect_offsets},
     {"fileindex", "a PARQUET record's file index (Base64)", tarn_inspect_fileindex},
     {"companion", "a companion (.index) file: blocks, rows, offset map", tarn_inspect_companion},

@@ -21,8 +21,8 @@ static const char usage[] =
 static json_t *header_json(size_t row, const tarn_entry_header *h) {
   return json_pack("{s:I,s:I,s:i,s:I,s:i,s:I}", "row", (json_int_t)row, "offset",
                    (json_int_t)h->offset, "numberOfMessages", (int)h->record_count,
-                   "writtenTimestamp", (json_int_t)h->timestamp_ms, "entrySize",
-                   (int)h->entry_size, "cumulativeSize", (json_int_t)h->cumulative_size);
+                   "writtenTimestamp", (json_int_t)h->timestamp_ms, "entrySize", (int)h->entry_size,
+                   "cumulativeSize", (json_int_t)h->cumulative_size);
 }
 
 int tarn_inspect_companion(int argc, char **argv) {
@@ -30,7 +30,8 @@ int tarn_inspect_companion(int argc, char **argv) {
   int64_t at = 0;
   const tarn_cli_opt opts[] = {
       TARN_CLI_OPT_FLAG("--stream", &stream, 1),
-      TARN_CLI_OPT_UINT("--lookup", &at, 0, INT64_MAX, "a non-negative offset", &lookup), {0}};
+      TARN_CLI_OPT_UINT("--lookup", &at, 0, INT64_MAX, "a non-negative offset", &lookup),
+      {0}};
   const tarn_cli_verb v = {"inspect companion", NULL, opts, NULL, &json, 1, usage};
   int ex = tarn_cli_parse(&v, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
@@ -62,11 +63,11 @@ int tarn_inspect_companion(int argc, char **argv) {
     json_t *o = json_object(), *blocks = json_array(), *rows = json_array(), *map = json_object();
     json_object_set_new(o, "streamBytes", json_integer((json_int_t)c.stream_len));
     for (size_t i = 0; i < c.nblocks; i++)
-      json_array_append_new(blocks, json_pack("{s:I,s:I,s:I,s:I}", "position",
-                                              (json_int_t)c.blocks[i].pos, "length",
-                                              (json_int_t)c.blocks[i].len, "firstRow",
-                                              (json_int_t)c.blocks[i].first_row, "rows",
-                                              (json_int_t)c.blocks[i].rows));
+      json_array_append_new(blocks,
+                            json_pack("{s:I,s:I,s:I,s:I}", "position", (json_int_t)c.blocks[i].pos,
+                                      "length", (json_int_t)c.blocks[i].len, "firstRow",
+                                      (json_int_t)c.blocks[i].first_row, "rows",
+                                      (json_int_t)c.blocks[i].rows));
     for (size_t i = 0; i < c.nrows; i++)
       json_array_append_new(rows, header_json(i, &c.rows[i]));
     for (size_t i = 0; i < c.nmap; i++) {

@@ -18,10 +18,9 @@ static const char usage[] =
 json_t *tarn_inspect_file_index_json(const tarn_file_index *fi, int64_t s) {
   json_t *a = json_array();
   for (size_t i = 0; a && i < fi->n; i++)
-    json_array_append_new(
-        a, json_pack("{s:s, s:I, s:I}", "name", fi->files[i].name, "last_offset",
-                     (json_int_t)fi->files[i].last_offset, "base_offset",
-                     (json_int_t)(i ? fi->files[i - 1].last_offset + 1 : s)));
+    json_array_append_new(a, json_pack("{s:s, s:I, s:I}", "name", fi->files[i].name, "last_offset",
+                                       (json_int_t)fi->files[i].last_offset, "base_offset",
+                                       (json_int_t)(i ? fi->files[i - 1].last_offset + 1 : s)));
   return a;
 }
 
@@ -50,8 +49,10 @@ int tarn_inspect_fileindex(int argc, char **argv) {
     return tarn_cli_fail("inspect fileindex");
   if (fi.files[0].last_offset < s) {
     tarn_file_index_free(&fi);
-    fprintf(stderr, "tarn: inspect fileindex: file index: byte 0: the first file ends at %lld, "
-                    "below the start offset %lld\n", (long long)fi.files[0].last_offset, (long long)s);
+    fprintf(stderr,
+            "tarn: inspect fileindex: file index: byte 0: the first file ends at %lld, "
+            "below the start offset %lld\n",
+            (long long)fi.files[0].last_offset, (long long)s);
     return TARN_EXIT_FAULT;
   }
   int rc = TARN_EXIT_OK;

@@ -80,17 +80,20 @@ static int show_v3(const uint8_t *p, size_t len, int64_t s, int json) {
         json_object_set_new(eo, "uncompressed_size", json_integer(ei.uncompressed_size));
       json_object_set_new(eo, "compressed_payload",
                           tarn_cli_json_hex(ei.compressed_payload, ei.compressed_payload_len));
-      json_object_set_new(eo, "boundaries", tarn_inspect_boundaries_json(ei.boundaries, ei.n_boundaries));
+      json_object_set_new(eo, "boundaries",
+                          tarn_inspect_boundaries_json(ei.boundaries, ei.n_boundaries));
       json_object_set_new(o, "entry_offsets", eo);
     }
     if (ei.file_type == TARN_FILE_RAW && ei.boundaries)
       json_object_set_new(o, "entries", tarn_inspect_entries_json(ei.boundaries, ei.n_boundaries));
     else if (ei.file_type == TARN_FILE_RAW)
-      json_object_set_new(o, "entries", tarn_inspect_entries_json((const uint32_t[]){(uint32_t)ei.message_count}, 1));
+      json_object_set_new(
+          o, "entries",
+          tarn_inspect_entries_json((const uint32_t[]){(uint32_t)ei.message_count}, 1));
     json_t *xs = json_array();
     for (size_t i = 0; i < ei.n_extra; i++)
-      json_array_append_new(xs, json_pack("{s:s, s:s}", "key", ei.extra[i].key, "value",
-                                          ei.extra[i].value));
+      json_array_append_new(
+          xs, json_pack("{s:s, s:s}", "key", ei.extra[i].key, "value", ei.extra[i].value));
     json_object_set_new(o, "extraData", xs);
     if (ei.file_index)
       json_object_set_new(o, "file_index", tarn_inspect_file_index_json(&fi, s));
@@ -124,9 +127,10 @@ static int show_v3(const uint8_t *p, size_t len, int64_t s, int json) {
       printf("file_index           %zu files\n", fi.n);
       tarn_inspect_file_index_print(&fi, s, "  ");
     }
-    printf("read from            %s\n", tarn_entry_index_read_kind(&ei) == TARN_FILE_RAW
-                                          ? "the WAL object (file_type RAW)"
-                                          : "the compacted files of the file index (file_type PARQUET)");
+    printf("read from            %s\n",
+           tarn_entry_index_read_kind(&ei) == TARN_FILE_RAW
+               ? "the WAL object (file_type RAW)"
+               : "the compacted files of the file index (file_type PARQUET)");
   }
   tarn_file_index_free(&fi);
   tarn_entry_index_free(&ei);
@@ -139,10 +143,10 @@ static int show_legacy(const uint8_t *p, size_t len, int json) {
     return tarn_cli_fail("inspect index");
   int rc = TARN_EXIT_OK;
   if (json) {
-    json_t *o = json_pack("{s:i, s:I, s:I, s:s, s:I}", "version", v.version, "message_count",
-                          (json_int_t)v.message_count, "entry_size_bytes",
-                          (json_int_t)v.entry_size_bytes, "location", v.location, "entry_id",
-                          (json_int_t)v.entry_id);
+    json_t *o =
+        json_pack("{s:i, s:I, s:I, s:s, s:I}", "version", v.version, "message_count",
+                  (json_int_t)v.message_count, "entry_size_bytes", (json_int_t)v.entry_size_bytes,
+                  "location", v.location, "entry_id", (json_int_t)v.entry_id);
     if (o && v.has_file_type)
       json_object_set_new(o, "file_type", json_string(file_types[v.file_type]));
     rc = tarn_cli_print_json(o);
@@ -165,7 +169,8 @@ int tarn_inspect_index(int argc, char **argv) {
   int json = 0, nargs;
   const tarn_cli_opt opts[] = {
       TARN_CLI_OPT_STRING("--hex", &hex, "HEX"),
-      TARN_CLI_OPT_UINT("--start", &s, 0, INT64_MAX, "an offset >= 0", NULL), {0}};
+      TARN_CLI_OPT_UINT("--start", &s, 0, INT64_MAX, "an offset >= 0", NULL),
+      {0}};
   const tarn_cli_verb verb = {"inspect index", NULL, opts, NULL, &json, 1, usage};
   int ex = tarn_cli_parse(&verb, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
@@ -197,8 +202,9 @@ int tarn_inspect_index(int argc, char **argv) {
    * decoder name the version it carries (LS-002). */
   if (v < 0 && len >= 2 && p[0] == 0x08)
     v = 3;
-  int rc = v < 0 ? tarn_cli_fail("inspect index") : v == 3 ? show_v3(p, len, s, json)
-                                                           : show_legacy(p, len, json);
+  int rc = v < 0    ? tarn_cli_fail("inspect index")
+           : v == 3 ? show_v3(p, len, s, json)
+                    : show_legacy(p, len, json);
   free(p);
   return rc;
 }

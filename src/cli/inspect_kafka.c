@@ -61,13 +61,13 @@ int tarn_inspect_kafka(int argc, char **argv) {
   while ((rc = tarn_kafka_iter_next(&it, &b)) == 1) {
     if (json) {
       json_t *j = json_pack(
-          "{s:I,s:I,s:i,s:I,s:I,s:I,s:I,s:i,s:s,s:b,s:i,s:I,s:I}", "position",
-          (json_int_t)b.pos, "length", (json_int_t)b.len, "magic", b.magic, "baseOffset",
-          (json_int_t)b.base_offset, "firstOffset", (json_int_t)b.first_offset, "lastOffset",
-          (json_int_t)b.last_offset, "recordCount", (json_int_t)b.record_count, "attributes",
-          (int)b.attributes, "compression", codec_name(b.compression), "crcOk", 1,
-          "lastOffsetDelta", (int)b.last_offset_delta, "baseTimestamp",
-          (json_int_t)b.base_timestamp, "maxTimestamp", (json_int_t)b.max_timestamp);
+          "{s:I,s:I,s:i,s:I,s:I,s:I,s:I,s:i,s:s,s:b,s:i,s:I,s:I}", "position", (json_int_t)b.pos,
+          "length", (json_int_t)b.len, "magic", b.magic, "baseOffset", (json_int_t)b.base_offset,
+          "firstOffset", (json_int_t)b.first_offset, "lastOffset", (json_int_t)b.last_offset,
+          "recordCount", (json_int_t)b.record_count, "attributes", (int)b.attributes, "compression",
+          codec_name(b.compression), "crcOk", 1, "lastOffsetDelta", (int)b.last_offset_delta,
+          "baseTimestamp", (json_int_t)b.base_timestamp, "maxTimestamp",
+          (json_int_t)b.max_timestamp);
       char crc[9];
       snprintf(crc, sizeof crc, "%08x", b.crc);
       json_object_set_new(j, "crc", json_string(crc));

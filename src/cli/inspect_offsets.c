@@ -63,8 +63,8 @@ json_t *tarn_inspect_boundaries_json(const uint32_t *a, size_t n) {
 json_t *tarn_inspect_entries_json(const uint32_t *a, size_t n) {
   json_t *j = json_array();
   for (size_t i = 0; j && i < n; i++)
-    json_array_append_new(j, json_pack("{s:I, s:I}", "start", (json_int_t)(i ? a[i - 1] : 0),
-                                       "end", (json_int_t)a[i]));
+    json_array_append_new(j, json_pack("{s:I, s:I}", "start", (json_int_t)(i ? a[i - 1] : 0), "end",
+                                       (json_int_t)a[i]));
   return j;
 }
 
@@ -82,7 +82,8 @@ int tarn_inspect_offsets(int argc, char **argv) {
   const char *hex = NULL, *list = NULL;
   int json = 0, nargs;
   const tarn_cli_opt opts[] = {TARN_CLI_OPT_STRING("--hex", &hex, "HEX"),
-                               TARN_CLI_OPT_STRING("--boundaries", &list, "N,N,..."), {0}};
+                               TARN_CLI_OPT_STRING("--boundaries", &list, "N,N,..."),
+                               {0}};
   const tarn_cli_verb v = {"inspect offsets", NULL, opts, NULL, &json, 0, usage};
   int ex = tarn_cli_parse(&v, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)
@@ -114,8 +115,8 @@ int tarn_inspect_offsets(int argc, char **argv) {
   if (json) {
     rc = tarn_cli_print_json(json_pack("{s:I, s:o, s:o, s:o}", "n", (json_int_t)n,
                                        "compressed_payload", tarn_cli_json_hex(p, len),
-                                       "boundaries", tarn_inspect_boundaries_json(a, n),
-                                       "entries", tarn_inspect_entries_json(a, n)));
+                                       "boundaries", tarn_inspect_boundaries_json(a, n), "entries",
+                                       tarn_inspect_entries_json(a, n)));
   } else if (list) {
     tarn_cli_print_hex(stdout, p, len, 1);
     printf("\n");

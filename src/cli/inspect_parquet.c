@@ -89,8 +89,7 @@ static void print_meta(const char *path, uint64_t size, const tarn_parquet_meta 
   for (size_t i = 0; i < m->n_schema; i++) {
     const tarn_parquet_schema_element *e = &m->schema[i];
     if (e->num_children > 0 || i == 0)
-      printf("  %-22s group of %d%s%s\n", e->name, e->num_children,
-             e->repetition >= 0 ? ", " : "",
+      printf("  %-22s group of %d%s%s\n", e->name, e->num_children, e->repetition >= 0 ? ", " : "",
              e->repetition >= 0 ? tarn_parquet_repetition_name(e->repetition) : "");
     else
       printf("  %-22s %s %s%s\n", e->name, tarn_parquet_type_name(e->type),
@@ -137,8 +136,8 @@ static json_t *meta_json(const char *path, uint64_t size, const tarn_parquet_met
     json_array_append_new(schema, o);
   }
   for (size_t i = 0; i < m->n_kv; i++)
-    json_array_append_new(kv, json_pack("{s:s,s:s?}", "key", m->kv[i].key, "value",
-                                        m->kv[i].value));
+    json_array_append_new(kv,
+                          json_pack("{s:s,s:s?}", "key", m->kv[i].key, "value", m->kv[i].value));
   json_t *o = json_pack("{s:s,s:I,s:i,s:I,s:o,s:o}", "file", path, "size", (json_int_t)size,
                         "version", m->version, "num_rows", (json_int_t)m->num_rows, "schema",
                         schema, "key_value_metadata", kv);
@@ -152,12 +151,11 @@ static json_t *group_json(const tarn_parquet_row_group *rg, json_t *pages) {
   json_t *enc = json_array();
   for (size_t i = 0; i < c->n_encodings; i++)
     json_array_append_new(enc, json_string(tarn_parquet_encoding_name(c->encodings[i])));
-  json_t *col = json_pack("{s:s,s:s,s:o,s:I,s:I,s:I,s:I}", "type", tarn_parquet_type_name(c->type),
-                          "codec", tarn_parquet_codec_name(c->codec), "encodings", enc,
-                          "num_values", (json_int_t)c->num_values, "total_compressed_size",
-                          (json_int_t)c->total_compressed_size, "total_uncompressed_size",
-                          (json_int_t)c->total_uncompressed_size, "data_page_offset",
-                          (json_int_t)c->data_page_offset);
+  json_t *col = json_pack(
+      "{s:s,s:s,s:o,s:I,s:I,s:I,s:I}", "type", tarn_parquet_type_name(c->type), "codec",
+      tarn_parquet_codec_name(c->codec), "encodings", enc, "num_values", (json_int_t)c->num_values,
+      "total_compressed_size", (json_int_t)c->total_compressed_size, "total_uncompressed_size",
+      (json_int_t)c->total_uncompressed_size, "data_page_offset", (json_int_t)c->data_page_offset);
   if (col && c->dictionary_page_offset >= 0)
     json_object_set_new(col, "dictionary_page_offset", json_integer(c->dictionary_page_offset));
   if (col && c->null_count >= 0)
@@ -173,8 +171,8 @@ static int show_rows(tarn_parquet_reader *r, uint64_t a, uint64_t b, size_t show
                      json_t *rows) {
   uint64_t n_rows = (uint64_t)tarn_parquet_get_meta(r)->num_rows;
   if (a > n_rows)
-    return tarn_set_errmsg(TARN_EINVAL, "--rows: row %" PRIu64 " is past the last row (%" PRIu64
-                                  " rows)", a, n_rows);
+    return tarn_set_errmsg(
+        TARN_EINVAL, "--rows: row %" PRIu64 " is past the last row (%" PRIu64 " rows)", a, n_rows);
   if (b > n_rows)
     b = n_rows;
   int rc = tarn_parquet_seek(r, a);
@@ -220,7 +218,8 @@ int tarn_inspect_parquet(int argc, char **argv) {
   const char *rows_arg = NULL;
   int json = 0, full = 0, nargs;
   const tarn_cli_opt opts[] = {TARN_CLI_OPT_STRING("--rows", &rows_arg, "A..B or A.."),
-                               TARN_CLI_OPT_FLAG("--full", &full, 1), {0}};
+                               TARN_CLI_OPT_FLAG("--full", &full, 1),
+                               {0}};
   const tarn_cli_verb v = {"inspect parquet", NULL, opts, NULL, &json, 1, usage};
   int ex = tarn_cli_parse(&v, argc, argv, &nargs);
   if (ex != TARN_CLI_GO_ON)

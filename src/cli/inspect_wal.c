@@ -37,13 +37,13 @@ static void print_table(const tarn_wal *w) {
   printf("sections               %zu\n", w->section_count);
   for (size_t s = 0; s < w->section_count; s++) {
     const tarn_wal_section *sec = &w->sections[s];
-    printf("\nsection %zu at byte %zu: log_id %llu, entry_count %zu, payload bytes %llu",
-           s, sec->index_pos, (unsigned long long)sec->log_id, sec->entry_count,
+    printf("\nsection %zu at byte %zu: log_id %llu, entry_count %zu, payload bytes %llu", s,
+           sec->index_pos, (unsigned long long)sec->log_id, sec->entry_count,
            (unsigned long long)sec->payload_total);
     if (!legacy)
       printf(", records %llu", (unsigned long long)sec->record_total);
-    printf("\n  %-6s %-10s %-14s %-12s %-12s %s\n", legacy ? "entry_id" : "entry",
-           "index_byte", "payload_offset", legacy ? "payload_length" : "payload_size",
+    printf("\n  %-6s %-10s %-14s %-12s %-12s %s\n", legacy ? "entry_id" : "entry", "index_byte",
+           "payload_offset", legacy ? "payload_length" : "payload_size",
            legacy ? "" : "record_count", "payload");
     for (size_t i = 0; i < sec->entry_count; i++) {
       const tarn_wal_entry *e = &sec->entries[i];

@@ -11,17 +11,17 @@ struct tarn_deployment;
 /* The log a verb acts on: NS/NAME (or NAME in the default namespace) with
  * --partition P (default 0), or --log L. */
 typedef struct tarn_cli_log_target {
-  const char *stream;   /* "NS/NAME" or NULL */
+  const char *stream;    /* "NS/NAME" or NULL */
   const char *partition; /* --partition's value or NULL */
-  const char *log;      /* --log's value or NULL */
+  const char *log;       /* --log's value or NULL */
 } tarn_cli_log_target;
 
 /* The help lines of the target's flags. */
 extern const char tarn_cli_log_target_help[];
 
 /* The target's flags, as lines of a verb's option table. */
-#define TARN_CLI_LOG_TARGET_OPTS(t)                                                          \
-  TARN_CLI_OPT_STRING("--partition", &(t)->partition, NULL),                                 \
+#define TARN_CLI_LOG_TARGET_OPTS(t)                                                                \
+  TARN_CLI_OPT_STRING("--partition", &(t)->partition, NULL),                                       \
       TARN_CLI_OPT_STRING("--log", &(t)->log, NULL)
 
 /* Resolves the target to a log ID (through the catalog for NS/NAME). Returns

@@ -33,13 +33,13 @@ static int allocated_log(const char *cmd, tarn_deployment *d, uint64_t log_id) {
     rc = tarn_catalog_open_stream(c, lr.ns, lr.name, &s);
   int status = TARN_EXIT_OK;
   if (rc == TARN_ENOTFOUND || (!rc && s.state == TARN_STREAM_DROPPING)) {
-    fprintf(stderr, "tarn: %s: log %llu belongs to no stream%s; name a stream's log (see "
-                    "'tarn stream describe')\n",
+    fprintf(stderr,
+            "tarn: %s: log %llu belongs to no stream%s; name a stream's log (see "
+            "'tarn stream describe')\n",
             cmd, (unsigned long long)log_id, rc ? "" : " (its stream is being dropped)");
     status = TARN_EXIT_FAULT;
   } else if (rc) {
-    fprintf(stderr, "tarn: %s: log %llu: %s\n", cmd, (unsigned long long)log_id,
-            tarn_errmsg());
+    fprintf(stderr, "tarn: %s: log %llu: %s\n", cmd, (unsigned long long)log_id, tarn_errmsg());
     status = tarn_cli_exit_for(rc);
   }
   tarn_catalog_record_free(&s);
@@ -48,8 +48,8 @@ static int allocated_log(const char *cmd, tarn_deployment *d, uint64_t log_id) {
   return status;
 }
 
-int tarn_cli_log_target_resolve(const tarn_cli_log_target *t, const char *cmd,
-                                tarn_deployment *d, uint64_t *log_id) {
+int tarn_cli_log_target_resolve(const tarn_cli_log_target *t, const char *cmd, tarn_deployment *d,
+                                uint64_t *log_id) {
   if (t->log) {
     if (t->stream || t->partition)
       return tarn_cli_usage_error(cmd, "--log L replaces NS/NAME and --partition");

@@ -36,8 +36,8 @@ typedef struct aent {
 typedef struct asec {
   uint64_t log_id;
   tarn_lease *lease;
-  uint64_t start, end;   /* offsets [start, end) */
-  uint64_t cum0, cum1;   /* cumulative size before and after */
+  uint64_t start, end; /* offsets [start, end) */
+  uint64_t cum0, cum1; /* cumulative size before and after */
   int done;
 } asec;
 
@@ -45,7 +45,7 @@ typedef struct actx {
   tarn_meta *m;
   tarn_objstore *wal;
   int64_t max_publish_delay_ms;
-  tarn_xwriter *w;       /* the writer whose stats and logs to update, or NULL */
+  tarn_xwriter *w; /* the writer whose stats and logs to update, or NULL */
 } actx;
 
 static void count(actx *c, uint64_t *field) {
@@ -67,10 +67,11 @@ static int resolve(tarn_meta *m, const asec *s) {
     return 1;
   if (end == s->start && cum == s->cum0)
     return 0;
-  return tarn__err(TARN_ECORRUPT, "express absorb: log %" PRIu64 " ends at (%" PRIu64 ", %" PRIu64
-                                  "), expected (%" PRIu64 ", %" PRIu64 ") or (%" PRIu64 ", %" PRIu64
-                                  "): another writer changed the log, acknowledged offsets and "
-                                  "the index disagree",
+  return tarn__err(TARN_ECORRUPT,
+                   "express absorb: log %" PRIu64 " ends at (%" PRIu64 ", %" PRIu64
+                   "), expected (%" PRIu64 ", %" PRIu64 ") or (%" PRIu64 ", %" PRIu64
+                   "): another writer changed the log, acknowledged offsets and "
+                   "the index disagree",
                    s->log_id, end, cum, s->start, s->cum0, s->end, s->cum1);
 }
 
@@ -97,8 +98,9 @@ static int index_section(actx *c, asec *s, const tarn_buf *value) {
     if (rc == 0) {
       int same = out.key && !strcmp(out.key, want);
       if (!same)
-        rc = tarn__err(TARN_ECORRUPT, "express absorb: log %" PRIu64 " indexed at %s, not %s: "
-                                      "acknowledged offsets and the index disagree",
+        rc = tarn__err(TARN_ECORRUPT,
+                       "express absorb: log %" PRIu64 " indexed at %s, not %s: "
+                       "acknowledged offsets and the index disagree",
                        log_id, out.key ? out.key : "?", want);
       tarn_meta_rec_free(&out);
       return rc;
@@ -190,8 +192,8 @@ static int intents_of(const asec *secs, size_t n, tarn__xintent **out) {
   if (!*out)
     return tarn__err(TARN_ENOMEM, "out of memory");
   for (size_t i = 0; i < n; i++)
-    (*out)[i] = (tarn__xintent){secs[i].log_id, secs[i].start, secs[i].cum0, secs[i].end,
-                                secs[i].cum1};
+    (*out)[i] =
+        (tarn__xintent){secs[i].log_id, secs[i].start, secs[i].cum0, secs[i].end, secs[i].cum1};
   return 0;
 }
 
@@ -266,8 +268,7 @@ int tarn__xabsorb_batch(tarn_xwriter *w, int force) {
   for (size_t i = 0; !rc && i < n; i++, f = f->next) {
     fl[i] = f;
     for (size_t j = 0; j < f->n; j++)
-      ents[k++] = (aent){f->ents[j].log_id, f->ents[j].payload, f->ents[j].len,
-                         f->ents[j].records};
+      ents[k++] = (aent){f->ents[j].log_id, f->ents[j].payload, f->ents[j].len, f->ents[j].records};
   }
   if (!rc)
     rc = sections_of(ents, nents, &secs, &nsecs);
@@ -287,8 +288,9 @@ int tarn__xabsorb_batch(tarn_xwriter *w, int force) {
       for (size_t j = 0; !rc && j < fl[i]->n; j++)
         if (fl[i]->ents[j].log_id == l->log_id) {
           if (fl[i]->ents[j].offset != next)
-            rc = tarn__err(TARN_ECORRUPT, "express absorb: log %" PRIu64 " entry acknowledged at "
-                                          "%" PRIu64 " where the index gives %" PRIu64,
+            rc = tarn__err(TARN_ECORRUPT,
+                           "express absorb: log %" PRIu64 " entry acknowledged at "
+                           "%" PRIu64 " where the index gives %" PRIu64,
                            l->log_id, fl[i]->ents[j].offset, next);
           next += fl[i]->ents[j].records;
         }
@@ -358,11 +360,10 @@ static int fetch_flight(tarn__xbuckets *s, const tarn__xepoch *e, uint64_t slot,
   char key[TARN__X_SLOT_KEY_MAX];
   int rc = tarn__xslot_key(key, sizeof key, e->star, e->epoch, slot);
   for (size_t b = 0; !rc && b < s->k; b++)
-    if (tarn__xslot_observe(s->b[b].store, key, e->star, e->epoch, slot, out) ==
-        TARN__XOBS_FLIGHT)
+    if (tarn__xslot_observe(s->b[b].store, key, e->star, e->epoch, slot, out) == TARN__XOBS_FLIGHT)
       return 0;
-  return rc ? rc : tarn__err(TARN_EUNAVAIL, "express absorb: no bucket holds a flight of slot %s",
-                             key);
+  return rc ? rc
+            : tarn__err(TARN_EUNAVAIL, "express absorb: no bucket holds a flight of slot %s", key);
 }
 
 int tarn__xabsorb_flight(void *arg, tarn_meta *m, tarn__xepoch *e, uint64_t slot,
@@ -370,8 +371,10 @@ int tarn__xabsorb_flight(void *arg, tarn_meta *m, tarn__xepoch *e, uint64_t slot
   if (slot < e->checkpoint)
     return 0;
   if (slot > e->checkpoint)
-    return tarn__err(TARN_EINVAL, "express absorb: slot %" PRIu64 " is above the checkpoint %"
-                                  PRIu64 ": slots are absorbed in order", slot, e->checkpoint);
+    return tarn__err(TARN_EINVAL,
+                     "express absorb: slot %" PRIu64 " is above the checkpoint %" PRIu64
+                     ": slots are absorbed in order",
+                     slot, e->checkpoint);
   actx c = {m, arg, 0, NULL};
   tarn_timing t;
   int rc = tarn_timing_load(m, &t, NULL);
@@ -423,8 +426,10 @@ int tarn__xabsorb_flight(void *arg, tarn_meta *m, tarn__xepoch *e, uint64_t slot
         x++;
       if (x == e->n_absorbing || e->absorbing[x].end - e->absorbing[x].start != a->end ||
           e->absorbing[x].cum1 - e->absorbing[x].cum0 != a->cum1) {
-        rc = tarn__err(TARN_ECORRUPT, "express absorb: the intent of epoch %" PRIu64 " does not "
-                                      "match its flights (log %" PRIu64 ")", e->epoch, a->log_id);
+        rc = tarn__err(TARN_ECORRUPT,
+                       "express absorb: the intent of epoch %" PRIu64 " does not "
+                       "match its flights (log %" PRIu64 ")",
+                       e->epoch, a->log_id);
         break;
       }
       a->start = e->absorbing[x].start;

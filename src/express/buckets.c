@@ -23,8 +23,10 @@ static int add(tarn__xbuckets *s, const char *uri, size_t ulen, const char *zone
   if (ulen == 0)
     return tarn__err(TARN_EINVAL, "express bucket set: an empty bucket URI");
   if (zlen > TARN__X_ZONE_MAX || memchr(zone, '/', zlen))
-    return tarn__err(TARN_EINVAL, "express bucket set: zone '%.*s' is longer than %d bytes or "
-                                  "holds '/'", (int)zlen, zone, TARN__X_ZONE_MAX);
+    return tarn__err(TARN_EINVAL,
+                     "express bucket set: zone '%.*s' is longer than %d bytes or "
+                     "holds '/'",
+                     (int)zlen, zone, TARN__X_ZONE_MAX);
   tarn__xbucket *b = &s->b[s->k];
   b->uri = dup(uri, ulen);
   b->zone = dup(zone, zlen);
@@ -95,8 +97,8 @@ void tarn__xbuckets_free(tarn__xbuckets *s) {
 int tarn__xbuckets_copy(const tarn__xbuckets *from, tarn__xbuckets *to) {
   memset(to, 0, sizeof *to);
   for (size_t i = 0; i < from->k; i++) {
-    int rc = add(to, from->b[i].uri, strlen(from->b[i].uri), from->b[i].zone,
-                 strlen(from->b[i].zone));
+    int rc =
+        add(to, from->b[i].uri, strlen(from->b[i].uri), from->b[i].zone, strlen(from->b[i].zone));
     if (rc) {
       tarn__xbuckets_free(to);
       return rc;
@@ -143,8 +145,8 @@ int tarn__xbuckets_encode(const tarn__xbuckets *s, tarn_buf *out) {
   int rc = tarn__xbuckets_check(s);
   if (rc)
     return rc;
-  json_t *o = json_pack("{s:o,s:I,s:I}", "buckets", tarn__xbuckets_json(s), "w",
-                        (json_int_t)s->w, "win", (json_int_t)s->win);
+  json_t *o = json_pack("{s:o,s:I,s:I}", "buckets", tarn__xbuckets_json(s), "w", (json_int_t)s->w,
+                        "win", (json_int_t)s->win);
   char *text = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
   json_decref(o);
   if (!text)
@@ -162,9 +164,10 @@ int tarn__xbuckets_decode(const uint8_t *p, size_t n, tarn__xbuckets *out) {
     rc = tarn__xbuckets_from_json(json_object_get(o, "buckets"), json_object_get(o, "w"),
                                   json_object_get(o, "win"), out);
   json_decref(o);
-  return rc ? tarn__err(TARN_ECORRUPT, "the deployment's express record %s%s is not "
-                                       "{\"buckets\":[{\"uri\",\"zone\"}..],\"w\",\"win\"} with "
-                                       "1 <= W <= K and 1 <= WIN",
+  return rc ? tarn__err(TARN_ECORRUPT,
+                        "the deployment's express record %s%s is not "
+                        "{\"buckets\":[{\"uri\",\"zone\"}..],\"w\",\"win\"} with "
+                        "1 <= W <= K and 1 <= WIN",
                         TARN__X_DEPLOY_PARTITION, TARN__X_DEPLOY_KEY)
             : 0;
 }
@@ -191,8 +194,9 @@ int tarn__xbuckets_load(tarn_meta *m, tarn__xbuckets *out) {
   tarn_meta_rec r = {0};
   int rc = tarn_meta_get(m, TARN__X_DEPLOY_PARTITION, TARN__X_DEPLOY_KEY, &r);
   if (rc == TARN_ENOTFOUND)
-    return tarn__err(TARN_ENOTFOUND, "the deployment has no express bucket set (%s%s); run "
-                                     "`tarn init` (with --express-bucket URI[@ZONE] ...)",
+    return tarn__err(TARN_ENOTFOUND,
+                     "the deployment has no express bucket set (%s%s); run "
+                     "`tarn init` (with --express-bucket URI[@ZONE] ...)",
                      TARN__X_DEPLOY_PARTITION, TARN__X_DEPLOY_KEY);
   if (rc)
     return tarn__errctx(rc, "reading the deployment's express record");

@@ -53,10 +53,10 @@ int tarn__xepoch_encode(const tarn__xepoch *e, tarn_buf *out) {
     return tarn__err(TARN_EINVAL, "express epoch record: invalid fields (fenced iff a cut)");
   json_t *o = json_pack("{s:s,s:s,s:I,s:s,s:o,s:I,s:I,s:I,s:I,s:I,s:I}", "star", e->star, "class",
                         e->cls, "epoch", (json_int_t)e->epoch, "state", state_name(e->state),
-                        "buckets", tarn__xbuckets_json(&e->buckets), "w",
-                        (json_int_t)e->buckets.w, "win", (json_int_t)e->buckets.win, "checkpoint",
-                        (json_int_t)e->checkpoint, "trimmed", (json_int_t)e->trimmed, "rewritten",
-                        (json_int_t)e->rewritten, "created_ms", (json_int_t)e->created_ms);
+                        "buckets", tarn__xbuckets_json(&e->buckets), "w", (json_int_t)e->buckets.w,
+                        "win", (json_int_t)e->buckets.win, "checkpoint", (json_int_t)e->checkpoint,
+                        "trimmed", (json_int_t)e->trimmed, "rewritten", (json_int_t)e->rewritten,
+                        "created_ms", (json_int_t)e->created_ms);
   if (o && e->has_cut)
     json_object_set_new(o, "cut", json_integer((json_int_t)e->cut));
   if (o && e->absorbing_to) {
@@ -229,8 +229,7 @@ static int parse_head(const tarn_meta_rec *r, uint64_t *head) {
   char *end;
   unsigned long long v = strtoull(text, &end, 10);
   if (*end || text[0] < '0' || text[0] > '9')
-    return tarn__err(TARN_ECORRUPT, "chain counter %s: '%s' is not a decimal number", r->key,
-                     text);
+    return tarn__err(TARN_ECORRUPT, "chain counter %s: '%s' is not a decimal number", r->key, text);
   *head = v;
   return 0;
 }
@@ -309,7 +308,8 @@ int tarn__xchain_mint(tarn_meta *m, const char *star, const char *cls, const tar
   e.cls = strdup(cls);
   e.epoch = epoch;
   e.state = TARN__XEPOCH_OPEN;
-  rc = e.star && e.cls ? tarn__xbuckets_copy(s, &e.buckets) : tarn__err(TARN_ENOMEM, "out of memory");
+  rc = e.star && e.cls ? tarn__xbuckets_copy(s, &e.buckets)
+                       : tarn__err(TARN_ENOMEM, "out of memory");
   tarn_buf b;
   tarn_buf_init(&b);
   if (!rc)
@@ -325,8 +325,10 @@ int tarn__xchain_mint(tarn_meta *m, const char *star, const char *cls, const tar
   if (rc) {
     /* the number is burned: no record, and no slot may be written under it */
     tarn__xepoch_free(&e);
-    return tarn__errctx(rc, "creating the record of epoch %" PRIu64 " of %s (the number is "
-                            "burned)", epoch, part);
+    return tarn__errctx(rc,
+                        "creating the record of epoch %" PRIu64 " of %s (the number is "
+                        "burned)",
+                        epoch, part);
   }
   e.version = st.version;
   *out = e;
@@ -346,8 +348,10 @@ int tarn__xepoch_load(tarn_meta *m, const char *star, const char *cls, uint64_t 
   rc = tarn_meta_get(m, part, key, &r);
   if (rc == TARN_ENOTFOUND) {
     tarn_meta_rec_free(&r);
-    return tarn__err(TARN_ENOTFOUND, "no record of epoch %" PRIu64 " in %s (never minted, or "
-                                     "burned)", epoch, part);
+    return tarn__err(TARN_ENOTFOUND,
+                     "no record of epoch %" PRIu64 " in %s (never minted, or "
+                     "burned)",
+                     epoch, part);
   }
   if (!rc)
     rc = tarn__xepoch_decode(r.value, r.value_len, out);
@@ -406,7 +410,10 @@ static int update(tarn_meta *m, tarn__xepoch *e, int (*fn)(tarn__xepoch *, const
                    key, CAS_ATTEMPTS);
 }
 
-typedef struct { int cursor; uint64_t value; } advance_arg;
+typedef struct {
+  int cursor;
+  uint64_t value;
+} advance_arg;
 
 static int apply_advance(tarn__xepoch *e, const void *p) {
   const advance_arg *a = p;
@@ -431,9 +438,10 @@ static int apply_cut(tarn__xepoch *e, const void *p) {
   if (e->has_cut) {
     if (e->cut == cut)
       return 1;
-    return tarn__err(TARN_ECORRUPT, "BUG: epoch %" PRIu64 " of star %s already has cut %" PRIu64
-                                    ", and a fence computed %" PRIu64 " (a disagreeing cut is a "
-                                    "programming error; nothing overwritten)",
+    return tarn__err(TARN_ECORRUPT,
+                     "BUG: epoch %" PRIu64 " of star %s already has cut %" PRIu64
+                     ", and a fence computed %" PRIu64 " (a disagreeing cut is a "
+                     "programming error; nothing overwritten)",
                      e->epoch, e->star, e->cut, cut);
   }
   e->has_cut = 1;
@@ -460,8 +468,9 @@ static int apply_begin(tarn__xepoch *e, const void *p) {
     if (e->absorbing_to == a->to && e->n_absorbing == a->n &&
         !memcmp(e->absorbing, a->v, a->n * sizeof *a->v))
       return 1; /* a resume of the same intent */
-    return tarn__err(TARN_ECORRUPT, "express epoch %" PRIu64 " of star %s: an absorb of slots "
-                                    "up to %" PRIu64 " is pending; refusing another up to %" PRIu64,
+    return tarn__err(TARN_ECORRUPT,
+                     "express epoch %" PRIu64 " of star %s: an absorb of slots "
+                     "up to %" PRIu64 " is pending; refusing another up to %" PRIu64,
                      e->epoch, e->star, e->absorbing_to, a->to);
   }
   tarn__xintent *c = malloc(a->n * sizeof *c);
@@ -474,8 +483,8 @@ static int apply_begin(tarn__xepoch *e, const void *p) {
   return 0;
 }
 
-int tarn__xepoch_begin_absorb(tarn_meta *m, tarn__xepoch *e, uint64_t to,
-                              const tarn__xintent *v, size_t n) {
+int tarn__xepoch_begin_absorb(tarn_meta *m, tarn__xepoch *e, uint64_t to, const tarn__xintent *v,
+                              size_t n) {
   if (to == 0 || n == 0)
     return tarn__err(TARN_EINVAL, "an absorb intent needs slots and logs");
   if (e->checkpoint >= to)

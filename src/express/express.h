@@ -17,16 +17,16 @@
 
 /* ---- the bucket set -------------------------------------------------------- */
 
-#define TARN__X_K_MAX 8         /* most buckets in a set */
-#define TARN__X_ZONE_MAX 64     /* longest zone name */
+#define TARN__X_K_MAX 8     /* most buckets in a set */
+#define TARN__X_ZONE_MAX 64 /* longest zone name */
 #define TARN__X_W_DEFAULT 2
 #define TARN__X_WIN_DEFAULT 8
 #define TARN__X_WIN_MAX 4096
 
 typedef struct tarn__xbucket {
-  char *uri;             /* an object-store URI (file://, mem:, s3://) */
-  char *zone;            /* the zone it lives in ("" when not given) */
-  tarn_objstore *store;  /* open after tarn__xbuckets_open, else NULL */
+  char *uri;            /* an object-store URI (file://, mem:, s3://) */
+  char *zone;           /* the zone it lives in ("" when not given) */
+  tarn_objstore *store; /* open after tarn__xbuckets_open, else NULL */
 } tarn__xbucket;
 
 /* The deployment's express bucket set: K buckets in a fixed order (the order
@@ -145,16 +145,16 @@ enum { TARN__XEPOCH_OPEN = 0, TARN__XEPOCH_FENCED = 1 };
 typedef struct tarn__xepoch {
   char *star;
   char *cls;
-  uint64_t epoch;            /* >= 1 */
-  int state;                 /* TARN__XEPOCH_OPEN, then _FENCED with the cut */
-  tarn__xbuckets buckets;    /* mint-time constants: URIs + zones, W, WIN (stores not open) */
-  uint64_t checkpoint;       /* every slot below is absorbed into the standard format */
-  uint64_t trimmed;          /* flights below are deleted from the buckets */
-  uint64_t rewritten;        /* reserved for rewriting (0) */
+  uint64_t epoch;         /* >= 1 */
+  int state;              /* TARN__XEPOCH_OPEN, then _FENCED with the cut */
+  tarn__xbuckets buckets; /* mint-time constants: URIs + zones, W, WIN (stores not open) */
+  uint64_t checkpoint;    /* every slot below is absorbed into the standard format */
+  uint64_t trimmed;       /* flights below are deleted from the buckets */
+  uint64_t rewritten;     /* reserved for rewriting (0) */
   int has_cut;
-  uint64_t cut;              /* the first dead slot, once published */
+  uint64_t cut; /* the first dead slot, once published */
   int64_t created_ms;
-  int64_t version;           /* the metadata record's version (for CAS) */
+  int64_t version; /* the metadata record's version (for CAS) */
   /* Absorb's intent: slots [checkpoint, absorbing_to) are being indexed, each
    * log's section going from (start, cum0) to (end, cum1); 0 when none. A
    * crashed absorb is resumed from it (tarn__xabsorb_flight): a log whose last
@@ -215,8 +215,8 @@ int tarn__xepoch_publish_cut(tarn_meta *m, tarn__xepoch *e, uint64_t cut);
 /* Records absorb's intent by CAS (the record must have none, or this same
  * one: a resume). 1 (nothing written) when the checkpoint is at or past to
  * already. */
-int tarn__xepoch_begin_absorb(tarn_meta *m, tarn__xepoch *e, uint64_t to,
-                              const tarn__xintent *v, size_t n);
+int tarn__xepoch_begin_absorb(tarn_meta *m, tarn__xepoch *e, uint64_t to, const tarn__xintent *v,
+                              size_t n);
 /* Clears the intent and raises the checkpoint to `to`, by CAS, recording the
  * intent's per-log offset ranges as absorbed (e->absorbed): the same CAS, so
  * a range is on the record exactly when the checkpoint has passed its slots. */
@@ -246,11 +246,11 @@ int tarn__xwriter_rec_get(tarn_meta *m, uint64_t log_id, char star[TARN__X_STAR_
                           uint64_t *epoch, int64_t *version);
 /* Stamps the clean-release mark of the tenure (star, epoch): every offset
  * below end is indexed. Under the guards g (the tenure's lease). */
-int tarn__xmark_put(tarn_meta *m, uint64_t log_id, const char *star, uint64_t epoch,
-                    uint64_t end, const tarn_meta_guard *g, size_t ng);
+int tarn__xmark_put(tarn_meta *m, uint64_t log_id, const char *star, uint64_t epoch, uint64_t end,
+                    const tarn_meta_guard *g, size_t ng);
 /* The standing mark and its version; TARN_ENOTFOUND when none (or consumed). */
-int tarn__xmark_get(tarn_meta *m, uint64_t log_id, char star[TARN__X_STAR_MAX + 1],
-                    uint64_t *epoch, uint64_t *end, int64_t *version);
+int tarn__xmark_get(tarn_meta *m, uint64_t log_id, char star[TARN__X_STAR_MAX + 1], uint64_t *epoch,
+                    uint64_t *end, int64_t *version);
 /* Consumes the mark by CAS on version: TARN_ECONFLICT when another open did. */
 int tarn__xmark_consume(tarn_meta *m, uint64_t log_id, int64_t version);
 

@@ -61,8 +61,10 @@ int tarn_xwriter_finish(tarn_xwriter *w, uint64_t log_id) {
       return rc;
   }
   if (!TARN__PLANTED(TARN__BUG_XMARK_BEFORE_FLUSH) && (rc = stamp(w, l, end)))
-    return tarn__errctx(rc, "finishing express log %" PRIu64 ": the mark did not land (the "
-                            "lease is kept; retry)", log_id);
+    return tarn__errctx(rc,
+                        "finishing express log %" PRIu64 ": the mark did not land (the "
+                        "lease is kept; retry)",
+                        log_id);
   pthread_mutex_lock(&w->mu);
   if ((p = find_link(w, log_id)))
     *p = l->next;

@@ -86,12 +86,12 @@ int tarn__xgate_open(tarn_xwriter *w, xlog *l) {
     return rc;
   tarn_errclear();
   if (!rc && !strcmp(ms, pred) && me == pe) {
-    if (!TARN__PLANTED(TARN__BUG_XMARK_NOT_CONSUMED) &&
-        (rc = tarn__xmark_consume(m, log_id, mver)))
-      return rc == TARN_ECONFLICT
-                 ? tarn__err(TARN_EBUSY, "express log %" PRIu64 ": another open consumed the "
-                                         "mark; retry", log_id)
-                 : rc;
+    if (!TARN__PLANTED(TARN__BUG_XMARK_NOT_CONSUMED) && (rc = tarn__xmark_consume(m, log_id, mver)))
+      return rc == TARN_ECONFLICT ? tarn__err(TARN_EBUSY,
+                                              "express log %" PRIu64 ": another open consumed the "
+                                              "mark; retry",
+                                              log_id)
+                                  : rc;
     goto admit;
   }
   if (!strcmp(pred, w->star)) {
@@ -106,8 +106,9 @@ int tarn__xgate_open(tarn_xwriter *w, xlog *l) {
   if ((rc = other_lease(m, log_id, l->lease, &alive)))
     return rc;
   if (alive)
-    return tarn__err(TARN_EBUSY, "express log %" PRIu64 ": star %s leads it (or is finishing "
-                                 "it) and left no mark; retry",
+    return tarn__err(TARN_EBUSY,
+                     "express log %" PRIu64 ": star %s leads it (or is finishing "
+                     "it) and left no mark; retry",
                      log_id, pred);
   if (!TARN__PLANTED(TARN__BUG_XGATE_TRUSTS_DEAD)) {
     uint64_t head = 0;
@@ -139,11 +140,15 @@ admit:
       moved = had_rec ? r2 == 0 && now_ver != rver : r2 == 0;
     }
     if (moved)
-      rc = tarn__err(TARN_EBUSY, "express log %" PRIu64 ": %s's open was admitted while this "
-                                 "one judged the log; retry", log_id, now_star);
+      rc = tarn__err(TARN_EBUSY,
+                     "express log %" PRIu64 ": %s's open was admitted while this "
+                     "one judged the log; retry",
+                     log_id, now_star);
     else if (rc == TARN_EGUARD)
-      rc = tarn__err(TARN_EGUARD, "express log %" PRIu64 ": the lease no longer guards the "
-                                  "last-writer record", log_id);
+      rc = tarn__err(TARN_EGUARD,
+                     "express log %" PRIu64 ": the lease no longer guards the "
+                     "last-writer record",
+                     log_id);
   }
   return rc;
 }

@@ -42,9 +42,7 @@ int tarn__xobserve(const tarn__xbuckets *s, const char *star, uint64_t epoch, ui
       st = TARN__XOBS_UNKNOWN;
     o->st[i] = st;
     switch (st) {
-    case TARN__XOBS_EMPTY:
-      o->empty++;
-      break;
+    case TARN__XOBS_EMPTY: o->empty++; break;
     case TARN__XOBS_FLIGHT:
       o->flight++;
       if (!o->have_flight_bytes) {
@@ -53,12 +51,8 @@ int tarn__xobserve(const tarn__xbuckets *s, const char *star, uint64_t epoch, ui
           o->have_flight_bytes = 1;
       }
       break;
-    case TARN__XOBS_POISON:
-      o->poison++;
-      break;
-    case TARN__XOBS_UNKNOWN:
-      o->unknown++;
-      break;
+    case TARN__XOBS_POISON: o->poison++; break;
+    case TARN__XOBS_UNKNOWN: o->unknown++; break;
     default:
       /* a foreign object fills the bucket but votes for neither side */
       break;

@@ -38,8 +38,8 @@ static int flight_below_cut(const tarn__xbuckets *s, const tarn__xepoch *e, uint
       return tarn__err(TARN_ETIMEDOUT,
                        "express settle %s/%llu: slot %llu below the cut: no flight readable "
                        "(%u empty, %u unreachable of %zu) for %lld ms",
-                       e->star, (unsigned long long)e->epoch, (unsigned long long)slot,
-                       ob->empty, ob->unknown, s->k, (long long)age);
+                       e->star, (unsigned long long)e->epoch, (unsigned long long)slot, ob->empty,
+                       ob->unknown, s->k, (long long)age);
     tarn__sleep_ms(retry < timeout - age ? retry : timeout - age);
   }
 }

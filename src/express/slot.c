@@ -18,8 +18,8 @@ int tarn__xstar_check(const char *star) {
                      TARN__X_STAR_MAX);
   for (size_t i = 0; i < n; i++) {
     char c = star[i];
-    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
-          c == '.' || c == '_' || c == '-'))
+    if (!((c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '.' ||
+          c == '_' || c == '-'))
       return tarn__err(TARN_EINVAL, "star '%s': byte %zu is not one of [A-Za-z0-9._-]", star, i);
   }
   return 0;
@@ -87,8 +87,8 @@ int tarn__xslot_classify(const uint8_t *p, size_t n, const char *star, uint64_t 
   if (tarn__xpoison_is(p, n)) {
     tarn_buf mine;
     tarn_buf_init(&mine);
-    int same = !tarn__xpoison(&mine, star, epoch, slot) && mine.len == n &&
-               !memcmp(mine.data, p, n);
+    int same =
+        !tarn__xpoison(&mine, star, epoch, slot) && mine.len == n && !memcmp(mine.data, p, n);
     tarn_buf_free(&mine);
     return same ? TARN__XOBS_POISON : TARN__XOBS_FOREIGN;
   }
@@ -130,10 +130,14 @@ int tarn__xslot_put(tarn_objstore *b, const char *key, const void *data, size_t 
              : tarn__err(TARN_EEXIST, "express slot %s: the bucket holds %s, not this flight", key,
                          tarn__xpoison_is(got.data, got.len) ? "poison" : "other bytes");
   else if (rc == TARN_ENOTFOUND)
-    rc = put_rc == TARN_EUNKNOWN ? tarn__err(TARN_EUNKNOWN, "express slot %s: a put of unknown "
-                                                            "outcome did not land", key)
-                                 : tarn__err(TARN_EIO, "express slot %s: 412 on create, then "
-                                                       "absent on read-back", key);
+    rc = put_rc == TARN_EUNKNOWN ? tarn__err(TARN_EUNKNOWN,
+                                             "express slot %s: a put of unknown "
+                                             "outcome did not land",
+                                             key)
+                                 : tarn__err(TARN_EIO,
+                                             "express slot %s: 412 on create, then "
+                                             "absent on read-back",
+                                             key);
   else
     rc = tarn__errctx(rc, "express slot %s: reading back after %s", key, tarn_errname(put_rc));
   tarn_buf_free(&got);

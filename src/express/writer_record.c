@@ -90,15 +90,15 @@ int tarn__xwriter_rec_get(tarn_meta *m, uint64_t log_id, char star[TARN__X_STAR_
   return rc;
 }
 
-int tarn__xmark_put(tarn_meta *m, uint64_t log_id, const char *star, uint64_t epoch,
-                    uint64_t end, const tarn_meta_guard *g, size_t ng) {
+int tarn__xmark_put(tarn_meta *m, uint64_t log_id, const char *star, uint64_t epoch, uint64_t end,
+                    const tarn_meta_guard *g, size_t ng) {
   char v[TARN__X_STAR_MAX + 64];
   snprintf(v, sizeof v, "%s %" PRIu64 " %" PRIu64, star, epoch, end);
   return rec_put(m, log_id, TARN__X_MARK_KEY, v, g, ng);
 }
 
-int tarn__xmark_get(tarn_meta *m, uint64_t log_id, char star[TARN__X_STAR_MAX + 1],
-                    uint64_t *epoch, uint64_t *end, int64_t *version) {
+int tarn__xmark_get(tarn_meta *m, uint64_t log_id, char star[TARN__X_STAR_MAX + 1], uint64_t *epoch,
+                    uint64_t *end, int64_t *version) {
   char v[TARN__X_STAR_MAX + 64];
   int rc = rec_get(m, log_id, TARN__X_MARK_KEY, v, sizeof v, version);
   if (!rc && !strcmp(v, CONSUMED))

@@ -117,11 +117,11 @@ static int check_epoch(tarn_meta *m, const tarn__xepoch *e, tarn_fsck_report *r)
                star, ep, (unsigned long long)s, o.poison, blocking);
     int reclaimed = s < e->checkpoint && o.empty == b.k;
     if (rc == 0 && s < e->cut && o.unknown == 0 && o.flight < b.w && !reclaimed)
-      rc = add(r, "express-hole", s, key, NULL,
-               "express %s/%llu: slot %llu below the published cut %llu holds %u flight and %u "
-               "poison copies (W = %u): a hole below the cut",
-               star, ep, (unsigned long long)s, (unsigned long long)e->cut, o.flight, o.poison,
-               b.w);
+      rc =
+          add(r, "express-hole", s, key, NULL,
+              "express %s/%llu: slot %llu below the published cut %llu holds %u flight and %u "
+              "poison copies (W = %u): a hole below the cut",
+              star, ep, (unsigned long long)s, (unsigned long long)e->cut, o.flight, o.poison, b.w);
     tarn__xobs_free(&o);
   }
   tarn__xbuckets_free(&b);
@@ -228,8 +228,8 @@ static int load_claims(tarn_meta *m, const char *star, claims *out,
       rc = claim_add(out, &e.absorbed[i], ep, 0);
     for (size_t i = 0; rc == 0 && i < e.n_absorbing; i++) {
       const tarn__xintent *x = &e.absorbing[i];
-      tarn__xrange q = {x->log_id, x->start, x->cum0, x->end, x->cum1, e.checkpoint,
-                        e.absorbing_to};
+      tarn__xrange q = {x->log_id, x->start,     x->cum0,       x->end,
+                        x->cum1,   e.checkpoint, e.absorbing_to};
       rc = claim_add(out, &q, ep, 1);
     }
     tarn__xepoch_free(&e);
@@ -262,8 +262,8 @@ static int collect(void *ctx, const tarn__ixrec *x) {
     return tarn__err(TARN_ENOMEM, "express fsck: out of memory");
   c->v = v;
   irec *q = &v[c->n++];
-  *q = (irec){x->start, x->key.end_offset, x->key.cumulative_size,
-              x->file_type == TARN_FILE_PARQUET, {0}};
+  *q = (irec){
+      x->start, x->key.end_offset, x->key.cumulative_size, x->file_type == TARN_FILE_PARQUET, {0}};
   snprintf(q->key, sizeof q->key, "%s", x->rec->key);
   return 0;
 }
@@ -304,9 +304,8 @@ static int check_bound(tarn_fsck_report *r, const char *star, const claim *c, co
 
 /* A log's index against the claims on it (c1: read before the index, for
  * what must be there; c2: read after, for what may be). */
-static int check_log(tarn_meta *m, const char *star, uint64_t log_id, const claim *c1,
-                     size_t n1, const claim *c2, size_t n2, const irecs *ix,
-                     tarn_fsck_report *r) {
+static int check_log(tarn_meta *m, const char *star, uint64_t log_id, const claim *c1, size_t n1,
+                     const claim *c2, size_t n2, const irecs *ix, tarn_fsck_report *r) {
   uint64_t first = ix->n ? ix->v[0].start : 0, iend = ix->n ? ix->v[ix->n - 1].end : 0, trim;
   /* records ending at or below the trim marker B may be gone (trim) */
   int rc = tarn_trim_marker_read(m, log_id, &trim, NULL);
@@ -384,8 +383,9 @@ static int check_log(tarn_meta *m, const char *star, uint64_t log_id, const clai
         after = &c2[j];
     char prev_run[160] = "";
     if (after)
-      snprintf(prev_run, sizeof prev_run, " (after offsets [%llu, %llu) of epoch %llu slots "
-                                          "[%llu, %llu))",
+      snprintf(prev_run, sizeof prev_run,
+               " (after offsets [%llu, %llu) of epoch %llu slots "
+               "[%llu, %llu))",
                (unsigned long long)after->x.start, (unsigned long long)after->x.end,
                (unsigned long long)after->epoch, (unsigned long long)after->x.slot_from,
                (unsigned long long)after->x.slot_to);

@@ -204,7 +204,8 @@ static int ensure_log(tarn_xwriter *w, uint64_t log_id) {
   int rc = 0;
   if (!l) {
     l = calloc(1, sizeof *l);
-    rc = l ? tarn_lease_acquire(w->meta, log_id, &l->lease) : tarn__err(TARN_ENOMEM, "out of memory");
+    rc = l ? tarn_lease_acquire(w->meta, log_id, &l->lease)
+           : tarn__err(TARN_ENOMEM, "out of memory");
     if (!rc) {
       l->log_id = log_id;
       rc = tarn__xgate_open(w, l); /* issue 15: before the end is read and anything acked */
@@ -308,8 +309,10 @@ static int kafka_check(tarn_xwriter *w, uint64_t log_id, const void *payload, si
   if (kafka != XLOG_KAFKA)
     return 0;
   int rc = tarn_kafka_check(payload, len, record_count, NULL);
-  return rc ? tarn__errctx(rc, "express append: log %" PRIu64 " is a Kafka topic's; entry "
-                               "refused", log_id)
+  return rc ? tarn__errctx(rc,
+                           "express append: log %" PRIu64 " is a Kafka topic's; entry "
+                           "refused",
+                           log_id)
             : 0;
 }
 
@@ -331,8 +334,10 @@ int tarn_xwriter_append(tarn_xwriter *w, uint64_t log_id, const void *payload, s
   pthread_mutex_lock(&w->mu);
   for (;;) {
     if (find_log(w, log_id)->finishing) {
-      rc = tarn__err(TARN_EUNAVAIL, "express log %" PRIu64 " is being released (its Finish "
-                                    "has not landed); retry", log_id);
+      rc = tarn__err(TARN_EUNAVAIL,
+                     "express log %" PRIu64 " is being released (its Finish "
+                     "has not landed); retry",
+                     log_id);
       break;
     }
     if (w->stopping || w->failed_rc) {
@@ -348,8 +353,8 @@ int tarn_xwriter_append(tarn_xwriter *w, uint64_t log_id, const void *payload, s
     if (!over && !full)
       break;
     if (w->o.stepped || w->o.nonblocking) {
-      rc = tarn__err(TARN_EBUSY, "express writer: %s", over ? "memory limit reached"
-                                                            : "window of slots full");
+      rc = tarn__err(TARN_EBUSY, "express writer: %s",
+                     over ? "memory limit reached" : "window of slots full");
       break;
     }
     pthread_cond_wait(&w->cv, &w->mu);
@@ -688,8 +693,7 @@ static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
      * and a later fence may repair it from that copy and settlement absorb it
      * at the offsets it was given. Counting on from what was released would
      * hand those offsets out twice (issue 14, the roll-without-fence hazard) */
-    snprintf(why, sizeof why, "%.200s; no fence to end the halted epoch (options.fence)",
-             w->err);
+    snprintf(why, sizeof why, "%.200s; no fence to end the halted epoch (options.fence)", w->err);
     unfenced = 1;
   }
   /* the released flights stay for absorb; the rest are failed, in order */
@@ -713,8 +717,9 @@ static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
     w->cur->next = NULL;
     w->cur = NULL;
   }
-  tarn__err(TARN_EUNKNOWN, "express epoch %" PRIu64 " of star %s halted at slot %" PRIu64
-                           " (fewer than W = %u buckets can hold it): %s",
+  tarn__err(TARN_EUNKNOWN,
+            "express epoch %" PRIu64 " of star %s halted at slot %" PRIu64
+            " (fewer than W = %u buckets can hold it): %s",
             w->ep.epoch, w->star, halted->slot, w->bs.w, why);
   tarn__xwriter_set_error(w, TARN_EUNKNOWN);
   for (xflight *f = dead; f;) {
@@ -742,8 +747,9 @@ static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
      * acknowledged at 118, read at 122). So the writer stops; the epoch must be
      * fenced and settled before a writer leads these logs again. */
     w->failed_rc = TARN_EUNKNOWN;
-    snprintf(w->err, sizeof w->err, "express writer: the halted epoch is not fenced "
-                                    "(%.400s); fence and settle it before writing on",
+    snprintf(w->err, sizeof w->err,
+             "express writer: the halted epoch is not fenced "
+             "(%.400s); fence and settle it before writing on",
              why);
     w->halting = 0;
     pthread_cond_broadcast(&w->cv);
@@ -753,8 +759,8 @@ static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
     l->next_off = l->released_end;
   if (++w->rolls > w->o.max_rolls) {
     w->failed_rc = TARN_EUNAVAIL;
-    snprintf(w->err, sizeof w->err, "express writer: %d halts, giving up (last: %.400s)",
-             w->rolls, why);
+    snprintf(w->err, sizeof w->err, "express writer: %d halts, giving up (last: %.400s)", w->rolls,
+             why);
     return w->failed_rc;
   }
   int rc = next_epoch(w);
@@ -1169,9 +1175,7 @@ int tarn_xwriter_step(tarn_xwriter *w, int step, uint64_t slot, size_t bucket) {
   outbox ob = {0};
   pthread_mutex_lock(&w->mu);
   switch (step) {
-  case TARN_XSTEP_SEAL:
-    rc = seal(w);
-    break;
+  case TARN_XSTEP_SEAL: rc = seal(w); break;
   case TARN_XSTEP_PUT:
     rc = 0;
     if (bucket >= w->bs.k) {
@@ -1187,18 +1191,13 @@ int tarn_xwriter_step(tarn_xwriter *w, int step, uint64_t slot, size_t bucket) {
         break;
       }
     break;
-  case TARN_XSTEP_RELEASE:
-    rc = release_pass(w, &ob);
-    break;
+  case TARN_XSTEP_RELEASE: rc = release_pass(w, &ob); break;
   case TARN_XSTEP_ABSORB:
     while ((rc = tarn__xabsorb_batch(w, 1)) > 0)
       ;
     break;
-  case TARN_XSTEP_RECLAIM:
-    rc = tarn__xabsorb_reclaim(w, 0);
-    break;
-  default:
-    rc = tarn__err(TARN_EINVAL, "unknown express step %d", step);
+  case TARN_XSTEP_RECLAIM: rc = tarn__xabsorb_reclaim(w, 0); break;
+  default: rc = tarn__err(TARN_EINVAL, "unknown express step %d", step);
   }
   pthread_mutex_unlock(&w->mu);
   if (ob.n)

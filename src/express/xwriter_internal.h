@@ -14,7 +14,7 @@ typedef struct xent {
   uint8_t *payload;
   size_t len;
   uint32_t records;
-  uint64_t offset;   /* assigned at append: the offset the index will give it */
+  uint64_t offset; /* assigned at append: the offset the index will give it */
   tarn_append_cb cb;
   void *arg;
 } xent;
@@ -27,18 +27,18 @@ typedef struct xflight {
   int state;
   xent *ents;
   size_t n, cap;
-  size_t bytes;          /* payload bytes */
-  tarn_buf obj;          /* the flight: a v3 WAL object, built at seal */
+  size_t bytes; /* payload bytes */
+  tarn_buf obj; /* the flight: a v3 WAL object, built at seal */
   char key[TARN__X_SLOT_KEY_MAX];
   uint8_t bst[TARN__X_K_MAX];
   uint8_t tries[TARN__X_K_MAX];
   int copies, fails, busy;
-  int poisoned;          /* buckets seen (read back after a 412) to hold this slot's poison */
+  int poisoned; /* buckets seen (read back after a 412) to hold this slot's poison */
   int released;
-  int orphaned;          /* absorbed and unlinked while a copy was busy: the last busy PUT
-                            thread frees it */
-  int64_t first_ms;      /* monotonic: the first entry's arrival */
-  int64_t released_ms;   /* monotonic */
+  int orphaned;        /* absorbed and unlinked while a copy was busy: the last busy PUT
+                          thread frees it */
+  int64_t first_ms;    /* monotonic: the first entry's arrival */
+  int64_t released_ms; /* monotonic */
   struct xflight *next;
 } xflight;
 
@@ -47,14 +47,14 @@ enum { XLOG_NOT_KAFKA = 1, XLOG_KAFKA = 2 };
 typedef struct xlog {
   uint64_t log_id;
   tarn_lease *lease;
-  uint64_t next_off;      /* the next offset to assign */
-  uint64_t released_end;  /* the end of what was released */
-  uint64_t absorbed_end;  /* the index's end: every offset below is indexed */
-  uint64_t absorbed_cum;  /* the index's cumulative size at absorbed_end */
-  int kafka;              /* 0 not yet known, else XLOG_NOT_KAFKA or XLOG_KAFKA (a Kafka
-                             topic's log: every entry is checked, LS-095 ... LS-098) */
-  uint64_t rec_epoch;     /* the epoch the last-writer record names for this tenure */
-  int finishing;          /* a Finish ran and could not land: appends bounce, lease kept */
+  uint64_t next_off;     /* the next offset to assign */
+  uint64_t released_end; /* the end of what was released */
+  uint64_t absorbed_end; /* the index's end: every offset below is indexed */
+  uint64_t absorbed_cum; /* the index's cumulative size at absorbed_end */
+  int kafka;             /* 0 not yet known, else XLOG_NOT_KAFKA or XLOG_KAFKA (a Kafka
+                            topic's log: every entry is checked, LS-095 ... LS-098) */
+  uint64_t rec_epoch;    /* the epoch the last-writer record names for this tenure */
+  int finishing;         /* a Finish ran and could not land: appends bounce, lease kept */
   struct xlog *next;
 } xlog;
 
@@ -70,29 +70,29 @@ struct tarn_xwriter {
   tarn_objstore *wal;
   tarn_xwriter_options o;
   char star[TARN__X_STAR_MAX + 1];
-  tarn__xbuckets bs;       /* open stores */
-  tarn__xepoch ep;         /* the epoch being written */
+  tarn__xbuckets bs; /* open stores */
+  tarn__xepoch ep;   /* the epoch being written */
   int64_t max_publish_delay_ms;
 
   pthread_mutex_t mu;
-  pthread_cond_t cv;       /* every change of state; waiters re-check */
+  pthread_cond_t cv; /* every change of state; waiters re-check */
   /* bucket b's PUT threads wait here, for a copy to write, and only they: on
    * the shared cv every copy's completion woke all K x WIN of them, and on a
    * busy machine the releaser queued behind them (tarn-bench express) */
   pthread_cond_t put_cv[TARN__X_K_MAX];
-  pthread_mutex_t log_mu;  /* serialises first appends to a log (lease, tail read) */
+  pthread_mutex_t log_mu; /* serialises first appends to a log (lease, tail read) */
 
-  xflight *head, *tail;    /* sealed flights, slot order, oldest not yet absorbed first */
-  xflight *cur;            /* gathering */
-  uint64_t next_slot;      /* the next slot to assign in ep */
-  uint64_t release_next;   /* the next slot to release in ep */
+  xflight *head, *tail;  /* sealed flights, slot order, oldest not yet absorbed first */
+  xflight *cur;          /* gathering */
+  uint64_t next_slot;    /* the next slot to assign in ep */
+  uint64_t release_next; /* the next slot to release in ep */
   xlog *logs;
   xreclaim *rq_head, *rq_tail;
   uint64_t appended, delivered; /* entries */
   size_t bytes_in_flight;
   int absorb_busy, absorb_rc, absorb_urgent;
   int rolls, failed_rc;
-  int halting;             /* a roll is under way: no more copies of this epoch */
+  int halting; /* a roll is under way: no more copies of this epoch */
   int stopping;
   char err[512];
 

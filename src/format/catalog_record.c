@@ -61,16 +61,16 @@ int tarn_stream_part_check(const char *what, const char *s) {
     return tarn__err(TARN_EINVAL, "%s is %zu bytes long; at most %d are allowed", what, n,
                      TARN_STREAM_NAME_MAX);
   if (strchr(s, '/')) /* LS-010, LS-011, LS-093, LS-094 */
-    return tarn__err(TARN_EINVAL, "%s \"%s\" contains '/', which format version 3 forbids",
-                     what, s);
+    return tarn__err(TARN_EINVAL, "%s \"%s\" contains '/', which format version 3 forbids", what,
+                     s);
   size_t bad = utf8_bad(s, n, 1);
   if (bad)
     return tarn__err(TARN_EINVAL,
                      "%s: byte %zu is not printable UTF-8 (control character or bad encoding)",
                      what, bad - 1);
   if (strcmp(s, ".") == 0 || strcmp(s, "..") == 0)
-    return tarn__err(TARN_EINVAL, "%s may not be \"%s\" (it names a directory of the compacted root)",
-                     what, s);
+    return tarn__err(TARN_EINVAL,
+                     "%s may not be \"%s\" (it names a directory of the compacted root)", what, s);
   return 0;
 }
 
@@ -99,8 +99,8 @@ int tarn_stream_ident_parse(const char *arg, char **ns, char **name) {
 
 /* ---- kinds and their members -------------------------------------------- */
 
-static const char *const kind_names[] = {NULL, "deployment", "log-id-counter", "stream",
-                                         "tombstone", "log"};
+static const char *const kind_names[] = {NULL,     "deployment", "log-id-counter",
+                                         "stream", "tombstone",  "log"};
 
 /* The members each kind has, all required, in the order they are written. */
 static const char *const members[][8] = {
@@ -137,13 +137,12 @@ static int prop_cmp(const void *a, const void *b) {
 static int check_prop(const char *k, const char *v, size_t vlen) {
   size_t kl = strlen(k);
   if (kl == 0 || kl > TARN_STREAM_PROP_KEY_MAX || utf8_bad(k, kl, 1))
-    return tarn__err(TARN_EINVAL,
-                     "property key \"%s\": must be 1..%d bytes of printable UTF-8", k,
+    return tarn__err(TARN_EINVAL, "property key \"%s\": must be 1..%d bytes of printable UTF-8", k,
                      TARN_STREAM_PROP_KEY_MAX);
   if (vlen > TARN_STREAM_PROP_VALUE_MAX || strlen(v) != vlen || utf8_bad(v, vlen, 0))
     return tarn__err(TARN_EINVAL,
-                     "property \"%s\": the value must be at most %d bytes of UTF-8 without NUL",
-                     k, TARN_STREAM_PROP_VALUE_MAX);
+                     "property \"%s\": the value must be at most %d bytes of UTF-8 without NUL", k,
+                     TARN_STREAM_PROP_VALUE_MAX);
   return 0;
 }
 
@@ -152,8 +151,7 @@ static int check_record(const tarn_catalog_record *r) {
   int rc;
   switch (r->kind) {
   case TARN_CATREC_DEPLOYMENT:
-  case TARN_CATREC_COUNTER:
-    break;
+  case TARN_CATREC_COUNTER: break;
   case TARN_CATREC_STREAM:
   case TARN_CATREC_TOMBSTONE:
   case TARN_CATREC_LOG:
@@ -162,8 +160,7 @@ static int check_record(const tarn_catalog_record *r) {
     if ((rc = tarn_stream_ident_check(r->ns, r->name)))
       return rc;
     break;
-  default:
-    return tarn__err(TARN_EINVAL, "unknown record kind %d", r->kind);
+  default: return tarn__err(TARN_EINVAL, "unknown record kind %d", r->kind);
   }
   if (r->time_ms < 0)
     return tarn__err(TARN_EINVAL, "a time is negative");
@@ -257,8 +254,8 @@ static int decode_obj(json_t *o, tarn_catalog_record *r) {
       return rc;
     r->time_ms = (int64_t)u;
   }
-  if (r->kind == TARN_CATREC_COUNTER && (rc = get_uint(o, "next_log_id", TARN_KEY_MAX,
-                                                       &r->next_log_id)))
+  if (r->kind == TARN_CATREC_COUNTER &&
+      (rc = get_uint(o, "next_log_id", TARN_KEY_MAX, &r->next_log_id)))
     return rc;
   if (r->kind >= TARN_CATREC_STREAM &&
       ((rc = get_str(o, "namespace", &r->ns)) || (rc = get_str(o, "name", &r->name))))
@@ -297,8 +294,10 @@ static int decode_obj(json_t *o, tarn_catalog_record *r) {
   if (r->kind == TARN_CATREC_STREAM) {
     json_t *p = json_object_get(o, "properties");
     if (!json_is_object(p) || json_object_size(p) > TARN_STREAM_PROPS_MAX)
-      return tarn__corrupt(REC, 0, "member \"properties\" must be an object of at most %d "
-                                   "string values", TARN_STREAM_PROPS_MAX);
+      return tarn__corrupt(REC, 0,
+                           "member \"properties\" must be an object of at most %d "
+                           "string values",
+                           TARN_STREAM_PROPS_MAX);
     size_t n = json_object_size(p);
     if (n && !(r->props = calloc(n, sizeof *r->props)))
       return tarn__err(TARN_ENOMEM, "out of memory");
@@ -370,9 +369,9 @@ int tarn_catalog_record_encode(const tarn_catalog_record *r, tarn_buf *out) {
   if (r->kind == TARN_CATREC_LOG)
     bad = bad || json_object_set_new(o, "partition", json_integer(r->partition));
   if (r->kind == TARN_CATREC_STREAM) {
-    bad = bad || json_object_set_new(o, "state", json_string(r->state == TARN_STREAM_DROPPING
-                                                                 ? "dropping"
-                                                                 : "active"));
+    bad = bad ||
+          json_object_set_new(
+              o, "state", json_string(r->state == TARN_STREAM_DROPPING ? "dropping" : "active"));
     bad = bad || json_object_set_new(o, "created_ms", json_integer(r->time_ms));
   }
   if (r->kind == TARN_CATREC_TOMBSTONE)

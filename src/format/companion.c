@@ -72,11 +72,11 @@ struct tarn_companion_writer {
   int flags;
   struct isal_zstream *z; /* NULL when uncompressed */
   uint8_t *z_level_buf;
-  tarn_buf text;      /* [int32 BE length][JSON] of the pending block */
-  size_t block_n;     /* rows in the pending block */
-  int64_t *offsets;   /* every row's offset, for the offset map */
+  tarn_buf text;    /* [int32 BE length][JSON] of the pending block */
+  size_t block_n;   /* rows in the pending block */
+  int64_t *offsets; /* every row's offset, for the offset map */
   size_t nrows, cap;
-  uint64_t next_min;  /* the least offset the next row may have */
+  uint64_t next_min; /* the least offset the next row may have */
 };
 
 static int emit_gzip(tarn_companion_writer *w, const uint8_t *p, size_t n, int last) {
@@ -168,8 +168,8 @@ static size_t encode_metadata(uint8_t *p, const tarn_entry_header *h) {
   *q++ = 3 << 3, q += put_varint(q, (uint64_t)h->timestamp_ms);
   *q++ = 4 << 3, q += put_varint(q, (uint64_t)(int64_t)h->entry_size);
   *q++ = 5 << 3, q += put_varint(q, (uint64_t)h->cumulative_size);
-  p[0] = 2 << 3 | 2;                /* entryHeader, length-delimited */
-  p[1] = (uint8_t)(q - p - 2);      /* at most 55: one length byte */
+  p[0] = 2 << 3 | 2;           /* entryHeader, length-delimited */
+  p[1] = (uint8_t)(q - p - 2); /* at most 55: one length byte */
   return (size_t)(q - p);
 }
 
@@ -330,7 +330,7 @@ void tarn_companion_free(tarn_companion *c) {
 typedef struct reader {
   tarn_companion *c;
   size_t rows_cap, blocks_cap;
-  tarn_buf meta;      /* scratch for decoded metadata */
+  tarn_buf meta; /* scratch for decoded metadata */
 } reader;
 
 /* Decodes one row object of the block whose JSON starts at pos. */
@@ -342,11 +342,11 @@ static int decode_row(reader *r, json_t *obj, size_t pos, size_t b, size_t i) {
   json_t *jm = json_object_get(obj, "metadata"), *jo = json_object_get(obj, "offset");
   if (json_object_size(obj) != 2 || !jm || !jo)
     return tarn__corrupt(WHAT, pos,
-                         "block %zu row %zu (row %zu): keys must be exactly metadata and offset",
-                         b, i, row);
+                         "block %zu row %zu (row %zu): keys must be exactly metadata and offset", b,
+                         i, row);
   if (!json_is_string(jm) || !json_is_string(jo))
-    return tarn__corrupt(WHAT, pos, "block %zu row %zu (row %zu): metadata and offset must be strings",
-                         b, i, row);
+    return tarn__corrupt(
+        WHAT, pos, "block %zu row %zu (row %zu): metadata and offset must be strings", b, i, row);
   int64_t off;
   if (parse_decimal(json_string_value(jo), json_string_length(jo), &off))
     return tarn__corrupt(WHAT, pos,
@@ -355,16 +355,19 @@ static int decode_row(reader *r, json_t *obj, size_t pos, size_t b, size_t i) {
   size_t mlen = json_string_length(jm);
   tarn_buf_reset(&r->meta);
   int brc = tarn__b64_decode(json_string_value(jm), mlen, &r->meta, "metadata");
-  if (brc == TARN_ENOMEM) return brc;
+  if (brc == TARN_ENOMEM)
+    return brc;
   if (brc)
-    return tarn__corrupt(WHAT, pos, "block %zu row %zu (row %zu): metadata is not padded standard Base64",
-                         b, i, row);
+    return tarn__corrupt(WHAT, pos,
+                         "block %zu row %zu (row %zu): metadata is not padded standard Base64", b,
+                         i, row);
   /* Unknown fields (the reserved 1 and 3) and schemaVersion are skipped. */
-  pb_meta *m = materialization__proto__lakehouse_entry_metadata__unpack(NULL, r->meta.len, r->meta.data);
+  pb_meta *m =
+      materialization__proto__lakehouse_entry_metadata__unpack(NULL, r->meta.len, r->meta.data);
   if (!m)
     return tarn__corrupt(WHAT, pos,
-                         "block %zu row %zu (row %zu): metadata is not a LakehouseEntryMetadata",
-                         b, i, row);
+                         "block %zu row %zu (row %zu): metadata is not a LakehouseEntryMetadata", b,
+                         i, row);
   if (!m->entryheader) {
     materialization__proto__lakehouse_entry_metadata__free_unpacked(m, NULL);
     return tarn__corrupt(WHAT, pos, "block %zu row %zu (row %zu): metadata has no entryHeader", b,
@@ -513,8 +516,7 @@ int tarn_companion_decode_stream(tarn_companion *c, const void *stream, size_t l
     }
     /* LS-061, LS-062: only the last block may be empty. */
     if (c->nblocks && c->blocks[c->nblocks - 1].rows == 0) {
-      rc = tarn__corrupt(WHAT, at, "block %zu is empty but is not the last block",
-                         c->nblocks - 1);
+      rc = tarn__corrupt(WHAT, at, "block %zu is empty but is not the last block", c->nblocks - 1);
       goto out;
     }
     const uint8_t *p;
@@ -537,8 +539,7 @@ int tarn_companion_decode_stream(tarn_companion *c, const void *stream, size_t l
   if ((rc = decode_map(&r, p, n, at + 4)))
     goto out;
   if (tarn__rd_left(&rd)) {
-    rc = tarn__corrupt(WHAT, rd.off, "%zu trailing bytes after the offset map",
-                       tarn__rd_left(&rd));
+    rc = tarn__corrupt(WHAT, rd.off, "%zu trailing bytes after the offset map", tarn__rd_left(&rd));
     goto out;
   }
   c->stream_len = len;

@@ -56,7 +56,7 @@ uint32_t tarn_crc32c_portable(uint32_t crc, const void *p, size_t n) {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define HAVE_HW 1
 __attribute__((target("sse4.2"))) static uint32_t hw_update(uint32_t c, const uint8_t *p,
-                                                             size_t n) {
+                                                            size_t n) {
   while (n && ((uintptr_t)p & 7)) {
     c = __builtin_ia32_crc32qi(c, *p++);
     n--;

@@ -24,9 +24,9 @@
 enum { K_INDEX, K_OFFSETS, K_EXTRA };
 
 typedef struct scan {
-  size_t field_off[12];      /* 1 + byte of the last tag of each EntryIndex field; 0 = absent */
-  size_t payload_off;        /* first byte of the last compressed_payload value */
-  size_t *extra_off;         /* byte of each extraData tag, in order */
+  size_t field_off[12]; /* 1 + byte of the last tag of each EntryIndex field; 0 = absent */
+  size_t payload_off;   /* first byte of the last compressed_payload value */
+  size_t *extra_off;    /* byte of each extraData tag, in order */
   size_t n_extra, cap_extra;
 } scan;
 
@@ -82,7 +82,8 @@ static int walk(const uint8_t *p, size_t len, size_t base, int kind, scan *sc) {
       if (want < 0)
         break; /* an unknown field: protobuf-c keeps it aside */
       if (is_string(kind, field) && memchr(body, 0, (size_t)v))
-        return tarn__corrupt(WHAT, body_at + (size_t)((const uint8_t *)memchr(body, 0, (size_t)v) - body),
+        return tarn__corrupt(WHAT,
+                             body_at + (size_t)((const uint8_t *)memchr(body, 0, (size_t)v) - body),
                              "string field %llu contains a NUL byte", (unsigned long long)field);
       if (kind == K_INDEX && field == 10 && (rc = walk(body, (size_t)v, body_at, K_OFFSETS, sc)))
         return rc;
@@ -210,8 +211,9 @@ static int check(tarn_entry_index *ei, const scan *scp, size_t len) {
                            ei->extra[i].key ? "value" : "key");
     for (size_t j = 0; j < i; j++)
       if (strcmp(ei->extra[j].key, ei->extra[i].key) == 0) /* LS-030 */
-        return tarn__corrupt(WHAT, at, "extraData pair %zu repeats the key '%s' of pair %zu (LS-030)",
-                             i, ei->extra[i].key, j);
+        return tarn__corrupt(WHAT, at,
+                             "extraData pair %zu repeats the key '%s' of pair %zu (LS-030)", i,
+                             ei->extra[i].key, j);
     if (strcmp(ei->extra[i].key, TARN_FILE_INDEX_KEY) == 0)
       out->file_index = ei->extra[i].value;
   }
@@ -245,10 +247,11 @@ static int check(tarn_entry_index *ei, const scan *scp, size_t len) {
                            prev, ei->message_count);
   }
   if (ei->file_type == TARN_FILE_PARQUET && !out->file_index) /* LS-031 */
-    return tarn__err(TARN_EUNSUPPORTED,
-                     "entry index: byte %zu: PARQUET record without a CompactedObjectFileIndex "
-                     "extraData pair (legacy compacted data): its entries must not be read (LS-031)",
-                     AT(11));
+    return tarn__err(
+        TARN_EUNSUPPORTED,
+        "entry index: byte %zu: PARQUET record without a CompactedObjectFileIndex "
+        "extraData pair (legacy compacted data): its entries must not be read (LS-031)",
+        AT(11));
   return 0;
 }
 
@@ -390,11 +393,12 @@ int tarn_entry_index_build_parquet(const tarn_parquet_record *r, tarn_buf *out,
   if (warnings)
     *warnings = 0;
   if (r->e <= r->s || r->e - r->s > INT32_MAX)
-    return tarn__err(TARN_ERANGE, "entry index: range [%lld, %lld) is empty or exceeds 2^31-1 records",
+    return tarn__err(TARN_ERANGE,
+                     "entry index: range [%lld, %lld) is empty or exceeds 2^31-1 records",
                      (long long)r->s, (long long)r->e);
   if (r->c_e < r->c_s)
-    return tarn__err(TARN_EINVAL, "entry index: cumulative size %lld below %lld",
-                     (long long)r->c_e, (long long)r->c_s);
+    return tarn__err(TARN_EINVAL, "entry index: cumulative size %lld below %lld", (long long)r->c_e,
+                     (long long)r->c_s);
   if (!r->files || r->n_files == 0)
     return tarn__err(TARN_EINVAL, "entry index: a PARQUET record needs at least one file");
   tarn_buf b64 = TARN_BUF_INIT;

@@ -44,10 +44,11 @@ static int check_unique_names(const tarn_file_index *fi, const size_t *offs) {
         v[i] = v[i - 1], v[i - 1] = t;
       }
       rc = !offs ? tarn__err(TARN_EINVAL, "file index: file %zu repeats the name '%s' (LS-066)",
-                               (size_t)(v[i] - fi->files), v[i]->name)
-                   : tarn__corrupt(WHAT, offs[v[i] - fi->files], "file %zu repeats the name '%s' of file %zu (LS-066)",
-                                   (size_t)(v[i] - fi->files), v[i]->name,
-                                   (size_t)(v[i - 1] - fi->files));
+                             (size_t)(v[i] - fi->files), v[i]->name)
+                 : tarn__corrupt(WHAT, offs[v[i] - fi->files],
+                                 "file %zu repeats the name '%s' of file %zu (LS-066)",
+                                 (size_t)(v[i] - fi->files), v[i]->name,
+                                 (size_t)(v[i - 1] - fi->files));
     }
   free(v);
   return rc;
@@ -74,8 +75,9 @@ int tarn_file_index_decode(const uint8_t *p, size_t len, tarn_file_index *out) {
       goto fail;
     }
     if (fi.n && (int64_t)last <= fi.files[fi.n - 1].last_offset) {
-      rc = tarn__corrupt(WHAT, at, "file %zu: last_offset %lld not above the previous %lld (LS-066)",
-                         fi.n, (long long)last, (long long)fi.files[fi.n - 1].last_offset);
+      rc =
+          tarn__corrupt(WHAT, at, "file %zu: last_offset %lld not above the previous %lld (LS-066)",
+                        fi.n, (long long)last, (long long)fi.files[fi.n - 1].last_offset);
       goto fail;
     }
     size_t nl_at = r.off;
@@ -169,8 +171,8 @@ static int check_name(const char *name, size_t i) {
   return 0;
 }
 
-int tarn_file_index_build_base64(const tarn_file_index_entry *files, size_t n, int64_t s,
-                                 int64_t e, tarn_buf *out) {
+int tarn_file_index_build_base64(const tarn_file_index_entry *files, size_t n, int64_t s, int64_t e,
+                                 tarn_buf *out) {
   if (n == 0 || s < 0 || e <= s)
     return tarn__err(TARN_EINVAL, "file index: needs at least one file and a range s < e");
   for (size_t i = 0; i < n; i++) {
@@ -178,8 +180,8 @@ int tarn_file_index_build_base64(const tarn_file_index_entry *files, size_t n, i
     if (rc)
       return rc;
     if (files[i].last_offset > e - 1)
-      return tarn__err(TARN_EINVAL, "file index: file %zu last_offset %lld beyond e-1 = %lld",
-                       i, (long long)files[i].last_offset, (long long)(e - 1));
+      return tarn__err(TARN_EINVAL, "file index: file %zu last_offset %lld beyond e-1 = %lld", i,
+                       (long long)files[i].last_offset, (long long)(e - 1));
     int64_t floor = i ? files[i - 1].last_offset + 1 : s;
     if (files[i].last_offset < floor)
       return tarn__err(TARN_EINVAL,

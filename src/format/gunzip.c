@@ -7,8 +7,8 @@
 
 #include "util/error.h"
 
-int tarn__gunzip(tarn_buf *out, const uint8_t *in, size_t len, size_t max, int members,
-                 size_t *at, char *why, size_t whylen) {
+int tarn__gunzip(tarn_buf *out, const uint8_t *in, size_t len, size_t max, int members, size_t *at,
+                 char *why, size_t whylen) {
   if (len < 2 || in[0] != 0x1f || in[1] != 0x8b) {
     *at = 0;
     snprintf(why, whylen, "not a gzip stream (no 1f 8b magic)");

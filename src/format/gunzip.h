@@ -14,7 +14,7 @@
  * otherwise nothing may follow it. Returns 0; TARN_ENOMEM; or -1 for bad
  * input, with why set and *at the offset in in where the fault lies. On
  * failure out keeps its old length. */
-int tarn__gunzip(tarn_buf *out, const uint8_t *in, size_t len, size_t max, int members,
-                 size_t *at, char *why, size_t whylen);
+int tarn__gunzip(tarn_buf *out, const uint8_t *in, size_t len, size_t max, int members, size_t *at,
+                 char *why, size_t whylen);
 
 #endif

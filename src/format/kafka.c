@@ -82,7 +82,8 @@ static int parse_v2(tarn_kafka_iter *it, tarn_kafka_batch *b) {
     return tarn__corrupt(WHAT, at + 21, "batch %zu: unknown compression codec %d", nb,
                          b->compression);
   if (b->attributes & TARN_KAFKA_ATTR_CONTROL) /* LS-098 */
-    return tarn__corrupt(WHAT, at + 21, "batch %zu: a control batch is not allowed in an entry", nb);
+    return tarn__corrupt(WHAT, at + 21, "batch %zu: a control batch is not allowed in an entry",
+                         nb);
   if (b->attributes & TARN_KAFKA_ATTR_TRANSACTIONAL) /* LS-098 */
     return tarn__corrupt(WHAT, at + 21,
                          "batch %zu: a transactional batch is not allowed in an entry", nb);
@@ -104,8 +105,8 @@ static int parse_v2(tarn_kafka_iter *it, tarn_kafka_batch *b) {
 typedef tarn__kafka_legacy_msg legacy_msg;
 #define parse_legacy tarn__kafka_parse_legacy
 
-int tarn__kafka_parse_legacy(const uint8_t *p, size_t left, legacy_msg *m, size_t *fault,
-                             char *why, size_t wl) {
+int tarn__kafka_parse_legacy(const uint8_t *p, size_t left, legacy_msg *m, size_t *fault, char *why,
+                             size_t wl) {
   if (left < 17) {
     *fault = 0;
     snprintf(why, wl, "message header needs 17 bytes, %zu left", left);
@@ -193,8 +194,7 @@ static int unsnappy_block(const uint8_t *in, size_t n, size_t max, tarn_buf *out
 /* Kafka's snappy is xerial's stream framing: a 16-byte header (magic
  * 82 'SNAPPY' 00, version, compatible version), then [int32 BE n][n bytes of
  * a snappy block] chunks. Without the magic, xerial reads one raw block. */
-static int unsnappy(const uint8_t *in, size_t n, size_t max, tarn_buf *out, char *why,
-                    size_t wl) {
+static int unsnappy(const uint8_t *in, size_t n, size_t max, tarn_buf *out, char *why, size_t wl) {
   static const uint8_t magic[8] = {0x82, 'S', 'N', 'A', 'P', 'P', 'Y', 0};
   if (n < 16 || memcmp(in, magic, 8) != 0)
     return unsnappy_block(in, n, max, out, why, wl);
@@ -240,7 +240,9 @@ static int unlz4(const uint8_t *in, size_t n, size_t max, int magic, tarn_buf *o
       snprintf(why, wl, "lz4: %s", LZ4F_getErrorName(hint));
       /* Kafka before 0.10 computed the frame-header checksum over the wrong
        * bytes (KAFKA-3160); liblz4 has no switch to read such frames. */
-      rc = magic == 0 && LZ4F_getErrorCode(hint) == LZ4F_ERROR_headerChecksum_invalid ? LZ4_OLD_CHECKSUM : -1;
+      rc = magic == 0 && LZ4F_getErrorCode(hint) == LZ4F_ERROR_headerChecksum_invalid
+               ? LZ4_OLD_CHECKSUM
+               : -1;
       break;
     }
     q += src;
@@ -320,22 +322,25 @@ static int count_inner(tarn_kafka_iter *it, const legacy_msg *w, size_t at, size
   if (rc == LZ4_OLD_CHECKSUM)
     rc = tarn__err(TARN_EUNSUPPORTED,
                    WHAT ": byte %zu: batch %zu: an lz4 wrapper of magic 0 with the frame-header "
-                   "checksum of Kafka before 0.10 is not supported",
+                        "checksum of Kafka before 0.10 is not supported",
                    at, nb);
   if (rc == -1)
     rc = tarn__corrupt(WHAT, at, "batch %zu: compressed wrapper (%s): %s", nb,
-                       codec == TARN_KAFKA_GZIP ? "gzip" : codec == TARN_KAFKA_SNAPPY ? "snappy" : "lz4",
+                       codec == TARN_KAFKA_GZIP     ? "gzip"
+                       : codec == TARN_KAFKA_SNAPPY ? "snappy"
+                                                    : "lz4",
                        why);
   uint64_t n = 0;
   for (size_t q = 0; !rc && q < raw.len; n++) {
     legacy_msg m;
     if (parse_legacy(raw.data + q, raw.len - q, &m, &fault, why, sizeof why))
-      rc = tarn__corrupt(WHAT, at,
-                         "batch %zu: compressed wrapper: inner message %llu (inflated byte %zu): %s",
-                         nb, (unsigned long long)n, q + fault, why);
+      rc = tarn__corrupt(
+          WHAT, at, "batch %zu: compressed wrapper: inner message %llu (inflated byte %zu): %s", nb,
+          (unsigned long long)n, q + fault, why);
     else if (m.magic != w->magic)
-      rc = tarn__corrupt(WHAT, at, "batch %zu: inner message %llu has magic %d in a magic %d wrapper",
-                         nb, (unsigned long long)n, m.magic, w->magic);
+      rc = tarn__corrupt(WHAT, at,
+                         "batch %zu: inner message %llu has magic %d in a magic %d wrapper", nb,
+                         (unsigned long long)n, m.magic, w->magic);
     else if (m.attributes & 7)
       rc = tarn__corrupt(WHAT, at, "batch %zu: inner message %llu is itself compressed", nb,
                          (unsigned long long)n);
@@ -366,8 +371,8 @@ static int parse_v01(tarn_kafka_iter *it, tarn_kafka_batch *b) {
   b->partition_leader_epoch = -1, b->producer_id = -1, b->producer_epoch = -1;
   b->base_sequence = -1;
   if (b->compression > TARN_KAFKA_LZ4)
-    return tarn__corrupt(WHAT, at + 17, "batch %zu: compression codec %d in a magic %d message",
-                         nb, b->compression, m.magic);
+    return tarn__corrupt(WHAT, at + 17, "batch %zu: compression codec %d in a magic %d message", nb,
+                         b->compression, m.magic);
   if (b->compression == TARN_KAFKA_NONE) {
     b->record_count = 1; /* a shallow message is one record (LS-097) */
   } else {
@@ -403,8 +408,8 @@ int tarn_kafka_iter_next(tarn_kafka_iter *it, tarn_kafka_batch *b) {
     return rc;
   /* LS-099: the batch takes the next record_count offsets. */
   if (it->next < 0 || (uint64_t)it->next + b->record_count - 1 > INT64_MAX)
-    return tarn__err(TARN_ERANGE, WHAT ": batch %zu: offsets from %lld overflow int64",
-                     it->batches, (long long)it->next);
+    return tarn__err(TARN_ERANGE, WHAT ": batch %zu: offsets from %lld overflow int64", it->batches,
+                     (long long)it->next);
   b->first_offset = it->next;
   b->last_offset = it->next + ((int64_t)b->record_count - 1);
   /* After INT64_MAX no offset is left: a negative next fails the next batch. */

@@ -10,7 +10,7 @@
 #include "tarn/buf.h"
 
 typedef struct tarn__kafka_legacy_msg {
-  size_t len;        /* 12 + messageSize */
+  size_t len; /* 12 + messageSize */
   int magic;
   uint8_t attributes;
   uint32_t crc;

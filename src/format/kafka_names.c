@@ -27,8 +27,8 @@ int tarn_kafka_topic_name_check(const char *name) {
              ch == '.' || ch == '_' || ch == '-';
     if (!ok)
       return tarn__err(TARN_EINVAL,
-                       "topic name \"%s\": byte %zu (0x%02x) is not one of [a-zA-Z0-9._-]", name,
-                       i, ch);
+                       "topic name \"%s\": byte %zu (0x%02x) is not one of [a-zA-Z0-9._-]", name, i,
+                       ch);
   }
   return 0;
 }

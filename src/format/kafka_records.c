@@ -51,8 +51,7 @@ typedef struct walk {
   size_t hcap;
 } walk;
 
-static int v2_records(walk *w, const uint8_t *p, size_t n, const tarn_kafka_batch *b,
-                      size_t nb) {
+static int v2_records(walk *w, const uint8_t *p, size_t n, const tarn_kafka_batch *b, size_t nb) {
   size_t q = 0;
   for (uint32_t i = 0; i < b->record_count; i++) {
     tarn_kafka_record r = {.batch = b};
@@ -83,8 +82,8 @@ static int v2_records(walk *w, const uint8_t *p, size_t n, const tarn_kafka_batc
       goto bad;
     r.headers = w->hv, r.n_headers = (size_t)nh;
     r.offset = b->first_offset + off_delta;
-    r.timestamp = b->attributes & ATTR_LOG_APPEND_TIME ? b->max_timestamp
-                                                       : b->base_timestamp + ts_delta;
+    r.timestamp =
+        b->attributes & ATTR_LOG_APPEND_TIME ? b->max_timestamp : b->base_timestamp + ts_delta;
     int rc = w->cb(w->arg, &r);
     if (rc)
       return rc;
@@ -100,8 +99,12 @@ static int v2_records(walk *w, const uint8_t *p, size_t n, const tarn_kafka_batc
 
 static int legacy_record(walk *w, const tarn__kafka_legacy_msg *m, int64_t offset,
                          const tarn_kafka_batch *b) {
-  tarn_kafka_record r = {.batch = b, .offset = offset, .timestamp = m->timestamp,
-                         .key = m->key, .key_len = m->key_len, .value = m->value,
+  tarn_kafka_record r = {.batch = b,
+                         .offset = offset,
+                         .timestamp = m->timestamp,
+                         .key = m->key,
+                         .key_len = m->key_len,
+                         .value = m->value,
                          .value_len = m->value_len};
   return w->cb(w->arg, &r);
 }
@@ -155,8 +158,7 @@ int tarn_kafka_records(const void *payload, size_t len, int64_t entry_offset, si
     int64_t k = 0;
     for (size_t q = 0; !rc && q < raw.len; q += m.len, k++) {
       if (tarn__kafka_parse_legacy(raw.data + q, raw.len - q, &m, &fault, why, sizeof why))
-        rc = tarn__corrupt(WHAT, b.pos, "batch %zu: inner message %lld: %s", nb, (long long)k,
-                           why);
+        rc = tarn__corrupt(WHAT, b.pos, "batch %zu: inner message %lld: %s", nb, (long long)k, why);
       else
         rc = legacy_record(&w, &m, b.first_offset + k, &b);
     }

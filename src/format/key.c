@@ -87,10 +87,10 @@ static int slash_key(char out[TARN_KEY_SLASH_MAX], const char *fmt_name, uint64_
   int rc = check_max(log_id, 0);
   if (rc)
     return rc;
-  int n = token ? snprintf(out, TARN_KEY_SLASH_MAX, "/%s/%llu/%s", fmt_name,
-                           (unsigned long long)log_id, token)
-                : snprintf(out, TARN_KEY_SLASH_MAX, "/%s/%llu", fmt_name,
-                           (unsigned long long)log_id);
+  int n = token
+              ? snprintf(out, TARN_KEY_SLASH_MAX, "/%s/%llu/%s", fmt_name,
+                         (unsigned long long)log_id, token)
+              : snprintf(out, TARN_KEY_SLASH_MAX, "/%s/%llu", fmt_name, (unsigned long long)log_id);
   if (n < 0 || n >= TARN_KEY_SLASH_MAX)
     return tarn__err(TARN_EINVAL, "key /%s/%llu/...: longer than %d bytes", fmt_name,
                      (unsigned long long)log_id, TARN_KEY_SLASH_MAX - 1);

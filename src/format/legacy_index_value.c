@@ -102,7 +102,9 @@ int tarn_legacy_index_value_encode(const tarn_legacy_index_value *v, tarn_buf *o
   int hn = snprintf(head, sizeof head, "%020lld-%020lld-", (long long)v->message_count,
                     (long long)v->entry_size_bytes);
   int tn = snprintf(tail, sizeof tail, "-%lld%s", (long long)v->entry_id,
-                    v->version == 1 ? "" : v->file_type == TARN_FILE_RAW ? "-RAW" : "-PARQUET");
+                    v->version == 1                 ? ""
+                    : v->file_type == TARN_FILE_RAW ? "-RAW"
+                                                    : "-PARQUET");
   int rc = tarn_buf_append(out, head, (size_t)hn);
   if (!rc)
     rc = tarn_buf_append(out, v->location, strlen(v->location));
@@ -119,7 +121,8 @@ int tarn_index_value_detect_version(const uint8_t *p, size_t len) {
   if (p[0] >= '0' && p[0] <= '9') {
     const uint8_t *d = last_dash(p, len);
     if (!d)
-      return tarn__corrupt("index value", 0, "begins with a digit but has no '-': not a legacy value");
+      return tarn__corrupt("index value", 0,
+                           "begins with a digit but has no '-': not a legacy value");
     return file_type_of(d + 1, (size_t)(p + len - d - 1)) >= 0 ? 2 : 1;
   }
   return tarn__corrupt("index value", 0,

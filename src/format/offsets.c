@@ -14,9 +14,7 @@
 #define WHAT "entry offsets"
 #define BLOCK 32
 
-static unsigned bit_length(uint32_t v) {
-  return v ? 32u - (unsigned)__builtin_clz(v) : 0u;
-}
+static unsigned bit_length(uint32_t v) { return v ? 32u - (unsigned)__builtin_clz(v) : 0u; }
 
 /* Deltas of one block from prev (unsigned 32-bit), and the bit width of their OR. */
 static unsigned block_deltas(const uint32_t *a, uint32_t prev, uint32_t d[BLOCK]) {
@@ -59,13 +57,17 @@ static inline __attribute__((always_inline)) void unpack_w(const uint8_t *src, u
   }
 }
 
-#define WIDTHS(X)                                                                               \
-  X(1) X(2) X(3) X(4) X(5) X(6) X(7) X(8) X(9) X(10) X(11) X(12) X(13) X(14) X(15) X(16) X(17) \
-  X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31) X(32)
+/* clang-format-14 lays this list out differently on each pass. */
+/* clang-format off */
+#define WIDTHS(X) \
+  X(1)  X(2)  X(3)  X(4)  X(5)  X(6)  X(7)  X(8)  X(9)  X(10) X(11) X(12) X(13) X(14) X(15) X(16) \
+  X(17) X(18) X(19) X(20) X(21) X(22) X(23) X(24) X(25) X(26) X(27) X(28) X(29) X(30) X(31) X(32)
+/* clang-format on */
 
 static void pack(const uint32_t d[BLOCK], unsigned b, uint8_t *dst) {
   switch (b) {
-#define X(k) case k: pack_w(d, dst, k); break;
+#define X(k)                                                                                       \
+  case k: pack_w(d, dst, k); break;
     WIDTHS(X)
 #undef X
   default: break; /* width 0: no words */
@@ -74,7 +76,8 @@ static void pack(const uint32_t d[BLOCK], unsigned b, uint8_t *dst) {
 
 static void unpack(const uint8_t *src, unsigned b, uint32_t d[BLOCK]) {
   switch (b) {
-#define X(k) case k: unpack_w(src, d, k); break;
+#define X(k)                                                                                       \
+  case k: unpack_w(src, d, k); break;
     WIDTHS(X)
 #undef X
   default: memset(d, 0, BLOCK * sizeof *d); break;
@@ -174,8 +177,8 @@ int tarn_entry_offsets_decode(const uint8_t *p, size_t len, uint32_t **out, size
    * word for at most 4. */
   size_t min_words = 1 + blocks / 4 + blocks % 4 + (n && blocks == 0) + (tailn + 3) / 4;
   if (min_words > nw)
-    return tarn__corrupt(WHAT, len, "length %zu needs at least %zu words, %zu given", n,
-                         min_words, nw);
+    return tarn__corrupt(WHAT, len, "length %zu needs at least %zu words, %zu given", n, min_words,
+                         nw);
   uint32_t *a = malloc(n ? n * sizeof *a : 1);
   if (!a)
     return tarn__err(TARN_ENOMEM, "entry offsets: out of memory for %zu values", n);
@@ -212,8 +215,8 @@ int tarn_entry_offsets_decode(const uint8_t *p, size_t len, uint32_t **out, size
       w++;
     }
     if (b > nw - w) {
-      rc = tarn__corrupt(WHAT, 4 * w, "block %zu of width %u needs %u words, %zu left", blk, b,
-                         b, nw - w);
+      rc = tarn__corrupt(WHAT, 4 * w, "block %zu of width %u needs %u words, %zu left", blk, b, b,
+                         nw - w);
       goto fail;
     }
     unpack(p + 4 * w, b, d);
@@ -223,8 +226,8 @@ int tarn_entry_offsets_decode(const uint8_t *p, size_t len, uint32_t **out, size
       a[k++] = prev += d[j];
     }
     if (bit_length(or) != b) { /* the encoder always writes the least width */
-      rc = tarn__corrupt(WHAT, 4 * w, "block %zu has width %u but its deltas need %u bits", blk,
-                         b, bit_length(or));
+      rc = tarn__corrupt(WHAT, 4 * w, "block %zu has width %u but its deltas need %u bits", blk, b,
+                         bit_length(or));
       goto fail;
     }
     w += b;
@@ -244,8 +247,7 @@ int tarn_entry_offsets_decode(const uint8_t *p, size_t len, uint32_t **out, size
     size_t start = i;
     for (unsigned g = 0;; g++) {
       if (i >= tb) {
-        rc = tarn__corrupt(WHAT, len, "variable-byte tail truncated in value %zu of %zu", v,
-                           tailn);
+        rc = tarn__corrupt(WHAT, len, "variable-byte tail truncated in value %zu of %zu", v, tailn);
         goto fail;
       }
       uint8_t c = p[tail_byte_off(tw, i++)];
@@ -262,8 +264,7 @@ int tarn_entry_offsets_decode(const uint8_t *p, size_t len, uint32_t **out, size
         break;
       }
       if (g == 4) {
-        rc = tarn__corrupt(WHAT, tail_byte_off(tw, start), "tail value %zu longer than 5 bytes",
-                           v);
+        rc = tarn__corrupt(WHAT, tail_byte_off(tw, start), "tail value %zu longer than 5 bytes", v);
         goto fail;
       }
     }

@@ -62,8 +62,7 @@ int tarn__pq_compress_ctx(tarn__pq_codec_ctx *cx, int codec, int level, const ui
   size_t cap;
   int rc;
   switch (codec) {
-  case TARN_PARQUET_UNCOMPRESSED:
-    return tarn_buf_append(out, src, n);
+  case TARN_PARQUET_UNCOMPRESSED: return tarn_buf_append(out, src, n);
   case TARN_PARQUET_SNAPPY:
     cap = snappy_max_compressed_length(n);
     if ((rc = tarn_buf_reserve(out, cap)))
@@ -72,8 +71,7 @@ int tarn__pq_compress_ctx(tarn__pq_codec_ctx *cx, int codec, int level, const ui
       return tarn__err(TARN_EIO, "parquet: snappy compression failed");
     out->len += cap;
     return 0;
-  case TARN_PARQUET_GZIP:
-    return gzip_compress(level, src, n, out);
+  case TARN_PARQUET_GZIP: return gzip_compress(level, src, n, out);
   case TARN_PARQUET_ZSTD: {
     cap = ZSTD_compressBound(n);
     if ((rc = tarn_buf_reserve(out, cap)))
@@ -166,8 +164,7 @@ int tarn__pq_decompress_ctx(tarn__pq_codec_ctx *cx, int codec, const uint8_t *sr
     if (snappy_uncompress((const char *)src, n, (char *)dst, &len) != SNAPPY_OK || len != dst_len)
       return tarn__corrupt("parquet page", (size_t)off, "bad snappy data");
     return 0;
-  case TARN_PARQUET_GZIP:
-    return gzip_decompress(src, n, dst, dst_len, off);
+  case TARN_PARQUET_GZIP: return gzip_decompress(src, n, dst, dst_len, off);
   case TARN_PARQUET_ZSTD: {
     if (!cx->zd && !(cx->zd = ZSTD_createDCtx()))
       return tarn__err(TARN_ENOMEM, "parquet page: cannot start zstd");
@@ -176,8 +173,7 @@ int tarn__pq_decompress_ctx(tarn__pq_codec_ctx *cx, int codec, const uint8_t *sr
       if (ZSTD_getErrorCode(r) == ZSTD_error_dstSize_tooSmall)
         return tarn__corrupt("parquet page", (size_t)off,
                              "zstd data expands to more than uncompressed_page_size %zu", dst_len);
-      return tarn__corrupt("parquet page", (size_t)off, "bad zstd data (%s)",
-                           ZSTD_getErrorName(r));
+      return tarn__corrupt("parquet page", (size_t)off, "bad zstd data (%s)", ZSTD_getErrorName(r));
     }
     if (r != dst_len)
       return tarn__corrupt("parquet page", (size_t)off,

@@ -49,7 +49,9 @@ static int decode_schema_element(rd_t *d, tarn_parquet_schema_element *e) {
     case 3: rc = tarn__thrift_i32(d, type, &e->repetition, "SchemaElement.repetition_type"); break;
     case 4: rc = dup_str(d, type, &e->name, "SchemaElement.name"), have_name = 1; break;
     case 5: rc = tarn__thrift_i32(d, type, &e->num_children, "SchemaElement.num_children"); break;
-    case 6: rc = tarn__thrift_i32(d, type, &e->converted_type, "SchemaElement.converted_type"); break;
+    case 6:
+      rc = tarn__thrift_i32(d, type, &e->converted_type, "SchemaElement.converted_type");
+      break;
     default: rc = tarn__thrift_skip(d, type);
     }
     if (rc)
@@ -120,7 +122,9 @@ static int decode_column_meta(rd_t *d, tarn_parquet_chunk *c) {
       rc = tarn__thrift_i64(d, type, &c->total_compressed_size,
                             "ColumnMetaData.total_compressed_size");
       break;
-    case 9: rc = tarn__thrift_i64(d, type, &c->data_page_offset, "ColumnMetaData.data_page_offset"); break;
+    case 9:
+      rc = tarn__thrift_i64(d, type, &c->data_page_offset, "ColumnMetaData.data_page_offset");
+      break;
     case 11:
       rc = tarn__thrift_i64(d, type, &c->dictionary_page_offset,
                             "ColumnMetaData.dictionary_page_offset");
@@ -175,8 +179,8 @@ static int decode_row_group(rd_t *d, size_t column, size_t n_columns, tarn_parqu
       if ((rc = tarn__thrift_list(d, type, &et, &n, "RowGroup.columns")) == 0 &&
           (rc = tarn__thrift_expect(d, et, TARN__T_STRUCT, "RowGroup.columns")) == 0 &&
           n != n_columns)
-        rc = tarn__corrupt(FOOTER, at(d), "row group has %zu columns, the schema %zu", n,
-                           n_columns);
+        rc =
+            tarn__corrupt(FOOTER, at(d), "row group has %zu columns, the schema %zu", n, n_columns);
       for (size_t i = 0; i < n && rc == 0; i++)
         rc = i == column ? decode_column_chunk(d, &g->chunk) : tarn__thrift_skip(d, et);
       have_chunk = 1;
@@ -191,8 +195,7 @@ static int decode_row_group(rd_t *d, size_t column, size_t n_columns, tarn_parqu
   if (rc == 0 && (!have_rows || !have_chunk))
     rc = tarn__corrupt(FOOTER, start, "RowGroup has no %s", have_rows ? "columns" : "num_rows");
   if (rc == 0 && g->num_rows < 0)
-    rc = tarn__corrupt(FOOTER, start, "RowGroup.num_rows %lld is negative",
-                       (long long)g->num_rows);
+    rc = tarn__corrupt(FOOTER, start, "RowGroup.num_rows %lld is negative", (long long)g->num_rows);
   return rc;
 }
 
@@ -217,7 +220,8 @@ static int walk_schema(tarn_parquet_meta *m, size_t *i, int depth, size_t *leave
       tarn_parquet_schema_element *k = &m->schema[*i];
       if (strcmp(k->name, "payload") == 0 && k->num_children == 0) {
         if (k->type != TARN_PARQUET_BYTE_ARRAY || k->repetition == TARN_PARQUET_REPEATED)
-          return tarn__corrupt(FOOTER, 0, "column payload is not a required or optional BYTE_ARRAY");
+          return tarn__corrupt(FOOTER, 0,
+                               "column payload is not a required or optional BYTE_ARRAY");
         m->payload_column = *leaves;
         m->payload_max_def = k->repetition == TARN_PARQUET_OPTIONAL;
       }
@@ -314,8 +318,8 @@ int tarn__pq_meta_decode(const uint8_t *p, size_t n, uint64_t base, tarn_parquet
   if ((rc = walk_schema(m, &i, 0, &leaves)))
     return rc;
   if (i != m->n_schema)
-    return tarn__corrupt(FOOTER, (size_t)base, "schema has %zu elements, its tree %zu",
-                         m->n_schema, i);
+    return tarn__corrupt(FOOTER, (size_t)base, "schema has %zu elements, its tree %zu", m->n_schema,
+                         i);
   if (m->payload_column == SIZE_MAX)
     return tarn__corrupt(FOOTER, (size_t)base, "schema has no top-level column named payload");
 
@@ -366,8 +370,8 @@ static void encode_chunk(wr_t *w, const tarn_parquet_meta *m, const tarn_parquet
   for (size_t i = 0; i < c->n_encodings; i++)
     tarn__thrift_w_elem_i32(w, c->encodings[i]);
   tarn__thrift_w_list(w, 3, TARN__T_BINARY, 1);
-  const char *leaf = m->payload_column + 1 < m->n_schema ? m->schema[m->payload_column + 1].name
-                                                          : "payload";
+  const char *leaf =
+      m->payload_column + 1 < m->n_schema ? m->schema[m->payload_column + 1].name : "payload";
   tarn__thrift_w_elem_binary(w, leaf, strlen(leaf));
   tarn__thrift_w_i32(w, 4, c->codec);
   tarn__thrift_w_i64(w, 5, c->num_values);
@@ -415,7 +419,7 @@ int tarn__pq_meta_encode(const tarn_parquet_meta *m, tarn_buf *b) {
     tarn__thrift_w_i64(&w, 2, g->total_byte_size);
     tarn__thrift_w_i64(&w, 3, g->num_rows);
     int64_t off = g->chunk.dictionary_page_offset >= 0 ? g->chunk.dictionary_page_offset
-                                               : g->chunk.data_page_offset;
+                                                       : g->chunk.data_page_offset;
     tarn__thrift_w_i64(&w, 5, off);
     tarn__thrift_w_i64(&w, 6, g->chunk.total_compressed_size);
     tarn__thrift_w_field(&w, 7, TARN__T_I16);
@@ -456,12 +460,16 @@ static int decode_data_page_header(rd_t *d, tarn__pq_page_header *h, int v2) {
       case 3: rc = tarn__thrift_i32(d, type, &h->num_rows, "DataPageHeaderV2.num_rows"); break;
       case 4: rc = tarn__thrift_i32(d, type, &h->encoding, "DataPageHeaderV2.encoding"); break;
       case 5:
-        rc = tarn__thrift_i32(d, type, &h->def_len, "DataPageHeaderV2.definition_levels_byte_length");
+        rc = tarn__thrift_i32(d, type, &h->def_len,
+                              "DataPageHeaderV2.definition_levels_byte_length");
         break;
       case 6:
-        rc = tarn__thrift_i32(d, type, &h->rep_len, "DataPageHeaderV2.repetition_levels_byte_length");
+        rc = tarn__thrift_i32(d, type, &h->rep_len,
+                              "DataPageHeaderV2.repetition_levels_byte_length");
         break;
-      case 7: rc = tarn__thrift_bool(d, type, 0, &h->is_compressed, "DataPageHeaderV2.is_compressed"); break;
+      case 7:
+        rc = tarn__thrift_bool(d, type, 0, &h->is_compressed, "DataPageHeaderV2.is_compressed");
+        break;
       default: rc = tarn__thrift_skip(d, type);
       }
     } else {
@@ -469,7 +477,8 @@ static int decode_data_page_header(rd_t *d, tarn__pq_page_header *h, int v2) {
       case 1: rc = tarn__thrift_i32(d, type, &h->num_values, "DataPageHeader.num_values"); break;
       case 2: rc = tarn__thrift_i32(d, type, &h->encoding, "DataPageHeader.encoding"); break;
       case 3:
-        rc = tarn__thrift_i32(d, type, &h->def_encoding, "DataPageHeader.definition_level_encoding");
+        rc =
+            tarn__thrift_i32(d, type, &h->def_encoding, "DataPageHeader.definition_level_encoding");
         break;
       case 5:
         if ((rc = tarn__thrift_expect(d, type, TARN__T_STRUCT, "DataPageHeader.statistics")) == 0 &&
@@ -486,8 +495,8 @@ static int decode_data_page_header(rd_t *d, tarn__pq_page_header *h, int v2) {
   }
   if (rc)
     return rc;
-  unsigned need = v2 ? (1u << 1 | 1u << 2 | 1u << 3 | 1u << 4 | 1u << 5 | 1u << 6)
-                     : (1u << 1 | 1u << 2);
+  unsigned need =
+      v2 ? (1u << 1 | 1u << 2 | 1u << 3 | 1u << 4 | 1u << 5 | 1u << 6) : (1u << 1 | 1u << 2);
   if ((seen & need) != need)
     return tarn__corrupt(PAGE, start, "%s lacks a required field",
                          v2 ? "DataPageHeaderV2" : "DataPageHeader");
@@ -516,8 +525,8 @@ static int decode_dict_page_header(rd_t *d, tarn__pq_page_header *h) {
   return rc;
 }
 
-int tarn__pq_page_header_decode(const uint8_t *p, size_t n, uint64_t base,
-                                tarn__pq_page_header *h, size_t *used) {
+int tarn__pq_page_header_decode(const uint8_t *p, size_t n, uint64_t base, tarn__pq_page_header *h,
+                                size_t *used) {
   rd_t d;
   int16_t id;
   int type, rc = 0, have_sub = 0;
@@ -530,8 +539,12 @@ int tarn__pq_page_header_decode(const uint8_t *p, size_t n, uint64_t base,
   FIELDS(&d, id, type) {
     switch (id) {
     case 1: rc = tarn__thrift_i32(&d, type, &h->type, "PageHeader.type"); break;
-    case 2: rc = tarn__thrift_i32(&d, type, &h->uncompressed_size, "PageHeader.uncompressed_page_size"); break;
-    case 3: rc = tarn__thrift_i32(&d, type, &h->compressed_size, "PageHeader.compressed_page_size"); break;
+    case 2:
+      rc = tarn__thrift_i32(&d, type, &h->uncompressed_size, "PageHeader.uncompressed_page_size");
+      break;
+    case 3:
+      rc = tarn__thrift_i32(&d, type, &h->compressed_size, "PageHeader.compressed_page_size");
+      break;
     case 5:
     case 7:
     case 8:

@@ -25,18 +25,18 @@ typedef struct tarn__pq_page_header {
   int32_t compressed_size;
   int32_t num_values;
   int32_t encoding;
-  int32_t def_encoding;  /* data page v1 */
-  int32_t num_nulls;     /* data page v2, or the v1 page statistics' null_count; -1 when absent */
-  int32_t num_rows;      /* data page v2 */
-  int32_t def_len;       /* data page v2: bytes of definition levels */
-  int32_t rep_len;       /* data page v2: bytes of repetition levels */
-  int is_compressed;     /* data page v2 */
+  int32_t def_encoding; /* data page v1 */
+  int32_t num_nulls;    /* data page v2, or the v1 page statistics' null_count; -1 when absent */
+  int32_t num_rows;     /* data page v2 */
+  int32_t def_len;      /* data page v2: bytes of definition levels */
+  int32_t rep_len;      /* data page v2: bytes of repetition levels */
+  int is_compressed;    /* data page v2 */
 } tarn__pq_page_header;
 
 /* Decodes a PageHeader from the n bytes at p (at byte base of the file);
  * *used gets its length. Checks that the page's own header is present. */
-int tarn__pq_page_header_decode(const uint8_t *p, size_t n, uint64_t base,
-                                tarn__pq_page_header *h, size_t *used);
+int tarn__pq_page_header_decode(const uint8_t *p, size_t n, uint64_t base, tarn__pq_page_header *h,
+                                size_t *used);
 int tarn__pq_page_header_encode(const tarn__pq_page_header *h, tarn_buf *b);
 
 /* A writer's or reader's codec state, kept from page to page: a fresh zstd

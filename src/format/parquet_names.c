@@ -14,23 +14,16 @@ const char *tarn_parquet_codec_name(int codec) {
 }
 
 const char *tarn_parquet_encoding_name(int encoding) {
-  static const char *const names[] = {"PLAIN",
-                                      "GROUP_VAR_INT",
-                                      "PLAIN_DICTIONARY",
-                                      "RLE",
-                                      "BIT_PACKED",
-                                      "DELTA_BINARY_PACKED",
-                                      "DELTA_LENGTH_BYTE_ARRAY",
-                                      "DELTA_BYTE_ARRAY",
-                                      "RLE_DICTIONARY",
-                                      "BYTE_STREAM_SPLIT"};
+  static const char *const names[] = {
+      "PLAIN",          "GROUP_VAR_INT",       "PLAIN_DICTIONARY",        "RLE",
+      "BIT_PACKED",     "DELTA_BINARY_PACKED", "DELTA_LENGTH_BYTE_ARRAY", "DELTA_BYTE_ARRAY",
+      "RLE_DICTIONARY", "BYTE_STREAM_SPLIT"};
   return PICK(names, encoding);
 }
 
 const char *tarn_parquet_type_name(int type) {
-  static const char *const names[] = {"BOOLEAN", "INT32",      "INT64",
-                                      "INT96",   "FLOAT",      "DOUBLE",
-                                      "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"};
+  static const char *const names[] = {"BOOLEAN", "INT32",  "INT64",      "INT96",
+                                      "FLOAT",   "DOUBLE", "BYTE_ARRAY", "FIXED_LEN_BYTE_ARRAY"};
   return PICK(names, type);
 }
 
@@ -40,7 +33,6 @@ const char *tarn_parquet_repetition_name(int repetition) {
 }
 
 const char *tarn_parquet_page_type_name(int page_type) {
-  static const char *const names[] = {"DATA_PAGE", "INDEX_PAGE", "DICTIONARY_PAGE",
-                                      "DATA_PAGE_V2"};
+  static const char *const names[] = {"DATA_PAGE", "INDEX_PAGE", "DICTIONARY_PAGE", "DATA_PAGE_V2"};
   return PICK(names, page_type);
 }

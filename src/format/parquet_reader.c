@@ -22,11 +22,11 @@ typedef struct hybrid {
   const uint8_t *p;
   size_t len, off;
   int bw;
-  uint32_t left;   /* values left in the current run */
+  uint32_t left; /* values left in the current run */
   int rle;
-  uint32_t value;  /* of an RLE run */
-  size_t bitpos;   /* of the next value of a bit-packed run */
-  uint64_t page;   /* the page's file offset, for messages */
+  uint32_t value; /* of an RLE run */
+  size_t bitpos;  /* of the next value of a bit-packed run */
+  uint64_t page;  /* the page's file offset, for messages */
   const char *what;
 } hybrid;
 
@@ -65,7 +65,7 @@ struct tarn_parquet_reader {
   hybrid levels;
   enum { V_PLAIN, V_DICT, V_DELTA } mode;
   hybrid idx;
-  tarn__rd plain; /* PLAIN values; the bytes of DELTA values */
+  tarn__rd plain;  /* PLAIN values; the bytes of DELTA values */
   uint32_t *dlens; /* DELTA value lengths */
   size_t n_dlens, di;
   tarn_buf dbuf; /* DELTA_BYTE_ARRAY values, rebuilt */
@@ -95,15 +95,16 @@ static void hybrid_init(hybrid *h, const uint8_t *p, size_t len, int bw, uint64_
 static int hybrid_next(hybrid *h, uint32_t *v) {
   while (h->left == 0) {
     if (h->off >= h->len)
-      return tarn__corrupt(PAGE, (size_t)h->page, "%s end after %zu bytes, before the page's values",
-                           h->what, h->len);
+      return tarn__corrupt(PAGE, (size_t)h->page,
+                           "%s end after %zu bytes, before the page's values", h->what, h->len);
     tarn__rd rd;
     tarn__rd_init(&rd, h->p, h->len, PAGE);
     rd.off = h->off;
     uint64_t hdr = 0;
     int rc = tarn__rd_uvarint(&rd, &hdr, 5, UINT32_MAX, h->what);
     if (rc)
-      return tarn__corrupt(PAGE, (size_t)h->page, "%s: bad run header at byte %zu", h->what, h->off);
+      return tarn__corrupt(PAGE, (size_t)h->page, "%s: bad run header at byte %zu", h->what,
+                           h->off);
     h->off = rd.off;
     if (hdr & 1) {
       uint64_t groups = hdr >> 1, bytes = groups * (uint64_t)h->bw;
@@ -166,8 +167,9 @@ static int check_serde(tarn_parquet_reader *r, const tarn_parquet_reader_opts *o
     return 0;
   const char *v = tarn_parquet_kv_get(r, "entrySerDeType");
   if (!v)
-    return tarn__err(TARN_EUNSUPPORTED,
-                     "parquet footer: no entrySerDeType key; not a compacted file of a known binding");
+    return tarn__err(
+        TARN_EUNSUPPORTED,
+        "parquet footer: no entrySerDeType key; not a compacted file of a known binding");
   for (size_t i = 0; i < o->n_serde_types; i++)
     if (strcmp(v, o->serde_types[i]) == 0)
       return 0;
@@ -308,7 +310,8 @@ static int read_page_header(tarn_parquet_reader *r, uint64_t pos, uint64_t end,
                          "compressed_page_size %d runs past the column chunk's end at byte %llu",
                          h->compressed_size, (unsigned long long)end);
   if ((size_t)h->compressed_size > r->max_page || (size_t)h->uncompressed_size > r->max_page)
-    return tarn__corrupt(PAGE, (size_t)pos, "page of %d bytes (%d compressed) exceeds the limit %zu",
+    return tarn__corrupt(PAGE, (size_t)pos,
+                         "page of %d bytes (%d compressed) exceeds the limit %zu",
                          h->uncompressed_size, h->compressed_size, r->max_page);
   return 0;
 }
@@ -327,8 +330,8 @@ static int inflate_into(tarn_parquet_reader *r, const uint8_t *src, size_t n, si
                         tarn_buf *out, uint64_t page) {
   tarn_buf_reset(out);
   int rc = tarn_buf_reserve(out, dst_len + 1);
-  if (rc == 0 && (rc = tarn__pq_decompress_ctx(&r->cx, r->codec, src, n, out->data, dst_len,
-                                                  page)) == 0)
+  if (rc == 0 &&
+      (rc = tarn__pq_decompress_ctx(&r->cx, r->codec, src, n, out->data, dst_len, page)) == 0)
     out->len = dst_len;
   return rc;
 }
@@ -410,9 +413,10 @@ static int setup_delta(tarn_parquet_reader *r, const uint8_t *vals, size_t vlen,
     total += (uint64_t)pre[i] + r->dlens[i], suffixes += r->dlens[i];
   if (total > r->max_page || suffixes > vlen) {
     free(pre);
-    return tarn__corrupt(PAGE, (size_t)pos, "DELTA_BYTE_ARRAY values of %llu bytes (suffixes %llu "
-                         "in %zu bytes) exceed the page", (unsigned long long)total,
-                         (unsigned long long)suffixes, vlen);
+    return tarn__corrupt(PAGE, (size_t)pos,
+                         "DELTA_BYTE_ARRAY values of %llu bytes (suffixes %llu "
+                         "in %zu bytes) exceed the page",
+                         (unsigned long long)total, (unsigned long long)suffixes, vlen);
   }
   tarn_buf_reset(&r->dbuf);
   if ((rc = tarn_buf_reserve(&r->dbuf, (size_t)total + 1))) {
@@ -424,8 +428,10 @@ static int setup_delta(tarn_parquet_reader *r, const uint8_t *vals, size_t vlen,
     if (pre[i] > prev_len) {
       uint32_t bad = pre[i]; /* read before pre is freed */
       free(pre);
-      return tarn__corrupt(PAGE, (size_t)pos, "DELTA_BYTE_ARRAY value %zu: prefix %u of a %zu-byte "
-                           "value", i, bad, prev_len);
+      return tarn__corrupt(PAGE, (size_t)pos,
+                           "DELTA_BYTE_ARRAY value %zu: prefix %u of a %zu-byte "
+                           "value",
+                           i, bad, prev_len);
     }
     size_t at = r->dbuf.len;
     memmove(r->dbuf.data + at, r->dbuf.data + prev, pre[i]);
@@ -515,8 +521,9 @@ static int open_group(tarn_parquet_reader *r, size_t g) {
   const tarn_parquet_row_group *rg = &r->meta.row_groups[g];
   const tarn_parquet_chunk *c = &rg->chunk;
   if (!tarn__pq_codec_known(c->codec))
-    return tarn__err(TARN_EUNSUPPORTED, "parquet footer: row group %zu: codec %d (%s) is not supported",
-                     g, c->codec, tarn_parquet_codec_name(c->codec));
+    return tarn__err(TARN_EUNSUPPORTED,
+                     "parquet footer: row group %zu: codec %d (%s) is not supported", g, c->codec,
+                     tarn_parquet_codec_name(c->codec));
   int64_t start = chunk_first_page(c);
   r->group = g;
   r->group_open = 1;
@@ -608,7 +615,8 @@ static int next_value(tarn_parquet_reader *r, const uint8_t **p, size_t *n, int 
                          (unsigned long long)(r->row - 1));
   uint32_t len = tarn__ld_le32(lp);
   if (tarn__rd_bytes(&r->plain, len, p, "value"))
-    return tarn__corrupt(PAGE, (size_t)r->page_off, "value of row %llu (%u bytes) runs past the page",
+    return tarn__corrupt(PAGE, (size_t)r->page_off,
+                         "value of row %llu (%u bytes) runs past the page",
                          (unsigned long long)(r->row - 1), len);
   *n = len;
   return 0;
@@ -685,8 +693,13 @@ int tarn_parquet_pages(tarn_parquet_reader *r, size_t g,
     int rc = read_page_header(r, pos, end, &h, &hlen);
     if (rc)
       return rc;
-    tarn_parquet_page_info info = {pos, (uint32_t)hlen, h.type, h.uncompressed_size,
-                                   h.compressed_size, h.num_values, h.encoding,
+    tarn_parquet_page_info info = {pos,
+                                   (uint32_t)hlen,
+                                   h.type,
+                                   h.uncompressed_size,
+                                   h.compressed_size,
+                                   h.num_values,
+                                   h.encoding,
                                    h.type == TARN_PARQUET_DATA_PAGE_V2 ? h.num_nulls : -1,
                                    h.is_compressed};
     if ((rc = fn(ctx, &info)))

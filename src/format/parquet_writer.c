@@ -33,11 +33,11 @@ typedef struct page {
   tarn_buf levels; /* RLE runs of the definition levels, bit width 1 */
   tarn_buf body, comp;
   uint32_t rows, nulls;
-  uint8_t len[4];          /* the levels' length */
-  const uint8_t *part[3];  /* the body as handed to the sink */
+  uint8_t len[4];         /* the levels' length */
+  const uint8_t *part[3]; /* the body as handed to the sink */
   size_t part_len[3], parts, raw;
-  int rc;                  /* of the compression */
-  char msg[512];           /* its message, when the helper thread failed */
+  int rc;        /* of the compression */
+  char msg[512]; /* its message, when the helper thread failed */
 } page;
 
 struct tarn_parquet_writer {
@@ -50,8 +50,8 @@ struct tarn_parquet_writer {
   uint64_t off; /* bytes handed to the sink */
 
   page pg[2];
-  page *cur;      /* the page being filled */
-  page *inflight; /* the page the helper thread compresses, or NULL */
+  page *cur;                   /* the page being filled */
+  page *inflight;              /* the page the helper thread compresses, or NULL */
   uint32_t run_value, run_len; /* the pending run of cur's definition levels */
   tarn_buf hdr;
   tarn__pq_codec_ctx cx; /* kept from page to page; the helper's when there is one */
@@ -170,8 +170,8 @@ int tarn_parquet_writer_open(tarn_parquet_writer **out, const tarn_parquet_write
   if (!o || !write || !o->entry_serde_type || !valid_record_name(o->record_name))
     return tarn__err(TARN_EINVAL, "parquet writer: needs a sink, an entrySerDeType and an Avro "
                                   "record name ([A-Za-z_][A-Za-z0-9_]*)");
-  if (o->codec != TARN_PARQUET_UNCOMPRESSED && (o->codec == TARN_PARQUET_LZ4 ||
-                                                !tarn__pq_codec_known(o->codec)))
+  if (o->codec != TARN_PARQUET_UNCOMPRESSED &&
+      (o->codec == TARN_PARQUET_LZ4 || !tarn__pq_codec_known(o->codec)))
     return tarn__err(TARN_EINVAL, "parquet writer: codec %d (%s) is not one tarn writes", o->codec,
                      tarn_parquet_codec_name(o->codec));
   tarn_parquet_writer *w = calloc(1, sizeof *w);

@@ -4,7 +4,7 @@
 #include <string.h>
 
 static const char *type_name(int t) {
-  static const char *const names[] = {"stop", "bool",   "bool", "byte", "i16", "i32", "i64",
+  static const char *const names[] = {"stop",   "bool",   "bool", "byte", "i16", "i32",   "i64",
                                       "double", "binary", "list", "set",  "map", "struct"};
   return t >= 0 && t <= TARN__T_STRUCT ? names[t] : "unknown type";
 }
@@ -183,20 +183,13 @@ static int skip_value(tarn__thrift_rd *d, int type, int in_list, int nest) {
   int rc, t;
   switch (type) {
   case TARN__T_BOOL:
-  case TARN__T_BOOL_FALSE:
-    return in_list ? tarn__rd_bytes(&d->r, 1, &p, "bool") : 0;
-  case TARN__T_BYTE:
-    return tarn__rd_bytes(&d->r, 1, &p, "byte");
-  case TARN__T_I16:
-    return rd_zigzag(d, 16, &x, "i16");
-  case TARN__T_I32:
-    return rd_zigzag(d, 32, &x, "i32");
-  case TARN__T_I64:
-    return rd_zigzag(d, 64, &x, "i64");
-  case TARN__T_DOUBLE:
-    return tarn__rd_bytes(&d->r, 8, &p, "double");
-  case TARN__T_BINARY:
-    return tarn__thrift_binary(d, type, &p, &n, "binary");
+  case TARN__T_BOOL_FALSE: return in_list ? tarn__rd_bytes(&d->r, 1, &p, "bool") : 0;
+  case TARN__T_BYTE: return tarn__rd_bytes(&d->r, 1, &p, "byte");
+  case TARN__T_I16: return rd_zigzag(d, 16, &x, "i16");
+  case TARN__T_I32: return rd_zigzag(d, 32, &x, "i32");
+  case TARN__T_I64: return rd_zigzag(d, 64, &x, "i64");
+  case TARN__T_DOUBLE: return tarn__rd_bytes(&d->r, 8, &p, "double");
+  case TARN__T_BINARY: return tarn__thrift_binary(d, type, &p, &n, "binary");
   case TARN__T_LIST:
   case TARN__T_SET:
     if ((rc = tarn__thrift_list(d, type, &t, &n, "list")))
@@ -236,8 +229,7 @@ static int skip_value(tarn__thrift_rd *d, int type, int in_list, int nest) {
     }
     return 0;
   }
-  default:
-    return tarn__corrupt(d->r.what, here(d), "type %d is not a Thrift type", type);
+  default: return tarn__corrupt(d->r.what, here(d), "type %d is not a Thrift type", type);
   }
 }
 

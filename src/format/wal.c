@@ -27,8 +27,8 @@
  * index_version or its length, never misread. */
 int tarn_wal_detect_version(const uint8_t *p, size_t n) {
   if (n < TARN_WAL_PROBE_LEN)
-    return tarn__corrupt(TARN__WAL_WHAT, 0, "%zu bytes cannot hold the 8-byte header of either layout",
-                         n);
+    return tarn__corrupt(TARN__WAL_WHAT, 0,
+                         "%zu bytes cannot hold the 8-byte header of either layout", n);
   uint32_t first = tarn__ld_be32(p);
   if (first == 0)
     return TARN_WAL_LEGACY;
@@ -71,8 +71,8 @@ static int rd_varint32(tarn__rd *r, uint32_t *v, const char *field) {
 /* Walks the log sections of the index region. With w == NULL it only checks
  * and counts; otherwise it fills w's arrays, which the counting pass sized. */
 static int walk_sections(const uint8_t *p, uint64_t index_length, uint64_t region_off,
-                         uint64_t region_size, const uint8_t *payloads, tarn_wal *w,
-                         size_t *nsec, size_t *nent) {
+                         uint64_t region_size, const uint8_t *payloads, tarn_wal *w, size_t *nsec,
+                         size_t *nent) {
   tarn__rd r;
   tarn__rd_init(&r, p + 8, (size_t)index_length - 4, TARN__WAL_WHAT);
   r.base = 8;

@@ -20,7 +20,7 @@ int tarn__wal_index_logs(tarn_wal *w);
 
 /* Decodes the legacy layout (Appendix C) from the first avail bytes of an
  * object of object_size bytes; payload pointers are set when with_payloads. */
-int tarn__wal_decode_legacy(const uint8_t *p, size_t avail, uint64_t object_size,
-                            int with_payloads, tarn_wal *out);
+int tarn__wal_decode_legacy(const uint8_t *p, size_t avail, uint64_t object_size, int with_payloads,
+                            tarn_wal *out);
 
 #endif

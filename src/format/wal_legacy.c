@@ -37,8 +37,8 @@ static int cmp_section_order(const void *a, const void *b) {
   return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
-int tarn__wal_decode_legacy(const uint8_t *p, size_t avail, uint64_t object_size,
-                            int with_payloads, tarn_wal *out) {
+int tarn__wal_decode_legacy(const uint8_t *p, size_t avail, uint64_t object_size, int with_payloads,
+                            tarn_wal *out) {
   uint64_t index_length = tarn__ld_be64(p);
   if (index_length % TUPLE)
     return tarn__corrupt(TARN__WAL_WHAT, 0,
@@ -63,8 +63,8 @@ int tarn__wal_decode_legacy(const uint8_t *p, size_t avail, uint64_t object_size
   for (size_t i = 0; i < n; i++) {
     const uint8_t *q = p + 8 + i * TUPLE;
     size_t pos = 8 + i * TUPLE;
-    t[i] = (tuple){tarn__ld_be64(q), tarn__ld_be64(q + 8), tarn__ld_be64(q + 16),
-                   tarn__ld_be64(q + 24), i, 0};
+    t[i] = (tuple){
+        tarn__ld_be64(q), tarn__ld_be64(q + 8), tarn__ld_be64(q + 16), tarn__ld_be64(q + 24), i, 0};
     if (t[i].log_id > TARN_WAL_LOG_ID_MAX || t[i].entry_id > TARN_WAL_LOG_ID_MAX) {
       rc = tarn__corrupt(TARN__WAL_WHAT, pos + (t[i].log_id > TARN_WAL_LOG_ID_MAX ? 0 : 8),
                          "legacy %s is negative",

@@ -61,19 +61,13 @@ const tarn__kapi *tarn__kapi_find(int16_t api_key) {
 
 int16_t tarn__kerr_of(int rc) {
   switch (rc) {
-  case 0:
-    return TARN__KERR_NONE;
-  case TARN_ENOTFOUND:
-    return TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
-  case TARN_ECORRUPT:
-    return TARN__KERR_CORRUPT_MESSAGE;
-  case TARN_ETIMEDOUT:
-    return TARN__KERR_REQUEST_TIMED_OUT;
+  case 0: return TARN__KERR_NONE;
+  case TARN_ENOTFOUND: return TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
+  case TARN_ECORRUPT: return TARN__KERR_CORRUPT_MESSAGE;
+  case TARN_ETIMEDOUT: return TARN__KERR_REQUEST_TIMED_OUT;
   case TARN_EIO:
-  case TARN_EUNKNOWN:
-    return TARN__KERR_KAFKA_STORAGE_ERROR;
-  default:
-    return TARN__KERR_UNKNOWN_SERVER_ERROR;
+  case TARN_EUNKNOWN: return TARN__KERR_KAFKA_STORAGE_ERROR;
+  default: return TARN__KERR_UNKNOWN_SERVER_ERROR;
   }
 }
 

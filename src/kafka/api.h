@@ -32,12 +32,12 @@ typedef struct tarn__karena tarn__karena; /* kafka/proto/kproto.h */
 
 /* The node's options (tarn serve --kafka-*). */
 typedef struct tarn__knode_config {
-  int32_t node_id;            /* this node's broker ID in Metadata; -1: the first free */
-  char host[256];             /* advertised host (clients connect to it) */
-  int port;                   /* advertised port */
-  int auto_create_topics;     /* Metadata creates unknown topics (0) */
+  int32_t node_id;                /* this node's broker ID in Metadata; -1: the first free */
+  char host[256];                 /* advertised host (clients connect to it) */
+  int port;                       /* advertised port */
+  int auto_create_topics;         /* Metadata creates unknown topics (0) */
   int32_t auto_create_partitions; /* partitions of an auto-created topic (1) */
-  uint32_t batch_ms;          /* produce's batch window of topics without one (250) */
+  uint32_t batch_ms;              /* produce's batch window of topics without one (250) */
   /* SASL (sasl.h): the TARN__KSASL_* mechanisms a client must authenticate
    * with before any other request; 0: none required, SaslHandshake and
    * SaslAuthenticate not advertised. */
@@ -57,12 +57,12 @@ typedef struct tarn__knode {
   struct tarn_deployment *dep;
   struct tarn_meta *meta;
   struct tarn_catalog *catalog;
-  struct tarn_writer *writer;   /* every produce of the node: one WAL object stream */
+  struct tarn_writer *writer; /* every produce of the node: one WAL object stream */
   struct tarn_reader *reader;
   struct tarn__kregistry *registry; /* live nodes (registry.h) */
-  struct tarn__kgroups *groups;  /* consumer groups (group.h); NULL when absent */
-  struct tarn__kprod *producers; /* idempotent producers (producer.h); NULL when absent */
-  struct tarn__knode_priv *priv; /* knode.c: the topic cache, the writers by batch window */
+  struct tarn__kgroups *groups;     /* consumer groups (group.h); NULL when absent */
+  struct tarn__kprod *producers;    /* idempotent producers (producer.h); NULL when absent */
+  struct tarn__knode_priv *priv;    /* knode.c: the topic cache, the writers by batch window */
 } tarn__knode;
 
 struct tarn_kafka_topic;
@@ -76,8 +76,7 @@ void tarn__knode_flush(tarn__knode *n);
 /* The live topic `name` (len bytes), from a cache of one second (a topic
  * created or deleted through this node is seen at once; through another,
  * within the second). Free with tarn_kafka_topic_free. TARN_ENOTFOUND. */
-int tarn__knode_topic(tarn__knode *n, const char *name, size_t len,
-                      struct tarn_kafka_topic *out);
+int tarn__knode_topic(tarn__knode *n, const char *name, size_t len, struct tarn_kafka_topic *out);
 /* Drops `name` from the cache (after creating or deleting it). */
 void tarn__knode_topic_forget(tarn__knode *n, const char *name, size_t len);
 /* The writer whose batch window is batch_ms (0: cfg.batch_ms): one per window,
@@ -100,9 +99,9 @@ int tarn__knode_release_leases(tarn__knode *n);
 typedef struct tarn__kcursor {
   uint64_t log_id;
   struct tarn_log_iter *it;
-  int held;                 /* e was read from it and not yet returned */
+  int held; /* e was read from it and not yet returned */
   struct tarn_entry e;
-  int64_t at;               /* monotonic ms it was put back */
+  int64_t at; /* monotonic ms it was put back */
 } tarn__kcursor;
 /* Takes out the idle cursor of log_id whose next entry starts at offset, or NULL. */
 tarn__kcursor *tarn__knode_cursor_take(tarn__knode *n, uint64_t log_id, uint64_t offset);
@@ -128,19 +127,19 @@ typedef void (*tarn__kreq_done_fn)(tarn__kreq *req, int how, tarn_buf *frame);
 struct tarn__kreq {
   int16_t api_key, api_version;
   int32_t correlation_id;
-  const char *client_id;     /* NUL-terminated copy; "" for a null client id */
-  void *body;                /* the decoded tarn__k_<api>_req, once tarn__kreq_body ran */
-  tarn__karena *arena;       /* the body's allocations; handlers may allocate from it too
-                              * (freed at completion, after the response is encoded) */
-  const uint8_t *frame;      /* the request bytes after the size prefix (body points into them) */
+  const char *client_id; /* NUL-terminated copy; "" for a null client id */
+  void *body;            /* the decoded tarn__k_<api>_req, once tarn__kreq_body ran */
+  tarn__karena *arena;   /* the body's allocations; handlers may allocate from it too
+                          * (freed at completion, after the response is encoded) */
+  const uint8_t *frame;  /* the request bytes after the size prefix (body points into them) */
   size_t frame_len;
-  size_t body_off;           /* where the body starts in frame */
+  size_t body_off; /* where the body starts in frame */
   /* the connection: filled by the listener, used by the completion calls */
   void *conn;
-  uint64_t seq;              /* the request's place in its connection's order */
+  uint64_t seq; /* the request's place in its connection's order */
   tarn__kreq_done_fn done;
-  char peer[64];             /* "host:port" of the client, for logs */
-  struct tarn__ksasl *sasl;  /* the connection's SASL state (sasl.h); NULL: none required */
+  char peer[64];            /* "host:port" of the client, for logs */
+  struct tarn__ksasl *sasl; /* the connection's SASL state (sasl.h); NULL: none required */
 };
 
 /* Encodes resp (a tarn__k_<api>_resp of req's API) at req's version with the

@@ -93,13 +93,14 @@ void tarn__kapi_create_topics(tarn__knode *node, tarn__kreq *req) {
       tarn_kafka_topic seen;
       rc = tarn__knode_topic(node, name, strlen(name), &seen);
       tarn_kafka_topic_free(&seen);
-      rc = rc == 0 ? tarn__err(TARN_EEXIST, "topic %s already exists", name)
-           : rc == TARN_ENOTFOUND ? 0 : rc;
+      rc = rc == 0                ? tarn__err(TARN_EEXIST, "topic %s already exists", name)
+           : rc == TARN_ENOTFOUND ? 0
+                                  : rc;
     } else {
       rc = tarn_kafka_topic_create(node->catalog, name, (uint32_t)parts, props, (size_t)nc, NULL);
       tarn__knode_topic_forget(node, name, strlen(name));
     }
-    o[i].error_code = rc == 0 ? 0
+    o[i].error_code = rc == 0             ? 0
                       : rc == TARN_EEXIST ? TARN__KERR_TOPIC_ALREADY_EXISTS
                       : rc == TARN_EINVAL ? INVALID_CONFIG
                                           : tarn__kerr_of(rc);

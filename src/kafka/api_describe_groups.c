@@ -17,7 +17,8 @@ void tarn__kapi_describe_groups(tarn__knode *node, tarn__kreq *req) {
   tarn__k_describe_groups_resp r;
   tarn__kmsg_init(TARN__KAPI_DESCRIBE_GROUPS, 1, &r);
   size_t n = b.groups.n > 0 ? (size_t)b.groups.n : 0;
-  tarn__k_describe_groups_described_group *g = tarn__karena_alloc(req->arena, (n ? n : 1) * sizeof *g);
+  tarn__k_describe_groups_described_group *g =
+      tarn__karena_alloc(req->arena, (n ? n : 1) * sizeof *g);
   /* not in the arena: it is freed with the response, before d is */
   tarn__kgdesc *d = calloc(n ? n : 1, sizeof *d);
   if (!g || !d) {
@@ -51,10 +52,10 @@ void tarn__kapi_describe_groups(tarn__knode *node, tarn__kreq *req) {
       m[j].group_instance_id = tarn__kg_kstr(NULL);
       m[j].client_id = tarn__kg_kstr(dm->client_id);
       m[j].client_host = tarn__kg_kstr(dm->client_host);
-      m[j].member_metadata = (tarn__kbytes){dm->meta ? dm->meta : (const uint8_t *)"",
-                                            (int32_t)dm->meta_len};
-      m[j].member_assignment = (tarn__kbytes){
-          dm->assignment ? dm->assignment : (const uint8_t *)"", (int32_t)dm->assignment_len};
+      m[j].member_metadata =
+          (tarn__kbytes){dm->meta ? dm->meta : (const uint8_t *)"", (int32_t)dm->meta_len};
+      m[j].member_assignment = (tarn__kbytes){dm->assignment ? dm->assignment : (const uint8_t *)"",
+                                              (int32_t)dm->assignment_len};
     }
     g[i].members.n = (int32_t)d[i].n_members;
     g[i].members.v = m;

@@ -16,14 +16,13 @@
 #include "tarn/reader.h"
 #include "util/clock.h"
 
-
 typedef struct fpart {
   tarn__k_fetch_partition_data *out;
   uint64_t log_id;
-  int64_t offset;        /* where the next entry read starts */
-  int32_t max_bytes;     /* the partition's budget */
-  int error;             /* an answer is decided: no more reading */
-  tarn__kcursor *cur;    /* the log's reading position, taken from the node */
+  int64_t offset;     /* where the next entry read starts */
+  int32_t max_bytes;  /* the partition's budget */
+  int error;          /* an answer is decided: no more reading */
+  tarn__kcursor *cur; /* the log's reading position, taken from the node */
   /* The entries taken, offsets assigned by the reader (LS-099): the last one
    * by reference into the cursor's window (valid until its next read), those
    * before it copied into data. A partition answered with one entry, the
@@ -143,13 +142,10 @@ static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_r
 static int16_t fetch_error(int rc) {
   switch (rc) {
   case TARN_ETRIMMED:
-  case TARN_EEND:
-    return TARN__KERR_OFFSET_OUT_OF_RANGE;
+  case TARN_EEND: return TARN__KERR_OFFSET_OUT_OF_RANGE;
   case TARN_EFENCED:
-  case TARN_ENOTFOUND:
-    return TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
-  default:
-    return TARN__KERR_KAFKA_STORAGE_ERROR;
+  case TARN_ENOTFOUND: return TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
+  default: return TARN__KERR_KAFKA_STORAGE_ERROR;
   }
 }
 
@@ -187,9 +183,8 @@ void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req) {
     tr[i].partitions.n = np;
     tr[i].partitions.v = pd;
     tarn_kafka_topic t;
-    int trc = ft->topic.len > 0
-                  ? tarn__knode_topic(node, ft->topic.p, (size_t)ft->topic.len, &t)
-                  : TARN_ENOTFOUND;
+    int trc = ft->topic.len > 0 ? tarn__knode_topic(node, ft->topic.p, (size_t)ft->topic.len, &t)
+                                : TARN_ENOTFOUND;
     for (int32_t j = 0; j < np; j++) {
       tarn__k_fetch_fetch_partition *in = &ft->partitions.v[j];
       fpart *p = &parts[k++];
@@ -204,7 +199,8 @@ void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req) {
       p->out->records = (tarn__kbytes){NULL, -1};
       p->offset = in->fetch_offset;
       p->max_bytes = in->partition_max_bytes;
-      if (trc || in->partition < 0 || tarn_kafka_topic_log(&t, (uint32_t)in->partition, &p->log_id)) {
+      if (trc || in->partition < 0 ||
+          tarn_kafka_topic_log(&t, (uint32_t)in->partition, &p->log_id)) {
         p->out->error_code = trc && trc != TARN_ENOTFOUND ? tarn__kerr_of(trc)
                                                           : TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
         p->error = 1;

@@ -15,7 +15,7 @@ void tarn__kapi_heartbeat(tarn__knode *node, tarn__kreq *req) {
   if (!group || !member)
     r.error_code = TARN__KG_UNKNOWN_MEMBER_ID;
   else if (!(r.error_code = tarn__kg_check(node, group)))
-    r.error_code = tarn__kgroups_heartbeat(node->groups, group, b.generation_id, member,
-                                           tarn__kg_now());
+    r.error_code =
+        tarn__kgroups_heartbeat(node->groups, group, b.generation_id, member, tarn__kg_now());
   tarn__kreq_respond(req, &r);
 }

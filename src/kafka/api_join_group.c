@@ -71,8 +71,8 @@ void tarn__kapi_join_group(tarn__knode *node, tarn__kreq *req) {
   tarn__kjoin_req q = {
       .group_id = group,
       .member_id = member,
-      .group_instance_id = b.group_instance_id.len >= 0 ? tarn__kg_cstr(req, b.group_instance_id)
-                                                        : NULL,
+      .group_instance_id =
+          b.group_instance_id.len >= 0 ? tarn__kg_cstr(req, b.group_instance_id) : NULL,
       .client_id = req->client_id,
       .client_host = host,
       .protocol_type = type,

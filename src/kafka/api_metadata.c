@@ -51,7 +51,7 @@ static int fill_topic(tarn__kreq *req, const tarn__knode_info *live, size_t nliv
     ps[p].partition_index = (int32_t)p;
     ids[p] = leader_of(live, nlive, t, p);
     ps[p].leader_id = ids[p];
-    ps[p].leader_epoch = 0; /* constant: clients skip KIP-320 validation */
+    ps[p].leader_epoch = 0;    /* constant: clients skip KIP-320 validation */
     ps[p].replica_nodes.n = 1; /* replicas = ISR = the leader: the data is in the stores */
     ps[p].replica_nodes.v = &ids[p];
     ps[p].isr_nodes.n = 1;
@@ -83,7 +83,8 @@ void tarn__kapi_metadata(tarn__knode *node, tarn__kreq *req) {
     *live = *tarn__kregistry_self(node->registry);
     nlive = 1;
   }
-  tarn__k_metadata_metadata_response_broker *br = tarn__karena_alloc(req->arena, nlive * sizeof *br);
+  tarn__k_metadata_metadata_response_broker *br =
+      tarn__karena_alloc(req->arena, nlive * sizeof *br);
   if (!br)
     goto fail;
   for (size_t i = 0; i < nlive; i++) {
@@ -115,7 +116,8 @@ void tarn__kapi_metadata(tarn__knode *node, tarn__kreq *req) {
   if (!to)
     goto fail;
   /* Auto-creation is the node's option, and from v4 also the request's. */
-  int may_create = node->cfg.auto_create_topics && (req->api_version < 4 || b.allow_auto_topic_creation);
+  int may_create =
+      node->cfg.auto_create_topics && (req->api_version < 4 || b.allow_auto_topic_creation);
   for (size_t i = 0; i < ntopics; i++) {
     memset(&to[i], 0, sizeof to[i]);
     to[i].topic_authorized_operations = INT32_MIN;
@@ -149,8 +151,8 @@ void tarn__kapi_metadata(tarn__knode *node, tarn__kreq *req) {
       }
     }
     if (rc == TARN_ENOTFOUND) {
-      to[i].error_code = name_ok(nm) ? TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION
-                                     : TARN__KERR_INVALID_TOPIC_EXCEPTION;
+      to[i].error_code =
+          name_ok(nm) ? TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION : TARN__KERR_INVALID_TOPIC_EXCEPTION;
       continue;
     }
     if (rc) {

@@ -59,14 +59,10 @@ static void ctx_release(pctx *c) {
 static int16_t append_error(int status) {
   switch (status) {
   case TARN_EFENCED: /* the topic was deleted under the produce */
-  case TARN_ENOTFOUND:
-    return TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
-  case TARN_ECORRUPT:
-    return TARN__KERR_CORRUPT_MESSAGE;
-  case TARN_ETIMEDOUT:
-    return TARN__KERR_REQUEST_TIMED_OUT;
-  default:
-    return TARN__KERR_KAFKA_STORAGE_ERROR;
+  case TARN_ENOTFOUND: return TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
+  case TARN_ECORRUPT: return TARN__KERR_CORRUPT_MESSAGE;
+  case TARN_ETIMEDOUT: return TARN__KERR_REQUEST_TIMED_OUT;
+  default: return TARN__KERR_KAFKA_STORAGE_ERROR;
   }
 }
 
@@ -167,7 +163,7 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
     o->partition_responses.v = pr;
     tarn_kafka_topic t;
     memset(&t, 0, sizeof t);
-    int trc = all_err ? 0
+    int trc = all_err            ? 0
               : td->name.len > 0 ? tarn__knode_topic(node, td->name.p, (size_t)td->name.len, &t)
                                  : TARN_ENOTFOUND;
     int have_t = !all_err && !trc;

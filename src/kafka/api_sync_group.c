@@ -27,8 +27,8 @@ void tarn__kapi_sync_group(tarn__knode *node, tarn__kreq *req) {
     if (!(a[i].member_id = tarn__kg_cstr(req, b.assignments.v[i].member_id)))
       return synced(req, TARN__KG_INVALID_REQUEST, NULL, 0);
     a[i].assignment = b.assignments.v[i].assignment.p;
-    a[i].len = b.assignments.v[i].assignment.len > 0 ? (size_t)b.assignments.v[i].assignment.len
-                                                      : 0;
+    a[i].len =
+        b.assignments.v[i].assignment.len > 0 ? (size_t)b.assignments.v[i].assignment.len : 0;
   }
   int16_t e = tarn__kg_check(node, group);
   if (e)

@@ -112,9 +112,14 @@ static void run(queue *q) {
   for (tarn__kg_wait *w = q->head, *nx; w; w = nx) {
     nx = w->next;
     if (w->kind == WAIT_JOIN) {
-      tarn__kjoin_resp r = {w->error, w->error ? -1 : w->generation, w->protocol_type,
-                            w->protocol, w->leader ? w->leader : "",
-                            w->member_id ? w->member_id : "", w->members, w->n_members};
+      tarn__kjoin_resp r = {w->error,
+                            w->error ? -1 : w->generation,
+                            w->protocol_type,
+                            w->protocol,
+                            w->leader ? w->leader : "",
+                            w->member_id ? w->member_id : "",
+                            w->members,
+                            w->n_members};
       w->jcb(w->arg, &r);
     } else {
       w->scb(w->arg, w->error, w->assignment, w->len);
@@ -346,8 +351,8 @@ static void complete_join(tarn__kgroups *g, tarn__kg_group *gr, int64_t now_ms, 
 }
 
 /* A member left or expired. */
-static void member_gone(tarn__kgroups *g, tarn__kg_group *gr, tarn__kg_member *mb,
-                        int64_t now_ms, queue *q) {
+static void member_gone(tarn__kgroups *g, tarn__kg_group *gr, tarn__kg_member *mb, int64_t now_ms,
+                        queue *q) {
   int was_pending = mb->pending;
   if (mb->jwait)
     fail_wait(q, mb->jwait, TARN__KG_UNKNOWN_MEMBER_ID, mb->id);
@@ -553,7 +558,7 @@ void tarn__kgroups_join(tarn__kgroups *g, const tarn__kjoin_req *r, int64_t now_
                         tarn__kjoin_cb cb, void *arg) {
   tarn__kg_wait *w = calloc(1, sizeof *w);
   if (!w) {
-    tarn__kjoin_resp e = {TARN__KG_UNKNOWN_SERVER_ERROR, -1, NULL, NULL, "",
+    tarn__kjoin_resp e = {TARN__KG_UNKNOWN_SERVER_ERROR,    -1,   NULL, NULL, "",
                           r->member_id ? r->member_id : "", NULL, 0};
     cb(arg, &e);
     return;
@@ -688,8 +693,8 @@ void tarn__kgroups_tick(tarn__kgroups *g, int64_t now_ms) {
       for (tarn__kg_member *m = gr->members; m; m = m->next) {
         int expired = !m->jwait && !m->swait && now_ms - m->last_seen > m->session_ms;
         /* a member that has not sent SyncGroup by the end of the sync phase */
-        int unsynced = gr->state == KG_COMPLETING && !m->pending && !m->synced &&
-                       now_ms >= gr->deadline;
+        int unsynced =
+            gr->state == KG_COMPLETING && !m->pending && !m->synced && now_ms >= gr->deadline;
         if (expired || unsynced) {
           member_gone(g, gr, m, now_ms, &q);
           again = 1;
@@ -728,8 +733,8 @@ void tarn__kgroups_forget(tarn__kgroups *g, const char *group_id) {
 /* ---- offsets --------------------------------------------------------------- */
 
 static int16_t commit_locked(tarn__kgroups *g, const char *group_id, int32_t generation,
-                             const char *member_id, tarn__koffset *parts, size_t n,
-                             int64_t now_ms, queue *q) {
+                             const char *member_id, tarn__koffset *parts, size_t n, int64_t now_ms,
+                             queue *q) {
   if (!group_id || !*group_id)
     return TARN__KG_INVALID_GROUP_ID;
   tarn__kg_group *gr;

@@ -62,8 +62,7 @@ typedef struct tarn__kgroups_options {
 } tarn__kgroups_options;
 
 /* m stays the caller's. opt may be NULL (the defaults). */
-int tarn__kgroups_open(struct tarn_meta *m, const tarn__kgroups_options *opt,
-                       tarn__kgroups **out);
+int tarn__kgroups_open(struct tarn_meta *m, const tarn__kgroups_options *opt, tarn__kgroups **out);
 /* Answers every waiting JoinGroup and SyncGroup with NOT_COORDINATOR and
  * frees. NULL is allowed. */
 void tarn__kgroups_close(tarn__kgroups *g);
@@ -80,10 +79,10 @@ typedef struct tarn__kjoin_req {
   const char *member_id;         /* "" for a member without one yet */
   const char *group_instance_id; /* NULL; a static member is refused */
   const char *client_id, *client_host;
-  const char *protocol_type;     /* "consumer" */
+  const char *protocol_type; /* "consumer" */
   int32_t session_timeout_ms;
-  int32_t rebalance_timeout_ms;  /* JoinGroup v0: the session timeout */
-  int16_t version;               /* JoinGroup version: MEMBER_ID_REQUIRED from v4 */
+  int32_t rebalance_timeout_ms;       /* JoinGroup v0: the session timeout */
+  int16_t version;                    /* JoinGroup version: MEMBER_ID_REQUIRED from v4 */
   const tarn__kg_protocol *protocols; /* in the member's order of preference */
   size_t n_protocols;
 } tarn__kjoin_req;
@@ -96,12 +95,12 @@ typedef struct tarn__kjoin_member {
 
 typedef struct tarn__kjoin_resp {
   int16_t error;
-  int32_t generation;            /* -1 on an error */
-  const char *protocol_type;     /* NULL on an error */
-  const char *protocol_name;     /* NULL on an error */
-  const char *leader;            /* "" on an error */
-  const char *member_id;         /* the member's ID ("" or the request's on an error;
-                                    the new one with MEMBER_ID_REQUIRED) */
+  int32_t generation;                /* -1 on an error */
+  const char *protocol_type;         /* NULL on an error */
+  const char *protocol_name;         /* NULL on an error */
+  const char *leader;                /* "" on an error */
+  const char *member_id;             /* the member's ID ("" or the request's on an error;
+                                        the new one with MEMBER_ID_REQUIRED) */
   const tarn__kjoin_member *members; /* the leader only: every member */
   size_t n_members;
 } tarn__kjoin_resp;
@@ -142,13 +141,13 @@ void tarn__kgroups_forget(tarn__kgroups *g, const char *group_id);
 
 /* One partition of an OffsetCommit or OffsetFetch. */
 typedef struct tarn__koffset {
-  const char *topic;     /* OffsetFetch of all: malloc'd by the call (tarn__koffsets_free) */
+  const char *topic; /* OffsetFetch of all: malloc'd by the call (tarn__koffsets_free) */
   int32_t partition;
-  int64_t offset;        /* -1: none committed */
-  int32_t leader_epoch;  /* -1: none */
-  const char *metadata;  /* NULL or "" for none; OffsetFetch: malloc'd, "" when none */
-  int16_t error;         /* out: the partition's Kafka error */
-  int rc;                /* out (OffsetFetch): the tarn code of reading it, 0 */
+  int64_t offset;       /* -1: none committed */
+  int32_t leader_epoch; /* -1: none */
+  const char *metadata; /* NULL or "" for none; OffsetFetch: malloc'd, "" when none */
+  int16_t error;        /* out: the partition's Kafka error */
+  int rc;               /* out (OffsetFetch): the tarn code of reading it, 0 */
 } tarn__koffset;
 
 /* OffsetCommit: generation -1 with member "" is a plain commit (the group
@@ -156,8 +155,7 @@ typedef struct tarn__koffset {
  * Returns the request-wide error (every partition's error is then set to it
  * too), else each partition's error is its own. */
 int16_t tarn__kgroups_commit(tarn__kgroups *g, const char *group_id, int32_t generation,
-                             const char *member_id, tarn__koffset *parts, size_t n,
-                             int64_t now_ms);
+                             const char *member_id, tarn__koffset *parts, size_t n, int64_t now_ms);
 
 /* OffsetFetch of the listed partitions: offset -1 and metadata "" for a
  * partition without a commit; on a store failure a partition gets rc < 0
@@ -168,14 +166,13 @@ int16_t tarn__kgroups_commit(tarn__kgroups *g, const char *group_id, int32_t gen
 int tarn__kgroups_fetch(tarn__kgroups *g, const char *group_id, tarn__koffset *parts, size_t n);
 /* OffsetFetch of every committed partition of the group, sorted by topic
  * and partition. Free with tarn__koffsets_free(*out, *n, 1). */
-int tarn__kgroups_fetch_all(tarn__kgroups *g, const char *group_id, tarn__koffset **out,
-                            size_t *n);
+int tarn__kgroups_fetch_all(tarn__kgroups *g, const char *group_id, tarn__koffset **out, size_t *n);
 /* Frees the metadata strings (and with own, the topics and the array). */
 void tarn__koffsets_free(tarn__koffset *parts, size_t n, int own);
 
 typedef struct tarn__kgdesc_member {
   char *member_id, *client_id, *client_host;
-  uint8_t *meta;        /* the chosen protocol's metadata */
+  uint8_t *meta; /* the chosen protocol's metadata */
   size_t meta_len;
   uint8_t *assignment;
   size_t assignment_len;
@@ -184,10 +181,10 @@ typedef struct tarn__kgdesc_member {
 typedef struct tarn__kgdesc {
   int16_t error;
   char *group_id;
-  const char *state;    /* "Empty", "PreparingRebalance", "CompletingRebalance", "Stable",
-                           "Dead" (no such group) */
-  char *protocol_type;  /* "" when none */
-  char *protocol;       /* "" when none */
+  const char *state;   /* "Empty", "PreparingRebalance", "CompletingRebalance", "Stable",
+                          "Dead" (no such group) */
+  char *protocol_type; /* "" when none */
+  char *protocol;      /* "" when none */
   tarn__kgdesc_member *members;
   size_t n_members;
 } tarn__kgdesc;

@@ -26,8 +26,8 @@ typedef struct tarn__kg_member {
   uint8_t *assignment;
   size_t assignment_len;
   int64_t last_seen;
-  int pending;  /* handed an ID with MEMBER_ID_REQUIRED, not joined yet */
-  int synced;   /* sent SyncGroup in this generation */
+  int pending;                 /* handed an ID with MEMBER_ID_REQUIRED, not joined yet */
+  int synced;                  /* sent SyncGroup in this generation */
   struct tarn__kg_wait *jwait; /* a JoinGroup waiting for the join phase to end */
   struct tarn__kg_wait *swait; /* a SyncGroup waiting for the leader's */
   struct tarn__kg_member *next;
@@ -38,10 +38,10 @@ typedef struct tarn__kg_group {
   int state;
   int32_t generation;
   char *protocol_type, *protocol, *leader; /* NULL when none */
-  int assigned;            /* the leader's assignments of this generation are in */
-  tarn__kg_member *members; /* in join order */
-  int64_t deadline;        /* PREPARING: end of the join phase; COMPLETING: of the sync */
-  int64_t version;         /* the group record's version in the store, 0: none */
+  int assigned;                            /* the leader's assignments of this generation are in */
+  tarn__kg_member *members;                /* in join order */
+  int64_t deadline; /* PREPARING: end of the join phase; COMPLETING: of the sync */
+  int64_t version;  /* the group record's version in the store, 0: none */
   struct tarn__kg_group *next;
 } tarn__kg_group;
 

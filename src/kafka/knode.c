@@ -41,7 +41,7 @@ struct tarn__knode_priv {
     tarn_writer *w;
   } writers[MAX_WRITERS];
   size_t nw;
-  pthread_mutex_t cmu;     /* the idle cursors */
+  pthread_mutex_t cmu;                 /* the idle cursors */
   tarn__kcursor *cursors[MAX_CURSORS]; /* oldest first */
   size_t nc;
 };

@@ -56,8 +56,8 @@ void tarn__kreq_close(tarn__kreq *req) {
  * served). */
 static void count(int16_t api_key, const char *result) {
   const tarn__kapi *a = tarn__kapi_find(api_key);
-  tarn_metrics_inc("tarn_kafka_requests_total", 1, "api", a ? a->name : "unknown", "result",
-                   result, NULL);
+  tarn_metrics_inc("tarn_kafka_requests_total", 1, "api", a ? a->name : "unknown", "result", result,
+                   NULL);
 }
 
 int tarn__kreq_body(tarn__kreq *req, void *out) {
@@ -78,8 +78,7 @@ static int sasl_allows(const tarn__kreq *req, int16_t api_key) {
     return api_key != 17 && api_key != 36;
   if (tarn__ksasl_failed(req->sasl))
     return 0;
-  return tarn__ksasl_authenticated(req->sasl) || api_key == 18 || api_key == 17 ||
-         api_key == 36;
+  return tarn__ksasl_authenticated(req->sasl) || api_key == 18 || api_key == 17 || api_key == 36;
 }
 
 void tarn__kreq_dispatch(tarn__knode *node, tarn__kreq *req) {

@@ -270,8 +270,8 @@ static int32_t last_seq(const pstate *s) {
   return s->n_done ? s->done[s->n_done - 1].last : -1;
 }
 
-int tarn__kprod_check(tarn__kprod *p, const char *key, int64_t pid, int16_t epoch,
-                      int32_t base_seq, int32_t count, tarn__kprod_verdict *v) {
+int tarn__kprod_check(tarn__kprod *p, const char *key, int64_t pid, int16_t epoch, int32_t base_seq,
+                      int32_t count, tarn__kprod_verdict *v) {
   memset(v, 0, sizeof *v);
   v->base_offset = -1;
   if (pid < 0)
@@ -360,9 +360,9 @@ static int save_state(tarn__kprod *p, pstate *s, kbatch b) {
     tarn_meta_stat st;
     rc = encode_state(s, &buf);
     if (!rc)
-      rc = s->version ? tarn_meta_cas(p->m, PART, k, buf.data, buf.len, s->version, &st)
-                      : tarn_meta_create(p->m, PART, k, buf.data, buf.len, TARN_META_PERSISTENT,
-                                         &st);
+      rc = s->version
+               ? tarn_meta_cas(p->m, PART, k, buf.data, buf.len, s->version, &st)
+               : tarn_meta_create(p->m, PART, k, buf.data, buf.len, TARN_META_PERSISTENT, &st);
     tarn_buf_free(&buf);
     if (!rc) {
       s->version = st.version;
@@ -376,8 +376,7 @@ static int save_state(tarn__kprod *p, pstate *s, kbatch b) {
     rc = TARN_ECONFLICT;
   }
   free(k);
-  return rc ? tarn__errctx(rc, "producer %lld on %s: writing its state", (long long)s->pid,
-                           s->key)
+  return rc ? tarn__errctx(rc, "producer %lld on %s: writing its state", (long long)s->pid, s->key)
             : 0;
 }
 

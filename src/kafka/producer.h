@@ -51,8 +51,8 @@ int tarn__kprod_init(tarn__kprod *p, const char *transactional_id, int64_t *pid,
                      int16_t *error);
 
 typedef struct tarn__kprod_verdict {
-  int16_t error;       /* Kafka error; 0: append it, or answer it when dup */
-  int dup;             /* a retry of a stored batch: answer success with base_offset */
+  int16_t error; /* Kafka error; 0: append it, or answer it when dup */
+  int dup;       /* a retry of a stored batch: answer success with base_offset */
   int64_t base_offset;
 } tarn__kprod_verdict;
 
@@ -69,8 +69,8 @@ int32_t tarn__kprod_seq_add(int32_t s, int32_t inc);
  * retry of a batch still in flight, or too many in flight: retriable).
  * Returns the tarn code of reading the state from the store (v is then not
  * set: the caller answers the batch with a storage error). */
-int tarn__kprod_check(tarn__kprod *p, const char *key, int64_t pid, int16_t epoch,
-                      int32_t base_seq, int32_t count, tarn__kprod_verdict *v);
+int tarn__kprod_check(tarn__kprod *p, const char *key, int64_t pid, int16_t epoch, int32_t base_seq,
+                      int32_t count, tarn__kprod_verdict *v);
 /* The checked batch is stored at base_offset (A4 done): it joins the last
  * TARN__KP_KEEP and the state is written to the store. */
 int tarn__kprod_record(tarn__kprod *p, const char *key, int64_t pid, int16_t epoch,

@@ -28,8 +28,8 @@ struct tarn__kregistry {
 static void node_key(int32_t id, char *out, size_t n) { snprintf(out, n, "/nodes/%010d", id); }
 
 static int node_value(const tarn__knode_info *i, char **out) {
-  json_t *o = json_pack("{s:i,s:s,s:i}", "node_id", (json_int_t)i->node_id, "host", i->host,
-                        "port", (json_int_t)i->port);
+  json_t *o = json_pack("{s:i,s:s,s:i}", "node_id", (json_int_t)i->node_id, "host", i->host, "port",
+                        (json_int_t)i->port);
   *out = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
   json_decref(o);
   return *out ? 0 : TARN_ENOMEM;
@@ -40,7 +40,8 @@ static int node_parse(const tarn_meta_rec *r, tarn__knode_info *out) {
   json_t *o = json_loadb((const char *)r->value, r->value_len, 0, &e);
   json_int_t id = -1, port = 0;
   const char *host = NULL;
-  int ok = o && json_unpack(o, "{s:I,s:s,s:I}", "node_id", &id, "host", &host, "port", &port) == 0 &&
+  int ok = o &&
+           json_unpack(o, "{s:I,s:s,s:I}", "node_id", &id, "host", &host, "port", &port) == 0 &&
            id >= 0 && id <= TARN__KREG_MAX_NODE_ID && port > 0 && port < 65536 &&
            strlen(host) < sizeof out->host;
   if (ok) {

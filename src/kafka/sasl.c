@@ -47,8 +47,9 @@ int tarn__ksasl_mechanism(const char *p, size_t n) {
 }
 
 const char *tarn__ksasl_mechanism_name(int mech) {
-  return mech == TARN__KSASL_PLAIN ? "PLAIN" : mech == TARN__KSASL_SCRAM_SHA_256 ? "SCRAM-SHA-256"
-                                                                                 : "?";
+  return mech == TARN__KSASL_PLAIN           ? "PLAIN"
+         : mech == TARN__KSASL_SCRAM_SHA_256 ? "SCRAM-SHA-256"
+                                             : "?";
 }
 
 int tarn__ksasl_mechanism_option(void *ctx, const char *v) {
@@ -61,8 +62,7 @@ int tarn__ksasl_mechanism_option(void *ctx, const char *v) {
   return 0;
 }
 
-int16_t tarn__ksasl_handshake(tarn__knode *node, tarn__ksasl *s, const char *p, size_t n,
-                              int v0) {
+int16_t tarn__ksasl_handshake(tarn__knode *node, tarn__ksasl *s, const char *p, size_t n, int v0) {
   if (s->state != KS_START)
     return TARN__KERR_ILLEGAL_SASL_STATE;
   int m = tarn__ksasl_mechanism(p, n);
@@ -104,8 +104,7 @@ static int load(tarn__knode *node, tarn__ksasl *s, const char *user) {
 
 /* RFC 4616: [authzid] NUL authcid NUL passwd; an authzid other than the
  * user is refused (tarn has no proxy users). */
-static int plain(tarn__knode *node, tarn__ksasl *s, const char *peer, const uint8_t *in,
-                 size_t n) {
+static int plain(tarn__knode *node, tarn__ksasl *s, const char *peer, const uint8_t *in, size_t n) {
   const uint8_t *z1 = memchr(in, 0, n);
   const uint8_t *z2 = z1 ? memchr(z1 + 1, 0, n - (size_t)(z1 + 1 - in)) : NULL;
   char user[TARN__KU_NAME_MAX + 1];
@@ -124,8 +123,8 @@ static int plain(tarn__knode *node, tarn__ksasl *s, const char *peer, const uint
   return accept_user(node, s, peer, user);
 }
 
-static int scram(tarn__knode *node, tarn__ksasl *s, const char *peer, const uint8_t *in,
-                 size_t n, tarn_buf *out) {
+static int scram(tarn__knode *node, tarn__ksasl *s, const char *peer, const uint8_t *in, size_t n,
+                 tarn_buf *out) {
   if (s->scram.step == 0) {
     if (tarn__scram_client_first(&s->scram, in, n))
       return refuse(node, s, peer, NULL, "malformed SCRAM client-first-message");

@@ -35,8 +35,7 @@ int tarn__ksasl_mechanism_option(void *ctx, const char *v);
 /* SaslHandshake's step: mechanism p[0..n) chosen (among node's), v0 or not.
  * Returns the Kafka error code (0, UNSUPPORTED_SASL_MECHANISM,
  * ILLEGAL_SASL_STATE). */
-int16_t tarn__ksasl_handshake(tarn__knode *node, tarn__ksasl *s, const char *p, size_t n,
-                              int v0);
+int16_t tarn__ksasl_handshake(tarn__knode *node, tarn__ksasl *s, const char *p, size_t n, int v0);
 /* One token of the chosen mechanism: 0 and the answer in out (maybe empty);
  * TARN_EAUTH refused (bad password, unknown user, malformed token: one log
  * line through node->cfg.auth_log, never the secret); TARN_EINVAL out of turn

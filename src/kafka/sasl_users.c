@@ -71,8 +71,8 @@ static int decode(const uint8_t *p, size_t n, tarn__kcred *c, char *name) {
     return tarn__corrupt("kafka user record", off, "name of %zu bytes in %zu", nl, n - off);
   if (c->iterations < TARN__SCRAM_ITER_MIN || c->iterations > TARN__SCRAM_ITER_MAX ||
       !c->mechanisms || (c->mechanisms & ~(TARN__KSASL_PLAIN | TARN__KSASL_SCRAM_SHA_256)))
-    return tarn__corrupt("kafka user record", 3, "mechanisms %#x or iterations %u",
-                         c->mechanisms, c->iterations);
+    return tarn__corrupt("kafka user record", 3, "mechanisms %#x or iterations %u", c->mechanisms,
+                         c->iterations);
   if (name) {
     memcpy(name, p + off, nl);
     name[nl] = 0;

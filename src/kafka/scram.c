@@ -16,8 +16,9 @@
 static int hmac(const uint8_t key[TARN__SCRAM_KEY], const void *p, size_t n,
                 uint8_t out[TARN__SCRAM_KEY]) {
   unsigned len = TARN__SCRAM_KEY;
-  return HMAC(EVP_sha256(), key, TARN__SCRAM_KEY, p, n, out, &len) ? 0
-         : tarn__err(TARN_EUNKNOWN, "HMAC-SHA-256 failed");
+  return HMAC(EVP_sha256(), key, TARN__SCRAM_KEY, p, n, out, &len)
+             ? 0
+             : tarn__err(TARN_EUNKNOWN, "HMAC-SHA-256 failed");
 }
 
 /* StoredKey and ServerKey from a password (RFC 5802 §3). */
@@ -25,8 +26,8 @@ static int keys(const char *pw, size_t n, const uint8_t *salt, size_t salt_len, 
                 uint8_t stored[TARN__SCRAM_KEY], uint8_t server[TARN__SCRAM_KEY]) {
   uint8_t salted[TARN__SCRAM_KEY], client[TARN__SCRAM_KEY];
   int rc = 0;
-  if (!PKCS5_PBKDF2_HMAC(pw, (int)n, salt, (int)salt_len, (int)iter, EVP_sha256(),
-                         TARN__SCRAM_KEY, salted))
+  if (!PKCS5_PBKDF2_HMAC(pw, (int)n, salt, (int)salt_len, (int)iter, EVP_sha256(), TARN__SCRAM_KEY,
+                         salted))
     rc = tarn__err(TARN_EUNKNOWN, "PBKDF2-HMAC-SHA-256 failed");
   if (!rc)
     rc = hmac(salted, "Client Key", 10, client);
@@ -59,8 +60,7 @@ int tarn__kcred_make(const char *password, size_t n, int mechanisms, uint32_t it
 
 int tarn__kcred_check(const tarn__kcred *c, const char *password, size_t n) {
   uint8_t stored[TARN__SCRAM_KEY];
-  if (n > INT32_MAX ||
-      keys(password, n, c->salt, c->salt_len, c->iterations, stored, NULL))
+  if (n > INT32_MAX || keys(password, n, c->salt, c->salt_len, c->iterations, stored, NULL))
     return 0;
   int ok = CRYPTO_memcmp(stored, c->stored_key, sizeof stored) == 0;
   OPENSSL_cleanse(stored, sizeof stored);
@@ -215,10 +215,10 @@ int tarn__scram_client_final(tarn__scram *s, const tarn__kcred *c, const uint8_t
     rc = tarn__err(TARN_EINVAL, "SCRAM proof of %zu bytes", proof.len);
   /* AuthMessage = client-first-message-bare "," server-first-message ","
    * client-final-message-without-proof */
-  if (!rc && (tarn_buf_append(&am, s->client_first_bare, strlen(s->client_first_bare)) ||
-              tarn_buf_putc(&am, ',') ||
-              tarn_buf_append(&am, s->server_first, strlen(s->server_first)) ||
-              tarn_buf_putc(&am, ',') || tarn_buf_append(&am, m, wl)))
+  if (!rc &&
+      (tarn_buf_append(&am, s->client_first_bare, strlen(s->client_first_bare)) ||
+       tarn_buf_putc(&am, ',') || tarn_buf_append(&am, s->server_first, strlen(s->server_first)) ||
+       tarn_buf_putc(&am, ',') || tarn_buf_append(&am, m, wl)))
     rc = TARN_ENOMEM;
   uint8_t sig[TARN__SCRAM_KEY], key[TARN__SCRAM_KEY], stored[TARN__SCRAM_KEY];
   if (!rc)

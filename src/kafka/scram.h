@@ -13,7 +13,7 @@
 
 #include "tarn/buf.h"
 
-#define TARN__SCRAM_KEY 32       /* SHA-256 */
+#define TARN__SCRAM_KEY 32 /* SHA-256 */
 #define TARN__SCRAM_SALT_MAX 64
 #define TARN__SCRAM_ITER_MIN 4096 /* RFC 7677's least */
 #define TARN__SCRAM_ITER_DEFAULT 8192
@@ -23,7 +23,7 @@
 enum { TARN__KSASL_PLAIN = 1, TARN__KSASL_SCRAM_SHA_256 = 2 };
 
 typedef struct tarn__kcred {
-  int mechanisms;              /* TARN__KSASL_* bits */
+  int mechanisms; /* TARN__KSASL_* bits */
   uint32_t iterations;
   uint8_t salt[TARN__SCRAM_SALT_MAX];
   size_t salt_len;
@@ -41,12 +41,12 @@ int tarn__kcred_check(const tarn__kcred *c, const char *password, size_t n);
 
 /* One SCRAM exchange, the server's side. */
 typedef struct tarn__scram {
-  int step;                    /* 0: waiting for client-first; 1: client-final; 2: done */
-  char user[256];              /* the authentication identity, unescaped */
+  int step;       /* 0: waiting for client-first; 1: client-final; 2: done */
+  char user[256]; /* the authentication identity, unescaped */
   char *client_first_bare;
   char *server_first;
-  char *nonce;                 /* client's nonce + server's */
-  char *gs2;                   /* the gs2 header, as sent ("n,,") */
+  char *nonce; /* client's nonce + server's */
+  char *gs2;   /* the gs2 header, as sent ("n,,") */
 } tarn__scram;
 
 void tarn__scram_free(tarn__scram *s);

@@ -6,9 +6,9 @@
 
 /* What one entry tells the search. */
 typedef struct probe {
-  uint64_t start, end;  /* the entry's offsets [start, end) */
-  int late;             /* a batch of it has max timestamp >= ts */
-  int64_t offset, ts;   /* the first such batch: its first offset (>= first), max timestamp */
+  uint64_t start, end; /* the entry's offsets [start, end) */
+  int late;            /* a batch of it has max timestamp >= ts */
+  int64_t offset, ts;  /* the first such batch: its first offset (>= first), max timestamp */
 } probe;
 
 /* Reads the entry holding offset `at` (or the first one after it, when the

@@ -88,8 +88,7 @@ static int put_rec_if(tarn_catalog *c, const char *key, const tarn_catalog_recor
   int rc = tarn_catalog_record_encode(r, &b);
   if (!rc) {
     if (mode == 'c')
-      rc = tarn_meta_create_if(c->meta, PART, key, b.data, b.len, TARN_META_PERSISTENT, g, n,
-                               NULL);
+      rc = tarn_meta_create_if(c->meta, PART, key, b.data, b.len, TARN_META_PERSISTENT, g, n, NULL);
     else if (mode == 's')
       rc = tarn_meta_cas(c->meta, PART, key, b.data, b.len, version, NULL);
     else
@@ -145,8 +144,7 @@ static int partition_occupied(tarn_catalog *c, uint64_t log_id) {
   tarn_meta_rec_free(&r);
   if (rc == TARN_ENOTFOUND)
     return 0;
-  return rc ? tarn__errctx(rc, "looking into the partition of log %llu",
-                           (unsigned long long)log_id)
+  return rc ? tarn__errctx(rc, "looking into the partition of log %llu", (unsigned long long)log_id)
             : 1;
 }
 
@@ -205,8 +203,10 @@ static int write_log_recs(tarn_catalog *c, const char *ns, const char *name, uin
   for (uint32_t i = 0; i < n; i++) {
     char key[KEY_MAX];
     log_key(key, first + i);
-    tarn_catalog_record r = {.kind = TARN_CATREC_LOG, .log_id = first + i,
-                             .ns = (char *)ns, .name = (char *)name,
+    tarn_catalog_record r = {.kind = TARN_CATREC_LOG,
+                             .log_id = first + i,
+                             .ns = (char *)ns,
+                             .name = (char *)name,
                              .partition = first_partition + i};
     int rc = put_rec(c, key, &r, mode, 0);
     if (rc)
@@ -238,7 +238,8 @@ int tarn_catalog_is_dropped(tarn_catalog *c, const char *ns, const char *name) {
 static int dropped_error(const char *ns, const char *name) {
   return tarn__err(TARN_EEXIST,
                    "stream %s/%s was dropped; a dropped identity cannot be created again "
-                   "(choose another name)", ns, name);
+                   "(choose another name)",
+                   ns, name);
 }
 
 /* Creates the stream record r, whose first log is first. LS-089: the create
@@ -289,8 +290,8 @@ static int create_stream_rec(tarn_catalog *c, const char *ns, const char *name,
 }
 
 int tarn_catalog_create_stream(tarn_catalog *c, const char *ns, const char *name,
-                               uint32_t n_partitions, const tarn_stream_prop *props,
-                               size_t n_props, tarn_catalog_record *out) {
+                               uint32_t n_partitions, const tarn_stream_prop *props, size_t n_props,
+                               tarn_catalog_record *out) {
   int rc = tarn_stream_ident_check(ns, name);
   if (rc)
     return rc;
@@ -311,9 +312,13 @@ int tarn_catalog_create_stream(tarn_catalog *c, const char *ns, const char *name
   if (rc != TARN_ENOTFOUND)
     return rc;
 
-  tarn_catalog_record r = {.kind = TARN_CATREC_STREAM, .ns = (char *)ns, .name = (char *)name,
-                           .state = TARN_STREAM_ACTIVE, .time_ms = tarn__now_ms(),
-                           .props = (tarn_stream_prop *)props, .n_props = n_props};
+  tarn_catalog_record r = {.kind = TARN_CATREC_STREAM,
+                           .ns = (char *)ns,
+                           .name = (char *)name,
+                           .state = TARN_STREAM_ACTIVE,
+                           .time_ms = tarn__now_ms(),
+                           .props = (tarn_stream_prop *)props,
+                           .n_props = n_props};
   uint64_t first;
   tarn_buf probe = TARN_BUF_INIT;
   r.n_logs = 1, r.logs = &(uint64_t){0};
@@ -337,8 +342,10 @@ int tarn_catalog_create_stream(tarn_catalog *c, const char *ns, const char *name
   else if (rc == TARN_EEXIST)
     rc = tarn__err(TARN_EEXIST, "stream %s/%s already exists", ns, name);
   else if (rc == TARN_EUNKNOWN)
-    rc = tarn__err(TARN_EUNKNOWN, "creating stream %s/%s: the outcome is unknown; "
-                                  "check with 'tarn stream describe'", ns, name);
+    rc = tarn__err(TARN_EUNKNOWN,
+                   "creating stream %s/%s: the outcome is unknown; "
+                   "check with 'tarn stream describe'",
+                   ns, name);
   if (rc) {
     /* Our logs go unless a stream may name them: an unknown outcome, or a
      * create that landed before a drop's tombstone (that drop deletes them).
@@ -378,8 +385,7 @@ static int open_stream_v(tarn_catalog *c, const char *ns, const char *name,
   stream_key(key, ns, name);
   rc = get_rec(c, key, TARN_CATREC_STREAM, out, version);
   if (rc == TARN_ENOTFOUND)
-    return tarn__err(rc, "stream %s/%s not found; list streams with 'tarn stream list'", ns,
-                     name);
+    return tarn__err(rc, "stream %s/%s not found; list streams with 'tarn stream list'", ns, name);
   return rc;
 }
 
@@ -462,8 +468,8 @@ int tarn_catalog_list_streams_prefix(tarn_catalog *c, const char *ns, const char
   return list_streams_range(c, a, b, out, n);
 }
 
-int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *name,
-                                uint32_t count, tarn_catalog_record *out) {
+int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *name, uint32_t count,
+                                tarn_catalog_record *out) {
   tarn_catalog_record s;
   int64_t ver;
   int rc = open_stream_v(c, ns, name, &s, &ver);
@@ -472,8 +478,8 @@ int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *nam
   if (count < 1 || s.n_logs + count > TARN_STREAM_PARTITIONS_MAX) {
     size_t have = s.n_logs;
     tarn_catalog_record_free(&s);
-    return tarn__err(TARN_EINVAL, "stream %s/%s has %zu partitions; it can grow by 1..%zu",
-                     ns, name, have, (size_t)TARN_STREAM_PARTITIONS_MAX - have);
+    return tarn__err(TARN_EINVAL, "stream %s/%s has %zu partitions; it can grow by 1..%zu", ns,
+                     name, have, (size_t)TARN_STREAM_PARTITIONS_MAX - have);
   }
   uint64_t first = 0;
   uint32_t registered_at = (uint32_t)s.n_logs;
@@ -484,8 +490,8 @@ int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *nam
       break;
     }
     if (attempt == MAX_RETRIES) {
-      rc = tarn__err(TARN_ECONFLICT, "stream %s/%s: lost %d races to change its layout; retry",
-                     ns, name, MAX_RETRIES);
+      rc = tarn__err(TARN_ECONFLICT, "stream %s/%s: lost %d races to change its layout; retry", ns,
+                     name, MAX_RETRIES);
       break;
     }
     if (s.n_logs + count > TARN_STREAM_PARTITIONS_MAX) {
@@ -550,8 +556,10 @@ int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *nam
     if (have_logs && !maybe)
       drop_log_recs(c, first, count);
     if (maybe)
-      rc = tarn__err(TARN_EUNKNOWN, "adding partitions to stream %s/%s: the outcome is "
-                                    "unknown; check with 'tarn stream describe'", ns, name);
+      rc = tarn__err(TARN_EUNKNOWN,
+                     "adding partitions to stream %s/%s: the outcome is "
+                     "unknown; check with 'tarn stream describe'",
+                     ns, name);
     return rc;
   }
   return out ? tarn_catalog_open_stream(c, ns, name, out) : 0;
@@ -571,8 +579,10 @@ int tarn_catalog_drop_stream(tarn_catalog *c, const char *ns, const char *name, 
   char tkey[KEY_MAX], skey[KEY_MAX];
   tombstone_key(tkey, ns, name);
   stream_key(skey, ns, name);
-  tarn_catalog_record t = {.kind = TARN_CATREC_TOMBSTONE, .ns = (char *)ns,
-                           .name = (char *)name, .time_ms = tarn__now_ms()};
+  tarn_catalog_record t = {.kind = TARN_CATREC_TOMBSTONE,
+                           .ns = (char *)ns,
+                           .name = (char *)name,
+                           .time_ms = tarn__now_ms()};
   rc = put_rec(c, tkey, &t, 'c', 0);
   if (rc == TARN_EUNKNOWN)
     rc = tarn_catalog_is_dropped(c, ns, name) == 1 ? 0 : TARN_EUNKNOWN;
@@ -627,8 +637,7 @@ int tarn_catalog_drop_stream(tarn_catalog *c, const char *ns, const char *name, 
     if ((rc = tarn_log_delete(c->meta, s.logs[i], &c->opt, NULL)) &&
         !TARN__PLANTED(TARN__BUG_CATALOG_DROP_IGNORES_LOG_DELETE)) {
       tarn_catalog_record_free(&s);
-      return tarn__errctx(rc, "dropping stream %s/%s (run the drop again to resume)", ns,
-                          name);
+      return tarn__errctx(rc, "dropping stream %s/%s (run the drop again to resume)", ns, name);
     }
   }
   for (size_t i = 0; i < s.n_logs; i++) {

@@ -24,8 +24,8 @@ int tarn_compact_range_encode(const tarn_compact_range *r, tarn_buf *out) {
   json_t *o = json_object(), *fs = json_array();
   for (size_t i = 0; i < r->n_files; i++)
     json_array_append_new(fs, json_pack("{s:s,s:I,s:I,s:I}", "name", r->files[i].name,
-                                        "last_offset", (json_int_t)r->files[i].last_offset,
-                                        "rows", (json_int_t)r->files[i].rows, "size",
+                                        "last_offset", (json_int_t)r->files[i].last_offset, "rows",
+                                        (json_int_t)r->files[i].rows, "size",
                                         (json_int_t)r->files[i].size));
   json_object_set_new(o, "log", json_integer((json_int_t)r->log_id));
   json_object_set_new(o, "s", json_integer((json_int_t)r->s));

@@ -51,9 +51,10 @@ struct tarn_compactor {
 int tarn_compactor_open(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
                         const tarn_compactor_options *o, tarn_compactor **out) {
   if (o && o->max_range_bytes > TARN_COMPACT_RANGE_BYTES_MAX) /* LS-032 */
-    return tarn__err(TARN_EINVAL, "max_range_bytes %" PRIu64 " would let a range reach 2^31 "
-                                  "bytes; at most %u", o->max_range_bytes,
-                     TARN_COMPACT_RANGE_BYTES_MAX);
+    return tarn__err(TARN_EINVAL,
+                     "max_range_bytes %" PRIu64 " would let a range reach 2^31 "
+                     "bytes; at most %u",
+                     o->max_range_bytes, TARN_COMPACT_RANGE_BYTES_MAX);
   tarn_compactor *c = calloc(1, sizeof *c);
   if (!c)
     return tarn__err(TARN_ENOMEM, "out of memory");
@@ -132,11 +133,11 @@ typedef struct plan_ctx {
   tarn_compact_range *r;
   const tarn_compactor_options *o;
   int started, closed;
-  int full;             /* closed before a record that would take it to 2^31 */
+  int full; /* closed before a record that would take it to 2^31 */
   uint64_t prev_end;
   int have_prev;
-  int overlap;          /* a record starts below the end of the one before it */
-  uint64_t ov_s, ov_e;  /* that record's range */
+  int overlap;         /* a record starts below the end of the one before it */
+  uint64_t ov_s, ov_e; /* that record's range */
   int ov_parquet;
 } plan_ctx;
 
@@ -210,7 +211,8 @@ int tarn_compact_plan(tarn_compactor *c, uint64_t log_id, int force, tarn_compac
                      log_id, p.ov_s, p.ov_e);
   }
   int64_t now = tarn__now_ms();
-  int ready = p.started && (force || p.full || p.r->bytes >= c->o.max_range_bytes || now - out->oldest_ms >= c->o.max_age_ms);
+  int ready = p.started && (force || p.full || p.r->bytes >= c->o.max_range_bytes ||
+                            now - out->oldest_ms >= c->o.max_age_ms);
   if (!ready) {
     memset(out, 0, sizeof *out);
     return TARN_ENOTFOUND;
@@ -228,14 +230,14 @@ typedef struct wctx {
   tarn_compactor *c;
   tarn_compact_range *r;
   const char *serde, *record;
-  tarn_buf obj;                   /* the WAL object being read */
-  tarn_objstore_upload *up;       /* the open Parquet file */
+  tarn_buf obj;             /* the WAL object being read */
+  tarn_objstore_upload *up; /* the open Parquet file */
   tarn_parquet_writer *pq;
   tarn_companion_writer *cw;
   tarn_buf comp;
-  char *base;                     /* the open file's name without .parquet */
+  char *base; /* the open file's name without .parquet */
   uint64_t file_bytes, file_rows;
-  int64_t last_end;               /* end offset of the last row written */
+  int64_t last_end; /* end offset of the last row written */
   uint64_t done, total;
 } wctx;
 
@@ -354,8 +356,10 @@ static int write_cb(void *ctx, const tarn__ixrec *x) {
       (TARN__PLANTED(TARN__BUG_C2_STOPS_BEFORE_E) && x->key.end_offset == r->e))
     return 1;
   if (x->version != 3 || x->file_type != TARN_FILE_RAW)
-    return tarn__err(TARN_ECONFLICT, "compaction of log %" PRIu64 " [%" PRIu64 ", %" PRIu64
-                     "): record %s is no longer RAW", r->log_id, r->s, r->e, x->rec->key);
+    return tarn__err(TARN_ECONFLICT,
+                     "compaction of log %" PRIu64 " [%" PRIu64 ", %" PRIu64
+                     "): record %s is no longer RAW",
+                     r->log_id, r->s, r->e, x->rec->key);
   /* LS-077: entries ending at or below B are left out, unless the whole
    * range lies there (a file index needs a file). */
   int skip_low = r->e > r->trim;
@@ -363,8 +367,7 @@ static int write_cb(void *ctx, const tarn__ixrec *x) {
     return 0;
   int rc = tarn_objstore_get(w->c->wal, x->ei.location, &w->obj);
   if (rc)
-    return tarn__errctx(rc, "compaction: WAL object %s of record %s", x->ei.location,
-                        x->rec->key);
+    return tarn__errctx(rc, "compaction: WAL object %s of record %s", x->ei.location, x->rec->key);
   tarn_wal wal;
   if ((rc = tarn_wal_decode(w->obj.data, w->obj.len, &wal)))
     return tarn__errctx(rc, "compaction: WAL object %s", x->ei.location);
@@ -391,12 +394,15 @@ static int write_cb(void *ctx, const tarn__ixrec *x) {
       if (!w->pq && (rc = file_open(w, (int64_t)o)))
         break;
       /* LS-063, LS-076: the header as read from the RAW record */
-      tarn_entry_header h = {.offset = (int64_t)o,
-                             .record_count = (int32_t)en->record_count,
-                             .timestamp_ms = TARN__PLANTED(TARN__BUG_C2_TIMESTAMP_NOW)
-                                                 ? tarn__now_ms() : x->rec->stat.created_ms,
-                             .entry_size = (int32_t)en->payload_size,
-                             .cumulative_size = (int64_t)(cum - (TARN__PLANTED(TARN__BUG_C2_CUMULATIVE_BEFORE_ENTRY) ? en->payload_size : 0))};
+      tarn_entry_header h = {
+          .offset = (int64_t)o,
+          .record_count = (int32_t)en->record_count,
+          .timestamp_ms =
+              TARN__PLANTED(TARN__BUG_C2_TIMESTAMP_NOW) ? tarn__now_ms() : x->rec->stat.created_ms,
+          .entry_size = (int32_t)en->payload_size,
+          .cumulative_size = (int64_t)(cum - (TARN__PLANTED(TARN__BUG_C2_CUMULATIVE_BEFORE_ENTRY)
+                                                  ? en->payload_size
+                                                  : 0))};
       if ((rc = tarn_parquet_writer_add(w->pq, en->payload, en->payload_size))) /* LS-058 */
         break;
       if ((rc = tarn_companion_writer_add(w->cw, &h)))
@@ -532,8 +538,7 @@ int tarn_compact_lock_acquire(tarn_meta *m, uint64_t log_id, const char *owner,
   if (rc) {
     free(l);
     if (rc == TARN_EEXIST)
-      return tarn__err(TARN_EEXIST, "log %" PRIu64 ": another compactor holds its lock",
-                       log_id);
+      return tarn__err(TARN_EEXIST, "log %" PRIu64 ": another compactor holds its lock", log_id);
     return tarn__errctx(rc, "compaction lock of log %" PRIu64, log_id);
   }
   *out = l;
@@ -554,10 +559,10 @@ int tarn_compact_lock_release(tarn_compact_lock *l) {
     /* Only our acquisition's version: a Get then Delete could delete the
      * record of a newer holder created in between. TARN_ECONFLICT: the
      * record is another holder's, ours is gone. */
-    rc = tarn_meta_delete_if(l->meta, TARN_COMPACTION_PARTITION, l->key,
-                             TARN__PLANTED(TARN__BUG_LOCK_RELEASE_ANY_VERSION) ? TARN_META_ANY_VERSION
-                                                                               : l->version,
-                             NULL, 0);
+    rc = tarn_meta_delete_if(
+        l->meta, TARN_COMPACTION_PARTITION, l->key,
+        TARN__PLANTED(TARN__BUG_LOCK_RELEASE_ANY_VERSION) ? TARN_META_ANY_VERSION : l->version,
+        NULL, 0);
     if (rc == 0 || rc == TARN_ENOTFOUND || rc == TARN_ESESSION || rc == TARN_ECONFLICT) {
       rc = 0;
       break;
@@ -598,8 +603,7 @@ int tarn_compact_progress_read(tarn_meta *m, uint64_t log_id, uint64_t *e) {
   }
   tarn_meta_rec_free(&r);
   if (!ok)
-    return tarn__err(TARN_ECORRUPT, "compaction progress of log %" PRIu64 ": not decimal",
-                     log_id);
+    return tarn__err(TARN_ECORRUPT, "compaction progress of log %" PRIu64 ": not decimal", log_id);
   *e = v;
   return 0;
 }
@@ -755,7 +759,8 @@ static int install_attempt(tarn_compactor *c, const tarn_compact_range *r, const
   if (!rc)
     rc = tarn_lease_check(lease);
   if (!rc)
-    rc = write_progress(m, lease, r->log_id, r->e + TARN__PLANTED(TARN__BUG_PROGRESS_ONE_PAST)); /* C5 */
+    rc = write_progress(m, lease, r->log_id,
+                        r->e + TARN__PLANTED(TARN__BUG_PROGRESS_ONE_PAST)); /* C5 */
   if (!exists)
     *took = 1; /* C3 skipped: only C4 remained */
   int rrc = tarn_lease_release(lease);
@@ -915,8 +920,8 @@ static int lag_cb(void *ctx, const tarn__ixrec *x) {
   if (!g->l->oldest_ms || x->rec->stat.created_ms < g->l->oldest_ms)
     g->l->oldest_ms = x->rec->stat.created_ms;
   g->l->raw_records++;
-  g->l->raw_bytes += x->version == 3 ? (uint64_t)x->ei.entry_size_bytes
-                                     : (uint64_t)x->lv.entry_size_bytes;
+  g->l->raw_bytes +=
+      x->version == 3 ? (uint64_t)x->ei.entry_size_bytes : (uint64_t)x->lv.entry_size_bytes;
   return 0;
 }
 

@@ -39,8 +39,7 @@ static const char *env(const char *name) {
   return v && *v ? v : NULL;
 }
 
-int tarn_deployment_config_parse(const uint8_t *p, size_t len, const char *what,
-                                 char *out[3]) {
+int tarn_deployment_config_parse(const uint8_t *p, size_t len, const char *what, char *out[3]) {
   out[0] = out[1] = out[2] = NULL;
   json_error_t err;
   json_t *o = json_loadb((const char *)p, len, JSON_REJECT_DUPLICATES, &err);
@@ -136,8 +135,7 @@ int tarn_deployment_config_resolve(tarn_deployment_config *c, tarn_deployment_st
     c->meta_uri = st->s[0];
   if (!rc && !c->wal_uri && !(rc = dup_into(&st->s[1], "file://%s%s", c->home, "/wal")))
     c->wal_uri = st->s[1];
-  if (!rc && !c->compacted_uri &&
-      !(rc = dup_into(&st->s[2], "file://%s%s", c->home, "/compacted")))
+  if (!rc && !c->compacted_uri && !(rc = dup_into(&st->s[2], "file://%s%s", c->home, "/compacted")))
     c->compacted_uri = st->s[2];
   if (rc)
     tarn_deployment_config_free(st);
@@ -253,8 +251,7 @@ int tarn_deployment_open(const tarn_deployment_config *c, int create, tarn_deplo
     return tarn__err(TARN_ENOMEM, "out of memory");
   int rc = 0;
   if (!(d->own.s[0] = strdup(c->meta_uri)) || !(d->own.s[1] = strdup(c->wal_uri)) ||
-      !(d->own.s[2] = strdup(c->compacted_uri)) ||
-      (c->home && !(d->own.s[3] = strdup(c->home)))) {
+      !(d->own.s[2] = strdup(c->compacted_uri)) || (c->home && !(d->own.s[3] = strdup(c->home)))) {
     rc = tarn__err(TARN_ENOMEM, "out of memory");
     goto fail;
   }
@@ -277,7 +274,8 @@ int tarn_deployment_open(const tarn_deployment_config *c, int create, tarn_deplo
     goto fail;
   }
   if ((rc = tarn_objstore_open(d->cfg.compacted_uri, &d->compacted))) {
-    rc = tarn__errctx(rc, "compacted root %.*s", uri_shown(d->cfg.compacted_uri), d->cfg.compacted_uri);
+    rc = tarn__errctx(rc, "compacted root %.*s", uri_shown(d->cfg.compacted_uri),
+                      d->cfg.compacted_uri);
     goto fail;
   }
   *out = d;

@@ -186,8 +186,8 @@ static void check_file(ctx *c, const char *key, uint64_t start, uint64_t end, co
   tarn_parquet_reader *pq = NULL;
   c->rep->compacted_files++;
   int rc = tarn_objstore_head(c->compacted, path, &size);
-  if (rc == TARN_ENOTFOUND || (rc == 0 && (rc = tarn_objstore_get(c->compacted, ipath, &gz)) ==
-                                              TARN_ENOTFOUND)) {
+  if (rc == TARN_ENOTFOUND ||
+      (rc == 0 && (rc = tarn_objstore_get(c->compacted, ipath, &gz)) == TARN_ENOTFOUND)) {
     if (end > c->b)
       fault(c, "compacted-missing", start, key, rc == 0 ? ipath : path,
             "a compacted file or companion of a record above B is missing");
@@ -230,13 +230,13 @@ static void check_file(ctx *c, const char *key, uint64_t start, uint64_t end, co
             (unsigned long long)(*cum_before + (uint64_t)h->entry_size));
     *cum_before = (uint64_t)h->cumulative_size;
   }
-  if (comp.nrows && comp.rows[comp.nrows - 1].offset + comp.rows[comp.nrows - 1].record_count !=
-                        last + 1)
-    fault(c, "companion", start, key, ipath,
-          "the last row ends at %lld, the file index's last offset is %lld",
-          (long long)(comp.rows[comp.nrows - 1].offset + comp.rows[comp.nrows - 1].record_count -
-                      1),
-          (long long)last);
+  if (comp.nrows &&
+      comp.rows[comp.nrows - 1].offset + comp.rows[comp.nrows - 1].record_count != last + 1)
+    fault(
+        c, "companion", start, key, ipath,
+        "the last row ends at %lld, the file index's last offset is %lld",
+        (long long)(comp.rows[comp.nrows - 1].offset + comp.rows[comp.nrows - 1].record_count - 1),
+        (long long)last);
   /* the Parquet file: its row count and payload sizes */
   src s = {c->compacted, path};
   if ((rc = tarn_parquet_open(&pq, read_at, &s, size, NULL))) {
@@ -377,8 +377,8 @@ static void check_adjacent(ctx *c, spans *s, span x, int file_type, const char *
       s->n = j - 1; /* x replaces them */
     } else {
       fault(c, "overlap", x.start, key, NULL, "the record [%llu, %llu) overlaps [%llu, %llu)",
-            (unsigned long long)x.start, (unsigned long long)x.end,
-            (unsigned long long)p->start, (unsigned long long)p->end);
+            (unsigned long long)x.start, (unsigned long long)x.end, (unsigned long long)p->start,
+            (unsigned long long)p->end);
     }
   }
 }
@@ -498,9 +498,9 @@ static int read_all(ctx *c, const spans *s) {
   return rc;
 }
 
-int tarn_fsck_log(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
-                  uint64_t log_id, const char *ns, const char *name,
-                  const tarn_fsck_options *o, tarn_fsck_report *rep) {
+int tarn_fsck_log(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted, uint64_t log_id,
+                  const char *ns, const char *name, const tarn_fsck_options *o,
+                  tarn_fsck_report *rep) {
   ctx c = {meta, wal, compacted, o, rep, log_id, 0, ns, name, 0, 0};
   int rc = tarn_trim_marker_read(meta, log_id, &c.b, NULL);
   if (rc && !oom(&c, rc)) {

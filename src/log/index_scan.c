@@ -60,8 +60,7 @@ int tarn__index_scan(tarn_meta *m, uint64_t log_id, const char *a, const char *b
     int more = rs.more && rs.n > 0;
     for (size_t i = 0; i < rs.n && !rc; i++) {
       const tarn_meta_rec *r = &rs.v[i];
-      if (!tarn_key_has_prefix(r->key, strlen(r->key), log_id) ||
-          strlen(r->key) != TARN_KEY_LEN) {
+      if (!tarn_key_has_prefix(r->key, strlen(r->key), log_id) || strlen(r->key) != TARN_KEY_LEN) {
         continue; /* another log's key in a shared partition */
       }
       tarn__ixrec x;

@@ -13,10 +13,10 @@
 typedef struct tarn__ixrec {
   const tarn_meta_rec *rec;
   tarn_key key;
-  uint64_t start;     /* end - message_count */
-  int version;        /* 3, or 1/2 for legacy values */
-  int file_type;      /* TARN_FILE_RAW or TARN_FILE_PARQUET */
-  tarn_entry_index ei;   /* version 3 only */
+  uint64_t start;             /* end - message_count */
+  int version;                /* 3, or 1/2 for legacy values */
+  int file_type;              /* TARN_FILE_RAW or TARN_FILE_PARQUET */
+  tarn_entry_index ei;        /* version 3 only */
   tarn_legacy_index_value lv; /* legacy only */
 } tarn__ixrec;
 

@@ -15,10 +15,10 @@
 #define TARN__INTENT_ID_LEN 16
 
 typedef struct tarn__intent {
-  char *key;         /* /intents/{L:020d}-{id} in TARN_COMPACTION_PARTITION */
+  char *key; /* /intents/{L:020d}-{id} in TARN_COMPACTION_PARTITION */
   uint64_t log_id;
   char id[TARN__INTENT_ID_LEN + 1];
-  char *lock;        /* the log's lock record value when written ("" for none) */
+  char *lock; /* the log's lock record value when written ("" for none) */
   int64_t created_ms;
 } tarn__intent;
 

@@ -73,8 +73,10 @@ static int parse_int(const char *key, const char *s, long long lo, long long hi,
 static int config_check(const char *key, const char *value) {
   long long v;
   if (strncmp(key, LAKESTREAM_PREFIX, strlen(LAKESTREAM_PREFIX)) == 0)
-    return tarn__err(TARN_EINVAL, "topic config %s: the lakestream.* properties are the "
-                                  "binding's, set by tarn", key);
+    return tarn__err(TARN_EINVAL,
+                     "topic config %s: the lakestream.* properties are the "
+                     "binding's, set by tarn",
+                     key);
   if (strcmp(key, TARN_KAFKA_CONFIG_MAX_MESSAGE_BYTES) == 0)
     return parse_int(key, value, 1, INT32_MAX, &v);
   if (strcmp(key, TARN_KAFKA_CONFIG_BATCH_MS) == 0)
@@ -94,8 +96,8 @@ int tarn_kafka_topic_from_stream(const tarn_catalog_record *s, tarn_kafka_topic 
   int rc = tarn_kafka_topic_name_check(name);
   size_t nl = strlen(name), il = strlen(TARN_KAFKA_STREAM_INFIX);
   /* the stream is "{topic}-topic-id-{id}" of this very topic */
-  if (!rc && (strncmp(s->name, name, nl) != 0 ||
-              strncmp(s->name + nl, TARN_KAFKA_STREAM_INFIX, il) != 0))
+  if (!rc &&
+      (strncmp(s->name, name, nl) != 0 || strncmp(s->name + nl, TARN_KAFKA_STREAM_INFIX, il) != 0))
     rc = tarn__err(TARN_EINVAL, "stream %s/%s is not named %s" TARN_KAFKA_STREAM_INFIX "{id}",
                    s->ns, s->name, name);
   if (!rc)
@@ -338,8 +340,8 @@ int tarn_kafka_topic_add_partitions(tarn_catalog *c, const char *name, uint32_t 
   if (rc)
     return rc;
   if (total <= t.partitions) {
-    rc = tarn__err(TARN_EINVAL, "topic %s has %u partitions; the new count %u must be larger",
-                   name, t.partitions, total);
+    rc = tarn__err(TARN_EINVAL, "topic %s has %u partitions; the new count %u must be larger", name,
+                   t.partitions, total);
   } else {
     tarn_catalog_record s;
     rc = tarn_catalog_add_partitions(c, t.ns, t.stream, total - t.partitions, &s);
@@ -375,7 +377,6 @@ int tarn_kafka_log_is_topic(tarn_meta *m, uint64_t log_id) {
     tarn_catalog_record_free(&lr);
   }
   tarn_catalog_close(c);
-  return rc < 0 ? tarn__errctx(rc, "log %llu: is it a Kafka topic's?",
-                               (unsigned long long)log_id)
+  return rc < 0 ? tarn__errctx(rc, "log %llu: is it a Kafka topic's?", (unsigned long long)log_id)
                 : rc;
 }

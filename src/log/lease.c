@@ -30,9 +30,8 @@ static int new_token(char out[37]) {
     return rc;
   b[6] = (uint8_t)((b[6] & 0x0f) | 0x40);
   b[8] = (uint8_t)((b[8] & 0x3f) | 0x80);
-  snprintf(out, 37,
-           "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0], b[1],
-           b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
+  snprintf(out, 37, "%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x", b[0],
+           b[1], b[2], b[3], b[4], b[5], b[6], b[7], b[8], b[9], b[10], b[11], b[12], b[13], b[14],
            b[15]);
   return 0;
 }
@@ -77,8 +76,7 @@ int tarn_lease_acquire(tarn_meta *m, uint64_t log_id, tarn_lease **out) {
   if (TARN__PLANTED(TARN__BUG_LATE_LANDING_LEAKS)) {
     /* planted: the lease's create before issue 12 (drop on unknown) */
     tarn_meta_stat st;
-    rc = tarn_meta_create(m, l->part, l->key, l->token, strlen(l->token), TARN_META_EPHEMERAL,
-                          &st);
+    rc = tarn_meta_create(m, l->part, l->key, l->token, strlen(l->token), TARN_META_EPHEMERAL, &st);
     l->version = rc ? TARN_META_ANY_VERSION : st.version;
     l->in_flight = rc && rc != TARN_EEXIST && rc != TARN_ESESSION;
   } else {

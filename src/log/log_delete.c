@@ -11,17 +11,12 @@
 #include "util/error.h"
 #include "util/planted.h"
 
-static int64_t mono_ms(void) {
-  return tarn__mono_ms();
-}
+static int64_t mono_ms(void) { return tarn__mono_ms(); }
 
-static void sleep_ms(int ms) {
-  tarn__sleep_ms(ms);
-}
+static void sleep_ms(int ms) { tarn__sleep_ms(ms); }
 
 /* The number of lease records of L (all of them when want_all, else 0 or 1). */
-static int count_leases(tarn_meta *m, const char *part, uint64_t log_id, int want_all,
-                        size_t *n) {
+static int count_leases(tarn_meta *m, const char *part, uint64_t log_id, int want_all, size_t *n) {
   char a[TARN_KEY_SLASH_MAX], b[TARN_KEY_SLASH_MAX + 1];
   int rc = tarn_key_lease_prefix(a, log_id);
   if (rc)
@@ -104,8 +99,9 @@ int tarn_log_delete(tarn_meta *m, uint64_t log_id, const tarn_catalog_options *o
    * an empty range is no error. */
   rc = tarn_meta_delete_range(m, part, lo, hi, removed);
   if (rc)
-    return tarn__errctx(rc, "deleting log %llu: removing its index records (the log stays "
-                            "fenced; retry the deletion)",
+    return tarn__errctx(rc,
+                        "deleting log %llu: removing its index records (the log stays "
+                        "fenced; retry the deletion)",
                         (unsigned long long)log_id);
   return 0;
 }

@@ -8,9 +8,7 @@
 #include "util/clock.h"
 #include "util/error.h"
 
-static int64_t mono_ms(void) {
-  return tarn__mono_ms();
-}
+static int64_t mono_ms(void) { return tarn__mono_ms(); }
 
 /* ---- index records ------------------------------------------------------------ */
 

@@ -12,18 +12,18 @@
 /* A resolved index record of a log. */
 typedef struct tarn__rec {
   uint64_t log_id;
-  uint64_t start, end;      /* [end - message_count, end) */
-  uint64_t cumulative;      /* the key's cumulative size */
-  int64_t timestamp_ms;     /* the record's creation time */
-  int64_t version;          /* the record's version: tells a replaced value apart */
+  uint64_t start, end;  /* [end - message_count, end) */
+  uint64_t cumulative;  /* the key's cumulative size */
+  int64_t timestamp_ms; /* the record's creation time */
+  int64_t version;      /* the record's version: tells a replaced value apart */
   int file_type;
   int64_t entry_size_bytes;
   int32_t entry_count;
-  uint32_t *boundaries;     /* entry_count values, or NULL (one entry) */
-  char *location;           /* malloc'd; NULL for PARQUET without one */
-  char *file_index;         /* PARQUET: the CompactedObjectFileIndex (Base64), malloc'd */
-  int legacy;               /* 1 or 2: a legacy string value (Appendix C), one RAW entry */
-  uint64_t entry_id;        /* legacy: the entry's entry_id in its (legacy) object */
+  uint32_t *boundaries; /* entry_count values, or NULL (one entry) */
+  char *location;       /* malloc'd; NULL for PARQUET without one */
+  char *file_index;     /* PARQUET: the CompactedObjectFileIndex (Base64), malloc'd */
+  int legacy;           /* 1 or 2: a legacy string value (Appendix C), one RAW entry */
+  uint64_t entry_id;    /* legacy: the entry's entry_id in its (legacy) object */
   char key[TARN_KEY_LEN + 1];
 } tarn__rec;
 
@@ -32,8 +32,8 @@ int tarn__rec_copy(tarn__rec *dst, const tarn__rec *src);
 
 typedef struct tarn__rec_cache {
   pthread_mutex_t mu;
-  tarn__rec *v;      /* a ring of cap slots, oldest at head */
-  int64_t *at_ms;    /* when each slot was filled */
+  tarn__rec *v;   /* a ring of cap slots, oldest at head */
+  int64_t *at_ms; /* when each slot was filled */
   size_t cap, n, head;
   int64_t ttl_ms;
 } tarn__rec_cache;
@@ -48,7 +48,7 @@ void tarn__rec_cache_forget(tarn__rec_cache *c, uint64_t log_id);
 
 /* One log section of an object, as a reader needs it. */
 typedef struct tarn__sec_ent {
-  uint64_t pos;    /* absolute byte offset of the payload in the object */
+  uint64_t pos; /* absolute byte offset of the payload in the object */
   uint64_t size;
   uint32_t records;
 } tarn__sec_ent;

@@ -18,18 +18,18 @@ typedef struct src {
 
 struct tarn__pq_cursor {
   tarn_objstore *store;
-  src src;                           /* the open file, for the Parquet reader's reads */
+  src src; /* the open file, for the Parquet reader's reads */
   const char *const *serdes;
   size_t n_serdes;
   uint64_t log_id, start, end, next; /* next: the offset the next entry must start at */
   char *dir;                         /* "{namespace}/{stream name}/" */
   tarn_file_index fi;
-  size_t file;                       /* the open file's index in fi */
-  char *path;                        /* its name in the compacted root */
+  size_t file; /* the open file's index in fi */
+  char *path;  /* its name in the compacted root */
   tarn_parquet_reader *pq;
   tarn_companion comp;
   int have_comp;
-  size_t row;                        /* the next row to return */
+  size_t row; /* the next row to return */
 };
 
 static int read_at(void *ctx, uint64_t off, void *buf, size_t n) {

@@ -123,21 +123,22 @@ int tarn_reader_trim_offset(tarn_reader *r, uint64_t log_id, uint64_t *b) {
 /* A legacy record (Appendix C): the value is a string naming one entry of a
  * legacy object by its entry_id; the deltas of the key are its record count
  * and payload size. Only RAW: legacy compacted data is out of scope. */
-static int legacy_rec(uint64_t log_id, const tarn_meta_rec *m, const tarn_key *k,
-                      tarn__rec *out) {
+static int legacy_rec(uint64_t log_id, const tarn_meta_rec *m, const tarn_key *k, tarn__rec *out) {
   tarn_legacy_index_value lv;
   int rc = tarn_legacy_index_value_parse(m->value, m->value_len, &lv);
   if (rc)
     return tarn__errctx(rc, "index record %s", m->key);
   if (lv.has_file_type && lv.file_type != TARN_FILE_RAW)
-    rc = tarn__err(TARN_EUNSUPPORTED, "index record %s: a legacy (v%d) PARQUET record; legacy "
-                                      "compacted data is out of scope (spec Appendix C)",
+    rc = tarn__err(TARN_EUNSUPPORTED,
+                   "index record %s: a legacy (v%d) PARQUET record; legacy "
+                   "compacted data is out of scope (spec Appendix C)",
                    m->key, lv.version);
   else if (lv.message_count < 1 || lv.message_count > INT32_MAX ||
-           (uint64_t)lv.message_count > k->end_offset ||
-           lv.entry_size_bytes < 0 || (uint64_t)lv.entry_size_bytes > k->cumulative_size)
-    rc = tarn__err(TARN_ECORRUPT, "index record %s: legacy message_count %lld or "
-                                  "entry_size_bytes %lld does not fit the key's numbers",
+           (uint64_t)lv.message_count > k->end_offset || lv.entry_size_bytes < 0 ||
+           (uint64_t)lv.entry_size_bytes > k->cumulative_size)
+    rc = tarn__err(TARN_ECORRUPT,
+                   "index record %s: legacy message_count %lld or "
+                   "entry_size_bytes %lld does not fit the key's numbers",
                    m->key, (long long)lv.message_count, (long long)lv.entry_size_bytes);
   if (!rc) {
     out->log_id = log_id;
@@ -175,9 +176,10 @@ static int rec_from_meta(uint64_t log_id, const tarn_meta_rec *m, tarn__rec *out
   if ((uint64_t)ei.message_count > k.end_offset ||
       (uint64_t)ei.entry_size_bytes > k.cumulative_size) {
     tarn_entry_index_free(&ei);
-    return tarn__err(TARN_ECORRUPT, "index record %s: message_count %d or entry_size_bytes %lld "
-                                    "exceeds the key's numbers", m->key, ei.message_count,
-                     (long long)ei.entry_size_bytes);
+    return tarn__err(TARN_ECORRUPT,
+                     "index record %s: message_count %d or entry_size_bytes %lld "
+                     "exceeds the key's numbers",
+                     m->key, ei.message_count, (long long)ei.entry_size_bytes);
   }
   out->log_id = log_id;
   out->end = k.end_offset;
@@ -289,22 +291,22 @@ int tarn_reader_end_offset(tarn_reader *r, uint64_t log_id, uint64_t *end,
 struct tarn_log_iter {
   tarn_reader *r;
   uint64_t log_id;
-  uint64_t pos;          /* where the next entry starts (R4) */
-  uint64_t b;            /* B as read for the current record */
-  int have;              /* rec/ents describe the current record */
-  tarn__pq_cursor *pq;   /* the current record is PARQUET: its cursor */
+  uint64_t pos;        /* where the next entry starts (R4) */
+  uint64_t b;          /* B as read for the current record */
+  int have;            /* rec/ents describe the current record */
+  tarn__pq_cursor *pq; /* the current record is PARQUET: its cursor */
   tarn__rec rec;
   tarn__sec_ent *ents;
-  size_t n, idx;         /* the section's entries; the next one to return */
-  uint64_t off;          /* offset of entry idx */
-  uint64_t cum;          /* cumulative size before entry idx */
-  tarn_buf whole;        /* the whole object when the probe read all of it */
+  size_t n, idx;  /* the section's entries; the next one to return */
+  uint64_t off;   /* offset of entry idx */
+  uint64_t cum;   /* cumulative size before entry idx */
+  tarn_buf whole; /* the whole object when the probe read all of it */
   int have_whole;
-  tarn_buf win;          /* payloads of entries [win_first, win_end) */
+  tarn_buf win; /* payloads of entries [win_first, win_end) */
   size_t win_first, win_end;
-  uint64_t win_pos;      /* object position of win.data[0] */
-  int kafka;             /* -1 not known yet; 1 the entries get Kafka offsets (LS-099) */
-  tarn_buf kbuf;         /* the last entry, its batches' offsets rewritten */
+  uint64_t win_pos; /* object position of win.data[0] */
+  int kafka;        /* -1 not known yet; 1 the entries get Kafka offsets (LS-099) */
+  tarn_buf kbuf;    /* the last entry, its batches' offsets rewritten */
 };
 
 static void iter_drop_record(tarn_log_iter *it) {
@@ -335,16 +337,19 @@ static int legacy_section(tarn_log_iter *it, size_t head_len, uint64_t size) {
     if (sec->entries[i].entry_id == rec->entry_id)
       e = &sec->entries[i];
   if (w.version != TARN_WAL_LEGACY) /* LS-001: one format version per deployment */
-    rc = tarn__err(TARN_EVERSION, "record %s is a legacy (v%d) record, but WAL object %s has the "
-                                  "version 3 layout", rec->key, rec->legacy, rec->location);
+    rc = tarn__err(TARN_EVERSION,
+                   "record %s is a legacy (v%d) record, but WAL object %s has the "
+                   "version 3 layout",
+                   rec->key, rec->legacy, rec->location);
   else if (!e)
     rc = tarn__err(TARN_ECORRUPT, "WAL object %s holds no entry %llu of log %llu (record %s)",
-                   rec->location, (unsigned long long)rec->entry_id,
-                   (unsigned long long)it->log_id, rec->key);
+                   rec->location, (unsigned long long)rec->entry_id, (unsigned long long)it->log_id,
+                   rec->key);
   else if (!(it->ents = malloc(sizeof *it->ents)))
     rc = tarn__err(TARN_ENOMEM, "out of memory");
   if (!rc) {
-    it->ents[0] = (tarn__sec_ent){.pos = e->payload_pos, .size = e->payload_size,
+    it->ents[0] = (tarn__sec_ent){.pos = e->payload_pos,
+                                  .size = e->payload_size,
                                   .records = (uint32_t)(rec->end - rec->start)};
     it->n = 1;
   }
@@ -371,9 +376,9 @@ static int load_head(tarn_log_iter *it) {
   STAT_ADD(r, bytes_read, it->whole.len);
   it->have_whole = it->whole.len == size;
   uint64_t head_len;
-  if ((rc = tarn_wal_head_length(it->whole.data, it->whole.len < TARN_WAL_PROBE_LEN ? it->whole.len
-                                                                                   : TARN_WAL_PROBE_LEN,
-                                 size, &head_len)))
+  if ((rc = tarn_wal_head_length(
+           it->whole.data, it->whole.len < TARN_WAL_PROBE_LEN ? it->whole.len : TARN_WAL_PROBE_LEN,
+           size, &head_len)))
     return tarn__errctx(rc, "WAL object %s", name);
   if (head_len > it->whole.len) {
     tarn_buf rest = TARN_BUF_INIT;
@@ -412,8 +417,9 @@ static int check_section(tarn_log_iter *it) {
                        rec->key, i, rec->boundaries[i], (unsigned long long)recs);
   }
   if (recs != rec->end - rec->start || bytes != (uint64_t)rec->entry_size_bytes)
-    return tarn__err(TARN_ECORRUPT, "record %s: message_count/entry_size_bytes %llu/%lld but the "
-                                    "section holds %llu records in %llu bytes",
+    return tarn__err(TARN_ECORRUPT,
+                     "record %s: message_count/entry_size_bytes %llu/%lld but the "
+                     "section holds %llu records in %llu bytes",
                      rec->key, (unsigned long long)(rec->end - rec->start),
                      (long long)rec->entry_size_bytes, (unsigned long long)recs,
                      (unsigned long long)bytes);
@@ -470,8 +476,8 @@ static int open_record(tarn_log_iter *it) {
                          "record %s is a PARQUET record and this reader has no compacted root",
                          it->rec.key);
       uint64_t o = it->pos > it->rec.start ? it->pos : it->rec.start;
-      rc = tarn__pq_open(r->meta, r->compacted, r->o.serde_types, r->o.n_serde_types, &it->rec,
-                         o, &it->pq); /* LS-067 */
+      rc = tarn__pq_open(r->meta, r->compacted, r->o.serde_types, r->o.n_serde_types, &it->rec, o,
+                         &it->pq); /* LS-067 */
     } else if (it->rec.file_type == TARN_FILE_RAW && it->rec.location) {
       rc = load_head(it);
     } else {
@@ -530,8 +536,9 @@ int tarn_log_iter_open(tarn_reader *r, uint64_t log_id, uint64_t from, tarn_log_
   it->r = r;
   it->log_id = log_id;
   it->pos = from;
-  it->kafka = r->o.kafka_offsets == TARN_READER_KAFKA_ALL ? 1
-              : r->o.kafka_offsets == TARN_READER_KAFKA_TOPICS ? -1 : 0;
+  it->kafka = r->o.kafka_offsets == TARN_READER_KAFKA_ALL      ? 1
+              : r->o.kafka_offsets == TARN_READER_KAFKA_TOPICS ? -1
+                                                               : 0;
   *out = it;
   return 0;
 }
@@ -647,10 +654,11 @@ static int next_entry(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
      * answering at or below pos), the same record would come back for ever:
      * an error instead. */
     if (used_end > it->pos)
-      return tarn__err(TARN_ECORRUPT, "log %llu: record %s was read to its last entry, but the "
+      return tarn__err(TARN_ECORRUPT,
+                       "log %llu: record %s was read to its last entry, but the "
                        "reader stands at %llu, short of its end offset %llu",
-                       (unsigned long long)it->log_id, it->rec.key,
-                       (unsigned long long)it->pos, (unsigned long long)used_end);
+                       (unsigned long long)it->log_id, it->rec.key, (unsigned long long)it->pos,
+                       (unsigned long long)used_end);
     /* the current record is used up: find the next one; tailing waits for it.
      * The token is taken before the lookup so no record slips between them. */
     int64_t token = 0;
@@ -659,9 +667,10 @@ static int next_entry(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
       return rc;
     rc = open_record(it);
     if (rc == 0 && it->rec.end <= it->pos)
-      return tarn__err(TARN_ECORRUPT, "log %llu: the lookup for offset %llu gave record %s, which "
-                       "ends at %llu", (unsigned long long)it->log_id,
-                       (unsigned long long)it->pos, it->rec.key,
+      return tarn__err(TARN_ECORRUPT,
+                       "log %llu: the lookup for offset %llu gave record %s, which "
+                       "ends at %llu",
+                       (unsigned long long)it->log_id, (unsigned long long)it->pos, it->rec.key,
                        (unsigned long long)it->rec.end);
     if (rc == 0)
       continue;

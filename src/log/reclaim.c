@@ -61,9 +61,7 @@ static int set_add_sized(strset *s, const char *x, uint64_t size) {
   return 0;
 }
 
-static int set_add(strset *s, const char *x) {
-  return set_add_sized(s, x, 0);
-}
+static int set_add(strset *s, const char *x) { return set_add_sized(s, x, 0); }
 
 static int cmpent(const void *a, const void *b) {
   return strcmp(((const sent *)a)->s, ((const sent *)b)->s);
@@ -83,9 +81,7 @@ static sent *set_find(strset *s, const char *x) {
   return s->n ? bsearch(&key, s->v, s->n, sizeof *s->v, cmpent) : NULL;
 }
 
-static int set_has(strset *s, const char *x) {
-  return set_find(s, x) != NULL;
-}
+static int set_has(strset *s, const char *x) { return set_find(s, x) != NULL; }
 
 static void set_free(strset *s) {
   for (size_t i = 0; i < s->n; i++)
@@ -118,9 +114,9 @@ static int parquet_name(const char *base, char *out, size_t n) {
 /* ---- what the index names ------------------------------------------------ */
 
 typedef struct refs {
-  strset wal;        /* RAW locations */
-  strset files;      /* base names of compacted files named by records or open tasks */
-  strset intents;    /* tags "{L}-{id}" of live compaction intents */
+  strset wal;     /* RAW locations */
+  strset files;   /* base names of compacted files named by records or open tasks */
+  strset intents; /* tags "{L}-{id}" of live compaction intents */
   uint64_t records;
 } refs;
 
@@ -159,9 +155,9 @@ static int refs_cb(void *ctx, const tarn__ixrec *x) {
       return add_file_index(&r->files, x->ei.file_index);
     return 0;
   }
-  return x->lv.location ? set_add(x->file_type == TARN_FILE_RAW ? &r->wal : &r->files,
-                                  x->lv.location)
-                        : 0;
+  return x->lv.location
+             ? set_add(x->file_type == TARN_FILE_RAW ? &r->wal : &r->files, x->lv.location)
+             : 0;
 }
 
 /* The logs to scan: 1 .. the catalog's counter - 1, and the extra ones.
@@ -187,8 +183,7 @@ static int log_range(tarn_meta *m, const tarn_reclaim_options *o, uint64_t *next
   return 0;
 }
 
-static int first_seen(tarn_meta *m, char kind, const char *name, int64_t now, int dry,
-                      int64_t *at);
+static int first_seen(tarn_meta *m, char kind, const char *name, int64_t now, int dry, int64_t *at);
 static int forget_seen(tarn_meta *m, char kind, const char *name);
 
 /* LS-084: the files of compactions in progress. An intent lives while the
@@ -232,7 +227,8 @@ static int collect_refs(tarn_meta *m, const tarn_reclaim_options *o, uint64_t ne
    * are never orphans. Read before the index: a compaction installs (and a
    * task leaves PREPARED) only after its record names the files, so each
    * file is found in one place or the other. */
-  int rc = TARN__PLANTED(TARN__BUG_RECLAIM_IGNORES_INTENTS) ? 0 : intent_refs(m, o, now, &r->intents);
+  int rc =
+      TARN__PLANTED(TARN__BUG_RECLAIM_IGNORES_INTENTS) ? 0 : intent_refs(m, o, now, &r->intents);
   tarn_task *t = NULL;
   size_t n = 0;
   if (!rc)
@@ -250,7 +246,6 @@ static int collect_refs(tarn_meta *m, const tarn_reclaim_options *o, uint64_t ne
   return rc;
 }
 
-
 /* The logs with a section in WAL object name of size bytes (from its head;
  * none when the bytes are no WAL object). A RAW record naming an object is a
  * record of a log with a section in it, so scanning these logs finds every
@@ -263,8 +258,8 @@ static int object_logs(tarn_objstore *wal, const char *name, uint64_t size, uint
   uint64_t head_len;
   tarn_buf h = TARN_BUF_INIT;
   int rc = tarn_objstore_get_range(wal, name, 0, TARN_WAL_PROBE_LEN, &h);
-  if (!rc && (tarn_wal_head_length(h.data, h.len, size, &head_len) ||
-              head_len > ((uint64_t)64 << 20))) {
+  if (!rc &&
+      (tarn_wal_head_length(h.data, h.len, size, &head_len) || head_len > ((uint64_t)64 << 20))) {
     tarn_buf_free(&h);
     return 0;
   }
@@ -396,8 +391,7 @@ static int first_seen(tarn_meta *m, char kind, const char *name, int64_t now, in
     rc = 0;
     int n = snprintf(v, sizeof v, "%" PRId64, now);
     if (!dry) {
-      rc = tarn_meta_create(m, TARN_RECLAIM_PARTITION, k, v, (size_t)n, TARN_META_PERSISTENT,
-                            NULL);
+      rc = tarn_meta_create(m, TARN_RECLAIM_PARTITION, k, v, (size_t)n, TARN_META_PERSISTENT, NULL);
       if (rc == TARN_EEXIST) /* another reclaimer was first; confirmed by a later pass */
         rc = 0;
     }
@@ -441,7 +435,7 @@ static void report(const tarn_reclaim_options *o, const char *kind, const char *
 /* ---- step 1: files of records at or below B ------------------------------ */
 
 typedef struct trim_ctx {
-  strset files;   /* full names in the compacted root */
+  strset files; /* full names in the compacted root */
   const char *dir;
   uint64_t below; /* records ending at or below B */
 } trim_ctx;
@@ -609,9 +603,9 @@ typedef struct cand {
  * unreferenced (record first seen), or a candidate (old enough). Ages are on
  * the store's clock, read after each page of the listing: no node's clock
  * can shorten them, and a page's objects all existed before that reading. */
-static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_,
-                      int64_t grace, const tarn_reclaim_options *o, strset *cands,
-                      uint64_t *listed, uint64_t *unref) {
+static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_, int64_t grace,
+                      const tarn_reclaim_options *o, strset *cands, uint64_t *listed,
+                      uint64_t *unref) {
   refs *rf = (refs *)rf_;
   char *after = NULL;
   int rc = 0;

@@ -72,8 +72,8 @@ int tarn_task_decode(const uint8_t *p, size_t len, tarn_task *t) {
          *sl = json_object_get(o, "stale"), *rg = json_object_get(o, "range");
   if (!json_is_integer(lg) || json_integer_value(lg) < 0 || !json_is_string(st) ||
       !json_is_integer(fl) || json_integer_value(fl) < 0 || json_integer_value(fl) > UINT32_MAX ||
-      !(json_is_string(er) || json_is_null(er)) || !json_is_integer(cm) ||
-      !json_is_integer(um) || !json_is_boolean(sl)) {
+      !(json_is_string(er) || json_is_null(er)) || !json_is_integer(cm) || !json_is_integer(um) ||
+      !json_is_boolean(sl)) {
     rc = tarn__err(TARN_ECORRUPT, "task record: a member is missing or of the wrong type");
     goto out;
   }
@@ -364,7 +364,8 @@ int tarn_tasks_step(tarn_compactor *c, const tarn_tasks_options *o, tarn_task *t
     /* C2; a range whose records changed since planning is stale */
     rc = tarn_compact_write(c, &t->range);
     if (rc == TARN_ECONFLICT) {
-      t->state = TARN__PLANTED(TARN__BUG_STALE_TASK_LEFT_OPEN) ? TARN_TASK_INIT : TARN_TASK_COMMITTED;
+      t->state =
+          TARN__PLANTED(TARN__BUG_STALE_TASK_LEFT_OPEN) ? TARN_TASK_INIT : TARN_TASK_COMMITTED;
       t->stale = 1;
     } else if (rc) {
       return record_failure(m, o, t, rc, now);
@@ -479,8 +480,8 @@ int tarn_tasks_work(tarn_compactor *c, const tarn_tasks_options *o, int threads,
       /* The threads started so far are stopped and joined: no thread outlives
        * the call, and the caller learns it got fewer workers than asked. */
       atomic_store(&quit, 1);
-      rc = tarn__err(TARN_ENOMEM, "cannot start worker thread %d of %d: %s", started + 1,
-                     threads, strerror(e));
+      rc = tarn__err(TARN_ENOMEM, "cannot start worker thread %d of %d: %s", started + 1, threads,
+                     strerror(e));
       break;
     }
   }

@@ -66,8 +66,10 @@ int tarn_timing_load(tarn_meta *m, tarn_timing *t, int *recorded) {
     rc = TARN_ECORRUPT;
   json_decref(o);
   if (rc)
-    return tarn__err(TARN_ECORRUPT, "the deployment's timing record %s%s is not an object of "
-                                    "four integers", TARN_TIMING_PARTITION, TARN_TIMING_KEY);
+    return tarn__err(TARN_ECORRUPT,
+                     "the deployment's timing record %s%s is not an object of "
+                     "four integers",
+                     TARN_TIMING_PARTITION, TARN_TIMING_KEY);
   if (recorded)
     *recorded = 1;
   return 0;

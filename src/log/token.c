@@ -29,8 +29,7 @@ int tarn_token_mode_check(const char *v) {
 int tarn_stream_token_mode(const tarn_catalog_record *s) {
   for (size_t i = 0; s && i < s->n_props; i++)
     if (!strcmp(s->props[i].key, TARN_STREAM_TOKEN_MODE_PROP))
-      return strcmp(s->props[i].value, TARN_TOKEN_MODE_FENCED) ? TARN_TOKEN_ANY
-                                                              : TARN_TOKEN_FENCED;
+      return strcmp(s->props[i].value, TARN_TOKEN_MODE_FENCED) ? TARN_TOKEN_ANY : TARN_TOKEN_FENCED;
   return TARN_TOKEN_ANY;
 }
 

@@ -74,8 +74,8 @@ int tarn_trim_marker_read(tarn_meta *m, uint64_t log_id, uint64_t *b, int64_t *v
 
 /* The last index record of L: Floor(P(L), K(L,MAX,MAX)) with the prefix
  * check. *found = 0 when the log has none. */
-static int last_record(tarn_meta *m, const char *part, uint64_t log_id, int *found,
-                       uint64_t *start, uint64_t *end, char key_out[TARN_KEY_LEN + 1]) {
+static int last_record(tarn_meta *m, const char *part, uint64_t log_id, int *found, uint64_t *start,
+                       uint64_t *end, char key_out[TARN_KEY_LEN + 1]) {
   char k[TARN_KEY_LEN + 1];
   int rc = tarn_key_format(k, log_id, TARN_KEY_MAX, TARN_KEY_MAX);
   if (rc)
@@ -172,8 +172,7 @@ int tarn_soft_trim(tarn_meta *m, tarn_lease *lease, uint64_t through, uint64_t *
     }
     /* Lost a race (or the outcome is unknown): read what is stored and go
      * again; never report a value the store may not hold (Ursa's fault). */
-    if (rc != TARN_EEXIST && rc != TARN_ECONFLICT && rc != TARN_ENOTFOUND &&
-        rc != TARN_EUNKNOWN)
+    if (rc != TARN_EEXIST && rc != TARN_ECONFLICT && rc != TARN_ENOTFOUND && rc != TARN_EUNKNOWN)
       return tarn__errctx(rc, "soft trim of log %llu", (unsigned long long)log_id);
   }
   return tarn__err(TARN_ECONFLICT,
@@ -192,8 +191,7 @@ int tarn_hard_trim(tarn_meta *m, tarn_lease *lease, uint64_t x, size_t *removed)
       last[TARN_KEY_LEN + 1];
   uint64_t b, start, end;
   int found;
-  if ((rc = tarn_key_partition(part, log_id)) ||
-      (rc = tarn_trim_marker_read(m, log_id, &b, NULL)))
+  if ((rc = tarn_key_partition(part, log_id)) || (rc = tarn_trim_marker_read(m, log_id, &b, NULL)))
     return rc;
   if (x > b && !TARN__PLANTED(TARN__BUG_HARD_TRIM_ABOVE_B)) /* LS-081 */
     return tarn__err(TARN_EINVAL,
@@ -204,7 +202,8 @@ int tarn_hard_trim(tarn_meta *m, tarn_lease *lease, uint64_t x, size_t *removed)
   if (!found)
     return 0;
   if ((rc = tarn_key_format(lo, log_id, 0, 0)) ||
-      (rc = tarn_key_format(hi, log_id, x + TARN__PLANTED(TARN__BUG_HARD_TRIM_PAST_X), TARN_KEY_MAX)))
+      (rc = tarn_key_format(hi, log_id, x + TARN__PLANTED(TARN__BUG_HARD_TRIM_PAST_X),
+                            TARN_KEY_MAX)))
     return rc;
   /* LS-081: never the last record, whose key the next sequenced put extends:
    * the range stops below it. Both bounds are index keys of L, whose order is

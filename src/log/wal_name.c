@@ -31,9 +31,8 @@ int tarn__wal_name(char out[TARN__WAL_NAME_LEN + 1], int64_t unix_s) {
 int tarn__wal_name_time(const char *name, int64_t *unix_s) {
   struct tm tm;
   memset(&tm, 0, sizeof tm);
-  if (strlen(name) != TARN__WAL_NAME_LEN || name[2] != '/' || name[11] != 'T' ||
-      name[18] != 'Z' || name[19] != '-' || strcmp(name + 52, ".wal") != 0 ||
-      memcmp(name, name + 20, 2) != 0)
+  if (strlen(name) != TARN__WAL_NAME_LEN || name[2] != '/' || name[11] != 'T' || name[18] != 'Z' ||
+      name[19] != '-' || strcmp(name + 52, ".wal") != 0 || memcmp(name, name + 20, 2) != 0)
     return tarn__err(TARN_EINVAL, "wal name: \"%s\" is not a tarn WAL object name", name);
   int v[6];
   const int pos[6] = {3, 7, 9, 12, 14, 16}, len[6] = {4, 2, 2, 2, 2, 2};

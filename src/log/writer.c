@@ -33,9 +33,9 @@
  * payload is in the batch's payload buffer, or (a large entry) in a copy of
  * its own made outside the writer's lock. */
 typedef struct wentry {
-  size_t off;     /* in the batch's payload buffer, unless ext */
-  uint8_t *ext;   /* the entry's own copy, or NULL */
-  uint32_t len;   /* <= INT32_MAX (varint32) */
+  size_t off;   /* in the batch's payload buffer, unless ext */
+  uint8_t *ext; /* the entry's own copy, or NULL */
+  uint32_t len; /* <= INT32_MAX (varint32) */
   uint32_t records;
   tarn_append_cb cb;
   void *arg;
@@ -59,8 +59,8 @@ typedef struct wsection {
   size_t n, cap;
   uint64_t records; /* d1 */
   int state;
-  int rc;           /* SEC_FAILED: the entries' status */
-  uint8_t *value;   /* the RAW EntryIndex (SEC_READY) */
+  int rc;         /* SEC_FAILED: the entries' status */
+  uint8_t *value; /* the RAW EntryIndex (SEC_READY) */
   size_t value_len;
 } wsection;
 
@@ -74,14 +74,14 @@ typedef struct wbatch {
   size_t pay_len, pay_cap;
   double t_first; /* t_append of the first entry */
   size_t nlogs;
-  uint64_t *logs;     /* max_logs_per_object */
-  uint64_t *records;  /* per log: Σ record counts, kept <= INT32_MAX */
+  uint64_t *logs;    /* max_logs_per_object */
+  uint64_t *records; /* per log: Σ record counts, kept <= INT32_MAX */
   wsection **secs;
   size_t puts_left;
   int done;
   int64_t deadline_ms;
   int64_t written_mono; /* monotonic ms when the write of its object (last attempt) began */
-  char err[256]; /* why the object write failed */
+  char err[256];        /* why the object write failed */
 } wbatch;
 
 typedef struct wlog {
@@ -90,8 +90,8 @@ typedef struct wlog {
   tarn_lease *lease;
   wsection *qhead, *qtail;
   int busy;
-  int lost; /* under mu: an index put's lease guard failed; the lease is gone */
-  int kafka; /* a Kafka topic's log: every entry is checked (LS-095 ... LS-098) */
+  int lost;           /* under mu: an index put's lease guard failed; the lease is gone */
+  int kafka;          /* a Kafka topic's log: every entry is checked (LS-095 ... LS-098) */
   char lost_why[256]; /* that guard failure's message */
 } wlog;
 
@@ -106,9 +106,9 @@ struct tarn_writer {
   pthread_cond_t cv_done;   /* flush and blocked appends: progress */
   pthread_mutex_t lease_mu; /* serialises lease acquisition */
   wlog *logs;
-  wbatch *cur;                      /* the open batch */
+  wbatch *cur;                       /* the open batch */
   wbatch *sealed_head, *sealed_tail; /* every sealed, unfinished batch, in seal order */
-  wbatch *up_head, *up_tail;        /* sealed batches waiting for an upload thread */
+  wbatch *up_head, *up_tail;         /* sealed batches waiting for an upload thread */
   uint64_t next_id;
   size_t in_flight;
   /* payload buffers of written batches, for the next ones: fresh memory
@@ -125,9 +125,7 @@ struct tarn_writer {
   char last_err[512]; /* the message of the last entry that failed */
 };
 
-static int64_t now_ms(void) {
-  return tarn__now_ms();
-}
+static int64_t now_ms(void) { return tarn__now_ms(); }
 
 static void abstime_ms(struct timespec *ts, int64_t ms) {
   ts->tv_sec = (time_t)(ms / 1000);
@@ -182,7 +180,8 @@ static wbatch *batch_new(tarn_writer *w) {
 
 /* Under mu: keeps b's payload buffer for a later batch, or frees it. */
 static void recycle_payloads(tarn_writer *w, wbatch *b) {
-  if (b->pay && b->pay_cap <= (w->o.max_object_bytes < (16u << 20) ? w->o.max_object_bytes : (16u << 20)) &&
+  if (b->pay &&
+      b->pay_cap <= (w->o.max_object_bytes < (16u << 20) ? w->o.max_object_bytes : (16u << 20)) &&
       w->nspare < (int)(sizeof w->spare / sizeof w->spare[0])) {
     w->spare[w->nspare] = b->pay;
     w->spare_cap[w->nspare++] = b->pay_cap;
@@ -275,8 +274,8 @@ static int reserve_payloads(const tarn_writer *w, wbatch *b, size_t more) {
 /* Adds an entry to b: the payload is copied into b's buffer, unless ext
  * holds the entry's own copy (then owned by b). TARN_ENOMEM leaves b
  * unchanged (ext is still the caller's). */
-static int batch_add(tarn_writer *w, wbatch *b, uint64_t log_id, const void *payload,
-                     size_t len, uint8_t *ext, const wentry *proto) {
+static int batch_add(tarn_writer *w, wbatch *b, uint64_t log_id, const void *payload, size_t len,
+                     uint8_t *ext, const wentry *proto) {
   size_t i = batch_log_index(b, log_id);
   wsection *s;
   int fresh = i == SIZE_MAX;
@@ -373,8 +372,7 @@ static void seal(tarn_writer *w, wbatch *b) {
 static void deliver(tarn_writer *w, wsection *s, int status, uint64_t start, int64_t ts) {
   if (status) {
     pthread_mutex_lock(&w->mu);
-    snprintf(w->last_err, sizeof w->last_err, "log %llu: %s",
-             (unsigned long long)s->log->log_id,
+    snprintf(w->last_err, sizeof w->last_err, "log %llu: %s", (unsigned long long)s->log->log_id,
              s->state == SEC_FAILED ? s->batch->err : tarn_errmsg());
     pthread_mutex_unlock(&w->mu);
   }
@@ -382,7 +380,9 @@ static void deliver(tarn_writer *w, wsection *s, int status, uint64_t start, int
   size_t bytes = 0;
   double now = tarn_metrics_now();
   tarn_metrics_inc("tarn_writer_entries_total", s->n, "outcome",
-                   status == 0 ? "acknowledged" : status == TARN_EUNKNOWN ? "unknown" : "failed",
+                   status == 0               ? "acknowledged"
+                   : status == TARN_EUNKNOWN ? "unknown"
+                                             : "failed",
                    NULL);
   tarn_metrics_hist lat;
   memset(&lat, 0, sizeof lat);
@@ -518,8 +518,8 @@ static int write_object(tarn_writer *w, wbatch *b, scratch *x) {
   if (rc) {
     /* LS-038: an object of unknown outcome is treated as not written */
     if (rc == TARN_EUNKNOWN || rc == TARN_ETIMEDOUT)
-      rc = tarn__err(TARN_EIO, "writing WAL object %s: outcome unknown, entries not appended",
-                     name);
+      rc =
+          tarn__err(TARN_EIO, "writing WAL object %s: outcome unknown, entries not appended", name);
     else
       tarn__errctx(rc, "writing WAL object");
   }
@@ -561,8 +561,7 @@ static void upload(tarn_writer *w, wbatch *b, scratch *x) {
   if (rc) {
     w->st.object_failures++;
     snprintf(b->err, sizeof b->err, "%s", tarn_errmsg());
-  }
-  else {
+  } else {
     w->st.objects_written++;
   }
   /* LS-037: sections become ready for their puts only now */
@@ -624,10 +623,11 @@ static void publish(tarn_writer *w, wsection *s) {
   int64_t checked = tarn__mono_ms(), age = checked - s->batch->written_mono;
   if (!rc && age > w->o.max_publish_delay_ms && !TARN__PLANTED(TARN__BUG_PUBLISH_DELAY_UNCHECKED))
     /* the reclaimer may already have deleted the object (found by tarn-sim) */
-    rc = tarn__err(TARN_ETIMEDOUT, "log %llu: WAL object written %lld ms ago, over the %lld ms "
-                                   "publish limit; entries not appended",
-                   (unsigned long long)log_id, (long long)age,
-                   (long long)w->o.max_publish_delay_ms);
+    rc =
+        tarn__err(TARN_ETIMEDOUT,
+                  "log %llu: WAL object written %lld ms ago, over the %lld ms "
+                  "publish limit; entries not appended",
+                  (unsigned long long)log_id, (long long)age, (long long)w->o.max_publish_delay_ms);
   if (rc) {
     deliver(w, s, rc, 0, 0);
     if (!TARN__PLANTED(TARN__BUG_PUBLISH_FALLS_THROUGH))
@@ -662,8 +662,9 @@ static void publish(tarn_writer *w, wsection *s) {
   if (!rc && took > w->o.max_put_ms)
     /* LS-085: past the bound the grace rule allows for, the object may be
      * gone before the record landed: never acknowledge such an entry */
-    rc = tarn__err(TARN_EUNKNOWN, "log %llu: the index put took %lld ms, over the %lld ms bound; "
-                                  "the WAL object may have been reclaimed",
+    rc = tarn__err(TARN_EUNKNOWN,
+                   "log %llu: the index put took %lld ms, over the %lld ms bound; "
+                   "the WAL object may have been reclaimed",
                    (unsigned long long)log_id, (long long)took, (long long)w->o.max_put_ms);
   tarn_key k;
   if (!rc && (tarn_key_parse(out.key, strlen(out.key), &k) != 0 || k.log_id != log_id ||
@@ -676,7 +677,8 @@ static void publish(tarn_writer *w, wsection *s) {
     w->st.index_puts++;
     pthread_mutex_unlock(&w->mu);
     /* A4, LS-039: acknowledged after the put committed; offsets from e - d1 */
-    deliver(w, s, 0, k.end_offset - (TARN__PLANTED(TARN__BUG_ACK_OFFSET_BY_ENTRIES) ? s->n : s->records),
+    deliver(w, s, 0,
+            k.end_offset - (TARN__PLANTED(TARN__BUG_ACK_OFFSET_BY_ENTRIES) ? s->n : s->records),
             TARN__PLANTED(TARN__BUG_ACK_TS_WRITER_CLOCK) ? now_ms() : out.stat.created_ms);
   } else {
     deliver(w, s, rc, 0, 0);
@@ -1034,8 +1036,7 @@ static int step_locked(tarn_writer *w, int step) {
     put_section(w, s);
     return 1;
   }
-  default:
-    return tarn__err(TARN_EINVAL, "writer step: unknown step %d", step);
+  default: return tarn__err(TARN_EINVAL, "writer step: unknown step %d", step);
   }
 }
 

@@ -86,8 +86,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *conn, const char
     tarn_buf b = TARN_BUF_INIT;
     if (tarn_metrics_render(&b) || tarn_buf_putc(&b, 0)) {
       tarn_buf_free(&b);
-      return reply(conn, 500, "text/plain", (void *)"out of memory\n", 14,
-                   MHD_RESPMEM_PERSISTENT);
+      return reply(conn, 500, "text/plain", (void *)"out of memory\n", 14, MHD_RESPMEM_PERSISTENT);
     }
     size_t len;
     uint8_t *p = tarn_buf_steal(&b, &len);
@@ -156,8 +155,7 @@ int tarn_srv_http_start(const char *listen, const tarn_srv_http_limits *lim,
   struct MHD_OptionItem ops[] = {
       {MHD_OPTION_CONNECTION_LIMIT, lim && lim->max_connections > 0 ? lim->max_connections : 0,
        NULL},
-      {MHD_OPTION_PER_IP_CONNECTION_LIMIT, lim && lim->max_per_ip > 0 ? lim->max_per_ip : 0,
-       NULL},
+      {MHD_OPTION_PER_IP_CONNECTION_LIMIT, lim && lim->max_per_ip > 0 ? lim->max_per_ip : 0, NULL},
       {MHD_OPTION_CONNECTION_TIMEOUT, lim && lim->timeout_s > 0 ? lim->timeout_s : 0, NULL},
       {MHD_OPTION_CONNECTION_MEMORY_LIMIT, 16 * 1024, NULL},
       {MHD_OPTION_HTTPS_MEM_CERT, h->tls_cert ? 1 : 0, h->tls_cert},
@@ -168,9 +166,8 @@ int tarn_srv_http_start(const char *listen, const tarn_srv_http_limits *lim,
     if (ops[i].value > 0) /* 0: the option left out, libmicrohttpd's default */
       ops[k++] = ops[i];
   ops[k] = (struct MHD_OptionItem){MHD_OPTION_END, 0, NULL};
-  h->d = MHD_start_daemon(flags, (uint16_t)port, NULL,
-                          NULL, handle, h, MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa,
-                          MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
+  h->d = MHD_start_daemon(flags, (uint16_t)port, NULL, NULL, handle, h, MHD_OPTION_SOCK_ADDR,
+                          (struct sockaddr *)&sa, MHD_OPTION_ARRAY, ops, MHD_OPTION_END);
   if (!h->d) {
     /* with TLS, a key that does not match or parse fails here too */
     int tls = h->tls_cert != NULL;

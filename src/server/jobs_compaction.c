@@ -124,8 +124,7 @@ static void reclaimed(void *ctx, const char *kind, const char *name, uint64_t by
 static void count_reclaimed(uint64_t objects, uint64_t bytes, const char *root,
                             const char *reason) {
   if (objects)
-    tarn_metrics_inc("tarn_reclaimed_objects_total", objects, "root", root, "reason", reason,
-                     NULL);
+    tarn_metrics_inc("tarn_reclaimed_objects_total", objects, "root", root, "reason", reason, NULL);
   if (bytes)
     tarn_metrics_inc("tarn_reclaimed_bytes_total", bytes, "root", root, "reason", reason, NULL);
 }
@@ -145,11 +144,10 @@ static int reclaim(cstate *s, int wal) {
                              tarn_deployment_compacted(s->d), &ro, &st);
   count_reclaimed(st.wal_deleted, st.wal_deleted_bytes, "wal", "wal");
   count_reclaimed(st.compacted_deleted, st.compacted_deleted_bytes, "compacted", "compacted");
-  count_reclaimed(st.trimmed_files_deleted, st.trimmed_files_deleted_bytes, "compacted",
-                  "trimmed");
+  count_reclaimed(st.trimmed_files_deleted, st.trimmed_files_deleted_bytes, "compacted", "trimmed");
   uint64_t n = st.wal_deleted + st.compacted_deleted + st.trimmed_files_deleted;
-  uint64_t bytes = st.wal_deleted_bytes + st.compacted_deleted_bytes +
-                   st.trimmed_files_deleted_bytes;
+  uint64_t bytes =
+      st.wal_deleted_bytes + st.compacted_deleted_bytes + st.trimmed_files_deleted_bytes;
   if (n || st.records_hard_trimmed) {
     char a[24], b[24], c[24];
     snprintf(a, sizeof a, "%llu", (unsigned long long)n);
@@ -207,8 +205,8 @@ int tarn_srv_compaction_jobs(struct tarn_deployment *d, const tarn_srv_options *
   int n = 0;
   if (o->compact) {
     jobs[n++] = (tarn_srv_job){"compact-plan", o->compact_interval_ms, 1, plan_job, s};
-    jobs[n++] = (tarn_srv_job){"compact", o->compact_interval_ms, o->compact_workers,
-                               compact_job, s};
+    jobs[n++] =
+        (tarn_srv_job){"compact", o->compact_interval_ms, o->compact_workers, compact_job, s};
   }
   jobs[n++] = (tarn_srv_job){"stats", o->stats_interval_ms, 1, stats_job, s};
   if (o->reclaim)

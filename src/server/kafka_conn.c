@@ -68,16 +68,10 @@ static long ssl_result(tarn_srv_kconn *c, int r) {
   if (r > 0)
     return r;
   switch (SSL_get_error(c->ssl, r)) {
-  case SSL_ERROR_WANT_READ:
-    c->tls_want_write = 0;
-    return TARN_SRV_KIO_AGAIN;
-  case SSL_ERROR_WANT_WRITE:
-    c->tls_want_write = 1;
-    return TARN_SRV_KIO_AGAIN;
-  case SSL_ERROR_ZERO_RETURN:
-    return 0;
-  default:
-    return TARN_SRV_KIO_FAIL;
+  case SSL_ERROR_WANT_READ: c->tls_want_write = 0; return TARN_SRV_KIO_AGAIN;
+  case SSL_ERROR_WANT_WRITE: c->tls_want_write = 1; return TARN_SRV_KIO_AGAIN;
+  case SSL_ERROR_ZERO_RETURN: return 0;
+  default: return TARN_SRV_KIO_FAIL;
   }
 }
 

@@ -18,9 +18,9 @@ struct tarn__ksasl;
 
 /* One request's place in its connection's order. */
 typedef struct tarn_srv_kslot {
-  int done;             /* its completion arrived */
-  int how;              /* TARN__KREQ_* */
-  tarn_buf frame;       /* the response (TARN__KREQ_RESPONSE) */
+  int done;       /* its completion arrived */
+  int how;        /* TARN__KREQ_* */
+  tarn_buf frame; /* the response (TARN__KREQ_RESPONSE) */
   struct tarn_srv_kslot *next;
 } tarn_srv_kslot;
 
@@ -31,37 +31,37 @@ typedef struct tarn_srv_kconn {
    * handshake done once tls_ready). */
   struct ssl_st *ssl;
   int tls_ready;
-  int tls_want_write;     /* the handshake waits to write, not to read */
-  int64_t accepted_ms;    /* monotonic: the handshake's deadline counts from it */
+  int tls_want_write;  /* the handshake waits to write, not to read */
+  int64_t accepted_ms; /* monotonic: the handshake's deadline counts from it */
   /* The connection's SASL state (kafka/sasl.h), NULL when the listener
    * requires none; used by its requests, one at a time. */
   struct tarn__ksasl *sasl;
   /* Under the listener's mutex: */
-  int refs;              /* the I/O thread's, one per request in flight, one while on the ready list */
-  int closed;            /* the socket is closed; completions only free */
+  int refs;   /* the I/O thread's, one per request in flight, one while on the ready list */
+  int closed; /* the socket is closed; completions only free */
   int on_ready;
   struct tarn_srv_kconn *ready_next;
   tarn_srv_kslot *head, *tail; /* in request order */
-  size_t req_bytes;      /* bytes of requests read and not completed */
+  size_t req_bytes;            /* bytes of requests read and not completed */
   /* One request of a connection runs at a time, in the order read (as Kafka
    * mutes a connection while it handles its request): two produces to one
    * partition are appended in the order sent, and a request sees the effects
    * of the one before. A handler that completes later (a produce waiting for
    * its acknowledgement) lets the next one run as soon as it returns. */
-  int running;           /* a request of c is queued for or held by a worker */
+  int running;                         /* a request of c is queued for or held by a worker */
   struct kwork *wait_head, *wait_tail; /* read, waiting for the running one */
-  size_t resp_bytes;     /* bytes of completed responses not yet moved to wbuf */
+  size_t resp_bytes;                   /* bytes of completed responses not yet moved to wbuf */
   /* I/O thread only: */
   uint8_t size_be[4];
   size_t size_have;
-  uint8_t *frame;        /* the request being read */
+  uint8_t *frame; /* the request being read */
   size_t frame_len, frame_have;
-  tarn_buf wbuf;         /* responses being written */
+  tarn_buf wbuf; /* responses being written */
   size_t woff;
   uint64_t next_seq;
-  int reading, writing;  /* EPOLLIN / EPOLLOUT registered */
-  int closing;           /* close once wbuf is written */
-  int64_t last_io;       /* monotonic ms of the last byte moved */
+  int reading, writing;               /* EPOLLIN / EPOLLOUT registered */
+  int closing;                        /* close once wbuf is written */
+  int64_t last_io;                    /* monotonic ms of the last byte moved */
   struct tarn_srv_kconn *prev, *next; /* the listener's open connections */
 } tarn_srv_kconn;
 

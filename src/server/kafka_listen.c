@@ -39,20 +39,20 @@ typedef struct kwork {
 struct tarn_srv_kafka {
   tarn__knode *node;
   tarn_srv_kafka_limits lim;
-  SSL_CTX *tls;            /* NULL: plain TCP */
+  SSL_CTX *tls; /* NULL: plain TCP */
   int lfd, efd, epfd, port;
   pthread_t io;
   pthread_t *workers;
   int nworkers;
   atomic_int draining, stopping;
-  int drained;             /* drain's work done (the caller's thread only) */
-  pthread_mutex_t mu;      /* the connections' shared fields, the queue, the ready list */
+  int drained;        /* drain's work done (the caller's thread only) */
+  pthread_mutex_t mu; /* the connections' shared fields, the queue, the ready list */
   pthread_cond_t work_cv;
-  pthread_cond_t done_cv;  /* a completion arrived (order_waiters > 0) */
-  int order_waiters;       /* workers holding a Fetch until the requests before it complete */
-  kwork *qhead, *qtail;    /* requests waiting for a worker */
-  tarn_srv_kconn *ready;   /* connections with completions to move out */
-  tarn_srv_kconn *conns;   /* open connections (I/O thread only) */
+  pthread_cond_t done_cv; /* a completion arrived (order_waiters > 0) */
+  int order_waiters;      /* workers holding a Fetch until the requests before it complete */
+  kwork *qhead, *qtail;   /* requests waiting for a worker */
+  tarn_srv_kconn *ready;  /* connections with completions to move out */
+  tarn_srv_kconn *conns;  /* open connections (I/O thread only) */
   int nconns;
 };
 
@@ -543,7 +543,7 @@ static void take_ready(tarn_srv_kafka *k) {
       if (!c->head)
         c->tail = NULL;
     }
-    c->refs++; /* held across conn_flush, which may close it */
+    c->refs++;              /* held across conn_flush, which may close it */
     dead = unref_locked(c); /* the ready list's */
     pthread_mutex_unlock(&k->mu);
     (void)dead;
@@ -571,7 +571,8 @@ static void close_idle(tarn_srv_kafka *k) {
       conn_close(k, c);
       continue;
     }
-    if (k->lim.idle_ms > 0 && !busy && c->woff == c->wbuf.len && now - c->last_io >= k->lim.idle_ms) {
+    if (k->lim.idle_ms > 0 && !busy && c->woff == c->wbuf.len &&
+        now - c->last_io >= k->lim.idle_ms) {
       tarn_srv_log(TARN_SRV_DEBUG, "kafka connection idle", "peer", c->peer, NULL);
       tarn_metrics_inc("tarn_kafka_idle_closed_total", 1, NULL);
       conn_close(k, c);
@@ -648,8 +649,8 @@ static void *io_loop(void *arg) {
   return NULL;
 }
 
-int tarn_srv_kafka_start(const char *addr, const tarn_srv_kafka_limits *lim,
-                         tarn__knode *node, tarn_srv_kafka **out) {
+int tarn_srv_kafka_start(const char *addr, const tarn_srv_kafka_limits *lim, tarn__knode *node,
+                         tarn_srv_kafka **out) {
   *out = NULL;
   char host[256];
   int port;

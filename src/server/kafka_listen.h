@@ -27,9 +27,9 @@ typedef struct tarn_srv_kafka_limits {
   /* TLS (docs/kafka.md "Security"): with both files set every connection
    * is TLS (1.2 or later); a client that has not finished its handshake
    * within tls_handshake_ms is closed. */
-  const char *tls_cert;     /* PEM certificate chain file */
-  const char *tls_key;      /* PEM private key file */
-  int tls_handshake_ms;     /* (10000) */
+  const char *tls_cert; /* PEM certificate chain file */
+  const char *tls_key;  /* PEM private key file */
+  int tls_handshake_ms; /* (10000) */
 } tarn_srv_kafka_limits;
 
 void tarn_srv_kafka_limits_default(tarn_srv_kafka_limits *l);
@@ -46,8 +46,8 @@ typedef struct tarn_srv_kafka tarn_srv_kafka;
  * not load (tarn_errmsg says which), TARN_EIO when it cannot be bound. When
  * node->cfg.sasl_mechanisms is set, every connection must authenticate
  * (kafka/sasl.h). */
-int tarn_srv_kafka_start(const char *listen, const tarn_srv_kafka_limits *lim,
-                         tarn__knode *node, tarn_srv_kafka **out);
+int tarn_srv_kafka_start(const char *listen, const tarn_srv_kafka_limits *lim, tarn__knode *node,
+                         tarn_srv_kafka **out);
 /* The bound port. */
 int tarn_srv_kafka_port(const tarn_srv_kafka *k);
 /* Stops accepting and reading, and lets the workers finish the requests

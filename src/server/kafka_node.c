@@ -110,8 +110,7 @@ int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
       (rc = tarn_writer_open(n->meta, tarn_deployment_wal(d), &wo, &n->writer)) ||
       (rc = tarn_reader_open(n->meta, tarn_deployment_wal(d), tarn_deployment_compacted(d), NULL,
                              &n->reader)) ||
-      (rc = tarn__knode_open(n)) ||
-      (rc = tarn__kgroups_open(n->meta, NULL, &n->groups)) ||
+      (rc = tarn__knode_open(n)) || (rc = tarn__kgroups_open(n->meta, NULL, &n->groups)) ||
       (rc = tarn__kprod_open(n->meta, &n->producers))) {
     kstate_free(s);
     return rc;
@@ -119,22 +118,26 @@ int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
   /* The listener binds first: with port 0 the advertised port is the bound one. */
   if ((rc = tarn_srv_kafka_start(o->kafka_listen, &lim, n, &s->listener))) {
     kstate_free(s);
-    return rc == TARN_EIO ? tarn__err(TARN_EIO, "--kafka-listen %s: the address is taken or cannot be bound", o->kafka_listen)
+    return rc == TARN_EIO
+               ? tarn__err(TARN_EIO, "--kafka-listen %s: the address is taken or cannot be bound",
+                           o->kafka_listen)
            : rc == TARN_EINVAL && !strncmp(tarn_errmsg(), "--kafka-tls", 11) ? rc
-           : rc == TARN_EINVAL ? tarn__err(TARN_EINVAL, "--kafka-listen %s: an IPv4 host", o->kafka_listen)
-                               : rc;
+           : rc == TARN_EINVAL
+               ? tarn__err(TARN_EINVAL, "--kafka-listen %s: an IPv4 host", o->kafka_listen)
+               : rc;
   }
   snprintf(n->cfg.host, sizeof n->cfg.host, "%s", lhost);
   n->cfg.port = tarn_srv_kafka_port(s->listener);
-  if (o->kafka_advertise &&
-      tarn_srv_kafka_parse_addr(o->kafka_advertise, n->cfg.host, sizeof n->cfg.host, &n->cfg.port)) {
+  if (o->kafka_advertise && tarn_srv_kafka_parse_addr(o->kafka_advertise, n->cfg.host,
+                                                      sizeof n->cfg.host, &n->cfg.port)) {
     tarn_srv_kafka_stop(s->listener);
     kstate_free(s);
     return tarn__err(TARN_EINVAL, "--kafka-advertise %s: not HOST:PORT", o->kafka_advertise);
   }
   if (strcmp(n->cfg.host, "0.0.0.0") == 0) /* clients cannot connect to it */
     snprintf(n->cfg.host, sizeof n->cfg.host, "127.0.0.1");
-  if ((rc = tarn__kregistry_open(n->meta, n->cfg.node_id, n->cfg.host, n->cfg.port, &n->registry))) {
+  if ((rc =
+           tarn__kregistry_open(n->meta, n->cfg.node_id, n->cfg.host, n->cfg.port, &n->registry))) {
     tarn_srv_kafka_stop(s->listener);
     kstate_free(s);
     return rc;

@@ -139,8 +139,8 @@ static int health_job(void *arg, atomic_int *stop) {
     if (tarn_meta_session_renew(m) == 0)
       tarn_srv_log(TARN_SRV_WARN, "metadata-store session lost; a new one opened", NULL);
     else
-      tarn_srv_log(TARN_SRV_ERROR, "metadata-store session lost; opening a new one failed",
-                   "error", tarn_errmsg(), NULL);
+      tarn_srv_log(TARN_SRV_ERROR, "metadata-store session lost; opening a new one failed", "error",
+                   tarn_errmsg(), NULL);
   }
   check_stores(node);
   char body[1024];
@@ -149,8 +149,7 @@ static int health_job(void *arg, atomic_int *stop) {
   return 0;
 }
 
-int tarn_srv_node_start(struct tarn_deployment *d, const tarn_srv_options *o,
-                        tarn_srv_node **out) {
+int tarn_srv_node_start(struct tarn_deployment *d, const tarn_srv_options *o, tarn_srv_node **out) {
   *out = NULL;
   tarn_srv_node *n = calloc(1, sizeof *n);
   if (!n)
@@ -216,8 +215,8 @@ int tarn_srv_node_start(struct tarn_deployment *d, const tarn_srv_options *o,
     char iv[24], th[16];
     snprintf(iv, sizeof iv, "%d", jobs[i].interval_ms);
     snprintf(th, sizeof th, "%d", jobs[i].threads);
-    tarn_srv_log(TARN_SRV_INFO, "job scheduled", "job", jobs[i].name, "interval_ms", iv,
-                 "threads", th, NULL);
+    tarn_srv_log(TARN_SRV_INFO, "job scheduled", "job", jobs[i].name, "interval_ms", iv, "threads",
+                 th, NULL);
   }
   *out = n;
   return 0;

@@ -9,39 +9,39 @@
 struct tarn_deployment;
 
 typedef struct tarn_srv_options {
-  const char *listen;          /* HOST:PORT */
-  int compact;                 /* run compaction (1) */
-  int compact_workers;         /* tasks run at once by this node (2) */
-  int compact_interval_ms;     /* planner and idle workers' pause (5000) */
-  int64_t compact_max_age_ms;  /* a range is ready when its oldest entry is this old (180000) */
+  const char *listen;         /* HOST:PORT */
+  int compact;                /* run compaction (1) */
+  int compact_workers;        /* tasks run at once by this node (2) */
+  int compact_interval_ms;    /* planner and idle workers' pause (5000) */
+  int64_t compact_max_age_ms; /* a range is ready when its oldest entry is this old (180000) */
   uint64_t compact_max_range_bytes; /* ... or holds this much payload (256 MiB) */
-  uint64_t compact_rate;       /* bytes/s of compaction writes; 0: unlimited */
-  int reclaim;                 /* delete trimmed and orphan compacted files (1) */
-  int reclaim_interval_ms;     /* (60000) */
-  int64_t orphan_grace_ms;     /* (3600000) */
-  int wal_gc;                  /* delete unreferenced WAL objects (1) */
-  int wal_gc_interval_ms;      /* (60000) */
-  int64_t wal_grace_ms;        /* (600000) */
-  int stats_interval_ms;       /* compaction lag and task gauges (10000) */
-  int http_max_connections;    /* connections the endpoint holds at once (64) */
-  int http_max_per_ip;         /* ... from one client address (16) */
-  int http_timeout_s;          /* an idle connection is closed after this (10) */
-  const char *http_tls_cert;   /* HTTPS with this PEM certificate (chain) file ... */
-  const char *http_tls_key;    /* ... and this PEM key file; both NULL: plain HTTP */
+  uint64_t compact_rate;            /* bytes/s of compaction writes; 0: unlimited */
+  int reclaim;                      /* delete trimmed and orphan compacted files (1) */
+  int reclaim_interval_ms;          /* (60000) */
+  int64_t orphan_grace_ms;          /* (3600000) */
+  int wal_gc;                       /* delete unreferenced WAL objects (1) */
+  int wal_gc_interval_ms;           /* (60000) */
+  int64_t wal_grace_ms;             /* (600000) */
+  int stats_interval_ms;            /* compaction lag and task gauges (10000) */
+  int http_max_connections;         /* connections the endpoint holds at once (64) */
+  int http_max_per_ip;              /* ... from one client address (16) */
+  int http_timeout_s;               /* an idle connection is closed after this (10) */
+  const char *http_tls_cert;        /* HTTPS with this PEM certificate (chain) file ... */
+  const char *http_tls_key;         /* ... and this PEM key file; both NULL: plain HTTP */
   /* The Kafka listener (docs/kafka.md); off while kafka_listen is NULL. */
-  const char *kafka_listen;    /* HOST:PORT */
-  const char *kafka_advertise; /* HOST:PORT clients are told (the listen address) */
-  int kafka_node_id;           /* -1: the lowest free */
-  int kafka_auto_create_topics; /* Metadata creates unknown topics (0) */
-  int kafka_batch_ms;          /* produce's batch window; -1: the writer's (250) */
-  int kafka_max_connections;   /* 0: 1024 */
-  int kafka_idle_ms;           /* 0: 600000 */
+  const char *kafka_listen;         /* HOST:PORT */
+  const char *kafka_advertise;      /* HOST:PORT clients are told (the listen address) */
+  int kafka_node_id;                /* -1: the lowest free */
+  int kafka_auto_create_topics;     /* Metadata creates unknown topics (0) */
+  int kafka_batch_ms;               /* produce's batch window; -1: the writer's (250) */
+  int kafka_max_connections;        /* 0: 1024 */
+  int kafka_idle_ms;                /* 0: 600000 */
   uint64_t kafka_max_request_bytes; /* 0: 100 MiB */
-  int kafka_workers;           /* 0: 16 */
-  const char *kafka_tls_cert;  /* TLS with this PEM certificate (chain) file ... */
-  const char *kafka_tls_key;   /* ... and this PEM key file; both NULL: plain TCP */
-  int kafka_sasl;              /* TARN__KSASL_* mechanisms required (0: no SASL) */
-  int express_takeover;        /* fence and settle dead express writers' epochs (1) */
+  int kafka_workers;                /* 0: 16 */
+  const char *kafka_tls_cert;       /* TLS with this PEM certificate (chain) file ... */
+  const char *kafka_tls_key;        /* ... and this PEM key file; both NULL: plain TCP */
+  int kafka_sasl;                   /* TARN__KSASL_* mechanisms required (0: no SASL) */
+  int express_takeover;             /* fence and settle dead express writers' epochs (1) */
   int express_takeover_interval_ms; /* (1000) */
 } tarn_srv_options;
 
@@ -52,8 +52,7 @@ void tarn_srv_options_default(tarn_srv_options *o);
 typedef struct tarn_srv_node tarn_srv_node;
 
 /* Starts the jobs and the endpoint on an open deployment (not owned). */
-int tarn_srv_node_start(struct tarn_deployment *d, const tarn_srv_options *o,
-                        tarn_srv_node **out);
+int tarn_srv_node_start(struct tarn_deployment *d, const tarn_srv_options *o, tarn_srv_node **out);
 /* The port the endpoint listens on. */
 int tarn_srv_node_port(const tarn_srv_node *n);
 /* Stops the jobs (runs in progress finish: a compaction task completes its
@@ -70,7 +69,8 @@ void tarn_srv_compaction_free(void *state);
 
 /* The Kafka listener and its registry job (kafka_node.c), when
  * o->kafka_listen is set: starts the listener, fills jobs[0..1] (the
- * registry, the groups' tick) and returns 2 (0 when off), or a negative TARN_E*. tarn_srv_kafka_free drains and stops. */
+ * registry, the groups' tick) and returns 2 (0 when off), or a negative TARN_E*.
+ * tarn_srv_kafka_free drains and stops. */
 int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
                         struct tarn_srv_job *jobs, void **state);
 int tarn_srv_kafka_port_of(void *state);

@@ -54,8 +54,8 @@ static void *runner_main(void *arg) {
     if (rc < 0) {
       char secs[32];
       snprintf(secs, sizeof secs, "%.3f", dt);
-      tarn_srv_log(TARN_SRV_WARN, "job failed", "job", j->name, "error", tarn_errname(rc),
-                   "detail", tarn_errmsg(), "seconds", secs, NULL);
+      tarn_srv_log(TARN_SRV_WARN, "job failed", "job", j->name, "error", tarn_errname(rc), "detail",
+                   tarn_errmsg(), "seconds", secs, NULL);
     }
     if (rc == 1)
       continue;

@@ -9,8 +9,8 @@
 
 typedef struct tarn_srv_job {
   const char *name;
-  int interval_ms;    /* pause between the end of a run and the next */
-  int threads;        /* runners of this job (>= 1) */
+  int interval_ms; /* pause between the end of a run and the next */
+  int threads;     /* runners of this job (>= 1) */
   /* One run: 0, a negative TARN_E* (logged, counted), or 1 when there was
    * more to do at once (the next run starts without the pause). `stop` is set
    * when the node is stopping: a long run may end early. */

@@ -8,7 +8,8 @@
 
 static int cmp_bytes(const char *a, size_t na, const char *b, size_t nb) {
   int c = memcmp(a, b, na < nb ? na : nb);
-  if (c) return c < 0 ? -1 : 1;
+  if (c)
+    return c < 0 ? -1 : 1;
   return na < nb ? -1 : na > nb ? 1 : 0;
 }
 
@@ -16,12 +17,16 @@ int tarn_meta_key_compare(const char *a, const char *b) {
   size_t na = strlen(a), nb = strlen(b);
   while (na > 0 && nb > 0) {
     const char *sa = memchr(a, '/', na), *sb = memchr(b, '/', nb);
-    if (!sa && !sb) return cmp_bytes(a, na, b, nb);
-    if (!sa) return -1;
-    if (!sb) return 1;
+    if (!sa && !sb)
+      return cmp_bytes(a, na, b, nb);
+    if (!sa)
+      return -1;
+    if (!sb)
+      return 1;
     size_t la = (size_t)(sa - a), lb = (size_t)(sb - b);
     int c = cmp_bytes(a, la, b, lb);
-    if (c) return c;
+    if (c)
+      return c;
     a += la + 1, na -= la + 1;
     b += lb + 1, nb -= lb + 1;
   }
@@ -44,8 +49,10 @@ size_t tarn_meta_key_encode(const char *key, uint8_t *out) {
       memcpy(out + n + 1, key, len);
     }
     n += 1 + len;
-    if (!slash) return n;
-    if (out) out[n] = 0x00;
+    if (!slash)
+      return n;
+    if (out)
+      out[n] = 0x00;
     n++;
     key = slash + 1;
   }
@@ -54,7 +61,8 @@ size_t tarn_meta_key_encode(const char *key, uint8_t *out) {
 int tarn_meta_key_decode(const uint8_t *enc, size_t n, char *out) {
   size_t i = 0, o = 0;
   for (;;) {
-    if (i >= n) return tarn__corrupt("metadata key encoding", i, "missing segment tag");
+    if (i >= n)
+      return tarn__corrupt("metadata key encoding", i, "missing segment tag");
     uint8_t tag = enc[i++];
     if (tag == 0x01) {
       for (; i < n; i++) {
@@ -68,9 +76,12 @@ int tarn_meta_key_decode(const uint8_t *enc, size_t n, char *out) {
     if (tag != 0x02)
       return tarn__corrupt("metadata key encoding", i - 1, "segment tag 0x%02x", tag);
     for (;;) {
-      if (i >= n) return tarn__corrupt("metadata key encoding", i, "unterminated segment");
-      if (enc[i] == 0) break;
-      if (enc[i] == '/') return tarn__corrupt("metadata key encoding", i, "'/' in a segment");
+      if (i >= n)
+        return tarn__corrupt("metadata key encoding", i, "unterminated segment");
+      if (enc[i] == 0)
+        break;
+      if (enc[i] == '/')
+        return tarn__corrupt("metadata key encoding", i, "'/' in a segment");
       out[o++] = (char)enc[i++];
     }
     i++;

@@ -49,10 +49,10 @@
 #include "util/secret_file.h"
 #include "util/tls.h"
 
-#define HDR 17             /* value header: tag, created_ms, nonce */
+#define HDR 17 /* value header: tag, created_ms, nonce */
 #define POOL 16
 #define REQ_TIMEOUT_MS 5000
-#define RETRY_MS 15000     /* how long reads and safe retries keep trying */
+#define RETRY_MS 15000 /* how long reads and safe retries keep trying */
 
 typedef struct ehandle {
   char **eps;
@@ -100,16 +100,19 @@ static void sleep_ms(int ms) {
 
 static char *b64(const uint8_t *p, size_t n) {
   char *s = malloc(4 * ((n + 2) / 3) + 1);
-  if (s) EVP_EncodeBlock((unsigned char *)s, p, (int)n);
+  if (s)
+    EVP_EncodeBlock((unsigned char *)s, p, (int)n);
   return s;
 }
 
 /* Decodes base64 into a malloc'd buffer; NULL on bad input or no memory. */
 static uint8_t *unb64(const char *s, size_t *n) {
   size_t len = strlen(s);
-  if (len % 4) return NULL;
+  if (len % 4)
+    return NULL;
   uint8_t *out = malloc(len / 4 * 3 + 1);
-  if (!out) return NULL;
+  if (!out)
+    return NULL;
   int r = EVP_DecodeBlock(out, (const unsigned char *)s, (int)len);
   if (r < 0) {
     free(out);
@@ -124,13 +127,17 @@ static uint8_t *unb64(const char *s, size_t *n) {
 /* The etcd key's bytes, before Base64. */
 static int ekey_raw(const ehandle *h, const char *part, const char *key, int extra, tarn_buf *b) {
   size_t pl = strlen(part), kl = key ? tarn_meta_key_encode(key, NULL) : 0;
-  if (tarn_buf_reserve(b, h->rootlen + 3 + pl + kl)) return -1;
-  if (h->rootlen) tarn_buf_append(b, h->root, h->rootlen);
+  if (tarn_buf_reserve(b, h->rootlen + 3 + pl + kl))
+    return -1;
+  if (h->rootlen)
+    tarn_buf_append(b, h->root, h->rootlen);
   tarn_buf_putc(b, 'T');
   tarn_buf_append(b, part, pl);
   tarn_buf_putc(b, 0);
-  if (key) b->len += tarn_meta_key_encode(key, b->data + b->len);
-  if (extra >= 0) tarn_buf_putc(b, (uint8_t)extra);
+  if (key)
+    b->len += tarn_meta_key_encode(key, b->data + b->len);
+  if (extra >= 0)
+    tarn_buf_putc(b, (uint8_t)extra);
   return 0;
 }
 
@@ -145,8 +152,10 @@ static char *ekey(const ehandle *h, const char *part, const char *key, int extra
 static char *epart_end(const ehandle *h, const char *part) {
   size_t pl = strlen(part), rl = h->rootlen;
   uint8_t *p = malloc(rl + pl + 2);
-  if (!p) return NULL;
-  if (rl) memcpy(p, h->root, rl);
+  if (!p)
+    return NULL;
+  if (rl)
+    memcpy(p, h->root, rl);
   p[rl] = 'T';
   memcpy(p + rl + 1, part, pl);
   p[rl + pl + 1] = 1;
@@ -158,8 +167,10 @@ static char *epart_end(const ehandle *h, const char *part) {
 static int64_t jint(json_t *o, const char *name) {
   /* int64 fields arrive as decimal strings; absent means 0 */
   json_t *v = json_object_get(o, name);
-  if (json_is_string(v)) return strtoll(json_string_value(v), NULL, 10);
-  if (json_is_integer(v)) return json_integer_value(v);
+  if (json_is_string(v))
+    return strtoll(json_string_value(v), NULL, 10);
+  if (json_is_integer(v))
+    return json_integer_value(v);
   return 0;
 }
 
@@ -183,7 +194,8 @@ static void pool_put(ehandle *h, CURL *c) {
     c = NULL;
   }
   pthread_mutex_unlock(&h->pool_mu);
-  if (c) curl_easy_cleanup(c);
+  if (c)
+    curl_easy_cleanup(c);
 }
 
 enum { SAFE = 0, UNSAFE = 1 }; /* may a failed request be sent again? */
@@ -197,17 +209,20 @@ static int setup_curl(ehandle *h, CURL *c, int ep, const char *path, const char 
   snprintf(url, sizeof url, "%s://%s%s", h->https ? "https" : "http", h->eps[ep], path);
   curl_easy_setopt(c, CURLOPT_URL, url);
   curl_easy_setopt(c, CURLOPT_NOSIGNAL, 1L);
-  if (h->https) tarn__tls_curl(c, &h->tls);
+  if (h->https)
+    tarn__tls_curl(c, &h->tls);
   *hl = NULL;
   if (token) {
     size_t n = strlen(token) + sizeof "Authorization: ";
     char *line = malloc(n);
-    if (!line) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+    if (!line)
+      return tarn__err(TARN_ENOMEM, "etcd: out of memory");
     snprintf(line, n, "Authorization: %s", token);
     *hl = curl_slist_append(NULL, line);
     OPENSSL_cleanse(line, n);
     free(line);
-    if (!*hl) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+    if (!*hl)
+      return tarn__err(TARN_ENOMEM, "etcd: out of memory");
   }
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, *hl);
   return 0;
@@ -221,7 +236,8 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
  * its TTL (etcd's simple tokens expire token_ttl after their last use). */
 static int auth_token(ehandle *h, char **tok) {
   *tok = NULL;
-  if (!h->user) return 0;
+  if (!h->user)
+    return 0;
   pthread_mutex_lock(&h->auth_mu);
   int rc = 0;
   if (!h->token || mono_ms() - h->token_used_ms >= h->token_ttl_ms / 2) {
@@ -231,16 +247,20 @@ static int auth_token(ehandle *h, char **tok) {
     json_decref(req);
     const char *t = rc ? NULL : json_string_value(json_object_get(resp, "token"));
     if (rc == 0 && !t)
-      rc = tarn__err(TARN_EAUTH, "etcd: sign-in as user \"%s\" returned no token (is auth "
-                                 "enabled on the cluster?)", h->user);
+      rc = tarn__err(TARN_EAUTH,
+                     "etcd: sign-in as user \"%s\" returned no token (is auth "
+                     "enabled on the cluster?)",
+                     h->user);
     if (rc == 0) {
       tarn__secret_free(h->token);
-      if (!(h->token = strdup(t))) rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+      if (!(h->token = strdup(t)))
+        rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
       h->token_used_ms = mono_ms();
     }
     json_decref(resp);
   }
-  if (rc == 0 && !(*tok = strdup(h->token))) rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  if (rc == 0 && !(*tok = strdup(h->token)))
+    rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
   pthread_mutex_unlock(&h->auth_mu);
   return rc;
 }
@@ -248,7 +268,8 @@ static int auth_token(ehandle *h, char **tok) {
 /* After an answer: tok accepted (used) or refused as invalid (dropped, so
  * that the next request signs in again), unless another thread replaced it. */
 static void auth_after(ehandle *h, const char *tok, int accepted) {
-  if (!tok) return;
+  if (!tok)
+    return;
   pthread_mutex_lock(&h->auth_mu);
   if (h->token && strcmp(h->token, tok) == 0) {
     if (accepted) {
@@ -279,7 +300,8 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
                        int64_t retry_ms, int64_t req_timeout_ms) {
   *out = NULL;
   char *body = json_dumps(req, JSON_COMPACT);
-  if (!body) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  if (!body)
+    return tarn__err(TARN_ENOMEM, "etcd: out of memory");
   int64_t deadline = mono_ms() + retry_ms;
   int rc = 0, tries = 0, reauth = 0, cut = 0;
   int is_auth = strcmp(path, AUTH_PATH) == 0;
@@ -287,11 +309,13 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
   for (;;) {
     int ep = atomic_load(&h->cur) % h->neps;
     char *tok = NULL;
-    if (!is_auth && (rc = auth_token(h, &tok))) break;
+    if (!is_auth && (rc = auth_token(h, &tok)))
+      break;
     CURL *c = pool_get(h);
     struct curl_slist *hl = NULL;
     if (!c || setup_curl(h, c, ep, path, tok, &hl)) {
-      if (c) pool_put(h, c);
+      if (c)
+        pool_put(h, c);
       tarn__secret_free(tok);
       rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
       break;
@@ -303,8 +327,8 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)req_timeout_ms);
-    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS, (long)(req_timeout_ms < 1000 ? req_timeout_ms
-                                                                                : 1000));
+    curl_easy_setopt(c, CURLOPT_CONNECTTIMEOUT_MS,
+                     (long)(req_timeout_ms < 1000 ? req_timeout_ms : 1000));
     CURLcode cc = curl_easy_perform(c);
     long status = 0;
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &status);
@@ -323,21 +347,23 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
                      cerr[0] ? cerr : curl_easy_strerror(cc));
     } else if (cut >= h->neps && cut >= 2) {
       /* every endpoint, and this one twice, closed a fresh TLS session unanswered */
-      rc = tarn__err(TARN_EAUTH, "etcd %s: TLS refused: the server closed every new "
-                                 "connection after the handshake (it rejects the client "
-                                 "certificate, or wants one: cert=, key=)", h->eps[ep]);
+      rc = tarn__err(TARN_EAUTH,
+                     "etcd %s: TLS refused: the server closed every new "
+                     "connection after the handshake (it rejects the client "
+                     "certificate, or wants one: cert=, key=)",
+                     h->eps[ep]);
     } else if (cc != CURLE_OK) {
       if (cc == CURLE_COULDNT_CONNECT || !unsafe)
-        retry = 1, rc = tarn__err(TARN_EUNAVAIL, "etcd %s%s: %s", h->eps[ep], path,
-                                  curl_easy_strerror(cc));
+        retry = 1,
+        rc = tarn__err(TARN_EUNAVAIL, "etcd %s%s: %s", h->eps[ep], path, curl_easy_strerror(cc));
       else
-        rc = tarn__err(TARN_EUNKNOWN, "etcd %s%s: %s (the write may have taken effect)",
-                       h->eps[ep], path, curl_easy_strerror(cc));
+        rc = tarn__err(TARN_EUNKNOWN, "etcd %s%s: %s (the write may have taken effect)", h->eps[ep],
+                       path, curl_easy_strerror(cc));
     } else {
       j = json_loadb((const char *)resp.data, resp.len, 0, NULL);
       if (!j) {
-        rc = tarn__err(TARN_EIO, "etcd %s%s: HTTP %ld, response is not JSON", h->eps[ep],
-                       path, status);
+        rc = tarn__err(TARN_EIO, "etcd %s%s: HTTP %ld, response is not JSON", h->eps[ep], path,
+                       status);
       } else if (status == 200) {
         *out = j;
         rc = 0;
@@ -345,7 +371,8 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
       } else {
         const char *msg = json_string_value(json_object_get(j, "message"));
         int64_t code = jint(j, "code");
-        if (!msg) msg = "?";
+        if (!msg)
+          msg = "?";
         if (status == 401 || strstr(msg, "invalid auth token")) {
           /* refused before it was applied: safe to send again, once, signed in anew */
           auth_after(h, tok, 0);
@@ -373,20 +400,25 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
         }
       }
     }
-    if (rc == 0 && retry != 2) auth_after(h, tok, 1);
+    if (rc == 0 && retry != 2)
+      auth_after(h, tok, 1);
     tarn__secret_free(tok);
     json_decref(j);
     tarn_buf_free(&resp);
-    if (retry == 2) continue; /* same endpoint, a new token */
-    if (!retry) break;
+    if (retry == 2)
+      continue; /* same endpoint, a new token */
+    if (!retry)
+      break;
     /* next endpoint; after a full round, pause */
     atomic_compare_exchange_strong(&h->cur, &ep, (ep + 1) % h->neps);
     if (++tries % h->neps == 0) {
-      if (mono_ms() > deadline) break;
+      if (mono_ms() > deadline)
+        break;
       sleep_ms(100);
     }
   }
-  if (is_auth) OPENSSL_cleanse(body, strlen(body)); /* it holds the password */
+  if (is_auth)
+    OPENSSL_cleanse(body, strlen(body)); /* it holds the password */
   free(body);
   return rc;
 }
@@ -397,8 +429,8 @@ static int post(ehandle *h, const char *path, json_t *req, int unsafe, json_t **
 
 /* ---- records -------------------------------------------------------------------- */
 
-static int kv_to_rec(const ehandle *h, json_t *kv, const char *part, int values,
-                     tarn_meta_rec *r, int64_t *lease, uint64_t *nonce) {
+static int kv_to_rec(const ehandle *h, json_t *kv, const char *part, int values, tarn_meta_rec *r,
+                     int64_t *lease, uint64_t *nonce) {
   size_t kn, vn;
   const char *ks = json_string_value(json_object_get(kv, "key"));
   const char *vs = json_string_value(json_object_get(kv, "value"));
@@ -414,10 +446,12 @@ static int kv_to_rec(const ehandle *h, json_t *kv, const char *part, int values,
   } else if (!(key = malloc(kn - pl + 1))) {
     rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
   } else if ((rc = tarn_meta_key_decode(k + pl, kn - pl, key)) == 0) {
-    rc = tarn__meta_rec_set(r, key, values ? v + HDR : NULL, vn - HDR,
-                            jint(kv, "mod_revision"), (int64_t)tarn__ld_be64(v + 1));
-    if (lease) *lease = jint(kv, "lease");
-    if (nonce) *nonce = tarn__ld_be64(v + 9);
+    rc = tarn__meta_rec_set(r, key, values ? v + HDR : NULL, vn - HDR, jint(kv, "mod_revision"),
+                            (int64_t)tarn__ld_be64(v + 1));
+    if (lease)
+      *lease = jint(kv, "lease");
+    if (nonce)
+      *nonce = tarn__ld_be64(v + 9);
   }
   free(key);
   free(k);
@@ -427,11 +461,13 @@ static int kv_to_rec(const ehandle *h, json_t *kv, const char *part, int values,
 
 static char *evalue(const void *val, size_t len, int64_t created, uint64_t nonce) {
   uint8_t *p = malloc(HDR + len);
-  if (!p) return NULL;
+  if (!p)
+    return NULL;
   p[0] = 1;
   tarn__st_be64(p + 1, (uint64_t)created);
   tarn__st_be64(p + 9, nonce);
-  if (len) memcpy(p + HDR, val, len);
+  if (len)
+    memcpy(p + HDR, val, len);
   char *s = b64(p, HDR + len);
   free(p);
   return s;
@@ -439,7 +475,8 @@ static char *evalue(const void *val, size_t len, int64_t created, uint64_t nonce
 
 static uint64_t rand64(void) {
   uint64_t x = 0;
-  if (RAND_bytes((unsigned char *)&x, sizeof x) != 1) x = (uint64_t)mono_ms() * 0x9e3779b97f4a7c15u;
+  if (RAND_bytes((unsigned char *)&x, sizeof x) != 1)
+    x = (uint64_t)mono_ms() * 0x9e3779b97f4a7c15u;
   return x;
 }
 
@@ -456,15 +493,15 @@ static json_t *range_req(const char *key, const char *end, int desc) {
 static int range_one(ehandle *h, const char *key, const char *end, int desc, json_t **resp,
                      json_t **kv) {
   json_t *req = range_req(key, end, desc);
-  if (!req) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  if (!req)
+    return tarn__err(TARN_ENOMEM, "etcd: out of memory");
   int rc = post(h, "/v3/kv/range", req, SAFE, resp);
   json_decref(req);
   *kv = rc ? NULL : json_array_get(json_object_get(*resp, "kvs"), 0);
   return rc;
 }
 
-static int e_find(tarn_meta *m, const char *part, const char *key, int cmp,
-                  tarn_meta_rec *out) {
+static int e_find(tarn_meta *m, const char *part, const char *key, int cmp, tarn_meta_rec *out) {
   ehandle *h = m->impl;
   char *k = NULL, *e = NULL;
   int desc = 0, rc;
@@ -500,7 +537,8 @@ static int txn(ehandle *h, json_t *compares, json_t *success, json_t *failure, i
   if (req) {
     json_object_set_new(req, "compare", compares ? compares : json_array());
     json_object_set_new(req, "success", success ? success : json_array());
-    if (failure) json_object_set_new(req, "failure", failure);
+    if (failure)
+      json_object_set_new(req, "failure", failure);
   } else {
     json_decref(compares), json_decref(success), json_decref(failure);
     return tarn__err(TARN_ENOMEM, "etcd: out of memory");
@@ -508,7 +546,8 @@ static int txn(ehandle *h, json_t *compares, json_t *success, json_t *failure, i
   json_t *r;
   int rc = post(h, "/v3/kv/txn", req, UNSAFE, &r);
   json_decref(req);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   *ok = json_is_true(json_object_get(r, "succeeded"));
   *rev = jint(json_object_get(r, "header"), "revision");
   if (resp)
@@ -520,10 +559,11 @@ static int txn(ehandle *h, json_t *compares, json_t *success, json_t *failure, i
 
 /* A txn of one put on success; on failure the txn runs the failure ops (if
  * not NULL; stolen) and *fresp gets the whole response. */
-static int txn_put(ehandle *h, json_t *compares, const char *key, const char *val,
-                   int64_t lease, json_t *failure, int *ok, int64_t *rev, json_t **fresp) {
+static int txn_put(ehandle *h, json_t *compares, const char *key, const char *val, int64_t lease,
+                   json_t *failure, int *ok, int64_t *rev, json_t **fresp) {
   json_t *put = json_pack("{s:s, s:s}", "key", key, "value", val);
-  if (put && lease) json_object_set_new(put, "lease", json_sprintf("%lld", (long long)lease));
+  if (put && lease)
+    json_object_set_new(put, "lease", json_sprintf("%lld", (long long)lease));
   json_t *succ = put ? json_pack("[{s:o}]", "request_put", put) : NULL;
   if (!succ) {
     json_decref(compares), json_decref(failure);
@@ -531,7 +571,8 @@ static int txn_put(ehandle *h, json_t *compares, const char *key, const char *va
   }
   json_t *resp = NULL;
   int rc = txn(h, compares, succ, failure, ok, rev, &resp);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   if (fresp && !*ok)
     *fresp = resp;
   else
@@ -542,8 +583,10 @@ static int txn_put(ehandle *h, json_t *compares, const char *key, const char *va
 static json_t *cmp_mod(const char *key, const char *range_end, const char *result, int64_t rev) {
   json_t *c = json_pack("{s:s, s:s, s:s, s:o}", "target", "MOD", "key", key, "result", result,
                         "mod_revision", json_sprintf("%lld", (long long)rev));
-  if (!c) return NULL;
-  if (range_end) json_object_set_new(c, "range_end", json_string(range_end));
+  if (!c)
+    return NULL;
+  if (range_end)
+    json_object_set_new(c, "range_end", json_string(range_end));
   return c;
 }
 
@@ -559,16 +602,16 @@ static json_t *cmp_present(const char *key) {
 
 /* Appends the guards' compares to c and, to the failure ops f, a read of each
  * guard's key (so a failed txn tells which guard failed, at its revision). */
-static int add_guards(ehandle *h, const char *part, const tarn_meta_guard *g, size_t ng,
-                      json_t *c, json_t *f) {
+static int add_guards(ehandle *h, const char *part, const tarn_meta_guard *g, size_t ng, json_t *c,
+                      json_t *f) {
   for (size_t i = 0; i < ng; i++) {
     char *k = ekey(h, part, g[i].key, -1), *e = ekey(h, part, g[i].key, 0);
-    json_t *cmp = !k || !e ? NULL
-                  : g[i].kind == TARN_META_GUARD_ABSENT      ? cmp_absent(k)
-                  : g[i].version == TARN_META_ANY_VERSION   ? cmp_present(k)
-                                                            : cmp_mod(k, NULL, "EQUAL", g[i].version);
-    json_t *rd = k && e ? json_pack("{s:{s:s, s:s}}", "request_range", "key", k, "range_end", e)
-                        : NULL;
+    json_t *cmp = !k || !e                                ? NULL
+                  : g[i].kind == TARN_META_GUARD_ABSENT   ? cmp_absent(k)
+                  : g[i].version == TARN_META_ANY_VERSION ? cmp_present(k)
+                                                          : cmp_mod(k, NULL, "EQUAL", g[i].version);
+    json_t *rd =
+        k && e ? json_pack("{s:{s:s, s:s}}", "request_range", "key", k, "range_end", e) : NULL;
     free(k);
     free(e);
     if (!cmp || !rd || json_array_append_new(c, cmp) || json_array_append_new(f, rd)) {
@@ -581,15 +624,15 @@ static int add_guards(ehandle *h, const char *part, const tarn_meta_guard *g, si
 
 /* The kv that failure op i of a failed txn read, or NULL. */
 static json_t *failed_read(json_t *resp, size_t i) {
-  json_t *rr = json_object_get(json_array_get(json_object_get(resp, "responses"), i),
-                               "response_range");
+  json_t *rr =
+      json_object_get(json_array_get(json_object_get(resp, "responses"), i), "response_range");
   return json_array_get(json_object_get(rr, "kvs"), 0);
 }
 
 /* After a failed txn whose failure ops began with add_guards' reads:
  * TARN_EGUARD for the first guard that failed, 0 if all held. */
-static int guard_verdict(const char *part, const char *key, const tarn_meta_guard *g,
-                         size_t ng, json_t *resp) {
+static int guard_verdict(const char *part, const char *key, const tarn_meta_guard *g, size_t ng,
+                         json_t *resp) {
   for (size_t i = 0; i < ng; i++) {
     json_t *kv = failed_read(resp, i);
     int64_t ver = kv ? jint(kv, "mod_revision") : 0;
@@ -604,7 +647,8 @@ static int guard_verdict(const char *part, const char *key, const tarn_meta_guar
  * that TARN_EGUARD still takes precedence. */
 static int guards_now(ehandle *h, const char *part, const char *key, const tarn_meta_guard *g,
                       size_t ng) {
-  if (ng == 0) return 0;
+  if (ng == 0)
+    return 0;
   json_t *c = json_array(), *f = json_array(), *resp = NULL;
   if (!c || !f || add_guards(h, part, g, ng, c, f)) {
     json_decref(c), json_decref(f);
@@ -613,14 +657,15 @@ static int guards_now(ehandle *h, const char *part, const char *key, const tarn_
   int ok;
   int64_t rev;
   int rc = txn(h, c, NULL, f, &ok, &rev, &resp);
-  if (rc == 0 && !ok) rc = guard_verdict(part, key, g, ng, resp);
+  if (rc == 0 && !ok)
+    rc = guard_verdict(part, key, g, ng, resp);
   json_decref(resp);
   return rc;
 }
 
-static int e_write(tarn_meta *m, const char *part, const char *key, const void *val,
-                   size_t len, int mode, int flags, int64_t version, const tarn_meta_guard *g,
-                   size_t ng, tarn_meta_stat *st) {
+static int e_write(tarn_meta *m, const char *part, const char *key, const void *val, size_t len,
+                   int mode, int flags, int64_t version, const tarn_meta_guard *g, size_t ng,
+                   tarn_meta_stat *st) {
   ehandle *h = m->impl;
   char *k = ekey(h, part, key, -1), *e = ekey(h, part, key, 0);
   int rc = 0;
@@ -633,7 +678,8 @@ static int e_write(tarn_meta *m, const char *part, const char *key, const void *
     int64_t created = tarn__meta_now_ms(), lease = 0, cur = 0;
     if (mode != TARN__META_CREATE) {
       json_t *resp, *kv;
-      if ((rc = range_one(h, k, e, 0, &resp, &kv))) break;
+      if ((rc = range_one(h, k, e, 0, &resp, &kv)))
+        break;
       tarn_meta_rec r;
       if (kv && (rc = kv_to_rec(h, kv, part, 0, &r, &lease, NULL)) == 0) {
         exists = 1;
@@ -642,7 +688,8 @@ static int e_write(tarn_meta *m, const char *part, const char *key, const void *
         tarn_meta_rec_free(&r);
       }
       json_decref(resp);
-      if (rc) break;
+      if (rc)
+        break;
       if (mode == TARN__META_CAS && (!exists || cur != version) &&
           (rc = guards_now(h, part, key, g, ng)))
         break;
@@ -672,8 +719,10 @@ static int e_write(tarn_meta *m, const char *part, const char *key, const void *
     json_t *fresp = NULL;
     rc = txn_put(h, c, k, v, lease, f, &ok, &rev, ng ? &fresp : NULL);
     free(v);
-    if (rc == TARN_ESESSION) tarn__meta_session_ended(m);
-    if (rc) break;
+    if (rc == TARN_ESESSION)
+      tarn__meta_session_ended(m);
+    if (rc)
+      break;
     if (ok) {
       st->version = rev;
       st->created_ms = created;
@@ -681,7 +730,8 @@ static int e_write(tarn_meta *m, const char *part, const char *key, const void *
     }
     rc = guard_verdict(part, key, g, ng, fresp);
     json_decref(fresp);
-    if (rc) break;
+    if (rc)
+      break;
     if (mode == TARN__META_CREATE) {
       rc = tarn__err(TARN_EEXIST, "etcd: \"%s\" exists in partition %s", key, part);
       break;
@@ -696,10 +746,12 @@ out:
 
 static int delete_range(ehandle *h, const char *k, const char *e, size_t *count) {
   json_t *req = json_pack("{s:s, s:s}", "key", k, "range_end", e), *resp;
-  if (!req) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  if (!req)
+    return tarn__err(TARN_ENOMEM, "etcd: out of memory");
   int rc = post(h, "/v3/kv/deleterange", req, UNSAFE, &resp);
   json_decref(req);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   *count = (size_t)jint(resp, "deleted"); /* absent when 0 */
   json_decref(resp);
   return 0;
@@ -714,8 +766,8 @@ static int guarded_delete(ehandle *h, const char *part, const char *what, const 
   json_t *del = json_pack("[{s:{s:s, s:s}}]", "request_delete_range", "key", k, "range_end", e);
   int rc = 0, bad = !c || !f || !del || add_guards(h, part, g, ng, c, f) != 0;
   if (!bad && key) {
-    json_t *own = version == TARN_META_ANY_VERSION ? cmp_present(k)
-                                                   : cmp_mod(k, NULL, "EQUAL", version);
+    json_t *own =
+        version == TARN_META_ANY_VERSION ? cmp_present(k) : cmp_mod(k, NULL, "EQUAL", version);
     json_t *rd = json_pack("{s:{s:s, s:s}}", "request_range", "key", k, "range_end", e);
     /* both appended (or freed) whatever fails */
     bad = (json_array_append_new(c, own) | json_array_append_new(f, rd)) != 0;
@@ -727,7 +779,8 @@ static int guarded_delete(ehandle *h, const char *part, const char *what, const 
   int ok;
   int64_t rev;
   json_t *resp = NULL;
-  if ((rc = txn(h, c, del, f, &ok, &rev, &resp))) return rc;
+  if ((rc = txn(h, c, del, f, &ok, &rev, &resp)))
+    return rc;
   if (ok) {
     json_t *dr = json_object_get(json_array_get(json_object_get(resp, "responses"), 0),
                                  "response_delete_range");
@@ -758,7 +811,8 @@ static int e_del(tarn_meta *m, const char *part, const char *key, int64_t versio
                : guarded_delete(h, part, key, k, e, 1, version, g, ng, &n);
   free(k);
   free(e);
-  if (rc == 0 && n == 0) rc = tarn__err(TARN_ENOTFOUND, "etcd: delete of absent \"%s\"", key);
+  if (rc == 0 && n == 0)
+    rc = tarn__err(TARN_ENOTFOUND, "etcd: delete of absent \"%s\"", key);
   return rc;
 }
 
@@ -766,7 +820,7 @@ static int e_del_range(tarn_meta *m, const char *part, const char *a, const char
                        const tarn_meta_guard *g, size_t ng, size_t *count) {
   ehandle *h = m->impl;
   char *k = ekey(h, part, a, -1), *e = ekey(h, part, b, -1);
-  int rc = !k || !e ? tarn__err(TARN_ENOMEM, "etcd: out of memory")
+  int rc = !k || !e  ? tarn__err(TARN_ENOMEM, "etcd: out of memory")
            : ng == 0 ? delete_range(m->impl, k, e, count)
                      : guarded_delete(h, part, a, k, e, 0, TARN_META_ANY_VERSION, g, ng, count);
   free(k);
@@ -804,18 +858,20 @@ static int find_nonce(ehandle *h, const char *part, const char *key, uint64_t no
 static pthread_mutex_t seq_locks[SEQ_LOCKS];
 static pthread_once_t seq_locks_once = PTHREAD_ONCE_INIT;
 static void seq_locks_init(void) {
-  for (int i = 0; i < SEQ_LOCKS; i++) pthread_mutex_init(&seq_locks[i], NULL);
+  for (int i = 0; i < SEQ_LOCKS; i++)
+    pthread_mutex_init(&seq_locks[i], NULL);
 }
 
 static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
                           uint64_t d2, const void *val, size_t len, const tarn_meta_guard *g,
                           size_t ng, tarn_meta_rec *out);
 
-static int e_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
-                     uint64_t d2, const void *val, size_t len, const tarn_meta_guard *g,
-                     size_t ng, tarn_meta_rec *out) {
+static int e_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_t d1, uint64_t d2,
+                     const void *val, size_t len, const tarn_meta_guard *g, size_t ng,
+                     tarn_meta_rec *out) {
   uint32_t hsh = 2166136261u; /* FNV-1a of the partition */
-  for (const char *p = part; *p; p++) hsh = (hsh ^ (uint8_t)*p) * 16777619u;
+  for (const char *p = part; *p; p++)
+    hsh = (hsh ^ (uint8_t)*p) * 16777619u;
   pthread_once(&seq_locks_once, seq_locks_init);
   pthread_mutex_t *mu = &seq_locks[hsh % SEQ_LOCKS];
   pthread_mutex_lock(mu);
@@ -845,31 +901,37 @@ static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, ui
     /* Did an attempt whose outcome we did not learn commit after all? */
     for (int i = 0; unknown && i < ntried; i++) {
       rc = find_nonce(h, part, tried[i], nonce, out);
-      if (rc) goto out; /* found (1) or error */
+      if (rc)
+        goto out; /* found (1) or error */
     }
     if (!state) {
-      if ((rc = range_one(h, lo, hi, 1, &state, &kv))) goto out;
+      if ((rc = range_one(h, lo, hi, 1, &state, &kv)))
+        goto out;
       rev = jint(json_object_get(state, "header"), "revision");
     }
     tarn_meta_rec last = {0};
     char *lastk = NULL, *key = NULL;
-    if (kv && (rc = kv_to_rec(h, kv, part, 0, &last, NULL, NULL)) == 0) lastk = last.key;
-    if (rc == 0) rc = tarn__meta_seq_key(prefix, lastk, d1, d2, &key);
+    if (kv && (rc = kv_to_rec(h, kv, part, 0, &last, NULL, NULL)) == 0)
+      lastk = last.key;
+    if (rc == 0)
+      rc = tarn__meta_seq_key(prefix, lastk, d1, d2, &key);
     json_t *c = json_array(), *f = json_array();
     char *ek = key ? ekey(h, part, key, -1) : NULL, *el = lastk ? ekey(h, part, lastk, -1) : NULL;
     int64_t created = tarn__meta_now_ms();
     char *v = evalue(val, len, created, nonce);
     json_t *rr0 = range_req(lo, hi, 1);
-    if (rc == 0 && (!c || !f || !ek || !v || (lastk && !el) || !rr0 ||
-                    add_guards(h, part, g, ng, c, f) ||
-                    json_array_append_new(f, json_pack("{s:o}", "request_range", rr0))))
+    if (rc == 0 &&
+        (!c || !f || !ek || !v || (lastk && !el) || !rr0 || add_guards(h, part, g, ng, c, f) ||
+         json_array_append_new(f, json_pack("{s:o}", "request_range", rr0))))
       rc = tarn__err(TARN_ENOMEM, "etcd: oom");
     else if (rc)
       json_decref(rr0);
     /* Nothing in [lo, bound) changed since rev, and the last key is still
      * the one we read: then the new key is exactly Oxia's. */
-    if (rc == 0) json_array_append_new(c, cmp_mod(lo, hi, "LESS", rev + 1));
-    if (rc == 0 && el) json_array_append_new(c, cmp_mod(el, NULL, "EQUAL", last.stat.version));
+    if (rc == 0)
+      json_array_append_new(c, cmp_mod(lo, hi, "LESS", rev + 1));
+    if (rc == 0 && el)
+      json_array_append_new(c, cmp_mod(el, NULL, "EQUAL", last.stat.version));
     json_decref(state);
     state = NULL, kv = NULL;
     tarn_meta_rec_free(&last);
@@ -898,19 +960,23 @@ static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, ui
     free(key);
     if (!rc && !ok && (rc = guard_verdict(part, prefix, g, ng, fresp)))
       json_decref(fresp);
-    if (rc || ok) goto out;
+    if (rc || ok)
+      goto out;
     /* Lost a race: the failure branch read the new last key at newrev. */
     state = fresp;
     rev = newrev;
-    json_t *rr = json_object_get(json_array_get(json_object_get(fresp, "responses"), ng),
-                                 "response_range");
+    json_t *rr =
+        json_object_get(json_array_get(json_object_get(fresp, "responses"), ng), "response_range");
     kv = json_array_get(json_object_get(rr, "kvs"), 0);
-    if (!rr) json_decref(state), state = NULL;
+    if (!rr)
+      json_decref(state), state = NULL;
   }
 out:
   json_decref(state);
-  if (rc == 1) rc = 0;
-  for (int i = 0; i < ntried; i++) free(tried[i]);
+  if (rc == 1)
+    rc = 0;
+  for (int i = 0; i < ntried; i++)
+    free(tried[i]);
   free(bound);
   free(lo);
   free(hi);
@@ -925,7 +991,8 @@ static int e_range(tarn_meta *m, const char *part, const char *a, const char *b,
   int rc = req ? 0 : tarn__err(TARN_ENOMEM, "etcd: out of memory");
   if (rc == 0 && limit)
     json_object_set_new(req, "limit", json_sprintf("%zu", limit + 1));
-  if (rc == 0) rc = post(h, "/v3/kv/range", req, SAFE, &resp);
+  if (rc == 0)
+    rc = post(h, "/v3/kv/range", req, SAFE, &resp);
   json_t *kvs = rc ? NULL : json_object_get(resp, "kvs");
   for (size_t i = 0; rc == 0 && i < json_array_size(kvs); i++) {
     if (limit && out->n == limit) {
@@ -945,10 +1012,12 @@ static int e_range(tarn_meta *m, const char *part, const char *a, const char *b,
 
 static int e_token(tarn_meta *m, int64_t *token) {
   json_t *req = json_pack("{s:s, s:b}", "key", "AA==", "count_only", 1), *resp;
-  if (!req) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  if (!req)
+    return tarn__err(TARN_ENOMEM, "etcd: out of memory");
   int rc = post(m->impl, "/v3/kv/range", req, SAFE, &resp);
   json_decref(req);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   *token = jint(json_object_get(resp, "header"), "revision");
   json_decref(resp);
   return 0;
@@ -957,23 +1026,26 @@ static int e_token(tarn_meta *m, int64_t *token) {
 /* The watch stream: stop reading at the first event (or cancellation). */
 static size_t on_watch(char *p, size_t sz, size_t n, void *arg) {
   tarn_buf *b = arg;
-  if (tarn_buf_append(b, p, sz * n) || tarn_buf_putc(b, 0)) return 0;
+  if (tarn_buf_append(b, p, sz * n) || tarn_buf_putc(b, 0))
+    return 0;
   b->len--;
-  if (strstr((char *)b->data, "\"events\"") || strstr((char *)b->data, "\"canceled\"")) return 0;
+  if (strstr((char *)b->data, "\"events\"") || strstr((char *)b->data, "\"canceled\""))
+    return 0;
   return sz * n;
 }
 
 /* A watch of the etcd keys [k, e) (Base64) from revision since + 1; frees k and e. */
 static int e_watch(ehandle *h, char *k, char *e, int64_t since, int timeout_ms) {
-  json_t *req = k && e ? json_pack("{s:{s:s, s:s}}", "create_request", "key", k, "range_end", e)
-                       : NULL;
+  json_t *req =
+      k && e ? json_pack("{s:{s:s, s:s}}", "create_request", "key", k, "range_end", e) : NULL;
   int rc = req ? 0 : tarn__err(TARN_ENOMEM, "etcd: out of memory");
   char *body = NULL;
   if (rc == 0) {
     json_object_set_new(json_object_get(req, "create_request"), "start_revision",
                         json_sprintf("%lld", (long long)since + 1));
     body = json_dumps(req, JSON_COMPACT);
-    if (!body) rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+    if (!body)
+      rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
   }
   int64_t deadline = mono_ms() + timeout_ms;
   while (rc == 0) {
@@ -984,12 +1056,14 @@ static int e_watch(ehandle *h, char *k, char *e, int64_t since, int timeout_ms) 
     }
     int ep = atomic_load(&h->cur) % h->neps;
     char *tok = NULL;
-    if ((rc = auth_token(h, &tok))) break;
+    if ((rc = auth_token(h, &tok)))
+      break;
     CURL *c = curl_easy_init();
     struct curl_slist *hl = NULL;
     tarn_buf resp = TARN_BUF_INIT;
     if (!c || setup_curl(h, c, ep, "/v3/watch", tok, &hl)) {
-      if (c) curl_easy_cleanup(c);
+      if (c)
+        curl_easy_cleanup(c);
       tarn__secret_free(tok);
       rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
       break;
@@ -1005,13 +1079,17 @@ static int e_watch(ehandle *h, char *k, char *e, int64_t since, int timeout_ms) 
     curl_easy_cleanup(c);
     curl_slist_free_all(hl);
     /* a refused token: drop it (the next round signs in again) */
-    if (status == 401) auth_after(h, tok, 0);
+    if (status == 401)
+      auth_after(h, tok, 0);
     tarn__secret_free(tok);
-    int hit = resp.len && tarn_buf_putc(&resp, 0) == 0 &&
-              (strstr((char *)resp.data, "\"events\"") || strstr((char *)resp.data, "\"canceled\""));
+    int hit =
+        resp.len && tarn_buf_putc(&resp, 0) == 0 &&
+        (strstr((char *)resp.data, "\"events\"") || strstr((char *)resp.data, "\"canceled\""));
     tarn_buf_free(&resp);
-    if (hit) break; /* a change (or a compaction: the caller re-reads) */
-    if (cc == CURLE_OPERATION_TIMEDOUT) continue;
+    if (hit)
+      break; /* a change (or a compaction: the caller re-reads) */
+    if (cc == CURLE_OPERATION_TIMEDOUT)
+      continue;
     /* the stream broke: another endpoint, briefly later */
     atomic_compare_exchange_strong(&h->cur, &ep, (ep + 1) % h->neps);
     sleep_ms(50);
@@ -1045,10 +1123,13 @@ static int e_wait_any(tarn_meta *m, const tarn_meta_range *r, size_t n, int64_t 
   int rc = 0;
   for (size_t i = 0; rc == 0 && i < n; i++) {
     tarn_buf_reset(&x);
-    if (ekey_raw(h, r[i].part, r[i].a, -1, &x)) rc = -1;
-    else if (i == 0 || buf_cmp(&x, &lo) < 0) tarn_buf_reset(&lo), rc = tarn_buf_append(&lo, x.data, x.len);
+    if (ekey_raw(h, r[i].part, r[i].a, -1, &x))
+      rc = -1;
+    else if (i == 0 || buf_cmp(&x, &lo) < 0)
+      tarn_buf_reset(&lo), rc = tarn_buf_append(&lo, x.data, x.len);
     tarn_buf_reset(&x);
-    if (rc == 0 && ekey_raw(h, r[i].part, r[i].b, -1, &x)) rc = -1;
+    if (rc == 0 && ekey_raw(h, r[i].part, r[i].b, -1, &x))
+      rc = -1;
     else if (rc == 0 && (i == 0 || buf_cmp(&x, &hi) > 0))
       tarn_buf_reset(&hi), rc = tarn_buf_append(&hi, x.data, x.len);
   }
@@ -1093,24 +1174,29 @@ static int clock_lease(tarn_meta *m, int64_t *id) {
       *id = named;
       return 0;
     }
-    if (rc && rc != TARN_ENOTFOUND) return rc;
+    if (rc && rc != TARN_ENOTFOUND)
+      return rc;
     int absent = rc == TARN_ENOTFOUND;
     json_t *resp = NULL;
-    if ((rc = lease_post(h, "/v3/lease/grant", "TTL", CLOCK_TTL_S, &resp))) return rc;
+    if ((rc = lease_post(h, "/v3/lease/grant", "TTL", CLOCK_TTL_S, &resp)))
+      return rc;
     int64_t mine = jint(resp, "ID");
     json_decref(resp);
-    if (!mine) return tarn__err(TARN_EIO, "etcd: lease grant returned no ID");
+    if (!mine)
+      return tarn__err(TARN_EIO, "etcd: lease grant returned no ID");
     char v[24];
     int n = snprintf(v, sizeof v, "%lld", (long long)mine);
-    rc = absent ? tarn_meta_create(m, CLOCK_PART, CLOCK_KEY, v, (size_t)n, TARN_META_PERSISTENT,
-                                   NULL)
-                : tarn_meta_cas(m, CLOCK_PART, CLOCK_KEY, v, (size_t)n, version, NULL);
+    rc = absent
+             ? tarn_meta_create(m, CLOCK_PART, CLOCK_KEY, v, (size_t)n, TARN_META_PERSISTENT, NULL)
+             : tarn_meta_cas(m, CLOCK_PART, CLOCK_KEY, v, (size_t)n, version, NULL);
     if (rc == 0) {
       *id = mine;
       return 0;
     }
-    if (lease_post(h, "/v3/lease/revoke", "ID", mine, &resp) == 0) json_decref(resp);
-    if (rc != TARN_EEXIST && rc != TARN_ECONFLICT && rc != TARN_ENOTFOUND) return rc;
+    if (lease_post(h, "/v3/lease/revoke", "ID", mine, &resp) == 0)
+      json_decref(resp);
+    if (rc != TARN_EEXIST && rc != TARN_ECONFLICT && rc != TARN_ENOTFOUND)
+      return rc;
     /* another handle was first: use its lease */
   }
   return tarn__err(TARN_EUNAVAIL, "etcd: cannot settle the store clock's lease");
@@ -1124,10 +1210,12 @@ static int e_clock(tarn_meta *m, int64_t *ms) {
   for (int attempt = 0; attempt < 3; attempt++) {
     int64_t id = atomic_load(&h->clock_lease);
     int rc = 0;
-    if (!id && (rc = clock_lease(m, &id))) return rc;
+    if (!id && (rc = clock_lease(m, &id)))
+      return rc;
     atomic_store(&h->clock_lease, id);
     json_t *resp = NULL;
-    if ((rc = lease_post(h, "/v3/lease/timetolive", "ID", id, &resp))) return rc;
+    if ((rc = lease_post(h, "/v3/lease/timetolive", "ID", id, &resp)))
+      return rc;
     int64_t left = jint(resp, "TTL"), granted = jint(resp, "grantedTTL");
     json_decref(resp);
     if (left >= 0 && granted > 0) {
@@ -1162,14 +1250,15 @@ static void *keepalive(void *arg) {
     clock_gettime(CLOCK_REALTIME, &dl);
     dl.tv_sec += wait / 1000;
     dl.tv_nsec += (long)(wait % 1000) * 1000000;
-    if (dl.tv_nsec >= 1000000000) dl.tv_sec++, dl.tv_nsec -= 1000000000;
+    if (dl.tv_nsec >= 1000000000)
+      dl.tv_sec++, dl.tv_nsec -= 1000000000;
     pthread_cond_timedwait(&h->ka_cv, &h->ka_mu, &dl);
-    if (h->stop) break;
+    if (h->stop)
+      break;
     pthread_mutex_unlock(&h->ka_mu);
     json_t *req = json_pack("{s:o}", "ID", json_sprintf("%lld", (long long)h->lease)), *resp;
     int64_t sent = mono_ms();
-    int rc = req ? post_within(h, "/v3/lease/keepalive", req, SAFE, &resp, cap, cap)
-                 : TARN_ENOMEM;
+    int rc = req ? post_within(h, "/v3/lease/keepalive", req, SAFE, &resp, cap, cap) : TARN_ENOMEM;
     json_decref(req);
     int ended = 0;
     if (rc == 0) {
@@ -1201,11 +1290,14 @@ static int grant(ehandle *h) {
   int rc = req ? post(h, "/v3/lease/grant", req, SAFE, &resp)
                : tarn__err(TARN_ENOMEM, "etcd: out of memory");
   json_decref(req);
-  if (rc == TARN_EUNKNOWN) rc = TARN_EUNAVAIL;
-  if (rc) return rc;
+  if (rc == TARN_EUNKNOWN)
+    rc = TARN_EUNAVAIL;
+  if (rc)
+    return rc;
   int64_t id = jint(resp, "ID");
   json_decref(resp);
-  if (!id) return tarn__err(TARN_EIO, "etcd: lease grant returned no ID");
+  if (!id)
+    return tarn__err(TARN_EIO, "etcd: lease grant returned no ID");
   h->lease = id;
   return 0;
 }
@@ -1215,7 +1307,8 @@ static void stop_keepalive(ehandle *h) {
   h->stop = 1;
   pthread_cond_signal(&h->ka_cv);
   pthread_mutex_unlock(&h->ka_mu);
-  if (h->ka_started) pthread_join(h->ka, NULL);
+  if (h->ka_started)
+    pthread_join(h->ka, NULL);
   h->ka_started = 0;
 }
 
@@ -1238,8 +1331,10 @@ static int e_renew(tarn_meta *m) {
 }
 
 static void free_handle(ehandle *h) {
-  for (int i = 0; i < h->npool; i++) curl_easy_cleanup(h->pool[i]);
-  for (int i = 0; i < h->neps; i++) free(h->eps[i]);
+  for (int i = 0; i < h->npool; i++)
+    curl_easy_cleanup(h->pool[i]);
+  for (int i = 0; i < h->neps; i++)
+    free(h->eps[i]);
   free(h->eps);
   free(h->root);
   tarn__tls_free(&h->tls);
@@ -1264,7 +1359,8 @@ static int security_options(tarn_meta *m, ehandle *h) {
   h->token_ttl_ms = 300000;
   for (const char *q = m->backend_opts; q && *q && rc == 0;) {
     size_t len = strcspn(q, "&"), nl = strcspn(q, "=");
-    if (nl > len) nl = len;
+    if (nl > len)
+      nl = len;
     const char *v = q + nl + (nl < len);
     size_t vl = len - nl - (nl < len);
     int t = tarn__tls_option(&h->tls, q, nl, v, vl);
@@ -1282,7 +1378,8 @@ static int security_options(tarn_meta *m, ehandle *h) {
                 : tarn__err(TARN_EINVAL, "etcd URI: user is empty");
     } else if (t == 0 && opt_is(q, nl, "password_file")) {
       free(pwfile);
-      if (!(pwfile = strndup(v, vl))) rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+      if (!(pwfile = strndup(v, vl)))
+        rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
     } else if (t == 0 && opt_is(q, nl, "token_ttl_s")) {
       char *end;
       long long x = strtoll(v, &end, 10);
@@ -1298,7 +1395,8 @@ static int security_options(tarn_meta *m, ehandle *h) {
       rc = tarn__err(TARN_EINVAL, "metadata store URI: unknown option \"%.*s\"", (int)nl, q);
     }
     q += len;
-    if (*q == '&') q++;
+    if (*q == '&')
+      q++;
   }
   if (rc == 0 && !h->user && getenv("TARN_ETCD_USER") && *getenv("TARN_ETCD_USER") &&
       !(h->user = strdup(getenv("TARN_ETCD_USER"))))
@@ -1310,12 +1408,15 @@ static int security_options(tarn_meta *m, ehandle *h) {
     else if (env && *env)
       rc = (h->password = strdup(env)) ? 0 : tarn__err(TARN_ENOMEM, "etcd: out of memory");
     else
-      rc = tarn__err(TARN_EINVAL, "etcd: user \"%s\" has no password: name its file with "
-                                  "password_file=FILE or set TARN_ETCD_PASSWORD", h->user);
+      rc = tarn__err(TARN_EINVAL,
+                     "etcd: user \"%s\" has no password: name its file with "
+                     "password_file=FILE or set TARN_ETCD_PASSWORD",
+                     h->user);
   }
   if (rc == 0 && !h->https && (h->tls.ca_file || h->tls.cert_file || h->tls.key_file))
     rc = tarn__err(TARN_EINVAL, "etcd URI: cacert=, cert= and key= need etcd+https:// or tls=1");
-  if (rc == 0 && h->https) rc = tarn__tls_check(&h->tls, "etcd");
+  if (rc == 0 && h->https)
+    rc = tarn__tls_check(&h->tls, "etcd");
   free(pwfile);
   return rc;
 }
@@ -1325,7 +1426,8 @@ static int e_open(tarn_meta *m, const char *target) {
   if (strncmp(target, "//", 2) != 0 || !target[2])
     return tarn__err(TARN_EINVAL, "etcd URI: want etcd://HOST:PORT[,HOST:PORT...]");
   ehandle *h = calloc(1, sizeof *h);
-  if (!h) return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  if (!h)
+    return tarn__err(TARN_ENOMEM, "etcd: out of memory");
   pthread_mutex_init(&h->auth_mu, NULL);
   pthread_mutex_init(&h->pool_mu, NULL);
   pthread_mutex_init(&h->ka_mu, NULL);
@@ -1336,7 +1438,8 @@ static int e_open(tarn_meta *m, const char *target) {
     size_t n = strcspn(p, ",/");
     char **ne = realloc(h->eps, (size_t)(h->neps + 1) * sizeof *ne);
     if (!ne || !(ne[h->neps] = strndup(p, n))) {
-      if (ne) h->eps = ne;
+      if (ne)
+        h->eps = ne;
       rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
       break;
     }
@@ -1345,11 +1448,14 @@ static int e_open(tarn_meta *m, const char *target) {
       rc = tarn__err(TARN_EINVAL, "etcd URI: endpoint \"%s\" is not HOST:PORT", h->eps[h->neps]);
     h->neps++;
     p += n;
-    if (*p == '/') break;
-    if (*p == ',') p++;
+    if (*p == '/')
+      break;
+    if (*p == ',')
+      p++;
   }
   h->https = strcmp(m->vfs->scheme, "etcd+https") == 0;
-  if (rc == 0) rc = security_options(m, h);
+  if (rc == 0)
+    rc = security_options(m, h);
   if (rc == 0 && m->root_prefix) {
     size_t pl = strlen(m->root_prefix);
     if (!(h->root = malloc(pl + 2))) {
@@ -1362,9 +1468,11 @@ static int e_open(tarn_meta *m, const char *target) {
     }
   }
   /* Different handles start on different endpoints to spread the load. */
-  if (rc == 0) atomic_store(&h->cur, (int)(rand64() % (unsigned)h->neps));
+  if (rc == 0)
+    atomic_store(&h->cur, (int)(rand64() % (unsigned)h->neps));
   h->ttl_s = (m->session_timeout_ms + 999) / 1000;
-  if (rc == 0) rc = grant(h);
+  if (rc == 0)
+    rc = grant(h);
   if (rc == 0) {
     m->impl = h;
     rc = start_keepalive(m);
@@ -1381,18 +1489,18 @@ static void e_close(tarn_meta *m) {
   stop_keepalive(h);
   /* Revoking the lease deletes the session's ephemeral records. */
   json_t *req = json_pack("{s:o}", "ID", json_sprintf("%lld", (long long)h->lease)), *resp;
-  if (req && post(h, "/v3/lease/revoke", req, SAFE, &resp) == 0) json_decref(resp);
+  if (req && post(h, "/v3/lease/revoke", req, SAFE, &resp) == 0)
+    json_decref(resp);
   json_decref(req);
   free_handle(h);
 }
 
 /* etcd: and etcd+https: (the same backend over TLS) differ only in the scheme. */
-#define ETCD_VFS(name)                                                                   \
-  {                                                                                      \
-    .scheme = name, .open = e_open, .close = e_close, .find = e_find, .write = e_write, \
-    .del = e_del, .del_range = e_del_range, .seq_put = e_seq_put, .range = e_range,      \
-    .token = e_token, .wait = e_wait, .renew = e_renew, .clock = e_clock,                \
-    .wait_any = e_wait_any,                                                              \
+#define ETCD_VFS(name)                                                                             \
+  {                                                                                                \
+    .scheme = name, .open = e_open, .close = e_close, .find = e_find, .write = e_write,            \
+    .del = e_del, .del_range = e_del_range, .seq_put = e_seq_put, .range = e_range,                \
+    .token = e_token, .wait = e_wait, .renew = e_renew, .clock = e_clock, .wait_any = e_wait_any,  \
   }
 const tarn__meta_vfs tarn__meta_vfs_etcd = ETCD_VFS("etcd");
 const tarn__meta_vfs tarn__meta_vfs_etcd_https = ETCD_VFS("etcd+https");

@@ -34,13 +34,13 @@ typedef struct mpart {
 } mpart;
 
 typedef struct mstore {
-  char *name;        /* NULL: private */
+  char *name; /* NULL: private */
   int refs;
   pthread_mutex_t mu;
   pthread_cond_t changed;
   mpart *parts;
   size_t nparts;
-  int64_t counter;   /* versions; also the change token */
+  int64_t counter; /* versions; also the change token */
   uint64_t next_session;
   struct mstore *next;
 } mstore;
@@ -92,7 +92,8 @@ static void held_guards(mheld *x, const tarn_meta_guard *g, size_t ng) {
 /* Holds a write instead of applying it, if a delay is armed: 1 if held. The
  * store's mutex is held. */
 static int hold(mhandle *h, const mheld *x) {
-  if (h->delay_count <= 0 || h->landing || h->nheld == MEM_MAX_HELD) return 0;
+  if (h->delay_count <= 0 || h->landing || h->nheld == MEM_MAX_HELD)
+    return 0;
   if (h->delay_skip > 0) { /* tarn_meta_inject_fault_after: these pass first */
     h->delay_skip--;
     return 0;
@@ -107,7 +108,8 @@ static int hold(mhandle *h, const mheld *x) {
     free_held(c);
     return 0; /* out of memory: the write goes ahead instead */
   }
-  if (x->len) memcpy(c->val, x->val, x->len);
+  if (x->len)
+    memcpy(c->val, x->val, x->len);
   c->ng = 0;
   for (size_t i = 0; i < x->ng && i < TARN_META_GUARDS_MAX; i++) {
     c->g[i] = x->g[i];
@@ -129,7 +131,8 @@ static int held_result(void) {
 
 /* A read fault armed on the handle: the error, or 0. */
 static int take_read_fault(mhandle *h) {
-  if (h->read_faults <= 0) return 0;
+  if (h->read_faults <= 0)
+    return 0;
   h->read_faults--;
   return tarn__err(TARN_EUNAVAIL, "mem: injected read failure");
 }
@@ -139,15 +142,19 @@ static mstore *registry;
 
 static mpart *get_part(mstore *s, const char *name, int create) {
   for (size_t i = 0; i < s->nparts; i++)
-    if (strcmp(s->parts[i].name, name) == 0) return &s->parts[i];
-  if (!create) return NULL;
+    if (strcmp(s->parts[i].name, name) == 0)
+      return &s->parts[i];
+  if (!create)
+    return NULL;
   mpart *np = realloc(s->parts, (s->nparts + 1) * sizeof *np);
-  if (!np) return NULL;
+  if (!np)
+    return NULL;
   s->parts = np;
   mpart *p = &s->parts[s->nparts];
   memset(p, 0, sizeof *p);
   p->name = strdup(name);
-  if (!p->name) return NULL;
+  if (!p->name)
+    return NULL;
   s->nparts++;
   return p;
 }
@@ -180,7 +187,8 @@ static void drop_session(mstore *s, uint64_t session) {
   for (size_t j = 0; j < s->nparts; j++) {
     mpart *p = &s->parts[j];
     for (size_t i = p->n; i-- > 0;)
-      if (p->v[i].session == session) remove_at(p, i);
+      if (p->v[i].session == session)
+        remove_at(p, i);
   }
   s->counter++;
   pthread_cond_broadcast(&s->changed);
@@ -188,11 +196,13 @@ static void drop_session(mstore *s, uint64_t session) {
 
 static int mem_open(tarn_meta *m, const char *target) {
   mhandle *h = calloc(1, sizeof *h);
-  if (!h) return tarn__err(TARN_ENOMEM, "mem: out of memory");
+  if (!h)
+    return tarn__err(TARN_ENOMEM, "mem: out of memory");
   pthread_mutex_lock(&registry_mu);
   mstore *s = NULL;
   if (*target)
-    for (s = registry; s && strcmp(s->name, target) != 0; s = s->next) {}
+    for (s = registry; s && strcmp(s->name, target) != 0; s = s->next) {
+    }
   if (!s) {
     s = calloc(1, sizeof *s);
     if (!s || (*target && !(s->name = strdup(target)))) {
@@ -224,13 +234,15 @@ static void mem_close(tarn_meta *m) {
   pthread_mutex_lock(&s->mu);
   drop_session(s, h->session);
   pthread_mutex_unlock(&s->mu);
-  for (int i = 0; i < h->nheld; i++) free_held(&h->held[i]);
+  for (int i = 0; i < h->nheld; i++)
+    free_held(&h->held[i]);
   pthread_mutex_lock(&registry_mu);
   int last = --s->refs == 0 && !s->name;
   pthread_mutex_unlock(&registry_mu);
   if (last) {
     for (size_t j = 0; j < s->nparts; j++) {
-      for (size_t i = 0; i < s->parts[j].n; i++) free_rec(&s->parts[j].v[i]);
+      for (size_t i = 0; i < s->parts[j].n; i++)
+        free_rec(&s->parts[j].v[i]);
       free(s->parts[j].v);
       free(s->parts[j].name);
     }
@@ -245,7 +257,8 @@ static void mem_close(tarn_meta *m) {
 
 /* The index a comparison selects around key, or -1. */
 static long pick(const mpart *p, const char *key, int cmp) {
-  if (!p) return -1;
+  if (!p)
+    return -1;
   size_t i = lower_bound(p, key);
   int eq = i < p->n && tarn_meta_key_compare(p->v[i].key, key) == 0;
   long r;
@@ -259,8 +272,7 @@ static long pick(const mpart *p, const char *key, int cmp) {
   return r >= 0 && (size_t)r < p->n ? r : -1;
 }
 
-static int mem_find(tarn_meta *m, const char *part, const char *key, int cmp,
-                    tarn_meta_rec *out) {
+static int mem_find(tarn_meta *m, const char *part, const char *key, int cmp, tarn_meta_rec *out) {
   mhandle *h = m->impl;
   mstore *s = h->s;
   pthread_mutex_lock(&s->mu);
@@ -280,8 +292,8 @@ static int mem_find(tarn_meta *m, const char *part, const char *key, int cmp,
 
 /* 0 when every guard of a write of key holds, else TARN_EGUARD for the
  * first that fails; the store's mutex is held. */
-static int check_guards(mstore *s, const char *part, const char *key,
-                        const tarn_meta_guard *g, size_t ng) {
+static int check_guards(mstore *s, const char *part, const char *key, const tarn_meta_guard *g,
+                        size_t ng) {
   mpart *p = get_part(s, part, 0);
   for (size_t i = 0; i < ng; i++) {
     long j = pick(p, g[i].key, TARN__META_EQUAL);
@@ -295,7 +307,8 @@ static int check_guards(mstore *s, const char *part, const char *key,
 /* Applies the handle's injected write fault: 1 to report TARN_EUNKNOWN after
  * committing, or an error to return without effect. */
 static int take_fault(mhandle *h) {
-  if (h->landing || h->fault_count <= 0) return 0;
+  if (h->landing || h->fault_count <= 0)
+    return 0;
   if (h->fault_skip > 0) {
     h->fault_skip--;
     return 0;
@@ -313,11 +326,13 @@ static int commit_result(int fault, int rc) {
 }
 
 /* Sets (or inserts at i) the record; the store's mutex is held. */
-static int store_rec(mstore *s, mpart *p, size_t i, int exists, const char *key,
-                     const void *val, size_t len, uint64_t session, tarn_meta_stat *st) {
+static int store_rec(mstore *s, mpart *p, size_t i, int exists, const char *key, const void *val,
+                     size_t len, uint64_t session, tarn_meta_stat *st) {
   uint8_t *copy = malloc(len ? len : 1);
-  if (!copy) return tarn__err(TARN_ENOMEM, "mem: out of memory");
-  if (len) memcpy(copy, val, len);
+  if (!copy)
+    return tarn__err(TARN_ENOMEM, "mem: out of memory");
+  if (len)
+    memcpy(copy, val, len);
   if (!exists) {
     if (p->n == p->cap) {
       size_t cap = p->cap ? p->cap * 2 : 16;
@@ -352,14 +367,20 @@ static int store_rec(mstore *s, mpart *p, size_t i, int exists, const char *key,
   return 0;
 }
 
-static int mem_write(tarn_meta *m, const char *part, const char *key, const void *val,
-                     size_t len, int mode, int flags, int64_t version,
-                     const tarn_meta_guard *g, size_t ng, tarn_meta_stat *st) {
+static int mem_write(tarn_meta *m, const char *part, const char *key, const void *val, size_t len,
+                     int mode, int flags, int64_t version, const tarn_meta_guard *g, size_t ng,
+                     tarn_meta_stat *st) {
   mhandle *h = m->impl;
   mstore *s = h->s;
   pthread_mutex_lock(&s->mu);
-  mheld x = {.op = 'w', .part = (char *)part, .key = (char *)key, .val = (uint8_t *)val,
-             .len = len, .mode = mode, .flags = flags, .version = version};
+  mheld x = {.op = 'w',
+             .part = (char *)part,
+             .key = (char *)key,
+             .val = (uint8_t *)val,
+             .len = len,
+             .mode = mode,
+             .flags = flags,
+             .version = version};
   held_guards(&x, g, ng);
   if (hold(h, &x)) {
     pthread_mutex_unlock(&s->mu);
@@ -389,8 +410,8 @@ static int mem_write(tarn_meta *m, const char *part, const char *key, const void
     rc = tarn__err(TARN_ECONFLICT, "mem: \"%s\" has version %lld, not %lld", key,
                    (long long)p->v[i].version, (long long)version);
   else
-    rc = store_rec(s, p, i, exists, key, val, len,
-                   (flags & TARN_META_EPHEMERAL) ? h->session : 0, st);
+    rc = store_rec(s, p, i, exists, key, val, len, (flags & TARN_META_EPHEMERAL) ? h->session : 0,
+                   st);
   pthread_mutex_unlock(&s->mu);
   return commit_result(fault, rc);
 }
@@ -449,7 +470,8 @@ static int mem_del_range(tarn_meta *m, const char *part, const char *a, const ch
   mpart *p = get_part(s, part, 0);
   if (p && rc == 0) {
     size_t i = lower_bound(p, a), j = lower_bound(p, b);
-    for (size_t k = i; k < j; k++) free_rec(&p->v[k]);
+    for (size_t k = i; k < j; k++)
+      free_rec(&p->v[k]);
     memmove(&p->v[i], &p->v[j], (p->n - j) * sizeof *p->v);
     p->n -= j - i;
     *count = j - i;
@@ -460,17 +482,23 @@ static int mem_del_range(tarn_meta *m, const char *part, const char *a, const ch
   return commit_result(fault, rc);
 }
 
-static int mem_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
-                       uint64_t d2, const void *val, size_t len, const tarn_meta_guard *g,
-                       size_t ng, tarn_meta_rec *out) {
+static int mem_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_t d1, uint64_t d2,
+                       const void *val, size_t len, const tarn_meta_guard *g, size_t ng,
+                       tarn_meta_rec *out) {
   mhandle *h = m->impl;
   mstore *s = h->s;
   char *bound = tarn__meta_seq_bound(prefix), *key = NULL;
-  if (!bound) return tarn__err(TARN_ENOMEM, "mem: out of memory");
+  if (!bound)
+    return tarn__err(TARN_ENOMEM, "mem: out of memory");
   pthread_mutex_lock(&s->mu);
   int fault, rc;
-  mheld x = {.op = 's', .part = (char *)part, .key = (char *)prefix, .d1 = d1, .d2 = d2,
-             .val = (uint8_t *)val, .len = len};
+  mheld x = {.op = 's',
+             .part = (char *)part,
+             .key = (char *)prefix,
+             .d1 = d1,
+             .d2 = d2,
+             .val = (uint8_t *)val,
+             .len = len};
   held_guards(&x, g, ng);
   if (hold(h, &x)) {
     rc = held_result();
@@ -485,16 +513,19 @@ static int mem_seq_put(tarn_meta *m, const char *part, const char *prefix, uint6
     rc = tarn__err(TARN_ENOMEM, "mem: out of memory");
     goto out;
   }
-  if ((rc = check_guards(s, part, prefix, g, ng))) goto out;
+  if ((rc = check_guards(s, part, prefix, g, ng)))
+    goto out;
   long li = pick(p, bound, TARN__META_LOWER);
   rc = tarn__meta_seq_key(prefix, li >= 0 ? p->v[li].key : NULL, d1, d2, &key);
-  if (rc) goto out;
+  if (rc)
+    goto out;
   size_t i = lower_bound(p, key);
   int exists = i < p->n && strcmp(p->v[i].key, key) == 0;
   tarn_meta_stat st;
   /* The result's key is allocated before the commit: an allocation failing
    * after it would report a put that took effect as failed. */
-  if ((rc = tarn__meta_rec_set(out, key, NULL, 0, 0, 0))) goto out;
+  if ((rc = tarn__meta_rec_set(out, key, NULL, 0, 0, 0)))
+    goto out;
   rc = store_rec(s, p, i, exists, key, val, len, 0, &st);
   if (rc == 0) {
     out->stat.version = st.version;
@@ -519,7 +550,8 @@ static int mem_range(tarn_meta *m, const char *part, const char *a, const char *
   mpart *p = rc ? NULL : get_part(s, part, 0);
   if (p) {
     size_t i = lower_bound(p, a), j = lower_bound(p, b);
-    if ((flags & TARN_META_AFTER) && i < p->n && strcmp(p->v[i].key, a) == 0) i++;
+    if ((flags & TARN_META_AFTER) && i < p->n && strcmp(p->v[i].key, a) == 0)
+      i++;
     for (; i < j && rc == 0; i++) {
       if (limit && out->n == limit) {
         out->more = 1;
@@ -551,16 +583,19 @@ static int mem_wait_any(tarn_meta *m, const tarn_meta_range *r, size_t n, int64_
   clock_gettime(CLOCK_REALTIME, &dl);
   dl.tv_sec += timeout_ms / 1000;
   dl.tv_nsec += (long)(timeout_ms % 1000) * 1000000;
-  if (dl.tv_nsec >= 1000000000) dl.tv_sec++, dl.tv_nsec -= 1000000000;
+  if (dl.tv_nsec >= 1000000000)
+    dl.tv_sec++, dl.tv_nsec -= 1000000000;
   pthread_mutex_lock(&s->mu);
   int rc = 0;
   for (;;) {
     for (size_t k = 0; k < n; k++) {
       mpart *p = get_part(s, r[k].part, 0);
-      if (!p) continue;
+      if (!p)
+        continue;
       size_t i = lower_bound(p, r[k].a), j = lower_bound(p, r[k].b);
       for (; i < j; i++)
-        if (p->v[i].version > since) goto done;
+        if (p->v[i].version > since)
+          goto done;
     }
     if (pthread_cond_timedwait(&s->changed, &s->mu, &dl) == ETIMEDOUT) {
       rc = tarn__err(TARN_ETIMEDOUT, "mem: no change in %d ms", timeout_ms);
@@ -572,8 +607,8 @@ done:
   return rc;
 }
 
-static int mem_wait(tarn_meta *m, const char *part, const char *a, const char *b,
-                    int64_t since, int timeout_ms) {
+static int mem_wait(tarn_meta *m, const char *part, const char *a, const char *b, int64_t since,
+                    int timeout_ms) {
   tarn_meta_range r = {part, a, b};
   return mem_wait_any(m, &r, 1, since, timeout_ms);
 }
@@ -582,7 +617,8 @@ static int mem_wait(tarn_meta *m, const char *part, const char *a, const char *b
  * longer than max_age_ms (if > 0) are dropped instead. */
 static int land(tarn_meta *m, int max_age_ms) {
   mhandle *h = m->impl;
-  if (!h->nheld) return tarn__err(TARN_ENOTFOUND, "mem: no write in flight");
+  if (!h->nheld)
+    return tarn__err(TARN_ENOTFOUND, "mem: no write in flight");
   h->landing = 1;
   int64_t now = tarn__meta_now_ms();
   for (int i = 0; i < h->nheld; i++) {
@@ -617,18 +653,24 @@ static int mem_fault(tarn_meta *m, int fault, int skip, int count) {
   mstore *s = h->s;
   if (fault == TARN_META_FAULT_EXPIRE_SESSION || fault == TARN_META_FAULT_EXPIRE_SILENT) {
     pthread_mutex_lock(&s->mu);
-    if (!h->expired) drop_session(s, h->session);
+    if (!h->expired)
+      drop_session(s, h->session);
     h->expired = 1;
     pthread_mutex_unlock(&s->mu);
-    if (fault == TARN_META_FAULT_EXPIRE_SESSION) tarn__meta_session_ended(m);
+    if (fault == TARN_META_FAULT_EXPIRE_SESSION)
+      tarn__meta_session_ended(m);
     return 0;
   }
-  if (fault == TARN_META_FAULT_LAND) return land(m, count);
+  if (fault == TARN_META_FAULT_LAND)
+    return land(m, count);
   pthread_mutex_lock(&s->mu);
-  if (fault == TARN_META_FAULT_DELAY_COMMIT) h->delay_count = count, h->delay_skip = skip;
-  if (fault == TARN_META_FAULT_READ_FAIL) h->read_faults = count;
+  if (fault == TARN_META_FAULT_DELAY_COMMIT)
+    h->delay_count = count, h->delay_skip = skip;
+  if (fault == TARN_META_FAULT_READ_FAIL)
+    h->read_faults = count;
   pthread_mutex_unlock(&s->mu);
-  if (fault == TARN_META_FAULT_DELAY_COMMIT || fault == TARN_META_FAULT_READ_FAIL) return 0;
+  if (fault == TARN_META_FAULT_DELAY_COMMIT || fault == TARN_META_FAULT_READ_FAIL)
+    return 0;
   if (fault != TARN_META_FAULT_NONE && fault != TARN_META_FAULT_COMMIT_UNKNOWN &&
       fault != TARN_META_FAULT_FAIL)
     return tarn__err(TARN_EINVAL, "mem: unknown fault %d", fault);
@@ -636,7 +678,8 @@ static int mem_fault(tarn_meta *m, int fault, int skip, int count) {
   h->fault = fault;
   h->fault_count = fault == TARN_META_FAULT_NONE ? 0 : count;
   h->fault_skip = skip;
-  if (fault == TARN_META_FAULT_NONE) h->delay_count = h->read_faults = 0;
+  if (fault == TARN_META_FAULT_NONE)
+    h->delay_count = h->read_faults = 0;
   pthread_mutex_unlock(&s->mu);
   return 0;
 }

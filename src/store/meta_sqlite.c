@@ -33,8 +33,8 @@
 
 typedef struct shandle {
   sqlite3 *db;
-  pthread_mutex_t mu;  /* one connection per handle, used by one thread at a time */
-  sqlite3 *hb_db;      /* the heartbeat thread's own connection */
+  pthread_mutex_t mu;      /* one connection per handle, used by one thread at a time */
+  sqlite3 *hb_db;          /* the heartbeat thread's own connection */
   _Atomic int64_t session; /* replaced by a renewal */
   pthread_t hb;
   pthread_mutex_t hb_mu;
@@ -55,8 +55,8 @@ static const char schema[] =
     " heartbeat INTEGER NOT NULL, timeout INTEGER NOT NULL);";
 
 /* An ephemeral record is visible while its session's heartbeat is fresh. */
-#define VISIBLE                                                               \
-  " AND (session = 0 OR EXISTS(SELECT 1 FROM sessions s WHERE s.id = kv.session" \
+#define VISIBLE                                                                                    \
+  " AND (session = 0 OR EXISTS(SELECT 1 FROM sessions s WHERE s.id = kv.session"                   \
   " AND s.heartbeat > ?9 - s.timeout AND s.heartbeat <= ?9 + s.timeout))"
 
 /* The clock of heartbeats (see the top). */
@@ -75,12 +75,14 @@ static int db_err(shandle *h, const char *what) {
 }
 
 static int exec(shandle *h, const char *sql) {
-  if (sqlite3_exec(h->db, sql, NULL, NULL, NULL) != SQLITE_OK) return db_err(h, sql);
+  if (sqlite3_exec(h->db, sql, NULL, NULL, NULL) != SQLITE_OK)
+    return db_err(h, sql);
   return 0;
 }
 
 static int prep(shandle *h, const char *sql, sqlite3_stmt **st) {
-  if (sqlite3_prepare_v2(h->db, sql, -1, st, NULL) != SQLITE_OK) return db_err(h, "prepare");
+  if (sqlite3_prepare_v2(h->db, sql, -1, st, NULL) != SQLITE_OK)
+    return db_err(h, "prepare");
   return 0;
 }
 
@@ -88,7 +90,8 @@ static int prep(shandle *h, const char *sql, sqlite3_stmt **st) {
 static int bind_key(shandle *h, sqlite3_stmt *st, int i, const char *key, uint8_t **buf) {
   size_t n = tarn_meta_key_encode(key, NULL);
   *buf = malloc(n);
-  if (!*buf) return tarn__err(TARN_ENOMEM, "sqlite: out of memory");
+  if (!*buf)
+    return tarn__err(TARN_ENOMEM, "sqlite: out of memory");
   tarn_meta_key_encode(key, *buf);
   if (sqlite3_bind_blob(st, i, *buf, (int)n, SQLITE_STATIC) != SQLITE_OK)
     return db_err(h, "bind");
@@ -99,15 +102,18 @@ static int bind_key(shandle *h, sqlite3_stmt *st, int i, const char *key, uint8_
 
 static int begin_write(shandle *h) {
   int rc = exec(h, "BEGIN IMMEDIATE");
-  if (rc) return rc;
+  if (rc)
+    return rc;
   /* Expired sessions: remove their ephemeral records and the sessions. */
   sqlite3_stmt *st;
   rc = prep(h,
             "DELETE FROM kv WHERE session IN (SELECT id FROM sessions"
-            " WHERE heartbeat <= ?1 - timeout OR heartbeat > ?1 + timeout)", &st);
+            " WHERE heartbeat <= ?1 - timeout OR heartbeat > ?1 + timeout)",
+            &st);
   if (rc == 0) {
     sqlite3_bind_int64(st, 1, session_clock());
-    if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "expire ephemerals");
+    if (sqlite3_step(st) != SQLITE_DONE)
+      rc = db_err(h, "expire ephemerals");
     sqlite3_finalize(st);
   }
   if (rc == 0) {
@@ -115,11 +121,13 @@ static int begin_write(shandle *h) {
               &st);
     if (rc == 0) {
       sqlite3_bind_int64(st, 1, session_clock());
-      if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "expire sessions");
+      if (sqlite3_step(st) != SQLITE_DONE)
+        rc = db_err(h, "expire sessions");
       sqlite3_finalize(st);
     }
   }
-  if (rc) exec(h, "ROLLBACK");
+  if (rc)
+    exec(h, "ROLLBACK");
   return rc;
 }
 
@@ -142,7 +150,8 @@ static int end_write(shandle *h, int rc) {
 static int next_version(shandle *h, int64_t *v) {
   sqlite3_stmt *st;
   int rc = prep(h, "UPDATE counter SET v = v + 1 WHERE id = 0 RETURNING v", &st);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   if (sqlite3_step(st) == SQLITE_ROW)
     *v = sqlite3_column_int64(st, 0);
   else
@@ -163,9 +172,11 @@ static void *heartbeat(void *arg) {
     clock_gettime(CLOCK_REALTIME, &dl);
     dl.tv_sec += period / 1000;
     dl.tv_nsec += (long)(period % 1000) * 1000000;
-    if (dl.tv_nsec >= 1000000000) dl.tv_sec++, dl.tv_nsec -= 1000000000;
+    if (dl.tv_nsec >= 1000000000)
+      dl.tv_sec++, dl.tv_nsec -= 1000000000;
     pthread_cond_timedwait(&h->hb_cv, &h->hb_mu, &dl);
-    if (h->stop) break;
+    if (h->stop)
+      break;
     pthread_mutex_unlock(&h->hb_mu);
     sqlite3_stmt *st;
     int gone = 0;
@@ -177,10 +188,12 @@ static void *heartbeat(void *arg) {
                            -1, &st, NULL) == SQLITE_OK) {
       sqlite3_bind_int64(st, 1, session_clock());
       sqlite3_bind_int64(st, 2, h->session);
-      if (sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(h->hb_db) == 0) gone = 1;
+      if (sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(h->hb_db) == 0)
+        gone = 1;
       sqlite3_finalize(st);
     }
-    if (gone) tarn__meta_session_ended(m); /* another client expired us */
+    if (gone)
+      tarn__meta_session_ended(m); /* another client expired us */
     pthread_mutex_lock(&h->hb_mu);
   }
   pthread_mutex_unlock(&h->hb_mu);
@@ -188,8 +201,10 @@ static void *heartbeat(void *arg) {
 }
 
 static void free_handle(shandle *h) {
-  if (h->db) sqlite3_close(h->db);
-  if (h->hb_db) sqlite3_close(h->hb_db);
+  if (h->db)
+    sqlite3_close(h->db);
+  if (h->hb_db)
+    sqlite3_close(h->hb_db);
   pthread_mutex_destroy(&h->mu);
   pthread_mutex_destroy(&h->hb_mu);
   pthread_cond_destroy(&h->hb_cv);
@@ -201,10 +216,12 @@ static void free_handle(shandle *h) {
 static int insert_session(shandle *h, int64_t timeout_ms, int64_t *id) {
   sqlite3_stmt *st;
   int rc = prep(h, "INSERT INTO sessions(heartbeat, timeout) VALUES(?1, ?2)", &st);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   sqlite3_bind_int64(st, 1, session_clock());
   sqlite3_bind_int64(st, 2, timeout_ms);
-  if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "create session");
+  if (sqlite3_step(st) != SQLITE_DONE)
+    rc = db_err(h, "create session");
   sqlite3_finalize(st);
   *id = sqlite3_last_insert_rowid(h->db);
   return rc;
@@ -215,14 +232,16 @@ static int open_setup(shandle *h, int64_t timeout_ms) {
   int rc;
   if ((rc = exec(h, "PRAGMA journal_mode=WAL")) || (rc = exec(h, "PRAGMA synchronous=FULL")))
     return rc;
-  if ((rc = exec(h, "BEGIN IMMEDIATE"))) return rc;
+  if ((rc = exec(h, "BEGIN IMMEDIATE")))
+    return rc;
   if ((rc = exec(h, schema))) {
     exec(h, "ROLLBACK");
     return rc;
   }
   int64_t id = 0;
   rc = end_write(h, insert_session(h, timeout_ms, &id));
-  if (rc == 0) h->session = id;
+  if (rc == 0)
+    h->session = id;
   return rc;
 }
 
@@ -232,16 +251,20 @@ static int sq_renew(tarn_meta *m) {
   int64_t id = 0;
   pthread_mutex_lock(&h->mu);
   int rc = begin_write(h);
-  if (rc == 0) rc = end_write(h, insert_session(h, m->session_timeout_ms, &id));
-  if (rc == 0) h->session = id;
+  if (rc == 0)
+    rc = end_write(h, insert_session(h, m->session_timeout_ms, &id));
+  if (rc == 0)
+    h->session = id;
   pthread_mutex_unlock(&h->mu);
   return rc;
 }
 
 static int sq_open(tarn_meta *m, const char *target) {
-  if (!*target) return tarn__err(TARN_EINVAL, "sqlite: URI names no file (sqlite:PATH)");
+  if (!*target)
+    return tarn__err(TARN_EINVAL, "sqlite: URI names no file (sqlite:PATH)");
   shandle *h = calloc(1, sizeof *h);
-  if (!h) return tarn__err(TARN_ENOMEM, "sqlite: out of memory");
+  if (!h)
+    return tarn__err(TARN_ENOMEM, "sqlite: out of memory");
   pthread_mutex_init(&h->mu, NULL);
   pthread_mutex_init(&h->hb_mu, NULL);
   pthread_cond_init(&h->hb_cv, NULL);
@@ -269,7 +292,8 @@ static int sq_open(tarn_meta *m, const char *target) {
       break;
     tarn__sleep_ms(20 + 10 * (attempt % 5));
   }
-  if (rc) goto fail;
+  if (rc)
+    goto fail;
   if (sqlite3_open_v2(target, &h->hb_db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
       SQLITE_OK) {
     rc = tarn__err(TARN_EUNAVAIL, "sqlite %s: open: %s", target,
@@ -304,16 +328,19 @@ static void sq_close(tarn_meta *m) {
     int rc = prep(h, "DELETE FROM kv WHERE session = ?1", &st);
     if (rc == 0) {
       sqlite3_bind_int64(st, 1, h->session);
-      if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "end session");
+      if (sqlite3_step(st) != SQLITE_DONE)
+        rc = db_err(h, "end session");
       sqlite3_finalize(st);
     }
     if (rc == 0 && (rc = prep(h, "DELETE FROM sessions WHERE id = ?1", &st)) == 0) {
       sqlite3_bind_int64(st, 1, h->session);
-      if (sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "end session");
+      if (sqlite3_step(st) != SQLITE_DONE)
+        rc = db_err(h, "end session");
       sqlite3_finalize(st);
     }
     int64_t v;
-    if (rc == 0) rc = next_version(h, &v);
+    if (rc == 0)
+      rc = next_version(h, &v);
     end_write(h, rc);
   }
   free_handle(h);
@@ -330,8 +357,7 @@ static int row_to_rec(sqlite3_stmt *st, int values, tarn_meta_rec *r) {
                             sqlite3_column_int64(st, 3));
 }
 
-static int sq_find(tarn_meta *m, const char *part, const char *key, int cmp,
-                   tarn_meta_rec *out) {
+static int sq_find(tarn_meta *m, const char *part, const char *key, int cmp, tarn_meta_rec *out) {
   shandle *h = m->impl;
   static const char *const sql[] = {
       [TARN__META_EQUAL] = "k = ?2" VISIBLE,
@@ -372,8 +398,8 @@ static int sq_range(tarn_meta *m, const char *part, const char *a, const char *b
   shandle *h = m->impl;
   char q[512];
   snprintf(q, sizeof q,
-           "SELECT key, %s, version, created FROM kv WHERE part = ?1 AND k %s ?2 AND k < ?3"
-           VISIBLE " ORDER BY k LIMIT ?4",
+           "SELECT key, %s, version, created FROM kv WHERE part = ?1 AND k %s ?2 AND k < ?3" VISIBLE
+           " ORDER BY k LIMIT ?4",
            values ? "val" : "NULL", (flags & TARN_META_AFTER) ? ">" : ">=");
   uint8_t *ka = NULL, *kb = NULL;
   sqlite3_stmt *st = NULL;
@@ -385,10 +411,12 @@ static int sq_range(tarn_meta *m, const char *part, const char *a, const char *b
     sqlite3_bind_int64(st, 9, session_clock());
     rc = bind_key(h, st, 2, a, &ka);
   }
-  if (rc == 0) rc = bind_key(h, st, 3, b, &kb);
+  if (rc == 0)
+    rc = bind_key(h, st, 3, b, &kb);
   while (rc == 0) {
     int s = sqlite3_step(st);
-    if (s == SQLITE_DONE) break;
+    if (s == SQLITE_DONE)
+      break;
     if (s != SQLITE_ROW) {
       rc = db_err(h, "range");
       break;
@@ -414,16 +442,19 @@ static int upsert(shandle *h, const char *part, const char *key, const void *val
                   int64_t session, int exists, int64_t created, tarn_meta_stat *stat) {
   int64_t v;
   int rc = next_version(h, &v);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   sqlite3_stmt *st;
   rc = prep(h,
             exists ? "UPDATE kv SET val = ?3, version = ?4 WHERE part = ?1 AND k = ?2"
                    : "INSERT INTO kv(part, k, key, val, version, created, session)"
                      " VALUES(?1, ?2, ?5, ?3, ?4, ?6, ?7)",
             &st);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   uint8_t *kb = NULL;
-  if (!exists) created = tarn__meta_now_ms();
+  if (!exists)
+    created = tarn__meta_now_ms();
   sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
   sqlite3_bind_blob(st, 3, len ? val : "", (int)len, SQLITE_STATIC);
   sqlite3_bind_int64(st, 4, v);
@@ -433,7 +464,8 @@ static int upsert(shandle *h, const char *part, const char *key, const void *val
     sqlite3_bind_int64(st, 7, session);
   }
   rc = bind_key(h, st, 2, key, &kb);
-  if (rc == 0 && sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "write");
+  if (rc == 0 && sqlite3_step(st) != SQLITE_DONE)
+    rc = db_err(h, "write");
   sqlite3_finalize(st);
   free(kb);
   stat->version = v;
@@ -442,12 +474,13 @@ static int upsert(shandle *h, const char *part, const char *key, const void *val
 }
 
 /* Reads the current (visible: expired sessions were just removed) record. */
-static int current(shandle *h, const char *part, const char *key, int *exists,
-                   int64_t *version, int64_t *created) {
+static int current(shandle *h, const char *part, const char *key, int *exists, int64_t *version,
+                   int64_t *created) {
   sqlite3_stmt *st;
   uint8_t *kb = NULL;
   int rc = prep(h, "SELECT version, created FROM kv WHERE part = ?1 AND k = ?2", &st);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
   rc = bind_key(h, st, 2, key, &kb);
   *exists = 0;
@@ -469,27 +502,29 @@ static int current(shandle *h, const char *part, const char *key, int *exists,
 /* 0 when every guard of a write of key holds, else TARN_EGUARD for the
  * first that fails; inside the write's transaction, after begin_write removed
  * the expired sessions' records. */
-static int check_guards(shandle *h, const char *part, const char *key,
-                        const tarn_meta_guard *g, size_t ng) {
+static int check_guards(shandle *h, const char *part, const char *key, const tarn_meta_guard *g,
+                        size_t ng) {
   for (size_t i = 0; i < ng; i++) {
     int exists;
     int64_t ver = 0, created;
     int rc = current(h, part, g[i].key, &exists, &ver, &created);
-    if (rc) return rc;
+    if (rc)
+      return rc;
     if (!tarn__meta_guard_holds(&g[i], exists, ver))
       return tarn__meta_guard_failed("sqlite", part, key, &g[i], exists, ver);
   }
   return 0;
 }
 
-static int sq_write(tarn_meta *m, const char *part, const char *key, const void *val,
-                    size_t len, int mode, int flags, int64_t version,
-                    const tarn_meta_guard *g, size_t ng, tarn_meta_stat *stat) {
+static int sq_write(tarn_meta *m, const char *part, const char *key, const void *val, size_t len,
+                    int mode, int flags, int64_t version, const tarn_meta_guard *g, size_t ng,
+                    tarn_meta_stat *stat) {
   shandle *h = m->impl;
   int ended = 0;
   pthread_mutex_lock(&h->mu);
   int rc = begin_write(h);
-  if (rc) goto out;
+  if (rc)
+    goto out;
   int exists;
   int64_t cur = 0, created = 0;
   if (flags & TARN_META_EPHEMERAL) {
@@ -523,8 +558,8 @@ static int sq_write(tarn_meta *m, const char *part, const char *key, const void 
       rc = tarn__err(TARN_ECONFLICT, "sqlite: \"%s\" has version %lld, not %lld", key,
                      (long long)cur, (long long)version);
     else
-      rc = upsert(h, part, key, val, len, (flags & TARN_META_EPHEMERAL) ? h->session : 0,
-                  exists, created, stat);
+      rc = upsert(h, part, key, val, len, (flags & TARN_META_EPHEMERAL) ? h->session : 0, exists,
+                  created, stat);
   }
   rc = end_write(h, rc);
 out:
@@ -541,7 +576,8 @@ static int delete_where(tarn_meta *m, const char *part, const char *a, const cha
   shandle *h = m->impl;
   pthread_mutex_lock(&h->mu);
   int rc = begin_write(h);
-  if (rc) goto out;
+  if (rc)
+    goto out;
   sqlite3_stmt *st;
   uint8_t *ka = NULL, *kb = NULL;
   *count = 0;
@@ -555,18 +591,23 @@ static int delete_where(tarn_meta *m, const char *part, const char *a, const cha
                      (long long)cur, (long long)version);
   }
   if (rc == 0)
-    rc = prep(h, b ? "DELETE FROM kv WHERE part = ?1 AND k >= ?2 AND k < ?3"
-                 : "DELETE FROM kv WHERE part = ?1 AND k = ?2", &st);
+    rc = prep(h,
+              b ? "DELETE FROM kv WHERE part = ?1 AND k >= ?2 AND k < ?3"
+                : "DELETE FROM kv WHERE part = ?1 AND k = ?2",
+              &st);
   if (rc == 0) {
     sqlite3_bind_text(st, 1, part, -1, SQLITE_STATIC);
     rc = bind_key(h, st, 2, a, &ka);
-    if (rc == 0 && b) rc = bind_key(h, st, 3, b, &kb);
-    if (rc == 0 && sqlite3_step(st) != SQLITE_DONE) rc = db_err(h, "delete");
+    if (rc == 0 && b)
+      rc = bind_key(h, st, 3, b, &kb);
+    if (rc == 0 && sqlite3_step(st) != SQLITE_DONE)
+      rc = db_err(h, "delete");
     sqlite3_finalize(st);
     *count = (size_t)sqlite3_changes(h->db);
   }
   int64_t v;
-  if (rc == 0 && *count) rc = next_version(h, &v);
+  if (rc == 0 && *count)
+    rc = next_version(h, &v);
   free(ka);
   free(kb);
   rc = end_write(h, rc);
@@ -579,7 +620,8 @@ static int sq_del(tarn_meta *m, const char *part, const char *key, int64_t versi
                   const tarn_meta_guard *g, size_t ng) {
   size_t n = 0;
   int rc = delete_where(m, part, key, NULL, version, g, ng, &n);
-  if (rc == 0 && n == 0) return tarn__err(TARN_ENOTFOUND, "sqlite: delete of absent \"%s\"", key);
+  if (rc == 0 && n == 0)
+    return tarn__err(TARN_ENOTFOUND, "sqlite: delete of absent \"%s\"", key);
   return rc;
 }
 
@@ -588,15 +630,17 @@ static int sq_del_range(tarn_meta *m, const char *part, const char *a, const cha
   return delete_where(m, part, a, b, TARN_META_ANY_VERSION, g, ng, count);
 }
 
-static int sq_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_t d1,
-                      uint64_t d2, const void *val, size_t len, const tarn_meta_guard *g,
-                      size_t ng, tarn_meta_rec *out) {
+static int sq_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64_t d1, uint64_t d2,
+                      const void *val, size_t len, const tarn_meta_guard *g, size_t ng,
+                      tarn_meta_rec *out) {
   shandle *h = m->impl;
   char *bound = tarn__meta_seq_bound(prefix), *key = NULL, *last = NULL;
-  if (!bound) return tarn__err(TARN_ENOMEM, "sqlite: out of memory");
+  if (!bound)
+    return tarn__err(TARN_ENOMEM, "sqlite: out of memory");
   pthread_mutex_lock(&h->mu);
   int rc = begin_write(h);
-  if (rc) goto out;
+  if (rc)
+    goto out;
   sqlite3_stmt *st;
   uint8_t *kb = NULL;
   if ((rc = check_guards(h, part, prefix, g, ng))) {
@@ -610,23 +654,28 @@ static int sq_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64
     int s = rc ? SQLITE_DONE : sqlite3_step(st);
     if (s == SQLITE_ROW) {
       last = strdup((const char *)sqlite3_column_text(st, 0));
-      if (!last) rc = tarn__err(TARN_ENOMEM, "sqlite: out of memory");
+      if (!last)
+        rc = tarn__err(TARN_ENOMEM, "sqlite: out of memory");
     } else if (s != SQLITE_DONE) {
       rc = db_err(h, "sequenced put lookup");
     }
     sqlite3_finalize(st);
     free(kb);
   }
-  if (rc == 0) rc = tarn__meta_seq_key(prefix, last, d1, d2, &key);
+  if (rc == 0)
+    rc = tarn__meta_seq_key(prefix, last, d1, d2, &key);
   int exists = 0;
   int64_t cur, created = 0;
-  if (rc == 0) rc = current(h, part, key, &exists, &cur, &created);
+  if (rc == 0)
+    rc = current(h, part, key, &exists, &cur, &created);
   tarn_meta_stat stat;
   /* The result's key is allocated before the commit: an allocation failing
    * after it would report a put that took effect as failed. */
   int have_out = 0;
-  if (rc == 0 && (rc = tarn__meta_rec_set(out, key, NULL, 0, 0, 0)) == 0) have_out = 1;
-  if (rc == 0) rc = upsert(h, part, key, val, len, 0, exists, created, &stat);
+  if (rc == 0 && (rc = tarn__meta_rec_set(out, key, NULL, 0, 0, 0)) == 0)
+    have_out = 1;
+  if (rc == 0)
+    rc = upsert(h, part, key, val, len, 0, exists, created, &stat);
   rc = end_write(h, rc);
   if (rc == 0) {
     out->stat.version = stat.version;
@@ -675,7 +724,8 @@ static int sq_wait_any(tarn_meta *m, const tarn_meta_range *r, size_t n, int64_t
       if (rc == 0) {
         sqlite3_bind_text(st, 1, r[i].part, -1, SQLITE_STATIC);
         rc = bind_key(h, st, 2, r[i].a, &ka);
-        if (rc == 0) rc = bind_key(h, st, 3, r[i].b, &kb);
+        if (rc == 0)
+          rc = bind_key(h, st, 3, r[i].b, &kb);
         if (rc == 0) {
           if (sqlite3_step(st) == SQLITE_ROW)
             maxv = sqlite3_column_int64(st, 0);
@@ -687,19 +737,22 @@ static int sq_wait_any(tarn_meta *m, const tarn_meta_range *r, size_t n, int64_t
       pthread_mutex_unlock(&h->mu);
       free(ka);
       free(kb);
-      if (rc) return rc;
+      if (rc)
+        return rc;
     }
-    if (maxv > since) return 0;
+    if (maxv > since)
+      return 0;
     clock_gettime(CLOCK_MONOTONIC, &now);
     int64_t el = (now.tv_sec - t0.tv_sec) * 1000 + (now.tv_nsec - t0.tv_nsec) / 1000000;
-    if (el >= timeout_ms) return tarn__err(TARN_ETIMEDOUT, "sqlite: no change in %d ms", timeout_ms);
+    if (el >= timeout_ms)
+      return tarn__err(TARN_ETIMEDOUT, "sqlite: no change in %d ms", timeout_ms);
     struct timespec d = {0, 5000000};
     nanosleep(&d, NULL);
   }
 }
 
-static int sq_wait(tarn_meta *m, const char *part, const char *a, const char *b,
-                   int64_t since, int timeout_ms) {
+static int sq_wait(tarn_meta *m, const char *part, const char *a, const char *b, int64_t since,
+                   int timeout_ms) {
   tarn_meta_range r = {part, a, b};
   return sq_wait_any(m, &r, 1, since, timeout_ms);
 }

@@ -19,8 +19,13 @@
 #include "tarn/meta.h"
 
 /* Lookup comparisons, as Oxia numbers them (tables-and-vectors §3.12). */
-enum { TARN__META_EQUAL = 0, TARN__META_FLOOR = 1, TARN__META_CEILING = 2,
-       TARN__META_LOWER = 3, TARN__META_HIGHER = 4 };
+enum {
+  TARN__META_EQUAL = 0,
+  TARN__META_FLOOR = 1,
+  TARN__META_CEILING = 2,
+  TARN__META_LOWER = 3,
+  TARN__META_HIGHER = 4
+};
 /* Write modes. */
 enum { TARN__META_PUT = 0, TARN__META_CREATE = 1, TARN__META_CAS = 2 };
 
@@ -28,16 +33,16 @@ typedef struct tarn__meta_vfs tarn__meta_vfs;
 
 struct tarn_meta {
   const tarn__meta_vfs *vfs;
-  void *impl;                   /* the backend's state */
+  void *impl; /* the backend's state */
   int64_t session_timeout_ms;
-  char *root_prefix;            /* the option prefix= (etcd only), or NULL */
-  char *backend_opts;           /* "a=b&c=d": options meta.c leaves to the backend, or NULL */
+  char *root_prefix;  /* the option prefix= (etcd only), or NULL */
+  char *backend_opts; /* "a=b&c=d": options meta.c leaves to the backend, or NULL */
   atomic_int session_ended;
   atomic_uint_fast64_t session_gen; /* tarn_meta_session_gen() */
   pthread_mutex_t cb_mu;
   void (*on_end)(void *);
   void *on_end_arg;
-  pthread_mutex_t ab_mu;        /* guards abandoned */
+  pthread_mutex_t ab_mu;                  /* guards abandoned */
   struct tarn__meta_abandoned *abandoned; /* store/meta_abandoned.h, or NULL */
 };
 
@@ -64,13 +69,12 @@ struct tarn__meta_vfs {
   int (*token)(tarn_meta *m, int64_t *token);
   int (*wait)(tarn_meta *m, const char *part, const char *a, const char *b, int64_t since,
               int timeout_ms);
-  int (*fault)(tarn_meta *m, int fault, int skip, int count);   /* NULL: unsupported */
+  int (*fault)(tarn_meta *m, int fault, int skip, int count); /* NULL: unsupported */
   /* Opens a new session in place of the ended one (m->session_ended set). */
   int (*renew)(tarn_meta *m);
   int (*clock)(tarn_meta *m, int64_t *ms); /* NULL: the host's wall clock */
   /* wait over n >= 1 ranges (meta.c checked each) */
-  int (*wait_any)(tarn_meta *m, const tarn_meta_range *r, size_t n, int64_t since,
-                  int timeout_ms);
+  int (*wait_any)(tarn_meta *m, const tarn_meta_range *r, size_t n, int64_t since, int timeout_ms);
 };
 
 extern const tarn__meta_vfs tarn__meta_vfs_mem;
@@ -98,8 +102,7 @@ char *tarn__meta_seq_bound(const char *prefix);
 /* The sequenced put's new key from the last key found below the bound
  * (NULL or not starting with prefix: start from 0, 0). Oxia's rules:
  * tables-and-vectors §3.3, §5. *out is malloc'd. */
-int tarn__meta_seq_key(const char *prefix, const char *last, uint64_t d1, uint64_t d2,
-                       char **out);
+int tarn__meta_seq_key(const char *prefix, const char *last, uint64_t d1, uint64_t d2, char **out);
 
 /* Fills a record with copies; value may be NULL (key-only). */
 int tarn__meta_rec_set(tarn_meta_rec *r, const char *key, const void *val, size_t len,

@@ -70,8 +70,7 @@ int tarn_objstore_check_name(const char *name, size_t len) {
     return tarn__err(TARN_EINVAL, "object name: contains a NUL byte at %zu",
                      (size_t)((const char *)memchr(name, 0, len) - name));
   if (name[0] == '/')
-    return tarn__err(TARN_EINVAL, "object name \"%.*s\": absolute (begins with /)", (int)len,
-                     name);
+    return tarn__err(TARN_EINVAL, "object name \"%.*s\": absolute (begins with /)", (int)len, name);
   if (name[len - 1] == '/')
     return tarn__err(TARN_EINVAL, "object name \"%.*s\": ends with /", (int)len, name);
   size_t plen = strlen(TARN__OBJSTORE_TMP_PREFIX);
@@ -85,8 +84,8 @@ int tarn_objstore_check_name(const char *name, size_t len) {
       return tarn__err(TARN_EINVAL, "object name \"%.*s\": empty segment at byte %zu", (int)len,
                        name, i);
     if ((n == 1 && seg[0] == '.') || (n == 2 && seg[0] == '.' && seg[1] == '.'))
-      return tarn__err(TARN_EINVAL, "object name \"%.*s\": \"%.*s\" segment at byte %zu",
-                       (int)len, name, (int)n, seg, i);
+      return tarn__err(TARN_EINVAL, "object name \"%.*s\": \"%.*s\" segment at byte %zu", (int)len,
+                       name, (int)n, seg, i);
     if (n >= plen && memcmp(seg, TARN__OBJSTORE_TMP_PREFIX, plen) == 0)
       return tarn__err(TARN_EINVAL,
                        "object name \"%.*s\": segment at byte %zu begins with the reserved "
@@ -107,9 +106,9 @@ int tarn_objstore_open(const char *uri, tarn_objstore **out) {
     return tarn__err(TARN_EINVAL, "object store: no URI");
   const char *colon = strchr(uri, ':');
   if (!colon)
-    return tarn__err(TARN_EINVAL,
-                     "object store \"%s\": no scheme (use file://DIR, mem:NAME or s3://BUCKET/PREFIX)",
-                     uri);
+    return tarn__err(
+        TARN_EINVAL,
+        "object store \"%s\": no scheme (use file://DIR, mem:NAME or s3://BUCKET/PREFIX)", uri);
   size_t n = (size_t)(colon - uri);
   for (size_t i = 0; i < sizeof backends / sizeof backends[0]; i++) {
     const struct tarn__objstore_vfs *v = backends[i];
@@ -121,8 +120,8 @@ int tarn_objstore_open(const char *uri, tarn_objstore **out) {
     (*out)->vfs = v;
     return 0;
   }
-  return tarn__err(TARN_EUNSUPPORTED, "object store: unknown scheme \"%.*s\" in \"%.*s\"",
-                   (int)n, uri, (int)(n + 1), uri);
+  return tarn__err(TARN_EUNSUPPORTED, "object store: unknown scheme \"%.*s\" in \"%.*s\"", (int)n,
+                   uri, (int)(n + 1), uri);
 }
 
 void tarn_objstore_close(tarn_objstore *s) {

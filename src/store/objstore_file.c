@@ -60,13 +60,16 @@ static int retry_eintr_fsync(int fd) {
 /* openat(dirfd, path, flags) that resolves nothing outside dirfd: -1 with
  * errno EXDEV for a symlink (or "..") that leads out. */
 static int open_beneath(int dirfd, const char *path, int flags) {
-  struct open_how how = {.flags = (uint64_t)flags, .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
+  struct open_how how = {.flags = (uint64_t)flags,
+                         .resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS};
   return (int)syscall(SYS_openat2, dirfd, path, &how, sizeof how);
 }
 
 static int escape_err(const fstore *s, const char *name) {
-  return tarn__err(TARN_EINVAL, "file store %s: \"%s\" refused: a symlink leads outside the "
-                                "root", s->root, name);
+  return tarn__err(TARN_EINVAL,
+                   "file store %s: \"%s\" refused: a symlink leads outside the "
+                   "root",
+                   s->root, name);
 }
 
 static int mkdirs(fstore *s, const char *name, size_t dirlen, int *out_fd) {
@@ -210,8 +213,7 @@ static int f_put_commit(tarn_objstore_upload *up) {
                      "an object here",
                      s->root, u->name);
     else if (e == EEXIST)
-      rc = tarn__err(TARN_EEXIST, "file store %s: object \"%s\" already exists", s->root,
-                     u->name);
+      rc = tarn__err(TARN_EEXIST, "file store %s: object \"%s\" already exists", s->root, u->name);
     else
       rc = tarn__errno(e, "file store %s: link \"%s\"", s->root, u->name);
     goto out;
@@ -298,8 +300,9 @@ static int f_get(tarn_objstore *st, const char *name, uint64_t off, uint64_t len
     if (r == 0) {
       /* Objects never shrink: the file was cut after we opened it. Short
        * data would pass for the object's bytes, so it is an error. */
-      rc = tarn__err(TARN_EIO, "file store %s: \"%s\" ends at %llu, short of the %llu bytes it "
-                               "had when opened (truncated)",
+      rc = tarn__err(TARN_EIO,
+                     "file store %s: \"%s\" ends at %llu, short of the %llu bytes it "
+                     "had when opened (truncated)",
                      s->root, name, (unsigned long long)off, (unsigned long long)size);
       break;
     }
@@ -481,7 +484,8 @@ static int walk_dir(walk *w, int dirfd, size_t plen) {
       if (strcmp(w->path, w->after) < 0 && !starts_with(w->after, al, w->path, full))
         continue;
       w->path[full - 1] = 0;
-      int sub = open_beneath(dirfd, w->path + plen, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      int sub =
+          open_beneath(dirfd, w->path + plen, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
       w->path[full - 1] = '/';
       if (sub < 0)
         continue; /* vanished or unreadable: not an object */

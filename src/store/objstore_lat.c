@@ -87,8 +87,7 @@ static int parse_params(const char *p, size_t len, conf *c, char **name, const c
       continue;
     const char *eq = memchr(kv, '=', kn);
     if (!eq)
-      return tarn__err(TARN_EINVAL, "lat store %s: parameter \"%.*s\" has no =", what, (int)kn,
-                       kv);
+      return tarn__err(TARN_EINVAL, "lat store %s: parameter \"%.*s\" has no =", what, (int)kn, kv);
     size_t k = (size_t)(eq - kv);
     const char *v = eq + 1;
     size_t vn = kn - k - 1;
@@ -200,11 +199,10 @@ static int enter(lstore *ls, int op, const char *what, const char *name) {
   pthread_mutex_unlock(&st->mu);
   sleep_us(d);
   if (outage == TARN_LAT_DOWN)
-    return tarn__err(TARN_EUNAVAIL, "lat store %s: %s \"%s\": unreachable (outage=down)",
-                     st->name, what, name);
+    return tarn__err(TARN_EUNAVAIL, "lat store %s: %s \"%s\": unreachable (outage=down)", st->name,
+                     what, name);
   if (op == OP_PUT && outage == TARN_LAT_NOPUT)
-    return tarn__err(TARN_EIO, "lat store %s: put \"%s\": rejected (outage=noput)", st->name,
-                     name);
+    return tarn__err(TARN_EIO, "lat store %s: put \"%s\": rejected (outage=noput)", st->name, name);
   if (op == OP_PUT)
     __atomic_add_fetch(&st->puts, 1, __ATOMIC_RELAXED);
   if (op == OP_PUT && outage == TARN_LAT_LOSTPUT)
@@ -455,8 +453,9 @@ int tarn_objstore_lat_stats(const char *name, uint64_t *calls, uint64_t *delay_u
     pthread_mutex_unlock(&st->mu);
   }
   pthread_mutex_unlock(&reg_mu);
-  return st ? 0 : tarn__err(TARN_ENOTFOUND, "lat store \"%s\": no open handle has that name",
-                            name ? name : "(null)");
+  return st ? 0
+            : tarn__err(TARN_ENOTFOUND, "lat store \"%s\": no open handle has that name",
+                        name ? name : "(null)");
 }
 
 int tarn_objstore_lat_puts(const char *name, uint64_t *puts) {
@@ -465,6 +464,7 @@ int tarn_objstore_lat_puts(const char *name, uint64_t *puts) {
   if (st)
     *puts = __atomic_load_n(&st->puts, __ATOMIC_RELAXED);
   pthread_mutex_unlock(&reg_mu);
-  return st ? 0 : tarn__err(TARN_ENOTFOUND, "lat store \"%s\": no open handle has that name",
-                            name ? name : "(null)");
+  return st ? 0
+            : tarn__err(TARN_ENOTFOUND, "lat store \"%s\": no open handle has that name",
+                        name ? name : "(null)");
 }

@@ -214,8 +214,8 @@ static void m_put_abort(tarn_objstore_upload *up) {
 
 static int m_put_commit(tarn_objstore_upload *up) {
   mupload *u = (mupload *)up;
-  int rc = put_own(up->store, u->name, u->data.data ? u->data.data : (const void *)"",
-                   u->data.len, u->data.data ? &u->data.data : NULL);
+  int rc = put_own(up->store, u->name, u->data.data ? u->data.data : (const void *)"", u->data.len,
+                   u->data.data ? &u->data.data : NULL);
   m_put_abort(up); /* frees the buffer unless the object took it */
   return rc;
 }
@@ -375,12 +375,12 @@ int tarn_objstore_mem_fault(tarn_objstore *s, int op, uint64_t nth, uint64_t cou
     return tarn__err(TARN_EINVAL, "mem store: fault injection on a store that is not mem:");
   int damaged = when == TARN_MEM_FAULT_TRUNCATE || when == TARN_MEM_FAULT_CORRUPT;
   int hold = when == TARN_MEM_FAULT_HOLD;
-  if (bad_op(op) || nth == 0 || count == 0 || (damaged ? code != 0 || op != TARN_MEM_OP_GET
-                                                        : code >= 0) ||
+  if (bad_op(op) || nth == 0 || count == 0 ||
+      (damaged ? code != 0 || op != TARN_MEM_OP_GET : code >= 0) ||
       (hold && op != TARN_MEM_OP_PUT) ||
       (!damaged && !hold && when != TARN_MEM_FAULT_BEFORE && when != TARN_MEM_FAULT_AFTER))
-    return tarn__err(TARN_EINVAL, "mem store: bad fault (op %d, nth %llu, count %llu, code %d)",
-                     op, (unsigned long long)nth, (unsigned long long)count, code);
+    return tarn__err(TARN_EINVAL, "mem store: bad fault (op %d, nth %llu, count %llu, code %d)", op,
+                     (unsigned long long)nth, (unsigned long long)count, code);
   pthread_mutex_lock(&sh->mu);
   int rc = 0;
   if (sh->nfaults == MAX_FAULTS)

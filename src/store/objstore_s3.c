@@ -9,8 +9,8 @@
  * AWS_SESSION_TOKEN; the CA bundle that verifies an https endpoint from
  * ca_bundle=, else AWS_CA_BUNDLE (as the AWS CLI and SDKs read it), else the
  * system's store. A refusal at the TLS layer (an untrusted certificate) is
- * final: TARN_EAUTH at once, not retried until the deadline. Object name N has the key PREFIX/N (spec "WAL object
- * names": with a key prefix r, the key is r/ followed by the name).
+ * final: TARN_EAUTH at once, not retried until the deadline. Object name N has the key PREFIX/N
+ * (spec "WAL object names": with a key prefix r, the key is r/ followed by the name).
  *
  * Create-only: every PUT (and CompleteMultipartUpload) carries If-None-Match: *,
  * so 412 means the name exists. Transient failures (transport errors, 5xx,
@@ -85,8 +85,8 @@ typedef struct req {
   char cerr[CURL_ERROR_SIZE];
   tarn_buf text;
   char etag[128];
-  char crange[96];    /* the Content-Range header's value */
-  size_t crange_len;  /* its length, also when it did not fit crange */
+  char crange[96];   /* the Content-Range header's value */
+  size_t crange_len; /* its length, also when it did not fit crange */
   int crange_seen;
   uint64_t body_bytes; /* the 2xx body's bytes as received, before skip and keep */
   curl_off_t clen;
@@ -484,10 +484,10 @@ static int call(s3store *s, req *r, const char *what) {
     if (backoff < 2.0)
       backoff *= 2;
     if (now_s() + wait >= deadline) {
-      int code_rc = last_transport && (r->cc == CURLE_COULDNT_CONNECT ||
-                                       r->cc == CURLE_COULDNT_RESOLVE_HOST)
-                        ? TARN_EUNAVAIL
-                        : TARN_ETIMEDOUT;
+      int code_rc =
+          last_transport && (r->cc == CURLE_COULDNT_CONNECT || r->cc == CURLE_COULDNT_RESOLVE_HOST)
+              ? TARN_EUNAVAIL
+              : TARN_ETIMEDOUT;
       pool_put(s, r->curl);
       if (last_transport)
         return tarn__err(code_rc, "s3 %s: %s after %d attempts in %ld ms: %s", what,
@@ -741,8 +741,8 @@ static int settle(s3store *s, req *r, int rc, const char *key, const char *name,
     return res;
   if (res == TARN_ENOTFOUND && rc == 0)
     return tarn__err(TARN_EIO, "s3 %s: HTTP 412 but no object", what);
-  return tarn__err(TARN_EUNKNOWN, "s3 %s: outcome unknown (%s); reading it back failed: %s",
-                   what, msg, tarn_errmsg());
+  return tarn__err(TARN_EUNKNOWN, "s3 %s: outcome unknown (%s); reading it back failed: %s", what,
+                   msg, tarn_errmsg());
 }
 
 static int put_single(s3store *s, const char *name, const void *data, size_t len) {
@@ -1236,8 +1236,8 @@ static int s_open(const char *uri, tarn_objstore **out) {
     if (hl == 0)
       rc = tarn__err(TARN_EINVAL, "s3: endpoint \"%s\" has no host", endpoint);
     char *ps = param(qs, "path_style");
-    s->path_style = ps ? strcmp(ps, "1") == 0 || strcmp(ps, "true") == 0
-                       : is_ip_or_localhost(hs, hl);
+    s->path_style =
+        ps ? strcmp(ps, "1") == 0 || strcmp(ps, "true") == 0 : is_ip_or_localhost(hs, hl);
     free(ps);
     size_t sl = (size_t)(hs - endpoint);
     s->scheme_host = malloc(sl + bucket_len + hl + 2);

@@ -21,8 +21,8 @@ typedef struct tarn__objdst {
   tarn_buf *buf;
   uint8_t *p;
   size_t cap;
-  size_t len;    /* bytes delivered so far */
-  int sized;     /* object_size is known */
+  size_t len; /* bytes delivered so far */
+  int sized;  /* object_size is known */
   uint64_t object_size;
 } tarn__objdst;
 

@@ -27,8 +27,7 @@ void tarn__sha256_hex(const void *p, size_t n, char out[65]) {
   to_hex(md, sizeof md, out);
 }
 
-static int hmac(const void *key, size_t klen, const void *msg, size_t mlen,
-                unsigned char out[32]) {
+static int hmac(const void *key, size_t klen, const void *msg, size_t mlen, unsigned char out[32]) {
   unsigned int len = 32;
   if (!HMAC(EVP_sha256(), key, (int)klen, msg, mlen, out, &len) || len != 32)
     return tarn__err(TARN_EIO, "sigv4: HMAC-SHA256 failed");
@@ -65,8 +64,7 @@ static int pair_cmp(const void *a, const void *b) {
 
 static char *encoded(const char *s, int keep_slash) {
   tarn_buf b = TARN_BUF_INIT;
-  if (tarn__sigv4_encode(&b, s ? s : "", s ? strlen(s) : 0, keep_slash) ||
-      tarn_buf_putc(&b, 0)) {
+  if (tarn__sigv4_encode(&b, s ? s : "", s ? strlen(s) : 0, keep_slash) || tarn_buf_putc(&b, 0)) {
     tarn_buf_free(&b);
     return NULL;
   }

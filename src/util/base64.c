@@ -17,11 +17,16 @@ int tarn__b64_encode(const uint8_t *p, size_t n, tarn_buf *out) {
 }
 
 static int b64_value(unsigned char c) {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= 'a' && c <= 'z') return c - 'a' + 26;
-  if (c >= '0' && c <= '9') return c - '0' + 52;
-  if (c == '+') return 62;
-  if (c == '/') return 63;
+  if (c >= 'A' && c <= 'Z')
+    return c - 'A';
+  if (c >= 'a' && c <= 'z')
+    return c - 'a' + 26;
+  if (c >= '0' && c <= '9')
+    return c - '0' + 52;
+  if (c == '+')
+    return 62;
+  if (c == '/')
+    return 63;
   return -1;
 }
 
@@ -36,7 +41,8 @@ int tarn__b64_decode(const char *s, size_t n, tarn_buf *out, const char *what) {
   for (size_t i = 0; i < n - pad; i++)
     if (b64_value((unsigned char)s[i]) < 0)
       return tarn__corrupt(what, i, "base64: 0x%02x is not a Base64 character%s",
-                           (unsigned char)s[i], s[i] == '=' ? " here (padding only at the end)" : "");
+                           (unsigned char)s[i],
+                           s[i] == '=' ? " here (padding only at the end)" : "");
   if (pad) { /* the bits below the last full byte must be 0 */
     int last = b64_value((unsigned char)s[n - pad - 1]);
     if (last & (pad == 2 ? 0x0f : 0x03))

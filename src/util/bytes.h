@@ -34,9 +34,9 @@ static inline void tarn__st_le32(uint8_t *p, uint32_t v) {
 typedef struct tarn__rd {
   const uint8_t *p;
   size_t len;
-  size_t off;           /* next byte to read, relative to p */
-  size_t base;          /* added to off in messages: the cursor's place in a larger input */
-  const char *what;     /* the structure's name, for messages */
+  size_t off;       /* next byte to read, relative to p */
+  size_t base;      /* added to off in messages: the cursor's place in a larger input */
+  const char *what; /* the structure's name, for messages */
 } tarn__rd;
 
 static inline void tarn__rd_init(tarn__rd *r, const void *p, size_t len, const char *what) {

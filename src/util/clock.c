@@ -33,9 +33,7 @@ void tarn__clock_set_store(int64_t (*fn)(void *arg), void *arg) {
   store_arg = arg;
 }
 
-int64_t tarn__store_now_ms(void) {
-  return store_fn ? store_fn(store_arg) : tarn__now_ms();
-}
+int64_t tarn__store_now_ms(void) { return store_fn ? store_fn(store_arg) : tarn__now_ms(); }
 
 double tarn__mono_s(void) {
   if (hooks.mono_ms)

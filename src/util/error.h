@@ -13,8 +13,7 @@
 
 /* A decoding fault: sets "<structure>: byte <offset>: <what>" and returns
  * TARN_ECORRUPT. Every total decoder reports through this. */
-int tarn__corrupt(const char *structure, size_t offset, const char *fmt, ...)
-    TARN__PRINTF(3, 4);
+int tarn__corrupt(const char *structure, size_t offset, const char *fmt, ...) TARN__PRINTF(3, 4);
 
 /* Prefixes the current message with "<context>: " and returns code unchanged;
  * for adding where a failure happened as it travels up. */

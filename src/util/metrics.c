@@ -24,15 +24,15 @@ const double tarn_metrics_bucket_bounds[TARN_METRICS_BUCKETS] = {
 typedef struct family family;
 
 typedef struct series {
-  struct series *next_hash;            /* immutable once published */
-  _Atomic(struct series *) next_fam;   /* the family's series, creation order */
+  struct series *next_hash;          /* immutable once published */
+  _Atomic(struct series *) next_fam; /* the family's series, creation order */
   family *fam;
-  char *key;                           /* name \0 k \0 v \0 ... (keylen bytes) */
+  char *key; /* name \0 k \0 v \0 ... (keylen bytes) */
   size_t keylen;
-  char *labels;                        /* rendered: k="v",k="v" (escaped), or "" */
-  _Atomic int64_t value;               /* counter, gauge; histogram: count */
+  char *labels;          /* rendered: k="v",k="v" (escaped), or "" */
+  _Atomic int64_t value; /* counter, gauge; histogram: count */
   _Atomic uint64_t buckets[TARN_METRICS_BUCKETS];
-  _Atomic uint64_t sum_ns;             /* histogram: sum of observations */
+  _Atomic uint64_t sum_ns; /* histogram: sum of observations */
 } series;
 
 struct family {
@@ -73,8 +73,7 @@ static const struct {
      "Entry outcomes: acknowledged, failed, unknown."},
     {"tarn_writer_stage_seconds", TARN_METRIC_HISTOGRAM,
      "Append latency by stage: batch_wait (append to seal), object_put, index_put."},
-    {"tarn_writer_append_seconds", TARN_METRIC_HISTOGRAM,
-     "Append latency from append to outcome."},
+    {"tarn_writer_append_seconds", TARN_METRIC_HISTOGRAM, "Append latency from append to outcome."},
     {"tarn_reader_entries_total", TARN_METRIC_COUNTER, "Entries returned by readers."},
     {"tarn_reader_bytes_total", TARN_METRIC_COUNTER, "Payload bytes returned by readers."},
     {"tarn_reader_errors_total", TARN_METRIC_COUNTER, "Reads that failed, by error."},
@@ -152,9 +151,9 @@ int tarn_metrics_describe(const char *name, int type, const char *help) {
     return tarn__err(TARN_EINVAL, "metric %s: bad name or type", name ? name : "(null)");
   pthread_mutex_lock(&mu);
   family *f = family_get(name, type, help ? help : "");
-  int rc = !f ? tarn__err(TARN_ENOMEM, "out of memory")
-               : f->type != type ? tarn__err(TARN_EINVAL, "metric %s: described twice", name)
-                                 : 0;
+  int rc = !f                ? tarn__err(TARN_ENOMEM, "out of memory")
+           : f->type != type ? tarn__err(TARN_EINVAL, "metric %s: described twice", name)
+                             : 0;
   pthread_mutex_unlock(&mu);
   return rc;
 }
@@ -453,9 +452,7 @@ int tarn_metrics_render(tarn_buf *out) {
 }
 
 /* The one clock (src/util/clock.h), so the simulator's hook times these too. */
-double tarn_metrics_now(void) {
-  return tarn__mono_s();
-}
+double tarn_metrics_now(void) { return tarn__mono_s(); }
 
 void tarn_metrics_reset(void) {
   pthread_mutex_lock(&mu);

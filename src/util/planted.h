@@ -10,77 +10,78 @@
 #define TARN_UTIL_PLANTED_H
 
 /* X(enum suffix, name) */
-#define TARN__PLANTED_BUGS(X)                                                                 \
-  X(INDEX_BEFORE_OBJECT, "index-before-object")             /* publishes a failed object */   \
-  X(READER_SKIPS_TRIM, "reader-skips-trim")                 /* R1 takes B = 0 */              \
-  X(SOFT_TRIM_UNSTORED, "soft-trim-unstored")               /* reports B' unwritten */        \
-  X(C4_BEFORE_C3, "c4-before-c3")                           /* retires before installing */   \
-  X(RECLAIM_NO_GRACE, "reclaim-no-grace")                   /* deletes WAL on first sight */  \
-  X(ACK_OFFSET_BY_ENTRIES, "ack-offset-by-entries")         /* A4: e - entries, not records */\
-  X(UNKNOWN_AS_FAILED, "unknown-as-failed")                 /* A3 unknown reported failed */  \
-  X(ACK_TS_WRITER_CLOCK, "ack-ts-writer-clock")             /* A4 ts from the writer's clock */\
-  X(PUBLISH_DELAY_UNCHECKED, "publish-delay-unchecked")     /* reverts the publish limit */   \
-  X(PUBLISH_UNGUARDED, "publish-unguarded")                 /* A3 unchecked, unguarded */     \
-  X(SEQ_PUT_COUNTS_ENTRIES, "seq-put-counts-entries")       /* A3's d1 = entries */           \
-  X(ACK_ORDER_REVERSED, "ack-order-reversed")               /* A4 offsets in reverse order */ \
-  X(ACK_NEXT_PLUS_ONE, "ack-next-plus-one")                 /* A4: next entry at off + 1 */   \
-  X(PUBLISH_FALLS_THROUGH, "publish-falls-through")         /* no return after a failure */   \
-  X(READER_SKIPS_PREFIX_CHECK, "reader-skips-prefix-check") /* Higher without LS-051 */       \
-  X(SOFT_TRIM_LOWERS, "soft-trim-lowers")                   /* writes B' below B */           \
-  X(HARD_TRIM_PAST_X, "hard-trim-past-x")                   /* range bound x + 1 */           \
-  X(HARD_TRIM_ABOVE_B, "hard-trim-above-b")                 /* LS-081's x <= B unchecked */   \
-  X(C4_RANGE_PAST_E, "c4-range-past-e")                     /* C4's upper bound e, not e-1 */ \
-  X(C4_RANGE_FROM_S, "c4-range-from-s")                     /* C4's lower bound s, not s+1 */ \
-  X(PROGRESS_ONE_PAST, "progress-one-past")                 /* C5 writes e + 1 (Ursa's) */    \
-  X(C2_CUMULATIVE_BEFORE_ENTRY, "c2-cumulative-before-entry") /* cumulative size - entry */   \
-  X(C2_TIMESTAMP_NOW, "c2-timestamp-now")                   /* C2 stamps its own clock */     \
-  X(LEASE_IGNORES_FENCE, "lease-ignores-fence")             /* LS-041 not honoured */         \
-  X(DELETE_NO_DRAIN, "delete-no-drain")                     /* deletes before leases end */   \
-  X(DELETE_TRUSTS_FENCE, "delete-trusts-fence")             /* fence there: returns at once */\
-  X(TASK_DEAD_EARLY, "task-dead-early")                     /* DEAD one failure early */ \
-  X(XWRITER_TRUSTS_412, "xwriter-trusts-412")               /* 412 counted as a copy */      \
-  X(XWRITER_RELEASE_OUT_OF_ORDER, "xwriter-release-out-of-order") /* acks past a gap */     \
-  X(XWRITER_WINDOW_PLUS_ONE, "xwriter-window-plus-one")     /* WIN + 1 slots in flight */    \
-  X(XCLOSE_RECLAIMS_FAILED, "xclose-reclaims-failed")       /* failed writer reclaims */     \
-  X(XROLL_KEEPS_SLOTS, "xroll-keeps-slots")                 /* republished at old slots */   \
-  X(XABSORB_RETRIES_BLIND, "xabsorb-retries-blind")         /* unknown put retried unread */ \
-  X(XFENCE_THRESHOLD_K_MINUS_W, "xfence-threshold-k-minus-w") /* dead at K-W poison */       \
-  X(XFENCE_GUESSES_UNDECIDED, "xfence-guesses-undecided")   /* dead instead of blocking */   \
-  X(XFENCE_NO_REOBSERVE, "xfence-no-reobserve")             /* trusts its poison PUTs */     \
-  X(XFENCE_WALK_START_WIN_MINUS_1, "xfence-walk-start-win-minus-1") /* E-(WIN-1) */          \
-  X(XROLL_REPUBLISHES_BELOW_CUT, "xroll-republishes-below-cut") /* cut-1 also republished */ \
-  X(XSETTLE_DELETES_BELOW_CUT, "xsettle-deletes-below-cut") /* deletes from cut-1 */         \
-  X(XSETTLE_DELETES_POISON, "xsettle-deletes-poison")       /* deletes poison stragglers */  \
-  X(TASK_WRITE_UNCHECKED, "task-write-unchecked")           /* C2's task write unchecked */   \
-  X(CLAIM_SKIPS_PREPARED, "claim-skips-prepared")           /* claims INIT tasks only */      \
-  X(STALE_TASK_LEFT_OPEN, "stale-task-left-open")           /* stale range stays INIT */      \
-  X(PLAN_SKIPS_FIRST_LOG, "plan-skips-first-log")           /* logs counted from 1 */         \
-  X(LOCK_RELEASE_ANY_VERSION, "lock-release-any-version")   /* reverts #11 part 5's release */\
-  X(REPAIR_C4_PAST_E, "repair-c4-past-e")                   /* repair's C4 bound e, not e-1 */\
-  X(FLUSH_SKIPS_OPEN_BATCH, "flush-skips-open-batch")       /* close leaves the batch */      \
-  X(RECLAIM_IGNORES_INTENTS, "reclaim-ignores-intents")     /* reverts #11 part 1 */          \
-  X(RECLAIM_LOCAL_CLOCK, "reclaim-local-clock")             /* reverts #11 part 2's clock */\
-  X(RECLAIM_TRUSTS_LATE_STAMP, "reclaim-trusts-late-stamp") /* reverts issue 12's stamp fix */\
-  X(TASK_PUT_UNGUARDED, "task-put-unguarded")               /* task writes without the lock */\
-  X(C2_STOPS_BEFORE_E, "c2-stops-before-e")                 /* C2's scan ends at >= e */      \
-  X(CLAIM_SKIPS_FAILED, "claim-skips-failed")               /* a failed task never reclaimed */\
-  X(CLAIM_REDOES_C2, "claim-redoes-c2")                     /* PREPARED claimed as INIT */    \
-  X(TASK_GUARD_ANY_LOCK, "task-guard-any-lock")             /* guard: a lock, not ours */  \
-  X(TASK_VIEW_STAYS_INIT, "task-view-stays-init")           /* PREPARED put, view left INIT */\
-  X(CATALOG_ALLOC_UNCHECKED, "catalog-alloc-unchecked")     /* LS-087 partition unchecked */  \
-  X(CATALOG_CREATE_IGNORES_TOMBSTONE, "catalog-create-ignores-tombstone") /* LS-089 */        \
-  X(CATALOG_DROP_SKIPS_LAST_LOG, "catalog-drop-skips-last-log") /* deletes n_logs - 1 logs */ \
-  X(CATALOG_CREATE_UNGUARDED, "catalog-create-unguarded") /* LS-089: no tombstone guard */ \
-  X(CATALOG_DROP_IGNORES_LOG_DELETE, "catalog-drop-ignores-log-delete") /* a failed log deletion passed over */ \
-  X(LATE_LANDING_LEAKS, "late-landing-leaks")               /* reverts issue 12's lock/lease fix */ \
-  X(READER_TRIM_LAST_OFFSET, "reader-trim-last-offset")     /* LS-053 skip: end <= B + 1 */   \
-  X(READER_PQ_END_IS_LOG_END, "reader-pq-end-is-log-end")   /* a file's end ends the log */   \
-  X(READER_RELOOKUP_THROUGH_CACHE, "reader-relookup-through-cache") /* LS-055 retry cached */ \
-  X(XREC_AFTER_ACK, "xrec-after-ack")                       /* writer record at Finish */     \
-  X(XMARK_NOT_CONSUMED, "xmark-not-consumed")               /* the gate leaves the mark */    \
-  X(XMARK_BEFORE_FLUSH, "xmark-before-flush")               /* mark before the absorb */      \
-  X(XGATE_TRUSTS_DEAD, "xgate-trusts-dead")                 /* dead: no fence, no settle */   \
-  X(XGATE_TRUSTS_INDEX, "xgate-trusts-index")               /* empty index = fresh log */
+#define TARN__PLANTED_BUGS(X)                                                                      \
+  X(INDEX_BEFORE_OBJECT, "index-before-object")               /* publishes a failed object */      \
+  X(READER_SKIPS_TRIM, "reader-skips-trim")                   /* R1 takes B = 0 */                 \
+  X(SOFT_TRIM_UNSTORED, "soft-trim-unstored")                 /* reports B' unwritten */           \
+  X(C4_BEFORE_C3, "c4-before-c3")                             /* retires before installing */      \
+  X(RECLAIM_NO_GRACE, "reclaim-no-grace")                     /* deletes WAL on first sight */     \
+  X(ACK_OFFSET_BY_ENTRIES, "ack-offset-by-entries")           /* A4: e - entries, not records */   \
+  X(UNKNOWN_AS_FAILED, "unknown-as-failed")                   /* A3 unknown reported failed */     \
+  X(ACK_TS_WRITER_CLOCK, "ack-ts-writer-clock")               /* A4 ts from the writer's clock */  \
+  X(PUBLISH_DELAY_UNCHECKED, "publish-delay-unchecked")       /* reverts the publish limit */      \
+  X(PUBLISH_UNGUARDED, "publish-unguarded")                   /* A3 unchecked, unguarded */        \
+  X(SEQ_PUT_COUNTS_ENTRIES, "seq-put-counts-entries")         /* A3's d1 = entries */              \
+  X(ACK_ORDER_REVERSED, "ack-order-reversed")                 /* A4 offsets in reverse order */    \
+  X(ACK_NEXT_PLUS_ONE, "ack-next-plus-one")                   /* A4: next entry at off + 1 */      \
+  X(PUBLISH_FALLS_THROUGH, "publish-falls-through")           /* no return after a failure */      \
+  X(READER_SKIPS_PREFIX_CHECK, "reader-skips-prefix-check")   /* Higher without LS-051 */          \
+  X(SOFT_TRIM_LOWERS, "soft-trim-lowers")                     /* writes B' below B */              \
+  X(HARD_TRIM_PAST_X, "hard-trim-past-x")                     /* range bound x + 1 */              \
+  X(HARD_TRIM_ABOVE_B, "hard-trim-above-b")                   /* LS-081's x <= B unchecked */      \
+  X(C4_RANGE_PAST_E, "c4-range-past-e")                       /* C4's upper bound e, not e-1 */    \
+  X(C4_RANGE_FROM_S, "c4-range-from-s")                       /* C4's lower bound s, not s+1 */    \
+  X(PROGRESS_ONE_PAST, "progress-one-past")                   /* C5 writes e + 1 (Ursa's) */       \
+  X(C2_CUMULATIVE_BEFORE_ENTRY, "c2-cumulative-before-entry") /* cumulative size - entry */        \
+  X(C2_TIMESTAMP_NOW, "c2-timestamp-now")                     /* C2 stamps its own clock */        \
+  X(LEASE_IGNORES_FENCE, "lease-ignores-fence")               /* LS-041 not honoured */            \
+  X(DELETE_NO_DRAIN, "delete-no-drain")                       /* deletes before leases end */      \
+  X(DELETE_TRUSTS_FENCE, "delete-trusts-fence")               /* fence there: returns at once */   \
+  X(TASK_DEAD_EARLY, "task-dead-early")                       /* DEAD one failure early */         \
+  X(XWRITER_TRUSTS_412, "xwriter-trusts-412")                 /* 412 counted as a copy */          \
+  X(XWRITER_RELEASE_OUT_OF_ORDER, "xwriter-release-out-of-order") /* acks past a gap */            \
+  X(XWRITER_WINDOW_PLUS_ONE, "xwriter-window-plus-one")           /* WIN + 1 slots in flight */    \
+  X(XCLOSE_RECLAIMS_FAILED, "xclose-reclaims-failed")             /* failed writer reclaims */     \
+  X(XROLL_KEEPS_SLOTS, "xroll-keeps-slots")                       /* republished at old slots */   \
+  X(XABSORB_RETRIES_BLIND, "xabsorb-retries-blind")               /* unknown put retried unread */ \
+  X(XFENCE_THRESHOLD_K_MINUS_W, "xfence-threshold-k-minus-w")     /* dead at K-W poison */         \
+  X(XFENCE_GUESSES_UNDECIDED, "xfence-guesses-undecided")         /* dead instead of blocking */   \
+  X(XFENCE_NO_REOBSERVE, "xfence-no-reobserve")                   /* trusts its poison PUTs */     \
+  X(XFENCE_WALK_START_WIN_MINUS_1, "xfence-walk-start-win-minus-1") /* E-(WIN-1) */                \
+  X(XROLL_REPUBLISHES_BELOW_CUT, "xroll-republishes-below-cut")     /* cut-1 also republished */   \
+  X(XSETTLE_DELETES_BELOW_CUT, "xsettle-deletes-below-cut")         /* deletes from cut-1 */       \
+  X(XSETTLE_DELETES_POISON, "xsettle-deletes-poison")       /* deletes poison stragglers */        \
+  X(TASK_WRITE_UNCHECKED, "task-write-unchecked")           /* C2's task write unchecked */        \
+  X(CLAIM_SKIPS_PREPARED, "claim-skips-prepared")           /* claims INIT tasks only */           \
+  X(STALE_TASK_LEFT_OPEN, "stale-task-left-open")           /* stale range stays INIT */           \
+  X(PLAN_SKIPS_FIRST_LOG, "plan-skips-first-log")           /* logs counted from 1 */              \
+  X(LOCK_RELEASE_ANY_VERSION, "lock-release-any-version")   /* reverts #11 part 5's release */     \
+  X(REPAIR_C4_PAST_E, "repair-c4-past-e")                   /* repair's C4 bound e, not e-1 */     \
+  X(FLUSH_SKIPS_OPEN_BATCH, "flush-skips-open-batch")       /* close leaves the batch */           \
+  X(RECLAIM_IGNORES_INTENTS, "reclaim-ignores-intents")     /* reverts #11 part 1 */               \
+  X(RECLAIM_LOCAL_CLOCK, "reclaim-local-clock")             /* reverts #11 part 2's clock */       \
+  X(RECLAIM_TRUSTS_LATE_STAMP, "reclaim-trusts-late-stamp") /* reverts issue 12's stamp fix */     \
+  X(TASK_PUT_UNGUARDED, "task-put-unguarded")               /* task writes without the lock */     \
+  X(C2_STOPS_BEFORE_E, "c2-stops-before-e")                 /* C2's scan ends at >= e */           \
+  X(CLAIM_SKIPS_FAILED, "claim-skips-failed")               /* a failed task never reclaimed */    \
+  X(CLAIM_REDOES_C2, "claim-redoes-c2")                     /* PREPARED claimed as INIT */         \
+  X(TASK_GUARD_ANY_LOCK, "task-guard-any-lock")             /* guard: a lock, not ours */          \
+  X(TASK_VIEW_STAYS_INIT, "task-view-stays-init")           /* PREPARED put, view left INIT */     \
+  X(CATALOG_ALLOC_UNCHECKED, "catalog-alloc-unchecked")     /* LS-087 partition unchecked */       \
+  X(CATALOG_CREATE_IGNORES_TOMBSTONE, "catalog-create-ignores-tombstone") /* LS-089 */             \
+  X(CATALOG_DROP_SKIPS_LAST_LOG, "catalog-drop-skips-last-log") /* deletes n_logs - 1 logs */      \
+  X(CATALOG_CREATE_UNGUARDED, "catalog-create-unguarded")       /* LS-089: no tombstone guard */   \
+  X(CATALOG_DROP_IGNORES_LOG_DELETE,                                                               \
+    "catalog-drop-ignores-log-delete")                    /* a failed log deletion passed over */  \
+  X(LATE_LANDING_LEAKS, "late-landing-leaks")             /* reverts issue 12's lock/lease fix */  \
+  X(READER_TRIM_LAST_OFFSET, "reader-trim-last-offset")   /* LS-053 skip: end <= B + 1 */          \
+  X(READER_PQ_END_IS_LOG_END, "reader-pq-end-is-log-end") /* a file's end ends the log */          \
+  X(READER_RELOOKUP_THROUGH_CACHE, "reader-relookup-through-cache") /* LS-055 retry cached */      \
+  X(XREC_AFTER_ACK, "xrec-after-ack")                               /* writer record at Finish */  \
+  X(XMARK_NOT_CONSUMED, "xmark-not-consumed")                       /* the gate leaves the mark */ \
+  X(XMARK_BEFORE_FLUSH, "xmark-before-flush")                       /* mark before the absorb */   \
+  X(XGATE_TRUSTS_DEAD, "xgate-trusts-dead")   /* dead: no fence, no settle */                      \
+  X(XGATE_TRUSTS_INDEX, "xgate-trusts-index") /* empty index = fresh log */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,
 enum { TARN__BUG_NONE = 0, TARN__PLANTED_BUGS(TARN__PLANTED_ENUM) TARN__BUG_COUNT };

@@ -24,16 +24,20 @@ static int first_time(const char *path) {
   int first = 1;
   pthread_mutex_lock(&warned_mu);
   for (int i = 0; i < nwarned && first; i++)
-    if (strcmp(warned[i], path) == 0) first = 0;
-  if (first && nwarned < WARNED_MAX && (warned[nwarned] = strdup(path))) nwarned++;
+    if (strcmp(warned[i], path) == 0)
+      first = 0;
+  if (first && nwarned < WARNED_MAX && (warned[nwarned] = strdup(path)))
+    nwarned++;
   pthread_mutex_unlock(&warned_mu);
   return first;
 }
 
 void tarn__file_mode_warn(const char *path, const char *what) {
   struct stat sb;
-  if (!path || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return;
-  if ((sb.st_mode & (S_IRWXG | S_IRWXO)) == 0 || !first_time(path)) return;
+  if (!path || stat(path, &sb) != 0 || !S_ISREG(sb.st_mode))
+    return;
+  if ((sb.st_mode & (S_IRWXG | S_IRWXO)) == 0 || !first_time(path))
+    return;
   fprintf(stderr,
           "tarn: warning: %s %s has permissions %04o: others than its owner may read or "
           "change it (chmod 600 %s)\n",
@@ -43,7 +47,8 @@ void tarn__file_mode_warn(const char *path, const char *what) {
 int tarn__secret_read(const char *path, const char *what, char **out) {
   *out = NULL;
   FILE *f = fopen(path, "r");
-  if (!f) return tarn__errno(errno, "%s %s", what, path);
+  if (!f)
+    return tarn__errno(errno, "%s %s", what, path);
   tarn__file_mode_warn(path, what);
   enum { CAP = 4096 };
   char *s = malloc(CAP);
@@ -65,7 +70,8 @@ int tarn__secret_read(const char *path, const char *what, char **out) {
 }
 
 void tarn__secret_free(char *s) {
-  if (!s) return;
+  if (!s)
+    return;
   OPENSSL_cleanse(s, strlen(s));
   free(s);
 }

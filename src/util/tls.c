@@ -20,11 +20,12 @@ static int is(const char *name, size_t n, const char *a) {
 }
 
 int tarn__tls_option(tarn__tls *t, const char *name, size_t nlen, const char *v, size_t vlen) {
-  char **slot = is(name, nlen, "cacert") || is(name, nlen, "ca_file")     ? &t->ca_file
+  char **slot = is(name, nlen, "cacert") || is(name, nlen, "ca_file")   ? &t->ca_file
                 : is(name, nlen, "cert") || is(name, nlen, "cert_file") ? &t->cert_file
                 : is(name, nlen, "key") || is(name, nlen, "key_file")   ? &t->key_file
-                                                                          : NULL;
-  if (!slot) return 0;
+                                                                        : NULL;
+  if (!slot)
+    return 0;
   free(*slot);
   *slot = strndup(v, vlen);
   return *slot ? 1 : tarn__err(TARN_ENOMEM, "TLS options: out of memory");
@@ -32,19 +33,24 @@ int tarn__tls_option(tarn__tls *t, const char *name, size_t nlen, const char *v,
 
 static int readable(const char *path, const char *store, const char *what) {
   FILE *f = fopen(path, "r");
-  if (!f) return tarn__err(TARN_EINVAL, "%s: %s %s: %s", store, what, path, strerror(errno));
+  if (!f)
+    return tarn__err(TARN_EINVAL, "%s: %s %s: %s", store, what, path, strerror(errno));
   fclose(f);
   return 0;
 }
 
 int tarn__tls_check(const tarn__tls *t, const char *store) {
   int rc = 0;
-  if (t->ca_file) rc = readable(t->ca_file, store, "CA file");
-  if (!rc && t->cert_file) rc = readable(t->cert_file, store, "client certificate");
-  if (!rc && t->key_file) rc = readable(t->key_file, store, "client key");
+  if (t->ca_file)
+    rc = readable(t->ca_file, store, "CA file");
+  if (!rc && t->cert_file)
+    rc = readable(t->cert_file, store, "client certificate");
+  if (!rc && t->key_file)
+    rc = readable(t->key_file, store, "client key");
   if (!rc && t->key_file && !t->cert_file)
     rc = tarn__err(TARN_EINVAL, "%s: a client key without a client certificate (cert=)", store);
-  if (!rc) tarn__file_mode_warn(t->key_file ? t->key_file : t->cert_file, "TLS key file");
+  if (!rc)
+    tarn__file_mode_warn(t->key_file ? t->key_file : t->cert_file, "TLS key file");
   return rc;
 }
 
@@ -62,15 +68,13 @@ int tarn__tls_refused(CURLcode cc, const char *errbuf) {
   case CURLE_SSL_CACERT_BADFILE:
   case CURLE_SSL_CERTPROBLEM:
   case CURLE_SSL_ISSUER_ERROR:
-  case CURLE_SSL_CLIENTCERT:
-    return 1;
+  case CURLE_SSL_CLIENTCERT: return 1;
   case CURLE_SSL_CONNECT_ERROR:
   case CURLE_SEND_ERROR:
   case CURLE_RECV_ERROR:
     /* a handshake alert: the server refused our certificate (or none) */
     return errbuf && strstr(errbuf, "alert") && strstr(errbuf, "certificate");
-  default:
-    return 0;
+  default: return 0;
   }
 }
 

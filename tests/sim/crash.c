@@ -166,10 +166,13 @@ static int do_verify(tarn_meta *m, tarn_objstore *wal, tarn_objstore *cmp, uint6
     char want[512];
     size_t len = payload_of(v[k].tag, v[k].i, want, sizeof want);
     if (rc || e.offset != v[k].off || e.payload_len != len || memcmp(e.payload, want, len)) {
-      fprintf(stderr, "tarn-crash: LOST: %s entry %" PRIu64 " acknowledged at offset %" PRIu64
-                      " of log %" PRIu64 ": %s\n", v[k].tag, v[k].i, v[k].off, log,
-              rc ? tarn_errmsg() : e.offset != v[k].off ? "the offset is not in the log"
-                                                          : "another entry is there");
+      fprintf(stderr,
+              "tarn-crash: LOST: %s entry %" PRIu64 " acknowledged at offset %" PRIu64
+              " of log %" PRIu64 ": %s\n",
+              v[k].tag, v[k].i, v[k].off, log,
+              rc                     ? tarn_errmsg()
+              : e.offset != v[k].off ? "the offset is not in the log"
+                                     : "another entry is there");
       bad++;
     }
   }

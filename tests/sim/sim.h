@@ -19,8 +19,8 @@
 #include "tarn/writer.h"
 #include "util/planted.h"
 
-#define SIM_NLOGS 3      /* logs 1..SIM_NLOGS */
-#define SIM_NWRITERS 3   /* writer processes */
+#define SIM_NLOGS 3       /* logs 1..SIM_NLOGS */
+#define SIM_NWRITERS 3    /* writer processes */
 #define SIM_DELETED_LOG 3 /* the log the deleter may delete */
 #define SIM_NCOMPACTORS 2
 #define SIM_MAX_ZOMBIES 32
@@ -31,36 +31,36 @@ enum { E_PENDING = 0, E_ACKED, E_FAILED, E_UNKNOWN };
  * leaderless log's S1-S9 and L1-L3, task claiming's safety and liveness
  * properties, and tarn's own (the spec's MUST rules). Each has a counter of
  * how often it was checked (sim.checks) and a planted bug that violates it. */
-#define SIM_PROPERTIES(X)                                   \
-  X(NoOffsetDuplicates, "S1")                               \
-  X(MonotonicOffsets, "S2")                                 \
-  X(FencedRejectsAppends, "S3")                             \
-  X(CompactionPreservesData, "S4")                          \
-  X(NoPhantomEntries, "S5")                                 \
-  X(CursorConsistency, "S6")                                \
-  X(NoOverlappingRanges, "S7")                              \
-  X(NoReaderError, "S8")                                    \
-  X(SequentialCompactionSafety, "S9")                       \
-  X(AppendProgress, "L1")                                   \
-  X(CompactionCompletes, "L2")                              \
-  X(ReaderEventuallySucceeds, "L3")                         \
-  X(MutualExclusion, "tasks")                               \
-  X(NoDoubleExecution, "tasks")                             \
-  X(DLQOnlyAfterMaxFailures, "tasks")                       \
-  X(LockConsistency, "tasks")                               \
-  X(NoOrphanExecution, "tasks")                             \
-  X(TaskCompletion, "tasks L")                              \
-  X(CrashRecovery, "tasks L")                               \
-  X(NoStarvation, "tasks L")                                \
-  X(NoAckedEntryLost, "tarn")                               \
-  X(ReaderRespectsTrim, "tarn")                             \
-  X(AckMatchesRead, "tarn")                                 \
-  X(TrimMarkerMonotonic, "tarn")                            \
-  X(SoftTrimStored, "tarn")                                 \
-  X(NoDanglingIndex, "tarn")                                \
-  X(DeletedLogStaysEmpty, "tarn")                           \
-  X(OneOutcome, "tarn")                                     \
-  X(StepError, "tarn")                                      \
+#define SIM_PROPERTIES(X)                                                                          \
+  X(NoOffsetDuplicates, "S1")                                                                      \
+  X(MonotonicOffsets, "S2")                                                                        \
+  X(FencedRejectsAppends, "S3")                                                                    \
+  X(CompactionPreservesData, "S4")                                                                 \
+  X(NoPhantomEntries, "S5")                                                                        \
+  X(CursorConsistency, "S6")                                                                       \
+  X(NoOverlappingRanges, "S7")                                                                     \
+  X(NoReaderError, "S8")                                                                           \
+  X(SequentialCompactionSafety, "S9")                                                              \
+  X(AppendProgress, "L1")                                                                          \
+  X(CompactionCompletes, "L2")                                                                     \
+  X(ReaderEventuallySucceeds, "L3")                                                                \
+  X(MutualExclusion, "tasks")                                                                      \
+  X(NoDoubleExecution, "tasks")                                                                    \
+  X(DLQOnlyAfterMaxFailures, "tasks")                                                              \
+  X(LockConsistency, "tasks")                                                                      \
+  X(NoOrphanExecution, "tasks")                                                                    \
+  X(TaskCompletion, "tasks L")                                                                     \
+  X(CrashRecovery, "tasks L")                                                                      \
+  X(NoStarvation, "tasks L")                                                                       \
+  X(NoAckedEntryLost, "tarn")                                                                      \
+  X(ReaderRespectsTrim, "tarn")                                                                    \
+  X(AckMatchesRead, "tarn")                                                                        \
+  X(TrimMarkerMonotonic, "tarn")                                                                   \
+  X(SoftTrimStored, "tarn")                                                                        \
+  X(NoDanglingIndex, "tarn")                                                                       \
+  X(DeletedLogStaysEmpty, "tarn")                                                                  \
+  X(OneOutcome, "tarn")                                                                            \
+  X(StepError, "tarn")                                                                             \
   X(Hang, "harness")
 
 #define SIM_PROP_ENUM(name, src) P_##name,
@@ -71,35 +71,53 @@ extern const char *const sim_prop_sources[];
 #define SIM_CHECKED(s, p) ((s)->checks[p]++)
 
 /* Fault kinds a run can leave out (--without), for shrinking a failure. */
-enum { SIM_NO_OBJECT = 1, SIM_NO_META = 2, SIM_NO_CRASH = 4, SIM_NO_EXPIRY = 8, SIM_NO_SKEW = 16,
-       SIM_NO_SLOW = 32, SIM_NO_ZOMBIE = 64, SIM_NO_STALL = 128,
-       SIM_NO_C3CRASH = 256, SIM_NO_READ = 512 };
+enum {
+  SIM_NO_OBJECT = 1,
+  SIM_NO_META = 2,
+  SIM_NO_CRASH = 4,
+  SIM_NO_EXPIRY = 8,
+  SIM_NO_SKEW = 16,
+  SIM_NO_SLOW = 32,
+  SIM_NO_ZOMBIE = 64,
+  SIM_NO_STALL = 128,
+  SIM_NO_C3CRASH = 256,
+  SIM_NO_READ = 512
+};
 
 /* The processes, each with its own clock (skewed, stepping back now and then). */
-enum { PROC_CHECK = 0, PROC_W0 = 1, PROC_C0 = PROC_W0 + 3, PROC_TRIM = PROC_C0 + 2, PROC_DEL,
-       PROC_RECL, PROC_T0, PROC_RECL2 = PROC_T0 + 2, SIM_NPROCS = PROC_T0 + 4 };
+enum {
+  PROC_CHECK = 0,
+  PROC_W0 = 1,
+  PROC_C0 = PROC_W0 + 3,
+  PROC_TRIM = PROC_C0 + 2,
+  PROC_DEL,
+  PROC_RECL,
+  PROC_T0,
+  PROC_RECL2 = PROC_T0 + 2,
+  SIM_NPROCS = PROC_T0 + 4
+};
 
 /* One append, as the simulation issued it, and what it was told. */
 typedef struct sim_entry {
   uint64_t log;
   uint32_t len, records;
   int status;
-  uint64_t offset;   /* E_ACKED: the acknowledged offset */
-  int64_t ts;        /* E_ACKED: the acknowledged timestamp */
+  uint64_t offset; /* E_ACKED: the acknowledged offset */
+  int64_t ts;      /* E_ACKED: the acknowledged timestamp */
   int writer;
-  int seen;          /* read back at least once */
+  int seen; /* read back at least once */
   uint64_t seen_offset, seen_cum;
   int64_t seen_ts;
-  uint64_t pass;     /* the last full pass that read it */
+  uint64_t pass; /* the last full pass that read it */
 } sim_entry;
 
 /* An index record as the checker last saw it. */
 typedef struct sim_span {
   uint64_t end, start;
   int64_t version;
-  uint64_t vhash;   /* of the value */
+  uint64_t vhash; /* of the value */
   int parquet;
-  uint64_t epoch;   /* the reclaim epoch its object was last seen in (RAW) */
+  uint64_t epoch; /* the reclaim epoch its object was last seen in (RAW) */
 } sim_span;
 
 typedef struct sim_log {
@@ -111,9 +129,9 @@ typedef struct sim_log {
   int fenced;             /* its fence exists: deletion began, records may go */
   sim_span *spans;        /* the records of the last check, by end */
   size_t nspans;
-  int spans_window;       /* the last check saw a C3-C4 window */
-  uint64_t cursor;        /* the greatest compaction cursor (C5) seen */
-  uint64_t (*acked)[2];   /* acknowledged [offset, end), sorted (NoOffsetDuplicates) */
+  int spans_window;     /* the last check saw a C3-C4 window */
+  uint64_t cursor;      /* the greatest compaction cursor (C5) seen */
+  uint64_t (*acked)[2]; /* acknowledged [offset, end), sorted (NoOffsetDuplicates) */
   size_t nacked, capacked;
 } sim_log;
 
@@ -181,10 +199,10 @@ typedef struct sim {
   int verbose;
   int hang_at; /* the watchdog's self-test: this step never returns (0: none) */
   uint64_t rng, lib_rng;
-  int64_t now;       /* true time */
-  int proc;          /* the process running: whose clock the library reads */
+  int64_t now; /* true time */
+  int proc;    /* the process running: whose clock the library reads */
   int64_t skew[SIM_NPROCS], store_skew, max_skew;
-  unsigned p_skew;   /* per mille of steps that reset one clock's skew (possibly backwards) */
+  unsigned p_skew; /* per mille of steps that reset one clock's skew (possibly backwards) */
   char meta_uri[96], wal_uri[96], cmp_uri[96];
   /* fault rates (per mille), drawn from the seed */
   unsigned p_obj_fault, p_meta_fault, p_crash, p_expire;
@@ -196,7 +214,7 @@ typedef struct sim {
   sim_writer wr[SIM_NWRITERS];
   sim_zombie zombies[SIM_MAX_ZOMBIES];
   size_t nzombies;
-  tarn_meta *cmeta;  /* the checker's and readers' session */
+  tarn_meta *cmeta; /* the checker's and readers' session */
   tarn_objstore *cwal, *ccmp;
   sim_compactor cp[SIM_NCOMPACTORS];
   sim_tnode tn[SIM_NTNODES];
@@ -209,11 +227,11 @@ typedef struct sim {
   int64_t task_created[SIM_NLOGS + 1];
   int task_state[SIM_NLOGS + 1];
   uint64_t task_range[SIM_NLOGS + 1][2];
-  tarn_meta *rmeta;  /* the reclaimer's session */
+  tarn_meta *rmeta; /* the reclaimer's session */
   uint64_t reclaim_epoch;
   tarn_reader *fresh, *stale;
-  tarn_meta *tmeta;  /* the trimmer's session */
-  tarn_meta *dmeta;  /* the deleter's session */
+  tarn_meta *tmeta; /* the trimmer's session */
+  tarn_meta *dmeta; /* the deleter's session */
   int delete_started;
   uint64_t pass;
   /* the trace: every line, hashed */
@@ -231,8 +249,7 @@ typedef struct sim {
 uint64_t sim_rand(sim *s);
 uint64_t sim_below(sim *s, uint64_t n);
 void sim_trace(sim *s, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-void sim_fail(sim *s, int property, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+void sim_fail(sim *s, int property, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 int sim_run(sim *s);
 void sim_free(sim *s);
 /* the deterministic payload of entry id */

@@ -54,9 +54,10 @@
 #define CS_MAXLOG 8192
 #define CS_GRACE_MS 61000
 
-#define CS_PROPS(X)                                                                        \
-  X(CatLogIdsUnique) X(CatDroppedStaysDropped) X(CatNoAckAfterDrop) X(CatDroppedLogEmpty) \
-  X(CatReclaimOnlyUnreachable) X(CatStepError)
+#define CS_PROPS(X)                                                                                \
+  X(CatLogIdsUnique)                                                                               \
+  X(CatDroppedStaysDropped)                                                                        \
+  X(CatNoAckAfterDrop) X(CatDroppedLogEmpty) X(CatReclaimOnlyUnreachable) X(CatStepError)
 #define CS_ENUM(n) C_##n,
 enum { CS_PROPS(CS_ENUM) C_COUNT };
 #define CS_NAME(n) #n,
@@ -87,7 +88,7 @@ typedef struct cs {
   tarn_meta *cm, *rm, *tm;     /* checker, reclaimer, trimmer */
   tarn_objstore *cwal;
   int drop_done[CS_NAMES];
-  int owner[CS_MAXLOG];         /* name + 1 of the stream that named it */
+  int owner[CS_MAXLOG];          /* name + 1 of the stream that named it */
   uint64_t owner_gen[CS_MAXLOG]; /* ... and that stream's first log */
   unsigned char raw[CS_MAXLOG], dead[CS_MAXLOG];
   uint64_t max_id;
@@ -179,8 +180,9 @@ static void append_cb(void *arg, int status, uint64_t offset, int64_t ts) {
       s->raw[e->log] = 1;
     s->checks[C_CatNoAckAfterDrop]++;
     if (e->log < CS_MAXLOG && s->dead[e->log])
-      fail(s, C_CatNoAckAfterDrop, "entry %zu acknowledged in log %" PRIu64
-           " after the drop of its stream returned", id, e->log);
+      fail(s, C_CatNoAckAfterDrop,
+           "entry %zu acknowledged in log %" PRIu64 " after the drop of its stream returned", id,
+           e->log);
   } else {
     s->appends_failed++;
   }
@@ -313,13 +315,15 @@ static void act_node(cs *s, int i) {
   int kind = 0;
   if (chance(s, s->p_fault)) {
     uint64_t f = below(s, 10);
-    kind = f < 4 ? TARN_META_FAULT_FAIL
-         : f < 8 || s->held[i] || s->no_held ? TARN_META_FAULT_COMMIT_UNKNOWN : TARN_META_FAULT_DELAY_COMMIT;
+    kind = f < 4                               ? TARN_META_FAULT_FAIL
+           : f < 8 || s->held[i] || s->no_held ? TARN_META_FAULT_COMMIT_UNKNOWN
+                                               : TARN_META_FAULT_DELAY_COMMIT;
     int skip = (int)below(s, 6);
     tarn_meta_inject_fault_after(m, kind, skip, 1);
     trace(s, "  fault: c%d's write %d %s", i, skip + 1,
-          kind == TARN_META_FAULT_FAIL ? "fails" : kind == TARN_META_FAULT_COMMIT_UNKNOWN
-                                                       ? "commits, reports unknown" : "is held");
+          kind == TARN_META_FAULT_FAIL             ? "fails"
+          : kind == TARN_META_FAULT_COMMIT_UNKNOWN ? "commits, reports unknown"
+                                                   : "is held");
   }
   int n = (int)below(s, CS_NAMES);
   char name[16];
@@ -336,8 +340,7 @@ static void act_node(cs *s, int i) {
     if (rc == 0) {
       s->creates++;
       if (before || s->drop_done[n])
-        fail(s, C_CatDroppedStaysDropped, "cat/%s was created although it had been dropped",
-             name);
+        fail(s, C_CatDroppedStaysDropped, "cat/%s was created although it had been dropped", name);
     }
   } else if (op < 7) {
     rc = tarn_catalog_add_partitions(s->cat[i], "cat", name, 1, NULL);
@@ -424,14 +427,16 @@ static void check_layouts(cs *s) {
       if (l > s->max_id)
         s->max_id = l;
       if (s->raw[l])
-        fail(s, C_CatLogIdsUnique, "cat/%s partition %zu is log %" PRIu64
-             ", whose partition a raw writer had used", v[k].name, p, l);
+        fail(s, C_CatLogIdsUnique,
+             "cat/%s partition %zu is log %" PRIu64 ", whose partition a raw writer had used",
+             v[k].name, p, l);
       else if (!s->owner[l])
         s->owner[l] = nm + 1, s->owner_gen[l] = v[k].logs[0];
       else if (s->owner[l] != nm + 1 || s->owner_gen[l] != v[k].logs[0])
-        fail(s, C_CatLogIdsUnique, "log %" PRIu64 " is named by cat/%s (first log %" PRIu64
-             ") and was by cat/s%d (first log %" PRIu64 ")", l, v[k].name, v[k].logs[0],
-             s->owner[l] - 1, s->owner_gen[l]);
+        fail(s, C_CatLogIdsUnique,
+             "log %" PRIu64 " is named by cat/%s (first log %" PRIu64
+             ") and was by cat/s%d (first log %" PRIu64 ")",
+             l, v[k].name, v[k].logs[0], s->owner[l] - 1, s->owner_gen[l]);
     }
   }
   tarn_catalog_records_free(v, n);
@@ -454,8 +459,10 @@ static void check_reclaim(cs *s) {
     }
     s->checks[C_CatDroppedLogEmpty]++;
     if (s->dead[l] && rs.n)
-      fail(s, C_CatDroppedLogEmpty, "log %" PRIu64 " of dropped cat/s%d still has %zu index "
-           "records", l, s->owner[l] - 1, rs.n);
+      fail(s, C_CatDroppedLogEmpty,
+           "log %" PRIu64 " of dropped cat/s%d still has %zu index "
+           "records",
+           l, s->owner[l] - 1, rs.n);
     for (size_t k = 0; k < rs.n && !s->failed; k++) {
       tarn_entry_index ei;
       if (tarn_entry_index_decode(rs.v[k].value, rs.v[k].value_len, &ei))
@@ -463,9 +470,10 @@ static void check_reclaim(cs *s) {
       uint64_t size;
       s->checks[C_CatReclaimOnlyUnreachable]++;
       if (ei.location && tarn_objstore_head(s->cwal, ei.location, &size) != 0)
-        fail(s, C_CatReclaimOnlyUnreachable, "log %" PRIu64 " (cat/s%d) has index record %s "
-             "naming WAL object %s, which was deleted", l, s->owner[l] - 1, rs.v[k].key,
-             ei.location);
+        fail(s, C_CatReclaimOnlyUnreachable,
+             "log %" PRIu64 " (cat/s%d) has index record %s "
+             "naming WAL object %s, which was deleted",
+             l, s->owner[l] - 1, rs.v[k].key, ei.location);
       tarn_entry_index_free(&ei);
     }
     tarn_meta_recs_free(&rs);
@@ -498,8 +506,10 @@ static int cs_run(cs *s) {
       tarn_meta_open(s->meta_uri, &s->tm) || tarn_objstore_open(s->wal_uri, &s->cwal))
     return -1;
   tarn_catalog *c0;
-  tarn_timing tm = {.wal_grace_ms = CS_GRACE_MS, .max_publish_delay_ms = 30000,
-                    .max_put_ms = 10000, .skew_allowance_ms = 10000};
+  tarn_timing tm = {.wal_grace_ms = CS_GRACE_MS,
+                    .max_publish_delay_ms = 30000,
+                    .max_put_ms = 10000,
+                    .skew_allowance_ms = 10000};
   if (tarn_catalog_open(s->cm, NULL, &c0) || tarn_catalog_init(c0, NULL) ||
       tarn_timing_record(s->cm, &tm, NULL)) {
     fprintf(stderr, "tarn-sim --catalog: %s\n", tarn_errmsg());
@@ -594,7 +604,8 @@ int sim_catalog_main(int argc, char **argv) {
     else if (!strcmp(argv[i], "--check-determinism"))
       determinism = 1;
     else if (!strcmp(argv[i], "--bug") && v) {
-      for (bug = 0; tarn__planted_names[bug] && strcmp(tarn__planted_names[bug], v); bug++) {}
+      for (bug = 0; tarn__planted_names[bug] && strcmp(tarn__planted_names[bug], v); bug++) {
+      }
       if (!tarn__planted_names[bug]) {
         fprintf(stderr, "tarn-sim --catalog: unknown bug %s\n", v);
         return 2;
@@ -623,11 +634,11 @@ int sim_catalog_main(int argc, char **argv) {
                      expect_fail);
   clock_t t0 = clock();
   long total = 0;
-  uint64_t checks[C_COUNT] = {0}, creates = 0, drops = 0, adds = 0, acked = 0, failed = 0,
-           raw = 0, reclaimed = 0, trims = 0, crashes = 0, landed = 0;
+  uint64_t checks[C_COUNT] = {0}, creates = 0, drops = 0, adds = 0, acked = 0, failed = 0, raw = 0,
+           reclaimed = 0, trims = 0, crashes = 0, landed = 0;
   for (uint64_t seed = a; seed <= b; seed++) {
-    cs s = {.seed = seed, .steps = steps, .bug = bug, .verbose = verbose && a == b,
-            .no_held = no_held};
+    cs s = {
+        .seed = seed, .steps = steps, .bug = bug, .verbose = verbose && a == b, .no_held = no_held};
     sim_watchdog_run(seed, NULL, NULL);
     int f = cs_run(&s);
     if (f < 0) {
@@ -655,15 +666,14 @@ int sim_catalog_main(int argc, char **argv) {
       printf("tarn-sim --catalog: seed %" PRIu64 " FAILED at step %d: %s\n", seed, s.step,
              s.failure);
       printf("replay: tarn-sim%s --catalog --seed %" PRIu64 " --steps %d%s%s%s --trace\n",
-             bug ? "-planted" : "", seed, s.step > s.steps ? s.steps : s.step,
-             bug ? " --bug " : "", bug ? tarn__planted_names[bug] : "",
-             no_held ? " --without held" : "");
+             bug ? "-planted" : "", seed, s.step > s.steps ? s.steps : s.step, bug ? " --bug " : "",
+             bug ? tarn__planted_names[bug] : "", no_held ? " --without held" : "");
       cs_free(&s);
       return expect_fail ? 0 : 1;
     }
     if (a == b)
-      printf("tarn-sim --catalog: seed %" PRIu64 " ok, %d steps, trace hash %016" PRIx64 "\n",
-             seed, steps, s.hash);
+      printf("tarn-sim --catalog: seed %" PRIu64 " ok, %d steps, trace hash %016" PRIx64 "\n", seed,
+             steps, s.hash);
     cs_free(&s);
   }
   printf("tarn-sim --catalog: seeds %" PRIu64 "..%" PRIu64 ": %ld steps, no violation (%.1f s)\n",

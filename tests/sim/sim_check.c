@@ -100,11 +100,14 @@ static void check_cursor(sim *s, sim_log *lg) {
   if (rc)
     sim_fail(s, P_NoReaderError, "progress record of log %" PRIu64 ": %s", lg->id, tarn_errmsg());
   else if (e > lg->max_end)
-    sim_fail(s, P_CursorConsistency, "log %" PRIu64 ": the compaction cursor is %" PRIu64
-             " but the greatest end offset is %" PRIu64, lg->id, e, lg->max_end);
+    sim_fail(s, P_CursorConsistency,
+             "log %" PRIu64 ": the compaction cursor is %" PRIu64
+             " but the greatest end offset is %" PRIu64,
+             lg->id, e, lg->max_end);
   else if (e < lg->cursor)
-    sim_fail(s, P_CursorConsistency, "log %" PRIu64 ": the compaction cursor went back from %"
-             PRIu64 " to %" PRIu64, lg->id, lg->cursor, e);
+    sim_fail(s, P_CursorConsistency,
+             "log %" PRIu64 ": the compaction cursor went back from %" PRIu64 " to %" PRIu64,
+             lg->id, lg->cursor, e);
   else
     lg->cursor = e;
 }
@@ -127,11 +130,14 @@ static void check_log_records(sim *s, sim_log *lg) {
   SIM_CHECKED(s, P_TrimMarkerMonotonic);
   SIM_CHECKED(s, P_SoftTrimStored);
   if (b < lg->b)
-    sim_fail(s, P_TrimMarkerMonotonic, "log %" PRIu64 ": the trim marker went back from %" PRIu64
-             " to %" PRIu64, lg->id, lg->b, b);
+    sim_fail(s, P_TrimMarkerMonotonic,
+             "log %" PRIu64 ": the trim marker went back from %" PRIu64 " to %" PRIu64, lg->id,
+             lg->b, b);
   if (lg->soft_reported > b)
-    sim_fail(s, P_SoftTrimStored, "log %" PRIu64 ": soft trim reported %" PRIu64
-             " stored, but the marker holds %" PRIu64, lg->id, lg->soft_reported, b);
+    sim_fail(s, P_SoftTrimStored,
+             "log %" PRIu64 ": soft trim reported %" PRIu64
+             " stored, but the marker holds %" PRIu64,
+             lg->id, lg->soft_reported, b);
   if (b > lg->b)
     lg->b = b;
 
@@ -148,8 +154,10 @@ static void check_log_records(sim *s, sim_log *lg) {
      * to delete its record leaves it to its session; no lease is granted,
      * which sim_world.c checks where leases are acquired) */
     if (keys.n)
-      sim_fail(s, P_DeletedLogStaysEmpty, "log %" PRIu64 " was deleted (leases drained) but has "
-               "%zu index records", lg->id, keys.n);
+      sim_fail(s, P_DeletedLogStaysEmpty,
+               "log %" PRIu64 " was deleted (leases drained) but has "
+               "%zu index records",
+               lg->id, keys.n);
     tarn_meta_recs_free(&keys);
     return;
   }
@@ -158,15 +166,17 @@ static void check_log_records(sim *s, sim_log *lg) {
   for (size_t j = 0, q = 0; j < lg->nspans && !s->failed && !lg->fenced; j++) {
     const sim_span *o = &lg->spans[j];
     tarn_key k;
-    while (q < keys.n && (tarn_key_parse(keys.v[q].key, strlen(keys.v[q].key), &k) ||
-                          k.end_offset < o->end))
+    while (q < keys.n &&
+           (tarn_key_parse(keys.v[q].key, strlen(keys.v[q].key), &k) || k.end_offset < o->end))
       q++;
     if (!o->parquet || o->end <= b)
       continue;
     SIM_CHECKED(s, P_SequentialCompactionSafety);
     if (q == keys.n || k.end_offset != o->end)
-      sim_fail(s, P_SequentialCompactionSafety, "log %" PRIu64 ": the PARQUET record ending at %"
-               PRIu64 " (above B = %" PRIu64 ") was removed", lg->id, o->end, b);
+      sim_fail(s, P_SequentialCompactionSafety,
+               "log %" PRIu64 ": the PARQUET record ending at %" PRIu64 " (above B = %" PRIu64
+               ") was removed",
+               lg->id, o->end, b);
   }
   int had_window = lg->spans_window;
   lg->spans_window = 0;
@@ -193,8 +203,10 @@ static void check_log_records(sim *s, sim_log *lg) {
       /* LS-076: a compaction never replaces a PARQUET record another installed
        * (a repeated C3 puts the same value again) */
       if (old && old->parquet && old->vhash != sp->vhash)
-        sim_fail(s, P_SequentialCompactionSafety, "log %" PRIu64 ": the PARQUET record %s was "
-                 "replaced by another value", lg->id, keys.v[i].key);
+        sim_fail(s, P_SequentialCompactionSafety,
+                 "log %" PRIu64 ": the PARQUET record %s was "
+                 "replaced by another value",
+                 lg->id, keys.v[i].key);
     }
     if (check_object(s, lg, part, keys.v[i].key, sp))
       break;
@@ -202,12 +214,15 @@ static void check_log_records(sim *s, sim_log *lg) {
     SIM_CHECKED(s, P_NoOverlappingRanges);
     if (i == 0) {
       if (start > 0 && (ver < 0 || start > b))
-        sim_fail(s, P_NoOverlappingRanges, "log %" PRIu64 ": the first record starts at %" PRIu64
-                 " but the trim marker is %" PRIu64 ": offsets below it were lost", lg->id, start,
-                 b);
+        sim_fail(s, P_NoOverlappingRanges,
+                 "log %" PRIu64 ": the first record starts at %" PRIu64
+                 " but the trim marker is %" PRIu64 ": offsets below it were lost",
+                 lg->id, start, b);
     } else if (start > prev_end) {
-      sim_fail(s, P_NoOverlappingRanges, "log %" PRIu64 ": offsets [%" PRIu64 ", %" PRIu64
-               ") have no index record (next: %s)", lg->id, prev_end, start, keys.v[i].key);
+      sim_fail(s, P_NoOverlappingRanges,
+               "log %" PRIu64 ": offsets [%" PRIu64 ", %" PRIu64
+               ") have no index record (next: %s)",
+               lg->id, prev_end, start, keys.v[i].key);
     } else if (start < prev_end) {
       /* only the C3–C4 window: a PARQUET record over RAW records that lie
        * wholly inside its range, not yet retired */
@@ -218,7 +233,8 @@ static void check_log_records(sim *s, sim_log *lg) {
         s->st.windows++;
       lg->spans_window = 1;
       if (!ok)
-        sim_fail(s, P_NoOverlappingRanges, "log %" PRIu64 ": record %s [%" PRIu64 ", %" PRIu64
+        sim_fail(s, P_NoOverlappingRanges,
+                 "log %" PRIu64 ": record %s [%" PRIu64 ", %" PRIu64
                  ") overlaps the records before it (ending at %" PRIu64 ") outside a C3-C4 window",
                  lg->id, keys.v[i].key, start, k.end_offset, prev_end);
     }
@@ -230,11 +246,13 @@ static void check_log_records(sim *s, sim_log *lg) {
   if (!s->failed && !lg->fenced) {
     SIM_CHECKED(s, P_MonotonicOffsets);
     if (keys.n && prev_end < lg->max_end)
-      sim_fail(s, P_MonotonicOffsets, "log %" PRIu64 ": the greatest end offset went back from %"
-               PRIu64 " to %" PRIu64, lg->id, lg->max_end, prev_end);
+      sim_fail(s, P_MonotonicOffsets,
+               "log %" PRIu64 ": the greatest end offset went back from %" PRIu64 " to %" PRIu64,
+               lg->id, lg->max_end, prev_end);
     if (!keys.n && lg->max_end)
-      sim_fail(s, P_MonotonicOffsets, "log %" PRIu64 ": every index record vanished (end was %"
-               PRIu64 ")", lg->id, lg->max_end);
+      sim_fail(s, P_MonotonicOffsets,
+               "log %" PRIu64 ": every index record vanished (end was %" PRIu64 ")", lg->id,
+               lg->max_end);
   }
   if (prev_end > lg->max_end)
     lg->max_end = prev_end;
@@ -246,14 +264,17 @@ static void check_log_records(sim *s, sim_log *lg) {
 /* Compares an entry read back with what the simulation appended. */
 static void check_read_entry(sim *s, const char *who, uint64_t log, const tarn_entry *ent) {
   if (ent->payload_len < 8) {
-    sim_fail(s, P_NoPhantomEntries, "%s reader: log %" PRIu64 " offset %" PRIu64
-             ": a %zu-byte entry nobody appended", who, log, ent->offset, ent->payload_len);
+    sim_fail(s, P_NoPhantomEntries,
+             "%s reader: log %" PRIu64 " offset %" PRIu64 ": a %zu-byte entry nobody appended", who,
+             log, ent->offset, ent->payload_len);
     return;
   }
   uint64_t id = le64(ent->payload);
   if (id >= s->nents) {
-    sim_fail(s, P_NoPhantomEntries, "%s reader: log %" PRIu64 " offset %" PRIu64
-             ": entry id %" PRIu64 " was never appended", who, log, ent->offset, id);
+    sim_fail(s, P_NoPhantomEntries,
+             "%s reader: log %" PRIu64 " offset %" PRIu64 ": entry id %" PRIu64
+             " was never appended",
+             who, log, ent->offset, id);
     return;
   }
   sim_entry *e = &s->ents[id];
@@ -264,28 +285,31 @@ static void check_read_entry(sim *s, const char *who, uint64_t log, const tarn_e
   sim_payload(id, e->log, want, e->len);
   if (e->log != log || e->len != ent->payload_len || e->records != ent->record_count ||
       memcmp(want, ent->payload, e->len) != 0) {
-    sim_fail(s, P_NoPhantomEntries, "%s reader: log %" PRIu64 " offset %" PRIu64
-             ": entry %" PRIu64 " read with other bytes, size or record count than appended "
-             "(log %" PRIu64 ", %u bytes, %u records)", who, log, ent->offset, id, e->log, e->len,
-             e->records);
+    sim_fail(s, P_NoPhantomEntries,
+             "%s reader: log %" PRIu64 " offset %" PRIu64 ": entry %" PRIu64
+             " read with other bytes, size or record count than appended "
+             "(log %" PRIu64 ", %u bytes, %u records)",
+             who, log, ent->offset, id, e->log, e->len, e->records);
     return;
   }
   if (e->status == E_FAILED || e->status == E_PENDING) {
-    sim_fail(s, P_NoPhantomEntries, "%s reader: entry %" PRIu64 " is readable at offset %" PRIu64
-             " but its append %s", who, id, ent->offset,
-             e->status == E_FAILED ? "failed" : "has no outcome yet");
+    sim_fail(s, P_NoPhantomEntries,
+             "%s reader: entry %" PRIu64 " is readable at offset %" PRIu64 " but its append %s",
+             who, id, ent->offset, e->status == E_FAILED ? "failed" : "has no outcome yet");
     return;
   }
   if (e->status == E_ACKED && (e->offset != ent->offset || e->ts != ent->timestamp_ms))
-    sim_fail(s, P_AckMatchesRead, "%s reader: entry %" PRIu64 " acknowledged at offset %" PRIu64
-             " ts %" PRId64 ", read at %" PRIu64 " ts %" PRId64, who, id, e->offset, e->ts,
-             ent->offset, ent->timestamp_ms);
+    sim_fail(s, P_AckMatchesRead,
+             "%s reader: entry %" PRIu64 " acknowledged at offset %" PRIu64 " ts %" PRId64
+             ", read at %" PRIu64 " ts %" PRId64,
+             who, id, e->offset, e->ts, ent->offset, ent->timestamp_ms);
   if (e->seen && (e->seen_offset != ent->offset || e->seen_cum != ent->cumulative_size ||
                   e->seen_ts != ent->timestamp_ms))
-    sim_fail(s, P_CompactionPreservesData, "%s reader: entry %" PRIu64 " was read at offset %"
-             PRIu64 " cumulative %" PRIu64 " ts %" PRId64 ", now at %" PRIu64 " cumulative %"
-             PRIu64 " ts %" PRId64, who, id, e->seen_offset, e->seen_cum, e->seen_ts, ent->offset,
-             ent->cumulative_size, ent->timestamp_ms);
+    sim_fail(s, P_CompactionPreservesData,
+             "%s reader: entry %" PRIu64 " was read at offset %" PRIu64 " cumulative %" PRIu64
+             " ts %" PRId64 ", now at %" PRIu64 " cumulative %" PRIu64 " ts %" PRId64,
+             who, id, e->seen_offset, e->seen_cum, e->seen_ts, ent->offset, ent->cumulative_size,
+             ent->timestamp_ms);
   e->seen = 1;
   e->seen_offset = ent->offset;
   e->seen_cum = ent->cumulative_size;
@@ -312,21 +336,21 @@ static void read_at(sim *s, tarn_reader *r, const char *who, size_t id) {
     s->st.read_errors++;
     sim_trace(s, "  %s reader: entry %zu under a read fault -> %d", who, id, rc);
   } else if (rc)
-    sim_fail(s, P_NoReaderError, "%s reader: acknowledged entry %zu (log %" PRIu64 " offset %"
-             PRIu64 ", B %" PRIu64 ") unreadable: %d %s", who, id, e->log, e->offset,
-             s->logs[e->log - 1].b, rc, tarn_errmsg());
+    sim_fail(s, P_NoReaderError,
+             "%s reader: acknowledged entry %zu (log %" PRIu64 " offset %" PRIu64 ", B %" PRIu64
+             ") unreadable: %d %s",
+             who, id, e->log, e->offset, s->logs[e->log - 1].b, rc, tarn_errmsg());
   else if (ent.offset != e->offset)
-    sim_fail(s, P_NoReaderError, "%s reader: offset %" PRIu64 " of log %" PRIu64
-             " gave the entry at %" PRIu64 ", not entry %zu", who, e->offset, e->log, ent.offset,
-             id);
+    sim_fail(s, P_NoReaderError,
+             "%s reader: offset %" PRIu64 " of log %" PRIu64 " gave the entry at %" PRIu64
+             ", not entry %zu",
+             who, e->offset, e->log, ent.offset, id);
   else
     check_read_entry(s, who, e->log, &ent);
   tarn_log_iter_close(it);
 }
 
-static int readable_log(const sim_log *lg) {
-  return !lg->delete_done && !lg->fenced;
-}
+static int readable_log(const sim_log *lg) { return !lg->delete_done && !lg->fenced; }
 
 void sim_check_step(sim *s) {
   s->proc = PROC_CHECK;
@@ -355,9 +379,10 @@ void sim_check_step(sim *s) {
   int rc = tarn_log_iter_next(it, &ent, 0);
   SIM_CHECKED(s, P_ReaderRespectsTrim);
   if (rc == 0 && ent.offset + ent.record_count <= lg->b)
-    sim_fail(s, P_ReaderRespectsTrim, "log %" PRIu64 ": reading from 0 returned the entry [%"
-             PRIu64 ", %" PRIu64 ") although B = %" PRIu64, lg->id, ent.offset,
-             ent.offset + ent.record_count, lg->b);
+    sim_fail(s, P_ReaderRespectsTrim,
+             "log %" PRIu64 ": reading from 0 returned the entry [%" PRIu64 ", %" PRIu64
+             ") although B = %" PRIu64,
+             lg->id, ent.offset, ent.offset + ent.record_count, lg->b);
   else if (rc && rc != TARN_EEND)
     sim_fail(s, P_NoReaderError, "log %" PRIu64 ": reading from 0: %d %s", lg->id, rc,
              tarn_errmsg());
@@ -378,12 +403,13 @@ void sim_check_full(sim *s) {
     tarn_entry ent;
     while (!rc && !s->failed && (rc = tarn_log_iter_next(it, &ent, 0)) == 0) {
       if (ent.offset + ent.record_count <= lg->b)
-        sim_fail(s, P_ReaderRespectsTrim, "log %" PRIu64 ": entry [%" PRIu64 ", %" PRIu64
-                 ") returned although B = %" PRIu64, lg->id, ent.offset,
-                 ent.offset + ent.record_count, lg->b);
+        sim_fail(s, P_ReaderRespectsTrim,
+                 "log %" PRIu64 ": entry [%" PRIu64 ", %" PRIu64 ") returned although B = %" PRIu64,
+                 lg->id, ent.offset, ent.offset + ent.record_count, lg->b);
       if (!first && ent.offset != prev_end)
-        sim_fail(s, P_NoOverlappingRanges, "log %" PRIu64 ": an entry at %" PRIu64
-                 " follows one ending at %" PRIu64, lg->id, ent.offset, prev_end);
+        sim_fail(s, P_NoOverlappingRanges,
+                 "log %" PRIu64 ": an entry at %" PRIu64 " follows one ending at %" PRIu64, lg->id,
+                 ent.offset, prev_end);
       if (s->failed)
         break;
       check_read_entry(s, "full-pass", lg->id, &ent);
@@ -391,8 +417,8 @@ void sim_check_full(sim *s) {
         break;
       sim_entry *e = &s->ents[le64(ent.payload)];
       if (e->pass == s->pass)
-        sim_fail(s, P_NoPhantomEntries, "log %" PRIu64 ": entry %" PRIu64 " read twice",
-                 lg->id, le64(ent.payload));
+        sim_fail(s, P_NoPhantomEntries, "log %" PRIu64 ": entry %" PRIu64 " read twice", lg->id,
+                 le64(ent.payload));
       e->pass = s->pass;
       prev_end = ent.offset + ent.record_count;
       first = 0;
@@ -411,9 +437,10 @@ void sim_check_full(sim *s) {
         SIM_CHECKED(s, P_NoAckedEntryLost);
       if (e->log == lg->id && e->status == E_ACKED && e->offset + e->records > lg->b &&
           e->pass != s->pass) {
-        sim_fail(s, P_NoAckedEntryLost, "log %" PRIu64 ": acknowledged entry %zu at offset %"
-                 PRIu64 " (B %" PRIu64 ") is missing from a full read", lg->id, id, e->offset,
-                 lg->b);
+        sim_fail(s, P_NoAckedEntryLost,
+                 "log %" PRIu64 ": acknowledged entry %zu at offset %" PRIu64 " (B %" PRIu64
+                 ") is missing from a full read",
+                 lg->id, id, e->offset, lg->b);
         return;
       }
     }

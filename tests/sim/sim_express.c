@@ -79,8 +79,8 @@ typedef struct xw {
 #define XG_MAX_INST 1024
 typedef struct xg_inst {
   int star;
-  tarn_meta *m;     /* NULL once its session ended */
-  tarn_xwriter *w;  /* NULL once closed or crashed */
+  tarn_meta *m;    /* NULL once its session ended */
+  tarn_xwriter *w; /* NULL once closed or crashed */
 } xg_inst;
 typedef struct xg_tenure {
   int valid, star, inst;
@@ -101,15 +101,15 @@ struct xsim {
   int64_t now;
   uint32_t k, wq, win;
   char meta_uri[128], wal_uri[128], b_uri[TARN__X_K_MAX][128];
-  tarn_meta *m;       /* the checker's and the settler's session */
-  tarn_meta *fm[2];   /* the two fencers' sessions */
+  tarn_meta *m;     /* the checker's and the settler's session */
+  tarn_meta *fm[2]; /* the two fencers' sessions */
   tarn_objstore *wal, *b[TARN__X_K_MAX];
   int down[TARN__X_K_MAX];
   xw ws[XS_MAX_W];
   int nw, live; /* live: index of the leading writer, -1 none */
   xrec *recs;
   size_t nrecs, caprecs;
-  uint64_t cut[XS_MAX_EPOCHS]; /* published cut + 1 (0: none seen) */
+  uint64_t cut[XS_MAX_EPOCHS];    /* published cut + 1 (0: none seen) */
   uint8_t pending[XS_MAX_EPOCHS]; /* bucket checks owed (run while every bucket is up) */
   int in_hook, fencing, racer_ran, check_all;
   uint8_t settled[XS_MAX_EPOCHS];
@@ -120,12 +120,14 @@ struct xsim {
   uint64_t acks, fences, rolls, settles, crashes, lands, races;
   xhk hk[TARN__X_K_MAX];
   int actor;
-  struct { uint64_t epoch, slot; } *reclaimed; /* flights deleted by reclamation */
+  struct {
+    uint64_t epoch, slot;
+  } * reclaimed; /* flights deleted by reclamation */
   size_t nreclaimed;
   /* the racing-opens worlds (several stars) */
   xg_inst *gi;
-  int ngi, gi_of[XG_STARS]; /* gi_of: a star's running instance, -1 none */
-  xg_tenure ten[XG_LOGS + 1]; /* the last tenure admitted on each log */
+  int ngi, gi_of[XG_STARS];     /* gi_of: a star's running instance, -1 none */
+  xg_tenure ten[XG_LOGS + 1];   /* the last tenure admitted on each log */
   uint64_t *owner[XG_LOGS + 1]; /* offset -> entry id + 1 of its acknowledgement */
   size_t nowner[XG_LOGS + 1];
   uint64_t opens, deferrals, marks_used, preds_settled, finishes, restarts, expiries, nested;
@@ -368,8 +370,9 @@ static int fence_one(xsim *s, tarn_meta *m, uint64_t epoch, int64_t timeout, con
   int rc = tarn_express_fence(m, XS_STAR, epoch, &o, &r);
   s->fencing = was;
   s->fences++;
-  trace(s, "%s fences epoch %" PRIu64 ": rc %d cut %" PRIu64 " (estimate %" PRIu64
-           ", start %" PRIu64 ", %" PRIu64 " poison)",
+  trace(s,
+        "%s fences epoch %" PRIu64 ": rc %d cut %" PRIu64 " (estimate %" PRIu64 ", start %" PRIu64
+        ", %" PRIu64 " poison)",
         who, epoch, rc, r.cut, r.estimate, r.start, r.poison_puts);
   if (rc == TARN_ECORRUPT)
     fail(s, "XOneCut", "epoch %" PRIu64 ": %s: %s", epoch, who, tarn_errmsg());
@@ -470,14 +473,16 @@ static void on_delete(xsim *s, uint32_t b, const char *name) {
   int st = tarn__xslot_observe(s->b[b], name, star, epoch, slot, &got);
   tarn_buf_free(&got);
   trace(s, "  bucket %u: delete %s (%s)", b, name,
-        st == TARN__XOBS_FLIGHT ? "flight" : st == TARN__XOBS_POISON ? "poison" : "other");
+        st == TARN__XOBS_FLIGHT   ? "flight"
+        : st == TARN__XOBS_POISON ? "poison"
+                                  : "other");
   uint64_t cut = epoch < XS_MAX_EPOCHS ? s->cut[epoch] : 0;
   /* A poison copy at a committed slot below the cut (a fencer's PUT that
    * lost the race to the flight) decides nothing: reclamation may take it
    * with the flights. Anywhere else poison stands. */
   if (st == TARN__XOBS_POISON && !(cut && slot < cut - 1 && s->actor == ACT_RECLAIM))
-    fail(s, "XOneCut", "poison of epoch %" PRIu64 " slot %" PRIu64 " deleted from bucket %u",
-         epoch, slot, b);
+    fail(s, "XOneCut", "poison of epoch %" PRIu64 " slot %" PRIu64 " deleted from bucket %u", epoch,
+         slot, b);
   if (st == TARN__XOBS_FLIGHT && cut && slot < cut - 1 && s->actor == ACT_SETTLE)
     fail(s, "XBelowCutCommitted",
          "settlement deleted the flight of epoch %" PRIu64 " slot %" PRIu64
@@ -574,8 +579,8 @@ static void fence_and_settle_all(xsim *s) {
     rc = tarn_express_settle(s->m, s->wal, XS_STAR, ep, &o, &sr);
     s->actor = ACT_OTHER;
     s->settles++;
-    trace(s, "settles epoch %" PRIu64 ": rc %d (%" PRIu64 " absorbed, %" PRIu64 " deleted)", ep,
-          rc, sr.absorbed, sr.deleted);
+    trace(s, "settles epoch %" PRIu64 ": rc %d (%" PRIu64 " absorbed, %" PRIu64 " deleted)", ep, rc,
+          sr.absorbed, sr.deleted);
     if (rc)
       fail(s, "XAckReadBack", "settling epoch %" PRIu64 ": %s", ep, tarn_errmsg());
     else {
@@ -699,12 +704,18 @@ static void step(xsim *s) {
     size_t b = below(s, s->k);
     if (per_mille(s, s->p_fault)) {
       uint64_t kind = below(s, 3);
-      int when = kind == 0 ? TARN_MEM_FAULT_BEFORE
-                           : kind == 1 ? TARN_MEM_FAULT_AFTER : TARN_MEM_FAULT_HOLD;
+      int when = kind == 0   ? TARN_MEM_FAULT_BEFORE
+                 : kind == 1 ? TARN_MEM_FAULT_AFTER
+                             : TARN_MEM_FAULT_HOLD;
       tarn_objstore_mem_fault(s->b[b], TARN_MEM_OP_PUT, 1, 1, when,
-                              kind == 0 ? TARN_EIO : kind == 1 ? TARN_EUNKNOWN : TARN_ETIMEDOUT);
-      trace(s, "armed a %s on bucket %zu's next PUT", kind == 0 ? "failed PUT"
-                                                    : kind == 1 ? "lost reply" : "delayed PUT", b);
+                              kind == 0   ? TARN_EIO
+                              : kind == 1 ? TARN_EUNKNOWN
+                                          : TARN_ETIMEDOUT);
+      trace(s, "armed a %s on bucket %zu's next PUT",
+            kind == 0   ? "failed PUT"
+            : kind == 1 ? "lost reply"
+                        : "delayed PUT",
+            b);
     }
     uint64_t slot = f->slot;
     int rc = tarn_xwriter_step(w, TARN_XSTEP_PUT, slot, b);
@@ -787,14 +798,18 @@ static void read_back(xsim *s, uint64_t nlogs, int final) {
       payload_of(id, r->len, p);
       if (r->log != log || r->len != en.payload_len || memcmp(p, en.payload, r->len) ||
           r->records != en.record_count)
-        fail(s, "XAckReadBack", "log %" PRIu64 " offset %" PRIu64 ": entry %" PRIu64
-                                " read with other bytes or records", log, en.offset, id);
+        fail(s, "XAckReadBack",
+             "log %" PRIu64 " offset %" PRIu64 ": entry %" PRIu64
+             " read with other bytes or records",
+             log, en.offset, id);
       else if (++r->seen > 1)
-        fail(s, "XAckReadBack", "entry %" PRIu64 " read twice (again at log %" PRIu64
-                                " offset %" PRIu64 ")", id, log, en.offset);
+        fail(s, "XAckReadBack",
+             "entry %" PRIu64 " read twice (again at log %" PRIu64 " offset %" PRIu64 ")", id, log,
+             en.offset);
       else if (r->state == XE_ACKED && r->off != en.offset)
-        fail(s, "XAckReadBack", "entry %" PRIu64 " acknowledged at offset %" PRIu64
-                                ", read at %" PRIu64, id, r->off, en.offset);
+        fail(s, "XAckReadBack",
+             "entry %" PRIu64 " acknowledged at offset %" PRIu64 ", read at %" PRIu64, id, r->off,
+             en.offset);
       else if (r->state == XE_FAILED)
         fail(s, "XAckReadBack", "entry %" PRIu64 " failed, but read at offset %" PRIu64, id,
              en.offset);
@@ -806,8 +821,9 @@ static void read_back(xsim *s, uint64_t nlogs, int final) {
   tarn_reader_close(rd);
   for (size_t i = 0; i < s->nrecs && final && !s->failed; i++)
     if (s->recs[i].state == XE_ACKED && s->recs[i].seen != 1)
-      fail(s, "XAckReadBack", "entry %" PRIu64 " acknowledged at log %" PRIu64 " offset %" PRIu64
-                              " is not read back", s->recs[i].id, s->recs[i].log, s->recs[i].off);
+      fail(s, "XAckReadBack",
+           "entry %" PRIu64 " acknowledged at log %" PRIu64 " offset %" PRIu64 " is not read back",
+           s->recs[i].id, s->recs[i].log, s->recs[i].off);
 }
 
 /* After the run: outages end, zombies give up, every epoch is fenced and
@@ -851,8 +867,8 @@ static void world_open(xsim *s, const char *name, void (*hook)(void *, int, cons
   tarn__clock_set(&h);
   tarn__random_set_hook(h_random, s);
   run_no++;
-  snprintf(s->meta_uri, sizeof s->meta_uri, "mem:%s-%u-%" PRIu64 "?session_timeout_ms=600000",
-           name, run_no, s->seed);
+  snprintf(s->meta_uri, sizeof s->meta_uri, "mem:%s-%u-%" PRIu64 "?session_timeout_ms=600000", name,
+           run_no, s->seed);
   snprintf(s->wal_uri, sizeof s->wal_uri, "mem:%s-wal-%u-%" PRIu64, name, run_no, s->seed);
   if (tarn_meta_open(s->meta_uri, &s->m) || tarn_meta_open(s->meta_uri, &s->fm[0]) ||
       tarn_meta_open(s->meta_uri, &s->fm[1]) || tarn_objstore_open(s->wal_uri, &s->wal))
@@ -914,9 +930,9 @@ static int xsim_run(xsim *s) {
   s->p_unknown = (unsigned)below(s, 400);
   s->live = -1;
   world_open(s, "xsim", h_bucket);
-  trace(s, "seed %" PRIu64 ": K=%u W=%u WIN=%u faults %u down %u crash %u unknown %u%s%s",
-        s->seed, s->k, s->wq, s->win, s->p_fault, s->p_down, s->p_crash, s->p_unknown,
-        s->bug ? " bug " : "", s->bug ? tarn__planted_names[s->bug] : "");
+  trace(s, "seed %" PRIu64 ": K=%u W=%u WIN=%u faults %u down %u crash %u unknown %u%s%s", s->seed,
+        s->k, s->wq, s->win, s->p_fault, s->p_down, s->p_crash, s->p_unknown, s->bug ? " bug " : "",
+        s->bug ? tarn__planted_names[s->bug] : "");
   if (writer_open(s))
     fail(s, "XAckReadBack", "the first writer could not open: %s", tarn_errmsg());
   for (s->step = 1; s->step <= s->steps && !s->failed; s->step++) {
@@ -1054,8 +1070,8 @@ static void xg_check_open(xsim *s, int ii, uint64_t log, const xg_seen *before) 
            star, epoch, xg_star(s->gi[j].star));
   if (!after.has_rec || strcmp(after.rec_star, star) || after.rec_epoch != epoch)
     fail(s, "XRecordBeforeAck",
-         "log %" PRIu64 ": %s opened in epoch %" PRIu64 ", but the last-writer record says %s",
-         log, star, epoch, after.has_rec ? after.rec_star : "nothing");
+         "log %" PRIu64 ": %s opened in epoch %" PRIu64 ", but the last-writer record says %s", log,
+         star, epoch, after.has_rec ? after.rec_star : "nothing");
   xg_tenure *p = &s->ten[log];
   if (p->valid) {
     const char *ps = xg_star(p->star);
@@ -1086,8 +1102,7 @@ static void xg_check_open(xsim *s, int ii, uint64_t log, const xg_seen *before) 
         epoch, after.tail);
 }
 
-static int xg_roll_fence(void *arg, tarn_meta *m, const char *star, uint64_t epoch,
-                         uint64_t *cut) {
+static int xg_roll_fence(void *arg, tarn_meta *m, const char *star, uint64_t epoch, uint64_t *cut) {
   (void)arg;
   tarn_xfence_opts o = {.timeout_ms = 1000, .retry_ms = 50};
   tarn_xfence_report r;
@@ -1120,8 +1135,7 @@ static void xg_start(xsim *s, int star) {
   }
   s->gi_of[star] = s->ngi++;
   s->restarts++;
-  trace(s, "%s starts (instance %d), epoch %" PRIu64, o.star, s->ngi - 1,
-        tarn_xwriter_epoch(I->w));
+  trace(s, "%s starts (instance %d), epoch %" PRIu64, o.star, s->ngi - 1, tarn_xwriter_epoch(I->w));
 }
 
 /* The instance's process ends: nothing more written; its session ends now
@@ -1162,8 +1176,8 @@ static void xg_append(xsim *s, int ii) {
    * may grow s->recs: r must be found again */
   r = &s->recs[rid];
   s->opening = was;
-  trace(s, "%s append %" PRIu64 " to log %" PRIu64 ": %d%s%s", xg_star(I->star), r->id, r->log,
-        rc, rc ? " " : "", rc ? tarn_errmsg() : "");
+  trace(s, "%s append %" PRIu64 " to log %" PRIu64 ": %d%s%s", xg_star(I->star), r->id, r->log, rc,
+        rc ? " " : "", rc ? tarn_errmsg() : "");
   if (rc) {
     r->state = XE_FAILED;
     r->outcomes = 1;
@@ -1334,7 +1348,8 @@ int sim_express_main(int argc, char **argv) {
       steps = atoi(v);
       i++;
     } else if (!strcmp(argv[i], "--bug") && v) {
-      for (bug = 0; tarn__planted_names[bug] && strcmp(tarn__planted_names[bug], v); bug++) {}
+      for (bug = 0; tarn__planted_names[bug] && strcmp(tarn__planted_names[bug], v); bug++) {
+      }
       if (!tarn__planted_names[bug]) {
         fprintf(stderr, "tarn-sim --express: unknown bug %s\n", v);
         return 2;
@@ -1386,9 +1401,8 @@ int sim_express_main(int argc, char **argv) {
                seed, world ? " (racing opens)" : "", s.step > steps ? steps : s.step, total,
                s.failure);
         printf("replay: tarn-sim%s --express%s --seed %" PRIu64 " --steps %d%s%s --trace\n",
-               bug ? "-planted" : "", world ? " --race" : "", seed,
-               s.step > steps ? steps : s.step, bug ? " --bug " : "",
-               bug ? tarn__planted_names[bug] : "");
+               bug ? "-planted" : "", world ? " --race" : "", seed, s.step > steps ? steps : s.step,
+               bug ? " --bug " : "", bug ? tarn__planted_names[bug] : "");
         return expect_fail ? 0 : 1;
       }
     }
@@ -1398,10 +1412,11 @@ int sim_express_main(int argc, char **argv) {
            " acks, %" PRIu64 " fences (%" PRIu64 " racing), %" PRIu64 " rolls, %" PRIu64
            " settlements, %" PRIu64 " crashes, %" PRIu64 " late PUTs\n",
            a, b, steps, acks, fences, races, rolls, settles, crashes, lands);
-  printf("tarn-sim --express: racing opens, seeds %" PRIu64 "..%" PRIu64 " x %d steps clean: %" PRIu64
-         " acks, %" PRIu64 " opens (%" PRIu64 " on a mark, %" PRIu64 " over a settled "
-         "predecessor), %" PRIu64 " appends inside another's gate, %" PRIu64 " deferred, %" PRIu64 " finishes, %" PRIu64 " starts, %" PRIu64
-         " crashes, %" PRIu64 " session expiries\n",
+  printf("tarn-sim --express: racing opens, seeds %" PRIu64 "..%" PRIu64
+         " x %d steps clean: %" PRIu64 " acks, %" PRIu64 " opens (%" PRIu64 " on a mark, %" PRIu64
+         " over a settled "
+         "predecessor), %" PRIu64 " appends inside another's gate, %" PRIu64 " deferred, %" PRIu64
+         " finishes, %" PRIu64 " starts, %" PRIu64 " crashes, %" PRIu64 " session expiries\n",
          a, b, steps, g_acks, opens, marks, preds, nested, deferrals, finishes, starts, g_crashes,
          expiries);
   if (expect_fail) {

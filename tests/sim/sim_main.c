@@ -5,7 +5,8 @@
  *   --check-determinism   runs each seed twice and compares the traces' hashes
  *   --bug NAME            (tarn-sim-planted only) turns on a planted bug
  *   --expect-fail         exit 0 only if some seed failed (the planted-bug tests)
- *   --without LIST        leave out fault kinds: object,meta,crash,expiry,skew,slow,zombie,stall,c3crash,read
+ *   --without LIST        leave out fault kinds:
+ * object,meta,crash,expiry,skew,slow,zombie,stall,c3crash,read
  *   --step-budget-ms N    a step (or the settle) that has not returned after N ms of wall
  *                         time fails the run as Hang and ends the process (default 30000; 0: off)
  *   --hang-at STEP        the watchdog's self-test: step STEP never returns
@@ -54,9 +55,7 @@ static int parse_without(const char *v) {
   return m;
 }
 
-static int shown_step(const sim *s) {
-  return s->step > s->steps ? s->steps : s->step;
-}
+static int shown_step(const sim *s) { return s->step > s->steps ? s->steps : s->step; }
 
 /* Repeats a failing run without each fault kind in turn and only up to its
  * failing step; prints the smallest failing run found. */
@@ -67,8 +66,8 @@ static void shrink(const sim *failed) {
   for (int k = 0; sim_fault_names[k]; k++) {
     if (without & (1 << k))
       continue;
-    sim t = {.seed = failed->seed, .steps = steps, .bug = failed->bug,
-             .without = without | (1 << k)};
+    sim t = {
+        .seed = failed->seed, .steps = steps, .bug = failed->bug, .without = without | (1 << k)};
     if (sim_run(&t)) {
       without |= 1 << k;
       steps = shown_step(&t);
@@ -129,7 +128,8 @@ int main(int argc, char **argv) {
       steps = atoi(v);
       i++;
     } else if (!strcmp(argv[i], "--bug") && v) {
-      for (bug = 0; sim_bug_names[bug] && strcmp(sim_bug_names[bug], v); bug++) {}
+      for (bug = 0; sim_bug_names[bug] && strcmp(sim_bug_names[bug], v); bug++) {
+      }
       if (!sim_bug_names[bug]) {
         fprintf(stderr, "tarn-sim: unknown bug %s; known:", v);
         for (int k = 1; sim_bug_names[k]; k++)
@@ -182,8 +182,12 @@ int main(int argc, char **argv) {
   sim_stats tot = {0};
   uint64_t checks[P_COUNT] = {0};
   for (uint64_t seed = a; seed <= b; seed++) {
-    sim s = {.seed = seed, .steps = steps, .bug = bug, .without = without,
-             .verbose = trace && a == b, .hang_at = hang_at};
+    sim s = {.seed = seed,
+             .steps = steps,
+             .bug = bug,
+             .without = without,
+             .verbose = trace && a == b,
+             .hang_at = hang_at};
     int failed = sim_run(&s);
     total_steps += s.step > s.steps ? s.steps : s.step;
     tot.acked += s.st.acked;
@@ -230,7 +234,8 @@ int main(int argc, char **argv) {
       sim_run(&s2);
       if (s2.hash != h1 || s2.tlen != l1) {
         printf("tarn-sim: seed %" PRIu64 " is not deterministic: trace hash %016" PRIx64
-               " (%zu bytes), then %016" PRIx64 " (%zu bytes)\n", seed, h1, l1, s2.hash, s2.tlen);
+               " (%zu bytes), then %016" PRIx64 " (%zu bytes)\n",
+               seed, h1, l1, s2.hash, s2.tlen);
         sim_free(&s2);
         return 1;
       }
@@ -239,8 +244,8 @@ int main(int argc, char **argv) {
         printf("tarn-sim: seed %" PRIu64 " deterministic (trace hash %016" PRIx64 ")\n", seed, h1);
     } else {
       if (a == b)
-        printf("tarn-sim: seed %" PRIu64 " ok, %d steps, trace hash %016" PRIx64 "\n", seed,
-               steps, s.hash);
+        printf("tarn-sim: seed %" PRIu64 " ok, %d steps, trace hash %016" PRIx64 "\n", seed, steps,
+               s.hash);
       sim_free(&s);
     }
   }
@@ -252,14 +257,14 @@ int main(int argc, char **argv) {
          " WAL objects reclaimed; %" PRIu64 " stale-cache index hits; %" PRIu64 " crashes, %" PRIu64
          " session expiries, %" PRIu64 " logs deleted\n",
          tot.acked, tot.failed, tot.unknown, tot.installs, tot.windows, tot.soft_trims,
-         tot.hard_trimmed, tot.reclaimed, tot.stale_hits, tot.crashes, tot.expiries,
-         tot.deletions);
+         tot.hard_trimmed, tot.reclaimed, tot.stale_hits, tot.crashes, tot.expiries, tot.deletions);
   printf("tarn-sim: slow steps: %" PRIu64 " metadata writes held in flight, %" PRIu64
          " landed late; %" PRIu64 " sessions ended silently (zombies); %" PRIu64
-         " C2 runs spanning reclamation passes\n", tot.held, tot.landed, tot.silent,
-         tot.c2_pauses);
+         " C2 runs spanning reclamation passes\n",
+         tot.held, tot.landed, tot.silent, tot.c2_pauses);
   printf("tarn-sim: read side: %" PRIu64 " read, list, delete or metadata-read faults armed, "
-         "%" PRIu64 " reads that failed under one\n", tot.read_faults, tot.read_errors);
+         "%" PRIu64 " reads that failed under one\n",
+         tot.read_faults, tot.read_errors);
   printf("tarn-sim: properties checked:");
   for (int p = 0; p < P_COUNT; p++)
     printf(" %s(%s)=%" PRIu64, sim_prop_names[p], sim_prop_sources[p], checks[p]);

@@ -20,11 +20,11 @@
 
 static struct {
   int budget_ms, expect_fail;
-  const char *cmd;      /* "tarn-sim", "tarn-sim-planted --express", ... */
-  const char *extra;    /* " --bug NAME --without ..." */
+  const char *cmd;   /* "tarn-sim", "tarn-sim-planted --express", ... */
+  const char *extra; /* " --bug NAME --without ..." */
   unsigned long long seed;
   volatile sig_atomic_t step, pets, seen, ticks;
-  char *const *trace;   /* the run's trace and its length, for the tail */
+  char *const *trace; /* the run's trace and its length, for the tail */
   const size_t *tlen;
 } wd;
 

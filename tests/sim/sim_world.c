@@ -24,10 +24,8 @@
 /* longer than the stale reader's index cache (60 s) */
 #define SIM_WAL_GRACE_MS 61000
 
-const char *const sim_fault_names[] = {"object", "meta", "crash", "expiry", "skew",
-                                       "slow",   "zombie", "stall",  "c3crash", "read", NULL};
-
-
+const char *const sim_fault_names[] = {"object", "meta",  "crash",   "expiry", "skew", "slow",
+                                       "zombie", "stall", "c3crash", "read",   NULL};
 
 /* ---- randomness, clock, trace ------------------------------------------------------- */
 
@@ -38,17 +36,11 @@ static uint64_t splitmix(uint64_t *x) {
   return z ^ (z >> 31);
 }
 
-uint64_t sim_rand(sim *s) {
-  return splitmix(&s->rng);
-}
+uint64_t sim_rand(sim *s) { return splitmix(&s->rng); }
 
-uint64_t sim_below(sim *s, uint64_t n) {
-  return n ? sim_rand(s) % n : 0;
-}
+uint64_t sim_below(sim *s, uint64_t n) { return n ? sim_rand(s) % n : 0; }
 
-static int chance(sim *s, unsigned per_mille) {
-  return sim_below(s, 1000) < per_mille;
-}
+static int chance(sim *s, unsigned per_mille) { return sim_below(s, 1000) < per_mille; }
 
 static sim *g_sim; /* the one simulation running: the hooks and callbacks find it here */
 
@@ -58,9 +50,7 @@ int64_t sim_clock(void *ctx) {
   return s->now + s->skew[s->proc];
 }
 
-static int64_t hook_now(void *arg) {
-  return sim_clock(arg);
-}
+static int64_t hook_now(void *arg) { return sim_clock(arg); }
 /* Monotonic clocks never go back; each process's has its own origin. */
 static int64_t hook_mono(void *arg) {
   sim *s = arg;
@@ -243,8 +233,8 @@ static void writer_crash(sim *s, int i) {
       lost++;
     }
   s->st.crashes++;
-  sim_trace(s, "w%d CRASH (%zu entries of unknown outcome; session expires in %" PRId64 " ms)",
-            i, lost, ttl);
+  sim_trace(s, "w%d CRASH (%zu entries of unknown outcome; session expires in %" PRId64 " ms)", i,
+            lost, ttl);
   w->w = NULL;
   w->meta = NULL;
   w->wal = NULL;
@@ -267,8 +257,10 @@ static void check_no_duplicate(sim *s, size_t id) {
   }
   SIM_CHECKED(s, P_NoOffsetDuplicates);
   if ((a < lg->nacked && lg->acked[a][0] < hi) || (a > 0 && lg->acked[a - 1][1] > lo)) {
-    sim_fail(s, P_NoOffsetDuplicates, "log %" PRIu64 ": entry %zu acknowledged at [%" PRIu64
-             ", %" PRIu64 "), offsets already acknowledged to another entry", e->log, id, lo, hi);
+    sim_fail(s, P_NoOffsetDuplicates,
+             "log %" PRIu64 ": entry %zu acknowledged at [%" PRIu64 ", %" PRIu64
+             "), offsets already acknowledged to another entry",
+             e->log, id, lo, hi);
     return;
   }
   if (lg->nacked == lg->capacked) {
@@ -290,9 +282,11 @@ static void check_writer_order(sim *s, size_t id) {
   size_t L = e->log - 1;
   SIM_CHECKED(s, P_MonotonicOffsets);
   if (w->have_last[L] && ((id > w->last_id[L]) != (e->offset > w->last_off[L])))
-    sim_fail(s, P_MonotonicOffsets, "w%d log %" PRIu64 ": entry %zu acknowledged at %" PRIu64
-             ", entry %zu (appended %s) at %" PRIu64, e->writer, e->log, w->last_id[L],
-             w->last_off[L], id, id > w->last_id[L] ? "later" : "earlier", e->offset);
+    sim_fail(s, P_MonotonicOffsets,
+             "w%d log %" PRIu64 ": entry %zu acknowledged at %" PRIu64
+             ", entry %zu (appended %s) at %" PRIu64,
+             e->writer, e->log, w->last_id[L], w->last_off[L], id,
+             id > w->last_id[L] ? "later" : "earlier", e->offset);
   if (!w->have_last[L] || id > w->last_id[L]) {
     w->have_last[L] = 1;
     w->last_id[L] = id;
@@ -314,14 +308,16 @@ static void append_cb(void *arg, int status, uint64_t offset, int64_t ts) {
     s->st.acked++;
     e->offset = offset;
     e->ts = ts;
-    sim_trace(s, "  ack id %zu log %" PRIu64 " offset %" PRIu64 " ts +%" PRId64, id, e->log,
-              offset, ts - EPOCH_MS);
+    sim_trace(s, "  ack id %zu log %" PRIu64 " offset %" PRIu64 " ts +%" PRId64, id, e->log, offset,
+              ts - EPOCH_MS);
     /* S3 through the session-loss window: after a deletion drained the
      * leases, nothing changes the log */
     SIM_CHECKED(s, P_FencedRejectsAppends);
     if (s->logs[e->log - 1].delete_done)
-      sim_fail(s, P_FencedRejectsAppends, "entry %zu was acknowledged on log %" PRIu64
-               " (offset %" PRIu64 ") after its deletion drained the leases", id, e->log, offset);
+      sim_fail(s, P_FencedRejectsAppends,
+               "entry %zu was acknowledged on log %" PRIu64 " (offset %" PRIu64
+               ") after its deletion drained the leases",
+               id, e->log, offset);
     check_no_duplicate(s, id);
     check_writer_order(s, id);
   } else {
@@ -353,8 +349,8 @@ static size_t append_to(sim *s, int i, uint64_t log) {
   e->writer = i;
   uint8_t buf[4096];
   sim_payload(id, e->log, buf, e->len);
-  int rc = tarn_writer_append(w->w, e->log, buf, e->len, e->records, append_cb,
-                              (void *)(uintptr_t)id);
+  int rc =
+      tarn_writer_append(w->w, e->log, buf, e->len, e->records, append_cb, (void *)(uintptr_t)id);
   if (s->logs[e->log - 1].delete_done)
     SIM_CHECKED(s, P_FencedRejectsAppends);
   if (rc)
@@ -363,30 +359,31 @@ static size_t append_to(sim *s, int i, uint64_t log) {
     /* a zombie (its session ended at the store, it is not told yet) cannot
      * know: it may queue the entry, which its guarded A3 then fails (checked
      * at every acknowledgement) */
-    sim_fail(s, P_FencedRejectsAppends, "w%d: an append to log %" PRIu64
-             " was accepted after its deletion drained the leases", i, e->log);
+    sim_fail(s, P_FencedRejectsAppends,
+             "w%d: an append to log %" PRIu64 " was accepted after its deletion drained the leases",
+             i, e->log);
   sim_trace(s, "w%d append id %zu log %" PRIu64 " len %u records %u -> %d", i, id, e->log, e->len,
             e->records, rc);
   return id;
 }
 
-static void act_append(sim *s, int i) {
-  append_to(s, i, 0);
-}
+static void act_append(sim *s, int i) { append_to(s, i, 0); }
 
 static void arm_meta_fault(sim *s, tarn_meta *m) {
   if (!s->faults_on || !chance(s, s->p_meta_fault) || (s->without & SIM_NO_META))
     return;
   uint64_t k = sim_below(s, 10);
-  int kind = k < 4 ? TARN_META_FAULT_FAIL : k < 8 ? TARN_META_FAULT_COMMIT_UNKNOWN
-                                                  : TARN_META_FAULT_DELAY_COMMIT;
+  int kind = k < 4   ? TARN_META_FAULT_FAIL
+             : k < 8 ? TARN_META_FAULT_COMMIT_UNKNOWN
+                     : TARN_META_FAULT_DELAY_COMMIT;
   if (kind == TARN_META_FAULT_DELAY_COMMIT && (s->without & SIM_NO_SLOW))
     kind = TARN_META_FAULT_COMMIT_UNKNOWN;
   tarn_meta_inject_fault(m, kind, 1);
   sim_trace(s, "  fault: next metadata write %s",
-            kind == TARN_META_FAULT_FAIL             ? "fails"
-            : kind == TARN_META_FAULT_COMMIT_UNKNOWN ? "commits but reports unknown"
-                                                     : "is held in flight (reports unknown, lands later)");
+            kind == TARN_META_FAULT_FAIL ? "fails"
+            : kind == TARN_META_FAULT_COMMIT_UNKNOWN
+                ? "commits but reports unknown"
+                : "is held in flight (reports unknown, lands later)");
   if (kind == TARN_META_FAULT_DELAY_COMMIT)
     s->st.held++;
 }
@@ -404,16 +401,14 @@ static void land(sim *s, tarn_meta *m, const char *who) {
   }
 }
 
-static void clear_meta_fault(tarn_meta *m) {
-  tarn_meta_inject_fault(m, TARN_META_FAULT_NONE, 0);
-}
+static void clear_meta_fault(tarn_meta *m) { tarn_meta_inject_fault(m, TARN_META_FAULT_NONE, 0); }
 
 static void arm_object_fault(sim *s) {
   if (!s->faults_on || !chance(s, s->p_obj_fault) || (s->without & SIM_NO_OBJECT))
     return;
   uint64_t count = 1 + sim_below(s, 3);
   int after = chance(s, 300);
-  int code = after             ? TARN_EUNKNOWN
+  int code = after            ? TARN_EUNKNOWN
              : chance(s, 300) ? TARN_EUNAVAIL /* throttled: S3's 503 SlowDown */
              : chance(s, 500) ? TARN_EIO
                               : TARN_ETIMEDOUT;
@@ -456,8 +451,7 @@ int sim_arm_read_fault(sim *s, tarn_objstore *st, tarn_meta *m) {
                                  chance(s, 500) ? TARN_MEM_FAULT_BEFORE : TARN_MEM_FAULT_AFTER,
                                  TARN_EIO);
     break;
-  default:
-    rc = m ? tarn_meta_inject_fault(m, TARN_META_FAULT_READ_FAIL, (int)nth) : -1;
+  default: rc = m ? tarn_meta_inject_fault(m, TARN_META_FAULT_READ_FAIL, (int)nth) : -1;
   }
   if (rc)
     return 0;
@@ -497,8 +491,9 @@ static int acquire(sim *s, tarn_meta *m, uint64_t log, tarn_lease **l) {
   if (s->logs[log - 1].delete_done)
     SIM_CHECKED(s, P_FencedRejectsAppends);
   if (rc == 0 && s->logs[log - 1].delete_done)
-    sim_fail(s, P_FencedRejectsAppends, "a write lease on log %" PRIu64
-             " was granted after its deletion drained the leases", log);
+    sim_fail(s, P_FencedRejectsAppends,
+             "a write lease on log %" PRIu64 " was granted after its deletion drained the leases",
+             log);
   if (rc)
     sim_trace(s, "  lease on log %" PRIu64 " -> %d", log, rc);
   return rc;
@@ -650,7 +645,7 @@ static void compactor_start(sim *s, int i) {
   o.install_attempts = 1; /* a failed step stays visible until the next attempt */
   /* zstd's context setup dominated a step's cost; one compactor in eight uses it */
   static const int codecs[] = {TARN_PARQUET_UNCOMPRESSED, TARN_PARQUET_SNAPPY, TARN_PARQUET_SNAPPY,
-                               TARN_PARQUET_UNCOMPRESSED, TARN_PARQUET_GZIP, TARN_PARQUET_SNAPPY,
+                               TARN_PARQUET_UNCOMPRESSED, TARN_PARQUET_GZIP,   TARN_PARQUET_SNAPPY,
                                TARN_PARQUET_UNCOMPRESSED, TARN_PARQUET_ZSTD};
   o.codec = codecs[sim_below(s, 8)];
   o.progress = c2_progress;
@@ -663,8 +658,9 @@ static void compactor_start(sim *s, int i) {
   c->tell_at = 0;
   c->state = CP_IDLE;
   c->incarnation++;
-  sim_trace(s, "c%d start (incarnation %d, range %" PRIu64 " B, age %" PRId64 " ms, file %" PRIu64
-            " B)", i, c->incarnation, o.max_range_bytes, o.max_age_ms, o.max_file_bytes);
+  sim_trace(
+      s, "c%d start (incarnation %d, range %" PRIu64 " B, age %" PRId64 " ms, file %" PRIu64 " B)",
+      i, c->incarnation, o.max_range_bytes, o.max_age_ms, o.max_file_bytes);
 }
 
 /* Back to idle: the range is forgotten, the lock released. */
@@ -689,7 +685,7 @@ static void compactor_crash(sim *s, int i) {
     return;
   tarn_compact_range_free(&c->r);
   memset(&c->r, 0, sizeof c->r);
-  if (c->lock) { /* the lock's record stays with the session */
+  if (c->lock) {   /* the lock's record stays with the session */
     free(c->lock); /* (an opaque handle; freeing it touches no store) */
     c->lock = NULL;
   }
@@ -815,9 +811,10 @@ static void act_compactor(sim *s, int i, int force) {
     return;
   default:
     if (s->now - c->written_at >= SIM_RANGE_EXPIRY_MS && !c3_took(s, c)) {
-      sim_trace(s, "c%d gives up range [%" PRIu64 ", %" PRIu64 ") of log %" PRIu64
-                " written %" PRId64 " ms ago", i, c->r.s, c->r.e, c->r.log_id,
-                s->now - c->written_at);
+      sim_trace(s,
+                "c%d gives up range [%" PRIu64 ", %" PRIu64 ") of log %" PRIu64 " written %" PRId64
+                " ms ago",
+                i, c->r.s, c->r.e, c->r.log_id, s->now - c->written_at);
       compactor_idle(c);
       return;
     }
@@ -845,8 +842,7 @@ static void act_compactor(sim *s, int i, int force) {
       s->st.installs++;
     if (rc == 0 || rc == TARN_EFENCED) {
       compactor_idle(c);
-    } else if (chance(s, 300) && !(s->without & (SIM_NO_C3CRASH | SIM_NO_CRASH)) &&
-               c3_took(s, c)) {
+    } else if (chance(s, 300) && !(s->without & (SIM_NO_C3CRASH | SIM_NO_CRASH)) && c3_took(s, c)) {
       sim_trace(s, "c%d crashes between C3 and C4", i);
       compactor_crash(s, i);
     }
@@ -870,7 +866,8 @@ static void act_reclaim(sim *s) {
   sim_read_faults_clear(s, s->rmeta);
   s->reclaim_epoch++;
   s->st.reclaimed += st.wal_deleted;
-  sim_trace(s, "reclaimer pass -> %d: %" PRIu64 " WAL objects deleted, %" PRIu64
+  sim_trace(s,
+            "reclaimer pass -> %d: %" PRIu64 " WAL objects deleted, %" PRIu64
             " compacted deleted, %" PRIu64 " trimmed files, %" PRIu64 " records hard-trimmed",
             rc, st.wal_deleted, st.compacted_deleted, st.trimmed_files_deleted,
             st.records_hard_trimmed);
@@ -959,17 +956,20 @@ static void check_exclusion(sim *s, int i) { check_lock_holders(s, s->tn[i].t.lo
 static void check_task(sim *s, const tarn_task *t, int just_committed) {
   SIM_CHECKED(s, P_DLQOnlyAfterMaxFailures);
   if (t->state == TARN_TASK_DEAD && t->failures < s->topt.max_failures)
-    sim_fail(s, P_DLQOnlyAfterMaxFailures, "the task of log %" PRIu64 " is DEAD after %u "
-             "failures (max %u)", t->log_id, t->failures, s->topt.max_failures);
+    sim_fail(s, P_DLQOnlyAfterMaxFailures,
+             "the task of log %" PRIu64 " is DEAD after %u "
+             "failures (max %u)",
+             t->log_id, t->failures, s->topt.max_failures);
   if (!just_committed)
     return;
   SIM_CHECKED(s, P_NoDoubleExecution);
   uint64_t id[4] = {t->log_id, (uint64_t)t->created_ms, t->range.s, t->range.e};
   for (size_t k = 0; k < s->ncommitted; k++)
     if (!memcmp(s->committed[k], id, sizeof id))
-      sim_fail(s, P_NoDoubleExecution, "the task of log %" PRIu64 " [%" PRIu64 ", %" PRIu64
-               ") created at %" PRId64 " was committed twice", t->log_id, t->range.s, t->range.e,
-               t->created_ms);
+      sim_fail(s, P_NoDoubleExecution,
+               "the task of log %" PRIu64 " [%" PRIu64 ", %" PRIu64 ") created at %" PRId64
+               " was committed twice",
+               t->log_id, t->range.s, t->range.e, t->created_ms);
   if (s->ncommitted == s->capcommitted) {
     s->capcommitted = s->capcommitted ? 2 * s->capcommitted : 64;
     if (!(s->committed = realloc(s->committed, s->capcommitted * sizeof *s->committed)))
@@ -1021,9 +1021,11 @@ static void check_task_records(sim *s) {
     int same = s->task_created[L] == v[k].created_ms && s->task_range[L][0] == v[k].range.s &&
                s->task_range[L][1] == v[k].range.e;
     if (same && v[k].state != TARN_TASK_INIT && v[k].state < s->task_state[L])
-      sim_fail(s, P_NoDoubleExecution, "the task of log %" PRIu64 " created at %" PRId64
-               " is %s again after it was %s: its work runs twice", L, v[k].created_ms,
-               tarn_task_state_name(v[k].state), tarn_task_state_name(s->task_state[L]));
+      sim_fail(s, P_NoDoubleExecution,
+               "the task of log %" PRIu64 " created at %" PRId64
+               " is %s again after it was %s: its work runs twice",
+               L, v[k].created_ms, tarn_task_state_name(v[k].state),
+               tarn_task_state_name(s->task_state[L]));
     if (!same || v[k].state > s->task_state[L] || v[k].state == TARN_TASK_INIT) {
       s->task_created[L] = v[k].created_ms;
       s->task_range[L][0] = v[k].range.s;
@@ -1080,20 +1082,20 @@ static void act_tnode(sim *s, int i) {
     uint64_t k = sim_below(s, 10);
     /* or it is held in flight and lands later (a holder that gave up on its
      * task write, which commits after another holder moved the task on) */
-    int kind = k < 4 ? TARN_META_FAULT_FAIL : k < 8 || (s->without & SIM_NO_SLOW)
-                                                  ? TARN_META_FAULT_COMMIT_UNKNOWN
-                                                  : TARN_META_FAULT_DELAY_COMMIT;
+    int kind = k < 4                                 ? TARN_META_FAULT_FAIL
+               : k < 8 || (s->without & SIM_NO_SLOW) ? TARN_META_FAULT_COMMIT_UNKNOWN
+                                                     : TARN_META_FAULT_DELAY_COMMIT;
     tarn_meta_inject_fault_after(n->meta, kind, skip, 1);
     if (kind == TARN_META_FAULT_DELAY_COMMIT)
       s->st.held++;
     sim_trace(s, "  fault: metadata write %d of the task step %s", skip + 1,
-              kind == TARN_META_FAULT_FAIL ? "fails"
+              kind == TARN_META_FAULT_FAIL             ? "fails"
               : kind == TARN_META_FAULT_COMMIT_UNKNOWN ? "commits but reports unknown"
                                                        : "is held in flight (lands later)");
   }
   if (s->faults_on && chance(s, s->p_obj_fault) && !(s->without & SIM_NO_OBJECT))
-    tarn_objstore_mem_fault(s->ccmp, TARN_MEM_OP_PUT, 1 + sim_below(s, 3), 1,
-                            TARN_MEM_FAULT_BEFORE, TARN_EIO);
+    tarn_objstore_mem_fault(s->ccmp, TARN_MEM_OP_PUT, 1 + sim_below(s, 3), 1, TARN_MEM_FAULT_BEFORE,
+                            TARN_EIO);
   sim_arm_read_fault(s, s->cwal, NULL);
   /* the task record as it stands: a zombie (its session, and so its lock,
    * ended at the store; it is not told yet) must not change it */
@@ -1107,9 +1109,10 @@ static void act_tnode(sim *s, int i) {
   if (!n->tell_at && task_record_get(s, n->t.log_id, &rt) == 0) {
     SIM_CHECKED(s, P_NoDoubleExecution);
     if (rt.created_ms == n->t.created_ms && rt.state != TARN_TASK_DEAD && rt.state > before)
-      sim_fail(s, P_NoDoubleExecution, "t%d runs the task of log %" PRIu64 " from %s, but its "
-               "record is %s: that work was done", i, n->t.log_id, tarn_task_state_name(before),
-               tarn_task_state_name(rt.state));
+      sim_fail(s, P_NoDoubleExecution,
+               "t%d runs the task of log %" PRIu64 " from %s, but its "
+               "record is %s: that work was done",
+               i, n->t.log_id, tarn_task_state_name(before), tarn_task_state_name(rt.state));
     tarn_task_free(&rt);
   }
   if (s->failed)
@@ -1122,26 +1125,32 @@ static void act_tnode(sim *s, int i) {
   sim_trace(s, "t%d steps the task of log %" PRIu64 " %s -> %s: %d", i, n->t.log_id,
             tarn_task_state_name(before), tarn_task_state_name(n->t.state), rc);
   if (n->t.state != before && tarn_meta_session_ok(n->meta) != 0)
-    sim_fail(s, P_NoOrphanExecution, "t%d moved the task of log %" PRIu64 " on after its "
-             "session ended", i, n->t.log_id);
+    sim_fail(s, P_NoOrphanExecution,
+             "t%d moved the task of log %" PRIu64 " on after its "
+             "session ended",
+             i, n->t.log_id);
   if (zombie && !s->failed && task_record_version(s, n->t.log_id) != rec_before)
-    sim_fail(s, P_NoOrphanExecution, "t%d's session ended at the store (it is not told yet), "
-             "but its write of the task of log %" PRIu64 " (%s) took effect", i, n->t.log_id,
-             tarn_task_state_name(n->t.state));
+    sim_fail(s, P_NoOrphanExecution,
+             "t%d's session ended at the store (it is not told yet), "
+             "but its write of the task of log %" PRIu64 " (%s) took effect",
+             i, n->t.log_id, tarn_task_state_name(n->t.state));
   /* LockConsistency: the task's record and what its holder believes agree */
   tarn_task *cur = NULL;
   size_t nt = 0;
   if (tarn_tasks_list(s->cmeta, &cur, &nt) == 0) {
     for (size_t k = 0; k < nt; k++)
       if (cur[k].log_id == n->t.log_id && rc == 0 && cur[k].state != n->t.state)
-        sim_fail(s, P_LockConsistency, "t%d holds the task of log %" PRIu64 " as %s, its record "
-                 "says %s", i, n->t.log_id, tarn_task_state_name(n->t.state),
+        sim_fail(s, P_LockConsistency,
+                 "t%d holds the task of log %" PRIu64 " as %s, its record "
+                 "says %s",
+                 i, n->t.log_id, tarn_task_state_name(n->t.state),
                  tarn_task_state_name(cur[k].state));
     tarn_tasks_free(cur, nt);
   }
   check_task_records(s);
-  check_task(s, &n->t, rc == 0 && before != TARN_TASK_COMMITTED &&
-                           n->t.state == TARN_TASK_COMMITTED && !n->t.stale);
+  check_task(s, &n->t,
+             rc == 0 && before != TARN_TASK_COMMITTED && n->t.state == TARN_TASK_COMMITTED &&
+                 !n->t.stale);
   if (rc == 0 && n->t.state == TARN_TASK_COMMITTED && n->t.log_id <= SIM_NLOGS &&
       s->crashed_claims[n->t.log_id]) {
     SIM_CHECKED(s, P_CrashRecovery); /* the crashed claim was recovered */
@@ -1226,8 +1235,10 @@ static void settle_tasks(sim *s) {
     int crashed = L >= 1 && L <= SIM_NLOGS && s->crashed_claims[L];
     SIM_CHECKED(s, crashed ? P_CrashRecovery : P_TaskCompletion);
     if (open && !fenced && !crashed)
-      sim_fail(s, P_TaskCompletion, "with faults stopped, the task of log %" PRIu64 " is still "
-               "%s", L, tarn_task_state_name(v[k].state));
+      sim_fail(s, P_TaskCompletion,
+               "with faults stopped, the task of log %" PRIu64 " is still "
+               "%s",
+               L, tarn_task_state_name(v[k].state));
     if (!s->failed)
       check_task(s, &v[k], 0);
   }
@@ -1236,17 +1247,20 @@ static void settle_tasks(sim *s) {
     int open = v[k].state == TARN_TASK_INIT || v[k].state == TARN_TASK_PREPARED;
     if (open && L >= 1 && L <= SIM_NLOGS && s->crashed_claims[L] && !s->logs[L - 1].fenced &&
         !s->logs[L - 1].delete_done)
-      sim_fail(s, P_CrashRecovery, "the task of log %" PRIu64 ", whose claimant crashed, "
-               "is still %s", L, tarn_task_state_name(v[k].state));
+      sim_fail(s, P_CrashRecovery,
+               "the task of log %" PRIu64 ", whose claimant crashed, "
+               "is still %s",
+               L, tarn_task_state_name(v[k].state));
   }
   for (int k = 0; k < SIM_NLOGS && !s->failed; k++) {
     if (s->logs[k].delete_done || s->logs[k].fenced)
       continue;
     SIM_CHECKED(s, P_NoStarvation);
     if (!ran[k + 1])
-      sim_fail(s, P_NoStarvation, "log %" PRIu64 " has entries above its compaction cursor %"
-               PRIu64 " but no task of it ran after the faults stopped", s->logs[k].id,
-               cursor[k]);
+      sim_fail(s, P_NoStarvation,
+               "log %" PRIu64 " has entries above its compaction cursor %" PRIu64
+               " but no task of it ran after the faults stopped",
+               s->logs[k].id, cursor[k]);
   }
   tarn_tasks_free(v, n);
 }
@@ -1294,10 +1308,13 @@ static void zombies_and_landings(sim *s) {
   else if (k < SIM_NWRITERS + SIM_NCOMPACTORS)
     land(s, s->cp[k - SIM_NWRITERS].alive ? s->cp[k - SIM_NWRITERS].meta : NULL, "a compactor");
   else
-    land(s, k == SIM_NWRITERS + SIM_NCOMPACTORS ? s->tmeta
-            : k == SIM_NWRITERS + SIM_NCOMPACTORS + 1 ? s->dmeta : s->rmeta,
-         k == SIM_NWRITERS + SIM_NCOMPACTORS ? "the trimmer"
-         : k == SIM_NWRITERS + SIM_NCOMPACTORS + 1 ? "the deleter" : "the reclaimer");
+    land(s,
+         k == SIM_NWRITERS + SIM_NCOMPACTORS       ? s->tmeta
+         : k == SIM_NWRITERS + SIM_NCOMPACTORS + 1 ? s->dmeta
+                                                   : s->rmeta,
+         k == SIM_NWRITERS + SIM_NCOMPACTORS       ? "the trimmer"
+         : k == SIM_NWRITERS + SIM_NCOMPACTORS + 1 ? "the deleter"
+                                                   : "the reclaimer");
 }
 
 static void one_step(sim *s) {
@@ -1343,8 +1360,8 @@ static void one_step(sim *s) {
        * told only 0.1-8 s later and runs on meanwhile (a zombie) */
       int silent = chance(s, 500) && !(s->without & SIM_NO_ZOMBIE);
       if (m && !*tell) {
-        tarn_meta_inject_fault(m, silent ? TARN_META_FAULT_EXPIRE_SILENT
-                                         : TARN_META_FAULT_EXPIRE_SESSION, 0);
+        tarn_meta_inject_fault(
+            m, silent ? TARN_META_FAULT_EXPIRE_SILENT : TARN_META_FAULT_EXPIRE_SESSION, 0);
         s->st.expiries++;
         if (silent) {
           *tell = s->now + 100 + (int64_t)sim_below(s, 8000);
@@ -1388,8 +1405,9 @@ static void one_step(sim *s) {
        * store drops its lock, the node is told only 0.1-8 s later and steps
        * its task on meanwhile (a lock holder that keeps running) */
       int silent = chance(s, 500) && !(s->without & SIM_NO_ZOMBIE);
-      tarn_meta_inject_fault(s->tn[ti].meta, silent ? TARN_META_FAULT_EXPIRE_SILENT
-                                                     : TARN_META_FAULT_EXPIRE_SESSION, 0);
+      tarn_meta_inject_fault(
+          s->tn[ti].meta, silent ? TARN_META_FAULT_EXPIRE_SILENT : TARN_META_FAULT_EXPIRE_SESSION,
+          0);
       s->st.expiries++;
       if (silent) {
         s->tn[ti].tell_at = s->now + 100 + (int64_t)sim_below(s, 8000);
@@ -1432,9 +1450,10 @@ static void settle_reads(sim *s, tarn_reader *held) {
         rc = tarn_log_iter_next(it, &ent, 0);
       SIM_CHECKED(s, P_ReaderEventuallySucceeds);
       if (rc || ent.offset != e->offset)
-        sim_fail(s, P_ReaderEventuallySucceeds, "with faults stopped, acknowledged entry %zu "
-                 "(log %" PRIu64 " offset %" PRIu64 ") is unreadable: %d %s", id, e->log,
-                 e->offset, rc, rc ? tarn_errmsg() : "another entry");
+        sim_fail(s, P_ReaderEventuallySucceeds,
+                 "with faults stopped, acknowledged entry %zu "
+                 "(log %" PRIu64 " offset %" PRIu64 ") is unreadable: %d %s",
+                 id, e->log, e->offset, rc, rc ? tarn_errmsg() : "another entry");
       tarn_log_iter_close(it);
     }
   }
@@ -1488,8 +1507,10 @@ static void settle(sim *s) {
   for (size_t k = 0; k < s->nents && !s->failed; k++) {
     SIM_CHECKED(s, P_AppendProgress);
     if (s->ents[k].status == E_PENDING)
-      sim_fail(s, P_AppendProgress, "entry %zu of log %" PRIu64 " has no outcome after the "
-               "writers stopped", k, s->ents[k].log);
+      sim_fail(s, P_AppendProgress,
+               "entry %zu of log %" PRIu64 " has no outcome after the "
+               "writers stopped",
+               k, s->ents[k].log);
   }
   s->now += 61000; /* past every cache's lifetime */
   for (size_t k = 0; k < s->nzombies; k++)
@@ -1506,7 +1527,8 @@ static void settle(sim *s) {
     SIM_CHECKED(s, P_AppendProgress);
     if (s->ents[id].status != E_ACKED)
       sim_fail(s, P_AppendProgress, "log %" PRIu64 ": with faults stopped, append %zu %s",
-               s->logs[k].id, id, s->ents[id].status == E_FAILED ? "failed" : "was not acknowledged");
+               s->logs[k].id, id,
+               s->ents[id].status == E_FAILED ? "failed" : "was not acknowledged");
   }
   tarn_reader *held = s->failed ? NULL : settle_held_reader(s);
   /* ... and compaction catches up: pending installs finish, then every
@@ -1537,7 +1559,8 @@ static void settle(sim *s) {
       if (prc == TARN_EBUSY) { /* an unfinished install: repair it, then plan again */
         int done = 0;
         int rrc = tarn_compact_repair(c->c, s->logs[k].id, &done);
-        sim_trace(s, "settle: c0 repairs log %" PRIu64 " -> %d (done %d)", s->logs[k].id, rrc, done);
+        sim_trace(s, "settle: c0 repairs log %" PRIu64 " -> %d (done %d)", s->logs[k].id, rrc,
+                  done);
         busy = 1;
       } else if (prc == 0) {
         tarn_compact_range_free(&r);
@@ -1635,8 +1658,10 @@ int sim_run(sim *s) {
   tarn_catalog_close(cat);
   /* the deployment's timing, legal: 61 s > 30 + 10 + 10 s; writers open
    * against it (docs/compaction.md "Grace arithmetic") */
-  tarn_timing tm = {.wal_grace_ms = SIM_WAL_GRACE_MS, .max_publish_delay_ms = 30000,
-                    .max_put_ms = 10000, .skew_allowance_ms = 10000};
+  tarn_timing tm = {.wal_grace_ms = SIM_WAL_GRACE_MS,
+                    .max_publish_delay_ms = 30000,
+                    .max_put_ms = 10000,
+                    .skew_allowance_ms = 10000};
   if (tarn_timing_record(s->cmeta, &tm, NULL)) {
     fprintf(stderr, "tarn-sim: timing: %s\n", tarn_errmsg());
     return -1;
@@ -1648,10 +1673,12 @@ int sim_run(sim *s) {
   if (tarn_reader_open(s->cmeta, s->cwal, s->ccmp, &o, &s->fresh))
     return -1;
   reopen_stale(s);
-  sim_trace(s, "seed %" PRIu64 " bug %s: object faults %u/1000, metadata faults %u/1000, "
+  sim_trace(s,
+            "seed %" PRIu64 " bug %s: object faults %u/1000, metadata faults %u/1000, "
             "crashes %u/1000, expiries %u/10000, clock skew up to %" PRId64 " ms (%u/1000 steps "
-            "reset one)", s->seed, sim_bug_names[s->bug], s->p_obj_fault, s->p_meta_fault,
-            s->p_crash, s->p_expire, s->max_skew, s->p_skew);
+            "reset one)",
+            s->seed, sim_bug_names[s->bug], s->p_obj_fault, s->p_meta_fault, s->p_crash,
+            s->p_expire, s->max_skew, s->p_skew);
   for (int k = 0; k < SIM_NWRITERS; k++)
     writer_start(s, k);
   for (int k = 0; k < SIM_NCOMPACTORS; k++)

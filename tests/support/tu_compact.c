@@ -32,8 +32,8 @@ void tu_cenv_open(tu_cenv *e, const char *tag, int on_disk, uint32_t n_partition
     snprintf(e->meta_uri, sizeof e->meta_uri, "mem:%s", e->name);
     snprintf(e->wal_uri, sizeof e->wal_uri, "%.*s%s%s-wal%s", (int)bl, s3, sep, e->name,
              q ? q : "");
-    snprintf(e->compacted_uri, sizeof e->compacted_uri, "%.*s%s%s-c%s", (int)bl, s3, sep,
-             e->name, q ? q : "");
+    snprintf(e->compacted_uri, sizeof e->compacted_uri, "%.*s%s%s-c%s", (int)bl, s3, sep, e->name,
+             q ? q : "");
   } else if (on_disk) {
     char *d = tu_tmpdir(tag);
     snprintf(e->name, sizeof e->name, "%s", d);

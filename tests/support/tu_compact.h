@@ -11,15 +11,15 @@
 #include "tarn/reclaim.h"
 
 typedef struct tu_cenv {
-  char name[64];         /* the mem: store name, or the directory of file stores */
+  char name[64]; /* the mem: store name, or the directory of file stores */
   char meta_uri[300], wal_uri[300], compacted_uri[300];
   tarn_meta *m;
   tarn_objstore *wal, *compacted;
-  uint64_t log;          /* partition 0 of ns/s1 */
-  uint64_t logs[4];      /* its partitions */
+  uint64_t log;     /* partition 0 of ns/s1 */
+  uint64_t logs[4]; /* its partitions */
   size_t n_logs;
   int on_disk;
-  int kafka;             /* the stream is a Kafka topic's: tu_append writes record batches */
+  int kafka; /* the stream is a Kafka topic's: tu_append writes record batches */
 } tu_cenv;
 
 /* Opens a deployment (mem: stores, or sqlite + file:// under a temporary

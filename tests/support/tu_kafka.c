@@ -29,14 +29,14 @@ static void v2_batch(tarn_buf *out, int64_t base, uint16_t attrs, int32_t n, int
   tarn_buf recs = TARN_BUF_INIT;
   for (int32_t i = 0; i < n; i++) {
     tarn_buf r = TARN_BUF_INIT;
-    tarn_buf_putc(&r, 0);     /* attributes */
-    put_zigzag(&r, i);        /* timestampDelta */
-    put_zigzag(&r, i);        /* offsetDelta */
-    put_zigzag(&r, -1);       /* null key */
-    put_zigzag(&r, 2);        /* value length */
+    tarn_buf_putc(&r, 0); /* attributes */
+    put_zigzag(&r, i);    /* timestampDelta */
+    put_zigzag(&r, i);    /* offsetDelta */
+    put_zigzag(&r, -1);   /* null key */
+    put_zigzag(&r, 2);    /* value length */
     tarn_buf_putc(&r, 'v');
     tarn_buf_putc(&r, (uint8_t)('0' + i % 10));
-    put_zigzag(&r, 0);        /* no headers */
+    put_zigzag(&r, 0); /* no headers */
     put_zigzag(&recs, (int64_t)r.len);
     tarn_buf_append(&recs, r.data, r.len);
     tarn_buf_free(&r);
@@ -50,9 +50,9 @@ static void v2_batch(tarn_buf *out, int64_t base, uint16_t attrs, int32_t n, int
     recs = z;
   }
   tarn_buf_put_be32(out, (uint32_t)(49 + recs.len));
-  tarn_buf_put_be32(out, 0);           /* partitionLeaderEpoch */
-  tarn_buf_putc(out, 2);               /* magic */
-  tarn_buf_put_be32(out, 0);           /* crc, below */
+  tarn_buf_put_be32(out, 0); /* partitionLeaderEpoch */
+  tarn_buf_putc(out, 2);     /* magic */
+  tarn_buf_put_be32(out, 0); /* crc, below */
   put_be16(out, attrs);
   tarn_buf_put_be32(out, (uint32_t)delta);
   tarn_buf_put_be64(out, (uint64_t)first_ts);
@@ -79,8 +79,8 @@ void tu_kafka_v2_timed(tarn_buf *out, int32_t n, int64_t first_ts) {
 }
 
 /* A v0/v1 message with the given value (NULL: null value). */
-void tu_kafka_legacy_msg(tarn_buf *out, int magic, int64_t offset, uint8_t attrs,
-                         const void *value, size_t vlen) {
+void tu_kafka_legacy_msg(tarn_buf *out, int magic, int64_t offset, uint8_t attrs, const void *value,
+                         size_t vlen) {
   size_t start = out->len;
   tarn_buf_put_be64(out, (uint64_t)offset);
   tarn_buf_put_be32(out, 0); /* size, below */
@@ -124,8 +124,9 @@ void tu_kafka_snappy_xerial_of(tarn_buf *out, const tarn_buf *in) {
   size_t max = snappy_max_compressed_length(in->len);
   tarn_buf_reserve(out, max + 4);
   size_t n = max;
-  assert_int_equal(snappy_compress((const char *)in->data, in->len, (char *)out->data + out->len + 4, &n),
-                   SNAPPY_OK);
+  assert_int_equal(
+      snappy_compress((const char *)in->data, in->len, (char *)out->data + out->len + 4, &n),
+      SNAPPY_OK);
   tarn__st_be32(out->data + out->len, (uint32_t)n);
   out->len += 4 + n;
 }

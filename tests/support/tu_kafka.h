@@ -18,8 +18,8 @@ void tu_kafka_v2_simple(tarn_buf *out, int32_t n);
  * (its max timestamp first_ts + n - 1). */
 void tu_kafka_v2_timed(tarn_buf *out, int32_t n, int64_t first_ts);
 /* Appends a v0/v1 message with the given value (NULL: null value). */
-void tu_kafka_legacy_msg(tarn_buf *out, int magic, int64_t offset, uint8_t attrs,
-                         const void *value, size_t vlen);
+void tu_kafka_legacy_msg(tarn_buf *out, int magic, int64_t offset, uint8_t attrs, const void *value,
+                         size_t vlen);
 /* Appends n uncompressed messages of value "x". */
 void tu_kafka_inner_set(tarn_buf *set, int magic, int n);
 /* Append the gzip, xerial-framed snappy, or LZ4 frame of in. */

@@ -21,8 +21,11 @@ int tu_publish(tarn_meta *m, uint64_t log_id, uint32_t n, uint32_t size, uint64_
   tarn_key_prefix(prefix, log_id);
   prefix[TARN_KEY_PREFIX_LEN - 1] = 0; /* without the '-' */
   uint32_t bound = n;
-  tarn_raw_record r = {.location = "2026/01/01/test.wal", .message_count = n,
-                       .entry_size_bytes = size, .file_size = size, .boundaries = &bound,
+  tarn_raw_record r = {.location = "2026/01/01/test.wal",
+                       .message_count = n,
+                       .entry_size_bytes = size,
+                       .file_size = size,
+                       .boundaries = &bound,
                        .entry_count = 1};
   tarn_buf b = TARN_BUF_INIT;
   int rc = tarn_entry_index_build_raw(&r, &b);

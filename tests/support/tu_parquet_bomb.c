@@ -41,8 +41,8 @@ void tu_parquet_bomb_footer(tarn_buf *b, int field, size_t k) {
 }
 
 void tu_parquet_wrap_footer(tarn_buf *file, const tarn_buf *footer) {
-  uint8_t len[4] = {(uint8_t)footer->len, (uint8_t)(footer->len >> 8),
-                    (uint8_t)(footer->len >> 16), (uint8_t)(footer->len >> 24)};
+  uint8_t len[4] = {(uint8_t)footer->len, (uint8_t)(footer->len >> 8), (uint8_t)(footer->len >> 16),
+                    (uint8_t)(footer->len >> 24)};
   assert_int_equal(tarn_buf_append(file, "PAR1", 4), 0);
   assert_int_equal(tarn_buf_append(file, footer->data, footer->len), 0);
   assert_int_equal(tarn_buf_append(file, len, 4), 0);

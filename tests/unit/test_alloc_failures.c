@@ -54,21 +54,27 @@ static int one_shot_only;
  * give (0 for none). Returns N. */
 static uint64_t run_failing_with(const char *name, void (*setup)(void *), op_fn op,
                                  void (*teardown)(void *, int), void *ctx, int also_ok) {
-  if (setup) setup(ctx);
+  if (setup)
+    setup(ctx);
   tu_alloc_fail_at(0);
   int rc = op(ctx);
   uint64_t n = tu_alloc_calls();
-  if (rc != 0) fail_msg("%s: clean run failed: %d %s", name, rc, tarn_errmsg());
-  if (teardown) teardown(ctx, rc);
+  if (rc != 0)
+    fail_msg("%s: clean run failed: %d %s", name, rc, tarn_errmsg());
+  if (teardown)
+    teardown(ctx, rc);
   assert_true(n > 0);
   uint64_t stride = n > MAX_K ? (n + MAX_K - 1) / (MAX_K / 2) : 1;
   uint64_t failures = 0, runs = 0;
   for (int persist = 0; persist < (one_shot_only ? 1 : 2); persist++) {
     for (uint64_t k = 1; k <= n; k++) {
-      if (stride > 1 && k > MAX_K / 4 && k + MAX_K / 4 <= n && k % stride) continue;
+      if (stride > 1 && k > MAX_K / 4 && k + MAX_K / 4 <= n && k % stride)
+        continue;
       /* Persistent runs of long operations: every other k (neighbours fail alike). */
-      if (persist && n > 100 && k % 2 == 0 && k != n) continue;
-      if (setup) setup(ctx);
+      if (persist && n > 100 && k % 2 == 0 && k != n)
+        continue;
+      if (setup)
+        setup(ctx);
       if (persist)
         tu_alloc_fail_from(k);
       else
@@ -87,11 +93,12 @@ static uint64_t run_failing_with(const char *name, void (*setup)(void *), op_fn 
                    rc, tarn_errmsg());
         failures++;
       }
-      if (teardown) teardown(ctx, rc);
+      if (teardown)
+        teardown(ctx, rc);
     }
   }
-  printf("%s: %llu allocations, %llu runs, %llu failures reported\n", name,
-         (unsigned long long)n, (unsigned long long)runs, (unsigned long long)failures);
+  printf("%s: %llu allocations, %llu runs, %llu failures reported\n", name, (unsigned long long)n,
+         (unsigned long long)runs, (unsigned long long)failures);
   return n;
 }
 
@@ -104,7 +111,7 @@ static uint64_t run_failing(const char *name, op_fn op, void *ctx, int also_ok) 
 typedef struct wal_ctx {
   uint8_t payloads[6][40];
   uint64_t logs[6];
-  tarn_buf ref;     /* the object built clean */
+  tarn_buf ref; /* the object built clean */
 } wal_ctx;
 
 static void wal_ctx_init(wal_ctx *c) {
@@ -121,7 +128,8 @@ static int wal_build(wal_ctx *c, tarn_buf *out) {
   int rc = 0;
   for (int i = 0; i < 6 && !rc; i++)
     rc = tarn_wal_builder_add(&b, c->logs[i], c->payloads[i], (size_t)(10 + i), (uint32_t)(i + 1));
-  if (!rc) rc = tarn_wal_builder_finish(&b, out);
+  if (!rc)
+    rc = tarn_wal_builder_finish(&b, out);
   if (!rc) {
     assert_int_equal(b.section_count, 3);
     assert_int_equal(b.sections[0].log_id, 7);
@@ -153,7 +161,8 @@ static void check_wal(const wal_ctx *c, const tarn_wal *w, int payloads) {
     const tarn_wal_entry *e = &s->entries[i / 3];
     assert_int_equal(e->payload_size, 10 + i);
     assert_int_equal(e->record_count, i + 1);
-    if (payloads) assert_memory_equal(e->payload, c->payloads[i], 10 + i);
+    if (payloads)
+      assert_memory_equal(e->payload, c->payloads[i], 10 + i);
   }
 }
 
@@ -170,22 +179,24 @@ static int op_wal_decode(void *ctx) {
   uint64_t head;
   assert_int_equal(tarn_wal_head_length(c->ref.data, c->ref.len, c->ref.len, &head), 0);
   rc = tarn_wal_decode_index(c->ref.data, (size_t)head, c->ref.len, &w);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   check_wal(c, &w, 0);
   tarn_wal_free(&w);
   return 0;
 }
 
 /* The legacy layout of Appendix C (test_wal.c's 80-byte vector). */
-#define LEGACY80                                                                            \
-  "00000000 00000040 00000000 00000007 00000000 00000000 00000000 00000000 00000000 00000005" \
+#define LEGACY80                                                                                   \
+  "00000000 00000040 00000000 00000007 00000000 00000000 00000000 00000000 00000000 00000005"      \
   " 00000000 00000007 00000000 00000001 00000000 00000005 00000000 00000003 01020304 05060708"
 
 static int op_wal_legacy(void *ctx) {
   const tarn_buf *obj = ctx;
   tarn_wal w;
   int rc = tarn_wal_decode(obj->data, obj->len, &w);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   assert_int_equal(w.version, TARN_WAL_LEGACY);
   const tarn_wal_section *sec = tarn_wal_find(&w, 7);
   assert_non_null(sec);
@@ -226,9 +237,12 @@ static int ei_build(ei_ctx *c) {
   tarn_parquet_record q = {NULL, 0, 7, 0, 28, 28, files, 2};
   unsigned warn;
   int rc = tarn_entry_index_build_raw(&r, &c->raw);
-  if (!rc) rc = tarn_entry_index_build_parquet(&q, &c->parquet, &warn);
-  if (!rc) rc = tarn_file_index_encode(files, 2, &c->fi_bin);
-  if (!rc) rc = tarn_file_index_build_base64(files, 2, 0, 7, &c->fi_b64);
+  if (!rc)
+    rc = tarn_entry_index_build_parquet(&q, &c->parquet, &warn);
+  if (!rc)
+    rc = tarn_file_index_encode(files, 2, &c->fi_bin);
+  if (!rc)
+    rc = tarn_file_index_build_base64(files, 2, 0, 7, &c->fi_b64);
   return rc;
 }
 
@@ -270,14 +284,16 @@ static int op_ei_decode(void *ctx) {
   ei_ctx *c = ctx;
   tarn_entry_index ei;
   int rc = tarn_entry_index_decode(c->raw.data, c->raw.len, &ei);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   assert_string_equal(ei.location, "7-00000001.wal");
   assert_int_equal(ei.message_count, 3);
   assert_int_equal(ei.n_boundaries, 2);
   assert_int_equal(ei.boundaries[0], 2);
   assert_int_equal(ei.boundaries[1], 3);
   tarn_entry_index_free(&ei);
-  if ((rc = tarn_entry_index_decode(c->parquet.data, c->parquet.len, &ei))) return rc;
+  if ((rc = tarn_entry_index_decode(c->parquet.data, c->parquet.len, &ei)))
+    return rc;
   assert_int_equal(ei.file_type, TARN_FILE_PARQUET);
   assert_string_equal(ei.location, "7-0.parquet");
   assert_non_null(ei.file_index);
@@ -290,7 +306,8 @@ static int op_fi_decode(void *ctx) {
   ei_ctx *c = ctx;
   tarn_file_index fi;
   int rc = tarn_file_index_decode(c->fi_bin.data, c->fi_bin.len, &fi);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   check_fi(&fi);
   tarn_file_index_free(&fi);
   if ((rc = tarn_file_index_decode_base64((const char *)c->fi_b64.data, c->fi_b64.len, &fi)))
@@ -307,7 +324,8 @@ static int op_legacy_value(void *ctx) {
   (void)ctx;
   tarn_legacy_index_value v;
   int rc = tarn_legacy_index_value_parse((const uint8_t *)LEGACY_PQ, strlen(LEGACY_PQ), &v);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   assert_string_equal(v.location, "a-b-c.parquet");
   assert_int_equal(v.entry_id, 12);
   tarn_buf b = TARN_BUF_INIT;
@@ -347,7 +365,8 @@ static tarn_entry_header comp_row(int i) {
 static int comp_write(tarn_buf *out) {
   tarn_companion_writer *w;
   int rc = tarn_companion_writer_open(&w, out, 16, 0);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   for (int i = 0; i < COMP_ROWS && !rc; i++) {
     tarn_entry_header h = comp_row(i);
     rc = tarn_companion_writer_add(w, &h);
@@ -362,7 +381,8 @@ static int comp_write(tarn_buf *out) {
 static int op_comp_write(void *ctx) {
   tarn_buf out = TARN_BUF_INIT;
   int rc = comp_write(&out);
-  if (!rc) assert_buf_equal(&out, ctx);
+  if (!rc)
+    assert_buf_equal(&out, ctx);
   tarn_buf_free(&out);
   return rc;
 }
@@ -371,7 +391,8 @@ static int op_comp_decode(void *ctx) {
   const tarn_buf *gz = ctx;
   tarn_companion c;
   int rc = tarn_companion_decode(&c, gz->data, gz->len, 0);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   assert_int_equal(c.nrows, COMP_ROWS);
   assert_int_equal(c.nblocks, 3);
   for (int i = 0; i < COMP_ROWS; i++) {
@@ -413,18 +434,21 @@ static size_t pq_payload(int i, uint8_t *out) {
 static int pq_sink(void *ctx, const void *p, size_t n) { return tarn_buf_append(ctx, p, n); }
 
 static int pq_write(int codec, tarn_buf *out) {
-  tarn_parquet_writer_opts o = {TARN_PARQUET_KAFKA_RECORD, TARN_PARQUET_KAFKA_SERDE, "x.index",
-                                codec, 0, 4096, 1024, 0};
+  tarn_parquet_writer_opts o = {
+      TARN_PARQUET_KAFKA_RECORD, TARN_PARQUET_KAFKA_SERDE, "x.index", codec, 0, 4096, 1024, 0};
   tarn_parquet_writer *w;
   int rc = tarn_parquet_writer_open(&w, &o, pq_sink, out);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   uint8_t buf[64];
   for (int i = 0; i < PQ_ROWS && !rc; i++)
     rc = i % 50 == 7 ? tarn_parquet_writer_add_null(w)
                      : tarn_parquet_writer_add(w, buf, pq_payload(i, buf));
   uint64_t size;
-  if (!rc) rc = tarn_parquet_writer_finish(w, &size);
-  if (!rc) assert_int_equal(size, out->len);
+  if (!rc)
+    rc = tarn_parquet_writer_finish(w, &size);
+  if (!rc)
+    assert_int_equal(size, out->len);
   tarn_parquet_writer_close(w);
   return rc;
 }
@@ -438,14 +462,16 @@ static int op_pq_write(void *ctx) {
   pq_ctx *c = ctx;
   tarn_buf out = TARN_BUF_INIT;
   int rc = pq_write(c->codec, &out);
-  if (!rc) assert_buf_equal(&out, &c->ref);
+  if (!rc)
+    assert_buf_equal(&out, &c->ref);
   tarn_buf_free(&out);
   return rc;
 }
 
 static int pq_read_at(void *ctx, uint64_t off, void *buf, size_t n) {
   const tarn_buf *b = ctx;
-  if (off > b->len || n > b->len - off) return TARN_EIO;
+  if (off > b->len || n > b->len - off)
+    return TARN_EIO;
   memcpy(buf, b->data + off, n);
   return 0;
 }
@@ -457,18 +483,21 @@ static int op_pq_read(void *ctx) {
   static const char *const serde[] = {TARN_PARQUET_KAFKA_SERDE};
   tarn_parquet_reader_opts o = {serde, 1, 0, 0};
   int rc = tarn_parquet_open(&r, pq_read_at, &c->ref, c->ref.len, &o);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   assert_int_equal(tarn_parquet_get_meta(r)->num_rows, PQ_ROWS);
   assert_string_equal(tarn_parquet_kv_get(r, "rowMetadata"), "x.index");
   uint8_t want[64];
   for (int pass = 0; pass < 2 && !rc; pass++) {
     int i = pass ? PQ_ROWS / 2 + 3 : 0;
-    if (pass && (rc = tarn_parquet_seek(r, (uint64_t)i))) break;
+    if (pass && (rc = tarn_parquet_seek(r, (uint64_t)i)))
+      break;
     for (; i < PQ_ROWS; i++) {
       const uint8_t *p;
       size_t n;
       int is_null;
-      if ((rc = tarn_parquet_next(r, &p, &n, &is_null))) break;
+      if ((rc = tarn_parquet_next(r, &p, &n, &is_null)))
+        break;
       assert_int_equal(is_null, i % 50 == 7);
       if (!is_null) {
         size_t wn = pq_payload(i, want);
@@ -489,8 +518,8 @@ static int op_pq_read(void *ctx) {
 
 static void parquet_files(void **state) {
   (void)state;
-  static const int codecs[] = {TARN_PARQUET_UNCOMPRESSED, TARN_PARQUET_SNAPPY,
-                               TARN_PARQUET_GZIP, TARN_PARQUET_ZSTD, TARN_PARQUET_LZ4_RAW};
+  static const int codecs[] = {TARN_PARQUET_UNCOMPRESSED, TARN_PARQUET_SNAPPY, TARN_PARQUET_GZIP,
+                               TARN_PARQUET_ZSTD, TARN_PARQUET_LZ4_RAW};
   for (size_t i = 0; i < sizeof codecs / sizeof codecs[0]; i++) {
     pq_ctx c = {codecs[i], TARN_BUF_INIT};
     assert_int_equal(pq_write(c.codec, &c.ref), 0);
@@ -516,10 +545,12 @@ static int op_kafka(void *ctx) {
   kafka_ctx *c = ctx;
   uint64_t records = 0;
   int rc = tarn_kafka_check(c->payload.data, c->payload.len, (int64_t)c->records, &records);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   assert_int_equal(records, c->records);
   uint8_t *copy = malloc(c->payload.len);
-  if (!copy) return TARN_ENOMEM; /* the test's own allocation is counted too */
+  if (!copy)
+    return TARN_ENOMEM; /* the test's own allocation is counted too */
   memcpy(copy, c->payload.data, c->payload.len);
   rc = tarn_kafka_rewrite_offsets(copy, c->payload.len, 1000, (int64_t)c->records);
   if (rc == 0) {
@@ -540,7 +571,8 @@ static void kafka_payloads(void **state) {
   tu_kafka_wrapper(&c.payload, 0, TARN_KAFKA_GZIP, 2);
   tu_kafka_wrapper(&c.payload, 1, TARN_KAFKA_SNAPPY, 300);
   tu_kafka_wrapper(&c.payload, 1, TARN_KAFKA_LZ4, 5);
-  for (int i = 0; i < 9; i++) tu_kafka_legacy_msg(&c.payload, 1, 0, 0, "a", 1);
+  for (int i = 0; i < 9; i++)
+    tu_kafka_legacy_msg(&c.payload, 1, 0, 0, "a", 1);
   c.records = 3 + 200 + 2 + 300 + 5 + 9;
   assert_int_equal(tarn_buf_append(&c.rewritten, c.payload.data, c.payload.len), 0);
   assert_int_equal(
@@ -609,20 +641,26 @@ static int op_writer(void *ctx) {
       rc = tarn_writer_append_sync(w, c->e.log, buf, n, (uint32_t)(1 + i % 3), &off, NULL);
       c->append_rc[i] = 0;
       c->acks[i] = (ack){1, rc, off};
-      if (rc && !first) first = rc;
+      if (rc && !first)
+        first = rc;
       continue;
     }
     rc = c->append_rc[i] =
         tarn_writer_append(w, c->e.log, buf, n, (uint32_t)(1 + i % 3), on_ack, &c->acks[i]);
-    if (rc && !first) first = rc;
-    if (i % 2 && (rc = tarn_writer_flush(w)) && !first) first = rc;
+    if (rc && !first)
+      first = rc;
+    if (i % 2 && (rc = tarn_writer_flush(w)) && !first)
+      first = rc;
   }
-  if ((rc = tarn_writer_close(w)) && !first) first = rc;
+  if ((rc = tarn_writer_close(w)) && !first)
+    first = rc;
   for (int i = 0; i < LOG_N; i++) {
-    if (c->append_rc[i]) continue;
+    if (c->append_rc[i])
+      continue;
     /* close delivered every outcome of a queued entry */
     assert_true(__atomic_load_n(&c->acks[i].done, __ATOMIC_ACQUIRE));
-    if (c->acks[i].status && !first) first = c->acks[i].status;
+    if (c->acks[i].status && !first)
+      first = c->acks[i].status;
   }
   return first;
 }
@@ -643,7 +681,8 @@ static void log_check(void *ctx, int run_rc) {
   for (int i = 0; i < LOG_MORE; i++) {
     size_t n = log_payload((uint64_t)(LOG_N + i), buf);
     int rc = tarn_writer_append_sync(w, c->e.log, buf, n, 1, &more_off[i], NULL);
-    if (rc) fail_msg("append after the failed run: %d %s", rc, tarn_errmsg());
+    if (rc)
+      fail_msg("append after the failed run: %d %s", rc, tarn_errmsg());
   }
   assert_int_equal(tarn_writer_close(w), 0);
   tu_snap s;
@@ -663,7 +702,8 @@ static void log_check(void *ctx, int run_rc) {
                c->acks[i].status);
     if (here) {
       assert_int_equal(s.v[at].offset, next);
-      if (acked) assert_int_equal(s.v[at].offset, i < LOG_N ? c->acks[i].offset : more_off[i - LOG_N]);
+      if (acked)
+        assert_int_equal(s.v[at].offset, i < LOG_N ? c->acks[i].offset : more_off[i - LOG_N]);
       next += s.v[at].count;
       at++;
     }
@@ -678,8 +718,8 @@ static void writer_stepped(void **state) {
   log_ctx c;
   memset(&c, 0, sizeof c);
   c.stepped = 1;
-  run_failing_with("writer (stepped) + later appends + read", log_setup, op_writer, log_check,
-                   &c, 0);
+  run_failing_with("writer (stepped) + later appends + read", log_setup, op_writer, log_check, &c,
+                   0);
 }
 
 /* The same on sqlite metadata and a file:// WAL root. */
@@ -700,8 +740,8 @@ static void writer_threaded(void **state) {
   (void)state;
   log_ctx c;
   memset(&c, 0, sizeof c);
-  run_failing_with("writer (threads) + later appends + read", log_setup, op_writer, log_check,
-                   &c, 0);
+  run_failing_with("writer (threads) + later appends + read", log_setup, op_writer, log_check, &c,
+                   0);
 }
 
 /* A log of 12 entries in 4 objects, its first 9 compacted into Parquet, then 4 more. */
@@ -730,14 +770,17 @@ static int op_read(void *ctx) {
   read_ctx *c = ctx;
   tarn_reader *r;
   int rc = tarn_reader_open(c->e.m, c->e.wal, c->e.compacted, NULL, &r);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   for (size_t from = 0; from < c->ref.n && !rc; from += c->ref.n / 2 + 1) {
     tarn_log_iter *it;
-    if ((rc = tarn_log_iter_open(r, c->e.log, c->ref.v[from].offset, &it))) break;
+    if ((rc = tarn_log_iter_open(r, c->e.log, c->ref.v[from].offset, &it)))
+      break;
     size_t i = from;
     for (;; i++) {
       tarn_entry en;
-      if ((rc = tarn_log_iter_next(it, &en, 0))) break;
+      if ((rc = tarn_log_iter_next(it, &en, 0)))
+        break;
       assert_true(i < c->ref.n);
       const tu_snap_ent *x = &c->ref.v[i];
       assert_int_equal(en.offset, x->offset);
@@ -779,7 +822,8 @@ static int op_compact(void *ctx) {
   read_ctx *c = ctx;
   tarn_compactor *cp;
   int rc = tarn_compactor_open(c->e.m, c->e.wal, c->e.compacted, NULL, &cp);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   tarn_compact_range done;
   int did = 0;
   rc = tarn_compact_once(cp, c->e.log, 1, &done, &did);
@@ -821,7 +865,8 @@ static void compact_check(void *ctx, int run_rc) {
     rc = tarn_compact_once(cp, c->e.log, 1, NULL, NULL);
     lock_left++;
   }
-  if (rc && rc != TARN_ENOTFOUND) fail_msg("compaction after the failed one: %d %s", rc, tarn_errmsg());
+  if (rc && rc != TARN_ENOTFOUND)
+    fail_msg("compaction after the failed one: %d %s", rc, tarn_errmsg());
   tarn_compactor_close(cp);
   assert_log_reads(c);
   tu_snap_free(&c->ref);
@@ -841,7 +886,8 @@ static int op_trim(void *ctx) {
   read_ctx *c = ctx;
   tarn_lease *l;
   int rc = tarn_lease_acquire(c->e.m, c->e.log, &l);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   uint64_t through = c->ref.v[5].offset, stored = 0;
   size_t removed;
   rc = tarn_soft_trim(c->e.m, l, through, &stored);
@@ -858,7 +904,8 @@ static void trim_check(void *ctx, int run_rc) {
   uint64_t b;
   assert_int_equal(tarn_trim_marker_read(c->e.m, c->e.log, &b, NULL), 0);
   uint64_t want = c->ref.v[5].offset + 1;
-  if (run_rc == 0) assert_int_equal(b, want);
+  if (run_rc == 0)
+    assert_int_equal(b, want);
   assert_true(b == 0 || b == want);
   /* every entry above the marker still reads */
   tu_snap s;
@@ -891,15 +938,18 @@ static int op_json_records(void *ctx) {
   tarn_compact_range r;
   tarn_buf b = TARN_BUF_INIT;
   int rc = tarn_compact_range_decode(c->range.data, c->range.len, &r);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   rc = tarn_compact_range_encode(&r, &b);
-  if (!rc) assert_buf_equal(&b, &c->range);
+  if (!rc)
+    assert_buf_equal(&b, &c->range);
   tarn_compact_range_free(&r);
   tarn_buf_reset(&b);
   tarn_catalog_record cr;
   if (!rc && !(rc = tarn_catalog_record_decode(c->stream.data, c->stream.len, &cr))) {
     rc = tarn_catalog_record_encode(&cr, &b);
-    if (!rc) assert_buf_equal(&b, &c->stream);
+    if (!rc)
+      assert_buf_equal(&b, &c->stream);
     tarn_catalog_record_free(&cr);
   }
   tarn_buf_free(&b);
@@ -1023,11 +1073,13 @@ static int op_catalog(void *ctx) {
   tu_cenv *e = ctx;
   tarn_catalog *cat;
   int rc = tarn_catalog_open(e->m, NULL, &cat);
-  if (rc) return rc;
+  if (rc)
+    return rc;
   tarn_catalog_record r;
   tarn_stream_prop prop = {"retention.ms", "1000"};
   rc = tarn_catalog_create_stream(cat, "ns", "s2", 3, &prop, 1, NULL);
-  if (!rc) rc = tarn_catalog_add_partitions(cat, "ns", "s2", 2, NULL);
+  if (!rc)
+    rc = tarn_catalog_add_partitions(cat, "ns", "s2", 2, NULL);
   if (!rc && !(rc = tarn_catalog_open_stream(cat, "ns", "s2", &r))) {
     assert_int_equal(r.n_logs, 5);
     tarn_catalog_record_free(&r);
@@ -1061,7 +1113,8 @@ static void catalog_check(void *ctx, int run_rc) {
     assert_string_equal(l.name, "s2");
     tarn_catalog_record_free(&l);
   }
-  if (r.n_logs == 3) assert_int_equal(tarn_catalog_add_partitions(cat, "ns", "s2", 2, NULL), 0);
+  if (r.n_logs == 3)
+    assert_int_equal(tarn_catalog_add_partitions(cat, "ns", "s2", 2, NULL), 0);
   tarn_catalog_record_free(&r);
   assert_int_equal(tarn_catalog_open_stream(cat, "ns", "s2", &r), 0);
   assert_int_equal(r.n_logs, 5);
@@ -1073,8 +1126,8 @@ static void catalog_check(void *ctx, int run_rc) {
 static void catalog(void **state) {
   (void)state;
   tu_cenv e;
-  run_failing_with("catalog create + add partitions", catalog_setup, op_catalog, catalog_check,
-                   &e, 0);
+  run_failing_with("catalog create + add partitions", catalog_setup, op_catalog, catalog_check, &e,
+                   0);
 }
 
 int main(void) {

@@ -35,9 +35,8 @@ static int has_fence(tarn_meta *m, uint64_t log) {
 /* Every key and version of the catalog partition, as one string. */
 static char *snapshot(tarn_meta *m) {
   tarn_meta_recs r = {0};
-  assert_int_equal(tarn_meta_scan(m, TARN_CATALOG_PARTITION, "", "\xff/\xff/\xff/\xff/\xff", 0,
-                                  0, &r),
-                   0);
+  assert_int_equal(
+      tarn_meta_scan(m, TARN_CATALOG_PARTITION, "", "\xff/\xff/\xff/\xff/\xff", 0, 0, &r), 0);
   size_t cap = 64 + r.n * 600, len = 0;
   char *s = malloc(cap);
   s[0] = 0;
@@ -52,9 +51,8 @@ static char *snapshot(tarn_meta *m) {
  * how many there are. */
 static size_t check_catalog_keys(tarn_meta *m, const uint64_t *logs, size_t n) {
   tarn_meta_recs r = {0};
-  assert_int_equal(tarn_meta_scan(m, TARN_CATALOG_PARTITION, "", "\xff/\xff/\xff/\xff/\xff", 0,
-                                  0, &r),
-                   0);
+  assert_int_equal(
+      tarn_meta_scan(m, TARN_CATALOG_PARTITION, "", "\xff/\xff/\xff/\xff/\xff", 0, 0, &r), 0);
   for (size_t i = 0; i < r.n; i++) {
     assert_int_equal(r.v[i].key[0], '/');
     for (size_t j = 0; j < n; j++)
@@ -215,16 +213,14 @@ static void dropped_identities_stay_dropped(void **state) {
   tarn_catalog_record o;
   assert_int_equal(tarn_catalog_open_stream(f.c, "ns", "live", &o), TARN_ENOTFOUND);
   assert_int_equal(tarn_catalog_log_stream(f.c, s.logs[0], &o), TARN_ENOTFOUND);
-  assert_int_equal(tarn_catalog_create_stream(f.c, "ns", "live", 1, NULL, 0, NULL),
-                   TARN_EEXIST);
+  assert_int_equal(tarn_catalog_create_stream(f.c, "ns", "live", 1, NULL, 0, NULL), TARN_EEXIST);
   assert_non_null(strstr(tarn_errmsg(), "dropped"));
   /* LS-090: a tombstone even when no stream has the identity. */
   assert_int_equal(tarn_catalog_is_dropped(f.c, "ns", "never"), 0);
   assert_int_equal(tarn_catalog_drop_stream(f.c, "ns", "never", &existed), 0);
   assert_int_equal(existed, 0);
   assert_int_equal(tarn_catalog_is_dropped(f.c, "ns", "never"), 1);
-  assert_int_equal(tarn_catalog_create_stream(f.c, "ns", "never", 1, NULL, 0, NULL),
-                   TARN_EEXIST);
+  assert_int_equal(tarn_catalog_create_stream(f.c, "ns", "never", 1, NULL, 0, NULL), TARN_EEXIST);
   /* Durable: a new handle on the same store sees it. */
   tarn_meta *m2;
   assert_int_equal(tarn_meta_open(f.uri, &m2), 0);
@@ -341,7 +337,7 @@ static void held_leases_leave_everything_in_place(void **state) {
   assert_true((t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000 >= 140);
   assert_non_null(strstr(tarn_errmsg(), "1 write lease(s) still held"));
   assert_int_equal(tu_count_index(f.m, 5), 1); /* records unchanged */
-  assert_true(has_fence(f.m, 5));             /* fence in place */
+  assert_true(has_fence(f.m, 5));              /* fence in place */
   tarn_lease *l2;
   assert_int_equal(tarn_lease_acquire(f.m, 5, &l2), TARN_EFENCED);
   /* The holder finishes; a retry completes. */
@@ -583,8 +579,7 @@ static void held_create_keeps_its_logs(void **state) {
    * held; 5 (the retry) fails. */
   assert_int_equal(tarn_meta_inject_fault_after(m, TARN_META_FAULT_DELAY_COMMIT, 3, 1), 0);
   assert_int_equal(tarn_meta_inject_fault_after(m, TARN_META_FAULT_FAIL, 3, 1), 0);
-  assert_int_equal(tarn_catalog_create_stream(c, "ns", "held", 2, NULL, 0, NULL),
-                   TARN_EUNKNOWN);
+  assert_int_equal(tarn_catalog_create_stream(c, "ns", "held", 2, NULL, 0, NULL), TARN_EUNKNOWN);
   assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_LAND, 0), 0);
   tarn_catalog_record s, l;
   assert_int_equal(tarn_catalog_open_stream(c, "ns", "held", &s), 0);
@@ -624,8 +619,8 @@ static void held_layout_change_keeps_its_logs(void **state) {
   tarn_meta_close(m);
 }
 
-#define BOTH(fn)                                                                             \
-  cmocka_unit_test_prestate(fn, (void *)"mem"), cmocka_unit_test_prestate(fn, (void *)"sqlite"), \
+#define BOTH(fn)                                                                                   \
+  cmocka_unit_test_prestate(fn, (void *)"mem"), cmocka_unit_test_prestate(fn, (void *)"sqlite"),   \
       cmocka_unit_test_prestate(fn, (void *)"etcd")
 
 int main(void) {

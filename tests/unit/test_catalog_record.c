@@ -32,9 +32,14 @@ static void roundtrip(const tarn_catalog_record *r) {
 static void records_round_trip(void **state) {
   uint64_t logs[] = {1, 9223372036854775807ull, 3};
   tarn_stream_prop props[] = {{"lakestream.kafka.topic.name", "orders"}, {"a", "ström ✓"}};
-  tarn_catalog_record s = {.kind = TARN_CATREC_STREAM, .ns = "default", .name = "orders",
-                           .time_ms = 1700000000000, .logs = logs, .n_logs = 3,
-                           .props = props, .n_props = 2};
+  tarn_catalog_record s = {.kind = TARN_CATREC_STREAM,
+                           .ns = "default",
+                           .name = "orders",
+                           .time_ms = 1700000000000,
+                           .logs = logs,
+                           .n_logs = 3,
+                           .props = props,
+                           .n_props = 2};
   roundtrip(&s);
   tarn_buf b = TARN_BUF_INIT;
   assert_int_equal(tarn_catalog_record_encode(&s, &b), 0);
@@ -47,8 +52,8 @@ static void records_round_trip(void **state) {
   tarn_buf_free(&b);
   tarn_catalog_record t = {.kind = TARN_CATREC_TOMBSTONE, .ns = "n", .name = "x", .time_ms = 5};
   roundtrip(&t);
-  tarn_catalog_record l = {.kind = TARN_CATREC_LOG, .ns = "n", .name = "x", .log_id = 77,
-                           .partition = 4};
+  tarn_catalog_record l = {
+      .kind = TARN_CATREC_LOG, .ns = "n", .name = "x", .log_id = 77, .partition = 4};
   roundtrip(&l);
   tarn_catalog_record c = {.kind = TARN_CATREC_COUNTER, .next_log_id = 12};
   roundtrip(&c);
@@ -75,8 +80,8 @@ static void refuses_bad_records(void **state) {
       "",
       "[]",
       "{\"kind\":\"nope\",\"version\":1}",
-      "{\"kind\":\"log-id-counter\",\"version\":1}",                                /* missing */
-      "{\"kind\":\"log-id-counter\",\"version\":1,\"next_log_id\":1,\"x\":1}",      /* unknown */
+      "{\"kind\":\"log-id-counter\",\"version\":1}",                           /* missing */
+      "{\"kind\":\"log-id-counter\",\"version\":1,\"next_log_id\":1,\"x\":1}", /* unknown */
       "{\"kind\":\"log-id-counter\",\"version\":1,\"next_log_id\":-1}",
       "{\"kind\":\"log-id-counter\",\"version\":1,\"next_log_id\":9223372036854775808}",
       "{\"kind\":\"log-id-counter\",\"version\":1,\"next_log_id\":1.5}",

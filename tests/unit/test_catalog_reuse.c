@@ -22,18 +22,10 @@ static void plant(tarn_meta *m, uint64_t log, int kind) {
   char part[TARN_KEY_PARTITION_LEN + 1], k[TARN_KEY_SLASH_MAX];
   tarn_key_partition(part, log);
   switch (kind) {
-  case REC_INDEX:
-    assert_int_equal(tu_publish(m, log, 1, 1, NULL), 0);
-    return;
-  case REC_TRIM:
-    tarn_key_trim_marker(k, log);
-    break;
-  case REC_FENCE:
-    tarn_key_fence(k, log);
-    break;
-  default:
-    tarn_key_lease(k, log, "someone");
-    break;
+  case REC_INDEX: assert_int_equal(tu_publish(m, log, 1, 1, NULL), 0); return;
+  case REC_TRIM: tarn_key_trim_marker(k, log); break;
+  case REC_FENCE: tarn_key_fence(k, log); break;
+  default: tarn_key_lease(k, log, "someone"); break;
   }
   assert_int_equal(tarn_meta_put(m, part, k, "\x01", 1, NULL), 0);
 }

@@ -42,11 +42,11 @@ static void assert_adjacent(tu_cenv *e, uint64_t log) {
 
 /* A child whose session ended under it (a late heartbeat on a loaded
  * machine) dies as if killed there; any other failure is an exit code. */
-#define DIE(code)                                                                             \
-  do {                                                                                        \
-    if (tarn_meta_session_ok(m))                                                              \
-      raise(SIGKILL);                                                                         \
-    _exit(code);                                                                              \
+#define DIE(code)                                                                                  \
+  do {                                                                                             \
+    if (tarn_meta_session_ok(m))                                                                   \
+      raise(SIGKILL);                                                                              \
+    _exit(code);                                                                                   \
   } while (0)
 
 static void child(tu_cenv *e, int point, unsigned seed) {
@@ -172,8 +172,10 @@ static void kill_at_random(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(kill_after_c2), cmocka_unit_test(kill_after_c3),
-      cmocka_unit_test(kill_after_c4), cmocka_unit_test(kill_at_random),
+      cmocka_unit_test(kill_after_c2),
+      cmocka_unit_test(kill_after_c3),
+      cmocka_unit_test(kill_after_c4),
+      cmocka_unit_test(kill_at_random),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -185,8 +185,7 @@ static void install_checks_files(void **state) {
   /* a companion gone counts the same */
   assert_int_equal(tarn_compact_plan(c, E.log, 1, &r), 0);
   assert_int_equal(tarn_compact_write(c, &r), 0);
-  snprintf(p, sizeof p, "%s%.*s.index", r.dir, (int)(strlen(r.files[0].name) - 8),
-           r.files[0].name);
+  snprintf(p, sizeof p, "%s%.*s.index", r.dir, (int)(strlen(r.files[0].name) - 8), r.files[0].name);
   assert_int_equal(tarn_objstore_delete(E.compacted, p), 0);
   assert_int_equal(tarn_compact_install(c, &r, &out), 0);
   assert_int_equal(out, TARN_INSTALL_STALE);
@@ -344,9 +343,12 @@ static void intent_lifetime(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(slow_c2_tasks),          cmocka_unit_test(slow_c2_once),
-      cmocka_unit_test(install_checks_files),   cmocka_unit_test(roll_forward_before_plan),
-      cmocka_unit_test(install_after_foreign_c3), cmocka_unit_test(intent_lifetime),
+      cmocka_unit_test(slow_c2_tasks),
+      cmocka_unit_test(slow_c2_once),
+      cmocka_unit_test(install_checks_files),
+      cmocka_unit_test(roll_forward_before_plan),
+      cmocka_unit_test(install_after_foreign_c3),
+      cmocka_unit_test(intent_lifetime),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -151,7 +151,7 @@ static void files_and_names(void **state) {
   for (size_t i = 0; i < r.n_files; i++) {
     const char *nm = r.files[i].name, *d = strstr(nm, ".parquet");
     assert_non_null(d);
-    assert_int_equal(d[8], 0);                   /* LS-013 */
+    assert_int_equal(d[8], 0); /* LS-013 */
     assert_null(strstr(nm, ".parquet") != d ? "x" : NULL);
     if (i)
       assert_true(r.files[i].last_offset > r.files[i - 1].last_offset); /* LS-066 */
@@ -611,12 +611,16 @@ static void under_load(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(compact_keeps_entries), cmocka_unit_test(files_and_names),
-      cmocka_unit_test(trimmed_entries_left_out), cmocka_unit_test(repeat_after_c3),
-      cmocka_unit_test(lease_lock_session), cmocka_unit_test(lock_late_landing),
+      cmocka_unit_test(compact_keeps_entries),
+      cmocka_unit_test(files_and_names),
+      cmocka_unit_test(trimmed_entries_left_out),
+      cmocka_unit_test(repeat_after_c3),
+      cmocka_unit_test(lease_lock_session),
+      cmocka_unit_test(lock_late_landing),
       cmocka_unit_test(size_age_lag),
       cmocka_unit_test(ranges_stay_below_2_31),
-      cmocka_unit_test(token_bucket), cmocka_unit_test(serde_per_stream),
+      cmocka_unit_test(token_bucket),
+      cmocka_unit_test(serde_per_stream),
       cmocka_unit_test(under_load),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -17,9 +17,8 @@
 
 static const tarn_entry_header vec_rows[2] = {{0, 2, T, 5, 5}, {2, 1, T, 3, 8}};
 
-static const char vec_rows_json[] =
-    "[{\"metadata\":\"Eg8IABACGIDQlf+8MSAFKAU=\",\"offset\":\"0\"},"
-    "{\"metadata\":\"Eg8IAhABGIDQlf+8MSADKAg=\",\"offset\":\"2\"}]";
+static const char vec_rows_json[] = "[{\"metadata\":\"Eg8IABACGIDQlf+8MSAFKAU=\",\"offset\":\"0\"},"
+                                    "{\"metadata\":\"Eg8IAhABGIDQlf+8MSADKAg=\",\"offset\":\"2\"}]";
 
 static void put_json(tarn_buf *b, const char *json) {
   assert_int_equal(tarn_buf_put_be32(b, (uint32_t)strlen(json)), 0);
@@ -76,8 +75,8 @@ static void metadata_vector(void **state) {
  * its bytes must be protobuf-c's for every value, varint boundaries and the
  * 10-byte two's complement of negative int32 and int64 fields included. */
 static void metadata_as_protobuf_c(void **state) {
-  static const int64_t v64[] = {0, 1, 127, 128, 16383, 16384, INT32_MAX, (int64_t)1 << 35,
-                                INT64_MAX, -1, INT64_MIN};
+  static const int64_t v64[] = {
+      0, 1, 127, 128, 16383, 16384, INT32_MAX, (int64_t)1 << 35, INT64_MAX, -1, INT64_MIN};
   static const int32_t v32[] = {0, 1, 127, 128, 300, INT32_MAX, -1, INT32_MIN};
   size_t n64 = sizeof v64 / sizeof *v64, n32 = sizeof v32 / sizeof *v32;
   tarn_buf b = TARN_BUF_INIT;
@@ -235,8 +234,9 @@ static void numeric_not_lexical(void **state) {
   tarn_entry_header h9 = {9, 1, T, 1, 1}, h10 = {10, 100, T, 1, 2};
   char *m9 = b64_of(&h9), *m10 = b64_of(&h10);
   char block[256], map[] = "{\"10\":1,\"9\":0}";
-  snprintf(block, sizeof block, "[{\"metadata\":\"%s\",\"offset\":\"9\"},{\"metadata\":\"%s\",\"offset\":\"10\"}]",
-           m9, m10);
+  snprintf(block, sizeof block,
+           "[{\"metadata\":\"%s\",\"offset\":\"9\"},{\"metadata\":\"%s\",\"offset\":\"10\"}]", m9,
+           m10);
   const char *blocks[] = {block, NULL};
   tarn_buf s = TARN_BUF_INIT;
   build_stream(&s, blocks, map);
@@ -254,9 +254,9 @@ static void numeric_not_lexical(void **state) {
 
 static void unknown_fields_skipped(void **state) {
   /* Reserved fields 1 and 3 and schemaVersion (4) around the header are skipped. */
-  static const uint8_t meta[] = {0x08, 0x07, 0x1a, 0x01, 0x41, 0x12, 0x0f, 0x08, 0x00, 0x10,
-                                 0x02, 0x18, 0x80, 0xd0, 0x95, 0xff, 0xbc, 0x31, 0x20, 0x05,
-                                 0x28, 0x05, 0x20, 0x03};
+  static const uint8_t meta[] = {0x08, 0x07, 0x1a, 0x01, 0x41, 0x12, 0x0f, 0x08,
+                                 0x00, 0x10, 0x02, 0x18, 0x80, 0xd0, 0x95, 0xff,
+                                 0xbc, 0x31, 0x20, 0x05, 0x28, 0x05, 0x20, 0x03};
   char b64[64], block[160];
   EVP_EncodeBlock((unsigned char *)b64, meta, sizeof meta);
   snprintf(block, sizeof block, "[{\"offset\":\"0\",\"metadata\":\"%s\"}]", b64);
@@ -295,7 +295,8 @@ static void refusals_rows(void **state) {
   refuse_rows("{}", "{}", "not a JSON array");
   refuse_rows("[1]", "{}", "not a JSON object");
   refuse_rows("[{\"metadata\":" R0 "}]", "{}", "exactly metadata and offset");
-  refuse_rows("[{\"metadata\":" R0 ",\"offset\":\"0\",\"x\":1}]", "{}", "exactly metadata and offset");
+  refuse_rows("[{\"metadata\":" R0 ",\"offset\":\"0\",\"x\":1}]", "{}",
+              "exactly metadata and offset");
   refuse_rows("[{\"metadata\":" R0 ",\"offset\":0}]", "{}", "must be strings");
   refuse_rows("[{\"metadata\":" R0 ",\"metadata\":" R0 ",\"offset\":\"0\"}]", "{}", "JSON");
   refuse_rows("[{\"metadata\":" R0 ",\"offset\":\"00\"}]", "{}", "canonical decimal");
@@ -322,7 +323,8 @@ static void refusals_rows(void **state) {
 }
 
 static void refusals_map(void **state) {
-  const char *ok = "[{\"metadata\":" R0 ",\"offset\":\"0\"},{\"metadata\":" R1 ",\"offset\":\"2\"}]";
+  const char *ok =
+      "[{\"metadata\":" R0 ",\"offset\":\"0\"},{\"metadata\":" R1 ",\"offset\":\"2\"}]";
   refuse_rows(ok, "[]", "offset map: not a JSON object");
   refuse_rows(ok, "{\"0\":0", "offset map: JSON");
   refuse_rows(ok, "{\"00\":0}", "not a canonical decimal");
@@ -419,20 +421,13 @@ static void writer_refusals(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(metadata_vector),
-      cmocka_unit_test(metadata_as_protobuf_c),
-      cmocka_unit_test(example_stream),
-      cmocka_unit_test(blocks_10000),
-      cmocka_unit_test(blocks_10001),
-      cmocka_unit_test(blocks_25000),
-      cmocka_unit_test(blocks_zero_rows),
-      cmocka_unit_test(small_blocks_empty_last),
-      cmocka_unit_test(numeric_not_lexical),
-      cmocka_unit_test(unknown_fields_skipped),
-      cmocka_unit_test(refusals_rows),
-      cmocka_unit_test(refusals_map),
-      cmocka_unit_test(refusals_layout),
-      cmocka_unit_test(refusals_gzip),
+      cmocka_unit_test(metadata_vector),     cmocka_unit_test(metadata_as_protobuf_c),
+      cmocka_unit_test(example_stream),      cmocka_unit_test(blocks_10000),
+      cmocka_unit_test(blocks_10001),        cmocka_unit_test(blocks_25000),
+      cmocka_unit_test(blocks_zero_rows),    cmocka_unit_test(small_blocks_empty_last),
+      cmocka_unit_test(numeric_not_lexical), cmocka_unit_test(unknown_fields_skipped),
+      cmocka_unit_test(refusals_rows),       cmocka_unit_test(refusals_map),
+      cmocka_unit_test(refusals_layout),     cmocka_unit_test(refusals_gzip),
       cmocka_unit_test(writer_refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -65,8 +65,13 @@ static void precedence(void **state) {
 static void bad_files_are_refused(void **state) {
   clear_env();
   char *home = tu_tmpdir("deploy");
-  const char *bad[] = {"", "[]", "{\"meta\": 3}", "{\"other\": \"x\"}", "{\"meta\": \"\"}",
-                       "{\"meta\": \"a\", \"meta\": \"b\"}", "{\"meta\": \"a\\u0000b\"}"};
+  const char *bad[] = {"",
+                       "[]",
+                       "{\"meta\": 3}",
+                       "{\"other\": \"x\"}",
+                       "{\"meta\": \"\"}",
+                       "{\"meta\": \"a\", \"meta\": \"b\"}",
+                       "{\"meta\": \"a\\u0000b\"}"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     write_file(home, bad[i]);
     tarn_deployment_strings st;
@@ -83,8 +88,8 @@ static void bad_files_are_refused(void **state) {
 static void save_is_create_only(void **state) {
   clear_env();
   char *home = tu_tmpdir("deploy");
-  tarn_deployment_config c = {.home = home, .meta_uri = "mem:a", .wal_uri = "file:///w",
-                              .compacted_uri = "file:///c"};
+  tarn_deployment_config c = {
+      .home = home, .meta_uri = "mem:a", .wal_uri = "file:///w", .compacted_uri = "file:///c"};
   int written;
   assert_int_equal(tarn_deployment_config_save(&c, &written), 0);
   assert_int_equal(written, 1);

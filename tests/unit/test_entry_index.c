@@ -8,13 +8,13 @@
 #include "tarn/error.h"
 #include "tarn/offsets.h"
 
-#define RAW61                                                                                  \
-  "0803120e 372d3030 30303030 30312e77 616c1800 20012803 30083808 40ffffff ffffffff ffff0148 " \
+#define RAW61                                                                                      \
+  "0803120e 372d3030 30303030 30312e77 616c1800 20012803 30083808 40ffffff ffffffff ffff0148 "     \
   "02521208 0110081a 0c000000 02000000 00000081 82"
-#define PARQUET123                                                                             \
-  "0803120b 372d302e 70617271 75657418 01200128 07301c38 1c400048 015a5c0a 18436f6d 70616374 " \
-  "65644f62 6a656374 46696c65 496e6465 78124041 41414141 41414141 41494141 41414c4e 7930774c " \
-  "6e426863 6e46315a 58514141 41414141 41414142 67414141 4173334c 544d7563 47467963 58566c64 " \
+#define PARQUET123                                                                                 \
+  "0803120b 372d302e 70617271 75657418 01200128 07301c38 1c400048 015a5c0a 18436f6d 70616374 "     \
+  "65644f62 6a656374 46696c65 496e6465 78124041 41414141 41414141 41494141 41414c4e 7930774c "     \
+  "6e426863 6e46315a 58514141 41414141 41414142 67414141 4173334c 544d7563 47467963 58566c64 "     \
   "413d3d"
 #define FI_B64 "AAAAAAAAAAIAAAALNy0wLnBhcnF1ZXQAAAAAAAAABgAAAAs3LTMucGFycXVldA=="
 
@@ -243,7 +243,8 @@ static void field_refusals(void **state) {
   /* LS-029, LS-030 */
   tarn_extra_data x[2] = {{"k", "v"}, {"k", "w"}};
   ei.extra = x, ei.n_extra = 2;
-  expect_refused(&ei, TARN_ECORRUPT, "byte 69: extraData pair 1 repeats the key 'k' of pair 0 (LS-030)");
+  expect_refused(&ei, TARN_ECORRUPT,
+                 "byte 69: extraData pair 1 repeats the key 'k' of pair 0 (LS-030)");
   x[1].key = NULL;
   expect_refused(&ei, TARN_ECORRUPT, "extraData pair 1 has no key (LS-029)");
   x[1].key = "j", x[1].value = NULL;
@@ -282,13 +283,17 @@ static void wire_refusals(void **state) {
   (void)state;
   expect_bytes_refused("", TARN_ECORRUPT, "byte 0: version (field 1) absent");
   expect_bytes_refused("0803 1800 2803 3008 4802", TARN_ECORRUPT, "RAW record needs a location");
-  expect_bytes_refused("0803 120161 2803 3008 4801", TARN_ECORRUPT, "byte 11: file_type (field 3) absent");
+  expect_bytes_refused("0803 120161 2803 3008 4801", TARN_ECORRUPT,
+                       "byte 11: file_type (field 3) absent");
   expect_bytes_refused("0803 120161 1800 3008 4801", TARN_ECORRUPT, "message_count absent");
   expect_bytes_refused("0803 120161 1800 2803 4801", TARN_ECORRUPT, "entry_size_bytes absent");
   expect_bytes_refused("0803 120161 1800 2803 3008", TARN_ECORRUPT, "entry_count absent");
-  expect_bytes_refused("0802 120161 1800 2803 3008 4801", TARN_EVERSION, "byte 0: version 2 is not 3 (LS-002)");
-  expect_bytes_refused("0803 120361 0062 1800 2803 3008 4801", TARN_ECORRUPT, "byte 5: string field 2 contains a NUL");
-  expect_bytes_refused("0803 1205 61", TARN_ECORRUPT, "byte 4: length-delimited field needs 5 bytes, 1 left");
+  expect_bytes_refused("0802 120161 1800 2803 3008 4801", TARN_EVERSION,
+                       "byte 0: version 2 is not 3 (LS-002)");
+  expect_bytes_refused("0803 120361 0062 1800 2803 3008 4801", TARN_ECORRUPT,
+                       "byte 5: string field 2 contains a NUL");
+  expect_bytes_refused("0803 1205 61", TARN_ECORRUPT,
+                       "byte 4: length-delimited field needs 5 bytes, 1 left");
   expect_bytes_refused("0803 08", TARN_ECORRUPT, "byte 3: varint field: varint truncated");
   expect_bytes_refused("0a03 616263", TARN_ECORRUPT, "byte 0: field 1 has wire type 2, expected 0");
   expect_bytes_refused("0803 0b 0c", TARN_ECORRUPT, "byte 2: field 1 has wire type 3");
@@ -389,9 +394,9 @@ static void legacy_values(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(raw_record),        cmocka_unit_test(raw_builder_refusals),
-      cmocka_unit_test(parquet_record),    cmocka_unit_test(parquet_large_size),
-      cmocka_unit_test(field_refusals),    cmocka_unit_test(wire_refusals),
+      cmocka_unit_test(raw_record),     cmocka_unit_test(raw_builder_refusals),
+      cmocka_unit_test(parquet_record), cmocka_unit_test(parquet_large_size),
+      cmocka_unit_test(field_refusals), cmocka_unit_test(wire_refusals),
       cmocka_unit_test(legacy_values),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -118,8 +118,8 @@ static void max_width_and_wrap(void **state) {
 static void random_round_trips(void **state) {
   (void)state;
   uint64_t r = 42;
-  size_t sizes[] = {2, 3, 31, 32, 33, 63, 64, 95, 96, 127, 128, 129, 255, 256, 257, 1000, 10000,
-                    100000};
+  size_t sizes[] = {2,   3,   31,  32,  33,  63,  64,   95,    96,
+                    127, 128, 129, 255, 256, 257, 1000, 10000, 100000};
   uint32_t *a = malloc(100000 * sizeof *a);
   assert_non_null(a);
   for (size_t si = 0; si < sizeof sizes / sizeof *sizes; si++) {
@@ -158,14 +158,14 @@ static void boundaries_from_counts(void **state) {
   tu_assert_hex(b.data, b.len, "00000002 00000000 00008182");
   tarn_buf_free(&b);
   assert_int_equal(tarn_entry_offsets_from_counts((const uint32_t[]){2, 0}, 2, a), TARN_EINVAL);
-  assert_int_equal(
-      tarn_entry_offsets_from_counts((const uint32_t[]){0x7fffffff, 1}, 2, a), TARN_ERANGE);
+  assert_int_equal(tarn_entry_offsets_from_counts((const uint32_t[]){0x7fffffff, 1}, 2, a),
+                   TARN_ERANGE);
 }
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(appendix_d_vectors), cmocka_unit_test(refusals),
-      cmocka_unit_test(max_width_and_wrap), cmocka_unit_test(random_round_trips),
+      cmocka_unit_test(appendix_d_vectors),     cmocka_unit_test(refusals),
+      cmocka_unit_test(max_width_and_wrap),     cmocka_unit_test(random_round_trips),
       cmocka_unit_test(boundaries_from_counts),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -2,8 +2,9 @@
  * layout (sqlite metadata, three file:// buckets): `tarn inspect slot` and
  * `tarn inspect poison` decode a flight and a poison object; `tarn express
  * fence` publishes the cut, `tarn express settle` absorbs the slots below it
- * into the WAL root (once), deletes only the straggler and keeps the poison; `tarn fsck --express-star` passes, then finds a hole
- * planted below the cut. Also tarn_express_fsck's cursor and cut checks. */
+ * into the WAL root (once), deletes only the straggler and keeps the poison; `tarn fsck
+ * --express-star` passes, then finds a hole planted below the cut. Also tarn_express_fsck's cursor
+ * and cut checks. */
 #include "testutil.h"
 #include "tu_express.h"
 
@@ -157,9 +158,8 @@ static void fence_settle_fsck_through_the_command(void **state) {
   assert_int_equal(tarn_objstore_delete(s.b[1].store, key), 0);
   assert_int_equal(tarn_objstore_delete(s.b[2].store, key), 0);
   assert_int_equal(tarn_objstore_put(s.b[2].store, key, "x", 0), 0); /* foreign, not a flight */
-  assert_int_equal(run(out, sizeof out,
-                       "'%s' fsck --home '%s/home' --express-star node-c --json", bin, dir),
-                   1);
+  assert_int_equal(
+      run(out, sizeof out, "'%s' fsck --home '%s/home' --express-star node-c --json", bin, dir), 1);
   assert_non_null(strstr(out, "express-hole"));
   /* the library check: a checkpoint past the cut, a cut that is not dead */
   tarn_fsck_report r = {0};

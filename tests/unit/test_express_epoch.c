@@ -191,8 +191,7 @@ static void slot_keys_and_poison(void **state) {
   tarn_buf_init(&f);
   assert_int_equal(tarn_wal_builder_finish(&wb, &f), 0);
   assert_int_equal(tarn__xslot_classify(f.data, f.len, "node-1", 3, 42), TARN__XOBS_FLIGHT);
-  assert_int_equal(tarn__xslot_classify((const uint8_t *)"junk", 4, "n", 1, 1),
-                   TARN__XOBS_FOREIGN);
+  assert_int_equal(tarn__xslot_classify((const uint8_t *)"junk", 4, "n", 1, 1), TARN__XOBS_FOREIGN);
   tarn_buf_free(&f);
   tarn_wal_builder_free(&wb);
 }

@@ -60,8 +60,7 @@ static void world_open(world *w, size_t k, uint32_t wq, uint32_t win) {
   assert_int_equal(tarn_meta_open(u, &w->m), 0);
   for (size_t i = 0; i < k; i++) {
     snprintf(w->names[i], sizeof w->names[i], "lat-xf%d-%zu", seq, i);
-    snprintf(u, sizeof u, "lat:name=%s;mem:xf%d-%zu@zone-%c", w->names[i], seq, i,
-             (char)('a' + i));
+    snprintf(u, sizeof u, "lat:name=%s;mem:xf%d-%zu@zone-%c", w->names[i], seq, i, (char)('a' + i));
     assert_int_equal(tarn__xbuckets_add(&w->s, u), 0);
   }
   w->s.w = wq;
@@ -156,23 +155,29 @@ static void observation_classes(void **state) {
     uint32_t f, p, e, u;
     int want;
   } t[] = {
-      {2, 0, 1, 0, TARN__XSLOT_COMMITTED}, {2, 1, 0, 0, TARN__XSLOT_COMMITTED},
-      {3, 0, 0, 0, TARN__XSLOT_COMMITTED}, {1, 0, 2, 0, TARN__XSLOT_REPAIR},
+      {2, 0, 1, 0, TARN__XSLOT_COMMITTED},
+      {2, 1, 0, 0, TARN__XSLOT_COMMITTED},
+      {3, 0, 0, 0, TARN__XSLOT_COMMITTED},
+      {1, 0, 2, 0, TARN__XSLOT_REPAIR},
       /* one poison is K-W: not yet the blocking set (epochs-model §6 "threshold") */
-      {1, 1, 1, 0, TARN__XSLOT_REPAIR},    {0, 1, 2, 0, TARN__XSLOT_POISON},
-      {0, 0, 3, 0, TARN__XSLOT_POISON},    {0, 2, 1, 0, TARN__XSLOT_DEAD},
-      {1, 2, 0, 0, TARN__XSLOT_DEAD},      {0, 0, 1, 2, TARN__XSLOT_POISON},
+      {1, 1, 1, 0, TARN__XSLOT_REPAIR},
+      {0, 1, 2, 0, TARN__XSLOT_POISON},
+      {0, 0, 3, 0, TARN__XSLOT_POISON},
+      {0, 2, 1, 0, TARN__XSLOT_DEAD},
+      {1, 2, 0, 0, TARN__XSLOT_DEAD},
+      {0, 0, 1, 2, TARN__XSLOT_POISON},
       /* the design's own example, and "nothing visible at all" (§6 "guess", §7.3) */
-      {1, 1, 0, 1, TARN__XSLOT_UNDECIDED}, {0, 0, 0, 3, TARN__XSLOT_UNDECIDED},
-      {1, 0, 0, 2, TARN__XSLOT_UNDECIDED}, {0, 1, 0, 2, TARN__XSLOT_UNDECIDED},
+      {1, 1, 0, 1, TARN__XSLOT_UNDECIDED},
+      {0, 0, 0, 3, TARN__XSLOT_UNDECIDED},
+      {1, 0, 0, 2, TARN__XSLOT_UNDECIDED},
+      {0, 1, 0, 2, TARN__XSLOT_UNDECIDED},
   };
   for (size_t i = 0; i < sizeof t / sizeof t[0]; i++) {
     o.flight = t[i].f, o.poison = t[i].p, o.empty = t[i].e, o.unknown = t[i].u;
     int c = tarn__xobs_classify(&o, 2);
     if (c != t[i].want)
-      fail_msg("K=3 W=2, %u flight %u poison %u empty %u unreachable: %s, want %s", t[i].f,
-               t[i].p, t[i].e, t[i].u, tarn__xslot_class_name(c),
-               tarn__xslot_class_name(t[i].want));
+      fail_msg("K=3 W=2, %u flight %u poison %u empty %u unreachable: %s, want %s", t[i].f, t[i].p,
+               t[i].e, t[i].u, tarn__xslot_class_name(c), tarn__xslot_class_name(t[i].want));
   }
   /* K = W = 1: one poison kills */
   o.k = 1;
@@ -274,8 +279,7 @@ static void undecided_blocks_until_timeout(void **state) {
   assert_int_equal(r.undecided_slot, 0);
   /* blocked until the deadline (120 ms from the call; the probe came first) */
   assert_true(r.undecided_ms >= 90);
-  assert_true(tarn_metrics_value("tarn_express_fence_undecided_age_ms", "star", STAR, NULL) >=
-              90);
+  assert_true(tarn_metrics_value("tarn_express_fence_undecided_age_ms", "star", STAR, NULL) >= 90);
   assert_true(r.observations >= 3); /* it re-observed while blocking */
   tarn__xepoch e;
   assert_int_equal(tarn__xepoch_load(w.m, STAR, TARN__X_CLASS_EXPRESS, w.e.epoch, &e), 0);
@@ -320,8 +324,8 @@ static void stale_read_and_412_poison_is_reobserved(void **state) {
   for (int b = 0; b < 2; b++) {
     snprintf(u, sizeof u, "mem:xf%d-%d", seq, b);
     assert_int_equal(tarn_objstore_open(u, &raw[b]), 0);
-    assert_int_equal(tarn_objstore_mem_fault(raw[b], TARN_MEM_OP_GET, 1, 1,
-                                             TARN_MEM_FAULT_BEFORE, TARN_ENOTFOUND),
+    assert_int_equal(tarn_objstore_mem_fault(raw[b], TARN_MEM_OP_GET, 1, 1, TARN_MEM_FAULT_BEFORE,
+                                             TARN_ENOTFOUND),
                      0);
   }
   tarn_xfence_report r;

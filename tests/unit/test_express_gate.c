@@ -130,7 +130,7 @@ static void successor_consumes_mark_once(void **state) {
   assert_int_equal(end, 3);
   tarn_xwriter *b = open_w(e.mb, &e, "star-b");
   assert_int_equal(acked(b), 3);
-  assert_int_equal(mark_rc(e.mb, NULL), TARN_ENOTFOUND); /* single use */
+  assert_int_equal(mark_rc(e.mb, NULL), TARN_ENOTFOUND);               /* single use */
   assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_OPEN); /* trusted, not fenced */
   assert_int_equal(tarn_xwriter_close(b), 0);
   env_close(&e);
@@ -292,7 +292,7 @@ static void racing_open_over_restart_defers(void **state) {
   int a_rc = append_rc(a); /* its gate fences star-c; star-c's open runs inside */
   tarn_objstore_mem_hook(b0, NULL, NULL);
   assert_true(race_fired);
-  assert_int_equal(race_rc, 0); /* the restarted star settled its old epoch */
+  assert_int_equal(race_rc, 0);       /* the restarted star settled its old epoch */
   assert_int_equal(a_rc, TARN_EBUSY); /* ... so star-a's open saw a moved record */
   char star[TARN__X_STAR_MAX + 1];
   uint64_t ep;

@@ -185,7 +185,7 @@ static void foreign_object_not_counted(void **state) {
   append_slot(w, 5, &a, args, 0);
   assert_int_equal(put(w, 0, 0), 1);
   assert_int_equal(put(w, 0, 1), 1); /* 412, read back: poison */
-  assert_int_equal(put(w, 0, 2), 0);  /* W can no longer be reached: no more copies */
+  assert_int_equal(put(w, 0, 2), 0); /* W can no longer be reached: no more copies */
   tarn_xwriter_stats st;
   tarn_xwriter_stats_get(w, &st);
   assert_int_equal(st.copies_written, 1);
@@ -359,8 +359,7 @@ static void halt_when_quorum_unreachable(void **state) {
   env_close(&e);
 }
 
-static int failing_fence(void *arg, tarn_meta *m, const char *star, uint64_t epoch,
-                         uint64_t *cut) {
+static int failing_fence(void *arg, tarn_meta *m, const char *star, uint64_t epoch, uint64_t *cut) {
   (void)arg, (void)m, (void)star, (void)epoch, (void)cut;
   return tarn__err(TARN_ETIMEDOUT, "test: slot undecided");
 }
@@ -397,8 +396,9 @@ static void failed_roll_fence_stops_writer(void **state) {
   append_slot(w, 5, &a, args, 1);
   for (size_t b = 0; b < 3; b++)
     put(w, 0, b); /* slot 0: one copy, two poison: doomed */
-  assert_int_equal(tarn_objstore_mem_fault(e.b[0], TARN_MEM_OP_PUT, 1, 1, TARN_MEM_FAULT_HOLD,
-                                           TARN_ETIMEDOUT), 0);
+  assert_int_equal(
+      tarn_objstore_mem_fault(e.b[0], TARN_MEM_OP_PUT, 1, 1, TARN_MEM_FAULT_HOLD, TARN_ETIMEDOUT),
+      0);
   assert_int_equal(put(w, 1, 0), 1); /* slot 1's copy is held in flight */
   assert_true(release(w) < 0);
   assert_int_equal(a.n, 2);
@@ -458,9 +458,8 @@ static void absorb_exactly_once_across_unknown_put(void **state) {
   tarn_meta_recs recs = {0};
   char part[8];
   snprintf(part, sizeof part, "5");
-  assert_int_equal(tarn_meta_list(e.m, part, "00000000000000000005-", "00000000000000000005.", 0,
-                                  0, &recs),
-                   0);
+  assert_int_equal(
+      tarn_meta_list(e.m, part, "00000000000000000005-", "00000000000000000005.", 0, 0, &recs), 0);
   assert_int_equal(recs.n, 1);
   tarn_meta_recs_free(&recs);
   tarn_xwriter_stats st;
@@ -559,8 +558,7 @@ static void settle_absorb_resumes_intent(void **state) {
     }
     tarn_meta_recs recs = {0};
     assert_int_equal(
-        tarn_meta_list(e.m, "5", "00000000000000000005-", "00000000000000000005.", 0, 0, &recs),
-        0);
+        tarn_meta_list(e.m, "5", "00000000000000000005-", "00000000000000000005.", 0, 0, &recs), 0);
     assert_int_equal(recs.n, 1); /* one record for the batch, never two */
     tarn_meta_recs_free(&recs);
     tarn_buf_free(&f);
@@ -630,8 +628,7 @@ static void threaded_two_logs(void **state) {
   for (int i = 0; i < 40; i++)
     for (int l = 0; l < 2; l++) {
       args[l][i] = (ackarg){&a[l], i};
-      assert_int_equal(tarn_xwriter_append(w, 20 + (uint64_t)l, "abcd", 4, 1, on_ack,
-                                           &args[l][i]),
+      assert_int_equal(tarn_xwriter_append(w, 20 + (uint64_t)l, "abcd", 4, 1, on_ack, &args[l][i]),
                        0);
     }
   assert_int_equal(tarn_xwriter_flush(w), 0);
@@ -665,7 +662,7 @@ static void absorb_does_not_wait_for_late_copy(void **state) {
   tarn_xwriter_options o;
   tarn_xwriter_options_default(&o);
   o.star = "star-1";
-  o.absorb_ms = 600000; /* absorb only when the test asks (absorb_sync forces it) */
+  o.absorb_ms = 600000;        /* absorb only when the test asks (absorb_sync forces it) */
   o.reclaim_grace_ms = 600000; /* the flights stay for the check below */
   assert_int_equal(tarn_objstore_mem_latency(e.b[2], TARN_MEM_OP_PUT, 1500000), 0);
   tarn_xwriter *w;

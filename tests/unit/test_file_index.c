@@ -7,8 +7,8 @@
 #include "tarn/error.h"
 #include "tarn/fileindex.h"
 
-#define FI_HEX                                                                                 \
-  "00000000 00000002 0000000b 372d302e 70617271 75657400 00000000 00000600 00000b37 2d332e70 " \
+#define FI_HEX                                                                                     \
+  "00000000 00000002 0000000b 372d302e 70617271 75657400 00000000 00000600 00000b37 2d332e70 "     \
   "61727175 6574"
 #define FI_B64 "AAAAAAAAAAIAAAALNy0wLnBhcnF1ZXQAAAAAAAAABgAAAAs3LTMucGFycXVldA=="
 
@@ -68,15 +68,18 @@ static void binary_refusals(void **state) {
   expect_bin("", "no files");
   expect_bin("00000000 000000", "last_offset needs 8 bytes");
   expect_bin("00000000 00000002 0000", "name_length needs 4 bytes");
-  expect_bin("00000000 00000002 0000000c 372d302e 70617271 756574", "byte 8: file 0: name_length 12 exceeds");
+  expect_bin("00000000 00000002 0000000c 372d302e 70617271 756574",
+             "byte 8: file 0: name_length 12 exceeds");
   expect_bin("00000000 00000002 ffffffff 372d302e 70617271 756574", "exceeds the bytes left");
   expect_bin("00000000 00000002 00000000", "name_length 0 is 0");
   expect_bin("00000000 00000002 00000003 370030", "byte 13: file 0: name contains a NUL");
   expect_bin("ffffffff ffffffff 00000001 37", "negative");
   /* LS-066: not ascending, equal, and a duplicate name */
-  expect_bin("00000000 00000006 00000001 61 00000000 00000002 00000001 62", "byte 13: file 1: last_offset 2 not above");
+  expect_bin("00000000 00000006 00000001 61 00000000 00000002 00000001 62",
+             "byte 13: file 1: last_offset 2 not above");
   expect_bin("00000000 00000006 00000001 61 00000000 00000006 00000001 62", "not above");
-  expect_bin("00000000 00000002 00000001 61 00000000 00000006 00000001 61", "byte 13: file 1 repeats the name 'a' of file 0");
+  expect_bin("00000000 00000002 00000001 61 00000000 00000006 00000001 61",
+             "byte 13: file 1 repeats the name 'a' of file 0");
 }
 
 static void base64_strict(void **state) {
@@ -88,7 +91,7 @@ static void base64_strict(void **state) {
       "AAAAAAAAAAIAAAALNy0wLnBhcnF1ZXQAAAAAAAAABgAAAAs3LTMucGFycXVldB==",  /* stray bits */
       "AAAAAAAAAAIAAAAL*y0wLnBhcnF1ZXQAAAAAAAAABgAAAAs3LTMucGFycXVldA==",  /* alphabet */
       "AAAA=AAAAAIAAAALNy0wLnBhcnF1ZXQAAAAAAAAABgAAAAs3LTMucGFycXVldA==",  /* inner '=' */
-      "AAAAAAAAAAIAAAALNy0wLnBhcnF1ZXQAAAAAAAAABgAAAAs3LTMucGFycXVld===", /* three '=' */
+      "AAAAAAAAAAIAAAALNy0wLnBhcnF1ZXQAAAAAAAAABgAAAAs3LTMucGFycXVld===",  /* three '=' */
       "AAAAAAAAAAIAAAALNy0wLnBhcnF1ZXQAAAAAAAAABgAAAAs3LTMucGFycXVldA\n=", /* newline */
       "",
   };
@@ -114,14 +117,16 @@ static void builder_refusals(void **state) {
   tarn_buf b = TARN_BUF_INIT;
   tarn_file_index_entry desc[] = {{6, "b.parquet"}, {2, "a.parquet"}};
   tarn_file_index_entry dup[] = {{2, "a.parquet"}, {6, "a.parquet"}};
-  tarn_file_index_entry names[][1] = {{{6, "a.parquet.parquet"}}, {{6, "a.index"}},
-                                      {{6, ".parquet"}}, {{6, "a.parquetx"}}};
+  tarn_file_index_entry names[][1] = {
+      {{6, "a.parquet.parquet"}}, {{6, "a.index"}}, {{6, ".parquet"}}, {{6, "a.parquetx"}}};
   assert_int_equal(tarn_file_index_build_base64(desc, 2, 0, 7, &b), TARN_EINVAL);
   assert_non_null(strstr(tarn_errmsg(), "LS-066"));
   assert_int_equal(tarn_file_index_build_base64(dup, 2, 0, 7, &b), TARN_EINVAL);
   assert_non_null(strstr(tarn_errmsg(), "repeats"));
-  assert_int_equal(tarn_file_index_build_base64(example, 2, 0, 8, &b), TARN_EINVAL); /* last != e-1 */
-  assert_int_equal(tarn_file_index_build_base64(example, 2, 3, 7, &b), TARN_EINVAL); /* file 0 empty */
+  assert_int_equal(tarn_file_index_build_base64(example, 2, 0, 8, &b),
+                   TARN_EINVAL); /* last != e-1 */
+  assert_int_equal(tarn_file_index_build_base64(example, 2, 3, 7, &b),
+                   TARN_EINVAL); /* file 0 empty */
   assert_int_equal(tarn_file_index_build_base64(example, 0, 0, 7, &b), TARN_EINVAL);
   for (size_t i = 0; i < 4; i++) {
     assert_int_equal(tarn_file_index_build_base64(names[i], 1, 0, 7, &b), TARN_EINVAL);
@@ -133,8 +138,10 @@ static void builder_refusals(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(spec_example), cmocka_unit_test(binary_refusals),
-      cmocka_unit_test(base64_strict), cmocka_unit_test(builder_refusals),
+      cmocka_unit_test(spec_example),
+      cmocka_unit_test(binary_refusals),
+      cmocka_unit_test(base64_strict),
+      cmocka_unit_test(builder_refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

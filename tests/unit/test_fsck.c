@@ -65,9 +65,8 @@ static void env_open(env *e) {
   for (int i = 0; i < N; i++) {
     char b[16];
     int k = snprintf(b, sizeof b, "entry-%d", i);
-    assert_int_equal(tarn_writer_append_sync(w, e->L, b, (size_t)k, (uint32_t)(i % 3) + 1, NULL,
-                                             NULL),
-                     0);
+    assert_int_equal(
+        tarn_writer_append_sync(w, e->L, b, (size_t)k, (uint32_t)(i % 3) + 1, NULL, NULL), 0);
   }
   assert_int_equal(tarn_writer_close(w), 0);
 }
@@ -246,8 +245,13 @@ static void compact(env *e, int bad, int c4) {
   tu_write_compacted(e->cs, "ns/st", "a-7", hs, pl, 3, 5, bad ? 4 : 5, 0);
   tarn_file_index_entry files[2] = {{hs[2].offset + hs[2].record_count - 1, (char *)"a-0.parquet"},
                                     {end - 1, (char *)"a-7.parquet"}};
-  tarn_parquet_record pr = {.s = 0, .e = end, .c_s = 0, .c_e = hs[N - 1].cumulative_size,
-                            .file_size = hs[N - 1].cumulative_size, .files = files, .n_files = 2};
+  tarn_parquet_record pr = {.s = 0,
+                            .e = end,
+                            .c_s = 0,
+                            .c_e = hs[N - 1].cumulative_size,
+                            .file_size = hs[N - 1].cumulative_size,
+                            .files = files,
+                            .n_files = 2};
   tarn_buf val = TARN_BUF_INIT;
   assert_int_equal(tarn_entry_index_build_parquet(&pr, &val, NULL), 0);
   tarn_meta_recs recs = records(e);
@@ -367,11 +371,16 @@ static void uncheckable_file_is_a_fault(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(healthy_passes),         cmocka_unit_test(deleted_wal_object),
-      cmocka_unit_test(gap_in_the_index),       cmocka_unit_test(cumulative_size_mismatch),
-      cmocka_unit_test(corrupt_index_value),    cmocka_unit_test(compacted_log_passes),
-      cmocka_unit_test(overlap_between_c3_and_c4), cmocka_unit_test(companion_disagrees),
-      cmocka_unit_test(overlap_is_a_fault),     cmocka_unit_test(uncheckable_file_is_a_fault),
+      cmocka_unit_test(healthy_passes),
+      cmocka_unit_test(deleted_wal_object),
+      cmocka_unit_test(gap_in_the_index),
+      cmocka_unit_test(cumulative_size_mismatch),
+      cmocka_unit_test(corrupt_index_value),
+      cmocka_unit_test(compacted_log_passes),
+      cmocka_unit_test(overlap_between_c3_and_c4),
+      cmocka_unit_test(companion_disagrees),
+      cmocka_unit_test(overlap_is_a_fault),
+      cmocka_unit_test(uncheckable_file_is_a_fault),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

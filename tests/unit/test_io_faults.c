@@ -50,16 +50,15 @@ static const char *tgt_name(int t) {
 static void arm(tu_cenv *e, const fault *f) {
   if (f->target == TGT_WAL || f->target == TGT_COMPACTED) {
     tarn_objstore *s = f->target == TGT_WAL ? e->wal : e->compacted;
-    assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_ANY, f->k, f->persist ? OUTAGE : 1,
-                                             f->after ? TARN_MEM_FAULT_AFTER
-                                                      : TARN_MEM_FAULT_BEFORE,
-                                             f->after ? TARN_EUNKNOWN : TARN_ETIMEDOUT),
-                     0);
+    assert_int_equal(
+        tarn_objstore_mem_fault(s, TARN_MEM_OP_ANY, f->k, f->persist ? OUTAGE : 1,
+                                f->after ? TARN_MEM_FAULT_AFTER : TARN_MEM_FAULT_BEFORE,
+                                f->after ? TARN_EUNKNOWN : TARN_ETIMEDOUT),
+        0);
   } else if (f->target == TGT_META) {
-    assert_int_equal(tarn_meta_inject_fault_after(e->m,
-                                                  f->after ? TARN_META_FAULT_COMMIT_UNKNOWN
-                                                           : TARN_META_FAULT_FAIL,
-                                                  (int)f->k - 1, f->persist ? OUTAGE : 1),
+    assert_int_equal(tarn_meta_inject_fault_after(
+                         e->m, f->after ? TARN_META_FAULT_COMMIT_UNKNOWN : TARN_META_FAULT_FAIL,
+                         (int)f->k - 1, f->persist ? OUTAGE : 1),
                      0);
   }
 }
@@ -84,9 +83,7 @@ static void disarm(tu_cenv *e) {
   tarn_meta_inject_fault(e->m, TARN_META_FAULT_NONE, 0);
 }
 
-static uint64_t calls(tarn_objstore *s) {
-  return tarn_objstore_mem_calls(s, TARN_MEM_OP_ANY);
-}
+static uint64_t calls(tarn_objstore *s) { return tarn_objstore_mem_calls(s, TARN_MEM_OP_ANY); }
 
 static size_t count_objects(tarn_objstore *s) {
   tarn_objstore_listing l;
@@ -154,8 +151,8 @@ static size_t lease_count(tu_cenv *e, uint64_t log) {
 static void assert_no_lease(tu_cenv *e, uint64_t log, const fault *f, const char *when) {
   size_t n = lease_count(e, log);
   if (n)
-    fail_msg("%s, fault %s #%" PRIu64 " %s: %zu lease record(s) of log %" PRIu64 " left",
-             when, tgt_name(f->target), f->k, f->after ? "after" : "before", n, log);
+    fail_msg("%s, fault %s #%" PRIu64 " %s: %zu lease record(s) of log %" PRIu64 " left", when,
+             tgt_name(f->target), f->k, f->after ? "after" : "before", n, log);
 }
 
 /* ---- a procedure --------------------------------------------------------- */
@@ -278,9 +275,7 @@ typedef struct w_st {
   int sync; /* 1: a threaded writer, one append_sync after the other */
 } w_st;
 
-static uint64_t w_log(tu_cenv *e, int i) {
-  return e->logs[i % 2];
-}
+static uint64_t w_log(tu_cenv *e, int i) { return e->logs[i % 2]; }
 
 /* Payload of entry i of round r: unique, so a read finds which entry it is. */
 static size_t w_payload(int r, int i, uint8_t *buf) {
@@ -372,9 +367,7 @@ static int w_round(tu_cenv *e, w_st *s, int r) {
   return first ? first : rc;
 }
 
-static int w_run(tu_cenv *e, void *st) {
-  return w_round(e, st, 0);
-}
+static int w_run(tu_cenv *e, void *st) { return w_round(e, st, 0); }
 
 /* Which entry of which round a payload is; -1 when none. */
 static int w_which(const tu_snap_ent *x, int *round) {
@@ -455,9 +448,7 @@ static void w_finish(tu_cenv *e, void *st, const fault *f, void *clean) {
     assert_no_lease(e, e->logs[i], f, "writer round, after a retry");
 }
 
-static void w_free(void *st) {
-  (void)st;
-}
+static void w_free(void *st) { (void)st; }
 
 static void writer_round(void **state) {
   (void)state;
@@ -467,8 +458,8 @@ static void writer_round(void **state) {
 
 static void writer_append_sync(void **state) {
   (void)state;
-  proc p = {"writer append_sync", 2, w_prepare_sync, w_run, w_check, w_finish, sizeof(w_st),
-            w_free};
+  proc p = {"writer append_sync", 2,     w_prepare_sync, w_run, w_check, w_finish,
+            sizeof(w_st),         w_free};
   every_fault(&p);
 }
 
@@ -567,9 +558,7 @@ static void c_finish(tu_cenv *e, void *st, const fault *f, void *clean) {
     assert_true(s->n_compacted >= ((c_st *)clean)->n_compacted);
 }
 
-static void c_free(void *st) {
-  tu_snap_free(&((c_st *)st)->before);
-}
+static void c_free(void *st) { tu_snap_free(&((c_st *)st)->before); }
 
 static void compaction(void **state) {
   (void)state;
@@ -666,9 +655,7 @@ static void t_finish(tu_cenv *e, void *st, const fault *f, void *clean) {
   assert_no_lease(e, e->log, f, "trim, after a retry");
 }
 
-static void t_free(void *st) {
-  tu_snap_free(&((t_st *)st)->before);
-}
+static void t_free(void *st) { tu_snap_free(&((t_st *)st)->before); }
 
 static void trim(void **state) {
   (void)state;
@@ -683,7 +670,7 @@ static int64_t now_ms;
 #define R_GRACE 10000
 
 typedef struct r_st {
-  tu_snap before;  /* entries above B */
+  tu_snap before;            /* entries above B */
   size_t n_wal, n_compacted; /* objects after the final pass */
 } r_st;
 
@@ -755,8 +742,8 @@ static void r_finish(tu_cenv *e, void *st, const fault *f, void *clean) {
   for (int i = 0; i < 3; i++) {
     now_ms += R_GRACE + 1;
     if (r_pass(e))
-      fail_msg("reclamation retry after fault %s #%" PRIu64 " %s: %s", tgt_name(f->target),
-               f->k, f->after ? "after" : "before", tarn_errmsg());
+      fail_msg("reclamation retry after fault %s #%" PRIu64 " %s: %s", tgt_name(f->target), f->k,
+               f->after ? "after" : "before", tarn_errmsg());
   }
   r_check(e, st, f, 0);
   s->n_wal = count_objects(e->wal);
@@ -768,9 +755,7 @@ static void r_finish(tu_cenv *e, void *st, const fault *f, void *clean) {
   assert_true(index_count(e, e->log) >= 1); /* LS-081: the last record stays */
 }
 
-static void r_free(void *st) {
-  tu_snap_free(&((r_st *)st)->before);
-}
+static void r_free(void *st) { tu_snap_free(&((r_st *)st)->before); }
 
 static void reclamation(void **state) {
   (void)state;
@@ -852,9 +837,7 @@ static void rd_finish(tu_cenv *e, void *st, const fault *f, void *clean) {
   rd_check(e, st, f, 0);
 }
 
-static void rd_free(void *st) {
-  tu_snap_free(&((rd_st *)st)->all);
-}
+static void rd_free(void *st) { tu_snap_free(&((rd_st *)st)->all); }
 
 static void reading(void **state) {
   (void)state;
@@ -929,9 +912,7 @@ static void d_finish(tu_cenv *e, void *st, const fault *f, void *clean) {
     assert_true(fenced(e, e->logs[i]));
 }
 
-static void d_free(void *st) {
-  (void)st;
-}
+static void d_free(void *st) { (void)st; }
 
 static void drop_stream(void **state) {
   (void)state;
@@ -942,8 +923,9 @@ static void drop_stream(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(writer_round), cmocka_unit_test(writer_append_sync),
-      cmocka_unit_test(compaction), cmocka_unit_test(trim),
-      cmocka_unit_test(reclamation),  cmocka_unit_test(drop_stream), cmocka_unit_test(reading),
+      cmocka_unit_test(compaction),   cmocka_unit_test(trim),
+      cmocka_unit_test(reclamation),  cmocka_unit_test(drop_stream),
+      cmocka_unit_test(reading),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -26,7 +26,8 @@ static void v2_batches_and_offsets(void **state) {
   tarn_buf p = TARN_BUF_INIT;
   tu_kafka_v2_simple(&p, 3);
   tu_kafka_v2_simple(&p, 1);
-  tu_kafka_v2_batch(&p, 0, TARN_KAFKA_GZIP, 5, 5, 4); /* compressed v2: the declared count is used */
+  tu_kafka_v2_batch(&p, 0, TARN_KAFKA_GZIP, 5, 5,
+                    4); /* compressed v2: the declared count is used */
   uint64_t records = 0;
   assert_int_equal(tarn_kafka_check(p.data, p.len, 9, &records), 0);
   assert_int_equal(records, 9);
@@ -77,7 +78,7 @@ static void v2_refusals(void **state) {
   expect_corrupt(&p, -1, "holds no record batch"); /* LS-095 */
 
   tu_kafka_v2_simple(&p, 2);
-  p.data[30] ^= 1; /* a bit inside the CRC'd range */
+  p.data[30] ^= 1;                  /* a bit inside the CRC'd range */
   expect_corrupt(&p, -1, "CRC32C"); /* LS-095 */
 
   tarn_buf_reset(&p);
@@ -155,7 +156,8 @@ static void legacy_messages(void **state) {
     assert_int_equal((int64_t)tarn__ld_be64(p.data + pos[i]), want[i]);
   /* The v0/v1 CRC does not cover the offset: still valid after the rewrite. */
   uint32_t sz = tarn__ld_be32(p.data + pos[2] + 8);
-  assert_int_equal((uint32_t)crc32(0, p.data + pos[2] + 16, sz - 4), tarn__ld_be32(p.data + pos[2] + 12));
+  assert_int_equal((uint32_t)crc32(0, p.data + pos[2] + 16, sz - 4),
+                   tarn__ld_be32(p.data + pos[2] + 12));
   tarn_buf_free(&p);
 }
 
@@ -249,10 +251,8 @@ static void offset_overflow(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(v2_batches_and_offsets),
-      cmocka_unit_test(v2_refusals),
-      cmocka_unit_test(legacy_messages),
-      cmocka_unit_test(legacy_refusals),
+      cmocka_unit_test(v2_batches_and_offsets), cmocka_unit_test(v2_refusals),
+      cmocka_unit_test(legacy_messages),        cmocka_unit_test(legacy_refusals),
       cmocka_unit_test(offset_overflow),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

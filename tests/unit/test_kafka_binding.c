@@ -45,8 +45,7 @@ static void refused(tu_cenv *E, tarn_writer *w, const tarn_buf *p, uint32_t reco
   uint64_t before = end_of(E, E->log);
   int rc = tarn_writer_append(w, E->log, p->data, p->len, records, NULL, NULL);
   if (rc != TARN_ECORRUPT)
-    fail_msg("append of a bad entry (%s) gave %d, not TARN_ECORRUPT: %s", want, rc,
-             tarn_errmsg());
+    fail_msg("append of a bad entry (%s) gave %d, not TARN_ECORRUPT: %s", want, rc, tarn_errmsg());
   const char *msg = tarn_errmsg();
   if (!strstr(msg, want) || !strstr(msg, "byte ") || !strstr(msg, "Kafka topic"))
     fail_msg("refusal message \"%s\" does not name \"%s\", the byte, the topic", msg, want);
@@ -71,8 +70,7 @@ static void writer_checks_every_kafka_append(void **state) {
 
   /* LS-095: bytes that are no record batch; a truncated batch; bytes after
    * the last batch; a record count that is not the batches'; a bad CRC */
-  refused(&E, w, &(tarn_buf){.data = (uint8_t *)"hello world, no batch", .len = 21}, 1,
-          "batch 0");
+  refused(&E, w, &(tarn_buf){.data = (uint8_t *)"hello world, no batch", .len = 21}, 1, "batch 0");
   tarn_buf_reset(&p);
   tarn_buf_append(&p, good.data, good.len - 3);
   refused(&E, w, &p, 4, "runs past");
@@ -318,8 +316,8 @@ static int note_record(void *arg, const tarn_kafka_record *r) {
 static void records_of_every_codec(void **state) {
   (void)state;
   tarn_buf p = TARN_BUF_INIT;
-  static const int codecs[] = {TARN_KAFKA_NONE, TARN_KAFKA_GZIP, TARN_KAFKA_SNAPPY,
-                               TARN_KAFKA_LZ4, TARN_KAFKA_ZSTD};
+  static const int codecs[] = {TARN_KAFKA_NONE, TARN_KAFKA_GZIP, TARN_KAFKA_SNAPPY, TARN_KAFKA_LZ4,
+                               TARN_KAFKA_ZSTD};
   for (size_t c = 0; c < 5; c++)
     tu_kafka_v2_batch(&p, 0, (uint16_t)codecs[c], 3, 3, 2);
   tu_kafka_wrapper(&p, 1, TARN_KAFKA_SNAPPY, 2);

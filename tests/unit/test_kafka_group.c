@@ -75,10 +75,16 @@ static const tarn__kg_protocol RANGE[] = {{"range", (const uint8_t *)"r-meta", 6
 static void join(tarn__kgroups *g, const char *group, const char *member, int16_t v,
                  const tarn__kg_protocol *p, size_t n, int64_t now, jres *out) {
   memset(out, 0, sizeof *out);
-  tarn__kjoin_req r = {.group_id = group, .member_id = member, .client_id = "cl",
-                       .client_host = "/127.0.0.1", .protocol_type = "consumer",
-                       .session_timeout_ms = 1000, .rebalance_timeout_ms = 2000,
-                       .version = v, .protocols = p, .n_protocols = n};
+  tarn__kjoin_req r = {.group_id = group,
+                       .member_id = member,
+                       .client_id = "cl",
+                       .client_host = "/127.0.0.1",
+                       .protocol_type = "consumer",
+                       .session_timeout_ms = 1000,
+                       .rebalance_timeout_ms = 2000,
+                       .version = v,
+                       .protocols = p,
+                       .n_protocols = n};
   tarn__kgroups_join(g, &r, now, on_join, out);
 }
 
@@ -118,10 +124,8 @@ static void join_sync_heartbeat(void **state) {
   char *a = single_member(f.g, "g1", 0);
   assert_int_equal(tarn__kgroups_heartbeat(f.g, "g1", 1, a, 10), 0);
   assert_int_equal(tarn__kgroups_heartbeat(f.g, "g1", 2, a, 10), TARN__KG_ILLEGAL_GENERATION);
-  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g1", 1, "nobody", 10),
-                   TARN__KG_UNKNOWN_MEMBER_ID);
-  assert_int_equal(tarn__kgroups_heartbeat(f.g, "nogroup", 1, a, 10),
-                   TARN__KG_UNKNOWN_MEMBER_ID);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g1", 1, "nobody", 10), TARN__KG_UNKNOWN_MEMBER_ID);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "nogroup", 1, a, 10), TARN__KG_UNKNOWN_MEMBER_ID);
   /* an ID never handed out cannot join */
   jres j;
   join(f.g, "g1", "made-up", 5, RANGE, 1, 20, &j);
@@ -204,9 +208,14 @@ static void protocol_selection(void **state) {
   assert_int_equal(jc.called, 1);
   assert_int_equal(jc.error, TARN__KG_INCONSISTENT_GROUP_PROTOCOL);
   /* another protocol type is inconsistent too */
-  tarn__kjoin_req r = {.group_id = "g", .member_id = "", .client_id = "x",
-                       .protocol_type = "connect", .session_timeout_ms = 1000,
-                       .rebalance_timeout_ms = 1000, .version = 3, .protocols = lead,
+  tarn__kjoin_req r = {.group_id = "g",
+                       .member_id = "",
+                       .client_id = "x",
+                       .protocol_type = "connect",
+                       .session_timeout_ms = 1000,
+                       .rebalance_timeout_ms = 1000,
+                       .version = 3,
+                       .protocols = lead,
                        .n_protocols = 2};
   tarn__kgroups_join(f.g, &r, 10, on_join, &jc);
   assert_int_equal(jc.error, TARN__KG_INCONSISTENT_GROUP_PROTOCOL);
@@ -262,8 +271,12 @@ static void timeouts(void **state) {
   assert_int_equal(tarn__kgroups_heartbeat(f.g, "g", 2, jb.member, 3300),
                    TARN__KG_UNKNOWN_MEMBER_ID);
   /* a session timeout out of bounds */
-  tarn__kjoin_req r = {.group_id = "g", .member_id = "", .protocol_type = "consumer",
-                       .session_timeout_ms = 5, .version = 5, .protocols = RANGE,
+  tarn__kjoin_req r = {.group_id = "g",
+                       .member_id = "",
+                       .protocol_type = "consumer",
+                       .session_timeout_ms = 5,
+                       .version = 5,
+                       .protocols = RANGE,
                        .n_protocols = 1};
   tarn__kgroups_join(f.g, &r, 3400, on_join, &jb);
   assert_int_equal(jb.error, TARN__KG_INVALID_SESSION_TIMEOUT);
@@ -275,10 +288,16 @@ static void timeouts(void **state) {
 static void static_member_refused(void **state) {
   fx f = open_fx(state);
   jres j = {0};
-  tarn__kjoin_req r = {.group_id = "g", .member_id = "", .group_instance_id = "i-1",
-                       .client_id = "cl", .protocol_type = "consumer",
-                       .session_timeout_ms = 1000, .rebalance_timeout_ms = 1000, .version = 5,
-                       .protocols = RANGE, .n_protocols = 1};
+  tarn__kjoin_req r = {.group_id = "g",
+                       .member_id = "",
+                       .group_instance_id = "i-1",
+                       .client_id = "cl",
+                       .protocol_type = "consumer",
+                       .session_timeout_ms = 1000,
+                       .rebalance_timeout_ms = 1000,
+                       .version = 5,
+                       .protocols = RANGE,
+                       .n_protocols = 1};
   tarn__kgroups_join(f.g, &r, 0, on_join, &j);
   assert_int_equal(j.called, 1);
   assert_int_equal(j.error, TARN__KG_INVALID_REQUEST);
@@ -289,8 +308,8 @@ static void static_member_refused(void **state) {
   close_fx(&f);
 }
 
-static void fetch1(tarn__kgroups *g, const char *group, const char *topic, int32_t p,
-                   int64_t *off, char *meta, size_t cap) {
+static void fetch1(tarn__kgroups *g, const char *group, const char *topic, int32_t p, int64_t *off,
+                   char *meta, size_t cap) {
   tarn__koffset o = {.topic = topic, .partition = p};
   assert_int_equal(tarn__kgroups_fetch(g, group, &o, 1), 0);
   assert_int_equal(o.error, 0);
@@ -303,9 +322,9 @@ static void fetch1(tarn__kgroups *g, const char *group, const char *topic, int32
  * commit, and the checks on a member's commit. */
 static void committed_offsets(void **state) {
   fx f = open_fx(state);
-  tarn__koffset o[2] = {{.topic = "t", .partition = 0, .offset = 42, .leader_epoch = -1,
-                         .metadata = "m0"},
-                        {.topic = "t", .partition = 1, .offset = 7, .leader_epoch = -1}};
+  tarn__koffset o[2] = {
+      {.topic = "t", .partition = 0, .offset = 42, .leader_epoch = -1, .metadata = "m0"},
+      {.topic = "t", .partition = 1, .offset = 7, .leader_epoch = -1}};
   assert_int_equal(tarn__kgroups_commit(f.g, "plain", -1, "", o, 2, 0), 0);
   assert_int_equal(o[0].error, 0);
   assert_int_equal(o[1].error, 0);
@@ -345,8 +364,7 @@ static void committed_offsets(void **state) {
   fetch1(f.g, "g", "t", 0, &off, meta, sizeof meta);
   assert_int_equal(off, 1);
   /* a generation with no group */
-  assert_int_equal(tarn__kgroups_commit(f.g, "none", 3, "x", o, 1, 0),
-                   TARN__KG_ILLEGAL_GENERATION);
+  assert_int_equal(tarn__kgroups_commit(f.g, "none", 3, "x", o, 1, 0), TARN__KG_ILLEGAL_GENERATION);
   /* metadata above offset.metadata.max.bytes */
   char *big = malloc(TARN__KG_OFFSET_METADATA_MAX + 2);
   memset(big, 'x', TARN__KG_OFFSET_METADATA_MAX + 1);

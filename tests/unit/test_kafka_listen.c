@@ -191,7 +191,9 @@ static void api_versions_v(int fd, int16_t ver, int32_t corr) {
 }
 
 static void create_topic_with(const char *name, int32_t parts, const char *key, const char *val);
-static void create_topic(const char *name, int32_t parts) { create_topic_with(name, parts, NULL, NULL); }
+static void create_topic(const char *name, int32_t parts) {
+  create_topic_with(name, parts, NULL, NULL);
+}
 
 static void create_topic_with(const char *name, int32_t parts, const char *key, const char *val) {
   int fd = kconnect();
@@ -228,8 +230,8 @@ static void create_topic_with(const char *name, int32_t parts, const char *key, 
 }
 
 /* A Produce v7 request of one batch (n records) to topic/partition 0. */
-static void produce_frame(tarn_buf *out, int16_t ver, int32_t corr, const char *topic,
-                          int16_t acks, const tarn_buf *batch) {
+static void produce_frame(tarn_buf *out, int16_t ver, int32_t corr, const char *topic, int16_t acks,
+                          const tarn_buf *batch) {
   tarn__k_produce_req q;
   tarn__kmsg_init(TARN__KAPI_PRODUCE, 0, &q);
   q.acks = acks;
@@ -793,8 +795,10 @@ static void delete_topic(void **state) {
 static void tarn_on_topic(const char *topic, const char *args) {
   char cmd[4096];
   snprintf(cmd, sizeof cmd,
-           "s=$('%s' topic describe %s --home '%s/h' --json | sed -n 's/.*\"stream\": \"\\(.*\\)\".*/\\1/p') "
-           "&& STREAM=default/$s && '%s' %s --home '%s/h' >'%s/cmd.log' 2>&1 || { cat '%s/cmd.log' >&2; false; }",
+           "s=$('%s' topic describe %s --home '%s/h' --json | sed -n 's/.*\"stream\": "
+           "\"\\(.*\\)\".*/\\1/p') "
+           "&& STREAM=default/$s && '%s' %s --home '%s/h' >'%s/cmd.log' 2>&1 || { cat '%s/cmd.log' "
+           ">&2; false; }",
            getenv("TARN_BIN"), topic, home, getenv("TARN_BIN"), args, home, home, home);
   assert_int_equal(system(cmd), 0);
 }

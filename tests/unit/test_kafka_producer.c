@@ -128,11 +128,9 @@ static void sequence_checks(void **state) {
   /* a gap, a sequence from the past that is no batch, a wrong epoch */
   assert_int_equal(produce(f.p, "t:0", pid, 0, 16, 1, 0).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
   assert_int_equal(produce(f.p, "t:0", pid, 0, 3, 2, 0).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
-  assert_int_equal(produce(f.p, "t:0", pid, 1, 15, 1, 0).error,
-                   TARN__KP_INVALID_PRODUCER_EPOCH);
+  assert_int_equal(produce(f.p, "t:0", pid, 1, 15, 1, 0).error, TARN__KP_INVALID_PRODUCER_EPOCH);
   /* an ID never handed out; a known one starting past 0 on a new partition */
-  assert_int_equal(produce(f.p, "t:0", pid + 1000, 0, 0, 1, 0).error,
-                   TARN__KP_UNKNOWN_PRODUCER_ID);
+  assert_int_equal(produce(f.p, "t:0", pid + 1000, 0, 0, 1, 0).error, TARN__KP_UNKNOWN_PRODUCER_ID);
   assert_int_equal(produce(f.p, "t:1", pid, 0, 7, 1, 0).error, TARN__KP_UNKNOWN_PRODUCER_ID);
   assert_int_equal(produce(f.p, "t:1", pid, 0, 0, 1, 0).error, 0);
   v = produce(f.p, "t:0", pid, 0, 15, 1, 115);
@@ -150,8 +148,7 @@ static void last_five_batches(void **state) {
   for (int i = 0; i < 7; i++)
     assert_int_equal(produce(f.p, "k", pid, 0, i * 2, 2, 1000 + i * 2).error, 0);
   for (int i = 0; i < 2; i++)
-    assert_int_equal(produce(f.p, "k", pid, 0, i * 2, 2, 0).error,
-                     TARN__KP_OUT_OF_ORDER_SEQUENCE);
+    assert_int_equal(produce(f.p, "k", pid, 0, i * 2, 2, 0).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
   for (int i = 2; i < 7; i++) {
     tarn__kprod_verdict v = produce(f.p, "k", pid, 0, i * 2, 2, 0);
     assert_true(v.dup);
@@ -166,7 +163,7 @@ static void sequences_wrap(void **state) {
   assert_int_equal(tarn__kprod_seq_add(INT32_MAX, 1), 0);
   assert_int_equal(tarn__kprod_seq_add(INT32_MAX - 1, 3), 1);
   int64_t pid = new_pid(f.p);
-  assert_int_equal(produce(f.p, "k", pid, 0, 0, INT32_MAX, 0).error, 0); /* 0 .. 2^31-2 */
+  assert_int_equal(produce(f.p, "k", pid, 0, 0, INT32_MAX, 0).error, 0);  /* 0 .. 2^31-2 */
   assert_int_equal(produce(f.p, "k", pid, 0, INT32_MAX, 3, 10).error, 0); /* 2^31-1, 0, 1 */
   assert_int_equal(produce(f.p, "k", pid, 0, 0, 1, 20).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
   assert_int_equal(produce(f.p, "k", pid, 0, 2, 1, 20).error, 0);
@@ -215,8 +212,7 @@ static void state_survives_restart(void **state) {
   tarn__kprod_verdict v = produce(f.p, "topic:3", pid, 0, 5, 5, 0);
   assert_true(v.dup);
   assert_int_equal(v.base_offset, 505);
-  assert_int_equal(produce(f.p, "topic:3", pid, 0, 9, 1, 0).error,
-                   TARN__KP_OUT_OF_ORDER_SEQUENCE);
+  assert_int_equal(produce(f.p, "topic:3", pid, 0, 9, 1, 0).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
   /* node 2 has read the state; node 1 then appends 10..14 */
   tarn__kprod *p2;
   assert_int_equal(tarn__kprod_open(f.m, &p2), 0);

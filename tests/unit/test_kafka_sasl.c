@@ -95,7 +95,10 @@ static void wrong_proofs_refused(void **state) {
       "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0",
       "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=",
       "c=biws,r=rOprNGfwEbeRWgbNEkqO%hvYDpWUa2RaTCAfuxFIlj)hNlF$k0,p=AAAA",
-      "", ",", "p=", "c=,r=,p=",
+      "",
+      ",",
+      "p=",
+      "c=,r=,p=",
   };
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     assert_int_not_equal(exchange(&c, client_first, bad[i], &out), 0);
@@ -106,9 +109,19 @@ static void wrong_proofs_refused(void **state) {
 
 static void malformed_first_refused(void **state) {
   (void)state;
-  const char *bad[] = {"", "n", "n,", "n,,", "p=tls-unique,,n=user,r=abc", "n,,r=abc",
-                       "n,,n=,r=abc", "n,,n=user", "n,,n=user,r=", "n,,n=us=er,r=abc",
-                       "n,,n=us=2,r=abc", "x,,n=user,r=abc", "n,,m=ext,n=user,r=abc"};
+  const char *bad[] = {"",
+                       "n",
+                       "n,",
+                       "n,,",
+                       "p=tls-unique,,n=user,r=abc",
+                       "n,,r=abc",
+                       "n,,n=,r=abc",
+                       "n,,n=user",
+                       "n,,n=user,r=",
+                       "n,,n=us=er,r=abc",
+                       "n,,n=us=2,r=abc",
+                       "x,,n=user,r=abc",
+                       "n,,m=ext,n=user,r=abc"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     tarn__scram s = {0};
     assert_int_not_equal(tarn__scram_client_first(&s, (const uint8_t *)bad[i], strlen(bad[i])), 0);
@@ -193,8 +206,10 @@ static void user_records(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(rfc7677_vector),          cmocka_unit_test(wrong_proofs_refused),
-      cmocka_unit_test(malformed_first_refused), cmocka_unit_test(plain_checks_salted_keys),
+      cmocka_unit_test(rfc7677_vector),
+      cmocka_unit_test(wrong_proofs_refused),
+      cmocka_unit_test(malformed_first_refused),
+      cmocka_unit_test(plain_checks_salted_keys),
       cmocka_unit_test(user_records),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -42,8 +42,7 @@ static void append_all(tu_cenv *E, ent *v) {
     tarn_buf b = TARN_BUF_INIT;
     tu_kafka_v2_timed(&b, v[j].n, v[j].first_ts);
     assert_int_equal(
-        tarn_writer_append_sync(w, E->log, b.data, b.len, (uint32_t)v[j].n, &v[j].offset, NULL),
-        0);
+        tarn_writer_append_sync(w, E->log, b.data, b.len, (uint32_t)v[j].n, &v[j].offset, NULL), 0);
     tarn_buf_free(&b);
   }
   tarn_writer_close(w);
@@ -67,8 +66,8 @@ static uint64_t reads(tarn_reader *r) {
   return s.range_reads + s.head_reads;
 }
 
-static void check_targets(tarn_reader *r, tu_cenv *E, const ent *v, uint64_t first,
-                          uint64_t end, uint64_t *most) {
+static void check_targets(tarn_reader *r, tu_cenv *E, const ent *v, uint64_t first, uint64_t end,
+                          uint64_t *most) {
   for (int j = -1; j <= N; j++) {
     int64_t base = j < 0 ? 0 : j == N ? v[N - 1].max_ts + 1 : v[j].first_ts;
     int64_t targets[] = {base, base + 1, base + 5, base - 1};

@@ -92,8 +92,8 @@ static const char *prop_of(const tarn_catalog_record *s, const char *k) {
 
 static void topic_is_one_stream_per_incarnation(void **state) {
   fx f = open_fx(state);
-  tarn_stream_prop cfg[] = {{"max.message.bytes", "2000"}, {"tarn.kafka.batch.ms", "5"},
-                            {"retention.ms", "-1"}};
+  tarn_stream_prop cfg[] = {
+      {"max.message.bytes", "2000"}, {"tarn.kafka.batch.ms", "5"}, {"retention.ms", "-1"}};
   tarn_kafka_topic t, t2;
   assert_int_equal(tarn_kafka_topic_create(f.c, "orders", 3, cfg, 3, &t), 0);
   assert_string_equal(t.name, "orders");
@@ -218,8 +218,8 @@ static void bad_creates_are_refused(void **state) {
   close_fx(&f);
 }
 
-#define ALL(fn)                                                                               \
-  cmocka_unit_test_prestate(fn, (void *)"mem"), cmocka_unit_test_prestate(fn, (void *)"sqlite"), \
+#define ALL(fn)                                                                                    \
+  cmocka_unit_test_prestate(fn, (void *)"mem"), cmocka_unit_test_prestate(fn, (void *)"sqlite"),   \
       cmocka_unit_test_prestate(fn, (void *)"etcd")
 
 int main(void) {

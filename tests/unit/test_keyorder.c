@@ -13,23 +13,27 @@ static int enc_cmp(const char *a, const char *b) {
   uint8_t ea[256], eb[256];
   size_t na = tarn_meta_key_encode(a, ea), nb = tarn_meta_key_encode(b, eb);
   int c = memcmp(ea, eb, na < nb ? na : nb);
-  if (c) return sign(c);
+  if (c)
+    return sign(c);
   return na < nb ? -1 : na > nb;
 }
 
 /* Cases worked out by hand from compare_with_slash.go. */
 static void test_compare_cases(void **state) {
   (void)state;
-  static const struct { const char *a, *b; int want; } cases[] = {
+  static const struct {
+    const char *a, *b;
+    int want;
+  } cases[] = {
       {"a", "b", -1},
       {"a", "ab", -1},
       {"", "a", -1},
       {"", "/", -1},
-      {"zzz", "/a", -1},          /* no '/' sorts before any '/' */
+      {"zzz", "/a", -1}, /* no '/' sorts before any '/' */
       {"00000000000000000007-1", "/mark-deleted-offsets/7", -1},
       {"a/b", "a/c", -1},
       {"a/b", "b/a", -1},
-      {"a/z", "a/b/c", -1},       /* remainder without '/' first */
+      {"a/z", "a/b/c", -1}, /* remainder without '/' first */
       {"a/", "a/b", -1},
       {"a/", "a//", -1},
       {"a", "a/", -1},
@@ -42,8 +46,7 @@ static void test_compare_cases(void **state) {
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     int got = sign(tarn_meta_key_compare(cases[i].a, cases[i].b));
     if (got != cases[i].want)
-      fail_msg("compare(\"%s\", \"%s\") = %d, want %d", cases[i].a, cases[i].b, got,
-               cases[i].want);
+      fail_msg("compare(\"%s\", \"%s\") = %d, want %d", cases[i].a, cases[i].b, got, cases[i].want);
     assert_int_equal(sign(tarn_meta_key_compare(cases[i].b, cases[i].a)), -cases[i].want);
     assert_int_equal(enc_cmp(cases[i].a, cases[i].b), cases[i].want);
   }
@@ -76,7 +79,8 @@ static void rand_key(uint64_t *st, char *k) {
     memcpy(k, "00000000000000000007-", 21);
     k += 21;
   }
-  for (size_t i = 0; i < n; i++) k[i] = alpha[tu_rand(st) % (sizeof alpha - 1)];
+  for (size_t i = 0; i < n; i++)
+    k[i] = alpha[tu_rand(st) % (sizeof alpha - 1)];
   k[n] = 0;
 }
 
@@ -93,18 +97,21 @@ static void test_property(void **state) {
       b[cut] = 0;
       rand_key(&st, d);
       size_t bl = strlen(b), dl = strlen(d);
-      if (dl > sizeof b - 1 - bl) dl = sizeof b - 1 - bl; /* b stays a 63-byte key at most */
+      if (dl > sizeof b - 1 - bl)
+        dl = sizeof b - 1 - bl; /* b stays a 63-byte key at most */
       memcpy(b + bl, d, dl);
       b[bl + dl] = 0;
     } else {
       rand_key(&st, b);
     }
     int c = sign(tarn_meta_key_compare(a, b));
-    if (c != enc_cmp(a, b)) fail_msg("order differs for \"%s\" and \"%s\"", a, b);
+    if (c != enc_cmp(a, b))
+      fail_msg("order differs for \"%s\" and \"%s\"", a, b);
     assert_int_equal(c == 0, strcmp(a, b) == 0);
     size_t n = tarn_meta_key_encode(a, e);
     size_t slashes = 0;
-    for (const char *p = a; *p; p++) slashes += *p == '/';
+    for (const char *p = a; *p; p++)
+      slashes += *p == '/';
     assert_int_equal(n, strlen(a) + 1 + slashes);
     assert_int_equal(tarn_meta_key_decode(e, n, d), 0);
     assert_string_equal(d, a);
@@ -118,7 +125,8 @@ static void test_key_order_property(void **state) {
   char a[64], b[64], c[64];
   for (int i = 0; i < 50000; i++) {
     rand_key(&st, a), rand_key(&st, b), rand_key(&st, c);
-    if (strchr(a, '/') || strchr(b, '/') || !strchr(c, '/')) continue;
+    if (strchr(a, '/') || strchr(b, '/') || !strchr(c, '/'))
+      continue;
     assert_true(tarn_meta_key_compare(c, a) > 0 && tarn_meta_key_compare(c, b) > 0);
     assert_int_equal(sign(tarn_meta_key_compare(a, b)), sign(strcmp(a, b)));
   }

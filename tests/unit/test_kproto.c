@@ -37,9 +37,14 @@ static size_t elem_size(const tarn__kfield *f) {
   case TARN__KT_STRUCT: return f->sub->size;
   case TARN__KT_BOOL: return sizeof(bool);
   case TARN__KT_INT8: return 1;
-  case TARN__KT_INT16: case TARN__KT_UINT16: return 2;
-  case TARN__KT_INT32: case TARN__KT_UINT32: case TARN__KT_VARINT: return 4;
-  case TARN__KT_INT64: case TARN__KT_VARLONG: case TARN__KT_FLOAT64: return 8;
+  case TARN__KT_INT16:
+  case TARN__KT_UINT16: return 2;
+  case TARN__KT_INT32:
+  case TARN__KT_UINT32:
+  case TARN__KT_VARINT: return 4;
+  case TARN__KT_INT64:
+  case TARN__KT_VARLONG:
+  case TARN__KT_FLOAT64: return 8;
   case TARN__KT_UUID: return 16;
   case TARN__KT_STRING: return sizeof(tarn__kstr);
   default: return sizeof(tarn__kbytes);
@@ -59,9 +64,11 @@ static void fill_value(filler *fl, const tarn__kfield *f, int type, int nullable
   case TARN__KT_INT8: *(int8_t *)p = (int8_t)(n * 3); break;
   case TARN__KT_INT16: *(int16_t *)p = (int16_t)(n * 257 - 3); break;
   case TARN__KT_UINT16: *(uint16_t *)p = (uint16_t)(n * 513); break;
-  case TARN__KT_INT32: case TARN__KT_VARINT: *(int32_t *)p = (int32_t)(n * 100003u) - 7; break;
+  case TARN__KT_INT32:
+  case TARN__KT_VARINT: *(int32_t *)p = (int32_t)(n * 100003u) - 7; break;
   case TARN__KT_UINT32: *(uint32_t *)p = n * 4000037u; break;
-  case TARN__KT_INT64: case TARN__KT_VARLONG: *(int64_t *)p = -(int64_t)n * 0x100000007LL; break;
+  case TARN__KT_INT64:
+  case TARN__KT_VARLONG: *(int64_t *)p = -(int64_t)n * 0x100000007LL; break;
   case TARN__KT_FLOAT64: *(double *)p = n * 0.5; break;
   case TARN__KT_UUID:
     for (int i = 0; i < 16; i++)
@@ -77,7 +84,8 @@ static void fill_value(filler *fl, const tarn__kfield *f, int type, int nullable
     snprintf(str, 32, "%s-%u", f->name, n);
     *(tarn__kstr *)p = (tarn__kstr){str, (int32_t)strlen(str)};
     break;
-  case TARN__KT_BYTES: case TARN__KT_RECORDS: {
+  case TARN__KT_BYTES:
+  case TARN__KT_RECORDS: {
     if (nullable && n % 5 == 0) {
       *(tarn__kbytes *)p = (tarn__kbytes){NULL, -1};
       break;
@@ -128,7 +136,9 @@ static void same_struct(const tarn__kstruct *s, int v, const unsigned char *a,
 static void same_value(const tarn__kfield *f, int type, const unsigned char *a,
                        const unsigned char *b) {
   switch (type) {
-  case TARN__KT_STRING: case TARN__KT_BYTES: case TARN__KT_RECORDS: {
+  case TARN__KT_STRING:
+  case TARN__KT_BYTES:
+  case TARN__KT_RECORDS: {
     const tarn__kbytes *x = (const tarn__kbytes *)a, *y = (const tarn__kbytes *)b;
     if (x->len != y->len || (x->len > 0 && memcmp(x->p, y->p, (size_t)x->len)))
       fail_msg("field %s: lengths %d / %d or bytes differ", f->name, x->len, y->len);
@@ -154,11 +164,11 @@ static void same_value(const tarn__kfield *f, int type, const unsigned char *a,
       fail_msg("field %s differs", f->name);
     break;
   default: {
-    size_t n = type == TARN__KT_INT8 ? 1 : type == TARN__KT_INT16 || type == TARN__KT_UINT16 ? 2
-               : type == TARN__KT_UUID ? 16
-               : type == TARN__KT_INT64 || type == TARN__KT_VARLONG || type == TARN__KT_FLOAT64
-                   ? 8
-                   : 4;
+    size_t n = type == TARN__KT_INT8                                                            ? 1
+               : type == TARN__KT_INT16 || type == TARN__KT_UINT16                              ? 2
+               : type == TARN__KT_UUID                                                          ? 16
+               : type == TARN__KT_INT64 || type == TARN__KT_VARLONG || type == TARN__KT_FLOAT64 ? 8
+                                                                                                : 4;
     if (memcmp(a, b, n))
       fail_msg("field %s differs", f->name);
   }
@@ -271,8 +281,8 @@ static void test_kafka_python_vectors(void **state) {
       tarn_buf b = TARN_BUF_INIT;
       rc = tarn__kmsg_encode((int16_t)key, (int16_t)v, resp, out, &b);
       if (rc || b.len != len || (len && memcmp(b.data, msg, len))) {
-        fprintf(stderr, "vector api %d v%d %s: re-encode differs (rc %d, %zu vs %zu bytes)\n",
-                key, v, kind, rc, b.len, len);
+        fprintf(stderr, "vector api %d v%d %s: re-encode differs (rc %d, %zu vs %zu bytes)\n", key,
+                v, kind, rc, b.len, len);
         failures++;
       }
       tarn_buf_free(&b);
@@ -333,8 +343,8 @@ static void test_librdkafka_requests(void **state) {
         failures++;
       }
       tarn_buf_free(&b);
-      failures += truncations_fail(hd.api_key, hd.api_version, 0, frame + body, len - body,
-                                   d->req->size);
+      failures +=
+          truncations_fail(hd.api_key, hd.api_version, 0, frame + body, len - body, d->req->size);
       if (key == TARN__KAPI_API_VERSIONS) {
         tarn__k_api_versions_req *q = req;
         assert_int_equal(q->client_software_name.len, 10);
@@ -368,8 +378,9 @@ static void test_librdkafka_requests(void **state) {
 static void test_vector_fields(void **state) {
   (void)state;
   /* transactional_id "t", acks -1, timeout 1000, [topic "x": [partition 7: records 3 bytes]] */
-  static const uint8_t v3[] = {0, 1, 't', 0xff, 0xff, 0, 0, 0x03, 0xe8, 0, 0, 0, 1, 0, 1, 'x',
-                               0, 0, 0, 1, 0, 0, 0, 7, 0, 0, 0, 3, 0xaa, 0xbb, 0xcc};
+  static const uint8_t v3[] = {0, 1, 't', 0xff, 0xff, 0, 0,    0x03, 0xe8, 0, 0,
+                               0, 1, 0,   1,    'x',  0, 0,    0,    1,    0, 0,
+                               0, 7, 0,   0,    0,    3, 0xaa, 0xbb, 0xcc};
   tarn__karena a;
   tarn__karena_init(&a);
   tarn__k_produce_req r;
@@ -451,11 +462,11 @@ static void test_round_trip_every_version(void **state) {
 
 static void test_api_ranges(void **state) {
   (void)state;
-  static const struct { int16_t key, max, flex; } want[] = {
-      {0, 8, 9},   {1, 11, 12}, {2, 5, 6},   {3, 8, 9},   {8, 7, 8},  {9, 5, 6},
-      {10, 2, 3},  {11, 5, 6},  {12, 3, 4},  {13, 3, 4},  {14, 3, 4}, {15, 4, 5},
-      {16, 2, 3},  {17, 1, 2},  {18, 3, 3},  {19, 4, 5},  {20, 3, 4}, {22, 1, 2},
-      {36, 2, 2}};
+  static const struct {
+    int16_t key, max, flex;
+  } want[] = {{0, 8, 9},  {1, 11, 12}, {2, 5, 6},  {3, 8, 9},  {8, 7, 8},  {9, 5, 6},  {10, 2, 3},
+              {11, 5, 6}, {12, 3, 4},  {13, 3, 4}, {14, 3, 4}, {15, 4, 5}, {16, 2, 3}, {17, 1, 2},
+              {18, 3, 3}, {19, 4, 5},  {20, 3, 4}, {22, 1, 2}, {36, 2, 2}};
   size_t n;
   const tarn__kapi_range *r = tarn__kproto_apis(&n);
   assert_int_equal(n, sizeof want / sizeof want[0]);
@@ -500,16 +511,16 @@ static void test_api_versions_v3_bytes(void **state) {
   tarn__k_api_versions_api_version k = {18, 0, 3};
   r.api_keys.n = 1, r.api_keys.v = &k;
   r.finalized_features_epoch = 5;
-  static const uint8_t resp[] = {0, 0, 0x02, 0, 18, 0, 0, 0, 3, 0x00, 0, 0, 0, 0,
-                                 0x01, 0x01, 0x08, 0, 0, 0, 0, 0, 0, 0, 5};
+  static const uint8_t resp[] = {0, 0,    0x02, 0,    18, 0, 0, 0, 3, 0x00, 0, 0, 0,
+                                 0, 0x01, 0x01, 0x08, 0,  0, 0, 0, 0, 0,    0, 5};
   tarn_buf_reset(&b);
   assert_int_equal(tarn__kmsg_encode(TARN__KAPI_API_VERSIONS, 3, 1, &r, &b), 0);
   assert_int_equal(b.len, sizeof resp);
   assert_memory_equal(b.data, resp, sizeof resp);
 
   /* An unknown tag (7, 3 bytes) after the known one is skipped. */
-  static const uint8_t unk[] = {0, 0, 0x02, 0, 18, 0, 0, 0, 3, 0x00, 0, 0, 0, 0, 0x02,
-                                0x01, 0x08, 0, 0, 0, 0, 0, 0, 0, 9, 0x07, 0x03, 1, 2, 3};
+  static const uint8_t unk[] = {0,    0,    0x02, 0, 18, 0, 0, 0, 3, 0x00, 0,    0,    0, 0, 0x02,
+                                0x01, 0x08, 0,    0, 0,  0, 0, 0, 0, 9,    0x07, 0x03, 1, 2, 3};
   tarn__k_api_versions_resp r2;
   assert_int_equal(tarn__kmsg_decode(TARN__KAPI_API_VERSIONS, 3, 1, unk, sizeof unk, &a, &r2), 0);
   assert_int_equal(r2.finalized_features_epoch, 9);
@@ -577,8 +588,8 @@ static void test_headers(void **state) {
   tarn_buf b = TARN_BUF_INIT;
   tarn__kreq_header rh = {TARN__KAPI_METADATA, 4, 42, {"cli", 3}};
   assert_int_equal(tarn__kreq_frame(&rh, &mq, &b), 0);
-  static const uint8_t mframe[] = {0, 0, 0, 18, 0, 3, 0, 4, 0, 0, 0, 42, 0, 3, 'c', 'l', 'i',
-                                   0xff, 0xff, 0xff, 0xff, 1};
+  static const uint8_t mframe[] = {0,  0, 0, 18,  0,   3,   0,    4,    0,    0,    0,
+                                   42, 0, 3, 'c', 'l', 'i', 0xff, 0xff, 0xff, 0xff, 1};
   assert_int_equal(b.len, sizeof mframe);
   assert_memory_equal(b.data, mframe, sizeof mframe);
   assert_int_equal(tarn__kreq_header_decode(b.data + 4, b.len - 4, &h, &off), 0);
@@ -600,9 +611,8 @@ static void test_headers(void **state) {
   assert_int_equal(b.len, sizeof aframe);
   assert_memory_equal(b.data, aframe, sizeof aframe);
   int32_t corr;
-  assert_int_equal(tarn__kresp_header_decode(TARN__KAPI_API_VERSIONS, 3, b.data + 4, b.len - 4,
-                                             &corr, &off),
-                   0);
+  assert_int_equal(
+      tarn__kresp_header_decode(TARN__KAPI_API_VERSIONS, 3, b.data + 4, b.len - 4, &corr, &off), 0);
   assert_int_equal(corr, 77);
   assert_int_equal(off, 4);
   tarn_buf_free(&b);
@@ -700,10 +710,14 @@ static void test_encode_refusals(void **state) {
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(test_librdkafka_requests),
-      cmocka_unit_test(test_kafka_python_vectors), cmocka_unit_test(test_vector_fields),
-      cmocka_unit_test(test_round_trip_every_version), cmocka_unit_test(test_api_ranges),
-      cmocka_unit_test(test_api_versions_v3_bytes), cmocka_unit_test(test_headers),
-      cmocka_unit_test(test_hostile_lengths), cmocka_unit_test(test_encode_refusals),
+      cmocka_unit_test(test_kafka_python_vectors),
+      cmocka_unit_test(test_vector_fields),
+      cmocka_unit_test(test_round_trip_every_version),
+      cmocka_unit_test(test_api_ranges),
+      cmocka_unit_test(test_api_versions_v3_bytes),
+      cmocka_unit_test(test_headers),
+      cmocka_unit_test(test_hostile_lengths),
+      cmocka_unit_test(test_encode_refusals),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -120,10 +120,8 @@ static void session_end_is_seen(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(acquire_creates_ephemeral_record),
-      cmocka_unit_test(fenced_log_refuses),
-      cmocka_unit_test(ended_session_gives_no_lease),
-      cmocka_unit_test(session_end_is_seen),
+      cmocka_unit_test(acquire_creates_ephemeral_record), cmocka_unit_test(fenced_log_refuses),
+      cmocka_unit_test(ended_session_gives_no_lease),     cmocka_unit_test(session_end_is_seen),
       cmocka_unit_test(late_landing_lease_is_swept),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

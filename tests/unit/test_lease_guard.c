@@ -55,8 +55,9 @@ static void writer_after_deletion_publishes_nothing(void **state) {
   sqlite3 *raw;
   assert_int_equal(sqlite3_open_v2(db, &raw, SQLITE_OPEN_READWRITE, NULL), SQLITE_OK);
   sqlite3_busy_timeout(raw, 10000);
-  assert_int_equal(sqlite3_exec(raw, "UPDATE sessions SET heartbeat = heartbeat - 600000", NULL, NULL, NULL),
-                   SQLITE_OK);
+  assert_int_equal(
+      sqlite3_exec(raw, "UPDATE sessions SET heartbeat = heartbeat - 600000", NULL, NULL, NULL),
+      SQLITE_OK);
   sqlite3_close(raw);
 
   assert_int_equal(tarn_meta_open(duri, &dm), 0);

@@ -77,28 +77,39 @@ static int is_lease(const step *s) { return strstr(s->key, "/stream-write-leases
 static int is_write(const step *s) { return s->op != T_GET; }
 
 static void dump(void) {
-  static const char *const names[] = {"create", "get", "put", "cas", "delete", "delete_range",
-                                      "seq_put"};
+  static const char *const names[] = {"create", "get",          "put",    "cas",
+                                      "delete", "delete_range", "seq_put"};
   for (size_t i = 0; i < nsteps; i++)
-    print_message("  %3zu %-12s %s %s -> %d\n", i, names[trace[i].op], trace[i].part,
-                  trace[i].key, trace[i].rc);
+    print_message("  %3zu %-12s %s %s -> %d\n", i, names[trace[i].op], trace[i].part, trace[i].key,
+                  trace[i].rc);
 }
 
 /* The real primitives and their wrappers (prototypes for -Wmissing-prototypes). */
-#define PROTOS(P) \
-  int P##tarn_meta_create(tarn_meta *, const char *, const char *, const void *, size_t, int, tarn_meta_stat *); \
-  int P##tarn_meta_create_if(tarn_meta *, const char *, const char *, const void *, size_t, int, const tarn_meta_guard *, size_t, tarn_meta_stat *); \
-  int P##tarn_meta_get(tarn_meta *, const char *, const char *, tarn_meta_rec *); \
-  int P##tarn_meta_put(tarn_meta *, const char *, const char *, const void *, size_t, tarn_meta_stat *); \
-  int P##tarn_meta_put_if(tarn_meta *, const char *, const char *, const void *, size_t, const tarn_meta_guard *, size_t, tarn_meta_stat *); \
-  int P##tarn_meta_cas(tarn_meta *, const char *, const char *, const void *, size_t, int64_t, tarn_meta_stat *); \
-  int P##tarn_meta_cas_if(tarn_meta *, const char *, const char *, const void *, size_t, int64_t, const tarn_meta_guard *, size_t, tarn_meta_stat *); \
-  int P##tarn_meta_delete(tarn_meta *, const char *, const char *); \
-  int P##tarn_meta_delete_if(tarn_meta *, const char *, const char *, int64_t, const tarn_meta_guard *, size_t); \
-  int P##tarn_meta_delete_range(tarn_meta *, const char *, const char *, const char *, size_t *); \
-  int P##tarn_meta_delete_range_if(tarn_meta *, const char *, const char *, const char *, const tarn_meta_guard *, size_t, size_t *); \
-  int P##tarn_meta_sequenced_put(tarn_meta *, const char *, const char *, uint64_t, uint64_t, const void *, size_t, tarn_meta_rec *); \
-  int P##tarn_meta_sequenced_put_if(tarn_meta *, const char *, const char *, uint64_t, uint64_t, const void *, size_t, const tarn_meta_guard *, size_t, tarn_meta_rec *);
+#define PROTOS(P)                                                                                  \
+  int P##tarn_meta_create(tarn_meta *, const char *, const char *, const void *, size_t, int,      \
+                          tarn_meta_stat *);                                                       \
+  int P##tarn_meta_create_if(tarn_meta *, const char *, const char *, const void *, size_t, int,   \
+                             const tarn_meta_guard *, size_t, tarn_meta_stat *);                   \
+  int P##tarn_meta_get(tarn_meta *, const char *, const char *, tarn_meta_rec *);                  \
+  int P##tarn_meta_put(tarn_meta *, const char *, const char *, const void *, size_t,              \
+                       tarn_meta_stat *);                                                          \
+  int P##tarn_meta_put_if(tarn_meta *, const char *, const char *, const void *, size_t,           \
+                          const tarn_meta_guard *, size_t, tarn_meta_stat *);                      \
+  int P##tarn_meta_cas(tarn_meta *, const char *, const char *, const void *, size_t, int64_t,     \
+                       tarn_meta_stat *);                                                          \
+  int P##tarn_meta_cas_if(tarn_meta *, const char *, const char *, const void *, size_t, int64_t,  \
+                          const tarn_meta_guard *, size_t, tarn_meta_stat *);                      \
+  int P##tarn_meta_delete(tarn_meta *, const char *, const char *);                                \
+  int P##tarn_meta_delete_if(tarn_meta *, const char *, const char *, int64_t,                     \
+                             const tarn_meta_guard *, size_t);                                     \
+  int P##tarn_meta_delete_range(tarn_meta *, const char *, const char *, const char *, size_t *);  \
+  int P##tarn_meta_delete_range_if(tarn_meta *, const char *, const char *, const char *,          \
+                                   const tarn_meta_guard *, size_t, size_t *);                     \
+  int P##tarn_meta_sequenced_put(tarn_meta *, const char *, const char *, uint64_t, uint64_t,      \
+                                 const void *, size_t, tarn_meta_rec *);                           \
+  int P##tarn_meta_sequenced_put_if(tarn_meta *, const char *, const char *, uint64_t, uint64_t,   \
+                                    const void *, size_t, const tarn_meta_guard *, size_t,         \
+                                    tarn_meta_rec *);
 PROTOS(__real_)
 PROTOS(__wrap_)
 
@@ -108,9 +119,8 @@ int __wrap_tarn_meta_create(tarn_meta *m, const char *p, const char *k, const vo
   record(T_CREATE, m, p, k, rc);
   return rc;
 }
-int __wrap_tarn_meta_create_if(tarn_meta *m, const char *p, const char *k, const void *v,
-                               size_t n, int f, const tarn_meta_guard *g, size_t ng,
-                               tarn_meta_stat *st) {
+int __wrap_tarn_meta_create_if(tarn_meta *m, const char *p, const char *k, const void *v, size_t n,
+                               int f, const tarn_meta_guard *g, size_t ng, tarn_meta_stat *st) {
   int rc = __real_tarn_meta_create_if(m, p, k, v, n, f, g, ng, st);
   record(T_CREATE, m, p, k, rc);
   return rc;
@@ -139,8 +149,7 @@ int __wrap_tarn_meta_cas(tarn_meta *m, const char *p, const char *k, const void 
   return rc;
 }
 int __wrap_tarn_meta_cas_if(tarn_meta *m, const char *p, const char *k, const void *v, size_t n,
-                            int64_t ver, const tarn_meta_guard *g, size_t ng,
-                            tarn_meta_stat *st) {
+                            int64_t ver, const tarn_meta_guard *g, size_t ng, tarn_meta_stat *st) {
   int rc = __real_tarn_meta_cas_if(m, p, k, v, n, ver, g, ng, st);
   record(T_CAS, m, p, k, rc);
   return rc;
@@ -174,8 +183,8 @@ int __wrap_tarn_meta_sequenced_put(tarn_meta *m, const char *p, const char *pref
   record(T_SEQ_PUT, m, p, prefix, rc);
   return rc;
 }
-int __wrap_tarn_meta_sequenced_put_if(tarn_meta *m, const char *p, const char *prefix,
-                                      uint64_t d1, uint64_t d2, const void *v, size_t n,
+int __wrap_tarn_meta_sequenced_put_if(tarn_meta *m, const char *p, const char *prefix, uint64_t d1,
+                                      uint64_t d2, const void *v, size_t n,
                                       const tarn_meta_guard *g, size_t ng, tarn_meta_rec *out) {
   int rc = __real_tarn_meta_sequenced_put_if(m, p, prefix, d1, d2, v, n, g, ng, out);
   record(T_SEQ_PUT, m, p, prefix, rc);

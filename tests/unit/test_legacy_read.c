@@ -24,11 +24,11 @@
 
 /* §4.9: index_length 64, tuples (7, 0, 0, 5) and (7, 1, 5, 3), payload 01..08. */
 static const uint8_t OBJECT[80] = {
-    0, 0, 0, 0, 0, 0, 0, 0x40,                       /* index_length */
-    0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 0,  /* log 7, entry 0 */
-    0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 5,  /* offset 0, length 5 */
-    0, 0, 0, 0, 0, 0, 0, 7, 0, 0, 0, 0, 0, 0, 0, 1,  /* log 7, entry 1 */
-    0, 0, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 0, 0, 3,  /* offset 5, length 3 */
+    0, 0, 0, 0, 0, 0, 0, 0x40,                         /* index_length */
+    0, 0, 0, 0, 0, 0, 0, 7,    0, 0, 0, 0, 0, 0, 0, 0, /* log 7, entry 0 */
+    0, 0, 0, 0, 0, 0, 0, 0,    0, 0, 0, 0, 0, 0, 0, 5, /* offset 0, length 5 */
+    0, 0, 0, 0, 0, 0, 0, 7,    0, 0, 0, 0, 0, 0, 0, 1, /* log 7, entry 1 */
+    0, 0, 0, 0, 0, 0, 0, 5,    0, 0, 0, 0, 0, 0, 0, 3, /* offset 5, length 3 */
     1, 2, 3, 4, 5, 6, 7, 8};
 #define OBJECT_NAME "7-00000001.wal" /* the location of the example's values */
 

@@ -28,7 +28,7 @@
 
 typedef struct backend {
   const char *name;
-  char uri[2048];  /* with ?session_timeout_ms */
+  char uri[2048];   /* with ?session_timeout_ms */
   const char *env;  /* the variable that configures it (etcd) */
   int multiprocess; /* handles in other processes see the same store */
   int cluster;      /* a 3-node etcd whose leader may be killed */
@@ -42,21 +42,22 @@ static int part_seq;
 static void fresh_part(char *out, size_t n) {
   struct timespec ts;
   clock_gettime(CLOCK_REALTIME, &ts);
-  snprintf(out, n, "%d%lld%d", (int)getpid() % 100000, (long long)ts.tv_nsec % 1000000,
-           ++part_seq);
+  snprintf(out, n, "%d%lld%d", (int)getpid() % 100000, (long long)ts.tv_nsec % 1000000, ++part_seq);
 }
 
 static tarn_meta *open_ok(const backend *b) {
   tarn_meta *m = NULL;
   int rc = tarn_meta_open(b->uri, &m);
-  if (rc) fail_msg("open %s: %s", b->uri, tarn_errmsg());
+  if (rc)
+    fail_msg("open %s: %s", b->uri, tarn_errmsg());
   return m;
 }
 
-#define OK(x)                                                                  \
-  do {                                                                         \
-    int rc_ = (x);                                                             \
-    if (rc_) fail_msg("%s: %s (%s)", #x, tarn_errname(rc_), tarn_errmsg());  \
+#define OK(x)                                                                                      \
+  do {                                                                                             \
+    int rc_ = (x);                                                                                 \
+    if (rc_)                                                                                       \
+      fail_msg("%s: %s (%s)", #x, tarn_errname(rc_), tarn_errmsg());                               \
   } while (0)
 
 static void idx_key(char *k, uint64_t log, uint64_t x, uint64_t y) {
@@ -69,8 +70,7 @@ static int setup_sqlite(void **state) {
   backend *b = calloc(1, sizeof *b);
   b->name = "sqlite";
   b->tmpdir = tu_tmpdir("meta-conf");
-  snprintf(b->uri, sizeof b->uri, "sqlite:%s/meta.db?session_timeout_ms=%d", b->tmpdir,
-           SESSION_MS);
+  snprintf(b->uri, sizeof b->uri, "sqlite:%s/meta.db?session_timeout_ms=%d", b->tmpdir, SESSION_MS);
   b->multiprocess = 1;
   *state = b;
   return 0;
@@ -96,9 +96,7 @@ static int setup_etcd_env(void **state, const char *env, const char *name, int c
   *state = b;
   return 0;
 }
-static int setup_etcd(void **state) {
-  return setup_etcd_env(state, "TARN_TEST_ETCD", "etcd", 0);
-}
+static int setup_etcd(void **state) { return setup_etcd_env(state, "TARN_TEST_ETCD", "etcd", 0); }
 static int setup_etcd_cluster(void **state) {
   return setup_etcd_env(state, "TARN_TEST_ETCD_CLUSTER", "etcd-cluster", 1);
 }
@@ -112,7 +110,8 @@ static int setup_etcd_tls(void **state) {
   if (b->uri[0] && d && *d)
     snprintf(b->uri + strlen(b->uri), sizeof b->uri - strlen(b->uri),
              "&tls=1&cacert=%s/ca.pem&cert=%s/client.pem&key=%s/client.key&user=tarn"
-             "&password_file=%s/etcd-password&token_ttl_s=3", d, d, d, d);
+             "&password_file=%s/etcd-password&token_ttl_s=3",
+             d, d, d, d);
   else
     b->uri[0] = 0;
   return 0;
@@ -221,8 +220,8 @@ static void test_range_list_scan(void **state) {
 
   /* List: the lease records, as the catalog lists them (§3.2). */
   tarn_meta_recs rs;
-  OK(tarn_meta_list(m, P, "/stream-write-leases/7/", "/stream-write-leases/7/\xef\xbf\xbf", 0,
-                    0, &rs));
+  OK(tarn_meta_list(m, P, "/stream-write-leases/7/", "/stream-write-leases/7/\xef\xbf\xbf", 0, 0,
+                    &rs));
   assert_int_equal(rs.n, 2);
   assert_string_equal(rs.v[0].key, "/stream-write-leases/7/a");
   assert_string_equal(rs.v[1].key, "/stream-write-leases/7/b");
@@ -263,8 +262,8 @@ static void test_range_list_scan(void **state) {
   OK(tarn_meta_delete_range(m, P, lo, hi, &cnt));
   assert_int_equal(cnt, 0);
   /* A range of all '/' keys under /stream-write-leases/7/ */
-  OK(tarn_meta_delete_range(m, P, "/stream-write-leases/7/",
-                            "/stream-write-leases/7/\xef\xbf\xbf", &cnt));
+  OK(tarn_meta_delete_range(m, P, "/stream-write-leases/7/", "/stream-write-leases/7/\xef\xbf\xbf",
+                            &cnt));
   assert_int_equal(cnt, 2);
   tarn_meta_rec r;
   OK(tarn_meta_get(m, P, "/stream-write-leases/70/c", &r));
@@ -279,7 +278,8 @@ static void expect_find(int rc, tarn_meta_rec *r, const char *want) {
     assert_int_equal(rc, TARN_ENOTFOUND);
     return;
   }
-  if (rc) fail_msg("lookup: %s (%s), want %s", tarn_errname(rc), tarn_errmsg(), want);
+  if (rc)
+    fail_msg("lookup: %s (%s), want %s", tarn_errname(rc), tarn_errmsg(), want);
   assert_string_equal(r->key, want);
   tarn_meta_rec_free(r);
 }
@@ -326,8 +326,7 @@ static void test_key_order_lookups(void **state) {
   /* Across the boundary: lower of the first '/' key is the last index key */
   expect_find(tarn_meta_lower(m, P, "/", &r), &r, k8);
   expect_find(tarn_meta_floor(m, P, "/mark-deleted-offsets/6", &r), &r, k8);
-  expect_find(tarn_meta_ceiling(m, P, "/mark-deleted-offsets/", &r), &r,
-              "/mark-deleted-offsets/7");
+  expect_find(tarn_meta_ceiling(m, P, "/mark-deleted-offsets/", &r), &r, "/mark-deleted-offsets/7");
   /* Segment order: "/stream-write-fences/7" < "a/b" (segment "" < "a") and
    * a '/' key with fewer levels sorts first at the same level */
   expect_find(tarn_meta_higher(m, P, "/stream-write-fences/7", &r), &r, "a/b");
@@ -409,8 +408,7 @@ static void test_sequenced_put(void **state) {
   assert_string_equal(r.key, "00000000000000000009-09223372036854775807-00000000000000000000");
   tarn_meta_rec_free(&r);
   assert_int_equal(tarn_meta_sequenced_put(m, P, p9, 1, 0, "x", 1, &r), TARN_ERANGE);
-  assert_int_equal(tarn_meta_sequenced_put(m, P, prefix, 1, UINT64_MAX, "x", 1, &r),
-                   TARN_ERANGE);
+  assert_int_equal(tarn_meta_sequenced_put(m, P, prefix, 1, UINT64_MAX, "x", 1, &r), TARN_ERANGE);
   idx_key(k, 7, 7, 66);
   assert_int_equal(tarn_meta_get(m, P, k, &g), TARN_ENOTFOUND);
   /* A last key with more parts than deltas: Oxia's ErrMissingSequenceDeltas */
@@ -442,7 +440,8 @@ static void check_chain(tarn_meta *m, const char *P, size_t want) {
     assert_int_equal(sscanf(v, "%" SCNu64 ",%" SCNu64, &d1, &d2), 2);
     if (x != px + d1 || y != py + d2)
       fail_msg("key %zu %s: parts %" PRIu64 ",%" PRIu64 " but previous %" PRIu64 ",%" PRIu64
-               " + deltas %" PRIu64 ",%" PRIu64, i, rs.v[i].key, x, y, px, py, d1, d2);
+               " + deltas %" PRIu64 ",%" PRIu64,
+               i, rs.v[i].key, x, y, px, py, d1, d2);
     assert_true(rs.v[i].stat.version > pv);
     px = x, py = y, pv = rs.v[i].stat.version;
   }
@@ -480,9 +479,11 @@ typedef struct seq_arg {
 static void *seq_thread(void *p) {
   seq_arg *a = p;
   tarn_meta *m = a->shared;
-  if (!m && (a->rc = tarn_meta_open(a->b->uri, &m))) return NULL;
+  if (!m && (a->rc = tarn_meta_open(a->b->uri, &m)))
+    return NULL;
   a->rc = seq_run(m, a->P, a->seed, a->n);
-  if (!a->shared) tarn_meta_close(m);
+  if (!a->shared)
+    tarn_meta_close(m);
   return NULL;
 }
 
@@ -525,7 +526,8 @@ static void test_sequenced_put_processes(void **state) {
       /* No cmocka assertions in a child: they would unwind into a copy of
        * the parent's test runner. */
       tarn_meta *m = NULL;
-      if (tarn_meta_open(b->uri, &m) || seq_run(m, P, (uint64_t)i + 100, N)) _exit(3);
+      if (tarn_meta_open(b->uri, &m) || seq_run(m, P, (uint64_t)i + 100, N))
+        _exit(3);
       tarn_meta_close(m);
       _exit(0);
     }
@@ -580,8 +582,10 @@ static void test_cas_race(void **state) {
     int wins = 0;
     for (int i = 0; i < T; i++) {
       pthread_join(th[i], NULL);
-      if (args[i].rc == 0) wins++;
-      else assert_int_equal(args[i].rc, TARN_ECONFLICT);
+      if (args[i].rc == 0)
+        wins++;
+      else
+        assert_int_equal(args[i].rc, TARN_ECONFLICT);
     }
     pthread_barrier_destroy(&bar);
     assert_int_equal(wins, 1);
@@ -598,11 +602,11 @@ static void test_ephemeral_close(void **state) {
   fresh_part(P, sizeof P);
   tarn_meta *m1 = open_ok(b), *m2 = open_ok(b);
   tarn_meta_rec r;
-  OK(tarn_meta_create(m2, P, "/stream-write-leases/7/tok", "tok", 3, TARN_META_EPHEMERAL,
-                      NULL));
+  OK(tarn_meta_create(m2, P, "/stream-write-leases/7/tok", "tok", 3, TARN_META_EPHEMERAL, NULL));
   OK(tarn_meta_put(m2, P, "/persist", "p", 1, NULL));
-  assert_int_equal(tarn_meta_create(m1, P, "/stream-write-leases/7/tok", "x", 1,
-                                    TARN_META_EPHEMERAL, NULL), TARN_EEXIST);
+  assert_int_equal(
+      tarn_meta_create(m1, P, "/stream-write-leases/7/tok", "x", 1, TARN_META_EPHEMERAL, NULL),
+      TARN_EEXIST);
   OK(tarn_meta_get(m1, P, "/stream-write-leases/7/tok", &r));
   assert_memory_equal(r.value, "tok", 3);
   /* CompareAndSet keeps the record ephemeral */
@@ -637,11 +641,12 @@ static void test_ephemeral_sigkill(void **state) {
   if (pid == 0) {
     tarn_meta *m = NULL;
     if (tarn_meta_open(b->uri, &m) ||
-        tarn_meta_create(m, P, "/stream-write-leases/7/dead", "d", 1, TARN_META_EPHEMERAL,
-                         NULL))
+        tarn_meta_create(m, P, "/stream-write-leases/7/dead", "d", 1, TARN_META_EPHEMERAL, NULL))
       _exit(1);
-    if (write(fds[1], "k", 1) != 1) _exit(1);
-    for (;;) pause();
+    if (write(fds[1], "k", 1) != 1)
+      _exit(1);
+    for (;;)
+      pause();
   }
   close(fds[1]);
   char c;
@@ -657,7 +662,8 @@ static void test_ephemeral_sigkill(void **state) {
   int rc;
   while ((rc = tarn_meta_get(m, P, "/stream-write-leases/7/dead", &r)) == 0) {
     tarn_meta_rec_free(&r);
-    if (mono_ms() - t0 > 4 * SESSION_MS + 3000) fail_msg("ephemeral record outlived its session");
+    if (mono_ms() - t0 > 4 * SESSION_MS + 3000)
+      fail_msg("ephemeral record outlived its session");
     usleep(50000);
   }
   assert_int_equal(rc, TARN_ENOTFOUND);
@@ -687,17 +693,18 @@ static void session_expiry(void **state, int poke) {
     if (tarn_meta_open(b->uri, &m) ||
         tarn_meta_create(m, P, "/stream-write-leases/7/s", "s", 1, TARN_META_EPHEMERAL, NULL))
       _exit(1);
-    if (write(fds[1], "k", 1) != 1) _exit(1);
+    if (write(fds[1], "k", 1) != 1)
+      _exit(1);
     /* stopped here by the parent, for longer than the timeout */
     int64_t t0 = mono_ms();
-    while (tarn_meta_session_ok(m) == 0 && mono_ms() - t0 < 3 * SESSION_MS + 5000) usleep(20000);
+    while (tarn_meta_session_ok(m) == 0 && mono_ms() - t0 < 3 * SESSION_MS + 5000)
+      usleep(20000);
     int ok = tarn_meta_session_ok(m) == TARN_ESESSION &&
              tarn_meta_create(m, P, "/x", "x", 1, TARN_META_EPHEMERAL, NULL) == TARN_ESESSION;
     /* A write guarded by its lost record fails, even if no other client
      * wrote since the expiry (sqlite: the write's own transaction expires
      * the session first) */
-    tarn_meta_guard g = {TARN_META_GUARD_EXISTS, "/stream-write-leases/7/s",
-                         TARN_META_ANY_VERSION};
+    tarn_meta_guard g = {TARN_META_GUARD_EXISTS, "/stream-write-leases/7/s", TARN_META_ANY_VERSION};
     tarn_meta_rec sr;
     ok = ok && tarn_meta_sequenced_put_if(m, P, "/seq", 1, 1, "v", 1, &g, 1, &sr) == TARN_EGUARD;
     /* A new session carries on */
@@ -718,7 +725,8 @@ static void session_expiry(void **state, int poke) {
   int rc;
   while ((rc = tarn_meta_get(m, P, "/stream-write-leases/7/s", &r)) == 0) {
     tarn_meta_rec_free(&r);
-    if (mono_ms() - t0 > 4 * SESSION_MS + 3000) break;
+    if (mono_ms() - t0 > 4 * SESSION_MS + 3000)
+      break;
     usleep(50000);
   }
   if (poke)
@@ -796,8 +804,7 @@ static void test_guarded_writes(void **state) {
   OK(tarn_meta_create(m, P, "/fence", "\x01", 1, TARN_META_PERSISTENT, NULL));
   assert_int_equal(tarn_meta_put_if(m, P, "a", "x", 1, ok_g, 2, NULL), TARN_EGUARD);
   assert_non_null(strstr(tarn_errmsg(), "/fence"));
-  assert_int_equal(tarn_meta_sequenced_put_if(m, P, "s", 1, 1, "v", 1, ok_g, 2, &r),
-                   TARN_EGUARD);
+  assert_int_equal(tarn_meta_sequenced_put_if(m, P, "s", 1, 1, "v", 1, ok_g, 2, &r), TARN_EGUARD);
   idx_key(k, 0, 0, 0);
   assert_int_equal(tarn_meta_delete_range_if(m, P, "a", "z", ok_g, 2, &n), TARN_EGUARD);
   assert_int_equal(n, 0);
@@ -814,8 +821,7 @@ static void test_guarded_writes(void **state) {
   /* the holder's session ends: its record goes, and with it the guard */
   tarn_meta_close(holder);
   assert_int_equal(tarn_meta_put_if(m, P, "a", "x", 1, &any_g, 1, NULL), TARN_EGUARD);
-  assert_int_equal(tarn_meta_sequenced_put_if(m, P, "s", 1, 1, "v", 1, &any_g, 1, &r),
-                   TARN_EGUARD);
+  assert_int_equal(tarn_meta_sequenced_put_if(m, P, "s", 1, 1, "v", 1, &any_g, 1, &r), TARN_EGUARD);
   const tarn_meta_guard fence_g = {TARN_META_GUARD_EXISTS, "/fence", TARN_META_ANY_VERSION};
   OK(tarn_meta_delete_range_if(m, P, "c", "d", &fence_g, 1, &n));
   assert_int_equal(n, 1);
@@ -862,7 +868,8 @@ typedef struct late_arg {
 static void *late_put(void *p) {
   late_arg *a = p;
   tarn_meta *m = NULL;
-  if ((a->rc = tarn_meta_open(a->b->uri, &m))) return NULL;
+  if ((a->rc = tarn_meta_open(a->b->uri, &m)))
+    return NULL;
   usleep(200000);
   tarn_meta_rec r;
   a->rc = tarn_meta_sequenced_put(m, a->P, "00000000000000000007", 1, 1, "x", 1, &r);
@@ -999,9 +1006,11 @@ static void test_mem_faults(void **state) {
 
 static void test_cluster_leader_kill(void **state) {
   const backend *b = begin(state);
-  if (!b->cluster) skip();
+  if (!b->cluster)
+    skip();
   const char *dir = tu_env_required("TARN_TEST_ETCD_CLUSTER_DIR");
-  if (!dir) skip();
+  if (!dir)
+    skip();
   char P[32];
   fresh_part(P, sizeof P);
   tarn_meta *m = open_ok(b);
@@ -1025,9 +1034,11 @@ static void test_cluster_leader_kill(void **state) {
   FILE *f = popen(cmd, "r");
   assert_non_null(f);
   char port[32] = "";
-  if (!fgets(port, sizeof port, f)) port[0] = 0;
+  if (!fgets(port, sizeof port, f))
+    port[0] = 0;
   int st = pclose(f);
-  if (st != 0 || !port[0]) fail_msg("could not find and kill the etcd leader");
+  if (st != 0 || !port[0])
+    fail_msg("could not find and kill the etcd leader");
   port[strcspn(port, "\n")] = 0;
   print_message("[%s] killed the leader (client port %s)\n", b->name, port);
   int64_t t0 = mono_ms();
@@ -1039,15 +1050,16 @@ static void test_cluster_leader_kill(void **state) {
     while ((rc = tarn_meta_sequenced_put(m, P, prefix, 1, 1, "1,1", 3, &r)) == TARN_EUNAVAIL &&
            mono_ms() - t0 < 20000)
       usleep(100000);
-    if (rc) fail_msg("sequenced put after leader kill: %s (%s)", tarn_errname(rc),
-                     tarn_errmsg());
+    if (rc)
+      fail_msg("sequenced put after leader kill: %s (%s)", tarn_errname(rc), tarn_errmsg());
     tarn_meta_rec_free(&r);
   }
   check_chain(m, P, 10);
   tarn_meta_close(m);
   /* Restart the killed member so later tests and runs find three nodes. */
   snprintf(cmd, sizeof cmd, "sh %s/restart-%s.sh >/dev/null 2>&1", dir, port);
-  if (system(cmd) != 0) print_message("[%s] could not restart the killed member\n", b->name);
+  if (system(cmd) != 0)
+    print_message("[%s] could not restart the killed member\n", b->name);
 }
 
 /* The store's clock is one clock for every handle; on etcd it is the
@@ -1082,25 +1094,25 @@ static void test_store_clock(void **state) {
   tarn_meta_close(m2);
 }
 
-#define SUITE(name)                                                     \
-  const struct CMUnitTest name[] = {                                           \
-      cmocka_unit_test(test_get_put_create_cas_delete),                        \
-      cmocka_unit_test(test_range_list_scan),                                  \
-      cmocka_unit_test(test_key_order_lookups),                                \
-      cmocka_unit_test(test_sequenced_put),                                    \
-      cmocka_unit_test(test_sequenced_put_threads),                            \
-      cmocka_unit_test(test_sequenced_put_processes),                          \
-      cmocka_unit_test(test_cas_race),                                         \
-      cmocka_unit_test(test_ephemeral_close),                                  \
-      cmocka_unit_test(test_ephemeral_sigkill),                                \
-      cmocka_unit_test(test_session_expiry_detected),                          \
-      cmocka_unit_test(test_expired_session_stays_ended),                      \
-      cmocka_unit_test(test_wait_for_change),                                  \
-      cmocka_unit_test(test_wait_for_any_change),                              \
-      cmocka_unit_test(test_guarded_writes),                                   \
-      cmocka_unit_test(test_store_clock),                                      \
-      cmocka_unit_test(test_mem_faults),                                       \
-      cmocka_unit_test(test_cluster_leader_kill),                              \
+#define SUITE(name)                                                                                \
+  const struct CMUnitTest name[] = {                                                               \
+      cmocka_unit_test(test_get_put_create_cas_delete),                                            \
+      cmocka_unit_test(test_range_list_scan),                                                      \
+      cmocka_unit_test(test_key_order_lookups),                                                    \
+      cmocka_unit_test(test_sequenced_put),                                                        \
+      cmocka_unit_test(test_sequenced_put_threads),                                                \
+      cmocka_unit_test(test_sequenced_put_processes),                                              \
+      cmocka_unit_test(test_cas_race),                                                             \
+      cmocka_unit_test(test_ephemeral_close),                                                      \
+      cmocka_unit_test(test_ephemeral_sigkill),                                                    \
+      cmocka_unit_test(test_session_expiry_detected),                                              \
+      cmocka_unit_test(test_expired_session_stays_ended),                                          \
+      cmocka_unit_test(test_wait_for_change),                                                      \
+      cmocka_unit_test(test_wait_for_any_change),                                                  \
+      cmocka_unit_test(test_guarded_writes),                                                       \
+      cmocka_unit_test(test_store_clock),                                                          \
+      cmocka_unit_test(test_mem_faults),                                                           \
+      cmocka_unit_test(test_cluster_leader_kill),                                                  \
   }
 
 /* ctest-variants: mem sqlite etcd etcd-cluster etcd-tls */
@@ -1121,10 +1133,9 @@ int main(int argc, char **argv) {
   if (WANT("etcd"))
     fails += cmocka_run_group_tests_name("meta backend etcd", t_etcd, setup_etcd, teardown);
   if (WANT("etcd-cluster"))
-    fails += cmocka_run_group_tests_name("meta backend etcd-cluster", t_cluster,
-                                         setup_etcd_cluster, teardown);
-  if (WANT("etcd-tls"))
-    fails += cmocka_run_group_tests_name("meta backend etcd-tls", t_tls, setup_etcd_tls,
+    fails += cmocka_run_group_tests_name("meta backend etcd-cluster", t_cluster, setup_etcd_cluster,
                                          teardown);
+  if (WANT("etcd-tls"))
+    fails += cmocka_run_group_tests_name("meta backend etcd-tls", t_tls, setup_etcd_tls, teardown);
   return fails;
 }

@@ -33,8 +33,7 @@ static void bad_prefixes_are_refused(void **state) {
 static tarn_meta *open_put(const char *uri, const char *tag) {
   tarn_meta *m;
   assert_int_equal(tarn_meta_open(uri, &m), 0);
-  assert_int_equal(tarn_meta_create(m, "p", "k", tag, strlen(tag), TARN_META_PERSISTENT, NULL),
-                   0);
+  assert_int_equal(tarn_meta_create(m, "p", "k", tag, strlen(tag), TARN_META_PERSISTENT, NULL), 0);
   return m;
 }
 

@@ -107,11 +107,15 @@ static void histograms(void **state) {
   char *t = render();
   assert_valid_exposition(t);
   assert_non_null(strstr(t, "# TYPE tarn_writer_stage_seconds histogram\n"));
-  assert_non_null(strstr(t, "tarn_writer_stage_seconds_bucket{stage=\"object_put\",le=\"0.0005\"} 1\n"));
-  assert_non_null(strstr(t, "tarn_writer_stage_seconds_bucket{stage=\"object_put\",le=\"0.25\"} 1\n"));
-  assert_non_null(strstr(t, "tarn_writer_stage_seconds_bucket{stage=\"object_put\",le=\"0.5\"} 2\n"));
+  assert_non_null(
+      strstr(t, "tarn_writer_stage_seconds_bucket{stage=\"object_put\",le=\"0.0005\"} 1\n"));
+  assert_non_null(
+      strstr(t, "tarn_writer_stage_seconds_bucket{stage=\"object_put\",le=\"0.25\"} 1\n"));
+  assert_non_null(
+      strstr(t, "tarn_writer_stage_seconds_bucket{stage=\"object_put\",le=\"0.5\"} 2\n"));
   assert_non_null(strstr(t, "tarn_writer_stage_seconds_bucket{stage=\"object_put\",le=\"5\"} 2\n"));
-  assert_non_null(strstr(t, "tarn_writer_stage_seconds_bucket{stage=\"object_put\",le=\"+Inf\"} 3\n"));
+  assert_non_null(
+      strstr(t, "tarn_writer_stage_seconds_bucket{stage=\"object_put\",le=\"+Inf\"} 3\n"));
   assert_non_null(strstr(t, "tarn_writer_stage_seconds_count{stage=\"object_put\"} 3\n"));
   assert_non_null(strstr(t, "tarn_writer_stage_seconds_sum{stage=\"object_put\"} 60.3001\n"));
   free(t);

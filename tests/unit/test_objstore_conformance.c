@@ -44,16 +44,15 @@ static tarn_objstore *open_fresh(void) {
   const char *sep = strcmp(cur->label, "mem:") == 0 ? "-" : "/";
   if (strcmp(cur->label, "s3://") == 0 && cur->base[bl - 1] == '/')
     sep = "";
-  snprintf(uri, sizeof uri, "%.*s%s%s-%s%s", (int)bl, cur->base, sep, run_id, cur_test,
-           q ? q : "");
+  snprintf(uri, sizeof uri, "%.*s%s%s-%s%s", (int)bl, cur->base, sep, run_id, cur_test, q ? q : "");
   tarn_objstore *s = NULL;
   int rc = tarn_objstore_open(uri, &s);
   if (rc)
     fail_msg("%s: open %s: %s", cur->label, uri, tarn_errmsg());
   assert_string_equal(tarn_objstore_scheme(s), cur->label[0] == 'f'   ? "file"
-                                                 : cur->label[0] == 'm' ? "mem"
-                                                 : cur->label[0] == 'l' ? "lat"
-                                                                        : "s3");
+                                               : cur->label[0] == 'm' ? "mem"
+                                               : cur->label[0] == 'l' ? "lat"
+                                                                      : "s3");
   return s;
 }
 
@@ -62,18 +61,18 @@ static int filelike(void) {
   return strcmp(cur->label, "file://") == 0 || strcmp(cur->label, "lat:") == 0;
 }
 
-#define OK(expr)                                                                                 \
-  do {                                                                                           \
-    int rc_ = (expr);                                                                            \
-    if (rc_ != 0)                                                                                \
-      fail_msg("%s: %s -> %s: %s", cur->label, #expr, tarn_errname(rc_), tarn_errmsg());        \
+#define OK(expr)                                                                                   \
+  do {                                                                                             \
+    int rc_ = (expr);                                                                              \
+    if (rc_ != 0)                                                                                  \
+      fail_msg("%s: %s -> %s: %s", cur->label, #expr, tarn_errname(rc_), tarn_errmsg());           \
   } while (0)
-#define RC(want, expr)                                                                           \
-  do {                                                                                           \
-    int rc_ = (expr);                                                                            \
-    if (rc_ != (want))                                                                           \
-      fail_msg("%s: %s -> %s, want %s: %s", cur->label, #expr, tarn_errname(rc_),               \
-               tarn_errname(want), tarn_errmsg());                                              \
+#define RC(want, expr)                                                                             \
+  do {                                                                                             \
+    int rc_ = (expr);                                                                              \
+    if (rc_ != (want))                                                                             \
+      fail_msg("%s: %s -> %s, want %s: %s", cur->label, #expr, tarn_errname(rc_),                  \
+               tarn_errname(want), tarn_errmsg());                                                 \
   } while (0)
 
 static void fill(uint8_t *p, size_t n, uint64_t seed) {
@@ -152,7 +151,7 @@ static void t_delete_idempotent(void **st) {
   OK(tarn_objstore_put(s, "d/e", "abc", 3));
   OK(tarn_objstore_delete(s, "d/e"));
   RC(TARN_ENOTFOUND, tarn_objstore_head(s, "d/e", &size));
-  OK(tarn_objstore_delete(s, "d/e"));        /* already gone */
+  OK(tarn_objstore_delete(s, "d/e"));         /* already gone */
   OK(tarn_objstore_delete(s, "never/there")); /* never existed */
   OK(tarn_objstore_delete(s, "d"));           /* only a "directory" */
   tarn_objstore_listing l;
@@ -167,9 +166,9 @@ static void t_delete_idempotent(void **st) {
 static void t_names(void **st) {
   (void)st;
   tarn_objstore *s = open_fresh();
-  static const char *bad[] = {"",      "/a",        "a/",     "a//b",  ".",     "..",
-                              "./a",   "a/./b",     "a/..",   "../a",  "a/../b", "/",
-                              ".tmp-x", "a/.tmp-1", "//",     "a/b/"};
+  static const char *bad[] = {"",       "/a",       "a/",   "a//b", ".",      "..",
+                              "./a",    "a/./b",    "a/..", "../a", "a/../b", "/",
+                              ".tmp-x", "a/.tmp-1", "//",   "a/b/"};
   tarn_buf b = TARN_BUF_INIT;
   uint64_t size;
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
@@ -201,9 +200,9 @@ static void t_names(void **st) {
     assert_object(s, name, "long", 4);
   }
   /* Names that are valid but awkward for paths and URLs */
-  static const char *odd[] = {"..a",      "a..",     ".hidden", "sp ace",  "p+q=r&s",
-                              "pct%20",   "ti~de",   "u\xc3\xbc", "q?x#y",  "semi;colon",
-                              "star*",    "a/.tmp",  "a/.tmpx", "c,o:l@n", "b\\s"};
+  static const char *odd[] = {"..a",    "a..",    ".hidden",   "sp ace",  "p+q=r&s",
+                              "pct%20", "ti~de",  "u\xc3\xbc", "q?x#y",   "semi;colon",
+                              "star*",  "a/.tmp", "a/.tmpx",   "c,o:l@n", "b\\s"};
   for (size_t i = 0; i < sizeof odd / sizeof odd[0]; i++) {
     RC(0, tarn_objstore_check_name(odd[i], strlen(odd[i])));
     OK(tarn_objstore_put(s, odd[i], odd[i], strlen(odd[i])));
@@ -231,8 +230,9 @@ static int cmp_str(const void *a, const void *b) {
 /* Bytewise order puts '-' and '.' before '/', and '/' before '0': a walk of
  * directories must not list "a/..." before "a-b" or after "a0". */
 static const char *const list_names[] = {
-    "b",   "a-b", "a/b/c/x", "a0",  "ab/c", "A",         "a/b-c", "a/b0", "z/y/x",
-    "\xc3\xa9t\xc3\xa9", "a/a", "aa",  "a.b", "a/b/c/d/e", "a/b/c0", "a/b.c/x"};
+    "b",      "a-b",    "a/b/c/x",           "a0",  "ab/c", "A",   "a/b-c",
+    "a/b0",   "z/y/x",  "\xc3\xa9t\xc3\xa9", "a/a", "aa",   "a.b", "a/b/c/d/e",
+    "a/b/c0", "a/b.c/x"};
 #define NLIST (sizeof list_names / sizeof list_names[0])
 
 static void put_list_names(tarn_objstore *s, const char **sorted) {
@@ -356,9 +356,12 @@ static void t_range(void **st) {
   struct {
     uint64_t off, len;
     size_t want_off, want_len;
-  } cases[] = {{0, 1000, 0, 1000}, {0, 1, 0, 1},       {999, 1, 999, 1},     {999, 10, 999, 1},
-               {1000, 5, 1000, 0}, {1, 998, 1, 998},   {0, 0, 0, 0},         {500, 0, 500, 0},
-               {1000, 0, 1000, 0}, {17, UINT64_MAX, 17, 983}, {0, 2000, 0, 1000}};
+  } cases[] = {{0, 1000, 0, 1000}, {0, 1, 0, 1},
+               {999, 1, 999, 1},   {999, 10, 999, 1},
+               {1000, 5, 1000, 0}, {1, 998, 1, 998},
+               {0, 0, 0, 0},       {500, 0, 500, 0},
+               {1000, 0, 1000, 0}, {17, UINT64_MAX, 17, 983},
+               {0, 2000, 0, 1000}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     OK(tarn_objstore_get_range(s, "r", cases[i].off, cases[i].len, &b));
     assert_int_equal(b.len, cases[i].want_len);
@@ -409,9 +412,18 @@ static void t_range_sized(void **st) {
   struct {
     uint64_t off, len;
     size_t want_len;
-  } cases[] = {{0, UINT64_MAX, 1000}, {0, 1000, 1000}, {0, 2000, 1000}, {0, 10, 10},
-               {17, 1, 1},            {990, 10, 10},   {995, 10, 5},    {999, UINT64_MAX, 1},
-               {1000, 5, 0},          {1000, 0, 0},    {0, 0, 0},       {500, 0, 0}};
+  } cases[] = {{0, UINT64_MAX, 1000},
+               {0, 1000, 1000},
+               {0, 2000, 1000},
+               {0, 10, 10},
+               {17, 1, 1},
+               {990, 10, 10},
+               {995, 10, 5},
+               {999, UINT64_MAX, 1},
+               {1000, 5, 0},
+               {1000, 0, 0},
+               {0, 0, 0},
+               {500, 0, 0}};
   for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
     uint64_t size = 12345;
     OK(tarn_objstore_get_range_sized(s, "r", cases[i].off, cases[i].len, &b, &size));

@@ -22,8 +22,8 @@ static void test_fault_before(void **st) {
   (void)st;
   tarn_objstore *s = open_mem("mem:fault-before");
   uint64_t size;
-  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_PUT, 2, 1, TARN_MEM_FAULT_BEFORE,
-                                           TARN_ETIMEDOUT), 0);
+  assert_int_equal(
+      tarn_objstore_mem_fault(s, TARN_MEM_OP_PUT, 2, 1, TARN_MEM_FAULT_BEFORE, TARN_ETIMEDOUT), 0);
   assert_int_equal(tarn_objstore_put(s, "a", "1", 1), 0);
   assert_int_equal(tarn_objstore_put(s, "b", "2", 1), TARN_ETIMEDOUT);
   assert_non_null(strstr(tarn_errmsg(), "injected"));
@@ -41,21 +41,22 @@ static void test_fault_before(void **st) {
 static void test_fault_after(void **st) {
   (void)st;
   tarn_objstore *s = open_mem("mem:fault-after");
-  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_PUT, 1, 1, TARN_MEM_FAULT_AFTER,
-                                           TARN_EUNKNOWN), 0);
+  assert_int_equal(
+      tarn_objstore_mem_fault(s, TARN_MEM_OP_PUT, 1, 1, TARN_MEM_FAULT_AFTER, TARN_EUNKNOWN), 0);
   assert_int_equal(tarn_objstore_put(s, "a", "xyz", 3), TARN_EUNKNOWN);
   assert_int_equal(tarn_objstore_put(s, "a", "xyz", 3), TARN_EEXIST);
   tarn_buf b = TARN_BUF_INIT;
   assert_int_equal(tarn_objstore_get(s, "a", &b), 0);
   assert_memory_equal(b.data, "xyz", 3);
   /* a delete whose reply is lost still deleted */
-  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_DELETE, 1, 1, TARN_MEM_FAULT_AFTER,
-                                           TARN_ETIMEDOUT), 0);
+  assert_int_equal(
+      tarn_objstore_mem_fault(s, TARN_MEM_OP_DELETE, 1, 1, TARN_MEM_FAULT_AFTER, TARN_ETIMEDOUT),
+      0);
   assert_int_equal(tarn_objstore_delete(s, "a"), TARN_ETIMEDOUT);
   assert_int_equal(tarn_objstore_get(s, "a", &b), TARN_ENOTFOUND);
   /* a streamed put counts as one PUT, at commit */
-  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_PUT, 1, 1, TARN_MEM_FAULT_BEFORE,
-                                           TARN_EIO), 0);
+  assert_int_equal(
+      tarn_objstore_mem_fault(s, TARN_MEM_OP_PUT, 1, 1, TARN_MEM_FAULT_BEFORE, TARN_EIO), 0);
   tarn_objstore_upload *u;
   assert_int_equal(tarn_objstore_put_begin(s, "s", &u), 0);
   assert_int_equal(tarn_objstore_put_write(u, "abc", 3), 0);
@@ -74,15 +75,15 @@ static void test_fault_any_shared(void **st) {
   uint64_t size;
   tarn_buf b = TARN_BUF_INIT;
   tarn_objstore_listing l;
-  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_ANY, 2, 3, TARN_MEM_FAULT_BEFORE,
-                                           TARN_EUNAVAIL), 0);
+  assert_int_equal(
+      tarn_objstore_mem_fault(s, TARN_MEM_OP_ANY, 2, 3, TARN_MEM_FAULT_BEFORE, TARN_EUNAVAIL), 0);
   assert_int_equal(tarn_objstore_put(t, "a", "1", 1), 0);
   assert_int_equal(tarn_objstore_get(t, "a", &b), TARN_EUNAVAIL);
   assert_int_equal(tarn_objstore_head(s, "a", &size), TARN_EUNAVAIL);
   assert_int_equal(tarn_objstore_list(t, "", NULL, 10, &l), TARN_EUNAVAIL);
   assert_int_equal(tarn_objstore_head(s, "a", &size), 0);
-  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 100, TARN_MEM_FAULT_BEFORE,
-                                           TARN_EIO), 0);
+  assert_int_equal(
+      tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 100, TARN_MEM_FAULT_BEFORE, TARN_EIO), 0);
   assert_int_equal(tarn_objstore_get(t, "a", &b), TARN_EIO);
   assert_int_equal(tarn_objstore_mem_reset_faults(t), 0);
   assert_int_equal(tarn_objstore_get(t, "a", &b), 0);
@@ -150,12 +151,18 @@ static void test_named_lifetime(void **st) {
 static void test_damaged_reads(void **st) {
   (void)st;
   tarn_objstore *s = open_mem("mem:damaged");
-  assert_int_equal(tarn_objstore_put(s, "a", "\x01" "23456789", 9), 0);
+  assert_int_equal(tarn_objstore_put(s, "a",
+                                     "\x01"
+                                     "23456789",
+                                     9),
+                   0);
   tarn_buf b = TARN_BUF_INIT;
-  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 1, TARN_MEM_FAULT_TRUNCATE, 0), 0);
+  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 1, TARN_MEM_FAULT_TRUNCATE, 0),
+                   0);
   assert_int_equal(tarn_objstore_get(s, "a", &b), TARN_EIO);
   assert_int_equal(b.len, 0);
-  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 1, TARN_MEM_FAULT_TRUNCATE, 0), 0);
+  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 1, TARN_MEM_FAULT_TRUNCATE, 0),
+                   0);
   char raw[9];
   size_t got = 0;
   assert_int_equal(tarn_objstore_read(s, "a", 0, raw, sizeof raw, &got), 0);
@@ -171,16 +178,17 @@ static void test_damaged_reads(void **st) {
   assert_int_equal(tarn_objstore_get(s, "a", &b), 0);
   assert_int_equal(b.data[0], 0x01);
   /* a throttling burst on every operation */
-  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_ANY, 1, 2, TARN_MEM_FAULT_BEFORE,
-                                           TARN_EUNAVAIL), 0);
+  assert_int_equal(
+      tarn_objstore_mem_fault(s, TARN_MEM_OP_ANY, 1, 2, TARN_MEM_FAULT_BEFORE, TARN_EUNAVAIL), 0);
   uint64_t size;
   assert_int_equal(tarn_objstore_head(s, "a", &size), TARN_EUNAVAIL);
   assert_int_equal(tarn_objstore_get(s, "a", &b), TARN_EUNAVAIL);
   assert_int_equal(tarn_objstore_get(s, "a", &b), 0);
   assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_PUT, 1, 1, TARN_MEM_FAULT_TRUNCATE, 0),
                    TARN_EINVAL);
-  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 1, TARN_MEM_FAULT_CORRUPT,
-                                           TARN_EIO), TARN_EINVAL);
+  assert_int_equal(
+      tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 1, TARN_MEM_FAULT_CORRUPT, TARN_EIO),
+      TARN_EINVAL);
   tarn_buf_free(&b);
   tarn_objstore_close(s);
   tarn_objstore_mem_drop("damaged");
@@ -194,10 +202,11 @@ static void test_held_puts(void **st) {
   (void)st;
   tarn_objstore *s = open_mem("mem:held");
   uint64_t size;
-  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_PUT, 1, 3, TARN_MEM_FAULT_HOLD,
-                                           TARN_ETIMEDOUT), 0);
-  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 1, TARN_MEM_FAULT_HOLD,
-                                           TARN_ETIMEDOUT), TARN_EINVAL);
+  assert_int_equal(
+      tarn_objstore_mem_fault(s, TARN_MEM_OP_PUT, 1, 3, TARN_MEM_FAULT_HOLD, TARN_ETIMEDOUT), 0);
+  assert_int_equal(
+      tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 1, TARN_MEM_FAULT_HOLD, TARN_ETIMEDOUT),
+      TARN_EINVAL);
   assert_int_equal(tarn_objstore_put(s, "a", "1", 1), TARN_ETIMEDOUT);
   assert_int_equal(tarn_objstore_put(s, "b", "2", 1), TARN_ETIMEDOUT);
   assert_int_equal(tarn_objstore_put(s, "c", "3", 1), TARN_ETIMEDOUT);

@@ -86,8 +86,7 @@ static void test_unreachable(void **st) {
   int rc = tarn_objstore_put(s, "x", "1", 1);
   clock_gettime(CLOCK_MONOTONIC, &t1);
   double dt = (double)(t1.tv_sec - t0.tv_sec) + (double)(t1.tv_nsec - t0.tv_nsec) * 1e-9;
-  printf("s3://: unreachable endpoint: %s after %.2f s: %s\n", tarn_errname(rc), dt,
-         tarn_errmsg());
+  printf("s3://: unreachable endpoint: %s after %.2f s: %s\n", tarn_errname(rc), dt, tarn_errmsg());
   assert_int_equal(rc, TARN_EUNAVAIL);
   assert_true(dt < 3.0);
   tarn_objstore_close(s);
@@ -230,9 +229,9 @@ static void test_list_many(void **st) {
 int main(void) {
   snprintf(run_id, sizeof run_id, "s3test-%ld-%ld", (long)time(NULL), (long)getpid());
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(test_uri_errors),     cmocka_unit_test(test_unreachable),
-      cmocka_unit_test(test_bad_credentials), cmocka_unit_test(test_lost_reply),
-      cmocka_unit_test(test_virtual_hosted), cmocka_unit_test(test_list_many),
+      cmocka_unit_test(test_uri_errors),          cmocka_unit_test(test_unreachable),
+      cmocka_unit_test(test_bad_credentials),     cmocka_unit_test(test_lost_reply),
+      cmocka_unit_test(test_virtual_hosted),      cmocka_unit_test(test_list_many),
       cmocka_unit_test(test_lost_until_deadline),
   };
   return cmocka_run_group_tests_name("objstore s3://", tests, NULL, NULL);

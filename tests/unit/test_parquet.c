@@ -337,8 +337,8 @@ typedef struct builder {
 static void b_init(builder *b, int optional) {
   memset(b, 0, sizeof *b);
   b->schema[0] = (tarn_parquet_schema_element){"schema", -1, -1, 1, -1};
-  b->schema[1] = (tarn_parquet_schema_element){"payload", TARN_PARQUET_BYTE_ARRAY,
-                                               optional ? 1 : 0, 0, -1};
+  b->schema[1] =
+      (tarn_parquet_schema_element){"payload", TARN_PARQUET_BYTE_ARRAY, optional ? 1 : 0, 0, -1};
   b->meta.schema = b->schema;
   b->meta.n_schema = 2;
   b->meta.row_groups = b->groups;
@@ -434,19 +434,22 @@ static void dictionary_and_v2_pages(void **state) {
   put_plain(&raw, "one");
   put_plain(&raw, "");
   assert_int_equal(tarn__pq_compress(TARN_PARQUET_SNAPPY, 0, raw.data, raw.len, &comp), 0);
-  tarn__pq_page_header h = {.type = TARN_PARQUET_DICTIONARY_PAGE, .num_values = 3,
+  tarn__pq_page_header h = {.type = TARN_PARQUET_DICTIONARY_PAGE,
+                            .num_values = 3,
                             .encoding = TARN_PARQUET_PLAIN_DICTIONARY};
   b_page(&b, h, comp.data, comp.len, raw.len);
 
   /* v1 page of 4 rows: levels 1,0,1,1 as one bit-packed group; indices 1,2,0 bit width 2. */
   tarn_buf_reset(&raw);
   tarn_buf_reset(&comp);
-  static const uint8_t v1[] = {2, 0, 0, 0, 0x03, 0x0d, /* levels: len 2, 1 group, 0b1101 */
-                               2, 0x03, 0x09, 0x00};    /* bw 2, 1 group: 1,2,0 */
+  static const uint8_t v1[] = {2, 0,    0,    0,   0x03, 0x0d, /* levels: len 2, 1 group, 0b1101 */
+                               2, 0x03, 0x09, 0x00};           /* bw 2, 1 group: 1,2,0 */
   assert_int_equal(tarn__pq_compress(TARN_PARQUET_SNAPPY, 0, v1, sizeof v1, &comp), 0);
-  h = (tarn__pq_page_header){.type = TARN_PARQUET_DATA_PAGE, .num_values = 4,
+  h = (tarn__pq_page_header){.type = TARN_PARQUET_DATA_PAGE,
+                             .num_values = 4,
                              .encoding = TARN_PARQUET_RLE_DICTIONARY,
-                             .def_encoding = TARN_PARQUET_RLE, .num_nulls = -1};
+                             .def_encoding = TARN_PARQUET_RLE,
+                             .num_nulls = -1};
   b_page(&b, h, comp.data, comp.len, sizeof v1);
 
   /* v2 page of 3 rows: levels (RLE run of 2 ones, run of 1 zero) raw, PLAIN values compressed. */
@@ -457,8 +460,12 @@ static void dictionary_and_v2_pages(void **state) {
   put_plain(&raw, "v2-a");
   put_plain(&raw, "v2-b");
   assert_int_equal(tarn__pq_compress(TARN_PARQUET_SNAPPY, 0, raw.data, raw.len, &comp), 0);
-  h = (tarn__pq_page_header){.type = TARN_PARQUET_DATA_PAGE_V2, .num_values = 3, .num_nulls = 1,
-                             .num_rows = 3, .encoding = TARN_PARQUET_PLAIN, .def_len = 4,
+  h = (tarn__pq_page_header){.type = TARN_PARQUET_DATA_PAGE_V2,
+                             .num_values = 3,
+                             .num_nulls = 1,
+                             .num_rows = 3,
+                             .encoding = TARN_PARQUET_PLAIN,
+                             .def_len = 4,
                              .is_compressed = 1};
   b_page(&b, h, comp.data, comp.len, sizeof lv + raw.len);
   b_finish(&b);
@@ -467,7 +474,7 @@ static void dictionary_and_v2_pages(void **state) {
   mem_src src;
   if (open_built(&b, &r, &src))
     fail_msg("%s", tarn_errmsg());
-  row want[7] = {{(uint8_t *)"one", 3}, {NULL, SIZE_MAX}, {(uint8_t *)"", 0},
+  row want[7] = {{(uint8_t *)"one", 3},  {NULL, SIZE_MAX},       {(uint8_t *)"", 0},
                  {(uint8_t *)"zero", 4}, {(uint8_t *)"v2-a", 4}, {(uint8_t *)"v2-b", 4},
                  {NULL, SIZE_MAX}};
   expect_rows(r, want, 0, 7);
@@ -484,8 +491,11 @@ static void dictionary_and_v2_pages(void **state) {
   tarn_buf_reset(&raw);
   put_plain(&raw, "r1");
   put_plain(&raw, "r2");
-  h = (tarn__pq_page_header){.type = TARN_PARQUET_DATA_PAGE_V2, .num_values = 2, .num_rows = 2,
-                             .encoding = TARN_PARQUET_PLAIN, .is_compressed = 0};
+  h = (tarn__pq_page_header){.type = TARN_PARQUET_DATA_PAGE_V2,
+                             .num_values = 2,
+                             .num_rows = 2,
+                             .encoding = TARN_PARQUET_PLAIN,
+                             .is_compressed = 0};
   b_page(&b, h, raw.data, raw.len, raw.len);
   b_finish(&b);
   if (open_built(&b, &r, &src))
@@ -622,8 +632,10 @@ static void hostile_pages(void **state) {
   tarn_buf page = TARN_BUF_INIT;
   tarn_buf_append(&page, lv, sizeof lv);
   tarn_buf_append(&page, raw.data, raw.len);
-  tarn__pq_page_header h = {.type = TARN_PARQUET_DATA_PAGE, .num_values = 1,
-                            .encoding = TARN_PARQUET_PLAIN, .def_encoding = TARN_PARQUET_RLE,
+  tarn__pq_page_header h = {.type = TARN_PARQUET_DATA_PAGE,
+                            .num_values = 1,
+                            .encoding = TARN_PARQUET_PLAIN,
+                            .def_encoding = TARN_PARQUET_RLE,
                             .num_nulls = -1};
 
   /* The same page, good: the builder works. */
@@ -694,7 +706,8 @@ static void hostile_pages(void **state) {
   /* More rows in the pages than the row group has; fewer. */
   tarn__pq_page_header two = h;
   two.num_values = 2;
-  bad_group(1, TARN_PARQUET_UNCOMPRESSED, 1, (page_spec[]){{&two, page.data, page.len, page.len}, {0}},
+  bad_group(1, TARN_PARQUET_UNCOMPRESSED, 1,
+            (page_spec[]){{&two, page.data, page.len, page.len}, {0}},
             "page of 2 values, but row group 0 has 1 left");
   page_spec one[] = {{&h, page.data, page.len, page.len}, {0}};
   bad_group(1, TARN_PARQUET_UNCOMPRESSED, 2, one, "ends with 1 of its rows missing");
@@ -707,17 +720,21 @@ static void hostile_pages(void **state) {
 
   /* A dictionary-encoded page without a dictionary, and an index past the dictionary. */
   static const uint8_t idx[] = {1, 0x02, 0x01};
-  tarn__pq_page_header d = {.type = TARN_PARQUET_DATA_PAGE, .num_values = 1,
-                            .encoding = TARN_PARQUET_RLE_DICTIONARY, .num_nulls = -1};
-  tarn__pq_page_header dh = {.type = TARN_PARQUET_DICTIONARY_PAGE, .num_values = 1,
-                             .encoding = TARN_PARQUET_PLAIN};
+  tarn__pq_page_header d = {.type = TARN_PARQUET_DATA_PAGE,
+                            .num_values = 1,
+                            .encoding = TARN_PARQUET_RLE_DICTIONARY,
+                            .num_nulls = -1};
+  tarn__pq_page_header dh = {
+      .type = TARN_PARQUET_DICTIONARY_PAGE, .num_values = 1, .encoding = TARN_PARQUET_PLAIN};
   bad_group(0, TARN_PARQUET_UNCOMPRESSED, 1, (page_spec[]){{&d, idx, sizeof idx, sizeof idx}, {0}},
             "without a dictionary page");
-  page_spec dict_then_data[] = {{&dh, raw.data, raw.len, raw.len}, {&d, idx, sizeof idx, sizeof idx}, {0}};
+  page_spec dict_then_data[] = {
+      {&dh, raw.data, raw.len, raw.len}, {&d, idx, sizeof idx, sizeof idx}, {0}};
   bad_group(0, TARN_PARQUET_UNCOMPRESSED, 1, dict_then_data, "dictionary index 1 of 1 entries");
   /* A dictionary claiming more values than its bytes can hold. */
   dh.num_values = 1000000;
-  bad_group(0, TARN_PARQUET_UNCOMPRESSED, 1, dict_then_data, "dictionary of 1000000 values in 9 bytes");
+  bad_group(0, TARN_PARQUET_UNCOMPRESSED, 1, dict_then_data,
+            "dictionary of 1000000 values in 9 bytes");
 
   tarn_buf_free(&zeros);
   tarn_buf_free(&page);
@@ -750,22 +767,14 @@ static void sink_failure(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(round_trip_uncompressed),
-      cmocka_unit_test(round_trip_snappy),
-      cmocka_unit_test(round_trip_gzip),
-      cmocka_unit_test(round_trip_zstd),
-      cmocka_unit_test(round_trip_lz4_raw),
-      cmocka_unit_test(seek_reads_only_what_it_needs),
-      cmocka_unit_test(writer_streams),
-      cmocka_unit_test(schema_and_footer_keys),
-      cmocka_unit_test(empty_and_large),
-      cmocka_unit_test(serde_type_refused),
-      cmocka_unit_test(dictionary_and_v2_pages),
-      cmocka_unit_test(hostile_files),
-      cmocka_unit_test(hostile_corruptions),
-      cmocka_unit_test(nesting_bomb_footer),
-      cmocka_unit_test(hostile_pages),
-      cmocka_unit_test(sink_failure),
+      cmocka_unit_test(round_trip_uncompressed), cmocka_unit_test(round_trip_snappy),
+      cmocka_unit_test(round_trip_gzip),         cmocka_unit_test(round_trip_zstd),
+      cmocka_unit_test(round_trip_lz4_raw),      cmocka_unit_test(seek_reads_only_what_it_needs),
+      cmocka_unit_test(writer_streams),          cmocka_unit_test(schema_and_footer_keys),
+      cmocka_unit_test(empty_and_large),         cmocka_unit_test(serde_type_refused),
+      cmocka_unit_test(dictionary_and_v2_pages), cmocka_unit_test(hostile_files),
+      cmocka_unit_test(hostile_corruptions),     cmocka_unit_test(nesting_bomb_footer),
+      cmocka_unit_test(hostile_pages),           cmocka_unit_test(sink_failure),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

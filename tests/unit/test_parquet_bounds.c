@@ -82,8 +82,10 @@ static void many_row_groups_still_open(void **state) {
   (void)state;
   tarn_buf file = TARN_BUF_INIT;
   tarn_parquet_writer *w;
-  tarn_parquet_writer_opts o = {.record_name = "rec", .entry_serde_type = "t",
-                                .codec = TARN_PARQUET_UNCOMPRESSED, .row_group_size = 1};
+  tarn_parquet_writer_opts o = {.record_name = "rec",
+                                .entry_serde_type = "t",
+                                .codec = TARN_PARQUET_UNCOMPRESSED,
+                                .row_group_size = 1};
   assert_int_equal(tarn_parquet_writer_open(&w, &o, sink, &file), 0);
   enum { ROWS = 2000 };
   for (int i = 0; i < ROWS; i++)

@@ -80,8 +80,14 @@ static void write_tarn_file(const char *dir, int codec, const char *codec_name, 
   FILE *f = fopen(path, "wb"), *e = fopen(epath, "wb");
   assert_non_null(f);
   assert_non_null(e);
-  tarn_parquet_writer_opts o = {TARN_PARQUET_KAFKA_RECORD, TARN_PARQUET_KAFKA_SERDE, companion,
-                                codec, 0, l->row_group_size, l->page_size, 0};
+  tarn_parquet_writer_opts o = {TARN_PARQUET_KAFKA_RECORD,
+                                TARN_PARQUET_KAFKA_SERDE,
+                                companion,
+                                codec,
+                                0,
+                                l->row_group_size,
+                                l->page_size,
+                                0};
   tarn_parquet_writer *w;
   assert_int_equal(tarn_parquet_writer_open(&w, &o, file_sink, f), 0);
   uint8_t *buf = malloc(l->max_len + 1);
@@ -117,15 +123,18 @@ static int run_node(const char *script, const char *dir) {
 static void others_read_tarn_files(void **state) {
   if (!have_interop()) {
     if (tu_in_ci())
-      fail_msg("CI: node and tests/interop/node_modules are required (TARN_WITH_NPM=1 scripts/install-deps.sh)");
+      fail_msg("CI: node and tests/interop/node_modules are required (TARN_WITH_NPM=1 "
+               "scripts/install-deps.sh)");
     skip();
   }
   char *dir = tu_tmpdir("pq-tarn");
   static const struct {
     int codec;
     const char *name;
-  } codecs[] = {{TARN_PARQUET_UNCOMPRESSED, "uncompressed"}, {TARN_PARQUET_SNAPPY, "snappy"},
-                {TARN_PARQUET_GZIP, "gzip"},                 {TARN_PARQUET_ZSTD, "zstd"},
+  } codecs[] = {{TARN_PARQUET_UNCOMPRESSED, "uncompressed"},
+                {TARN_PARQUET_SNAPPY, "snappy"},
+                {TARN_PARQUET_GZIP, "gzip"},
+                {TARN_PARQUET_ZSTD, "zstd"},
                 {TARN_PARQUET_LZ4_RAW, "lz4_raw"}};
   static const layout layouts[] = {
       {"defaults", 0, 0, 2000, 600},
@@ -173,8 +182,8 @@ static void compare(tarn_parquet_reader *r, const uint8_t *e, size_t elen, size_
     if (tarn_parquet_next(r, &p, &len, &is_null))
       fail_msg("%s: row %zu: %s", name, row - 1, tarn_errmsg());
     if (is_null != want_null || len != n || (n && memcmp(p, want, n) != 0))
-      fail_msg("%s: row %zu differs (null %d/%d, %zu/%u bytes)", name, row - 1, is_null,
-               want_null, len, n);
+      fail_msg("%s: row %zu differs (null %d/%d, %zu/%u bytes)", name, row - 1, is_null, want_null,
+               len, n);
   }
   const uint8_t *p;
   size_t len;
@@ -186,7 +195,8 @@ static void compare(tarn_parquet_reader *r, const uint8_t *e, size_t elen, size_
 static void tarn_reads_duckdb_and_arrow_files(void **state) {
   if (!have_interop()) {
     if (tu_in_ci())
-      fail_msg("CI: node and tests/interop/node_modules are required (TARN_WITH_NPM=1 scripts/install-deps.sh)");
+      fail_msg("CI: node and tests/interop/node_modules are required (TARN_WITH_NPM=1 "
+               "scripts/install-deps.sh)");
     skip();
   }
   char *dir = tu_tmpdir("pq-duckdb");

@@ -36,8 +36,14 @@ static uint8_t payload[70000];
 /* Rows of 0..~69 KB with a null every 37th row. */
 static int write_file(int codec, int threads, uint32_t page, uint64_t group, size_t rows,
                       tarn_parquet_write_fn sink, void *ctx) {
-  tarn_parquet_writer_opts o = {TARN_PARQUET_KAFKA_RECORD, TARN_PARQUET_KAFKA_SERDE, "x.index",
-                                codec, 0, group, page, threads};
+  tarn_parquet_writer_opts o = {TARN_PARQUET_KAFKA_RECORD,
+                                TARN_PARQUET_KAFKA_SERDE,
+                                "x.index",
+                                codec,
+                                0,
+                                group,
+                                page,
+                                threads};
   tarn_parquet_writer *w;
   int rc = tarn_parquet_writer_open(&w, &o, sink, ctx);
   if (rc)

@@ -145,8 +145,12 @@ static void name_object(tu_cenv *e, const char *location, char **key) {
   tarn_key_prefix(prefix, e->log);
   prefix[TARN_KEY_PREFIX_LEN - 1] = 0;
   uint32_t bound = 1;
-  tarn_raw_record rr = {.location = location, .message_count = 1, .entry_size_bytes = 1,
-                        .file_size = 1, .boundaries = &bound, .entry_count = 1};
+  tarn_raw_record rr = {.location = location,
+                        .message_count = 1,
+                        .entry_size_bytes = 1,
+                        .file_size = 1,
+                        .boundaries = &bound,
+                        .entry_count = 1};
   tarn_buf b = TARN_BUF_INIT;
   assert_int_equal(tarn_entry_index_build_raw(&rr, &b), 0);
   tarn_meta_rec out = {0};
@@ -441,7 +445,10 @@ static void stamp_values(void **state) {
   for (int i = 0; i < 4; i++)
     assert_int_equal(tarn_objstore_put(E.wal, names[i], "z", 1), 0);
   put_seen(E.m, "old.wal", "1", 1);
-  put_seen(E.m, "bad.wal", "\xff" "12 confirmedx", 14);
+  put_seen(E.m, "bad.wal",
+           "\xff"
+           "12 confirmedx",
+           14);
   put_seen(E.m, "confirmed.wal", "1 confirmed", 11);
   put_seen(E.m, "future.wal", "99999999999 confirmed", 21);
   tarn_reclaim_options o;
@@ -466,10 +473,13 @@ static void stamp_values(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(wal_grace), cmocka_unit_test(any_name_and_recheck),
-      cmocka_unit_test(trimmed_files), cmocka_unit_test(orphans),
+      cmocka_unit_test(wal_grace),
+      cmocka_unit_test(any_name_and_recheck),
+      cmocka_unit_test(trimmed_files),
+      cmocka_unit_test(orphans),
       cmocka_unit_test(logs_outside_the_catalog),
-      cmocka_unit_test(late_stamp_cannot_shorten_grace), cmocka_unit_test(stamp_values),
+      cmocka_unit_test(late_stamp_cannot_shorten_grace),
+      cmocka_unit_test(stamp_values),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

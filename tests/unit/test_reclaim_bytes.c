@@ -351,9 +351,10 @@ static void trimmed_bytes_listing_bound(void **state) {
 
 static int modes[3] = {0, 1, TU_CENV_S3};
 
-#define PER_BACKEND(fn)                                                                          \
-  {"mem: " #fn, fn, NULL, NULL, &modes[0]}, {"file:// " #fn, fn, NULL, NULL, &modes[1]},         \
-      {"s3:// " #fn, fn, NULL, NULL, &modes[2]}
+#define PER_BACKEND(fn)                                                                            \
+  {"mem: " #fn, fn, NULL, NULL, &modes[0]}, {"file:// " #fn, fn, NULL, NULL, &modes[1]}, {         \
+    "s3:// " #fn, fn, NULL, NULL, &modes[2]                                                        \
+  }
 
 int main(void) {
   const struct CMUnitTest tests[] = {

@@ -23,7 +23,7 @@ static const char body[] = "0123456789"; /* every object's bytes */
 /* How the fake server answers a GET of /bucket/p/NAME. */
 typedef struct behaviour {
   const char *name;
-  int status;        /* 200: the whole body whatever the Range; 206; 416 */
+  int status;         /* 200: the whole body whatever the Range; 206; 416 */
   const char *crange; /* a fixed Content-Range; NULL: none; "" : the true one */
   size_t last_max;    /* when not 0: the body stops at this byte, whatever was asked */
 } behaviour;
@@ -94,8 +94,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
     return answer(c, 416, "", 0, b->status == 416 ? b->crange : NULL);
   char cr[64];
   snprintf(cr, sizeof cr, "bytes %zu-%zu/%d", first, last, BODY_LEN);
-  return answer(c, 206, body + first, last - first + 1,
-                b->crange && !*b->crange ? cr : b->crange);
+  return answer(c, 206, body + first, last - first + 1, b->crange && !*b->crange ? cr : b->crange);
 }
 
 static struct MHD_Daemon *daemon_;

@@ -46,8 +46,8 @@ static void test_malformed(void **st) {
   assert_non_null(strstr(tarn_errmsg(), "byte 3"));
   pos = 0;
   assert_int_equal(tarn__xml_next("<Key", 4, &pos, "Key", &c, &cl), TARN_ECORRUPT);
-  static const char *bad[] = {"&", "&amp", "&bogus;", "&#;", "&#x;", "&#xD800;", "&#0;",
-                              "&#x110000;", "&#12a;", "a&#99999999999;"};
+  static const char *bad[] = {"&",        "&amp", "&bogus;",    "&#;",    "&#x;",
+                              "&#xD800;", "&#0;", "&#x110000;", "&#12a;", "a&#99999999999;"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
     tarn_buf_reset(&b);
     assert_int_equal(tarn__xml_text(bad[i], strlen(bad[i]), &b), TARN_ECORRUPT);
@@ -55,7 +55,10 @@ static void test_malformed(void **st) {
   tarn_buf_reset(&b);
   assert_int_equal(tarn__xml_text("&#x1F600;&#65;", 14, &b), 0);
   assert_int_equal(b.len, 5);
-  assert_memory_equal(b.data, "\xf0\x9f\x98\x80" "A", 5);
+  assert_memory_equal(b.data,
+                      "\xf0\x9f\x98\x80"
+                      "A",
+                      5);
   tarn_buf_free(&b);
 }
 

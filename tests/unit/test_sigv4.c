@@ -10,9 +10,8 @@
 
 #define EMPTY_SHA "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
 
-static const tarn__sigv4_creds s3doc = {"AKIAIOSFODNN7EXAMPLE",
-                                        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "us-east-1",
-                                        "s3"};
+static const tarn__sigv4_creds s3doc = {
+    "AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY", "us-east-1", "s3"};
 static const tarn__sigv4_creds suite = {"AKIDEXAMPLE", "wJalrXUtnFEMI/K7MDENG+bPxRfiCYEXAMPLEKEY",
                                         "us-east-1", "service"};
 
@@ -138,8 +137,8 @@ static void test_suite_vanilla(void **st) {
   assert_int_equal(tarn_buf_putc(&p, 0), 0);
   snprintf(want, sizeof want, "%s%s", pre,
            "8318018e0b0f223aa2bbf98705b62bb787dc9c0e678f255a891fd03141be5d85");
-  expect(&suite, "GET", (char *)p.data, NULL, 0, h, 2, EMPTY_SHA, "20150830T123600Z", want,
-         NULL, NULL);
+  expect(&suite, "GET", (char *)p.data, NULL, 0, h, 2, EMPTY_SHA, "20150830T123600Z", want, NULL,
+         NULL);
   tarn_buf_free(&p);
 }
 
@@ -174,15 +173,17 @@ static void test_header_canon(void **st) {
                               {"X-Amz-Date", "20150830T123600Z"}};
   tarn_buf a = TARN_BUF_INIT, cr = TARN_BUF_INIT;
   assert_int_equal(tarn__sigv4_sign(&suite, "GET", "/", NULL, 0, h, 3, EMPTY_SHA,
-                                    "20150830T123600Z", &a, &cr, NULL), 0);
+                                    "20150830T123600Z", &a, &cr, NULL),
+                   0);
   const char *want = "GET\n/\n\nhost:example.amazonaws.com\nmy-header1:value1 with spaces\n"
                      "x-amz-date:20150830T123600Z\n\nhost;my-header1;x-amz-date\n" EMPTY_SHA;
   assert_int_equal(cr.len, strlen(want));
   assert_memory_equal(cr.data, want, cr.len);
   /* the secret never appears in what the signer returns */
   assert_null(strstr((char *)a.data, suite.secret_key));
-  assert_int_equal(tarn__sigv4_sign(&suite, "GET", "/", NULL, 0, h, 3, EMPTY_SHA, "2015-08-30",
-                                    &a, NULL, NULL), TARN_EINVAL);
+  assert_int_equal(
+      tarn__sigv4_sign(&suite, "GET", "/", NULL, 0, h, 3, EMPTY_SHA, "2015-08-30", &a, NULL, NULL),
+      TARN_EINVAL);
   tarn_buf_free(&a), tarn_buf_free(&cr);
 }
 

@@ -39,9 +39,7 @@ static void hook_sleep(void *arg, int64_t ms) {
   (void)arg;
   fake_now += ms;
 }
-static void hook_random(void *arg, void *p, size_t n) {
-  memset(p, *(int *)arg, n);
-}
+static void hook_random(void *arg, void *p, size_t n) { memset(p, *(int *)arg, n); }
 
 static void open_stores(const char *tag, tarn_meta **m, tarn_objstore **s) {
   char uri[96];
@@ -201,8 +199,7 @@ static void delayed_commit(void **state) {
   assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_DELAY_COMMIT, 3), 0);
   assert_int_equal(tarn_meta_put(m, "p", "a", "1", 1, NULL), TARN_EUNKNOWN);
   assert_int_equal(tarn_meta_create(m, "p", "b", "1", 1, 0, NULL), TARN_EUNKNOWN);
-  assert_int_equal(tarn_meta_create(m, "p", "e", "1", 1, TARN_META_EPHEMERAL, NULL),
-                   TARN_EUNKNOWN);
+  assert_int_equal(tarn_meta_create(m, "p", "e", "1", 1, TARN_META_EPHEMERAL, NULL), TARN_EUNKNOWN);
   assert_int_equal(tarn_meta_put(m, "p", "c", "1", 1, NULL), 0); /* only 3 held */
   assert_int_equal(tarn_meta_get(m2, "p", "a", &r), TARN_ENOTFOUND);
   assert_int_equal(tarn_meta_create(m2, "p", "b", "2", 1, 0, NULL), 0);
@@ -219,8 +216,7 @@ static void delayed_commit(void **state) {
   /* a silently expired session's persistent writes still succeed, its
    * ephemeral ones fail */
   assert_int_equal(tarn_meta_put(m, "p", "z", "1", 1, NULL), 0);
-  assert_int_equal(tarn_meta_create(m, "p", "y", "1", 1, TARN_META_EPHEMERAL, NULL),
-                   TARN_ESESSION);
+  assert_int_equal(tarn_meta_create(m, "p", "y", "1", 1, TARN_META_EPHEMERAL, NULL), TARN_ESESSION);
   assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_EXPIRE_SESSION, 0), 0);
   assert_int_not_equal(tarn_meta_session_ok(m), 0);
   /* a write held longer than LAND's limit never lands */

@@ -598,11 +598,11 @@ static void work_without_threads(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(task_record_codec), cmocka_unit_test(mutual_exclusion),
+      cmocka_unit_test(task_record_codec),      cmocka_unit_test(mutual_exclusion),
       cmocka_unit_test(dlq_after_max_failures), cmocka_unit_test(two_workers),
-      cmocka_unit_test(three_workers), cmocka_unit_test(crash_after_c2),
-      cmocka_unit_test(crash_after_c3), cmocka_unit_test(work_loop),
-      cmocka_unit_test(work_without_threads), cmocka_unit_test(zombie_holder_changes_nothing),
+      cmocka_unit_test(three_workers),          cmocka_unit_test(crash_after_c2),
+      cmocka_unit_test(crash_after_c3),         cmocka_unit_test(work_loop),
+      cmocka_unit_test(work_without_threads),   cmocka_unit_test(zombie_holder_changes_nothing),
       cmocka_unit_test(claim_resumes_prepared), cmocka_unit_test(stale_range_ends_committed),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

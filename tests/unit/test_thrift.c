@@ -86,11 +86,8 @@ static void decode_known_bytes(void **state) {
         assert_int_equal(i32, i);
       }
       break;
-    case 22:
-      assert_int_equal(tarn__thrift_skip(&d, type), 0);
-      break;
-    default:
-      fail_msg("unexpected field %d", id);
+    case 22: assert_int_equal(tarn__thrift_skip(&d, type), 0); break;
+    default: fail_msg("unexpected field %d", id);
     }
     seen++;
   }
@@ -154,7 +151,8 @@ static void hostile_input(void **state) {
   /* A list claiming more elements than there are bytes: refused before any allocation. */
   uint8_t *p = tu_hex("19 f5 ffffffff07 00", &n);
   assert_int_equal(skip_all(p, n), TARN_ECORRUPT);
-  assert_non_null(strstr(tarn_errmsg(), "hostile: byte 1: list: list of 2147483647 elements in 1 bytes"));
+  assert_non_null(
+      strstr(tarn_errmsg(), "hostile: byte 1: list: list of 2147483647 elements in 1 bytes"));
   free(p);
   /* An i32 varint of 6 bytes; an i32 value above 32 bits. */
   p = tu_hex("15 8080808080 01 00", &n);
@@ -188,16 +186,31 @@ static void hostile_input(void **state) {
 
 /* PageHeader round trips for the three page types tarn reads. */
 static void page_header_round_trip(void **state) {
-  tarn__pq_page_header hs[3] = {
-      {.type = TARN_PARQUET_DATA_PAGE, .uncompressed_size = 1000, .compressed_size = 600,
-       .num_values = 77, .encoding = TARN_PARQUET_PLAIN, .def_encoding = TARN_PARQUET_RLE,
-       .num_nulls = 5, .is_compressed = 1},
-      {.type = TARN_PARQUET_DICTIONARY_PAGE, .uncompressed_size = 30, .compressed_size = 30,
-       .num_values = 3, .encoding = TARN_PARQUET_PLAIN_DICTIONARY, .num_nulls = -1,
-       .is_compressed = 1},
-      {.type = TARN_PARQUET_DATA_PAGE_V2, .uncompressed_size = 5000, .compressed_size = 100,
-       .num_values = 900, .encoding = TARN_PARQUET_RLE_DICTIONARY, .num_nulls = 9,
-       .num_rows = 900, .def_len = 40, .rep_len = 0, .is_compressed = 0}};
+  tarn__pq_page_header hs[3] = {{.type = TARN_PARQUET_DATA_PAGE,
+                                 .uncompressed_size = 1000,
+                                 .compressed_size = 600,
+                                 .num_values = 77,
+                                 .encoding = TARN_PARQUET_PLAIN,
+                                 .def_encoding = TARN_PARQUET_RLE,
+                                 .num_nulls = 5,
+                                 .is_compressed = 1},
+                                {.type = TARN_PARQUET_DICTIONARY_PAGE,
+                                 .uncompressed_size = 30,
+                                 .compressed_size = 30,
+                                 .num_values = 3,
+                                 .encoding = TARN_PARQUET_PLAIN_DICTIONARY,
+                                 .num_nulls = -1,
+                                 .is_compressed = 1},
+                                {.type = TARN_PARQUET_DATA_PAGE_V2,
+                                 .uncompressed_size = 5000,
+                                 .compressed_size = 100,
+                                 .num_values = 900,
+                                 .encoding = TARN_PARQUET_RLE_DICTIONARY,
+                                 .num_nulls = 9,
+                                 .num_rows = 900,
+                                 .def_len = 40,
+                                 .rep_len = 0,
+                                 .is_compressed = 0}};
   for (int i = 0; i < 3; i++) {
     tarn_buf b = TARN_BUF_INIT;
     assert_int_equal(tarn__pq_page_header_encode(&hs[i], &b), 0);
@@ -231,10 +244,8 @@ static void page_header_round_trip(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(encode_known_bytes),
-      cmocka_unit_test(decode_known_bytes),
-      cmocka_unit_test(skip_every_type),
-      cmocka_unit_test(hostile_input),
+      cmocka_unit_test(encode_known_bytes),     cmocka_unit_test(decode_known_bytes),
+      cmocka_unit_test(skip_every_type),        cmocka_unit_test(hostile_input),
       cmocka_unit_test(page_header_round_trip),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

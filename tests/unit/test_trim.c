@@ -270,8 +270,11 @@ static void record_span(void **state) {
   tarn_key_format(key, 5, 30, 100);
   r.key = key;
   /* Legacy v1: message_count 4. */
-  tarn_legacy_index_value lv = {.version = 1, .message_count = 4, .entry_size_bytes = 9,
-                                .location = "old.wal", .entry_id = 2};
+  tarn_legacy_index_value lv = {.version = 1,
+                                .message_count = 4,
+                                .entry_size_bytes = 9,
+                                .location = "old.wal",
+                                .entry_id = 2};
   tarn_buf b = TARN_BUF_INIT;
   assert_int_equal(tarn_legacy_index_value_encode(&lv, &b), 0);
   r.value = b.data, r.value_len = b.len;
@@ -290,8 +293,8 @@ static void record_span(void **state) {
   tarn_buf_free(&b);
 }
 
-#define BOTH(fn)                                                                             \
-  cmocka_unit_test_prestate(fn, (void *)"mem"), cmocka_unit_test_prestate(fn, (void *)"sqlite"), \
+#define BOTH(fn)                                                                                   \
+  cmocka_unit_test_prestate(fn, (void *)"mem"), cmocka_unit_test_prestate(fn, (void *)"sqlite"),   \
       cmocka_unit_test_prestate(fn, (void *)"etcd")
 
 int main(void) {

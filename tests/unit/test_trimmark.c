@@ -20,8 +20,8 @@ static void parses_and_formats(void **state) {
 
 static void refuses_bad_values(void **state) {
   uint64_t b;
-  const char *bad[] = {"", "-1", "+1", "01", "1a", " 1", "9223372036854775808",
-                       "99999999999999999999"};
+  const char *bad[] = {
+      "", "-1", "+1", "01", "1a", " 1", "9223372036854775808", "99999999999999999999"};
   for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++)
     assert_int_equal(tarn_trimmark_parse((const uint8_t *)bad[i], strlen(bad[i]), &b),
                      TARN_ECORRUPT);

@@ -72,9 +72,9 @@ static void truncated_wal_objects_fail(void **state) {
   assert_int_equal(tarn_writer_open(m, wal, &o, &w), 0);
   for (int i = 0; i < PER_LOG; i++)
     for (int l = 1; l <= LOGS; l++)
-      assert_int_equal(tarn_writer_append(w, (uint64_t)l, payload(l, i), strlen(payload(l, i)),
-                                          1, NULL, NULL),
-                       0);
+      assert_int_equal(
+          tarn_writer_append(w, (uint64_t)l, payload(l, i), strlen(payload(l, i)), 1, NULL, NULL),
+          0);
   assert_int_equal(tarn_writer_close(w), 0); /* one object */
   tarn_objstore_listing page = {0};
   assert_int_equal(tarn_objstore_list(wal, "", "", 10, &page), 0);

@@ -143,8 +143,8 @@ static void reader_checks(void **state) {
   /* Sections consume the index region exactly: one byte short, one byte over. */
   expect_fail("00000012 00000003 00000000 00000007 02000502 050301 01020304 05060708",
               TARN_ECORRUPT, "byte 16: entry_count 2 needs at least 6 bytes, 5 left");
-  expect_fail("00000010 00000003 00000000 00000007 01800085 0002 01020304 05",
-              TARN_ECORRUPT, "byte 20: payload_size: varint truncated");
+  expect_fail("00000010 00000003 00000000 00000007 01800085 0002 01020304 05", TARN_ECORRUPT,
+              "byte 20: payload_size: varint truncated");
   expect_fail("00000014 00000003 00000000 00000007 02000502 05030100 01020304 05060708",
               TARN_ECORRUPT, "byte 23: log_id needs 8 bytes, 1 left");
   /* No section at all. */
@@ -228,7 +228,7 @@ static void builder_refusals(void **state) {
   tarn_wal_builder b;
   tarn_wal_builder_init(&b);
   tarn_buf out = TARN_BUF_INIT;
-  assert_int_equal(tarn_wal_builder_finish(&b, &out), TARN_EINVAL); /* empty object */
+  assert_int_equal(tarn_wal_builder_finish(&b, &out), TARN_EINVAL);      /* empty object */
   assert_int_equal(tarn_wal_builder_add(&b, 1, pay, 4, 0), TARN_EINVAL); /* LS-016 */
   assert_int_equal(tarn_wal_builder_add(&b, 1ull << 63, pay, 4, 1), TARN_EINVAL);
   /* LS-019: values that do not fit a varint32. Payloads are held by pointer
@@ -236,7 +236,7 @@ static void builder_refusals(void **state) {
   assert_int_equal(tarn_wal_builder_add(&b, 1, pay, 4, 0x80000000u), TARN_ERANGE);
   assert_int_equal(tarn_wal_builder_add(&b, 1, pay, (size_t)1 << 31, 1), TARN_ERANGE);
   assert_int_equal(tarn_wal_builder_add(&b, 1, pay, 0x7fffffff, 1), 0);
-  assert_int_equal(tarn_wal_builder_add(&b, 2, pay, 1, 1), 0); /* offset 2^31-1: fits */
+  assert_int_equal(tarn_wal_builder_add(&b, 2, pay, 1, 1), 0);           /* offset 2^31-1: fits */
   assert_int_equal(tarn_wal_builder_add(&b, 1, pay, 1, 1), TARN_ERANGE); /* offset 2^31 */
   tarn_wal_builder_reset(&b);
   assert_int_equal(b.section_count, 0);
@@ -263,16 +263,20 @@ static void randomized_round_trips(void **state) {
     uint64_t *logs = malloc(sizeof *logs * (size_t)nlogs);
     for (int l = 0; l < nlogs; l++) /* distinct: log IDs of every size, small ones too */
       logs[l] = (l % 3 == 0 ? tu_rand(&rng) >> 10 : tu_rand(&rng) % 100000) * 512 + (uint64_t)l;
-    struct ref { int log; size_t off, len; uint32_t rc; } *refs = malloc(sizeof *refs * (size_t)nents);
+    struct ref {
+      int log;
+      size_t off, len;
+      uint32_t rc;
+    } *refs = malloc(sizeof *refs * (size_t)nents);
     for (int i = 0; i < nents; i++) {
       refs[i].log = (int)(tu_rand(&rng) % (uint64_t)nlogs);
       refs[i].len = tu_rand(&rng) % (i % 50 == 0 ? 20000 : 300);
       refs[i].off = tu_rand(&rng) % ((1 << 16) - refs[i].len + 1);
       uint64_t r = tu_rand(&rng);
       refs[i].rc = (uint32_t)(r % 4 == 0 ? 1 + (r >> 33) % 0x7fffffff : 1 + r % 200);
-      assert_int_equal(tarn_wal_builder_add(&b, logs[refs[i].log], pool + refs[i].off,
-                                            refs[i].len, refs[i].rc),
-                       0);
+      assert_int_equal(
+          tarn_wal_builder_add(&b, logs[refs[i].log], pool + refs[i].off, refs[i].len, refs[i].rc),
+          0);
     }
     tarn_buf_reset(&out);
     assert_int_equal(tarn_wal_builder_finish(&b, &out), 0);
@@ -329,11 +333,11 @@ static void randomized_round_trips(void **state) {
   free(pool);
 }
 
-#define LEGACY80                                                                            \
-  "00000000 00000040 00000000 00000007 00000000 00000000 00000000 00000000 00000000 00000005" \
+#define LEGACY80                                                                                   \
+  "00000000 00000040 00000000 00000007 00000000 00000000 00000000 00000000 00000000 00000005"      \
   " 00000000 00000007 00000000 00000001 00000000 00000005 00000000 00000003 01020304 05060708"
-#define LEGACY80_SWAPPED                                                                    \
-  "00000000 00000040 00000000 00000007 00000000 00000001 00000000 00000005 00000000 00000003" \
+#define LEGACY80_SWAPPED                                                                           \
+  "00000000 00000040 00000000 00000007 00000000 00000001 00000000 00000005 00000000 00000003"      \
   " 00000000 00000007 00000000 00000000 00000000 00000000 00000000 00000005 01020304 05060708"
 
 /* Appendix C, tables-and-vectors §4.9: the 80-byte legacy object, in either tuple order. */
@@ -384,10 +388,10 @@ static void legacy_80_bytes(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(example_31_bytes),        cmocka_unit_test(index_only_decoding),
-      cmocka_unit_test(reader_checks),           cmocka_unit_test(truncations_and_mutations),
-      cmocka_unit_test(order_and_placement),     cmocka_unit_test(builder_refusals),
-      cmocka_unit_test(randomized_round_trips),  cmocka_unit_test(legacy_80_bytes),
+      cmocka_unit_test(example_31_bytes),       cmocka_unit_test(index_only_decoding),
+      cmocka_unit_test(reader_checks),          cmocka_unit_test(truncations_and_mutations),
+      cmocka_unit_test(order_and_placement),    cmocka_unit_test(builder_refusals),
+      cmocka_unit_test(randomized_round_trips), cmocka_unit_test(legacy_80_bytes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -139,7 +139,8 @@ static void refusals(void **state) {
   tarn_writer *w;
   assert_int_equal(tarn_writer_open(m, wal, &o, &w), 0);
   append_through_a2(w);
-  t_mono += 20001; t_wall += 20001; /* past the record's limit, far below the option's */
+  t_mono += 20001;
+  t_wall += 20001; /* past the record's limit, far below the option's */
   assert_int_equal(tarn_writer_step(w, TARN_WRITER_STEP_PUT), 1);
   assert_int_equal(outcome, TARN_ETIMEDOUT);
   assert_int_equal(tarn_writer_close(w), 0);
@@ -147,8 +148,8 @@ static void refusals(void **state) {
   /* a record breaking the rule (written by hand) stops every writer */
   const char *bad = "{\"wal_grace_ms\":60000,\"max_publish_delay_ms\":300000,"
                     "\"max_put_ms\":60000,\"skew_allowance_ms\":60000}";
-  assert_int_equal(tarn_meta_put(m, TARN_TIMING_PARTITION, TARN_TIMING_KEY, bad, strlen(bad),
-                                 NULL), 0);
+  assert_int_equal(tarn_meta_put(m, TARN_TIMING_PARTITION, TARN_TIMING_KEY, bad, strlen(bad), NULL),
+                   0);
   assert_int_equal(tarn_writer_open(m, wal, &o, &w), TARN_EINVAL);
   assert_non_null(strstr(tarn_errmsg(), "writer: WAL grace 60000 ms must exceed"));
   /* and tarn_timing_record refuses to write one */

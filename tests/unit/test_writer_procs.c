@@ -113,8 +113,13 @@ static void child_main(uint64_t log, uint32_t first_writer, int threads, uint32_
   child_writer cw[8];
   pthread_t t[8];
   for (int i = 0; i < threads; i++) {
-    cw[i] = (child_writer){.m = m, .wal = wal, .log = log, .writer = first_writer + (uint32_t)i,
-                           .n = n, .batch_ms = batch_ms, .fd = fd};
+    cw[i] = (child_writer){.m = m,
+                           .wal = wal,
+                           .log = log,
+                           .writer = first_writer + (uint32_t)i,
+                           .n = n,
+                           .batch_ms = batch_ms,
+                           .fd = fd};
     if (pthread_create(&t[i], NULL, child_writer_main, &cw[i]))
       _exit(14);
   }

@@ -101,8 +101,8 @@ static size_t count_objects(tarn_objstore *s) {
 /* Reads log L from `from` to the end; checks R4's contiguity and the
  * cumulative sizes; returns the entries' payloads concatenated with their
  * offsets in offs[]. */
-static size_t read_all(tarn_reader *r, uint64_t log, uint64_t from, uint64_t *offs,
-                       char **payloads, size_t max) {
+static size_t read_all(tarn_reader *r, uint64_t log, uint64_t from, uint64_t *offs, char **payloads,
+                       size_t max) {
   tarn_log_iter *it;
   assert_int_equal(tarn_log_iter_open(r, log, from, &it), 0);
   tarn_entry e;
@@ -353,12 +353,11 @@ static void object_write_fails(void **state) {
   tarn_writer *w;
   assert_int_equal(tarn_writer_open(E.m, E.wal, &o, &w), 0);
   /* both attempts fail: one an error, one a lost reply (the object exists) */
-  assert_int_equal(tarn_objstore_mem_fault(E.wal, TARN_MEM_OP_PUT, 1, 1, TARN_MEM_FAULT_BEFORE,
-                                           TARN_EIO),
-                   0);
-  assert_int_equal(tarn_objstore_mem_fault(E.wal, TARN_MEM_OP_PUT, 2, 1, TARN_MEM_FAULT_AFTER,
-                                           TARN_EUNKNOWN),
-                   0);
+  assert_int_equal(
+      tarn_objstore_mem_fault(E.wal, TARN_MEM_OP_PUT, 1, 1, TARN_MEM_FAULT_BEFORE, TARN_EIO), 0);
+  assert_int_equal(
+      tarn_objstore_mem_fault(E.wal, TARN_MEM_OP_PUT, 2, 1, TARN_MEM_FAULT_AFTER, TARN_EUNKNOWN),
+      0);
   ack a = {0}, b = {0};
   assert_int_equal(tarn_writer_append(w, 4, "lost", 4, 1, ack_cb, &a), 0);
   tarn_writer_flush(w);
@@ -829,8 +828,14 @@ static void dispatch_by_file_type(void **state) {
   free(pl[0]);
   /* a PARQUET record under the same key: not read from the WAL object */
   tarn_file_index_entry f = {.last_offset = 0, .name = (char *)"60-0.parquet"};
-  tarn_parquet_record pr = {.location = NULL, .s = 0, .e = 1, .c_s = 0, .c_e = 3,
-                            .file_size = 3, .files = &f, .n_files = 1};
+  tarn_parquet_record pr = {.location = NULL,
+                            .s = 0,
+                            .e = 1,
+                            .c_s = 0,
+                            .c_e = 3,
+                            .file_size = 3,
+                            .files = &f,
+                            .n_files = 1};
   tarn_buf_reset(&val);
   assert_int_equal(tarn_entry_index_build_parquet(&pr, &val, NULL), 0);
   assert_int_equal(tarn_meta_put(E.m, "60", recs.v[0].key, val.data, val.len, NULL), 0);
@@ -908,7 +913,8 @@ static void keys_only_from_sequenced_put(void **state) {
     /* the key's end offset is the end of an acknowledged entry */
     int found = 0;
     for (int j = 0; j < 40; j++)
-      found |= a[j].status == 0 && a[j].offset + 1 == k.end_offset && k.cumulative_size == 4 * k.end_offset;
+      found |= a[j].status == 0 && a[j].offset + 1 == k.end_offset &&
+               k.cumulative_size == 4 * k.end_offset;
     assert_true(found);
   }
   tarn_meta_recs_free(&recs);
@@ -964,9 +970,14 @@ static void parquet_record_read(void **state) {
   tu_write_compacted(cs, "ns/st", "a-7", hs, pl, 3, 5, 5, 1000);
   tarn_file_index_entry files[2] = {{hs[2].offset + hs[2].record_count - 1, (char *)"a-0.parquet"},
                                     {(int64_t)end - 1, (char *)"a-7.parquet"}};
-  tarn_parquet_record pr = {.location = NULL, .s = 0, .e = (int64_t)end, .c_s = 0,
+  tarn_parquet_record pr = {.location = NULL,
+                            .s = 0,
+                            .e = (int64_t)end,
+                            .c_s = 0,
                             .c_e = hs[N - 1].cumulative_size,
-                            .file_size = hs[N - 1].cumulative_size, .files = files, .n_files = 2};
+                            .file_size = hs[N - 1].cumulative_size,
+                            .files = files,
+                            .n_files = 2};
   tarn_buf val = TARN_BUF_INIT;
   assert_int_equal(tarn_entry_index_build_parquet(&pr, &val, NULL), 0);
   /* C3 under the last RAW record's key, then C4 retires the others */
@@ -1054,14 +1065,14 @@ static void caches(void **state) {
   assert_int_equal(read_all(r, 90, 0, offs, pl, 4), 3);
   free3(pl);
   tarn_reader_stats_get(r, &b);
-  assert_int_equal(b.index_hits - a.index_hits, 3);  /* every record from the cache */
+  assert_int_equal(b.index_hits - a.index_hits, 3); /* every record from the cache */
   assert_int_equal(b.head_hits - a.head_hits, 3);
   assert_int_equal(b.head_reads, a.head_reads);
   usleep(350000);
   assert_int_equal(read_all(r, 90, 0, offs, pl, 4), 3);
   free3(pl);
   tarn_reader_stats_get(r, &c);
-  assert_int_equal(c.index_hits, b.index_hits);      /* expired: looked up again */
+  assert_int_equal(c.index_hits, b.index_hits); /* expired: looked up again */
   assert_true(c.index_lookups > b.index_lookups);
   tarn_reader_close(r);
   /* a head cache too small for one head keeps none */
@@ -1089,7 +1100,8 @@ int main(void) {
       cmocka_unit_test(leases_held_and_released),
       cmocka_unit_test(session_expiry_stops_publishing),
       cmocka_unit_test(backpressure),
-      cmocka_unit_test(trim_marker_respected), cmocka_unit_test(section_entries_offsets),
+      cmocka_unit_test(trim_marker_respected),
+      cmocka_unit_test(section_entries_offsets),
       cmocka_unit_test(ack_ts_is_the_stores),
       cmocka_unit_test(prefix_check),
       cmocka_unit_test(range_reads_only),

@@ -79,9 +79,7 @@ static void slot(env *e, const uint64_t *logs, size_t n, const char *payload) {
   slot_no++;
 }
 
-static void absorb(env *e) {
-  assert_true(tarn_xwriter_step(e->w, TARN_XSTEP_ABSORB, 0, 0) >= 0);
-}
+static void absorb(env *e) { assert_true(tarn_xwriter_step(e->w, TARN_XSTEP_ABSORB, 0, 0) >= 0); }
 
 /* Slots 0, 1 (logs 5 and 6) absorbed in one run, slot 2 (log 5) in another,
  * slot 3 (log 6) in a third: log 5 [0, 4), log 6 [0, 4) from epoch 1. */
@@ -192,8 +190,8 @@ static void double_index_record_found(void **state) {
   tarn_key_partition(part, 5);
   snprintf(prefix, sizeof prefix, "%020d", 5);
   tarn_meta_rec out = {0};
-  assert_int_equal(
-      tarn_meta_sequenced_put(e.m, part, prefix, 2, 4, rec.value, rec.value_len, &out), 0);
+  assert_int_equal(tarn_meta_sequenced_put(e.m, part, prefix, 2, 4, rec.value, rec.value_len, &out),
+                   0);
   tarn_meta_rec_free(&out);
   tarn_meta_rec_free(&rec);
   tarn_fsck_report r;

@@ -113,13 +113,18 @@ static size_t scalar_size(int type) {
   switch (type) {
   case TARN__KT_BOOL: return sizeof(bool);
   case TARN__KT_INT8: return 1;
-  case TARN__KT_INT16: case TARN__KT_UINT16: return 2;
-  case TARN__KT_INT32: case TARN__KT_UINT32: case TARN__KT_VARINT: return 4;
-  case TARN__KT_INT64: case TARN__KT_VARLONG: return 8;
+  case TARN__KT_INT16:
+  case TARN__KT_UINT16: return 2;
+  case TARN__KT_INT32:
+  case TARN__KT_UINT32:
+  case TARN__KT_VARINT: return 4;
+  case TARN__KT_INT64:
+  case TARN__KT_VARLONG: return 8;
   case TARN__KT_FLOAT64: return sizeof(double);
   case TARN__KT_UUID: return 16;
   case TARN__KT_STRING: return sizeof(tarn__kstr);
-  case TARN__KT_BYTES: case TARN__KT_RECORDS: return sizeof(tarn__kbytes);
+  case TARN__KT_BYTES:
+  case TARN__KT_RECORDS: return sizeof(tarn__kbytes);
   default: return 0;
   }
 }
@@ -134,21 +139,20 @@ static void init_field(const tarn__kfield *f, unsigned char *p) {
   case TARN__KT_INT8: *(int8_t *)p = (int8_t)f->idef; break;
   case TARN__KT_INT16: *(int16_t *)p = (int16_t)f->idef; break;
   case TARN__KT_UINT16: *(uint16_t *)p = (uint16_t)f->idef; break;
-  case TARN__KT_INT32: case TARN__KT_VARINT: *(int32_t *)p = (int32_t)f->idef; break;
+  case TARN__KT_INT32:
+  case TARN__KT_VARINT: *(int32_t *)p = (int32_t)f->idef; break;
   case TARN__KT_UINT32: *(uint32_t *)p = (uint32_t)f->idef; break;
-  case TARN__KT_INT64: case TARN__KT_VARLONG: *(int64_t *)p = f->idef; break;
+  case TARN__KT_INT64:
+  case TARN__KT_VARLONG: *(int64_t *)p = f->idef; break;
   case TARN__KT_FLOAT64: *(double *)p = f->fdef; break;
   case TARN__KT_UUID: memset(p, 0, 16); break;
   case TARN__KT_STRING:
-    *(tarn__kstr *)p = f->null_def ? (tarn__kstr){NULL, -1}
-                                   : (tarn__kstr){f->sdef, (int32_t)strlen(f->sdef)};
+    *(tarn__kstr *)p =
+        f->null_def ? (tarn__kstr){NULL, -1} : (tarn__kstr){f->sdef, (int32_t)strlen(f->sdef)};
     break;
-  case TARN__KT_BYTES: case TARN__KT_RECORDS:
-    *(tarn__kbytes *)p = (tarn__kbytes){NULL, f->null_def ? -1 : 0};
-    break;
-  case TARN__KT_ARRAY:
-    *(tarn__karray *)p = (tarn__karray){f->null_def ? -1 : 0, NULL};
-    break;
+  case TARN__KT_BYTES:
+  case TARN__KT_RECORDS: *(tarn__kbytes *)p = (tarn__kbytes){NULL, f->null_def ? -1 : 0}; break;
+  case TARN__KT_ARRAY: *(tarn__karray *)p = (tarn__karray){f->null_def ? -1 : 0, NULL}; break;
   default: break;
   }
 }
@@ -195,8 +199,11 @@ static size_t min_wire(const tarn__kstruct *s, int v, int flex, int depth) {
       continue;
     switch (f->type) {
     case TARN__KT_STRING: n += flex ? 1 : 2; break;
-    case TARN__KT_BYTES: case TARN__KT_RECORDS: case TARN__KT_ARRAY: n += flex ? 1 : 4; break;
-    case TARN__KT_VARINT: case TARN__KT_VARLONG: n += 1; break;
+    case TARN__KT_BYTES:
+    case TARN__KT_RECORDS:
+    case TARN__KT_ARRAY: n += flex ? 1 : 4; break;
+    case TARN__KT_VARINT:
+    case TARN__KT_VARLONG: n += 1; break;
     case TARN__KT_BOOL: n += 1; break;
     default: n += scalar_size(f->type); break;
     }
@@ -238,8 +245,8 @@ static int rd_len(dctx *c, const tarn__kstruct *s, const char *field, int wide, 
 
 static int dec_struct(dctx *c, const tarn__kstruct *s, void *p);
 
-static int dec_value(dctx *c, const tarn__kstruct *s, const tarn__kfield *f, int type,
-                     int nullable, unsigned char *p) {
+static int dec_value(dctx *c, const tarn__kstruct *s, const tarn__kfield *f, int type, int nullable,
+                     unsigned char *p) {
   size_t at = c->r.off;
   int rc = 0;
   switch (type) {
@@ -257,27 +264,31 @@ static int dec_value(dctx *c, const tarn__kstruct *s, const tarn__kfield *f, int
       return rc;
     *(int8_t *)p = (int8_t)c->r.p[c->r.off++];
     return 0;
-  case TARN__KT_INT16: case TARN__KT_UINT16:
+  case TARN__KT_INT16:
+  case TARN__KT_UINT16:
     if ((rc = tarn__rd_need(&c->r, 2, f->name)))
       return rc;
     *(uint16_t *)p = (uint16_t)(c->r.p[c->r.off] << 8 | c->r.p[c->r.off + 1]);
     c->r.off += 2;
     return 0;
-  case TARN__KT_INT32: case TARN__KT_UINT32: {
+  case TARN__KT_INT32:
+  case TARN__KT_UINT32: {
     uint32_t x;
     if ((rc = tarn__rd_be32(&c->r, &x, f->name)))
       return rc;
     *(uint32_t *)p = x;
     return 0;
   }
-  case TARN__KT_INT64: case TARN__KT_FLOAT64: {
+  case TARN__KT_INT64:
+  case TARN__KT_FLOAT64: {
     uint64_t x;
     if ((rc = tarn__rd_be64(&c->r, &x, f->name)))
       return rc;
     memcpy(p, &x, 8);
     return 0;
   }
-  case TARN__KT_VARINT: case TARN__KT_VARLONG: {
+  case TARN__KT_VARINT:
+  case TARN__KT_VARLONG: {
     uint64_t x = 0;
     int w = type == TARN__KT_VARINT;
     if ((rc = tarn__rd_uvarint(&c->r, &x, w ? 5 : 10, w ? UINT32_MAX : UINT64_MAX, f->name)))
@@ -296,7 +307,9 @@ static int dec_value(dctx *c, const tarn__kstruct *s, const tarn__kfield *f, int
     memcpy(p, b, 16);
     return 0;
   }
-  case TARN__KT_STRING: case TARN__KT_BYTES: case TARN__KT_RECORDS: {
+  case TARN__KT_STRING:
+  case TARN__KT_BYTES:
+  case TARN__KT_RECORDS: {
     int32_t n;
     if ((rc = rd_len(c, s, f->name, type != TARN__KT_STRING, &n)))
       return rc;
@@ -329,8 +342,8 @@ static int dec_value(dctx *c, const tarn__kstruct *s, const tarn__kfield *f, int
       return bad(c, at, s, f->name, "nested too deep");
     int et = f->elem;
     size_t esz = et == TARN__KT_STRUCT ? f->sub->size : scalar_size(et);
-    size_t emin = et == TARN__KT_STRUCT ? min_wire(f->sub, c->version, c->flexible, c->depth)
-                  : et == TARN__KT_STRING ? (c->flexible ? 1 : 2)
+    size_t emin = et == TARN__KT_STRUCT    ? min_wire(f->sub, c->version, c->flexible, c->depth)
+                  : et == TARN__KT_STRING  ? (c->flexible ? 1 : 2)
                   : (et == TARN__KT_BYTES) ? (c->flexible ? 1 : 4)
                   : (et == TARN__KT_VARINT || et == TARN__KT_VARLONG || et == TARN__KT_BOOL)
                       ? 1
@@ -339,8 +352,8 @@ static int dec_value(dctx *c, const tarn__kstruct *s, const tarn__kfield *f, int
       emin = 1;
     if ((size_t)n > tarn__rd_left(&c->r) / emin)
       return tarn__corrupt(c->what, c->r.base + at,
-                           "%s.%s: %d elements cannot fit in the %zu bytes left", s->name,
-                           f->name, n, tarn__rd_left(&c->r));
+                           "%s.%s: %d elements cannot fit in the %zu bytes left", s->name, f->name,
+                           n, tarn__rd_left(&c->r));
     unsigned char *v = tarn__karena_alloc(c->a, (size_t)n * esz);
     if (!v)
       return tarn__errctx(TARN_ENOMEM, "%s: %s.%s", c->what, s->name, f->name);
@@ -354,8 +367,7 @@ static int dec_value(dctx *c, const tarn__kstruct *s, const tarn__kfield *f, int
     c->depth--;
     return 0;
   }
-  default:
-    return bad(c, at, s, f->name, "undeclared type");
+  default: return bad(c, at, s, f->name, "undeclared type");
   }
 }
 
@@ -376,9 +388,8 @@ static int dec_tagged(dctx *c, const tarn__kstruct *s, unsigned char *p) {
       return bad(c, at, s, "(tags)", "tags not in ascending order");
     last = (int64_t)tag;
     if (size > tarn__rd_left(&c->r))
-      return tarn__corrupt(c->what, c->r.base + at, "%s: tag %llu of %llu bytes, %zu left",
-                           s->name, (unsigned long long)tag, (unsigned long long)size,
-                           tarn__rd_left(&c->r));
+      return tarn__corrupt(c->what, c->r.base + at, "%s: tag %llu of %llu bytes, %zu left", s->name,
+                           (unsigned long long)tag, (unsigned long long)size, tarn__rd_left(&c->r));
     const tarn__kfield *f = NULL;
     for (unsigned j = 0; j < s->nfields; j++)
       if (in(s->fields[j].tagged, c->version) && s->fields[j].tag == (int32_t)tag &&
@@ -468,14 +479,17 @@ static int put_len(ectx *c, tarn_buf *b, int wide, int32_t n) {
 
 static int enc_struct(ectx *c, const tarn__kstruct *s, const void *in, tarn_buf *b);
 
-static int enc_value(ectx *c, const tarn__kstruct *s, const tarn__kfield *f, int type,
-                     int nullable, const unsigned char *p, tarn_buf *b) {
+static int enc_value(ectx *c, const tarn__kstruct *s, const tarn__kfield *f, int type, int nullable,
+                     const unsigned char *p, tarn_buf *b) {
   switch (type) {
   case TARN__KT_BOOL: return tarn_buf_putc(b, *(const bool *)p ? 1 : 0);
   case TARN__KT_INT8: return tarn_buf_putc(b, (uint8_t) * (const int8_t *)p);
-  case TARN__KT_INT16: case TARN__KT_UINT16: return put16(b, *(const uint16_t *)p);
-  case TARN__KT_INT32: case TARN__KT_UINT32: return tarn_buf_put_be32(b, *(const uint32_t *)p);
-  case TARN__KT_INT64: case TARN__KT_FLOAT64: {
+  case TARN__KT_INT16:
+  case TARN__KT_UINT16: return put16(b, *(const uint16_t *)p);
+  case TARN__KT_INT32:
+  case TARN__KT_UINT32: return tarn_buf_put_be32(b, *(const uint32_t *)p);
+  case TARN__KT_INT64:
+  case TARN__KT_FLOAT64: {
     uint64_t x;
     memcpy(&x, p, 8);
     return tarn_buf_put_be64(b, x);
@@ -489,7 +503,9 @@ static int enc_value(ectx *c, const tarn__kstruct *s, const tarn__kfield *f, int
     return tarn_buf_put_uvarint(b, ((uint64_t)v << 1) ^ (uint64_t)(v >> 63));
   }
   case TARN__KT_UUID: return tarn_buf_append(b, p, 16);
-  case TARN__KT_STRING: case TARN__KT_BYTES: case TARN__KT_RECORDS: {
+  case TARN__KT_STRING:
+  case TARN__KT_BYTES:
+  case TARN__KT_RECORDS: {
     const void *d;
     int32_t n;
     if (type == TARN__KT_STRING)
@@ -528,8 +544,7 @@ static int enc_value(ectx *c, const tarn__kstruct *s, const tarn__kfield *f, int
     c->depth--;
     return rc;
   }
-  default:
-    return enc_bad(c, s, f, "undeclared type");
+  default: return enc_bad(c, s, f, "undeclared type");
   }
 }
 
@@ -546,7 +561,8 @@ static int is_default(const tarn__kfield *f, const unsigned char *p) {
     const tarn__kstr *a = (const tarn__kstr *)p, *e = (const tarn__kstr *)d;
     return a->len == e->len && (a->len <= 0 || !memcmp(a->p, e->p, (size_t)a->len));
   }
-  case TARN__KT_BYTES: case TARN__KT_RECORDS:
+  case TARN__KT_BYTES:
+  case TARN__KT_RECORDS:
     return ((const tarn__kbytes *)p)->len == ((const tarn__kbytes *)d)->len &&
            ((const tarn__kbytes *)p)->len <= 0;
   case TARN__KT_ARRAY: return ((const tarn__karray *)p)->n == ((const tarn__karray *)d)->n;
@@ -654,8 +670,8 @@ int tarn__kreq_header_decode(const uint8_t *frame, size_t len, tarn__kreq_header
   return 0;
 }
 
-int tarn__kresp_header_decode(int16_t api_key, int16_t version, const uint8_t *frame,
-                              size_t len, int32_t *correlation_id, size_t *body_off) {
+int tarn__kresp_header_decode(int16_t api_key, int16_t version, const uint8_t *frame, size_t len,
+                              int32_t *correlation_id, size_t *body_off) {
   tarn__rd r;
   tarn__rd_init(&r, frame, len, "kafka response header");
   uint32_t corr;
@@ -689,8 +705,8 @@ static int frame_end(tarn_buf *out, size_t start, int rc) {
   return 0;
 }
 
-int tarn__kresp_frame(int16_t api_key, int16_t version, int32_t correlation_id,
-                      const void *resp, tarn_buf *out) {
+int tarn__kresp_frame(int16_t api_key, int16_t version, int32_t correlation_id, const void *resp,
+                      tarn_buf *out) {
   size_t start = out->len;
   int rc = tarn_buf_put_be32(out, 0);
   if (!rc)

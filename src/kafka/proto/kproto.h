@@ -104,8 +104,8 @@ int tarn__kreq_header_decode(const uint8_t *frame, size_t len, tarn__kreq_header
                              size_t *body_off);
 /* Client side (tests): the correlation id of a response frame and where its body
  * starts, for the header version that (api_key, version) answers with. */
-int tarn__kresp_header_decode(int16_t api_key, int16_t version, const uint8_t *frame,
-                              size_t len, int32_t *correlation_id, size_t *body_off);
+int tarn__kresp_header_decode(int16_t api_key, int16_t version, const uint8_t *frame, size_t len,
+                              int32_t *correlation_id, size_t *body_off);
 
 /* Sets every field of a message struct to its declared default (arrays empty,
  * nullable-by-default fields null). Decode does this itself; encoders call it before
@@ -126,8 +126,8 @@ int tarn__kmsg_encode(int16_t api_key, int16_t version, int response, const void
 
 /* Appends a whole response frame: 4-byte size, response header (v0 or v1 as the API
  * requires), body. */
-int tarn__kresp_frame(int16_t api_key, int16_t version, int32_t correlation_id,
-                      const void *resp, tarn_buf *out);
+int tarn__kresp_frame(int16_t api_key, int16_t version, int32_t correlation_id, const void *resp,
+                      tarn_buf *out);
 /* Appends a whole request frame: 4-byte size, request header (v1 or v2), body. */
 int tarn__kreq_frame(const tarn__kreq_header *h, const void *req, tarn_buf *out);
 

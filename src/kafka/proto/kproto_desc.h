@@ -37,18 +37,18 @@ typedef struct tarn__kstruct tarn__kstruct;
 
 typedef struct tarn__kfield {
   const char *name;
-  uint8_t type;               /* enum tarn__ktype */
-  uint8_t elem;               /* an array's element type */
-  tarn__kvers versions;       /* where the field exists */
-  tarn__kvers nullable;       /* where it may be null */
-  tarn__kvers tagged;         /* where it is a tagged field, with tag */
+  uint8_t type;         /* enum tarn__ktype */
+  uint8_t elem;         /* an array's element type */
+  tarn__kvers versions; /* where the field exists */
+  tarn__kvers nullable; /* where it may be null */
+  tarn__kvers tagged;   /* where it is a tagged field, with tag */
   int32_t tag;
-  uint32_t off;               /* offsetof in the parent struct */
-  const tarn__kstruct *sub;   /* element struct of an array of structs */
-  int64_t idef;               /* default of integers and bool */
-  double fdef;                /* default of float64 */
-  const char *sdef;           /* default of a string ("" unless declared) */
-  uint8_t null_def;           /* the default is null */
+  uint32_t off;             /* offsetof in the parent struct */
+  const tarn__kstruct *sub; /* element struct of an array of structs */
+  int64_t idef;             /* default of integers and bool */
+  double fdef;              /* default of float64 */
+  const char *sdef;         /* default of a string ("" unless declared) */
+  uint8_t null_def;         /* the default is null */
 } tarn__kfield;
 
 struct tarn__kstruct {

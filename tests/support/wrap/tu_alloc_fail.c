@@ -56,37 +56,44 @@ int tu_alloc_failed(void) { return __atomic_load_n(&failed, __ATOMIC_SEQ_CST); }
 static int should_fail(void) {
   uint64_t n = __atomic_add_fetch(&calls, 1, __ATOMIC_SEQ_CST);
   uint64_t at = __atomic_load_n(&fail_at, __ATOMIC_SEQ_CST);
-  if (at == 0 || n < at || (n > at && !__atomic_load_n(&persist, __ATOMIC_SEQ_CST))) return 0;
+  if (at == 0 || n < at || (n > at && !__atomic_load_n(&persist, __ATOMIC_SEQ_CST)))
+    return 0;
   __atomic_store_n(&failed, 1, __ATOMIC_SEQ_CST);
   return 1;
 }
 
 void *__wrap_malloc(size_t n) {
-  if (should_fail() || too_big(n, 1)) return errno = ENOMEM, NULL;
+  if (should_fail() || too_big(n, 1))
+    return errno = ENOMEM, NULL;
   return __real_malloc(n);
 }
 
 void *__wrap_calloc(size_t n, size_t size) {
-  if (should_fail() || too_big(n, size)) return errno = ENOMEM, NULL;
+  if (should_fail() || too_big(n, size))
+    return errno = ENOMEM, NULL;
   return __real_calloc(n, size);
 }
 
 void *__wrap_realloc(void *p, size_t n) {
-  if (should_fail() || too_big(n, 1)) return errno = ENOMEM, NULL; /* p stays allocated, as realloc's does */
+  if (should_fail() || too_big(n, 1))
+    return errno = ENOMEM, NULL; /* p stays allocated, as realloc's does */
   return __real_realloc(p, n);
 }
 
 char *__wrap_strdup(const char *s) {
-  if (should_fail()) return errno = ENOMEM, NULL;
+  if (should_fail())
+    return errno = ENOMEM, NULL;
   return __real_strdup(s);
 }
 
 char *__wrap_strndup(const char *s, size_t n) {
-  if (should_fail()) return errno = ENOMEM, NULL;
+  if (should_fail())
+    return errno = ENOMEM, NULL;
   return __real_strndup(s, n);
 }
 
 int __wrap_posix_memalign(void **p, size_t align, size_t n) {
-  if (should_fail() || too_big(n, 1)) return ENOMEM;
+  if (should_fail() || too_big(n, 1))
+    return ENOMEM;
   return __real_posix_memalign(p, align, n);
 }

@@ -33,8 +33,8 @@ typedef struct {
 struct kstruct {
   char kname[64]; /* declared name */
   char cname[160];
-  int api;        /* index into apis */
-  int vlo, vhi;   /* versions of the message */
+  int api;      /* index into apis */
+  int vlo, vhi; /* versions of the message */
   kfield f[MAXF];
   int nf;
 };
@@ -68,12 +68,18 @@ static const struct {
   const char *ctype;
   const char *kt;
 } types[] = {
-    {"bool", 1, "bool", "TARN__KT_BOOL"},         {"int8", 2, "int8_t", "TARN__KT_INT8"},
-    {"int16", 3, "int16_t", "TARN__KT_INT16"},    {"int32", 4, "int32_t", "TARN__KT_INT32"},
-    {"int64", 5, "int64_t", "TARN__KT_INT64"},    {"uint16", 6, "uint16_t", "TARN__KT_UINT16"},
-    {"uint32", 7, "uint32_t", "TARN__KT_UINT32"}, {"varint", 8, "int32_t", "TARN__KT_VARINT"},
-    {"varlong", 9, "int64_t", "TARN__KT_VARLONG"}, {"float64", 10, "double", "TARN__KT_FLOAT64"},
-    {"uuid", 11, "uint8_t", "TARN__KT_UUID"},     {"string", 12, "tarn__kstr", "TARN__KT_STRING"},
+    {"bool", 1, "bool", "TARN__KT_BOOL"},
+    {"int8", 2, "int8_t", "TARN__KT_INT8"},
+    {"int16", 3, "int16_t", "TARN__KT_INT16"},
+    {"int32", 4, "int32_t", "TARN__KT_INT32"},
+    {"int64", 5, "int64_t", "TARN__KT_INT64"},
+    {"uint16", 6, "uint16_t", "TARN__KT_UINT16"},
+    {"uint32", 7, "uint32_t", "TARN__KT_UINT32"},
+    {"varint", 8, "int32_t", "TARN__KT_VARINT"},
+    {"varlong", 9, "int64_t", "TARN__KT_VARLONG"},
+    {"float64", 10, "double", "TARN__KT_FLOAT64"},
+    {"uuid", 11, "uint8_t", "TARN__KT_UUID"},
+    {"string", 12, "tarn__kstr", "TARN__KT_STRING"},
     {"bytes", 13, "tarn__kbytes", "TARN__KT_BYTES"},
     {"records", 14, "tarn__kbytes", "TARN__KT_RECORDS"},
 };
@@ -262,8 +268,8 @@ static void parse_file(const char *path) {
           die("too many apis");
         kapi *a = &apis[napis];
         char vers[32], flex[32];
-        if (sscanf(line, "api %63s %d %63s versions=%31s flexible=%31s", a->snake, &a->key,
-                   a->name, vers, flex) != 5)
+        if (sscanf(line, "api %63s %d %63s versions=%31s flexible=%31s", a->snake, &a->key, a->name,
+                   vers, flex) != 5)
           die("api line: api SNAKE KEY Name versions=A-B flexible=N+|none");
         if (!is_ident(a->snake) || a->key < 0 || a->key > 0x7fff)
           die("bad api name or key");
@@ -401,8 +407,8 @@ static void emit_struct_c(FILE *c, kstruct *s) {
       cur_line = f->line;
       fprintf(c, "  {\"%s\", %s, %s, {%d, %d}, {%d, %d}, {%d, %d}, %d, offsetof(%s, %s), %s%s",
               f->name, kt_of(f->type), f->type == T_ARRAY ? kt_of(f->elem) : "0", f->vlo, f->vhi,
-              f->nlo, f->nhi, f->tlo, f->thi, f->tag, s->cname, f->name,
-              f->sub ? "&s_" : "NULL", f->sub ? f->sub->cname : "");
+              f->nlo, f->nhi, f->tlo, f->thi, f->tag, s->cname, f->name, f->sub ? "&s_" : "NULL",
+              f->sub ? f->sub->cname : "");
       emit_default(c, f);
       fprintf(c, ",\n");
     }
@@ -455,13 +461,13 @@ int main(int argc, char **argv) {
   }
   fprintf(c, "const tarn__kmsgdesc tarn__kproto_msgs[] = {\n");
   for (int i = 0; i < napis; i++)
-    fprintf(c, "  {%d, %d, %d, %d, \"%s\", &s_%s, &s_%s},\n", apis[i].key, apis[i].vlo,
-            apis[i].vhi, apis[i].flex, apis[i].name, apis[i].req->cname, apis[i].resp->cname);
+    fprintf(c, "  {%d, %d, %d, %d, \"%s\", &s_%s, &s_%s},\n", apis[i].key, apis[i].vlo, apis[i].vhi,
+            apis[i].flex, apis[i].name, apis[i].req->cname, apis[i].resp->cname);
   fprintf(c, "};\nconst size_t tarn__kproto_nmsgs = %d;\n\n", napis);
   fprintf(c, "const tarn__kapi_range tarn__kproto_ranges[] = {\n");
   for (int i = 0; i < napis; i++)
-    fprintf(c, "  {%d, %d, %d, %d, \"%s\"},\n", apis[i].key, apis[i].vlo, apis[i].vhi,
-            apis[i].flex, apis[i].name);
+    fprintf(c, "  {%d, %d, %d, %d, \"%s\"},\n", apis[i].key, apis[i].vlo, apis[i].vhi, apis[i].flex,
+            apis[i].name);
   fprintf(c, "};\n");
   if (fclose(h) || fclose(c)) {
     fprintf(stderr, "tarn-kgen: write failed\n");

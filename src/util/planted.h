@@ -10,6 +10,9 @@
 #define TARN_UTIL_PLANTED_H
 
 /* X(enum suffix, name) */
+/* tests/sim/CMakeLists.txt and scripts/mutants.sh read one X(ID, "name") per line: the
+ * list is never reflowed. */
+/* clang-format off */
 #define TARN__PLANTED_BUGS(X)                                                                      \
   X(INDEX_BEFORE_OBJECT, "index-before-object")               /* publishes a failed object */      \
   X(READER_SKIPS_TRIM, "reader-skips-trim")                   /* R1 takes B = 0 */                 \
@@ -71,8 +74,7 @@
   X(CATALOG_CREATE_IGNORES_TOMBSTONE, "catalog-create-ignores-tombstone") /* LS-089 */             \
   X(CATALOG_DROP_SKIPS_LAST_LOG, "catalog-drop-skips-last-log") /* deletes n_logs - 1 logs */      \
   X(CATALOG_CREATE_UNGUARDED, "catalog-create-unguarded")       /* LS-089: no tombstone guard */   \
-  X(CATALOG_DROP_IGNORES_LOG_DELETE,                                                               \
-    "catalog-drop-ignores-log-delete")                    /* a failed log deletion passed over */  \
+  X(CATALOG_DROP_IGNORES_LOG_DELETE, "catalog-drop-ignores-log-delete") /* failed log delete passed over */ \
   X(LATE_LANDING_LEAKS, "late-landing-leaks")             /* reverts issue 12's lock/lease fix */  \
   X(READER_TRIM_LAST_OFFSET, "reader-trim-last-offset")   /* LS-053 skip: end <= B + 1 */          \
   X(READER_PQ_END_IS_LOG_END, "reader-pq-end-is-log-end") /* a file's end ends the log */          \
@@ -82,6 +84,7 @@
   X(XMARK_BEFORE_FLUSH, "xmark-before-flush")                       /* mark before the absorb */   \
   X(XGATE_TRUSTS_DEAD, "xgate-trusts-dead")   /* dead: no fence, no settle */                      \
   X(XGATE_TRUSTS_INDEX, "xgate-trusts-index") /* empty index = fresh log */
+/* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,
 enum { TARN__BUG_NONE = 0, TARN__PLANTED_BUGS(TARN__PLANTED_ENUM) TARN__BUG_COUNT };

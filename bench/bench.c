@@ -58,13 +58,34 @@ void bench_report_ops(const char *what, double ops, double seconds, const char *
   fflush(stdout);
 }
 
+int bench_rounds;
+
 int main(int argc, char **argv) {
   if (argc > 1 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0)) {
-    printf("usage: tarn-bench [NAME...]\n\nBenchmarks:\n");
+    printf("usage: tarn-bench [--rounds N] [NAME...]\n\n"
+           "--rounds N: alternating pairs (a side, then its baseline) for the benchmarks\n"
+           "that take it (kafka); each ratio is the median of the pairs'.\n\nBenchmarks:\n");
     for (const tarn_bench *b = bench_table; b->name; b++)
       printf("  %-14s %s\n", b->name, b->summary);
     return 0;
   }
+  /* --rounds N is taken out of argv, so the rest are names */
+  int names = 0;
+  for (int i = 1; i < argc; i++) {
+    if (strcmp(argv[i], "--rounds") == 0) {
+      char *end;
+      long n = i + 1 < argc ? strtol(argv[i + 1], &end, 10) : 0;
+      if (i + 1 >= argc || *end || n < 1 || n > 1000) {
+        fprintf(stderr, "tarn-bench: --rounds needs a number from 1 to 1000\n");
+        return 2;
+      }
+      bench_rounds = (int)n;
+      i++;
+    } else {
+      argv[++names] = argv[i];
+    }
+  }
+  argc = names + 1;
   int rc = 0;
   for (const tarn_bench *b = bench_table; b->name; b++) {
     int want = argc < 2;

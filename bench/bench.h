@@ -24,6 +24,10 @@ void bench_report(const char *what, size_t bytes, double seconds, const char *ba
 /* Prints an operations-per-second line with a ratio to a baseline rate. */
 void bench_report_ops(const char *what, double ops, double seconds, const char *baseline,
                       double baseline_ops_per_s);
+/* --rounds N on the command line (0 when not given): how many alternating
+ * pairs (this side, then the baseline) a benchmark that supports it runs. */
+extern int bench_rounds;
+
 /* Keeps the optimiser from deleting work whose result is unused. */
 void bench_sink(const void *p, size_t n);
 

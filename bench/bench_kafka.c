@@ -1,17 +1,24 @@
-/* The Kafka listener against the library (issue 13 §4), on a fresh embedded
- * deployment (sqlite: + file:// in a temporary directory) and a `tarn serve
- * --kafka-listen` on it:
+/* The Kafka listener against the library and the CLI (issue 13 §4), on a fresh
+ * embedded deployment (sqlite: + file:// in a temporary directory) and a
+ * `tarn serve --kafka-listen` on it:
  *   - produce: librdkafka's rdkafka_performance sends 1 KiB messages with
  *     acks=all (-a -1) to a one-partition topic through the listener; the same
- *     batches (read back as stored) are then appended by the writer directly
- *     to a second topic's log with the same batch window, in the same run;
+ *     batches (read back as stored) are appended by the writer directly to a
+ *     second topic's log with the same batch window;
  *   - consume: rdkafka_performance -C from the beginning of the first topic
- *     through the listener, against the library reader of the same log with
- *     the offsets Fetch gives (TARN_READER_KAFKA_TOPICS);
+ *     through the listener, against `tarn read` of the same log as an operator
+ *     runs it (the command, --format raw --length-delimited: the stored
+ *     batches, the bytes Fetch carries, to a pipe drained and thrown away);
+ *     the library reader in this process (the offsets Fetch gives,
+ *     TARN_READER_KAFKA_TOPICS) is printed as an extra figure;
  *   - latency: produce p99 from rdkafka_performance -l (per-message
- *     delivery latency), at a steady rate below saturation.
- * Goals: produce >= 0.8x the direct writer's MB/s, consume >= 0.8x the direct
- * reader's, produce p99 <= batch window + 50 ms. MB/s count message values
+ *     delivery latency) at 1,000 msg/s, and the writer alone fed the same
+ *     batches at the same pace.
+ * Each side and its baseline alternate, A B A B ..., for --rounds pairs
+ * (default 5), so a ratio compares runs made seconds apart on a shared
+ * machine: each figure is the median of the pairs' ratios, with min and max.
+ * Goals: produce >= 0.8x the direct writer's MB/s, consume >= 0.8x `tarn
+ * read`'s, produce p99 <= batch window + 50 ms. MB/s count message values
  * (1 KiB each) on both sides, so a ratio is the ratio of the times.
  *
  * rdkafka_performance comes from librdkafka-dev's examples, built by CMake
@@ -203,11 +210,12 @@ static void ack_cb(void *arg, int status, uint64_t off, int64_t ts) {
     __atomic_add_fetch((int *)arg, 1, __ATOMIC_RELAXED);
 }
 
-/* The entries of log as stored (the batches the listener appended). */
-static int stored_entries(tarn_reader *r, uint64_t log, tarn_buf *data, size_t **lens,
-                          uint32_t **counts, size_t *n) {
+/* The entries of log from offset `from` to its end as stored (the batches
+ * the listener appended). */
+static int stored_entries(tarn_reader *r, uint64_t log, uint64_t from, tarn_buf *data,
+                          size_t **lens, uint32_t **counts, size_t *n) {
   tarn_log_iter *it;
-  int rc = tarn_log_iter_open(r, log, 0, &it);
+  int rc = tarn_log_iter_open(r, log, from, &it);
   if (rc)
     return rc;
   size_t cap = 0;
@@ -308,9 +316,10 @@ static int direct_latency(tarn_deployment *d, uint64_t log, const tarn_buf *data
   return rc;
 }
 
-/* Seconds for the reader to read log from its start, with the offsets the
- * listener's Fetch assigns; *records gets the record count. */
-static double direct_read(tarn_deployment *d, uint64_t log, uint64_t *records) {
+/* Seconds for the library reader in this process to read the first n
+ * entries of log, with the offsets the listener's Fetch assigns; *records
+ * gets their record count. */
+static double direct_read(tarn_deployment *d, uint64_t log, size_t n, uint64_t *records) {
   tarn_reader_options o;
   tarn_reader_options_default(&o);
   o.kafka_offsets = TARN_READER_KAFKA_TOPICS;
@@ -324,16 +333,42 @@ static double direct_read(tarn_deployment *d, uint64_t log, uint64_t *records) {
   double t0 = bench_now();
   if (tarn_log_iter_open(r, log, 0, &it) == 0) {
     tarn_entry e;
-    int rc;
-    while ((rc = tarn_log_iter_next(it, &e, 0)) == 0) {
+    int rc = 0;
+    for (size_t i = 0; i < n && (rc = tarn_log_iter_next(it, &e, 0)) == 0; i++) {
       bench_sink(e.payload, e.payload_len < 8 ? e.payload_len : 8);
       *records += e.record_count;
     }
-    if (rc == TARN_EEND)
+    if (rc == 0)
       s = bench_now() - t0;
     tarn_log_iter_close(it);
   }
   tarn_reader_close(r);
+  return s;
+}
+
+/* Seconds for `tarn read --log L --count n --format raw --length-delimited`
+ * as an operator runs it (the process's start and its deployment's opening
+ * included), its output to a pipe drained here and thrown away; the bytes
+ * must be the entries' payloads, each after its 4-byte length. */
+static double cli_read(const char *tarn, uint64_t log, size_t n, size_t payload_bytes) {
+  char cmd[PATH_MAX + 200];
+  snprintf(cmd, sizeof cmd, "'%s' read --log %llu --count %zu --format raw --length-delimited",
+           tarn, (unsigned long long)log, n);
+  static char buf[1 << 20];
+  size_t got = 0, k;
+  double t0 = bench_now();
+  FILE *p = popen(cmd, "r");
+  if (!p)
+    return -1;
+  while ((k = fread(buf, 1, sizeof buf, p)) > 0)
+    got += k;
+  int st = pclose(p);
+  double s = bench_now() - t0;
+  if (st != 0 || got != payload_bytes + 4 * n) {
+    fprintf(stderr, "bench kafka: `%s` gave %zu bytes, not %zu (exit %d)\n", cmd, got,
+            payload_bytes + 4 * n, st);
+    return -1;
+  }
   return s;
 }
 
@@ -352,7 +387,82 @@ static long wal_objects(const char *home) {
 
 static const char *verdict(int ok) { return ok ? "goal met" : "GOAL NOT MET"; }
 
-static int run(const char *tarn, const char *perf, long msgs) {
+static double median(double *v, int n) {
+  qsort(v, (size_t)n, sizeof *v, cmp_d);
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* The median of the pairs' ratios (sorts r), with min and max. */
+static void ratio_line(const char *what, const char *against, double *r, int n) {
+  double med = median(r, n);
+  printf("%-44s ratio to %s: median %.3f  min %.3f  max %.3f  (%d pairs)\n", what, against, med,
+         r[0], r[n - 1], n);
+}
+
+/* One pair's line: this side's MB/s, the baseline's, and their ratio. */
+static void pair_line(const char *what, int i, size_t bytes, double s, const char *base,
+                      double bs) {
+  printf("  %-14s round %d: %8.1f MB/s   %-22s %8.1f MB/s   ratio %.3f\n", what, i + 1,
+         (double)bytes / s / 1e6, base, (double)bytes / bs / 1e6, bs / s);
+}
+
+#define LAT_MSGS 4000 /* per latency round: 4 s at 1,000 msg/s */
+
+typedef struct series {
+  double *a, *b, *c; /* per round: this side, its baseline, an extra figure */
+} series;
+
+static int series_alloc(series *s, int n) {
+  s->a = calloc((size_t)n, sizeof(double));
+  s->b = calloc((size_t)n, sizeof(double));
+  s->c = calloc((size_t)n, sizeof(double));
+  return s->a && s->b && s->c ? 0 : -1;
+}
+
+static void series_free(series *s) { free(s->a), free(s->b), free(s->c); }
+
+/* The summary: each side's median MB/s, the medians of the pairs' ratios
+ * with min and max, and the goals. */
+static void report(const series *pr, const series *co, const series *la, int rounds, size_t bytes) {
+  double rp[rounds], rc_[rounds], rl[rounds], t[rounds];
+  for (int i = 0; i < rounds; i++) {
+    rp[i] = pr->b[i] / pr->a[i];
+    rc_[i] = co->b[i] / co->a[i];
+    rl[i] = co->c[i] / co->a[i];
+  }
+  /* the medians of each side's times, for the MB/s lines; the ratios are
+   * the pairs' own */
+  memcpy(t, pr->a, sizeof t);
+  double ma = median(t, rounds);
+  memcpy(t, pr->b, sizeof t);
+  bench_report("kafka produce 1 KiB acks=all (rdkafka_perf)", bytes, ma, "direct writer",
+               median(t, rounds));
+  ratio_line("", "the direct writer", rp, rounds);
+  printf("%-44s goal >= 0.8 (median): %s\n", "", verdict(median(rp, rounds) >= 0.8));
+  memcpy(t, co->a, sizeof t);
+  ma = median(t, rounds);
+  memcpy(t, co->b, sizeof t);
+  bench_report("kafka consume from beginning (rdkafka_perf)", bytes, ma, "tarn read",
+               median(t, rounds));
+  ratio_line("", "tarn read", rc_, rounds);
+  printf("%-44s goal >= 0.8 (median): %s\n", "", verdict(median(rc_, rounds) >= 0.8));
+  memcpy(t, co->c, sizeof t);
+  bench_report("  extra: vs the library reader, in-process", bytes, ma, "library reader",
+               median(t, rounds));
+  ratio_line("", "the library reader", rl, rounds);
+  memcpy(t, la->a, sizeof t);
+  double p99 = median(t, rounds);
+  printf("%-44s p99 median %6.1f ms  min %6.1f  max %6.1f   goal p99 <= %d ms: %s"
+         " (%d msgs a round at 1000/s)\n",
+         "kafka produce latency, acks=all", p99, t[0], t[rounds - 1], BATCH_MS + 50,
+         verdict(p99 <= BATCH_MS + 50), LAT_MSGS);
+  memcpy(t, la->b, sizeof t);
+  double dp99 = median(t, rounds);
+  printf("%-44s p99 median %6.1f ms  min %6.1f  max %6.1f   (the same batches at the same pace)\n",
+         "direct writer latency", dp99, t[0], t[rounds - 1]);
+}
+
+static int run(const char *tarn, const char *perf, long msgs, int rounds) {
   char home[400], cmd[2 * PATH_MAX + 1024];
   snprintf(home, sizeof home, "%s/home", dir);
   setenv("TARN_HOME", home, 1);
@@ -363,110 +473,127 @@ static int run(const char *tarn, const char *perf, long msgs) {
   tarn_deployment_strings ss;
   tarn_deployment *d = NULL;
   tarn_catalog *cat = NULL;
+  tarn_reader *r = NULL;
   tarn_kafka_topic via = {0}, direct = {0}, latv = {0}, latd = {0};
+  tarn_buf data = TARN_BUF_INIT;
+  size_t *lens = NULL, n = 0, nl = 0;
+  uint32_t *counts = NULL;
+  series pr = {0}, co = {0}, la = {0};
+  pid_t node = -1;
   int rc = -1;
   if (tarn_deployment_config_resolve(&c, &ss))
     return -1;
+  if (series_alloc(&pr, rounds) || series_alloc(&co, rounds) || series_alloc(&la, rounds))
+    goto out;
   if (tarn_deployment_open(&c, 0, &d) || tarn_catalog_open(tarn_deployment_meta(d), NULL, &cat) ||
       tarn_kafka_topic_create(cat, "bench-listener", 1, NULL, 0, &via) ||
       tarn_kafka_topic_create(cat, "bench-direct", 1, NULL, 0, &direct) ||
       tarn_kafka_topic_create(cat, "bench-latency", 1, NULL, 0, &latv) ||
-      tarn_kafka_topic_create(cat, "bench-latency-direct", 1, NULL, 0, &latd)) {
+      tarn_kafka_topic_create(cat, "bench-latency-direct", 1, NULL, 0, &latd) ||
+      tarn_reader_open(tarn_deployment_meta(d), tarn_deployment_wal(d),
+                       tarn_deployment_compacted(d), NULL, &r)) {
     fprintf(stderr, "bench kafka: %s\n", tarn_errmsg());
     goto out;
   }
   int port = free_port();
-  pid_t node = port > 0 ? start_node(tarn, port) : -1;
-  if (node < 0)
+  if (port <= 0 || (node = start_node(tarn, port)) < 0)
     goto out;
+  size_t bytes = (size_t)msgs * MSG_SIZE, payload = 0;
+  long objs_listener = -1, objs_direct = -1;
 
-  /* produce through the listener */
-  double pv[8];
-  snprintf(cmd, sizeof cmd,
-           "'%s' -P -t bench-listener -p 0 -b 127.0.0.1:%d -s %d -c %ld -a -1 2>&1", perf, port,
-           MSG_SIZE, msgs);
-  /* "% N messages produced (B bytes), D delivered (offset O, F failed) in T ms: R msgs/s and M
-   * MB/s" */
-  if (run_summary(cmd, "messages produced", pv, 8) || pv[2] != (double)msgs || pv[4] != 0) {
-    stop_node(node);
-    goto out;
+  /* produce: through the listener, then the first round's batches (as
+   * stored) appended directly by the writer, alternating; the listener's
+   * topic grows by msgs a round, the consume rounds read its first msgs */
+  for (int i = 0; i < rounds; i++) {
+    double pv[8];
+    snprintf(cmd, sizeof cmd,
+             "'%s' -P -t bench-listener -p 0 -b 127.0.0.1:%d -s %d -c %ld -a -1 2>&1", perf, port,
+             MSG_SIZE, msgs);
+    /* "% N messages produced (B bytes), D delivered (offset O, F failed) in T ms: R msgs/s and M
+     * MB/s" */
+    long objs0 = wal_objects(home);
+    if (run_summary(cmd, "messages produced", pv, 8) || pv[2] != (double)msgs || pv[4] != 0)
+      goto out;
+    pr.a[i] = pv[5] / 1e3;
+    if (i == 0) {
+      objs_listener = wal_objects(home) - objs0;
+      if (stored_entries(r, via.logs[0], 0, &data, &lens, &counts, &n))
+        goto out;
+      payload = data.len;
+    }
+    objs0 = wal_objects(home);
+    if ((pr.b[i] = direct_write(d, direct.logs[0], &data, lens, counts, n)) <= 0)
+      goto out;
+    if (i == 0)
+      objs_direct = wal_objects(home) - objs0;
+    pair_line("produce", i, bytes, pr.a[i], "direct writer", pr.b[i]);
   }
-  double produce_s = pv[5] / 1e3;
-  long objs_listener = wal_objects(home);
 
-  /* latency at a steady rate (a saturating producer measures its own queue) */
+  /* consume from the beginning: through the listener, then `tarn read` of the
+   * same log (the same n entries), then the library reader in this process */
+  for (int i = 0; i < rounds; i++) {
+    double cv[5];
+    snprintf(cmd, sizeof cmd,
+             "'%s' -C -t bench-listener -p 0 -b 127.0.0.1:%d -o beginning -c %ld -e 2>&1", perf,
+             port, msgs);
+    /* "% N messages (B bytes) consumed in T ms: R msgs/s (M MB/s)" */
+    if (run_summary(cmd, "consumed in", cv, 5) || cv[0] != (double)msgs)
+      goto out;
+    co.a[i] = cv[2] / 1e3;
+    if ((co.b[i] = cli_read(tarn, via.logs[0], n, payload)) <= 0)
+      goto out;
+    uint64_t records = 0;
+    if ((co.c[i] = direct_read(d, via.logs[0], n, &records)) <= 0 || records != (uint64_t)msgs) {
+      fprintf(stderr, "bench kafka: the library reader read %llu records, not %ld\n",
+              (unsigned long long)records, msgs);
+      goto out;
+    }
+    pair_line("consume", i, bytes, co.a[i], "tarn read", co.b[i]);
+    printf("  %-14s round %d: %8.1f MB/s   (extra: the library reader in-process, ratio %.3f)\n",
+           "", i + 1, (double)bytes / co.c[i] / 1e6, co.c[i] / co.a[i]);
+  }
+
+  /* latency at a steady rate (a saturating producer measures its own queue):
+   * the listener, then the writer alone fed that round's batches at its pace */
   char lat[400];
   snprintf(lat, sizeof lat, "%s/latency.txt", dir);
-  snprintf(cmd, sizeof cmd,
-           "'%s' -P -t bench-latency -p 0 -b 127.0.0.1:%d -s %d -c 4000 -r 1000 -a -1 -X "
-           "linger.ms=5 -l -A '%s' 2>&1",
-           perf, port, MSG_SIZE, lat);
-  double lv[8], p50 = -1, p99 = -1;
   size_t nlat = 0;
-  if (run_summary(cmd, "messages produced", lv, 8) || latency_file(lat, &p50, &p99, &nlat)) {
-    stop_node(node);
-    goto out;
+  for (int i = 0; i < rounds; i++) {
+    snprintf(cmd, sizeof cmd,
+             "'%s' -P -t bench-latency -p 0 -b 127.0.0.1:%d -s %d -c %d -r 1000 -a -1 -X "
+             "linger.ms=5 -l -A '%s' 2>&1",
+             perf, port, MSG_SIZE, LAT_MSGS, lat);
+    double lv[8], p50, dp50;
+    if (run_summary(cmd, "messages produced", lv, 8) || latency_file(lat, &p50, &la.a[i], &nlat))
+      goto out;
+    tarn_buf_reset(&data);
+    if (stored_entries(r, latv.logs[0], (uint64_t)i * LAT_MSGS, &data, &lens, &counts, &nl) ||
+        direct_latency(d, latd.logs[0], &data, lens, counts, nl,
+                       lv[5] / 1e3 / (double)(nl ? nl : 1), &dp50, &la.b[i]))
+      goto out;
+    printf("  %-14s round %d: p50 %6.1f ms  p99 %6.1f ms   direct writer p50 %6.1f ms  p99 %6.1f ms"
+           " (%zu batches)\n",
+           "latency", i + 1, p50, la.a[i], dp50, la.b[i], nl);
   }
-
-  /* consume through the listener from the beginning */
-  double cv[5];
-  snprintf(cmd, sizeof cmd,
-           "'%s' -C -t bench-listener -p 0 -b 127.0.0.1:%d -o beginning -c %ld -e 2>&1", perf, port,
-           msgs);
-  /* "% N messages (B bytes) consumed in T ms: R msgs/s (M MB/s)" */
-  int crc = run_summary(cmd, "consumed in", cv, 5);
   stop_node(node);
-  if (crc || cv[0] != (double)msgs)
-    goto out;
-  double consume_s = cv[2] / 1e3;
+  node = -1;
 
-  /* the same batches, appended directly; then the latency run's batches at its pace */
-  tarn_reader *r;
-  tarn_buf data = TARN_BUF_INIT;
-  size_t *lens = NULL, n = 0;
-  uint32_t *counts = NULL;
-  if (tarn_reader_open(tarn_deployment_meta(d), tarn_deployment_wal(d),
-                       tarn_deployment_compacted(d), NULL, &r))
-    goto out;
-  int src = stored_entries(r, via.logs[0], &data, &lens, &counts, &n);
-  long objs_before = wal_objects(home);
-  double write_s = src ? -1 : direct_write(d, direct.logs[0], &data, lens, counts, n);
-  long objs_direct = wal_objects(home) - objs_before;
-  size_t batches = n, nl = 0;
-  double dp50 = -1, dp99 = -1;
-  tarn_buf_reset(&data);
-  if (write_s > 0 && stored_entries(r, latv.logs[0], &data, &lens, &counts, &nl) == 0 &&
-      direct_latency(d, latd.logs[0], &data, lens, counts, nl, lv[5] / 1e3 / (double)(nl ? nl : 1),
-                     &dp50, &dp99) != 0)
-    write_s = -1;
+  printf("%-44s %zu entries (produce batches) of %.1f KiB average, batch window %d ms;\n"
+         "%-44s WAL objects a round: %ld through the listener, %ld by the direct writer\n",
+         "", n, (double)bytes / (double)(n ? n : 1) / 1024, BATCH_MS, "", objs_listener,
+         objs_direct);
+  report(&pr, &co, &la, rounds, bytes);
+  fflush(stdout);
+  rc = 0;
+out:
+  stop_node(node);
   tarn_reader_close(r);
   tarn_buf_free(&data);
   free(lens);
   free(counts);
-  uint64_t records = 0;
-  double read_s = write_s > 0 ? direct_read(d, via.logs[0], &records) : -1;
-  if (write_s <= 0 || read_s <= 0 || records != (uint64_t)msgs)
-    goto out;
-
-  size_t bytes = (size_t)msgs * MSG_SIZE;
-  printf("%-44s %zu entries (produce batches) of %.1f KiB average, batch window %d ms;\n"
-         "%-44s WAL objects: %ld through the listener, %ld by the direct writer\n",
-         "", batches, (double)bytes / (double)batches / 1024, BATCH_MS, "", objs_listener,
-         objs_direct);
-  bench_report("kafka produce 1 KiB acks=all (rdkafka_perf)", bytes, produce_s, "direct writer",
-               write_s);
-  printf("%-44s goal >= 0.8: %s\n", "", verdict(write_s / produce_s >= 0.8));
-  bench_report("kafka consume from beginning (rdkafka_perf)", bytes, consume_s, "direct reader",
-               read_s);
-  printf("%-44s goal >= 0.8: %s\n", "", verdict(read_s / consume_s >= 0.8));
-  printf("%-44s p50 %7.1f ms   p99 %7.1f ms   goal p99 <= %d ms: %s (%zu msgs at 1000/s)\n",
-         "kafka produce latency, acks=all", p50, p99, BATCH_MS + 50, verdict(p99 <= BATCH_MS + 50),
-         nlat);
-  printf("%-44s p50 %7.1f ms   p99 %7.1f ms   (the same %zu batches at the same pace)\n",
-         "direct writer latency", dp50, dp99, nl);
-  fflush(stdout);
-  rc = 0;
-out:
+  series_free(&pr);
+  series_free(&co);
+  series_free(&la);
   tarn_kafka_topic_free(&via);
   tarn_kafka_topic_free(&direct);
   tarn_kafka_topic_free(&latv);
@@ -493,7 +620,7 @@ int bench_kafka(void) {
   snprintf(dir, sizeof dir, "%s/tarn-bench-kafka-XXXXXX", tmp ? tmp : "/tmp");
   if (!mkdtemp(dir))
     return 1;
-  int rc = run(tarn, perf, msgs);
+  int rc = run(tarn, perf, msgs, bench_rounds > 0 ? bench_rounds : 5);
   char cmd[400];
   if (rc)
     fprintf(stderr, "bench kafka: the run's files are kept in %s\n", dir);

@@ -15,6 +15,7 @@
 #include "kafka/api.h"
 #include "kafka/producer.h"
 #include "kafka/proto/kproto.h"
+#include "log/writer_checked.h"
 #include "tarn/kafka.h"
 #include "tarn/kafka_topics.h"
 #include "tarn/writer.h"
@@ -223,8 +224,11 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
           s->count = count;
           memcpy(s->key, key, sizeof key);
           atomic_fetch_add(&c->pending, 1);
-          int arc = tarn_writer_append(w, log_id, pd->records.p, (size_t)pd->records.len, count,
-                                       appended, s);
+          /* check_records ran the binding's checks (LS-095 ... LS-098, the
+           * CRC32C included) over these bytes to their end, and count is
+           * their record count: the writer need not check them again */
+          int arc = tarn__writer_append_kafka_checked(w, log_id, pd->records.p,
+                                                      (size_t)pd->records.len, count, appended, s);
           if (arc) {
             atomic_fetch_sub(&c->pending, 1);
             err = append_error(arc);

@@ -15,6 +15,7 @@
 #include <time.h>
 
 #include "log/wal_name.h"
+#include "log/writer_checked.h"
 #include "tarn/buf.h"
 #include "tarn/entryindex.h"
 #include "tarn/kafka.h"
@@ -898,8 +899,11 @@ static int enqueue(tarn_writer *w, uint64_t log_id, const void *payload, size_t 
   return 0;
 }
 
-int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, size_t len,
-                       uint32_t record_count, tarn_append_cb cb, void *arg) {
+/* checked: the caller ran LS-095 ... LS-098 over these bytes already
+ * (tarn__writer_append_kafka_checked); otherwise a Kafka topic's entry is
+ * checked here. */
+static int append(tarn_writer *w, uint64_t log_id, const void *payload, size_t len,
+                  uint32_t record_count, tarn_append_cb cb, void *arg, int checked) {
   if (record_count == 0) /* LS-016 */
     return tarn__err(TARN_EINVAL, "append: an entry must hold at least one record");
   if (record_count > INT32_MAX || len > INT32_MAX || log_id > TARN_KEY_MAX)
@@ -919,7 +923,6 @@ int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, siz
     memcpy(ext, payload, len);
   }
   /* the common case takes the lock once: the log is known, the batch open */
-  int checked = 0;
   pthread_mutex_lock(&w->mu);
   for (;;) {
     if (w->closing) {
@@ -960,6 +963,17 @@ int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, siz
   if (rc)
     free(ext);
   return rc;
+}
+
+int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, size_t len,
+                       uint32_t record_count, tarn_append_cb cb, void *arg) {
+  return append(w, log_id, payload, len, record_count, cb, arg, 0);
+}
+
+int tarn__writer_append_kafka_checked(tarn_writer *w, uint64_t log_id, const void *payload,
+                                      size_t len, uint32_t record_count, tarn_append_cb cb,
+                                      void *arg) {
+  return append(w, log_id, payload, len, record_count, cb, arg, 1);
 }
 
 typedef struct sync_wait {

@@ -31,7 +31,7 @@ const tarn_bench bench_table[] = {
      "latency, 1 of 3 buckets down",
      bench_express},
     {"kafka",
-     "Kafka listener: rdkafka_performance produce (1 KiB, acks=all) and consume vs the direct "
-     "writer and reader; produce p99",
+     "Kafka listener: rdkafka_performance produce (1 KiB, acks=all) vs the direct writer, "
+     "consume vs `tarn read`, alternating rounds; produce p99",
      bench_kafka},
     {NULL, NULL, NULL}};

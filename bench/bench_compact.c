@@ -237,7 +237,7 @@ int bench_compact(void) {
   /* The codec alone on the same payload bytes (goal: compaction >= 0.6x),
    * measured before and after the compactions, best of both. */
   double zs, zd, zs2, zd2;
-  if (bench_zstd_seconds(p, TOTAL, (size_t)1 << 20, 3, &zs, &zd))
+  if (bench_zstd_seconds(p, TOTAL, (size_t)1 << 20, 3, 2, &zs, &zd))
     return 1;
   tarn_compactor_options o;
   tarn_compactor_options_default(&o);
@@ -250,7 +250,7 @@ int bench_compact(void) {
   o.codec = TARN_PARQUET_UNCOMPRESSED;
   if (compact_pass(m, wal, cs, sr.logs[0], &o, &t_raw))
     return 1;
-  if (bench_zstd_seconds(p, TOTAL, (size_t)1 << 20, 3, &zs2, &zd2))
+  if (bench_zstd_seconds(p, TOTAL, (size_t)1 << 20, 3, 2, &zs2, &zd2))
     return 1;
   if (zs2 < zs)
     zs = zs2;

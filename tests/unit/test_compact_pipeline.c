@@ -6,7 +6,8 @@
  * under the same names; an error in either stage (a WAL read or the upload
  * on the compaction's thread, the compression on the helper's) fails C2
  * cleanly: the error returned, the intent removed, the thread joined, only
- * whole earlier files left (orphans), and the next C2 writes the same bytes. Labelled "threads" (TSan).
+ * whole earlier files left (orphans), and the next C2 writes the same bytes. Labelled "threads"
+ * (TSan).
  *
  * ctest-wrap: tarn__pq_compress_ctx */
 #include "testutil.h"
@@ -190,9 +191,8 @@ static int pass(tu_cenv *e, int threads, files *out) {
 /* No intent left behind (a failed C2 removes its own, LS-084). */
 static void assert_no_intent(tu_cenv *e) {
   tarn_meta_recs rs = {0};
-  assert_int_equal(tarn_meta_scan(e->m, TARN_COMPACTION_PARTITION, "/intents/", "/intents0", 0, 0,
-                                  &rs),
-                   0);
+  assert_int_equal(
+      tarn_meta_scan(e->m, TARN_COMPACTION_PARTITION, "/intents/", "/intents0", 0, 0, &rs), 0);
   assert_int_equal(rs.n, 0);
   tarn_meta_recs_free(&rs);
 }
@@ -305,9 +305,9 @@ static void error_in_each_stage(void **state) {
     tarn_objstore_mem_reset_faults(E.wal);
     after_failure(&E, rc, &ref);
   }
-  assert_int_equal(tarn_objstore_mem_fault(E.compacted, TARN_MEM_OP_PUT, 1, 1,
-                                           TARN_MEM_FAULT_BEFORE, TARN_EIO),
-                   0);
+  assert_int_equal(
+      tarn_objstore_mem_fault(E.compacted, TARN_MEM_OP_PUT, 1, 1, TARN_MEM_FAULT_BEFORE, TARN_EIO),
+      0);
   int rc = pass(&E, 1, &f);
   tarn_objstore_mem_reset_faults(E.compacted);
   after_failure(&E, rc, &ref);

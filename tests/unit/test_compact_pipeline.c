@@ -192,7 +192,7 @@ static int pass(tu_cenv *e, int threads, files *out) {
 static void assert_no_intent(tu_cenv *e) {
   tarn_meta_recs rs = {0};
   assert_int_equal(
-      tarn_meta_scan(e->m, TARN_COMPACTION_PARTITION, "/intents/", "/intents0", 0, 0, &rs), 0);
+      tarn_meta_scan(e->m, TARN_COMPACTION_PARTITION, "/intents/", "/intents/~", 0, 0, &rs), 0);
   assert_int_equal(rs.n, 0);
   tarn_meta_recs_free(&rs);
 }

@@ -11,8 +11,8 @@
 #include "bench.h"
 #include "bench_codec.h"
 
-int bench_zstd_seconds(const uint8_t *p, size_t n, size_t piece, int level, double *comp_s,
-                       double *decomp_s) {
+int bench_zstd_seconds(const uint8_t *p, size_t n, size_t piece, int level, int passes,
+                       double *comp_s, double *decomp_s) {
   size_t pieces = (n + piece - 1) / piece, bound = ZSTD_compressBound(piece);
   uint8_t *comp = malloc(pieces * bound), *back = malloc(piece);
   size_t *clen = malloc(pieces * sizeof *clen);
@@ -20,7 +20,7 @@ int bench_zstd_seconds(const uint8_t *p, size_t n, size_t piece, int level, doub
   ZSTD_DCtx *dc = ZSTD_createDCtx();
   int rc = comp && back && clen && cc && dc ? 0 : -1;
   *comp_s = *decomp_s = 1e9;
-  for (int pass = 0; rc == 0 && pass < 2; pass++) {
+  for (int pass = 0; rc == 0 && pass < passes; pass++) {
     double t = bench_now();
     for (size_t i = 0; rc == 0 && i < pieces; i++) {
       size_t len = i + 1 < pieces ? piece : n - i * piece;

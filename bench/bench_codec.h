@@ -9,9 +9,9 @@
 
 /* Seconds libzstd takes to compress the n bytes at p at level, in pieces of
  * piece bytes (the writer's page) through one reused context, and to
- * decompress them again (best of two passes each); checks the round trip.
+ * decompress them again (best of passes passes each); checks the round trip.
  * 0, or -1 after printing why. */
-int bench_zstd_seconds(const uint8_t *p, size_t n, size_t piece, int level, double *comp_s,
-                       double *decomp_s);
+int bench_zstd_seconds(const uint8_t *p, size_t n, size_t piece, int level, int passes,
+                       double *comp_s, double *decomp_s);
 
 #endif

@@ -417,11 +417,17 @@ static int add_row(tarn_parquet_writer *w, const void *p, size_t n, int is_null)
     rc = flush_page(w);
   page *pg = w->cur;
   if (rc == 0 && !is_null) {
-    uint8_t len[4];
-    tarn__st_le32(len, (uint32_t)n);
-    if ((rc = tarn_buf_reserve(&pg->values, add)) == 0) {
-      tarn_buf_append(&pg->values, len, 4);
-      tarn_buf_append(&pg->values, p, n);
+    /* One capacity check per row, then the length and the bytes are stored
+     * in place: the per-row calls were ~7 % of an uncompressed write (issue 16). */
+    tarn_buf *v = &pg->values;
+    if (v->cap - v->len < add)
+      rc = tarn_buf_reserve(v, add);
+    if (rc == 0) {
+      uint8_t *at = v->data + v->len;
+      tarn__st_le32(at, (uint32_t)n);
+      if (n)
+        memcpy(at + 4, p, n);
+      v->len += add;
     }
   }
   uint32_t def = is_null ? 0 : 1;

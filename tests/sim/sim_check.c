@@ -43,6 +43,112 @@ static const sim_span *old_span(const sim_log *lg, uint64_t end) {
   return lo < lg->nspans && lg->spans[lo].end == end ? &lg->spans[lo] : NULL;
 }
 
+/* ---- ReclaimAfterGrace: WAL object names and when they were last named ---- */
+
+static uint64_t name_hash(const char *name) { return fnv((const uint8_t *)name, strlen(name)); }
+
+/* 1 + the entry of name in s->wn, 0 if absent (add: inserted then). */
+static uint32_t wname(sim *s, const char *name, int add) {
+  if (add && 2 * (s->nwn + 1) > s->wnhcap) { /* grow: rehash every entry */
+    size_t cap = s->wnhcap ? 2 * s->wnhcap : 1024;
+    uint32_t *h = calloc(cap, sizeof *h);
+    if (!h)
+      abort();
+    for (size_t i = 0; i < s->nwn; i++) {
+      size_t j = name_hash(s->wn[i].name) & (cap - 1);
+      while (h[j])
+        j = (j + 1) & (cap - 1);
+      h[j] = (uint32_t)i + 1;
+    }
+    free(s->wnhash);
+    s->wnhash = h;
+    s->wnhcap = cap;
+  }
+  if (!s->wnhcap)
+    return 0;
+  size_t j = name_hash(name) & (s->wnhcap - 1);
+  for (; s->wnhash[j]; j = (j + 1) & (s->wnhcap - 1))
+    if (!strcmp(s->wn[s->wnhash[j] - 1].name, name))
+      return s->wnhash[j];
+  if (!add)
+    return 0;
+  if (s->nwn == s->capwn) {
+    s->capwn = s->capwn ? 2 * s->capwn : 1024;
+    if (!(s->wn = realloc(s->wn, s->capwn * sizeof *s->wn)))
+      abort();
+  }
+  if (!(s->wn[s->nwn].name = strdup(name)))
+    abort();
+  s->wn[s->nwn].last_named_ms = 0;
+  s->wnhash[j] = (uint32_t)++s->nwn;
+  return s->wnhash[j];
+}
+
+void sim_wnames_free(sim *s) {
+  for (size_t i = 0; i < s->nwn; i++)
+    free(s->wn[i].name);
+  free(s->wn);
+  free(s->wnhash);
+  s->wn = NULL;
+  s->wnhash = NULL;
+  s->nwn = s->capwn = s->wnhcap = 0;
+}
+
+/* After a successful reclamation pass: every WAL object a RAW record names
+ * now was seen named by that pass (nothing but the reclaimer writes during a
+ * pass, and it only removes records), so the pass forgot its first-seen
+ * stamp. Its store-clock time is the object's reference. */
+void sim_check_reclaim_passed(sim *s, int64_t store_ms) {
+  for (int l = 0; l < SIM_NLOGS; l++) {
+    char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_LEN + 1], z[TARN_KEY_LEN + 1];
+    uint64_t id = s->logs[l].id;
+    tarn_key_partition(part, id);
+    tarn_key_format(a, id, 0, 0);
+    tarn_key_format(z, id, TARN_KEY_MAX, TARN_KEY_MAX);
+    tarn_meta_recs r = {0};
+    if (tarn_meta_scan(s->cmeta, part, a, z, 0, 0, &r)) {
+      sim_fail(s, P_NoReaderError, "scanning log %" PRIu64 ": %s", id, tarn_errmsg());
+      return;
+    }
+    for (size_t i = 0; i < r.n; i++) {
+      tarn_entry_index ei;
+      if (tarn_entry_index_decode(r.v[i].value, r.v[i].value_len, &ei))
+        continue; /* NoReaderError's to report */
+      if (ei.file_type != TARN_FILE_PARQUET && ei.location)
+        s->wn[wname(s, ei.location, 1) - 1].last_named_ms = store_ms;
+      tarn_entry_index_free(&ei);
+    }
+    tarn_meta_recs_free(&r);
+  }
+}
+
+/* LS-086: the reclaimer deletes a WAL object only a grace after a pass
+ * confirmed it unreferenced, and a pass that sees it named forgets its
+ * first-seen stamp, so no deletion comes sooner than the grace after the last
+ * successful pass that saw a record name it (sim_check_reclaim_passed). (A
+ * pass that failed may not have forgotten it; a record named and retired
+ * between two passes was never seen by the reclaimer and counts from the
+ * last pass before.) The store's clock judges both readings; it may step by
+ * twice its skew bound between them, hence that allowance, 0 in a world
+ * without skew (--without skew). A first-seen stamp whose create was held
+ * in flight and landed after the forgetting pass must not count (issue 12,
+ * reclaim-trusts-late-stamp): it is at most SIM_MAX_INFLIGHT_MS older than
+ * that pass, within a skew allowance of 10 s, so only the worlds without
+ * skew see that bug here. */
+void sim_check_wal_delete(sim *s, const char *name) {
+  uint32_t i = wname(s, name, 0);
+  SIM_CHECKED(s, P_ReclaimAfterGrace);
+  if (!i)
+    return; /* never seen named by a pass: an orphan (its grace is NoDanglingIndex's) */
+  int64_t now = s->now + s->store_skew, last = s->wn[i - 1].last_named_ms;
+  if (now - last < SIM_WAL_GRACE_MS - s->store_skew_span)
+    sim_fail(s, P_ReclaimAfterGrace,
+             "WAL object %s deleted at %" PRId64 " ms (store clock), %" PRId64
+             " ms after the last successful pass that saw a record name it: less than the %d ms"
+             " grace (less %" PRId64 " ms of store-clock steps; LS-086)",
+             name, now, now - last, SIM_WAL_GRACE_MS, s->store_skew_span);
+}
+
 /* Reads a record new to the checker (or changed since): its span and kind;
  * a RAW record's object must exist. */
 static int read_record(sim *s, sim_log *lg, const char *part, const char *key, sim_span *sp) {

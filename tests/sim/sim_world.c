@@ -22,7 +22,6 @@
 
 #define EPOCH_MS INT64_C(1767225600000) /* 2026-01-01T00:00:00Z */
 /* longer than the stale reader's index cache (60 s) */
-#define SIM_WAL_GRACE_MS 61000
 
 const char *const sim_fault_names[] = {"object", "meta",  "crash",   "expiry", "skew", "slow",
                                        "zombie", "stall", "c3crash", "read",   NULL};
@@ -852,12 +851,20 @@ static void act_compactor(sim *s, int i, int force) {
 
 /* A reclamation pass, on one of two nodes (each `tarn serve` node runs one),
  * whose clocks differ: only the store's clock may judge a grace period. */
+static void reclaim_report(void *ctx, const char *kind, const char *name, uint64_t bytes) {
+  (void)bytes;
+  if (!strcmp(kind, "wal"))
+    sim_check_wal_delete(ctx, name);
+}
+
 static void act_reclaim(sim *s) {
   s->proc = chance(s, 500) ? PROC_RECL : PROC_RECL2;
   tarn_reclaim_options o;
   tarn_reclaim_options_default(&o);
   o.wal_grace_ms = SIM_WAL_GRACE_MS;
   o.orphan_grace_ms = 61000;
+  o.report = reclaim_report;
+  o.report_ctx = s;
   tarn_reclaim_stats st = {0};
   arm_meta_fault(s, s->rmeta);
   sim_arm_read_fault(s, chance(s, 500) ? s->cwal : s->ccmp, s->rmeta);
@@ -871,8 +878,20 @@ static void act_reclaim(sim *s) {
             " compacted deleted, %" PRIu64 " trimmed files, %" PRIu64 " records hard-trimmed",
             rc, st.wal_deleted, st.compacted_deleted, st.trimmed_files_deleted,
             st.records_hard_trimmed);
-  if (rc) { /* a failed pass may leave a lease or first-seen record: new session */
-    tarn_meta_close(s->rmeta);
+  if (!rc)
+    sim_check_reclaim_passed(s, hook_store_now(s));
+  if (rc) {
+    /* A failed pass may leave a lease: the node gives up this session and
+     * opens a new one. What it sent is not recalled, though: a write of
+     * unknown outcome (a held first-seen stamp, a confirmation) may still
+     * land, up to the client's deadline, as on etcd when `tarn serve`'s
+     * reclaim job moves on (issue 12's zombie reclaimer). So the old session
+     * ends at the store now (its lease goes) and its handle is kept as a
+     * zombie whose held writes land at a later landing step, or never. */
+    if (s->rzombie)
+      tarn_meta_close(s->rzombie);
+    tarn_meta_inject_fault(s->rmeta, TARN_META_FAULT_EXPIRE_SILENT, 0);
+    s->rzombie = s->rmeta;
     if (open_meta(s, &s->rmeta))
       abort();
   }
@@ -1307,14 +1326,13 @@ static void zombies_and_landings(sim *s) {
     land(s, s->wr[k].alive ? s->wr[k].meta : NULL, "a writer");
   else if (k < SIM_NWRITERS + SIM_NCOMPACTORS)
     land(s, s->cp[k - SIM_NWRITERS].alive ? s->cp[k - SIM_NWRITERS].meta : NULL, "a compactor");
-  else
-    land(s,
-         k == SIM_NWRITERS + SIM_NCOMPACTORS       ? s->tmeta
-         : k == SIM_NWRITERS + SIM_NCOMPACTORS + 1 ? s->dmeta
-                                                   : s->rmeta,
-         k == SIM_NWRITERS + SIM_NCOMPACTORS       ? "the trimmer"
-         : k == SIM_NWRITERS + SIM_NCOMPACTORS + 1 ? "the deleter"
-                                                   : "the reclaimer");
+  else if (k < SIM_NWRITERS + SIM_NCOMPACTORS + 2)
+    land(s, k == SIM_NWRITERS + SIM_NCOMPACTORS ? s->tmeta : s->dmeta,
+         k == SIM_NWRITERS + SIM_NCOMPACTORS ? "the trimmer" : "the deleter");
+  else {
+    land(s, s->rmeta, "the reclaimer");
+    land(s, s->rzombie, "the reclaimer's failed session (a zombie)");
+  }
 }
 
 static void one_step(sim *s) {
@@ -1630,6 +1648,7 @@ int sim_run(sim *s) {
     s->store_skew = 0;
     memset(s->skew, 0, sizeof s->skew);
   }
+  s->store_skew_span = 2 * store_skew_of(s, s->max_skew);
   tarn__clock_hooks h = {hook_now, hook_mono, hook_sleep, s};
   tarn__clock_set(&h);
   tarn__clock_set_store(hook_store_now, s);
@@ -1730,6 +1749,8 @@ void sim_free(sim *s) {
   tarn_meta_close(s->tmeta);
   tarn_meta_close(s->dmeta);
   tarn_meta_close(s->rmeta);
+  if (s->rzombie)
+    tarn_meta_close(s->rzombie);
   tarn_objstore_close(s->cwal);
   tarn_objstore_close(s->ccmp);
   tarn_objstore_mem_drop(s->wal_uri + 4);
@@ -1739,6 +1760,7 @@ void sim_free(sim *s) {
     free(s->logs[k].acked);
   }
   free(s->ents);
+  sim_wnames_free(s);
   free(s->trace);
   tarn__clock_set(NULL);
   tarn__clock_set_store(NULL, NULL);

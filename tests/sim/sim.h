@@ -204,8 +204,12 @@ typedef struct sim {
   int64_t now; /* true time */
   int proc;    /* the process running: whose clock the library reads */
   int64_t skew[SIM_NPROCS], store_skew, max_skew;
-  int64_t store_skew_span; /* how far the store's clock may step: 2 x its skew bound */
-  unsigned p_skew;         /* per mille of steps that reset one clock's skew (possibly backwards) */
+  /* every setting of the store's skew, in true time (ReclaimAfterGrace) */
+  struct sim_skewset {
+    int64_t at, skew;
+  } * skewlog;
+  size_t nskewlog, capskewlog;
+  unsigned p_skew; /* per mille of steps that reset one clock's skew (possibly backwards) */
   char meta_uri[96], wal_uri[96], cmp_uri[96];
   /* fault rates (per mille), drawn from the seed */
   unsigned p_obj_fault, p_meta_fault, p_crash, p_expire;
@@ -236,7 +240,7 @@ typedef struct sim {
    * store's clock at the last such pass (ReclaimAfterGrace) */
   struct sim_wname {
     char *name;
-    int64_t last_named_ms;
+    int64_t last_named; /* true time of that pass (s->now), not a clock's reading */
   } * wn;
   size_t nwn, capwn;
   uint32_t *wnhash; /* open addressing: 1 + index into wn, 0 empty */
@@ -282,8 +286,10 @@ void sim_check_step(sim *s);
 void sim_check_full(sim *s);
 /* ReclaimAfterGrace: the reclaimer is about to delete WAL object name */
 void sim_check_wal_delete(sim *s, const char *name);
-/* ReclaimAfterGrace: a reclamation pass succeeded at store_ms (store clock) */
-void sim_check_reclaim_passed(sim *s, int64_t store_ms);
+/* ReclaimAfterGrace: a reclamation pass succeeded (it ended at s->now) */
+void sim_check_reclaim_passed(sim *s);
+/* the store's clock is set to skew (logged for ReclaimAfterGrace) */
+void sim_store_skew_set(sim *s, int64_t skew);
 void sim_wnames_free(sim *s);
 
 #define sim_bug_names tarn__planted_names

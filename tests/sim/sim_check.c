@@ -79,7 +79,7 @@ static uint32_t wname(sim *s, const char *name, int add) {
   }
   if (!(s->wn[s->nwn].name = strdup(name)))
     abort();
-  s->wn[s->nwn].last_named_ms = 0;
+  s->wn[s->nwn].last_named = 0;
   s->wnhash[j] = (uint32_t)++s->nwn;
   return s->wnhash[j];
 }
@@ -89,16 +89,41 @@ void sim_wnames_free(sim *s) {
     free(s->wn[i].name);
   free(s->wn);
   free(s->wnhash);
+  free(s->skewlog);
   s->wn = NULL;
   s->wnhash = NULL;
-  s->nwn = s->capwn = s->wnhcap = 0;
+  s->skewlog = NULL;
+  s->nwn = s->capwn = s->wnhcap = s->nskewlog = s->capskewlog = 0;
+}
+
+void sim_store_skew_set(sim *s, int64_t skew) {
+  s->store_skew = skew;
+  if (s->nskewlog == s->capskewlog) {
+    s->capskewlog = s->capskewlog ? 2 * s->capskewlog : 64;
+    if (!(s->skewlog = realloc(s->skewlog, s->capskewlog * sizeof *s->skewlog)))
+      abort();
+  }
+  s->skewlog[s->nskewlog].at = s->now;
+  s->skewlog[s->nskewlog++].skew = skew;
+}
+
+/* The least skew the store's clock had at any moment from true time t on. */
+static int64_t least_store_skew_since(const sim *s, int64_t t) {
+  int64_t least = s->store_skew;
+  for (size_t i = s->nskewlog; i-- > 0;) {
+    if (s->skewlog[i].skew < least)
+      least = s->skewlog[i].skew;
+    if (s->skewlog[i].at <= t) /* the setting in effect at t: none before counts */
+      break;
+  }
+  return least;
 }
 
 /* After a successful reclamation pass: every WAL object a RAW record names
  * now was seen named by that pass (nothing but the reclaimer writes during a
  * pass, and it only removes records), so the pass forgot its first-seen
- * stamp. Its store-clock time is the object's reference. */
-void sim_check_reclaim_passed(sim *s, int64_t store_ms) {
+ * stamp. The pass's end, in true time, is the object's reference. */
+void sim_check_reclaim_passed(sim *s) {
   for (int l = 0; l < SIM_NLOGS; l++) {
     char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_LEN + 1], z[TARN_KEY_LEN + 1];
     uint64_t id = s->logs[l].id;
@@ -114,8 +139,10 @@ void sim_check_reclaim_passed(sim *s, int64_t store_ms) {
       tarn_entry_index ei;
       if (tarn_entry_index_decode(r.v[i].value, r.v[i].value_len, &ei))
         continue; /* NoReaderError's to report */
-      if (ei.file_type != TARN_FILE_PARQUET && ei.location)
-        s->wn[wname(s, ei.location, 1) - 1].last_named_ms = store_ms;
+      if (ei.file_type != TARN_FILE_PARQUET && ei.location) {
+        uint32_t w = wname(s, ei.location, 1); /* may move s->wn: index after */
+        s->wn[w - 1].last_named = s->now;
+      }
       tarn_entry_index_free(&ei);
     }
     tarn_meta_recs_free(&r);
@@ -128,25 +155,26 @@ void sim_check_reclaim_passed(sim *s, int64_t store_ms) {
  * successful pass that saw a record name it (sim_check_reclaim_passed). (A
  * pass that failed may not have forgotten it; a record named and retired
  * between two passes was never seen by the reclaimer and counts from the
- * last pass before.) The store's clock judges both readings; it may step by
- * twice its skew bound between them, hence that allowance, 0 in a world
- * without skew (--without skew). A first-seen stamp whose create was held
- * in flight and landed after the forgetting pass must not count (issue 12,
- * reclaim-trusts-late-stamp): it is at most SIM_MAX_INFLIGHT_MS older than
- * that pass, within a skew allowance of 10 s, so only the worlds without
- * skew see that bug here. */
+ * last pass before.) The grace is on the store's clock, whose readings may
+ * step back: a confirmation read at true time c >= that pass's end t reads
+ * at least t + the least skew the store had since t, so the deletion's
+ * reading must be at least the grace above that — exact, with no allowance,
+ * so that a first-seen stamp whose create was held in flight and landed
+ * after the forgetting pass (at most SIM_MAX_INFLIGHT_MS older than it) is
+ * seen if it counts (issue 12, reclaim-trusts-late-stamp). */
 void sim_check_wal_delete(sim *s, const char *name) {
   uint32_t i = wname(s, name, 0);
   SIM_CHECKED(s, P_ReclaimAfterGrace);
   if (!i)
     return; /* never seen named by a pass: an orphan (its grace is NoDanglingIndex's) */
-  int64_t now = s->now + s->store_skew, last = s->wn[i - 1].last_named_ms;
-  if (now - last < SIM_WAL_GRACE_MS - s->store_skew_span)
+  int64_t last = s->wn[i - 1].last_named, least = least_store_skew_since(s, last);
+  int64_t now = s->now + s->store_skew, from = last + least;
+  if (now - from < SIM_WAL_GRACE_MS)
     sim_fail(s, P_ReclaimAfterGrace,
              "WAL object %s deleted at %" PRId64 " ms (store clock), %" PRId64
-             " ms after the last successful pass that saw a record name it: less than the %d ms"
-             " grace (less %" PRId64 " ms of store-clock steps; LS-086)",
-             name, now, now - last, SIM_WAL_GRACE_MS, s->store_skew_span);
+             " ms after the last successful pass that saw a record name it (at %" PRId64
+             " ms on the store's clock at its least since): less than the %d ms grace (LS-086)",
+             name, now, now - from, from, SIM_WAL_GRACE_MS);
 }
 
 /* Reads a record new to the checker (or changed since): its span and kind;

@@ -76,7 +76,7 @@ static void clocks_drift(sim *s) {
   int p = (int)sim_below(s, SIM_NPROCS + 1);
   int64_t v = (int64_t)sim_below(s, (uint64_t)(2 * s->max_skew + 1)) - s->max_skew;
   if (p == SIM_NPROCS)
-    s->store_skew = v = store_skew_of(s, v);
+    sim_store_skew_set(s, v = store_skew_of(s, v));
   else if (p != PROC_CHECK)
     s->skew[p] = v;
   if (p == SIM_NPROCS)
@@ -879,7 +879,7 @@ static void act_reclaim(sim *s) {
             rc, st.wal_deleted, st.compacted_deleted, st.trimmed_files_deleted,
             st.records_hard_trimmed);
   if (!rc)
-    sim_check_reclaim_passed(s, hook_store_now(s));
+    sim_check_reclaim_passed(s);
   if (rc) {
     /* A failed pass may leave a lease: the node gives up this session and
      * opens a new one. What it sent is not recalled, though: a write of
@@ -1648,7 +1648,7 @@ int sim_run(sim *s) {
     s->store_skew = 0;
     memset(s->skew, 0, sizeof s->skew);
   }
-  s->store_skew_span = 2 * store_skew_of(s, s->max_skew);
+  sim_store_skew_set(s, s->store_skew);
   tarn__clock_hooks h = {hook_now, hook_mono, hook_sleep, s};
   tarn__clock_set(&h);
   tarn__clock_set_store(hook_store_now, s);

@@ -1554,13 +1554,27 @@ static void settle(sim *s) {
   SIM_CHECKED(s, P_CompactionCompletes);
   for (int round = 0; round < 200 && !s->failed; round++) {
     sim_watchdog_pet(s->step);
-    int busy = 0;
+    int busy = 0, refused = 0;
     for (int k = 0; k < SIM_NCOMPACTORS; k++) {
       sim_compactor *c = &s->cp[k];
       if (c->alive && c->state != CP_IDLE) {
         act_compactor(s, k, 1);
         busy = 1;
+        refused |= c->alive && c->state != CP_IDLE && !c->lock;
       }
+    }
+    if (refused) {
+      /* A compactor's relock was refused: another holder has the log's
+       * lock — a task node's claim (seed 20546: c1's session ended silently
+       * with its C3 taken, t1 claimed log 2, and c1, back at the settle,
+       * retried its relock 199 times at one instant while t1 was never run)
+       * or a crashed holder whose session has not expired yet. In `tarn
+       * serve` those nodes run on and time passes: each task node gets a
+       * turn, and a second passes, so a dead holder's session expires. */
+      for (int i = 0; i < SIM_NTNODES && !s->failed; i++)
+        act_tnode(s, i);
+      s->now += 1000;
+      expire_zombies(s);
     }
     if (busy)
       continue;

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "tarn/reclaim.h"
 #include "tarn/compactor.h"
 #include "tarn/entryindex.h"
 #include "tarn/key.h"
@@ -149,6 +150,31 @@ void sim_check_reclaim_passed(sim *s) {
   }
 }
 
+/* The time a first-seen stamp of WAL object name holds (reclaim.c's record
+ * "w-" + the name in hex, TARN_RECLAIM_PARTITION; value "{ms}" or "{ms}
+ * confirmed", store clock): 1 and *ms if there is one. */
+static int wal_stamp(sim *s, const char *name, int64_t *ms) {
+  size_t n = strlen(name);
+  char *k = malloc(2 * n + 3);
+  if (!k)
+    abort();
+  k[0] = 'w';
+  k[1] = '-';
+  for (size_t i = 0; i < n; i++)
+    snprintf(k + 2 + 2 * i, 3, "%02x", (unsigned char)name[i]);
+  tarn_meta_rec r = {0};
+  int got = tarn_meta_get(s->cmeta, TARN_RECLAIM_PARTITION, k, &r) == 0;
+  free(k);
+  int64_t t = 0;
+  size_t i = 0;
+  for (; got && i < r.value_len && r.value[i] >= '0' && r.value[i] <= '9' && i < 18; i++)
+    t = t * 10 + (r.value[i] - '0');
+  got = got && i > 0;
+  tarn_meta_rec_free(&r);
+  *ms = t;
+  return got;
+}
+
 /* LS-086: the reclaimer deletes a WAL object only a grace after a pass
  * confirmed it unreferenced, and a pass that sees it named forgets its
  * first-seen stamp, so no deletion comes sooner than the grace after the last
@@ -158,23 +184,32 @@ void sim_check_reclaim_passed(sim *s) {
  * last pass before.) The grace is on the store's clock, whose readings may
  * step back: a confirmation read at true time c >= that pass's end t reads
  * at least t + the least skew the store had since t, so the deletion's
- * reading must be at least the grace above that — exact, with no allowance,
- * so that a first-seen stamp whose create was held in flight and landed
- * after the forgetting pass (at most SIM_MAX_INFLIGHT_MS older than it) is
- * seen if it counts (issue 12, reclaim-trusts-late-stamp). */
+ * reading must be at least the grace above that — exact, with no allowance.
+ * And for the same reason the stamp the deletion counts from (still there:
+ * the reclaimer forgets it after the delete) must hold a time no earlier
+ * than that: a stamp whose create was held in flight and landed after the
+ * forgetting pass holds an older time, which says nothing (issue 12,
+ * reclaim-trusts-late-stamp) — seen here whenever it is used, not only when
+ * the deletion falls in the few seconds it shortens the grace by. */
 void sim_check_wal_delete(sim *s, const char *name) {
   uint32_t i = wname(s, name, 0);
   SIM_CHECKED(s, P_ReclaimAfterGrace);
   if (!i)
     return; /* never seen named by a pass: an orphan (its grace is NoDanglingIndex's) */
   int64_t last = s->wn[i - 1].last_named, least = least_store_skew_since(s, last);
-  int64_t now = s->now + s->store_skew, from = last + least;
+  int64_t now = s->now + s->store_skew, from = last + least, stamp;
   if (now - from < SIM_WAL_GRACE_MS)
     sim_fail(s, P_ReclaimAfterGrace,
              "WAL object %s deleted at %" PRId64 " ms (store clock), %" PRId64
              " ms after the last successful pass that saw a record name it (at %" PRId64
              " ms on the store's clock at its least since): less than the %d ms grace (LS-086)",
              name, now, now - from, from, SIM_WAL_GRACE_MS);
+  else if (wal_stamp(s, name, &stamp) && stamp < from)
+    sim_fail(s, P_ReclaimAfterGrace,
+             "WAL object %s deleted on a first-seen stamp of %" PRId64 " ms (store clock), %" PRId64
+             " ms before the last successful pass that saw a record"
+             " name it (at %" PRId64 " ms): that pass forgot every earlier stamp (LS-086)",
+             name, stamp, from - stamp, from);
 }
 
 /* Reads a record new to the checker (or changed since): its span and kind;

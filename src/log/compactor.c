@@ -202,7 +202,7 @@ int tarn_compact_plan(tarn_compactor *c, uint64_t log_id, int force, tarn_compac
   out->trim = b;
   if ((rc = tarn__index_scan(c->meta, log_id, from, NULL, plan_cb, &p)))
     return rc;
-  if (p.overlap) {
+  if (p.overlap && !TARN__PLANTED(TARN__BUG_PLAN_OVER_UNFINISHED)) {
     memset(out, 0, sizeof *out);
     return tarn__err(TARN_EBUSY,
                      "log %" PRIu64 ": the record for [%" PRIu64 ", %" PRIu64

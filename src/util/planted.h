@@ -66,6 +66,7 @@
   X(RECLAIM_TRUSTS_LATE_STAMP, "reclaim-trusts-late-stamp") /* reverts issue 12's stamp fix */     \
   X(TASK_PUT_UNGUARDED, "task-put-unguarded")               /* task writes without the lock */     \
   X(C2_STOPS_BEFORE_E, "c2-stops-before-e")                 /* C2's scan ends at >= e */           \
+  X(PLAN_OVER_UNFINISHED, "plan-over-unfinished")           /* reverts #11 part 5's roll-forward */\
   X(CLAIM_SKIPS_FAILED, "claim-skips-failed")               /* a failed task never reclaimed */    \
   X(CLAIM_REDOES_C2, "claim-redoes-c2")                     /* PREPARED claimed as INIT */         \
   X(TASK_GUARD_ANY_LOCK, "task-guard-any-lock")             /* guard: a lock, not ours */          \

@@ -19,9 +19,10 @@
 #include "tarn/writer.h"
 #include "util/planted.h"
 
-#define SIM_NLOGS 3       /* logs 1..SIM_NLOGS */
-#define SIM_NWRITERS 3    /* writer processes */
-#define SIM_DELETED_LOG 3 /* the log the deleter may delete */
+#define SIM_NLOGS 3            /* logs 1..SIM_NLOGS */
+#define SIM_WAL_GRACE_MS 61000 /* the reclaimer's WAL grace (ReclaimAfterGrace judges by it) */
+#define SIM_NWRITERS 3         /* writer processes */
+#define SIM_DELETED_LOG 3      /* the log the deleter may delete */
 #define SIM_NCOMPACTORS 2
 #define SIM_MAX_ZOMBIES 32
 
@@ -58,6 +59,7 @@ enum { E_PENDING = 0, E_ACKED, E_FAILED, E_UNKNOWN };
   X(TrimMarkerMonotonic, "tarn")                                                                   \
   X(SoftTrimStored, "tarn")                                                                        \
   X(NoDanglingIndex, "tarn")                                                                       \
+  X(ReclaimAfterGrace, "tarn")                                                                     \
   X(DeletedLogStaysEmpty, "tarn")                                                                  \
   X(OneOutcome, "tarn")                                                                            \
   X(StepError, "tarn")                                                                             \
@@ -202,6 +204,11 @@ typedef struct sim {
   int64_t now; /* true time */
   int proc;    /* the process running: whose clock the library reads */
   int64_t skew[SIM_NPROCS], store_skew, max_skew;
+  /* every setting of the store's skew, in true time (ReclaimAfterGrace) */
+  struct sim_skewset {
+    int64_t at, skew;
+  } * skewlog;
+  size_t nskewlog, capskewlog;
   unsigned p_skew; /* per mille of steps that reset one clock's skew (possibly backwards) */
   char meta_uri[96], wal_uri[96], cmp_uri[96];
   /* fault rates (per mille), drawn from the seed */
@@ -227,7 +234,17 @@ typedef struct sim {
   int64_t task_created[SIM_NLOGS + 1];
   int task_state[SIM_NLOGS + 1];
   uint64_t task_range[SIM_NLOGS + 1][2];
-  tarn_meta *rmeta; /* the reclaimer's session */
+  tarn_meta *rmeta;   /* the reclaimer's session */
+  tarn_meta *rzombie; /* the reclaimer's last failed session: its held writes may land */
+  /* every WAL object a successful reclamation pass saw named, and the
+   * store's clock at the last such pass (ReclaimAfterGrace) */
+  struct sim_wname {
+    char *name;
+    int64_t last_named; /* true time of that pass (s->now), not a clock's reading */
+  } * wn;
+  size_t nwn, capwn;
+  uint32_t *wnhash; /* open addressing: 1 + index into wn, 0 empty */
+  size_t wnhcap;
   uint64_t reclaim_epoch;
   tarn_reader *fresh, *stale;
   tarn_meta *tmeta; /* the trimmer's session */
@@ -267,6 +284,13 @@ void sim_read_faults_clear(sim *s, tarn_meta *m);
 /* sim_check.c */
 void sim_check_step(sim *s);
 void sim_check_full(sim *s);
+/* ReclaimAfterGrace: the reclaimer is about to delete WAL object name */
+void sim_check_wal_delete(sim *s, const char *name);
+/* ReclaimAfterGrace: a reclamation pass succeeded (it ended at s->now) */
+void sim_check_reclaim_passed(sim *s);
+/* the store's clock is set to skew (logged for ReclaimAfterGrace) */
+void sim_store_skew_set(sim *s, int64_t skew);
+void sim_wnames_free(sim *s);
 
 #define sim_bug_names tarn__planted_names
 extern const char *const sim_fault_names[]; /* by SIM_NO_* bit: object, meta, crash, expiry */

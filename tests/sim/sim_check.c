@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "sim.h"
+#include "tarn/reclaim.h"
 #include "tarn/compactor.h"
 #include "tarn/entryindex.h"
 #include "tarn/key.h"
@@ -41,6 +42,174 @@ static const sim_span *old_span(const sim_log *lg, uint64_t end) {
       hi = mid;
   }
   return lo < lg->nspans && lg->spans[lo].end == end ? &lg->spans[lo] : NULL;
+}
+
+/* ---- ReclaimAfterGrace: WAL object names and when they were last named ---- */
+
+static uint64_t name_hash(const char *name) { return fnv((const uint8_t *)name, strlen(name)); }
+
+/* 1 + the entry of name in s->wn, 0 if absent (add: inserted then). */
+static uint32_t wname(sim *s, const char *name, int add) {
+  if (add && 2 * (s->nwn + 1) > s->wnhcap) { /* grow: rehash every entry */
+    size_t cap = s->wnhcap ? 2 * s->wnhcap : 1024;
+    uint32_t *h = calloc(cap, sizeof *h);
+    if (!h)
+      abort();
+    for (size_t i = 0; i < s->nwn; i++) {
+      size_t j = name_hash(s->wn[i].name) & (cap - 1);
+      while (h[j])
+        j = (j + 1) & (cap - 1);
+      h[j] = (uint32_t)i + 1;
+    }
+    free(s->wnhash);
+    s->wnhash = h;
+    s->wnhcap = cap;
+  }
+  if (!s->wnhcap)
+    return 0;
+  size_t j = name_hash(name) & (s->wnhcap - 1);
+  for (; s->wnhash[j]; j = (j + 1) & (s->wnhcap - 1))
+    if (!strcmp(s->wn[s->wnhash[j] - 1].name, name))
+      return s->wnhash[j];
+  if (!add)
+    return 0;
+  if (s->nwn == s->capwn) {
+    s->capwn = s->capwn ? 2 * s->capwn : 1024;
+    if (!(s->wn = realloc(s->wn, s->capwn * sizeof *s->wn)))
+      abort();
+  }
+  if (!(s->wn[s->nwn].name = strdup(name)))
+    abort();
+  s->wn[s->nwn].last_named = 0;
+  s->wnhash[j] = (uint32_t)++s->nwn;
+  return s->wnhash[j];
+}
+
+void sim_wnames_free(sim *s) {
+  for (size_t i = 0; i < s->nwn; i++)
+    free(s->wn[i].name);
+  free(s->wn);
+  free(s->wnhash);
+  free(s->skewlog);
+  s->wn = NULL;
+  s->wnhash = NULL;
+  s->skewlog = NULL;
+  s->nwn = s->capwn = s->wnhcap = s->nskewlog = s->capskewlog = 0;
+}
+
+void sim_store_skew_set(sim *s, int64_t skew) {
+  s->store_skew = skew;
+  if (s->nskewlog == s->capskewlog) {
+    s->capskewlog = s->capskewlog ? 2 * s->capskewlog : 64;
+    if (!(s->skewlog = realloc(s->skewlog, s->capskewlog * sizeof *s->skewlog)))
+      abort();
+  }
+  s->skewlog[s->nskewlog].at = s->now;
+  s->skewlog[s->nskewlog++].skew = skew;
+}
+
+/* The least skew the store's clock had at any moment from true time t on. */
+static int64_t least_store_skew_since(const sim *s, int64_t t) {
+  int64_t least = s->store_skew;
+  for (size_t i = s->nskewlog; i-- > 0;) {
+    if (s->skewlog[i].skew < least)
+      least = s->skewlog[i].skew;
+    if (s->skewlog[i].at <= t) /* the setting in effect at t: none before counts */
+      break;
+  }
+  return least;
+}
+
+/* After a successful reclamation pass: every WAL object a RAW record names
+ * now was seen named by that pass (nothing but the reclaimer writes during a
+ * pass, and it only removes records), so the pass forgot its first-seen
+ * stamp. The pass's end, in true time, is the object's reference. */
+void sim_check_reclaim_passed(sim *s) {
+  for (int l = 0; l < SIM_NLOGS; l++) {
+    char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_LEN + 1], z[TARN_KEY_LEN + 1];
+    uint64_t id = s->logs[l].id;
+    tarn_key_partition(part, id);
+    tarn_key_format(a, id, 0, 0);
+    tarn_key_format(z, id, TARN_KEY_MAX, TARN_KEY_MAX);
+    tarn_meta_recs r = {0};
+    if (tarn_meta_scan(s->cmeta, part, a, z, 0, 0, &r)) {
+      sim_fail(s, P_NoReaderError, "scanning log %" PRIu64 ": %s", id, tarn_errmsg());
+      return;
+    }
+    for (size_t i = 0; i < r.n; i++) {
+      tarn_entry_index ei;
+      if (tarn_entry_index_decode(r.v[i].value, r.v[i].value_len, &ei))
+        continue; /* NoReaderError's to report */
+      if (ei.file_type != TARN_FILE_PARQUET && ei.location) {
+        uint32_t w = wname(s, ei.location, 1); /* may move s->wn: index after */
+        s->wn[w - 1].last_named = s->now;
+      }
+      tarn_entry_index_free(&ei);
+    }
+    tarn_meta_recs_free(&r);
+  }
+}
+
+/* The time a first-seen stamp of WAL object name holds (reclaim.c's record
+ * "w-" + the name in hex, TARN_RECLAIM_PARTITION; value "{ms}" or "{ms}
+ * confirmed", store clock): 1 and *ms if there is one. */
+static int wal_stamp(sim *s, const char *name, int64_t *ms) {
+  size_t n = strlen(name);
+  char *k = malloc(2 * n + 3);
+  if (!k)
+    abort();
+  k[0] = 'w';
+  k[1] = '-';
+  for (size_t i = 0; i < n; i++)
+    snprintf(k + 2 + 2 * i, 3, "%02x", (unsigned char)name[i]);
+  tarn_meta_rec r = {0};
+  int got = tarn_meta_get(s->cmeta, TARN_RECLAIM_PARTITION, k, &r) == 0;
+  free(k);
+  int64_t t = 0;
+  size_t i = 0;
+  for (; got && i < r.value_len && r.value[i] >= '0' && r.value[i] <= '9' && i < 18; i++)
+    t = t * 10 + (r.value[i] - '0');
+  got = got && i > 0;
+  tarn_meta_rec_free(&r);
+  *ms = t;
+  return got;
+}
+
+/* LS-086: the reclaimer deletes a WAL object only a grace after a pass
+ * confirmed it unreferenced, and a pass that sees it named forgets its
+ * first-seen stamp, so no deletion comes sooner than the grace after the last
+ * successful pass that saw a record name it (sim_check_reclaim_passed). (A
+ * pass that failed may not have forgotten it; a record named and retired
+ * between two passes was never seen by the reclaimer and counts from the
+ * last pass before.) The grace is on the store's clock, whose readings may
+ * step back: a confirmation read at true time c >= that pass's end t reads
+ * at least t + the least skew the store had since t, so the deletion's
+ * reading must be at least the grace above that — exact, with no allowance.
+ * And for the same reason the stamp the deletion counts from (still there:
+ * the reclaimer forgets it after the delete) must hold a time no earlier
+ * than that: a stamp whose create was held in flight and landed after the
+ * forgetting pass holds an older time, which says nothing (issue 12,
+ * reclaim-trusts-late-stamp) — seen here whenever it is used, not only when
+ * the deletion falls in the few seconds it shortens the grace by. */
+void sim_check_wal_delete(sim *s, const char *name) {
+  uint32_t i = wname(s, name, 0);
+  SIM_CHECKED(s, P_ReclaimAfterGrace);
+  if (!i)
+    return; /* never seen named by a pass: an orphan (its grace is NoDanglingIndex's) */
+  int64_t last = s->wn[i - 1].last_named, least = least_store_skew_since(s, last);
+  int64_t now = s->now + s->store_skew, from = last + least, stamp;
+  if (now - from < SIM_WAL_GRACE_MS)
+    sim_fail(s, P_ReclaimAfterGrace,
+             "WAL object %s deleted at %" PRId64 " ms (store clock), %" PRId64
+             " ms after the last successful pass that saw a record name it (at %" PRId64
+             " ms on the store's clock at its least since): less than the %d ms grace (LS-086)",
+             name, now, now - from, from, SIM_WAL_GRACE_MS);
+  else if (wal_stamp(s, name, &stamp) && stamp < from)
+    sim_fail(s, P_ReclaimAfterGrace,
+             "WAL object %s deleted on a first-seen stamp of %" PRId64 " ms (store clock), %" PRId64
+             " ms before the last successful pass that saw a record"
+             " name it (at %" PRId64 " ms): that pass forgot every earlier stamp (LS-086)",
+             name, stamp, from - stamp, from);
 }
 
 /* Reads a record new to the checker (or changed since): its span and kind;

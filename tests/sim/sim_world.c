@@ -22,7 +22,6 @@
 
 #define EPOCH_MS INT64_C(1767225600000) /* 2026-01-01T00:00:00Z */
 /* longer than the stale reader's index cache (60 s) */
-#define SIM_WAL_GRACE_MS 61000
 
 const char *const sim_fault_names[] = {"object", "meta",  "crash",   "expiry", "skew", "slow",
                                        "zombie", "stall", "c3crash", "read",   NULL};
@@ -77,7 +76,7 @@ static void clocks_drift(sim *s) {
   int p = (int)sim_below(s, SIM_NPROCS + 1);
   int64_t v = (int64_t)sim_below(s, (uint64_t)(2 * s->max_skew + 1)) - s->max_skew;
   if (p == SIM_NPROCS)
-    s->store_skew = v = store_skew_of(s, v);
+    sim_store_skew_set(s, v = store_skew_of(s, v));
   else if (p != PROC_CHECK)
     s->skew[p] = v;
   if (p == SIM_NPROCS)
@@ -852,12 +851,20 @@ static void act_compactor(sim *s, int i, int force) {
 
 /* A reclamation pass, on one of two nodes (each `tarn serve` node runs one),
  * whose clocks differ: only the store's clock may judge a grace period. */
+static void reclaim_report(void *ctx, const char *kind, const char *name, uint64_t bytes) {
+  (void)bytes;
+  if (!strcmp(kind, "wal"))
+    sim_check_wal_delete(ctx, name);
+}
+
 static void act_reclaim(sim *s) {
   s->proc = chance(s, 500) ? PROC_RECL : PROC_RECL2;
   tarn_reclaim_options o;
   tarn_reclaim_options_default(&o);
   o.wal_grace_ms = SIM_WAL_GRACE_MS;
   o.orphan_grace_ms = 61000;
+  o.report = reclaim_report;
+  o.report_ctx = s;
   tarn_reclaim_stats st = {0};
   arm_meta_fault(s, s->rmeta);
   sim_arm_read_fault(s, chance(s, 500) ? s->cwal : s->ccmp, s->rmeta);
@@ -871,8 +878,20 @@ static void act_reclaim(sim *s) {
             " compacted deleted, %" PRIu64 " trimmed files, %" PRIu64 " records hard-trimmed",
             rc, st.wal_deleted, st.compacted_deleted, st.trimmed_files_deleted,
             st.records_hard_trimmed);
-  if (rc) { /* a failed pass may leave a lease or first-seen record: new session */
-    tarn_meta_close(s->rmeta);
+  if (!rc)
+    sim_check_reclaim_passed(s);
+  if (rc) {
+    /* A failed pass may leave a lease: the node gives up this session and
+     * opens a new one. What it sent is not recalled, though: a write of
+     * unknown outcome (a held first-seen stamp, a confirmation) may still
+     * land, up to the client's deadline, as on etcd when `tarn serve`'s
+     * reclaim job moves on (issue 12's zombie reclaimer). So the old session
+     * ends at the store now (its lease goes) and its handle is kept as a
+     * zombie whose held writes land at a later landing step, or never. */
+    if (s->rzombie)
+      tarn_meta_close(s->rzombie);
+    tarn_meta_inject_fault(s->rmeta, TARN_META_FAULT_EXPIRE_SILENT, 0);
+    s->rzombie = s->rmeta;
     if (open_meta(s, &s->rmeta))
       abort();
   }
@@ -1307,14 +1326,13 @@ static void zombies_and_landings(sim *s) {
     land(s, s->wr[k].alive ? s->wr[k].meta : NULL, "a writer");
   else if (k < SIM_NWRITERS + SIM_NCOMPACTORS)
     land(s, s->cp[k - SIM_NWRITERS].alive ? s->cp[k - SIM_NWRITERS].meta : NULL, "a compactor");
-  else
-    land(s,
-         k == SIM_NWRITERS + SIM_NCOMPACTORS       ? s->tmeta
-         : k == SIM_NWRITERS + SIM_NCOMPACTORS + 1 ? s->dmeta
-                                                   : s->rmeta,
-         k == SIM_NWRITERS + SIM_NCOMPACTORS       ? "the trimmer"
-         : k == SIM_NWRITERS + SIM_NCOMPACTORS + 1 ? "the deleter"
-                                                   : "the reclaimer");
+  else if (k < SIM_NWRITERS + SIM_NCOMPACTORS + 2)
+    land(s, k == SIM_NWRITERS + SIM_NCOMPACTORS ? s->tmeta : s->dmeta,
+         k == SIM_NWRITERS + SIM_NCOMPACTORS ? "the trimmer" : "the deleter");
+  else {
+    land(s, s->rmeta, "the reclaimer");
+    land(s, s->rzombie, "the reclaimer's failed session (a zombie)");
+  }
 }
 
 static void one_step(sim *s) {
@@ -1536,13 +1554,27 @@ static void settle(sim *s) {
   SIM_CHECKED(s, P_CompactionCompletes);
   for (int round = 0; round < 200 && !s->failed; round++) {
     sim_watchdog_pet(s->step);
-    int busy = 0;
+    int busy = 0, refused = 0;
     for (int k = 0; k < SIM_NCOMPACTORS; k++) {
       sim_compactor *c = &s->cp[k];
       if (c->alive && c->state != CP_IDLE) {
         act_compactor(s, k, 1);
         busy = 1;
+        refused |= c->alive && c->state != CP_IDLE && !c->lock;
       }
+    }
+    if (refused) {
+      /* A compactor's relock was refused: another holder has the log's
+       * lock — a task node's claim (seed 20546: c1's session ended silently
+       * with its C3 taken, t1 claimed log 2, and c1, back at the settle,
+       * retried its relock 199 times at one instant while t1 was never run)
+       * or a crashed holder whose session has not expired yet. In `tarn
+       * serve` those nodes run on and time passes: each task node gets a
+       * turn, and a second passes, so a dead holder's session expires. */
+      for (int i = 0; i < SIM_NTNODES && !s->failed; i++)
+        act_tnode(s, i);
+      s->now += 1000;
+      expire_zombies(s);
     }
     if (busy)
       continue;
@@ -1630,6 +1662,7 @@ int sim_run(sim *s) {
     s->store_skew = 0;
     memset(s->skew, 0, sizeof s->skew);
   }
+  sim_store_skew_set(s, s->store_skew);
   tarn__clock_hooks h = {hook_now, hook_mono, hook_sleep, s};
   tarn__clock_set(&h);
   tarn__clock_set_store(hook_store_now, s);
@@ -1730,6 +1763,8 @@ void sim_free(sim *s) {
   tarn_meta_close(s->tmeta);
   tarn_meta_close(s->dmeta);
   tarn_meta_close(s->rmeta);
+  if (s->rzombie)
+    tarn_meta_close(s->rzombie);
   tarn_objstore_close(s->cwal);
   tarn_objstore_close(s->ccmp);
   tarn_objstore_mem_drop(s->wal_uri + 4);
@@ -1739,6 +1774,7 @@ void sim_free(sim *s) {
     free(s->logs[k].acked);
   }
   free(s->ents);
+  sim_wnames_free(s);
   free(s->trace);
   tarn__clock_set(NULL);
   tarn__clock_set_store(NULL, NULL);

@@ -61,12 +61,24 @@ int tarn__xsettle_range(tarn_meta *m, tarn_objstore *wal, const char *star, uint
   return 0;
 }
 
+/* Counts an admission by its verdict (tarn_xwriter_stats.gate_*) once the
+ * gate's record landed. */
+static int counted(tarn_xwriter *w, int rc, uint64_t *verdict) {
+  if (!rc) {
+    pthread_mutex_lock(&w->mu);
+    (*verdict)++;
+    pthread_mutex_unlock(&w->mu);
+  }
+  return rc;
+}
+
 int tarn__xgate_open(tarn_xwriter *w, xlog *l) {
   tarn_meta *m = w->meta;
   uint64_t log_id = l->log_id, my_epoch = w->ep.epoch;
   char pred[TARN__X_STAR_MAX + 1], ms[TARN__X_STAR_MAX + 1];
   uint64_t pe = 0, me = 0, mend = 0, pe_tail = 0, cum = 0;
   int64_t mver = 0, rver = 0;
+  uint64_t *verdict = &w->st.gate_fresh;
   int rc = tarn__xwriter_rec_get(m, log_id, pred, &pe, &rver);
   int had_rec = rc == 0;
   if (TARN__PLANTED(TARN__BUG_XGATE_TRUSTS_INDEX) && !rc &&
@@ -92,9 +104,11 @@ int tarn__xgate_open(tarn_xwriter *w, xlog *l) {
                                               "mark; retry",
                                               log_id)
                                   : rc;
+    verdict = &w->st.gate_marked;
     goto admit;
   }
   if (!strcmp(pred, w->star)) {
+    verdict = &w->st.gate_restart;
     if (pe == my_epoch)
       goto admit; /* our own tenure, already gated (a log reopened after Finish failed) */
     /* the same star restarted: its head moved past pe, so pe.. are superseded */
@@ -110,6 +124,7 @@ int tarn__xgate_open(tarn_xwriter *w, xlog *l) {
                      "express log %" PRIu64 ": star %s leads it (or is finishing "
                      "it) and left no mark; retry",
                      log_id, pred);
+  verdict = &w->st.gate_settled;
   if (!TARN__PLANTED(TARN__BUG_XGATE_TRUSTS_DEAD)) {
     uint64_t head = 0;
     if ((rc = tarn__xchain_head(m, pred, TARN__X_CLASS_EXPRESS, &head)) ||
@@ -150,5 +165,5 @@ admit:
                      "last-writer record",
                      log_id);
   }
-  return rc;
+  return counted(w, rc, verdict);
 }

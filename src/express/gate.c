@@ -18,47 +18,15 @@
  * session lives (leases are ephemeral), so the predecessor may still
  * acknowledge. The registry's word is only ever a reason to wait. */
 static int other_lease(tarn_meta *m, uint64_t log_id, const tarn_lease *mine, int *yes) {
-  char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_SLASH_MAX], b[TARN_KEY_SLASH_MAX + 2],
-      own[TARN_KEY_SLASH_MAX];
-  int rc = tarn_key_partition(part, log_id);
-  if (!rc)
-    rc = tarn_key_lease_prefix(a, log_id);
-  if (!rc)
-    rc = tarn_key_lease(own, log_id, tarn_lease_token(mine));
-  if (rc)
-    return rc;
-  snprintf(b, sizeof b, "%s~", a);
-  tarn_meta_recs r;
-  if ((rc = tarn_meta_scan(m, part, a, b, 0, 0, &r)))
-    return tarn__errctx(rc, "reading the leases of express log %" PRIu64, log_id);
-  *yes = 0;
-  for (size_t i = 0; i < r.n; i++)
-    *yes |= strcmp(r.v[i].key, own) != 0;
-  tarn_meta_recs_free(&r);
-  return 0;
+  char own[TARN_KEY_SLASH_MAX];
+  int rc = tarn_key_lease(own, log_id, tarn_lease_token(mine));
+  return rc ? rc : tarn__xlease_other(m, log_id, own, yes);
 }
 
 int tarn__xsettle_range(tarn_meta *m, tarn_objstore *wal, const char *star, uint64_t lo,
                         uint64_t hi) {
   tarn_xfence_opts fo = {TARN__X_GATE_FENCE_TIMEOUT_MS, 0};
-  for (uint64_t e = hi; e >= lo && e >= 1; e--) {
-    tarn__xepoch ep;
-    int rc = tarn__xepoch_load(m, star, TARN__X_CLASS_EXPRESS, e, &ep);
-    if (rc == TARN_ENOTFOUND) { /* a burned number */
-      tarn_errclear();
-      continue;
-    }
-    if (rc)
-      return rc;
-    int settled = ep.state == TARN__XEPOCH_FENCED && ep.has_cut && ep.checkpoint >= ep.cut;
-    tarn__xepoch_free(&ep);
-    if (settled)
-      continue;
-    if ((rc = tarn_express_fence(m, star, e, &fo, NULL)) ||
-        (rc = tarn_express_settle(m, wal, star, e, &fo, NULL)))
-      return tarn__errctx(rc, "settling epoch %" PRIu64 " of star %s", e, star);
-  }
-  return 0;
+  return tarn__xsettle_epochs(m, wal, star, lo, hi, &fo, NULL, NULL);
 }
 
 /* Counts an admission by its verdict (tarn_xwriter_stats.gate_*) once the

@@ -38,6 +38,7 @@ typedef struct tarn__knode_config {
   int auto_create_topics;         /* Metadata creates unknown topics (0) */
   int32_t auto_create_partitions; /* partitions of an auto-created topic (1) */
   uint32_t batch_ms;              /* produce's batch window of topics without one (250) */
+  uint32_t express_absorb_ms;     /* the express writer's absorb window (0: its 250) */
   /* SASL (sasl.h): the TARN__KSASL_* mechanisms a client must authenticate
    * with before any other request; 0: none required, SaslHandshake and
    * SaslAuthenticate not advertised. */
@@ -117,6 +118,17 @@ int tarn__kexpress_handover(tarn__knode *n, int all);
 void tarn__kexpress_drain(tarn__knode *n);
 /* Closes the writer: Finish for every log it leads (retried), then frees. */
 int tarn__kexpress_close(tarn__knode *n);
+/* Fetch of an express partition (item 4 of issue 15; docs/kafka.md "Express
+ * topics"): the acknowledged tail that this node's writer holds and the
+ * index does not have yet, from offset from on, appended to out (NULL: only
+ * *next is wanted) whole entries at a time, their batches' offsets set
+ * (LS-099), contiguous from from (an entry starting past from, a gap the
+ * index must fill first, ends the walk), at most max bytes unless first (the
+ * first entry of a response is taken whatever its size). *next: the offset
+ * after the last entry taken (from when none). 0 and nothing when the writer
+ * does not lead the log. */
+int tarn__kexpress_tail(tarn__knode *n, uint64_t log_id, uint64_t from, size_t max, int first,
+                        struct tarn_buf *out, uint64_t *next);
 
 /* Fetch cursors (issue 13 §4): a log's iterator kept between Fetches, so that
  * a consumer reading on does not look its entry up in the index and read its

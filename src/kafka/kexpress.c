@@ -17,7 +17,9 @@
 #include "kafka/api.h"
 #include "kafka/registry.h"
 #include "tarn/deployment.h"
+#include "tarn/buf.h"
 #include "tarn/error.h"
+#include "tarn/kafka.h"
 #include "tarn/express.h"
 #include "tarn/express_fence.h"
 #include "tarn/kafka_topics.h"
@@ -79,6 +81,8 @@ int tarn__kexpress_writer(tarn__knode *n, const tarn_kafka_topic *t, uint32_t pa
     tarn_xwriter_options o;
     tarn_xwriter_options_default(&o);
     o.star = n->cfg.star;
+    if (n->cfg.express_absorb_ms)
+      o.absorb_ms = n->cfg.express_absorb_ms;
     /* an in-process roll fences the writer's own halted epoch (as tarn append) */
     o.fence = tarn_express_fence_cut;
     rc = tarn_xwriter_open(n->meta, tarn_deployment_wal(n->dep), &o, &x->w);
@@ -194,4 +198,48 @@ int tarn__kexpress_close(tarn__knode *n) {
   free(x);
   n->express = NULL;
   return rc;
+}
+
+typedef struct tailw {
+  uint64_t next;
+  tarn_buf *out;
+  size_t max;
+  int first;
+  int rc;
+} tailw;
+
+static int tail_entry(void *arg, uint64_t offset, const void *payload, size_t len,
+                      uint32_t records) {
+  tailw *t = arg;
+  if (offset > t->next || offset + records <= t->next)
+    return 1; /* a gap below it (absorbed meanwhile: the index has it) */
+  if (t->out) {
+    size_t have = t->out->len;
+    if (len > t->max && !t->first)
+      return 1;
+    if ((t->rc = tarn_buf_append(t->out, payload, len)) ||
+        (t->rc = tarn_kafka_rewrite_offsets(t->out->data + have, len, (int64_t)offset, records)))
+      return 1;
+    t->max = len > t->max ? 0 : t->max - len;
+    t->first = 0;
+  }
+  t->next = offset + records;
+  return 0;
+}
+
+int tarn__kexpress_tail(tarn__knode *n, uint64_t log_id, uint64_t from, size_t max, int first,
+                        tarn_buf *out, uint64_t *next) {
+  struct tarn__kexpress *x = n->express;
+  *next = from;
+  if (!x)
+    return 0;
+  tailw t = {from, out, max, first, 0};
+  pthread_mutex_lock(&x->mu);
+  /* read_tail finds nothing for a log the writer does not lead (never
+   * opened, or finished: handed over) */
+  if (x->w)
+    tarn_xwriter_read_tail(x->w, log_id, from, tail_entry, &t, NULL);
+  pthread_mutex_unlock(&x->mu);
+  *next = t.next;
+  return t.rc;
 }

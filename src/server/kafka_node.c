@@ -98,6 +98,7 @@ int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
   n->cfg.auto_create_topics = o->kafka_auto_create_topics;
   if (o->kafka_batch_ms >= 0)
     n->cfg.batch_ms = (uint32_t)o->kafka_batch_ms;
+  n->cfg.express_absorb_ms = (uint32_t)o->express_absorb_ms;
   char lhost[256];
   int lport;
   int rc = tarn_srv_kafka_parse_addr(o->kafka_listen, lhost, sizeof lhost, &lport);

@@ -33,6 +33,7 @@ typedef struct tarn_srv_options {
   const char *kafka_advertise;      /* HOST:PORT clients are told (the listen address) */
   int kafka_node_id;                /* -1: the lowest free */
   const char *star;                 /* the express writer's star (NULL: node-{node ID}) */
+  int express_absorb_ms;            /* its absorb window; 0: the writer's (250) */
   int kafka_auto_create_topics;     /* Metadata creates unknown topics (0) */
   int kafka_batch_ms;               /* produce's batch window; -1: the writer's (250) */
   int kafka_max_connections;        /* 0: 1024 */

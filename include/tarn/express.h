@@ -167,6 +167,11 @@ typedef struct tarn_xwriter_stats {
   uint64_t flights_reclaimed;
   uint64_t entries_acked;
   uint64_t entries_failed;
+  /* the open gate's verdicts (issue 15; docs/express.md "Leadership"), one per
+   * admitted tenure of a log: nobody led it; a predecessor's clean-release mark
+   * consumed; this star's own older epochs superseded and settled; a dead
+   * predecessor fenced and settled */
+  uint64_t gate_fresh, gate_marked, gate_restart, gate_settled;
 } tarn_xwriter_stats;
 void tarn_xwriter_stats_get(tarn_xwriter *w, tarn_xwriter_stats *s);
 void tarn_xwriter_last_error(tarn_xwriter *w, char *buf, size_t n);

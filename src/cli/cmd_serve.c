@@ -76,6 +76,11 @@ static void help(void) {
          "                              only :PORT or PORT is given; port 0: any free port)\n"
          "  --kafka-advertise HOST:PORT the address Metadata gives clients (the listen one)\n"
          "  --kafka-node-id N           this node's broker ID (default: the lowest free)\n"
+         "  --star STAR                 the star of the node's express writer, which leads\n"
+         "                              the express partitions the node is leader of\n"
+         "                              (default node-{ID}; docs/kafka.md \"Express topics\")\n"
+         "  --express-absorb-ms MS      the express writer's absorb window (250): how long\n"
+         "                              the acknowledged tail waits to be indexed\n"
          "  --kafka-auto-create-topics  Metadata creates topics it does not know (off)\n"
          "  --kafka-batch-ms MS         produce's batch window (the writer's, 250)\n"
          "  --kafka-max-connections N   (1024)\n"
@@ -152,6 +157,8 @@ int tarn_cmd_serve(int argc, char **argv) {
       TARN_CLI_OPT_STRING("--kafka-listen", &o.kafka_listen, "HOST:PORT"),
       TARN_CLI_OPT_STRING("--kafka-advertise", &o.kafka_advertise, "HOST:PORT"),
       TARN_CLI_OPT_UINT("--kafka-node-id", &o.kafka_node_id, 0, 999999, NULL, NULL),
+      TARN_CLI_OPT_STRING("--star", &o.star, "STAR"),
+      TARN_CLI_OPT_UINT("--express-absorb-ms", &o.express_absorb_ms, 0, 3600000, NULL, NULL),
       TARN_CLI_OPT_FLAG("--kafka-auto-create-topics", &o.kafka_auto_create_topics, 1),
       TARN_CLI_OPT_UINT("--kafka-batch-ms", &o.kafka_batch_ms, 0, 60000, NULL, NULL),
       TARN_CLI_OPT_UINT("--kafka-max-connections", &o.kafka_max_connections, 1, 65536, NULL, NULL),

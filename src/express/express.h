@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 #include "tarn/buf.h"
+#include "tarn/express_fence.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
 
@@ -253,6 +254,60 @@ int tarn__xmark_get(tarn_meta *m, uint64_t log_id, char star[TARN__X_STAR_MAX + 
                     uint64_t *end, int64_t *version);
 /* Consumes the mark by CAS on version: TARN_ECONFLICT when another open did. */
 int tarn__xmark_consume(tarn_meta *m, uint64_t log_id, int64_t version);
+
+/* ---- the liveness of a star's process and the takeover (takeover.c) ----- */
+
+/* A star's liveness record (issue 15; docs/express.md "Takeover"): an
+ * ephemeral record /alive/{nonce} in the star's chain partition, bound to
+ * the session of the process's metadata handle. tarn_xwriter_open writes it
+ * before it mints its epoch and tarn_xwriter_close deletes it before any of
+ * its leases go, so whoever finds neither a lease of the star's logs nor a
+ * liveness record, after reading the star's head, knows that no process of
+ * the star can be writing an epoch at or below that head. key[n] gets the
+ * record's key. */
+int tarn__xalive_put(tarn_meta *m, const char *star, char *key, size_t n);
+/* Deletes the record tarn__xalive_put wrote (absent: 0). */
+int tarn__xalive_del(tarn_meta *m, const char *star, const char *key);
+/* *yes = 1 when some process of star holds a liveness record. */
+int tarn__xalive_get(tarn_meta *m, const char *star, int *yes);
+/* *yes = 1 when log_id has a lease record other than the one keyed except
+ * (NULL: any): its holder's session lives, so it may still acknowledge. */
+int tarn__xlease_other(tarn_meta *m, uint64_t log_id, const char *except, int *yes);
+
+/* Fences and settles every unsettled epoch of star's express chain in
+ * [lo, hi] (burned numbers skipped); sum (may be NULL) adds up the
+ * settlements' reports and *epochs (may be NULL) counts the epochs settled. */
+int tarn__xsettle_epochs(tarn_meta *m, tarn_objstore *wal, const char *star, uint64_t lo,
+                         uint64_t hi, const tarn_xfence_opts *fo, tarn_xsettle_report *sum,
+                         uint64_t *epochs);
+
+enum {
+  TARN__XTAKE_LEASED = 1, /* a log of the star has a lease: its writer lives */
+  TARN__XTAKE_MARKED,     /* every log carries the star's standing clean-release mark */
+  TARN__XTAKE_ALIVE,      /* a process of the star lives: only epochs below the head */
+  TARN__XTAKE_DEAD,       /* fenced and settled up to the head */
+};
+typedef struct tarn__xtakeover_report {
+  int verdict;            /* TARN__XTAKE_* */
+  uint64_t head;          /* the star's head, read before the judgement */
+  uint64_t hi;            /* the newest epoch looked at (0: none) */
+  uint64_t epochs;        /* epochs fenced and settled */
+  tarn_xsettle_report st; /* their settlements, summed */
+} tarn__xtakeover_report;
+/* The takeover of a star that may have died (the Epochs design, "Takeover,
+ * end to end"; the serve job src/server/jobs_express.c): logs[n] are the
+ * express logs recorded for star. Reads the star's head H first, then
+ * judges: a lease on one of the logs, or every log's standing mark for the
+ * star's tenure, leaves it alone; a liveness record means the process that
+ * wrote it may be writing H (or a newer epoch), so only the epochs below H
+ * are fenced and settled (superseded by H); otherwise the epochs up to H.
+ * Never an epoch above H: one minted after the head was read belongs to a
+ * process whose liveness record the judgement may have missed. judged (may
+ * be NULL; tests) runs between reading H and the judgement. The epochs
+ * looked at: H (or H - 1) down to the first settled one, at most 16. */
+int tarn__xtakeover(tarn_meta *m, tarn_objstore *wal, const char *star, const uint64_t *logs,
+                    size_t n, const tarn_xfence_opts *fo, void (*judged)(void *arg), void *arg,
+                    tarn__xtakeover_report *r);
 
 /* ---- absorb for settlement --------------------------------------------------- */
 

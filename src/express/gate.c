@@ -18,47 +18,26 @@
  * session lives (leases are ephemeral), so the predecessor may still
  * acknowledge. The registry's word is only ever a reason to wait. */
 static int other_lease(tarn_meta *m, uint64_t log_id, const tarn_lease *mine, int *yes) {
-  char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_SLASH_MAX], b[TARN_KEY_SLASH_MAX + 2],
-      own[TARN_KEY_SLASH_MAX];
-  int rc = tarn_key_partition(part, log_id);
-  if (!rc)
-    rc = tarn_key_lease_prefix(a, log_id);
-  if (!rc)
-    rc = tarn_key_lease(own, log_id, tarn_lease_token(mine));
-  if (rc)
-    return rc;
-  snprintf(b, sizeof b, "%s~", a);
-  tarn_meta_recs r;
-  if ((rc = tarn_meta_scan(m, part, a, b, 0, 0, &r)))
-    return tarn__errctx(rc, "reading the leases of express log %" PRIu64, log_id);
-  *yes = 0;
-  for (size_t i = 0; i < r.n; i++)
-    *yes |= strcmp(r.v[i].key, own) != 0;
-  tarn_meta_recs_free(&r);
-  return 0;
+  char own[TARN_KEY_SLASH_MAX];
+  int rc = tarn_key_lease(own, log_id, tarn_lease_token(mine));
+  return rc ? rc : tarn__xlease_other(m, log_id, own, yes);
 }
 
 int tarn__xsettle_range(tarn_meta *m, tarn_objstore *wal, const char *star, uint64_t lo,
                         uint64_t hi) {
   tarn_xfence_opts fo = {TARN__X_GATE_FENCE_TIMEOUT_MS, 0};
-  for (uint64_t e = hi; e >= lo && e >= 1; e--) {
-    tarn__xepoch ep;
-    int rc = tarn__xepoch_load(m, star, TARN__X_CLASS_EXPRESS, e, &ep);
-    if (rc == TARN_ENOTFOUND) { /* a burned number */
-      tarn_errclear();
-      continue;
-    }
-    if (rc)
-      return rc;
-    int settled = ep.state == TARN__XEPOCH_FENCED && ep.has_cut && ep.checkpoint >= ep.cut;
-    tarn__xepoch_free(&ep);
-    if (settled)
-      continue;
-    if ((rc = tarn_express_fence(m, star, e, &fo, NULL)) ||
-        (rc = tarn_express_settle(m, wal, star, e, &fo, NULL)))
-      return tarn__errctx(rc, "settling epoch %" PRIu64 " of star %s", e, star);
+  return tarn__xsettle_epochs(m, wal, star, lo, hi, &fo, NULL, NULL);
+}
+
+/* Counts an admission by its verdict (tarn_xwriter_stats.gate_*) once the
+ * gate's record landed. */
+static int counted(tarn_xwriter *w, int rc, uint64_t *verdict) {
+  if (!rc) {
+    pthread_mutex_lock(&w->mu);
+    (*verdict)++;
+    pthread_mutex_unlock(&w->mu);
   }
-  return 0;
+  return rc;
 }
 
 int tarn__xgate_open(tarn_xwriter *w, xlog *l) {
@@ -67,6 +46,7 @@ int tarn__xgate_open(tarn_xwriter *w, xlog *l) {
   char pred[TARN__X_STAR_MAX + 1], ms[TARN__X_STAR_MAX + 1];
   uint64_t pe = 0, me = 0, mend = 0, pe_tail = 0, cum = 0;
   int64_t mver = 0, rver = 0;
+  uint64_t *verdict = &w->st.gate_fresh;
   int rc = tarn__xwriter_rec_get(m, log_id, pred, &pe, &rver);
   int had_rec = rc == 0;
   if (TARN__PLANTED(TARN__BUG_XGATE_TRUSTS_INDEX) && !rc &&
@@ -92,9 +72,11 @@ int tarn__xgate_open(tarn_xwriter *w, xlog *l) {
                                               "mark; retry",
                                               log_id)
                                   : rc;
+    verdict = &w->st.gate_marked;
     goto admit;
   }
   if (!strcmp(pred, w->star)) {
+    verdict = &w->st.gate_restart;
     if (pe == my_epoch)
       goto admit; /* our own tenure, already gated (a log reopened after Finish failed) */
     /* the same star restarted: its head moved past pe, so pe.. are superseded */
@@ -110,6 +92,7 @@ int tarn__xgate_open(tarn_xwriter *w, xlog *l) {
                      "express log %" PRIu64 ": star %s leads it (or is finishing "
                      "it) and left no mark; retry",
                      log_id, pred);
+  verdict = &w->st.gate_settled;
   if (!TARN__PLANTED(TARN__BUG_XGATE_TRUSTS_DEAD)) {
     uint64_t head = 0;
     if ((rc = tarn__xchain_head(m, pred, TARN__X_CLASS_EXPRESS, &head)) ||
@@ -150,5 +133,5 @@ admit:
                      "last-writer record",
                      log_id);
   }
-  return rc;
+  return counted(w, rc, verdict);
 }

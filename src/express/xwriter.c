@@ -984,9 +984,16 @@ int tarn_xwriter_open(tarn_meta *meta, tarn_objstore *wal, const tarn_xwriter_op
    * latency: p99 ~ 2x the PUT p99 with 2 threads) */
   if (!rc && w->o.put_threads < 1)
     w->o.put_threads = w->bs.win < 64 ? (int)w->bs.win : 64;
+  /* the liveness record before the epoch exists (takeover.c): a takeover
+   * that reads a head with this epoch in it finds this record, or finds it
+   * gone only once the session (and every lease of it) ended */
+  if (!rc)
+    rc = tarn__xalive_put(meta, w->star, w->alive_key, sizeof w->alive_key);
   if (!rc)
     rc = tarn__xchain_mint(meta, w->star, TARN__X_CLASS_EXPRESS, &w->bs, &w->ep);
   if (rc) {
+    if (w->alive_key[0])
+      tarn__xalive_del(meta, w->star, w->alive_key);
     free_all(w);
     return rc;
   }
@@ -1130,7 +1137,13 @@ int tarn_xwriter_absorb_sync(tarn_xwriter *w) {
 int tarn_xwriter_close(tarn_xwriter *w) {
   if (!w)
     return 0;
-  int rc = tarn_xwriter_flush(w);
+  /* the liveness record goes first: from here on only this writer's leases
+   * speak for it, and each goes with its log's mark or unmarked (then the
+   * successor settles it) */
+  int rc = tarn__xalive_del(w->meta, w->star, w->alive_key);
+  if (rc)
+    tarn_errclear(); /* it ends with the session anyway */
+  rc = tarn_xwriter_flush(w);
   int rc2 = tarn_xwriter_absorb_sync(w);
   if (!rc)
     rc = rc2;

@@ -70,8 +70,9 @@ struct tarn_xwriter {
   tarn_objstore *wal;
   tarn_xwriter_options o;
   char star[TARN__X_STAR_MAX + 1];
-  tarn__xbuckets bs; /* open stores */
-  tarn__xepoch ep;   /* the epoch being written */
+  char alive_key[32]; /* the star's liveness record (takeover.c); "" when none */
+  tarn__xbuckets bs;  /* open stores */
+  tarn__xepoch ep;    /* the epoch being written */
   int64_t max_publish_delay_ms;
 
   pthread_mutex_t mu;

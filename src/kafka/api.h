@@ -38,6 +38,7 @@ typedef struct tarn__knode_config {
   int auto_create_topics;         /* Metadata creates unknown topics (0) */
   int32_t auto_create_partitions; /* partitions of an auto-created topic (1) */
   uint32_t batch_ms;              /* produce's batch window of topics without one (250) */
+  uint32_t express_absorb_ms;     /* the express writer's absorb window (0: its 250) */
   /* SASL (sasl.h): the TARN__KSASL_* mechanisms a client must authenticate
    * with before any other request; 0: none required, SaslHandshake and
    * SaslAuthenticate not advertised. */
@@ -46,6 +47,10 @@ typedef struct tarn__knode_config {
    * the user and the mechanism, never the secret. NULL: not logged. */
   void (*auth_log)(int ok, const char *peer, const char *user, const char *mechanism,
                    const char *reason);
+  /* The star of the node's express writer (kexpress.c); "" until set. */
+  char star[160];
+  /* One line per express log handed over (rc 0) or Finish that did not land. */
+  void (*express_log)(const char *event, uint64_t log_id, int rc, const char *msg);
 } tarn__knode_config;
 
 void tarn__knode_config_default(tarn__knode_config *c);
@@ -63,6 +68,7 @@ typedef struct tarn__knode {
   struct tarn__kgroups *groups;     /* consumer groups (group.h); NULL when absent */
   struct tarn__kprod *producers;    /* idempotent producers (producer.h); NULL when absent */
   struct tarn__knode_priv *priv;    /* knode.c: the topic cache, the writers by batch window */
+  struct tarn__kexpress *express;   /* kexpress.c: the express writer and the logs it led */
 } tarn__knode;
 
 struct tarn_kafka_topic;
@@ -88,6 +94,41 @@ void tarn__knode_writer_done(tarn__knode *n);
  * opens new ones: their leases on every log go (LS-043), so a log being
  * deleted is not held by this node (a writer keeps its leases until close). */
 int tarn__knode_release_leases(tarn__knode *n);
+
+/* Express topics (issue 15; kexpress.c, docs/kafka.md "Express topics"): a
+ * topic whose stream is of class express is written by one tarn_xwriter per
+ * node (star cfg.star), and only by the partition's leader
+ * (tarn__kregistry_leader over the live nodes). */
+struct tarn_xwriter;
+int tarn__kexpress_open(tarn__knode *n);
+/* 1 when t's stream is express. */
+int tarn__kexpress_is(const struct tarn_kafka_topic *t);
+/* 1 when this node leads t's partition (and is not draining), 0 when another
+ * node does, or the registry's error. */
+int tarn__kexpress_leads(tarn__knode *n, const struct tarn_kafka_topic *t, uint32_t partition);
+/* The node's express writer (opened at the first call) for an append to
+ * log_id, t's partition: the log is listed for the handover job first. */
+int tarn__kexpress_writer(tarn__knode *n, const struct tarn_kafka_topic *t, uint32_t partition,
+                          uint64_t log_id, struct tarn_xwriter **out);
+/* Runs Finish for every log the writer leads and this node no longer should
+ * (all: every log), and again for any whose Finish failed, at most once per
+ * TARN_XWRITER_FINISH_RETRY_MS. Returns how many Finishes have not landed. */
+int tarn__kexpress_handover(tarn__knode *n, int all);
+/* From now on this node leads nothing (SIGTERM): produces are refused. */
+void tarn__kexpress_drain(tarn__knode *n);
+/* Closes the writer: Finish for every log it leads (retried), then frees. */
+int tarn__kexpress_close(tarn__knode *n);
+/* Fetch of an express partition (item 4 of issue 15; docs/kafka.md "Express
+ * topics"): the acknowledged tail that this node's writer holds and the
+ * index does not have yet, from offset from on, appended to out (NULL: only
+ * *next is wanted) whole entries at a time, their batches' offsets set
+ * (LS-099), contiguous from from (an entry starting past from, a gap the
+ * index must fill first, ends the walk), at most max bytes unless first (the
+ * first entry of a response is taken whatever its size). *next: the offset
+ * after the last entry taken (from when none). 0 and nothing when the writer
+ * does not lead the log. */
+int tarn__kexpress_tail(tarn__knode *n, uint64_t log_id, uint64_t from, size_t max, int first,
+                        struct tarn_buf *out, uint64_t *next);
 
 /* Fetch cursors (issue 13 §4): a log's iterator kept between Fetches, so that
  * a consumer reading on does not look its entry up in the index and read its

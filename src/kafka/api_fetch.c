@@ -23,6 +23,8 @@ typedef struct fpart {
   int32_t max_bytes;  /* the partition's budget */
   int error;          /* an answer is decided: no more reading */
   tarn__kcursor *cur; /* the log's reading position, taken from the node */
+  int express;        /* an express topic's: the leader serves its tail too */
+  uint64_t idx_end;   /* the index's end when the Fetch began */
   /* The entries taken, offsets assigned by the reader (LS-099): the last one
    * by reference into the cursor's window (valid until its next read), those
    * before it copied into data. A partition answered with one entry, the
@@ -70,11 +72,40 @@ static int fits(const fpart *p, int64_t len, int64_t left) {
   return len <= left && (int64_t)part_len(p) + len <= p->max_bytes;
 }
 
+/* An express partition past the index's end (item 4 of issue 15; docs/kafka.md
+ * "Express topics"): the acknowledged tail this node's writer holds, so a
+ * consumer sees an acknowledged record within the batch window, not only
+ * after absorb. After it the cursor (at the index's end) is no position to
+ * read on from: the partition is done for this Fetch. */
+static int read_tail_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_resp) {
+  int rc = settle_ref(p);
+  if (rc)
+    return rc;
+  int64_t room = p->max_bytes - (int64_t)part_len(p);
+  if (room > *left)
+    room = *left;
+  size_t have = p->data.len;
+  uint64_t next;
+  rc = tarn__kexpress_tail(node, p->log_id, (uint64_t)p->offset, room > 0 ? (size_t)room : 0,
+                           *first_of_resp, &p->data, &next);
+  if (rc || next == (uint64_t)p->offset)
+    return rc; /* nothing there yet: the wait below, as for the index */
+  *left -= (int64_t)(p->data.len - have);
+  p->offset = (int64_t)next;
+  *first_of_resp = 0;
+  p->error = -1;
+  tarn__kcursor_free(p->cur);
+  p->cur = NULL;
+  return 0;
+}
+
 /* Reads the entries available now into p, within its budget and the
  * response's (*left); the first entry of the whole response is taken even
  * when larger (KIP-74), never a part of one. Returns 0 or a tarn error (the
  * partition's answer). */
 static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_resp) {
+  if (p->express && !p->cur && (uint64_t)p->offset >= p->idx_end)
+    return read_tail_part(node, p, left, first_of_resp);
   if (!p->cur) {
     /* a consumer reading on: its cursor is where this Fetch starts */
     p->cur = tarn__knode_cursor_take(node, p->log_id, (uint64_t)p->offset);
@@ -115,7 +146,7 @@ static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_r
         return rc;
       rc = tarn_log_iter_next(c->it, &e, 0);
       if (rc == TARN_EEND)
-        return 0;
+        return p->express ? read_tail_part(node, p, left, first_of_resp) : 0;
       if (rc)
         return rc;
     }
@@ -215,11 +246,23 @@ void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req) {
         p->error = 1;
         continue;
       }
+      p->express = tarn__kexpress_is(&t);
+      p->idx_end = (uint64_t)hwm;
+      if (p->express) { /* the leader's watermark: its acknowledged tail's end */
+        uint64_t te = 0;
+        if (!tarn__kexpress_tail(node, p->log_id, (uint64_t)hwm, 0, 0, NULL, &te) &&
+            te > (uint64_t)hwm)
+          hwm = (int64_t)te;
+      }
       p->out->high_watermark = hwm;
       p->out->last_stable_offset = hwm;
       p->out->log_start_offset = start;
       if (p->offset < start || p->offset > hwm) {
-        p->out->error_code = TARN__KERR_OFFSET_OUT_OF_RANGE;
+        /* an express offset past what this node has was acknowledged by the
+         * leader (this node is not, or no longer): the client asks Metadata
+         * again rather than resetting its position */
+        p->out->error_code = p->express && p->offset > hwm ? TARN__KERR_NOT_LEADER_OR_FOLLOWER
+                                                           : TARN__KERR_OFFSET_OUT_OF_RANGE;
         p->error = 1;
       }
     }

@@ -7,18 +7,15 @@
 #include "kafka/registry.h"
 #include "tarn/kafka_topics.h"
 
-/* The advertised leader of a partition: a deterministic pick over the live
- * nodes by (topic ID, partition), so every node names the same one and the
- * partitions spread over the nodes. Any node accepts produce and fetch for
- * any partition (leases order the writes); the leader is only where a client
- * is told to go. */
+/* The advertised leader of a partition: rendezvous hashing of (topic ID,
+ * partition) over the live nodes (tarn__kregistry_leader), so every node names
+ * the same one and the partitions spread over the nodes. A standard topic's
+ * partition is accepted by any node (leases order the writes); an express
+ * topic's only by its leader, which hosts the log's express writer (issue 15;
+ * api_produce.c). */
 static int32_t leader_of(const tarn__knode_info *live, size_t n, const tarn_kafka_topic *t,
                          uint32_t p) {
-  uint8_t key[20];
-  memcpy(key, t->uuid, 16);
-  key[16] = (uint8_t)(p >> 24), key[17] = (uint8_t)(p >> 16), key[18] = (uint8_t)(p >> 8);
-  key[19] = (uint8_t)p;
-  return live[tarn__kregistry_pick(n, key, sizeof key)].node_id;
+  return live[tarn__kregistry_leader(live, n, t->uuid, p)].node_id;
 }
 
 /* Kafka's topic-name rule (the binding's check, on a name not NUL-terminated). */

@@ -4,8 +4,11 @@
  * topic's batch window, so the batches of many requests and partitions share
  * WAL objects; a partition is answered once its index record is committed
  * (A4), for acks=1 and acks=-1 alike (the stores replicate: there is no
- * follower to wait for). acks=0 gets no response, and a closed connection
- * when something failed (as Kafka). */
+ * follower to wait for). An express topic's partition is appended only by
+ * its leader, through the node's express writer, and answered when its slot
+ * is committed (W copies) and released; any other node answers
+ * NOT_LEADER_OR_FOLLOWER (issue 15; kexpress.c). acks=0 gets no response,
+ * and a closed connection when something failed (as Kafka). */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +21,8 @@
 #include "log/writer_checked.h"
 #include "tarn/kafka.h"
 #include "tarn/kafka_topics.h"
+#include "tarn/error.h"
+#include "tarn/express.h"
 #include "tarn/writer.h"
 
 typedef struct pctx pctx;
@@ -63,6 +68,9 @@ static int16_t append_error(int status) {
   case TARN_ENOTFOUND: return TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
   case TARN_ECORRUPT: return TARN__KERR_CORRUPT_MESSAGE;
   case TARN_ETIMEDOUT: return TARN__KERR_REQUEST_TIMED_OUT;
+  case TARN_EBUSY:    /* an express log: the open gate defers (a predecessor lives or */
+  case TARN_EUNAVAIL: /* is finishing), or this node is handing it over; retryable */
+    return TARN__KERR_NOT_LEADER_OR_FOLLOWER;
   default: return TARN__KERR_KAFKA_STORAGE_ERROR;
   }
 }
@@ -170,7 +178,10 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
     int have_t = !all_err && !trc;
     tarn_writer *w = NULL;
     int have_w = 0;
-    if (have_t)
+    /* issue 15: an express topic's partitions are written by their leader's
+     * express writer only (kexpress.c) */
+    int express = have_t && tarn__kexpress_is(&t);
+    if (have_t && !express)
       have_w = (trc = tarn__knode_writer(node, t.batch_ms, &w)) == 0;
     for (int32_t j = 0; j < np; j++) {
       tarn__k_produce_partition_produce_data *pd = &td->partition_data.v[j];
@@ -189,6 +200,17 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
       tarn_kafka_batch first = {.producer_id = -1};
       if (!err)
         err = check_records(&pd->records, t.max_message_bytes, &count, &first);
+      tarn_xwriter *xw = NULL;
+      if (!err && express) {
+        /* not the leader (or draining): the client refreshes its metadata
+         * and retries at the leader; nothing was appended */
+        int lead = tarn__kexpress_leads(node, &t, (uint32_t)pd->index);
+        err = lead < 0 ? TARN__KERR_LEADER_NOT_AVAILABLE /* who leads is unknown */
+              : !lead  ? TARN__KERR_NOT_LEADER_OR_FOLLOWER
+              : (lead = tarn__kexpress_writer(node, &t, (uint32_t)pd->index, log_id, &xw))
+                  ? append_error(lead)
+                  : 0;
+      }
       char key[24];
       snprintf(key, sizeof key, "%llu", (unsigned long long)log_id);
       if (!err && first.producer_id >= 0 && node->producers) {
@@ -224,11 +246,15 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
           s->count = count;
           memcpy(s->key, key, sizeof key);
           atomic_fetch_add(&c->pending, 1);
-          /* check_records ran the binding's checks (LS-095 ... LS-098, the
-           * CRC32C included) over these bytes to their end, and count is
-           * their record count: the writer need not check them again */
-          int arc = tarn__writer_append_kafka_checked(w, log_id, pd->records.p,
-                                                      (size_t)pd->records.len, count, appended, s);
+          /* the express writer answers once W copies hold the entry's slot
+           * (and its predecessors'); the standard one after A4. check_records
+           * ran the binding's checks (LS-095 ... LS-098, the CRC32C included)
+           * over these bytes to their end, and count is their record count:
+           * the standard writer need not check them again */
+          int arc = xw ? tarn_xwriter_append(xw, log_id, pd->records.p, (size_t)pd->records.len,
+                                             count, appended, s)
+                       : tarn__writer_append_kafka_checked(
+                             w, log_id, pd->records.p, (size_t)pd->records.len, count, appended, s);
           if (arc) {
             atomic_fetch_sub(&c->pending, 1);
             err = append_error(arc);

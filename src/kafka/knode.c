@@ -53,7 +53,7 @@ int tarn__knode_open(tarn__knode *n) {
   pthread_mutex_init(&n->priv->mu, NULL);
   pthread_mutex_init(&n->priv->cmu, NULL);
   pthread_rwlock_init(&n->priv->wlock, NULL);
-  return 0;
+  return tarn__kexpress_open(n);
 }
 
 void tarn__knode_flush(tarn__knode *n) {
@@ -76,6 +76,7 @@ void tarn__knode_flush(tarn__knode *n) {
 }
 
 void tarn__knode_close(tarn__knode *n) {
+  tarn__kexpress_close(n); /* unless the node's drain closed it already */
   struct tarn__knode_priv *p = n->priv;
   if (!p)
     return;

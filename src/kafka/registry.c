@@ -200,6 +200,37 @@ size_t tarn__kregistry_pick(size_t n, const void *key, size_t len) {
   return n ? (size_t)(h % n) : 0;
 }
 
+static uint64_t fnv(uint64_t h, const uint8_t *p, size_t len) {
+  for (size_t i = 0; i < len; i++) {
+    h ^= p[i];
+    h *= 1099511628211ull;
+  }
+  return h;
+}
+
+size_t tarn__kregistry_leader(const tarn__knode_info *live, size_t n, const uint8_t topic_id[16],
+                              uint32_t partition) {
+  uint8_t key[24];
+  memcpy(key, topic_id, 16);
+  for (int i = 0; i < 4; i++)
+    key[16 + i] = (uint8_t)(partition >> (24 - 8 * i));
+  size_t best = 0;
+  uint64_t best_h = 0;
+  for (size_t j = 0; j < n; j++) {
+    uint32_t id = (uint32_t)live[j].node_id;
+    for (int i = 0; i < 4; i++)
+      key[20 + i] = (uint8_t)(id >> (24 - 8 * i));
+    uint64_t h = fnv(14695981039346656037ull, key, sizeof key);
+    /* a final mix: FNV's last bytes (the node ID) reach only its low bits */
+    h ^= h >> 33;
+    h *= 0xff51afd7ed558ccdull;
+    h ^= h >> 33;
+    if (j == 0 || h > best_h)
+      best = j, best_h = h;
+  }
+  return best;
+}
+
 int tarn__kregistry_pick_node(tarn__kregistry *r, const void *key, size_t len,
                               tarn__knode_info *out) {
   tarn__knode_info *v;

@@ -48,6 +48,13 @@ int tarn__kregistry_live(tarn__kregistry *r, tarn__knode_info **out, size_t *n);
  * modulo n (n >= 1). Partition leaders use the key (topic ID, partition);
  * group coordinators the group ID. */
 size_t tarn__kregistry_pick(size_t n, const void *key, size_t len);
+/* The index in live[0..n) (n >= 1) of the leader of a topic's partition:
+ * rendezvous hashing of (topic ID, partition) over the node IDs (the node
+ * whose FNV-1a of (key, node ID) is highest), so that a node leaving moves
+ * only the partitions it led and a node joining takes only the ones it wins
+ * (issue 15: express logs change leader only when their own leader goes). */
+size_t tarn__kregistry_leader(const tarn__knode_info *live, size_t n, const uint8_t topic_id[16],
+                              uint32_t partition);
 /* The node for a key among the live nodes (one call of tarn__kregistry_live). */
 int tarn__kregistry_pick_node(tarn__kregistry *r, const void *key, size_t len,
                               tarn__knode_info *out);

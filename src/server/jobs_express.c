@@ -2,12 +2,16 @@
  * "Serving"): a star (an express writer: `tarn append`, a library writer)
  * that died leaves its head epoch open, its acknowledged tail in the buckets
  * and out of the index. Every node looks, each pass, at the star recorded for
- * each log of every express stream (tarn-xlog); a star none of whose logs has
- * a write lease left (its leases are ephemeral: they end with its session, so
- * a killed writer counts once its session expired) is taken over: its open
- * epochs are fenced (the cut published by CAS; the epoch, not a lease or a
- * token, locks a late writer out) and settled (every acknowledged entry
- * absorbed at its acknowledged offset), so readers and the next writer of the
+ * each log of every express stream (tarn-xlog) and hands each star to
+ * tarn__xtakeover (src/express/takeover.c), which reads the star's head,
+ * then judges it: a lease on one of its logs (the leases are ephemeral: they
+ * end with the session), or the star's standing clean-release mark on every
+ * one of them, leaves it alone; a liveness record (a process of the star
+ * lives, perhaps restarted and not yet leading a log) lets only the epochs
+ * below the head be taken; otherwise the epochs up to the head are fenced
+ * (the cut published by CAS; the epoch, not a lease or a token, locks a late
+ * writer out) and settled (every acknowledged entry absorbed at its
+ * acknowledged offset), so readers and the next writer of the
  * log find them in the index. One node at a time per star: an ephemeral
  * record /takeover/{star} in partition tarn-xserve. */
 #include <stdio.h>
@@ -28,9 +32,6 @@
 #include "util/error.h"
 
 #define XSERVE_PARTITION "tarn-xserve"
-/* Older epochs of one star looked at below its head: a star restarted after
- * each of several crashes leaves one open epoch per crash. */
-#define EPOCHS_BACK 16
 
 typedef struct xstate {
   tarn_deployment *d;
@@ -69,62 +70,28 @@ static int add_log(star_logs **v, size_t *n, const char *star, uint64_t log) {
   return 0;
 }
 
-/* 1 when log has a write lease record (its writer, or a compactor, lives). */
-static int has_lease(tarn_meta *m, uint64_t log, int *yes) {
-  char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_SLASH_MAX], b[TARN_KEY_SLASH_MAX + 2];
-  int rc = tarn_key_partition(part, log);
-  if (!rc)
-    rc = tarn_key_lease_prefix(a, log);
-  if (rc)
-    return rc;
-  snprintf(b, sizeof b, "%s~", a);
-  tarn_meta_recs r;
-  if ((rc = tarn_meta_scan(m, part, a, b, 0, 1, &r)))
-    return rc;
-  *yes = r.n > 0;
-  tarn_meta_recs_free(&r);
-  return 0;
-}
-
-/* Fences and settles the open (or fenced, unsettled) epochs of a dead star,
- * newest first, down to the first settled one. */
-static int take_over(xstate *s, const char *star) {
-  tarn_meta *m = tarn_deployment_meta(s->d);
-  uint64_t head = 0;
-  int rc = tarn__xchain_head(m, star, TARN__X_CLASS_EXPRESS, &head);
-  if (rc || !head)
-    return rc;
+/* Judges a star that may have died and takes it over (tarn__xtakeover:
+ * the head read first, then its leases, marks and liveness record). */
+static int take_over(xstate *s, const star_logs *sl) {
   tarn_xfence_opts fo = {s->fence_timeout_ms, 0};
-  for (uint64_t e = head; e >= 1 && e + EPOCHS_BACK > head; e--) {
-    tarn__xepoch ep;
-    rc = tarn__xepoch_load(m, star, TARN__X_CLASS_EXPRESS, e, &ep);
-    if (rc == TARN_ENOTFOUND) { /* a burned number */
-      tarn_errclear();
-      rc = 0;
-      continue;
-    }
-    if (rc)
-      return rc;
-    int settled = ep.state == TARN__XEPOCH_FENCED && ep.has_cut && ep.checkpoint >= ep.cut;
-    tarn__xepoch_free(&ep);
-    if (settled)
-      break;
-    double t0 = tarn_metrics_now();
-    tarn_xfence_report fr;
-    tarn_xsettle_report sr;
-    if ((rc = tarn_express_fence(m, star, e, &fo, &fr)) ||
-        (rc = tarn_express_settle(m, tarn_deployment_wal(s->d), star, e, &fo, &sr)))
-      return rc;
-    char es[24], cut[24], abs_[24], del[24], ms[24];
-    snprintf(es, sizeof es, "%llu", (unsigned long long)e);
-    snprintf(cut, sizeof cut, "%llu", (unsigned long long)fr.cut);
-    snprintf(abs_, sizeof abs_, "%llu", (unsigned long long)sr.absorbed);
-    snprintf(del, sizeof del, "%llu", (unsigned long long)sr.deleted);
-    snprintf(ms, sizeof ms, "%.0f", (tarn_metrics_now() - t0) * 1000);
-    tarn_srv_log(TARN_SRV_INFO, "express takeover", "star", star, "epoch", es, "cut", cut,
-                 "slots_absorbed", abs_, "flights_deleted", del, "ms", ms, NULL);
-    tarn_metrics_inc("tarn_express_takeovers_total", 1, NULL);
-  }
+  double t0 = tarn_metrics_now();
+  tarn__xtakeover_report r;
+  int rc = tarn__xtakeover(tarn_deployment_meta(s->d), tarn_deployment_wal(s->d), sl->star,
+                           sl->logs, sl->n, &fo, NULL, NULL, &r);
+  if (rc || !r.epochs)
+    return rc;
+  char hd[24], hi[24], ne[24], abs_[24], del[24], ms[24];
+  snprintf(hd, sizeof hd, "%llu", (unsigned long long)r.head);
+  snprintf(hi, sizeof hi, "%llu", (unsigned long long)r.hi);
+  snprintf(ne, sizeof ne, "%llu", (unsigned long long)r.epochs);
+  snprintf(abs_, sizeof abs_, "%llu", (unsigned long long)r.st.absorbed);
+  snprintf(del, sizeof del, "%llu", (unsigned long long)r.st.deleted);
+  snprintf(ms, sizeof ms, "%.0f", (tarn_metrics_now() - t0) * 1000);
+  tarn_srv_log(TARN_SRV_INFO, "express takeover", "star", sl->star, "verdict",
+               r.verdict == TARN__XTAKE_ALIVE ? "alive (below the head)" : "dead", "head", hd,
+               "newest_settled", hi, "epochs", ne, "slots_absorbed", abs_, "flights_deleted", del,
+               "ms", ms, NULL);
+  tarn_metrics_inc("tarn_express_takeovers_total", r.epochs, NULL);
   return 0;
 }
 
@@ -157,11 +124,6 @@ static int takeover_job(void *arg, atomic_int *stop) {
   free(v);
   tarn_catalog_close(c);
   for (size_t i = 0; !rc && i < ns && !atomic_load(stop); i++) {
-    int alive = 0;
-    for (size_t j = 0; !rc && !alive && j < stars[i].n; j++)
-      rc = has_lease(m, stars[i].logs[j], &alive);
-    if (rc || alive)
-      continue;
     char key[TARN__X_STAR_MAX + 16];
     snprintf(key, sizeof key, "/takeover/%s", stars[i].star);
     int lrc = tarn_meta_create(m, XSERVE_PARTITION, key, "1", 1, TARN_META_EPHEMERAL, NULL);
@@ -173,7 +135,7 @@ static int takeover_job(void *arg, atomic_int *stop) {
       rc = lrc;
       break;
     }
-    rc = take_over(s, stars[i].star);
+    rc = take_over(s, &stars[i]);
     tarn_meta_delete(m, XSERVE_PARTITION, key);
   }
   for (size_t i = 0; i < ns; i++)

@@ -16,6 +16,7 @@
 #include "tarn/catalog.h"
 #include "tarn/deployment.h"
 #include "tarn/error.h"
+#include "tarn/express.h"
 #include "tarn/reader.h"
 #include "tarn/writer.h"
 #include "util/clock.h"
@@ -30,6 +31,14 @@ static void auth_log(int ok, const char *peer, const char *user, const char *mec
                "user", user, "mechanism", mechanism, reason ? "reason" : NULL, reason, NULL);
 }
 
+/* issue 15: an express log handed over (Finish landed) or a Finish retried. */
+static void express_log(const char *event, uint64_t log_id, int rc, const char *msg) {
+  char id[24];
+  snprintf(id, sizeof id, "%llu", (unsigned long long)log_id);
+  tarn_srv_log(rc ? TARN_SRV_WARN : TARN_SRV_INFO, event, "log", id, "message", msg ? msg : "",
+               rc ? "error" : NULL, rc ? tarn_errname(rc) : NULL, NULL);
+}
+
 typedef struct kstate {
   tarn__knode node;
   tarn_srv_kafka *listener;
@@ -41,6 +50,15 @@ static int registry_job(void *arg, atomic_int *stop) {
   (void)stop;
   kstate *s = arg;
   return tarn__kregistry_refresh(s->node.registry);
+}
+
+/* issue 15: the express logs whose leader is now another node (the live set
+ * changed) leave through Finish; one that cannot land is retried every 5 s. */
+static int express_handover_job(void *arg, atomic_int *stop) {
+  (void)stop;
+  kstate *s = arg;
+  int rc = tarn__kexpress_handover(&s->node, 0);
+  return rc < 0 ? rc : 0;
 }
 
 /* Ends join phases at their deadline and expires sessions (group.h): the
@@ -80,6 +98,7 @@ int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
   n->cfg.auto_create_topics = o->kafka_auto_create_topics;
   if (o->kafka_batch_ms >= 0)
     n->cfg.batch_ms = (uint32_t)o->kafka_batch_ms;
+  n->cfg.express_absorb_ms = (uint32_t)o->express_absorb_ms;
   char lhost[256];
   int lport;
   int rc = tarn_srv_kafka_parse_addr(o->kafka_listen, lhost, sizeof lhost, &lport);
@@ -106,6 +125,7 @@ int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
   lim.tls_key = o->kafka_tls_key;
   n->cfg.sasl_mechanisms = o->kafka_sasl;
   n->cfg.auth_log = auth_log;
+  n->cfg.express_log = express_log;
   if ((rc = tarn_catalog_open(n->meta, NULL, &n->catalog)) ||
       (rc = tarn_writer_open(n->meta, tarn_deployment_wal(d), &wo, &n->writer)) ||
       (rc = tarn_reader_open(n->meta, tarn_deployment_wal(d), tarn_deployment_compacted(d), NULL,
@@ -143,6 +163,12 @@ int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
     return rc;
   }
   n->cfg.node_id = tarn__kregistry_self(n->registry)->node_id;
+  /* the express writer's star: stable for the node ID, so a node restarted
+   * under its ID supersedes its own dead epoch (the gate's restart path) */
+  if (o->star)
+    snprintf(n->cfg.star, sizeof n->cfg.star, "%s", o->star);
+  else
+    snprintf(n->cfg.star, sizeof n->cfg.star, "node-%d", (int)n->cfg.node_id);
   char port[16], id[16];
   snprintf(port, sizeof port, "%d", tarn_srv_kafka_port(s->listener));
   snprintf(id, sizeof id, "%d", (int)n->cfg.node_id);
@@ -152,8 +178,9 @@ int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
                "advertised", adv, "node_id", id, NULL);
   jobs[0] = (tarn_srv_job){"kafka-registry", 5000, 1, registry_job, s};
   jobs[1] = (tarn_srv_job){"kafka-groups", 100, 1, groups_job, s};
+  jobs[2] = (tarn_srv_job){"kafka-express-handover", 1000, 1, express_handover_job, s};
   *state = s;
-  return 2;
+  return 3;
 }
 
 int tarn_srv_kafka_port_of(void *state) {
@@ -167,12 +194,22 @@ void tarn_srv_kafka_free(void *state) {
     return;
   /* Requests read are handled; produces waiting for the writer are answered
    * by its flush (inside close); then the responses are written. */
+  /* issue 15: from here express produces are refused (NOT_LEADER_OR_FOLLOWER) */
+  tarn__kexpress_drain(&s->node);
   tarn_srv_kafka_drain(s->listener);
   /* JoinGroup and SyncGroup requests still waiting are answered
    * NOT_COORDINATOR (the clients find the group's next coordinator) */
   tarn__kgroups_close(s->node.groups);
   s->node.groups = NULL;
   tarn__knode_flush(&s->node);
+  /* issue 15, drain: this node leaves the live list, so the others take its
+   * express partitions over, and every log it leads leaves through Finish;
+   * their successors' gates wait for the marks (EBUSY while this lease lives) */
+  tarn__kregistry_close(s->node.registry);
+  s->node.registry = NULL;
+  int xrc = tarn__kexpress_close(&s->node);
+  tarn_srv_log(xrc ? TARN_SRV_WARN : TARN_SRV_INFO, "express drained", "error",
+               xrc ? tarn_errname(xrc) : "none", NULL);
   tarn_srv_kafka_stop(s->listener);
   kstate_free(s);
 }

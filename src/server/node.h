@@ -32,6 +32,8 @@ typedef struct tarn_srv_options {
   const char *kafka_listen;         /* HOST:PORT */
   const char *kafka_advertise;      /* HOST:PORT clients are told (the listen address) */
   int kafka_node_id;                /* -1: the lowest free */
+  const char *star;                 /* the express writer's star (NULL: node-{node ID}) */
+  int express_absorb_ms;            /* its absorb window; 0: the writer's (250) */
   int kafka_auto_create_topics;     /* Metadata creates unknown topics (0) */
   int kafka_batch_ms;               /* produce's batch window; -1: the writer's (250) */
   int kafka_max_connections;        /* 0: 1024 */
@@ -68,9 +70,9 @@ int tarn_srv_compaction_jobs(struct tarn_deployment *d, const tarn_srv_options *
 void tarn_srv_compaction_free(void *state);
 
 /* The Kafka listener and its registry job (kafka_node.c), when
- * o->kafka_listen is set: starts the listener, fills jobs[0..1] (the
- * registry, the groups' tick) and returns 2 (0 when off), or a negative TARN_E*.
- * tarn_srv_kafka_free drains and stops. */
+ * o->kafka_listen is set: starts the listener, fills jobs[0..2] (the
+ * registry, the groups' tick, the express handover) and returns 3 (0 when off), or a negative
+ * TARN_E*. tarn_srv_kafka_free drains and stops. */
 int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
                         struct tarn_srv_job *jobs, void **state);
 int tarn_srv_kafka_port_of(void *state);

@@ -306,6 +306,133 @@ static void racing_open_over_restart_defers(void **state) {
   env_close(&e);
 }
 
+/* ---- the takeover (src/express/takeover.c) -------------------------------- */
+
+static tarn__xtakeover_report takeover(tarn_meta *m, env *e, const char *star,
+                                       void (*judged)(void *), void *arg) {
+  uint64_t logs[1] = {LOG};
+  tarn_xfence_opts fo = {1000, 1};
+  tarn__xtakeover_report r;
+  assert_int_equal(tarn__xtakeover(m, e->wal, star, logs, 1, &fo, judged, arg, &r), 0);
+  return r;
+}
+
+/* A dead star (no lease, no liveness record) is fenced and settled up to its
+ * head: its acknowledged entries are indexed, and the next writer counts on
+ * from them. */
+static void takeover_settles_dead_star(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "take-dead");
+  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  for (uint64_t i = 0; i < 3; i++)
+    assert_int_equal(acked(a), i);
+  crash_dead(&e, a);
+  tarn__xtakeover_report r = takeover(e.mb, &e, "star-a", NULL, NULL);
+  assert_int_equal(r.verdict, TARN__XTAKE_DEAD);
+  assert_int_equal(r.epochs, 1);
+  assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_FENCED);
+  tarn_xwriter *b = open_w(e.mb, &e, "star-b");
+  assert_int_equal(acked(b), 3);
+  assert_int_equal(tarn_xwriter_close(b), 0);
+  env_close(&e);
+}
+
+/* The safety suspicion of issue 15: a star that restarted (a serve node)
+ * mints its epoch before it leads any log, so it holds no lease yet. Judged
+ * by leases alone, the takeover fenced that live epoch. Its liveness record
+ * spares the head: only the dead process's epoch below it is taken, and the
+ * restarted writer acknowledges in the epoch it opened (no halt, no roll). */
+static void takeover_spares_restarted_star(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "take-restart");
+  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  for (uint64_t i = 0; i < 3; i++)
+    assert_int_equal(acked(a), i);
+  crash_dead(&e, a);
+  tarn_meta *mc;
+  assert_int_equal(tarn_meta_open("mem:take-restart", &mc), 0);
+  tarn_xwriter *a2 = open_w(mc, &e, "star-a"); /* epoch 2, no log led yet */
+  assert_int_equal(tarn_xwriter_epoch(a2), 2);
+  tarn__xtakeover_report r = takeover(e.mb, &e, "star-a", NULL, NULL);
+  assert_int_equal(r.verdict, TARN__XTAKE_ALIVE);
+  assert_int_equal(r.head, 2);
+  assert_int_equal(r.epochs, 1);
+  assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_FENCED);
+  assert_int_equal(epoch_state(e.mb, "star-a", 2), TARN__XEPOCH_OPEN);
+  assert_int_equal(acked(a2), 3);
+  assert_int_equal(tarn_xwriter_epoch(a2), 2);
+  assert_int_equal(epoch_state(e.mb, "star-a", 2), TARN__XEPOCH_OPEN);
+  assert_int_equal(tarn_xwriter_close(a2), 0);
+  tarn_meta_close(mc);
+  env_close(&e);
+}
+
+/* The head is read before the judgement: a star that restarts while the
+ * takeover judges it (between the head and the liveness check) has its new
+ * epoch above the head read, never fenced; the next pass takes the dead
+ * epoch below it. */
+static tarn_meta *judge_meta;
+static env *judge_env;
+static tarn_xwriter *judge_w;
+
+static void restart_while_judged(void *arg) {
+  (void)arg;
+  judge_w = open_w(judge_meta, judge_env, "star-a");
+}
+
+static void takeover_reads_head_before_judging(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "take-race");
+  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  for (uint64_t i = 0; i < 2; i++)
+    assert_int_equal(acked(a), i);
+  crash_dead(&e, a);
+  assert_int_equal(tarn_meta_open("mem:take-race", &judge_meta), 0);
+  judge_env = &e;
+  tarn__xtakeover_report r = takeover(e.mb, &e, "star-a", restart_while_judged, NULL);
+  assert_non_null(judge_w);
+  assert_int_equal(r.head, 1);
+  assert_int_equal(r.verdict, TARN__XTAKE_ALIVE);
+  assert_int_equal(r.epochs, 0);
+  assert_int_equal(epoch_state(e.mb, "star-a", 2), TARN__XEPOCH_OPEN);
+  r = takeover(e.mb, &e, "star-a", NULL, NULL);
+  assert_int_equal(r.verdict, TARN__XTAKE_ALIVE);
+  assert_int_equal(r.epochs, 1);
+  assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_FENCED);
+  assert_int_equal(acked(judge_w), 2);
+  assert_int_equal(tarn_xwriter_epoch(judge_w), 2);
+  assert_int_equal(tarn_xwriter_close(judge_w), 0);
+  judge_w = NULL;
+  tarn_meta_close(judge_meta);
+  env_close(&e);
+}
+
+/* Item 5 of issue 15: a star whose every log carries its standing
+ * clean-release mark is left alone (nothing to fence: Finish certified the
+ * coverage), dead or not; a lease on one of its logs leaves it alone too. */
+static void takeover_skips_marked_and_leased(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "take-mark");
+  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  assert_int_equal(acked(a), 0);
+  tarn__xtakeover_report r = takeover(e.mb, &e, "star-a", NULL, NULL);
+  assert_int_equal(r.verdict, TARN__XTAKE_LEASED);
+  assert_int_equal(tarn_xwriter_finish(a, LOG), 0);
+  crash_dead(&e, a); /* after the mark: its epoch stays open */
+  r = takeover(e.mb, &e, "star-a", NULL, NULL);
+  assert_int_equal(r.verdict, TARN__XTAKE_MARKED);
+  assert_int_equal(r.epochs, 0);
+  assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_OPEN);
+  tarn_xwriter *b = open_w(e.mb, &e, "star-b");
+  assert_int_equal(acked(b), 1);
+  assert_int_equal(tarn_xwriter_close(b), 0);
+  env_close(&e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(successor_consumes_mark_once),
@@ -316,6 +443,10 @@ int main(void) {
       cmocka_unit_test(finish_that_cannot_land_retries),
       cmocka_unit_test(mark_only_after_release_flush),
       cmocka_unit_test(racing_open_over_restart_defers),
+      cmocka_unit_test(takeover_settles_dead_star),
+      cmocka_unit_test(takeover_spares_restarted_star),
+      cmocka_unit_test(takeover_reads_head_before_judging),
+      cmocka_unit_test(takeover_skips_marked_and_leased),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -105,6 +105,40 @@ static void pick_is_deterministic_and_spreads(void **state) {
   assert_int_equal(tarn__kregistry_pick(1, "g", 1), 0);
 }
 
+/* issue 15: the leader of a partition is a rendezvous pick, so a node
+ * leaving moves exactly the partitions it led (an express log changes hands
+ * only when its own leader goes), and every node spreads over some. */
+static void leader_moves_only_the_leavers_partitions(void **state) {
+  (void)state;
+  tarn__knode_info live[4], rest[3];
+  memset(live, 0, sizeof live);
+  for (int i = 0; i < 4; i++)
+    live[i].node_id = 10 + 7 * i;
+  size_t count[4] = {0};
+  uint8_t topic[16];
+  for (int i = 0; i < 16; i++)
+    topic[i] = (uint8_t)(i * 37 + 1);
+  for (size_t gone = 0; gone < 4; gone++) {
+    size_t k = 0;
+    for (size_t i = 0; i < 4; i++)
+      if (i != gone)
+        rest[k++] = live[i];
+    for (uint32_t p = 0; p < 400; p++) {
+      size_t a = tarn__kregistry_leader(live, 4, topic, p);
+      assert_true(a < 4);
+      assert_int_equal(a, tarn__kregistry_leader(live, 4, topic, p));
+      if (gone == 0)
+        count[a]++;
+      int32_t b = rest[tarn__kregistry_leader(rest, 3, topic, p)].node_id;
+      if (a != gone)
+        assert_int_equal(b, live[a].node_id); /* a survivor's partition stays */
+    }
+  }
+  for (int i = 0; i < 4; i++)
+    assert_true(count[i] > 50);
+  assert_int_equal(tarn__kregistry_leader(live, 1, topic, 3), 0);
+}
+
 int main(int argc, char **argv) {
   const char *variant = argc > 1 ? argv[1] : "mem";
   if (strcmp(variant, "sqlite") == 0) {
@@ -117,6 +151,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test(nodes_see_each_other),
       cmocka_unit_test(refresh_writes_a_lost_record),
       cmocka_unit_test(pick_is_deterministic_and_spreads),
+      cmocka_unit_test(leader_moves_only_the_leavers_partitions),
   };
   int rc = cmocka_run_group_tests(tests, NULL, NULL);
   if (dir) {

@@ -24,6 +24,7 @@
 #include "tarn/error.h"
 #include "tarn/express.h"
 #include "tarn/writer.h"
+#include "util/clock.h"
 
 typedef struct pctx pctx;
 /* One partition's append in flight. */
@@ -37,6 +38,9 @@ typedef struct pslot {
   int32_t seq;
   uint32_t count;
   char key[24]; /* the partition: its log ID */
+  tarn__knode *node;
+  uint64_t log_id;
+  int express;
 } pslot;
 
 struct pctx {
@@ -75,9 +79,25 @@ static int16_t append_error(int status) {
   }
 }
 
+/* A produce to an express log that failed with anything but a retryable
+ * refusal (NOT_LEADER_OR_FOLLOWER): the operator sees why, at most once a
+ * second per node (a failed writer fails every append until it is reopened). */
+static void express_failed(tarn__knode *n, uint64_t log_id, int rc, const char *msg) {
+  static _Atomic int64_t last_ms;
+  if (!n->cfg.express_log || append_error(rc) == TARN__KERR_NOT_LEADER_OR_FOLLOWER)
+    return;
+  int64_t now = tarn__mono_ms();
+  int64_t prev = atomic_load(&last_ms);
+  if (now - prev < 1000 || !atomic_compare_exchange_strong(&last_ms, &prev, now))
+    return;
+  n->cfg.express_log("express produce failed", log_id, rc, msg);
+}
+
 static void appended(void *arg, int status, uint64_t offset, int64_t timestamp_ms) {
   (void)timestamp_ms;
   pslot *s = arg;
+  if (status && s->express)
+    express_failed(s->node, s->log_id, status, NULL);
   if (s->pid >= 0 && status)
     tarn__kprod_abandon(s->prod, s->key, s->pid, s->seq);
   else if (s->pid >= 0) /* a failed write of the state leaves this node's memory of it */
@@ -210,6 +230,8 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
               : (lead = tarn__kexpress_writer(node, &t, (uint32_t)pd->index, log_id, &xw))
                   ? append_error(lead)
                   : 0;
+        if (lead < 0) /* who leads unknown, or the writer would not open */
+          express_failed(node, log_id, lead, tarn_errmsg());
       }
       char key[24];
       snprintf(key, sizeof key, "%llu", (unsigned long long)log_id);
@@ -244,6 +266,9 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
           s->epoch = first.producer_epoch;
           s->seq = first.base_sequence;
           s->count = count;
+          s->node = node;
+          s->log_id = log_id;
+          s->express = xw != NULL;
           memcpy(s->key, key, sizeof key);
           atomic_fetch_add(&c->pending, 1);
           /* the express writer answers once W copies hold the entry's slot
@@ -257,6 +282,8 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
                              w, log_id, pd->records.p, (size_t)pd->records.len, count, appended, s);
           if (arc) {
             atomic_fetch_sub(&c->pending, 1);
+            if (xw)
+              express_failed(node, log_id, arc, tarn_errmsg());
             err = append_error(arc);
             if (s->pid >= 0)
               tarn__kprod_abandon(s->prod, s->key, s->pid, s->seq);

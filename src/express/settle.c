@@ -57,6 +57,8 @@ int tarn__xsettle(tarn_meta *m, tarn__xepoch *e, const tarn__xbuckets *s, tarn__
   int rc = 0;
   /* Absorb: every committed slot below the cut, in slot order. */
   for (uint64_t slot = e->checkpoint; absorb && slot < cut && rc == 0; slot++) {
+    if (slot < e->checkpoint)
+      continue; /* another settler absorbed it (absorb re-read the record) */
     tarn__xobs ob;
     tarn__xobs_init(&ob);
     rc = flight_below_cut(s, e, slot, o, &ob);

@@ -47,6 +47,7 @@
   X(XCLOSE_RECLAIMS_FAILED, "xclose-reclaims-failed")             /* failed writer reclaims */     \
   X(XROLL_KEEPS_SLOTS, "xroll-keeps-slots")                       /* republished at old slots */   \
   X(XABSORB_RETRIES_BLIND, "xabsorb-retries-blind")               /* unknown put retried unread */ \
+  X(XABSORB_RACE_IS_CORRUPT, "xabsorb-race-is-corrupt")           /* settlers' race = corruption */ \
   X(XFENCE_THRESHOLD_K_MINUS_W, "xfence-threshold-k-minus-w")     /* dead at K-W poison */         \
   X(XFENCE_GUESSES_UNDECIDED, "xfence-guesses-undecided")         /* dead instead of blocking */   \
   X(XFENCE_NO_REOBSERVE, "xfence-no-reobserve")                   /* trusts its poison PUTs */     \

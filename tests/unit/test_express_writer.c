@@ -567,6 +567,83 @@ static void settle_absorb_resumes_intent(void **state) {
   }
 }
 
+/* Two settlers of one epoch (a node's gate and another node's takeover job)
+ * race: each works from its own snapshot of the epoch record, and the
+ * other's progress moves the index and the record under it. Neither is
+ * corruption, and no slot is indexed twice:
+ *  - resumed: B's snapshot holds an intent A then completes and goes past
+ *    (the log ends beyond both ends of the intent B resumes);
+ *  - unseen: B's snapshot holds no intent; A's intent is pending and its
+ *    publish landed when B reads the log's end.
+ * Planted xabsorb-race-is-corrupt answers both with TARN_ECORRUPT (the
+ * producer's CORRUPT_MESSAGE in cli_test_kafka_express_failover). */
+static void settlers_race(void **state) {
+  for (int unseen = 0; unseen < 2; unseen++) {
+    env e;
+    env_open(&e, unseen ? "xw-race1" : "xw-race0", 3, 2, 8);
+    tarn_xwriter *w = open_w(&e, 1);
+    acks a = {0};
+    ackarg args[8];
+    append_slot(w, 5, &a, args, 0);
+    append_slot(w, 5, &a, args, 1);
+    for (uint64_t s = 0; s < 2; s++)
+      for (size_t b = 0; b < 3; b++)
+        assert_int_equal(put(w, s, b), 1);
+    release(w);
+    assert_int_equal(a.n, 2);
+    uint64_t epoch = tarn_xwriter_epoch(w);
+    tarn_buf f[2];
+    for (uint64_t s = 0; s < 2; s++) {
+      char key[TARN__X_SLOT_KEY_MAX];
+      tarn__xslot_key(key, sizeof key, "star-1", epoch, s);
+      tarn_buf_init(&f[s]);
+      assert_int_equal(tarn_objstore_get(e.b[0], key, &f[s]), 0);
+    }
+    tarn__xepoch ea, eb;
+    if (unseen)
+      assert_int_equal(tarn__xepoch_load(e.m, "star-1", "express", epoch, &eb), 0);
+    /* A's first try stops after its intent (resumed) or after its publish
+     * (unseen): writes are the lease, the intent, the index put, the
+     * checkpoint */
+    assert_int_equal(tarn__xepoch_load(e.m, "star-1", "express", epoch, &ea), 0);
+    assert_int_equal(tarn_meta_inject_fault_after(e.m, TARN_META_FAULT_FAIL, unseen ? 3 : 2, 100),
+                     0);
+    assert_true(tarn__xabsorb_flight(e.wal, e.m, &ea, 0, f[0].data, f[0].len) < 0);
+    assert_int_equal(tarn_meta_inject_fault(e.m, TARN_META_FAULT_NONE, 0), 0);
+    tarn__xepoch_free(&ea);
+    uint64_t end, cum;
+    assert_int_equal(tarn__xlog_tail(e.m, 5, &end, &cum), 0);
+    assert_int_equal(end, unseen ? 1 : 0);
+    if (!unseen) {
+      assert_int_equal(tarn__xepoch_load(e.m, "star-1", "express", epoch, &eb), 0);
+      assert_int_equal(eb.absorbing_to, 1); /* B sees the intent pending */
+      /* A resumes, completes slot 0 and absorbs slot 1 */
+      assert_int_equal(tarn__xepoch_load(e.m, "star-1", "express", epoch, &ea), 0);
+      for (uint64_t s = 0; s < 2; s++)
+        assert_int_equal(tarn__xabsorb_flight(e.wal, e.m, &ea, s, f[s].data, f[s].len), 0);
+      assert_int_equal(ea.checkpoint, 2);
+      tarn__xepoch_free(&ea);
+    }
+    /* B, from its snapshot */
+    for (uint64_t s = 0; s < 2; s++)
+      assert_int_equal(tarn__xabsorb_flight(e.wal, e.m, &eb, s, f[s].data, f[s].len), 0);
+    assert_int_equal(eb.checkpoint, 2);
+    assert_int_equal(eb.absorbing_to, 0);
+    tarn__xepoch_free(&eb);
+    assert_int_equal(tarn__xlog_tail(e.m, 5, &end, &cum), 0);
+    assert_int_equal(end, 2); /* both slots, each once */
+    tarn_meta_recs recs = {0};
+    assert_int_equal(
+        tarn_meta_list(e.m, "5", "00000000000000000005-", "00000000000000000005.", 0, 0, &recs), 0);
+    assert_int_equal(recs.n, 2); /* one record per slot, never a third */
+    tarn_meta_recs_free(&recs);
+    for (int s = 0; s < 2; s++)
+      tarn_buf_free(&f[s]);
+    tarn_xwriter_close(w);
+    env_close(&e);
+  }
+}
+
 static int collect(void *arg, uint64_t offset, const void *payload, size_t len, uint32_t rc) {
   int *n = arg;
   (*n)++;
@@ -724,6 +801,7 @@ int main(void) {
       cmocka_unit_test(absorb_exactly_once_across_unknown_put),
       cmocka_unit_test(absorb_unknown_that_landed),
       cmocka_unit_test(settle_absorb_resumes_intent),
+      cmocka_unit_test(settlers_race),
       cmocka_unit_test(tail_checkpoint_reclaim),
       cmocka_unit_test(threaded_two_logs),
   };

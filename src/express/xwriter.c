@@ -333,7 +333,10 @@ int tarn_xwriter_append(tarn_xwriter *w, uint64_t log_id, const void *payload, s
   memcpy(copy, payload, len);
   pthread_mutex_lock(&w->mu);
   for (;;) {
-    if (find_log(w, log_id)->finishing) {
+    /* a Finish that landed since ensure_log removed the log: it is
+     * another's now, or opens again through the gate on the next append */
+    const xlog *fl = find_log(w, log_id);
+    if (!fl || fl->finishing) {
       rc = tarn__err(TARN_EUNAVAIL,
                      "express log %" PRIu64 " is being released (its Finish "
                      "has not landed); retry",

@@ -40,10 +40,20 @@ trap cleanup EXIT
 
 fail() {
   echo "FAIL: $*" >&2
-  local g f
+  local g f p
   for g in "${fail_logs[@]}"; do
     for f in $g; do [ -f "$f" ] && { echo "== $f" >&2; tail -50 "$f" >&2; }; done
   done
+  # a hang is diagnosed by where each live `tarn serve` waits (gdb, when
+  # installed; TARN_TEST_STACKS=0 turns it off)
+  if [ "${TARN_TEST_STACKS:-1}" != 0 ] && command -v gdb > /dev/null; then
+    for p in "${pids[@]}"; do
+      [ "$(cat "/proc/$p/comm" 2> /dev/null)" = tarn ] || continue
+      echo "== threads of tarn pid $p" >&2
+      timeout 30 gdb -p "$p" -batch -nx -ex 'thread apply all bt' 2>&1 |
+        grep -E '^(Thread|#)' | grep -v '^#.* in ?? ' | head -300 >&2 || true
+    done
+  fi
   exit 1
 }
 

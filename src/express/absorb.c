@@ -8,6 +8,7 @@
  * indexed twice even when a put lands late. Then the epoch's checkpoint
  * advances; flights below it are deleted from the buckets after a grace. */
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -510,44 +511,101 @@ int tarn__xabsorb_flight(void *arg, tarn_meta *m, tarn__xepoch *e, uint64_t slot
   }
 }
 
+/* One bucket's deletions of a run of slots (a thread of reclaim_run). */
+typedef struct rdel {
+  tarn_objstore *store;
+  const char *star;
+  uint64_t epoch, from, to;
+  int rc;
+} rdel;
+
+static void *rdel_main(void *p) {
+  rdel *d = p;
+  char key[TARN__X_SLOT_KEY_MAX];
+  for (uint64_t s = d->from; s < d->to && !d->rc; s++)
+    if (!(d->rc = tarn__xslot_key(key, sizeof key, d->star, d->epoch, s)))
+      d->rc = tarn_objstore_delete(d->store, key);
+  return NULL;
+}
+
+/* Deletes slots [from, to) of epoch from every bucket: one thread per bucket
+ * but the first (a threaded writer), so a run costs one bucket's round trips,
+ * not K's; in order on the caller's thread in stepped mode (the simulator's
+ * schedule is the caller's). */
+static int reclaim_run(tarn_xwriter *w, uint64_t epoch, uint64_t from, uint64_t to) {
+  size_t k = w->bs.k;
+  rdel d[TARN__X_K_MAX];
+  pthread_t th[TARN__X_K_MAX];
+  int started[TARN__X_K_MAX] = {0};
+  for (size_t b = 0; b < k; b++)
+    d[b] = (rdel){w->bs.b[b].store, w->star, epoch, from, to, 0};
+  for (size_t b = 1; b < k && !w->o.stepped; b++)
+    started[b] = pthread_create(&th[b], NULL, rdel_main, &d[b]) == 0;
+  int rc = 0;
+  for (size_t b = 0; b < k; b++) {
+    if (started[b])
+      pthread_join(th[b], NULL);
+    else
+      rdel_main(&d[b]);
+    if (!rc)
+      rc = d[b].rc;
+  }
+  return rc;
+}
+
+/* Slots a threaded writer's reclaim deletes at a time: absorb (which shares
+ * absorb_busy) runs between runs. Thousands of small slots were deleted in
+ * one go, K deletions each, one after another: absorb stood still meanwhile,
+ * the flights it frees piled up to max_bytes_in_flight, and appends blocked,
+ * every listener worker with them (cli_test_kafka_express_failover, under
+ * load: the node answered nothing, not even ApiVersions, for a minute). */
+#define RECLAIM_RUN_SLOTS 64
+
 int tarn__xabsorb_reclaim(tarn_xwriter *w, int force) {
   int did = 0;
   while (w->rq_head && !w->absorb_busy &&
          (force || tarn__mono_ms() - w->rq_head->absorbed_ms >= w->o.reclaim_grace_ms)) {
     xreclaim *q = w->rq_head;
-    w->rq_head = q->next;
-    if (!w->rq_head)
-      w->rq_tail = NULL;
+    uint64_t to = q->to;
+    if (!w->o.stepped && !force && to - q->from > RECLAIM_RUN_SLOTS)
+      to = q->from + RECLAIM_RUN_SLOTS; /* the rest stays queued, as due */
+    int whole = to == q->to;
+    if (whole) {
+      w->rq_head = q->next;
+      if (!w->rq_head)
+        w->rq_tail = NULL;
+    }
     w->absorb_busy = 1;
     pthread_mutex_unlock(&w->mu);
-    int rc = 0;
-    char key[TARN__X_SLOT_KEY_MAX];
-    for (uint64_t s = q->from; s < q->to && !rc; s++) {
-      rc = tarn__xslot_key(key, sizeof key, w->star, q->epoch, s);
-      for (size_t b = 0; b < w->bs.k && !rc; b++)
-        rc = tarn_objstore_delete(w->bs.b[b].store, key);
-    }
+    int rc = reclaim_run(w, q->epoch, q->from, to);
     tarn__xepoch e;
     if (!rc)
       rc = tarn__xepoch_load(w->meta, w->star, TARN__X_CLASS_EXPRESS, q->epoch, &e);
     if (!rc) {
-      rc = tarn__xepoch_advance(w->meta, &e, TARN__XCUR_TRIMMED, q->to);
+      rc = tarn__xepoch_advance(w->meta, &e, TARN__XCUR_TRIMMED, to);
       tarn__xepoch_free(&e);
     }
     pthread_mutex_lock(&w->mu);
     w->absorb_busy = 0;
     if (rc) {
       /* kept for the next pass: a bucket may be down for a while */
-      q->next = w->rq_head;
-      w->rq_head = q;
-      if (!w->rq_tail)
-        w->rq_tail = q;
+      if (whole) {
+        q->next = w->rq_head;
+        w->rq_head = q;
+        if (!w->rq_tail)
+          w->rq_tail = q;
+      }
       q->absorbed_ms = tarn__mono_ms();
       break;
     }
-    w->st.flights_reclaimed += q->to - q->from;
-    free(q);
+    w->st.flights_reclaimed += to - q->from;
+    if (whole)
+      free(q);
+    else
+      q->from = to;
     did = 1;
+    if (!whole)
+      break; /* absorb's turn */
   }
   return did;
 }

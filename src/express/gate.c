@@ -11,6 +11,7 @@
 #include "express/xwriter_internal.h"
 #include "tarn/express_fence.h"
 #include "tarn/key.h"
+#include "tarn/metrics.h"
 #include "util/error.h"
 #include "util/planted.h"
 
@@ -36,6 +37,13 @@ static int counted(tarn_xwriter *w, int rc, uint64_t *verdict) {
     pthread_mutex_lock(&w->mu);
     (*verdict)++;
     pthread_mutex_unlock(&w->mu);
+    /* and for the operator (and tests that wait for a handover to finish):
+     * tarn_express_gate_total{verdict, star} */
+    const char *name = verdict == &w->st.gate_marked    ? "marked"
+                       : verdict == &w->st.gate_restart ? "restart"
+                       : verdict == &w->st.gate_settled ? "settled"
+                                                        : "fresh";
+    tarn_metrics_inc("tarn_express_gate_total", 1, "verdict", name, "star", w->star, NULL);
   }
   return rc;
 }

@@ -876,8 +876,8 @@ static void *absorb_main(void *p) {
   pthread_mutex_lock(&w->mu);
   for (;;) {
     int rc = tarn__xabsorb_batch(w, w->absorb_urgent || w->stopping);
-    tarn__xabsorb_reclaim(w, 0);
-    if (rc > 0)
+    /* a run at a time, absorb between runs */
+    if (tarn__xabsorb_reclaim(w, 0) > 0 || rc > 0)
       continue;
     int pending = 0;
     for (xflight *f = w->head; f; f = f->next)

@@ -24,6 +24,7 @@
 #                  and sets port (HTTP) and kport (Kafka; empty without one) from it
 #   http_port LOG, kafka_port LOG  print those ports from LOG's "serving" line
 #   stop_term PID  SIGTERM, wait, fails unless PID exits 0
+#   TARN_TEST_KEEP=DIR  keeps a copy of the test directory (its logs) in DIR
 set -euo pipefail
 : "${TARN:?}"
 dir=$(mktemp -d)
@@ -34,6 +35,8 @@ cleanup() {
   local p
   for p in "${pids[@]}"; do kill -KILL "$p" 2> /dev/null || true; done
   if declare -F cleanup_hook > /dev/null; then cleanup_hook || true; fi
+  # TARN_TEST_KEEP=DIR keeps a copy of the test's directory (logs) there
+  if [ -n "${TARN_TEST_KEEP:-}" ]; then cp -r "$dir" "$TARN_TEST_KEEP" 2> /dev/null || true; fi
   rm -rf "$dir"
 }
 trap cleanup EXIT

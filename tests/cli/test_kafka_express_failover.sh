@@ -36,11 +36,11 @@ $py -c 'import confluent_kafka' 2> /dev/null ||
 export TARN_HOME="$dir/home"
 unique_run
 session_ms=${TARN_TEST_SESSION_MS:-2000}
-# messages: at most 60 s at 120/s, and 9 s more per second of session timeout
+# messages: at most 300 s at 120/s (a bound: the test stops it), and 9 s more per second of session timeout
 # above 2 s; the producer stops when told (the file stop), once the drain's
 # successors have appended (their gates consumed the marks): under load the
 # phases stretch, and a fixed count ran out before them
-export KXF_N=$((7200 + 1080 * (session_ms / 1000 - 2)))
+export KXF_N=$((36000 + 1080 * (session_ms / 1000 - 2)))
 export TARN_META="etcd://$TARN_TEST_ETCD?prefix=tarn-test/kxf-$run&session_timeout_ms=$session_ms"
 export TARN_WAL="$TARN_TEST_S3_URI/kxf-$run/wal"
 export TARN_COMPACTED="$TARN_TEST_S3_URI/kxf-$run/compacted"
@@ -54,10 +54,10 @@ start() { # node ID: starts node ID (star node-ID), sets pid and kport
   serve_start "$dir/log.$1.$(date +%s%N)" --listen 127.0.0.1:0 --kafka-listen 127.0.0.1:0 \
     --kafka-node-id "$1" --no-compact --no-reclaim --no-wal-gc
 }
-declare -A npid nport
+declare -A npid nport hport
 for i in 1 2 3; do
   start $i
-  npid[$i]=$pid nport[$i]=$kport
+  npid[$i]=$pid nport[$i]=$kport hport[$i]=$port
 done
 boot="127.0.0.1:${nport[1]},127.0.0.1:${nport[2]},127.0.0.1:${nport[3]}"
 sleep 1.2 # the live list is read at most once a second
@@ -112,7 +112,7 @@ wait_acks 300
 k=$($py "$dir/clients.py" leader "$boot" "$dir" leaders.0 2> "$dir/leaders.err")
 [ -n "${npid[$k]:-}" ] || fail "partition 0's leader is $k"
 nk=$(tr ' ' '\n' < "$dir/leaders.0" | grep -c ":$k\$" || true)
-echo "leaders (partition:node) $(cat "$dir/leaders.0"); killing node $k (leads $nk)"
+echo "leaders (partition:node) $(cat "$dir/leaders.0"); killing node $k (leads $nk) at ${SECONDS} s"
 kill -KILL "${npid[$k]}"
 t_kill=$(date +%s.%N)
 wait "${npid[$k]}" 2> /dev/null || true
@@ -123,26 +123,44 @@ wait_acks 900
 s1=$(for i in 1 2 3; do [ "$i" = "$k" ] || echo $i; done | head -1)
 gone() { ! timeout 10 kcat -b "127.0.0.1:${nport[$s1]}" -L 2> /dev/null | grep -q "broker $k at"; }
 wait_until 60 gone || fail "node $k is still registered"
+echo "node $k gone from Metadata at ${SECONDS} s"
 start "$k" # the same node ID, so the same star: it wins its partitions back
 npid[$k]=$pid
 nport[$k]=$kport
-echo "node $k restarted"
-wait_acks 1500
+hport[$k]=$port
+echo "node $k restarted at ${SECONDS} s"
+# until its gates admitted every partition Metadata gives it (the survivors'
+# Finishes landed and its gates consumed the marks): under load that takes
+# longer than any fixed count of acknowledgements
+boot="127.0.0.1:${nport[1]},127.0.0.1:${nport[2]},127.0.0.1:${nport[3]}" # the restart's port
+won_back() {
+  $py "$dir/clients.py" leader "$boot" "$dir" leaders.r > /dev/null 2> "$dir/leaders.err" || return 1
+  local want have
+  want=$(tr ' ' '\n' < "$dir/leaders.r" | grep -c ":$k\$" || true)
+  have=$(curl -sf "http://127.0.0.1:${hport[$k]}/metrics" | grep '^tarn_express_gate_total{' |
+    awk '{n += $2} END {print n + 0}')
+  [ "$want" -gt 0 ] && [ "${have:-0}" -ge "$want" ]
+}
+for t in $(seq 61); do
+  won_back && break
+  [ "$t" = 61 ] && fail "node $k did not win back its partitions: $(cat "$dir/leaders.r")"
+  sleep 1
+done
+wait_acks $(($(acks) + 150))
 # the node to drain: one that leads a partition now (Metadata's leader map),
 # other than the restarted one when another leads any; its logs leave
 # through Finish, so the marks counted below grow by what it leads
-boot="127.0.0.1:${nport[1]},127.0.0.1:${nport[2]},127.0.0.1:${nport[3]}" # the restart's port
 $py "$dir/clients.py" leader "$boot" "$dir" leaders.1 > /dev/null 2> "$dir/leaders.err"
 dr=$(tr ' ' '\n' < "$dir/leaders.1" | cut -d: -f2 | grep -v "^$k\$" | head -1 || true)
 [ -n "$dr" ] || dr=$k
 nd=$(tr ' ' '\n' < "$dir/leaders.1" | grep -c ":$dr\$" || true)
-echo "leaders $(cat "$dir/leaders.1"); draining node $dr (leads $nd)"
+echo "leaders $(cat "$dir/leaders.1"); draining node $dr (leads $nd) at ${SECONDS} s"
 stop_term "${npid[$dr]}"
 grep -q 'express drained.*error=none' "$dir"/log."$dr".* || fail "node $dr: a Finish did not land"
 wait_acks $(($(acks) + 150)) # 50 a partition: every successor has appended
 touch "$dir/stop"
 wait "$prod" || fail "producer: $(cat "$dir/produce.out") $(tail -5 "$dir/produce.err")"
-echo "producer: $(cat "$dir/produce.out")"
+echo "producer: $(cat "$dir/produce.out") at ${SECONDS} s"
 
 # read back through a live node, until every acknowledged offset is indexed
 live=$k

@@ -76,7 +76,7 @@ typedef struct xw {
  * time (an instance: its own metadata session and writer). */
 #define XG_STARS 3
 #define XG_LOGS 2
-#define XG_MAX_INST 1024
+#define XG_MAX_INST 8192 /* 20,000 steps start about 1,000 instances */
 #define XN_NODES 3 /* the takeover nodes (tarn serve's express-takeover job) */
 typedef struct xg_inst {
   int star;

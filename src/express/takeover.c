@@ -155,8 +155,9 @@ static int marked_by(tarn_meta *m, uint64_t log_id, const char *star, int *yes) 
   return 0;
 }
 
-/* The oldest epoch looked at below hi: the first settled one ends the walk
- * (everything below it was settled before it), at most EPOCHS_BACK. */
+/* The oldest epoch looked at below hi: down to the first settled one, at
+ * most EPOCHS_BACK (the epochs of a star that restarted without leading a
+ * log); recorded_floor reaches further down where a log needs it. */
 static int walk_floor(tarn_meta *m, const char *star, uint64_t hi, uint64_t *lo) {
   *lo = hi + 1;
   for (uint64_t e = hi; e >= 1 && e + EPOCHS_BACK > hi; e--) {
@@ -166,6 +167,32 @@ static int walk_floor(tarn_meta *m, const char *star, uint64_t hi, uint64_t *lo)
     if (st == 1)
       break;
     *lo = e;
+  }
+  return 0;
+}
+
+/* The oldest epoch one of the star's logs records as its last writer's
+ * (the last-writer record, /express/writer). An unsettled epoch of the star
+ * with acknowledgements on a log is at or above that log's recorded epoch:
+ * an open that moved the record settled the epochs below it, or consumed a
+ * mark that certified them. Epochs between may already be settled, though:
+ * a restart's gate settles [recorded, its own) of the log it opens only, so
+ * a settled epoch above does not settle a dead one below, recorded by
+ * another log (takeover_walks_past_a_settled_epoch). */
+static int recorded_floor(tarn_meta *m, const char *star, const uint64_t *logs, size_t n,
+                          uint64_t *lo) {
+  for (size_t i = 0; i < n; i++) {
+    char ws[TARN__X_STAR_MAX + 1];
+    uint64_t we = 0;
+    int rc = tarn__xwriter_rec_get(m, logs[i], ws, &we, NULL);
+    if (rc == TARN_ENOTFOUND) {
+      tarn_errclear();
+      continue;
+    }
+    if (rc)
+      return rc;
+    if (!strcmp(ws, star) && we >= 1 && we < *lo)
+      *lo = we;
   }
   return 0;
 }
@@ -220,7 +247,7 @@ int tarn__xtakeover(tarn_meta *m, tarn_objstore *wal, const char *star, const ui
   uint64_t hi = below_head ? r->head - 1 : r->head, lo = 0;
   if (!hi)
     return 0;
-  if ((rc = walk_floor(m, star, hi, &lo)))
+  if ((rc = walk_floor(m, star, hi, &lo)) || (rc = recorded_floor(m, star, logs, n, &lo)))
     return rc;
   r->hi = hi;
   return lo > hi ? 0 : tarn__xsettle_epochs(m, wal, star, lo, hi, fo, &r->st, &r->epochs);

@@ -77,12 +77,12 @@ typedef struct xw {
 #define XG_STARS 3
 #define XG_LOGS 2
 #define XG_MAX_INST 8192 /* 20,000 steps start about 1,000 instances */
-#define XN_NODES 3 /* the takeover nodes (tarn serve's express-takeover job) */
+#define XN_NODES 3       /* the takeover nodes (tarn serve's express-takeover job) */
 typedef struct xg_inst {
   int star;
   uint64_t first_epoch; /* the epoch it minted at its start */
-  tarn_meta *m;    /* NULL once its session ended */
-  tarn_xwriter *w; /* NULL once closed or crashed */
+  tarn_meta *m;         /* NULL once its session ended */
+  tarn_xwriter *w;      /* NULL once closed or crashed */
 } xg_inst;
 typedef struct xg_tenure {
   int valid, star, inst;
@@ -1300,7 +1300,8 @@ static void xn_judged(void *arg) {
     }
     char key[TARN__X_STAR_MAX + 16];
     snprintf(key, sizeof key, "/takeover/%s", xg_star(star));
-    int rc = tarn_meta_create(s->node[other], "tarn-xserve", key, "1", 1, TARN_META_EPHEMERAL, NULL);
+    int rc =
+        tarn_meta_create(s->node[other], "tarn-xserve", key, "1", 1, TARN_META_EPHEMERAL, NULL);
     trace(s, "  node %d tries the same star: %d", other, rc);
     if (rc) {
       s->tk_busy += rc == TARN_EEXIST;
@@ -1336,7 +1337,8 @@ static void xn_take(xsim *s, int n, int star, const uint64_t *logs, size_t nl) {
   } else {
     s->tk_verdict[r.verdict >= 0 && r.verdict < 5 ? r.verdict : 0]++;
     s->tk_epochs += r.epochs;
-    trace(s, "node %d takeover of %s: head %" PRIu64 " verdict %d, %" PRIu64 " epochs up to %" PRIu64,
+    trace(s,
+          "node %d takeover of %s: head %" PRIu64 " verdict %d, %" PRIu64 " epochs up to %" PRIu64,
           n, xg_star(star), r.head, r.verdict, r.epochs, r.hi);
   }
   /* XTakeoverSparesLive: a running instance's epochs are never in a

@@ -20,6 +20,7 @@
 #include "tarn/error.h"
 #include "tarn/key.h"
 #include "util/error.h"
+#include "util/planted.h"
 
 #define ALIVE_PREFIX "/alive/"
 #define EPOCHS_BACK 16 /* one open epoch per crash of a star restarted after several */
@@ -117,7 +118,10 @@ int tarn__xsettle_epochs(tarn_meta *m, tarn_objstore *wal, const char *star, uin
     if (st)
       continue;
     tarn_xsettle_report sr;
-    if ((rc = tarn_express_fence(m, star, e, fo, NULL)) ||
+    /* the bug: the takeover's calls (the ones that ask for a report) settle
+     * an epoch nobody fenced; settle refuses it (no published cut) */
+    int skip_fence = TARN__PLANTED(TARN__BUG_XTAKEOVER_SETTLES_UNFENCED) && sum;
+    if ((!skip_fence && (rc = tarn_express_fence(m, star, e, fo, NULL))) ||
         (rc = tarn_express_settle(m, wal, star, e, fo, &sr)))
       return tarn__errctx(rc, "settling epoch %" PRIu64 " of star %s", e, star);
     if (sum) {
@@ -151,8 +155,9 @@ static int marked_by(tarn_meta *m, uint64_t log_id, const char *star, int *yes) 
   return 0;
 }
 
-/* The oldest epoch looked at below hi: the first settled one ends the walk
- * (everything below it was settled before it), at most EPOCHS_BACK. */
+/* The oldest epoch looked at below hi: down to the first settled one, at
+ * most EPOCHS_BACK (the epochs of a star that restarted without leading a
+ * log); recorded_floor reaches further down where a log needs it. */
 static int walk_floor(tarn_meta *m, const char *star, uint64_t hi, uint64_t *lo) {
   *lo = hi + 1;
   for (uint64_t e = hi; e >= 1 && e + EPOCHS_BACK > hi; e--) {
@@ -166,17 +171,47 @@ static int walk_floor(tarn_meta *m, const char *star, uint64_t hi, uint64_t *lo)
   return 0;
 }
 
+/* The oldest epoch one of the star's logs records as its last writer's
+ * (the last-writer record, /express/writer). An unsettled epoch of the star
+ * with acknowledgements on a log is at or above that log's recorded epoch:
+ * an open that moved the record settled the epochs below it, or consumed a
+ * mark that certified them. Epochs between may already be settled, though:
+ * a restart's gate settles [recorded, its own) of the log it opens only, so
+ * a settled epoch above does not settle a dead one below, recorded by
+ * another log (takeover_walks_past_a_settled_epoch). */
+static int recorded_floor(tarn_meta *m, const char *star, const uint64_t *logs, size_t n,
+                          uint64_t *lo) {
+  for (size_t i = 0; i < n; i++) {
+    char ws[TARN__X_STAR_MAX + 1];
+    uint64_t we = 0;
+    int rc = tarn__xwriter_rec_get(m, logs[i], ws, &we, NULL);
+    if (rc == TARN_ENOTFOUND) {
+      tarn_errclear();
+      continue;
+    }
+    if (rc)
+      return rc;
+    if (!strcmp(ws, star) && we >= 1 && we < *lo)
+      *lo = we;
+  }
+  return 0;
+}
+
 int tarn__xtakeover(tarn_meta *m, tarn_objstore *wal, const char *star, const uint64_t *logs,
                     size_t n, const tarn_xfence_opts *fo, void (*judged)(void *arg), void *arg,
                     tarn__xtakeover_report *r) {
   memset(r, 0, sizeof *r);
   /* the head first: whatever the judgement below finds holds for every
-   * epoch up to it, and for none minted after it */
-  int rc = tarn__xchain_head(m, star, TARN__X_CLASS_EXPRESS, &r->head);
-  if (rc || !r->head)
-    return rc;
-  if (judged)
-    judged(arg);
+   * epoch up to it, and for none minted after it. judged runs between the
+   * head read and the liveness read (the window a restart may fall in). */
+  int late_head = TARN__PLANTED(TARN__BUG_XTAKEOVER_JUDGES_BEFORE_HEAD), rc = 0;
+  if (!late_head) {
+    rc = tarn__xchain_head(m, star, TARN__X_CLASS_EXPRESS, &r->head);
+    if (rc || !r->head)
+      return rc;
+    if (judged)
+      judged(arg);
+  }
   int leased = 0, marked = n > 0;
   for (size_t i = 0; !rc && !leased && i < n; i++)
     rc = tarn__xlease_other(m, logs[i], NULL, &leased);
@@ -199,13 +234,20 @@ int tarn__xtakeover(tarn_meta *m, tarn_objstore *wal, const char *star, const ui
   int alive = 0;
   if ((rc = tarn__xalive_get(m, star, &alive)))
     return rc;
+  if (late_head) { /* the bug: the head read after the judgement */
+    if (judged)
+      judged(arg);
+    if ((rc = tarn__xchain_head(m, star, TARN__X_CLASS_EXPRESS, &r->head)) || !r->head)
+      return rc;
+  }
   r->verdict = alive ? TARN__XTAKE_ALIVE : TARN__XTAKE_DEAD;
   /* alive: the process may write the head; the epochs below it are halted
    * (an in-process roll) or a dead process's, superseded either way */
-  uint64_t hi = alive ? r->head - 1 : r->head, lo = 0;
+  int below_head = alive && !TARN__PLANTED(TARN__BUG_XTAKEOVER_FENCES_LIVE_HEAD);
+  uint64_t hi = below_head ? r->head - 1 : r->head, lo = 0;
   if (!hi)
     return 0;
-  if ((rc = walk_floor(m, star, hi, &lo)))
+  if ((rc = walk_floor(m, star, hi, &lo)) || (rc = recorded_floor(m, star, logs, n, &lo)))
     return rc;
   r->hi = hi;
   return lo > hi ? 0 : tarn__xsettle_epochs(m, wal, star, lo, hi, fo, &r->st, &r->epochs);

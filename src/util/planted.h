@@ -85,7 +85,10 @@
   X(XMARK_NOT_CONSUMED, "xmark-not-consumed")                       /* the gate leaves the mark */ \
   X(XMARK_BEFORE_FLUSH, "xmark-before-flush")                       /* mark before the absorb */   \
   X(XGATE_TRUSTS_DEAD, "xgate-trusts-dead")   /* dead: no fence, no settle */                      \
-  X(XGATE_TRUSTS_INDEX, "xgate-trusts-index") /* empty index = fresh log */
+  X(XGATE_TRUSTS_INDEX, "xgate-trusts-index") /* empty index = fresh log */                       \
+  X(XTAKEOVER_FENCES_LIVE_HEAD, "xtakeover-fences-live-head")     /* alive: up to H, not < H */     \
+  X(XTAKEOVER_SETTLES_UNFENCED, "xtakeover-settles-unfenced")     /* settle without the fence */    \
+  X(XTAKEOVER_JUDGES_BEFORE_HEAD, "xtakeover-judges-before-head") /* liveness read, then H */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

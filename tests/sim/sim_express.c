@@ -76,11 +76,13 @@ typedef struct xw {
  * time (an instance: its own metadata session and writer). */
 #define XG_STARS 3
 #define XG_LOGS 2
-#define XG_MAX_INST 1024
+#define XG_MAX_INST 8192 /* 20,000 steps start about 1,000 instances */
+#define XN_NODES 3       /* the takeover nodes (tarn serve's express-takeover job) */
 typedef struct xg_inst {
   int star;
-  tarn_meta *m;    /* NULL once its session ended */
-  tarn_xwriter *w; /* NULL once closed or crashed */
+  uint64_t first_epoch; /* the epoch it minted at its start */
+  tarn_meta *m;         /* NULL once its session ended */
+  tarn_xwriter *w;      /* NULL once closed or crashed */
 } xg_inst;
 typedef struct xg_tenure {
   int valid, star, inst;
@@ -133,6 +135,16 @@ struct xsim {
   uint64_t opens, deferrals, marks_used, preds_settled, finishes, restarts, expiries, nested;
   int opening; /* the instance whose open's gate runs (its bucket calls may interleave
                   another's), -1 none */
+  /* the takeover nodes (issue 15 "Serving") */
+  tarn_meta *node[XN_NODES];        /* its session; NULL while the node is down */
+  tarn_meta *node_zombie[XN_NODES]; /* a crashed node's session, until it expires */
+  int taking;                       /* a takeover runs: its bucket calls interleave opens */
+  int quiet;                        /* the faults stopped: no more interleaving */
+  int judging, tk_node;             /* the star a takeover judges (its judged window), the node */
+  int node_expired[XN_NODES];       /* its session expired silently during this pass */
+  unsigned p_node_crash;
+  uint64_t tk_runs, tk_busy, tk_verdict[5], tk_epochs, tk_errors, tk_crashes, tk_expiries,
+      tk_window, tk_final;
 };
 
 static xsim *X; /* the hooks' world (one run at a time) */
@@ -1133,6 +1145,7 @@ static void xg_start(xsim *s, int star) {
     tarn_meta_close(I->m);
     return;
   }
+  I->first_epoch = tarn_xwriter_epoch(I->w);
   s->gi_of[star] = s->ngi++;
   s->restarts++;
   trace(s, "%s starts (instance %d), epoch %" PRIu64, o.star, s->ngi - 1, tarn_xwriter_epoch(I->w));
@@ -1196,14 +1209,17 @@ static void xg_append(xsim *s, int ii) {
 static void xg_hook(void *arg, int op, const char *name) {
   (void)op, (void)name;
   xsim *s = ((xhk *)arg)->s;
-  if (s->opening < 0 || s->in_hook || s->failed || !per_mille(s, 60))
+  if ((s->opening < 0 && !s->taking) || s->in_hook || s->failed || s->quiet || !per_mille(s, 60))
     return;
   int ii = s->gi_of[below(s, XG_STARS)];
   if (ii < 0 || ii == s->opening) /* the opener's writer holds the open's lock */
     return;
   s->in_hook++;
   s->nested++;
-  trace(s, "  (inside the gate of %s's open)", xg_star(s->gi[s->opening].star));
+  if (s->opening >= 0)
+    trace(s, "  (inside the gate of %s's open)", xg_star(s->gi[s->opening].star));
+  else
+    trace(s, "  (inside a takeover of %s)", xg_star(s->judging));
   xg_append(s, ii);
   s->in_hook--;
 }
@@ -1220,8 +1236,210 @@ static void xg_close(xsim *s, int ii) {
   I->m = NULL;
 }
 
+/* ---- the takeover nodes (issue 15 "Serving") ---------------------------------
+ *
+ * XN_NODES nodes run the pass of tarn serve's express-takeover job
+ * (takeover_job in src/server/jobs_express.c, static there and bound to a
+ * deployment, so its loop is restated here over the same calls): read the
+ * star recorded for each log (tarn-xlog), group the logs by star and, under
+ * the ephemeral record tarn-xserve /takeover/{star} (one node per star at a
+ * time), hand each star to the real tarn__xtakeover on the node's own
+ * session. Between its head read and its liveness read (the judged window)
+ * the judged star may restart or crash, an instance may append (an open of
+ * its own), or the node's session may expire silently and another node take
+ * the same star over inside it; its bucket calls interleave other
+ * instances' appends (xg_hook). A pass may crash the node after its 0th-5th
+ * metadata write; the crashed node's session ends then or lives on (its
+ * /takeover records stand) until a later step expires it. */
+
+static int xg_star_index(const char *name) {
+  for (int i = 0; i < XG_STARS; i++)
+    if (!strcmp(name, xg_star(i)))
+      return i;
+  return -1;
+}
+
+static void xn_take(xsim *s, int n, int star, const uint64_t *logs, size_t nl);
+
+/* The judged window: between the takeover's head read and its liveness read. */
+static void xn_judged(void *arg) {
+  xsim *s = arg;
+  if (s->failed || s->in_hook || s->quiet || !per_mille(s, 300))
+    return;
+  int star = s->judging, ii = s->gi_of[star];
+  uint64_t pick = below(s, 100);
+  s->tk_window++;
+  trace(s, "  (in the judged window of a takeover of %s)", xg_star(star));
+  if (ii < 0 && pick < 60) {
+    xg_start(s, star); /* a restart racing the judgement */
+  } else if (ii >= 0 && pick < 25) {
+    xg_crash(s, ii, per_mille(s, 500));
+  } else if (ii >= 0 && pick < 60) {
+    xg_append(s, ii);
+  } else if (pick < 80) {
+    /* another node takes the same star over, after this node's session
+     * expired (its /takeover record vanished) or not (it finds it taken) */
+    int me = s->tk_node, other = (int)below(s, XN_NODES);
+    if (other == me || !s->node[other] || s->taking > 1)
+      return;
+    if (per_mille(s, 500) && !s->node_expired[me]) {
+      tarn_meta_inject_fault(s->node[me], TARN_META_FAULT_EXPIRE_SILENT, 0);
+      s->node_expired[me] = 1;
+      trace(s, "  the session of node %d expires (it is not told)", me);
+    }
+    uint64_t l2[XG_LOGS];
+    size_t n2 = 0;
+    for (uint64_t log = 1; log <= XG_LOGS; log++) {
+      char st[TARN__X_STAR_MAX + 1];
+      if (tarn__xlog_star_get(s->m, log, st, sizeof st)) {
+        tarn_errclear();
+        continue;
+      }
+      if (xg_star_index(st) == star)
+        l2[n2++] = log;
+    }
+    char key[TARN__X_STAR_MAX + 16];
+    snprintf(key, sizeof key, "/takeover/%s", xg_star(star));
+    int rc =
+        tarn_meta_create(s->node[other], "tarn-xserve", key, "1", 1, TARN_META_EPHEMERAL, NULL);
+    trace(s, "  node %d tries the same star: %d", other, rc);
+    if (rc) {
+      s->tk_busy += rc == TARN_EEXIST;
+      tarn_errclear();
+      return;
+    }
+    xn_take(s, other, star, l2, n2);
+    tarn_meta_delete(s->node[other], "tarn-xserve", key);
+    tarn_errclear();
+  }
+}
+
+static void xn_take(xsim *s, int n, int star, const uint64_t *logs, size_t nl) {
+  /* the instance running now holds the head (one instance per star mints) */
+  int ii0 = s->gi_of[star];
+  uint64_t ep0 = ii0 >= 0 ? tarn_xwriter_epoch(s->gi[ii0].w) : 0;
+  int was = s->judging, was_node = s->tk_node;
+  s->judging = star;
+  s->tk_node = n;
+  s->taking++;
+  tarn_xfence_opts fo = {.timeout_ms = 1000, .retry_ms = 50};
+  tarn__xtakeover_report r;
+  int rc = tarn__xtakeover(s->node[n], s->wal, xg_star(star), logs, nl, &fo,
+                           s->taking == 1 ? xn_judged : NULL, s, &r);
+  s->taking--;
+  s->judging = was;
+  s->tk_node = was_node;
+  s->tk_runs++;
+  if (rc) {
+    s->tk_errors++;
+    trace(s, "node %d takeover of %s: %d %s", n, xg_star(star), rc, tarn_errmsg());
+    tarn_errclear();
+  } else {
+    s->tk_verdict[r.verdict >= 0 && r.verdict < 5 ? r.verdict : 0]++;
+    s->tk_epochs += r.epochs;
+    trace(s,
+          "node %d takeover of %s: head %" PRIu64 " verdict %d, %" PRIu64 " epochs up to %" PRIu64,
+          n, xg_star(star), r.head, r.verdict, r.epochs, r.hi);
+  }
+  /* XTakeoverSparesLive: a running instance's epochs are never in a
+   * takeover's range (the head of a live process is never fenced by a node;
+   * an epoch minted after the head read is above it) */
+  int cur = s->gi_of[star];
+  if (cur >= 0 && r.hi) {
+    uint64_t held = cur == ii0 ? ep0 : s->gi[cur].first_epoch;
+    if (r.hi >= held)
+      fail(s, "XTakeoverSparesLive",
+           "node %d's takeover of %s (head %" PRIu64 ", verdict %d) reached epoch %" PRIu64
+           ", but instance %d of the star runs in epoch %" PRIu64,
+           n, xg_star(star), r.head, r.verdict, r.hi, cur, held);
+  }
+}
+
+/* One pass of node n's express-takeover job. */
+static void xn_pass(xsim *s, int n, int may_crash) {
+  tarn_meta *m = s->node[n];
+  uint64_t logs[XG_STARS][XG_LOGS];
+  size_t nl[XG_STARS] = {0};
+  for (uint64_t log = 1; log <= XG_LOGS; log++) {
+    char st[TARN__X_STAR_MAX + 1];
+    if (tarn__xlog_star_get(m, log, st, sizeof st)) { /* never written */
+      tarn_errclear();
+      continue;
+    }
+    int i = xg_star_index(st);
+    if (i >= 0)
+      logs[i][nl[i]++] = log;
+  }
+  int crash = may_crash && per_mille(s, s->p_node_crash);
+  if (crash) /* the node dies after its 0th-5th write of the pass */
+    tarn_meta_inject_fault_after(m, TARN_META_FAULT_FAIL, (int)below(s, 6), 1000);
+  int first = (int)below(s, XG_STARS);
+  for (int k = 0; k < XG_STARS && !s->failed; k++) {
+    int i = (first + k) % XG_STARS;
+    if (!nl[i])
+      continue;
+    char key[TARN__X_STAR_MAX + 16];
+    snprintf(key, sizeof key, "/takeover/%s", xg_star(i));
+    int rc = tarn_meta_create(m, "tarn-xserve", key, "1", 1, TARN_META_EPHEMERAL, NULL);
+    if (rc) {
+      trace(s, "node %d: /takeover/%s: %d", n, xg_star(i), rc);
+      s->tk_busy += rc == TARN_EEXIST;
+      tarn_errclear();
+      if (rc == TARN_EEXIST)
+        continue; /* another node takes it over now */
+      break;
+    }
+    xn_take(s, n, i, logs[i], nl[i]);
+    if (!crash && tarn_meta_delete(m, "tarn-xserve", key))
+      tarn_errclear();
+  }
+  if (!crash && s->node_expired[n]) { /* the node notices and reconnects */
+    tarn_meta_close(m);
+    if (tarn_meta_open(s->meta_uri, &s->node[n]))
+      abort();
+    s->tk_expiries++;
+  }
+  s->node_expired[n] = 0;
+  if (!crash)
+    return;
+  tarn_meta_inject_fault(m, TARN_META_FAULT_NONE, 0);
+  s->node[n] = NULL;
+  s->tk_crashes++;
+  if (per_mille(s, 500) || s->node_zombie[n]) {
+    tarn_meta_close(m);
+    trace(s, "node %d CRASHES, its session ends", n);
+  } else {
+    s->node_zombie[n] = m;
+    trace(s, "node %d CRASHES, its session lives on", n);
+  }
+}
+
+/* A node's step: down, it restarts (a new session); up, it runs a pass; a
+ * crashed node's session expires. */
+static void xn_step(xsim *s) {
+  int n = (int)below(s, XN_NODES);
+  if (s->node_zombie[n] && per_mille(s, 300)) {
+    tarn_meta_close(s->node_zombie[n]);
+    s->node_zombie[n] = NULL;
+    s->tk_expiries++;
+    trace(s, "the session of crashed node %d expires", n);
+    return;
+  }
+  if (!s->node[n]) {
+    if (tarn_meta_open(s->meta_uri, &s->node[n]))
+      abort();
+    trace(s, "node %d starts", n);
+    return;
+  }
+  xn_pass(s, n, 1);
+}
+
 static void xg_step(xsim *s) {
   s->now += 1 + (int64_t)below(s, 5);
+  if (per_mille(s, 100)) {
+    xn_step(s);
+    return;
+  }
   int star = (int)below(s, XG_STARS);
   int ii = s->gi_of[star];
   xg_inst *I = ii >= 0 ? &s->gi[ii] : NULL;
@@ -1279,11 +1497,62 @@ static void xg_step(xsim *s) {
   }
 }
 
+/* Liveness, once the faults stopped and every star is dead: one takeover
+ * pass settles every star, so every acknowledged entry is in the index
+ * before any new open (XTakeoverSettles: the takeover's promise, readers
+ * and the next writer find them there); then every log is writable again:
+ * a new instance's open of each log is admitted and its append is
+ * acknowledged (XWritableAgain). */
+static void xg_liveness(xsim *s) {
+  if (!s->node[0] && tarn_meta_open(s->meta_uri, &s->node[0]))
+    abort();
+  trace(s, "the faults stop; node 0's last pass");
+  xn_pass(s, 0, 0);
+  s->tk_final++;
+  if (s->failed)
+    return;
+  read_back(s, XG_LOGS, 1);
+  if (s->failed) {
+    char was[sizeof s->failure];
+    snprintf(was, sizeof was, "%s", s->failure);
+    snprintf(s->failure, sizeof s->failure,
+             "XTakeoverSettles: after the faults stopped and a takeover pass, before any new "
+             "open: %.900s",
+             was);
+    return;
+  }
+  int star = (int)below(s, XG_STARS);
+  xg_start(s, star);
+  int ii = s->gi_of[star];
+  if (ii < 0) {
+    fail(s, "XWritableAgain", "%s cannot start: %s", xg_star(star), tarn_errmsg());
+    return;
+  }
+  size_t first = s->nrecs;
+  for (uint64_t log = 1; log <= XG_LOGS && !s->failed; log++) {
+    for (int t = 0; t < 64 && !xg_leads(s->gi[ii].w, log); t++)
+      xg_append(s, ii); /* it picks the log */
+    if (!xg_leads(s->gi[ii].w, log))
+      fail(s, "XWritableAgain", "log %" PRIu64 ": %s's open is not admitted: %s", log,
+           xg_star(star), tarn_errmsg());
+  }
+  if (s->failed)
+    return;
+  int rc = tarn_xwriter_flush(s->gi[ii].w);
+  for (size_t i = first; i < s->nrecs && !s->failed; i++)
+    if (s->recs[i].state != XE_ACKED)
+      fail(s, "XWritableAgain",
+           "entry %zu to log %" PRIu64 " of %s is not acknowledged (state %d, flush %d)", i,
+           s->recs[i].log, xg_star(star), s->recs[i].state, rc);
+  xg_close(s, ii);
+}
+
 /* One racing-opens world: 1 on a violation. */
 static int xgate_run(xsim *s) {
   world_shape(s, 0x9e3779b97f4a7c15ULL, 11);
   s->p_crash = 20 + (unsigned)below(s, 200);
   s->p_unknown = (unsigned)below(s, 500);
+  s->p_node_crash = (unsigned)below(s, 200);
   s->gi = calloc(XG_MAX_INST, sizeof *s->gi);
   if (!s->gi)
     abort();
@@ -1300,16 +1569,31 @@ static int xgate_run(xsim *s) {
     if (s->step % 100 == 0 && !s->failed)
       read_back(s, XG_LOGS, 0);
   }
-  /* the settle: every instance ends, every epoch of every star is settled */
+  /* The faults stop: every instance ends (closes, or crashes), every
+   * session ends, the crashed nodes' sessions expire. */
+  s->quiet = 1;
   for (int i = 0; i < s->ngi; i++) {
-    if (s->gi[i].w && !s->failed)
+    if (s->gi[i].w && !s->failed && per_mille(s, 500))
       xg_close(s, i);
     else if (s->gi[i].w)
-      tarn__xwriter_abandon(s->gi[i].w);
+      xg_crash(s, i, 1);
     if (s->gi[i].m)
       tarn_meta_close(s->gi[i].m);
     s->gi[i].w = NULL, s->gi[i].m = NULL;
   }
+  for (int n = 0; n < XN_NODES; n++) {
+    if (s->node_zombie[n])
+      tarn_meta_close(s->node_zombie[n]);
+    s->node_zombie[n] = NULL;
+  }
+  if (!s->failed)
+    xg_liveness(s);
+  for (int n = 0; n < XN_NODES; n++) {
+    if (s->node[n])
+      tarn_meta_close(s->node[n]);
+    s->node[n] = NULL;
+  }
+  /* the settle: every epoch of every star is settled */
   for (int st = 0; st < XG_STARS && !s->failed; st++) {
     uint64_t head = 0;
     if (tarn__xchain_head(s->m, xg_star(st), TARN__X_CLASS_EXPRESS, &head) || head == 0) {
@@ -1378,6 +1662,8 @@ int sim_express_main(int argc, char **argv) {
   uint64_t acks = 0, fences = 0, rolls = 0, settles = 0, crashes = 0, lands = 0, races = 0;
   uint64_t g_acks = 0, opens = 0, deferrals = 0, marks = 0, preds = 0, finishes = 0, starts = 0,
            g_crashes = 0, expiries = 0, nested = 0;
+  uint64_t tk_runs = 0, tk_busy = 0, tk_v[5] = {0}, tk_epochs = 0, tk_errors = 0, tk_crashes = 0,
+           tk_expiries = 0, tk_window = 0;
   long total = 0;
   for (uint64_t seed = a; seed <= b; seed++) {
     for (int world = race_only; world < 2; world++) {
@@ -1392,6 +1678,11 @@ int sim_express_main(int argc, char **argv) {
         g_acks += s.acks, opens += s.opens, deferrals += s.deferrals, marks += s.marks_used;
         preds += s.preds_settled, finishes += s.finishes, starts += s.restarts;
         g_crashes += s.crashes, expiries += s.expiries, nested += s.nested;
+        tk_runs += s.tk_runs, tk_busy += s.tk_busy, tk_epochs += s.tk_epochs;
+        tk_errors += s.tk_errors, tk_crashes += s.tk_crashes, tk_expiries += s.tk_expiries;
+        tk_window += s.tk_window;
+        for (int v = 0; v < 5; v++)
+          tk_v[v] += s.tk_verdict[v];
       } else {
         acks += s.acks, fences += s.fences, rolls += s.rolls, settles += s.settles;
         crashes += s.crashes, lands += s.lands, races += s.races;
@@ -1419,6 +1710,12 @@ int sim_express_main(int argc, char **argv) {
          " finishes, %" PRIu64 " starts, %" PRIu64 " crashes, %" PRIu64 " session expiries\n",
          a, b, steps, g_acks, opens, marks, preds, nested, deferrals, finishes, starts, g_crashes,
          expiries);
+  printf("tarn-sim --express: takeover nodes: %" PRIu64 " takeovers (%" PRIu64 " leased, %" PRIu64
+         " marked, %" PRIu64 " alive, %" PRIu64 " dead, %" PRIu64 " failed), %" PRIu64
+         " epochs settled, %" PRIu64 " stars found taken, %" PRIu64 " judged windows, %" PRIu64
+         " node crashes, %" PRIu64 " node session expiries\n",
+         tk_runs, tk_v[TARN__XTAKE_LEASED], tk_v[TARN__XTAKE_MARKED], tk_v[TARN__XTAKE_ALIVE],
+         tk_v[TARN__XTAKE_DEAD], tk_errors, tk_epochs, tk_busy, tk_window, tk_crashes, tk_expiries);
   if (expect_fail) {
     printf("tarn-sim --express: expected a violation, none found\n");
     return 1;

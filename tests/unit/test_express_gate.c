@@ -410,6 +410,54 @@ static void takeover_reads_head_before_judging(void **state) {
   env_close(&e);
 }
 
+/* A settled epoch does not end the walk below it: star-a acknowledged on
+ * log 8 in epoch 1 and died; epoch 2 led log 7 and died; epoch 3 reopened
+ * log 7, whose gate settled only epoch 2 (the restart path settles from the
+ * log's recorded epoch), and closed. Log 8 still records epoch 1: the
+ * takeover must settle it (readers find its entries), though epoch 2 above
+ * it is settled. Fails with the walk ending at the first settled epoch. */
+static uint64_t acked_on(tarn_xwriter *w, uint64_t log) {
+  ack a = {0};
+  assert_int_equal(tarn_xwriter_append(w, log, "y", 1, 1, on_ack, &a), 0);
+  assert_int_equal(tarn_xwriter_flush(w), 0);
+  assert_true(a.done);
+  assert_int_equal(a.rc, 0);
+  return a.off;
+}
+
+static void takeover_walks_past_a_settled_epoch(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "take-floor");
+  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  assert_int_equal(acked_on(a, LOG + 1), 0);
+  assert_int_equal(acked_on(a, LOG + 1), 1);
+  crash_dead(&e, a);
+  tarn_meta *mc;
+  assert_int_equal(tarn_meta_open("mem:take-floor", &mc), 0);
+  tarn_xwriter *a2 = open_w(mc, &e, "star-a");
+  assert_int_equal(acked(a2), 0);
+  tarn__xwriter_abandon(a2);
+  tarn_meta_close(mc);
+  assert_int_equal(tarn_meta_open("mem:take-floor", &mc), 0);
+  tarn_xwriter *a3 = open_w(mc, &e, "star-a");
+  assert_int_equal(tarn_xwriter_epoch(a3), 3);
+  assert_int_equal(acked(a3), 1);
+  assert_int_equal(epoch_state(e.mb, "star-a", 2), TARN__XEPOCH_FENCED);
+  assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_OPEN);
+  assert_int_equal(tarn_xwriter_close(a3), 0);
+  tarn_meta_close(mc);
+  uint64_t logs[2] = {LOG, LOG + 1}, end = 0, cum = 0;
+  tarn_xfence_opts fo = {1000, 1};
+  tarn__xtakeover_report r;
+  assert_int_equal(tarn__xtakeover(e.mb, e.wal, "star-a", logs, 2, &fo, NULL, NULL, &r), 0);
+  assert_int_equal(r.verdict, TARN__XTAKE_DEAD);
+  assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_FENCED);
+  assert_int_equal(tarn__xlog_tail(e.mb, LOG + 1, &end, &cum), 0);
+  assert_int_equal(end, 2);
+  env_close(&e);
+}
+
 /* Item 5 of issue 15: a star whose every log carries its standing
  * clean-release mark is left alone (nothing to fence: Finish certified the
  * coverage), dead or not; a lease on one of its logs leaves it alone too. */
@@ -447,6 +495,7 @@ int main(void) {
       cmocka_unit_test(takeover_spares_restarted_star),
       cmocka_unit_test(takeover_reads_head_before_judging),
       cmocka_unit_test(takeover_skips_marked_and_leased),
+      cmocka_unit_test(takeover_walks_past_a_settled_epoch),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

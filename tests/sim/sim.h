@@ -200,6 +200,12 @@ typedef struct sim {
   int without; /* SIM_NO_* */
   int verbose;
   int hang_at; /* the watchdog's self-test: this step never returns (0: none) */
+  /* --late-lock-at STEP (0: off): from STEP on, a task node's claim has its
+   * next metadata write held in flight, landed two steps later; once one
+   * landed, no more (late_lock_land < 0). Pins the late landing of a lock
+   * create whose acquire gave up (planted late-landing-leaks), which the
+   * random worlds reach rarely; it draws nothing from the seed. */
+  int late_lock_at, late_lock_land, late_lock_node;
   uint64_t rng, lib_rng;
   int64_t now; /* true time */
   int proc;    /* the process running: whose clock the library reads */

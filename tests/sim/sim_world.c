@@ -1080,7 +1080,19 @@ static void act_tnode(sim *s, int i) {
       check_task_records(s); /* sees every new plan at INIT */
       return;
     }
+    /* --late-lock-at: the claim's first write (its lock create, when there
+     * is a task to claim) is held in flight, landed two steps later */
+    int pin = s->late_lock_at && s->step >= s->late_lock_at && !s->late_lock_land;
+    if (pin) {
+      tarn_meta_inject_fault(n->meta, TARN_META_FAULT_DELAY_COMMIT, 1);
+      sim_trace(s, "  pinned (--late-lock-at): t%d's next metadata write is held in flight", i);
+    }
     rc = tarn_tasks_claim(n->meta, &s->topt, &n->lock, &n->t);
+    if (pin) {
+      clear_meta_fault(n->meta);
+      s->late_lock_land = s->step + 2;
+      s->late_lock_node = i;
+    }
     sim_trace(s, "t%d claims -> %d%s%" PRIu64, i, rc, rc ? "" : " the task of log ",
               rc ? 0 : n->t.log_id);
     if (rc == 0) {
@@ -1315,6 +1327,19 @@ static void zombies_and_landings(sim *s) {
       s->tn[k].tell_at = 0;
       sim_trace(s, "t%d is told its session ended", k);
     }
+  /* --late-lock-at: the pinned claim's held write lands (none held, or its
+   * node gone: the next claim is pinned again) */
+  if (s->late_lock_land > 0 && s->step >= s->late_lock_land) {
+    sim_tnode *n = &s->tn[s->late_lock_node];
+    if (n->alive &&
+        tarn_meta_inject_fault(n->meta, TARN_META_FAULT_LAND, SIM_MAX_INFLIGHT_MS) == 0) {
+      s->st.landed++;
+      sim_trace(s, "  pinned (--late-lock-at): t%d's held metadata write LANDS", s->late_lock_node);
+      s->late_lock_land = -1;
+    } else {
+      s->late_lock_land = 0;
+    }
+  }
   if (!chance(s, 40))
     return;
   uint64_t k = sim_below(s, SIM_NWRITERS + SIM_NCOMPACTORS + 3 + SIM_NTNODES);

@@ -520,22 +520,33 @@ static int marks_begin(tarn_meta *m, marks *mk) {
   int rc = tarn__random(r, sizeof r, "a reclaim pass's id");
   for (size_t i = 0; !rc && i < sizeof r; i++)
     snprintf(mk->id + 2 * i, 3, "%02x", r[i]);
-  char key[48];
-  if (!rc) {
-    snprintf(key, sizeof key, "l-%s", mk->id);
-    rc = tarn_meta_create(m, TARN_RECLAIM_PARTITION, key, "", 0, TARN_META_EPHEMERAL, NULL);
-  }
   if (rc)
     return rc;
+  char key[48];
+  snprintf(key, sizeof key, "l-%s", mk->id);
+  rc = tarn_meta_create(m, TARN_RECLAIM_PARTITION, key, "", 0, TARN_META_EPHEMERAL, NULL);
+  /* the pass stops here, before its scan: without its marks it deletes
+   * nothing (an ephemeral record needs a live session: TARN_ESESSION when the
+   * handle's ended; `tarn serve` renews it in its health job) */
+  if (rc)
+    return tarn__errctx(rc,
+                        "reclaim: writing the pass's live mark %s/%s (LS-086: no pass "
+                        "deletes without its marks)",
+                        TARN_RECLAIM_PARTITION, key);
   mk->on = 1;
   for (int k = 0; k < MK_KINDS && !rc; k++)
     if (mk->kinds[k]) {
       mark_key(key, sizeof key, k, mk->id);
       rc = tarn_meta_create(m, TARN_RECLAIM_PARTITION, key, "", 0, TARN_META_PERSISTENT, NULL);
+      if (rc)
+        rc = tarn__errctx(rc,
+                          "reclaim: writing the pass mark %s/%s (LS-086: no pass deletes "
+                          "without its marks)",
+                          TARN_RECLAIM_PARTITION, key);
     }
   for (int k = 0; k < MK_KINDS && !rc; k++)
-    if (mk->kinds[k])
-      rc = marks_scan(m, mk, k, 1);
+    if (mk->kinds[k] && (rc = marks_scan(m, mk, k, 1)))
+      rc = tarn__errctx(rc, "reclaim: reading the other passes' marks");
   return rc;
 }
 

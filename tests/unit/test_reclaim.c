@@ -596,6 +596,48 @@ static void live_and_dead_marks(void **state) {
   tu_cenv_close(&E);
 }
 
+/* LS-086: a pass deletes nothing without its marks. It writes its live mark
+ * (ephemeral "l-") first: when that write fails (a store error, or a session
+ * that ended, even one the handle was not told of) the pass stops with an
+ * error naming the mark, before its scan; the object, past its grace, stays
+ * until a pass with a live session runs (`tarn serve` renews its session,
+ * `tarn gc` opens one). The old code (no marks) deletes it at once. */
+static void no_mark_no_pass(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "nmnp", 0, 1, NULL);
+  assert_int_equal(tarn_objstore_put(E.wal, "old.wal", "z", 1), 0);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp); /* WAL grace 10 s */
+  int64_t t0 = 5000000;
+  tarn_reclaim_stats st;
+  assert_int_equal(tu_reclaim_pass_at(t0, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 1000, E.m, E.wal, E.compacted, &o, &st), 0);
+  uint64_t sz;
+  /* the grace is over; the store refuses the pass's first write, its mark */
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_FAIL, 1), 0);
+  memset(&st, 0, sizeof st);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 20000, E.m, E.wal, E.compacted, &o, &st), TARN_EUNAVAIL);
+  assert_non_null(strstr(tarn_errmsg(), "live mark"));
+  assert_int_equal(st.wal_listed, 0); /* stopped before its scan */
+  assert_int_equal(tarn_objstore_head(E.wal, "old.wal", &sz), 0);
+  assert_seen(E.m, "old.wal", "5001000 confirmed");
+  /* the session ends without the handle knowing: no ephemeral write lands */
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_EXPIRE_SILENT, 0), 0);
+  assert_int_not_equal(tu_reclaim_pass_at(t0 + 21000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_non_null(strstr(tarn_errmsg(), "live mark"));
+  assert_int_equal(tarn_objstore_head(E.wal, "old.wal", &sz), 0);
+  /* told, it renews its session: the next pass deletes the object */
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_EXPIRE_SESSION, 0), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 22000, E.m, E.wal, E.compacted, &o, &st), TARN_ESESSION);
+  assert_int_equal(tarn_meta_session_renew(E.m), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 23000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 1);
+  assert_int_equal(tarn_objstore_head(E.wal, "old.wal", &sz), TARN_ENOTFOUND);
+  tu_cenv_close(&E);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(wal_grace),
@@ -607,6 +649,7 @@ int main(void) {
       cmocka_unit_test(stamp_values),
       cmocka_unit_test(failed_forget_keeps_grace),
       cmocka_unit_test(live_and_dead_marks),
+      cmocka_unit_test(no_mark_no_pass),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

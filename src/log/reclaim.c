@@ -21,6 +21,7 @@
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/planted.h"
+#include "util/random.h"
 
 #define LIST_PAGE 1000
 
@@ -183,7 +184,8 @@ static int log_range(tarn_meta *m, const tarn_reclaim_options *o, uint64_t *next
   return 0;
 }
 
-static int first_seen(tarn_meta *m, char kind, const char *name, int64_t now, int dry, int64_t *at);
+static int first_seen(tarn_meta *m, char kind, const char *name, int64_t now, int dry, int restamp,
+                      int *conflict, int64_t *at);
 static int forget_seen(tarn_meta *m, char kind, const char *name);
 
 /* LS-084: the files of compactions in progress. An intent lives while the
@@ -204,7 +206,7 @@ static int intent_refs(tarn_meta *m, const tarn_reclaim_options *o, int64_t now,
     if (held)
       rc = o->dry_run ? 0 : forget_seen(m, 'i', v[i].key);
     else
-      rc = first_seen(m, 'i', v[i].key, now, o->dry_run, &at);
+      rc = first_seen(m, 'i', v[i].key, now, o->dry_run, 0, NULL, &at);
     if (rc)
       break;
     if (held || now - at < o->intent_grace_ms) {
@@ -372,14 +374,17 @@ static void seen_decode(const uint8_t *v, size_t len, int64_t *ms, int *confirme
  * only on the record state it read — versions change on every write and are
  * never reused, so a confirmation held in flight fails once a forget
  * deleted that stamp, whatever was created since. A forget deletes
- * confirmed stamps too, so a confirmed stamp has been seen unreferenced by
- * every pass since its confirmation. The cost: one pass interval more
- * before a deletion; a longer grace is always allowed.
+ * confirmed stamps too — but a forget can fail, or its pass crash between
+ * seeing the name named and forgetting: the stamp then survives a pass that
+ * saw the name named. Pass marks (below) make that safe: with restamp set
+ * (a dead mark of the kind) a confirmed stamp is confirmed again at now,
+ * like an unconfirmed one. The cost: one pass interval more before a
+ * deletion; a longer grace is always allowed.
  *
  * A confirmed stamp above now is one from before the store's clock stepped
  * back: it is confirmed again at now, which only lengthens the wait. */
-static int first_seen(tarn_meta *m, char kind, const char *name, int64_t now, int dry,
-                      int64_t *at) {
+static int first_seen(tarn_meta *m, char kind, const char *name, int64_t now, int dry, int restamp,
+                      int *conflict, int64_t *at) {
   char *k = seen_key(kind, name);
   if (!k)
     return tarn__err(TARN_ENOMEM, "out of memory");
@@ -401,13 +406,15 @@ static int first_seen(tarn_meta *m, char kind, const char *name, int64_t now, in
     seen_decode(r.value, r.value_len, &was, &confirmed, &ok);
     if (TARN__PLANTED(TARN__BUG_RECLAIM_TRUSTS_LATE_STAMP))
       confirmed = ok; /* reverts issue 12's fix: the creation's time counts */
-    if (ok && confirmed && was <= now) {
+    if (ok && confirmed && was <= now && !restamp) {
       *at = was;
     } else if (!dry) { /* confirm it, or LS-086: a step back of the clock restarts the grace */
       int n = snprintf(v, sizeof v, "%" PRId64 SEEN_CONFIRMED, now);
       rc = tarn_meta_cas(m, TARN_RECLAIM_PARTITION, k, v, (size_t)n, r.stat.version, NULL);
       /* another reclaimer confirmed it, or saw the name named and forgot it:
        * at = now is no earlier than either */
+      if (rc == TARN_ECONFLICT && conflict)
+        *conflict = 1; /* a restamp another pass overtook: it absorbs no mark */
       if (rc == TARN_ECONFLICT || rc == TARN_ENOTFOUND)
         rc = 0;
     }
@@ -424,6 +431,161 @@ static int forget_seen(tarn_meta *m, char kind, const char *name) {
   int rc = tarn_meta_delete(m, TARN_RECLAIM_PARTITION, k);
   free(k);
   return rc == TARN_ENOTFOUND ? 0 : rc;
+}
+
+/* ---- pass marks (LS-086) ------------------------------------------------ *
+ *
+ * Why: a pass that sees a name named must forget its stamp, else a later
+ * pass, seeing the name unreferenced once the record is retired, counts the
+ * grace from the stamp's confirmation — before the retirement (LS-086's
+ * grace shortened under a reader that resolved the record). The forget can
+ * fail, and the pass can crash before it; neither leaves a trace, so the
+ * trace is written AHEAD: before its scan of the index, a pass creates
+ *   "l-{id}"       ephemeral: the pass is alive (gone when its session ends);
+ *   "p-{k}-{id}"   persistent, one per kind k it sweeps ('w' WAL, 'c' orphan
+ *                  compacted files): its forgets of kind k may be missing.
+ * It deletes its p- records when no forget of a named name failed (a pass
+ * that aborts otherwise saw nothing it failed to act on), then its l-.
+ * Another pass of kind k, at its start (before its own scan):
+ *   - a p-k- mark with its l- (alive): that pass may yet see a name named
+ *     and fail — this pass deletes nothing of kind k (blocked);
+ *   - a p-k- mark without its l- (dead: failed or crashed, so its scan came
+ *     before this pass's): this pass re-confirms every kind-k stamp it meets
+ *     at its now (restamp; after its own scan found no record naming the
+ *     object, so after the retirement) and forgets the named ones; if all
+ *     of that succeeded, no restamp was overtaken, it deletes the mark (its
+ *     version) — absorbed. It deletes no kind-k object from an old stamp.
+ * Right before deleting, the marks are listed again: one that appeared since
+ * blocks too (its scan may have come after this pass's). Only ever a longer
+ * grace: a mark blocks or restarts, never shortens. Several reclaimers:
+ * each sees the others' marks; a crash leaves a dead mark. Residual: a pass
+ * whose session ended without it knowing looks dead while it runs; and an
+ * l- whose delete failed blocks kind k until that session ends. */
+
+enum { MK_W, MK_C, MK_KINDS };
+static const char mk_kind[MK_KINDS] = {'w', 'c'};
+
+typedef struct marks {
+  int on;                /* the marks were written (not dry, some kind swept) */
+  int kinds[MK_KINDS];   /* the kinds this pass sweeps */
+  int restamp[MK_KINDS]; /* a dead mark of the kind: re-confirm every stamp */
+  int blocked[MK_KINDS]; /* a live or new mark of the kind: delete nothing */
+  int conflict[MK_KINDS];
+  int forget_failed;
+  char id[33];
+  strset dead[MK_KINDS]; /* keys of dead marks, size = their version */
+} marks;
+
+static void mark_key(char *out, size_t n, int k, const char *id) {
+  snprintf(out, n, "p-%c-%s", mk_kind[k], id);
+}
+
+/* Lists the p-k- marks other than this pass's: a dead one (no l-) is added
+ * to dead at the start (start = 1); any other not in dead blocks. */
+static int marks_scan(tarn_meta *m, marks *mk, int k, int start) {
+  char a[8], b[8], own[48];
+  snprintf(a, sizeof a, "p-%c-", mk_kind[k]);
+  snprintf(b, sizeof b, "p-%c.", mk_kind[k]);
+  mark_key(own, sizeof own, k, mk->id);
+  tarn_meta_recs rs = {0};
+  int rc = tarn_meta_scan(m, TARN_RECLAIM_PARTITION, a, b, 0, 0, &rs);
+  for (size_t i = 0; i < rs.n && !rc; i++) {
+    const char *key = rs.v[i].key;
+    if (strcmp(key, own) == 0 || set_has(&mk->dead[k], key))
+      continue;
+    if (!start) {
+      mk->blocked[k] = 1;
+      continue;
+    }
+    char l[48];
+    snprintf(l, sizeof l, "l-%s", key + 4);
+    tarn_meta_rec r = {0};
+    rc = tarn_meta_get(m, TARN_RECLAIM_PARTITION, l, &r);
+    tarn_meta_rec_free(&r);
+    if (!rc) {
+      mk->blocked[k] = 1;
+    } else if (rc == TARN_ENOTFOUND) {
+      mk->restamp[k] = 1;
+      rc = set_add_sized(&mk->dead[k], key, (uint64_t)rs.v[i].stat.version);
+    }
+  }
+  tarn_meta_recs_free(&rs);
+  return rc;
+}
+
+static int marks_begin(tarn_meta *m, marks *mk) {
+  if (TARN__PLANTED(TARN__BUG_RECLAIM_UNMARKED_PASS))
+    return 0; /* reverts the fix: no trace of a failed forget */
+  uint8_t r[16];
+  int rc = tarn__random(r, sizeof r, "a reclaim pass's id");
+  for (size_t i = 0; !rc && i < sizeof r; i++)
+    snprintf(mk->id + 2 * i, 3, "%02x", r[i]);
+  if (rc)
+    return rc;
+  char key[48];
+  snprintf(key, sizeof key, "l-%s", mk->id);
+  rc = tarn_meta_create(m, TARN_RECLAIM_PARTITION, key, "", 0, TARN_META_EPHEMERAL, NULL);
+  /* the pass stops here, before its scan: without its marks it deletes
+   * nothing (an ephemeral record needs a live session: TARN_ESESSION when the
+   * handle's ended; `tarn serve` renews it in its health job) */
+  if (rc)
+    return tarn__errctx(rc,
+                        "reclaim: writing the pass's live mark %s/%s (LS-086: no pass "
+                        "deletes without its marks)",
+                        TARN_RECLAIM_PARTITION, key);
+  mk->on = 1;
+  for (int k = 0; k < MK_KINDS && !rc; k++)
+    if (mk->kinds[k]) {
+      mark_key(key, sizeof key, k, mk->id);
+      rc = tarn_meta_create(m, TARN_RECLAIM_PARTITION, key, "", 0, TARN_META_PERSISTENT, NULL);
+      if (rc)
+        rc = tarn__errctx(rc,
+                          "reclaim: writing the pass mark %s/%s (LS-086: no pass deletes "
+                          "without its marks)",
+                          TARN_RECLAIM_PARTITION, key);
+    }
+  for (int k = 0; k < MK_KINDS && !rc; k++)
+    if (mk->kinds[k] && (rc = marks_scan(m, mk, k, 1)))
+      rc = tarn__errctx(rc, "reclaim: reading the other passes' marks");
+  return rc;
+}
+
+/* Right before deleting: a mark that appeared since the start blocks. */
+static int marks_recheck(tarn_meta *m, marks *mk) {
+  int rc = 0;
+  for (int k = 0; mk->on && k < MK_KINDS && !rc; k++)
+    if (mk->kinds[k])
+      rc = marks_scan(m, mk, k, 0);
+  return rc;
+}
+
+/* The end of a pass that returns rc: absorbs the dead marks (rc == 0), then
+ * removes this pass's own marks unless a forget failed. */
+static int marks_end(tarn_meta *m, marks *mk, int rc) {
+  char key[48];
+  for (int k = 0; mk->on && k < MK_KINDS; k++) {
+    for (size_t i = 0; !rc && !mk->conflict[k] && i < mk->dead[k].n; i++) {
+      int drc = tarn_meta_delete_if(m, TARN_RECLAIM_PARTITION, mk->dead[k].v[i].s,
+                                    (int64_t)mk->dead[k].v[i].size, NULL, 0);
+      if (drc != TARN_ENOTFOUND && drc != TARN_ECONFLICT)
+        rc = drc;
+    }
+    if (mk->kinds[k] && !mk->forget_failed) {
+      mark_key(key, sizeof key, k, mk->id);
+      int drc = tarn_meta_delete(m, TARN_RECLAIM_PARTITION, key);
+      if (!rc && drc != TARN_ENOTFOUND)
+        rc = drc;
+    }
+  }
+  if (mk->on) {
+    snprintf(key, sizeof key, "l-%s", mk->id);
+    int drc = tarn_meta_delete(m, TARN_RECLAIM_PARTITION, key);
+    if (!rc && drc != TARN_ENOTFOUND)
+      rc = drc;
+  }
+  for (int k = 0; k < MK_KINDS; k++)
+    set_free(&mk->dead[k]);
+  return rc;
 }
 
 static void report(const tarn_reclaim_options *o, const char *kind, const char *name,
@@ -604,8 +766,9 @@ typedef struct cand {
  * the store's clock, read after each page of the listing: no node's clock
  * can shorten them, and a page's objects all existed before that reading. */
 static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_, int64_t grace,
-                      const tarn_reclaim_options *o, strset *cands, uint64_t *listed,
+                      const tarn_reclaim_options *o, marks *mk, strset *cands, uint64_t *listed,
                       uint64_t *unref) {
+  int k = kind == 'w' ? MK_W : MK_C;
   refs *rf = (refs *)rf_;
   char *after = NULL;
   int rc = 0;
@@ -631,13 +794,13 @@ static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_
       }
       (*listed)++;
       if (named) {
-        if (!o->dry_run)
-          rc = forget_seen(m, kind, name);
+        if (!o->dry_run && (rc = forget_seen(m, kind, name)))
+          mk->forget_failed = 1; /* its mark stays: the next passes restamp */
         continue;
       }
       (*unref)++;
       int64_t at = now;
-      rc = first_seen(m, kind, name, now, o->dry_run, &at);
+      rc = first_seen(m, kind, name, now, o->dry_run, mk->restamp[k], &mk->conflict[k], &at);
       if (!rc && (now - at >= grace /* LS-086 */ ||
                   (kind == 'w' && TARN__PLANTED(TARN__BUG_RECLAIM_NO_GRACE))))
         rc = set_add_sized(cands, name, l.sizes[i]);
@@ -677,23 +840,33 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
   int64_t now = 0;
   if (!rc && (rc = tarn_meta_clock(m, &now)))
     rc = tarn__errctx(rc, "reading the metadata store's clock");
+  /* LS-086: the pass's marks before its scan of the index (above, "pass
+   * marks"): a forget it fails to make leaves its mark behind */
+  marks mk;
+  memset(&mk, 0, sizeof mk);
+  mk.kinds[MK_W] = o->wal && wal;
+  mk.kinds[MK_C] = known && o->orphans && compacted;
+  if (!rc && !o->dry_run && (mk.kinds[MK_W] || mk.kinds[MK_C]))
+    rc = marks_begin(m, &mk);
   if (!rc && (o->wal || o->orphans))
     rc = collect_refs(m, o, next, now, &r1, &st);
   if (!rc && o->wal && wal)
-    rc = sweep_list(m, wal, 'w', &r1, o->wal_grace_ms, o, &c.wal, &st.wal_listed,
+    rc = sweep_list(m, wal, 'w', &r1, o->wal_grace_ms, o, &mk, &c.wal, &st.wal_listed,
                     &st.wal_unreferenced);
   /* Orphan compacted files need the catalog: without it no log's records
    * (or directory) are known for certain. */
   if (!rc && known && o->orphans && compacted)
-    rc = sweep_list(m, compacted, 'c', &r1, o->orphan_grace_ms, o, &c.compacted,
+    rc = sweep_list(m, compacted, 'c', &r1, o->orphan_grace_ms, o, &mk, &c.compacted,
                     &st.compacted_listed, &st.compacted_orphans);
   /* LS-085: right before deleting, look again: a candidate named now stays */
   if (!rc && (c.wal.n || c.compacted.n))
     rc = collect_refs(m, o, next, now, &r2, &st);
   if (!rc && c.wal.n)
     rc = refs_from_heads(m, wal, o, next, &c.wal, &r2, &st);
+  if (!rc && (c.wal.n || c.compacted.n))
+    rc = marks_recheck(m, &mk);
   /* sizes are the listing's: objects are written once, so no HEAD */
-  for (size_t i = 0; !rc && i < c.wal.n; i++) {
+  for (size_t i = 0; !rc && !mk.blocked[MK_W] && i < c.wal.n; i++) {
     const char *name = c.wal.v[i].s;
     if (set_has(&r2.wal, name))
       continue;
@@ -705,7 +878,7 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
       st.wal_deleted_bytes += c.wal.v[i].size;
     }
   }
-  for (size_t i = 0; !rc && i < c.compacted.n; i++) {
+  for (size_t i = 0; !rc && !mk.blocked[MK_C] && i < c.compacted.n; i++) {
     const char *name = c.compacted.v[i].s;
     char pq[1100];
     parquet_name(base_of(name), pq, sizeof pq);
@@ -719,6 +892,7 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
       st.compacted_deleted_bytes += c.compacted.v[i].size;
     }
   }
+  rc = marks_end(m, &mk, rc);
   refs_free(&r1);
   refs_free(&r2);
   set_free(&c.wal);

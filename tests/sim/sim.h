@@ -200,6 +200,21 @@ typedef struct sim {
   int without; /* SIM_NO_* */
   int verbose;
   int hang_at; /* the watchdog's self-test: this step never returns (0: none) */
+  /* --late-lock-at STEP (0: off): from STEP on, a task node's claim has its
+   * next metadata write held in flight, landed two steps later; once one
+   * landed, no more (late_lock_land < 0). Pins the late landing of a lock
+   * create whose acquire gave up (planted late-landing-leaks), which the
+   * random worlds reach rarely; it draws nothing from the seed. */
+  int late_lock_at, late_lock_land, late_lock_node;
+  /* --late-stamp-at STEP (0: off): from STEP on, a reclaimer pass has its
+   * fourth metadata write (the first past its marks l-, p-w-, p-c-: a
+   * first-seen stamp, a confirmation, a forget) held in flight instead of a
+   * random fault; once a pass failed on it, its zombie's held write lands
+   * right after the next successful pass (late_stamp: 0 arm, 1 held, -1
+   * landed). Makes planted reclaim-trusts-late-stamp's chain likely: the
+   * held stamp of an object between its A2 and A3 landing after a pass saw
+   * the object named. Draws nothing from the seed. */
+  int late_stamp_at, late_stamp;
   uint64_t rng, lib_rng;
   int64_t now; /* true time */
   int proc;    /* the process running: whose clock the library reads */

@@ -10,6 +10,10 @@
  *   --step-budget-ms N    a step (or the settle) that has not returned after N ms of wall
  *                         time fails the run as Hang and ends the process (default 30000; 0: off)
  *   --hang-at STEP        the watchdog's self-test: step STEP never returns
+ *   --late-lock-at STEP   from STEP on, a task node's claim has its next metadata
+ *                         write held in flight and landed two steps later (once)
+ *   --late-stamp-at STEP  from STEP on, a reclaimer pass has its first write past
+ *                         its marks held, landed after the next successful pass (once)
  *
  * A failure is shrunk: the run is repeated without each fault kind in turn
  * (keeping those it still fails without) and up to its failing step, and the
@@ -32,7 +36,8 @@ static void usage(void) {
   fprintf(stderr, "usage: tarn-sim (--seed N | --seeds A..B) [--steps N] [--trace] "
                   "[--check-determinism] [--bug NAME] [--expect-fail] "
                   "[--without object,meta,crash,expiry,skew,slow,zombie,stall,c3crash,read] "
-                  "[--step-budget-ms N] [--hang-at STEP]\n");
+                  "[--step-budget-ms N] [--hang-at STEP] [--late-lock-at STEP] "
+                  "[--late-stamp-at STEP]\n");
 }
 
 static void without_str(int without, char *out, size_t n) {
@@ -66,8 +71,12 @@ static void shrink(const sim *failed) {
   for (int k = 0; sim_fault_names[k]; k++) {
     if (without & (1 << k))
       continue;
-    sim t = {
-        .seed = failed->seed, .steps = steps, .bug = failed->bug, .without = without | (1 << k)};
+    sim t = {.seed = failed->seed,
+             .steps = steps,
+             .bug = failed->bug,
+             .without = without | (1 << k),
+             .late_lock_at = failed->late_lock_at,
+             .late_stamp_at = failed->late_stamp_at};
     if (sim_run(&t)) {
       without |= 1 << k;
       steps = shown_step(&t);
@@ -79,9 +88,14 @@ static void shrink(const sim *failed) {
   without_str(without, w, sizeof w);
   printf("shrunk: seed %" PRIu64 " still fails at step %d%s%s: %s\n", failed->seed, steps,
          w[0] ? " without " : "", w, failure);
-  printf("replay: tarn-sim%s --seed %" PRIu64 " --steps %d%s%s%s%s --trace\n",
+  char ll[80] = "";
+  if (failed->late_lock_at)
+    snprintf(ll, sizeof ll, " --late-lock-at %d", failed->late_lock_at);
+  if (failed->late_stamp_at)
+    snprintf(ll + strlen(ll), sizeof ll - strlen(ll), " --late-stamp-at %d", failed->late_stamp_at);
+  printf("replay: tarn-sim%s --seed %" PRIu64 " --steps %d%s%s%s%s%s --trace\n",
          failed->bug ? "-planted" : "", failed->seed, steps, failed->bug ? " --bug " : "",
-         failed->bug ? sim_bug_names[failed->bug] : "", w[0] ? " --without " : "", w);
+         failed->bug ? sim_bug_names[failed->bug] : "", w[0] ? " --without " : "", w, ll);
 }
 
 static void print_tail(const char *trace, size_t len, int lines) {
@@ -107,7 +121,8 @@ int main(int argc, char **argv) {
     return sim_catalog_main(argc - 1, argv + 1);
   uint64_t a = 1, b = 1;
   int steps = 2000, trace = 0, determinism = 0, expect_fail = 0, bug = 0, have_seed = 0;
-  int without = 0, budget_ms = 30000, hang_at = 0;
+  int without = 0, budget_ms = 30000, hang_at = 0, late_lock_at = 0;
+  int late_stamp_at = 0;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(argv[i], "--seed") && v) {
@@ -153,6 +168,12 @@ int main(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--hang-at") && v) {
       hang_at = atoi(v);
       i++;
+    } else if (!strcmp(argv[i], "--late-stamp-at") && v) {
+      late_stamp_at = atoi(v);
+      i++;
+    } else if (!strcmp(argv[i], "--late-lock-at") && v) {
+      late_lock_at = atoi(v);
+      i++;
     } else if (!strcmp(argv[i], "--trace"))
       trace = 1;
     else if (!strcmp(argv[i], "--check-determinism"))
@@ -174,8 +195,13 @@ int main(int argc, char **argv) {
   static char extra[160];
   char w0[64];
   without_str(without, w0, sizeof w0);
-  snprintf(extra, sizeof extra, "%s%s%s%s", bug ? " --bug " : "", bug ? sim_bug_names[bug] : "",
-           w0[0] ? " --without " : "", w0);
+  char ll[80] = "";
+  if (late_lock_at)
+    snprintf(ll, sizeof ll, " --late-lock-at %d", late_lock_at);
+  if (late_stamp_at)
+    snprintf(ll + strlen(ll), sizeof ll - strlen(ll), " --late-stamp-at %d", late_stamp_at);
+  snprintf(extra, sizeof extra, "%s%s%s%s%s", bug ? " --bug " : "", bug ? sim_bug_names[bug] : "",
+           w0[0] ? " --without " : "", w0, ll);
   sim_watchdog_start(bug ? "tarn-sim-planted" : "tarn-sim", extra, budget_ms, expect_fail);
   clock_t t0 = clock();
   long total_steps = 0;
@@ -187,7 +213,9 @@ int main(int argc, char **argv) {
              .bug = bug,
              .without = without,
              .verbose = trace && a == b,
-             .hang_at = hang_at};
+             .hang_at = hang_at,
+             .late_lock_at = late_lock_at,
+             .late_stamp_at = late_stamp_at};
     int failed = sim_run(&s);
     total_steps += s.step > s.steps ? s.steps : s.step;
     tot.acked += s.st.acked;
@@ -214,9 +242,9 @@ int main(int argc, char **argv) {
       printf("tarn-sim: seed %" PRIu64 " FAILED at step %d: %s\n", seed, s.step, s.failure);
       char w[64];
       without_str(without, w, sizeof w);
-      printf("replay: tarn-sim%s --seed %" PRIu64 " --steps %d%s%s%s%s --trace\n",
+      printf("replay: tarn-sim%s --seed %" PRIu64 " --steps %d%s%s%s%s%s --trace\n",
              bug ? "-planted" : "", seed, shown_step(&s), bug ? " --bug " : "",
-             bug ? sim_bug_names[bug] : "", w[0] ? " --without " : "", w);
+             bug ? sim_bug_names[bug] : "", w[0] ? " --without " : "", w, ll);
       if (!s.verbose) {
         printf("trace (the last 60 lines):\n");
         print_tail(s.trace, s.tlen, 60);
@@ -230,7 +258,12 @@ int main(int argc, char **argv) {
       uint64_t h1 = s.hash;
       size_t l1 = s.tlen;
       sim_free(&s);
-      sim s2 = {.seed = seed, .steps = steps, .bug = bug, .without = without};
+      sim s2 = {.seed = seed,
+                .steps = steps,
+                .bug = bug,
+                .without = without,
+                .late_lock_at = late_lock_at,
+                .late_stamp_at = late_stamp_at};
       sim_run(&s2);
       if (s2.hash != h1 || s2.tlen != l1) {
         printf("tarn-sim: seed %" PRIu64 " is not deterministic: trace hash %016" PRIx64

@@ -368,7 +368,9 @@ static size_t append_to(sim *s, int i, uint64_t log) {
 
 static void act_append(sim *s, int i) { append_to(s, i, 0); }
 
-static void arm_meta_fault(sim *s, tarn_meta *m) {
+/* The fault strikes the next metadata write, or the one after skip more
+ * (the reclaimer's: past its pass marks). */
+static void arm_meta_fault_after(sim *s, tarn_meta *m, int skip) {
   if (!s->faults_on || !chance(s, s->p_meta_fault) || (s->without & SIM_NO_META))
     return;
   uint64_t k = sim_below(s, 10);
@@ -377,8 +379,13 @@ static void arm_meta_fault(sim *s, tarn_meta *m) {
                      : TARN_META_FAULT_DELAY_COMMIT;
   if (kind == TARN_META_FAULT_DELAY_COMMIT && (s->without & SIM_NO_SLOW))
     kind = TARN_META_FAULT_COMMIT_UNKNOWN;
-  tarn_meta_inject_fault(m, kind, 1);
-  sim_trace(s, "  fault: next metadata write %s",
+  if (skip)
+    tarn_meta_inject_fault_after(m, kind, skip, 1);
+  else
+    tarn_meta_inject_fault(m, kind, 1);
+  sim_trace(s,
+            skip ? "  fault: a metadata write past the pass marks %s"
+                 : "  fault: next metadata write %s",
             kind == TARN_META_FAULT_FAIL ? "fails"
             : kind == TARN_META_FAULT_COMMIT_UNKNOWN
                 ? "commits but reports unknown"
@@ -386,6 +393,8 @@ static void arm_meta_fault(sim *s, tarn_meta *m) {
   if (kind == TARN_META_FAULT_DELAY_COMMIT)
     s->st.held++;
 }
+
+static void arm_meta_fault(sim *s, tarn_meta *m) { arm_meta_fault_after(s, m, 0); }
 
 /* A write held in flight lands (on etcd: a request the client timed out on,
  * applied late). */
@@ -866,9 +875,22 @@ static void act_reclaim(sim *s) {
   o.report = reclaim_report;
   o.report_ctx = s;
   tarn_reclaim_stats st = {0};
-  arm_meta_fault(s, s->rmeta);
+  /* past the pass's first three writes, its marks l-, p-w-, p-c-
+   * (src/log/reclaim.c "pass marks"): a fault there only stops the pass
+   * before its scan, so striking the next write made every fault one of
+   * those; this one strikes the pass's own writes (stamps, confirmations,
+   * forgets, hard trims, the marks' removal), as before the marks */
+  int pin = s->late_stamp_at && s->step >= s->late_stamp_at && s->late_stamp == 0;
+  if (pin) {
+    tarn_meta_inject_fault_after(s->rmeta, TARN_META_FAULT_DELAY_COMMIT, 3, 1);
+    sim_trace(s, "  pinned (--late-stamp-at): the pass's fourth metadata write is held in flight");
+  } else {
+    arm_meta_fault_after(s, s->rmeta, 3);
+  }
   sim_arm_read_fault(s, chance(s, 500) ? s->cwal : s->ccmp, s->rmeta);
   int rc = tarn_reclaim_pass(s->rmeta, s->cwal, s->ccmp, &o, &st);
+  if (pin && rc)
+    s->late_stamp = 1; /* held: the session becomes the zombie, below */
   clear_meta_fault(s->rmeta);
   sim_read_faults_clear(s, s->rmeta);
   s->reclaim_epoch++;
@@ -880,6 +902,15 @@ static void act_reclaim(sim *s) {
             st.records_hard_trimmed);
   if (!rc)
     sim_check_reclaim_passed(s);
+  /* --late-stamp-at: the held write lands after a pass that succeeded */
+  if (!rc && s->late_stamp == 1) {
+    s->late_stamp = -1;
+    if (s->rzombie &&
+        tarn_meta_inject_fault(s->rzombie, TARN_META_FAULT_LAND, SIM_MAX_INFLIGHT_MS) == 0) {
+      s->st.landed++;
+      sim_trace(s, "  pinned (--late-stamp-at): the zombie reclaimer's held write LANDS");
+    }
+  }
   if (rc) {
     /* A failed pass may leave a lease: the node gives up this session and
      * opens a new one. What it sent is not recalled, though: a write of
@@ -1080,7 +1111,19 @@ static void act_tnode(sim *s, int i) {
       check_task_records(s); /* sees every new plan at INIT */
       return;
     }
+    /* --late-lock-at: the claim's first write (its lock create, when there
+     * is a task to claim) is held in flight, landed two steps later */
+    int pin = s->late_lock_at && s->step >= s->late_lock_at && !s->late_lock_land;
+    if (pin) {
+      tarn_meta_inject_fault(n->meta, TARN_META_FAULT_DELAY_COMMIT, 1);
+      sim_trace(s, "  pinned (--late-lock-at): t%d's next metadata write is held in flight", i);
+    }
     rc = tarn_tasks_claim(n->meta, &s->topt, &n->lock, &n->t);
+    if (pin) {
+      clear_meta_fault(n->meta);
+      s->late_lock_land = s->step + 2;
+      s->late_lock_node = i;
+    }
     sim_trace(s, "t%d claims -> %d%s%" PRIu64, i, rc, rc ? "" : " the task of log ",
               rc ? 0 : n->t.log_id);
     if (rc == 0) {
@@ -1315,6 +1358,19 @@ static void zombies_and_landings(sim *s) {
       s->tn[k].tell_at = 0;
       sim_trace(s, "t%d is told its session ended", k);
     }
+  /* --late-lock-at: the pinned claim's held write lands (none held, or its
+   * node gone: the next claim is pinned again) */
+  if (s->late_lock_land > 0 && s->step >= s->late_lock_land) {
+    sim_tnode *n = &s->tn[s->late_lock_node];
+    if (n->alive &&
+        tarn_meta_inject_fault(n->meta, TARN_META_FAULT_LAND, SIM_MAX_INFLIGHT_MS) == 0) {
+      s->st.landed++;
+      sim_trace(s, "  pinned (--late-lock-at): t%d's held metadata write LANDS", s->late_lock_node);
+      s->late_lock_land = -1;
+    } else {
+      s->late_lock_land = 0;
+    }
+  }
   if (!chance(s, 40))
     return;
   uint64_t k = sim_below(s, SIM_NWRITERS + SIM_NCOMPACTORS + 3 + SIM_NTNODES);

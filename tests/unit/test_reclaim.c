@@ -375,8 +375,9 @@ static void late_stamp_cannot_shorten_grace(void **state) {
   int64_t t0 = 7000000;
   tarn_reclaim_stats st;
   /* pass 1 sees the object unreferenced (its writer between A2 and A3); the
-   * stamp's create is held in flight and the pass gives up on it */
-  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_DELAY_COMMIT, 1), 0);
+   * stamp's create is held in flight and the pass gives up on it (its first
+   * writes, its marks l-, p-w-, p-c-, pass: src/log/reclaim.c "pass marks") */
+  assert_int_equal(tarn_meta_inject_fault_after(E.m, TARN_META_FAULT_DELAY_COMMIT, 3, 1), 0);
   assert_int_equal(tu_reclaim_pass_at(t0, E.m, E.wal, E.compacted, &o, &st), TARN_EUNKNOWN);
   assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_NONE, 0), 0);
   /* the writer's record lands; pass 2 sees the object named */
@@ -471,6 +472,172 @@ static void stamp_values(void **state) {
   tu_cenv_close(&E);
 }
 
+/* The pass marks of kind k in the reclaim partition (src/log/reclaim.c,
+ * "pass marks"). */
+static size_t count_marks(tarn_meta *m, char k) {
+  char a[8], b[8];
+  snprintf(a, sizeof a, "p-%c-", k);
+  snprintf(b, sizeof b, "p-%c.", k);
+  tarn_meta_recs rs = {0};
+  assert_int_equal(tarn_meta_list(m, TARN_RECLAIM_PARTITION, a, b, 0, 0, &rs), 0);
+  size_t n = rs.n;
+  tarn_meta_recs_free(&rs);
+  return n;
+}
+
+/* LS-086: a pass that SAW the name named and failed to forget its confirmed
+ * stamp must not let a later pass count the grace from that stamp. P1
+ * confirms the stamp while the object is unreferenced (its writer between
+ * A2 and A3); A3 commits a record naming it; P2 sees it named, its forget
+ * fails (the store refuses that one delete) and P2 aborts; the record is
+ * retired (trim, compaction install); then the object must stay a full grace
+ * from after the retirement. Before the fix P3 and later passes read the
+ * stamp of P1 and deleted it 9 s after the retirement, under a reader that
+ * had just resolved the record. */
+static void failed_forget_keeps_grace(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "ffgt", 0, 1, NULL);
+  assert_int_equal(tarn_objstore_put(E.wal, "named.wal", "z", 1), 0);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp); /* WAL grace 10 s */
+  int64_t t0 = 8000000;
+  tarn_reclaim_stats st;
+  assert_int_equal(tu_reclaim_pass_at(t0, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 1000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_seen(E.m, "named.wal", "8001000 confirmed"); /* P1's confirmation */
+  char *key;
+  name_object(&E, "named.wal", &key);
+  /* P2: fail its writes one at a time, from the first, until the one that
+   * fails comes after the pass listed the object: that is its forget (the
+   * earlier ones, if any, fail before its scan: nothing seen) */
+  int found = 0;
+  for (int skip = 0; skip < 8 && !found; skip++) {
+    assert_int_equal(tarn_meta_inject_fault_after(E.m, TARN_META_FAULT_FAIL, skip, 1), 0);
+    memset(&st, 0, sizeof st);
+    int rc = tu_reclaim_pass_at(t0 + 2000, E.m, E.wal, E.compacted, &o, &st);
+    assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_NONE, 0), 0);
+    assert_int_equal(rc, TARN_EUNAVAIL); /* some write of the pass failed */
+    found = st.wal_listed == 1;
+  }
+  assert_true(found);
+  assert_seen(E.m, "named.wal", "8001000 confirmed"); /* the forget did not happen */
+  /* the record is retired at t0 + 3 s */
+  char part[32];
+  tarn_key_partition(part, E.log);
+  assert_int_equal(tarn_meta_delete(E.m, part, key), 0);
+  free(key);
+  int64_t tr = t0 + 3000;
+  uint64_t sz;
+  /* P3 sees it unreferenced; passes until just under a grace after the
+   * retirement leave it */
+  for (int64_t t = tr + 1000; t < tr + 10000; t += 2000) {
+    assert_int_equal(tu_reclaim_pass_at(t, E.m, E.wal, E.compacted, &o, &st), 0);
+    assert_int_equal(st.wal_unreferenced, 1);
+    assert_int_equal(st.wal_deleted, 0);
+  }
+  assert_int_equal(tu_reclaim_pass_at(tr + 9999, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 0);
+  assert_int_equal(tarn_objstore_head(E.wal, "named.wal", &sz), 0);
+  /* P2's mark was absorbed by P3, which confirmed the stamp again at its
+   * time: the object goes a grace after that */
+  assert_int_equal(count_marks(E.m, 'w'), 0);
+  assert_int_equal(tu_reclaim_pass_at(tr + 1000 + 10000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 1);
+  assert_int_equal(tarn_objstore_head(E.wal, "named.wal", &sz), TARN_ENOTFOUND);
+  tu_cenv_close(&E);
+}
+
+/* LS-086: the mark of a pass still running (another reclaimer's, its
+ * ephemeral "l-" record alive) blocks deletions of its kind — it may yet see
+ * a name named and fail to forget it; once its session ends without it
+ * removing the mark (a crash), the mark is dead: the next pass confirms every
+ * stamp again at its time and absorbs the mark, and the object goes a grace
+ * after that. Passes of another kind are not held up. */
+static void live_and_dead_marks(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "lvdm", 0, 1, NULL);
+  assert_int_equal(tarn_objstore_put(E.wal, "old.wal", "z", 1), 0);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp); /* WAL grace 10 s */
+  int64_t t0 = 6000000;
+  tarn_reclaim_stats st;
+  assert_int_equal(tu_reclaim_pass_at(t0, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 1000, E.m, E.wal, E.compacted, &o, &st), 0);
+  /* another reclaimer, on its own session, is in the middle of a WAL pass */
+  tarn_meta *other;
+  assert_int_equal(tarn_meta_open(E.meta_uri, &other), 0);
+  const char *id = "00112233445566778899aabbccddeeff";
+  char l[48], p[48];
+  snprintf(l, sizeof l, "l-%s", id);
+  snprintf(p, sizeof p, "p-w-%s", id);
+  assert_int_equal(
+      tarn_meta_create(other, TARN_RECLAIM_PARTITION, l, "", 0, TARN_META_EPHEMERAL, NULL), 0);
+  assert_int_equal(
+      tarn_meta_create(other, TARN_RECLAIM_PARTITION, p, "", 0, TARN_META_PERSISTENT, NULL), 0);
+  /* grace over from the stamp, but that pass is alive: nothing goes */
+  assert_int_equal(tu_reclaim_pass_at(t0 + 20000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 0);
+  assert_seen(E.m, "old.wal", "6001000 confirmed"); /* left as it was */
+  assert_int_equal(count_marks(E.m, 'w'), 1);
+  /* it crashes: its session ends, its mark stays, dead */
+  assert_int_equal(tarn_meta_close(other), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 21000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 0);
+  assert_seen(E.m, "old.wal", "6021000 confirmed");
+  assert_int_equal(count_marks(E.m, 'w'), 0); /* absorbed */
+  assert_int_equal(tu_reclaim_pass_at(t0 + 30999, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 31000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 1);
+  tu_cenv_close(&E);
+}
+
+/* LS-086: a pass deletes nothing without its marks. It writes its live mark
+ * (ephemeral "l-") first: when that write fails (a store error, or a session
+ * that ended, even one the handle was not told of) the pass stops with an
+ * error naming the mark, before its scan; the object, past its grace, stays
+ * until a pass with a live session runs (`tarn serve` renews its session,
+ * `tarn gc` opens one). The old code (no marks) deletes it at once. */
+static void no_mark_no_pass(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "nmnp", 0, 1, NULL);
+  assert_int_equal(tarn_objstore_put(E.wal, "old.wal", "z", 1), 0);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp); /* WAL grace 10 s */
+  int64_t t0 = 5000000;
+  tarn_reclaim_stats st;
+  assert_int_equal(tu_reclaim_pass_at(t0, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 1000, E.m, E.wal, E.compacted, &o, &st), 0);
+  uint64_t sz;
+  /* the grace is over; the store refuses the pass's first write, its mark */
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_FAIL, 1), 0);
+  memset(&st, 0, sizeof st);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 20000, E.m, E.wal, E.compacted, &o, &st), TARN_EUNAVAIL);
+  assert_non_null(strstr(tarn_errmsg(), "live mark"));
+  assert_int_equal(st.wal_listed, 0); /* stopped before its scan */
+  assert_int_equal(tarn_objstore_head(E.wal, "old.wal", &sz), 0);
+  assert_seen(E.m, "old.wal", "5001000 confirmed");
+  /* the session ends without the handle knowing: no ephemeral write lands */
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_EXPIRE_SILENT, 0), 0);
+  assert_int_not_equal(tu_reclaim_pass_at(t0 + 21000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_non_null(strstr(tarn_errmsg(), "live mark"));
+  assert_int_equal(tarn_objstore_head(E.wal, "old.wal", &sz), 0);
+  /* told, it renews its session: the next pass deletes the object */
+  assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_EXPIRE_SESSION, 0), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 22000, E.m, E.wal, E.compacted, &o, &st), TARN_ESESSION);
+  assert_int_equal(tarn_meta_session_renew(E.m), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 23000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 1);
+  assert_int_equal(tarn_objstore_head(E.wal, "old.wal", &sz), TARN_ENOTFOUND);
+  tu_cenv_close(&E);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(wal_grace),
@@ -480,6 +647,9 @@ int main(void) {
       cmocka_unit_test(logs_outside_the_catalog),
       cmocka_unit_test(late_stamp_cannot_shorten_grace),
       cmocka_unit_test(stamp_values),
+      cmocka_unit_test(failed_forget_keeps_grace),
+      cmocka_unit_test(live_and_dead_marks),
+      cmocka_unit_test(no_mark_no_pass),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

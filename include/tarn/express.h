@@ -152,6 +152,12 @@ typedef int (*tarn_xtail_fn)(void *arg, uint64_t offset, const void *payload, si
 int tarn_xwriter_read_tail(tarn_xwriter *w, uint64_t log_id, uint64_t from, tarn_xtail_fn fn,
                            void *arg, uint64_t *absorbed_end);
 
+/* 0 while the writer can append; once it failed for good (a halted epoch it
+ * could not fence, a new epoch it could not mint, max_rolls used up), the
+ * error every later append fails with: close it (its logs stay unmarked, so
+ * their next gate settles them) and open another. */
+int tarn_xwriter_failed(tarn_xwriter *w);
+
 /* The epoch the writer writes now (it changes on a roll). */
 uint64_t tarn_xwriter_epoch(tarn_xwriter *w);
 

@@ -1252,6 +1252,13 @@ uint64_t tarn_xwriter_epoch(tarn_xwriter *w) {
   return e;
 }
 
+int tarn_xwriter_failed(tarn_xwriter *w) {
+  pthread_mutex_lock(&w->mu);
+  int rc = w->failed_rc;
+  pthread_mutex_unlock(&w->mu);
+  return rc;
+}
+
 void tarn_xwriter_stats_get(tarn_xwriter *w, tarn_xwriter_stats *s) {
   pthread_mutex_lock(&w->mu);
   *s = w->st;

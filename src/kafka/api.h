@@ -39,6 +39,7 @@ typedef struct tarn__knode_config {
   int32_t auto_create_partitions; /* partitions of an auto-created topic (1) */
   uint32_t batch_ms;              /* produce's batch window of topics without one (250) */
   uint32_t express_absorb_ms;     /* the express writer's absorb window (0: its 250) */
+  uint32_t express_fence_ms;      /* its in-process roll's fence deadline (0: the fence's 30 s) */
   /* SASL (sasl.h): the TARN__KSASL_* mechanisms a client must authenticate
    * with before any other request; 0: none required, SaslHandshake and
    * SaslAuthenticate not advertised. */
@@ -107,9 +108,14 @@ int tarn__kexpress_is(const struct tarn_kafka_topic *t);
  * node does, or the registry's error. */
 int tarn__kexpress_leads(tarn__knode *n, const struct tarn_kafka_topic *t, uint32_t partition);
 /* The node's express writer (opened at the first call) for an append to
- * log_id, t's partition: the log is listed for the handover job first. */
+ * log_id, t's partition: the log is listed for the handover job first. A
+ * writer that failed for good is closed here and a new one opened, at most
+ * one open a second (TARN_EUNAVAIL, retryable, meanwhile; kexpress.c). On
+ * success the writer is held until tarn__kexpress_writer_done (append, then
+ * let go: not across a wait, nor across another call of this). */
 int tarn__kexpress_writer(tarn__knode *n, const struct tarn_kafka_topic *t, uint32_t partition,
                           uint64_t log_id, struct tarn_xwriter **out);
+void tarn__kexpress_writer_done(tarn__knode *n);
 /* Runs Finish for every log the writer leads and this node no longer should
  * (all: every log), and again for any whose Finish failed, at most once per
  * TARN_XWRITER_FINISH_RETRY_MS. Returns how many Finishes have not landed. */

@@ -71,7 +71,14 @@ static int16_t append_error(int status) {
   case TARN_EFENCED: /* the topic was deleted under the produce */
   case TARN_ENOTFOUND: return TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
   case TARN_ECORRUPT: return TARN__KERR_CORRUPT_MESSAGE;
-  case TARN_ETIMEDOUT: return TARN__KERR_REQUEST_TIMED_OUT;
+  case TARN_ETIMEDOUT:
+  /* an express append of unknown outcome (its slot halted with a copy
+   * written: a fence may yet repair it, and settlement index it): Kafka
+   * answers REQUEST_TIMED_OUT when acks=all could not be confirmed in time,
+   * an outcome it does not know either. Retryable: the client retries (a
+   * duplicate at worst, as after any timeout), where KAFKA_STORAGE_ERROR
+   * would say the log's storage failed */
+  case TARN_EUNKNOWN: return TARN__KERR_REQUEST_TIMED_OUT;
   case TARN_EBUSY:    /* an express log: the open gate defers (a predecessor lives or */
   case TARN_EUNAVAIL: /* is finishing), or this node is handing it over; retryable */
     return TARN__KERR_NOT_LEADER_OR_FOLLOWER;
@@ -247,6 +254,8 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
           err = v.error;
         } else if (v.dup) {
           po->base_offset = v.base_offset;
+          if (xw)
+            tarn__kexpress_writer_done(node);
           continue;
         }
       } else {
@@ -290,6 +299,8 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
           }
         }
       }
+      if (xw) /* let go before the next partition's tarn__kexpress_writer */
+        tarn__kexpress_writer_done(node);
       if (err) {
         po->error_code = err;
         atomic_store(&c->failed, 1);

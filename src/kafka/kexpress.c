@@ -7,7 +7,15 @@
  * the log leaves through Finish (tarn_xwriter_finish: the release flush, then
  * the clean-release mark), retried every TARN_XWRITER_FINISH_RETRY_MS while it
  * cannot land; the successor's first append passes the open gate, which
- * consumes the mark (or fences and settles a predecessor that died). */
+ * consumes the mark (or fences and settles a predecessor that died).
+ *
+ * A writer that failed for good (tarn_xwriter_failed: a halted epoch it could
+ * not fence, a new epoch it could not mint) would fail every later append, so
+ * the next produce (or the handover job, whichever comes first) closes it
+ * (retire: its logs stay unmarked, its leases go) and a later produce opens
+ * a new one, at most one open per TARN__KEXPRESS_REOPEN_MS: its gates find
+ * the failed writer's epoch below this star's head and settle it inline (the
+ * restart verdict), as after a restart of the node. */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdatomic.h>
@@ -39,9 +47,21 @@ typedef struct xheld {
   int64_t next_try; /* monotonic ms */
 } xheld;
 
+/* A failed writer is reopened at most this often (no busy loop of opens
+ * against a deployment that keeps failing them). */
+#define TARN__KEXPRESS_REOPEN_MS 1000
+
 struct tarn__kexpress {
   pthread_mutex_t mu;
+  pthread_cond_t cv; /* users reached 0, or a retire ended */
   tarn_xwriter *w;
+  /* callers between tarn__kexpress_writer (or the handover job's snapshot)
+   * and their last call on w: a retired writer is closed only at 0 */
+  int users;
+  int retiring;      /* a failed writer is being closed (mu released meanwhile) */
+  int64_t next_open; /* monotonic ms: no open of a writer before */
+  int opens;
+  tarn_xfence_opts fence; /* the roll's fence options (outlive the writers) */
   xheld *v;
   size_t n, cap;
   atomic_int draining;
@@ -52,6 +72,7 @@ int tarn__kexpress_open(tarn__knode *n) {
   if (!n->express)
     return TARN_ENOMEM;
   pthread_mutex_init(&n->express->mu, NULL);
+  pthread_cond_init(&n->express->cv, NULL);
   return 0;
 }
 
@@ -72,12 +93,67 @@ int tarn__kexpress_leads(tarn__knode *n, const tarn_kafka_topic *t, uint32_t par
   return id == n->cfg.node_id;
 }
 
+/* Closes w and logs what the gates of its tenures found (the failover test
+ * sums these lines). */
+static int close_logged(tarn__knode *n, tarn_xwriter *w) {
+  tarn_xwriter_stats st;
+  tarn_xwriter_stats_get(w, &st);
+  int rc = tarn_xwriter_close(w);
+  if (n->cfg.express_log) {
+    char msg[512];
+    snprintf(msg, sizeof msg,
+             "star=%s gate_fresh=%llu gate_marked=%llu gate_restart=%llu "
+             "gate_settled=%llu acked=%llu",
+             n->cfg.star, (unsigned long long)st.gate_fresh, (unsigned long long)st.gate_marked,
+             (unsigned long long)st.gate_restart, (unsigned long long)st.gate_settled,
+             (unsigned long long)st.entries_acked);
+    n->cfg.express_log("express writer closed", 0, rc, msg);
+  }
+  return rc;
+}
+
+/* Under mu, x->w failed for good with frc: it leaves x->w at once (nobody
+ * new gets it), is closed once its last user let go (mu released for the
+ * close) and logged once, here. Its close releases its leases with the logs
+ * unmarked (a failed writer certifies no coverage): the next writer's gates,
+ * or another node's, settle them. Its Finishes that did not land are moot. */
+static void retire(tarn__knode *n, struct tarn__kexpress *x, int frc) {
+  tarn_xwriter *w = x->w;
+  char why[512];
+  tarn_xwriter_last_error(w, why, sizeof why);
+  if (n->cfg.express_log)
+    n->cfg.express_log("express writer failed", 0, frc, why);
+  x->w = NULL;
+  x->retiring = 1;
+  while (x->users)
+    pthread_cond_wait(&x->cv, &x->mu);
+  pthread_mutex_unlock(&x->mu);
+  close_logged(n, w); /* its error is the failure logged above */
+  tarn_errclear();
+  pthread_mutex_lock(&x->mu);
+  x->retiring = 0;
+  for (size_t i = 0; i < x->n; i++)
+    x->v[i].finishing = 0;
+  pthread_cond_broadcast(&x->cv);
+}
+
 int tarn__kexpress_writer(tarn__knode *n, const tarn_kafka_topic *t, uint32_t partition,
                           uint64_t log_id, tarn_xwriter **out) {
   struct tarn__kexpress *x = n->express;
   int rc = 0;
   pthread_mutex_lock(&x->mu);
-  if (!x->w) {
+  int frc = x->w ? tarn_xwriter_failed(x->w) : 0;
+  if (frc)
+    retire(n, x, frc);
+  int64_t now = tarn__mono_ms();
+  if (x->retiring) /* another thread closes the failed writer */
+    rc = tarn__err(TARN_EUNAVAIL, "the node's express writer failed and is being closed; retry");
+  else if (!x->w && now < x->next_open)
+    rc = tarn__err(TARN_EUNAVAIL,
+                   "the node's express writer failed; it is reopened at most once a "
+                   "second; retry");
+  else if (!x->w) {
+    x->next_open = now + TARN__KEXPRESS_REOPEN_MS;
     tarn_xwriter_options o;
     tarn_xwriter_options_default(&o);
     o.star = n->cfg.star;
@@ -85,7 +161,16 @@ int tarn__kexpress_writer(tarn__knode *n, const tarn_kafka_topic *t, uint32_t pa
       o.absorb_ms = n->cfg.express_absorb_ms;
     /* an in-process roll fences the writer's own halted epoch (as tarn append) */
     o.fence = tarn_express_fence_cut;
+    if (n->cfg.express_fence_ms) {
+      x->fence.timeout_ms = n->cfg.express_fence_ms;
+      o.fence_arg = &x->fence;
+    }
     rc = tarn_xwriter_open(n->meta, tarn_deployment_wal(n->dep), &o, &x->w);
+    if (!rc && x->opens++ && n->cfg.express_log) {
+      char msg[64];
+      snprintf(msg, sizeof msg, "epoch=%llu", (unsigned long long)tarn_xwriter_epoch(x->w));
+      n->cfg.express_log("express writer reopened", log_id, 0, msg);
+    }
   }
   size_t i = 0;
   while (!rc && i < x->n && x->v[i].log_id != log_id)
@@ -108,8 +193,17 @@ int tarn__kexpress_writer(tarn__knode *n, const tarn_kafka_topic *t, uint32_t pa
     }
   }
   *out = rc ? NULL : x->w;
+  x->users += !rc;
   pthread_mutex_unlock(&x->mu);
   return rc;
+}
+
+void tarn__kexpress_writer_done(tarn__knode *n) {
+  struct tarn__kexpress *x = n->express;
+  pthread_mutex_lock(&x->mu);
+  if (--x->users == 0)
+    pthread_cond_broadcast(&x->cv);
+  pthread_mutex_unlock(&x->mu);
 }
 
 int tarn__kexpress_handover(tarn__knode *n, int all) {
@@ -117,14 +211,22 @@ int tarn__kexpress_handover(tarn__knode *n, int all) {
   if (!x)
     return 0;
   pthread_mutex_lock(&x->mu);
+  /* a failed writer's leases would keep the logs it held from their new
+   * leaders (their gates defer while a lease lives): closed here too */
+  int wrc = x->w ? tarn_xwriter_failed(x->w) : 0;
+  if (wrc)
+    retire(n, x, wrc);
   tarn_xwriter *w = x->w;
   size_t nh = x->n;
   xheld *snap = nh ? malloc(nh * sizeof *snap) : NULL;
   if (snap)
     memcpy(snap, x->v, nh * sizeof *snap);
+  x->users += w && nh && snap;
   pthread_mutex_unlock(&x->mu);
-  if (!w || !nh)
+  if (!w || !nh) {
+    free(snap);
     return 0;
+  }
   if (!snap)
     return TARN_ENOMEM;
   tarn__knode_info *live = NULL;
@@ -132,6 +234,7 @@ int tarn__kexpress_handover(tarn__knode *n, int all) {
   int rc = all ? 0 : tarn__kregistry_live(n->registry, &live, &nlive);
   if (rc) {
     free(snap);
+    tarn__kexpress_writer_done(n);
     return rc; /* who leads is unknown: nothing moves until it is */
   }
   int64_t now = tarn__mono_ms();
@@ -162,6 +265,7 @@ int tarn__kexpress_handover(tarn__knode *n, int all) {
   }
   free(live);
   free(snap);
+  tarn__kexpress_writer_done(n);
   return left;
 }
 
@@ -177,22 +281,12 @@ int tarn__kexpress_close(tarn__knode *n) {
   atomic_store(&x->draining, 1);
   /* close runs Finish for every log still led, retried every 5 s (12 times),
    * then releases what could not land unmarked: the successor settles it */
-  int rc = 0;
-  if (x->w) {
-    tarn_xwriter_stats st;
-    tarn_xwriter_stats_get(x->w, &st);
-    rc = tarn_xwriter_close(x->w);
-    if (n->cfg.express_log) { /* what the gates of this node's tenures found */
-      char msg[512];
-      snprintf(msg, sizeof msg,
-               "star=%s gate_fresh=%llu gate_marked=%llu gate_restart=%llu "
-               "gate_settled=%llu acked=%llu",
-               n->cfg.star, (unsigned long long)st.gate_fresh, (unsigned long long)st.gate_marked,
-               (unsigned long long)st.gate_restart, (unsigned long long)st.gate_settled,
-               (unsigned long long)st.entries_acked);
-      n->cfg.express_log("express writer closed", 0, rc, msg);
-    }
-  }
+  pthread_mutex_lock(&x->mu);
+  while (x->retiring || x->users) /* a retire's close, or a produce's append */
+    pthread_cond_wait(&x->cv, &x->mu);
+  pthread_mutex_unlock(&x->mu);
+  int rc = x->w ? close_logged(n, x->w) : 0;
+  pthread_cond_destroy(&x->cv);
   pthread_mutex_destroy(&x->mu);
   free(x->v);
   free(x);

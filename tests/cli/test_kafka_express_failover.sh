@@ -15,7 +15,13 @@
 #   2. the killed node is started again under its node ID (its star): it wins
 #      back its partitions, and the survivors hand them over through Finish
 #      (the handover job), whose marks its gates consume;
-#   3. another node is drained (SIGTERM): it leaves the live list and every log
+#   3. a bucket outage: bucket c's endpoint is a TCP proxy on loopback (its own
+#      endpoint= in its S3 URI) to radosgw; the proxy is killed (SIGKILL: its
+#      connections break, new ones are refused) for 4 s, then started again on
+#      the same port. With W = 2 of K = 3 the slots commit on a and b
+#      meanwhile: the acknowledgements that landed during the outage are
+#      counted and printed, and there must be some;
+#   4. another node is drained (SIGTERM): it leaves the live list and every log
 #      it leads leaves through Finish before it exits.
 # Then everything is read back through a node: every acknowledged message is at
 # its acknowledged partition and offset, no offset was acknowledged twice, the
@@ -40,12 +46,64 @@ session_ms=${TARN_TEST_SESSION_MS:-2000}
 # above 2 s; the producer stops when told (the file stop), once the drain's
 # successors have appended (their gates consumed the marks): under load the
 # phases stretch, and a fixed count ran out before them
+outage_s=4
 export KXF_N=$((36000 + 1080 * (session_ms / 1000 - 2)))
 export TARN_META="etcd://$TARN_TEST_ETCD?prefix=tarn-test/kxf-$run&session_timeout_ms=$session_ms"
 export TARN_WAL="$TARN_TEST_S3_URI/kxf-$run/wal"
 export TARN_COMPACTED="$TARN_TEST_S3_URI/kxf-$run/compacted"
 x="$TARN_TEST_S3_URI/kxf-$run/express"
-"$TARN" init --express-bucket "$x/a@a" --express-bucket "$x/b@b" --express-bucket "$x/c@c" \
+# bucket c reaches radosgw through a TCP proxy (killed for the outage): its
+# S3 URI names its own endpoint
+cat > "$dir/proxy.py" << 'EOF2'
+import os, socket, sys, threading
+from urllib.parse import urlsplit
+port_file, port = sys.argv[1], int(sys.argv[2])
+up = urlsplit(os.environ.get("AWS_ENDPOINT_URL", ""))
+ls = socket.socket()
+ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+ls.bind(("127.0.0.1", port))
+ls.listen(128)
+with open(port_file + ".tmp", "w") as f:
+    print(ls.getsockname()[1], file=f)
+os.rename(port_file + ".tmp", port_file)
+def pump(a, b):
+    try:
+        while True:
+            d = a.recv(65536)
+            if not d:
+                break
+            b.sendall(d)
+    except OSError:
+        pass
+    for s in (a, b):
+        try:
+            s.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
+def serve(c):
+    try:
+        u = socket.create_connection((up.hostname, up.port or 80))
+    except OSError:
+        c.close()
+        return
+    threading.Thread(target=pump, args=(c, u), daemon=True).start()
+    pump(u, c)
+    c.close(), u.close()
+while True:
+    c, _ = ls.accept()
+    threading.Thread(target=serve, args=(c,), daemon=True).start()
+EOF2
+proxy_start() { # PORT (0: any): starts the proxy, sets proxy and proxy_port
+  rm -f "$dir/proxy.port"
+  $py "$dir/proxy.py" "$dir/proxy.port" "$1" 2>> "$dir/proxy.err" &
+  proxy=$!
+  pids+=("$proxy")
+  wait_until 10 test -s "$dir/proxy.port" || fail "the proxy did not start: $(cat "$dir/proxy.err")"
+  proxy_port=$(cat "$dir/proxy.port")
+}
+proxy_start 0
+"$TARN" init --express-bucket "$x/a@a" --express-bucket "$x/b@b" \
+  --express-bucket "$x/c?endpoint=http://127.0.0.1:$proxy_port@c" \
   > /dev/null 2> "$dir/init.err" || fail "tarn init"
 "$TARN" topic create xt --partitions 3 --config class=express > /dev/null 2> "$dir/topic.err" ||
   fail "topic create"
@@ -147,6 +205,18 @@ for t in $(seq 61); do
   sleep 1
 done
 wait_acks $(($(acks) + 150))
+# the bucket outage: bucket c unreachable for outage_s seconds, then back on
+# its port; the slots commit on a and b (W = 2) meanwhile
+kill -KILL "$proxy"
+wait "$proxy" 2> /dev/null || true
+t_out0=$(date +%s.%N)
+sleep "$outage_s"
+t_out1=$(date +%s.%N)
+proxy_start "$proxy_port"
+n_out=$(awk -v a="$t_out0" -v b="$t_out1" '$4 >= a && $4 <= b' "$dir/acked" | wc -l)
+echo "bucket outage (c, ${outage_s} s): $n_out acknowledged during it, at ${SECONDS} s"
+[ "$n_out" -gt 0 ] || fail "no acknowledgement during the bucket outage"
+wait_acks $(($(acks) + 120))
 # the node to drain: one that leads a partition now (Metadata's leader map),
 # other than the restarted one when another leads any; its logs leave
 # through Finish, so the marks counted below grow by what it leads

@@ -149,9 +149,8 @@ int tarn__kexpress_writer(tarn__knode *n, const tarn_kafka_topic *t, uint32_t pa
   if (x->retiring) /* another thread closes the failed writer */
     rc = tarn__err(TARN_EUNAVAIL, "the node's express writer failed and is being closed; retry");
   else if (!x->w && now < x->next_open)
-    rc = tarn__err(TARN_EUNAVAIL,
-                   "the node's express writer failed; it is reopened at most once a "
-                   "second; retry");
+    rc = tarn__err(TARN_EUNAVAIL, "the node's express writer failed; it is reopened at most once a "
+                                  "second; retry");
   else if (!x->w) {
     x->next_open = now + TARN__KEXPRESS_REOPEN_MS;
     tarn_xwriter_options o;

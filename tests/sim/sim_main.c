@@ -192,7 +192,7 @@ int main(int argc, char **argv) {
     usage();
     return 2;
   }
-  static char extra[160];
+  static char extra[256];
   char w0[64];
   without_str(without, w0, sizeof w0);
   char ll[80] = "";

@@ -581,8 +581,12 @@ static int run(const char *tarn, const char *perf, long msgs, int rounds) {
              "'%s' -C -t bench-listener -p 0 -b 127.0.0.1:%d -o beginning -c %ld -e 2>&1", perf,
              port, msgs);
     /* "% N messages (B bytes) consumed in T ms: R msgs/s (M MB/s)" */
-    if (run_summary(cmd, "consumed in", cv, 5) || cv[0] != (double)msgs)
+    if (run_summary(cmd, "consumed in", cv, 5))
       goto out;
+    if (cv[0] != (double)msgs) {
+      fprintf(stderr, "bench kafka: `%s` consumed %.0f messages, not %ld\n", cmd, cv[0], msgs);
+      goto out;
+    }
     co.a[i] = cv[2] / 1e3;
     if ((co.b[i] = cli_read(tarn, via.logs[0], n, payload)) <= 0)
       goto out;

@@ -580,6 +580,27 @@ static void close_idle(tarn_srv_kafka *k) {
   }
 }
 
+/* While draining: a connection with nothing in flight and nothing left to
+ * write is closed at once. Its requests not yet read would never be (the
+ * listener reads no more), and a client waits for their answers until its
+ * request timeout (librdkafka: up to message.timeout.ms) while the node's
+ * express logs leave through Finish; a closed connection sends it to the
+ * Metadata that names the next leader now. Requests in flight (an express
+ * produce waiting for its slot's W copies) keep theirs open until answered. */
+static void close_drained(tarn_srv_kafka *k) {
+  for (tarn_srv_kconn *c = k->conns, *nx; c; c = nx) {
+    nx = c->next;
+    pthread_mutex_lock(&k->mu);
+    int busy = c->head != NULL;
+    pthread_mutex_unlock(&k->mu);
+    if (!busy && c->woff == c->wbuf.len) {
+      tarn_srv_log(TARN_SRV_DEBUG, "kafka connection closed", "peer", c->peer, "reason", "draining",
+                   NULL);
+      conn_close(k, c);
+    }
+  }
+}
+
 /* While stopping: 1 when some connection still has a response to write. */
 static int any_pending(tarn_srv_kafka *k) {
   int p = 0;
@@ -643,7 +664,9 @@ static void *io_loop(void *arg) {
       }
     }
     take_ready(k);
-    if (k->lim.idle_ms > 0 || k->tls)
+    if (!listening)
+      close_drained(k);
+    else if (k->lim.idle_ms > 0 || k->tls)
       close_idle(k);
   }
   return NULL;

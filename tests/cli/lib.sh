@@ -110,6 +110,11 @@ kafka_port() { grep -a 'serving' "$1" | grep -a -o 'kafka_port=[0-9]*\|"kafka_po
 serve_start() {
   local log=$1
   shift
+  # Emptied here, not only by the background child's redirection: the child
+  # truncates after the fork, so a first check could still read the serving
+  # line of an earlier node logged to the same file (a restart), and the port
+  # read after it would find the file empty (CI met it in test_kafka_groups).
+  : > "$log"
   "$TARN" serve "$@" 2> "$log" &
   pid=$!
   pids+=("$pid")

@@ -90,6 +90,11 @@ typedef struct tarn_xwriter_options {
   /* ... this many times in all (12); then close releases the lease unmarked,
    * so the successor settles the tenure instead of trusting it. */
   int finish_attempts;
+  /* Called (when set) by close for each of those attempts that did not land:
+   * the log, the attempt (1-based), its error and tarn_errmsg's text. A
+   * drain that takes minutes says why in the node's log. */
+  void (*finish_note)(void *arg, uint64_t log_id, int attempt, int rc, const char *msg);
+  void *finish_note_arg;
 } tarn_xwriter_options;
 
 #define TARN_XWRITER_FINISH_RETRY_MS 5000

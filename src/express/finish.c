@@ -91,6 +91,8 @@ int tarn__xwriter_finish_all(tarn_xwriter *w) {
         tarn__sleep_ms(w->o.finish_retry_ms);
       if (!(rc = tarn_xwriter_finish(w, id)))
         break;
+      if (w->o.finish_note)
+        w->o.finish_note(w->o.finish_note_arg, id, a + 1, rc, tarn_errmsg());
     }
     if (rc) {
       /* given up: close releases the lease unmarked and a successor settles */

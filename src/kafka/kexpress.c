@@ -93,6 +93,14 @@ int tarn__kexpress_leads(tarn__knode *n, const tarn_kafka_topic *t, uint32_t par
   return id == n->cfg.node_id;
 }
 
+/* A Finish of close that did not land (it is retried, then given up on). */
+static void finish_note(void *arg, uint64_t log_id, int attempt, int rc, const char *msg) {
+  tarn__knode *n = arg;
+  char m[640];
+  snprintf(m, sizeof m, "attempt=%d %s", attempt, msg);
+  n->cfg.express_log("express finish not landed", log_id, rc, m);
+}
+
 /* Closes w and logs what the gates of its tenures found (the failover test
  * sums these lines). */
 static int close_logged(tarn__knode *n, tarn_xwriter *w) {
@@ -160,6 +168,10 @@ int tarn__kexpress_writer(tarn__knode *n, const tarn_kafka_topic *t, uint32_t pa
       o.absorb_ms = n->cfg.express_absorb_ms;
     /* an in-process roll fences the writer's own halted epoch (as tarn append) */
     o.fence = tarn_express_fence_cut;
+    if (n->cfg.express_log) {
+      o.finish_note = finish_note;
+      o.finish_note_arg = n;
+    }
     if (n->cfg.express_fence_ms) {
       x->fence.timeout_ms = n->cfg.express_fence_ms;
       o.fence_arg = &x->fence;

@@ -620,10 +620,16 @@ static void *io_loop(void *arg) {
   tick = tick < 10 ? 10 : tick > 1000 ? 1000 : tick;
   for (;;) {
     if (listening && atomic_load(&k->draining)) {
+      /* Closed, not only unwatched: a client that connects now is refused
+       * and asks another node, instead of waiting in the backlog for
+       * answers that never come (until its request timeout, 60 s). */
       epoll_ctl(k->epfd, EPOLL_CTL_DEL, k->lfd, NULL);
+      close(k->lfd);
+      k->lfd = -1;
       listening = 0;
       for (tarn_srv_kconn *c = k->conns; c; c = c->next)
         set_events(k, c, 0, c->writing);
+      close_drained(k); /* now, not after the next tick */
     }
     if (atomic_load(&k->stopping)) {
       if (stop_deadline < 0)
@@ -799,7 +805,8 @@ void tarn_srv_kafka_stop(tarn_srv_kafka *k) {
   while (k->conns)
     conn_close(k, k->conns);
   free(k->workers);
-  close(k->lfd);
+  if (k->lfd >= 0) /* the I/O thread closed it when the drain began */
+    close(k->lfd);
   close(k->efd);
   close(k->epfd);
   pthread_mutex_destroy(&k->mu);

@@ -247,6 +247,11 @@ int tarn_meta_wait_for_any_change(tarn_meta *m, const tarn_meta_range *r, size_t
  * restarts a lease's countdown on a leader change): a caller measuring an
  * age must treat a reading below its start as a new start. */
 int tarn_meta_clock(tarn_meta *m, int64_t *ms);
+/* The clock's tick: two readings D ms apart may stand for as little as
+ * D - tick of real time (etcd: 1000, whole seconds on both readings; 0 for a
+ * clock read in ms). An age that must have passed (a grace) is compared as
+ * age >= grace + tick. */
+int64_t tarn_meta_clock_tick_ms(const tarn_meta *m);
 
 #ifdef __cplusplus
 }

@@ -209,7 +209,7 @@ static int intent_refs(tarn_meta *m, const tarn_reclaim_options *o, int64_t now,
       rc = first_seen(m, 'i', v[i].key, now, o->dry_run, 0, NULL, &at);
     if (rc)
       break;
-    if (held || now - at < o->intent_grace_ms) {
+    if (held || now - at < o->intent_grace_ms + tarn_meta_clock_tick_ms(m)) {
       char tag[64];
       tarn__intent_tag(v[i].log_id, v[i].id, tag, sizeof tag);
       rc = set_add(tags, tag);
@@ -801,7 +801,9 @@ static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_
       (*unref)++;
       int64_t at = now;
       rc = first_seen(m, kind, name, now, o->dry_run, mk->restamp[k], &mk->conflict[k], &at);
-      if (!rc && (now - at >= grace /* LS-086 */ ||
+      /* LS-086; the tick: on a clock of whole seconds a difference of
+       * grace may be up to a second less of real time */
+      if (!rc && (now - at >= grace + tarn_meta_clock_tick_ms(m) ||
                   (kind == 'w' && TARN__PLANTED(TARN__BUG_RECLAIM_NO_GRACE))))
         rc = set_add_sized(cands, name, l.sizes[i]);
     }

@@ -574,6 +574,8 @@ int tarn_meta_clock(tarn_meta *m, int64_t *ms) {
   return 0;
 }
 
+int64_t tarn_meta_clock_tick_ms(const tarn_meta *m) { return m->vfs->clock_tick_ms; }
+
 int tarn_meta_inject_fault(tarn_meta *m, int fault, int count) {
   return tarn_meta_inject_fault_after(m, fault, 0, count);
 }

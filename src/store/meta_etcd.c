@@ -1501,6 +1501,7 @@ static void e_close(tarn_meta *m) {
     .scheme = name, .open = e_open, .close = e_close, .find = e_find, .write = e_write,            \
     .del = e_del, .del_range = e_del_range, .seq_put = e_seq_put, .range = e_range,                \
     .token = e_token, .wait = e_wait, .renew = e_renew, .clock = e_clock, .wait_any = e_wait_any,  \
+    .clock_tick_ms = 1000,                                                                         \
   }
 const tarn__meta_vfs tarn__meta_vfs_etcd = ETCD_VFS("etcd");
 const tarn__meta_vfs tarn__meta_vfs_etcd_https = ETCD_VFS("etcd+https");

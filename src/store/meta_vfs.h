@@ -73,6 +73,9 @@ struct tarn__meta_vfs {
   /* Opens a new session in place of the ended one (m->session_ended set). */
   int (*renew)(tarn_meta *m);
   int (*clock)(tarn_meta *m, int64_t *ms); /* NULL: the host's wall clock */
+  /* The clock's tick beyond 1 ms (tarn_meta_clock_tick_ms): 0 for a clock
+   * read in ms. */
+  int64_t clock_tick_ms;
   /* wait over n >= 1 ranges (meta.c checked each) */
   int (*wait_any)(tarn_meta *m, const tarn_meta_range *r, size_t n, int64_t since, int timeout_ms);
 };

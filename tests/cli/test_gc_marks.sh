@@ -30,7 +30,9 @@ gc_case() {
 assert s["wal_unreferenced"] == 3 and s["wal_deleted"] == 0, s' "$dir/$name.gc$n" ||
       fail "$name: gc $n: $(cat "$dir/$name.gc$n")"
   done
-  sleep 4.1 # the deployment's grace
+  # the deployment's grace, and on etcd its clock's tick: whole seconds, so a
+  # deletion waits for grace + 1 s on it, and readings 7 s apart differ by 6
+  sleep "$wait_s"
   "$TARN" gc --json > "$dir/$name.gc3" 2> "$dir/$name.gc3.err" || fail "$name: gc 3"
   python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["stats"]
 assert s["wal_deleted"] == 3 and s["wal_unreferenced"] == 3, s' "$dir/$name.gc3" ||
@@ -38,6 +40,7 @@ assert s["wal_deleted"] == 3 and s["wal_unreferenced"] == 3, s' "$dir/$name.gc3"
   "$TARN" read ns/s | wc -l | grep -qx 123 || fail "$name: read after gc"
 }
 
+wait_s=4.1
 gc_case sqlite
 # the sqlite store read back: no pass mark (l-, p-) is left
 python3 - "$dir/sqlite" <<'P' || fail "sqlite: pass marks left"
@@ -61,6 +64,7 @@ P
 
 need_env TARN_TEST_ETCD
 unique_run
+wait_s=7.1
 gc_case etcd --meta "etcd://$TARN_TEST_ETCD?prefix=tarn-test/gcmarks-$run" --wal "file://$dir/etcd-wal" \
   --compacted "file://$dir/etcd-compacted"
 echo ok

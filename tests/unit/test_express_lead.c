@@ -101,9 +101,9 @@ static void second_process_of_a_star_refused(void **state) {
   tarn_meta_inject_fault(m2, TARN_META_FAULT_EXPIRE_SILENT, 0);
   assert_int_equal(tarn_xwriter_open(e.m, e.wal, &o, &a), 0);
   tarn__xepoch ep;
-  assert_int_equal(tarn__xchain_mint_led(m2, "star-1", TARN__X_CLASS_EXPRESS, &b->bs, b->star_lease,
-                                         &ep),
-                   TARN_ESESSION);
+  assert_int_equal(
+      tarn__xchain_mint_led(m2, "star-1", TARN__X_CLASS_EXPRESS, &b->bs, b->star_lease, &ep),
+      TARN_ESESSION);
   tarn__xwriter_abandon(b);
   assert_int_equal(tarn_xwriter_close(a), 0);
   tarn_meta_close(m2);

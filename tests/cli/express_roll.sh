@@ -1,6 +1,6 @@
 # A writer that rolled and died, settled by someone else (issue 30 item 3):
 # sourced by test_express_roll_{gate,takeover}.sh after lib.sh, with
-# roll_mode=gate|takeover. Embedded default: sqlite (session_timeout_ms=2000)
+# roll_mode=gate|takeover|byname. Embedded default: sqlite (session_timeout_ms=2000)
 # and the three file:// bucket directories of `tarn init`.
 #
 # `tarn append --star node-r --json` acknowledges a paced stream of lines.
@@ -13,7 +13,8 @@
 # once epoch 2 holds acknowledgements, and the WAL root comes back. Then:
 #   gate      another star's `tarn append` to the same log: its open gate
 #             fences and settles node-r's epochs before it counts;
-#   takeover  `tarn serve`'s express-takeover job fences and settles them.
+#   takeover  `tarn serve`'s express-takeover job fences and settles them;
+#   byname    `tarn express fence fast/r && tarn express settle fast/r`.
 # Settlement went newest first, so epoch 2's entries were indexed at epoch
 # 1's offsets (planted xsettle-newest-first); now every offset printed holds
 # exactly the line sent for it and no line is stored twice
@@ -105,6 +106,14 @@ if [ "$roll_mode" = gate ]; then
   done
   runs=()
   [ "$ok" = 1 ] && runs=(--run "$dir/in2.txt" "$dir/out2.json")
+elif [ "$roll_mode" = byname ]; then
+  # the documented recovery, by the stream's name (issue 30 item 5): it
+  # acted on the head epoch only, and epoch 1's entries stayed unreadable
+  ok=0
+  "$TARN" express fence fast/r --timeout-ms 20000 > "$dir/fence.out" 2> "$dir/fence.err" &&
+    "$TARN" express settle fast/r --timeout-ms 20000 > "$dir/settle.out" 2> "$dir/settle.err" && ok=1
+  grep -q '^node-r/1: ' "$dir/settle.out" || ok=0
+  runs=()
 else
   serve_start "$dir/serve.err" --listen 127.0.0.1:0 --no-compact --no-reclaim --no-wal-gc \
     --express-takeover-interval-ms 200
@@ -117,6 +126,11 @@ fi
 "$TARN" read fast/r --format json > "$dir/read.json" 2> "$dir/read.err" || fail "read"
 python3 "$TARN_SRC/tests/cli/check_acked.py" --read "$dir/read.json" --run "$dir/in.txt" "$dir/out.json" \
   ${runs[@]+"${runs[@]}"} > "$dir/check.out" 2>&1 || fail "check_acked: $(cat "$dir/check.out")"
-[ "$ok" = 1 ] || fail "$([ "$roll_mode" = gate ] && echo "node-s never appended" || echo "no takeover of node-r")"
+case "$roll_mode" in
+  gate) why="node-s never appended" ;;
+  byname) why="fence and settle by name did not settle epoch 1" ;;
+  *) why="no takeover of node-r" ;;
+esac
+[ "$ok" = 1 ] || fail "$why"
 "$TARN" fsck --no-read > "$dir/fsck.out" 2>&1 || fail "fsck: $(cat "$dir/fsck.out")"
 echo "ok ($roll_mode): $acked acknowledged by node-r across its roll; $(cat "$dir/check.out")"

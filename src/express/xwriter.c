@@ -994,8 +994,6 @@ int tarn_xwriter_open(tarn_meta *meta, tarn_objstore *wal, const tarn_xwriter_op
     rc = tarn__xalive_put(meta, w->star, w->alive_key, sizeof w->alive_key);
   if (!rc)
     rc = tarn__xchain_mint(meta, w->star, TARN__X_CLASS_EXPRESS, &w->bs, &w->ep);
-  if (!rc)
-    w->first_epoch = w->ep.epoch; /* issue 30 item 3: the gate never settles these */
   if (rc) {
     if (w->alive_key[0])
       tarn__xalive_del(meta, w->star, w->alive_key);

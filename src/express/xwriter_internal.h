@@ -73,8 +73,6 @@ struct tarn_xwriter {
   char alive_key[32]; /* the star's liveness record (takeover.c); "" when none */
   tarn__xbuckets bs;  /* open stores */
   tarn__xepoch ep;    /* the epoch being written */
-  uint64_t
-      first_epoch; /* the first epoch this writer minted: its own are [first_epoch, ep.epoch] */
   int64_t max_publish_delay_ms;
 
   pthread_mutex_t mu;

@@ -56,6 +56,10 @@ typedef struct wsection {
   struct wsection *next; /* the log's queue */
   struct wbatch *batch;
   struct wlog *log;
+  /* the log's lease when the section was opened: a section of a session
+   * that ended is never published under the lease of a later one (issue 31
+   * item 6) */
+  struct tarn_lease *lease;
   wentry *ents;
   size_t n, cap;
   uint64_t records; /* d1 */
@@ -89,6 +93,11 @@ typedef struct wlog {
   struct wlog *next;
   uint64_t log_id;
   tarn_lease *lease;
+  uint64_t lease_gen; /* tarn_meta_session_gen() when lease was acquired */
+  /* Leases of sessions that ended, replaced (issue 31 item 6); sections
+   * opened under them may still point at them, so they are freed at close. */
+  tarn_lease **retired;
+  size_t n_retired;
   wsection *qhead, *qtail;
   int busy;
   int lost;           /* under mu: an index put's lease guard failed; the lease is gone */
@@ -285,6 +294,7 @@ static int batch_add(tarn_writer *w, wbatch *b, uint64_t log_id, const void *pay
       return tarn__err(TARN_ENOMEM, "out of memory");
     s->batch = b;
     s->log = find_log(w, log_id);
+    s->lease = s->log->lease;
     i = b->nlogs++;
     b->logs[i] = log_id;
     b->secs[i] = s;
@@ -610,7 +620,7 @@ static void publish(tarn_writer *w, wsection *s) {
   tarn_key_partition(part, log_id);
   snprintf(prefix, sizeof prefix, "%020llu", (unsigned long long)log_id);
   /* LS-042, LS-048: publish only while the lease's session lives */
-  int rc = TARN__PLANTED(TARN__BUG_PUBLISH_UNGUARDED) ? 0 : tarn_lease_check(s->log->lease);
+  int rc = TARN__PLANTED(TARN__BUG_PUBLISH_UNGUARDED) ? 0 : tarn_lease_check(s->lease);
   pthread_mutex_lock(&w->mu);
   if (!rc && s->log->lost)
     rc = tarn__err(TARN_EGUARD, "log %llu: the write lease was lost (%s); entries not appended",
@@ -641,7 +651,7 @@ static void publish(tarn_writer *w, wsection *s) {
    * exists and L has no fence, so nothing lands in a log whose deletion
    * drained the leases; a failed guard wrote nothing, the entries fail. */
   tarn_meta_guard g[TARN_LEASE_GUARDS];
-  size_t ng = tarn_lease_guards(s->log->lease, g);
+  size_t ng = tarn_lease_guards(s->lease, g);
   if (TARN__PLANTED(TARN__BUG_PUBLISH_UNGUARDED))
     ng = 0; /* planted: the spec's unguarded A3 (reverts #11 part 4) */
   uint64_t d1 = TARN__PLANTED(TARN__BUG_SEQ_PUT_COUNTS_ENTRIES) ? s->n : s->records;
@@ -649,8 +659,10 @@ static void publish(tarn_writer *w, wsection *s) {
                                   &out);
   if (rc == TARN_EGUARD) {
     pthread_mutex_lock(&w->mu);
-    s->log->lost = 1;
-    snprintf(s->log->lost_why, sizeof s->log->lost_why, "%s", tarn_errmsg());
+    if (s->lease == s->log->lease) { /* not a lease that was replaced meanwhile */
+      s->log->lost = 1;
+      snprintf(s->log->lost_why, sizeof s->log->lost_why, "%s", tarn_errmsg());
+    }
     pthread_mutex_unlock(&w->mu);
   }
   tarn_metrics_observe("tarn_writer_stage_seconds", tarn_metrics_now() - t0, "stage", "index_put",
@@ -825,10 +837,40 @@ int tarn_writer_open(tarn_meta *meta, tarn_objstore *wal, const tarn_writer_opti
 static int ensure_log(tarn_writer *w, uint64_t log_id) {
   pthread_mutex_lock(&w->lease_mu);
   pthread_mutex_lock(&w->mu);
-  int have = find_log(w, log_id) != NULL;
+  wlog *have = find_log(w, log_id);
+  int stale = have && have->lease_gen != tarn_meta_session_gen(w->meta);
   pthread_mutex_unlock(&w->mu);
   int rc = 0;
-  if (!have) {
+  if (stale) {
+    /* Issue 31 item 6: the handle renewed its session, and the lease went
+     * with the old one. A NEW lease (a new record of the new session) takes
+     * its place; the old one is never revived, and the sections opened under
+     * it fail at publish (tarn_lease_check), as they would have anyway. */
+    tarn_lease *nl = NULL;
+    tarn_lease **r = NULL;
+    uint64_t gen = tarn_meta_session_gen(w->meta);
+    if ((rc = tarn_lease_acquire(w->meta, log_id, &nl)) == 0) {
+      pthread_mutex_lock(&w->mu);
+      r = realloc(have->retired, (have->n_retired + 1) * sizeof *r);
+      if (r) {
+        have->retired = r;
+        have->retired[have->n_retired++] = have->lease;
+        have->lease = nl;
+        have->lease_gen = gen;
+        have->lost = 0;
+        /* the open batch's section of this log holds entries of the old
+         * lease: new entries go to a section of the new one */
+        if (w->cur && batch_log_index(w->cur, log_id) != SIZE_MAX)
+          seal(w, w->cur);
+      }
+      pthread_mutex_unlock(&w->mu);
+      if (!r) {
+        tarn_lease_release(nl);
+        rc = tarn__err(TARN_ENOMEM, "out of memory");
+      }
+    }
+  } else if (!have) {
+    uint64_t gen = tarn_meta_session_gen(w->meta);
     wlog *l = calloc(1, sizeof *l);
     /* Whether the log is a Kafka topic's is learned here, once, from the
      * catalog (a stream's properties never change), so that no caller of
@@ -841,6 +883,7 @@ static int ensure_log(tarn_writer *w, uint64_t log_id) {
     else if ((rc = tarn_lease_acquire(w->meta, log_id, &l->lease)) != 0)
       free(l); /* LS-041: the lease module gave the record back */
     else {
+      l->lease_gen = gen;
       l->log_id = log_id;
       l->kafka = kafka;
       pthread_mutex_lock(&w->mu);
@@ -930,7 +973,10 @@ static int append(tarn_writer *w, uint64_t log_id, const void *payload, size_t l
       break;
     }
     wlog *l = find_log(w, log_id);
-    if (l && l->lost) {
+    /* a lease of an ended session is replaced below (ensure_log), not refused */
+    int current = l && (l->lease_gen == tarn_meta_session_gen(w->meta) ||
+                        TARN__PLANTED(TARN__BUG_WRITER_KEEPS_OLD_LEASE));
+    if (current && l->lost) {
       rc = tarn__err(TARN_EGUARD, "append: log %llu: the write lease was lost (%s)",
                      (unsigned long long)log_id, l->lost_why);
       break;
@@ -949,7 +995,7 @@ static int append(tarn_writer *w, uint64_t log_id, const void *payload, size_t l
       checked = 1;
       continue;
     }
-    if (l) {
+    if (current) {
       rc = enqueue(w, log_id, payload, len, ext, &proto);
       break;
     }
@@ -1117,6 +1163,9 @@ int tarn_writer_discard(tarn_writer *w) {
   for (wlog *l = w->logs; l;) {
     wlog *n = l->next;
     tarn_lease_forget(l->lease); /* the record stays, as a dead process's would */
+    for (size_t i = 0; i < l->n_retired; i++)
+      tarn_lease_forget(l->retired[i]);
+    free(l->retired);
     free(l);
     l = n;
   }
@@ -1139,6 +1188,10 @@ int tarn_writer_close(tarn_writer *w) {
   for (wlog *l = w->logs; l;) {
     wlog *n = l->next;
     int r = tarn_lease_release(l->lease);
+    /* leases of ended sessions: their records went with the sessions */
+    for (size_t i = 0; i < l->n_retired; i++)
+      tarn_lease_forget(l->retired[i]);
+    free(l->retired);
     if (r && !rc)
       rc = r;
     free(l);

@@ -40,7 +40,8 @@ typedef struct wentry {
   uint32_t records;
   tarn_append_cb cb;
   void *arg;
-  double t_append; /* tarn_metrics_now() at append: the latency metrics */
+  double t_append;          /* tarn_metrics_now() at append: the latency metrics */
+  tarn__append_guard guard; /* domain NULL: none (issue 31 item 3) */
 } wentry;
 
 /* Entries up to this size are copied into the batch's buffer under the
@@ -62,7 +63,9 @@ typedef struct wsection {
   struct tarn_lease *lease;
   wentry *ents;
   size_t n, cap;
-  uint64_t records; /* d1 */
+  uint64_t records;                                     /* d1 */
+  tarn__append_guard guards[TARN__WRITER_EXTRA_GUARDS]; /* the entries' distinct ones */
+  size_t n_guards;
   int state;
   int rc;         /* SEC_FAILED: the entries' status */
   uint8_t *value; /* the RAW EntryIndex (SEC_READY) */
@@ -229,13 +232,25 @@ static size_t batch_log_index(const wbatch *b, uint64_t log_id) {
 }
 
 /* Does the entry fit the open batch without breaking a limit? */
+/* Whether section s already has the guard domain d. */
+static int has_guard(const wsection *s, const void *d) {
+  for (size_t k = 0; k < s->n_guards; k++)
+    if (s->guards[k].domain == d)
+      return 1;
+  return 0;
+}
+
 static int batch_fits(const tarn_writer *w, const wbatch *b, uint64_t log_id, size_t len,
-                      uint32_t records) {
+                      const wentry *e) {
+  uint32_t records = e->records;
   if (b->bytes + len > w->o.max_object_bytes)
     return 0;
   size_t i = batch_log_index(b, log_id);
   if (i == SIZE_MAX)
     return b->nlogs < w->o.max_logs_per_object;
+  const wsection *s = b->secs[i];
+  if (e->guard.domain && !has_guard(s, e->guard.domain) && s->n_guards == TARN__WRITER_EXTRA_GUARDS)
+    return 0; /* one put carries at most that many conditions */
   /* message_count is an int32 in the EntryIndex */
   return b->records[i] + records <= INT32_MAX;
 }
@@ -323,6 +338,8 @@ static int batch_add(tarn_writer *w, wbatch *b, uint64_t log_id, const void *pay
   }
   wentry *e = &s->ents[s->n++];
   *e = *proto;
+  if (e->guard.domain && !has_guard(s, e->guard.domain))
+    s->guards[s->n_guards++] = e->guard; /* batch_fits made room */
   e->len = (uint32_t)len;
   e->ext = ext;
   if (!ext) {
@@ -610,6 +627,30 @@ static wsection *next_ready(tarn_writer *w) {
   return NULL;
 }
 
+/* After a guarded put failed: whether the lease's own conditions still hold
+ * (its record at its version, no fence), so that the failure was an entry's
+ * condition (issue 31 item 3) and the lease is not lost. */
+static int lease_holds(tarn_writer *w, const wsection *s) {
+  char why[512];
+  snprintf(why, sizeof why, "%s", tarn_errmsg());
+  tarn_meta_guard g[TARN_LEASE_GUARDS];
+  size_t n = tarn_lease_guards(s->lease, g);
+  char part[TARN_KEY_PARTITION_LEN + 1];
+  tarn_key_partition(part, s->log->log_id);
+  int ok = 1;
+  for (size_t i = 0; ok && i < n; i++) {
+    tarn_meta_rec r = {0};
+    int rc = tarn_meta_get(w->meta, part, g[i].key, &r);
+    if (g[i].kind == TARN_META_GUARD_EXISTS)
+      ok = rc == 0 && (g[i].version == TARN_META_ANY_VERSION || r.stat.version == g[i].version);
+    else
+      ok = rc == TARN_ENOTFOUND;
+    tarn_meta_rec_free(&r);
+  }
+  tarn__err(TARN_EGUARD, "%s", why); /* the put's own message stands */
+  return ok;
+}
+
 static void publish(tarn_writer *w, wsection *s) {
   if (s->state == SEC_FAILED) {
     deliver(w, s, s->rc, 0, 0);
@@ -650,14 +691,24 @@ static void publish(tarn_writer *w, wsection *s) {
    * (docs/log.md, "Guarded changes"): it commits only while the lease record
    * exists and L has no fence, so nothing lands in a log whose deletion
    * drained the leases; a failed guard wrote nothing, the entries fail. */
-  tarn_meta_guard g[TARN_LEASE_GUARDS];
+  tarn_meta_guard g[TARN_LEASE_GUARDS + TARN__WRITER_EXTRA_GUARDS];
   size_t ng = tarn_lease_guards(s->lease, g);
   if (TARN__PLANTED(TARN__BUG_PUBLISH_UNGUARDED))
     ng = 0; /* planted: the spec's unguarded A3 (reverts #11 part 4) */
+  /* the entries' own conditions (issue 31 item 3), held across the put */
+  size_t held = 0;
+  for (; held < s->n_guards; held++)
+    if ((rc = s->guards[held].hold(s->guards[held].domain, &g[ng++])) != 0)
+      break;
   uint64_t d1 = TARN__PLANTED(TARN__BUG_SEQ_PUT_COUNTS_ENTRIES) ? s->n : s->records;
-  rc = tarn_meta_sequenced_put_if(w->meta, part, prefix, d1, d2, s->value, s->value_len, g, ng,
-                                  &out);
-  if (rc == TARN_EGUARD) {
+  if (!rc)
+    rc = tarn_meta_sequenced_put_if(w->meta, part, prefix, d1, d2, s->value, s->value_len, g, ng,
+                                    &out);
+  for (size_t k = 0; k < held; k++)
+    s->guards[k].release(s->guards[k].domain);
+  /* a failed entry's own condition leaves the lease good: the lease is lost
+   * only when its own conditions fail */
+  if (rc == TARN_EGUARD && !(s->n_guards && lease_holds(w, s))) {
     pthread_mutex_lock(&w->mu);
     if (s->lease == s->log->lease) { /* not a lease that was replaced meanwhile */
       s->log->lost = 1;
@@ -927,7 +978,7 @@ static int enqueue(tarn_writer *w, uint64_t log_id, const void *payload, size_t 
     seal(w, b);
     return 0;
   }
-  if (w->cur && !batch_fits(w, w->cur, log_id, len, proto->records))
+  if (w->cur && !batch_fits(w, w->cur, log_id, len, proto))
     seal(w, w->cur);
   if (!w->cur) {
     if (!(w->cur = batch_new(w)))
@@ -946,7 +997,8 @@ static int enqueue(tarn_writer *w, uint64_t log_id, const void *payload, size_t 
  * (tarn__writer_append_kafka_checked); otherwise a Kafka topic's entry is
  * checked here. */
 static int append(tarn_writer *w, uint64_t log_id, const void *payload, size_t len,
-                  uint32_t record_count, tarn_append_cb cb, void *arg, int checked) {
+                  uint32_t record_count, tarn_append_cb cb, void *arg, int checked,
+                  const tarn__append_guard *guard) {
   if (record_count == 0) /* LS-016 */
     return tarn__err(TARN_EINVAL, "append: an entry must hold at least one record");
   if (record_count > INT32_MAX || len > INT32_MAX || log_id > TARN_KEY_MAX)
@@ -957,6 +1009,8 @@ static int append(tarn_writer *w, uint64_t log_id, const void *payload, size_t l
   if (rc)
     return tarn__err(rc, "append: the metadata-store session ended; no more appends");
   wentry proto = {.records = record_count, .cb = cb, .arg = arg, .t_append = tarn_metrics_now()};
+  if (guard)
+    proto.guard = *guard;
   /* a large payload is copied before taking the lock, which every other
    * append is waiting for; a small one is copied into the batch under it */
   uint8_t *ext = NULL;
@@ -1013,13 +1067,19 @@ static int append(tarn_writer *w, uint64_t log_id, const void *payload, size_t l
 
 int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, size_t len,
                        uint32_t record_count, tarn_append_cb cb, void *arg) {
-  return append(w, log_id, payload, len, record_count, cb, arg, 0);
+  return append(w, log_id, payload, len, record_count, cb, arg, 0, NULL);
 }
 
 int tarn__writer_append_kafka_checked(tarn_writer *w, uint64_t log_id, const void *payload,
                                       size_t len, uint32_t record_count, tarn_append_cb cb,
                                       void *arg) {
-  return append(w, log_id, payload, len, record_count, cb, arg, 1);
+  return append(w, log_id, payload, len, record_count, cb, arg, 1, NULL);
+}
+
+int tarn__writer_append_kafka_guarded(tarn_writer *w, uint64_t log_id, const void *payload,
+                                      size_t len, uint32_t record_count,
+                                      const tarn__append_guard *g, tarn_append_cb cb, void *arg) {
+  return append(w, log_id, payload, len, record_count, cb, arg, 1, g);
 }
 
 typedef struct sync_wait {

@@ -166,7 +166,9 @@ int tarn_probe_objstore(tarn_objstore *s, tarn_probe_report *rep) {
       int replaced = !g && b.len == 6;
       add(rep, "create_only", 1, TARN_PROBE_FAILS,
           "a create-only put of an existing name SUCCEEDED (the store ignores If-None-Match: *)%s",
-          g ? "" : replaced ? " and replaced the object" : "; the object kept its first bytes");
+          g          ? ""
+          : replaced ? " and replaced the object"
+                     : "; the object kept its first bytes");
     } else {
       add(rep, "create_only", 1, TARN_PROBE_FAILS,
           "a create-only put of an existing name answered \"%s\", not \"exists\" (412)",
@@ -187,8 +189,8 @@ int tarn_probe_objstore(tarn_objstore *s, tarn_probe_report *rep) {
     rc = tarn_objstore_head(s, raw, &size);
   if (unreachable(rc))
     goto out;
-  add(rep, "read_after_write", 1, !rc && same && size == sizeof data ? TARN_PROBE_HOLDS
-                                                                        : TARN_PROBE_FAILS,
+  add(rep, "read_after_write", 1,
+      !rc && same && size == sizeof data ? TARN_PROBE_HOLDS : TARN_PROBE_FAILS,
       rc     ? "put, get or head failed: %s"
       : same ? (size == sizeof data ? "a get and a head right after the put see it%s"
                                     : "head gave another size%s")
@@ -199,7 +201,7 @@ int tarn_probe_objstore(tarn_objstore *s, tarn_probe_report *rep) {
     goto out;
   add(rep, "range_read", 1,
       !rc && b.len == 50 && memcmp(b.data, data + 100, 50) == 0 ? TARN_PROBE_HOLDS
-                                                                 : TARN_PROBE_FAILS,
+                                                                : TARN_PROBE_FAILS,
       "%s", rc ? tarn_errmsg() : "bytes [100, 150) of the object");
   if ((rc = probe_list(s, prefix, rep)))
     goto out;
@@ -298,7 +300,7 @@ int tarn_probe_meta(tarn_meta *m, tarn_probe_report *rep) {
   }
   add(rep, "create_if_absent", 1, !rc && again == TARN_EEXIST ? TARN_PROBE_HOLDS : TARN_PROBE_FAILS,
       "%s",
-      rc                    ? tarn_errmsg()
+      rc                     ? tarn_errmsg()
       : again == TARN_EEXIST ? "CreateIfAbsent of an existing key is refused"
                              : "CreateIfAbsent of an existing key was not refused");
   rc = tarn_meta_get(m, part, "k1", &r);
@@ -319,7 +321,7 @@ int tarn_probe_meta(tarn_meta *m, tarn_probe_report *rep) {
   }
   add(rep, "compare_and_set", 1,
       bad == TARN_ECONFLICT && !good && st2.version > st.version ? TARN_PROBE_HOLDS
-                                                                  : TARN_PROBE_FAILS,
+                                                                 : TARN_PROBE_FAILS,
       "%s",
       bad != TARN_ECONFLICT ? "CompareAndSet on another version was not refused"
       : good                ? "CompareAndSet on the current version failed"

@@ -91,7 +91,8 @@
   X(XTAKEOVER_SETTLES_UNFENCED, "xtakeover-settles-unfenced")     /* settle without the fence */    \
   X(XTAKEOVER_JUDGES_BEFORE_HEAD, "xtakeover-judges-before-head") /* liveness read, then H */ \
   X(WRITER_KEEPS_OLD_LEASE, "writer-keeps-old-lease") /* issue 31 #6: no new lease after renew */ \
-  X(KPROD_TRUSTS_CACHE, "kprod-trusts-cache") /* issue 31 #3: the node's producer cache decides */
+  X(KPROD_TRUSTS_CACHE, "kprod-trusts-cache") /* issue 31 #3: the node's producer cache decides */ \
+  X(KAFKA_RULE_TOPIC_ONLY, "kafka-rule-topic-only") /* issue 31: Kafka serde without topic unchecked */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

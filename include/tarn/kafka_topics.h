@@ -92,6 +92,14 @@ void tarn_kafka_topics_free(tarn_kafka_topic *v, size_t n);
 /* 1 when the stream record is a Kafka topic's (it has the property
  * lakestream.kafka.topic.name), else 0. */
 int tarn_kafka_stream_is_topic(const tarn_catalog_record *s);
+/* THE rule for "is this a Kafka stream" (issue 31): 1 when the stream's
+ * entries are Kafka record batches — it is a topic's (the topic-name
+ * property), or its compaction serde property names the Kafka type
+ * (TARN_PARQUET_KAFKA_SERDE) — else 0. The writer checks every entry of
+ * such a stream (LS-095 … LS-098, through tarn_kafka_log_is_topic) and the
+ * compactor writes its files with the Kafka serde, so Kafka-typed files
+ * never hold other data. */
+int tarn_kafka_stream_is_kafka(const tarn_catalog_record *s);
 /* Fills *out from a Kafka stream's record: TARN_EINVAL when it is not one
  * (no topic-name property, or a stream name that is not
  * "{topic}-topic-id-{id}" for that topic and a valid ID), or when a config
@@ -131,7 +139,8 @@ int tarn_kafka_topic_delete(tarn_catalog *c, const char *name);
 int tarn_kafka_topic_add_partitions(tarn_catalog *c, const char *name, uint32_t total,
                                     tarn_kafka_topic *out);
 
-/* Whether log_id belongs to a Kafka topic's stream (1) or not (0: another
+/* Whether log_id belongs to a Kafka stream (1, tarn_kafka_stream_is_kafka)
+ * or not (0: another
  * stream's log, or a log no stream of the catalog names), or a negative
  * error when the catalog cannot be read. What the writer asks when it first
  * appends to a log, so that every append to a Kafka log is checked

@@ -201,5 +201,11 @@ int tarn_cmd_offsets(int argc, char **argv);
 int tarn_cmd_fsck(int argc, char **argv);
 int tarn_cmd_serve(int argc, char **argv);
 int tarn_cmd_express(int argc, char **argv); /* cmd_express.c */
+int tarn_cmd_probe(int argc, char **argv);   /* cmd_probe.c */
+/* Prints a probe's report (text, or JSON when json) and returns the exit
+ * status: TARN_EXIT_FAULT when a safety property fails (cmd_probe.c). */
+struct tarn_probe_report;
+int tarn_cli_probe_print(const char *uri, const char *kind, const struct tarn_probe_report *rep,
+                         int json);
 
 #endif

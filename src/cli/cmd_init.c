@@ -6,6 +6,7 @@
 #include "tarn/catalog.h"
 #include "tarn/deployment.h"
 #include "tarn/express.h"
+#include "tarn/probe.h"
 #include "tarn/timing.h"
 
 static void help(void) {
@@ -33,10 +34,54 @@ static void help(void) {
          "  --express-w N              the copy quorum W, 1..K (default 2, or K if less)\n"
          "  --express-win N            the pipeline window WIN in slots (default 8)\n"
          "                             (the express record is written once: docs/express.md)\n"
+         "  --i-know-the-store-is-unsafe\n"
+         "                             initialize even when the WAL or compacted root fails\n"
+         "                             a property tarn's safety depends on (`tarn probe`:\n"
+         "                             create-only puts, read-after-write, LIST order); by\n"
+         "                             default init runs those checks and refuses such a\n"
+         "                             store, since acknowledged data could be lost on it\n"
          "\n%s"
-         "\nExit status: 0 created or already there; 1 failed; 2 bad command line;\n"
+         "\nExit status: 0 created or already there; 1 failed, or a root failed a safety\n"
+         "property; 2 bad command line;\n"
          "3 a store could not be reached.\n",
          tarn_cli_deploy_help);
+}
+
+/* Issue 31: the object-store checks of `tarn probe` on each root; a root
+ * that fails a safety property is refused unless the operator overrides,
+ * loudly. Returns 0 or the exit status. */
+static int probe_roots(tarn_deployment *dep, int unsafe_ok) {
+  const tarn_deployment_config *c = tarn_deployment_config_of(dep);
+  struct {
+    tarn_objstore *s;
+    const char *uri, *what;
+  } roots[2] = {{tarn_deployment_wal(dep), c->wal_uri, "WAL"},
+                {tarn_deployment_compacted(dep), c->compacted_uri, "compacted"}};
+  for (int i = 0; i < 2; i++) {
+    tarn_probe_report rep;
+    int rc = tarn_probe_objstore(roots[i].s, &rep);
+    if (rc)
+      return tarn_cli_fail_rc(rc, "init: probing the stores");
+    if (!rep.unsafe)
+      continue;
+    for (size_t k = 0; k < rep.n; k++)
+      if (rep.r[k].safety && rep.r[k].verdict == TARN_PROBE_FAILS)
+        fprintf(stderr, "tarn: init: the %s root %s: %s fails: %s\n", roots[i].what, roots[i].uri,
+                rep.r[k].name, rep.r[k].detail);
+    if (!unsafe_ok) {
+      fprintf(stderr,
+              "tarn: init: refused: the %s root is not safe for tarn (see `tarn probe "
+              "%s`); --i-know-the-store-is-unsafe overrides\n",
+              roots[i].what, roots[i].uri);
+      return TARN_EXIT_FAULT;
+    }
+    fprintf(stderr,
+            "tarn: init: WARNING: --i-know-the-store-is-unsafe: initializing on a %s "
+            "root that fails a safety property; acknowledged data may be lost or "
+            "duplicated on it\n",
+            roots[i].what);
+  }
+  return 0;
 }
 
 #define MAX_BUCKETS 8
@@ -70,7 +115,7 @@ int tarn_cmd_init(int argc, char **argv) {
   tarn_cli_deploy d = {0};
   xbuckets xb = {{0}, 0};
   uint64_t xw = 0, xwin = 8;
-  int json = 0, nargs, ex;
+  int json = 0, nargs, ex, unsafe_ok = 0;
   tarn_timing t;
   tarn_timing_default(&t);
   const tarn_cli_opt opts[] = {
@@ -84,6 +129,7 @@ int tarn_cmd_init(int argc, char **argv) {
       TARN_CLI_OPT_CALL("--express-bucket", add_bucket, &xb, "URI[@ZONE] (at most 8)"),
       TARN_CLI_OPT_UINT("--express-w", &xw, 1, MAX_BUCKETS, "a number 1 .. 8", NULL),
       TARN_CLI_OPT_UINT("--express-win", &xwin, 1, 4096, "a number 1 .. 4096", NULL),
+      TARN_CLI_OPT_FLAG("--i-know-the-store-is-unsafe", &unsafe_ok, 1),
       {0}};
   const tarn_cli_verb v = {"init", help, opts, &d, &json, 0, NULL};
   if ((ex = tarn_cli_parse(&v, argc, argv, &nargs)) != TARN_CLI_GO_ON)
@@ -92,6 +138,10 @@ int tarn_cmd_init(int argc, char **argv) {
   ex = tarn_cli_deploy_open(&d, 1, &dep);
   if (ex)
     return ex;
+  if ((ex = probe_roots(dep, unsafe_ok))) {
+    tarn_cli_catalog_close(dep, NULL);
+    return ex;
+  }
   tarn_catalog *cat = NULL;
   int created = 0;
   int rc = tarn_catalog_open(tarn_deployment_meta(dep), NULL, &cat);

@@ -22,6 +22,7 @@ static const tarn_cli_cmd commands[] = {
     {"trim", "soft-trim a partition of a stream through an offset", tarn_cmd_trim},
     {"offsets", "first offset, end offset and trim marker per partition", tarn_cmd_offsets},
     {"fsck", "check a deployment's invariants: index, objects, compacted files", tarn_cmd_fsck},
+    {"probe", "check what tarn relies on in an object or metadata store", tarn_cmd_probe},
     {"serve", "run a node: compaction, reclamation, WAL collection, /metrics", tarn_cmd_serve},
     {"compact", "compact a log now: RAW records into Parquet files", tarn_cmd_compact},
     {"gc", "reclaim unreferenced WAL objects and compacted files", tarn_cmd_gc},

@@ -105,8 +105,9 @@ static void appended(void *arg, int status, uint64_t offset, int64_t timestamp_m
   pslot *s = arg;
   if (status && s->express)
     express_failed(s->node, s->log_id, status, NULL);
-  if (s->pid >= 0 && status)
-    tarn__kprod_abandon(s->prod, s->key, s->pid, s->seq);
+  if (s->pid >= 0 && status) /* an outcome unknown keeps the claim, to be settled */
+    tarn__kprod_abandon(s->prod, s->key, s->pid, s->seq,
+                        status == TARN_EUNKNOWN || status == TARN_ETIMEDOUT);
   else if (s->pid >= 0) /* a failed write of the state leaves this node's memory of it */
     tarn__kprod_record(s->prod, s->key, s->pid, s->epoch, s->seq, (int32_t)s->count,
                        (int64_t)offset);
@@ -150,6 +151,30 @@ static int16_t check_records(const tarn__kbytes *rec, int32_t max_bytes, uint32_
     return TARN__KERR_CORRUPT_MESSAGE;
   *count = (uint32_t)it.records;
   return 0;
+}
+
+int tarn__kproduce_find(void *arg, const char *key, int64_t pid, int32_t first_seq, int64_t from,
+                        int64_t *offset) {
+  tarn__knode *n = arg;
+  uint64_t log_id = strtoull(key, NULL, 10);
+  tarn_log_iter *it;
+  int rc = tarn_log_iter_open(n->reader, log_id, from < 0 ? 0 : (uint64_t)from, &it);
+  if (rc)
+    return rc;
+  tarn_entry e;
+  while ((rc = tarn_log_iter_next(it, &e, 0)) == 0) {
+    tarn_kafka_iter ki;
+    tarn_kafka_batch b;
+    tarn_kafka_iter_init(&ki, e.payload, e.payload_len, 0);
+    if (tarn_kafka_iter_next(&ki, &b) == 1 && b.producer_id == pid &&
+        b.base_sequence == first_seq) {
+      *offset = (int64_t)e.offset;
+      tarn_log_iter_close(it);
+      return 1;
+    }
+  }
+  tarn_log_iter_close(it);
+  return rc == TARN_EEND ? 0 : rc;
 }
 
 void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
@@ -266,7 +291,7 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
         if (!s) {
           err = TARN__KERR_UNKNOWN_SERVER_ERROR;
           if (first.producer_id >= 0)
-            tarn__kprod_abandon(node->producers, key, first.producer_id, first.base_sequence);
+            tarn__kprod_abandon(node->producers, key, first.producer_id, first.base_sequence, 0);
         } else {
           s->ctx = c;
           s->out = po;
@@ -285,17 +310,24 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
            * ran the binding's checks (LS-095 ... LS-098, the CRC32C included)
            * over these bytes to their end, and count is their record count:
            * the standard writer need not check them again */
-          int arc = xw ? tarn_xwriter_append(xw, log_id, pd->records.p, (size_t)pd->records.len,
-                                             count, appended, s)
-                       : tarn__writer_append_kafka_checked(
-                             w, log_id, pd->records.p, (size_t)pd->records.len, count, appended, s);
+          /* issue 31 item 3: the index put is conditional on the producer's
+           * record (its claim not revoked); an express append has no such
+           * condition (docs/kafka.md, limits) */
+          tarn__append_guard g = {0};
+          int arc = xw || s->pid < 0 ? 0 : tarn__kprod_guard(s->prod, s->key, s->pid, &g);
+          if (!arc)
+            arc = xw ? tarn_xwriter_append(xw, log_id, pd->records.p, (size_t)pd->records.len,
+                                           count, appended, s)
+                     : tarn__writer_append_kafka_guarded(w, log_id, pd->records.p,
+                                                         (size_t)pd->records.len, count,
+                                                         g.domain ? &g : NULL, appended, s);
           if (arc) {
             atomic_fetch_sub(&c->pending, 1);
             if (xw)
               express_failed(node, log_id, arc, tarn_errmsg());
             err = append_error(arc);
             if (s->pid >= 0)
-              tarn__kprod_abandon(s->prod, s->key, s->pid, s->seq);
+              tarn__kprod_abandon(s->prod, s->key, s->pid, s->seq, 0);
           }
         }
       }

@@ -1,12 +1,18 @@
 /* Idempotent producers: producer IDs and per-partition sequence state
  * (producer.h; docs/kafka.md "Groups and producers").
  *
- * The state of one (producer ID, partition) is loaded from the store the
- * first time this node sees it, checked and updated under its own lock (so
- * the store write after an append holds up only that producer's partition),
- * and written back by CompareAndSet after each append. A write that loses
- * (another node appended for the same producer and partition) re-reads the
- * record, adds this batch to it and tries again. */
+ * The state of one (producer ID, log) is a record in the log's partition P(L)
+ * (issue 31 item 3), the only authority: this node's copy is a cache that a
+ * compare-and-set proves current or not. A batch is accepted by CLAIMING its
+ * sequence in the record (CompareAndSet: of two nodes, one wins; the loser
+ * re-reads and judges again, so a retry of a batch another node stored is a
+ * duplicate here too), and its index put is guarded on the record's version
+ * (tarn__kprod_guard): a claim revoked by another node can no longer land.
+ * After the append the claim becomes one of the last five batches with its
+ * offset. A claim whose append's outcome nobody knows (its node died, or
+ * the put's outcome was unknown) is settled by revoking it and then looking
+ * for its batch in the log (the finder): found, it is a stored batch; not
+ * found, it never will be. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,30 +21,48 @@
 #include "kafka/keyseg.h"
 #include "kafka/producer.h"
 #include "tarn/buf.h"
+#include "tarn/key.h"
 #include "tarn/meta.h"
 #include "util/bytes.h"
+#include "util/clock.h"
 #include "util/error.h"
+#include "util/planted.h"
+#include "util/random.h"
 
 #define PART TARN__KP_PARTITION
 #define COUNTER_KEY "/next-id"
 #define BUCKETS 256
 #define RETRIES 64
+/* A claim of another node younger than this is its append in progress:
+ * a retry of it is told to retry; older, it is settled (revoked, looked
+ * for). Liveness only: revoking a live claim fails its append, which the
+ * client retries. */
+#define PATIENCE_MS 10000
 
 typedef struct kbatch {
   int32_t first, last;
   int64_t offset;
 } kbatch;
 
+typedef struct kclaim {
+  int32_t first, last;
+  uint64_t owner; /* the claiming tarn__kprod's nonce */
+  int64_t since_ms;
+} kclaim;
+
 typedef struct pstate {
   int64_t pid;
-  char *key;
+  char *key;  /* the log ID in decimal: P(L) */
+  char *skey; /* the record's key in P(L) */
   pthread_mutex_t mu;
   int loaded;
   int16_t epoch;
   kbatch done[TARN__KP_KEEP]; /* oldest first */
   size_t n_done;
-  kbatch pend[TARN__KP_INFLIGHT]; /* checked, in flight, in check order */
-  size_t n_pend;
+  kclaim claims[TARN__KP_INFLIGHT]; /* in claim (= sequence) order */
+  size_t n_claims;
+  int32_t mine[TARN__KP_INFLIGHT]; /* first sequences of this node's appends in flight */
+  size_t n_mine;
   int64_t version; /* of the store record, 0: none */
   struct pstate *next;
 } pstate;
@@ -47,6 +71,9 @@ struct tarn__kprod {
   tarn_meta *m;
   pthread_mutex_t mu;
   int64_t known_next; /* every ID below it has been handed out */
+  uint64_t nonce;     /* names this node's claims */
+  tarn__kprod_finder find;
+  void *find_arg;
   pstate *buckets[BUCKETS];
 };
 
@@ -61,9 +88,19 @@ int tarn__kprod_open(tarn_meta *m, tarn__kprod **out) {
   if (!p)
     return tarn__err(TARN_ENOMEM, "kafka producers: out of memory");
   p->m = m;
+  int rc = tarn__random(&p->nonce, sizeof p->nonce, "kafka producers");
+  if (rc) {
+    free(p);
+    return rc;
+  }
   pthread_mutex_init(&p->mu, NULL);
   *out = p;
   return 0;
+}
+
+void tarn__kprod_set_finder(tarn__kprod *p, tarn__kprod_finder find, void *arg) {
+  p->find = find;
+  p->find_arg = arg;
 }
 
 void tarn__kprod_close(tarn__kprod *p) {
@@ -74,6 +111,7 @@ void tarn__kprod_close(tarn__kprod *p) {
       nx = s->next;
       pthread_mutex_destroy(&s->mu);
       free(s->key);
+      free(s->skey);
       free(s);
     }
   pthread_mutex_destroy(&p->mu);
@@ -150,7 +188,9 @@ static int issued(tarn__kprod *p, int64_t pid, int *yes) {
 
 /* ---- the state record ------------------------------------------------------ */
 
-static char *state_key(int64_t pid, const char *key) {
+/* Before issue 31 the record was "/state/{pid:020d}/{key}" in
+ * TARN__KP_PARTITION, without claims: read once when the new one is absent. */
+static char *legacy_key(int64_t pid, const char *key) {
   size_t n = strlen(key) * 3 + 40;
   char *k = malloc(n);
   if (!k)
@@ -161,13 +201,20 @@ static char *state_key(int64_t pid, const char *key) {
 }
 
 static int encode_state(const pstate *s, tarn_buf *b) {
-  int rc = tarn_buf_append(b, "KP\x01", 3);
+  int rc = tarn_buf_append(b, "KP\x02", 3);
   rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)(int32_t)s->epoch);
   rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)s->n_done);
   for (size_t i = 0; !rc && i < s->n_done; i++) {
     rc = tarn_buf_put_be32(b, (uint32_t)s->done[i].first);
     rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)s->done[i].last);
     rc = rc ? rc : tarn_buf_put_be64(b, (uint64_t)s->done[i].offset);
+  }
+  rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)s->n_claims);
+  for (size_t i = 0; !rc && i < s->n_claims; i++) {
+    rc = tarn_buf_put_be32(b, (uint32_t)s->claims[i].first);
+    rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)s->claims[i].last);
+    rc = rc ? rc : tarn_buf_put_be64(b, s->claims[i].owner);
+    rc = rc ? rc : tarn_buf_put_be64(b, (uint64_t)s->claims[i].since_ms);
   }
   return rc;
 }
@@ -176,12 +223,12 @@ static int decode_state(const uint8_t *v, size_t len, pstate *s) {
   tarn__rd r;
   tarn__rd_init(&r, v, len, "kafka producer state");
   const uint8_t *h;
-  uint32_t ep, n;
+  uint32_t ep, n, nc = 0;
   int rc = tarn__rd_bytes(&r, 3, &h, "header");
   if (!rc && (h[0] != 'K' || h[1] != 'P'))
     rc = tarn__corrupt(r.what, 0, "not a producer state record");
-  if (!rc && h[2] != 1)
-    rc = tarn__err(TARN_EVERSION, "kafka producer state: format %u, this build reads 1", h[2]);
+  if (!rc && h[2] != 1 && h[2] != 2)
+    rc = tarn__err(TARN_EVERSION, "kafka producer state: format %u, this build reads 1-2", h[2]);
   rc = rc ? rc : tarn__rd_be32(&r, &ep, "epoch");
   rc = rc ? rc : tarn__rd_be32(&r, &n, "batch count");
   if (!rc && n > TARN__KP_KEEP)
@@ -194,27 +241,68 @@ static int decode_state(const uint8_t *v, size_t len, pstate *s) {
     rc = rc ? rc : tarn__rd_be64(&r, &o, "base offset");
     s->done[i] = (kbatch){(int32_t)a, (int32_t)b, (int64_t)o};
   }
+  if (!rc && h[2] == 2)
+    rc = tarn__rd_be32(&r, &nc, "claim count");
+  if (!rc && nc > TARN__KP_INFLIGHT)
+    rc = tarn__corrupt(r.what, 0, "%u claims, at most %d", nc, TARN__KP_INFLIGHT);
+  for (uint32_t i = 0; !rc && i < nc; i++) {
+    uint32_t a = 0, b = 0;
+    uint64_t o = 0, t = 0;
+    rc = tarn__rd_be32(&r, &a, "claim first");
+    rc = rc ? rc : tarn__rd_be32(&r, &b, "claim last");
+    rc = rc ? rc : tarn__rd_be64(&r, &o, "claim owner");
+    rc = rc ? rc : tarn__rd_be64(&r, &t, "claim time");
+    s->claims[i] = (kclaim){(int32_t)a, (int32_t)b, o, (int64_t)t};
+  }
   if (!rc)
-    s->epoch = (int16_t)(int32_t)ep, s->n_done = n;
+    s->epoch = (int16_t)(int32_t)ep, s->n_done = n, s->n_claims = nc;
   return rc;
 }
 
+/* Reads the record (the authority) into s; s->version 0 when absent. */
 static int load_state(tarn__kprod *p, pstate *s) {
-  char *k = state_key(s->pid, s->key);
-  if (!k)
-    return tarn__err(TARN_ENOMEM, "kafka producers: out of memory");
   tarn_meta_rec r = {0};
-  int rc = tarn_meta_get(p->m, PART, k, &r);
-  free(k);
-  s->n_done = 0, s->epoch = 0, s->version = 0;
+  int rc = tarn_meta_get(p->m, s->key, s->skey, &r);
+  s->n_done = 0, s->n_claims = 0, s->epoch = 0, s->version = 0;
   if (rc == TARN_ENOTFOUND) {
-    rc = 0;
+    tarn_meta_rec_free(&r);
+    char *k = legacy_key(s->pid, s->key);
+    if (!k)
+      return tarn__err(TARN_ENOMEM, "kafka producers: out of memory");
+    rc = tarn_meta_get(p->m, PART, k, &r);
+    free(k);
+    if (!rc)
+      rc = decode_state(r.value, r.value_len, s);
+    s->n_claims = 0;
+    if (rc == TARN_ENOTFOUND)
+      rc = 0;
   } else if (!rc) {
     s->version = r.stat.version;
     rc = decode_state(r.value, r.value_len, s);
   }
   tarn_meta_rec_free(&r);
-  return rc ? tarn__errctx(rc, "producer %lld on %s", (long long)s->pid, s->key) : 0;
+  return rc ? tarn__errctx(rc, "producer %lld on log %s", (long long)s->pid, s->key) : 0;
+}
+
+/* Writes s by CompareAndSet on the version it was read at (CreateIfAbsent
+ * when none): TARN_ECONFLICT / TARN_EEXIST / TARN_ENOTFOUND when the record
+ * moved; then s must be loaded again. */
+static int save_state(tarn__kprod *p, pstate *s) {
+  tarn_buf buf = TARN_BUF_INIT;
+  tarn_meta_stat st;
+  int rc = encode_state(s, &buf);
+  if (!rc)
+    rc = s->version ? tarn_meta_cas(p->m, s->key, s->skey, buf.data, buf.len, s->version, &st)
+                    : tarn_meta_create(p->m, s->key, s->skey, buf.data, buf.len,
+                                       TARN_META_PERSISTENT, &st);
+  tarn_buf_free(&buf);
+  if (!rc)
+    s->version = st.version;
+  return rc;
+}
+
+static int moved(int rc) {
+  return rc == TARN_ECONFLICT || rc == TARN_EEXIST || rc == TARN_ENOTFOUND;
 }
 
 static uint32_t hash(int64_t pid, const char *key) {
@@ -226,16 +314,27 @@ static uint32_t hash(int64_t pid, const char *key) {
   return h % BUCKETS;
 }
 
-/* The state of (pid, key), locked and loaded from the store; NULL with the
- * code in *rc. */
+/* The state of (pid, key), locked and loaded; NULL with the code in *rc. */
 static pstate *state_of(tarn__kprod *p, int64_t pid, const char *key, int *rc) {
+  char *end = NULL;
+  unsigned long long log_id = strtoull(key, &end, 10);
+  char skey[TARN_KEY_SLASH_MAX];
+  if (!*key || *end || log_id > TARN_KEY_MAX) {
+    *rc = tarn__err(TARN_EINVAL, "kafka producers: \"%s\" names no log", key);
+    return NULL;
+  }
+  snprintf(skey, sizeof skey, "/kafka-producer-state/%llu/%020lld", log_id, (long long)pid);
   uint32_t b = hash(pid, key);
   pthread_mutex_lock(&p->mu);
   pstate *s = p->buckets[b];
   while (s && (s->pid != pid || strcmp(s->key, key)))
     s = s->next;
   if (!s && (s = calloc(1, sizeof *s))) {
-    if (!(s->key = strdup(key))) {
+    s->key = strdup(key);
+    s->skey = strdup(skey);
+    if (!s->key || !s->skey) {
+      free(s->key);
+      free(s->skey);
       free(s);
       s = NULL;
     } else {
@@ -262,12 +361,170 @@ static pstate *state_of(tarn__kprod *p, int64_t pid, const char *key, int *rc) {
   return s;
 }
 
+/* ---- the state's parts ------------------------------------------------------- */
+
+static int is_mine(const pstate *s, int32_t first) {
+  for (size_t i = 0; i < s->n_mine; i++)
+    if (s->mine[i] == first)
+      return 1;
+  return 0;
+}
+
+static void drop_mine(pstate *s, int32_t first) {
+  for (size_t i = 0; i < s->n_mine; i++)
+    if (s->mine[i] == first) {
+      s->mine[i] = s->mine[--s->n_mine];
+      return;
+    }
+}
+
+static void drop_claim(pstate *s, int32_t first) {
+  for (size_t i = 0; i < s->n_claims; i++)
+    if (s->claims[i].first == first) {
+      memmove(&s->claims[i], &s->claims[i + 1], (s->n_claims - i - 1) * sizeof s->claims[0]);
+      s->n_claims--;
+      return;
+    }
+}
+
+/* b joins the last TARN__KP_KEEP (once), in the order they were recorded:
+ * the newest last. */
+static void push_done(pstate *s, kbatch b) {
+  for (size_t i = 0; i < s->n_done; i++)
+    if (s->done[i].first == b.first && s->done[i].last == b.last)
+      return;
+  if (s->n_done == TARN__KP_KEEP) {
+    memmove(&s->done[0], &s->done[1], (TARN__KP_KEEP - 1) * sizeof s->done[0]);
+    s->n_done--;
+  }
+  s->done[s->n_done++] = b;
+}
+
+/* A claim nobody will finish: another node's, older than PATIENCE_MS, or
+ * this node's without an append in flight (its outcome was unknown). */
+static int stale(const tarn__kprod *p, const pstate *s, const kclaim *c, int64_t now) {
+  if (c->owner == p->nonce)
+    return !is_mine(s, c->first);
+  return now - c->since_ms >= PATIENCE_MS || now < c->since_ms - PATIENCE_MS;
+}
+
+/* Settles the stale claims: revokes them (a CompareAndSet, after which their
+ * guarded index puts cannot land), then looks for their batches in the log
+ * from the oldest kept batch's offset (a claimed batch lands after the
+ * batches kept when it was claimed, or it is older than the five). Found,
+ * a batch is kept with its offset; not found, it never will be stored.
+ * s is loaded on return. Without a finder nothing is revoked. */
+static int settle(tarn__kprod *p, pstate *s, int *settled) {
+  *settled = 0;
+  if (!p->find)
+    return 0;
+  for (int i = 0; i < RETRIES; i++) {
+    int rc = load_state(p, s);
+    if (rc)
+      return rc;
+    int64_t now = tarn__now_ms();
+    kclaim gone[TARN__KP_INFLIGHT];
+    size_t ng = 0;
+    for (size_t k = 0; k < s->n_claims;)
+      if (stale(p, s, &s->claims[k], now)) {
+        gone[ng++] = s->claims[k];
+        drop_mine(s, s->claims[k].first);
+        drop_claim(s, s->claims[k].first);
+      } else {
+        k++;
+      }
+    if (!ng)
+      return 0;
+    int64_t from = s->n_done ? s->done[0].offset : -1;
+    if ((rc = save_state(p, s)) != 0) {
+      if (moved(rc))
+        continue;
+      return rc;
+    }
+    /* revoked: look for each, then keep what was found */
+    kbatch found[TARN__KP_INFLIGHT];
+    size_t nf = 0;
+    for (size_t k = 0; k < ng; k++) {
+      int64_t off = -1;
+      int f = p->find(p->find_arg, s->key, s->pid, gone[k].first, from, &off);
+      if (f < 0)
+        return f; /* revoked, not looked for: the next check settles nothing of it
+                     (a lost batch at worst answers OUT_OF_ORDER, never twice) */
+      if (f)
+        found[nf++] = (kbatch){gone[k].first, gone[k].last, off};
+    }
+    for (int j = 0; nf && j < RETRIES; j++) {
+      for (size_t k = 0; k < nf; k++)
+        push_done(s, found[k]);
+      if ((rc = save_state(p, s)) == 0)
+        break;
+      if (!moved(rc) || (rc = load_state(p, s)))
+        return rc;
+    }
+    *settled = 1;
+    return 0;
+  }
+  return tarn__err(TARN_ECONFLICT, "producer %lld on log %s: the state kept changing",
+                   (long long)s->pid, s->key);
+}
+
 /* ---- checks ---------------------------------------------------------------- */
 
 static int32_t last_seq(const pstate *s) {
-  if (s->n_pend)
-    return s->pend[s->n_pend - 1].last;
+  if (s->n_claims)
+    return s->claims[s->n_claims - 1].last;
   return s->n_done ? s->done[s->n_done - 1].last : -1;
+}
+
+enum { J_APPEND, J_ANSWER, J_SETTLE };
+
+/* The verdict on the state as s holds it. */
+static int judge(const tarn__kprod *p, const pstate *s, int16_t epoch, int32_t base_seq,
+                 int32_t last, tarn__kprod_verdict *v) {
+  int64_t now = tarn__now_ms();
+  memset(v, 0, sizeof *v);
+  v->base_offset = -1;
+  /* only epoch 0 is handed out (InitProducerId 0-1 never bumps one) */
+  if (epoch != s->epoch) {
+    v->error = TARN__KP_INVALID_PRODUCER_EPOCH;
+    return J_ANSWER;
+  }
+  for (size_t i = 0; i < s->n_done; i++)
+    if (s->done[i].first == base_seq && s->done[i].last == last) {
+      v->dup = 1; /* a retry of a stored batch: its original offsets */
+      v->base_offset = s->done[i].offset;
+      return J_ANSWER;
+    }
+  for (size_t i = 0; i < s->n_claims; i++)
+    if (stale(p, s, &s->claims[i], now))
+      return J_SETTLE; /* first learn whether it was stored */
+  for (size_t i = 0; i < s->n_claims; i++)
+    if (s->claims[i].first == base_seq) {
+      v->error = TARN__KP_NOT_ENOUGH_REPLICAS; /* the original is still in flight */
+      return J_ANSWER;
+    }
+  if (s->n_claims && s->claims[s->n_claims - 1].owner != p->nonce) {
+    /* the batch before it is in flight at another node: appended here, it
+     * could land before it (or after a batch that then fails) */
+    v->error = TARN__KP_NOT_ENOUGH_REPLICAS;
+    return J_ANSWER;
+  }
+  int fresh = !s->n_done && !s->n_claims;
+  if (fresh && base_seq != 0) {
+    /* nothing known of this producer here: its state is gone, or it never
+     * wrote this partition */
+    v->error = TARN__KP_UNKNOWN_PRODUCER_ID;
+    return J_ANSWER;
+  }
+  if (!fresh && base_seq != tarn__kprod_seq_add(last_seq(s), 1)) {
+    v->error = TARN__KP_OUT_OF_ORDER_SEQUENCE;
+    return J_ANSWER;
+  }
+  if (s->n_claims == TARN__KP_INFLIGHT || s->n_mine == TARN__KP_INFLIGHT) {
+    v->error = TARN__KP_NOT_ENOUGH_REPLICAS;
+    return J_ANSWER;
+  }
+  return J_APPEND;
 }
 
 int tarn__kprod_check(tarn__kprod *p, const char *key, int64_t pid, int16_t epoch, int32_t base_seq,
@@ -291,94 +548,76 @@ int tarn__kprod_check(tarn__kprod *p, const char *key, int64_t pid, int16_t epoc
   if (!s)
     return rc;
   int32_t last = tarn__kprod_seq_add(base_seq, count - 1);
-  int fresh = !s->n_done && !s->n_pend;
-  /* only epoch 0 is handed out (InitProducerId 0-1 never bumps one) */
-  if (epoch != s->epoch) {
-    v->error = TARN__KP_INVALID_PRODUCER_EPOCH;
-    goto out;
-  }
-  for (size_t i = 0; i < s->n_done; i++)
-    if (s->done[i].first == base_seq && s->done[i].last == last) {
-      /* a retry of a stored batch: its original offsets */
-      v->dup = 1;
-      v->base_offset = s->done[i].offset;
+  /* The cache may be stale (another node took batches since): an answer
+   * other than an append is given only from a fresh read, and an append
+   * only after its claim won the compare-and-set. */
+  int fresh = TARN__PLANTED(TARN__BUG_KPROD_TRUSTS_CACHE);
+  for (int i = 0; i < RETRIES; i++) {
+    int j = judge(p, s, epoch, base_seq, last, v);
+    if (j == J_SETTLE) {
+      int settled;
+      if ((rc = settle(p, s, &settled)))
+        goto out;
+      if (!settled) { /* nothing could be settled: retriable */
+        memset(v, 0, sizeof *v);
+        v->error = TARN__KP_NOT_ENOUGH_REPLICAS;
+        goto out;
+      }
+      fresh = 1;
+      continue;
+    }
+    if (j == J_ANSWER && !fresh) {
+      if ((rc = load_state(p, s)))
+        goto out;
+      fresh = 1;
+      continue;
+    }
+    if (j == J_ANSWER)
+      goto out;
+    s->claims[s->n_claims++] = (kclaim){base_seq, last, p->nonce, tarn__now_ms()};
+    if (TARN__PLANTED(TARN__BUG_KPROD_TRUSTS_CACHE) || (rc = save_state(p, s)) == 0) {
+      s->mine[s->n_mine++] = base_seq;
       goto out;
     }
-  for (size_t i = 0; i < s->n_pend; i++)
-    if (s->pend[i].first == base_seq) {
-      v->error = TARN__KP_NOT_ENOUGH_REPLICAS; /* the original is still in flight */
+    if (!moved(rc)) {
+      /* unknown whether the claim landed: a landed one is stale (not in
+       * flight here), settled by the next check */
+      load_state(p, s);
       goto out;
     }
-  if (fresh && base_seq != 0) {
-    /* nothing known of this producer here: its state is gone, or it never
-     * wrote this partition */
-    v->error = TARN__KP_UNKNOWN_PRODUCER_ID;
-    goto out;
+    if ((rc = load_state(p, s)))
+      goto out;
+    fresh = 1;
   }
-  if (!fresh && base_seq != tarn__kprod_seq_add(last_seq(s), 1)) {
-    v->error = TARN__KP_OUT_OF_ORDER_SEQUENCE;
-    goto out;
-  }
-  if (s->n_pend == TARN__KP_INFLIGHT) {
-    v->error = TARN__KP_NOT_ENOUGH_REPLICAS;
-    goto out;
-  }
-  s->pend[s->n_pend++] = (kbatch){base_seq, last, -1};
+  rc = tarn__err(TARN_ECONFLICT, "producer %lld on log %s: the state kept changing", (long long)pid,
+                 key);
 out:
   pthread_mutex_unlock(&s->mu);
-  return 0;
+  return rc;
 }
 
-static void drop_pending(pstate *s, int32_t base_seq) {
-  for (size_t i = 0; i < s->n_pend; i++)
-    if (s->pend[i].first == base_seq) {
-      memmove(&s->pend[i], &s->pend[i + 1], (s->n_pend - i - 1) * sizeof s->pend[0]);
-      s->n_pend--;
-      return;
-    }
-}
-
-static void push_done(pstate *s, kbatch b) {
-  for (size_t i = 0; i < s->n_done; i++)
-    if (s->done[i].first == b.first && s->done[i].last == b.last)
-      return;
-  if (s->n_done == TARN__KP_KEEP) {
-    memmove(&s->done[0], &s->done[1], (TARN__KP_KEEP - 1) * sizeof s->done[0]);
-    s->n_done--;
-  }
-  s->done[s->n_done++] = b;
-}
-
-/* Writes the state; on a lost race re-reads the record and adds b to it. */
-static int save_state(tarn__kprod *p, pstate *s, kbatch b) {
-  char *k = state_key(s->pid, s->key);
-  if (!k)
-    return tarn__err(TARN_ENOMEM, "kafka producers: out of memory");
+/* Applies change to s and writes it, re-reading and re-applying when the
+ * record moved. */
+static int update(tarn__kprod *p, pstate *s, void (*change)(pstate *, const kbatch *),
+                  const kbatch *b) {
   int rc = 0;
   for (int i = 0; i < RETRIES; i++) {
-    tarn_buf buf = TARN_BUF_INIT;
-    tarn_meta_stat st;
-    rc = encode_state(s, &buf);
-    if (!rc)
-      rc = s->version
-               ? tarn_meta_cas(p->m, PART, k, buf.data, buf.len, s->version, &st)
-               : tarn_meta_create(p->m, PART, k, buf.data, buf.len, TARN_META_PERSISTENT, &st);
-    tarn_buf_free(&buf);
-    if (!rc) {
-      s->version = st.version;
+    change(s, b);
+    if ((rc = save_state(p, s)) == 0 || !moved(rc) || (rc = load_state(p, s)))
       break;
-    }
-    if (rc != TARN_ECONFLICT && rc != TARN_EEXIST && rc != TARN_ENOTFOUND)
-      break;
-    if ((rc = load_state(p, s)))
-      break;
-    push_done(s, b);
     rc = TARN_ECONFLICT;
   }
-  free(k);
-  return rc ? tarn__errctx(rc, "producer %lld on %s: writing its state", (long long)s->pid, s->key)
+  return rc ? tarn__errctx(rc, "producer %lld on log %s: writing its state", (long long)s->pid,
+                           s->key)
             : 0;
 }
+
+static void to_done(pstate *s, const kbatch *b) {
+  drop_claim(s, b->first);
+  push_done(s, *b);
+}
+
+static void unclaim(pstate *s, const kbatch *b) { drop_claim(s, b->first); }
 
 int tarn__kprod_record(tarn__kprod *p, const char *key, int64_t pid, int16_t epoch,
                        int32_t base_seq, int32_t count, int64_t base_offset) {
@@ -388,22 +627,56 @@ int tarn__kprod_record(tarn__kprod *p, const char *key, int64_t pid, int16_t epo
   pstate *s = state_of(p, pid, key, &rc);
   if (!s)
     return rc;
-  drop_pending(s, base_seq);
+  drop_mine(s, base_seq);
   kbatch b = {base_seq, tarn__kprod_seq_add(base_seq, count - 1), base_offset};
   s->epoch = epoch;
-  push_done(s, b);
-  rc = save_state(p, s, b);
+  rc = update(p, s, to_done, &b);
   pthread_mutex_unlock(&s->mu);
   return rc;
 }
 
-void tarn__kprod_abandon(tarn__kprod *p, const char *key, int64_t pid, int32_t base_seq) {
+void tarn__kprod_abandon(tarn__kprod *p, const char *key, int64_t pid, int32_t base_seq,
+                         int unknown) {
   if (pid < 0)
     return;
   int rc;
   pstate *s = state_of(p, pid, key, &rc);
   if (!s)
     return;
-  drop_pending(s, base_seq);
+  drop_mine(s, base_seq);
+  /* not stored: the claim goes. Unknown: it stays, stale now, and the next
+   * check settles it (revokes it, then looks for the batch). */
+  kbatch b = {base_seq, base_seq, -1};
+  if (!unknown)
+    update(p, s, unclaim, &b); /* a claim left behind is settled later */
   pthread_mutex_unlock(&s->mu);
+}
+
+/* ---- the index put's condition ------------------------------------------- */
+
+static int guard_hold(void *domain, tarn_meta_guard *g) {
+  pstate *s = domain;
+  pthread_mutex_lock(&s->mu);
+  /* the version this node's claims and records last wrote: any other
+   * node's change (a revocation) fails the put */
+  *g = (tarn_meta_guard){TARN_META_GUARD_EXISTS, s->skey, s->version};
+  return 0;
+}
+
+static void guard_release(void *domain) {
+  pstate *s = domain;
+  pthread_mutex_unlock(&s->mu);
+}
+
+int tarn__kprod_guard(tarn__kprod *p, const char *key, int64_t pid, tarn__append_guard *g) {
+  memset(g, 0, sizeof *g);
+  if (pid < 0 || TARN__PLANTED(TARN__BUG_KPROD_TRUSTS_CACHE))
+    return 0;
+  int rc;
+  pstate *s = state_of(p, pid, key, &rc);
+  if (!s)
+    return rc;
+  pthread_mutex_unlock(&s->mu);
+  *g = (tarn__append_guard){s, guard_hold, guard_release};
+  return 0;
 }

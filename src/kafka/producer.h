@@ -3,18 +3,22 @@
  *
  * Producer IDs come from a counter in the metadata store (partition
  * TARN__KP_PARTITION, key "/next-id"), advanced by CompareAndSet, each with
- * epoch 0. Per (producer ID, partition) the last TARN__KP_KEEP batches
- * appended (first and last sequence, base offset) are kept in a record of
- * the store ("/state/{producer id:020d}/{partition key}"), written after each
- * append, so a restarted node or another node answers retries as this one
- * would. A produce calls tarn__kprod_check() before appending a batch and,
- * once it is stored (A4), tarn__kprod_record() — or tarn__kprod_abandon()
- * when the append failed. Thread-safe. */
+ * epoch 0. Per (producer ID, log L) the last TARN__KP_KEEP batches appended
+ * (first and last sequence, base offset) and the batches claimed and not yet
+ * stored are kept in a record of P(L),
+ * "/kafka-producer-state/{L}/{producer id:020d}": the store is the authority,
+ * a node's copy only a cache (issue 31 item 3). A produce calls
+ * tarn__kprod_check() before appending a batch (it claims the sequence by
+ * CompareAndSet), appends with the condition tarn__kprod_guard() gives, and
+ * once it is stored (A4) calls tarn__kprod_record() — or
+ * tarn__kprod_abandon() when the append failed. Thread-safe. */
 #ifndef TARN_KAFKA_PRODUCER_H
 #define TARN_KAFKA_PRODUCER_H
 
 #include <stddef.h>
 #include <stdint.h>
+
+#include "log/writer_checked.h"
 
 struct tarn_meta;
 
@@ -40,7 +44,18 @@ typedef struct tarn__kprod tarn__kprod;
 
 /* m stays the caller's. */
 int tarn__kprod_open(struct tarn_meta *m, tarn__kprod **out);
+/* Closes p; after every append that carries its guards has finished. */
 void tarn__kprod_close(tarn__kprod *p);
+
+/* Looks in log key (the log ID in decimal) from offset from (-1: the log's
+ * start) to its end for a batch of producer pid whose base sequence is
+ * first_seq: 1 and its offset, 0 when none, or a negative tarn code. */
+typedef int (*tarn__kprod_finder)(void *arg, const char *key, int64_t pid, int32_t first_seq,
+                                  int64_t from, int64_t *offset);
+/* How claims whose append's outcome nobody knows are settled (a node that
+ * died between claim and record; a put of unknown outcome): without a
+ * finder such a claim is answered NOT_ENOUGH_REPLICAS until it is. */
+void tarn__kprod_set_finder(tarn__kprod *p, tarn__kprod_finder find, void *arg);
 
 /* InitProducerId without a transactional ID: a new producer ID and epoch 0.
  * A transactional ID (non-NULL) is refused with
@@ -60,13 +75,15 @@ typedef struct tarn__kprod_verdict {
 int32_t tarn__kprod_seq_add(int32_t s, int32_t inc);
 
 /* Checks a batch of count records from (pid, epoch) starting at base_seq for
- * the partition named key (any string naming one partition of one topic).
+ * the partition named key (its log ID in decimal).
  * pid < 0 is a batch without idempotence: always appended, nothing kept.
  * Verdicts: append (error 0, dup 0; the batch is then in flight until
  * record or abandon), duplicate (dup 1), OUT_OF_ORDER_SEQUENCE,
  * INVALID_PRODUCER_EPOCH, UNKNOWN_PRODUCER_ID (an ID never handed out, or
  * one without state here starting past sequence 0), NOT_ENOUGH_REPLICAS (a
  * retry of a batch still in flight, or too many in flight: retriable).
+ * The verdict comes from the store's record: an append only once its claim
+ * won the compare-and-set, any other answer only from a fresh read.
  * Returns the tarn code of reading the state from the store (v is then not
  * set: the caller answers the batch with a storage error). */
 int tarn__kprod_check(tarn__kprod *p, const char *key, int64_t pid, int16_t epoch, int32_t base_seq,
@@ -75,7 +92,14 @@ int tarn__kprod_check(tarn__kprod *p, const char *key, int64_t pid, int16_t epoc
  * TARN__KP_KEEP and the state is written to the store. */
 int tarn__kprod_record(tarn__kprod *p, const char *key, int64_t pid, int16_t epoch,
                        int32_t base_seq, int32_t count, int64_t base_offset);
-/* The checked batch was not stored: it is no longer in flight. */
-void tarn__kprod_abandon(tarn__kprod *p, const char *key, int64_t pid, int32_t base_seq);
+/* The checked batch was not stored (unknown 0: its claim is withdrawn), or
+ * its outcome is unknown (1: the claim stays, and the next check settles it:
+ * revokes it, then looks for the batch in the log). */
+void tarn__kprod_abandon(tarn__kprod *p, const char *key, int64_t pid, int32_t base_seq,
+                         int unknown);
+/* The condition the checked batch's index put carries: the producer's
+ * record in P(L) still at the version this node last wrote, so that a
+ * claim another node revoked cannot land (g->domain NULL: none, pid < 0). */
+int tarn__kprod_guard(tarn__kprod *p, const char *key, int64_t pid, tarn__append_guard *g);
 
 #endif

@@ -15,6 +15,7 @@
 #include "tarn/catalog.h"
 #include "tarn/companion.h"
 #include "tarn/entryindex.h"
+#include "tarn/kafka_topics.h"
 #include "tarn/key.h"
 #include "tarn/lease.h"
 #include "tarn/parquet.h"
@@ -25,8 +26,6 @@
 #include "util/planted.h"
 #include "util/random.h"
 #include "util/sb.h"
-
-#define KAFKA_TOPIC_PROP "lakestream.kafka.topic.name"
 
 /* ---- options ------------------------------------------------------------- */
 
@@ -101,14 +100,16 @@ static int stream_of(tarn_compactor *c, uint64_t log_id, char **dir, const char 
     *serde = TARN_PARQUET_TARN_SERDE;
     *record = TARN_PARQUET_TARN_RECORD;
     if (tarn_catalog_open_stream(cat, lr.ns, lr.name, &sr) == 0) {
-      for (size_t i = 0; i < sr.n_props; i++) {
-        if (strcmp(sr.props[i].key, KAFKA_TOPIC_PROP) == 0) {
-          *serde = TARN_PARQUET_KAFKA_SERDE;
-          *record = TARN_PARQUET_KAFKA_RECORD;
-        }
+      /* issue 31: the one rule of a Kafka stream, the writer's too
+       * (tarn_kafka_stream_is_kafka): its entries were checked as Kafka
+       * batches, and only its files are Kafka-typed */
+      int kafka = tarn_kafka_stream_is_kafka(&sr);
+      if (kafka) {
+        *serde = TARN_PARQUET_KAFKA_SERDE;
+        *record = TARN_PARQUET_KAFKA_RECORD;
       }
       for (size_t i = 0; i < sr.n_props; i++) {
-        if (strcmp(sr.props[i].key, TARN_PROP_COMPACTION_SERDE) == 0)
+        if (strcmp(sr.props[i].key, TARN_PROP_COMPACTION_SERDE) == 0 && !kafka)
           *serde = *owned_serde = strdup(sr.props[i].value);
         else if (strcmp(sr.props[i].key, TARN_PROP_COMPACTION_RECORD) == 0)
           *record = *owned_record = strdup(sr.props[i].value);

@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "tarn/compactor.h"
+#include "tarn/parquet.h"
 #include "util/error.h"
+#include "util/planted.h"
 #include "util/random.h"
 
 #define LAKESTREAM_PREFIX "lakestream."
@@ -55,6 +58,15 @@ static const char *prop(const tarn_catalog_record *s, const char *key) {
 
 int tarn_kafka_stream_is_topic(const tarn_catalog_record *s) {
   return s->kind == TARN_CATREC_STREAM && prop(s, TARN_KAFKA_PROP_TOPIC_NAME) != NULL;
+}
+
+int tarn_kafka_stream_is_kafka(const tarn_catalog_record *s) {
+  if (tarn_kafka_stream_is_topic(s))
+    return 1;
+  if (TARN__PLANTED(TARN__BUG_KAFKA_RULE_TOPIC_ONLY))
+    return 0; /* planted: the rule before issue 31 (the topic name alone) */
+  const char *serde = prop(s, TARN_PROP_COMPACTION_SERDE);
+  return s->kind == TARN_CATREC_STREAM && serde && strcmp(serde, TARN_PARQUET_KAFKA_SERDE) == 0;
 }
 
 /* A decimal integer in [lo, hi], all of s. */
@@ -369,7 +381,7 @@ int tarn_kafka_log_is_topic(tarn_meta *m, uint64_t log_id) {
     tarn_catalog_record s;
     rc = tarn_catalog_open_stream(c, lr.ns, lr.name, &s);
     if (rc == 0) {
-      rc = tarn_kafka_stream_is_topic(&s);
+      rc = tarn_kafka_stream_is_kafka(&s);
       tarn_catalog_record_free(&s);
     } else if (rc == TARN_ENOTFOUND) {
       rc = 0;

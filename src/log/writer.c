@@ -40,7 +40,8 @@ typedef struct wentry {
   uint32_t records;
   tarn_append_cb cb;
   void *arg;
-  double t_append; /* tarn_metrics_now() at append: the latency metrics */
+  double t_append;          /* tarn_metrics_now() at append: the latency metrics */
+  tarn__append_guard guard; /* domain NULL: none (issue 31 item 3) */
 } wentry;
 
 /* Entries up to this size are copied into the batch's buffer under the
@@ -56,9 +57,15 @@ typedef struct wsection {
   struct wsection *next; /* the log's queue */
   struct wbatch *batch;
   struct wlog *log;
+  /* the log's lease when the section was opened: a section of a session
+   * that ended is never published under the lease of a later one (issue 31
+   * item 6) */
+  struct tarn_lease *lease;
   wentry *ents;
   size_t n, cap;
-  uint64_t records; /* d1 */
+  uint64_t records;                                     /* d1 */
+  tarn__append_guard guards[TARN__WRITER_EXTRA_GUARDS]; /* the entries' distinct ones */
+  size_t n_guards;
   int state;
   int rc;         /* SEC_FAILED: the entries' status */
   uint8_t *value; /* the RAW EntryIndex (SEC_READY) */
@@ -89,6 +96,11 @@ typedef struct wlog {
   struct wlog *next;
   uint64_t log_id;
   tarn_lease *lease;
+  uint64_t lease_gen; /* tarn_meta_session_gen() when lease was acquired */
+  /* Leases of sessions that ended, replaced (issue 31 item 6); sections
+   * opened under them may still point at them, so they are freed at close. */
+  tarn_lease **retired;
+  size_t n_retired;
   wsection *qhead, *qtail;
   int busy;
   int lost;           /* under mu: an index put's lease guard failed; the lease is gone */
@@ -220,13 +232,25 @@ static size_t batch_log_index(const wbatch *b, uint64_t log_id) {
 }
 
 /* Does the entry fit the open batch without breaking a limit? */
+/* Whether section s already has the guard domain d. */
+static int has_guard(const wsection *s, const void *d) {
+  for (size_t k = 0; k < s->n_guards; k++)
+    if (s->guards[k].domain == d)
+      return 1;
+  return 0;
+}
+
 static int batch_fits(const tarn_writer *w, const wbatch *b, uint64_t log_id, size_t len,
-                      uint32_t records) {
+                      const wentry *e) {
+  uint32_t records = e->records;
   if (b->bytes + len > w->o.max_object_bytes)
     return 0;
   size_t i = batch_log_index(b, log_id);
   if (i == SIZE_MAX)
     return b->nlogs < w->o.max_logs_per_object;
+  const wsection *s = b->secs[i];
+  if (e->guard.domain && !has_guard(s, e->guard.domain) && s->n_guards == TARN__WRITER_EXTRA_GUARDS)
+    return 0; /* one put carries at most that many conditions */
   /* message_count is an int32 in the EntryIndex */
   return b->records[i] + records <= INT32_MAX;
 }
@@ -285,6 +309,7 @@ static int batch_add(tarn_writer *w, wbatch *b, uint64_t log_id, const void *pay
       return tarn__err(TARN_ENOMEM, "out of memory");
     s->batch = b;
     s->log = find_log(w, log_id);
+    s->lease = s->log->lease;
     i = b->nlogs++;
     b->logs[i] = log_id;
     b->secs[i] = s;
@@ -313,6 +338,8 @@ static int batch_add(tarn_writer *w, wbatch *b, uint64_t log_id, const void *pay
   }
   wentry *e = &s->ents[s->n++];
   *e = *proto;
+  if (e->guard.domain && !has_guard(s, e->guard.domain))
+    s->guards[s->n_guards++] = e->guard; /* batch_fits made room */
   e->len = (uint32_t)len;
   e->ext = ext;
   if (!ext) {
@@ -600,6 +627,30 @@ static wsection *next_ready(tarn_writer *w) {
   return NULL;
 }
 
+/* After a guarded put failed: whether the lease's own conditions still hold
+ * (its record at its version, no fence), so that the failure was an entry's
+ * condition (issue 31 item 3) and the lease is not lost. */
+static int lease_holds(tarn_writer *w, const wsection *s) {
+  char why[512];
+  snprintf(why, sizeof why, "%s", tarn_errmsg());
+  tarn_meta_guard g[TARN_LEASE_GUARDS];
+  size_t n = tarn_lease_guards(s->lease, g);
+  char part[TARN_KEY_PARTITION_LEN + 1];
+  tarn_key_partition(part, s->log->log_id);
+  int ok = 1;
+  for (size_t i = 0; ok && i < n; i++) {
+    tarn_meta_rec r = {0};
+    int rc = tarn_meta_get(w->meta, part, g[i].key, &r);
+    if (g[i].kind == TARN_META_GUARD_EXISTS)
+      ok = rc == 0 && (g[i].version == TARN_META_ANY_VERSION || r.stat.version == g[i].version);
+    else
+      ok = rc == TARN_ENOTFOUND;
+    tarn_meta_rec_free(&r);
+  }
+  tarn__err(TARN_EGUARD, "%s", why); /* the put's own message stands */
+  return ok;
+}
+
 static void publish(tarn_writer *w, wsection *s) {
   if (s->state == SEC_FAILED) {
     deliver(w, s, s->rc, 0, 0);
@@ -610,7 +661,7 @@ static void publish(tarn_writer *w, wsection *s) {
   tarn_key_partition(part, log_id);
   snprintf(prefix, sizeof prefix, "%020llu", (unsigned long long)log_id);
   /* LS-042, LS-048: publish only while the lease's session lives */
-  int rc = TARN__PLANTED(TARN__BUG_PUBLISH_UNGUARDED) ? 0 : tarn_lease_check(s->log->lease);
+  int rc = TARN__PLANTED(TARN__BUG_PUBLISH_UNGUARDED) ? 0 : tarn_lease_check(s->lease);
   pthread_mutex_lock(&w->mu);
   if (!rc && s->log->lost)
     rc = tarn__err(TARN_EGUARD, "log %llu: the write lease was lost (%s); entries not appended",
@@ -640,17 +691,29 @@ static void publish(tarn_writer *w, wsection *s) {
    * (docs/log.md, "Guarded changes"): it commits only while the lease record
    * exists and L has no fence, so nothing lands in a log whose deletion
    * drained the leases; a failed guard wrote nothing, the entries fail. */
-  tarn_meta_guard g[TARN_LEASE_GUARDS];
-  size_t ng = tarn_lease_guards(s->log->lease, g);
+  tarn_meta_guard g[TARN_LEASE_GUARDS + TARN__WRITER_EXTRA_GUARDS];
+  size_t ng = tarn_lease_guards(s->lease, g);
   if (TARN__PLANTED(TARN__BUG_PUBLISH_UNGUARDED))
     ng = 0; /* planted: the spec's unguarded A3 (reverts #11 part 4) */
+  /* the entries' own conditions (issue 31 item 3), held across the put */
+  size_t held = 0;
+  for (; held < s->n_guards; held++)
+    if ((rc = s->guards[held].hold(s->guards[held].domain, &g[ng++])) != 0)
+      break;
   uint64_t d1 = TARN__PLANTED(TARN__BUG_SEQ_PUT_COUNTS_ENTRIES) ? s->n : s->records;
-  rc = tarn_meta_sequenced_put_if(w->meta, part, prefix, d1, d2, s->value, s->value_len, g, ng,
-                                  &out);
-  if (rc == TARN_EGUARD) {
+  if (!rc)
+    rc = tarn_meta_sequenced_put_if(w->meta, part, prefix, d1, d2, s->value, s->value_len, g, ng,
+                                    &out);
+  for (size_t k = 0; k < held; k++)
+    s->guards[k].release(s->guards[k].domain);
+  /* a failed entry's own condition leaves the lease good: the lease is lost
+   * only when its own conditions fail */
+  if (rc == TARN_EGUARD && !(s->n_guards && lease_holds(w, s))) {
     pthread_mutex_lock(&w->mu);
-    s->log->lost = 1;
-    snprintf(s->log->lost_why, sizeof s->log->lost_why, "%s", tarn_errmsg());
+    if (s->lease == s->log->lease) { /* not a lease that was replaced meanwhile */
+      s->log->lost = 1;
+      snprintf(s->log->lost_why, sizeof s->log->lost_why, "%s", tarn_errmsg());
+    }
     pthread_mutex_unlock(&w->mu);
   }
   tarn_metrics_observe("tarn_writer_stage_seconds", tarn_metrics_now() - t0, "stage", "index_put",
@@ -825,10 +888,40 @@ int tarn_writer_open(tarn_meta *meta, tarn_objstore *wal, const tarn_writer_opti
 static int ensure_log(tarn_writer *w, uint64_t log_id) {
   pthread_mutex_lock(&w->lease_mu);
   pthread_mutex_lock(&w->mu);
-  int have = find_log(w, log_id) != NULL;
+  wlog *have = find_log(w, log_id);
+  int stale = have && have->lease_gen != tarn_meta_session_gen(w->meta);
   pthread_mutex_unlock(&w->mu);
   int rc = 0;
-  if (!have) {
+  if (stale) {
+    /* Issue 31 item 6: the handle renewed its session, and the lease went
+     * with the old one. A NEW lease (a new record of the new session) takes
+     * its place; the old one is never revived, and the sections opened under
+     * it fail at publish (tarn_lease_check), as they would have anyway. */
+    tarn_lease *nl = NULL;
+    tarn_lease **r = NULL;
+    uint64_t gen = tarn_meta_session_gen(w->meta);
+    if ((rc = tarn_lease_acquire(w->meta, log_id, &nl)) == 0) {
+      pthread_mutex_lock(&w->mu);
+      r = realloc(have->retired, (have->n_retired + 1) * sizeof *r);
+      if (r) {
+        have->retired = r;
+        have->retired[have->n_retired++] = have->lease;
+        have->lease = nl;
+        have->lease_gen = gen;
+        have->lost = 0;
+        /* the open batch's section of this log holds entries of the old
+         * lease: new entries go to a section of the new one */
+        if (w->cur && batch_log_index(w->cur, log_id) != SIZE_MAX)
+          seal(w, w->cur);
+      }
+      pthread_mutex_unlock(&w->mu);
+      if (!r) {
+        tarn_lease_release(nl);
+        rc = tarn__err(TARN_ENOMEM, "out of memory");
+      }
+    }
+  } else if (!have) {
+    uint64_t gen = tarn_meta_session_gen(w->meta);
     wlog *l = calloc(1, sizeof *l);
     /* Whether the log is a Kafka topic's is learned here, once, from the
      * catalog (a stream's properties never change), so that no caller of
@@ -841,6 +934,7 @@ static int ensure_log(tarn_writer *w, uint64_t log_id) {
     else if ((rc = tarn_lease_acquire(w->meta, log_id, &l->lease)) != 0)
       free(l); /* LS-041: the lease module gave the record back */
     else {
+      l->lease_gen = gen;
       l->log_id = log_id;
       l->kafka = kafka;
       pthread_mutex_lock(&w->mu);
@@ -884,7 +978,7 @@ static int enqueue(tarn_writer *w, uint64_t log_id, const void *payload, size_t 
     seal(w, b);
     return 0;
   }
-  if (w->cur && !batch_fits(w, w->cur, log_id, len, proto->records))
+  if (w->cur && !batch_fits(w, w->cur, log_id, len, proto))
     seal(w, w->cur);
   if (!w->cur) {
     if (!(w->cur = batch_new(w)))
@@ -903,7 +997,8 @@ static int enqueue(tarn_writer *w, uint64_t log_id, const void *payload, size_t 
  * (tarn__writer_append_kafka_checked); otherwise a Kafka topic's entry is
  * checked here. */
 static int append(tarn_writer *w, uint64_t log_id, const void *payload, size_t len,
-                  uint32_t record_count, tarn_append_cb cb, void *arg, int checked) {
+                  uint32_t record_count, tarn_append_cb cb, void *arg, int checked,
+                  const tarn__append_guard *guard) {
   if (record_count == 0) /* LS-016 */
     return tarn__err(TARN_EINVAL, "append: an entry must hold at least one record");
   if (record_count > INT32_MAX || len > INT32_MAX || log_id > TARN_KEY_MAX)
@@ -914,6 +1009,8 @@ static int append(tarn_writer *w, uint64_t log_id, const void *payload, size_t l
   if (rc)
     return tarn__err(rc, "append: the metadata-store session ended; no more appends");
   wentry proto = {.records = record_count, .cb = cb, .arg = arg, .t_append = tarn_metrics_now()};
+  if (guard)
+    proto.guard = *guard;
   /* a large payload is copied before taking the lock, which every other
    * append is waiting for; a small one is copied into the batch under it */
   uint8_t *ext = NULL;
@@ -930,7 +1027,10 @@ static int append(tarn_writer *w, uint64_t log_id, const void *payload, size_t l
       break;
     }
     wlog *l = find_log(w, log_id);
-    if (l && l->lost) {
+    /* a lease of an ended session is replaced below (ensure_log), not refused */
+    int current = l && (l->lease_gen == tarn_meta_session_gen(w->meta) ||
+                        TARN__PLANTED(TARN__BUG_WRITER_KEEPS_OLD_LEASE));
+    if (current && l->lost) {
       rc = tarn__err(TARN_EGUARD, "append: log %llu: the write lease was lost (%s)",
                      (unsigned long long)log_id, l->lost_why);
       break;
@@ -949,7 +1049,7 @@ static int append(tarn_writer *w, uint64_t log_id, const void *payload, size_t l
       checked = 1;
       continue;
     }
-    if (l) {
+    if (current) {
       rc = enqueue(w, log_id, payload, len, ext, &proto);
       break;
     }
@@ -967,13 +1067,19 @@ static int append(tarn_writer *w, uint64_t log_id, const void *payload, size_t l
 
 int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, size_t len,
                        uint32_t record_count, tarn_append_cb cb, void *arg) {
-  return append(w, log_id, payload, len, record_count, cb, arg, 0);
+  return append(w, log_id, payload, len, record_count, cb, arg, 0, NULL);
 }
 
 int tarn__writer_append_kafka_checked(tarn_writer *w, uint64_t log_id, const void *payload,
                                       size_t len, uint32_t record_count, tarn_append_cb cb,
                                       void *arg) {
-  return append(w, log_id, payload, len, record_count, cb, arg, 1);
+  return append(w, log_id, payload, len, record_count, cb, arg, 1, NULL);
+}
+
+int tarn__writer_append_kafka_guarded(tarn_writer *w, uint64_t log_id, const void *payload,
+                                      size_t len, uint32_t record_count,
+                                      const tarn__append_guard *g, tarn_append_cb cb, void *arg) {
+  return append(w, log_id, payload, len, record_count, cb, arg, 1, g);
 }
 
 typedef struct sync_wait {
@@ -1117,6 +1223,9 @@ int tarn_writer_discard(tarn_writer *w) {
   for (wlog *l = w->logs; l;) {
     wlog *n = l->next;
     tarn_lease_forget(l->lease); /* the record stays, as a dead process's would */
+    for (size_t i = 0; i < l->n_retired; i++)
+      tarn_lease_forget(l->retired[i]);
+    free(l->retired);
     free(l);
     l = n;
   }
@@ -1139,6 +1248,10 @@ int tarn_writer_close(tarn_writer *w) {
   for (wlog *l = w->logs; l;) {
     wlog *n = l->next;
     int r = tarn_lease_release(l->lease);
+    /* leases of ended sessions: their records went with the sessions */
+    for (size_t i = 0; i < l->n_retired; i++)
+      tarn_lease_forget(l->retired[i]);
+    free(l->retired);
     if (r && !rc)
       rc = r;
     free(l);

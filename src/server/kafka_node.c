@@ -74,10 +74,12 @@ static void kstate_free(kstate *s) {
   if (!s)
     return;
   tarn__kgroups_close(s->node.groups);
-  tarn__kprod_close(s->node.producers);
   tarn__knode_close(&s->node);
   if (s->node.writer)
     tarn_writer_close(s->node.writer);
+  /* after the writers: their appends' callbacks and index-put conditions
+   * use the producers' state (issue 31 item 3) */
+  tarn__kprod_close(s->node.producers);
   tarn_reader_close(s->node.reader);
   tarn__kregistry_close(s->node.registry);
   tarn_catalog_close(s->node.catalog);
@@ -135,6 +137,7 @@ int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
     kstate_free(s);
     return rc;
   }
+  tarn__kprod_set_finder(n->producers, tarn__kproduce_find, n);
   /* The listener binds first: with port 0 the advertised port is the bound one. */
   if ((rc = tarn_srv_kafka_start(o->kafka_listen, &lim, n, &s->listener))) {
     kstate_free(s);

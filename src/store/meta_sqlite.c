@@ -162,6 +162,23 @@ static int next_version(shandle *h, int64_t *v) {
 
 /* ---- sessions ---------------------------------------------------------------- */
 
+/* Session sid was found expired. It is the handle's session only if no
+ * renewal replaced it meanwhile: the check and the marking hold h->mu, which
+ * sq_renew holds while it replaces h->session, so a late verdict on the old
+ * session never ends the new one (issue 31 item 6: a heartbeat or a write
+ * that read the old id before a renewal ended the fresh session, and the
+ * node renewed twice, 5 s apart). */
+static void session_gone(tarn_meta *m, int64_t sid) {
+  shandle *h = m->impl;
+  pthread_mutex_lock(&h->mu);
+  if (h->session != sid) {
+    pthread_mutex_unlock(&h->mu);
+    return;
+  }
+  tarn__meta_session_ended(m);
+  pthread_mutex_unlock(&h->mu);
+}
+
 static void *heartbeat(void *arg) {
   tarn_meta *m = arg;
   shandle *h = m->impl;
@@ -180,6 +197,7 @@ static void *heartbeat(void *arg) {
     pthread_mutex_unlock(&h->hb_mu);
     sqlite3_stmt *st;
     int gone = 0;
+    int64_t sid = h->session;
     /* An expired session stays ended: other clients already hide its
      * ephemeral records, so a late heartbeat must not bring them back. */
     if (sqlite3_prepare_v2(h->hb_db,
@@ -187,13 +205,13 @@ static void *heartbeat(void *arg) {
                            " heartbeat + timeout > ?1 AND heartbeat <= ?1 + timeout",
                            -1, &st, NULL) == SQLITE_OK) {
       sqlite3_bind_int64(st, 1, session_clock());
-      sqlite3_bind_int64(st, 2, h->session);
+      sqlite3_bind_int64(st, 2, sid);
       if (sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(h->hb_db) == 0)
         gone = 1;
       sqlite3_finalize(st);
     }
     if (gone)
-      tarn__meta_session_ended(m); /* another client expired us */
+      session_gone(m, sid); /* another client expired us */
     pthread_mutex_lock(&h->hb_mu);
   }
   pthread_mutex_unlock(&h->hb_mu);
@@ -522,6 +540,7 @@ static int sq_write(tarn_meta *m, const char *part, const char *key, const void 
   shandle *h = m->impl;
   int ended = 0;
   pthread_mutex_lock(&h->mu);
+  int64_t sid = h->session;
   int rc = begin_write(h);
   if (rc)
     goto out;
@@ -565,7 +584,7 @@ static int sq_write(tarn_meta *m, const char *part, const char *key, const void 
 out:
   pthread_mutex_unlock(&h->mu);
   if (ended)
-    tarn__meta_session_ended(m);
+    session_gone(m, sid);
   return rc;
 }
 

@@ -92,10 +92,13 @@
   X(XABSORB_NOT_POSITIONAL, "xabsorb-not-positional") /* absorb puts at whatever the end is */     \
   X(XTAKEOVER_FENCES_LIVE_HEAD, "xtakeover-fences-live-head")     /* alive: up to H, not < H */     \
   X(XTAKEOVER_SETTLES_UNFENCED, "xtakeover-settles-unfenced")     /* settle without the fence */    \
-  X(XTAKEOVER_JUDGES_BEFORE_HEAD, "xtakeover-judges-before-head") /* liveness read, then H */  \
-  X(XROLL_NO_LEAD_CHECK, "xroll-no-lead-check")     /* mint without the star lease's guard */     \
-  X(XSTAR_TWO_LIVE, "xstar-two-live")               /* a second live process of a star admitted */\
-  X(XTIMER_SPINS, "xtimer-spins")                   /* the timer spins under mu during a roll */
+  X(XTAKEOVER_JUDGES_BEFORE_HEAD, "xtakeover-judges-before-head") /* liveness read, then H */ \
+  X(XROLL_NO_LEAD_CHECK, "xroll-no-lead-check")     /* mint without the star lease's guard */ \
+  X(XSTAR_TWO_LIVE, "xstar-two-live")               /* a second live process of a star admitted */ \
+  X(XTIMER_SPINS, "xtimer-spins")                   /* the timer spins under mu during a roll */ \
+  X(WRITER_KEEPS_OLD_LEASE, "writer-keeps-old-lease") /* issue 31 #6: no new lease after renew */ \
+  X(KPROD_TRUSTS_CACHE, "kprod-trusts-cache") /* issue 31 #3: the node's producer cache decides */ \
+  X(KAFKA_RULE_TOPIC_ONLY, "kafka-rule-topic-only") /* issue 31: Kafka serde without topic unchecked */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

@@ -27,23 +27,27 @@ def varint(v):
 def field(b):
     return varint(-1) if b is None else varint(len(b)) + b
 
-codec = sys.argv[1]
-recs = bytearray()
-args = sys.argv[2:]
-for i, a in enumerate(args):
-    kv, _, hs = a.partition(";")
-    k, _, v = kv.partition("=")
-    heads = [h.split("=", 1) for h in hs.split(",")] if hs else []
-    body = bytes([0]) + varint(i * 10) + varint(i) + field(k.encode() if k != "-" else None)
-    body += field(v.encode()) + varint(len(heads))
-    for hk, hv in heads:
-        body += field(hk.encode()) + field(hv.encode())
-    recs += varint(len(body)) + body
-attrs = 0
-if codec == "gzip":
-    recs, attrs = gzip.compress(bytes(recs)), 1
-base_ts = 1700000000000
-after_crc = struct.pack(">hiqqqhii", attrs, len(args) - 1, base_ts, base_ts + 10 * (len(args) - 1),
-                        -1, -1, -1, len(args)) + bytes(recs)
-head = struct.pack(">qiib", 0, 4 + 1 + 4 + len(after_crc), 0, 2)
-sys.stdout.buffer.write(head + struct.pack(">I", crc32c(after_crc)) + after_crc)
+def main():
+    codec = sys.argv[1]
+    recs = bytearray()
+    args = sys.argv[2:]
+    for i, a in enumerate(args):
+        kv, _, hs = a.partition(";")
+        k, _, v = kv.partition("=")
+        heads = [h.split("=", 1) for h in hs.split(",")] if hs else []
+        body = bytes([0]) + varint(i * 10) + varint(i) + field(k.encode() if k != "-" else None)
+        body += field(v.encode()) + varint(len(heads))
+        for hk, hv in heads:
+            body += field(hk.encode()) + field(hv.encode())
+        recs += varint(len(body)) + body
+    attrs = 0
+    if codec == "gzip":
+        recs, attrs = gzip.compress(bytes(recs)), 1
+    base_ts = 1700000000000
+    after_crc = struct.pack(">hiqqqhii", attrs, len(args) - 1, base_ts, base_ts + 10 * (len(args) - 1),
+                            -1, -1, -1, len(args)) + bytes(recs)
+    head = struct.pack(">qiib", 0, 4 + 1 + 4 + len(after_crc), 0, 2)
+    sys.stdout.buffer.write(head + struct.pack(">I", crc32c(after_crc)) + after_crc)
+
+if __name__ == "__main__":  # kafka_idem_client.py imports the helpers
+    main()

@@ -10,7 +10,9 @@
 #include <unistd.h>
 
 #include "tarn/catalog.h"
+#include "tarn/compactor.h"
 #include "tarn/kafka_topics.h"
+#include "tarn/parquet.h"
 #include "tarn/testing.h"
 #include "tarn/reader.h"
 #include "tarn/writer.h"
@@ -63,7 +65,9 @@ void tu_cenv_open(tu_cenv *e, const char *tag, int on_disk, uint32_t n_partition
   for (size_t i = 0; props && props[i] && np < 8; i += 2, np++) {
     pv[np].key = (char *)props[i];
     pv[np].value = (char *)props[i + 1];
-    e->kafka |= strcmp(props[i], TARN_KAFKA_PROP_TOPIC_NAME) == 0;
+    e->kafka |= strcmp(props[i], TARN_KAFKA_PROP_TOPIC_NAME) == 0 ||
+                (strcmp(props[i], TARN_PROP_COMPACTION_SERDE) == 0 && props[i + 1] &&
+                 strcmp(props[i + 1], TARN_PARQUET_KAFKA_SERDE) == 0);
   }
   tarn_catalog_record r;
   assert_int_equal(tarn_catalog_create_stream(cat, "ns", "s1", n_partitions, pv, np, &r), 0);

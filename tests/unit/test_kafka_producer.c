@@ -112,32 +112,32 @@ static void concurrent_ids_are_unique(void **state) {
 static void sequence_checks(void **state) {
   fx f = open_fx(state);
   int64_t pid = new_pid(f.p);
-  tarn__kprod_verdict v = produce(f.p, "t:0", pid, 0, 0, 10, 100);
+  tarn__kprod_verdict v = produce(f.p, "100", pid, 0, 0, 10, 100);
   assert_int_equal(v.error, 0);
   assert_false(v.dup);
-  v = produce(f.p, "t:0", pid, 0, 10, 5, 110);
+  v = produce(f.p, "100", pid, 0, 10, 5, 110);
   assert_int_equal(v.error, 0);
   /* a retry: success with the original base offset, nothing appended */
-  v = produce(f.p, "t:0", pid, 0, 0, 10, 999);
+  v = produce(f.p, "100", pid, 0, 0, 10, 999);
   assert_int_equal(v.error, 0);
   assert_true(v.dup);
   assert_int_equal(v.base_offset, 100);
-  v = produce(f.p, "t:0", pid, 0, 10, 5, 999);
+  v = produce(f.p, "100", pid, 0, 10, 5, 999);
   assert_true(v.dup);
   assert_int_equal(v.base_offset, 110);
   /* a gap, a sequence from the past that is no batch, a wrong epoch */
-  assert_int_equal(produce(f.p, "t:0", pid, 0, 16, 1, 0).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
-  assert_int_equal(produce(f.p, "t:0", pid, 0, 3, 2, 0).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
-  assert_int_equal(produce(f.p, "t:0", pid, 1, 15, 1, 0).error, TARN__KP_INVALID_PRODUCER_EPOCH);
+  assert_int_equal(produce(f.p, "100", pid, 0, 16, 1, 0).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
+  assert_int_equal(produce(f.p, "100", pid, 0, 3, 2, 0).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
+  assert_int_equal(produce(f.p, "100", pid, 1, 15, 1, 0).error, TARN__KP_INVALID_PRODUCER_EPOCH);
   /* an ID never handed out; a known one starting past 0 on a new partition */
-  assert_int_equal(produce(f.p, "t:0", pid + 1000, 0, 0, 1, 0).error, TARN__KP_UNKNOWN_PRODUCER_ID);
-  assert_int_equal(produce(f.p, "t:1", pid, 0, 7, 1, 0).error, TARN__KP_UNKNOWN_PRODUCER_ID);
-  assert_int_equal(produce(f.p, "t:1", pid, 0, 0, 1, 0).error, 0);
-  v = produce(f.p, "t:0", pid, 0, 15, 1, 115);
+  assert_int_equal(produce(f.p, "100", pid + 1000, 0, 0, 1, 0).error, TARN__KP_UNKNOWN_PRODUCER_ID);
+  assert_int_equal(produce(f.p, "101", pid, 0, 7, 1, 0).error, TARN__KP_UNKNOWN_PRODUCER_ID);
+  assert_int_equal(produce(f.p, "101", pid, 0, 0, 1, 0).error, 0);
+  v = produce(f.p, "100", pid, 0, 15, 1, 115);
   assert_int_equal(v.error, 0);
   assert_false(v.dup);
   /* batches without idempotence are not checked */
-  assert_int_equal(produce(f.p, "t:0", -1, -1, -1, 3, 0).error, 0);
+  assert_int_equal(produce(f.p, "100", -1, -1, -1, 3, 0).error, 0);
   close_fx(&f);
 }
 
@@ -146,11 +146,11 @@ static void last_five_batches(void **state) {
   fx f = open_fx(state);
   int64_t pid = new_pid(f.p);
   for (int i = 0; i < 7; i++)
-    assert_int_equal(produce(f.p, "k", pid, 0, i * 2, 2, 1000 + i * 2).error, 0);
+    assert_int_equal(produce(f.p, "7", pid, 0, i * 2, 2, 1000 + i * 2).error, 0);
   for (int i = 0; i < 2; i++)
-    assert_int_equal(produce(f.p, "k", pid, 0, i * 2, 2, 0).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
+    assert_int_equal(produce(f.p, "7", pid, 0, i * 2, 2, 0).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
   for (int i = 2; i < 7; i++) {
-    tarn__kprod_verdict v = produce(f.p, "k", pid, 0, i * 2, 2, 0);
+    tarn__kprod_verdict v = produce(f.p, "7", pid, 0, i * 2, 2, 0);
     assert_true(v.dup);
     assert_int_equal(v.base_offset, 1000 + i * 2);
   }
@@ -163,11 +163,11 @@ static void sequences_wrap(void **state) {
   assert_int_equal(tarn__kprod_seq_add(INT32_MAX, 1), 0);
   assert_int_equal(tarn__kprod_seq_add(INT32_MAX - 1, 3), 1);
   int64_t pid = new_pid(f.p);
-  assert_int_equal(produce(f.p, "k", pid, 0, 0, INT32_MAX, 0).error, 0);  /* 0 .. 2^31-2 */
-  assert_int_equal(produce(f.p, "k", pid, 0, INT32_MAX, 3, 10).error, 0); /* 2^31-1, 0, 1 */
-  assert_int_equal(produce(f.p, "k", pid, 0, 0, 1, 20).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
-  assert_int_equal(produce(f.p, "k", pid, 0, 2, 1, 20).error, 0);
-  tarn__kprod_verdict v = produce(f.p, "k", pid, 0, INT32_MAX, 3, 0);
+  assert_int_equal(produce(f.p, "7", pid, 0, 0, INT32_MAX, 0).error, 0);  /* 0 .. 2^31-2 */
+  assert_int_equal(produce(f.p, "7", pid, 0, INT32_MAX, 3, 10).error, 0); /* 2^31-1, 0, 1 */
+  assert_int_equal(produce(f.p, "7", pid, 0, 0, 1, 20).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
+  assert_int_equal(produce(f.p, "7", pid, 0, 2, 1, 20).error, 0);
+  tarn__kprod_verdict v = produce(f.p, "7", pid, 0, INT32_MAX, 3, 0);
   assert_true(v.dup);
   assert_int_equal(v.base_offset, 10);
   close_fx(&f);
@@ -180,19 +180,19 @@ static void batches_in_flight(void **state) {
   fx f = open_fx(state);
   int64_t pid = new_pid(f.p);
   tarn__kprod_verdict v;
-  assert_int_equal(tarn__kprod_check(f.p, "k", pid, 0, 0, 4, &v), 0);
+  assert_int_equal(tarn__kprod_check(f.p, "7", pid, 0, 0, 4, &v), 0);
   assert_int_equal(v.error, 0);
-  assert_int_equal(tarn__kprod_check(f.p, "k", pid, 0, 4, 4, &v), 0);
+  assert_int_equal(tarn__kprod_check(f.p, "7", pid, 0, 4, 4, &v), 0);
   assert_int_equal(v.error, 0);
-  assert_int_equal(tarn__kprod_check(f.p, "k", pid, 0, 0, 4, &v), 0);
+  assert_int_equal(tarn__kprod_check(f.p, "7", pid, 0, 0, 4, &v), 0);
   assert_int_equal(v.error, TARN__KP_NOT_ENOUGH_REPLICAS);
-  assert_int_equal(tarn__kprod_record(f.p, "k", pid, 0, 0, 4, 50), 0);
+  assert_int_equal(tarn__kprod_record(f.p, "7", pid, 0, 0, 4, 50), 0);
   /* the second append failed: its sequence is expected again */
-  tarn__kprod_abandon(f.p, "k", pid, 4);
-  assert_int_equal(tarn__kprod_check(f.p, "k", pid, 0, 8, 4, &v), 0);
+  tarn__kprod_abandon(f.p, "7", pid, 4, 0);
+  assert_int_equal(tarn__kprod_check(f.p, "7", pid, 0, 8, 4, &v), 0);
   assert_int_equal(v.error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
-  assert_int_equal(produce(f.p, "k", pid, 0, 4, 4, 54).error, 0);
-  v = produce(f.p, "k", pid, 0, 0, 4, 0);
+  assert_int_equal(produce(f.p, "7", pid, 0, 4, 4, 54).error, 0);
+  v = produce(f.p, "7", pid, 0, 0, 4, 0);
   assert_int_equal(v.base_offset, 50);
   close_fx(&f);
 }
@@ -203,34 +203,124 @@ static void batches_in_flight(void **state) {
 static void state_survives_restart(void **state) {
   fx f = open_fx(state);
   int64_t pid = new_pid(f.p);
-  assert_int_equal(produce(f.p, "topic:3", pid, 0, 0, 5, 500).error, 0);
-  assert_int_equal(produce(f.p, "topic:3", pid, 0, 5, 5, 505).error, 0);
+  assert_int_equal(produce(f.p, "3", pid, 0, 0, 5, 500).error, 0);
+  assert_int_equal(produce(f.p, "3", pid, 0, 5, 5, 505).error, 0);
   tarn__kprod_close(f.p);
   tarn_meta_close(f.m);
   assert_int_equal(tarn_meta_open(f.uri, &f.m), 0);
   assert_int_equal(tarn__kprod_open(f.m, &f.p), 0);
-  tarn__kprod_verdict v = produce(f.p, "topic:3", pid, 0, 5, 5, 0);
+  tarn__kprod_verdict v = produce(f.p, "3", pid, 0, 5, 5, 0);
   assert_true(v.dup);
   assert_int_equal(v.base_offset, 505);
-  assert_int_equal(produce(f.p, "topic:3", pid, 0, 9, 1, 0).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
+  assert_int_equal(produce(f.p, "3", pid, 0, 9, 1, 0).error, TARN__KP_OUT_OF_ORDER_SEQUENCE);
   /* node 2 has read the state; node 1 then appends 10..14 */
   tarn__kprod *p2;
   assert_int_equal(tarn__kprod_open(f.m, &p2), 0);
-  v = produce(p2, "topic:3", pid, 0, 0, 5, 0);
+  v = produce(p2, "3", pid, 0, 0, 5, 0);
   assert_int_equal(v.base_offset, 500);
-  assert_int_equal(produce(f.p, "topic:3", pid, 0, 10, 5, 510).error, 0);
+  assert_int_equal(produce(f.p, "3", pid, 0, 10, 5, 510).error, 0);
   /* node 2 takes 15..19 (the client moved to it) without having seen 10..14 */
-  assert_int_equal(tarn__kprod_record(p2, "topic:3", pid, 0, 15, 5, 515), 0);
+  assert_int_equal(tarn__kprod_record(p2, "3", pid, 0, 15, 5, 515), 0);
   tarn__kprod_close(p2);
   tarn__kprod *p3;
   assert_int_equal(tarn__kprod_open(f.m, &p3), 0);
-  v = produce(p3, "topic:3", pid, 0, 10, 5, 0);
+  v = produce(p3, "3", pid, 0, 10, 5, 0);
   assert_true(v.dup);
   assert_int_equal(v.base_offset, 510);
-  v = produce(p3, "topic:3", pid, 0, 15, 5, 0);
+  v = produce(p3, "3", pid, 0, 15, 5, 0);
   assert_true(v.dup);
   assert_int_equal(v.base_offset, 515);
   tarn__kprod_close(p3);
+  close_fx(&f);
+}
+
+/* Issue 31 item 3: a producer's batches go to node A, then B, then A. A's
+ * copy of the state is stale, but the store decides: a retry at A of the
+ * batch B stored is answered with B's offset (not stored twice), and the
+ * next batch at A is appended (not refused OUT_OF_ORDER_SEQUENCE). */
+static void moves_between_nodes(void **state) {
+  fx f = open_fx(state);
+  tarn__kprod *b;
+  assert_int_equal(tarn__kprod_open(f.m, &b), 0);
+  int64_t pid = new_pid(f.p);
+  assert_int_equal(produce(f.p, "9", pid, 0, 0, 2, 0).error, 0); /* A: 0..1 at 0 */
+  assert_int_equal(produce(b, "9", pid, 0, 2, 2, 2).error, 0);   /* B: 2..3 at 2 */
+  tarn__kprod_verdict v = produce(f.p, "9", pid, 0, 2, 2, 999);  /* A: the retry of 2..3 */
+  assert_int_equal(v.error, 0);
+  assert_true(v.dup);
+  assert_int_equal(v.base_offset, 2);
+  assert_int_equal(produce(f.p, "9", pid, 0, 4, 1, 4).error, 0); /* A: the next one */
+  v = produce(b, "9", pid, 0, 4, 1, 999);                        /* B: a retry of A's */
+  assert_true(v.dup);
+  assert_int_equal(v.base_offset, 4);
+  /* two nodes checking the same batch: one claim wins, the other is told
+   * to retry while it is in flight, then answered as a duplicate */
+  assert_int_equal(tarn__kprod_check(f.p, "9", pid, 0, 5, 1, &v), 0);
+  assert_int_equal(v.error, 0);
+  assert_false(v.dup);
+  assert_int_equal(tarn__kprod_check(b, "9", pid, 0, 5, 1, &v), 0);
+  assert_int_equal(v.error, TARN__KP_NOT_ENOUGH_REPLICAS);
+  assert_int_equal(tarn__kprod_record(f.p, "9", pid, 0, 5, 1, 5), 0);
+  assert_int_equal(tarn__kprod_check(b, "9", pid, 0, 5, 1, &v), 0);
+  assert_true(v.dup);
+  assert_int_equal(v.base_offset, 5);
+  tarn__kprod_close(b);
+  close_fx(&f);
+}
+
+typedef struct finder {
+  int calls;
+  int found; /* 1: the batch is in the log at offset 77 */
+} finder;
+
+static int find_stub(void *arg, const char *key, int64_t pid, int32_t first_seq, int64_t from,
+                     int64_t *offset) {
+  (void)key, (void)pid, (void)first_seq, (void)from;
+  finder *fd = arg;
+  fd->calls++;
+  *offset = 77;
+  return fd->found;
+}
+
+/* A claim whose append's outcome is unknown is settled before anything
+ * else: revoked (the record's version moves, so its guarded put cannot land
+ * any more), then looked for in the log; found, its retry is a duplicate;
+ * not found, the retry is appended. */
+static void unknown_outcome_is_settled(void **state) {
+  fx f = open_fx(state);
+  finder fd = {0, 1};
+  tarn__kprod_set_finder(f.p, find_stub, &fd);
+  int64_t pid = new_pid(f.p);
+  assert_int_equal(produce(f.p, "11", pid, 0, 0, 1, 70).error, 0);
+  tarn__kprod_verdict v;
+  assert_int_equal(tarn__kprod_check(f.p, "11", pid, 0, 1, 1, &v), 0);
+  assert_int_equal(v.error, 0);
+  tarn__append_guard g;
+  assert_int_equal(tarn__kprod_guard(f.p, "11", pid, &g), 0);
+  assert_non_null(g.domain);
+  tarn_meta_guard mg;
+  assert_int_equal(g.hold(g.domain, &mg), 0);
+  int64_t claimed = mg.version;
+  g.release(g.domain);
+  tarn__kprod_abandon(f.p, "11", pid, 1, 1); /* the put's outcome is unknown */
+  v = produce(f.p, "11", pid, 0, 1, 1, 999);
+  assert_int_equal(fd.calls, 1);
+  assert_true(v.dup);
+  assert_int_equal(v.base_offset, 77);
+  assert_int_equal(g.hold(g.domain, &mg), 0);
+  assert_true(mg.version != claimed); /* revoked: a late put under the claim fails */
+  g.release(g.domain);
+  /* not found in the log: the retry is appended */
+  fd.found = 0;
+  assert_int_equal(tarn__kprod_check(f.p, "11", pid, 0, 2, 1, &v), 0);
+  tarn__kprod_abandon(f.p, "11", pid, 2, 1);
+  v = produce(f.p, "11", pid, 0, 2, 1, 80);
+  assert_int_equal(fd.calls, 2);
+  assert_int_equal(v.error, 0);
+  assert_false(v.dup);
+  v = produce(f.p, "11", pid, 0, 2, 1, 999);
+  assert_true(v.dup);
+  assert_int_equal(v.base_offset, 80);
   close_fx(&f);
 }
 
@@ -244,6 +334,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test_prestate(sequences_wrap, (void *)v),
       cmocka_unit_test_prestate(batches_in_flight, (void *)v),
       cmocka_unit_test_prestate(state_survives_restart, (void *)v),
+      cmocka_unit_test_prestate(moves_between_nodes, (void *)v),
+      cmocka_unit_test_prestate(unknown_outcome_is_settled, (void *)v),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -228,6 +228,15 @@ int tarn_cmd_gc(int argc, char **argv) {
     tarn_deployment_close(dep);
     return ex;
   }
+  /* Issue 31 item 5: claims this deployment's unmarked roots (deployments from
+   * before markers) and refuses another's; a dry run writes nothing, and the
+   * pass checks the markers itself */
+  int crc = o.dry_run ? 0 : tarn_deployment_claim_roots(dep, 0);
+  if (crc) {
+    ex = tarn_cli_fail_rc(crc, "gc");
+    tarn_deployment_close(dep);
+    return ex;
+  }
   gc_out g = {json, o.dry_run, json_array()};
   o.report = gc_report;
   o.report_ctx = &g;

@@ -11,7 +11,9 @@
 
 #include "log/index_scan.h"
 #include "log/intent.h"
+#include "log/root_mark.h"
 #include "tarn/catalog.h"
+#include "tarn/deployment.h"
 #include "tarn/fileindex.h"
 #include "tarn/key.h"
 #include "tarn/lease.h"
@@ -785,6 +787,8 @@ static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_
       const char *name = l.names[i];
       int named;
       if (kind == 'w') {
+        if (strcmp(name, TARN_ROOT_MARKER) == 0)
+          continue; /* the root's deployment marker (issue 31 item 5): never reclaimed */
         named = set_has(&rf->wal, name);
       } else {
         char pq[1100];
@@ -831,7 +835,11 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
   memset(&st, 0, sizeof st);
   uint64_t next;
   int known = 0;
-  int rc = log_range(m, o, &next, &known);
+  /* Issue 31 item 5: only the deployment a root belongs to deletes from it */
+  int rc =
+      tarn__roots_check(m, o->wal ? wal : NULL, o->trimmed_files || o->orphans ? compacted : NULL);
+  if (!rc)
+    rc = log_range(m, o, &next, &known);
   for (uint64_t l = 1; !rc && o->trimmed_files && compacted && l < next; l++)
     rc = reclaim_trimmed(m, compacted, o, l, &st);
   for (size_t i = 0; !rc && o->trimmed_files && compacted && i < o->n_extra_logs; i++)

@@ -32,6 +32,7 @@ typedef struct cstate {
   tarn_tasks_options to;
   char owner[128];
   int64_t wal_grace_ms, orphan_grace_ms;
+  atomic_int roots_claimed; /* issue 31 item 5: once per process */
 } cstate;
 
 static int plan_job(void *arg, atomic_int *stop) {
@@ -130,6 +131,14 @@ static void count_reclaimed(uint64_t objects, uint64_t bytes, const char *root,
 }
 
 static int reclaim(cstate *s, int wal) {
+  /* Issue 31 item 5: claims this deployment's unmarked roots (deployments
+   * from before markers) and refuses another deployment's */
+  if (!atomic_load(&s->roots_claimed)) {
+    int crc = tarn_deployment_claim_roots(s->d, 0);
+    if (crc)
+      return crc;
+    atomic_store(&s->roots_claimed, 1);
+  }
   tarn_reclaim_options ro;
   tarn_reclaim_options_default(&ro);
   ro.wal = wal;

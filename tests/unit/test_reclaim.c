@@ -11,6 +11,7 @@
 
 #include "tarn/catalog.h"
 #include "tarn/compactor.h"
+#include "tarn/deployment.h"
 #include "tarn/entryindex.h"
 #include "tarn/key.h"
 #include "tarn/lease.h"
@@ -638,6 +639,57 @@ static void no_mark_no_pass(void **state) {
   tu_cenv_close(&E);
 }
 
+/* Issue 31 item 5: one deployment per root. A root whose marker names another
+ * deployment, a marked root under a metadata store without an id, and an
+ * unmarked root under one with an id: the pass deletes nothing there
+ * (TARN_EBUSY). A root of this deployment loses its garbage, never its
+ * marker. Killed by planted bug roots-unchecked (the old code deleted). */
+static void foreign_root_refused(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "frr", 0, 1, NULL);
+  const char *ours = "0123456789abcdef0123456789abcdef";
+  const char *theirs = "fedcba9876543210fedcba9876543210";
+  assert_int_equal(tarn_objstore_put(E.wal, "old.wal", "z", 1), 0);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp); /* WAL grace 10 s */
+  int64_t t0 = 7000000;
+  tarn_reclaim_stats st;
+  uint64_t sz;
+  /* a marked root, a metadata store without an id */
+  assert_int_equal(tarn_objstore_put(E.wal, TARN_ROOT_MARKER, theirs, 32), 0);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(tu_reclaim_pass_at(t0 + i * 20000, E.m, E.wal, E.compacted, &o, &st),
+                     TARN_EBUSY);
+    assert_non_null(strstr(tarn_errmsg(), "another deployment"));
+  }
+  /* the store's id is not the root's */
+  assert_int_equal(tarn_meta_create(E.m, TARN_DEPLOYMENT_ID_PARTITION, TARN_DEPLOYMENT_ID_KEY, ours,
+                                    32, TARN_META_PERSISTENT, NULL),
+                   0);
+  for (int i = 3; i < 6; i++)
+    assert_int_equal(tu_reclaim_pass_at(t0 + i * 20000, E.m, E.wal, E.compacted, &o, &st),
+                     TARN_EBUSY);
+  assert_non_null(strstr(tarn_errmsg(), theirs));
+  assert_int_equal(tarn_objstore_head(E.wal, "old.wal", &sz), 0);
+  /* the compacted root has no marker while the store has an id */
+  assert_int_equal(tarn_objstore_delete(E.wal, TARN_ROOT_MARKER), 0);
+  assert_int_equal(tarn_objstore_put(E.wal, TARN_ROOT_MARKER, ours, 32), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 200000, E.m, E.wal, E.compacted, &o, &st), TARN_EBUSY);
+  assert_non_null(strstr(tarn_errmsg(), "no marker"));
+  /* a WAL-only pass does not look at the compacted root: it deletes, after
+   * the grace, everything but the marker */
+  o.trimmed_files = o.orphans = 0;
+  assert_int_equal(tu_reclaim_pass_at(t0 + 300000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 301000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 400000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 1);
+  assert_int_equal(tarn_objstore_head(E.wal, "old.wal", &sz), TARN_ENOTFOUND);
+  assert_int_equal(tarn_objstore_head(E.wal, TARN_ROOT_MARKER, &sz), 0);
+  tu_cenv_close(&E);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(wal_grace),
@@ -650,6 +702,7 @@ int main(void) {
       cmocka_unit_test(failed_forget_keeps_grace),
       cmocka_unit_test(live_and_dead_marks),
       cmocka_unit_test(no_mark_no_pass),
+      cmocka_unit_test(foreign_root_refused),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -70,6 +70,11 @@ typedef struct tarn_reclaim_options {
    * size in bytes (0 for "hard-trim", whose name is "log L to B"); may be NULL. */
   void (*report)(void *ctx, const char *kind, const char *name, uint64_t bytes);
   void *report_ctx;
+  /* Polled between pages, logs and deletions (may be NULL): nonzero stops the
+   * pass with TARN_ECLOSED, its marks left as they say (issue 31 item 7:
+   * `tarn serve`'s shutdown does not wait for a pass). */
+  int (*stop)(void *ctx);
+  void *stop_ctx;
 } tarn_reclaim_options;
 void tarn_reclaim_options_default(tarn_reclaim_options *o);
 

@@ -377,8 +377,9 @@ static void late_stamp_cannot_shorten_grace(void **state) {
   tarn_reclaim_stats st;
   /* pass 1 sees the object unreferenced (its writer between A2 and A3); the
    * stamp's create is held in flight and the pass gives up on it (its first
-   * writes, its marks l-, p-w-, p-c-, pass: src/log/reclaim.c "pass marks") */
-  assert_int_equal(tarn_meta_inject_fault_after(E.m, TARN_META_FAULT_DELAY_COMMIT, 3, 1), 0);
+   * writes, its marks l-, p-w-, p-c- and the p-w- mark's first range, pass:
+   * src/log/reclaim.c "pass marks") */
+  assert_int_equal(tarn_meta_inject_fault_after(E.m, TARN_META_FAULT_DELAY_COMMIT, 4, 1), 0);
   assert_int_equal(tu_reclaim_pass_at(t0, E.m, E.wal, E.compacted, &o, &st), TARN_EUNKNOWN);
   assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_NONE, 0), 0);
   /* the writer's record lands; pass 2 sees the object named */
@@ -690,6 +691,68 @@ static void foreign_root_refused(void **state) {
   tu_cenv_close(&E);
 }
 
+static int stop_after_report(void *ctx) { return ((rep *)ctx)->n > 0; }
+
+/* Issue 31 item 7: a killed pass's mark puts at risk only the names of the
+ * page it was in, (lo, hi]: the next pass restamps those and deletes the
+ * others past their grace (the old code restamped every name for any dead
+ * mark, so a crash loop deleted nothing). A pass that handled the range sets
+ * the dead mark to "none" before its deletions, so its own death does not
+ * restart the grace again; and a stopped pass (the stop flag, `tarn serve`'s
+ * shutdown) returns TARN_ECLOSED between deletions. */
+static void killed_pass_progress(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "kpp", 0, 1, NULL);
+  const char *names[] = {"a.wal", "n.wal", "z.wal"};
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(tarn_objstore_put(E.wal, names[i], "z", 1), 0);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp); /* WAL grace 10 s */
+  o.trimmed_files = o.orphans = 0;
+  int64_t t0 = 8000000;
+  tarn_reclaim_stats st;
+  assert_int_equal(tu_reclaim_pass_at(t0, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 1000, E.m, E.wal, E.compacted, &o, &st), 0);
+  /* a pass killed in the page (m, q]: its session ends, its mark stays */
+  tarn_meta *other;
+  assert_int_equal(tarn_meta_open(E.meta_uri, &other), 0);
+  const char *id = "00112233445566778899aabbccddee00";
+  char l[48], p[48];
+  snprintf(l, sizeof l, "l-%s", id);
+  snprintf(p, sizeof p, "p-w-%s", id);
+  assert_int_equal(
+      tarn_meta_create(other, TARN_RECLAIM_PARTITION, l, "", 0, TARN_META_EPHEMERAL, NULL), 0);
+  assert_int_equal(
+      tarn_meta_create(other, TARN_RECLAIM_PARTITION, p, "r\nm\nq", 5, TARN_META_PERSISTENT, NULL),
+      0);
+  assert_int_equal(tarn_meta_close(other), 0);
+  /* the next pass is stopped after its first deletion (a.wal) */
+  o.stop = stop_after_report;
+  o.stop_ctx = &rp;
+  assert_int_equal(tu_reclaim_pass_at(t0 + 20000, E.m, E.wal, E.compacted, &o, &st), TARN_ECLOSED);
+  assert_int_equal(st.wal_deleted, 1);
+  assert_string_equal(rp.names[0], "a.wal");
+  assert_seen(E.m, "n.wal", "8020000 confirmed"); /* at risk: restamped */
+  assert_seen(E.m, "z.wal", "8001000 confirmed"); /* not at risk */
+  tarn_meta_rec r;
+  assert_int_equal(tarn_meta_get(E.m, TARN_RECLAIM_PARTITION, p, &r), 0);
+  assert_int_equal(r.value_len, 4); /* "none": handled, though not absorbed */
+  assert_memory_equal(r.value, "none", 4);
+  tarn_meta_rec_free(&r);
+  o.stop = NULL;
+  assert_int_equal(tu_reclaim_pass_at(t0 + 20001, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 1); /* z.wal */
+  assert_int_equal(count_marks(E.m, 'w'), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 29999, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 30000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 1); /* n.wal */
+  assert_int_equal(count_objects(E.wal), 0);
+  tu_cenv_close(&E);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(wal_grace),
@@ -703,6 +766,7 @@ int main(void) {
       cmocka_unit_test(live_and_dead_marks),
       cmocka_unit_test(no_mark_no_pass),
       cmocka_unit_test(foreign_root_refused),
+      cmocka_unit_test(killed_pass_progress),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -90,6 +90,9 @@ typedef struct tarn_reclaim_stats {
   uint64_t wal_listed, wal_unreferenced, wal_deleted, wal_deleted_bytes;
   uint64_t compacted_listed, compacted_orphans, compacted_deleted, compacted_deleted_bytes;
   uint64_t trimmed_files_deleted, trimmed_files_deleted_bytes, records_hard_trimmed;
+  /* temporary files of killed puts removed (file://: ".tmp-" files untouched
+   * for the root's grace, wal_grace_ms or orphan_grace_ms; not in a dry run) */
+  uint64_t temp_files_removed;
 } tarn_reclaim_stats;
 
 /* One pass over the deployment's stores. stats may be NULL. */

@@ -1054,6 +1054,12 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
       st.compacted_deleted_bytes += c.compacted.v[i].size;
     }
   }
+  /* Issue 31 item 9: temporary files of killed puts (file://), after the
+   * grace of their root: a live put links or abandons its file sooner */
+  if (!rc && !o->dry_run && o->wal && wal)
+    rc = tarn_objstore_sweep_temp(wal, o->wal_grace_ms, &st.temp_files_removed);
+  if (!rc && !o->dry_run && (o->orphans || o->trimmed_files) && compacted)
+    rc = tarn_objstore_sweep_temp(compacted, o->orphan_grace_ms, &st.temp_files_removed);
   rc = marks_end(m, &mk, rc);
   refs_free(&r1);
   refs_free(&r2);

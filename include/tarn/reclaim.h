@@ -55,7 +55,9 @@ typedef struct tarn_reclaim_options {
   int64_t wal_grace_ms;       /* after first seen unreferenced, on the store's clock (600000:
                                  > the reader's 60 s index-cache TTL). Must exceed the
                                  writers' limits (tarn/timing.h): processes check that at
-                                 start (tarn_timing_check_process); this pass does not. */
+                                 start (tarn_timing_check_process), and a pass with
+                                 wal set refuses it too (TARN_EINVAL) when the store
+                                 holds a timing record (issue 31 item 11). */
   int64_t orphan_grace_ms;    /* compacted orphans (3600000) */
   int64_t intent_grace_ms;    /* an intent whose lock is gone still protects its files this
                                  long after first seen so (600000): the longest a

@@ -18,6 +18,7 @@
 #include "tarn/key.h"
 #include "tarn/lease.h"
 #include "tarn/tasks.h"
+#include "tarn/timing.h"
 #include "tarn/trim.h"
 #include "tarn/wal.h"
 #include "util/clock.h"
@@ -979,6 +980,18 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
   /* Issue 31 item 5: only the deployment a root belongs to deletes from it */
   int rc =
       tarn__roots_check(m, o->wal ? wal : NULL, o->trimmed_files || o->orphans ? compacted : NULL);
+  /* Issue 31 item 11: the library refuses the WAL grace the processes
+   * refuse (LS-085, LS-086: it must exceed the writers' limits in the
+   * deployment's timing record); without a record, the caller's rule */
+  if (!rc && o->wal && wal) {
+    tarn_timing t;
+    int recorded = 0;
+    rc = tarn_timing_load(m, &t, &recorded);
+    if (!rc && recorded) {
+      tarn_timing mine = {o->wal_grace_ms, -1, -1, -1};
+      rc = tarn_timing_check_process(m, &mine, "reclaim", NULL);
+    }
+  }
   if (!rc)
     rc = log_range(m, o, &next, &known);
   for (uint64_t l = 1; !rc && o->trimmed_files && compacted && l < next; l++)

@@ -19,6 +19,7 @@
 #include "tarn/reclaim.h"
 #include "tarn/tasks.h"
 #include "tarn/testing.h"
+#include "tarn/timing.h"
 #include "tarn/trim.h"
 
 static int64_t now_ms;
@@ -753,6 +754,35 @@ static void killed_pass_progress(void **state) {
   tu_cenv_close(&E);
 }
 
+/* Issue 31 item 11: tarn_reclaim_pass refuses a WAL grace that the
+ * deployment's timing record refuses (the processes' rule, LS-085/LS-086);
+ * the old library took it and deleted after 10 s. */
+static void library_refuses_short_grace(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "lrsg", 0, 1, NULL);
+  assert_int_equal(tarn_objstore_put(E.wal, "old.wal", "z", 1), 0);
+  tarn_timing t;
+  tarn_timing_default(&t); /* grace 600 s > 300 + 60 + 60 s */
+  assert_int_equal(tarn_timing_record(E.m, &t, NULL), 0);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp); /* WAL grace 10 s: below the record's limits */
+  tarn_reclaim_stats st;
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(tu_reclaim_pass_at(9000000 + i * 20000, E.m, E.wal, E.compacted, &o, &st),
+                     TARN_EINVAL);
+  uint64_t sz;
+  assert_int_equal(tarn_objstore_head(E.wal, "old.wal", &sz), 0);
+  o.wal_grace_ms = t.wal_grace_ms;
+  assert_int_equal(tu_reclaim_pass_at(9100000, E.m, E.wal, E.compacted, &o, &st), 0);
+  /* a pass without WAL reclamation needs no WAL grace */
+  o.wal_grace_ms = 1;
+  o.wal = 0;
+  assert_int_equal(tu_reclaim_pass_at(9200000, E.m, E.wal, E.compacted, &o, &st), 0);
+  tu_cenv_close(&E);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(wal_grace),
@@ -767,6 +797,7 @@ int main(void) {
       cmocka_unit_test(no_mark_no_pass),
       cmocka_unit_test(foreign_root_refused),
       cmocka_unit_test(killed_pass_progress),
+      cmocka_unit_test(library_refuses_short_grace),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

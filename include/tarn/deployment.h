@@ -62,6 +62,24 @@ tarn_objstore *tarn_deployment_wal(tarn_deployment *d);
 tarn_objstore *tarn_deployment_compacted(tarn_deployment *d);
 const tarn_deployment_config *tarn_deployment_config_of(const tarn_deployment *d);
 
+/* One deployment per root (issue 31 item 5; docs/deployment.md "One deployment
+ * per root"). The deployment's id: 32 hex digits in the metadata store at
+ * TARN_DEPLOYMENT_ID_PARTITION/TARN_DEPLOYMENT_ID_KEY; each root holds it in
+ * the object TARN_ROOT_MARKER. Both are written create-only, never changed. */
+#define TARN_DEPLOYMENT_ID_PARTITION "tarn-deployment"
+#define TARN_DEPLOYMENT_ID_KEY "/id"
+#define TARN_ROOT_MARKER "tarn-deployment"
+
+/* Claims the roots: gives the metadata store an id unless it has one, and
+ * writes it into each root that has no marker. TARN_EBUSY (nothing claimed)
+ * for a root whose marker holds another id, or one with a marker while the
+ * store has no id; with init set and a store that holds no deployment record
+ * yet (a new deployment), also for a root that holds objects without a marker
+ * (another deployment's, from before markers). `tarn init`, `tarn gc` and
+ * `tarn serve` call it before anything else; tarn_reclaim_pass refuses roots
+ * that are not claimed this way once the store has an id. */
+int tarn_deployment_claim_roots(tarn_deployment *d, int init);
+
 #ifdef __cplusplus
 }
 #endif

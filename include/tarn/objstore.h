@@ -76,6 +76,10 @@ int tarn_objstore_read(tarn_objstore *s, const char *name, uint64_t off, void *d
 int tarn_objstore_head(tarn_objstore *s, const char *name, uint64_t *size);
 /* Deletes the object; deleting an absent name succeeds. */
 int tarn_objstore_delete(tarn_objstore *s, const char *name);
+/* Removes the backend's temporary files not touched for older_than_ms (file://:
+ * the ".tmp-" files of killed puts; other backends have none) and adds their
+ * number to *removed. Run by the reclaimer (issue 31 item 9). */
+int tarn_objstore_sweep_temp(tarn_objstore *s, int64_t older_than_ms, uint64_t *removed);
 
 /* One page of a listing. */
 typedef struct tarn_objstore_listing {

@@ -55,7 +55,9 @@ typedef struct tarn_reclaim_options {
   int64_t wal_grace_ms;       /* after first seen unreferenced, on the store's clock (600000:
                                  > the reader's 60 s index-cache TTL). Must exceed the
                                  writers' limits (tarn/timing.h): processes check that at
-                                 start (tarn_timing_check_process); this pass does not. */
+                                 start (tarn_timing_check_process), and a pass with
+                                 wal set refuses it too (TARN_EINVAL) when the store
+                                 holds a timing record (issue 31 item 11). */
   int64_t orphan_grace_ms;    /* compacted orphans (3600000) */
   int64_t intent_grace_ms;    /* an intent whose lock is gone still protects its files this
                                  long after first seen so (600000): the longest a
@@ -70,6 +72,11 @@ typedef struct tarn_reclaim_options {
    * size in bytes (0 for "hard-trim", whose name is "log L to B"); may be NULL. */
   void (*report)(void *ctx, const char *kind, const char *name, uint64_t bytes);
   void *report_ctx;
+  /* Polled between pages, logs and deletions (may be NULL): nonzero stops the
+   * pass with TARN_ECLOSED, its marks left as they say (issue 31 item 7:
+   * `tarn serve`'s shutdown does not wait for a pass). */
+  int (*stop)(void *ctx);
+  void *stop_ctx;
 } tarn_reclaim_options;
 void tarn_reclaim_options_default(tarn_reclaim_options *o);
 
@@ -85,6 +92,9 @@ typedef struct tarn_reclaim_stats {
   uint64_t wal_listed, wal_unreferenced, wal_deleted, wal_deleted_bytes;
   uint64_t compacted_listed, compacted_orphans, compacted_deleted, compacted_deleted_bytes;
   uint64_t trimmed_files_deleted, trimmed_files_deleted_bytes, records_hard_trimmed;
+  /* temporary files of killed puts removed (file://: ".tmp-" files untouched
+   * for the root's grace, wal_grace_ms or orphan_grace_ms; not in a dry run) */
+  uint64_t temp_files_removed;
 } tarn_reclaim_stats;
 
 /* One pass over the deployment's stores. stats may be NULL. */

@@ -228,6 +228,15 @@ int tarn_cmd_gc(int argc, char **argv) {
     tarn_deployment_close(dep);
     return ex;
   }
+  /* Issue 31 item 5: claims this deployment's unmarked roots (deployments from
+   * before markers) and refuses another's; a dry run writes nothing, and the
+   * pass checks the markers itself */
+  int crc = o.dry_run ? 0 : tarn_deployment_claim_roots(dep, 0);
+  if (crc) {
+    ex = tarn_cli_fail_rc(crc, "gc");
+    tarn_deployment_close(dep);
+    return ex;
+  }
   gc_out g = {json, o.dry_run, json_array()};
   o.report = gc_report;
   o.report_ctx = &g;
@@ -238,7 +247,7 @@ int tarn_cmd_gc(int argc, char **argv) {
     ex = tarn_cli_fail_rc(rc, "gc");
   } else if (json) {
     json_t *s = json_pack(
-        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "logs_scanned",
+        "{s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I,s:I}", "logs_scanned",
         (json_int_t)st.logs_scanned, "index_records", (json_int_t)st.index_records, "wal_listed",
         (json_int_t)st.wal_listed, "wal_unreferenced", (json_int_t)st.wal_unreferenced,
         "wal_deleted", (json_int_t)st.wal_deleted, "wal_deleted_bytes",
@@ -248,7 +257,8 @@ int tarn_cmd_gc(int argc, char **argv) {
         (json_int_t)st.compacted_deleted_bytes, "trimmed_files_deleted",
         (json_int_t)st.trimmed_files_deleted, "trimmed_files_deleted_bytes",
         (json_int_t)st.trimmed_files_deleted_bytes, "records_hard_trimmed",
-        (json_int_t)st.records_hard_trimmed);
+        (json_int_t)st.records_hard_trimmed, "temp_files_removed",
+        (json_int_t)st.temp_files_removed);
     ex = tarn_cli_print_json(
         json_pack("{s:b,s:O,s:o}", "dry_run", o.dry_run, "deleted", g.arr, "stats", s));
   } else {

@@ -19,6 +19,9 @@ static void help(void) {
          " naming the three stores, so that --home or TARN_HOME alone\n"
          "finds them later (flags and TARN_META/TARN_WAL/TARN_COMPACTED still win).\n"
          "Running it on an existing deployment changes nothing and succeeds.\n"
+         "Each root gets a marker object " TARN_ROOT_MARKER " holding the deployment's id;\n"
+         "a root that belongs to another deployment (its marker, or objects without\n"
+         "a marker for a new deployment) is refused (docs/deployment.md).\n"
          "\n"
          "Options:\n"
          "  --json             print {meta, wal, compacted, config, created} as JSON\n"
@@ -144,7 +147,11 @@ int tarn_cmd_init(int argc, char **argv) {
   }
   tarn_catalog *cat = NULL;
   int created = 0;
-  int rc = tarn_catalog_open(tarn_deployment_meta(dep), NULL, &cat);
+  /* Issue 31 item 5: the roots carry this deployment's id; a root of
+   * another deployment is refused before anything is written */
+  int rc = tarn_deployment_claim_roots(dep, 1);
+  if (!rc)
+    rc = tarn_catalog_open(tarn_deployment_meta(dep), NULL, &cat);
   if (!rc)
     rc = tarn_catalog_init(cat, &created);
   const tarn_deployment_config *c = tarn_deployment_config_of(dep);

@@ -1,6 +1,7 @@
 /* Ephemeral create-only records whose creates may land late (ephemeral.h). */
 #include "log/ephemeral.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "store/meta_abandoned.h"
@@ -31,6 +32,10 @@ static int try_create(tarn_meta *m, const char *part, const char *key, const cha
     return rc;
   if (rc != TARN_EEXIST)
     *in_flight = 1;
+  /* the create's error is what happened (issue 31 item 10: "disk full", not
+   * the read-back's "no key") */
+  char why[512];
+  snprintf(why, sizeof why, "%s", tarn_errmsg());
   /* The value (a token) settles whose record is there. */
   tarn_meta_rec r = {0};
   int g = tarn_meta_get(m, part, key, &r);
@@ -50,6 +55,8 @@ static int try_create(tarn_meta *m, const char *part, const char *key, const cha
     out = leaks() && rc != TARN_EEXIST ? rc : AGAIN;
   }
   tarn_meta_rec_free(&r);
+  if (out == rc || out == AGAIN)
+    tarn__err(rc, "%s", why);
   return out;
 }
 

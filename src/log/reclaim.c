@@ -11,11 +11,14 @@
 
 #include "log/index_scan.h"
 #include "log/intent.h"
+#include "log/root_mark.h"
 #include "tarn/catalog.h"
+#include "tarn/deployment.h"
 #include "tarn/fileindex.h"
 #include "tarn/key.h"
 #include "tarn/lease.h"
 #include "tarn/tasks.h"
+#include "tarn/timing.h"
 #include "tarn/trim.h"
 #include "tarn/wal.h"
 #include "util/clock.h"
@@ -241,7 +244,8 @@ static int collect_refs(tarn_meta *m, const tarn_reclaim_options *o, uint64_t ne
         rc = set_add(&r->files, base_of(t[i].range.files[j].name));
   tarn_tasks_free(t, n);
   for (uint64_t l = 1; l < next && !rc; l++, st->logs_scanned++)
-    rc = tarn__index_scan(m, l, NULL, NULL, refs_cb, r);
+    rc = o->stop && o->stop(o->stop_ctx) ? tarn__err(TARN_ECLOSED, "reclaim: stopped")
+                                         : tarn__index_scan(m, l, NULL, NULL, refs_cb, r);
   for (size_t i = 0; i < o->n_extra_logs && !rc; i++, st->logs_scanned++)
     rc = tarn__index_scan(m, o->extra_logs[i], NULL, NULL, refs_cb, r);
   st->index_records += r->records;
@@ -465,16 +469,87 @@ static int forget_seen(tarn_meta *m, char kind, const char *name) {
 enum { MK_W, MK_C, MK_KINDS };
 static const char mk_kind[MK_KINDS] = {'w', 'c'};
 
+/* A dead mark and the names it puts at risk (issue 31 item 7). */
+typedef struct dmark {
+  char *key;
+  int64_t version;
+  int all;       /* a mark without a range (written before ranges, or damaged) */
+  int none;      /* "none": nothing at risk (cleared, or died before its sweep) */
+  char *lo, *hi; /* names in (lo, hi] at risk ("" as lo: from the first) */
+} dmark;
+
 typedef struct marks {
   int on;                /* the marks were written (not dry, some kind swept) */
   int kinds[MK_KINDS];   /* the kinds this pass sweeps */
-  int restamp[MK_KINDS]; /* a dead mark of the kind: re-confirm every stamp */
   int blocked[MK_KINDS]; /* a live or new mark of the kind: delete nothing */
   int conflict[MK_KINDS];
   int forget_failed;
   char id[33];
-  strset dead[MK_KINDS]; /* keys of dead marks, size = their version */
+  dmark *dead[MK_KINDS]; /* the dead marks of each kind */
+  size_t ndead[MK_KINDS];
+  int (*stop)(void *ctx); /* the caller's stop flag (issue 31 item 7) */
+  void *stop_ctx;
 } marks;
+
+/* The value of a mark: "none", or "r\n{lo}\n{hi}" (names in (lo, hi] at risk).
+ * Any other bytes (a mark of a build before ranges: "") put every name at
+ * risk: only ever a longer grace. */
+#define MK_NONE "none"
+static int dmark_parse(dmark *d, const uint8_t *v, size_t len) {
+  d->all = d->none = 0;
+  d->lo = d->hi = NULL;
+  if (len == sizeof MK_NONE - 1 && memcmp(v, MK_NONE, len) == 0) {
+    d->none = 1;
+    return 0;
+  }
+  const uint8_t *nl = len > 2 && v[0] == 'r' && v[1] == '\n' ? memchr(v + 2, '\n', len - 2) : NULL;
+  if (!nl || memchr(nl + 1, '\n', (size_t)(v + len - nl - 1))) {
+    d->all = 1;
+    return 0;
+  }
+  d->lo = strndup((const char *)v + 2, (size_t)(nl - v - 2));
+  d->hi = strndup((const char *)nl + 1, (size_t)(v + len - nl - 1));
+  if (!d->lo || !d->hi || strlen(d->lo) != (size_t)(nl - v - 2) ||
+      strlen(d->hi) != (size_t)(v + len - nl - 1)) {
+    free(d->lo), free(d->hi);
+    d->lo = d->hi = NULL;
+    d->all = 1; /* a NUL in a name: no range we can compare */
+  }
+  return 0;
+}
+
+static void dmarks_free(marks *mk) {
+  for (int k = 0; k < MK_KINDS; k++) {
+    for (size_t i = 0; i < mk->ndead[k]; i++) {
+      free(mk->dead[k][i].key);
+      free(mk->dead[k][i].lo);
+      free(mk->dead[k][i].hi);
+    }
+    free(mk->dead[k]);
+    mk->dead[k] = NULL;
+    mk->ndead[k] = 0;
+  }
+}
+
+static dmark *dmark_find(marks *mk, int k, const char *key) {
+  for (size_t i = 0; i < mk->ndead[k]; i++)
+    if (strcmp(mk->dead[k][i].key, key) == 0)
+      return &mk->dead[k][i];
+  return NULL;
+}
+
+/* Whether a dead mark of kind k may have seen name named without forgetting
+ * its stamp: then this pass re-confirms the stamp at its now (restamp). */
+static int at_risk(const marks *mk, int k, const char *name) {
+  for (size_t i = 0; i < mk->ndead[k]; i++) {
+    const dmark *d = &mk->dead[k][i];
+    if (d->all || (!d->none && strcmp(name, d->lo) > 0 && strcmp(name, d->hi) <= 0))
+      return 1;
+  }
+  return 0;
+}
+
+static int stopping(const marks *mk) { return mk->stop && mk->stop(mk->stop_ctx); }
 
 static void mark_key(char *out, size_t n, int k, const char *id) {
   snprintf(out, n, "p-%c-%s", mk_kind[k], id);
@@ -491,7 +566,7 @@ static int marks_scan(tarn_meta *m, marks *mk, int k, int start) {
   int rc = tarn_meta_scan(m, TARN_RECLAIM_PARTITION, a, b, 0, 0, &rs);
   for (size_t i = 0; i < rs.n && !rc; i++) {
     const char *key = rs.v[i].key;
-    if (strcmp(key, own) == 0 || set_has(&mk->dead[k], key))
+    if (strcmp(key, own) == 0 || dmark_find(mk, k, key))
       continue;
     if (!start) {
       mk->blocked[k] = 1;
@@ -505,8 +580,18 @@ static int marks_scan(tarn_meta *m, marks *mk, int k, int start) {
     if (!rc) {
       mk->blocked[k] = 1;
     } else if (rc == TARN_ENOTFOUND) {
-      mk->restamp[k] = 1;
-      rc = set_add_sized(&mk->dead[k], key, (uint64_t)rs.v[i].stat.version);
+      dmark *nv = realloc(mk->dead[k], (mk->ndead[k] + 1) * sizeof *nv);
+      rc = nv ? 0 : tarn__err(TARN_ENOMEM, "out of memory");
+      if (!rc) {
+        mk->dead[k] = nv;
+        dmark *d = &nv[mk->ndead[k]];
+        memset(d, 0, sizeof *d);
+        d->version = rs.v[i].stat.version;
+        if (!(d->key = strdup(key)))
+          rc = tarn__err(TARN_ENOMEM, "out of memory");
+        else
+          mk->ndead[k]++, rc = dmark_parse(d, rs.v[i].value, rs.v[i].value_len);
+      }
     }
   }
   tarn_meta_recs_free(&rs);
@@ -537,7 +622,9 @@ static int marks_begin(tarn_meta *m, marks *mk) {
   for (int k = 0; k < MK_KINDS && !rc; k++)
     if (mk->kinds[k]) {
       mark_key(key, sizeof key, k, mk->id);
-      rc = tarn_meta_create(m, TARN_RECLAIM_PARTITION, key, "", 0, TARN_META_PERSISTENT, NULL);
+      /* "none": nothing at risk until its sweep lists a page (issue 31 item 7) */
+      rc = tarn_meta_create(m, TARN_RECLAIM_PARTITION, key, MK_NONE, sizeof MK_NONE - 1,
+                            TARN_META_PERSISTENT, NULL);
       if (rc)
         rc = tarn__errctx(rc,
                           "reclaim: writing the pass mark %s/%s (LS-086: no pass deletes "
@@ -564,9 +651,9 @@ static int marks_recheck(tarn_meta *m, marks *mk) {
 static int marks_end(tarn_meta *m, marks *mk, int rc) {
   char key[48];
   for (int k = 0; mk->on && k < MK_KINDS; k++) {
-    for (size_t i = 0; !rc && !mk->conflict[k] && i < mk->dead[k].n; i++) {
-      int drc = tarn_meta_delete_if(m, TARN_RECLAIM_PARTITION, mk->dead[k].v[i].s,
-                                    (int64_t)mk->dead[k].v[i].size, NULL, 0);
+    for (size_t i = 0; !rc && !mk->conflict[k] && i < mk->ndead[k]; i++) {
+      int drc = tarn_meta_delete_if(m, TARN_RECLAIM_PARTITION, mk->dead[k][i].key,
+                                    mk->dead[k][i].version, NULL, 0);
       if (drc != TARN_ENOTFOUND && drc != TARN_ECONFLICT)
         rc = drc;
     }
@@ -583,8 +670,7 @@ static int marks_end(tarn_meta *m, marks *mk, int rc) {
     if (!rc && drc != TARN_ENOTFOUND)
       rc = drc;
   }
-  for (int k = 0; k < MK_KINDS; k++)
-    set_free(&mk->dead[k]);
+  dmarks_free(mk);
   return rc;
 }
 
@@ -761,6 +847,49 @@ typedef struct cand {
   strset wal, compacted;
 } cand;
 
+/* Before a page's names are looked at (issue 31 item 7): this pass's mark of
+ * kind k says that only names in (lo, hi] may be seen named and not yet
+ * forgotten. Its own mark: a plain put (a pass that took this one for dead
+ * and cleared it only loses the clearing). A failure stops the pass before
+ * the page: the mark's old value still covers all it saw. */
+static int mark_range(tarn_meta *m, marks *mk, int k, const char *lo, const char *hi) {
+  char key[48];
+  mark_key(key, sizeof key, k, mk->id);
+  size_t nlo = strlen(lo), nhi = strlen(hi);
+  char *v = malloc(nlo + nhi + 3);
+  if (!v)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  v[0] = 'r', v[1] = '\n';
+  memcpy(v + 2, lo, nlo);
+  v[2 + nlo] = '\n';
+  memcpy(v + 3 + nlo, hi, nhi);
+  int rc = tarn_meta_put(m, TARN_RECLAIM_PARTITION, key, v, nlo + nhi + 3, NULL);
+  free(v);
+  return rc ? tarn__errctx(rc, "reclaim: updating the pass mark %s/%s", TARN_RECLAIM_PARTITION, key)
+            : 0;
+}
+
+/* After this pass handled every name up to upto (NULL: the whole listing)
+ * with no restamp overtaken, the dead marks whose range lies there put
+ * nothing at risk any more: each is set to "none" (compare-and-set on the
+ * version read), so a later pass restamps nothing for it even if this one
+ * dies before absorbing it — a crash loop of passes makes progress. */
+static int clear_dead(tarn_meta *m, marks *mk, int k, const char *upto) {
+  for (size_t i = 0; i < mk->ndead[k] && !mk->conflict[k]; i++) {
+    dmark *d = &mk->dead[k][i];
+    if (d->none || (upto && (d->all || strcmp(d->hi, upto) > 0)))
+      continue;
+    tarn_meta_stat st;
+    int rc = tarn_meta_cas(m, TARN_RECLAIM_PARTITION, d->key, MK_NONE, sizeof MK_NONE - 1,
+                           d->version, &st);
+    if (!rc)
+      d->none = 1, d->all = 0, d->version = st.version;
+    else if (rc != TARN_ECONFLICT && rc != TARN_ENOTFOUND)
+      return rc;
+  }
+  return 0;
+}
+
 /* Lists a root and sorts each name: named (forget its first-seen record),
  * unreferenced (record first seen), or a candidate (old enough). Ages are on
  * the store's clock, read after each page of the listing: no node's clock
@@ -774,8 +903,16 @@ static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_
   int rc = 0;
   for (;;) {
     tarn_objstore_listing l;
+    if (stopping(mk)) { /* issue 31 item 7: shutdown does not wait for a pass */
+      rc = tarn__err(TARN_ECLOSED, "reclaim: stopped");
+      break;
+    }
     if ((rc = tarn_objstore_list(s, "", after, LIST_PAGE, &l)))
       break;
+    if (mk->on && l.n && (rc = mark_range(m, mk, k, after ? after : "", l.names[l.n - 1]))) {
+      tarn_objstore_listing_free(&l);
+      break;
+    }
     int64_t now = 0;
     if ((rc = tarn_meta_clock(m, &now)))
       rc = tarn__errctx(rc, "reading the metadata store's clock");
@@ -785,6 +922,8 @@ static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_
       const char *name = l.names[i];
       int named;
       if (kind == 'w') {
+        if (strcmp(name, TARN_ROOT_MARKER) == 0)
+          continue; /* the root's deployment marker (issue 31 item 5): never reclaimed */
         named = set_has(&rf->wal, name);
       } else {
         char pq[1100];
@@ -800,7 +939,7 @@ static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_
       }
       (*unref)++;
       int64_t at = now;
-      rc = first_seen(m, kind, name, now, o->dry_run, mk->restamp[k], &mk->conflict[k], &at);
+      rc = first_seen(m, kind, name, now, o->dry_run, at_risk(mk, k, name), &mk->conflict[k], &at);
       /* LS-086; the tick: on a clock of whole seconds a difference of
        * grace may be up to a second less of real time */
       if (!rc && (now - at >= grace + tarn_meta_clock_tick_ms(m) ||
@@ -810,13 +949,20 @@ static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_
     free(after);
     after = NULL;
     int more = l.truncated && l.n > 0;
-    if (more && !(after = strdup(l.names[l.n - 1])))
+    if (!rc && mk->on)
+      rc = clear_dead(m, mk, k, more ? l.names[l.n - 1] : NULL);
+    if (more && !rc && !(after = strdup(l.names[l.n - 1])))
       rc = tarn__err(TARN_ENOMEM, "out of memory");
     tarn_objstore_listing_free(&l);
     if (rc || !more)
       break;
   }
   free(after);
+  if (!rc && mk->on) { /* every name handled: nothing at risk */
+    char key[48];
+    mark_key(key, sizeof key, k, mk->id);
+    rc = tarn_meta_put(m, TARN_RECLAIM_PARTITION, key, MK_NONE, sizeof MK_NONE - 1, NULL);
+  }
   return rc;
 }
 
@@ -831,9 +977,26 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
   memset(&st, 0, sizeof st);
   uint64_t next;
   int known = 0;
-  int rc = log_range(m, o, &next, &known);
+  /* Issue 31 item 5: only the deployment a root belongs to deletes from it */
+  int rc =
+      tarn__roots_check(m, o->wal ? wal : NULL, o->trimmed_files || o->orphans ? compacted : NULL);
+  /* Issue 31 item 11: the library refuses the WAL grace the processes
+   * refuse (LS-085, LS-086: it must exceed the writers' limits in the
+   * deployment's timing record); without a record, the caller's rule */
+  if (!rc && o->wal && wal) {
+    tarn_timing t;
+    int recorded = 0;
+    rc = tarn_timing_load(m, &t, &recorded);
+    if (!rc && recorded) {
+      tarn_timing mine = {o->wal_grace_ms, -1, -1, -1};
+      rc = tarn_timing_check_process(m, &mine, "reclaim", NULL);
+    }
+  }
+  if (!rc)
+    rc = log_range(m, o, &next, &known);
   for (uint64_t l = 1; !rc && o->trimmed_files && compacted && l < next; l++)
-    rc = reclaim_trimmed(m, compacted, o, l, &st);
+    rc = o->stop && o->stop(o->stop_ctx) ? tarn__err(TARN_ECLOSED, "reclaim: stopped")
+                                         : reclaim_trimmed(m, compacted, o, l, &st);
   for (size_t i = 0; !rc && o->trimmed_files && compacted && i < o->n_extra_logs; i++)
     rc = reclaim_trimmed(m, compacted, o, o->extra_logs[i], &st);
   refs r1 = {0}, r2 = {0};
@@ -848,6 +1011,8 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
   memset(&mk, 0, sizeof mk);
   mk.kinds[MK_W] = o->wal && wal;
   mk.kinds[MK_C] = known && o->orphans && compacted;
+  mk.stop = o->stop;
+  mk.stop_ctx = o->stop_ctx;
   if (!rc && !o->dry_run && (mk.kinds[MK_W] || mk.kinds[MK_C]))
     rc = marks_begin(m, &mk);
   if (!rc && (o->wal || o->orphans))
@@ -870,6 +1035,10 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
   /* sizes are the listing's: objects are written once, so no HEAD */
   for (size_t i = 0; !rc && !mk.blocked[MK_W] && i < c.wal.n; i++) {
     const char *name = c.wal.v[i].s;
+    if (stopping(&mk)) {
+      rc = tarn__err(TARN_ECLOSED, "reclaim: stopped");
+      break;
+    }
     if (set_has(&r2.wal, name))
       continue;
     report(o, "wal", name, c.wal.v[i].size);
@@ -882,6 +1051,10 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
   }
   for (size_t i = 0; !rc && !mk.blocked[MK_C] && i < c.compacted.n; i++) {
     const char *name = c.compacted.v[i].s;
+    if (stopping(&mk)) {
+      rc = tarn__err(TARN_ECLOSED, "reclaim: stopped");
+      break;
+    }
     char pq[1100];
     parquet_name(base_of(name), pq, sizeof pq);
     if (file_named(&r2, pq))
@@ -894,6 +1067,12 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
       st.compacted_deleted_bytes += c.compacted.v[i].size;
     }
   }
+  /* Issue 31 item 9: temporary files of killed puts (file://), after the
+   * grace of their root: a live put links or abandons its file sooner */
+  if (!rc && !o->dry_run && o->wal && wal)
+    rc = tarn_objstore_sweep_temp(wal, o->wal_grace_ms, &st.temp_files_removed);
+  if (!rc && !o->dry_run && (o->orphans || o->trimmed_files) && compacted)
+    rc = tarn_objstore_sweep_temp(compacted, o->orphan_grace_ms, &st.temp_files_removed);
   rc = marks_end(m, &mk, rc);
   refs_free(&r1);
   refs_free(&r2);

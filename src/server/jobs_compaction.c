@@ -32,6 +32,7 @@ typedef struct cstate {
   tarn_tasks_options to;
   char owner[128];
   int64_t wal_grace_ms, orphan_grace_ms;
+  atomic_int roots_claimed; /* issue 31 item 5: once per process */
 } cstate;
 
 static int plan_job(void *arg, atomic_int *stop) {
@@ -129,7 +130,19 @@ static void count_reclaimed(uint64_t objects, uint64_t bytes, const char *root,
     tarn_metrics_inc("tarn_reclaimed_bytes_total", bytes, "root", root, "reason", reason, NULL);
 }
 
-static int reclaim(cstate *s, int wal) {
+/* Issue 31 item 7: the scheduler's stop flag, polled by the pass between
+ * pages, logs and deletions, so shutdown does not wait for a pass */
+static int stop_set(void *ctx) { return atomic_load((atomic_int *)ctx) != 0; }
+
+static int reclaim(cstate *s, int wal, atomic_int *stop) {
+  /* Issue 31 item 5: claims this deployment's unmarked roots (deployments
+   * from before markers) and refuses another deployment's */
+  if (!atomic_load(&s->roots_claimed)) {
+    int crc = tarn_deployment_claim_roots(s->d, 0);
+    if (crc)
+      return crc;
+    atomic_store(&s->roots_claimed, 1);
+  }
   tarn_reclaim_options ro;
   tarn_reclaim_options_default(&ro);
   ro.wal = wal;
@@ -138,6 +151,8 @@ static int reclaim(cstate *s, int wal) {
   ro.orphan_grace_ms = s->orphan_grace_ms;
   ro.report = reclaimed;
   ro.report_ctx = s;
+  ro.stop = stop_set;
+  ro.stop_ctx = stop;
   tarn_reclaim_stats st;
   memset(&st, 0, sizeof st);
   int rc = tarn_reclaim_pass(tarn_deployment_meta(s->d), tarn_deployment_wal(s->d),
@@ -159,15 +174,9 @@ static int reclaim(cstate *s, int wal) {
   return rc;
 }
 
-static int reclaim_job(void *arg, atomic_int *stop) {
-  (void)stop;
-  return reclaim(arg, 0);
-}
+static int reclaim_job(void *arg, atomic_int *stop) { return reclaim(arg, 0, stop); }
 
-static int wal_gc_job(void *arg, atomic_int *stop) {
-  (void)stop;
-  return reclaim(arg, 1);
-}
+static int wal_gc_job(void *arg, atomic_int *stop) { return reclaim(arg, 1, stop); }
 
 int tarn_srv_compaction_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
                              struct tarn_srv_job *jobs, void **state) {

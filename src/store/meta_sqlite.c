@@ -100,6 +100,14 @@ static int bind_key(shandle *h, sqlite3_stmt *st, int i, const char *key, uint8_
 
 /* ---- transactions ---------------------------------------------------------- */
 
+/* Ends a transaction that failed, keeping the error that made it fail (issue
+ * 31 item 10: ROLLBACK's own error — "no transaction is active" after SQLite
+ * rolled back by itself, as on a full disk — used to replace it). */
+static void rollback(shandle *h) {
+  if (!sqlite3_get_autocommit(h->db))
+    sqlite3_exec(h->db, "ROLLBACK", NULL, NULL, NULL);
+}
+
 static int begin_write(shandle *h) {
   int rc = exec(h, "BEGIN IMMEDIATE");
   if (rc)
@@ -127,21 +135,30 @@ static int begin_write(shandle *h) {
     }
   }
   if (rc)
-    exec(h, "ROLLBACK");
+    rollback(h);
   return rc;
 }
 
 /* Commits (rc == 0) or rolls back; returns rc or the commit's error. */
 static int end_write(shandle *h, int rc) {
   if (rc) {
-    exec(h, "ROLLBACK");
+    rollback(h);
     return rc;
   }
   rc = exec(h, "COMMIT");
   if (rc) {
-    exec(h, "ROLLBACK");
-    /* A failed COMMIT under synchronous=FULL may or may not have reached
-     * the disk. */
+    int code = sqlite3_extended_errcode(h->db) & 0xff;
+    int ended = sqlite3_get_autocommit(h->db); /* SQLite rolled back by itself */
+    rollback(h);
+    /* Issue 31 item 10: a COMMIT that found the disk full (or the lock
+     * busy) and was rolled back wrote nothing — the WAL's commit frame is
+     * its last write — so the failure is definite, and says why. Any other
+     * failed COMMIT under synchronous=FULL may or may not have reached the
+     * disk. */
+    if (code == SQLITE_FULL && ended)
+      return tarn__errctx(rc, "commit (rolled back: nothing was written)");
+    if (code == SQLITE_BUSY && !ended)
+      return tarn__errctx(TARN_EBUSY, "commit (rolled back: nothing was written)");
     return tarn__errctx(TARN_EUNKNOWN, "commit");
   }
   return 0;
@@ -200,10 +217,10 @@ static void *heartbeat(void *arg) {
     int64_t sid = h->session;
     /* An expired session stays ended: other clients already hide its
      * ephemeral records, so a late heartbeat must not bring them back. */
-    if (sqlite3_prepare_v2(h->hb_db,
-                           "UPDATE sessions SET heartbeat = ?1 WHERE id = ?2 AND"
-                           " heartbeat + timeout > ?1 AND heartbeat <= ?1 + timeout",
-                           -1, &st, NULL) == SQLITE_OK) {
+    if (sid && sqlite3_prepare_v2(h->hb_db,
+                                  "UPDATE sessions SET heartbeat = ?1 WHERE id = ?2 AND"
+                                  " heartbeat + timeout > ?1 AND heartbeat <= ?1 + timeout",
+                                  -1, &st, NULL) == SQLITE_OK) {
       sqlite3_bind_int64(st, 1, session_clock());
       sqlite3_bind_int64(st, 2, sid);
       if (sqlite3_step(st) == SQLITE_DONE && sqlite3_changes(h->hb_db) == 0)
@@ -253,14 +270,14 @@ static int open_setup(shandle *h, int64_t timeout_ms) {
   if ((rc = exec(h, "BEGIN IMMEDIATE")))
     return rc;
   if ((rc = exec(h, schema))) {
-    exec(h, "ROLLBACK");
+    rollback(h);
     return rc;
   }
-  int64_t id = 0;
-  rc = end_write(h, insert_session(h, timeout_ms, &id));
-  if (rc == 0)
-    h->session = id;
-  return rc;
+  /* Issue 31 item 8: no session row yet — it is made by the first write that
+   * needs one (an ephemeral record), so read-only work (read, offsets, fsck)
+   * writes nothing and works on a full disk */
+  (void)timeout_ms;
+  return end_write(h, 0);
 }
 
 /* A new session: for a handle whose session ended (tarn_meta_session_renew). */
@@ -340,8 +357,9 @@ static void sq_close(tarn_meta *m) {
   pthread_cond_signal(&h->hb_cv);
   pthread_mutex_unlock(&h->hb_mu);
   pthread_join(h->hb, NULL);
-  /* Ending the session removes its ephemeral records. */
-  if (begin_write(h) == 0) {
+  /* Ending the session removes its ephemeral records (none without one:
+   * a read-only handle writes nothing, issue 31 item 8). */
+  if (h->session && begin_write(h) == 0) {
     sqlite3_stmt *st;
     int rc = prep(h, "DELETE FROM kv WHERE session = ?1", &st);
     if (rc == 0) {
@@ -544,9 +562,14 @@ static int sq_write(tarn_meta *m, const char *part, const char *key, const void 
   int rc = begin_write(h);
   if (rc)
     goto out;
-  int exists;
-  int64_t cur = 0, created = 0;
-  if (flags & TARN_META_EPHEMERAL) {
+  int exists, fresh = 0;
+  int64_t cur = 0, created = 0, sess = h->session;
+  if ((flags & TARN_META_EPHEMERAL) && !sess) {
+    /* Issue 31 item 8: the handle's first ephemeral record makes its
+     * session, in the same transaction */
+    rc = insert_session(h, m->session_timeout_ms, &sess);
+    fresh = 1;
+  } else if (flags & TARN_META_EPHEMERAL) {
     /* begin_write may just have expired this very session (its heartbeat
      * was late): an ephemeral record must not outlive its session's row,
      * where no expiry would ever find it. */
@@ -577,10 +600,12 @@ static int sq_write(tarn_meta *m, const char *part, const char *key, const void 
       rc = tarn__err(TARN_ECONFLICT, "sqlite: \"%s\" has version %lld, not %lld", key,
                      (long long)cur, (long long)version);
     else
-      rc = upsert(h, part, key, val, len, (flags & TARN_META_EPHEMERAL) ? h->session : 0, exists,
-                  created, stat);
+      rc = upsert(h, part, key, val, len, (flags & TARN_META_EPHEMERAL) ? sess : 0, exists, created,
+                  stat);
   }
   rc = end_write(h, rc);
+  if (rc == 0 && fresh)
+    h->session = sess;
 out:
   pthread_mutex_unlock(&h->mu);
   if (ended)

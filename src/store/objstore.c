@@ -303,3 +303,11 @@ void tarn_objstore_listing_free(tarn_objstore_listing *l) {
   free(l->sizes);
   memset(l, 0, sizeof *l);
 }
+
+int tarn_objstore_sweep_temp(tarn_objstore *s, int64_t older_than_ms, uint64_t *removed) {
+  if (older_than_ms < 0)
+    return tarn__err(TARN_EINVAL, "sweeping temporary files: a negative age");
+  if (!s->vfs->sweep_temp)
+    return 0;
+  return counted(s, "sweep_temp", s->vfs->sweep_temp(s, older_than_ms, removed), 0);
+}

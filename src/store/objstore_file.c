@@ -524,6 +524,61 @@ static int f_list(tarn_objstore *st, const char *prefix, const char *start_after
   return 0;
 }
 
+/* --- stale temporary files (issue 31 item 9) ------------------------------ */
+
+/* Removes the ".tmp-" files below dirfd not modified for older_than_ms: a put
+ * killed between its create and its link leaves one (docs/objstore.md
+ * "Create-only and crash-safe put"). A live put writes its file and links it
+ * within the longest put; a stalled one whose file is removed fails at its
+ * link (ENOENT: the name was never created, a definite failure). Depth-first,
+ * symlinks never followed. */
+static int sweep_dir(fstore *s, int dirfd, int depth, time_t cutoff, uint64_t *removed) {
+  if (depth > 64)
+    return 0;
+  int dfd = dup(dirfd);
+  if (dfd < 0)
+    return tarn__errno(errno, "file store %s: dup", s->root);
+  DIR *d = fdopendir(dfd);
+  if (!d) {
+    int e = errno;
+    close(dfd);
+    return tarn__errno(e, "file store %s: opendir", s->root);
+  }
+  rewinddir(d);
+  int rc = 0;
+  struct dirent *de;
+  while (!rc && (de = readdir(d)) != NULL) {
+    const char *nm = de->d_name;
+    if (strcmp(nm, ".") == 0 || strcmp(nm, "..") == 0)
+      continue;
+    struct stat sb;
+    if (fstatat(dirfd, nm, &sb, AT_SYMLINK_NOFOLLOW) != 0)
+      continue;
+    if (S_ISDIR(sb.st_mode)) {
+      int sub = openat(dirfd, nm, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (sub >= 0) {
+        rc = sweep_dir(s, sub, depth + 1, cutoff, removed);
+        close(sub);
+      }
+    } else if (S_ISREG(sb.st_mode) &&
+               strncmp(nm, TARN__OBJSTORE_TMP_PREFIX, strlen(TARN__OBJSTORE_TMP_PREFIX)) == 0 &&
+               sb.st_mtime < cutoff) {
+      if (unlinkat(dirfd, nm, 0) == 0)
+        (*removed)++;
+      else if (errno != ENOENT)
+        rc = tarn__errno(errno, "file store %s: removing the temporary file %s", s->root, nm);
+    }
+  }
+  closedir(d);
+  return rc;
+}
+
+static int f_sweep_temp(tarn_objstore *st, int64_t older_than_ms, uint64_t *removed) {
+  fstore *s = (fstore *)st;
+  time_t cutoff = time(NULL) - (time_t)((older_than_ms + 999) / 1000);
+  return sweep_dir(s, s->rootfd, 0, cutoff, removed);
+}
+
 static int f_open(const char *uri, tarn_objstore **out) {
   if (strncmp(uri, "file://", 7) != 0 || uri[7] == 0)
     return tarn__err(TARN_EINVAL, "object store \"%s\": expected file://DIR", uri);
@@ -566,4 +621,5 @@ const struct tarn__objstore_vfs tarn__objstore_file = {
     .head = f_head,
     .del = f_del,
     .list = f_list,
+    .sweep_temp = f_sweep_temp,
 };

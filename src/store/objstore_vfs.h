@@ -66,6 +66,9 @@ struct tarn__objstore_vfs {
   /* out is zeroed; max >= 1; start_after may be "". */
   int (*list)(tarn_objstore *s, const char *prefix, const char *start_after, size_t max,
               tarn_objstore_listing *out);
+  /* Optional (NULL: the backend leaves no temporary files): removes those
+   * older than older_than_ms, adding their number to *removed. */
+  int (*sweep_temp)(tarn_objstore *s, int64_t older_than_ms, uint64_t *removed);
 };
 
 extern const struct tarn__objstore_vfs tarn__objstore_file;

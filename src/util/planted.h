@@ -66,6 +66,7 @@
   X(RECLAIM_LOCAL_CLOCK, "reclaim-local-clock")             /* reverts #11 part 2's clock */       \
   X(RECLAIM_TRUSTS_LATE_STAMP, "reclaim-trusts-late-stamp") /* reverts issue 12's stamp fix */     \
   X(RECLAIM_UNMARKED_PASS, "reclaim-unmarked-pass")         /* no mark: failed forget unseen */    \
+  X(ROOTS_UNCHECKED, "roots-unchecked")                     /* reclaims another deployment's root */\
   X(TASK_PUT_UNGUARDED, "task-put-unguarded")               /* task writes without the lock */     \
   X(C2_STOPS_BEFORE_E, "c2-stops-before-e")                 /* C2's scan ends at >= e */           \
   X(PLAN_OVER_UNFINISHED, "plan-over-unfinished")           /* reverts #11 part 5's roll-forward */\

@@ -875,17 +875,18 @@ static void act_reclaim(sim *s) {
   o.report = reclaim_report;
   o.report_ctx = s;
   tarn_reclaim_stats st = {0};
-  /* past the pass's first three writes, its marks l-, p-w-, p-c-
-   * (src/log/reclaim.c "pass marks"): a fault there only stops the pass
+  /* past the pass's first four writes, its marks l-, p-w-, p-c- and the
+   * p-w- mark's range for the first page (src/log/reclaim.c "pass marks",
+   * issue 31 item 7): a fault there only stops the pass
    * before its scan, so striking the next write made every fault one of
    * those; this one strikes the pass's own writes (stamps, confirmations,
    * forgets, hard trims, the marks' removal), as before the marks */
   int pin = s->late_stamp_at && s->step >= s->late_stamp_at && s->late_stamp == 0;
   if (pin) {
-    tarn_meta_inject_fault_after(s->rmeta, TARN_META_FAULT_DELAY_COMMIT, 3, 1);
-    sim_trace(s, "  pinned (--late-stamp-at): the pass's fourth metadata write is held in flight");
+    tarn_meta_inject_fault_after(s->rmeta, TARN_META_FAULT_DELAY_COMMIT, 4, 1);
+    sim_trace(s, "  pinned (--late-stamp-at): the pass's fifth metadata write is held in flight");
   } else {
-    arm_meta_fault_after(s, s->rmeta, 3);
+    arm_meta_fault_after(s, s->rmeta, 4);
   }
   sim_arm_read_fault(s, chance(s, 500) ? s->cwal : s->ccmp, s->rmeta);
   int rc = tarn_reclaim_pass(s->rmeta, s->cwal, s->ccmp, &o, &st);

@@ -11,6 +11,7 @@
 
 #include "tarn/catalog.h"
 #include "tarn/compactor.h"
+#include "tarn/deployment.h"
 #include "tarn/entryindex.h"
 #include "tarn/key.h"
 #include "tarn/lease.h"
@@ -18,6 +19,7 @@
 #include "tarn/reclaim.h"
 #include "tarn/tasks.h"
 #include "tarn/testing.h"
+#include "tarn/timing.h"
 #include "tarn/trim.h"
 
 static int64_t now_ms;
@@ -376,8 +378,9 @@ static void late_stamp_cannot_shorten_grace(void **state) {
   tarn_reclaim_stats st;
   /* pass 1 sees the object unreferenced (its writer between A2 and A3); the
    * stamp's create is held in flight and the pass gives up on it (its first
-   * writes, its marks l-, p-w-, p-c-, pass: src/log/reclaim.c "pass marks") */
-  assert_int_equal(tarn_meta_inject_fault_after(E.m, TARN_META_FAULT_DELAY_COMMIT, 3, 1), 0);
+   * writes, its marks l-, p-w-, p-c- and the p-w- mark's first range, pass:
+   * src/log/reclaim.c "pass marks") */
+  assert_int_equal(tarn_meta_inject_fault_after(E.m, TARN_META_FAULT_DELAY_COMMIT, 4, 1), 0);
   assert_int_equal(tu_reclaim_pass_at(t0, E.m, E.wal, E.compacted, &o, &st), TARN_EUNKNOWN);
   assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_NONE, 0), 0);
   /* the writer's record lands; pass 2 sees the object named */
@@ -638,6 +641,148 @@ static void no_mark_no_pass(void **state) {
   tu_cenv_close(&E);
 }
 
+/* Issue 31 item 5: one deployment per root. A root whose marker names another
+ * deployment, a marked root under a metadata store without an id, and an
+ * unmarked root under one with an id: the pass deletes nothing there
+ * (TARN_EBUSY). A root of this deployment loses its garbage, never its
+ * marker. Killed by planted bug roots-unchecked (the old code deleted). */
+static void foreign_root_refused(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "frr", 0, 1, NULL);
+  const char *ours = "0123456789abcdef0123456789abcdef";
+  const char *theirs = "fedcba9876543210fedcba9876543210";
+  assert_int_equal(tarn_objstore_put(E.wal, "old.wal", "z", 1), 0);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp); /* WAL grace 10 s */
+  int64_t t0 = 7000000;
+  tarn_reclaim_stats st;
+  uint64_t sz;
+  /* a marked root, a metadata store without an id */
+  assert_int_equal(tarn_objstore_put(E.wal, TARN_ROOT_MARKER, theirs, 32), 0);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(tu_reclaim_pass_at(t0 + i * 20000, E.m, E.wal, E.compacted, &o, &st),
+                     TARN_EBUSY);
+    assert_non_null(strstr(tarn_errmsg(), "another deployment"));
+  }
+  /* the store's id is not the root's */
+  assert_int_equal(tarn_meta_create(E.m, TARN_DEPLOYMENT_ID_PARTITION, TARN_DEPLOYMENT_ID_KEY, ours,
+                                    32, TARN_META_PERSISTENT, NULL),
+                   0);
+  for (int i = 3; i < 6; i++)
+    assert_int_equal(tu_reclaim_pass_at(t0 + i * 20000, E.m, E.wal, E.compacted, &o, &st),
+                     TARN_EBUSY);
+  assert_non_null(strstr(tarn_errmsg(), theirs));
+  assert_int_equal(tarn_objstore_head(E.wal, "old.wal", &sz), 0);
+  /* the compacted root has no marker while the store has an id */
+  assert_int_equal(tarn_objstore_delete(E.wal, TARN_ROOT_MARKER), 0);
+  assert_int_equal(tarn_objstore_put(E.wal, TARN_ROOT_MARKER, ours, 32), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 200000, E.m, E.wal, E.compacted, &o, &st), TARN_EBUSY);
+  assert_non_null(strstr(tarn_errmsg(), "no marker"));
+  /* a WAL-only pass does not look at the compacted root: it deletes, after
+   * the grace, everything but the marker */
+  o.trimmed_files = o.orphans = 0;
+  assert_int_equal(tu_reclaim_pass_at(t0 + 300000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 301000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 400000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 1);
+  assert_int_equal(tarn_objstore_head(E.wal, "old.wal", &sz), TARN_ENOTFOUND);
+  assert_int_equal(tarn_objstore_head(E.wal, TARN_ROOT_MARKER, &sz), 0);
+  tu_cenv_close(&E);
+}
+
+static int stop_after_report(void *ctx) { return ((rep *)ctx)->n > 0; }
+
+/* Issue 31 item 7: a killed pass's mark puts at risk only the names of the
+ * page it was in, (lo, hi]: the next pass restamps those and deletes the
+ * others past their grace (the old code restamped every name for any dead
+ * mark, so a crash loop deleted nothing). A pass that handled the range sets
+ * the dead mark to "none" before its deletions, so its own death does not
+ * restart the grace again; and a stopped pass (the stop flag, `tarn serve`'s
+ * shutdown) returns TARN_ECLOSED between deletions. */
+static void killed_pass_progress(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "kpp", 0, 1, NULL);
+  const char *names[] = {"a.wal", "n.wal", "z.wal"};
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(tarn_objstore_put(E.wal, names[i], "z", 1), 0);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp); /* WAL grace 10 s */
+  o.trimmed_files = o.orphans = 0;
+  int64_t t0 = 8000000;
+  tarn_reclaim_stats st;
+  assert_int_equal(tu_reclaim_pass_at(t0, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 1000, E.m, E.wal, E.compacted, &o, &st), 0);
+  /* a pass killed in the page (m, q]: its session ends, its mark stays */
+  tarn_meta *other;
+  assert_int_equal(tarn_meta_open(E.meta_uri, &other), 0);
+  const char *id = "00112233445566778899aabbccddee00";
+  char l[48], p[48];
+  snprintf(l, sizeof l, "l-%s", id);
+  snprintf(p, sizeof p, "p-w-%s", id);
+  assert_int_equal(
+      tarn_meta_create(other, TARN_RECLAIM_PARTITION, l, "", 0, TARN_META_EPHEMERAL, NULL), 0);
+  assert_int_equal(
+      tarn_meta_create(other, TARN_RECLAIM_PARTITION, p, "r\nm\nq", 5, TARN_META_PERSISTENT, NULL),
+      0);
+  assert_int_equal(tarn_meta_close(other), 0);
+  /* the next pass is stopped after its first deletion (a.wal) */
+  o.stop = stop_after_report;
+  o.stop_ctx = &rp;
+  assert_int_equal(tu_reclaim_pass_at(t0 + 20000, E.m, E.wal, E.compacted, &o, &st), TARN_ECLOSED);
+  assert_int_equal(st.wal_deleted, 1);
+  assert_string_equal(rp.names[0], "a.wal");
+  assert_seen(E.m, "n.wal", "8020000 confirmed"); /* at risk: restamped */
+  assert_seen(E.m, "z.wal", "8001000 confirmed"); /* not at risk */
+  tarn_meta_rec r;
+  assert_int_equal(tarn_meta_get(E.m, TARN_RECLAIM_PARTITION, p, &r), 0);
+  assert_int_equal(r.value_len, 4); /* "none": handled, though not absorbed */
+  assert_memory_equal(r.value, "none", 4);
+  tarn_meta_rec_free(&r);
+  o.stop = NULL;
+  assert_int_equal(tu_reclaim_pass_at(t0 + 20001, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 1); /* z.wal */
+  assert_int_equal(count_marks(E.m, 'w'), 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 29999, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 0);
+  assert_int_equal(tu_reclaim_pass_at(t0 + 30000, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.wal_deleted, 1); /* n.wal */
+  assert_int_equal(count_objects(E.wal), 0);
+  tu_cenv_close(&E);
+}
+
+/* Issue 31 item 11: tarn_reclaim_pass refuses a WAL grace that the
+ * deployment's timing record refuses (the processes' rule, LS-085/LS-086);
+ * the old library took it and deleted after 10 s. */
+static void library_refuses_short_grace(void **state) {
+  (void)state;
+  tu_cenv E;
+  tu_cenv_open(&E, "lrsg", 0, 1, NULL);
+  assert_int_equal(tarn_objstore_put(E.wal, "old.wal", "z", 1), 0);
+  tarn_timing t;
+  tarn_timing_default(&t); /* grace 600 s > 300 + 60 + 60 s */
+  assert_int_equal(tarn_timing_record(E.m, &t, NULL), 0);
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp); /* WAL grace 10 s: below the record's limits */
+  tarn_reclaim_stats st;
+  for (int i = 0; i < 3; i++)
+    assert_int_equal(tu_reclaim_pass_at(9000000 + i * 20000, E.m, E.wal, E.compacted, &o, &st),
+                     TARN_EINVAL);
+  uint64_t sz;
+  assert_int_equal(tarn_objstore_head(E.wal, "old.wal", &sz), 0);
+  o.wal_grace_ms = t.wal_grace_ms;
+  assert_int_equal(tu_reclaim_pass_at(9100000, E.m, E.wal, E.compacted, &o, &st), 0);
+  /* a pass without WAL reclamation needs no WAL grace */
+  o.wal_grace_ms = 1;
+  o.wal = 0;
+  assert_int_equal(tu_reclaim_pass_at(9200000, E.m, E.wal, E.compacted, &o, &st), 0);
+  tu_cenv_close(&E);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(wal_grace),
@@ -650,6 +795,9 @@ int main(void) {
       cmocka_unit_test(failed_forget_keeps_grace),
       cmocka_unit_test(live_and_dead_marks),
       cmocka_unit_test(no_mark_no_pass),
+      cmocka_unit_test(foreign_root_refused),
+      cmocka_unit_test(killed_pass_progress),
+      cmocka_unit_test(library_refuses_short_grace),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

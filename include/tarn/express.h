@@ -95,6 +95,11 @@ typedef struct tarn_xwriter_options {
    * drain that takes minutes says why in the node's log. */
   void (*finish_note)(void *arg, uint64_t log_id, int attempt, int rc, const char *msg);
   void *finish_note_arg;
+  /* At most one live process per star (docs/express.md "Leadership"): open
+   * takes the star's lease, bound to meta's session. While another process
+   * holds it, open waits up to this long (0: not at all) for it to end, then
+   * fails with TARN_EBUSY naming the holder. */
+  int64_t star_wait_ms;
 } tarn_xwriter_options;
 
 #define TARN_XWRITER_FINISH_RETRY_MS 5000

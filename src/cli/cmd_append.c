@@ -60,7 +60,9 @@ static const char usage[] =
     "                       \"appended\", \"failed\", \"unknown\"}\n"
     "  --quiet              print no outcomes on stdout\n"
     "  --star NAME          an express stream's writer identity (default: TARN_STAR,\n"
-    "                       else the host name); ignored for standard streams\n"
+    "                       else the host name, or HOST.1, HOST.2, ... when a live\n"
+    "                       process holds it); one live process per star: a star\n"
+    "                       another holds fails (exit 1); ignored for standard streams\n"
     "  --token T            this producer's fencing token: compared by exact\n"
     "                       equality with the one tarn stream fence installed,\n"
     "                       at the start and every second; required when the\n"
@@ -452,6 +454,40 @@ static int next_record(input *in, int lendelim, uint64_t rec, const uint8_t **p,
   }
 }
 
+/* ---- the express writer's star ---------------------------------------------- */
+
+/* Opens the express writer as the star given (--star, else TARN_STAR): one
+ * live process per star, so a star held by another live process fails the
+ * command, naming the holder. Without either, the star is derived (issue 30
+ * item 2): the host name, else {host}.1, {host}.2, ..., the first that no
+ * live process holds. Unrelated `tarn append` processes on one host never
+ * share a star, and a restart reuses the lowest free one. */
+static int open_express(struct tarn_deployment *d, const char *star, tarn_xwriter_options *xo,
+                        tarn_xwriter **out) {
+  char base[160], name[200];
+  const char *env = getenv("TARN_STAR");
+  tarn_express_default_star(base, sizeof base);
+  if (star || (env && *env)) {
+    xo->star = star ? star : base;
+    return tarn_xwriter_open(tarn_deployment_meta(d), tarn_deployment_wal(d), xo, out);
+  }
+  int rc = 0;
+  for (int i = 0; i < 64; i++) {
+    if (i)
+      snprintf(name, sizeof name, "%.120s.%d", base, i);
+    else
+      snprintf(name, sizeof name, "%s", base);
+    xo->star = name;
+    rc = tarn_xwriter_open(tarn_deployment_meta(d), tarn_deployment_wal(d), xo, out);
+    if (rc != TARN_EBUSY)
+      return rc;
+  }
+  char why[512];
+  snprintf(why, sizeof why, "%s", tarn_errmsg());
+  return tarn_set_errmsg(rc, "no free star among %s, %s.1 ... %s.63 (give --star): %s", base, base,
+                         base, why);
+}
+
 /* ---- appending ------------------------------------------------------------ */
 
 /* Appends one record once the ring has room for it: 0, STOPPED, or the
@@ -491,6 +527,20 @@ static int push(producer *p, uint64_t log_id, const uint8_t *d, size_t len, uint
     records = 1;
   int rc = p->xw ? tarn_xwriter_append(p->xw, log_id, d, len, (uint32_t)records, on_outcome, a)
                  : tarn_writer_append(p->w, log_id, d, len, (uint32_t)records, on_outcome, a);
+  /* The express open gate refuses (TARN_EBUSY, retryable) while another
+   * star's process may still lead the log: a crashed one's lease stands
+   * until its session times out. Retried for up to two timeouts and a few
+   * seconds; a live leader is then reported, not waited on for ever. */
+  int64_t gate_wait = 2 * tarn_meta_session_timeout_ms(p->meta) + 5000;
+  for (int64_t waited = 0; rc == TARN_EBUSY && p->xw && waited < gate_wait; waited += 100) {
+    pthread_mutex_lock(&p->mu);
+    int stopped = p->stop;
+    pthread_mutex_unlock(&p->mu);
+    if (stopped)
+      break;
+    usleep(100 * 1000);
+    rc = tarn_xwriter_append(p->xw, log_id, d, len, (uint32_t)records, on_outcome, a);
+  }
   if (rc) {
     report(p, rec, &(ack){.status = rc, .pos = pos}, tarn_errmsg());
     a->status = REFUSED;
@@ -705,16 +755,13 @@ int tarn_cmd_append(int argc, char **argv) {
                                (unsigned long long)log_id);
   tarn_xwriter_options xo;
   tarn_xwriter_options_default(&xo);
-  char star_buf[160];
-  tarn_express_default_star(star_buf, sizeof star_buf);
-  xo.star = star ? star : star_buf;
   xo.max_bytes_in_flight = o.max_bytes_in_flight;
   xo.fence = tarn_express_fence_cut; /* a roll fences its own epoch (30 s deadline) */
   if (token_rc) {
     fprintf(stderr, "tarn: append: refused: %s\n", tarn_errmsg());
     status = token_rc == TARN_EFENCED ? EXIT_TOKEN : tarn_cli_exit_for(token_rc);
   } else if (express
-                 ? tarn_xwriter_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &xo, &p->xw)
+                 ? open_express(d, star, &xo, &p->xw)
                  : tarn_writer_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &o, &p->w)) {
     status = tarn_cli_fail("append");
   } else {

@@ -6,8 +6,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <unistd.h>
+
 #include "express/express.h"
+#include "util/clock.h"
 #include "util/error.h"
+#include "util/planted.h"
 
 /* bounded so a live-lock under contention is reported, never spun on */
 #define CAS_ATTEMPTS 64
@@ -252,14 +256,16 @@ int tarn__xchain_head(tarn_meta *m, const char *star, const char *cls, uint64_t 
   return rc;
 }
 
-/* The CAS increment: the returned number is this caller's alone. */
-static int increment(tarn_meta *m, const char *part, const char *key, uint64_t *minted) {
+/* The CAS increment: the returned number is this caller's alone. Under the
+ * guards g (the star lease, issue 30 item 1): in the same atomic step. */
+static int increment(tarn_meta *m, const char *part, const char *key, const tarn_meta_guard *g,
+                     size_t ng, uint64_t *minted) {
   for (int attempt = 0; attempt < CAS_ATTEMPTS; attempt++) {
     tarn_meta_rec r = {0};
     int rc = tarn_meta_get(m, part, key, &r);
     uint64_t head = 0;
     if (rc == TARN_ENOTFOUND) {
-      rc = tarn_meta_create(m, part, key, "1", 1, TARN_META_PERSISTENT, NULL);
+      rc = tarn_meta_create_if(m, part, key, "1", 1, TARN_META_PERSISTENT, g, ng, NULL);
       if (rc == TARN_EEXIST)
         continue;
       if (!rc)
@@ -276,7 +282,7 @@ static int increment(tarn_meta *m, const char *part, const char *key, uint64_t *
       return tarn__err(TARN_ERANGE, "chain %s %s: the counter is exhausted", part, key);
     char text[24];
     int len = snprintf(text, sizeof text, "%" PRIu64, head + 1);
-    rc = tarn_meta_cas(m, part, key, text, (size_t)len, ver, NULL);
+    rc = tarn_meta_cas_if(m, part, key, text, (size_t)len, ver, g, ng, NULL);
     if (rc == TARN_ECONFLICT)
       continue;
     if (!rc)
@@ -288,9 +294,120 @@ static int increment(tarn_meta *m, const char *part, const char *key, uint64_t *
                    CAS_ATTEMPTS);
 }
 
+/* ---- the star lease (issue 30 items 1 and 2) ---------------------------------
+ *
+ * One ephemeral, create-only record per star in the star's chain partition,
+ * bound to the session of the process's metadata handle and naming the
+ * holder. Only its holder may mint an epoch of the star: every mint is
+ * guarded by the record's existence at the version the holder created
+ * (tarn__xchain_mint_led), in the same atomic step as the counter's CAS. A
+ * process whose session ended (paused past it, cut off) finds the record
+ * gone, or another process's record at another version, and its mint fails:
+ * it never acknowledges in a new epoch. Both backends count an expired
+ * session's records as absent at once (sqlite: reads hide them and every
+ * write transaction sweeps them first, and a late heartbeat never revives an
+ * expired session; etcd: the server deletes the lease's keys at expiry, and a
+ * keepalive of an expired lease is refused). The key lies under takeover.c's
+ * liveness prefix, so the takeover reads it as the star's liveness record. */
+
+int tarn__xstar_lease_read(tarn_meta *m, const char *star, char *holder, size_t n,
+                           int64_t *version) {
+  char part[TARN__X_PART_MAX];
+  int rc = tarn__xchain_partition(part, sizeof part, star);
+  if (rc)
+    return rc;
+  tarn_meta_rec r = {0};
+  rc = tarn_meta_get(m, part, TARN__X_STAR_LEASE_KEY, &r);
+  if (!rc) {
+    if (holder)
+      snprintf(holder, n, "%.*s", (int)r.value_len, (const char *)r.value);
+    if (version)
+      *version = r.stat.version;
+  }
+  tarn_meta_rec_free(&r);
+  return rc;
+}
+
+int tarn__xstar_lease_acquire(tarn_meta *m, const char *star, int64_t wait_ms, int64_t *version) {
+  char part[TARN__X_PART_MAX], host[128] = "?", val[256];
+  int rc = tarn__xchain_partition(part, sizeof part, star);
+  if (rc)
+    return rc;
+  if (gethostname(host, sizeof host) != 0)
+    snprintf(host, sizeof host, "?");
+  host[sizeof host - 1] = 0;
+  int64_t now = 0;
+  if (tarn_meta_clock(m, &now))
+    tarn_errclear();
+  if (tarn__clock_hooked()) /* the simulator's worlds replay: no pid in them */
+    snprintf(val, sizeof val, "host=sim since_ms=%lld", (long long)now);
+  else
+    snprintf(val, sizeof val, "host=%s pid=%ld since_ms=%lld", host, (long)getpid(),
+             (long long)now);
+  int64_t deadline = tarn__mono_ms() + (wait_ms > 0 ? wait_ms : 0);
+  for (;;) {
+    tarn_meta_stat st = {0};
+    rc = tarn_meta_create(m, part, TARN__X_STAR_LEASE_KEY, val, strlen(val), TARN_META_EPHEMERAL,
+                          &st);
+    if (!rc) {
+      *version = st.version;
+      return 0;
+    }
+    if (rc == TARN_EEXIST && TARN__PLANTED(TARN__BUG_XSTAR_TWO_LIVE)) {
+      tarn_errclear();
+      *version = 0; /* the bug: a second live process admitted, its mints unguarded */
+      return 0;
+    }
+    if (rc != TARN_EEXIST)
+      return tarn__errctx(rc, "taking the star lease of %s", star);
+    char who[256] = "";
+    int64_t token = 0;
+    int r2 = tarn__xstar_lease_read(m, star, who, sizeof who, NULL);
+    if (r2 == TARN_ENOTFOUND) {
+      tarn_errclear();
+      continue; /* it went between the two calls */
+    }
+    if (r2)
+      return tarn__errctx(r2, "reading the star lease of %s", star);
+    int64_t left = deadline - tarn__mono_ms();
+    if (left <= 0)
+      return tarn__err(TARN_EBUSY,
+                       "star %s is held by a live process (%s): at most one process "
+                       "writes as a star; choose another star, or wait until that "
+                       "process ends (its session times out %lld ms after it dies)",
+                       star, who, (long long)tarn_meta_session_timeout_ms(m));
+    /* a deletion (the holder closed, or its session expired) ends the wait
+     * early on etcd; the poll bounds it elsewhere */
+    if (tarn_meta_change_token(m, &token) == 0)
+      tarn_meta_wait_for_change(m, part, TARN__X_STAR_LEASE_KEY, TARN__X_STAR_LEASE_KEY "~", token,
+                                (int)(left < 200 ? left : 200));
+    tarn_errclear();
+  }
+}
+
+int tarn__xstar_lease_release(tarn_meta *m, const char *star, int64_t version) {
+  char part[TARN__X_PART_MAX];
+  int rc = tarn__xchain_partition(part, sizeof part, star);
+  if (!rc)
+    rc = tarn_meta_delete_if(m, part, TARN__X_STAR_LEASE_KEY, version, NULL, 0);
+  if (rc == TARN_ENOTFOUND || rc == TARN_ECONFLICT) {
+    tarn_errclear(); /* gone with the session, or another's now: not ours to delete */
+    rc = 0;
+  }
+  return rc ? tarn__errctx(rc, "releasing the star lease of %s", star) : 0;
+}
+
 int tarn__xchain_mint(tarn_meta *m, const char *star, const char *cls, const tarn__xbuckets *s,
                       tarn__xepoch *out) {
+  return tarn__xchain_mint_led(m, star, cls, s, 0, out);
+}
+
+int tarn__xchain_mint_led(tarn_meta *m, const char *star, const char *cls, const tarn__xbuckets *s,
+                          int64_t lease_version, tarn__xepoch *out) {
   memset(out, 0, sizeof *out);
+  /* the leadership guard: the star lease at the version its holder created */
+  tarn_meta_guard g[1] = {{TARN_META_GUARD_EXISTS, TARN__X_STAR_LEASE_KEY, lease_version}};
+  size_t ng = lease_version > 0 && !TARN__PLANTED(TARN__BUG_XROLL_NO_LEAD_CHECK) ? 1 : 0;
   char part[TARN__X_PART_MAX], ckey[TARN__X_KEY_MAX], ekey[TARN__X_KEY_MAX];
   int rc = tarn__xchain_partition(part, sizeof part, star);
   if (!rc)
@@ -300,7 +417,13 @@ int tarn__xchain_mint(tarn_meta *m, const char *star, const char *cls, const tar
   if (rc)
     return rc;
   uint64_t epoch = 0;
-  rc = increment(m, part, ckey, &epoch);
+  rc = increment(m, part, ckey, g, ng, &epoch);
+  if (rc == TARN_EGUARD)
+    return tarn__err(TARN_ESESSION,
+                     "star %s: this process no longer holds the star lease (its "
+                     "session ended, or another process of the star took over): it "
+                     "mints no epoch and acknowledges nothing more",
+                     star);
   if (rc)
     return rc;
   tarn__xepoch e = {0};
@@ -320,7 +443,7 @@ int tarn__xchain_mint(tarn_meta *m, const char *star, const char *cls, const tar
     rc = tarn__xepoch_key(ekey, sizeof ekey, cls, epoch);
   tarn_meta_stat st = {0};
   if (!rc)
-    rc = tarn_meta_create(m, part, ekey, b.data, b.len, TARN_META_PERSISTENT, &st);
+    rc = tarn_meta_create_if(m, part, ekey, b.data, b.len, TARN_META_PERSISTENT, g, ng, &st);
   tarn_buf_free(&b);
   if (rc) {
     /* the number is burned: no record, and no slot may be written under it */

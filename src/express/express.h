@@ -255,6 +255,29 @@ int tarn__xmark_get(tarn_meta *m, uint64_t log_id, char star[TARN__X_STAR_MAX + 
 /* Consumes the mark by CAS on version: TARN_ECONFLICT when another open did. */
 int tarn__xmark_consume(tarn_meta *m, uint64_t log_id, int64_t version);
 
+/* ---- the star lease (epoch.c; issue 30 items 1 and 2) ------------------ */
+
+/* At most one live process per star, and only it mints the star's epochs
+ * (docs/express.md "Leadership"): an ephemeral record in the star's chain
+ * partition, under takeover.c's liveness prefix. */
+#define TARN__X_STAR_LEASE_KEY "/alive/star"
+/* Creates the star lease for this handle's session; *version its version.
+ * While another session holds it, waits up to wait_ms for it to go, then
+ * TARN_EBUSY naming the holder (host, pid, since). */
+int tarn__xstar_lease_acquire(tarn_meta *m, const char *star, int64_t wait_ms, int64_t *version);
+/* Deletes the lease at version (gone or another's: 0, nothing deleted). */
+int tarn__xstar_lease_release(tarn_meta *m, const char *star, int64_t version);
+/* The holder's text into holder[n] and its version (either may be NULL);
+ * TARN_ENOTFOUND when nobody holds it. */
+int tarn__xstar_lease_read(tarn_meta *m, const char *star, char *holder, size_t n,
+                           int64_t *version);
+/* tarn__xchain_mint under the leadership guard: the star lease exists at
+ * lease_version, checked in the same atomic step as the counter's CAS and
+ * the epoch record's create. TARN_ESESSION (nothing minted) when it does
+ * not. lease_version 0: unguarded (tarn__xchain_mint). */
+int tarn__xchain_mint_led(tarn_meta *m, const char *star, const char *cls, const tarn__xbuckets *s,
+                          int64_t lease_version, tarn__xepoch *out);
+
 /* ---- the liveness of a star's process and the takeover (takeover.c) ----- */
 
 /* A star's liveness record (issue 15; docs/express.md "Takeover"): an

@@ -565,7 +565,12 @@ static int any_busy(const tarn_xwriter *w) {
 static int next_epoch(tarn_xwriter *w) {
   pthread_mutex_unlock(&w->mu);
   tarn__xepoch next;
-  int rc = tarn__xchain_mint(w->meta, w->star, TARN__X_CLASS_EXPRESS, &w->bs, &next);
+  /* The leadership rule (issue 30 item 1; docs/express.md "Leadership"): a
+   * new epoch, and so every acknowledgement in it, only under the star
+   * lease, proven in the mint's own atomic step. A process paused past its
+   * session finds the lease gone (or another's) and stops here. */
+  int rc =
+      tarn__xchain_mint_led(w->meta, w->star, TARN__X_CLASS_EXPRESS, &w->bs, w->star_lease, &next);
   pthread_mutex_lock(&w->mu);
   if (rc) {
     w->failed_rc = rc;
@@ -669,36 +674,13 @@ static int roll_fenced(tarn_xwriter *w, outbox *ob) {
   return rc ? rc : 1;
 }
 
-static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
-  w->st.halts++;
-  char why[512];
-  snprintf(why, sizeof why, "%s", w->err);
-  int unfenced = 0;
-  w->halting = 1;
-  while (any_busy(w))
-    pthread_cond_wait(&w->cv, &w->mu);
-  if (w->o.fence && w->rolls < w->o.max_rolls) {
-    int rc = roll_fenced(w, ob);
-    if (rc > 0 || w->failed_rc) {
-      w->rolls++;
-      w->halting = 0;
-      pthread_cond_broadcast(&w->cv);
-      wake_putters(w, 1);
-      return rc;
-    }
-    /* the fence failed (undecided past its deadline): fail the entries */
-    snprintf(why, sizeof why, "%.200s; the fence of the halted epoch failed: %.200s", w->err,
-             tarn_errmsg());
-    unfenced = 1;
-  } else if (halted->poisoned < (int)(w->bs.k - w->bs.w + 1)) {
-    /* No fence (options.fence NULL, or max_rolls used up), and the halted
-     * slot is not seen dead: a copy of it (or of a slot after it) may exist,
-     * and a later fence may repair it from that copy and settlement absorb it
-     * at the offsets it was given. Counting on from what was released would
-     * hand those offsets out twice (issue 14, the roll-without-fence hazard) */
-    snprintf(why, sizeof why, "%.200s; no fence to end the halted epoch (options.fence)", w->err);
-    unfenced = 1;
-  }
+/* Under mu, no copy busy: every flight not released, and what gathers, gets
+ * its outcome now, in order, and goes. Any attempted PUT may have landed (a
+ * lost reply, a delayed request, a read-back that failed), so a fence may yet
+ * repair the slot from it: only a flight never sent anywhere failed for
+ * certain (tarn-sim --express seed 142: an entry reported EUNAVAIL was
+ * settled in); the rest are TARN_EUNKNOWN. */
+static void fail_unreleased(tarn_xwriter *w, outbox *ob) {
   /* the released flights stay for absorb; the rest are failed, in order */
   xflight **pp = &w->head, *prev = NULL;
   while (*pp && (*pp)->released) {
@@ -720,11 +702,6 @@ static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
     w->cur->next = NULL;
     w->cur = NULL;
   }
-  tarn__err(TARN_EUNKNOWN,
-            "express epoch %" PRIu64 " of star %s halted at slot %" PRIu64
-            " (fewer than W = %u buckets can hold it): %s",
-            w->ep.epoch, w->star, halted->slot, w->bs.w, why);
-  tarn__xwriter_set_error(w, TARN_EUNKNOWN);
   for (xflight *f = dead; f;) {
     xflight *n = f->next;
     /* Any attempted PUT may have landed (a lost reply, a delayed request, a
@@ -742,6 +719,50 @@ static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
     tarn__xflight_free(f);
     f = n;
   }
+}
+
+static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
+  w->st.halts++;
+  char why[512];
+  snprintf(why, sizeof why, "%s", w->err);
+  int unfenced = 0;
+  w->halting = 1;
+  while (any_busy(w))
+    pthread_cond_wait(&w->cv, &w->mu);
+  if (w->o.fence && w->rolls < w->o.max_rolls) {
+    int rc = roll_fenced(w, ob);
+    if (rc > 0 || w->failed_rc) {
+      /* the new epoch could not be minted (the star lease is gone, or the
+       * store failed): the writer stops, and what it still held gets its
+       * outcome now; close would otherwise wait for it for ever (issue 30
+       * items 1 and 6a) */
+      if (rc < 0)
+        fail_unreleased(w, ob);
+      w->rolls++;
+      w->halting = 0;
+      pthread_cond_broadcast(&w->cv);
+      wake_putters(w, 1);
+      return rc;
+    }
+    /* the fence failed (undecided past its deadline): fail the entries */
+    snprintf(why, sizeof why, "%.200s; the fence of the halted epoch failed: %.200s", w->err,
+             tarn_errmsg());
+    unfenced = 1;
+  } else if (halted->poisoned < (int)(w->bs.k - w->bs.w + 1)) {
+    /* No fence (options.fence NULL, or max_rolls used up), and the halted
+     * slot is not seen dead: a copy of it (or of a slot after it) may exist,
+     * and a later fence may repair it from that copy and settlement absorb it
+     * at the offsets it was given. Counting on from what was released would
+     * hand those offsets out twice (issue 14, the roll-without-fence hazard) */
+    snprintf(why, sizeof why, "%.200s; no fence to end the halted epoch (options.fence)", w->err);
+    unfenced = 1;
+  }
+  tarn__err(TARN_EUNKNOWN,
+            "express epoch %" PRIu64 " of star %s halted at slot %" PRIu64
+            " (fewer than W = %u buckets can hold it): %s",
+            w->ep.epoch, w->star, halted->slot, w->bs.w, why);
+  tarn__xwriter_set_error(w, TARN_EUNKNOWN);
+  fail_unreleased(w, ob);
   if (unfenced) {
     /* The halted epoch stays open: a later fence may yet find the failed
      * slots committed (repaired from one copy) and settlement absorb them at
@@ -764,9 +785,13 @@ static int roll(tarn_xwriter *w, xflight *halted, outbox *ob) {
     w->failed_rc = TARN_EUNAVAIL;
     snprintf(w->err, sizeof w->err, "express writer: %d halts, giving up (last: %.400s)", w->rolls,
              why);
+    w->halting = 0;
+    pthread_cond_broadcast(&w->cv);
     return w->failed_rc;
   }
   int rc = next_epoch(w);
+  if (rc) /* what gathered while the mint ran (mu released) */
+    fail_unreleased(w, ob);
   w->halting = 0;
   pthread_cond_broadcast(&w->cv);
   wake_putters(w, 1);
@@ -830,6 +855,14 @@ static int timer_loop(tarn_xwriter *w, int turns) {
                        "express timer: went round %d times without waiting, holding the "
                        "writer's lock (epoch %" PRIu64 ", halting %d)",
                        TARN_XSTEP_TIMER_TURNS, w->ep.epoch, w->halting);
+    /* a roll is under way: seal refuses until it ends, and a loop here would
+     * hold mu against the roll itself (issue 30 item 4: the writer hung) */
+    if (w->halting && !TARN__PLANTED(TARN__BUG_XTIMER_SPINS)) {
+      if (turns >= 0)
+        return 0;
+      pthread_cond_wait(&w->cv, &w->mu);
+      continue;
+    }
     if (w->cur && w->cur->n && window_open(w)) {
       int64_t due = w->cur->first_ms + w->o.batch_ms - mono();
       if (due <= 0) {
@@ -1009,16 +1042,18 @@ int tarn_xwriter_open(tarn_meta *meta, tarn_objstore *wal, const tarn_xwriter_op
    * latency: p99 ~ 2x the PUT p99 with 2 threads) */
   if (!rc && w->o.put_threads < 1)
     w->o.put_threads = w->bs.win < 64 ? (int)w->bs.win : 64;
-  /* the liveness record before the epoch exists (takeover.c): a takeover
-   * that reads a head with this epoch in it finds this record, or finds it
-   * gone only once the session (and every lease of it) ended */
+  /* The star lease before the epoch exists (issue 30 items 1, 2): at most
+   * one live process per star, and only it mints. It is also the star's
+   * liveness record (takeover.c): a takeover that reads a head with this
+   * epoch in it finds this record, or finds it gone only once the session
+   * (and every lease of it) ended. */
   if (!rc)
-    rc = tarn__xalive_put(meta, w->star, w->alive_key, sizeof w->alive_key);
+    rc = tarn__xstar_lease_acquire(meta, w->star, w->o.star_wait_ms, &w->star_lease);
   if (!rc)
-    rc = tarn__xchain_mint(meta, w->star, TARN__X_CLASS_EXPRESS, &w->bs, &w->ep);
+    rc = tarn__xchain_mint_led(meta, w->star, TARN__X_CLASS_EXPRESS, &w->bs, w->star_lease, &w->ep);
   if (rc) {
-    if (w->alive_key[0])
-      tarn__xalive_del(meta, w->star, w->alive_key);
+    if (w->star_lease)
+      tarn__xstar_lease_release(meta, w->star, w->star_lease);
     free_all(w);
     return rc;
   }
@@ -1162,13 +1197,7 @@ int tarn_xwriter_absorb_sync(tarn_xwriter *w) {
 int tarn_xwriter_close(tarn_xwriter *w) {
   if (!w)
     return 0;
-  /* the liveness record goes first: from here on only this writer's leases
-   * speak for it, and each goes with its log's mark or unmarked (then the
-   * successor settles it) */
-  int rc = tarn__xalive_del(w->meta, w->star, w->alive_key);
-  if (rc)
-    tarn_errclear(); /* it ends with the session anyway */
-  rc = tarn_xwriter_flush(w);
+  int rc = tarn_xwriter_flush(w);
   int rc2 = tarn_xwriter_absorb_sync(w);
   if (!rc)
     rc = rc2;
@@ -1191,6 +1220,16 @@ int tarn_xwriter_close(tarn_xwriter *w) {
   pthread_mutex_unlock(&w->mu);
   if (!rc && w->failed_rc)
     rc = tarn__err(w->failed_rc, "%s", w->err);
+  /* The star lease goes last, once no thread can mint or write (issue 30
+   * item 2): released before, another process of the star would be
+   * admitted while this one still flushes, and its gate would fence this
+   * live epoch. It ends with the session anyway. */
+  char keep[512];
+  snprintf(keep, sizeof keep, "%s", rc ? tarn_errmsg() : "");
+  if (tarn__xstar_lease_release(w->meta, w->star, w->star_lease))
+    tarn_errclear();
+  if (rc)
+    tarn__err(rc, "%s", keep);
   free_all(w);
   return rc;
 }

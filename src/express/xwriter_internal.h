@@ -70,7 +70,7 @@ struct tarn_xwriter {
   tarn_objstore *wal;
   tarn_xwriter_options o;
   char star[TARN__X_STAR_MAX + 1];
-  char alive_key[32]; /* the star's liveness record (takeover.c); "" when none */
+  int64_t star_lease; /* the version of this process's star lease (epoch.c); 0 when none */
   tarn__xbuckets bs;  /* open stores */
   tarn__xepoch ep;    /* the epoch being written */
   int64_t max_publish_delay_ms;

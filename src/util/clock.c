@@ -17,6 +17,8 @@ static int64_t clock_ms(clockid_t id) {
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
+int tarn__clock_hooked(void) { return hooks.now_ms || hooks.mono_ms || hooks.sleep_ms; }
+
 int64_t tarn__now_ms(void) {
   return hooks.now_ms ? hooks.now_ms(hooks.arg) : clock_ms(CLOCK_REALTIME);
 }

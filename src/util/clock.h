@@ -23,6 +23,10 @@ typedef struct tarn__clock_hooks {
  * call it before the library is used. */
 void tarn__clock_set(const tarn__clock_hooks *h);
 
+/* 1 while hooks are installed (a simulated world: no real process or host
+ * to name in what it records). */
+int tarn__clock_hooked(void);
+
 int64_t tarn__now_ms(void);
 int64_t tarn__mono_ms(void);
 void tarn__sleep_ms(int64_t ms);

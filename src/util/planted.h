@@ -89,7 +89,10 @@
   X(XGATE_TRUSTS_INDEX, "xgate-trusts-index") /* empty index = fresh log */                       \
   X(XTAKEOVER_FENCES_LIVE_HEAD, "xtakeover-fences-live-head")     /* alive: up to H, not < H */     \
   X(XTAKEOVER_SETTLES_UNFENCED, "xtakeover-settles-unfenced")     /* settle without the fence */    \
-  X(XTAKEOVER_JUDGES_BEFORE_HEAD, "xtakeover-judges-before-head") /* liveness read, then H */
+  X(XTAKEOVER_JUDGES_BEFORE_HEAD, "xtakeover-judges-before-head") /* liveness read, then H */  \
+  X(XROLL_NO_LEAD_CHECK, "xroll-no-lead-check")     /* mint without the star lease's guard */     \
+  X(XSTAR_TWO_LIVE, "xstar-two-live")               /* a second live process of a star admitted */\
+  X(XTIMER_SPINS, "xtimer-spins")                   /* the timer spins under mu during a roll */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

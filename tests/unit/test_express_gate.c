@@ -186,6 +186,17 @@ static void restarted_star_settles_inline(void **state) {
   assert_int_equal(acked(a), 0);
   assert_int_equal(acked(a), 1);
   tarn__xwriter_abandon(a); /* its session lives on a while */
+  /* issue 30 item 2: while it does, the star is held (the process may only
+   * be paused) and no second process of it is admitted */
+  tarn_xwriter_options o;
+  tarn_xwriter_options_default(&o);
+  o.star = "star-a";
+  o.stepped = 1;
+  tarn_xwriter *busy = NULL;
+  assert_int_equal(tarn_xwriter_open(e.mb, e.wal, &o, &busy), TARN_EBUSY);
+  assert_non_null(strstr(tarn_errmsg(), "held by a live process"));
+  tarn_meta_close(e.ma); /* its session ends: the star is free */
+  e.ma = NULL;
   tarn_xwriter *a2 = open_w(e.mb, &e, "star-a");
   assert_int_equal(acked(a2), 2);
   assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_FENCED);

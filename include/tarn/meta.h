@@ -176,10 +176,15 @@ int tarn_meta_scan(tarn_meta *m, const char *part, const char *a, const char *b,
  * partition, so the step stays atomic on one partition. tarn uses them to
  * make a log's changes conditional on the writer's lease record and on the
  * log's fence (docs/log.md, "Guarded changes"). */
-enum { TARN_META_GUARD_EXISTS = 1, TARN_META_GUARD_ABSENT = 2 };
+/* TARN_META_GUARD_LAST is for tarn_meta_sequenced_put_if only (TARN_EINVAL
+ * elsewhere): the last key the put finds (the one its new key is computed
+ * from) is exactly key, "" meaning none with the prefix. So a sequenced put
+ * lands at the one key its caller expects or writes nothing: a positional
+ * put (express absorb, issue 30). */
+enum { TARN_META_GUARD_EXISTS = 1, TARN_META_GUARD_ABSENT = 2, TARN_META_GUARD_LAST = 3 };
 #define TARN_META_ANY_VERSION (-1)
 typedef struct tarn_meta_guard {
-  int kind; /* TARN_META_GUARD_EXISTS or TARN_META_GUARD_ABSENT */
+  int kind; /* TARN_META_GUARD_EXISTS, _ABSENT or _LAST */
   const char *key;
   int64_t version; /* EXISTS: the version it must have, or TARN_META_ANY_VERSION */
 } tarn_meta_guard;

@@ -47,6 +47,9 @@ typedef struct actx {
   tarn_objstore *wal;
   int64_t max_publish_delay_ms;
   tarn_xwriter *w; /* the writer whose stats and logs to update, or NULL */
+  /* what is being absorbed, for the refusal's message */
+  const char *star;
+  uint64_t epoch, slot_from, slot_to;
 } actx;
 
 static void count(actx *c, uint64_t *field) {
@@ -76,6 +79,23 @@ static int resolve(tarn_meta *m, const asec *s) {
                    s->log_id, end, cum, s->start, s->cum0, s->end, s->cum1);
 }
 
+/* The refusal of a section whose acknowledged start is not the log's end:
+ * names the log, the epoch and slots, the offsets expected and found. */
+static int refused(const actx *c, const asec *s, const char *why) {
+  char msg[1024];
+  snprintf(msg, sizeof msg, "%s", tarn_errmsg());
+  uint64_t end = 0, cum = 0;
+  if (tarn__xlog_tail(c->m, s->log_id, &end, &cum))
+    end = cum = UINT64_MAX;
+  return tarn__err(TARN_ECORRUPT,
+                   "express absorb: log %" PRIu64 ", star %s epoch %" PRIu64 " slots [%" PRIu64
+                   ", %" PRIu64 "): acknowledged at offsets [%" PRIu64 ", %" PRIu64
+                   ") but the log ends at %" PRIu64 " (expected %" PRIu64
+                   "); refusing to place it elsewhere, nothing indexed (%s; %s)",
+                   s->log_id, c->star ? c->star : "?", c->epoch, c->slot_from, c->slot_to, s->start,
+                   s->end, end, s->start, msg, why);
+}
+
 /* A3 for one section, exactly once. */
 static int index_section(actx *c, asec *s, const tarn_buf *value) {
   char part[TARN_KEY_PARTITION_LEN + 1], prefix[TARN_KEY_FIELD_LEN + 1], want[TARN_KEY_LEN + 1];
@@ -85,14 +105,26 @@ static int index_section(actx *c, asec *s, const tarn_buf *value) {
   int rc = tarn_key_format(want, log_id, s->end, s->cum1);
   if (rc)
     return rc;
+  /* The positional put (issue 30 item 3): the section goes at exactly the
+   * offsets it was acknowledged at, [start, end), so the log's last key must
+   * be the one ending at start (none for start 0), checked by the store in
+   * the same atomic step as the put (TARN_META_GUARD_LAST). Whatever else
+   * the end is, nothing is written and the section is refused loudly below:
+   * "whatever the end is" placed a rolled writer's epochs out of order. */
+  char prev[TARN_KEY_LEN + 1] = "";
+  if ((s->start || s->cum0) && (rc = tarn_key_format(prev, log_id, s->start, s->cum0)))
+    return rc;
+  int positional = !TARN__PLANTED(TARN__BUG_XABSORB_NOT_POSITIONAL);
   int blind = TARN__PLANTED(TARN__BUG_XABSORB_RETRIES_BLIND);
   for (int attempt = 0; attempt < PUT_ATTEMPTS; attempt++) {
-    tarn_meta_guard g[TARN_LEASE_GUARDS + 1];
+    tarn_meta_guard g[TARN_LEASE_GUARDS + 2];
     size_t ng = tarn_lease_guards(s->lease, g);
     /* the key this put creates must not exist: a late landing of an earlier
      * attempt (or of anyone) makes this one write nothing */
     if (!blind)
       g[ng++] = (tarn_meta_guard){TARN_META_GUARD_ABSENT, want, 0};
+    if (positional)
+      g[ng++] = (tarn_meta_guard){TARN_META_GUARD_LAST, prev, 0};
     tarn_meta_rec out = {0};
     rc = tarn_meta_sequenced_put_if(c->m, part, prefix, s->end - s->start, s->cum1 - s->cum0,
                                     value->data, value->len, g, ng, &out);
@@ -122,7 +154,7 @@ static int index_section(actx *c, asec *s, const tarn_buf *value) {
     if (r == 1)
       return 0;
     if (r < 0)
-      return r;
+      return r == TARN_ECORRUPT ? refused(c, s, why) : r;
     if (rc == TARN_EGUARD)
       return tarn__err(TARN_EGUARD, "express absorb: log %" PRIu64 ": %s", log_id, why);
     tarn__sleep_ms(10 * (attempt + 1));
@@ -300,7 +332,7 @@ int tarn__xabsorb_batch(tarn_xwriter *w, int force) {
   if (!rc) {
     w->absorb_busy = 1;
     pthread_mutex_unlock(&w->mu);
-    actx c = {w->meta, w->wal, w->max_publish_delay_ms, w};
+    actx c = {w->meta, w->wal, w->max_publish_delay_ms, w, w->star, epoch, fl[0]->slot, to};
     tarn__xepoch e;
     rc = tarn__xepoch_load(w->meta, w->star, TARN__X_CLASS_EXPRESS, epoch, &e);
     if (!rc) {
@@ -367,6 +399,81 @@ static int fetch_flight(tarn__xbuckets *s, const tarn__xepoch *e, uint64_t slot,
             : tarn__err(TARN_EUNAVAIL, "express absorb: no bucket holds a flight of slot %s", key);
 }
 
+/* How far back older_unsettled looks (epoch records read). */
+#define OLDER_EPOCHS_MAX 64
+
+/* TARN_ECORRUPT when an epoch of e's star older than e, at or above the
+ * epoch log_id's last-writer record names for that star, is not settled:
+ * its entries of the log (if any) come before e's, so e's first section of
+ * the log cannot be placed yet (settlement goes oldest first, issue 30 item
+ * 3). A record naming another star, or an epoch at or past e, says nothing
+ * here: the gate that moved it settled e's predecessors first. */
+static int older_unsettled(tarn_meta *m, const tarn__xepoch *e, uint64_t log_id) {
+  char ws[TARN__X_STAR_MAX + 1];
+  uint64_t pe = 0;
+  int rc = tarn__xwriter_rec_get(m, log_id, ws, &pe, NULL);
+  if (rc == TARN_ENOTFOUND) {
+    tarn_errclear();
+    return 0;
+  }
+  if (rc)
+    return rc;
+  if (strcmp(ws, e->star) || pe >= e->epoch)
+    return 0;
+  if (e->epoch - pe > OLDER_EPOCHS_MAX)
+    pe = e->epoch - OLDER_EPOCHS_MAX;
+  for (uint64_t x = pe; x < e->epoch; x++) {
+    tarn__xepoch o;
+    rc = tarn__xepoch_load(m, e->star, e->cls, x, &o);
+    if (rc == TARN_ENOTFOUND) {
+      tarn_errclear();
+      continue; /* a burned number */
+    }
+    if (rc)
+      return rc;
+    int settled = o.state == TARN__XEPOCH_FENCED && o.has_cut && o.checkpoint >= o.cut;
+    uint64_t cp = o.checkpoint, cut = o.has_cut ? o.cut : 0;
+    int fenced = o.has_cut;
+    tarn__xepoch_free(&o);
+    if (!settled)
+      return tarn__err(TARN_ECORRUPT,
+                       "express absorb: log %" PRIu64 ": epoch %" PRIu64 " of star %s is "
+                       "absorbed before the older epoch %" PRIu64 " (%s, checkpoint %" PRIu64
+                       ", cut %" PRIu64
+                       "), whose entries of the log come first: settle oldest first; nothing "
+                       "indexed",
+                       log_id, e->epoch, e->star, x, fenced ? "fenced" : "open", cp, cut);
+  }
+  return 0;
+}
+
+/* The offset (and cumulative size) where log_id's entries in e's next slot
+ * were acknowledged (issue 30 item 3). A flight carries no offsets, so they
+ * are derived: inside one epoch a log's entries are contiguous in slot order,
+ * so once e's record has an absorbed range of the log (the writer's own
+ * absorb or a settler recorded it with the checkpoint, in one CAS), the next
+ * section starts where that range ends, whatever the index says. Before
+ * that, the epoch's first entry of the log was acknowledged where the
+ * star's count stood: where the index ends once every older epoch of the
+ * star that may hold the log's entries is settled (older_unsettled), since
+ * the gate settled the log's previous writers before the star counted. The
+ * positional put then holds the index to it. */
+static int acked_start(tarn_meta *m, const tarn__xepoch *e, uint64_t log_id, uint64_t *end,
+                       uint64_t *cum) {
+  if (!TARN__PLANTED(TARN__BUG_XABSORB_NOT_POSITIONAL)) {
+    for (size_t j = e->n_absorbed; j > 0; j--)
+      if (e->absorbed[j - 1].log_id == log_id) {
+        *end = e->absorbed[j - 1].end;
+        *cum = e->absorbed[j - 1].cum1;
+        return 0;
+      }
+    int rc = older_unsettled(m, e, log_id);
+    if (rc)
+      return rc;
+  }
+  return tarn__xlog_tail(m, log_id, end, cum);
+}
+
 static int absorb_flight_once(void *arg, tarn_meta *m, tarn__xepoch *e, uint64_t slot,
                               const uint8_t *flight, size_t n) {
   if (slot < e->checkpoint)
@@ -376,12 +483,12 @@ static int absorb_flight_once(void *arg, tarn_meta *m, tarn__xepoch *e, uint64_t
                      "express absorb: slot %" PRIu64 " is above the checkpoint %" PRIu64
                      ": slots are absorbed in order",
                      slot, e->checkpoint);
-  actx c = {m, arg, 0, NULL};
+  /* a crashed absorb's intent covers [checkpoint, to): all of it at once */
+  uint64_t to = e->absorbing_to > slot ? e->absorbing_to : slot + 1;
+  actx c = {m, arg, 0, NULL, e->star, e->epoch, slot, to};
   tarn_timing t;
   int rc = tarn_timing_load(m, &t, NULL);
   c.max_publish_delay_ms = t.max_publish_delay_ms;
-  /* a crashed absorb's intent covers [checkpoint, to): all of it at once */
-  uint64_t to = e->absorbing_to > slot ? e->absorbing_to : slot + 1;
   size_t nf = (size_t)(to - slot);
   tarn_buf *bufs = calloc(nf, sizeof *bufs);
   tarn_wal *wals = calloc(nf, sizeof *wals);
@@ -444,7 +551,7 @@ static int absorb_flight_once(void *arg, tarn_meta *m, tarn__xepoch *e, uint64_t
         a->done = r;
     } else {
       uint64_t end, cum;
-      rc = tarn__xlog_tail(m, a->log_id, &end, &cum);
+      rc = acked_start(m, e, a->log_id, &end, &cum);
       a->start = end;
       a->cum0 = cum;
       a->end += end;

@@ -85,10 +85,20 @@ int tarn__xgate_open(tarn_xwriter *w, xlog *l) {
   }
   if (!strcmp(pred, w->star)) {
     verdict = &w->st.gate_restart;
-    if (pe == my_epoch)
-      goto admit; /* our own tenure, already gated (a log reopened after Finish failed) */
-    /* the same star restarted: its head moved past pe, so pe.. are superseded */
-    if ((rc = tarn__xsettle_range(m, w->wal, pred, pe, my_epoch - 1)))
+    /* Never this writer's own epochs [first_epoch, my_epoch] (issue 30 item
+     * 3): a rolled one below my_epoch is still being absorbed by this
+     * writer's absorber, from memory, at the offsets it counted; a settler
+     * racing it misplaced entries (tarn-sim --express seed 93986). A record
+     * naming one of them is this writer's own tenure, already gated (a log
+     * reopened after Finish failed, before or after a roll). */
+    uint64_t own = w->first_epoch ? w->first_epoch : my_epoch;
+    if (TARN__PLANTED(TARN__BUG_XGATE_SETTLES_OWN))
+      own = my_epoch;
+    if (pe >= own)
+      goto admit;
+    /* the same star restarted: its head moved past pe, so pe.. up to this
+     * writer's first epoch are a dead process's, superseded */
+    if ((rc = tarn__xsettle_range(m, w->wal, pred, pe, own - 1)))
       return rc;
     goto admit;
   }

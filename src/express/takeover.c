@@ -111,7 +111,16 @@ static int epoch_settled(tarn_meta *m, const char *star, uint64_t e, int *st) {
 int tarn__xsettle_epochs(tarn_meta *m, tarn_objstore *wal, const char *star, uint64_t lo,
                          uint64_t hi, const tarn_xfence_opts *fo, tarn_xsettle_report *sum,
                          uint64_t *epochs) {
-  for (uint64_t e = hi; e >= lo && e >= 1; e--) {
+  /* Oldest first (issue 30 item 3): a log's offsets run on from one epoch of
+   * the star into the next (a roll carries the count over), so an epoch's
+   * entries belong after every older epoch's; absorb places each section
+   * exactly where it was acknowledged and refuses to place one while an
+   * older epoch of the star is unsettled (absorb.c, older_unsettled). */
+  if (lo < 1)
+    lo = 1;
+  int newest_first = TARN__PLANTED(TARN__BUG_XSETTLE_NEWEST_FIRST);
+  for (uint64_t i = 0; lo <= hi && i <= hi - lo; i++) {
+    uint64_t e = newest_first ? hi - i : lo + i;
     int st, rc = epoch_settled(m, star, e, &st);
     if (rc)
       return rc;

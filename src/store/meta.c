@@ -143,9 +143,25 @@ int tarn__meta_seq_key(const char *prefix, const char *last, uint64_t d1, uint64
 /* ---- guards ---------------------------------------------------------------- */
 
 int tarn__meta_guard_holds(const tarn_meta_guard *g, int present, int64_t ver) {
+  if (g->kind == TARN_META_GUARD_LAST)
+    return 1; /* not a condition on one key: tarn__meta_seq_last checks it */
   if (g->kind == TARN_META_GUARD_ABSENT)
     return !present;
   return present && (g->version == TARN_META_ANY_VERSION || g->version == ver);
+}
+
+int tarn__meta_seq_last(const char *backend, const char *part, const char *prefix, const char *last,
+                        const tarn_meta_guard *g, size_t n) {
+  size_t pl = strlen(prefix);
+  const char *found = last && strncmp(last, prefix, pl) == 0 ? last : "";
+  for (size_t i = 0; i < n; i++)
+    if (g[i].kind == TARN_META_GUARD_LAST && strcmp(g[i].key, found) != 0)
+      return tarn__err(TARN_EGUARD,
+                       "%s: sequenced put under \"%s\" in partition %s not done: its "
+                       "condition \"the last key is %s\" failed (the last key is %s)",
+                       backend, prefix, part, g[i].key[0] ? g[i].key : "none",
+                       found[0] ? found : "none");
+  return 0;
 }
 
 int tarn__meta_guard_failed(const char *backend, const char *part, const char *key,
@@ -335,14 +351,15 @@ static int check_val(const void *val, size_t len) {
   return 0;
 }
 
-static int check_guards(const tarn_meta_guard *g, size_t n) {
+static int check_guards_seq(const tarn_meta_guard *g, size_t n, int seq) {
   if (n > TARN_META_GUARDS_MAX)
     return tarn__err(TARN_EINVAL, "metadata store: %zu guards, at most %d", n,
                      TARN_META_GUARDS_MAX);
   if (n && !g)
     return tarn__err(TARN_EINVAL, "metadata store: NULL guards");
   for (size_t i = 0; i < n; i++) {
-    if (g[i].kind != TARN_META_GUARD_EXISTS && g[i].kind != TARN_META_GUARD_ABSENT)
+    if (g[i].kind != TARN_META_GUARD_EXISTS && g[i].kind != TARN_META_GUARD_ABSENT &&
+        !(seq && g[i].kind == TARN_META_GUARD_LAST))
       return tarn__err(TARN_EINVAL, "metadata store: guard %zu: bad kind %d", i, g[i].kind);
     if (!g[i].key)
       return tarn__err(TARN_EINVAL, "metadata store: guard %zu: NULL key", i);
@@ -352,6 +369,8 @@ static int check_guards(const tarn_meta_guard *g, size_t n) {
   }
   return 0;
 }
+
+static int check_guards(const tarn_meta_guard *g, size_t n) { return check_guards_seq(g, n, 0); }
 
 #define CHECK(x)                                                                                   \
   do {                                                                                             \
@@ -503,7 +522,7 @@ int tarn_meta_sequenced_put_if(tarn_meta *m, const char *part, const char *prefi
   CHECK(check_part(part));
   CHECK(check_key("prefix", prefix));
   CHECK(check_val(val, len));
-  CHECK(check_guards(g, n));
+  CHECK(check_guards_seq(g, n, 1));
   if (d1 == 0) /* Oxia's ErrSequenceDeltaIsZero */
     return tarn__err(TARN_EINVAL, "sequenced put: the first delta must be > 0");
   int rc =

@@ -606,7 +606,11 @@ static int add_guards(ehandle *h, const char *part, const tarn_meta_guard *g, si
                       json_t *f) {
   for (size_t i = 0; i < ng; i++) {
     char *k = ekey(h, part, g[i].key, -1), *e = ekey(h, part, g[i].key, 0);
+    /* a TARN_META_GUARD_LAST is no compare of its own: the sequenced put
+     * compares the range it read (seq_put_locked); its key is still read so
+     * that the failure ops stay one per guard */
     json_t *cmp = !k || !e                                ? NULL
+                  : g[i].kind == TARN_META_GUARD_LAST     ? json_null()
                   : g[i].kind == TARN_META_GUARD_ABSENT   ? cmp_absent(k)
                   : g[i].version == TARN_META_ANY_VERSION ? cmp_present(k)
                                                           : cmp_mod(k, NULL, "EQUAL", g[i].version);
@@ -614,7 +618,8 @@ static int add_guards(ehandle *h, const char *part, const tarn_meta_guard *g, si
         k && e ? json_pack("{s:{s:s, s:s}}", "request_range", "key", k, "range_end", e) : NULL;
     free(k);
     free(e);
-    if (!cmp || !rd || json_array_append_new(c, cmp) || json_array_append_new(f, rd)) {
+    if (!cmp || !rd || (!json_is_null(cmp) && json_array_append_new(c, cmp)) ||
+        json_array_append_new(f, rd)) {
       json_decref(cmp), json_decref(rd);
       return tarn__err(TARN_ENOMEM, "etcd: out of memory");
     }
@@ -913,6 +918,10 @@ static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, ui
     char *lastk = NULL, *key = NULL;
     if (kv && (rc = kv_to_rec(h, kv, part, 0, &last, NULL, NULL)) == 0)
       lastk = last.key;
+    /* the compares below make this check one step with the put: the last
+     * key is still lastk when the txn commits */
+    if (rc == 0)
+      rc = tarn__meta_seq_last("etcd", part, prefix, lastk, g, ng);
     if (rc == 0)
       rc = tarn__meta_seq_key(prefix, lastk, d1, d2, &key);
     json_t *c = json_array(), *f = json_array();

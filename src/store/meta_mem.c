@@ -516,7 +516,9 @@ static int mem_seq_put(tarn_meta *m, const char *part, const char *prefix, uint6
   if ((rc = check_guards(s, part, prefix, g, ng)))
     goto out;
   long li = pick(p, bound, TARN__META_LOWER);
-  rc = tarn__meta_seq_key(prefix, li >= 0 ? p->v[li].key : NULL, d1, d2, &key);
+  rc = tarn__meta_seq_last("mem", part, prefix, li >= 0 ? p->v[li].key : NULL, g, ng);
+  if (!rc)
+    rc = tarn__meta_seq_key(prefix, li >= 0 ? p->v[li].key : NULL, d1, d2, &key);
   if (rc)
     goto out;
   size_t i = lower_bound(p, key);

@@ -663,6 +663,8 @@ static int sq_seq_put(tarn_meta *m, const char *part, const char *prefix, uint64
     free(kb);
   }
   if (rc == 0)
+    rc = tarn__meta_seq_last("sqlite", part, prefix, last, g, ng);
+  if (rc == 0)
     rc = tarn__meta_seq_key(prefix, last, d1, d2, &key);
   int exists = 0;
   int64_t cur, created = 0;

@@ -93,7 +93,13 @@ void tarn__meta_session_ended(tarn_meta *m);
  * key exists (with version ver). */
 int tarn__meta_guard_failed(const char *backend, const char *part, const char *key,
                             const tarn_meta_guard *g, int present, int64_t ver);
-/* Whether guard g holds for a key that is present (with version ver) or not. */
+/* The sequenced put's TARN_META_GUARD_LAST conditions against the last key
+ * it found below the bound (NULL: none): TARN_EGUARD naming the first that
+ * fails, else 0. Each backend calls it in the same atomic step as the put. */
+int tarn__meta_seq_last(const char *backend, const char *part, const char *prefix, const char *last,
+                        const tarn_meta_guard *g, size_t n);
+/* Whether guard g holds for a key that is present (with version ver) or not
+ * (a TARN_META_GUARD_LAST always does: tarn__meta_seq_last checks it). */
 int tarn__meta_guard_holds(const tarn_meta_guard *g, int present, int64_t ver);
 
 /* Wall-clock time in ms since the Unix epoch (creation timestamps). */

@@ -87,6 +87,9 @@
   X(XMARK_BEFORE_FLUSH, "xmark-before-flush")                       /* mark before the absorb */   \
   X(XGATE_TRUSTS_DEAD, "xgate-trusts-dead")   /* dead: no fence, no settle */                      \
   X(XGATE_TRUSTS_INDEX, "xgate-trusts-index") /* empty index = fresh log */                       \
+  X(XSETTLE_NEWEST_FIRST, "xsettle-newest-first")     /* settles a star's epochs newest first */ \
+  X(XGATE_SETTLES_OWN, "xgate-settles-own")           /* the gate settles its writer's own epochs */ \
+  X(XABSORB_NOT_POSITIONAL, "xabsorb-not-positional") /* absorb puts at whatever the end is */     \
   X(XTAKEOVER_FENCES_LIVE_HEAD, "xtakeover-fences-live-head")     /* alive: up to H, not < H */     \
   X(XTAKEOVER_SETTLES_UNFENCED, "xtakeover-settles-unfenced")     /* settle without the fence */    \
   X(XTAKEOVER_JUDGES_BEFORE_HEAD, "xtakeover-judges-before-head") /* liveness read, then H */  \

@@ -469,6 +469,61 @@ static void takeover_walks_past_a_settled_epoch(void **state) {
   env_close(&e);
 }
 
+/* The gate never settles its own writer's epochs (issue 30 item 3;
+ * tarn-sim --express seed 93986): star-a's process of epoch 1 died on log 8;
+ * the restarted process (epoch 2) acknowledges on log 7, sees its slot 1
+ * dead (poison in K - W + 1 buckets) and rolls to epoch 3 with epoch 2's
+ * slot 0 still its absorber's, from memory. Its first append to log 8 takes
+ * the restart path: it settles epoch 1 and must leave epoch 2 alone (planted
+ * xgate-settles-own: settled [1, 2], racing the writer's own absorber). */
+static void gate_spares_own_epochs(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "gate-own");
+  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  assert_int_equal(acked_on(a, LOG + 1), 0);
+  tarn__xwriter_abandon(a);
+  char key[TARN__X_SLOT_KEY_MAX];
+  tarn__xslot_key(key, sizeof key, "star-a", 2, 1);
+  tarn_buf p;
+  tarn_buf_init(&p);
+  tarn__xpoison(&p, "star-a", 2, 1);
+  for (int b = 1; b < 3; b++) {
+    char uri[64];
+    tarn_objstore *os;
+    snprintf(uri, sizeof uri, "mem:gate-own-b%d", b);
+    assert_int_equal(tarn_objstore_open(uri, &os), 0);
+    assert_int_equal(tarn_objstore_put(os, key, p.data, p.len), 0);
+    tarn_objstore_close(os);
+  }
+  tarn_buf_free(&p);
+  tarn_xwriter *a2 = open_w(e.mb, &e, "star-a");
+  assert_int_equal(tarn_xwriter_epoch(a2), 2);
+  assert_int_equal(acked(a2), 0);
+  ack dead = {0}; /* slot 1 is dead: its entry fails, the writer rolls */
+  assert_int_equal(tarn_xwriter_append(a2, LOG, "x", 1, 1, on_ack, &dead), 0);
+  tarn_xwriter_flush(a2);
+  assert_true(dead.done);
+  assert_int_not_equal(dead.rc, 0);
+  assert_int_equal(tarn_xwriter_epoch(a2), 3);
+  assert_int_equal(acked(a2), 1);
+  tarn__xepoch ep;
+  assert_int_equal(tarn__xepoch_load(e.mb, "star-a", TARN__X_CLASS_EXPRESS, 2, &ep), 0);
+  int64_t before = ep.version;
+  tarn__xepoch_free(&ep);
+  assert_int_equal(acked_on(a2, LOG + 1), 1); /* the gate: restart, settles epoch 1 */
+  assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_FENCED);
+  assert_int_equal(tarn__xepoch_load(e.mb, "star-a", TARN__X_CLASS_EXPRESS, 2, &ep), 0);
+  assert_int_equal(ep.version, before); /* untouched: neither fenced nor absorbed by the gate */
+  assert_int_equal(ep.checkpoint, 0);
+  tarn__xepoch_free(&ep);
+  assert_int_equal(tarn_xwriter_close(a2), 0);
+  uint64_t end = 0, cum = 0;
+  assert_int_equal(tarn__xlog_tail(e.mb, LOG, &end, &cum), 0);
+  assert_int_equal(end, 2);
+  env_close(&e);
+}
+
 /* Item 5 of issue 15: a star whose every log carries its standing
  * clean-release mark is left alone (nothing to fence: Finish certified the
  * coverage), dead or not; a lease on one of its logs leaves it alone too. */
@@ -507,6 +562,7 @@ int main(void) {
       cmocka_unit_test(takeover_reads_head_before_judging),
       cmocka_unit_test(takeover_skips_marked_and_leased),
       cmocka_unit_test(takeover_walks_past_a_settled_epoch),
+      cmocka_unit_test(gate_spares_own_epochs),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

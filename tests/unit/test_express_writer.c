@@ -227,61 +227,14 @@ static int test_fence(void *arg, tarn_meta *m, const char *star, uint64_t epoch,
  * 1); slot 2 was complete at W but never released. The payloads at or above
  * the cut go out again in the new epoch's first slots at the same offsets,
  * and nothing below it is republished. */
-static void roll_republishes_at_and_above_cut(void **state) {
-  env e;
-  env_open(&e, "xw-roll", 3, 2, 8);
-  tarn_xwriter_options o;
-  tarn_xwriter_options_default(&o);
-  o.star = "star-1";
-  o.stepped = 1;
-  o.fence = test_fence;
-  tarn_xwriter *w;
-  assert_int_equal(tarn_xwriter_open(e.m, e.wal, &o, &w), 0);
-  uint64_t epoch = tarn_xwriter_epoch(w);
-  char key[TARN__X_SLOT_KEY_MAX];
-  tarn__xslot_key(key, sizeof key, "star-1", epoch, 1);
-  tarn_buf p;
-  tarn_buf_init(&p);
-  tarn__xpoison(&p, "star-1", epoch, 1);
-  for (size_t b = 1; b < 3; b++)
-    assert_int_equal(tarn_objstore_put(e.b[b], key, p.data, p.len), 0);
-  tarn_buf_free(&p);
-  acks a = {0};
-  ackarg args[8];
-  for (int i = 0; i < 3; i++)
-    append_slot(w, 5, &a, args, i);
-  for (uint64_t s = 0; s < 3; s++)
-    for (size_t b = 0; b < 3; b++)
-      put(w, s, b);
-  test_cut = 1;
-  release(w); /* slot 0 acked; slot 1 halts; the fence says 1 */
-  assert_int_equal(a.n, 1);
-  assert_int_equal(a.off[0], 0);
-  uint64_t next = tarn_xwriter_epoch(w);
-  assert_true(next > epoch);
-  tarn__xepoch old;
-  assert_int_equal(tarn__xepoch_load(e.m, "star-1", "express", epoch, &old), 0);
-  assert_int_equal(old.state, TARN__XEPOCH_FENCED);
-  assert_int_equal(old.cut, 1);
-  tarn__xepoch_free(&old);
-  /* the new epoch's slots 0 and 1 hold entries 1 and 2 */
-  for (uint64_t s = 0; s < 2; s++)
-    for (size_t b = 0; b < 3; b++)
-      assert_int_equal(put(w, s, b), 1);
-  release(w);
-  assert_int_equal(a.n, 3);
-  assert_int_equal(a.rc[1], 0);
-  assert_int_equal(a.off[1], 1);
-  assert_int_equal(a.rc[2], 0);
-  assert_int_equal(a.off[2], 2);
-  assert_int_equal(tarn_xwriter_close(w), 0);
-  /* absorbed once each, across both epochs: offsets 0, 1, 2 */
+/* Log 5 of e reads back exactly e0 .. e{n-1} at offsets 0 .. n-1. */
+static void reads_in_order(env *e, uint64_t log, int n) {
   tarn_reader *r;
-  assert_int_equal(tarn_reader_open(e.m, e.wal, NULL, NULL, &r), 0);
+  assert_int_equal(tarn_reader_open(e->m, e->wal, NULL, NULL, &r), 0);
   tarn_log_iter *it;
-  assert_int_equal(tarn_log_iter_open(r, 5, 0, &it), 0);
+  assert_int_equal(tarn_log_iter_open(r, log, 0, &it), 0);
   tarn_entry en;
-  for (int i = 0; i < 3; i++) {
+  for (int i = 0; i < n; i++) {
     assert_int_equal(tarn_log_iter_next(it, &en, 0), 0);
     assert_int_equal(en.offset, (uint64_t)i);
     char want[8];
@@ -291,6 +244,131 @@ static void roll_republishes_at_and_above_cut(void **state) {
   assert_int_equal(tarn_log_iter_next(it, &en, 0), TARN_EEND);
   tarn_log_iter_close(it);
   tarn_reader_close(r);
+}
+
+/* A writer that rolled: slot 1 of epoch 1 is poisoned in two buckets (cut
+ * 1); slot 2 was complete at W but never released. Epoch 1 is fenced at cut
+ * 1 with slot 0 (entry 0) acknowledged and not absorbed; the payloads at or
+ * above the cut went out again in epoch 2's first slots at the same offsets
+ * (entries 1 and 2 acknowledged at 1 and 2), nothing below it republished;
+ * nothing absorbed yet. */
+static acks rolled_acks;
+static ackarg rolled_args[8];
+static tarn_xwriter *rolled(env *e, const char *name) {
+  env_open(e, name, 3, 2, 8);
+  tarn_xwriter_options o;
+  tarn_xwriter_options_default(&o);
+  o.star = "star-1";
+  o.stepped = 1;
+  o.fence = test_fence;
+  tarn_xwriter *w;
+  assert_int_equal(tarn_xwriter_open(e->m, e->wal, &o, &w), 0);
+  assert_int_equal(tarn_xwriter_epoch(w), 1);
+  char key[TARN__X_SLOT_KEY_MAX];
+  tarn__xslot_key(key, sizeof key, "star-1", 1, 1);
+  tarn_buf p;
+  tarn_buf_init(&p);
+  tarn__xpoison(&p, "star-1", 1, 1);
+  for (size_t b = 1; b < 3; b++)
+    assert_int_equal(tarn_objstore_put(e->b[b], key, p.data, p.len), 0);
+  tarn_buf_free(&p);
+  acks *a = &rolled_acks;
+  memset(a, 0, sizeof *a);
+  for (int i = 0; i < 3; i++)
+    append_slot(w, 5, a, rolled_args, i);
+  for (uint64_t s = 0; s < 3; s++)
+    for (size_t b = 0; b < 3; b++)
+      put(w, s, b);
+  test_cut = 1;
+  release(w); /* slot 0 acked; slot 1 halts; the fence says 1 */
+  assert_int_equal(a->n, 1);
+  assert_int_equal(tarn_xwriter_epoch(w), 2);
+  for (uint64_t s = 0; s < 2; s++)
+    for (size_t b = 0; b < 3; b++)
+      assert_int_equal(put(w, s, b), 1);
+  release(w);
+  assert_int_equal(a->n, 3);
+  for (int i = 0; i < 3; i++) {
+    assert_int_equal(a->rc[i], 0);
+    assert_int_equal(a->off[i], (uint64_t)i);
+  }
+  return w;
+}
+
+/* ... and died (kill -9: nothing more written). */
+static void rolled_and_dead(env *e, const char *name) { tarn__xwriter_abandon(rolled(e, name)); }
+
+static void roll_republishes_at_and_above_cut(void **state) {
+  env e;
+  tarn_xwriter *w = rolled(&e, "xw-roll");
+  tarn__xepoch old;
+  assert_int_equal(tarn__xepoch_load(e.m, "star-1", "express", 1, &old), 0);
+  assert_int_equal(old.state, TARN__XEPOCH_FENCED);
+  assert_int_equal(old.cut, 1);
+  tarn__xepoch_free(&old);
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  /* absorbed once each, across both epochs: offsets 0, 1, 2 */
+  reads_in_order(&e, 5, 3);
+  env_close(&e);
+}
+
+/* Settlement goes oldest first (issue 30 item 3): epoch 1's entry 0, then
+ * epoch 2's entries 1 and 2, each at its acknowledged offset. Newest first
+ * (planted xsettle-newest-first) put epoch 2's entries at 0 and 1; now the
+ * positional absorb refuses that order, and the settlement fails. */
+static void settle_rolled_oldest_first(void **state) {
+  env e;
+  rolled_and_dead(&e, "xw-settle-order");
+  tarn_xfence_opts fo = {1000, 1};
+  assert_int_equal(tarn__xsettle_epochs(e.m, e.wal, "star-1", 1, 2, &fo, NULL, NULL), 0);
+  reads_in_order(&e, 5, 3);
+  env_close(&e);
+}
+
+/* The positional absorb (issue 30 item 3): a section goes at exactly its
+ * acknowledged offsets or nowhere. Settling the rolled writer's epoch 2
+ * before its epoch 1 is refused loudly, nothing indexed (planted
+ * xabsorb-not-positional: indexed at 0, where entry 0 belongs); in the
+ * right order both then land where they were acknowledged. */
+static void absorb_refuses_wrong_offset(void **state) {
+  env e;
+  rolled_and_dead(&e, "xw-positional");
+  tarn_xfence_opts fo = {1000, 1};
+  assert_int_equal(tarn_express_fence(e.m, "star-1", 2, &fo, NULL), 0);
+  assert_int_equal(tarn_express_settle(e.m, e.wal, "star-1", 2, &fo, NULL), TARN_ECORRUPT);
+  assert_non_null(strstr(tarn_errmsg(), "older epoch 1"));
+  uint64_t end = 9, cum = 9;
+  assert_int_equal(tarn__xlog_tail(e.m, 5, &end, &cum), 0);
+  assert_int_equal(end, 0);
+  assert_int_equal(tarn__xsettle_epochs(e.m, e.wal, "star-1", 1, 2, &fo, NULL, NULL), 0);
+  reads_in_order(&e, 5, 3);
+  env_close(&e);
+}
+
+/* The writer's own absorb is positional too: when the log's index moved
+ * under it (another writer's put), its section is refused before anything
+ * lands, naming the offsets; the put used to land at the moved end and the
+ * disagreement was reported after it. */
+static void writer_absorb_is_positional(void **state) {
+  env e;
+  env_open(&e, "xw-own-pos", 3, 2, 8);
+  tarn_xwriter *w = open_w(&e, 1);
+  acks a = {0};
+  ackarg args[4];
+  append_slot(w, 5, &a, args, 0);
+  for (size_t b = 0; b < 3; b++)
+    assert_int_equal(put(w, 0, b), 1);
+  release(w);
+  assert_int_equal(a.off[0], 0);
+  tarn_meta_rec out = {0};
+  assert_int_equal(tarn_meta_sequenced_put(e.m, "5", "00000000000000000005", 1, 1, "z", 1, &out),
+                   0);
+  tarn_meta_rec_free(&out);
+  assert_true(tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0) < 0);
+  uint64_t end = 0, cum = 0;
+  assert_int_equal(tarn__xlog_tail(e.m, 5, &end, &cum), 0);
+  assert_int_equal(end, 1); /* the foreign record only: nothing of ours landed */
+  assert_int_not_equal(tarn_xwriter_close(w), 0);
   env_close(&e);
 }
 
@@ -796,6 +874,9 @@ int main(void) {
       cmocka_unit_test(quorum_with_one_bucket_down),
       cmocka_unit_test(halt_when_quorum_unreachable),
       cmocka_unit_test(failed_roll_fence_stops_writer),
+      cmocka_unit_test(settle_rolled_oldest_first),
+      cmocka_unit_test(absorb_refuses_wrong_offset),
+      cmocka_unit_test(writer_absorb_is_positional),
       cmocka_unit_test(roll_republishes_at_and_above_cut),
       cmocka_unit_test(k1_w1),
       cmocka_unit_test(absorb_exactly_once_across_unknown_put),

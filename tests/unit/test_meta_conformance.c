@@ -871,6 +871,48 @@ static void test_guarded_writes(void **state) {
   tarn_meta_close(m);
 }
 
+/* TARN_META_GUARD_LAST (issue 30 item 3, express absorb's positional put):
+ * a sequenced put lands only when the last key it finds is exactly the
+ * guard's, "" meaning none with the prefix; else TARN_EGUARD, nothing
+ * written. Only sequenced puts take it. */
+static void test_guard_last(void **state) {
+  const backend *b = begin(state);
+  tarn_meta *m = open_ok(b);
+  char P[32];
+  fresh_part(P, sizeof P);
+  tarn_meta_rec r;
+  tarn_meta_guard none = {TARN_META_GUARD_LAST, "", 0};
+  OK(tarn_meta_create(m, P, "/other", "1", 1, 0, NULL)); /* below, without the prefix */
+  OK(tarn_meta_sequenced_put_if(m, P, "s", 2, 5, "v", 1, &none, 1, &r));
+  assert_string_equal(r.key, "s-00000000000000000002-00000000000000000005");
+  tarn_meta_rec_free(&r);
+  /* none expected, one there */
+  assert_int_equal(tarn_meta_sequenced_put_if(m, P, "s", 1, 1, "v", 1, &none, 1, &r), TARN_EGUARD);
+  assert_non_null(strstr(tarn_errmsg(), "the last key is"));
+  tarn_meta_guard at2 = {TARN_META_GUARD_LAST, "s-00000000000000000002-00000000000000000005", 0};
+  tarn_meta_guard at1 = {TARN_META_GUARD_LAST, "s-00000000000000000001-00000000000000000005", 0};
+  assert_int_equal(tarn_meta_sequenced_put_if(m, P, "s", 1, 1, "v", 1, &at1, 1, &r), TARN_EGUARD);
+  OK(tarn_meta_sequenced_put_if(m, P, "s", 1, 1, "v", 1, &at2, 1, &r));
+  assert_string_equal(r.key, "s-00000000000000000003-00000000000000000006");
+  tarn_meta_rec_free(&r);
+  /* the key it expected is still there, but no longer the last */
+  assert_int_equal(tarn_meta_sequenced_put_if(m, P, "s", 1, 1, "v", 1, &at2, 1, &r), TARN_EGUARD);
+  tarn_meta_recs rs;
+  OK(tarn_meta_list(m, P, "s-", "s.", 0, 0, &rs));
+  assert_int_equal(rs.n, 2);
+  tarn_meta_recs_free(&rs);
+  /* with other guards, in any order */
+  tarn_meta_guard two[2] = {
+      {TARN_META_GUARD_ABSENT, "/fence", 0},
+      {TARN_META_GUARD_LAST, "s-00000000000000000003-00000000000000000006", 0}};
+  OK(tarn_meta_sequenced_put_if(m, P, "s", 1, 1, "v", 1, two, 2, &r));
+  tarn_meta_rec_free(&r);
+  assert_int_equal(tarn_meta_sequenced_put_if(m, P, "s", 1, 1, "v", 1, two, 2, &r), TARN_EGUARD);
+  /* any other write: not a condition it can take */
+  assert_int_equal(tarn_meta_put_if(m, P, "a", "x", 1, &none, 1, NULL), TARN_EINVAL);
+  tarn_meta_close(m);
+}
+
 /* ---- change notification ------------------------------------------------- */
 
 typedef struct late_arg {
@@ -1158,6 +1200,7 @@ static void test_store_clock(void **state) {
       cmocka_unit_test(test_wait_for_change),                                                      \
       cmocka_unit_test(test_wait_for_any_change),                                                  \
       cmocka_unit_test(test_guarded_writes),                                                       \
+      cmocka_unit_test(test_guard_last),                                                           \
       cmocka_unit_test(test_store_clock),                                                          \
       cmocka_unit_test(test_mem_faults),                                                           \
       cmocka_unit_test(test_cluster_leader_kill),                                                  \

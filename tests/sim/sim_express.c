@@ -70,11 +70,13 @@ typedef struct xrec {
 typedef struct xw {
   tarn_meta *m;
   tarn_xwriter *w;
-  int zombie;  /* crashed: partitioned from the metadata store */
-  int paused;  /* stopped (SIGSTOP): takes no step until it resumes */
-  int expired; /* its session ended at the store (it was not told) */
-  int rival;   /* runs beside the leader with full access to the stores and the clock: a
-                  paused writer that resumed, or a second process of the star (issue 30) */
+  int zombie;   /* crashed: partitioned from the metadata store */
+  int paused;   /* stopped (SIGSTOP): takes no step until it resumes */
+  int expired;  /* its session ended at the store (it was not told) */
+  int rival;    /* runs beside the leader with full access to the stores and the clock: a
+                   paused writer that resumed, or a second process of the star (issue 30) */
+  int late_log; /* it writes log 1 only until a later unit starts log 2: a first append
+                   (a gate) after its rolls (issue 30 item 3: the gate and its own epochs) */
 } xw;
 
 /* The racing-opens worlds: XG_STARS stars, each run by one process at a
@@ -655,6 +657,8 @@ static int process_open(xsim *s, int rival) {
     w->w = NULL;
     return rc;
   }
+  if (s->live_feats)
+    w->late_log = per_mille(s, 500);
   trace(s, "w%d opens%s, epoch %" PRIu64, s->nw,
         rival ? " (a second process of the star, beside the leader)" : "",
         tarn_xwriter_epoch(w->w));
@@ -995,9 +999,14 @@ static void live_step(xsim *s) {
     rival_step(s);
   } else if (pick < 60) {
     resume(s);
-  } else if (pick < 80) {
+  } else if (pick < 75) {
     if (!s->no_timer)
       timer_step(s, s->live, "the leader's");
+  } else if (pick < 80) {
+    if (s->ws[s->live].late_log) /* the leader starts on log 2: its gate, perhaps after rolls */
+      trace(s, "w%d starts on log 2 (epoch %" PRIu64 ")", s->live,
+            tarn_xwriter_epoch(s->ws[s->live].w));
+    s->ws[s->live].late_log = 0;
   } else if (pick < 90) {
     if (per_mille(s, s->p_pause) && !s->no_pause)
       pause_leader(s);
@@ -1019,7 +1028,8 @@ static void step(xsim *s) {
   uint64_t pick = below(s, 100);
   xw *L = s->live >= 0 ? &s->ws[s->live] : NULL;
   if (pick < 25 && L) {
-    append_one(s, s->live, 1 + below(s, XS_LOGS));
+    uint64_t log = 1 + below(s, XS_LOGS);
+    append_one(s, s->live, L->late_log && log == 2 ? 1 : log);
   } else if (pick < 35 && L) {
     int rc = tarn_xwriter_step(L->w, TARN_XSTEP_SEAL, 0, 0);
     trace(s, "w%d SEAL: %d", s->live, rc);
@@ -2045,8 +2055,9 @@ static int xgate_run(xsim *s) {
 int sim_express_main(int argc, char **argv);
 int sim_express_main(int argc, char **argv) {
   uint64_t a = 1, b = 1;
-  int steps = 1000, tr = 0, expect_fail = 0, bug = 0, race_only = 0, classic = 0;
+  int steps = 1000, tr = 0, expect_fail = 0, bug = 0, race_only = 0, classic = 0, one_star = 0;
   const char *without = "";
+  int keep_going = 0, nfailed = 0;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(argv[i], "--seed") && v) {
@@ -2081,12 +2092,16 @@ int sim_express_main(int argc, char **argv) {
     } else if (!strcmp(argv[i], "--without") && v) {
       without = v; /* pause,twin,timer,libsettle: issue 30's units left out */
       i++;
+    } else if (!strcmp(argv[i], "--one-star")) {
+      one_star = 1; /* only the one-star worlds */
+    } else if (!strcmp(argv[i], "--keep-going")) {
+      keep_going = 1; /* report every failing seed, not only the first */
     } else if (!strcmp(argv[i], "--classic")) {
       classic = 1; /* the worlds before issue 30's live zombies, seed for seed */
     } else {
       fprintf(stderr, "usage: tarn-sim --express [--seed N | --seeds A..B] [--steps N] "
-                      "[--bug NAME] [--expect-fail] [--race] [--classic] "
-                      "[--without pause,twin,timer,libsettle] "
+                      "[--bug NAME] [--expect-fail] [--race | --one-star] [--classic] "
+                      "[--without pause,twin,timer,libsettle] [--keep-going] "
                       "[--trace]\n");
       return 2;
     }
@@ -2106,7 +2121,7 @@ int sim_express_main(int argc, char **argv) {
            tk_expiries = 0, tk_window = 0;
   long total = 0;
   for (uint64_t seed = a; seed <= b; seed++) {
-    for (int world = race_only; world < 2; world++) {
+    for (int world = race_only; world < 2 - one_star; world++) {
       xsim s;
       memset(&s, 0, sizeof s);
       s.seed = seed, s.steps = steps, s.trace = tr, s.bug = bug, s.live_feats = !classic;
@@ -2138,10 +2153,13 @@ int sim_express_main(int argc, char **argv) {
                seed, world ? " (racing opens)" : "", s.step > steps ? steps : s.step, total,
                s.failure);
         printf("replay: tarn-sim%s --express%s%s%s --seed %" PRIu64 " --steps %d%s%s --trace\n",
-               bug ? "-planted" : "", world ? " --race" : "", classic ? " --classic" : "", wo, seed,
-               s.step > steps ? steps : s.step, bug ? " --bug " : "",
-               bug ? tarn__planted_names[bug] : "");
-        return expect_fail ? 0 : 1;
+               bug ? "-planted" : "", world ? " --race" : " --one-star",
+               classic ? " --classic" : "", wo, seed, s.step > steps ? steps : s.step,
+               bug ? " --bug " : "", bug ? tarn__planted_names[bug] : "");
+        fflush(stdout);
+        nfailed++;
+        if (!keep_going)
+          return expect_fail ? 0 : 1;
       }
     }
   }
@@ -2155,19 +2173,26 @@ int sim_express_main(int argc, char **argv) {
            " resumed, %" PRIu64 " second processes of a star admitted, %" PRIu64
            " acks of rivals, %" PRIu64 " timer turns\n",
            pauses, resumes, twins, rival_acks, timers);
-  printf("tarn-sim --express: racing opens, seeds %" PRIu64 "..%" PRIu64
-         " x %d steps clean: %" PRIu64 " acks, %" PRIu64 " opens (%" PRIu64 " on a mark, %" PRIu64
-         " over a settled "
-         "predecessor), %" PRIu64 " appends inside another's gate, %" PRIu64 " deferred, %" PRIu64
-         " finishes, %" PRIu64 " starts, %" PRIu64 " crashes, %" PRIu64 " session expiries\n",
-         a, b, steps, g_acks, opens, marks, preds, nested, deferrals, finishes, starts, g_crashes,
-         expiries);
-  printf("tarn-sim --express: takeover nodes: %" PRIu64 " takeovers (%" PRIu64 " leased, %" PRIu64
-         " marked, %" PRIu64 " alive, %" PRIu64 " dead, %" PRIu64 " failed), %" PRIu64
-         " epochs settled, %" PRIu64 " stars found taken, %" PRIu64 " judged windows, %" PRIu64
-         " node crashes, %" PRIu64 " node session expiries\n",
-         tk_runs, tk_v[TARN__XTAKE_LEASED], tk_v[TARN__XTAKE_MARKED], tk_v[TARN__XTAKE_ALIVE],
-         tk_v[TARN__XTAKE_DEAD], tk_errors, tk_epochs, tk_busy, tk_window, tk_crashes, tk_expiries);
+  if (!one_star)
+    printf("tarn-sim --express: racing opens, seeds %" PRIu64 "..%" PRIu64
+           " x %d steps clean: %" PRIu64 " acks, %" PRIu64 " opens (%" PRIu64 " on a mark, %" PRIu64
+           " over a settled "
+           "predecessor), %" PRIu64 " appends inside another's gate, %" PRIu64 " deferred, %" PRIu64
+           " finishes, %" PRIu64 " starts, %" PRIu64 " crashes, %" PRIu64 " session expiries\n",
+           a, b, steps, g_acks, opens, marks, preds, nested, deferrals, finishes, starts, g_crashes,
+           expiries);
+  if (!one_star)
+    printf("tarn-sim --express: takeover nodes: %" PRIu64 " takeovers (%" PRIu64 " leased, %" PRIu64
+           " marked, %" PRIu64 " alive, %" PRIu64 " dead, %" PRIu64 " failed), %" PRIu64
+           " epochs settled, %" PRIu64 " stars found taken, %" PRIu64 " judged windows, %" PRIu64
+           " node crashes, %" PRIu64 " node session expiries\n",
+           tk_runs, tk_v[TARN__XTAKE_LEASED], tk_v[TARN__XTAKE_MARKED], tk_v[TARN__XTAKE_ALIVE],
+           tk_v[TARN__XTAKE_DEAD], tk_errors, tk_epochs, tk_busy, tk_window, tk_crashes,
+           tk_expiries);
+  if (nfailed) {
+    printf("tarn-sim --express: %d failing runs\n", nfailed);
+    return expect_fail ? 0 : 1;
+  }
   if (expect_fail) {
     printf("tarn-sim --express: expected a violation, none found\n");
     return 1;

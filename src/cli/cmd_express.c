@@ -26,13 +26,15 @@ static void fence_help(void) {
          "                   writes each of its partitions (recorded by the writer at its\n"
          "                   first append; `tarn append --star` names it)\n"
          "  --star STAR      the writer identity itself (one of the two is needed)\n"
-         "  --epoch E        the epoch (default: the head of the star's express chain,\n"
-         "                   the one its last writer minted)\n"
+         "  --epoch E        the epoch (default: every epoch of the star's express\n"
+         "                   chain not yet settled, oldest first, then its head, the\n"
+         "                   one its last writer minted: a writer that rolled left\n"
+         "                   several)\n"
          "  --timeout-ms MS  how long a slot may stay undecided (its deciding copies in\n"
          "                   unreachable buckets) before the command fails (30000)\n"
          "  --json           {star, epoch, estimate, start, cut, slots_walked,\n"
-         "                   repair_puts, poison_puts, published}; for NS/NAME an array\n"
-         "                   of those, one per star\n"
+         "                   repair_puts, poison_puts, published}; for NS/NAME (or\n"
+         "                   several epochs) an array of those, one per star and epoch\n"
          "\n"
          "How: probes for the chain's end, walks from max(checkpoint, estimate - WIN)\n"
          "through the slots in all K buckets of the epoch's bucket set, repairs\n"
@@ -61,11 +63,12 @@ static void settle_help(void) {
          "  NS/NAME          the express stream: settles the epoch of the star that\n"
          "                   writes each of its partitions\n"
          "  --star STAR      the writer identity itself (one of the two is needed)\n"
-         "  --epoch E        the epoch (default: the head of the star's express chain)\n"
+         "  --epoch E        the epoch (default: every epoch of the star's express\n"
+         "                   chain not yet settled, oldest first, then its head)\n"
          "  --timeout-ms MS  how long to wait for a flight below the cut that no\n"
          "                   reachable bucket holds (30000)\n"
          "  --json           {star, epoch, cut, absorbed, deleted, poison_kept}; for\n"
-         "                   NS/NAME an array of those, one per star\n"
+         "                   NS/NAME (or several epochs) an array, one per star and epoch\n"
          "\n%s"
          "\nExit status: 0 settled; 1 failed (not fenced, not absorbed, no such epoch or\n"
          "stream); 2 bad command line; 3 a store could not be reached.\n",
@@ -241,7 +244,42 @@ static int settle_one(tarn_deployment *dep, const xargs *a, const char *star, ui
   return 0;
 }
 
-/* The verbs' shared body: parse, resolve the stars, act on each one's epoch. */
+/* The epochs to act on for star (issue 30 item 5): --epoch; else every epoch
+ * of the star's chain below its head that is not settled (burned numbers
+ * skipped), oldest first, then the head. The head alone missed a writer that
+ * rolled and died: its older epoch's acknowledged entries stayed unreadable
+ * after the documented recovery. Oldest first, as settlement must go
+ * (docs/express.md "Settlement order"). *v is malloc'd. */
+static int epochs_of(tarn_meta *m, const xargs *a, const char *star, uint64_t **v, size_t *n) {
+  uint64_t head;
+  *v = NULL;
+  *n = 0;
+  int rc = epoch_of(m, a, star, &head);
+  if (rc)
+    return rc;
+  uint64_t lo = a->have_epoch ? head : 1;
+  *v = malloc((size_t)(head - lo + 1) * sizeof **v);
+  if (!*v)
+    return tarn_set_errmsg(TARN_ENOMEM, "out of memory");
+  for (uint64_t e = lo; e < head; e++) {
+    tarn__xepoch ep;
+    rc = tarn__xepoch_load(m, star, TARN__X_CLASS_EXPRESS, e, &ep);
+    if (rc == TARN_ENOTFOUND) { /* a burned number */
+      tarn_errclear();
+      continue;
+    }
+    if (rc)
+      return rc;
+    int settled = ep.state == TARN__XEPOCH_FENCED && ep.has_cut && ep.checkpoint >= ep.cut;
+    tarn__xepoch_free(&ep);
+    if (!settled)
+      (*v)[(*n)++] = e;
+  }
+  (*v)[(*n)++] = head;
+  return 0;
+}
+
+/* The verbs' shared body: parse, resolve the stars, act on each one's epochs. */
 static int run_verb(const char *name, void (*help)(void), star_fn fn, int argc, char **argv) {
   xargs a = {0};
   int ex = parse(name, help, argc, argv, &a);
@@ -255,18 +293,29 @@ static int run_verb(const char *name, void (*help)(void), star_fn fn, int argc, 
     free(ss);
     return ex;
   }
-  json_t *arr = a.json && a.stream ? json_array() : NULL, *one = NULL;
+  json_t *arr = a.json ? json_array() : NULL, *one = NULL;
   int rc = 0;
+  size_t acted = 0;
   for (size_t i = 0; !rc && i < ss->n; i++) {
-    uint64_t epoch;
-    json_t *j = NULL;
-    rc = epoch_of(tarn_deployment_meta(dep), &a, ss->v[i], &epoch);
-    if (!rc)
-      rc = fn(dep, &a, ss->v[i], epoch, &j);
-    if (j && arr)
-      json_array_append_new(arr, j);
-    else if (j)
-      one = j;
+    uint64_t *ev = NULL;
+    size_t ne = 0;
+    rc = epochs_of(tarn_deployment_meta(dep), &a, ss->v[i], &ev, &ne);
+    for (size_t k = 0; !rc && k < ne; k++) {
+      json_t *j = NULL;
+      rc = fn(dep, &a, ss->v[i], ev[k], &j);
+      if (j) {
+        json_array_append_new(arr, j);
+        acted++;
+      }
+    }
+    free(ev);
+  }
+  /* --star acting on one epoch answers one object, as before; NS/NAME, or
+   * several epochs, an array */
+  if (arr && !a.stream && acted == 1) {
+    one = json_incref(json_array_get(arr, 0));
+    json_decref(arr);
+    arr = NULL;
   }
   if (rc) {
     ex = tarn_cli_fail_rc(rc, name);

@@ -35,6 +35,10 @@
  *     beside the star.
  *   - express-index-gap: slots below the checkpoint that no absorbed range
  *     holds (the checkpoint passed them without indexing them).
+ *   - express-index-order: a newer epoch's range of a log below an older
+ *     epoch's (entries at offsets other than acknowledged; issue 30 item 3).
+ * And express-unsettled: a fenced epoch below its cut's checkpoint while no
+ * process of the star lives (issue 30 item 5).
  * The index is read after the epoch records and before they are read again:
  * every range read first was indexed before (the checkpoint moves after the
  * puts), and every index record read was claimed by an intent before its put,
@@ -167,8 +171,35 @@ static int check_absorbed_slots(const tarn__xepoch *e, tarn_fsck_report *r) {
   return rc;
 }
 
+/* express-unsettled (issue 30 item 5): a fenced epoch whose checkpoint is
+ * below its cut holds committed, acknowledged slots that no reader finds
+ * until it is settled. A star with a live process is passed over: a writer
+ * that rolled absorbs its own fenced epoch from memory right after the roll
+ * (a moment, not a fault); a dead one's waits for `tarn express settle` or
+ * a takeover. */
+static int check_unsettled(tarn_meta *m, const tarn__xepoch *e, tarn_fsck_report *r) {
+  if (!e->has_cut || e->checkpoint >= e->cut)
+    return 0;
+  int alive = 0;
+  int rc = tarn__xalive_get(m, e->star, &alive);
+  if (rc || alive)
+    return rc;
+  char key[TARN__X_SLOT_KEY_MAX + 1];
+  if ((rc = tarn__xslot_key(key, sizeof key, e->star, e->epoch, e->checkpoint)))
+    return rc;
+  return add(r, "express-unsettled", e->checkpoint, key, NULL,
+             "express %s/%llu: fenced at cut %llu with the checkpoint at %llu: slots [%llu, "
+             "%llu) are acknowledged and not in the index (no process of the star lives): run "
+             "`tarn express settle --star %s`",
+             e->star, (unsigned long long)e->epoch, (unsigned long long)e->cut,
+             (unsigned long long)e->checkpoint, (unsigned long long)e->checkpoint,
+             (unsigned long long)e->cut, e->star);
+}
+
 static int epoch_checks(tarn_meta *m, const tarn__xepoch *e, tarn_fsck_report *r) {
   int rc = check_epoch(m, e, r);
+  if (!rc)
+    rc = check_unsettled(m, e, r);
   return rc ? rc : check_absorbed_slots(e, r);
 }
 
@@ -400,6 +431,31 @@ static int check_log(tarn_meta *m, const char *star, uint64_t log_id, const clai
   return rc;
 }
 
+/* express-index-order (issue 30 item 3): one star's entries of a log run on
+ * from epoch to epoch (a roll carries the count over, a restart's gate
+ * settles the older epochs first), so a range of a newer epoch indexed below
+ * a range of an older one of the same log was placed at offsets other than
+ * the ones acknowledged (settlement newest first did that). c is sorted by
+ * log, then start. */
+static int check_order(const char *star, const claims *c, tarn_fsck_report *r) {
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i < c->n; i++)
+    for (size_t j = i + 1; rc == 0 && j < c->n && c->v[j].x.log_id == c->v[i].x.log_id; j++) {
+      const claim *lo = &c->v[i], *hi = &c->v[j]; /* lo starts first */
+      if (lo->epoch <= hi->epoch || lo->pending || hi->pending)
+        continue;
+      rc = add(r, "express-index-order", lo->x.start, NULL, NULL,
+               "express %s: log %llu: epoch %llu's entries are indexed at [%llu, %llu), below "
+               "epoch %llu's at [%llu, %llu): a star's epochs follow one another, so entries "
+               "sit at offsets other than the ones acknowledged",
+               star, (unsigned long long)lo->x.log_id, (unsigned long long)lo->epoch,
+               (unsigned long long)lo->x.start, (unsigned long long)lo->x.end,
+               (unsigned long long)hi->epoch, (unsigned long long)hi->x.start,
+               (unsigned long long)hi->x.end);
+    }
+  return rc;
+}
+
 static int check_index(tarn_meta *m, const char *star, const claims *c1, tarn_fsck_report *r) {
   int rc = 0;
   size_t nlogs = 0;
@@ -438,6 +494,8 @@ static int check_index(tarn_meta *m, const char *star, const claims *c1, tarn_fs
 int tarn_express_fsck(tarn_meta *m, const char *star, tarn_fsck_report *r) {
   claims c1;
   int rc = load_claims(m, star, &c1, epoch_checks, r);
+  if (rc == 0)
+    rc = check_order(star, &c1, r);
   if (rc == 0)
     rc = check_index(m, star, &c1, r);
   free(c1.v);

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "express/express.h"
+#include "express/xwriter_internal.h"
 #include "tarn/express.h"
 #include "tarn/express_fence.h"
 #include "tarn/key.h"
@@ -365,8 +366,88 @@ static void settlement_records_its_range(void **state) {
   env_close(&e);
 }
 
+static void move_log5_up(tarn__xepoch *ep) {
+  for (size_t i = 0; i < ep->n_absorbed; i++)
+    if (ep->absorbed[i].log_id == 5) {
+      ep->absorbed[i].start += 100;
+      ep->absorbed[i].end += 100;
+    }
+}
+
+static size_t count_kind(const tarn_fsck_report *r, const char *kind) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_faults; i++)
+    n += !strcmp(r->faults[i].kind, kind);
+  return n;
+}
+
+/* express-index-order (issue 30 item 3): the star's epoch 2 range of log 5
+ * lies below its epoch 1 range (what settlement newest first produced: a
+ * newer epoch's entries at an older one's offsets). Clean before the edit. */
+static void misordered_epochs_found(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "xfi-order");
+  write_three_runs(&e);
+  assert_int_equal(tarn_xwriter_close(e.w), 0);
+  tarn_xwriter_options o;
+  tarn_xwriter_options_default(&o);
+  o.star = STAR;
+  o.stepped = 1;
+  o.reclaim_grace_ms = 0;
+  assert_int_equal(tarn_xwriter_open(e.m, e.wal, &o, &e.w), 0);
+  assert_int_equal(tarn_xwriter_epoch(e.w), 2);
+  slot_no = 0;
+  uint64_t five[] = {5};
+  slot(&e, five, 1, "ee");
+  absorb(&e);
+  assert_int_equal(tarn_xwriter_close(e.w), 0);
+  tarn_fsck_report r;
+  fsck(&e, &r);
+  assert_int_equal(r.n_faults, 0);
+  tarn_fsck_report_free(&r);
+  edit_epoch(&e, 1, move_log5_up);
+  fsck(&e, &r);
+  assert_int_equal(count_kind(&r, "express-index-order"), 1);
+  tarn_fsck_report_free(&r);
+  env_close(&e);
+}
+
+/* express-unsettled (issue 30 item 5): a fenced epoch below its cut, no
+ * process of the star alive; not while one lives (a rolled writer absorbs
+ * its own fenced epoch right after the roll), and not once settled. */
+static void unsettled_epoch_found(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "xfi-unsettled");
+  slot_no = 0;
+  uint64_t five[] = {5};
+  slot(&e, five, 1, "aa");
+  slot(&e, five, 1, "bb");
+  tarn__xwriter_abandon(e.w); /* killed: nothing absorbed */
+  tarn_xfence_opts fo = {1000, 1};
+  assert_int_equal(tarn_express_fence(e.m, STAR, 1, &fo, NULL), 0);
+  tarn_fsck_report r;
+  fsck(&e, &r);
+  assert_int_equal(count_kind(&r, "express-unsettled"), 0); /* its liveness record stands */
+  tarn_fsck_report_free(&r);
+  char part[TARN__X_PART_MAX];
+  tarn__xchain_partition(part, sizeof part, STAR);
+  assert_int_equal(tarn_meta_delete_range(e.m, part, "/alive/", "/alive/~", NULL), 0);
+  fsck(&e, &r);
+  assert_int_equal(count_kind(&r, "express-unsettled"), 1);
+  tarn_fsck_report_free(&r);
+  assert_int_equal(tarn_express_settle(e.m, e.wal, STAR, 1, &fo, NULL), 0);
+  fsck(&e, &r);
+  assert_int_equal(r.n_faults, 0);
+  tarn_fsck_report_free(&r);
+  env_close(&e);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
+      cmocka_unit_test(misordered_epochs_found),
+      cmocka_unit_test(unsettled_epoch_found),
       cmocka_unit_test(clean_writer_ranges_merged),
       cmocka_unit_test(double_index_record_found),
       cmocka_unit_test(missing_range_found),

@@ -1054,8 +1054,12 @@ int tarn_xwriter_open(tarn_meta *meta, tarn_objstore *wal, const tarn_xwriter_op
   if (!rc)
     w->first_epoch = w->ep.epoch; /* issue 30 item 3: the gate never settles these */
   if (rc) {
-    if (w->star_lease)
+    if (w->star_lease) { /* the release's own calls must not wipe the reason */
+      char why[512];
+      snprintf(why, sizeof why, "%s", tarn_errmsg());
       tarn__xstar_lease_release(meta, w->star, w->star_lease);
+      tarn__err(rc, "%s", why);
+    }
     free_all(w);
     return rc;
   }

@@ -448,25 +448,17 @@ static int older_unsettled(tarn_meta *m, const tarn__xepoch *e, uint64_t log_id)
 }
 
 /* The offset (and cumulative size) where log_id's entries in e's next slot
- * were acknowledged (issue 30 item 3). A flight carries no offsets, so they
- * are derived: inside one epoch a log's entries are contiguous in slot order,
- * so once e's record has an absorbed range of the log (the writer's own
- * absorb or a settler recorded it with the checkpoint, in one CAS), the next
- * section starts where that range ends, whatever the index says. Before
- * that, the epoch's first entry of the log was acknowledged where the
- * star's count stood: where the index ends once every older epoch of the
- * star that may hold the log's entries is settled (older_unsettled), since
- * the gate settled the log's previous writers before the star counted. The
- * positional put then holds the index to it. */
+ * were acknowledged (issue 30 item 3). A flight carries no offsets, so a
+ * settler derives them: the star's count of the log stood at the index's end
+ * once every older epoch of the star that may hold the log's entries is
+ * settled (older_unsettled; the gate settled the log's previous writers
+ * before the star counted), and the positional put holds the index to it.
+ * Not "where the epoch's last absorbed range of the log ends": a tenure that
+ * left the log through Finish and came back in the same epoch counted on
+ * from another star's entries (tarn-sim --express --race --seed 1). */
 static int acked_start(tarn_meta *m, const tarn__xepoch *e, uint64_t log_id, uint64_t *end,
                        uint64_t *cum) {
   if (!TARN__PLANTED(TARN__BUG_XABSORB_NOT_POSITIONAL)) {
-    for (size_t j = e->n_absorbed; j > 0; j--)
-      if (e->absorbed[j - 1].log_id == log_id) {
-        *end = e->absorbed[j - 1].end;
-        *cum = e->absorbed[j - 1].cum1;
-        return 0;
-      }
     int rc = older_unsettled(m, e, log_id);
     if (rc)
       return rc;

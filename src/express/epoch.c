@@ -567,6 +567,15 @@ static int apply_cut(tarn__xepoch *e, const void *p) {
                      "programming error; nothing overwritten)",
                      e->epoch, e->star, e->cut, cut);
   }
+  /* issue 30 item 6: every slot below the checkpoint is absorbed, so was
+   * acknowledged; a cut below it (a walk from a stale checkpoint that saw
+   * reclaimed slots empty) would declare acknowledged slots dead */
+  if (cut < e->checkpoint)
+    return tarn__err(TARN_ECORRUPT,
+                     "BUG: epoch %" PRIu64 " of star %s: a fence computed cut %" PRIu64
+                     ", below the checkpoint %" PRIu64
+                     " (absorbed, acknowledged slots); nothing published",
+                     e->epoch, e->star, cut, e->checkpoint);
   e->has_cut = 1;
   e->cut = cut;
   e->state = TARN__XEPOCH_FENCED;
@@ -649,6 +658,18 @@ static int apply_end(tarn__xepoch *e, const void *p) {
   uint64_t to = *(const uint64_t *)p;
   if (e->checkpoint >= to && !e->absorbing_to)
     return 1;
+  /* an intent that is not this absorb's is another settler's, pending: this
+   * one was resolved and ended by someone else already; clearing it would
+   * leave the other's puts without an intent to resume (issue 30 item 6) */
+  if (e->absorbing_to && e->absorbing_to != to) {
+    if (e->checkpoint >= to)
+      return 1;
+    return tarn__err(TARN_ECORRUPT,
+                     "express epoch %" PRIu64 " of star %s: ending an absorb up to %" PRIu64
+                     " with the checkpoint at %" PRIu64 " and another's, up to %" PRIu64
+                     ", pending",
+                     e->epoch, e->star, to, e->checkpoint, e->absorbing_to);
+  }
   if (e->absorbing_to == to && e->checkpoint < to) {
     int rc = record_absorbed(e, to);
     if (rc)

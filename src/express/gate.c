@@ -30,6 +30,40 @@ int tarn__xsettle_range(tarn_meta *m, tarn_objstore *wal, const char *star, uint
   return tarn__xsettle_epochs(m, wal, star, lo, hi, &fo, NULL, NULL);
 }
 
+/* Settles [lo, hi] of star, oldest first, but never an epoch this writer
+ * still holds flights of (issue 30 item 3): a rolled epoch of its own is
+ * being absorbed by its absorber, from memory, at the offsets it counted,
+ * and a settler racing it misplaced entries (tarn-sim --express seed 93986:
+ * acknowledged at 351, read at 349). Not "[first epoch, current]": another
+ * process of the same star may mint epochs in between (racing opens). */
+#define OWN_MAX 64
+static int settle_not_own(tarn_xwriter *w, const char *star, uint64_t lo, uint64_t hi) {
+  uint64_t own[OWN_MAX];
+  size_t n = 0;
+  pthread_mutex_lock(&w->mu);
+  for (const xflight *f = w->head; f && !TARN__PLANTED(TARN__BUG_XGATE_SETTLES_OWN); f = f->next)
+    if (f->epoch >= lo && f->epoch <= hi && n < OWN_MAX) {
+      size_t j = n;
+      while (j > 0 && own[j - 1] > f->epoch) /* kept sorted, each once */
+        j--;
+      if (j > 0 && own[j - 1] == f->epoch)
+        continue;
+      memmove(&own[j + 1], &own[j], (n - j) * sizeof *own);
+      own[j] = f->epoch;
+      n++;
+    }
+  pthread_mutex_unlock(&w->mu);
+  uint64_t from = lo;
+  int rc = 0;
+  for (size_t i = 0; rc == 0 && i <= n; i++) {
+    uint64_t to = i < n ? own[i] : hi + 1; /* settle [from, to) */
+    if (to > from)
+      rc = tarn__xsettle_range(w->meta, w->wal, star, from, to - 1);
+    from = i < n ? own[i] + 1 : from;
+  }
+  return rc;
+}
+
 /* Counts an admission by its verdict (tarn_xwriter_stats.gate_*) once the
  * gate's record landed. */
 static int counted(tarn_xwriter *w, int rc, uint64_t *verdict) {
@@ -85,20 +119,10 @@ int tarn__xgate_open(tarn_xwriter *w, xlog *l) {
   }
   if (!strcmp(pred, w->star)) {
     verdict = &w->st.gate_restart;
-    /* Never this writer's own epochs [first_epoch, my_epoch] (issue 30 item
-     * 3): a rolled one below my_epoch is still being absorbed by this
-     * writer's absorber, from memory, at the offsets it counted; a settler
-     * racing it misplaced entries (tarn-sim --express seed 93986). A record
-     * naming one of them is this writer's own tenure, already gated (a log
-     * reopened after Finish failed, before or after a roll). */
-    uint64_t own = w->first_epoch ? w->first_epoch : my_epoch;
-    if (TARN__PLANTED(TARN__BUG_XGATE_SETTLES_OWN))
-      own = my_epoch;
-    if (pe >= own)
-      goto admit;
-    /* the same star restarted: its head moved past pe, so pe.. up to this
-     * writer's first epoch are a dead process's, superseded */
-    if ((rc = tarn__xsettle_range(m, w->wal, pred, pe, own - 1)))
+    if (pe == my_epoch)
+      goto admit; /* our own tenure, already gated (a log reopened after Finish failed) */
+    /* the same star restarted: its head moved past pe, so pe.. are superseded */
+    if ((rc = settle_not_own(w, pred, pe, my_epoch - 1)))
       return rc;
     goto admit;
   }

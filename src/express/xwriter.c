@@ -1051,8 +1051,6 @@ int tarn_xwriter_open(tarn_meta *meta, tarn_objstore *wal, const tarn_xwriter_op
     rc = tarn__xstar_lease_acquire(meta, w->star, w->o.star_wait_ms, &w->star_lease);
   if (!rc)
     rc = tarn__xchain_mint_led(meta, w->star, TARN__X_CLASS_EXPRESS, &w->bs, w->star_lease, &w->ep);
-  if (!rc)
-    w->first_epoch = w->ep.epoch; /* issue 30 item 3: the gate never settles these */
   if (rc) {
     if (w->star_lease) { /* the release's own calls must not wipe the reason */
       char why[512];

@@ -1,7 +1,9 @@
 # A writer that rolled and died, settled by someone else (issue 30 item 3):
 # sourced by test_express_roll_{gate,takeover}.sh after lib.sh, with
-# roll_mode=gate|takeover|byname. Embedded default: sqlite (session_timeout_ms=2000)
-# and the three file:// bucket directories of `tarn init`.
+# roll_mode=gate|takeover|byname, and roll_store=s3 for etcd + radosgw (the
+# WAL root and two buckets behind TCP proxies killed for the outages), else the
+# embedded default: sqlite (session_timeout_ms=2000) and the three file://
+# bucket directories of `tarn init` (made read-only with chattr +i).
 #
 # `tarn append --star node-r --json` acknowledges a paced stream of lines.
 # The WAL root is made read-only (chattr +i: the test runs as root, whom
@@ -21,16 +23,57 @@
 # (tests/cli/check_acked.py).
 unset TARN_HOME TARN_META TARN_WAL TARN_COMPACTED
 export TARN_HOME="$dir/home"
-export TARN_META="sqlite:$dir/home/meta.db?session_timeout_ms=2000"
-"$TARN" init > /dev/null 2> "$dir/init.err" || fail "tarn init"
-"$TARN" stream create fast/r --class express > /dev/null
 H=$TARN_HOME
-
-need_tool chattr
-take_away() { chattr -R +i "$1" || skip "chattr +i refused (no CAP_LINUX_IMMUTABLE?)"; }
-bring_back() { chattr -R -i "$1"; }
-cleanup_hook() { chattr -R -i "$dir" 2> /dev/null || true; }
+if [ "${roll_store:-}" = s3 ]; then
+  # etcd + radosgw: the WAL root and buckets b and c reach radosgw through TCP
+  # proxies of their own (endpoint= in their URIs); an outage kills one
+  need_env TARN_TEST_ETCD TARN_TEST_S3_URI AWS_ENDPOINT_URL
+  unique_run
+  declare -A pport ppid
+  proxy_start() { # NAME PORT (0: any)
+    rm -f "$dir/proxy.$1.port"
+    python3 "$TARN_SRC/tests/cli/tcp_proxy.py" "$dir/proxy.$1.port" "$2" 2>> "$dir/proxy.err" &
+    ppid[$1]=$!
+    pids+=($!)
+    wait_until 10 test -s "$dir/proxy.$1.port" || fail "proxy $1 did not start"
+    pport[$1]=$(cat "$dir/proxy.$1.port")
+  }
+  for p in wal b c; do proxy_start $p 0; done
+  x="$TARN_TEST_S3_URI/xroll-$run"
+  export TARN_META="etcd://$TARN_TEST_ETCD?prefix=tarn-test/xroll-$run&session_timeout_ms=2000"
+  export TARN_WAL="$x/wal?endpoint=http://127.0.0.1:${pport[wal]}&timeout_ms=1000"
+  export TARN_COMPACTED="$x/compacted"
+  "$TARN" init --express-bucket "$x/a@a" \
+    --express-bucket "$x/b?endpoint=http://127.0.0.1:${pport[b]}&timeout_ms=1000@b" \
+    --express-bucket "$x/c?endpoint=http://127.0.0.1:${pport[c]}&timeout_ms=1000@c" > /dev/null 2> "$dir/init.err" ||
+    fail "tarn init"
+  take_away() { kill -KILL "${ppid[$1]}"; wait "${ppid[$1]}" 2> /dev/null || true; }
+  bring_back() { proxy_start "$1" "${pport[$1]}"; }
+  WAL=wal B=b C=c
+  # epoch 2 exists once a slot of it is in bucket a (the query's slashes
+  # encoded: curl's SigV4 signs them so)
+  s3_bucket=${TARN_TEST_S3_URI#s3://}
+  s3_prefix=${s3_bucket#*/}
+  s3_bucket=${s3_bucket%%/*}
+  epoch2() {
+    curl -s -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" --aws-sigv4 "aws:amz:${AWS_REGION:-us-east-1}:s3" \
+      --user "$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" \
+      "$AWS_ENDPOINT_URL/$s3_bucket?list-type=2&max-keys=1&prefix=$s3_prefix%2Fxroll-$run%2Fa%2Fnode-r%2F00000000000000000002%2F" |
+      grep -q '<Key>'
+  }
+else
+  export TARN_META="sqlite:$dir/home/meta.db?session_timeout_ms=2000"
+  "$TARN" init > /dev/null 2> "$dir/init.err" || fail "tarn init"
+  need_tool chattr
+  take_away() { chattr -R +i "$1" || skip "chattr +i refused (no CAP_LINUX_IMMUTABLE?)"; }
+  bring_back() { chattr -R -i "$1"; }
+  cleanup_hook() { chattr -R -i "$dir" 2> /dev/null || true; }
+  WAL=$H/wal B=$H/express/b C=$H/express/c
+  epoch2() { [ -d "$H/express/a/node-r/00000000000000000002" ]; }
+fi
+"$TARN" stream create fast/r --class express > /dev/null
 acks() { grep -c '"offset"' "$dir/out.json" 2> /dev/null || true; }
+note() { echo "$(date +%T.%N) $* ($(acks) acknowledged)" >> "$dir/log"; }
 wait_acks() {
   local n=$1 i
   for ((i = 0; i < 300; i++)); do
@@ -63,33 +106,38 @@ feeder=$!
 pids+=($!)
 appender=$!
 wait_acks 100
-take_away "$H/wal"
+take_away "$WAL"
+note "WAL root away"
 n0=$(acks)
 wait_acks $((n0 + 100))
 touch "$dir/pause"
 sleep 0.5 # everything sent is acknowledged
-take_away "$H/express/b"
-take_away "$H/express/c"
+take_away "$B"
+take_away "$C"
+note "buckets b, c away"
 touch "$dir/once" # one line: its slot cannot reach W, the epoch halts
 sleep 2
-bring_back "$H/express/b"
-bring_back "$H/express/c"
+bring_back "$B"
+bring_back "$C"
+note "buckets b, c back"
 # the writer's fence repairs the slot from its one copy (cut past it), the
 # line is acknowledged in epoch 1 and the writer rolls into epoch 2
 wait_acks "$(wc -l < "$dir/in.txt")"
+note "the line acknowledged"
 rm -f "$dir/pause"
 for ((i = 0; i < 300; i++)); do
-  [ -d "$H/express/a/node-r/00000000000000000002" ] && break
+  epoch2 && break
   kill -0 "$appender" 2> /dev/null || fail "the appender stopped before its roll"
   sleep 0.1
 done
-[ -d "$H/express/a/node-r/00000000000000000002" ] || fail "no roll into epoch 2 in 30 s"
+epoch2 || fail "no roll into epoch 2 in 30 s"
+note "epoch 2"
 n1=$(acks)
 wait_acks $((n1 + 100))
 kill -KILL "$appender"
 wait "$appender" 2> /dev/null || true
 kill -KILL "$feeder" 2> /dev/null || true
-bring_back "$H/wal"
+bring_back "$WAL"
 acked=$(acks)
 
 if [ "$roll_mode" = gate ]; then

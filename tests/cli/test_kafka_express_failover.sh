@@ -52,50 +52,11 @@ export TARN_META="etcd://$TARN_TEST_ETCD?prefix=tarn-test/kxf-$run&session_timeo
 export TARN_WAL="$TARN_TEST_S3_URI/kxf-$run/wal"
 export TARN_COMPACTED="$TARN_TEST_S3_URI/kxf-$run/compacted"
 x="$TARN_TEST_S3_URI/kxf-$run/express"
-# bucket c reaches radosgw through a TCP proxy (killed for the outage): its
-# S3 URI names its own endpoint
-cat > "$dir/proxy.py" << 'EOF2'
-import os, socket, sys, threading
-from urllib.parse import urlsplit
-port_file, port = sys.argv[1], int(sys.argv[2])
-up = urlsplit(os.environ.get("AWS_ENDPOINT_URL", ""))
-ls = socket.socket()
-ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-ls.bind(("127.0.0.1", port))
-ls.listen(128)
-with open(port_file + ".tmp", "w") as f:
-    print(ls.getsockname()[1], file=f)
-os.rename(port_file + ".tmp", port_file)
-def pump(a, b):
-    try:
-        while True:
-            d = a.recv(65536)
-            if not d:
-                break
-            b.sendall(d)
-    except OSError:
-        pass
-    for s in (a, b):
-        try:
-            s.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-def serve(c):
-    try:
-        u = socket.create_connection((up.hostname, up.port or 80))
-    except OSError:
-        c.close()
-        return
-    threading.Thread(target=pump, args=(c, u), daemon=True).start()
-    pump(u, c)
-    c.close(), u.close()
-while True:
-    c, _ = ls.accept()
-    threading.Thread(target=serve, args=(c,), daemon=True).start()
-EOF2
+# bucket c reaches radosgw through a TCP proxy (tests/cli/tcp_proxy.py, killed
+# for the outage): its S3 URI names its own endpoint
 proxy_start() { # PORT (0: any): starts the proxy, sets proxy and proxy_port
   rm -f "$dir/proxy.port"
-  $py "$dir/proxy.py" "$dir/proxy.port" "$1" 2>> "$dir/proxy.err" &
+  $py "$TARN_SRC/tests/cli/tcp_proxy.py" "$dir/proxy.port" "$1" 2>> "$dir/proxy.err" &
   proxy=$!
   pids+=("$proxy")
   wait_until 10 test -s "$dir/proxy.port" || fail "the proxy did not start: $(cat "$dir/proxy.err")"

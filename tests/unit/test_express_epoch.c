@@ -139,6 +139,64 @@ static void cursors_and_cut_by_cas(void **state) {
   tarn_meta_close(m);
 }
 
+/* Issue 30 item 6, confirmed: the end of an absorb cleared another settler's
+ * pending intent. A begins [0, 1); B, from its own snapshot, resolves and
+ * ends it and begins [1, 2); A's late end of [0, 1) found the checkpoint
+ * past 1 and an intent not its own, and cleared it: B's puts then had no
+ * intent for a crash to be resumed from. Now A's end leaves it standing. */
+static void end_absorb_leaves_anothers_intent(void **state) {
+  tarn_meta *m;
+  assert_int_equal(tarn_meta_open("mem:xep-end", &m), 0);
+  tarn__xbuckets s;
+  three(&s, "xe");
+  tarn__xepoch a, b;
+  assert_int_equal(tarn__xchain_mint(m, "n", "express", &s, &a), 0);
+  tarn__xintent x = {5, 0, 0, 1, 1}, y = {5, 1, 1, 2, 2};
+  assert_int_equal(tarn__xepoch_begin_absorb(m, &a, 1, &x, 1), 0);
+  assert_int_equal(tarn__xepoch_load(m, "n", "express", a.epoch, &b), 0);
+  assert_int_equal(tarn__xepoch_end_absorb(m, &b, 1), 0);
+  assert_int_equal(tarn__xepoch_begin_absorb(m, &b, 2, &y, 1), 0);
+  assert_int_equal(tarn__xepoch_end_absorb(m, &a, 1), 0); /* A's, late */
+  tarn__xepoch l;
+  assert_int_equal(tarn__xepoch_load(m, "n", "express", a.epoch, &l), 0);
+  assert_int_equal(l.checkpoint, 1);
+  assert_int_equal(l.absorbing_to, 2); /* B's intent stands */
+  assert_int_equal(l.n_absorbing, 1);
+  tarn__xepoch_free(&l);
+  assert_int_equal(tarn__xepoch_end_absorb(m, &b, 2), 0);
+  assert_int_equal(tarn__xepoch_load(m, "n", "express", a.epoch, &l), 0);
+  assert_int_equal(l.checkpoint, 2);
+  assert_int_equal(l.n_absorbed, 1); /* [0, 2) of log 5, both runs recorded */
+  assert_int_equal(l.absorbed[0].end, 2);
+  tarn__xepoch_free(&l);
+  tarn__xepoch_free(&a);
+  tarn__xepoch_free(&b);
+  tarn__xbuckets_free(&s);
+  tarn_meta_close(m);
+}
+
+/* Issue 30 item 6, confirmed: a cut could be published below the
+ * checkpoint (a fencer whose walk started from a stale checkpoint sees
+ * absorbed and reclaimed slots empty and poisons one). Slots below the
+ * checkpoint are absorbed, so acknowledged: such a cut is refused loudly,
+ * nothing published. */
+static void cut_below_checkpoint_refused(void **state) {
+  tarn_meta *m;
+  assert_int_equal(tarn_meta_open("mem:xep-cutcp", &m), 0);
+  tarn__xbuckets s;
+  three(&s, "xk");
+  tarn__xepoch e;
+  assert_int_equal(tarn__xchain_mint(m, "n", "express", &s, &e), 0);
+  assert_int_equal(tarn__xepoch_advance(m, &e, TARN__XCUR_CHECKPOINT, 5), 0);
+  assert_int_equal(tarn__xepoch_publish_cut(m, &e, 4), TARN_ECORRUPT);
+  assert_non_null(strstr(tarn_errmsg(), "below the checkpoint"));
+  assert_int_equal(e.has_cut, 0);
+  assert_int_equal(tarn__xepoch_publish_cut(m, &e, 5), 0); /* at the checkpoint: fine */
+  tarn__xepoch_free(&e);
+  tarn__xbuckets_free(&s);
+  tarn_meta_close(m);
+}
+
 static void record_codec_is_total(void **state) {
   tarn__xepoch e;
   const char *bad[] = {"", "[]", "{\"star\":\"n\"}",
@@ -233,6 +291,8 @@ int main(void) {
       cmocka_unit_test(mint_is_cas_and_records_constants),
       cmocka_unit_test(cursors_and_cut_by_cas),
       cmocka_unit_test(record_codec_is_total),
+      cmocka_unit_test(end_absorb_leaves_anothers_intent),
+      cmocka_unit_test(cut_below_checkpoint_refused),
       cmocka_unit_test(slot_keys_and_poison),
       cmocka_unit_test(put_counts_only_own_bytes),
   };

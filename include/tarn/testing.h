@@ -147,8 +147,13 @@ enum {
   TARN_XSTEP_PUT = 1,     /* write slot's flight into bucket (one attempt) */
   TARN_XSTEP_RELEASE = 2, /* release committed slots in order; roll on a halted slot */
   TARN_XSTEP_ABSORB = 3,  /* absorb every released slot not yet absorbed */
-  TARN_XSTEP_RECLAIM = 4  /* delete absorbed flights past the grace from the buckets */
+  TARN_XSTEP_RECLAIM = 4, /* delete absorbed flights past the grace from the buckets */
+  /* the timer thread's loop (timer_main), run until it would wait: at most
+   * TARN_XSTEP_TIMER_TURNS turns; TARN_EBUSY when it went round that often
+   * without waiting (the thread would spin holding the writer's lock) */
+  TARN_XSTEP_TIMER = 5
 };
+#define TARN_XSTEP_TIMER_TURNS 1000
 /* 1 when work was done, 0 when there was none, or a negative error. slot and
  * bucket matter only for TARN_XSTEP_PUT. */
 int tarn_xwriter_step(tarn_xwriter *w, int step, uint64_t slot, size_t bucket);

@@ -842,13 +842,24 @@ static void abstime_ms(struct timespec *ts, int64_t ms) {
   tarn__cond_deadline(ts, CLOCK_REALTIME, ms);
 }
 
-static void *timer_main(void *p) {
-  tarn_xwriter *w = p;
-  pthread_mutex_lock(&w->mu);
+/* Under mu: the timer's loop. turns < 0: the thread's, until the writer
+ * stops. turns >= 0 (stepped mode, TARN_XSTEP_TIMER, a test hook that
+ * changes nothing the thread does): the same loop, returning 0 where the
+ * thread would wait, or TARN_EBUSY after `turns` turns without a wait, which
+ * the thread would go round holding mu (issue 30 item 4: the simulator's
+ * model of the timer thread). */
+static int timer_loop(tarn_xwriter *w, int turns) {
   while (!w->stopping) {
+    if (turns >= 0 && turns-- == 0)
+      return tarn__err(TARN_EBUSY,
+                       "express timer: went round %d times without waiting, holding the "
+                       "writer's lock (epoch %" PRIu64 ", halting %d)",
+                       TARN_XSTEP_TIMER_TURNS, w->ep.epoch, w->halting);
     /* a roll is under way: seal refuses until it ends, and a loop here would
      * hold mu against the roll itself (issue 30 item 4: the writer hung) */
     if (w->halting && !TARN__PLANTED(TARN__BUG_XTIMER_SPINS)) {
+      if (turns >= 0)
+        return 0;
       pthread_cond_wait(&w->cv, &w->mu);
       continue;
     }
@@ -857,19 +868,32 @@ static void *timer_main(void *p) {
       if (due <= 0) {
         if (seal(w) < 0) {
           tarn__xwriter_set_error(w, TARN_EIO);
+          if (turns >= 0)
+            return 0;
           struct timespec ts;
           abstime_ms(&ts, 10);
           pthread_cond_timedwait(&w->cv, &w->mu, &ts);
         }
         continue;
       }
+      if (turns >= 0)
+        return 0;
       struct timespec ts;
       abstime_ms(&ts, due);
       pthread_cond_timedwait(&w->cv, &w->mu, &ts);
     } else {
+      if (turns >= 0)
+        return 0;
       pthread_cond_wait(&w->cv, &w->mu);
     }
   }
+  return 0;
+}
+
+static void *timer_main(void *p) {
+  tarn_xwriter *w = p;
+  pthread_mutex_lock(&w->mu);
+  timer_loop(w, -1);
   pthread_mutex_unlock(&w->mu);
   return NULL;
 }
@@ -1254,6 +1278,7 @@ int tarn_xwriter_step(tarn_xwriter *w, int step, uint64_t slot, size_t bucket) {
       ;
     break;
   case TARN_XSTEP_RECLAIM: rc = tarn__xabsorb_reclaim(w, 0); break;
+  case TARN_XSTEP_TIMER: rc = timer_loop(w, TARN_XSTEP_TIMER_TURNS); break;
   default: rc = tarn__err(TARN_EINVAL, "unknown express step %d", step);
   }
   pthread_mutex_unlock(&w->mu);

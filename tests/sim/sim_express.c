@@ -53,8 +53,9 @@
 
 #define XS_STAR "xstar"
 #define XS_LOGS 2
-#define XS_MAX_W 64
-#define XS_MAX_EPOCHS 256
+#define XS_MAX_W                                                                                   \
+  4096 /* writer processes of one world (every crash, pause and second                             \
+          process starts one); 20,000 steps start a few hundred */
 
 enum { XE_PENDING = 0, XE_ACKED, XE_FAILED, XE_UNKNOWN };
 
@@ -69,7 +70,13 @@ typedef struct xrec {
 typedef struct xw {
   tarn_meta *m;
   tarn_xwriter *w;
-  int zombie;
+  int zombie;   /* crashed: partitioned from the metadata store */
+  int paused;   /* stopped (SIGSTOP): takes no step until it resumes */
+  int expired;  /* its session ended at the store (it was not told) */
+  int rival;    /* runs beside the leader with full access to the stores and the clock: a
+                   paused writer that resumed, or a second process of the star (issue 30) */
+  int late_log; /* it writes log 1 only until a later unit starts log 2: a first append
+                   (a gate) after its rolls (issue 30 item 3: the gate and its own epochs) */
 } xw;
 
 /* The racing-opens worlds: XG_STARS stars, each run by one process at a
@@ -83,6 +90,10 @@ typedef struct xg_inst {
   uint64_t first_epoch; /* the epoch it minted at its start */
   tarn_meta *m;         /* NULL once its session ended */
   tarn_xwriter *w;      /* NULL once closed or crashed */
+  int paused;           /* stopped past its session: no step until it resumes (issue 30) */
+  int expired;          /* its session ended at the store, it was not told */
+  int rival;            /* not the star's running instance (gi_of), yet running with full
+                           access: resumed after a pause, or a second process of the star */
 } xg_inst;
 typedef struct xg_tenure {
   int valid, star, inst;
@@ -107,14 +118,26 @@ struct xsim {
   tarn_meta *fm[2]; /* the two fencers' sessions */
   tarn_objstore *wal, *b[TARN__X_K_MAX];
   int down[TARN__X_K_MAX];
-  xw ws[XS_MAX_W];
+  xw *ws;       /* XS_MAX_W */
   int nw, live; /* live: index of the leading writer, -1 none */
   xrec *recs;
   size_t nrecs, caprecs;
-  uint64_t cut[XS_MAX_EPOCHS];    /* published cut + 1 (0: none seen) */
-  uint8_t pending[XS_MAX_EPOCHS]; /* bucket checks owed (run while every bucket is up) */
+  /* per epoch, grown as epochs are minted (no limit: a world of 20,000 steps
+   * passes epoch 255; issue 30) */
+  uint64_t *cut;    /* published cut + 1 (0: none seen) */
+  uint8_t *pending; /* bucket checks owed (run while every bucket is up) */
+  uint8_t *settled;
+  size_t nep;
   int in_hook, fencing, racer_ran, check_all;
-  uint8_t settled[XS_MAX_EPOCHS];
+  /* issue 30's worlds: live zombies (paused writers that resume with full
+   * access), second processes of one star, the timer thread's model, the
+   * library's own settlement order; off with --classic (the worlds before
+   * them, seed for seed) */
+  int live_feats, rolling; /* rolling: the writer whose roll's fence runs, -1 none */
+  int no_pause, no_twin, no_timer, no_libsettle; /* --without pause,twin,timer,libsettle
+                                                    (the draws stay) */
+  unsigned p_pause, p_twin;
+  uint64_t pauses, resumes, twins, timers, rival_acks;
   unsigned p_fault, p_down, p_crash, p_unknown;
   char failure[1024];
   int failed;
@@ -180,9 +203,33 @@ static void fail(xsim *s, const char *prop, const char *fmt, ...) {
   va_end(ap);
 }
 
+/* ---- per-epoch state (no limit on epochs) ---------------------------------- */
+
+/* Makes room for epoch's entries (zeroed). */
+static void ep_grow(xsim *s, uint64_t epoch) {
+  if (epoch < s->nep)
+    return;
+  size_t n = s->nep ? s->nep : 64;
+  while (n <= epoch)
+    n *= 2;
+  s->cut = realloc(s->cut, n * sizeof *s->cut);
+  s->pending = realloc(s->pending, n);
+  s->settled = realloc(s->settled, n);
+  if (!s->cut || !s->pending || !s->settled)
+    abort();
+  memset(s->cut + s->nep, 0, (n - s->nep) * sizeof *s->cut);
+  memset(s->pending + s->nep, 0, n - s->nep);
+  memset(s->settled + s->nep, 0, n - s->nep);
+  s->nep = n;
+}
+/* The published cut + 1 the checker saw for epoch (0: none). */
+static uint64_t cut_of(const xsim *s, uint64_t epoch) { return epoch < s->nep ? s->cut[epoch] : 0; }
+
 /* ---- clock and randomness ------------------------------------------------- */
 
 static void interleave(xsim *s);
+static void timer_step(xsim *s, int wi, const char *when);
+static void append_one(xsim *s, int wi, uint64_t log);
 static int was_reclaimed(const xsim *s, uint64_t epoch, uint64_t slot);
 
 static int64_t h_now(void *a) { return 1700000000000LL + ((xsim *)a)->now; }
@@ -237,12 +284,55 @@ static int slot_of(tarn_xwriter *w, const void *arg, uint64_t *epoch, uint64_t *
   return 0;
 }
 
+static void saw_cut(xsim *s, uint64_t epoch, uint64_t cut, const char *who);
+
+/* A cut some gate or takeover published (their fences are not the
+ * checker's): learnt from the epoch record. */
+static void learn_cut(xsim *s, uint64_t epoch) {
+  if (cut_of(s, epoch))
+    return;
+  tarn__xepoch e;
+  if (tarn__xepoch_load(s->m, XS_STAR, TARN__X_CLASS_EXPRESS, epoch, &e)) {
+    tarn_errclear();
+    return;
+  }
+  int has = e.state == TARN__XEPOCH_FENCED && e.has_cut;
+  uint64_t cut = e.cut;
+  tarn__xepoch_free(&e);
+  if (has)
+    saw_cut(s, epoch, cut, "a gate's fence");
+}
+
 static void check_ack_vs_cut(xsim *s, const xrec *r) {
-  if (r->epoch < XS_MAX_EPOCHS && s->cut[r->epoch] && r->slot >= s->cut[r->epoch] - 1)
+  learn_cut(s, r->epoch);
+  uint64_t c = cut_of(s, r->epoch);
+  if (c && r->slot >= c - 1)
     fail(s, "XNothingAckedPastCut",
          "entry %" PRIu64 " acknowledged in epoch %" PRIu64 " slot %" PRIu64
          ", at or past the published cut %" PRIu64,
-         r->id, r->epoch, r->slot, s->cut[r->epoch] - 1);
+         r->id, r->epoch, r->slot, c - 1);
+}
+
+/* XNoOffsetTwice: the offset of an acknowledged entry was acknowledged to no
+ * other entry before (across writers, processes of one star, stars). */
+static const char *who_of(const xsim *s, const xrec *r);
+static void own_offset(xsim *s, const xrec *r) {
+  size_t *n = &s->nowner[r->log];
+  if (r->off >= *n) {
+    size_t nn = r->off + 64;
+    s->owner[r->log] = realloc(s->owner[r->log], nn * sizeof *s->owner[r->log]);
+    if (!s->owner[r->log])
+      abort();
+    memset(s->owner[r->log] + *n, 0, (nn - *n) * sizeof *s->owner[r->log]);
+    *n = nn;
+  }
+  uint64_t *o = &s->owner[r->log][r->off];
+  if (*o)
+    fail(s, "XNoOffsetTwice",
+         "log %" PRIu64 " offset %" PRIu64 " acknowledged to entry %" PRIu64 " (%s) and before "
+         "to entry %" PRIu64 " (%s)",
+         r->log, r->off, r->id, who_of(s, r), *o - 1, who_of(s, &s->recs[*o - 1]));
+  *o = r->id + 1;
 }
 
 static void on_outcome(void *arg, int status, uint64_t offset, int64_t ts) {
@@ -260,7 +350,9 @@ static void on_outcome(void *arg, int status, uint64_t offset, int64_t ts) {
     s->acks++;
     if (!slot_of(s->ws[r->wid].w, arg, &r->epoch, &r->slot))
       fail(s, "XAckReadBack", "entry %" PRIu64 " acknowledged outside any flight", r->id);
+    s->rival_acks += s->ws[r->wid].rival;
     check_ack_vs_cut(s, r);
+    own_offset(s, r);
   } else {
     r->state = status == TARN_EUNKNOWN ? XE_UNKNOWN : XE_FAILED;
     trace(s, "  entry %" PRIu64 " fails: %d", r->id, status);
@@ -288,14 +380,13 @@ static void count_slot(xsim *s, uint64_t epoch, uint64_t slot, uint32_t *flight,
 /* The checks of one fenced epoch's bucket state. The checker reads what the
  * buckets hold, so it waits for a moment when none is unreachable. */
 static void check_epoch_buckets(xsim *s, uint64_t epoch) {
+  ep_grow(s, epoch);
   for (uint32_t i = 0; i < s->k; i++)
     if (s->down[i]) {
-      if (epoch < XS_MAX_EPOCHS)
-        s->pending[epoch] = 1;
+      s->pending[epoch] = 1;
       return;
     }
-  if (epoch < XS_MAX_EPOCHS)
-    s->pending[epoch] = 0;
+  s->pending[epoch] = 0;
   tarn__xepoch e;
   if (tarn__xepoch_load(s->m, XS_STAR, TARN__X_CLASS_EXPRESS, epoch, &e))
     return;
@@ -357,8 +448,7 @@ static void check_epoch_buckets(xsim *s, uint64_t epoch) {
 /* A cut just published (or read): the same as any before; no acknowledged
  * slot at or past it. */
 static void saw_cut(xsim *s, uint64_t epoch, uint64_t cut, const char *who) {
-  if (epoch >= XS_MAX_EPOCHS)
-    return;
+  ep_grow(s, epoch);
   if (s->cut[epoch] && s->cut[epoch] - 1 != cut)
     fail(s, "XOneCut", "epoch %" PRIu64 ": %s got cut %" PRIu64 ", another %" PRIu64, epoch, who,
          cut, s->cut[epoch] - 1);
@@ -403,9 +493,14 @@ static int roll_fence(void *arg, tarn_meta *m, const char *star, uint64_t epoch,
     return tarn__err(TARN_EUNAVAIL, "partitioned from the metadata store");
   s->rolls++;
   s->racer_ran = 0;
-  int rc = fence_one(s, m, epoch, 500 + (int64_t)below(s, 3000), "the roll's fence");
+  int was = s->rolling;
+  s->rolling = (int)(uintptr_t)arg; /* its timer and appends may run inside (interleave) */
+  char who[48];
+  snprintf(who, sizeof who, "w%d's roll's fence", (int)(uintptr_t)arg);
+  int rc = fence_one(s, m, epoch, 500 + (int64_t)below(s, 3000), who);
+  s->rolling = was;
   if (rc == 0)
-    *cut = s->cut[epoch] - 1;
+    *cut = cut_of(s, epoch) - 1;
   return rc;
 }
 
@@ -425,6 +520,18 @@ static void interleave(xsim *s) {
   if (s->in_hook || !s->fencing || !per_mille(s, 80))
     return;
   s->in_hook++;
+  if (s->live_feats && s->rolling >= 0 && s->ws[s->rolling].w && per_mille(s, 400)) {
+    /* the rolling writer's other threads go on meanwhile: its timer (the
+     * model of timer_main: it must wait, not go round holding the lock the
+     * roll needs back), or an append */
+    if (per_mille(s, 600)) {
+      if (!s->no_timer)
+        timer_step(s, s->rolling, "inside its roll");
+    } else if (s->ws[s->rolling].w->logs)
+      append_one(s, s->rolling, s->ws[s->rolling].w->logs->log_id);
+    s->in_hook--;
+    return;
+  }
   uint64_t pick = below(s, 10);
   if (pick < 2 && !s->racer_ran) {
     /* the racing fencer: a whole fence of the same epoch, inside the walk */
@@ -445,7 +552,7 @@ static void interleave(xsim *s) {
   } else if (pick < 7) {
     /* a writer's copy lands meanwhile (a zombie's, or the leader's own) */
     int wi = (int)below(s, (uint64_t)s->nw);
-    tarn_xwriter *w = s->ws[wi].w;
+    tarn_xwriter *w = s->ws[wi].paused ? NULL : s->ws[wi].w;
     if (w) {
       xflight *f = pick_flight(s, w);
       if (f) {
@@ -488,7 +595,7 @@ static void on_delete(xsim *s, uint32_t b, const char *name) {
         st == TARN__XOBS_FLIGHT   ? "flight"
         : st == TARN__XOBS_POISON ? "poison"
                                   : "other");
-  uint64_t cut = epoch < XS_MAX_EPOCHS ? s->cut[epoch] : 0;
+  uint64_t cut = cut_of(s, epoch);
   /* A poison copy at a committed slot below the cut (a fencer's PUT that
    * lost the race to the flight) decides nothing: reclamation may take it
    * with the flights. Anywhere else poison stands. */
@@ -522,7 +629,10 @@ static void h_bucket(void *arg, int op, const char *name) {
 
 /* ---- writers ------------------------------------------------------------------ */
 
-static int writer_open(xsim *s) {
+/* A writer process of the star opens: the leader (a successor), or, with
+ * rival, a second process of the star beside a running leader (issue 30
+ * item 2: at most one live process per star; the open must refuse it). */
+static int process_open(xsim *s, int rival) {
   if (s->nw == XS_MAX_W)
     return -1;
   xw *w = &s->ws[s->nw];
@@ -541,14 +651,26 @@ static int writer_open(xsim *s) {
   o.fence_arg = (void *)(uintptr_t)s->nw;
   int rc = tarn_xwriter_open(w->m, s->wal, &o, &w->w);
   if (rc) {
-    trace(s, "writer open failed: %s", tarn_errmsg());
+    trace(s, "%swriter open failed: %s", rival ? "a second process's " : "", tarn_errmsg());
     tarn_meta_close(w->m);
+    w->m = NULL;
+    w->w = NULL;
     return rc;
   }
-  trace(s, "w%d opens, epoch %" PRIu64, s->nw, tarn_xwriter_epoch(w->w));
-  s->live = s->nw++;
+  if (s->live_feats)
+    w->late_log = per_mille(s, 500);
+  trace(s, "w%d opens%s, epoch %" PRIu64, s->nw,
+        rival ? " (a second process of the star, beside the leader)" : "",
+        tarn_xwriter_epoch(w->w));
+  w->rival = rival;
+  if (rival) {
+    s->twins++;
+    s->nw++;
+  } else
+    s->live = s->nw++;
   return 0;
 }
+static int writer_open(xsim *s) { return process_open(s, 0); }
 
 /* Heals every bucket: outages end, held PUTs land (or are dropped). */
 static void heal(xsim *s) {
@@ -564,6 +686,10 @@ static void heal(xsim *s) {
 static void fence_and_settle_all(xsim *s) {
   uint64_t head = 0;
   tarn__xchain_head(s->m, XS_STAR, TARN__X_CLASS_EXPRESS, &head);
+  /* half the time the settlement is the library's own loop over the
+   * star's epochs (tarn__xsettle_range, the gate's and the takeover's), so
+   * its order is judged (issue 30 item 3: oldest first), not the checker's */
+  int lib = s->live_feats && per_mille(s, 500) && !s->no_libsettle;
   for (uint64_t ep = 1; ep <= head && !s->failed; ep++) {
     tarn__xepoch e;
     if (tarn__xepoch_load(s->m, XS_STAR, TARN__X_CLASS_EXPRESS, ep, &e))
@@ -582,7 +708,7 @@ static void fence_and_settle_all(xsim *s) {
       if (rc == 0 && !s->failed)
         fence_one(s, s->fm[1], ep, 1000, "fencer 2"); /* a later fence is a read */
     }
-    if (rc || s->failed || (ep < XS_MAX_EPOCHS && s->settled[ep]))
+    if (rc || s->failed || (ep < s->nep && s->settled[ep]) || lib)
       continue;
     heal(s);
     tarn_xsettle_report sr;
@@ -596,8 +722,26 @@ static void fence_and_settle_all(xsim *s) {
     if (rc)
       fail(s, "XAckReadBack", "settling epoch %" PRIu64 ": %s", ep, tarn_errmsg());
     else {
-      if (ep < XS_MAX_EPOCHS)
-        s->settled[ep] = 1;
+      ep_grow(s, ep);
+      s->settled[ep] = 1;
+      check_epoch_buckets(s, ep);
+    }
+  }
+  if (!lib || s->failed)
+    return;
+  heal(s);
+  s->actor = ACT_SETTLE;
+  int rc = tarn__xsettle_range(s->m, s->wal, XS_STAR, 1, head);
+  s->actor = ACT_OTHER;
+  s->settles++;
+  trace(s, "settles epochs 1..%" PRIu64 " (the library's loop): rc %d", head, rc);
+  if (rc)
+    fail(s, "XAckReadBack", "settling epochs 1..%" PRIu64 " (tarn__xsettle_range): %s", head,
+         tarn_errmsg());
+  for (uint64_t ep = 1; ep <= head && !s->failed; ep++) {
+    learn_cut(s, ep);
+    if (cut_of(s, ep)) {
+      s->settled[ep] = 1;
       check_epoch_buckets(s, ep);
     }
   }
@@ -616,6 +760,162 @@ static void crash(xsim *s) {
     writer_open(s);
 }
 
+/* The leader stops (SIGSTOP) past its session: the store ends the session
+ * (its leases and liveness record vanish; it is not told), and a takeover
+ * fences and settles its epoch now, or the successor's gate will at its
+ * first append. Later it resumes with full access to the stores and the
+ * clock (issue 30 item 1): resume(). */
+static void pause_leader(xsim *s) {
+  xw *w = &s->ws[s->live];
+  s->pauses++;
+  trace(s, "w%d PAUSES (SIGSTOP): its session ends at the store, it is not told", s->live);
+  w->paused = w->expired = 1;
+  tarn_meta_inject_fault(w->m, TARN_META_FAULT_EXPIRE_SILENT, 0);
+  s->live = -1;
+  if (per_mille(s, 500))
+    fence_and_settle_all(s); /* a takeover; else the successor's gate settles it */
+  if (!s->failed)
+    writer_open(s);
+}
+
+/* A paused writer resumes (SIGCONT) and goes on appending, sealing,
+ * rolling, absorbing: a rival of the leader with full access. */
+static void resume(xsim *s) {
+  int n = 0;
+  for (int i = 0; i < s->nw; i++)
+    n += s->ws[i].paused && s->ws[i].w;
+  if (!n)
+    return;
+  int j = (int)below(s, (uint64_t)n);
+  for (int i = 0; i < s->nw; i++)
+    if (s->ws[i].paused && s->ws[i].w && j-- == 0) {
+      s->ws[i].paused = 0;
+      s->ws[i].rival = 1;
+      s->resumes++;
+      trace(s, "w%d RESUMES (SIGCONT), its session long expired", i);
+      return;
+    }
+}
+
+/* A process's end without a word (kill -9): nothing more is written. */
+static void process_kill(xsim *s, int wi) {
+  trace(s, "w%d ends (kill -9)", wi);
+  tarn__xwriter_abandon(s->ws[wi].w);
+  s->ws[wi].w = NULL;
+}
+
+/* One turn of writer wi's timer thread (timer_main's loop, stepped:
+ * TARN_XSTEP_TIMER): it seals what is due and must then wait. A loop that
+ * goes round without waiting holds the writer's lock, and while a roll is
+ * under way the roll never gets it back: the writer hangs (issue 30 item 4). */
+static void timer_step(xsim *s, int wi, const char *when) {
+  tarn_xwriter *w = s->ws[wi].w;
+  s->timers++;
+  int rc = tarn_xwriter_step(w, TARN_XSTEP_TIMER, 0, 0);
+  trace(s, "w%d TIMER (%s): %d", wi, when, rc);
+  if (rc == TARN_EBUSY)
+    fail(s, "XTimerBounded", "w%d's timer thread (%s, epoch %" PRIu64 ", a roll %s): %s", wi, when,
+         w->ep.epoch, w->halting ? "under way" : "not under way", tarn_errmsg());
+}
+
+static const char *xg_star(int i);
+static const char *who_of(const xsim *s, const xrec *r) {
+  static char b[2][48];
+  static int k;
+  k ^= 1;
+  if (s->gi)
+    snprintf(b[k], sizeof b[k], "%s, instance %d", xg_star(s->gi[r->wid].star), r->wid);
+  else
+    snprintf(b[k], sizeof b[k], "w%d%s", r->wid, s->ws[r->wid].rival ? ", a rival" : "");
+  return b[k];
+}
+
+static int leads(tarn_xwriter *w, uint64_t log) {
+  for (xlog *l = w ? w->logs : NULL; l; l = l->next)
+    if (l->log_id == log)
+      return 1;
+  return 0;
+}
+
+/* An append of writer wi to log. The first of a tenure runs the open gate:
+ * XNoAdmitBesideLive, no open is admitted while another process of the star
+ * whose session lives (not crashed, not paused past it, not failed) leads
+ * the log. */
+static void append_one(xsim *s, int wi, uint64_t log) {
+  tarn_xwriter *w = s->ws[wi].w;
+  xrec *r = rec_new(s);
+  uint64_t rid = r->id;
+  r->log = log;
+  r->len = 8 + below(s, 40);
+  r->records = 1 + (uint32_t)below(s, 3);
+  r->wid = wi;
+  int opening = !leads(w, log);
+  uint8_t p[64];
+  payload_of(r->id, r->len, p);
+  int rc =
+      tarn_xwriter_append(w, r->log, p, r->len, r->records, on_outcome, (void *)(uintptr_t)r->id);
+  r = &s->recs[rid]; /* hooks may have grown s->recs */
+  trace(s, "w%d append %" PRIu64 " to log %" PRIu64 ": %d", wi, r->id, r->log, rc);
+  if (rc) {
+    r->state = XE_FAILED;
+    r->outcomes = 1;
+  }
+  if (!opening || !s->ws[wi].w || !leads(s->ws[wi].w, log))
+    return;
+  for (int j = 0; j < s->nw; j++) {
+    xw *o = &s->ws[j];
+    if (j != wi && o->w && !o->zombie && !o->expired && !o->w->failed_rc && leads(o->w, log))
+      fail(s, "XNoAdmitBesideLive",
+           "log %" PRIu64 ": w%d (epoch %" PRIu64 ") admitted while w%d (epoch %" PRIu64
+           ", its session alive) leads it",
+           log, wi, tarn_xwriter_epoch(s->ws[wi].w), j, tarn_xwriter_epoch(o->w));
+  }
+}
+
+static void release_step(xsim *s, int wi);
+
+/* A step of a rival (a resumed writer, a second process of the star): what
+ * the leader does, through the same calls. */
+static void rival_step(xsim *s) {
+  int n = 0;
+  for (int i = 0; i < s->nw; i++)
+    n += s->ws[i].rival && !s->ws[i].paused && s->ws[i].w;
+  if (!n)
+    return;
+  int wi = -1, j = (int)below(s, (uint64_t)n);
+  for (int i = 0; i < s->nw && wi < 0; i++)
+    if (s->ws[i].rival && !s->ws[i].paused && s->ws[i].w && j-- == 0)
+      wi = i;
+  tarn_xwriter *w = s->ws[wi].w;
+  uint64_t pick = below(s, 100);
+  if (pick < 30) {
+    append_one(s, wi, 1 + below(s, XS_LOGS));
+  } else if (pick < 40) {
+    trace(s, "w%d SEAL: %d", wi, tarn_xwriter_step(w, TARN_XSTEP_SEAL, 0, 0));
+  } else if (pick < 50) {
+    if (!s->no_timer)
+      timer_step(s, wi, "a rival's");
+  } else if (pick < 75) {
+    xflight *f = pick_flight(s, w);
+    if (f) {
+      uint64_t slot = f->slot;
+      size_t b = below(s, s->k);
+      trace(s, "w%d PUT slot %" PRIu64 " bucket %zu: %d", wi, slot, b,
+            tarn_xwriter_step(w, TARN_XSTEP_PUT, slot, b));
+    }
+  } else if (pick < 88) {
+    release_step(s, wi);
+  } else if (pick < 97) {
+    /* a rival's absorb that refuses (TARN_ECORRUPT: the index disagrees
+     * with its offsets) refuses loudly, as it must; one that lands entries
+     * at other offsets is seen by the read-back */
+    int rc = tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0);
+    trace(s, "w%d ABSORB: %d%s%s", wi, rc, rc < 0 ? " " : "", rc < 0 ? tarn_errmsg() : "");
+  } else {
+    process_kill(s, wi);
+  }
+}
+
 /* The roll check around one RELEASE step of the leader. */
 static void release_step(xsim *s, int wi) {
   tarn_xwriter *w = s->ws[wi].w;
@@ -629,7 +929,7 @@ static void release_step(xsim *s, int wi) {
         r->pooled = 1;
         r->epoch = f->epoch, r->slot = f->slot;
       }
-  uint64_t saved_cut = e0 < XS_MAX_EPOCHS ? s->cut[e0] : 0;
+  uint64_t saved_cut = cut_of(s, e0);
   int rc = tarn_xwriter_step(w, TARN_XSTEP_RELEASE, 0, 0);
   trace(s, "w%d RELEASE: %d", wi, rc);
   if (wi == s->live && w->failed_rc) {
@@ -646,8 +946,13 @@ static void release_step(xsim *s, int wi) {
       writer_open(s);
     return;
   }
-  if (s->ws[wi].zombie || w->ep.epoch == e0 || e0 >= XS_MAX_EPOCHS || !s->cut[e0] ||
-      saved_cut == s->cut[e0])
+  if (s->ws[wi].rival && w->failed_rc) {
+    /* a rival that lost its leadership stops (what it had pending failed) */
+    trace(s, "w%d failed: %s", wi, w->err);
+    process_kill(s, wi);
+    return;
+  }
+  if (s->ws[wi].zombie || w->ep.epoch == e0 || !cut_of(s, e0) || saved_cut == cut_of(s, e0))
     return;
   /* a roll with a published cut: below it acknowledged now, at or above it
    * in the new epoch's flights and not acknowledged, never both */
@@ -675,41 +980,63 @@ static void release_step(xsim *s, int wi) {
 /* The owed bucket checks, and now and then every fenced epoch's again (the
  * cut stays dead, nothing below it goes, no straggler appears past it). */
 static void run_checks(xsim *s, int all) {
-  for (uint64_t ep = 1; ep < XS_MAX_EPOCHS && !s->failed; ep++)
+  for (uint64_t ep = 1; ep < s->nep && !s->failed; ep++)
     if (s->pending[ep] || (all && s->cut[ep]))
       check_epoch_buckets(s, ep);
+}
+
+static void read_back(xsim *s, uint64_t nlogs, int final);
+
+/* Issue 30's units of work (--classic has none): a rival's step, a paused
+ * writer's resumption, the leader's timer, the leader's pause, a second
+ * process of the star. */
+static void live_step(xsim *s) {
+  uint64_t pick = below(s, 100);
+  if (s->live < 0) {
+    if (pick < 30)
+      writer_open(s); /* a successor whose open was refused tries again */
+  } else if (pick < 50) {
+    rival_step(s);
+  } else if (pick < 60) {
+    resume(s);
+  } else if (pick < 75) {
+    if (!s->no_timer)
+      timer_step(s, s->live, "the leader's");
+  } else if (pick < 80) {
+    if (s->ws[s->live].late_log) /* the leader starts on log 2: its gate, perhaps after rolls */
+      trace(s, "w%d starts on log 2 (epoch %" PRIu64 ")", s->live,
+            tarn_xwriter_epoch(s->ws[s->live].w));
+    s->ws[s->live].late_log = 0;
+  } else if (pick < 90) {
+    if (per_mille(s, s->p_pause) && !s->no_pause)
+      pause_leader(s);
+  } else if (per_mille(s, s->p_twin) && !s->no_twin) {
+    process_open(s, 1);
+  }
 }
 
 /* One unit of work. */
 static void step(xsim *s) {
   run_checks(s, s->step % 50 == 0 || s->check_all);
+  if (s->live_feats && s->step % 200 == 0)
+    read_back(s, XS_LOGS, 0); /* nothing read contradicts an acknowledgement */
   s->now += 1 + (int64_t)below(s, 5);
+  if (s->live_feats && per_mille(s, 150)) {
+    live_step(s);
+    return;
+  }
   uint64_t pick = below(s, 100);
   xw *L = s->live >= 0 ? &s->ws[s->live] : NULL;
   if (pick < 25 && L) {
-    xrec *r = rec_new(s);
-    uint64_t rid = r->id;
-    r->log = 1 + below(s, XS_LOGS);
-    r->len = 8 + below(s, 40);
-    r->records = 1 + (uint32_t)below(s, 3);
-    r->wid = s->live;
-    uint8_t p[64];
-    payload_of(r->id, r->len, p);
-    int rc = tarn_xwriter_append(L->w, r->log, p, r->len, r->records, on_outcome,
-                                 (void *)(uintptr_t)r->id);
-    r = &s->recs[rid]; /* hooks may have grown s->recs */
-    trace(s, "w%d append %" PRIu64 " to log %" PRIu64 ": %d", s->live, r->id, r->log, rc);
-    if (rc) {
-      r->state = XE_FAILED;
-      r->outcomes = 1;
-    }
+    uint64_t log = 1 + below(s, XS_LOGS);
+    append_one(s, s->live, L->late_log && log == 2 ? 1 : log);
   } else if (pick < 35 && L) {
     int rc = tarn_xwriter_step(L->w, TARN_XSTEP_SEAL, 0, 0);
     trace(s, "w%d SEAL: %d", s->live, rc);
   } else if (pick < 70) {
     /* a PUT of the leader (mostly) or a zombie */
     int wi = L && !per_mille(s, 200) ? s->live : (int)below(s, (uint64_t)s->nw);
-    tarn_xwriter *w = s->ws[wi].w;
+    tarn_xwriter *w = s->ws[wi].paused ? NULL : s->ws[wi].w;
     xflight *f = w ? pick_flight(s, w) : NULL;
     if (!f)
       return;
@@ -734,7 +1061,7 @@ static void step(xsim *s) {
     trace(s, "w%d PUT slot %" PRIu64 " bucket %zu: %d", wi, slot, b, rc);
   } else if (pick < 82) {
     int wi = L && !per_mille(s, 150) ? s->live : (int)below(s, (uint64_t)s->nw);
-    if (s->ws[wi].w)
+    if (s->ws[wi].w && !s->ws[wi].paused)
       release_step(s, wi);
   } else if (pick < 88 && L) {
     if (per_mille(s, s->p_unknown)) {
@@ -843,6 +1170,9 @@ static void read_back(xsim *s, uint64_t nlogs, int final) {
 static void finish(xsim *s) {
   heal(s);
   for (int i = 0; i < s->nw; i++)
+    if ((s->ws[i].rival || s->ws[i].paused) && s->ws[i].w)
+      process_kill(s, i); /* the rivals and the paused end without a word */
+  for (int i = 0; i < s->nw; i++)
     if (s->ws[i].zombie && s->ws[i].w) {
       s->actor = ACT_RECLAIM; /* a closing writer reclaims what it absorbed */
       tarn_xwriter_close(s->ws[i].w);
@@ -914,6 +1244,11 @@ static void world_close(xsim *s) {
   tarn_meta_close(s->m);
   free(s->recs);
   free(s->reclaimed);
+  free(s->cut);
+  free(s->pending);
+  free(s->settled);
+  for (int i = 0; i <= XG_LOGS; i++)
+    free(s->owner[i]);
   tarn__clock_set(NULL);
   tarn__random_set_hook(NULL, NULL);
 }
@@ -940,7 +1275,15 @@ static int xsim_run(xsim *s) {
   s->p_down = (unsigned)below(s, 600);
   s->p_crash = 20 + (unsigned)below(s, 200);
   s->p_unknown = (unsigned)below(s, 400);
+  if (s->live_feats) {
+    s->p_pause = 50 + (unsigned)below(s, 400);
+    s->p_twin = 50 + (unsigned)below(s, 300);
+  }
   s->live = -1;
+  s->rolling = -1;
+  s->ws = calloc(XS_MAX_W, sizeof *s->ws);
+  if (!s->ws)
+    abort();
   world_open(s, "xsim", h_bucket);
   trace(s, "seed %" PRIu64 ": K=%u W=%u WIN=%u faults %u down %u crash %u unknown %u%s%s", s->seed,
         s->k, s->wq, s->win, s->p_fault, s->p_down, s->p_crash, s->p_unknown, s->bug ? " bug " : "",
@@ -955,10 +1298,13 @@ static int xsim_run(xsim *s) {
   if (!s->failed)
     finish(s);
   for (int i = 0; i < s->nw; i++) {
-    if (s->ws[i].w)
+    if (s->ws[i].w && s->failed)
+      tarn__xwriter_abandon(s->ws[i].w); /* after a violation: no more steps of theirs */
+    else if (s->ws[i].w)
       tarn_xwriter_close(s->ws[i].w);
     tarn_meta_close(s->ws[i].m);
   }
+  free(s->ws);
   world_close(s);
   X = NULL;
   return s->failed;
@@ -1076,7 +1422,7 @@ static void xg_check_open(xsim *s, int ii, uint64_t log, const xg_seen *before) 
   xg_look(s, log, &after);
   s->opens++;
   for (int j = 0; j < s->ngi; j++)
-    if (j != ii && xg_leads(s->gi[j].w, log))
+    if (j != ii && !s->gi[j].expired && xg_leads(s->gi[j].w, log) && !s->gi[j].w->failed_rc)
       fail(s, "XNoAdmitBesideLive",
            "log %" PRIu64 ": %s (epoch %" PRIu64 ") admitted while %s (running) leads it", log,
            star, epoch, xg_star(s->gi[j].star));
@@ -1115,10 +1461,13 @@ static void xg_check_open(xsim *s, int ii, uint64_t log, const xg_seen *before) 
 }
 
 static int xg_roll_fence(void *arg, tarn_meta *m, const char *star, uint64_t epoch, uint64_t *cut) {
-  (void)arg;
+  xsim *s = X;
   tarn_xfence_opts o = {.timeout_ms = 1000, .retry_ms = 50};
   tarn_xfence_report r;
+  int was = s->rolling;
+  s->rolling = (int)(uintptr_t)arg; /* its timer may run inside (xg_hook) */
   int rc = tarn_express_fence(m, star, epoch, &o, &r);
+  s->rolling = was;
   if (!rc)
     *cut = r.cut;
   return rc;
@@ -1138,6 +1487,7 @@ static void xg_start(xsim *s, int star) {
   o.reclaim_grace_ms = 30000;
   o.max_rolls = 1000;
   o.fence = xg_roll_fence;
+  o.fence_arg = (void *)(uintptr_t)s->ngi;
   o.finish_retry_ms = 100;
   o.finish_attempts = 2;
   if (tarn_xwriter_open(I->m, s->wal, &o, &I->w)) {
@@ -1146,6 +1496,14 @@ static void xg_start(xsim *s, int star) {
     return;
   }
   I->first_epoch = tarn_xwriter_epoch(I->w);
+  if (s->gi_of[star] >= 0) { /* a second process of a running star (issue 30 item 2) */
+    I->rival = 1;
+    s->twins++;
+    s->ngi++;
+    trace(s, "%s starts a second process (instance %d) beside instance %d, epoch %" PRIu64, o.star,
+          s->ngi - 1, s->gi_of[star], I->first_epoch);
+    return;
+  }
   s->gi_of[star] = s->ngi++;
   s->restarts++;
   trace(s, "%s starts (instance %d), epoch %" PRIu64, o.star, s->ngi - 1, tarn_xwriter_epoch(I->w));
@@ -1157,7 +1515,8 @@ static void xg_crash(xsim *s, int ii, int session_ends) {
   xg_inst *I = &s->gi[ii];
   tarn__xwriter_abandon(I->w);
   I->w = NULL;
-  s->gi_of[I->star] = -1;
+  if (s->gi_of[I->star] == ii)
+    s->gi_of[I->star] = -1;
   s->crashes++;
   if (session_ends) {
     tarn_meta_close(I->m);
@@ -1206,9 +1565,17 @@ static void xg_append(xsim *s, int ii) {
 /* A bucket call while an open's gate fences or settles a predecessor: now
  * and then another running instance appends (mostly an open of its own),
  * inside the first gate, between its reads and its last-writer record. */
+static void xg_timer(xsim *s, int ii, const char *when);
 static void xg_hook(void *arg, int op, const char *name) {
   (void)op, (void)name;
   xsim *s = ((xhk *)arg)->s;
+  if (s->live_feats && s->rolling >= 0 && !s->in_hook && !s->failed && s->gi[s->rolling].w &&
+      per_mille(s, 300)) {
+    s->in_hook++; /* the rolling writer's timer thread goes on meanwhile */
+    xg_timer(s, s->rolling, "inside its roll");
+    s->in_hook--;
+    return;
+  }
   if ((s->opening < 0 && !s->taking) || s->in_hook || s->failed || s->quiet || !per_mille(s, 60))
     return;
   int ii = s->gi_of[below(s, XG_STARS)];
@@ -1231,7 +1598,8 @@ static void xg_close(xsim *s, int ii) {
   int rc2 = tarn_xwriter_close(I->w);
   trace(s, "%s closes: flush %d, close %d", xg_star(I->star), rc, rc2);
   I->w = NULL;
-  s->gi_of[I->star] = -1;
+  if (s->gi_of[I->star] == ii)
+    s->gi_of[I->star] = -1;
   tarn_meta_close(I->m);
   I->m = NULL;
 }
@@ -1434,10 +1802,16 @@ static void xn_step(xsim *s) {
   xn_pass(s, n, 1);
 }
 
+static void xg_act(xsim *s, int ii, uint64_t pick);
+static void xg_live_step(xsim *s);
 static void xg_step(xsim *s) {
   s->now += 1 + (int64_t)below(s, 5);
   if (per_mille(s, 100)) {
     xn_step(s);
+    return;
+  }
+  if (s->live_feats && per_mille(s, 100)) {
+    xg_live_step(s);
     return;
   }
   int star = (int)below(s, XG_STARS);
@@ -1460,6 +1834,67 @@ static void xg_step(xsim *s) {
     }
     return;
   }
+  xg_act(s, ii, pick);
+}
+
+/* Issue 30's units in the racing-opens worlds (--classic has none). */
+static void xg_live_step(xsim *s) {
+  uint64_t pick = below(s, 100);
+  int star = (int)below(s, XG_STARS), ii = s->gi_of[star];
+  if (pick < 40) { /* a rival acts: a resumed instance, a second process */
+    int n = 0;
+    for (int j = 0; j < s->ngi; j++)
+      n += s->gi[j].rival && s->gi[j].w && !s->gi[j].paused;
+    int k = n ? (int)below(s, (uint64_t)n) : -1;
+    for (int j = 0; j < s->ngi && k >= 0; j++)
+      if (s->gi[j].rival && s->gi[j].w && !s->gi[j].paused && k-- == 0) {
+        trace(s, "  (a rival: %s instance %d)", xg_star(s->gi[j].star), j);
+        xg_act(s, j, below(s, 100));
+        if (s->gi[j].w && s->gi[j].w->failed_rc)
+          xg_crash(s, j, 0); /* it lost its leadership and stops */
+      }
+  } else if (pick < 55) { /* a paused instance resumes with full access */
+    for (int j = 0; j < s->ngi; j++)
+      if (s->gi[j].paused && s->gi[j].w && per_mille(s, 500)) {
+        s->gi[j].paused = 0;
+        s->gi[j].rival = 1;
+        s->resumes++;
+        trace(s, "%s instance %d RESUMES (SIGCONT), its session long expired",
+              xg_star(s->gi[j].star), j);
+        break;
+      }
+  } else if (pick < 70) {
+    if (ii >= 0 && !s->no_timer)
+      xg_timer(s, ii, "a running instance's");
+  } else if (pick < 85) {
+    if (ii >= 0 && per_mille(s, s->p_pause) && !s->no_pause) {
+      /* paused past its session: the store ends it, the star may restart */
+      xg_inst *I = &s->gi[ii];
+      tarn_meta_inject_fault(I->m, TARN_META_FAULT_EXPIRE_SILENT, 0);
+      I->paused = I->expired = 1;
+      s->gi_of[star] = -1;
+      s->pauses++;
+      trace(s, "%s instance %d PAUSES (SIGSTOP): its session ends at the store", xg_star(star), ii);
+    }
+  } else if (ii >= 0 && per_mille(s, s->p_twin) && !s->no_twin) {
+    xg_start(s, star); /* a second process of the running star */
+  }
+}
+
+static void xg_timer(xsim *s, int ii, const char *when) {
+  tarn_xwriter *w = s->gi[ii].w;
+  s->timers++;
+  int rc = tarn_xwriter_step(w, TARN_XSTEP_TIMER, 0, 0);
+  trace(s, "%s TIMER (%s): %d", xg_star(s->gi[ii].star), when, rc);
+  if (rc == TARN_EBUSY)
+    fail(s, "XTimerBounded", "%s instance %d's timer thread (%s, epoch %" PRIu64 ", a roll %s): %s",
+         xg_star(s->gi[ii].star), ii, when, w->ep.epoch, w->halting ? "under way" : "not under way",
+         tarn_errmsg());
+}
+
+/* One action of a running instance (pick: 0..99). */
+static void xg_act(xsim *s, int ii, uint64_t pick) {
+  xg_inst *I = &s->gi[ii];
   if (pick < 30) {
     xg_append(s, ii);
   } else if (pick < 45) {
@@ -1553,6 +1988,11 @@ static int xgate_run(xsim *s) {
   s->p_crash = 20 + (unsigned)below(s, 200);
   s->p_unknown = (unsigned)below(s, 500);
   s->p_node_crash = (unsigned)below(s, 200);
+  if (s->live_feats) {
+    s->p_pause = 50 + (unsigned)below(s, 400);
+    s->p_twin = 50 + (unsigned)below(s, 300);
+  }
+  s->rolling = -1;
   s->gi = calloc(XG_MAX_INST, sizeof *s->gi);
   if (!s->gi)
     abort();
@@ -1573,7 +2013,7 @@ static int xgate_run(xsim *s) {
    * session ends, the crashed nodes' sessions expire. */
   s->quiet = 1;
   for (int i = 0; i < s->ngi; i++) {
-    if (s->gi[i].w && !s->failed && per_mille(s, 500))
+    if (s->gi[i].w && !s->failed && per_mille(s, 500) && !s->gi[i].rival && !s->gi[i].paused)
       xg_close(s, i);
     else if (s->gi[i].w)
       xg_crash(s, i, 1);
@@ -1606,8 +2046,6 @@ static int xgate_run(xsim *s) {
   }
   if (!s->failed)
     read_back(s, XG_LOGS, 1);
-  for (int i = 1; i <= XG_LOGS; i++)
-    free(s->owner[i]);
   free(s->gi);
   world_close(s);
   X = NULL;
@@ -1617,7 +2055,9 @@ static int xgate_run(xsim *s) {
 int sim_express_main(int argc, char **argv);
 int sim_express_main(int argc, char **argv) {
   uint64_t a = 1, b = 1;
-  int steps = 1000, tr = 0, expect_fail = 0, bug = 0, race_only = 0;
+  int steps = 1000, tr = 0, expect_fail = 0, bug = 0, race_only = 0, classic = 0, one_star = 0;
+  const char *without = "";
+  int keep_going = 0, nfailed = 0;
   for (int i = 1; i < argc; i++) {
     const char *v = i + 1 < argc ? argv[i + 1] : NULL;
     if (!strcmp(argv[i], "--seed") && v) {
@@ -1649,27 +2089,46 @@ int sim_express_main(int argc, char **argv) {
       expect_fail = 1;
     } else if (!strcmp(argv[i], "--race")) {
       race_only = 1; /* only the racing-opens worlds */
+    } else if (!strcmp(argv[i], "--without") && v) {
+      without = v; /* pause,twin,timer,libsettle: issue 30's units left out */
+      i++;
+    } else if (!strcmp(argv[i], "--one-star")) {
+      one_star = 1; /* only the one-star worlds */
+    } else if (!strcmp(argv[i], "--keep-going")) {
+      keep_going = 1; /* report every failing seed, not only the first */
+    } else if (!strcmp(argv[i], "--classic")) {
+      classic = 1; /* the worlds before issue 30's live zombies, seed for seed */
     } else {
       fprintf(stderr, "usage: tarn-sim --express [--seed N | --seeds A..B] [--steps N] "
-                      "[--bug NAME] [--expect-fail] [--race] [--trace]\n");
+                      "[--bug NAME] [--expect-fail] [--race | --one-star] [--classic] "
+                      "[--without pause,twin,timer,libsettle] [--keep-going] "
+                      "[--trace]\n");
       return 2;
     }
   }
   static char extra[96];
-  snprintf(extra, sizeof extra, "%s%s", bug ? " --bug " : "", bug ? tarn__planted_names[bug] : "");
+  static char wo[64];
+  snprintf(wo, sizeof wo, "%s%.40s", *without ? " --without " : "", without);
+  snprintf(extra, sizeof extra, "%s%s%s%s", classic ? " --classic" : "", wo, bug ? " --bug " : "",
+           bug ? tarn__planted_names[bug] : "");
   sim_watchdog_start(bug ? "tarn-sim-planted --express" : "tarn-sim --express", extra, 30000,
                      expect_fail);
   uint64_t acks = 0, fences = 0, rolls = 0, settles = 0, crashes = 0, lands = 0, races = 0;
+  uint64_t pauses = 0, resumes = 0, twins = 0, timers = 0, rival_acks = 0;
   uint64_t g_acks = 0, opens = 0, deferrals = 0, marks = 0, preds = 0, finishes = 0, starts = 0,
            g_crashes = 0, expiries = 0, nested = 0;
   uint64_t tk_runs = 0, tk_busy = 0, tk_v[5] = {0}, tk_epochs = 0, tk_errors = 0, tk_crashes = 0,
            tk_expiries = 0, tk_window = 0;
   long total = 0;
   for (uint64_t seed = a; seed <= b; seed++) {
-    for (int world = race_only; world < 2; world++) {
+    for (int world = race_only; world < 2 - one_star; world++) {
       xsim s;
       memset(&s, 0, sizeof s);
-      s.seed = seed, s.steps = steps, s.trace = tr, s.bug = bug;
+      s.seed = seed, s.steps = steps, s.trace = tr, s.bug = bug, s.live_feats = !classic;
+      s.no_pause = strstr(without, "pause") != NULL;
+      s.no_twin = strstr(without, "twin") != NULL;
+      s.no_timer = strstr(without, "timer") != NULL;
+      s.no_libsettle = strstr(without, "libsettle") != NULL;
       s.check_all = getenv("TARN_XSIM_CHECK_ALL") != NULL; /* every fenced epoch after every step */
       sim_watchdog_run(seed, NULL, NULL);
       int failed = world ? xgate_run(&s) : xsim_run(&s);
@@ -1687,14 +2146,20 @@ int sim_express_main(int argc, char **argv) {
         acks += s.acks, fences += s.fences, rolls += s.rolls, settles += s.settles;
         crashes += s.crashes, lands += s.lands, races += s.races;
       }
+      pauses += s.pauses, resumes += s.resumes, twins += s.twins, timers += s.timers;
+      rival_acks += s.rival_acks;
       if (failed) {
         printf("tarn-sim --express: seed %" PRIu64 "%s FAILED at step %d (%ld steps in all): %s\n",
                seed, world ? " (racing opens)" : "", s.step > steps ? steps : s.step, total,
                s.failure);
-        printf("replay: tarn-sim%s --express%s --seed %" PRIu64 " --steps %d%s%s --trace\n",
-               bug ? "-planted" : "", world ? " --race" : "", seed, s.step > steps ? steps : s.step,
+        printf("replay: tarn-sim%s --express%s%s%s --seed %" PRIu64 " --steps %d%s%s --trace\n",
+               bug ? "-planted" : "", world ? " --race" : " --one-star",
+               classic ? " --classic" : "", wo, seed, s.step > steps ? steps : s.step,
                bug ? " --bug " : "", bug ? tarn__planted_names[bug] : "");
-        return expect_fail ? 0 : 1;
+        fflush(stdout);
+        nfailed++;
+        if (!keep_going)
+          return expect_fail ? 0 : 1;
       }
     }
   }
@@ -1703,19 +2168,31 @@ int sim_express_main(int argc, char **argv) {
            " acks, %" PRIu64 " fences (%" PRIu64 " racing), %" PRIu64 " rolls, %" PRIu64
            " settlements, %" PRIu64 " crashes, %" PRIu64 " late PUTs\n",
            a, b, steps, acks, fences, races, rolls, settles, crashes, lands);
-  printf("tarn-sim --express: racing opens, seeds %" PRIu64 "..%" PRIu64
-         " x %d steps clean: %" PRIu64 " acks, %" PRIu64 " opens (%" PRIu64 " on a mark, %" PRIu64
-         " over a settled "
-         "predecessor), %" PRIu64 " appends inside another's gate, %" PRIu64 " deferred, %" PRIu64
-         " finishes, %" PRIu64 " starts, %" PRIu64 " crashes, %" PRIu64 " session expiries\n",
-         a, b, steps, g_acks, opens, marks, preds, nested, deferrals, finishes, starts, g_crashes,
-         expiries);
-  printf("tarn-sim --express: takeover nodes: %" PRIu64 " takeovers (%" PRIu64 " leased, %" PRIu64
-         " marked, %" PRIu64 " alive, %" PRIu64 " dead, %" PRIu64 " failed), %" PRIu64
-         " epochs settled, %" PRIu64 " stars found taken, %" PRIu64 " judged windows, %" PRIu64
-         " node crashes, %" PRIu64 " node session expiries\n",
-         tk_runs, tk_v[TARN__XTAKE_LEASED], tk_v[TARN__XTAKE_MARKED], tk_v[TARN__XTAKE_ALIVE],
-         tk_v[TARN__XTAKE_DEAD], tk_errors, tk_epochs, tk_busy, tk_window, tk_crashes, tk_expiries);
+  if (!classic)
+    printf("tarn-sim --express: live zombies (both worlds): %" PRIu64 " pauses, %" PRIu64
+           " resumed, %" PRIu64 " second processes of a star admitted, %" PRIu64
+           " acks of rivals, %" PRIu64 " timer turns\n",
+           pauses, resumes, twins, rival_acks, timers);
+  if (!one_star)
+    printf("tarn-sim --express: racing opens, seeds %" PRIu64 "..%" PRIu64
+           " x %d steps clean: %" PRIu64 " acks, %" PRIu64 " opens (%" PRIu64 " on a mark, %" PRIu64
+           " over a settled "
+           "predecessor), %" PRIu64 " appends inside another's gate, %" PRIu64 " deferred, %" PRIu64
+           " finishes, %" PRIu64 " starts, %" PRIu64 " crashes, %" PRIu64 " session expiries\n",
+           a, b, steps, g_acks, opens, marks, preds, nested, deferrals, finishes, starts, g_crashes,
+           expiries);
+  if (!one_star)
+    printf("tarn-sim --express: takeover nodes: %" PRIu64 " takeovers (%" PRIu64 " leased, %" PRIu64
+           " marked, %" PRIu64 " alive, %" PRIu64 " dead, %" PRIu64 " failed), %" PRIu64
+           " epochs settled, %" PRIu64 " stars found taken, %" PRIu64 " judged windows, %" PRIu64
+           " node crashes, %" PRIu64 " node session expiries\n",
+           tk_runs, tk_v[TARN__XTAKE_LEASED], tk_v[TARN__XTAKE_MARKED], tk_v[TARN__XTAKE_ALIVE],
+           tk_v[TARN__XTAKE_DEAD], tk_errors, tk_epochs, tk_busy, tk_window, tk_crashes,
+           tk_expiries);
+  if (nfailed) {
+    printf("tarn-sim --express: %d failing runs\n", nfailed);
+    return expect_fail ? 0 : 1;
+  }
   if (expect_fail) {
     printf("tarn-sim --express: expected a violation, none found\n");
     return 1;

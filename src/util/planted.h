@@ -89,7 +89,9 @@
   X(XGATE_TRUSTS_INDEX, "xgate-trusts-index") /* empty index = fresh log */                       \
   X(XTAKEOVER_FENCES_LIVE_HEAD, "xtakeover-fences-live-head")     /* alive: up to H, not < H */     \
   X(XTAKEOVER_SETTLES_UNFENCED, "xtakeover-settles-unfenced")     /* settle without the fence */    \
-  X(XTAKEOVER_JUDGES_BEFORE_HEAD, "xtakeover-judges-before-head") /* liveness read, then H */
+  X(XTAKEOVER_JUDGES_BEFORE_HEAD, "xtakeover-judges-before-head") /* liveness read, then H */   \
+  X(WRITER_NO_LATE_PUT_BOUND, "writer-no-late-put-bound")         /* LS-085: late put acked */      \
+  X(RECLAIM_TRIM_BOUND_PLUS_ONE, "reclaim-trim-bound-plus-one")   /* LS-082: scan to B + 1 */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

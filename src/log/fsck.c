@@ -25,6 +25,12 @@ typedef struct span {
   int64_t size;
 } span;
 
+/* A RAW record's WAL section, for the double-index check (issue 31 item 4). */
+typedef struct rawref {
+  char *loc, *key;
+  uint64_t start, end;
+} rawref;
+
 typedef struct ctx {
   tarn_meta *meta;
   tarn_objstore *wal, *compacted;
@@ -33,7 +39,9 @@ typedef struct ctx {
   uint64_t log_id, b;
   const char *ns, *name;
   int oom;
-  int lost; /* the record before was unreadable: its range is unknown */
+  int lost;     /* the record before was unreadable: its range is unknown */
+  rawref *raws; /* the log's RAW records, by their WAL object */
+  size_t n_raws, cap_raws;
 } ctx;
 
 static void fault(ctx *c, const char *kind, uint64_t offset, const char *key, const char *object,
@@ -383,6 +391,59 @@ static void check_adjacent(ctx *c, spans *s, span x, int file_type, const char *
   }
 }
 
+/* ---- one section indexed twice (issue 31 item 4) ---------------------------- */
+
+static void raw_push(ctx *c, const char *loc, const char *key, uint64_t start, uint64_t end) {
+  if (c->n_raws == c->cap_raws) {
+    size_t cap = c->cap_raws ? 2 * c->cap_raws : 64;
+    rawref *v = realloc(c->raws, cap * sizeof *v);
+    if (!v) {
+      c->oom = 1;
+      return;
+    }
+    c->raws = v, c->cap_raws = cap;
+  }
+  rawref *x = &c->raws[c->n_raws];
+  x->loc = strdup(loc ? loc : "");
+  x->key = strdup(key);
+  x->start = start, x->end = end;
+  if (!x->loc || !x->key) {
+    free(x->loc), free(x->key);
+    c->oom = 1;
+    return;
+  }
+  c->n_raws++;
+}
+
+static int rawref_cmp(const void *a, const void *b) {
+  const rawref *x = a, *y = b;
+  int d = strcmp(x->loc, y->loc);
+  return d ? d : (x->start > y->start) - (x->start < y->start);
+}
+
+/* A writer puts one section of a log in an object and indexes it with one
+ * record (A3); a retried object gets a new name. Two RAW records of the log
+ * naming one object therefore index the same entries twice: an append whose
+ * index put was applied twice (issue 31 item 1, found on etcd), acknowledged
+ * at most once, read twice. */
+static void check_double(ctx *c) {
+  if (c->n_raws > 1)
+    qsort(c->raws, c->n_raws, sizeof *c->raws, rawref_cmp);
+  for (size_t i = 1; i < c->n_raws; i++) {
+    const rawref *p = &c->raws[i - 1], *x = &c->raws[i];
+    if (strcmp(p->loc, x->loc) == 0)
+      fault(c, "index-double", x->start, x->key, x->loc,
+            "the WAL section of log %llu is indexed twice: offsets [%llu, %llu) (key %s) "
+            "hold the same entries as [%llu, %llu)",
+            (unsigned long long)c->log_id, (unsigned long long)x->start, (unsigned long long)x->end,
+            x->key, (unsigned long long)p->start, (unsigned long long)p->end);
+  }
+  for (size_t i = 0; i < c->n_raws; i++)
+    free(c->raws[i].loc), free(c->raws[i].key);
+  free(c->raws);
+  c->raws = NULL, c->n_raws = c->cap_raws = 0;
+}
+
 static void check_record(ctx *c, spans *s, const tarn_meta_rec *r) {
   tarn_key k;
   if (tarn_key_parse(r->key, strlen(r->key), &k) || k.log_id != c->log_id) {
@@ -436,9 +497,10 @@ static void check_record(ctx *c, spans *s, const tarn_meta_rec *r) {
   check_adjacent(c, s, x, file_type, r->key);
   if (spans_push(s, x))
     c->oom = 1;
-  if (ver == 3 && file_type == TARN_FILE_RAW)
+  if (ver == 3 && file_type == TARN_FILE_RAW) {
     check_raw(c, r->key, &ei, x.start, x.end);
-  else if (ver == 3 && file_type == TARN_FILE_PARQUET && ++c->rep->compacted_records)
+    raw_push(c, ei.location, r->key, x.start, x.end);
+  } else if (ver == 3 && file_type == TARN_FILE_PARQUET && ++c->rep->compacted_records)
     check_parquet(c, r->key, &ei, x.start, x.end, x.cum);
   tarn_entry_index_free(&ei);
 }
@@ -501,7 +563,7 @@ static int read_all(ctx *c, const spans *s) {
 int tarn_fsck_log(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted, uint64_t log_id,
                   const char *ns, const char *name, const tarn_fsck_options *o,
                   tarn_fsck_report *rep) {
-  ctx c = {meta, wal, compacted, o, rep, log_id, 0, ns, name, 0, 0};
+  ctx c = {meta, wal, compacted, o, rep, log_id, 0, ns, name, 0, 0, NULL, 0, 0};
   int rc = tarn_trim_marker_read(meta, log_id, &c.b, NULL);
   if (rc && !oom(&c, rc)) {
     fault(&c, "key", 0, NULL, NULL, "the trim marker does not read: %s", tarn_errmsg());
@@ -531,6 +593,7 @@ int tarn_fsck_log(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
       break;
     flags = TARN_META_AFTER;
   }
+  check_double(&c);
   if (!rc && !(o && o->skip_read))
     rc = read_all(&c, &s);
   free(s.v);

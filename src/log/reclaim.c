@@ -788,7 +788,10 @@ static int reclaim_trimmed(tarn_meta *m, tarn_objstore *compacted, const tarn_re
   tarn_catalog_close(cat);
   trim_ctx t = {.dir = have_dir ? dir : NULL};
   char hi[TARN_KEY_LEN + 1];
-  tarn_key_format(hi, log_id, b, TARN_KEY_MAX);
+  /* LS-082: records ending at or below B (a record ending at B + 1 holds B,
+   * still readable) */
+  tarn_key_format(hi, log_id, b + (TARN__PLANTED(TARN__BUG_RECLAIM_TRIM_BOUND_PLUS_ONE) ? 1 : 0),
+                  TARN_KEY_MAX);
   rc = tarn__index_scan(m, log_id, NULL, hi, trim_cb, &t);
   strset objs = {0}; /* the files and their companions, with sizes */
   char comp[2400];

@@ -723,7 +723,7 @@ static void publish(tarn_writer *w, wsection *s) {
   if (rc == TARN_EUNKNOWN && TARN__PLANTED(TARN__BUG_UNKNOWN_AS_FAILED))
     rc = TARN_EIO;
   int64_t took = tarn__mono_ms() - checked;
-  if (!rc && took > w->o.max_put_ms)
+  if (!rc && took > w->o.max_put_ms && !TARN__PLANTED(TARN__BUG_WRITER_NO_LATE_PUT_BOUND))
     /* LS-085: past the bound the grace rule allows for, the object may be
      * gone before the record landed: never acknowledge such an entry */
     rc = tarn__err(TARN_EUNKNOWN,

@@ -292,6 +292,35 @@ static int cut_after_handshake(ehandle *h, CURL *c, CURLcode cc, size_t got) {
          (cc == CURLE_SEND_ERROR || cc == CURLE_RECV_ERROR || cc == CURLE_GOT_NOTHING);
 }
 
+/* The body of a write, handed to libcurl by a read callback (issue 31 item
+ * 1a): libcurl silently sends a request again on a fresh connection when a
+ * reused one died before any answer, and a POSTFIELDS body lets it. A write
+ * must not be applied twice below the logic that resolves its outcome, so
+ * the write's body cannot be rewound (the seek callback refuses: libcurl
+ * ends with CURLE_SEND_FAIL_REWIND instead of resending), and "sent" counts
+ * whether libcurl ever took a byte of it: only a write it never took is
+ * known not to have happened. */
+typedef struct wbody {
+  const char *p;
+  size_t len, off;
+  int sent;
+} wbody;
+
+static size_t wbody_read(char *dst, size_t sz, size_t n, void *arg) {
+  wbody *b = arg;
+  size_t k = b->len - b->off < sz * n ? b->len - b->off : sz * n;
+  memcpy(dst, b->p + b->off, k);
+  b->off += k;
+  if (k)
+    b->sent = 1;
+  return k;
+}
+
+static int wbody_seek(void *arg, curl_off_t off, int origin) {
+  (void)arg, (void)off, (void)origin;
+  return CURL_SEEKFUNC_FAIL;
+}
+
 /* POSTs body to path; *out gets the parsed 200 response. A request that is
  * safe to repeat (reads; writes not yet sent) moves on to the next endpoint
  * until RETRY_MS passes; otherwise a transport failure after sending gives
@@ -323,7 +352,17 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
     tarn_buf resp = TARN_BUF_INIT;
     cerr[0] = 0;
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    wbody wb = {body, strlen(body), 0, 0};
+    if (unsafe) {
+      curl_easy_setopt(c, CURLOPT_POST, 1L);
+      curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)wb.len);
+      curl_easy_setopt(c, CURLOPT_READFUNCTION, wbody_read);
+      curl_easy_setopt(c, CURLOPT_READDATA, &wb);
+      curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, wbody_seek);
+      curl_easy_setopt(c, CURLOPT_SEEKDATA, &wb);
+    } else {
+      curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
+    }
     curl_easy_setopt(c, CURLOPT_WRITEFUNCTION, on_body);
     curl_easy_setopt(c, CURLOPT_WRITEDATA, &resp);
     curl_easy_setopt(c, CURLOPT_TIMEOUT_MS, (long)req_timeout_ms);
@@ -337,6 +376,11 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, NULL);
+    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)-1);
+    curl_easy_setopt(c, CURLOPT_READFUNCTION, NULL);
+    curl_easy_setopt(c, CURLOPT_READDATA, NULL);
+    curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, NULL);
+    curl_easy_setopt(c, CURLOPT_SEEKDATA, NULL);
     pool_put(h, c);
     curl_slist_free_all(hl);
     int retry = 0;
@@ -353,7 +397,9 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
                      "certificate, or wants one: cert=, key=)",
                      h->eps[ep]);
     } else if (cc != CURLE_OK) {
-      if (cc == CURLE_COULDNT_CONNECT || !unsafe)
+      /* a refused connect is "never sent" only if libcurl never took the
+       * body: a reconnect after a reused connection died is refused too */
+      if (!unsafe || (cc == CURLE_COULDNT_CONNECT && !wb.sent))
         retry = 1,
         rc = tarn__err(TARN_EUNAVAIL, "etcd %s%s: %s", h->eps[ep], path, curl_easy_strerror(cc));
       else
@@ -903,16 +949,22 @@ static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, ui
     goto out;
   }
   for (int attempt = 0;; attempt++) {
-    /* Did an attempt whose outcome we did not learn commit after all? */
-    for (int i = 0; unknown && i < ntried; i++) {
-      rc = find_nonce(h, part, tried[i], nonce, out);
-      if (rc)
-        goto out; /* found (1) or error */
-    }
     if (!state) {
       if ((rc = range_one(h, lo, hi, 1, &state, &kv)))
         goto out;
       rev = jint(json_object_get(state, "header"), "revision");
+    }
+    /* Did an attempt whose outcome we did not learn commit after all? Asked
+     * AFTER the state was read at rev (issue 31 item 1b): an attempt that
+     * commits before this look is found here, and one that commits after
+     * the state read fails the next attempt's range compare (< rev + 1).
+     * Looked for before the read, an attempt that etcd applied between the
+     * look and the read became the last key, and the next attempt indexed
+     * the same entries again after it. */
+    for (int i = 0; unknown && i < ntried; i++) {
+      rc = find_nonce(h, part, tried[i], nonce, out);
+      if (rc)
+        goto out; /* found (1) or error */
     }
     tarn_meta_rec last = {0};
     char *lastk = NULL, *key = NULL;
@@ -984,6 +1036,12 @@ out:
   json_decref(state);
   if (rc == 1)
     rc = 0;
+  /* Issue 31 item 2: once an attempt's outcome is unknown, no later error
+   * proves that the put did not and will not happen (that attempt may still
+   * commit, or did where this could not look): the outcome stays unknown. */
+  if (rc < 0 && unknown && rc != TARN_EUNKNOWN)
+    rc =
+        tarn__errctx(TARN_EUNKNOWN, "etcd: sequenced put: an earlier attempt's outcome is unknown");
   for (int i = 0; i < ntried; i++)
     free(tried[i]);
   free(bound);

@@ -341,6 +341,39 @@ static void overlap_is_a_fault(void **state) {
   env_close(&e);
 }
 
+/* Issue 31 item 4: one append indexed twice, as etcd's duplicate sequenced
+ * put left it (40 entries at 5480-5519 and again at 5520-5559, "ok" from
+ * fsck on 4b2fedd): the last record's value again under the next key. The
+ * records are adjacent and each reads; the fault is that both name the same
+ * WAL section. */
+static void double_index_is_a_fault(void **state) {
+  env e;
+  env_open(&e);
+  tarn_meta_recs r = records(&e);
+  const tarn_meta_rec *last = &r.v[r.n - 1];
+  tarn_key k;
+  assert_int_equal(tarn_key_parse(last->key, TARN_KEY_LEN, &k), 0);
+  tarn_entry_index ei;
+  assert_int_equal(tarn_entry_index_decode(last->value, last->value_len, &ei), 0);
+  char key[TARN_KEY_LEN + 1];
+  tarn_key_format(key, e.L, k.end_offset + (uint64_t)ei.message_count,
+                  k.cumulative_size + (uint64_t)ei.entry_size_bytes);
+  assert_int_equal(tarn_meta_put(e.m, e.part, key, last->value, last->value_len, NULL), 0);
+  tarn_fsck_report rep;
+  run(&e, &rep);
+  const tarn_fsck_fault *f = find(&rep, "index-double");
+  assert_non_null(f);
+  assert_int_equal(f->log_id, e.L);
+  assert_int_equal(f->offset, k.end_offset); /* the second copy starts where the first ends */
+  assert_string_equal(f->key, key);
+  assert_string_equal(f->object, ei.location);
+  assert_int_equal(rep.n_faults, 1); /* adjacent, sized right: nothing else is wrong */
+  tarn_fsck_report_free(&rep);
+  tarn_entry_index_free(&ei);
+  tarn_meta_recs_free(&r);
+  env_close(&e);
+}
+
 /* A file fsck cannot check (its footer is a lie that would ask for ~110
  * bytes per byte) is a parquet fault, and the run goes on to the next file. */
 static void uncheckable_file_is_a_fault(void **state) {
@@ -381,6 +414,7 @@ int main(void) {
       cmocka_unit_test(companion_disagrees),
       cmocka_unit_test(overlap_is_a_fault),
       cmocka_unit_test(uncheckable_file_is_a_fault),
+      cmocka_unit_test(double_index_is_a_fault),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

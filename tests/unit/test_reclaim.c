@@ -200,20 +200,29 @@ static void any_name_and_recheck(void **state) {
 /* LS-082, LS-083: the files of PARQUET records ending at or below B are
  * deleted, then those records are hard-trimmed, the last record kept; a dry
  * run changes nothing and says what would go. */
+/* 20 entries compacted into a PARQUET record [0, r->e), 10 more RAW, then a
+ * soft trim through r->e + through_from_e (B' = that + 1); returns B. */
+static uint64_t compacted_then_trimmed(tu_cenv *E, const char *tag, tarn_compactor **c,
+                                       tarn_compact_range *r, int through_from_e) {
+  tu_cenv_open(E, tag, 0, 1, NULL);
+  tu_append(E, E->log, 0, 20, 5);
+  *c = mk(E);
+  assert_int_equal(tarn_compact_once(*c, E->log, 1, r, NULL), 0);
+  tu_append(E, E->log, 20, 10, 5);
+  tarn_lease *l;
+  assert_int_equal(tarn_lease_acquire(E->m, E->log, &l), 0);
+  uint64_t b;
+  assert_int_equal(tarn_soft_trim(E->m, l, (uint64_t)((int64_t)r->e + through_from_e), &b), 0);
+  assert_int_equal(tarn_lease_release(l), 0);
+  return b;
+}
+
 static void trimmed_files(void **state) {
   (void)state;
   tu_cenv E;
-  tu_cenv_open(&E, "trimf", 0, 1, NULL);
-  tu_append(&E, E.log, 0, 20, 5);
-  tarn_compactor *c = mk(&E);
+  tarn_compactor *c;
   tarn_compact_range r;
-  assert_int_equal(tarn_compact_once(c, E.log, 1, &r, NULL), 0);
-  tu_append(&E, E.log, 20, 10, 5);
-  tarn_lease *l;
-  assert_int_equal(tarn_lease_acquire(E.m, E.log, &l), 0);
-  uint64_t b;
-  assert_int_equal(tarn_soft_trim(E.m, l, r.e + 2, &b), 0);
-  assert_int_equal(tarn_lease_release(l), 0);
+  uint64_t b = compacted_then_trimmed(&E, "trimf", &c, &r, 2);
   assert_true(b > r.e);
   size_t files = count_objects(E.compacted);
   assert_int_equal(files, 2 * r.n_files);
@@ -241,6 +250,37 @@ static void trimmed_files(void **state) {
   tu_snap s;
   tu_snapshot(&E, E.log, &s);
   assert_true(s.n > 0 && s.v[0].offset + s.v[0].count > b);
+  tu_snap_free(&s);
+  tarn_compact_range_free(&r);
+  tarn_compactor_close(c);
+  tu_cenv_close(&E);
+}
+
+/* LS-082: the boundary itself. A PARQUET record ending at B + 1 holds the
+ * entry at B, still readable: its files stay (the scan is of records ending
+ * at or below B, never B + 1). Issue 31: moving the bound by one was caught
+ * by one simulator seed only; planted bug reclaim-trim-bound-plus-one. */
+static void trimmed_files_boundary(void **state) {
+  (void)state;
+  tu_cenv E;
+  tarn_compactor *c;
+  tarn_compact_range r;
+  uint64_t b = compacted_then_trimmed(&E, "trimb", &c, &r, -2); /* B' = e - 1 */
+  assert_int_equal(b, r.e - 1);
+  size_t files = count_objects(E.compacted);
+  assert_true(files > 0);
+  tarn_reclaim_stats st;
+  tarn_reclaim_options o;
+  rep rp;
+  opts(&o, &rp);
+  assert_int_equal(tu_reclaim_pass_at(1, E.m, E.wal, E.compacted, &o, &st), 0);
+  assert_int_equal(st.trimmed_files_deleted, 0);
+  assert_int_equal(count_objects(E.compacted), files);
+  /* every entry from B on still reads, B's from the compacted file */
+  tu_snap s;
+  tu_snapshot(&E, E.log, &s);
+  assert_true(s.n > 0);
+  assert_true(s.v[0].offset <= b && s.v[0].offset + s.v[0].count > b); /* the entry holding B */
   tu_snap_free(&s);
   tarn_compact_range_free(&r);
   tarn_compactor_close(c);
@@ -788,6 +828,7 @@ int main(void) {
       cmocka_unit_test(wal_grace),
       cmocka_unit_test(any_name_and_recheck),
       cmocka_unit_test(trimmed_files),
+      cmocka_unit_test(trimmed_files_boundary),
       cmocka_unit_test(orphans),
       cmocka_unit_test(logs_outside_the_catalog),
       cmocka_unit_test(late_stamp_cannot_shorten_grace),

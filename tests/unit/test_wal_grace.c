@@ -14,6 +14,7 @@
  * Also: the rule and its refusals (tarn/timing.h), a writer never later than
  * the deployment's limits. */
 #include "testutil.h"
+#include "tu_log.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -98,6 +99,56 @@ static void wall_clock_step_back(void **state) {
   assert_int_equal(tarn_writer_step(w, TARN_WRITER_STEP_PUT), 1);
   assert_int_equal(outcome, TARN_ETIMEDOUT); /* not acknowledged */
   assert_int_equal(tarn_writer_close(w), 0);
+  tarn__clock_set(NULL);
+  tarn_objstore_close(wal);
+  tarn_meta_close(m);
+}
+
+/* LS-085: an index put that returns later than max_put_ms must not be
+ * acknowledged: the grace rule (grace > publish limit + max_put_ms + skew)
+ * covers a put only that long, so past it the reclaimer may have deleted the
+ * object before the record landed. The put committed, so the outcome is
+ * unknown, not failed. Issue 31: removing the bound failed no test; planted
+ * bug writer-no-late-put-bound. */
+static int64_t mono_step;
+static int64_t h_mono_stepping(void *a) {
+  (void)a;
+  t_mono += mono_step; /* every reading of the clock takes mono_step ms */
+  return t_mono;
+}
+
+static void late_put_not_acknowledged(void **state) {
+  (void)state;
+  hook_clock();
+  tarn__clock_hooks h = {h_now, h_mono_stepping, h_sleep, NULL};
+  tarn__clock_set(&h);
+  mono_step = 0;
+  tarn_writer_options o;
+  tarn_writer_options_default(&o);
+  o.stepped = 1;
+  o.max_put_ms = 1000; /* lowers the deployment's bound for this writer */
+  tarn_meta *m;
+  tarn_objstore *wal;
+  tarn_writer *w;
+  open_mem("lateput", &m, &wal);
+  assert_int_equal(tarn_writer_open(m, wal, &o, &w), 0);
+  /* a put within the bound is acknowledged */
+  append_through_a2(w);
+  assert_int_equal(tarn_writer_step(w, TARN_WRITER_STEP_PUT), 1);
+  assert_int_equal(outcome, 0);
+  /* one that returns 1,001 ms or more after its last check is not */
+  append_through_a2(w);
+  mono_step = 1001;
+  assert_int_equal(tarn_writer_step(w, TARN_WRITER_STEP_PUT), 1);
+  mono_step = 0;
+  assert_int_equal(outcome, TARN_EUNKNOWN);
+  tarn_writer_stats st;
+  tarn_writer_stats_get(w, &st);
+  assert_int_equal(st.entries_acked, 1);
+  assert_int_equal(st.entries_unknown, 1);
+  assert_int_equal(tarn_writer_close(w), 0);
+  /* ... and its record did land: unknown was the truth, failed would not be */
+  assert_int_equal(tu_count_index(m, 1), 2);
   tarn__clock_set(NULL);
   tarn_objstore_close(wal);
   tarn_meta_close(m);
@@ -225,6 +276,7 @@ int main(int argc, char **argv) {
     return cmocka_run_group_tests_name("wal grace etcd", t, NULL, NULL);
   }
   const struct CMUnitTest t[] = {cmocka_unit_test(wall_clock_step_back),
+                                 cmocka_unit_test(late_put_not_acknowledged),
                                  cmocka_unit_test(refusals)};
   return cmocka_run_group_tests_name("wal grace mem", t, NULL, NULL);
 }

@@ -237,9 +237,10 @@ static void reads_in_order(env *e, uint64_t log, int n) {
   for (int i = 0; i < n; i++) {
     assert_int_equal(tarn_log_iter_next(it, &en, 0), 0);
     assert_int_equal(en.offset, (uint64_t)i);
-    char want[8];
-    snprintf(want, sizeof want, "e%d", i);
-    assert_memory_equal(en.payload, want, 2);
+    char want[16];
+    int len = snprintf(want, sizeof want, "e%d", i);
+    assert_int_equal(en.payload_len, (size_t)len);
+    assert_memory_equal(en.payload, want, (size_t)len);
   }
   assert_int_equal(tarn_log_iter_next(it, &en, 0), TARN_EEND);
   tarn_log_iter_close(it);

@@ -978,7 +978,7 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
   }
   tarn_reclaim_stats st;
   memset(&st, 0, sizeof st);
-  uint64_t next;
+  uint64_t next = 0; /* set when known (gcc -Os cannot see it: the matrix build) */
   int known = 0;
   /* Issue 31 item 5: only the deployment a root belongs to deletes from it */
   int rc =

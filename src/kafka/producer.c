@@ -222,7 +222,7 @@ static int encode_state(const pstate *s, tarn_buf *b) {
 static int decode_state(const uint8_t *v, size_t len, pstate *s) {
   tarn__rd r;
   tarn__rd_init(&r, v, len, "kafka producer state");
-  const uint8_t *h;
+  const uint8_t *h = NULL; /* set when rc is 0 (gcc -Os cannot see it) */
   uint32_t ep, n, nc = 0;
   int rc = tarn__rd_bytes(&r, 3, &h, "header");
   if (!rc && (h[0] != 'K' || h[1] != 'P'))

@@ -16,6 +16,7 @@
 #                  project installs, scripts/install-deps.sh, so never a skip)
 #   unique_run     sets run to a prefix no other run uses: etcd and the bucket keep
 #                  what earlier runs wrote, so a run's deployment is its own
+#   grepq ARGS...  `grep -q` for the end of a pipeline (reads all its input)
 #   wait_until S CMD...  runs CMD every 50 ms until it succeeds (0) or S seconds
 #                  passed (1)
 #   serve_start LOG ARGS...  starts `$TARN serve ARGS` in the background with its
@@ -92,6 +93,11 @@ require_tool() {
 }
 
 unique_run() { run=$(date +%s%N)-$$; }
+
+# grepq ARGS...: grep -q that reads its whole input. Under pipefail `CMD | grep -q`
+# fails when grep matches, exits, and CMD's next write meets the closed pipe
+# (SIGPIPE, status 141): a match reported as a miss, now and then
+grepq() { grep "$@" > /dev/null; }
 
 wait_until() {
   local n=$(($1 * 20)) i

@@ -17,8 +17,8 @@ out=$(printf 'alpha\nbeta\n\ngamma\n' | "$TARN" append --log "$l7" --batch-ms 60
 [ "$("$TARN" read --log "$l7")" = "$(printf 'alpha\nbeta\n\ngamma')" ] || fail "read raw"
 # from an offset, a count; hex and json formats
 [ "$("$TARN" read --log "$l7" --from 1 --count 1)" = "beta" ] || fail "from/count"
-"$TARN" read --log "$l7" --format hex --from 3 | grep -Eq '^3 1 [0-9]+ 67616d6d61$' || fail "hex"
-"$TARN" read --log "$l7" --format json | tail -1 | grep -q '"cumulative_size":14' || fail "json cumulative"
+"$TARN" read --log "$l7" --format hex --from 3 | grepq -E '^3 1 [0-9]+ 67616d6d61$' || fail "hex"
+"$TARN" read --log "$l7" --format json | tail -1 | grepq '"cumulative_size":14' || fail "json cumulative"
 
 # length-delimited in and out, and whole files as records
 printf '\0\0\0\003abc\0\0\0\0' | "$TARN" append --log "$l7" --length-delimited --quiet

@@ -36,7 +36,7 @@ for entry in "${verbs[@]}"; do
   read -ra w <<< "$verb"
   for h in --help -h; do
     ok "${w[@]}" $h
-    head -1 "$tmp/out" | grep -q "^usage: tarn $verb " || fail "tarn $verb $h: $(head -1 "$tmp/out")"
+    head -1 "$tmp/out" | grepq "^usage: tarn $verb " || fail "tarn $verb $h: $(head -1 "$tmp/out")"
     [ ! -s "$tmp/err" ] || fail "tarn $verb $h wrote to stderr"
   done
   usage_error "unknown option '--no-such-option'" "${w[@]}" --no-such-option

@@ -23,8 +23,8 @@ r = json.load(open(sys.argv[1]))
 assert len(r) == 1 and r[0]["s"] == 0 and r[0]["e"] == 63 and r[0]["records"] == 3, r
 assert r[0]["dir"] == "ns/s1/" and all(f["name"].endswith(".parquet") for f in r[0]["files"]), r
 P
-ls "$TARN_HOME/compacted/ns/s1/" | grep -q '\.parquet$' || fail "no parquet file"
-ls "$TARN_HOME/compacted/ns/s1/" | grep -q '\.index$' || fail "no companion"
+ls "$TARN_HOME/compacted/ns/s1/" | grepq '\.parquet$' || fail "no parquet file"
+ls "$TARN_HOME/compacted/ns/s1/" | grepq '\.index$' || fail "no companion"
 "$TARN" read ns/s1 --format json > "$dir/after"
 cmp "$dir/before" "$dir/after" || fail "entries differ after compaction"
 out=$("$TARN" compact ns/s1)
@@ -33,7 +33,7 @@ out=$("$TARN" compact ns/s1)
 # --all runs tasks; tarn tasks lists them
 "$TARN" compact --all > "$dir/all"
 grep -q "ran 1" "$dir/all" || fail "compact --all: $(cat "$dir/all")"
-"$TARN" tasks | grep -q COMMITTED || fail "tasks table"
+"$TARN" tasks | grepq COMMITTED || fail "tasks table"
 "$TARN" tasks --json | python3 -c 'import json,sys; t=json.load(sys.stdin); assert t[0]["state"]=="COMMITTED", t' ||
   fail "tasks --json"
 

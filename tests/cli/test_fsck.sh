@@ -12,7 +12,7 @@ done
 
 # healthy: exit 0, a summary line, JSON with ok true
 out=$("$TARN" fsck) || fail "healthy exit $?"
-echo "$out" | grep -q '^ok: 1 streams, 2 logs, 6 index records, 9 entries read, 0 warnings, 0 faults$' \
+echo "$out" | grepq '^ok: 1 streams, 2 logs, 6 index records, 9 entries read, 0 warnings, 0 faults$' \
   || fail "summary: $out"
 "$TARN" fsck --json | python3 -c '
 import json, sys

@@ -37,7 +37,7 @@ assert s["wal_unreferenced"] == 3 and s["wal_deleted"] == 0, s' "$dir/$name.gc$n
   python3 -c 'import json,sys; s=json.load(open(sys.argv[1]))["stats"]
 assert s["wal_deleted"] == 3 and s["wal_unreferenced"] == 3, s' "$dir/$name.gc3" ||
     fail "$name: the pass past the grace deleted nothing: $(cat "$dir/$name.gc3")"
-  "$TARN" read ns/s | wc -l | grep -qx 123 || fail "$name: read after gc"
+  "$TARN" read ns/s | wc -l | grepq -x 123 || fail "$name: read after gc"
 }
 
 wait_s=4.1

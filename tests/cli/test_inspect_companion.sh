@@ -37,13 +37,13 @@ assert r[0] == {"row": 0, "offset": 0, "numberOfMessages": 2, "writtenTimestamp"
 assert r[1]["offset"] == 2 and r[1]["numberOfMessages"] == 1 and r[1]["cumulativeSize"] == 8
 assert j["offsetMap"] == {"0": 0, "2": 1}
 PY
-"$TARN" inspect companion --stream "$d/example.stream" | grep -q "2 rows in 1 blocks, 132-byte stream"
+"$TARN" inspect companion --stream "$d/example.stream" | grepq "2 rows in 1 blocks, 132-byte stream"
 # LS-065: offset 1 is not a key; its floor is 0, row 0.
-"$TARN" inspect companion "$d/example.index" --lookup 1 | grep -q "lookup 1: row 0"
+"$TARN" inspect companion "$d/example.index" --lookup 1 | grepq "lookup 1: row 0"
 # LS-065: numeric, not lexical: the floor of 95 among {9, 10} is 10 (row 1).
 "$TARN" inspect companion "$d/nine_ten.index" --lookup 95 --json |
   "$py" -c 'import json,sys; j=json.load(sys.stdin); assert j["lookup"]=={"offset":95,"row":1}, j; assert list(j["offsetMap"])==["9","10"], j'
-"$TARN" inspect companion "$d/nine_ten.index" --lookup 8 | grep -q "lookup 8: below the first entry"
+"$TARN" inspect companion "$d/nine_ten.index" --lookup 8 | grepq "lookup 8: below the first entry"
 # LS-062: an empty last block is accepted.
 "$TARN" inspect companion "$d/empty_last.index" --json |
   "$py" -c 'import json,sys; j=json.load(sys.stdin); assert [b["rows"] for b in j["blocks"]]==[2,2,0], j["blocks"]; assert j["blocks"][2]["length"]==2'
@@ -77,7 +77,7 @@ assert all(x["magic"] == 2 and x["baseOffset"] == 0 and x["crcOk"] for x in b)
 assert b[2]["compression"] == "gzip"
 assert b[0]["position"] == 0 and b[1]["position"] == b[0]["length"]
 PY
-"$TARN" inspect kafka "$d/v2.kafka" --offset 100 | grep -qE "^2 .* 104-108 +5 "
+"$TARN" inspect kafka "$d/v2.kafka" --offset 100 | grepq -E "^2 .* 104-108 +5 "
 refuse "its batches hold 9 records, the entry says 8" "$TARN" inspect kafka "$d/v2.kafka" --records 8
 # LS-097: magic 0/1 messages and gzip, snappy (xerial) and lz4 wrappers.
 "$TARN" inspect kafka "$d/legacy.kafka" --json |

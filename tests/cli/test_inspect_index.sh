@@ -21,7 +21,7 @@ python3 -c 'import sys; sys.stdout.buffer.write(bytes.fromhex(sys.argv[1].replac
 # The example files themselves are hex text.
 "$TARN" inspect index "$TARN_SRC/docs/examples/raw-entryindex-61.hex" | diff - <(echo "$out") \
   || fail "hex-text file"
-"$TARN" inspect index "$TARN_SRC/docs/examples/parquet-entryindex-123.hex" | grep -q '^file_type  *1 (PARQUET)$' \
+"$TARN" inspect index "$TARN_SRC/docs/examples/parquet-entryindex-123.hex" | grepq '^file_type  *1 (PARQUET)$' \
   || fail "parquet hex-text file"
 
 # --json with the spec's field names and values.
@@ -63,7 +63,7 @@ import json, sys
 j = json.load(sys.stdin)
 assert j == {"version": 1, "message_count": 2, "entry_size_bytes": 5, "location": "7-00000001.wal", "entry_id": 0}, j
 ' || fail "legacy v1"
-"$TARN" inspect index --hex "${v1}2d524157" | grep -q '^file_type  *RAW$' || fail "legacy v2"
+"$TARN" inspect index --hex "${v1}2d524157" | grepq '^file_type  *RAW$' || fail "legacy v2"
 
 # Entry offsets: the Appendix D acceptance line, and decoding.
 [ "$("$TARN" inspect offsets --boundaries "$(seq -s, 1 40)")" = "00000028 00000001 ffffffff 81818181 81818181" ] \

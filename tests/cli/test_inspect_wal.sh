@@ -35,7 +35,7 @@ case "$f" in
   *) fail "json entries: $f" ;;
 esac
 # stdin works too.
-"$TARN" inspect wal - --json <"$ex" | grep -q '"index_length": 19' || fail "stdin"
+"$TARN" inspect wal - --json <"$ex" | grepq '"index_length": 19' || fail "stdin"
 
 # Appendix C: the 80-byte legacy vector, detected from its bytes.
 unhex "0000000000000040000000000000000700000000000000000000000000000000000000000000000500000000000000070000000000000001000000000000000500000000000000030102030405060708" >"$tmp/legacy.bin"

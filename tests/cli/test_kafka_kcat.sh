@@ -41,7 +41,7 @@ grep -q "broker 0 at 127.0.0.1:$kport (controller)" "$dir/md" || fail "metadata:
 if echo x | k -P -t nope -X message.timeout.ms=1000 > "$dir/out" 2>&1; then
   grep -q "Unknown topic" "$dir/out" || fail "produce to an unknown topic succeeded: $(cat "$dir/out")"
 fi
-"$TARN" stream list | grep -q 'nope-topic-id-' && fail "a topic was created without --kafka-auto-create-topics"
+"$TARN" stream list | grepq 'nope-topic-id-' && fail "a topic was created without --kafka-auto-create-topics"
 stop
 
 start --kafka-auto-create-topics
@@ -59,7 +59,7 @@ grep -q 'partition 0, leader 0, replicas: 0, isrs: 0' "$dir/md" || fail "partiti
 # LZ4 came with it in Kafka 0.8.2): lz4 is required once the node serves the
 # consumer-group APIs, until then librdkafka sends those batches uncompressed.
 want="none gzip snappy zstd"
-k -L -d protocol 2>&1 | grep -q 'ApiKey FindCoordinator (10) Versions 0\.\.' && want="$want lz4"
+k -L -d protocol 2>&1 | grepq 'ApiKey FindCoordinator (10) Versions 0\.\.' && want="$want lz4"
 stream=$("$TARN" stream list | awk '$2 ~ /^codecs-topic-id-/ { print $2 }')
 [ -n "$stream" ] || fail "no stream for topic codecs"
 "$TARN" read "default/$stream" --format json | python3 -c '

@@ -18,11 +18,11 @@ id=$(python3 -c 'import json,sys; print(json.load(open("t.json"))["topic_id"])')
 stream=$(python3 -c 'import json,sys; print(json.load(open("t.json"))["stream"])')
 [ "${#id}" = 22 ] || fail "topic ID '$id' is not 22 characters"
 [ "$stream" = "orders-topic-id-$id" ] || fail "stream '$stream'"
-"$TARN" stream describe "default/$stream" | grep -q "lakestream.kafka.topic.name=orders" ||
+"$TARN" stream describe "default/$stream" | grepq "lakestream.kafka.topic.name=orders" ||
   fail "no topic-name property"
-"$TARN" stream describe "default/$stream" | grep -q "lakestream.source.logical.name=orders" ||
+"$TARN" stream describe "default/$stream" | grepq "lakestream.source.logical.name=orders" ||
   fail "no logical-name property"
-"$TARN" topic list | grep -q "^orders .* $id 2$" || fail "topic list: $("$TARN" topic list)"
+"$TARN" topic list | grepq "^orders .* $id 2$" || fail "topic list: $("$TARN" topic list)"
 rc=0; "$TARN" topic create orders 2> err || rc=$?
 [ "$rc" = 1 ] && grep -q "already exists" err || fail "second create: exit $rc: $(cat err)"
 
@@ -59,21 +59,20 @@ diff want.txt rec.txt || fail "read --format kafka"
 grep -q '"offset":1,.*"key":"k1","value":"v1","headers":\[{"key":"h1","value":"x"},{"key":"h2","value":"y"}\],"entry_offset":0' j.txt ||
   fail "json: $(cat j.txt)"
 # the stored bytes keep base offset 0; the read for Kafka writes 2 into the second entry's
-"$TARN" read "default/$stream" --format hex | sed -n 2p | awk '{print substr($4,1,16)}' |
-  grep -qx 0000000000000000 || fail "stored base offset changed"
+"$TARN" read "default/$stream" --format hex | sed -n 2p | awk '{print substr($4,1,16)}' | grepq -x 0000000000000000 || fail "stored base offset changed"
 
 # after compaction the rows give the same records
 "$TARN" compact "default/$stream" --json > c.json
-"$TARN" read "default/$stream" --format json | grep -q . || fail "nothing read after compaction"
+"$TARN" read "default/$stream" --format json | grepq . || fail "nothing read after compaction"
 "$TARN" read "default/$stream" --format kafka > rec2.txt
 diff want.txt rec2.txt || fail "read --format kafka after compaction"
 
 # a plain stream is no topic: it takes any bytes
 "$TARN" stream create plain > /dev/null
 echo hi | "$TARN" append plain > /dev/null
-"$TARN" topic list | grep -q plain && fail "plain stream listed as a topic"
+"$TARN" topic list | grepq plain && fail "plain stream listed as a topic"
 
-"$TARN" topic add-partitions orders --partitions 3 | grep -q "3 partition" || fail "grow"
+"$TARN" topic add-partitions orders --partitions 3 | grepq "3 partition" || fail "grow"
 "$TARN" topic delete orders > /dev/null
 rc=0; "$TARN" topic describe orders 2> err || rc=$?
 [ "$rc" = 1 ] || fail "describe after delete: exit $rc"

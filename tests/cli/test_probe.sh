@@ -29,7 +29,7 @@ probe "etcd://127.0.0.1:1" > /dev/null 2>&1; rc=$?
 probe "s3://b/p?endpoint=http://127.0.0.1:1&timeout_ms=500" > "$dir/out.unreach" 2>&1; rc=$?
 [ $rc = 3 ] || fail "unreachable S3: exit $rc, not 3: $(cat "$dir/out.unreach")"
 set -e
-"$TARN" probe --help | grep -q "create_only" || fail "--help"
+"$TARN" probe --help | grepq "create_only" || fail "--help"
 
 if [ -z "${TARN_TEST_ETCD:-}" ] || [ -z "${TARN_TEST_S3_URI:-}" ]; then
   echo "etcd, radosgw and the lying proxy: skipped (TARN_TEST_ETCD / TARN_TEST_S3_URI not set)"

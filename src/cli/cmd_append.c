@@ -77,7 +77,9 @@ static const char usage[] =
     "Signals: the first SIGINT or SIGTERM stops reading; the records read are\n"
     "flushed and their outcomes printed, waiting up to --drain-timeout-ms (then\n"
     "those still outstanding are reported 'unknown'); a second signal ends the\n"
-    "process at once, by that signal.\n"
+    "process at once, by that signal. A signal before the log is open (the stores\n"
+    "may keep an open waiting: a lock, an unreachable server) ends the process at\n"
+    "once, by that signal: nothing was read.\n"
     "Progress and rate go to stderr when it is a terminal.\n"
     "Exit status: 0 every record read was appended (to the end of the input, or\n"
     "up to a signal); 1 some record failed or its outcome is unknown (it may be\n"
@@ -116,6 +118,7 @@ typedef struct producer {
   int stop_sig;
   int abandoned; /* the drain deadline passed */
   int finished;  /* the signal thread may go */
+  int opening;   /* the log is not open yet: a signal ends the process */
   int kafka;     /* the log is a Kafka topic's: a record is record batches */
   int wake[2];   /* the signal thread (or the printer) wakes the reader's poll */
   sigset_t sigs; /* the signals that stop it */
@@ -314,8 +317,8 @@ static void *signal_main(void *arg) {
   if (sigwait(&set, &sig) != 0)
     return NULL;
   pthread_mutex_lock(&p->mu);
-  int finished = p->finished;
-  if (!finished) {
+  int finished = p->finished, opening = p->opening;
+  if (!finished && !opening) {
     p->stop = 1;
     p->stop_sig = sig;
     pthread_cond_broadcast(&p->cv_room);
@@ -323,6 +326,17 @@ static void *signal_main(void *arg) {
   pthread_mutex_unlock(&p->mu);
   if (finished)
     return NULL;
+  if (opening) {
+    /* Before the log is open nothing is read, so nothing can be pending: the
+     * first signal ends the process at once, as without a handler. An open
+     * waits on the stores without a bound (a sqlite lock held by a stopped
+     * process, an unreachable etcd), and a `timeout 60 tarn append` hung
+     * there forever: the signal stayed blocked until the open returned. A
+     * store operation cut short is a crash, which every role survives. */
+    fprintf(stderr, "tarn: append: stopped by %s before the log was open (nothing read)\n",
+            sig == SIGINT ? "SIGINT" : "SIGTERM");
+    goto die;
+  }
   ssize_t wr = write(p->wake[1], "", 1);
   (void)wr; /* a full pipe wakes poll just the same */
   if (sigwait(&set, &sig) != 0)
@@ -333,6 +347,7 @@ static void *signal_main(void *arg) {
   if (finished)
     return NULL;
   /* the second signal: die of it, as without a handler */
+die:
   signal(sig, SIG_DFL);
   pthread_sigmask(SIG_UNBLOCK, &set, NULL);
   raise(sig);
@@ -704,14 +719,6 @@ int tarn_cmd_append(int argc, char **argv) {
   sigset_t sigs;
   stop_signals(&sigs);
   pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-  tarn_deployment *d;
-  if ((r = tarn_cli_deploy_open(&dep, 0, &d)))
-    return r;
-  uint64_t log_id;
-  if ((r = tarn_cli_log_target_resolve(&tgt, "append", d, &log_id))) {
-    tarn_deployment_close(d);
-    return r;
-  }
   /* on the heap, and the ring too: after an abandoned drain the process ends
    * with the writer's threads still holding slots */
   producer *p = calloc(1, sizeof *p);
@@ -723,17 +730,16 @@ int tarn_cmd_append(int argc, char **argv) {
     if (p)
       free(p->ring);
     free(p);
-    tarn_deployment_close(d);
     return TARN_EXIT_FAULT;
   }
   p->mask = cap - 1;
   p->max_bytes = o.max_bytes_in_flight;
-  p->kafka = tarn_kafka_log_is_topic(tarn_deployment_meta(d), log_id) > 0;
   p->json = json;
   p->quiet = quiet;
   p->lendelim = lendelim;
   p->files = nfiles ? files : NULL;
   p->sigs = sigs;
+  p->opening = 1;
   pthread_mutex_init(&p->mu, NULL);
   pthread_cond_init(&p->cv_out, NULL);
   pthread_condattr_t ca;
@@ -743,7 +749,22 @@ int tarn_cmd_append(int argc, char **argv) {
   pthread_condattr_destroy(&ca);
   the_producer = p;
   pthread_t printer, sigthread;
-  int status = TARN_EXIT_OK, have_sig = 0, have_printer = 0;
+  int status = TARN_EXIT_OK, have_printer = 0;
+  /* the signal thread from the start: a signal while the stores are opened
+   * ends the process (signal_main) */
+  int have_sig = pthread_create(&sigthread, NULL, signal_main, p) == 0;
+  tarn_deployment *d = NULL;
+  uint64_t log_id = 0;
+  if (!have_sig) {
+    fprintf(stderr, "tarn: append: cannot start a thread\n");
+    status = TARN_EXIT_FAULT;
+    goto out;
+  }
+  if ((status = tarn_cli_deploy_open(&dep, 0, &d)))
+    goto out;
+  if ((status = tarn_cli_log_target_resolve(&tgt, "append", d, &log_id)))
+    goto out;
+  p->kafka = tarn_kafka_log_is_topic(tarn_deployment_meta(d), log_id) > 0;
   int express = log_is_express(d, log_id);
   p->token = token;
   p->meta = tarn_deployment_meta(d);
@@ -765,8 +786,10 @@ int tarn_cmd_append(int argc, char **argv) {
                  : tarn_writer_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &o, &p->w)) {
     status = tarn_cli_fail("append");
   } else {
-    have_sig = pthread_create(&sigthread, NULL, signal_main, p) == 0;
-    have_printer = have_sig && pthread_create(&printer, NULL, printer_main, p) == 0;
+    pthread_mutex_lock(&p->mu);
+    p->opening = 0; /* from here a signal stops reading and drains */
+    pthread_mutex_unlock(&p->mu);
+    have_printer = pthread_create(&printer, NULL, printer_main, p) == 0;
     if (have_printer)
       status = read_and_append(p, log_id, files, nfiles);
     else
@@ -809,7 +832,9 @@ int tarn_cmd_append(int argc, char **argv) {
    * the process ends, so `tarn read` finds them */
   if (p->xw && tarn_xwriter_close(p->xw) && !status)
     status = tarn_cli_fail("append: absorbing the express slots");
-  tarn_deployment_close(d);
+out:
+  if (d)
+    tarn_deployment_close(d);
   if (have_sig) { /* a signal until here stopped nothing, a second one kills */
     pthread_mutex_lock(&p->mu);
     p->finished = 1;

@@ -24,7 +24,7 @@ i=0; while [ $i -lt 300 ]; do echo "b-$i"; i=$((i + 1)); done > "$dir/in.b"
 a=$!
 pids+=("$a")
 wait_until 30 eval '[ "$(acked "$dir/out.a")" -ge 300 ]' || fail "A acknowledged fewer than 300 lines in 30 s"
-kill -STOP "$a"
+xlead_stop "$a" # outside a sqlite write transaction: B must not wait for A
 # past A's session (etcd grants no lease under its minimum TTL: longer there)
 pause=$((session_ms * 3))
 [ "$mode" = etcd ] && [ $pause -lt 5000 ] && pause=5000

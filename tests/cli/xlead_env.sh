@@ -8,6 +8,7 @@
 # outlive its session quickly) and exports TARN_HOME/META/WAL/COMPACTED.
 # xlead_check NS/NAME IN1 OUT1 [IN2 OUT2 ...]: tarn read, check_acked.py over
 # the runs, tarn fsck; fails on a violation.
+# xlead_stop PID: SIGSTOP, outside a write transaction of the sqlite store.
 session_ms=${TARN_TEST_SESSION_MS:-1000}
 xbuckets=()
 s3() {
@@ -51,6 +52,29 @@ xlead_deploy() {
   "$TARN" init --express-bucket "s3://${xbuckets[0]}/x@za" --express-bucket "s3://${xbuckets[1]}/x@zb" \
     --express-bucket "s3://${xbuckets[2]}/x@zc" --express-w 2 --express-win 8 \
     > /dev/null 2> "$dir/init.err" || fail "tarn init"
+}
+
+# xlead_stop PID: stops PID (SIGSTOP). On sqlite a process stopped inside a
+# write transaction holds the database's lock, and every other process of the
+# machine waits until it runs again (SQLite's locking: no lock is broken, the
+# store stalls, nothing is lost; docs/durability.md). A test that stops a
+# writer to let another take over must not stop it there: while the lock is
+# held, it lets PID run a little and stops it again. On a loaded machine the
+# zombie test stopped A inside one, and B waited forever in CI.
+xlead_stop() {
+  local i
+  for i in $(seq 200); do
+    kill -STOP "$1"
+    [ "$mode" = sqlite ] || return 0
+    python3 -c '
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1], isolation_level=None, timeout=0.1)
+c.execute("BEGIN IMMEDIATE")
+c.execute("ROLLBACK")' "$TARN_HOME/meta.db" 2> /dev/null && return 0
+    kill -CONT "$1"
+    sleep 0.0$((RANDOM % 5 + 1))
+  done
+  fail "xlead_stop: $1 held the sqlite lock at each of 200 stops"
 }
 
 # lines PREFIX N: PREFIX-0 ... PREFIX-(N-1), in bursts of 20 every 20 ms

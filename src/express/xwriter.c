@@ -1032,6 +1032,7 @@ int tarn_xwriter_open(tarn_meta *meta, tarn_objstore *wal, const tarn_xwriter_op
   if (!rc)
     rc = tarn_timing_load(meta, &t, NULL);
   w->max_publish_delay_ms = t.max_publish_delay_ms;
+  w->max_put_ms = t.max_put_ms;
   if (!rc)
     rc = tarn__xbuckets_load(meta, &w->bs);
   if (!rc)

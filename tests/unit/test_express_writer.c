@@ -11,6 +11,7 @@
  * stepped writer, so the order of completions is the test's. */
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -22,6 +23,7 @@
 #include "tarn/objstore.h"
 #include "tarn/testing.h"
 #include "tarn/reader.h"
+#include "tarn/reclaim.h"
 #include "util/clock.h"
 
 typedef struct env {
@@ -586,6 +588,76 @@ static void absorb_unknown_that_landed(void **state) {
   env_close(&e);
 }
 
+/* A reclaim pass whose scan of the index came before absorb's record landed:
+ * it found the WAL object unreferenced, and deletes it right after the
+ * record lands (its live mark l-test is up all along), then ends. */
+typedef struct late_reclaimer {
+  tarn_meta *m;
+  tarn_objstore *wal;
+  int deleted;
+} late_reclaimer;
+
+static void *reclaim_under_landing(void *arg) {
+  late_reclaimer *r = arg;
+  uint64_t end = 0, cum = 0;
+  for (int i = 0; i < 10000 && end < 1; i++) {
+    if (tarn__xlog_tail(r->m, 5, &end, &cum))
+      end = 0;
+    if (end < 1)
+      tarn__sleep_ms(1);
+  }
+  tarn_objstore_listing l = {0};
+  if (end >= 1 && tarn_objstore_list(r->wal, "", NULL, 100, &l) == 0)
+    for (size_t i = 0; i < l.n; i++)
+      if (tarn_objstore_delete(r->wal, l.names[i]) == 0)
+        r->deleted++;
+  tarn_objstore_listing_free(&l);
+  tarn_meta_delete(r->m, TARN_RECLAIM_PARTITION, "l-test");
+  return NULL;
+}
+
+/* Issue 30 item 6, LS-085: absorb's index put landed at a time nobody
+ * measured (its reply lost, found by reading the log), so past any bound
+ * the WAL grace allows for; a reclaim pass under way had found the object
+ * unreferenced and deletes it just after the record landed. Absorb waits out
+ * that pass, finds the object gone and writes it again under the name the
+ * record holds: the acknowledged entries read back. With the planted
+ * xabsorb-no-late-put-bound the checkpoint moved on over a record naming
+ * nothing (the read fails). */
+static void absorb_late_put_keeps_object(void **state) {
+  env e;
+  env_open(&e, "xw-lateput", 3, 2, 8);
+  tarn_xwriter *w = open_w(&e, 1);
+  acks a = {0};
+  ackarg args[8];
+  append_slot(w, 5, &a, args, 0);
+  append_slot(w, 5, &a, args, 1);
+  for (uint64_t s = 0; s < 2; s++)
+    for (size_t b = 0; b < 2; b++)
+      assert_int_equal(put(w, s, b), 1);
+  release(w);
+  assert_int_equal(a.n, 2);
+  assert_int_equal(
+      tarn_meta_create(e.m, TARN_RECLAIM_PARTITION, "l-test", "", 0, TARN_META_PERSISTENT, NULL),
+      0);
+  late_reclaimer r = {e.m, e.wal, 0};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, reclaim_under_landing, &r), 0);
+  /* absorb's first write is its intent; the second, the index put, lands
+   * but its reply is lost */
+  assert_int_equal(tarn_meta_inject_fault_after(e.m, TARN_META_FAULT_COMMIT_UNKNOWN, 1, 1), 0);
+  assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0), 0);
+  pthread_join(t, NULL);
+  assert_int_equal(r.deleted, 1);
+  reads_in_order(&e, 5, 2);
+  tarn_xwriter_stats st;
+  tarn_xwriter_stats_get(w, &st);
+  assert_int_equal(st.absorb_late, 1);
+  assert_int_equal(st.absorb_rewritten, 1);
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  env_close(&e);
+}
+
 /* A crashed absorb leaves its intent on the epoch record; settlement's
  * absorb (tarn__xabsorb_flight) resolves it by reading each log's last record:
  * a batch that was indexed is not indexed again, one that was not is. */
@@ -882,6 +954,7 @@ int main(void) {
       cmocka_unit_test(k1_w1),
       cmocka_unit_test(absorb_exactly_once_across_unknown_put),
       cmocka_unit_test(absorb_unknown_that_landed),
+      cmocka_unit_test(absorb_late_put_keeps_object),
       cmocka_unit_test(settle_absorb_resumes_intent),
       cmocka_unit_test(settlers_race),
       cmocka_unit_test(tail_checkpoint_reclaim),

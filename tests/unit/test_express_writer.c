@@ -14,6 +14,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "express/express.h"
 #include "express/xwriter_internal.h"
@@ -552,12 +553,14 @@ static void absorb_exactly_once_across_unknown_put(void **state) {
 
 /* The same with a lost reply of a put that landed at once: resolved as landed
  * by reading the log's last record, nothing retried. */
-static void absorb_unknown_that_landed(void **state) {
-  env e;
-  env_open(&e, "xw-landed", 3, 2, 8);
-  tarn_xwriter *w = open_w(&e, 1);
-  acks a = {0};
-  ackarg args[8];
+/* A stepped writer with two entries of log 5 in slots 0 and 1, each
+ * committed in buckets 0 and 1, released (acknowledged at 0 and 1). */
+static tarn_xwriter *two_released(env *e, const char *name) {
+  env_open(e, name, 3, 2, 8);
+  tarn_xwriter *w = open_w(e, 1);
+  static acks a;
+  static ackarg args[8];
+  memset(&a, 0, sizeof a);
   append_slot(w, 5, &a, args, 0);
   append_slot(w, 5, &a, args, 1);
   for (uint64_t s = 0; s < 2; s++)
@@ -565,6 +568,12 @@ static void absorb_unknown_that_landed(void **state) {
       assert_int_equal(put(w, s, b), 1);
   release(w);
   assert_int_equal(a.n, 2);
+  return w;
+}
+
+static void absorb_unknown_that_landed(void **state) {
+  env e;
+  tarn_xwriter *w = two_released(&e, "xw-landed");
   assert_int_equal(tarn_meta_inject_fault_after(e.m, TARN_META_FAULT_COMMIT_UNKNOWN, 1, 1), 0);
   assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0), 0);
   uint64_t end, cum;
@@ -586,6 +595,18 @@ static void absorb_unknown_that_landed(void **state) {
   assert_int_equal(st.absorb_unknown, 1);
   assert_int_equal(tarn_xwriter_close(w), 0);
   env_close(&e);
+}
+
+/* After a late index put whose object a reclaim pass deleted: the entries
+ * read back at 0 and 1, one late put counted, its object written again. */
+static void late_object_rewritten(env *e, tarn_xwriter *w) {
+  reads_in_order(e, 5, 2);
+  tarn_xwriter_stats st;
+  tarn_xwriter_stats_get(w, &st);
+  assert_int_equal(st.absorb_late, 1);
+  assert_int_equal(st.absorb_rewritten, 1);
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  env_close(e);
 }
 
 /* A reclaim pass whose scan of the index came before absorb's record landed:
@@ -626,17 +647,7 @@ static void *reclaim_under_landing(void *arg) {
  * nothing (the read fails). */
 static void absorb_late_put_keeps_object(void **state) {
   env e;
-  env_open(&e, "xw-lateput", 3, 2, 8);
-  tarn_xwriter *w = open_w(&e, 1);
-  acks a = {0};
-  ackarg args[8];
-  append_slot(w, 5, &a, args, 0);
-  append_slot(w, 5, &a, args, 1);
-  for (uint64_t s = 0; s < 2; s++)
-    for (size_t b = 0; b < 2; b++)
-      assert_int_equal(put(w, s, b), 1);
-  release(w);
-  assert_int_equal(a.n, 2);
+  tarn_xwriter *w = two_released(&e, "xw-lateput");
   assert_int_equal(
       tarn_meta_create(e.m, TARN_RECLAIM_PARTITION, "l-test", "", 0, TARN_META_PERSISTENT, NULL),
       0);
@@ -649,13 +660,53 @@ static void absorb_late_put_keeps_object(void **state) {
   assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0), 0);
   pthread_join(t, NULL);
   assert_int_equal(r.deleted, 1);
-  reads_in_order(&e, 5, 2);
-  tarn_xwriter_stats st;
-  tarn_xwriter_stats_get(w, &st);
-  assert_int_equal(st.absorb_late, 1);
-  assert_int_equal(st.absorb_rewritten, 1);
-  assert_int_equal(tarn_xwriter_close(w), 0);
-  env_close(&e);
+  late_object_rewritten(&e, w);
+}
+
+/* The same with an index put that returned 61 s after its publish-limit
+ * check, past the deployment's max_put_ms (60 s; the clock hooked: every
+ * reading after that check is 61 s on), and a reclaim pass that deleted the
+ * object just before absorb looked: absorb writes it again. */
+static tarn_objstore *slow_wal;
+static int slow_reads = -1, slow_deleted;
+
+static int64_t slow_mono(void *arg) {
+  (void)arg;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  int64_t t = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  if (slow_reads < 0 || ++slow_reads < 2)
+    return t; /* before absorb's object put, and its publish-limit check */
+  if (!slow_deleted) {
+    slow_deleted = 1;
+    tarn_objstore_listing l = {0};
+    assert_int_equal(tarn_objstore_list(slow_wal, "", NULL, 100, &l), 0);
+    for (size_t i = 0; i < l.n; i++)
+      assert_int_equal(tarn_objstore_delete(slow_wal, l.names[i]), 0);
+    tarn_objstore_listing_free(&l);
+  }
+  return t + 61000;
+}
+
+static void slow_hook(void *arg, int op, const char *name) {
+  (void)arg, (void)name;
+  if (op == TARN_MEM_OP_PUT && slow_reads < 0)
+    slow_reads = 0; /* absorb's WAL object: the next reading is its check */
+}
+
+static void absorb_slow_put_keeps_object(void **state) {
+  env e;
+  tarn_xwriter *w = two_released(&e, "xw-slowput");
+  slow_wal = e.wal;
+  assert_int_equal(tarn_objstore_mem_hook(e.wal, slow_hook, NULL), 0);
+  tarn__clock_hooks h = {NULL, slow_mono, NULL, NULL};
+  tarn__clock_set(&h);
+  int rc = tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0);
+  tarn__clock_set(NULL);
+  tarn_objstore_mem_hook(e.wal, NULL, NULL);
+  assert_int_equal(rc, 0);
+  assert_int_equal(slow_deleted, 1);
+  late_object_rewritten(&e, w);
 }
 
 /* A crashed absorb leaves its intent on the epoch record; settlement's
@@ -955,6 +1006,7 @@ int main(void) {
       cmocka_unit_test(absorb_exactly_once_across_unknown_put),
       cmocka_unit_test(absorb_unknown_that_landed),
       cmocka_unit_test(absorb_late_put_keeps_object),
+      cmocka_unit_test(absorb_slow_put_keeps_object),
       cmocka_unit_test(settle_absorb_resumes_intent),
       cmocka_unit_test(settlers_race),
       cmocka_unit_test(tail_checkpoint_reclaim),

@@ -451,6 +451,9 @@ static int forget_seen(tarn_meta *m, char kind, const char *name) {
  *                  compacted files): its forgets of kind k may be missing.
  * It deletes its p- records when no forget of a named name failed (a pass
  * that aborts otherwise saw nothing it failed to act on), then its l-.
+ * (Express absorb waits for the l- marks after a late index record,
+ * tarn__reclaim_wait_passes below: an l- must stand from before its pass's
+ * scan of the index until the pass deletes nothing more.)
  * Another pass of kind k, at its start (before its own scan):
  *   - a p-k- mark with its l- (alive): that pass may yet see a name named
  *     and fail — this pass deletes nothing of kind k (blocked);

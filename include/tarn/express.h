@@ -188,6 +188,10 @@ typedef struct tarn_xwriter_stats {
    * consumed; this star's own older epochs superseded and settled; a dead
    * predecessor fenced and settled */
   uint64_t gate_fresh, gate_marked, gate_restart, gate_settled;
+  /* absorb's index records that landed past max_put_ms or at a time unknown
+   * (issue 30 item 6), and of those the ones whose WAL object had been
+   * reclaimed and was written again */
+  uint64_t absorb_late, absorb_rewritten;
 } tarn_xwriter_stats;
 void tarn_xwriter_stats_get(tarn_xwriter *w, tarn_xwriter_stats *s);
 void tarn_xwriter_last_error(tarn_xwriter *w, char *buf, size_t n);

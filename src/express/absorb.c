@@ -14,6 +14,7 @@
 #include <string.h>
 
 #include "express/xwriter_internal.h"
+#include "log/reclaim_wait.h"
 #include "log/wal_name.h"
 #include "tarn/entryindex.h"
 #include "tarn/key.h"
@@ -46,7 +47,8 @@ typedef struct actx {
   tarn_meta *m;
   tarn_objstore *wal;
   int64_t max_publish_delay_ms;
-  tarn_xwriter *w; /* the writer whose stats and logs to update, or NULL */
+  int64_t max_put_ms; /* LS-085's put-time bound, which the WAL grace allows for */
+  tarn_xwriter *w;    /* the writer whose stats and logs to update, or NULL */
   /* what is being absorbed, for the refusal's message */
   const char *star;
   uint64_t epoch, slot_from, slot_to;
@@ -96,8 +98,10 @@ static int refused(const actx *c, const asec *s, const char *why) {
                    s->end, end, s->start, msg, why);
 }
 
-/* A3 for one section, exactly once. */
-static int index_section(actx *c, asec *s, const tarn_buf *value) {
+/* A3 for one section, exactly once. *resolved is set when the section was
+ * found indexed by reading the log (an earlier attempt, or another settler,
+ * landed it at a time nobody measured). */
+static int index_section(actx *c, asec *s, const tarn_buf *value, int *resolved) {
   char part[TARN_KEY_PARTITION_LEN + 1], prefix[TARN_KEY_FIELD_LEN + 1], want[TARN_KEY_LEN + 1];
   uint64_t log_id = s->log_id;
   tarn_key_partition(part, log_id);
@@ -151,8 +155,10 @@ static int index_section(actx *c, asec *s, const tarn_buf *value) {
     }
     /* never retry before knowing: read the log's last record */
     int r = resolve(c->m, s);
-    if (r == 1)
+    if (r == 1) {
+      *resolved = 1;
       return 0;
+    }
     if (r < 0)
       return r == TARN_ECORRUPT ? refused(c, s, why) : r;
     if (rc == TARN_EGUARD)
@@ -161,6 +167,87 @@ static int index_section(actx *c, asec *s, const tarn_buf *value) {
   }
   return tarn__err(TARN_EUNAVAIL, "express absorb: log %" PRIu64 ": index put failed %d times",
                    log_id, PUT_ATTEMPTS);
+}
+
+/* The WAL object the log's record ending at s's end names, into out (at
+ * least TARN__WAL_NAME_LEN + 1 bytes): a record resolved as landed may be
+ * another settler's, or a crashed absorb's, naming another object. */
+static int landed_location(actx *c, const asec *s, char *out, size_t n) {
+  char part[TARN_KEY_PARTITION_LEN + 1], key[TARN_KEY_LEN + 1];
+  tarn_key_partition(part, s->log_id);
+  int rc = tarn_key_format(key, s->log_id, s->end, s->cum1);
+  tarn_meta_rec r = {0};
+  if (!rc)
+    rc = tarn_meta_get(c->m, part, key, &r);
+  tarn_entry_index ei;
+  memset(&ei, 0, sizeof ei);
+  if (!rc)
+    rc = tarn_entry_index_decode(r.value, r.value_len, &ei);
+  if (!rc && (!ei.location || ei.file_type != TARN_FILE_RAW || strlen(ei.location) >= n))
+    rc = tarn__err(TARN_ECORRUPT, "express absorb: log %" PRIu64 " record %s names no WAL object",
+                   s->log_id, key);
+  if (!rc)
+    snprintf(out, n, "%s", ei.location);
+  tarn_entry_index_free(&ei);
+  tarn_meta_rec_free(&r);
+  return rc;
+}
+
+/* An index record of absorb that landed late (issue 30 item 6; LS-085;
+ * docs/express.md "Absorb's late index put"). The WAL grace counts on every
+ * record that names an object landing within max_publish_delay_ms +
+ * max_put_ms of the object; past that a reclaim pass may have scanned the
+ * index before the record landed, found the object unreferenced, and be
+ * deleting it. The standard writer then refuses to acknowledge; absorb's
+ * entries are acknowledged already, and the record, positional, cannot be
+ * replaced, so absorb makes the object outlive the record instead: it waits
+ * out every reclaim pass under way (any that scanned the index before the
+ * record landed is one of them; every later pass sees the record and keeps
+ * the object), then looks: the object is there and stays, or it was reclaimed
+ * and, if it is this absorb's own (obj, named name), is written again, the
+ * same bytes under the same name, the name the record holds (no pass to come
+ * deletes it); another's object that is gone is TARN_ECORRUPT, loudly. Until
+ * then the checkpoint does not move, so the flights stay in the buckets. */
+static int late_put(actx *c, const asec *s, int resolved, const char *name, const tarn_buf *obj) {
+  if (c->w)
+    count(c, &c->w->st.absorb_late);
+  char at[TARN__WAL_NAME_LEN + 64];
+  snprintf(at, sizeof at, "%s", name);
+  int rc = resolved ? landed_location(c, s, at, sizeof at) : 0;
+  int own = !strcmp(at, name);
+  if (!rc)
+    rc = tarn__reclaim_wait_passes(c->m, c->max_put_ms);
+  uint64_t size = 0;
+  if (!rc)
+    rc = tarn_objstore_head(c->wal, at, &size);
+  if (rc == TARN_ENOTFOUND && own) {
+    tarn_errclear();
+    if (c->w)
+      count(c, &c->w->st.absorb_rewritten);
+    rc = tarn_objstore_put(c->wal, name, obj->data, obj->len);
+    if (rc == TARN_EEXIST) { /* an earlier attempt of ours */
+      tarn_errclear();
+      rc = tarn_objstore_head(c->wal, name, &size);
+    } else if (!rc) {
+      size = obj->len;
+    }
+  } else if (rc == TARN_ENOTFOUND) {
+    rc = tarn__err(TARN_ECORRUPT,
+                   "express absorb: log %" PRIu64 " offsets [%" PRIu64 ", %" PRIu64
+                   ") are indexed in WAL object %s, which was reclaimed: acknowledged entries "
+                   "unreadable; the epoch's flights are kept",
+                   s->log_id, s->start, s->end, at);
+  }
+  if (!rc && own && size != obj->len)
+    rc = tarn__err(TARN_ECORRUPT,
+                   "express absorb: WAL object %s holds %" PRIu64 " bytes, not the %zu indexed",
+                   name, size, obj->len);
+  if (rc)
+    return tarn__errctx(rc,
+                        "express absorb: WAL object %s, named by an index record that landed "
+                        "past the %lld ms put bound",
+                        at, (long long)c->max_put_ms);
+  return 0;
 }
 
 /* Writes the entries (grouped by section) into one WAL object and indexes the
@@ -200,14 +287,22 @@ static int publish(actx *c, const aent *ents, size_t n, asec *secs, size_t nsecs
       if (a->done)
         continue;
       /* LS-085: past the publish limit the reclaimer may take the object */
-      if (tarn__mono_ms() - written > c->max_publish_delay_ms) {
+      int64_t checked = tarn__mono_ms();
+      if (checked - written > c->max_publish_delay_ms) {
         stale = 1;
         break;
       }
       tarn_buf_reset(&value);
+      int resolved = 0;
       rc = tarn_entry_index_build_raw_section(&wb, s, name, &value);
       if (!rc)
-        rc = index_section(c, a, &value);
+        rc = index_section(c, a, &value, &resolved);
+      /* LS-085's other half (issue 30 item 6): a record that landed past
+       * max_put_ms, or at a time unknown, may name an object a reclaim pass
+       * already found unreferenced */
+      if (!rc && (resolved || tarn__mono_ms() - checked > c->max_put_ms) &&
+          !TARN__PLANTED(TARN__BUG_XABSORB_NO_LATE_PUT_BOUND))
+        rc = late_put(c, a, resolved, name, &obj);
       if (!rc)
         a->done = 1;
     }
@@ -332,7 +427,8 @@ int tarn__xabsorb_batch(tarn_xwriter *w, int force) {
   if (!rc) {
     w->absorb_busy = 1;
     pthread_mutex_unlock(&w->mu);
-    actx c = {w->meta, w->wal, w->max_publish_delay_ms, w, w->star, epoch, fl[0]->slot, to};
+    actx c = {w->meta,     w->wal, w->max_publish_delay_ms, w->max_put_ms, w, w->star, epoch,
+              fl[0]->slot, to};
     tarn__xepoch e;
     rc = tarn__xepoch_load(w->meta, w->star, TARN__X_CLASS_EXPRESS, epoch, &e);
     if (!rc) {
@@ -477,10 +573,11 @@ static int absorb_flight_once(void *arg, tarn_meta *m, tarn__xepoch *e, uint64_t
                      slot, e->checkpoint);
   /* a crashed absorb's intent covers [checkpoint, to): all of it at once */
   uint64_t to = e->absorbing_to > slot ? e->absorbing_to : slot + 1;
-  actx c = {m, arg, 0, NULL, e->star, e->epoch, slot, to};
+  actx c = {m, arg, 0, 0, NULL, e->star, e->epoch, slot, to};
   tarn_timing t;
   int rc = tarn_timing_load(m, &t, NULL);
   c.max_publish_delay_ms = t.max_publish_delay_ms;
+  c.max_put_ms = t.max_put_ms;
   size_t nf = (size_t)(to - slot);
   tarn_buf *bufs = calloc(nf, sizeof *bufs);
   tarn_wal *wals = calloc(nf, sizeof *wals);

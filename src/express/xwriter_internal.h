@@ -74,6 +74,7 @@ struct tarn_xwriter {
   tarn__xbuckets bs;  /* open stores */
   tarn__xepoch ep;    /* the epoch being written */
   int64_t max_publish_delay_ms;
+  int64_t max_put_ms; /* absorb's index put bound (LS-085; issue 30 item 6) */
 
   pthread_mutex_t mu;
   pthread_cond_t cv; /* every change of state; waiters re-check */

@@ -11,6 +11,7 @@
 
 #include "log/index_scan.h"
 #include "log/intent.h"
+#include "log/reclaim_wait.h"
 #include "log/root_mark.h"
 #include "tarn/catalog.h"
 #include "tarn/deployment.h"
@@ -450,6 +451,9 @@ static int forget_seen(tarn_meta *m, char kind, const char *name) {
  *                  compacted files): its forgets of kind k may be missing.
  * It deletes its p- records when no forget of a named name failed (a pass
  * that aborts otherwise saw nothing it failed to act on), then its l-.
+ * (Express absorb waits for the l- marks after a late index record,
+ * tarn__reclaim_wait_passes below: an l- must stand from before its pass's
+ * scan of the index until the pass deletes nothing more.)
  * Another pass of kind k, at its start (before its own scan):
  *   - a p-k- mark with its l- (alive): that pass may yet see a name named
  *     and fail — this pass deletes nothing of kind k (blocked);
@@ -671,6 +675,29 @@ static int marks_end(tarn_meta *m, marks *mk, int rc) {
       rc = drc;
   }
   dmarks_free(mk);
+  return rc;
+}
+
+int tarn__reclaim_wait_passes(tarn_meta *m, int64_t wait_ms) {
+  tarn_meta_recs live = {0};
+  int rc = tarn_meta_list(m, TARN_RECLAIM_PARTITION, "l-", "l.", 0, 0, &live);
+  int64_t until = tarn__mono_ms() + wait_ms;
+  for (size_t i = 0; !rc && i < live.n;) {
+    tarn_meta_rec r = {0};
+    rc = tarn_meta_get(m, TARN_RECLAIM_PARTITION, live.v[i].key, &r);
+    tarn_meta_rec_free(&r);
+    if (rc == TARN_ENOTFOUND) { /* that pass ended (or its session did) */
+      tarn_errclear();
+      rc = 0;
+      i++;
+    } else if (!rc && tarn__mono_ms() > until) {
+      rc = tarn__err(TARN_ETIMEDOUT, "reclaim: the pass %s/%s is still under way after %lld ms",
+                     TARN_RECLAIM_PARTITION, live.v[i].key, (long long)wait_ms);
+    } else if (!rc) {
+      tarn__sleep_ms(50);
+    }
+  }
+  tarn_meta_recs_free(&live);
   return rc;
 }
 

@@ -25,6 +25,10 @@
 #                  and sets port (HTTP) and kport (Kafka; empty without one) from it
 #   http_port LOG, kafka_port LOG  print those ports from LOG's "serving" line
 #   stop_term PID  SIGTERM, wait, fails unless PID exits 0
+#   fproxy_start HOST:PORT  starts tests/support/faultproxy.py in front of
+#                  HOST:PORT; sets pport (its port) and cport (its control port)
+#   fproxy_ctl WORDS...  one command to that proxy (a rule, clear, stats);
+#                  prints its answer, fails on an error
 #   TARN_TEST_KEEP=DIR  keeps a copy of the test directory (its logs) in DIR
 set -euo pipefail
 : "${TARN:?}"
@@ -136,4 +140,22 @@ stop_term() {
   kill -TERM "$1"
   wait "$1" || rc=$?
   [ "$rc" = 0 ] || fail "exit status $rc after SIGTERM"
+}
+
+fproxy_start() {
+  python3 "${TARN_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/tests/support/faultproxy.py" \
+    --upstream "$1" --ports "$dir/ports" 2> "$dir/proxy.err" &
+  pids+=($!)
+  wait_until 10 test -s "$dir/ports" || fail "the proxy did not start: $(cat "$dir/proxy.err")"
+  read -r pport cport < "$dir/ports"
+}
+# bash's /dev/tcp: a python3 per command costs seconds on a loaded machine
+fproxy_ctl() {
+  local out
+  exec 3<> "/dev/tcp/127.0.0.1/$cport"
+  echo "$*" >&3
+  out=$(cat <&3)
+  exec 3>&-
+  case $out in error*) fail "proxy: $*: $out" ;; esac
+  echo "$out"
 }

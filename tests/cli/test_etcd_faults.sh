@@ -26,23 +26,8 @@ need_env TARN_TEST_ETCD
 require_tool python3
 unset TARN_HOME TARN_META TARN_WAL TARN_COMPACTED
 src=${TARN_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-proxy=$src/tests/support/faultproxy.py
-
-python3 "$proxy" --upstream "$TARN_TEST_ETCD" --ports "$dir/ports" 2> "$dir/proxy.err" &
-pids+=($!)
-wait_until 10 test -s "$dir/ports" || fail "the proxy did not start"
-read -r pport cport < "$dir/ports"
-# One command to the proxy's control port (bash's /dev/tcp: a python3 per
-# command costs seconds on a loaded machine); prints its answer.
-ctl() {
-  local out
-  exec 3<> "/dev/tcp/127.0.0.1/$cport"
-  echo "$*" >&3
-  out=$(cat <&3)
-  exec 3>&-
-  case $out in error*) fail "proxy: $*: $out" ;; esac
-  echo "$out"
-}
+fproxy_start "$TARN_TEST_ETCD"
+ctl() { fproxy_ctl "$@"; }
 faults() { ctl stats | grep -o '"faults": [0-9]*' | grep -o '[0-9]*$'; }
 
 unique_run

@@ -1,26 +1,51 @@
 #!/usr/bin/env bash
-# A roll under load ends (issue 30 item 4): two of the three bucket
-# directories of the embedded default turn read-only (chattr +i: even root
-# cannot create in them) for 3 s while `tarn append` writes an express stream.
-# The writer's slots cannot reach W = 2, it halts and rolls; its fence waits
-# for the buckets, then the roll republishes what was not acknowledged. On
+# A roll under load ends (issue 30 item 4): two of the three express buckets
+# turn read-only for 3 s while `tarn append` writes an express stream. The
+# writer's slots cannot reach W = 2, it halts and rolls; its fence waits for
+# the buckets, then the roll republishes what was not acknowledged. On
 # 4b2fedd the timer thread spun in seal() holding the writer's mutex while
-# the roll was under way, and the writer hung for ever (no outcome, no exit).
-# Now every line is acknowledged; check_acked.py checks each offset; then
-# tarn fsck. Skipped (77) where chattr +i does not work (not ext4/xfs, no
-# CAP_LINUX_IMMUTABLE).
+# the roll was under way, and the writer hung for ever (no outcome, no exit;
+# planted xtimer-spins). Now every line is acknowledged; check_acked.py
+# checks each offset; then tarn fsck. Argument:
+#   sqlite (default)  the embedded default: two of tarn init's three bucket
+#       directories chattr -R +i (even root cannot create in them); skipped
+#       (77) where chattr +i does not work (not ext4/xfs, no CAP_LINUX_IMMUTABLE)
+#   etcd (test_express_roll_outage_s3.sh)  etcd + three radosgw buckets,
+#       buckets a and b reached through tests/support/faultproxy.py (their S3
+#       URIs name its endpoint), which answers every PUT with 403 for the 3 s:
+#       S3's answer to a PUT that a bucket policy denies (radosgw refused such
+#       a policy), final at once, where a 503 or a broken connection is
+#       retried until the put's deadline and the slot would only be late
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xlead_env.sh"
-xlead_deploy sqlite
-probe="$dir/probe"
-mkdir "$probe"
-if ! chattr +i "$probe" 2> /dev/null || touch "$probe/x" 2> /dev/null; then
-  chattr -i "$probe" 2> /dev/null || true
-  skip "chattr +i does not make a directory read-only here"
+mode=${1:-sqlite}
+if [ "$mode" = etcd ]; then
+  need_env TARN_TEST_ETCD TARN_TEST_S3_URI AWS_ENDPOINT_URL
+  fproxy_start "${AWS_ENDPOINT_URL#*://}"
+  xbucket_q=("?endpoint=http://127.0.0.1:$pport" "?endpoint=http://127.0.0.1:$pport" "")
+  xlead_deploy etcd
+  outage_begin() { fproxy_ctl status code=403 method=PUT count=0 > /dev/null; }
+  outage_end() {
+    fproxy_ctl clear > /dev/null
+    local n
+    n=$(fproxy_ctl stats | grep -o '"faults": [0-9]*' | grep -o '[0-9]*$')
+    [ "${n:-0}" -gt 0 ] || fail "the proxy refused no PUT: no outage"
+    echo "$n PUTs refused during the outage"
+  }
+else
+  xlead_deploy sqlite
+  probe="$dir/probe"
+  mkdir "$probe"
+  if ! chattr +i "$probe" 2> /dev/null || touch "$probe/x" 2> /dev/null; then
+    chattr -i "$probe" 2> /dev/null || true
+    skip "chattr +i does not make a directory read-only here"
+  fi
+  chattr -i "$probe"
+  ro=("$TARN_HOME/express/a" "$TARN_HOME/express/b")
+  cleanup_hook() { chattr -R -i "${ro[@]}" 2> /dev/null || true; }
+  outage_begin() { chattr -R +i "${ro[@]}"; }
+  outage_end() { chattr -R -i "${ro[@]}"; }
 fi
-chattr -i "$probe"
-ro=("$TARN_HOME/express/a" "$TARN_HOME/express/b")
-cleanup_hook() { chattr -R -i "${ro[@]}" 2> /dev/null || true; }
 "$TARN" stream create fast/o --class express > /dev/null
 i=0; while [ $i -lt 3000 ]; do echo "o-$i"; i=$((i + 1)); done > "$dir/in.o"
 ( n=0; while IFS= read -r l; do echo "$l"; n=$((n + 1)); [ $((n % 20)) = 0 ] && sleep 0.02; done < "$dir/in.o" ) |
@@ -28,9 +53,9 @@ i=0; while [ $i -lt 3000 ]; do echo "o-$i"; i=$((i + 1)); done > "$dir/in.o"
 a=$!
 pids+=("$a")
 wait_until 30 eval '[ "$(acked "$dir/out.o")" -ge 300 ]' || fail "fewer than 300 lines acknowledged in 30 s"
-chattr -R +i "${ro[@]}"
+outage_begin
 sleep 3
-chattr -R -i "${ro[@]}"
+outage_end
 wait_until 60 eval '! kill -0 "$a" 2> /dev/null' || fail "the writer hung: no end within 60 s of the outage's end"
 wait "$a" || fail "tarn append: exit $?"
 xlead_check fast/o "$dir/in.o" "$dir/out.o"

@@ -4,6 +4,9 @@
 #           directories), session_timeout_ms=$session_ms
 #   etcd    etcd + an S3 WAL root + three radosgw buckets created here (deleted
 #           at exit); skipped (77) without the servers, failed in CI
+# xbucket_q (etcd; set after sourcing): three query strings appended to the
+# buckets' S3 URIs, e.g. ("?endpoint=http://127.0.0.1:PORT" "" ""): a bucket
+# reached through a proxy (test_express_roll_outage_s3.sh).
 # Sets session_ms (TARN_TEST_SESSION_MS, default 1000: a paused process must
 # outlive its session quickly) and exports TARN_HOME/META/WAL/COMPACTED.
 # xlead_check NS/NAME IN1 OUT1 [IN2 OUT2 ...]: tarn read, check_acked.py over
@@ -11,6 +14,7 @@
 # xlead_stop PID: SIGSTOP, outside a write transaction of the sqlite store.
 session_ms=${TARN_TEST_SESSION_MS:-1000}
 xbuckets=()
+xbucket_q=("" "" "")
 s3() {
   curl -s -o /dev/null -w '%{http_code}' -H "x-amz-content-sha256: UNSIGNED-PAYLOAD" \
     --aws-sigv4 "aws:amz:${AWS_REGION:-us-east-1}:s3" \
@@ -49,8 +53,9 @@ xlead_deploy() {
   export TARN_META="etcd://$TARN_TEST_ETCD?prefix=tarn-test/xlead-$run&session_timeout_ms=$session_ms"
   export TARN_WAL="$TARN_TEST_S3_URI/xlead-$run/wal"
   export TARN_COMPACTED="$TARN_TEST_S3_URI/xlead-$run/compacted"
-  "$TARN" init --express-bucket "s3://${xbuckets[0]}/x@za" --express-bucket "s3://${xbuckets[1]}/x@zb" \
-    --express-bucket "s3://${xbuckets[2]}/x@zc" --express-w 2 --express-win 8 \
+  "$TARN" init --express-bucket "s3://${xbuckets[0]}/x${xbucket_q[0]}@za" \
+    --express-bucket "s3://${xbuckets[1]}/x${xbucket_q[1]}@zb" \
+    --express-bucket "s3://${xbuckets[2]}/x${xbucket_q[2]}@zc" --express-w 2 --express-win 8 \
     > /dev/null 2> "$dir/init.err" || fail "tarn init"
 }
 

@@ -3,7 +3,8 @@
  * gate. Two stars on two metadata handles of one mem: store; a crash is
  * tarn__xwriter_abandon (nothing more written) and, for a dead star, the
  * close of its handle (its session and lease records end). Every case checks
- * the rule that matters: a successor never reassigns an acknowledged offset. */
+ * the rule that matters: a successor never reassigns an acknowledged offset.
+ * ctest-wrap: tarn__xmark_consume */
 #include "testutil.h"
 
 #include <stdio.h>
@@ -317,6 +318,60 @@ static void racing_open_over_restart_defers(void **state) {
   env_close(&e);
 }
 
+/* Issue 30 item 6, "the express mark's consume after a drain is an unguarded
+ * write": refuted. star-a finishes the log (its mark stands, end 3); star-b's
+ * gate reads the mark, and between that read and its consume star-c's open
+ * runs whole: it consumes the same mark, is admitted, acknowledges offset 3
+ * and finishes (a new mark, end 4). star-b's consume is a compare-and-set on
+ * the version its gate read, so it fails: star-b is not admitted on a mark
+ * another open used (TARN_EBUSY, nothing written, star-c's new mark left
+ * standing), and its retry consumes star-c's mark and counts on from 4. With
+ * an unconditional consume (checked) star-b overwrote star-c's fresh mark
+ * with "consumed"; its guarded last-writer put still refused it, so no
+ * offset was reassigned, but star-c's clean release was lost and the next
+ * opener would fence and settle star-c's live epoch. */
+int __real_tarn__xmark_consume(tarn_meta *m, uint64_t log_id, int64_t version);
+int __wrap_tarn__xmark_consume(tarn_meta *m, uint64_t log_id, int64_t version);
+static tarn_xwriter *consume_racer;
+static uint64_t consume_racer_off = UINT64_MAX;
+
+int __wrap_tarn__xmark_consume(tarn_meta *m, uint64_t log_id, int64_t version) {
+  tarn_xwriter *c = consume_racer;
+  if (c) { /* once: star-c's whole open and tenure run inside star-b's gate */
+    consume_racer = NULL;
+    consume_racer_off = acked(c);
+    assert_int_equal(tarn_xwriter_finish(c, LOG), 0);
+  }
+  return __real_tarn__xmark_consume(m, log_id, version);
+}
+
+static void mark_consumed_once_under_race(void **state) {
+  (void)state;
+  env e;
+  env_open(&e, "gate-consume");
+  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  for (uint64_t i = 0; i < 3; i++)
+    assert_int_equal(acked(a), i);
+  assert_int_equal(tarn_xwriter_close(a), 0);
+  tarn_meta *mc;
+  assert_int_equal(tarn_meta_open("mem:gate-consume", &mc), 0);
+  tarn_xwriter *b = open_w(e.mb, &e, "star-b");
+  tarn_xwriter *c = open_w(mc, &e, "star-c");
+  consume_racer = c;
+  assert_int_equal(append_rc(b), TARN_EBUSY); /* its consume lost the race */
+  assert_null(consume_racer);
+  assert_int_equal(consume_racer_off, 3);
+  uint64_t end;
+  assert_int_equal(mark_rc(e.mb, &end), 0); /* star-c's mark, not consumed by star-b */
+  assert_int_equal(end, 4);
+  assert_int_equal(acked(b), 4); /* the retry consumes star-c's mark */
+  assert_int_equal(mark_rc(e.mb, NULL), TARN_ENOTFOUND);
+  assert_int_equal(tarn_xwriter_close(b), 0);
+  assert_int_equal(tarn_xwriter_close(c), 0);
+  tarn_meta_close(mc);
+  env_close(&e);
+}
+
 /* ---- the takeover (src/express/takeover.c) -------------------------------- */
 
 static tarn__xtakeover_report takeover(tarn_meta *m, env *e, const char *star,
@@ -559,6 +614,7 @@ int main(void) {
       cmocka_unit_test(finish_that_cannot_land_retries),
       cmocka_unit_test(mark_only_after_release_flush),
       cmocka_unit_test(racing_open_over_restart_defers),
+      cmocka_unit_test(mark_consumed_once_under_race),
       cmocka_unit_test(takeover_settles_dead_star),
       cmocka_unit_test(takeover_spares_restarted_star),
       cmocka_unit_test(takeover_reads_head_before_judging),

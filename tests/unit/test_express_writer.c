@@ -11,8 +11,10 @@
  * stepped writer, so the order of completions is the test's. */
 #include "testutil.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 
 #include "express/express.h"
 #include "express/xwriter_internal.h"
@@ -22,6 +24,7 @@
 #include "tarn/objstore.h"
 #include "tarn/testing.h"
 #include "tarn/reader.h"
+#include "tarn/reclaim.h"
 #include "util/clock.h"
 
 typedef struct env {
@@ -550,12 +553,14 @@ static void absorb_exactly_once_across_unknown_put(void **state) {
 
 /* The same with a lost reply of a put that landed at once: resolved as landed
  * by reading the log's last record, nothing retried. */
-static void absorb_unknown_that_landed(void **state) {
-  env e;
-  env_open(&e, "xw-landed", 3, 2, 8);
-  tarn_xwriter *w = open_w(&e, 1);
-  acks a = {0};
-  ackarg args[8];
+/* A stepped writer with two entries of log 5 in slots 0 and 1, each
+ * committed in buckets 0 and 1, released (acknowledged at 0 and 1). */
+static tarn_xwriter *two_released(env *e, const char *name) {
+  env_open(e, name, 3, 2, 8);
+  tarn_xwriter *w = open_w(e, 1);
+  static acks a;
+  static ackarg args[8];
+  memset(&a, 0, sizeof a);
   append_slot(w, 5, &a, args, 0);
   append_slot(w, 5, &a, args, 1);
   for (uint64_t s = 0; s < 2; s++)
@@ -563,6 +568,12 @@ static void absorb_unknown_that_landed(void **state) {
       assert_int_equal(put(w, s, b), 1);
   release(w);
   assert_int_equal(a.n, 2);
+  return w;
+}
+
+static void absorb_unknown_that_landed(void **state) {
+  env e;
+  tarn_xwriter *w = two_released(&e, "xw-landed");
   assert_int_equal(tarn_meta_inject_fault_after(e.m, TARN_META_FAULT_COMMIT_UNKNOWN, 1, 1), 0);
   assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0), 0);
   uint64_t end, cum;
@@ -584,6 +595,118 @@ static void absorb_unknown_that_landed(void **state) {
   assert_int_equal(st.absorb_unknown, 1);
   assert_int_equal(tarn_xwriter_close(w), 0);
   env_close(&e);
+}
+
+/* After a late index put whose object a reclaim pass deleted: the entries
+ * read back at 0 and 1, one late put counted, its object written again. */
+static void late_object_rewritten(env *e, tarn_xwriter *w) {
+  reads_in_order(e, 5, 2);
+  tarn_xwriter_stats st;
+  tarn_xwriter_stats_get(w, &st);
+  assert_int_equal(st.absorb_late, 1);
+  assert_int_equal(st.absorb_rewritten, 1);
+  assert_int_equal(tarn_xwriter_close(w), 0);
+  env_close(e);
+}
+
+/* A reclaim pass whose scan of the index came before absorb's record landed:
+ * it found the WAL object unreferenced, and deletes it right after the
+ * record lands (its live mark l-test is up all along), then ends. */
+typedef struct late_reclaimer {
+  tarn_meta *m;
+  tarn_objstore *wal;
+  int deleted;
+} late_reclaimer;
+
+static void *reclaim_under_landing(void *arg) {
+  late_reclaimer *r = arg;
+  uint64_t end = 0, cum = 0;
+  for (int i = 0; i < 10000 && end < 1; i++) {
+    if (tarn__xlog_tail(r->m, 5, &end, &cum))
+      end = 0;
+    if (end < 1)
+      tarn__sleep_ms(1);
+  }
+  tarn_objstore_listing l = {0};
+  if (end >= 1 && tarn_objstore_list(r->wal, "", NULL, 100, &l) == 0)
+    for (size_t i = 0; i < l.n; i++)
+      if (tarn_objstore_delete(r->wal, l.names[i]) == 0)
+        r->deleted++;
+  tarn_objstore_listing_free(&l);
+  tarn_meta_delete(r->m, TARN_RECLAIM_PARTITION, "l-test");
+  return NULL;
+}
+
+/* Issue 30 item 6, LS-085: absorb's index put landed at a time nobody
+ * measured (its reply lost, found by reading the log), so past any bound
+ * the WAL grace allows for; a reclaim pass under way had found the object
+ * unreferenced and deletes it just after the record landed. Absorb waits out
+ * that pass, finds the object gone and writes it again under the name the
+ * record holds: the acknowledged entries read back. With the planted
+ * xabsorb-no-late-put-bound the checkpoint moved on over a record naming
+ * nothing (the read fails). */
+static void absorb_late_put_keeps_object(void **state) {
+  env e;
+  tarn_xwriter *w = two_released(&e, "xw-lateput");
+  assert_int_equal(
+      tarn_meta_create(e.m, TARN_RECLAIM_PARTITION, "l-test", "", 0, TARN_META_PERSISTENT, NULL),
+      0);
+  late_reclaimer r = {e.m, e.wal, 0};
+  pthread_t t;
+  assert_int_equal(pthread_create(&t, NULL, reclaim_under_landing, &r), 0);
+  /* absorb's first write is its intent; the second, the index put, lands
+   * but its reply is lost */
+  assert_int_equal(tarn_meta_inject_fault_after(e.m, TARN_META_FAULT_COMMIT_UNKNOWN, 1, 1), 0);
+  assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0), 0);
+  pthread_join(t, NULL);
+  assert_int_equal(r.deleted, 1);
+  late_object_rewritten(&e, w);
+}
+
+/* The same with an index put that returned 61 s after its publish-limit
+ * check, past the deployment's max_put_ms (60 s; the clock hooked: every
+ * reading after that check is 61 s on), and a reclaim pass that deleted the
+ * object just before absorb looked: absorb writes it again. */
+static tarn_objstore *slow_wal;
+static int slow_reads = -1, slow_deleted;
+
+static int64_t slow_mono(void *arg) {
+  (void)arg;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  int64_t t = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  if (slow_reads < 0 || ++slow_reads < 2)
+    return t; /* before absorb's object put, and its publish-limit check */
+  if (!slow_deleted) {
+    slow_deleted = 1;
+    tarn_objstore_listing l = {0};
+    assert_int_equal(tarn_objstore_list(slow_wal, "", NULL, 100, &l), 0);
+    for (size_t i = 0; i < l.n; i++)
+      assert_int_equal(tarn_objstore_delete(slow_wal, l.names[i]), 0);
+    tarn_objstore_listing_free(&l);
+  }
+  return t + 61000;
+}
+
+static void slow_hook(void *arg, int op, const char *name) {
+  (void)arg, (void)name;
+  if (op == TARN_MEM_OP_PUT && slow_reads < 0)
+    slow_reads = 0; /* absorb's WAL object: the next reading is its check */
+}
+
+static void absorb_slow_put_keeps_object(void **state) {
+  env e;
+  tarn_xwriter *w = two_released(&e, "xw-slowput");
+  slow_wal = e.wal;
+  assert_int_equal(tarn_objstore_mem_hook(e.wal, slow_hook, NULL), 0);
+  tarn__clock_hooks h = {NULL, slow_mono, NULL, NULL};
+  tarn__clock_set(&h);
+  int rc = tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0);
+  tarn__clock_set(NULL);
+  tarn_objstore_mem_hook(e.wal, NULL, NULL);
+  assert_int_equal(rc, 0);
+  assert_int_equal(slow_deleted, 1);
+  late_object_rewritten(&e, w);
 }
 
 /* A crashed absorb leaves its intent on the epoch record; settlement's
@@ -882,6 +1005,8 @@ int main(void) {
       cmocka_unit_test(k1_w1),
       cmocka_unit_test(absorb_exactly_once_across_unknown_put),
       cmocka_unit_test(absorb_unknown_that_landed),
+      cmocka_unit_test(absorb_late_put_keeps_object),
+      cmocka_unit_test(absorb_slow_put_keeps_object),
       cmocka_unit_test(settle_absorb_resumes_intent),
       cmocka_unit_test(settlers_race),
       cmocka_unit_test(tail_checkpoint_reclaim),

@@ -17,6 +17,18 @@ py=/usr/bin/python3
 proxy="$(dirname "$0")/../support/lying_s3_proxy.py"
 probe() { "$TARN" probe "$@"; }
 
+# an unreachable etcd takes its client's 15 s to give up: in the background,
+# while the rest runs (checked by unreach_etcd)
+probe "etcd://127.0.0.1:1" > /dev/null 2>&1 &
+unreach_pid=$!
+unreach_etcd() {
+  local rc
+  set +e
+  wait "$unreach_pid"
+  rc=$?
+  set -e
+  [ $rc = 3 ] || fail "unreachable etcd: exit $rc, not 3"
+}
 probe "file://$dir/objs" > "$dir/out.file" || fail "file:// $(cat "$dir/out.file")"
 grep -q "verdict: ok" "$dir/out.file" || fail "file://: $(cat "$dir/out.file")"
 probe "sqlite:$dir/meta.db" --json > "$dir/out.sqlite" || fail "sqlite: $(cat "$dir/out.sqlite")"
@@ -29,14 +41,13 @@ $py -c 'import json,sys; d=json.load(open(sys.argv[1])); v={p["name"]:p["verdict
 set +e
 probe > /dev/null 2>&1; [ $? = 2 ] || fail "no URI: not exit 2"
 probe nope://x > /dev/null 2>&1; [ $? = 2 ] || fail "unknown scheme: not exit 2"
-probe "etcd://127.0.0.1:1" > /dev/null 2>&1; rc=$?
-[ $rc = 3 ] || fail "unreachable etcd: exit $rc, not 3"
 probe "s3://b/p?endpoint=http://127.0.0.1:1&timeout_ms=500" > "$dir/out.unreach" 2>&1; rc=$?
 [ $rc = 3 ] || fail "unreachable S3: exit $rc, not 3: $(cat "$dir/out.unreach")"
 set -e
 "$TARN" probe --help | grepq "create_only" || fail "--help"
 
 if [ -z "${TARN_TEST_ETCD:-}" ] || [ -z "${TARN_TEST_S3_URI:-}" ]; then
+  unreach_etcd
   echo "etcd, radosgw and the lying proxy: skipped (TARN_TEST_ETCD / TARN_TEST_S3_URI not set)"
   exit 0
 fi
@@ -52,19 +63,21 @@ done
 grep -q "if_match *fails *a stale If-Match is refused (412), but the current ETag quoted" "$dir/out.s3" ||
   fail "radosgw if_match: $(cat "$dir/out.s3")"
 
-start_proxy() { # mode: sets S3 to the store through the proxy
-  rm -f "$dir/port"
-  [ -z "${proxy_pid:-}" ] || kill "$proxy_pid" 2> /dev/null || true # one proxy at a time
-  $py "$proxy" "$1" "$AWS_ENDPOINT_URL" "$dir/port" 2> "$dir/err.proxy.$1" &
-  proxy_pid=$!
-  pids+=("$proxy_pid")
-  wait_until 10 test -s "$dir/port" || fail "the proxy did not start"
+# One proxy for every mode (tests/support/lying_s3_proxy.py @FILE reads its
+# mode from FILE at each request); use_mode MODE sets S3 to the store through
+# it in MODE, under a prefix of that mode's own.
+echo honest > "$dir/mode"
+$py "$proxy" "@$dir/mode" "$AWS_ENDPOINT_URL" "$dir/port" 2> "$dir/err.proxy" &
+pids+=("$!")
+wait_until 10 test -s "$dir/port" || fail "the proxy did not start: $(cat "$dir/err.proxy")"
+use_mode() {
+  echo "$1" > "$dir/mode"
   local bucket=${TARN_TEST_S3_URI#s3://}
   S3="s3://$bucket/probe-$run-$1?endpoint=http://127.0.0.1:$(cat "$dir/port")"
 }
-start_proxy honest
+use_mode honest
 probe "$S3" > "$dir/out.honest" || fail "through the honest proxy: $(cat "$dir/out.honest")"
-start_proxy ignore-inm
+use_mode ignore-inm
 set +e
 probe "$S3" > "$dir/out.inm"; rc=$?
 set -e
@@ -85,7 +98,7 @@ grep -q "WARNING: --i-know-the-store-is-unsafe" "$dir/out.init2" || fail "no war
 # and every other safety property holds but ALSO (one the same lie breaks too)
 lie() {
   local mode=$1 want=$2 prop=$3 verdict=$4 detail=$5 also=${6:-} rc
-  start_proxy "$mode"
+  use_mode "$mode"
   set +e
   probe "$S3" --json > "$dir/out.$mode"
   rc=$?
@@ -115,4 +128,5 @@ lie 503-burst 0 throttling_503 holds "answers 503/429 during the probe, each ret
 # a PUT answered 503 had been applied: its retry meets 412, which the client
 # settles by reading back (our own object), not "exists" (it did before)
 lie 503-after-put 0 throttling_503 holds "answers 503/429 during the probe, each retried"
+unreach_etcd
 echo ok

@@ -30,15 +30,27 @@ catch it. One mode, one lie; the property of `tarn probe` that must catch it
                    answered 503 SlowDown, as a store that times out inside
                    after writing; the retry meets the server's 412
   honest           forwards everything unchanged
-usage: lying_s3_proxy.py MODE UPSTREAM-URL PORT-FILE
-Listens on 127.0.0.1, an ephemeral port written to PORT-FILE."""
+usage: lying_s3_proxy.py MODE|@MODE-FILE UPSTREAM-URL PORT-FILE
+Listens on 127.0.0.1, an ephemeral port written to PORT-FILE. With @MODE-FILE
+the mode is read from that file at every request, so that one proxy plays
+each lie in turn (a test writes the next mode there; python's start-up, not
+the lies, was most of test_probe's time)."""
 import http.client, http.server, os, re, sys, threading, urllib.parse
 
-mode, upstream, port_file = sys.argv[1], urllib.parse.urlsplit(sys.argv[2]), sys.argv[3]
+mode_arg, upstream, port_file = sys.argv[1], urllib.parse.urlsplit(sys.argv[2]), sys.argv[3]
 MODES = {"ignore-inm", "shuffle-list", "truncate-list", "ignore-if-match", "if-match-404",
          "if-match-412", "random-etag", "503-burst", "503-after-put", "honest"}
-if mode not in MODES:
-    sys.exit("lying_s3_proxy.py: unknown mode %s (one of %s)" % (mode, ", ".join(sorted(MODES))))
+
+def current_mode():
+    m = mode_arg
+    if m.startswith("@"):
+        with open(m[1:]) as f:
+            m = f.read().strip()
+    if m not in MODES:
+        sys.exit("lying_s3_proxy.py: unknown mode %s (one of %s)" % (m, ", ".join(sorted(MODES))))
+    return m
+
+current_mode()
 HOP = {"connection", "keep-alive", "transfer-encoding", "te", "trailer", "upgrade",
        "proxy-connection"}
 lock = threading.Lock()
@@ -90,6 +102,7 @@ class H(http.server.BaseHTTPRequestHandler):
         path = urllib.parse.urlsplit(self.path).path
         is_put = self.command == "PUT" and "uploadId" not in self.path
         if_match = self.headers.get("If-Match")
+        mode = current_mode()
         with lock:
             count[0] += 1
             nth = count[0]

@@ -34,7 +34,8 @@ static void help(void) {
          "  etag                s3: a single PUT's ETag is the MD5 of its bytes, the same at\n"
          "                      every HEAD (S3 Express directory buckets and SSE-KMS give\n"
          "                      other ETags); a lost reply to a multipart put that landed\n"
-         "                      is then reported \"exists\" (its compaction is redone)\n"
+         "                      is then reported \"exists\": a compaction fails, no\n"
+         "                      acknowledged entry depends on it\n"
          "  range_read*         a ranged GET returns those bytes; protects every read\n"
          "  list_order*         LIST returns names in byte order across pages (S3 Express\n"
          "                      directory buckets do not: paging skips names); protects\n"
@@ -48,6 +49,11 @@ static void help(void) {
          "  if_match_missing    s3: If-Match to a missing key creates nothing; the detail\n"
          "                      says whether the store answers 412 or 404 (tarn tolerates\n"
          "                      either)\n"
+         "  create_only_multipart\n"
+         "                      s3: CompleteMultipartUpload with If-None-Match: * onto a\n"
+         "                      name created during the upload is refused (radosgw 16.2\n"
+         "                      replaces the object; tarn HEADs before completing, and only\n"
+         "                      compacted files over multipart_threshold go multipart)\n"
          "  throttling_503*     s3: the 503/429 answers met during the probe were retried\n"
          "                      and every property above held through them (a 412 after\n"
          "                      a retried 5xx is settled by reading back, so create-only\n"
@@ -109,7 +115,7 @@ int tarn_cli_probe_print(const char *uri, const char *kind, const tarn_probe_rep
   } else {
     printf("%s store %s\n", kind, uri);
     for (size_t i = 0; i < rep->n; i++)
-      printf("  %-18s %-11s %s%s\n", rep->r[i].name, verdict_name(rep->r[i].verdict),
+      printf("  %-21s %-11s %s%s\n", rep->r[i].name, verdict_name(rep->r[i].verdict),
              rep->r[i].safety && rep->r[i].verdict == TARN_PROBE_FAILS ? "UNSAFE: " : "",
              rep->r[i].detail);
     char dev[256] = "";

@@ -1354,3 +1354,34 @@ void tarn__s3_counts(tarn_objstore *st, uint64_t *throttled, uint64_t *retried) 
   *throttled = s ? atomic_load(&s->throttled) : 0;
   *retried = s ? atomic_load(&s->retried) : 0;
 }
+
+int tarn__s3_multipart_race(tarn_objstore *st, const char *name, int *replaced) {
+  s3store *s = NULL;
+  char *key = NULL;
+  int rc = probe_key(st, name, &s, &key);
+  free(key);
+  if (rc)
+    return rc;
+  tarn_objstore_upload *up = NULL;
+  if ((rc = s_put_begin(st, name, &up)))
+    return rc;
+  up->store = st;
+  s3upload *u = (s3upload *)up;
+  *replaced = 0;
+  rc = mp_create(s, u);
+  if (!rc) /* one part, the last: any size will do */
+    rc = mp_part(s, u, (const uint8_t *)"multipart", 9);
+  if (!rc) /* another writer creates the name first */
+    rc = put_single(s, name, "single", 6);
+  if (!rc) { /* no HEAD before it, unlike s_put_commit: the server alone decides */
+    rc = mp_complete(s, u);
+    if (rc == 0) {
+      *replaced = 1;
+      free(u->upload_id);
+      u->upload_id = NULL;
+    } else if (rc == TARN_EEXIST)
+      rc = 0;
+  }
+  s_put_abort(up);
+  return rc;
+}

@@ -32,6 +32,13 @@ int tarn__s3_etag(tarn_objstore *s, const char *name, const void *data, size_t l
 int tarn__s3_put_if_match(tarn_objstore *s, const char *name, const void *data, size_t len,
                           const char *etag, int quote, long *status);
 
+/* Does CompleteMultipartUpload honour If-None-Match? Starts a multipart
+ * upload of name (one part), creates name with a single create-only PUT, then
+ * completes the upload with If-None-Match: * and without the HEAD that
+ * tarn_objstore_put_commit sends first. *replaced is 1 when the completion
+ * succeeded (it replaced the object: radosgw 16.2), 0 when it was refused. */
+int tarn__s3_multipart_race(tarn_objstore *s, const char *name, int *replaced);
+
 /* Since the handle was opened: the 503/429 answers it got (each retried) and
  * all its retries (any cause). Zero for another backend. */
 void tarn__s3_counts(tarn_objstore *s, uint64_t *throttled, uint64_t *retried);

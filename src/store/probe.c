@@ -149,7 +149,7 @@ static int is_s3(tarn_objstore *s) { return strcmp(tarn_objstore_scheme(s), "s3"
  * bytes, but a multipart commit (objects over multipart_threshold) has only
  * the ETag, and with random ETags (S3 Express directory buckets, SSE-KMS) one
  * that landed is reported "exists". Not a safety property: nothing acknowledged
- * depends on it, the compaction that wrote the object fails and is redone. */
+ * depends on it: the compaction that wrote the object fails. */
 static int probe_etag(tarn_objstore *s, const char *name, const uint8_t *data, size_t len,
                       tarn_probe_report *rep) {
   if (!is_s3(s)) {
@@ -264,6 +264,46 @@ static int probe_if_match(tarn_objstore *s, const char *prefix, tarn_probe_repor
   return 0;
 }
 
+/* create_only_multipart: CompleteMultipartUpload with If-None-Match: * onto a
+ * name created while the upload ran must be refused. radosgw 16.2 completes
+ * it and replaces the object; tarn HEADs the name before completing
+ * (s_put_commit), which narrows the window to the time between that HEAD and
+ * the completion but does not close it. Only objects over multipart_threshold
+ * (16 MiB: compacted files, never WAL objects) go multipart, and their names
+ * carry a fresh random part (LS-013, compactor.c), so no second writer of the
+ * name exists in tarn: reported, not refused. */
+static int probe_multipart(tarn_objstore *s, const char *prefix, tarn_probe_report *rep) {
+  if (!is_s3(s)) {
+    add(rep, "create_only_multipart", 0, TARN_PROBE_NOT_CHECKED,
+        "%s:// has no multipart uploads: a streaming put is as create-only as a put",
+        tarn_objstore_scheme(s));
+    return 0;
+  }
+  char name[128];
+  snprintf(name, sizeof name, "%smp", prefix);
+  int replaced = 0, rc = tarn__s3_multipart_race(s, name, &replaced);
+  if (unreachable(rc))
+    return rc;
+  tarn_buf b = TARN_BUF_INIT;
+  int g = rc ? rc : tarn_objstore_get(s, name, &b);
+  int multipart = !g && b.len == 9 && !memcmp(b.data, "multipart", 9);
+  tarn_buf_free(&b);
+  if (unreachable(g))
+    return g;
+  if (rc)
+    add(rep, "create_only_multipart", 0, TARN_PROBE_FAILS, "%s", tarn_errmsg());
+  else if (replaced || multipart)
+    add(rep, "create_only_multipart", 0, TARN_PROBE_FAILS,
+        "CompleteMultipartUpload with If-None-Match: * replaced an object created while the "
+        "upload ran (as radosgw 16.2 does); tarn's HEAD before completing narrows the window, "
+        "and only compacted files over multipart_threshold (random names) go multipart");
+  else
+    add(rep, "create_only_multipart", 0, TARN_PROBE_HOLDS,
+        "CompleteMultipartUpload with If-None-Match: * onto a name created meanwhile is "
+        "refused (412)");
+  return 0;
+}
+
 int tarn_probe_objstore(tarn_objstore *s, tarn_probe_report *rep) {
   memset(rep, 0, sizeof *rep);
   char prefix[64], x[128], raw[128];
@@ -350,6 +390,8 @@ int tarn_probe_objstore(tarn_objstore *s, tarn_probe_report *rep) {
       rc ? tarn_errmsg() : "deleting an absent name succeeds (204/404 taken as done)");
   rc = 0;
   if ((rc = probe_if_match(s, prefix, rep)))
+    goto out;
+  if ((rc = probe_multipart(s, prefix, rep)))
     goto out;
   /* throttling_503: what the client met on the way. Every verdict above was
    * reached through its retries, so when 503s came and every property held,

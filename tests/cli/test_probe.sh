@@ -59,6 +59,7 @@ probe "$TARN_TEST_S3_URI/probe-$run" > "$dir/out.s3" || fail "radosgw: $(cat "$d
 for p in list_order etag if_match_missing; do
   grep -q "$p *holds" "$dir/out.s3" || fail "radosgw $p: $(cat "$dir/out.s3")"
 done
+grep -Eq "create_only_multipart +(holds|fails) " "$dir/out.s3" || fail "radosgw multipart: $(cat "$dir/out.s3")"
 # radosgw takes If-Match only unquoted (a deviation tarn does not rely on)
 grep -q "if_match *fails *a stale If-Match is refused (412), but the current ETag quoted" "$dir/out.s3" ||
   fail "radosgw if_match: $(cat "$dir/out.s3")"

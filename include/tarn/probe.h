@@ -49,6 +49,15 @@ int tarn_probe_objstore(tarn_objstore *s, tarn_probe_report *rep);
 /* Probes a metadata store in the scratch partition "tarn-probe-{random}",
  * emptied afterwards. */
 int tarn_probe_meta(tarn_meta *m, tarn_probe_report *rep);
+/* Opens the metadata store uri twice (two sessions, as two tarn processes)
+ * and probes it: tarn_probe_meta's checks on the first handle, then
+ * cas_linearizable (the two sessions race CompareAndSet on one key: no update
+ * lost) and ephemeral_session (one session's ephemeral record is seen by the
+ * other, and gone when its session ends), in a scratch partition emptied
+ * afterwards. Returns tarn_meta_open's error when the URI is bad or the store
+ * unreachable, TARN_EUNAVAIL when it stops answering midway, else 0 with the
+ * report filled. */
+int tarn_probe_meta_uri(const char *uri, tarn_probe_report *rep);
 
 #ifdef __cplusplus
 }

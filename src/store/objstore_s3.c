@@ -38,6 +38,7 @@
 #include "store/s3_xml.h"
 #include "store/sigv4.h"
 #include "util/error.h"
+#include "util/planted.h"
 #include "util/sb.h"
 #include "util/tls.h"
 
@@ -61,6 +62,7 @@ typedef struct s3store {
   pthread_mutex_t pool_mu;
   CURL *pool[POOL_MAX];
   int npool;
+  atomic_ullong throttled, retried; /* answers 503/429, and all retries (tarn probe) */
 } s3store;
 
 /* One HTTP exchange and what came back. */
@@ -73,6 +75,7 @@ typedef struct req {
   size_t blen;
   uint64_t range_off, range_len; /* range_len 0: no Range header */
   int if_none_match;
+  const char *if_match;     /* only the probe's if_match check sends it */
   const char *content_type; /* NULL: application/octet-stream on PUT, none otherwise */
   long attempt_ms;          /* this attempt's share of the deadline */
   /* the GET body goes to dst (2xx only), everything else to text */
@@ -299,6 +302,8 @@ static int once(s3store *s, req *r) {
   }
   if (r->if_none_match)
     h[nh++] = (tarn__sigv4_kv){"if-none-match", "*"};
+  else if (r->if_match)
+    h[nh++] = (tarn__sigv4_kv){"if-match", r->if_match};
   if (r->content_type)
     h[nh++] = (tarn__sigv4_kv){"content-type", r->content_type};
   else if (strcmp(r->method, "PUT") == 0)
@@ -471,11 +476,22 @@ static int call(s3store *s, req *r, const char *what) {
           (r->status == 409 && (strcmp(code, "ConditionalRequestConflict") == 0 ||
                                 strcmp(code, "OperationAborted") == 0))) {
         retry = 1;
-        /* 503 SlowDown refuses before acting; other 5xx may have acted */
-        if (r->status >= 500 && r->status != 503 && is_mutation(r))
+        if (r->status == 503 || r->status == 429)
+          atomic_fetch_add(&s->throttled, 1);
+        /* Any 5xx may have come after the server acted: S3 says 503 SlowDown
+         * refuses before acting, but a store (or a proxy in front of it) that
+         * times out internally answers 503 for a write it applied. A create-only
+         * put whose retry then meets 412 is settled by reading back (settle()),
+         * never taken as another's object on the word of the 503 (issue 31,
+         * "behaviour under 503": create-only stays create-only across a retry,
+         * and our own put is not reported as "exists"). */
+        if (r->status >= 500 && is_mutation(r) &&
+            !(r->status == 503 && TARN__PLANTED(TARN__BUG_S3_503_NOT_AMBIGUOUS)))
           r->ambiguous = 1;
       }
     }
+    if (retry)
+      atomic_fetch_add(&s->retried, 1);
     if (!retry) {
       pool_put(s, r->curl);
       return 0;
@@ -683,6 +699,15 @@ static void md5_hex(const void *p, size_t n, char out[33], unsigned char raw[16]
     memcpy(raw, md, 16);
 }
 
+/* An ETag header's value without its quotes. */
+static void bare_etag(const char *e, char *out, size_t cap) {
+  size_t el = strlen(e);
+  if (el >= 2 && e[0] == '"' && e[el - 1] == '"')
+    snprintf(out, cap, "%.*s", (int)(el - 2), e + 1);
+  else
+    snprintf(out, cap, "%s", e);
+}
+
 /* After a put whose outcome we could not see: does the object under key hold
  * what we sent? 0 yes (the put took effect), TARN_EEXIST someone else's
  * object, TARN_ENOTFOUND absent, or an error. want_etag is the ETag our put
@@ -697,11 +722,7 @@ static int resolve(s3store *s, const char *key, const char *name, const char *wa
   if (size != total)
     return tarn__err(TARN_EEXIST, "s3: object \"%s\" already exists", name);
   char bare[128];
-  size_t el = strlen(etag);
-  if (el >= 2 && etag[0] == '"' && etag[el - 1] == '"')
-    snprintf(bare, sizeof bare, "%.*s", (int)(el - 2), etag + 1);
-  else
-    snprintf(bare, sizeof bare, "%s", etag);
+  bare_etag(etag, bare, sizeof bare);
   if (want_etag[0] && strcmp(bare, want_etag) == 0)
     return 0;
   if (!body)
@@ -1279,3 +1300,88 @@ const struct tarn__objstore_vfs tarn__objstore_s3 = {
     .del = s_del,
     .list = s_list,
 };
+
+/* --- what `tarn probe` asks of the client (objstore_s3.h) ---------------- */
+
+/* The s3 handle behind st and the full key of name (to free), or an error. */
+static int probe_key(tarn_objstore *st, const char *name, s3store **s, char **key) {
+  if (!st || st->vfs != &tarn__objstore_s3)
+    return tarn__err(TARN_EUNSUPPORTED, "not an s3:// store");
+  *s = (s3store *)st;
+  *key = full_key(*s, name);
+  return *key ? 0 : tarn__err(TARN_ENOMEM, "s3: out of memory");
+}
+
+int tarn__s3_etag(tarn_objstore *st, const char *name, const void *data, size_t len, char *etag,
+                  size_t cap, int *content_md5) {
+  s3store *s = NULL;
+  char *key = NULL, e[128], md5[33];
+  uint64_t size;
+  int rc = probe_key(st, name, &s, &key);
+  if (rc)
+    return rc;
+  rc = head_key(s, key, name, &size, e, sizeof e);
+  free(key);
+  if (rc)
+    return rc;
+  bare_etag(e, etag, cap);
+  md5_hex(data, len, md5, NULL);
+  *content_md5 = strcasecmp(etag, md5) == 0;
+  return 0;
+}
+
+int tarn__s3_put_if_match(tarn_objstore *st, const char *name, const void *data, size_t len,
+                          const char *etag, int quote, long *status) {
+  s3store *s = NULL;
+  char *key = NULL;
+  int rc = probe_key(st, name, &s, &key);
+  if (rc)
+    return rc;
+  char quoted[140], what[1200];
+  snprintf(quoted, sizeof quoted, quote ? "\"%s\"" : "%s", etag);
+  snprintf(what, sizeof what, "PUT \"%s\" (If-Match)", name);
+  req r = {.method = "PUT", .key = key, .body = data, .blen = len, .if_match = quoted};
+  rc = call(s, &r, what);
+  if (rc == 0)
+    *status = r.status;
+  req_free(&r);
+  free(key);
+  return rc;
+}
+
+void tarn__s3_counts(tarn_objstore *st, uint64_t *throttled, uint64_t *retried) {
+  s3store *s = st && st->vfs == &tarn__objstore_s3 ? (s3store *)st : NULL;
+  *throttled = s ? atomic_load(&s->throttled) : 0;
+  *retried = s ? atomic_load(&s->retried) : 0;
+}
+
+int tarn__s3_multipart_race(tarn_objstore *st, const char *name, int *replaced) {
+  s3store *s = NULL;
+  char *key = NULL;
+  int rc = probe_key(st, name, &s, &key);
+  free(key);
+  if (rc)
+    return rc;
+  tarn_objstore_upload *up = NULL;
+  if ((rc = s_put_begin(st, name, &up)))
+    return rc;
+  up->store = st;
+  s3upload *u = (s3upload *)up;
+  *replaced = 0;
+  rc = mp_create(s, u);
+  if (!rc) /* one part, the last: any size will do */
+    rc = mp_part(s, u, (const uint8_t *)"multipart", 9);
+  if (!rc) /* another writer creates the name first */
+    rc = put_single(s, name, "single", 6);
+  if (!rc) { /* no HEAD before it, unlike s_put_commit: the server alone decides */
+    rc = mp_complete(s, u);
+    if (rc == 0) {
+      *replaced = 1;
+      free(u->upload_id);
+      u->upload_id = NULL;
+    } else if (rc == TARN_EEXIST)
+      rc = 0;
+  }
+  s_put_abort(up);
+  return rc;
+}

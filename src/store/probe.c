@@ -5,11 +5,13 @@
  * create-only put that succeeds. */
 #include "tarn/probe.h"
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "store/objstore_s3.h"
 #include "tarn/buf.h"
 #include "util/error.h"
 #include "util/random.h"
@@ -139,6 +141,169 @@ static int probe_list(tarn_objstore *s, const char *prefix, tarn_probe_report *r
   return 0;
 }
 
+static int is_s3(tarn_objstore *s) { return strcmp(tarn_objstore_scheme(s), "s3") == 0; }
+
+/* etag: is a single PUT's ETag the MD5 of its bytes, the same at every HEAD?
+ * tarn settles a create-only put whose reply it lost by the ETag first
+ * (objstore_s3.c resolve()): a single put then falls back to reading the
+ * bytes, but a multipart commit (objects over multipart_threshold) has only
+ * the ETag, and with random ETags (S3 Express directory buckets, SSE-KMS) one
+ * that landed is reported "exists". Not a safety property: nothing acknowledged
+ * depends on it: the compaction that wrote the object fails. */
+static int probe_etag(tarn_objstore *s, const char *name, const uint8_t *data, size_t len,
+                      tarn_probe_report *rep) {
+  if (!is_s3(s)) {
+    add(rep, "etag", 0, TARN_PROBE_NOT_CHECKED, "%s:// has no ETags (only s3:// uses them)",
+        tarn_objstore_scheme(s));
+    return 0;
+  }
+  char e1[128], e2[128];
+  int md5_1 = 0, md5_2 = 0;
+  int rc = tarn__s3_etag(s, name, data, len, e1, sizeof e1, &md5_1);
+  if (!rc)
+    rc = tarn__s3_etag(s, name, data, len, e2, sizeof e2, &md5_2);
+  if (unreachable(rc))
+    return rc;
+  if (rc)
+    add(rep, "etag", 0, TARN_PROBE_FAILS, "HEAD failed: %s", tarn_errmsg());
+  else if (strcmp(e1, e2) != 0)
+    add(rep, "etag", 0, TARN_PROBE_FAILS,
+        "two HEADs of one object gave different ETags (\"%.40s\", \"%.40s\"): random ETags; "
+        "an interrupted multipart put that landed would be reported \"exists\"",
+        e1, e2);
+  else if (!md5_1)
+    add(rep, "etag", 0, TARN_PROBE_FAILS,
+        "the ETag (\"%.40s\") is not the MD5 of the bytes (as S3 Express directory buckets "
+        "and SSE-KMS give): an interrupted single put is settled by reading its bytes back, "
+        "but a multipart one that landed would be reported \"exists\"",
+        e1);
+  else
+    add(rep, "etag", 0, TARN_PROBE_HOLDS,
+        "a single PUT's ETag is the MD5 of its bytes, stable across HEADs");
+  return 0;
+}
+
+/* if_match and if_match_missing: a conditional overwrite (If-Match: ETag) is
+ * refused on a stale ETag (412) and done on the current one; on a missing
+ * key S3-compatible stores answer 412 or 404. tarn never sends If-Match
+ * (objects are written once), so it tolerates either answer and neither is a
+ * safety property: the verdicts say what the store does, for a deployment
+ * that would build on it. */
+static int probe_if_match(tarn_objstore *s, const char *prefix, tarn_probe_report *rep) {
+  if (!is_s3(s)) {
+    add(rep, "if_match", 0, TARN_PROBE_NOT_CHECKED,
+        "%s:// has no If-Match; tarn never sends it (objects are written once)",
+        tarn_objstore_scheme(s));
+    add(rep, "if_match_missing", 0, TARN_PROBE_NOT_CHECKED, "%s:// has no If-Match",
+        tarn_objstore_scheme(s));
+    return 0;
+  }
+  char m[128], miss[128], etag[128];
+  snprintf(m, sizeof m, "%sm", prefix);
+  snprintf(miss, sizeof miss, "%smissing", prefix);
+  int md5 = 0, rc = tarn_objstore_put(s, m, "one", 3);
+  if (!rc)
+    rc = tarn__s3_etag(s, m, "one", 3, etag, sizeof etag, &md5);
+  long stale = 0, cur = 0, bare = 0, missing = 0;
+  if (!rc) /* an ETag no object has */
+    rc = tarn__s3_put_if_match(s, m, "two", 3, "00000000000000000000000000000000", 1, &stale);
+  if (!rc)
+    rc = tarn__s3_put_if_match(s, m, "three", 5, etag, 1, &cur);
+  /* radosgw compares the header's bytes with its unquoted ETag: the quoted
+   * form (RFC 7232, S3, the AWS SDKs) never matches there. Try the bare one
+   * to tell "refuses the current ETag" from "wants it unquoted". */
+  if (!rc && cur == 412)
+    rc = tarn__s3_put_if_match(s, m, "three", 5, etag, 0, &bare);
+  if (!rc)
+    rc = tarn__s3_put_if_match(s, miss, "four", 4, etag, 1, &missing);
+  if (unreachable(rc))
+    return rc;
+  if (rc) {
+    add(rep, "if_match", 0, TARN_PROBE_FAILS, "%s", tarn_errmsg());
+    return 0;
+  }
+  tarn_buf b = TARN_BUF_INIT;
+  int g = tarn_objstore_get(s, m, &b);
+  int now_three = !g && b.len == 5 && !memcmp(b.data, "three", 5);
+  int now_two = !g && b.len == 3 && !memcmp(b.data, "two", 3);
+  tarn_buf_free(&b);
+  if (unreachable(g))
+    return g;
+  if (stale / 100 == 2 || now_two)
+    add(rep, "if_match", 0, TARN_PROBE_FAILS,
+        "a PUT with a stale If-Match was answered %ld%s: the store ignores If-Match", stale,
+        now_two ? " and replaced the object" : "");
+  else if (stale != 412)
+    add(rep, "if_match", 0, TARN_PROBE_FAILS,
+        "a PUT with a stale If-Match was answered %ld, not 412 Precondition Failed", stale);
+  else if (cur == 412 && bare / 100 == 2 && now_three)
+    add(rep, "if_match", 0, TARN_PROBE_FAILS,
+        "a stale If-Match is refused (412), but the current ETag quoted (RFC 7232, S3, the AWS "
+        "SDKs) is refused too; only the bare ETag overwrites (as radosgw compares it)");
+  else if (cur / 100 != 2 || !now_three)
+    add(rep, "if_match", 0, TARN_PROBE_FAILS,
+        "a stale If-Match is refused (412) but one with the current ETag was answered %ld%s "
+        "(If-Match unsupported, or ETags not stable)",
+        cur, cur / 100 == 2 ? " and did not write" : "");
+  else
+    add(rep, "if_match", 0, TARN_PROBE_HOLDS,
+        "a stale If-Match is refused (412), the current ETag's overwrite done");
+  if (missing / 100 == 2)
+    add(rep, "if_match_missing", 0, TARN_PROBE_FAILS,
+        "a PUT with If-Match to a missing key was answered %ld: it created the object", missing);
+  else if (missing == 404)
+    add(rep, "if_match_missing", 0, TARN_PROBE_HOLDS,
+        "If-Match to a missing key: 404 Not Found, not 412 Precondition Failed (tarn tolerates "
+        "either: it never sends If-Match)");
+  else if (missing == 412)
+    add(rep, "if_match_missing", 0, TARN_PROBE_HOLDS,
+        "If-Match to a missing key: 412 Precondition Failed, nothing created");
+  else
+    add(rep, "if_match_missing", 0, TARN_PROBE_FAILS,
+        "a PUT with If-Match to a missing key was answered %ld, neither 404 nor 412", missing);
+  return 0;
+}
+
+/* create_only_multipart: CompleteMultipartUpload with If-None-Match: * onto a
+ * name created while the upload ran must be refused. radosgw 16.2 completes
+ * it and replaces the object; tarn HEADs the name before completing
+ * (s_put_commit), which narrows the window to the time between that HEAD and
+ * the completion but does not close it. Only objects over multipart_threshold
+ * (16 MiB: compacted files, never WAL objects) go multipart, and their names
+ * carry a fresh random part (LS-013, compactor.c), so no second writer of the
+ * name exists in tarn: reported, not refused. */
+static int probe_multipart(tarn_objstore *s, const char *prefix, tarn_probe_report *rep) {
+  if (!is_s3(s)) {
+    add(rep, "create_only_multipart", 0, TARN_PROBE_NOT_CHECKED,
+        "%s:// has no multipart uploads: a streaming put is as create-only as a put",
+        tarn_objstore_scheme(s));
+    return 0;
+  }
+  char name[128];
+  snprintf(name, sizeof name, "%smp", prefix);
+  int replaced = 0, rc = tarn__s3_multipart_race(s, name, &replaced);
+  if (unreachable(rc))
+    return rc;
+  tarn_buf b = TARN_BUF_INIT;
+  int g = rc ? rc : tarn_objstore_get(s, name, &b);
+  int multipart = !g && b.len == 9 && !memcmp(b.data, "multipart", 9);
+  tarn_buf_free(&b);
+  if (unreachable(g))
+    return g;
+  if (rc)
+    add(rep, "create_only_multipart", 0, TARN_PROBE_FAILS, "%s", tarn_errmsg());
+  else if (replaced || multipart)
+    add(rep, "create_only_multipart", 0, TARN_PROBE_FAILS,
+        "CompleteMultipartUpload with If-None-Match: * replaced an object created while the "
+        "upload ran (as radosgw 16.2 does); tarn's HEAD before completing narrows the window, "
+        "and only compacted files over multipart_threshold (random names) go multipart");
+  else
+    add(rep, "create_only_multipart", 0, TARN_PROBE_HOLDS,
+        "CompleteMultipartUpload with If-None-Match: * onto a name created meanwhile is "
+        "refused (412)");
+  return 0;
+}
+
 int tarn_probe_objstore(tarn_objstore *s, tarn_probe_report *rep) {
   memset(rep, 0, sizeof *rep);
   char prefix[64], x[128], raw[128];
@@ -196,6 +361,8 @@ int tarn_probe_objstore(tarn_objstore *s, tarn_probe_report *rep) {
                                     : "head gave another size%s")
              : "a get right after the put returned other bytes%s",
       rc ? tarn_errmsg() : "");
+  if ((rc = probe_etag(s, raw, data, sizeof data, rep)))
+    goto out;
   rc = tarn_objstore_get_range(s, raw, 100, 50, &b);
   if (unreachable(rc))
     goto out;
@@ -222,12 +389,32 @@ int tarn_probe_objstore(tarn_objstore *s, tarn_probe_report *rep) {
   add(rep, "delete_absent", 0, rc ? TARN_PROBE_FAILS : TARN_PROBE_HOLDS, "%s",
       rc ? tarn_errmsg() : "deleting an absent name succeeds (204/404 taken as done)");
   rc = 0;
-  add(rep, "if_match", 0, TARN_PROBE_NOT_CHECKED,
-      "tarn never sends If-Match (objects are written once and never replaced), so a store "
-      "answering it 404 or 412 on a missing key does not matter to it");
-  add(rep, "throttling_503", 0, TARN_PROBE_NOT_CHECKED,
-      "a probe cannot make a store answer 503; tarn's S3 client retries 503/SlowDown with "
-      "backoff and reports an unknown outcome after a put's last try (docs/objstore.md)");
+  if ((rc = probe_if_match(s, prefix, rep)))
+    goto out;
+  if ((rc = probe_multipart(s, prefix, rep)))
+    goto out;
+  /* throttling_503: what the client met on the way. Every verdict above was
+   * reached through its retries, so when 503s came and every property held,
+   * the retries kept create-only create-only (a 412 after a retried 5xx is
+   * settled by reading back, objstore_s3.c) and reported our own puts as ours. */
+  uint64_t throttled = 0, retried = 0;
+  tarn__s3_counts(s, &throttled, &retried);
+  if (!is_s3(s))
+    add(rep, "throttling_503", 1, TARN_PROBE_NOT_CHECKED, "%s:// does not throttle",
+        tarn_objstore_scheme(s));
+  else if (!throttled)
+    add(rep, "throttling_503", 1, TARN_PROBE_NOT_CHECKED,
+        "the store answered no 503/429 during the probe (%llu retries for other causes): "
+        "nothing to judge",
+        (unsigned long long)retried);
+  else {
+    int ok = !rep->unsafe;
+    add(rep, "throttling_503", 1, ok ? TARN_PROBE_HOLDS : TARN_PROBE_FAILS,
+        ok ? "%llu answers 503/429 during the probe, each retried; every property above held "
+             "through them"
+           : "%llu answers 503/429 during the probe; a property above failed through them",
+        (unsigned long long)throttled);
+  }
 out:
   tarn_buf_free(&b);
   obj_cleanup(s, prefix);
@@ -367,5 +554,163 @@ out:
   tarn_meta_delete_range(m, part, "", META_END, NULL);
   if (rc)
     return tarn__err(TARN_EUNAVAIL, "probe: the metadata store cannot be reached: %s", why);
+  return 0;
+}
+
+/* ---- metadata stores: two sessions ------------------------------------------- */
+
+/* cas_linearizable: two handles (two sessions, as two tarn processes) add 1
+ * to one counter CAS_ROUNDS times each by Get then CompareAndSet, retrying on
+ * a conflict. On a store whose CAS is linearizable no increment is lost: the
+ * counter ends at 2 * CAS_ROUNDS. A store that serves a stale Get and then
+ * accepts a CompareAndSet on the version it showed, or that checks versions
+ * per session, loses some: the leases, locks and catalog records tarn guards
+ * with CAS would be taken twice. */
+#define CAS_ROUNDS 12
+
+typedef struct cas_worker {
+  tarn_meta *m;
+  const char *part;
+  int done, err;
+  char why[256];
+} cas_worker;
+
+static void *cas_run(void *arg) {
+  cas_worker *w = arg;
+  for (int tries = 0; w->done < CAS_ROUNDS && tries < 50 * CAS_ROUNDS; tries++) {
+    tarn_meta_rec r = {0};
+    int rc = tarn_meta_get(w->m, w->part, "counter", &r);
+    if (!rc) {
+      char v[32];
+      size_t n = r.value_len < sizeof v - 1 ? r.value_len : sizeof v - 1;
+      memcpy(v, r.value, n);
+      v[n] = 0;
+      snprintf(v, sizeof v, "%lld", strtoll(v, NULL, 10) + 1);
+      rc = tarn_meta_cas(w->m, w->part, "counter", v, strlen(v), r.stat.version, NULL);
+    }
+    tarn_meta_rec_free(&r);
+    if (!rc)
+      w->done++;
+    else if (rc != TARN_ECONFLICT) {
+      w->err = rc;
+      snprintf(w->why, sizeof w->why, "%s", tarn_errmsg());
+      return NULL;
+    }
+  }
+  return NULL;
+}
+
+static int probe_cas_race(tarn_meta *m, tarn_meta *peer, const char *part, tarn_probe_report *rep) {
+  int rc = tarn_meta_create(m, part, "counter", "0", 1, TARN_META_PERSISTENT, NULL);
+  if (unreachable(rc))
+    return rc;
+  if (rc) {
+    add(rep, "cas_linearizable", 1, TARN_PROBE_FAILS, "%s", tarn_errmsg());
+    return 0;
+  }
+  cas_worker w[2] = {{m, part, 0, 0, ""}, {peer, part, 0, 0, ""}};
+  pthread_t t;
+  int threaded = pthread_create(&t, NULL, cas_run, &w[1]) == 0;
+  cas_run(&w[0]);
+  if (threaded)
+    pthread_join(t, NULL);
+  else
+    cas_run(&w[1]);
+  for (int i = 0; i < 2; i++)
+    if (unreachable(w[i].err))
+      return tarn__err(w[i].err, "%s", w[i].why);
+  tarn_meta_rec r = {0};
+  rc = tarn_meta_get(m, part, "counter", &r);
+  if (unreachable(rc))
+    return rc;
+  long long got = -1;
+  if (!rc) {
+    char v[32];
+    size_t n = r.value_len < sizeof v - 1 ? r.value_len : sizeof v - 1;
+    memcpy(v, r.value, n);
+    v[n] = 0;
+    got = strtoll(v, NULL, 10);
+  }
+  tarn_meta_rec_free(&r);
+  int done = w[0].done + w[1].done, e = w[0].err ? w[0].err : w[1].err;
+  const char *why = w[0].err ? w[0].why : w[1].why;
+  if (e == TARN_EUNKNOWN || e == TARN_ETIMEDOUT) /* may have landed: the count cannot judge */
+    add(rep, "cas_linearizable", 1, TARN_PROBE_NOT_CHECKED,
+        "a CompareAndSet's outcome is unknown (%s): run the probe again", why);
+  else if (e)
+    add(rep, "cas_linearizable", 1, TARN_PROBE_FAILS, "a CompareAndSet failed: %s", why);
+  else if (rc || got != done || done != 2 * CAS_ROUNDS)
+    add(rep, "cas_linearizable", 1, TARN_PROBE_FAILS,
+        "two sessions racing CompareAndSet: %d increments succeeded but the counter is %lld: "
+        "an update was lost",
+        done, got);
+  else
+    add(rep, "cas_linearizable", 1, TARN_PROBE_HOLDS,
+        "two sessions racing Get + CompareAndSet on one key: %d increments, none lost", done);
+  return 0;
+}
+
+/* ephemeral_session: an ephemeral record is seen by other sessions while its
+ * session lives and is gone once that session ends (tarn_meta_close): write
+ * leases and locks are ephemeral, and a dead writer's must not outlive it. */
+static int probe_ephemeral(tarn_meta *m, tarn_meta **peer, const char *part,
+                           tarn_probe_report *rep) {
+  int rc = tarn_meta_create(*peer, part, "eph", "e", 1, TARN_META_EPHEMERAL, NULL);
+  tarn_meta_rec r = {0};
+  int seen = rc ? rc : tarn_meta_get(m, part, "eph", &r);
+  tarn_meta_rec_free(&r);
+  if (unreachable(rc) || unreachable(seen))
+    return unreachable(rc) ? rc : seen;
+  tarn_meta_close(*peer);
+  *peer = NULL;
+  if (rc || seen) {
+    add(rep, "ephemeral_session", 1, TARN_PROBE_FAILS, "%s",
+        rc ? tarn_errmsg() : "another session did not see the ephemeral record");
+    return 0;
+  }
+  int gone = tarn_meta_get(m, part, "eph", &r);
+  tarn_meta_rec_free(&r);
+  if (unreachable(gone))
+    return gone;
+  add(rep, "ephemeral_session", 1, gone == TARN_ENOTFOUND ? TARN_PROBE_HOLDS : TARN_PROBE_FAILS,
+      "%s",
+      gone == TARN_ENOTFOUND ? "an ephemeral record is seen by another session, and gone when "
+                               "its own session ends"
+      : gone                 ? tarn_errmsg()
+                             : "an ephemeral record outlived its session's end");
+  return 0;
+}
+
+int tarn_probe_meta_uri(const char *uri, tarn_probe_report *rep) {
+  memset(rep, 0, sizeof *rep);
+  tarn_meta *m = NULL, *peer = NULL;
+  int rc = tarn_meta_open(uri, &m);
+  if (rc)
+    return rc;
+  if ((rc = tarn_probe_meta(m, rep))) {
+    tarn_meta_close(m);
+    return rc;
+  }
+  char part[64] = "";
+  if ((rc = scratch_name(part, sizeof part, "tarn-probe-%016llx")))
+    goto out;
+  if ((rc = tarn_meta_open(uri, &peer))) {
+    if (!unreachable(rc))
+      rc = tarn__errctx(TARN_EUNAVAIL, "probe: a second session");
+    goto out;
+  }
+  if (!(rc = probe_cas_race(m, peer, part, rep)))
+    rc = probe_ephemeral(m, &peer, part, rep);
+out:;
+  char why[512];
+  snprintf(why, sizeof why, "%s", tarn_errmsg());
+  tarn_meta_close(peer);
+  if (*part)
+    tarn_meta_delete_range(m, part, "", META_END, NULL);
+  tarn_meta_close(m);
+  if (rc && unreachable(rc))
+    return tarn__err(TARN_EUNAVAIL, "probe: the metadata store cannot be reached: %s", why);
+  if (rc)
+    return tarn__err(rc, "probe: %s", why);
   return 0;
 }

@@ -103,7 +103,8 @@
   X(WRITER_NO_LATE_PUT_BOUND, "writer-no-late-put-bound")         /* LS-085: late put acked */ \
   X(RECLAIM_TRIM_BOUND_PLUS_ONE, "reclaim-trim-bound-plus-one")   /* LS-082: scan to B + 1 */ \
   X(XABSORB_NO_LATE_PUT_BOUND, "xabsorb-no-late-put-bound")       /* issue 30 #6: late record trusted */ \
-  X(XROLL_MINT_FAIL_SILENT, "xroll-mint-fail-silent")     /* issue 30 #6a: no outcome after a failed mint */
+  X(XROLL_MINT_FAIL_SILENT, "xroll-mint-fail-silent")     /* issue 30 #6a: no outcome after a failed mint */ \
+  X(S3_503_NOT_AMBIGUOUS, "s3-503-not-ambiguous") /* issue 31: a 412 after a 503 taken as another's */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

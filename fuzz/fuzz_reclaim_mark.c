@@ -23,8 +23,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   if (range) {
     size_t nlo = strlen(lo), nhi = strlen(hi);
     if (nlo + nhi + 3 != size || memcmp(data, "r\n", 2) != 0 || memcmp(data + 2, lo, nlo) != 0 ||
-        data[2 + nlo] != '\n' || memcmp(data + 3 + nlo, hi, nhi) != 0 ||
-        memchr(lo, '\n', nlo) || memchr(hi, '\n', nhi))
+        data[2 + nlo] != '\n' || memcmp(data + 3 + nlo, hi, nhi) != 0 || memchr(lo, '\n', nlo) ||
+        memchr(hi, '\n', nhi))
       abort();
   }
   free(lo);

@@ -71,7 +71,9 @@ int tarn_lease_acquire(tarn_meta *m, uint64_t log_id, tarn_lease **out) {
    * retrying a deleted topic's produce could hold the drain up. A fence
    * already there refuses now, with nothing written; LS-040's create-then-
    * Get below still decides for a fence that comes later. */
-  if (!TARN__PLANTED(TARN__BUG_LEASE_CREATE_ON_FENCED)) {
+  /* (the planted lease-ignores-fence ignores this read of the fence too) */
+  if (!TARN__PLANTED(TARN__BUG_LEASE_CREATE_ON_FENCED) &&
+      !TARN__PLANTED(TARN__BUG_LEASE_IGNORES_FENCE)) {
     tarn_meta_rec f0 = {0};
     rc = tarn_meta_get(m, l->part, fence, &f0);
     tarn_meta_rec_free(&f0);

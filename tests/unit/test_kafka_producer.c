@@ -340,8 +340,14 @@ static int64_t ts_ms(clockid_t id) {
   clock_gettime(id, &ts);
   return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
-static int64_t skewed_now(void *arg) { return (void)arg, ts_ms(CLOCK_REALTIME) + skew_ms; }
-static int64_t skewed_mono(void *arg) { return (void)arg, ts_ms(CLOCK_MONOTONIC) + skew_ms; }
+static int64_t skewed_now(void *arg) {
+  (void)arg;
+  return ts_ms(CLOCK_REALTIME) + skew_ms;
+}
+static int64_t skewed_mono(void *arg) {
+  (void)arg;
+  return ts_ms(CLOCK_MONOTONIC) + skew_ms;
+}
 static void real_sleep(void *arg, int64_t ms) {
   (void)arg;
   struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};

@@ -34,7 +34,8 @@ typedef struct tarn_fsck_fault {
   uint64_t offset; /* the record's start offset, or the entry's offset */
   char kind[24];   /* "key", "value", "gap", "overlap", "cumulative", "wal-missing",
                       "wal-object", "wal-section", "file-index", "compacted-missing",
-                      "parquet", "companion", "read", "index-double" */
+                      "parquet", "companion", "read", "index-double",
+                      "version-mixed" (LS-001) */
   char *key;       /* the index key concerned, or NULL */
   char *object;    /* the WAL object or compacted file concerned, or NULL */
   char *message;

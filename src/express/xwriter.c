@@ -15,6 +15,8 @@
 
 #include "express/xfence.h"
 #include "express/xwriter_internal.h"
+#include "log/format_version.h"
+#include "log/index_scan.h"
 #include "tarn/kafka.h"
 #include "tarn/kafka_topics.h"
 #include "tarn/key.h"
@@ -156,26 +158,18 @@ static void outbox_deliver(tarn_xwriter *w, outbox *b) {
 /* ---- logs ------------------------------------------------------------------ */
 
 int tarn__xlog_tail(tarn_meta *m, uint64_t log_id, uint64_t *end, uint64_t *cum) {
-  char part[TARN_KEY_PARTITION_LEN + 1], last[TARN_KEY_LEN + 1];
-  int rc = tarn_key_partition(part, log_id);
-  if (!rc)
-    rc = tarn_key_format(last, log_id, TARN_KEY_MAX, TARN_KEY_MAX);
-  if (rc)
-    return rc;
-  tarn_meta_rec r = {0};
-  rc = tarn_meta_floor(m, part, last, &r);
+  tarn_meta_rec r;
+  int rc = tarn__index_last(m, log_id, &r);
   *end = *cum = 0;
   if (rc == TARN_ENOTFOUND)
     return 0;
   if (rc)
     return tarn__errctx(rc, "reading the last index record of log %" PRIu64, log_id);
   tarn_key k;
-  if (tarn_key_has_prefix(r.key, strlen(r.key), log_id)) {
-    rc = tarn_key_parse(r.key, strlen(r.key), &k);
-    if (!rc) {
-      *end = k.end_offset;
-      *cum = k.cumulative_size;
-    }
+  rc = tarn_key_parse(r.key, strlen(r.key), &k);
+  if (!rc) {
+    *end = k.end_offset;
+    *cum = k.cumulative_size;
   }
   tarn_meta_rec_free(&r);
   return rc;
@@ -206,6 +200,8 @@ static int ensure_log(tarn_xwriter *w, uint64_t log_id) {
     l = calloc(1, sizeof *l);
     rc = l ? tarn_lease_acquire(w->meta, log_id, &l->lease)
            : tarn__err(TARN_ENOMEM, "out of memory");
+    if (!rc) /* LS-001: no version 3 record onto a legacy log (log/format_version.h) */
+      rc = tarn__log_check_writable_version(w->meta, log_id);
     if (!rc) {
       l->log_id = log_id;
       rc = tarn__xgate_open(w, l); /* issue 15: before the end is read and anything acked */

@@ -311,10 +311,13 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
            * over these bytes to their end, and count is their record count:
            * the standard writer need not check them again */
           /* issue 31 item 3: the index put is conditional on the producer's
-           * record (its claim not revoked); an express append has no such
-           * condition (docs/kafka.md, limits) */
+           * record (its claim not revoked). An express append has no index
+           * put of its own (its slot PUT is an object-store create): item 4,
+           * the same compare right before it (docs/kafka.md, limits) */
           tarn__append_guard g = {0};
-          int arc = xw || s->pid < 0 ? 0 : tarn__kprod_guard(s->prod, s->key, s->pid, &g);
+          int arc = s->pid < 0 ? 0
+                    : xw       ? tarn__kprod_claim_current(s->prod, s->key, s->pid)
+                               : tarn__kprod_guard(s->prod, s->key, s->pid, &g);
           if (!arc)
             arc = xw ? tarn_xwriter_append(xw, log_id, pd->records.p, (size_t)pd->records.len,
                                            count, appended, s)

@@ -219,43 +219,82 @@ static int encode_state(const pstate *s, tarn_buf *b) {
   return rc;
 }
 
+/* The record's value (encode_state), total (issue 31: every decoder has a
+ * fuzz target, fuzz/fuzz_kafka_producer_state.c): any bytes give either the
+ * state or an error naming the structure, the byte offset and the fault, and
+ * *s changes only on success. Besides the layout: the epoch fits Kafka's
+ * int16 and is not negative, sequences are not negative (Kafka's wrap to 0),
+ * stored batches have an offset, and nothing follows the last claim. */
 static int decode_state(const uint8_t *v, size_t len, pstate *s) {
+  static const char W[] = "kafka producer state";
   tarn__rd r;
-  tarn__rd_init(&r, v, len, "kafka producer state");
+  tarn__rd_init(&r, v, len, W);
   const uint8_t *h = NULL; /* set when rc is 0 (gcc -Os cannot see it) */
-  uint32_t ep, n, nc = 0;
+  uint32_t ep = 0, n = 0, nc = 0;
+  kbatch done[TARN__KP_KEEP];
+  kclaim claims[TARN__KP_INFLIGHT];
   int rc = tarn__rd_bytes(&r, 3, &h, "header");
   if (!rc && (h[0] != 'K' || h[1] != 'P'))
-    rc = tarn__corrupt(r.what, 0, "not a producer state record");
+    rc = tarn__corrupt(W, 0, "not a producer state record (no \"KP\")");
   if (!rc && h[2] != 1 && h[2] != 2)
-    rc = tarn__err(TARN_EVERSION, "kafka producer state: format %u, this build reads 1-2", h[2]);
+    rc = tarn__err(TARN_EVERSION, "%s: byte 2: format %u, this build reads 1-2", W, h[2]);
   rc = rc ? rc : tarn__rd_be32(&r, &ep, "epoch");
+  if (!rc && ep > INT16_MAX)
+    rc = tarn__corrupt(W, r.off - 4, "epoch %d is not a Kafka producer epoch (0..32767)",
+                       (int32_t)ep);
   rc = rc ? rc : tarn__rd_be32(&r, &n, "batch count");
   if (!rc && n > TARN__KP_KEEP)
-    rc = tarn__corrupt(r.what, 7, "%u batches, at most %d", n, TARN__KP_KEEP);
+    rc = tarn__corrupt(W, r.off - 4, "%u batches, at most %d", n, TARN__KP_KEEP);
   for (uint32_t i = 0; !rc && i < n; i++) {
+    size_t at = r.off;
     uint32_t a = 0, b = 0;
     uint64_t o = 0;
     rc = tarn__rd_be32(&r, &a, "first sequence");
     rc = rc ? rc : tarn__rd_be32(&r, &b, "last sequence");
     rc = rc ? rc : tarn__rd_be64(&r, &o, "base offset");
-    s->done[i] = (kbatch){(int32_t)a, (int32_t)b, (int64_t)o};
+    if (!rc && ((int32_t)a < 0 || (int32_t)b < 0 || (int64_t)o < 0))
+      rc = tarn__corrupt(W, at, "batch %u: sequences [%d, %d] or offset %lld negative", i,
+                         (int32_t)a, (int32_t)b, (long long)o);
+    done[i] = (kbatch){(int32_t)a, (int32_t)b, (int64_t)o};
   }
-  if (!rc && h[2] == 2)
+  if (!rc && h[2] == 2) {
     rc = tarn__rd_be32(&r, &nc, "claim count");
-  if (!rc && nc > TARN__KP_INFLIGHT)
-    rc = tarn__corrupt(r.what, 0, "%u claims, at most %d", nc, TARN__KP_INFLIGHT);
+    if (!rc && nc > TARN__KP_INFLIGHT)
+      rc = tarn__corrupt(W, r.off - 4, "%u claims, at most %d", nc, TARN__KP_INFLIGHT);
+  }
   for (uint32_t i = 0; !rc && i < nc; i++) {
+    size_t at = r.off;
     uint32_t a = 0, b = 0;
     uint64_t o = 0, t = 0;
     rc = tarn__rd_be32(&r, &a, "claim first");
     rc = rc ? rc : tarn__rd_be32(&r, &b, "claim last");
     rc = rc ? rc : tarn__rd_be64(&r, &o, "claim owner");
     rc = rc ? rc : tarn__rd_be64(&r, &t, "claim time");
-    s->claims[i] = (kclaim){(int32_t)a, (int32_t)b, o, (int64_t)t};
+    if (!rc && ((int32_t)a < 0 || (int32_t)b < 0 || (int64_t)t < 0))
+      rc = tarn__corrupt(W, at, "claim %u: sequences [%d, %d] or time %lld negative", i, (int32_t)a,
+                         (int32_t)b, (long long)t);
+    claims[i] = (kclaim){(int32_t)a, (int32_t)b, o, (int64_t)t};
   }
-  if (!rc)
-    s->epoch = (int16_t)(int32_t)ep, s->n_done = n, s->n_claims = nc;
+  if (!rc && tarn__rd_left(&r))
+    rc = tarn__corrupt(W, r.off, "%zu bytes after the last %s", tarn__rd_left(&r),
+                       h[2] == 2 ? "claim" : "batch");
+  if (rc)
+    return rc;
+  s->epoch = (int16_t)ep, s->n_done = n, s->n_claims = nc;
+  memcpy(s->done, done, n * sizeof *done);
+  memcpy(s->claims, claims, nc * sizeof *claims);
+  return 0;
+}
+
+int tarn__kprod_state_decode(const uint8_t *v, size_t len, tarn_buf *again) {
+  pstate s;
+  memset(&s, 0, sizeof s);
+  int rc = decode_state(v, len, &s);
+  if (!rc && again) {
+    if (v[2] == 1) /* a format 1 record is written again as format 2 */
+      return 0;
+    rc = encode_state(&s, again);
+  }
   return rc;
 }
 
@@ -666,6 +705,28 @@ static int guard_hold(void *domain, tarn_meta_guard *g) {
 static void guard_release(void *domain) {
   pstate *s = domain;
   pthread_mutex_unlock(&s->mu);
+}
+
+int tarn__kprod_claim_current(tarn__kprod *p, const char *key, int64_t pid) {
+  if (pid < 0 || TARN__PLANTED(TARN__BUG_KPROD_EXPRESS_UNCHECKED))
+    return 0;
+  int rc;
+  pstate *s = state_of(p, pid, key, &rc);
+  if (!s)
+    return rc;
+  tarn_meta_rec r = {0};
+  rc = tarn_meta_get(p->m, s->key, s->skey, &r);
+  int64_t now = rc == 0 ? r.stat.version : 0;
+  tarn_meta_rec_free(&r);
+  if (rc == TARN_ENOTFOUND || (rc == 0 && now != s->version))
+    rc = tarn__err(TARN_EGUARD,
+                   "producer %lld on log %s: its state record moved (version %lld, this node "
+                   "last wrote %lld): another node revoked the claim; not appended",
+                   (long long)pid, s->key, (long long)now, (long long)s->version);
+  else if (rc)
+    rc = tarn__errctx(rc, "producer %lld on log %s: reading its state", (long long)pid, s->key);
+  pthread_mutex_unlock(&s->mu);
+  return rc;
 }
 
 int tarn__kprod_guard(tarn__kprod *p, const char *key, int64_t pid, tarn__append_guard *g) {

@@ -101,5 +101,19 @@ void tarn__kprod_abandon(tarn__kprod *p, const char *key, int64_t pid, int32_t b
  * record in P(L) still at the version this node last wrote, so that a
  * claim another node revoked cannot land (g->domain NULL: none, pid < 0). */
 int tarn__kprod_guard(tarn__kprod *p, const char *key, int64_t pid, tarn__append_guard *g);
+/* The same compare for an append without an index put of its own (an
+ * express topic's, issue 31 item 4: its slot PUT is an object-store create,
+ * its index put a later absorb): the producer's record, read now, is still at
+ * the version this node last wrote (its claim not revoked by another node).
+ * TARN_EGUARD when it moved (nothing may be appended); 0 for pid < 0. Not
+ * atomic with the append: see docs/kafka.md "Limits". */
+int tarn__kprod_claim_current(tarn__kprod *p, const char *key, int64_t pid);
+/* Decodes a producer state record's value, as a node reads it from the
+ * store: 0, or an error naming the structure, the byte offset and the fault
+ * (for fuzz/fuzz_kafka_producer_state.c and the tests). With again non-NULL,
+ * a format 2 value is encoded again into it (a format 1 one leaves it
+ * empty). */
+struct tarn_buf;
+int tarn__kprod_state_decode(const uint8_t *v, size_t len, struct tarn_buf *again);
 
 #endif

@@ -583,12 +583,14 @@ static int progress_key(char out[TARN_KEY_SLASH_MAX], uint64_t log_id) {
   return 0;
 }
 
-int tarn_compact_progress_read(tarn_meta *m, uint64_t log_id, uint64_t *e) {
+/* The progress record's e and version (-1: no record). */
+static int progress_get(tarn_meta *m, uint64_t log_id, uint64_t *e, int64_t *version) {
   char part[TARN_KEY_PARTITION_LEN + 1], key[TARN_KEY_SLASH_MAX];
   tarn_key_partition(part, log_id);
   progress_key(key, log_id);
   tarn_meta_rec r = {0};
   *e = 0;
+  *version = -1;
   int rc = tarn_meta_get(m, part, key, &r);
   if (rc == TARN_ENOTFOUND)
     return 0;
@@ -602,6 +604,7 @@ int tarn_compact_progress_read(tarn_meta *m, uint64_t log_id, uint64_t *e) {
     else
       v = v * 10 + (uint64_t)(r.value[i] - '0');
   }
+  *version = r.stat.version;
   tarn_meta_rec_free(&r);
   if (!ok)
     return tarn__err(TARN_ECORRUPT, "compaction progress of log %" PRIu64 ": not decimal", log_id);
@@ -609,20 +612,49 @@ int tarn_compact_progress_read(tarn_meta *m, uint64_t log_id, uint64_t *e) {
   return 0;
 }
 
+int tarn_compact_progress_read(tarn_meta *m, uint64_t log_id, uint64_t *e) {
+  int64_t version;
+  return progress_get(m, log_id, e, &version);
+}
+
 /* C5 (LS-072): tarn's progress record holds e, the first uncompacted offset;
- * it only moves up. Guarded by the lease like C3 and C4. */
-static int write_progress(tarn_meta *m, tarn_lease *lease, uint64_t log_id, uint64_t e) {
-  uint64_t cur;
-  int rc = tarn_compact_progress_read(m, log_id, &cur);
-  if (rc || cur >= e)
-    return rc;
+ * it only moves up. Guarded by the lease like C3 and C4, and conditional on
+ * the version read (issue 31 item 11): two passes of one log (compactors of
+ * different ranges, a repair) each read the record, and a plain put of the
+ * lower e after the higher one's would move it back. A create-only put when
+ * there is none, a compare-and-set on the version otherwise; a conflict
+ * means another pass moved it: read again, and stop once it is at or past
+ * e. TARN_EUNKNOWN goes to the caller as C3/C4's does: a held put that lands
+ * later is judged on the version it read, so it can only move the record up
+ * from that version, never back. */
+int tarn__compact_progress_advance(tarn_meta *m, const tarn_meta_guard *g, size_t ng,
+                                   uint64_t log_id, uint64_t e) {
   char part[TARN_KEY_PARTITION_LEN + 1], key[TARN_KEY_SLASH_MAX], v[24];
   tarn_key_partition(part, log_id);
   progress_key(key, log_id);
   int n = snprintf(v, sizeof v, "%" PRIu64, e);
+  for (int attempt = 0; attempt < 16; attempt++) {
+    uint64_t cur;
+    int64_t version;
+    int rc = progress_get(m, log_id, &cur, &version);
+    if (rc || cur >= e)
+      return rc;
+    if (TARN__PLANTED(TARN__BUG_PROGRESS_UNCONDITIONAL))
+      return tarn_meta_put_if(m, part, key, v, (size_t)n, g, ng, NULL);
+    rc = version < 0 ? tarn_meta_create_if(m, part, key, v, (size_t)n, 0, g, ng, NULL)
+                     : tarn_meta_cas_if(m, part, key, v, (size_t)n, version, g, ng, NULL);
+    if (rc != TARN_ECONFLICT && rc != TARN_EEXIST && rc != TARN_ENOTFOUND)
+      return rc; /* 0, or an error: TARN_EGUARD, TARN_EUNKNOWN, ... */
+  }
+  return tarn__err(TARN_EBUSY,
+                   "compaction progress of log %" PRIu64 ": changed by others 16 times in a row",
+                   log_id);
+}
+
+static int write_progress(tarn_meta *m, tarn_lease *lease, uint64_t log_id, uint64_t e) {
   tarn_meta_guard g[TARN_LEASE_GUARDS];
   size_t ng = tarn_lease_guards(lease, g);
-  return tarn_meta_put_if(m, part, key, v, (size_t)n, g, ng, NULL);
+  return tarn__compact_progress_advance(m, g, ng, log_id, e);
 }
 
 typedef struct check_ctx {

@@ -19,6 +19,14 @@
 
 #define PAGE 256
 
+/* LS-001: the format version of the first index record fsck met in the
+ * deployment, and where; every other record's version must be the same. */
+typedef struct versions {
+  int ver;                  /* 0: none met yet */
+  uint64_t log_id, faulted; /* where it was met; the last log reported as differing */
+  char key[TARN_KEY_LEN + 1];
+} versions;
+
 /* One index record as fsck keeps it for the adjacency checks. */
 typedef struct span {
   uint64_t start, end, cum;
@@ -42,6 +50,9 @@ typedef struct ctx {
   int lost;     /* the record before was unreadable: its range is unknown */
   rawref *raws; /* the log's RAW records, by their WAL object */
   size_t n_raws, cap_raws;
+  int ver;                        /* LS-001: the format version of the record before, or 0 */
+  char ver_key[TARN_KEY_LEN + 1]; /* the first record of that version */
+  versions *dep;                  /* the deployment's first version, across logs */
 } ctx;
 
 static void fault(ctx *c, const char *kind, uint64_t offset, const char *key, const char *object,
@@ -444,6 +455,34 @@ static void check_double(ctx *c) {
   c->raws = NULL, c->n_raws = c->cap_raws = 0;
 }
 
+/* LS-001: one format version per deployment, so per log. tarn writes
+ * version 3 only and refuses to append to a legacy log
+ * (log/format_version.c); a log that mixes versions was appended to by an
+ * older tarn or another writer, and neither Ursa (which reads the version
+ * from its configuration, not the bytes) nor the spec's reader can read all
+ * of it. One fault where the version changes along the log, and one for the
+ * first log whose version is not the deployment's. */
+static void check_version(ctx *c, int ver, const char *key, uint64_t start) {
+  if (c->ver && ver != c->ver)
+    fault(c, "version-mixed", start, key, NULL,
+          "log %llu mixes format versions (LS-001): this record is a version %d value, "
+          "the records before it from %s are version %d",
+          (unsigned long long)c->log_id, ver, c->ver_key, c->ver);
+  if (ver != c->ver)
+    c->ver = ver, (void)snprintf(c->ver_key, sizeof c->ver_key, "%s", key);
+  versions *d = c->dep;
+  if (!d->ver) {
+    d->ver = ver, d->log_id = c->log_id;
+    snprintf(d->key, sizeof d->key, "%s", key);
+  } else if (d->log_id != c->log_id && d->faulted != c->log_id && d->ver != ver) {
+    fault(c, "version-mixed", start, key, NULL,
+          "the deployment mixes format versions (LS-001): log %llu holds a version %d record, "
+          "log %llu version %d (record %s)",
+          (unsigned long long)c->log_id, ver, (unsigned long long)d->log_id, d->ver, d->key);
+    d->faulted = c->log_id; /* one fault per log that differs, not per record */
+  }
+}
+
 static void check_record(ctx *c, spans *s, const tarn_meta_rec *r) {
   tarn_key k;
   if (tarn_key_parse(r->key, strlen(r->key), &k) || k.log_id != c->log_id) {
@@ -494,6 +533,7 @@ static void check_record(ctx *c, spans *s, const tarn_meta_rec *r) {
     c->lost = 1;
     return;
   }
+  check_version(c, ver, r->key, x.start);
   check_adjacent(c, s, x, file_type, r->key);
   if (spans_push(s, x))
     c->oom = 1;
@@ -560,10 +600,10 @@ static int read_all(ctx *c, const spans *s) {
   return rc;
 }
 
-int tarn_fsck_log(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted, uint64_t log_id,
-                  const char *ns, const char *name, const tarn_fsck_options *o,
-                  tarn_fsck_report *rep) {
-  ctx c = {meta, wal, compacted, o, rep, log_id, 0, ns, name, 0, 0, NULL, 0, 0};
+static int fsck_log(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted, uint64_t log_id,
+                    const char *ns, const char *name, const tarn_fsck_options *o,
+                    tarn_fsck_report *rep, versions *dep) {
+  ctx c = {meta, wal, compacted, o, rep, log_id, 0, ns, name, 0, 0, NULL, 0, 0, 0, "", dep};
   int rc = tarn_trim_marker_read(meta, log_id, &c.b, NULL);
   if (rc && !oom(&c, rc)) {
     fault(&c, "key", 0, NULL, NULL, "the trim marker does not read: %s", tarn_errmsg());
@@ -602,6 +642,13 @@ int tarn_fsck_log(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
   return rc;
 }
 
+int tarn_fsck_log(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted, uint64_t log_id,
+                  const char *ns, const char *name, const tarn_fsck_options *o,
+                  tarn_fsck_report *rep) {
+  versions dep = {0};
+  return fsck_log(meta, wal, compacted, log_id, ns, name, o, rep, &dep);
+}
+
 int tarn_fsck_run(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
                   const tarn_fsck_options *o, tarn_fsck_report *rep) {
   memset(rep, 0, sizeof *rep);
@@ -616,6 +663,7 @@ int tarn_fsck_run(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
   if (rc)
     return rc;
   size_t total = 0, done = 0;
+  versions dep = {0};
   for (size_t i = 0; i < n; i++)
     if (st[i].state == TARN_STREAM_ACTIVE)
       total += st[i].n_logs;
@@ -626,7 +674,7 @@ int tarn_fsck_run(tarn_meta *meta, tarn_objstore *wal, tarn_objstore *compacted,
     for (size_t p = 0; p < st[i].n_logs && !rc; p++) {
       if (o && o->progress)
         o->progress(o->progress_arg, done, total, st[i].logs[p]);
-      rc = tarn_fsck_log(meta, wal, compacted, st[i].logs[p], st[i].ns, st[i].name, o, rep);
+      rc = fsck_log(meta, wal, compacted, st[i].logs[p], st[i].ns, st[i].name, o, rep, &dep);
       done++;
     }
   }

@@ -79,3 +79,19 @@ int tarn__index_scan(tarn_meta *m, uint64_t log_id, const char *a, const char *b
     flags = TARN_META_AFTER;
   }
 }
+
+int tarn__index_last(tarn_meta *m, uint64_t log_id, tarn_meta_rec *out) {
+  char part[TARN_KEY_PARTITION_LEN + 1], last[TARN_KEY_LEN + 1];
+  memset(out, 0, sizeof *out);
+  int rc = tarn_key_partition(part, log_id);
+  if (!rc)
+    rc = tarn_key_format(last, log_id, TARN_KEY_MAX, TARN_KEY_MAX);
+  if (!rc)
+    rc = tarn_meta_floor(m, part, last, out);
+  if (!rc && !tarn_key_has_prefix(out->key, strlen(out->key), log_id)) {
+    tarn_meta_rec_free(out);
+    memset(out, 0, sizeof *out);
+    rc = TARN_ENOTFOUND;
+  }
+  return rc;
+}

@@ -27,4 +27,9 @@ typedef struct tarn__ixrec {
 int tarn__index_scan(tarn_meta *m, uint64_t log_id, const char *a, const char *b,
                      int (*fn)(void *ctx, const tarn__ixrec *r), void *ctx);
 
+/* The last index record of log_id, Floor(P(L), K(L, MAX, MAX)) with the
+ * prefix check, into *out (free it with tarn_meta_rec_free): TARN_ENOTFOUND
+ * when the log has none (*out then holds nothing). */
+int tarn__index_last(tarn_meta *m, uint64_t log_id, tarn_meta_rec *out);
+
 #endif

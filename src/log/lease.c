@@ -64,6 +64,27 @@ int tarn_lease_acquire(tarn_meta *m, uint64_t log_id, tarn_lease **out) {
     free(l);
     return rc;
   }
+  /* Issue 31 item 11 (confirmed): the create below touched the partition of
+   * a log already fenced, drained and deleted — a record in a deleted log's
+   * partition, and during a deletion's drain (LS-046) each refused attempt
+   * was one more lease record for the catalog to wait out, so a client
+   * retrying a deleted topic's produce could hold the drain up. A fence
+   * already there refuses now, with nothing written; LS-040's create-then-
+   * Get below still decides for a fence that comes later. */
+  /* (the planted lease-ignores-fence ignores this read of the fence too) */
+  if (!TARN__PLANTED(TARN__BUG_LEASE_CREATE_ON_FENCED) &&
+      !TARN__PLANTED(TARN__BUG_LEASE_IGNORES_FENCE)) {
+    tarn_meta_rec f0 = {0};
+    rc = tarn_meta_get(m, l->part, fence, &f0);
+    tarn_meta_rec_free(&f0);
+    if (rc != TARN_ENOTFOUND) {
+      free(l);
+      if (rc == 0)
+        return tarn__err(TARN_EFENCED, "log %llu is fenced (deleted): no new write leases",
+                         (unsigned long long)log_id);
+      return tarn__errctx(rc, "lease on log %llu: reading the fence", (unsigned long long)log_id);
+    }
+  }
   /* Orphans of this log's earlier leases through this handle: creates that
    * landed after their acquire gave up, each holding up a deletion's drain
    * (LS-046) while this process lives (log/ephemeral.h). */

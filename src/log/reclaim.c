@@ -12,6 +12,7 @@
 #include "log/index_scan.h"
 #include "log/intent.h"
 #include "log/reclaim_wait.h"
+#include "log/reclaim_mark.h"
 #include "log/root_mark.h"
 #include "tarn/catalog.h"
 #include "tarn/deployment.h"
@@ -520,6 +521,15 @@ static int dmark_parse(dmark *d, const uint8_t *v, size_t len) {
     d->all = 1; /* a NUL in a name: no range we can compare */
   }
   return 0;
+}
+
+int tarn__reclaim_mark_parse(const uint8_t *v, size_t len, int *all, int *none, char **lo,
+                             char **hi) {
+  dmark d;
+  memset(&d, 0, sizeof d);
+  int rc = dmark_parse(&d, v, len);
+  *all = d.all, *none = d.none, *lo = d.lo, *hi = d.hi;
+  return rc;
 }
 
 static void dmarks_free(marks *mk) {

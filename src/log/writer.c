@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "log/format_version.h"
 #include "log/wal_name.h"
 #include "log/writer_checked.h"
 #include "tarn/buf.h"
@@ -933,7 +934,15 @@ static int ensure_log(tarn_writer *w, uint64_t log_id) {
       rc = kafka, free(l);
     else if ((rc = tarn_lease_acquire(w->meta, log_id, &l->lease)) != 0)
       free(l); /* LS-041: the lease module gave the record back */
-    else {
+    else if ((rc = tarn__log_check_writable_version(w->meta, log_id)) != 0) {
+      /* LS-001 (issue 31): under the lease, so no append of ours reaches a
+       * legacy log; the lease goes back, nothing was written */
+      char why[512];
+      snprintf(why, sizeof why, "%s", tarn_errmsg());
+      tarn_lease_release(l->lease);
+      free(l);
+      rc = tarn__err(rc, "%s", why);
+    } else {
       l->lease_gen = gen;
       l->log_id = log_id;
       l->kafka = kafka;

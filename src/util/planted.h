@@ -104,7 +104,11 @@
   X(RECLAIM_TRIM_BOUND_PLUS_ONE, "reclaim-trim-bound-plus-one")   /* LS-082: scan to B + 1 */ \
   X(XABSORB_NO_LATE_PUT_BOUND, "xabsorb-no-late-put-bound")       /* issue 30 #6: late record trusted */ \
   X(XROLL_MINT_FAIL_SILENT, "xroll-mint-fail-silent")     /* issue 30 #6a: no outcome after a failed mint */ \
-  X(S3_503_NOT_AMBIGUOUS, "s3-503-not-ambiguous") /* issue 31: a 412 after a 503 taken as another's */
+  X(S3_503_NOT_AMBIGUOUS, "s3-503-not-ambiguous") /* issue 31: a 412 after a 503 taken as another's */ \
+  X(LEGACY_LOG_APPENDABLE, "legacy-log-appendable")               /* LS-001: v3 onto a v1/v2 log */ \
+  X(PROGRESS_UNCONDITIONAL, "progress-unconditional")             /* C5 put, not CAS: goes back */ \
+  X(LEASE_CREATE_ON_FENCED, "lease-create-on-fenced")             /* record in a fenced P(L) */ \
+  X(KPROD_EXPRESS_UNCHECKED, "kprod-express-unchecked")           /* issue 31 #4: no claim compare */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

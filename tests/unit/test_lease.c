@@ -90,6 +90,30 @@ static void fenced_log_refuses(void **state) {
   tarn_meta_close(m);
 }
 
+/* Issue 31 item 11: a fence already there refuses the lease before the
+ * lease record's create: nothing is written to the fenced (drained, deleted)
+ * log's partition — no write at all, so a write failure armed on the store
+ * is not met and the store's change token stays. */
+static void fenced_log_untouched(void **state) {
+  (void)state;
+  tarn_meta *m;
+  assert_int_equal(tarn_meta_open("mem:lease-untouched", &m), 0);
+  char fence[TARN_KEY_SLASH_MAX];
+  tarn_key_fence(fence, 9);
+  assert_int_equal(tarn_meta_create(m, "9", fence, "\x01", 1, TARN_META_PERSISTENT, NULL), 0);
+  int64_t t0, t1;
+  assert_int_equal(tarn_meta_change_token(m, &t0), 0);
+  assert_int_equal(tarn_meta_inject_fault(m, TARN_META_FAULT_FAIL, 1), 0);
+  tarn_lease *l = NULL;
+  assert_int_equal(tarn_lease_acquire(m, 9, &l), TARN_EFENCED);
+  assert_null(l);
+  assert_int_equal(tarn_meta_change_token(m, &t1), 0);
+  assert_true(t1 == t0);
+  /* the armed failure is still there: the acquire wrote nothing */
+  assert_int_equal(tarn_meta_put(m, "9", "/x", "v", 1, NULL), TARN_EUNAVAIL);
+  tarn_meta_close(m);
+}
+
 /* A handle whose session has ended gets no lease and leaves no record. */
 static void ended_session_gives_no_lease(void **state) {
   tarn_meta *m;
@@ -120,8 +144,11 @@ static void session_end_is_seen(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(acquire_creates_ephemeral_record), cmocka_unit_test(fenced_log_refuses),
-      cmocka_unit_test(ended_session_gives_no_lease),     cmocka_unit_test(session_end_is_seen),
+      cmocka_unit_test(acquire_creates_ephemeral_record),
+      cmocka_unit_test(fenced_log_refuses),
+      cmocka_unit_test(fenced_log_untouched),
+      cmocka_unit_test(ended_session_gives_no_lease),
+      cmocka_unit_test(session_end_is_seen),
       cmocka_unit_test(late_landing_lease_is_swept),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -4,6 +4,8 @@
  * v1 and in v2 form. The reader tells the versions from the bytes and reads
  * the RAW entries through tarn_reader; on the sqlite: + file:// variant also
  * through `tarn read` (TARN_BIN) of a catalog whose stream lists log 7.
+ * LS-001 (issue 31): tarn writes version 3 only, so the writer refuses to
+ * append to the legacy log, and fsck reports a log that mixes versions.
  * ctest-variants: mem sqlite */
 #include "testutil.h"
 
@@ -14,12 +16,14 @@
 
 #include "tarn/catalog.h"
 #include "tarn/error.h"
+#include "tarn/fsck.h"
 #include "tarn/key.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
 #include "tarn/testing.h"
 #include "tarn/reader.h"
 #include "tarn/wal.h"
+#include "tarn/writer.h"
 #include "tu_log.h"
 
 /* §4.9: index_length 64, tuples (7, 0, 0, 5) and (7, 1, 5, 3), payload 01..08. */
@@ -193,6 +197,64 @@ static void legacy_refusals(void **state) {
   fx_close(&f);
 }
 
+/* LS-001: an append to a legacy log would put a version 3 record into a
+ * version 1 or 2 deployment; the writer refuses it with TARN_EVERSION naming
+ * the log and its version, and writes nothing. A log without records takes
+ * the append. */
+static void append_to_legacy_refused(void **state) {
+  for (int version = 1; version <= 2; version++) {
+    fx f;
+    fx_open(&f, (const char *)*state);
+    example_deployment(&f, version);
+    tarn_writer *w;
+    assert_int_equal(tarn_writer_open(f.m, f.wal, NULL, &w), 0);
+    assert_int_equal(tarn_writer_append_sync(w, 7, "new", 3, 1, NULL, NULL), TARN_EVERSION);
+    char want[64];
+    snprintf(want, sizeof want, "log 7 is a legacy format version %d log", version);
+    assert_non_null(strstr(tarn_errmsg(), want));
+    uint64_t off = 99;
+    assert_int_equal(tarn_writer_append_sync(w, 8, "new", 3, 1, &off, NULL), 0);
+    assert_int_equal(off, 0);
+    assert_int_equal(tarn_writer_close(w), 0);
+    assert_int_equal(tu_count_index(f.m, 7), 2);
+    read_example(&f, 0); /* still the legacy log, and readable */
+    fx_close(&f);
+  }
+}
+
+static size_t count_kind(const tarn_fsck_report *rep, const char *kind, const char **key) {
+  size_t n = 0;
+  for (size_t i = 0; i < rep->n_faults; i++)
+    if (strcmp(rep->faults[i].kind, kind) == 0 && ++n && key)
+      *key = rep->faults[i].key;
+  return n;
+}
+
+/* LS-001: fsck reports a log whose records mix versions (a version 3 record
+ * after the v2 ones, as an older tarn's append wrote it): one fault, naming
+ * the record where the version changes. The legacy log alone is clean. */
+static void fsck_reports_mixed_versions(void **state) {
+  fx f;
+  fx_open(&f, (const char *)*state);
+  example_deployment(&f, 2);
+  tarn_fsck_options o = {.skip_read = 1};
+  tarn_fsck_report rep = {0};
+  assert_int_equal(tarn_fsck_log(f.m, f.wal, f.wal, 7, "ns", "old", &o, &rep), 0);
+  assert_int_equal(rep.n_faults, 0);
+  tarn_fsck_report_free(&rep);
+  uint64_t end;
+  assert_int_equal(tu_publish(f.m, 7, 1, 4, &end), 0);
+  assert_int_equal(end, 4);
+  assert_int_equal(tarn_fsck_log(f.m, f.wal, f.wal, 7, "ns", "old", &o, &rep), 0);
+  const char *key = NULL;
+  assert_int_equal(count_kind(&rep, "version-mixed", &key), 1);
+  char k[TARN_KEY_LEN + 1];
+  tarn_key_format(k, 7, 4, 12);
+  assert_string_equal(key, k);
+  tarn_fsck_report_free(&rep);
+  fx_close(&f);
+}
+
 /* `tarn read` of the deployment: a catalog whose stream's partition 6 is
  * log 7 (its logs are 1..7), the legacy records and object under it. */
 static void cli_reads_legacy(void **state) {
@@ -235,6 +297,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test_prestate(reads_v1_and_v2, (void *)v),
       cmocka_unit_test_prestate(tuples_in_any_order, (void *)v),
       cmocka_unit_test_prestate(legacy_refusals, (void *)v),
+      cmocka_unit_test_prestate(append_to_legacy_refused, (void *)v),
+      cmocka_unit_test_prestate(fsck_reports_mixed_versions, (void *)v),
       cmocka_unit_test_prestate(cli_reads_legacy, (void *)v),
   };
   /* the command reads a deployment on disk: the sqlite: + file:// variant */

@@ -101,7 +101,9 @@
   X(KPROD_TRUSTS_CACHE, "kprod-trusts-cache") /* issue 31 #3: the node's producer cache decides */ \
   X(KAFKA_RULE_TOPIC_ONLY, "kafka-rule-topic-only") /* issue 31: Kafka serde without topic unchecked */ \
   X(WRITER_NO_LATE_PUT_BOUND, "writer-no-late-put-bound")         /* LS-085: late put acked */ \
-  X(RECLAIM_TRIM_BOUND_PLUS_ONE, "reclaim-trim-bound-plus-one")   /* LS-082: scan to B + 1 */
+  X(RECLAIM_TRIM_BOUND_PLUS_ONE, "reclaim-trim-bound-plus-one")   /* LS-082: scan to B + 1 */ \
+  X(PUBLISH_IGNORES_FENCE, "publish-ignores-fence") /* A3 guarded by the lease, not the fence */ \
+  X(C4_SKIPPED, "c4-skipped")                       /* install: C3 then C5, no C4 */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

@@ -696,6 +696,8 @@ static void publish(tarn_writer *w, wsection *s) {
   size_t ng = tarn_lease_guards(s->lease, g);
   if (TARN__PLANTED(TARN__BUG_PUBLISH_UNGUARDED))
     ng = 0; /* planted: the spec's unguarded A3 (reverts #11 part 4) */
+  else if (TARN__PLANTED(TARN__BUG_PUBLISH_IGNORES_FENCE))
+    ng = 1; /* planted: the lease record's guard only (g[1] is the fence's) */
   /* the entries' own conditions (issue 31 item 3), held across the put */
   size_t held = 0;
   for (; held < s->n_guards; held++)

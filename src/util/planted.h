@@ -108,7 +108,9 @@
   X(LEGACY_LOG_APPENDABLE, "legacy-log-appendable")               /* LS-001: v3 onto a v1/v2 log */ \
   X(PROGRESS_UNCONDITIONAL, "progress-unconditional")             /* C5 put, not CAS: goes back */ \
   X(LEASE_CREATE_ON_FENCED, "lease-create-on-fenced")             /* record in a fenced P(L) */ \
-  X(KPROD_EXPRESS_UNCHECKED, "kprod-express-unchecked")           /* issue 31 #4: no claim compare */
+  X(KPROD_EXPRESS_UNCHECKED, "kprod-express-unchecked")           /* issue 31 #4: no claim compare */ \
+  X(PUBLISH_IGNORES_FENCE, "publish-ignores-fence") /* A3 guarded by the lease, not the fence */ \
+  X(C4_SKIPPED, "c4-skipped")                       /* install: C3 then C5, no C4 */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

@@ -129,7 +129,12 @@ typedef struct sim_log {
   uint64_t soft_reported; /* the greatest value soft trim reported stored */
   int delete_done;        /* tarn_log_delete returned 0 */
   int fenced;             /* its fence exists: deletion began, records may go */
-  sim_span *spans;        /* the records of the last check, by end */
+  /* S3 (004's FencedRejectsAppends: FENCED => no AssignOffset): the fence
+   * was seen to take effect (fence_known), and the log's end offset then —
+   * no offset is assigned past it from the fence on, not from the drain's end */
+  int fence_known;
+  uint64_t fence_end;
+  sim_span *spans; /* the records of the last check, by end */
   size_t nspans;
   int spans_window;     /* the last check saw a C3-C4 window */
   uint64_t cursor;      /* the greatest compaction cursor (C5) seen */

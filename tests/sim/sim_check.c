@@ -281,6 +281,33 @@ static void check_cursor(sim *s, sim_log *lg) {
     lg->cursor = e;
 }
 
+/* S5 as 004 states it (NoPhantomEntries: in UPDATING_CURSOR or DONE,
+ * [CurRangeStart, CurRangeEnd - 1] is EMPTY), in v3's terms: once C5 of a
+ * compaction of [s, e) took effect (the cursor is at or past e; C5 follows
+ * C4), no index record ends in (s, e) — the records C3's PARQUET record
+ * K(L, e, c_e) superseded were removed by C4 (LS-071). Before C5 the C3-C4
+ * window may hold them (NoOverlappingRanges allows it); after, never. A
+ * record ending at or below B (soft trim) is outside the log's readable
+ * offsets, as in 004's model there is none. */
+static void check_superseded_gone(sim *s, sim_log *lg) {
+  for (size_t j = 1; j < lg->nspans && !s->failed; j++) {
+    const sim_span *p = &lg->spans[j];
+    if (!p->parquet || p->end > lg->cursor)
+      continue;
+    SIM_CHECKED(s, P_NoPhantomEntries);
+    /* (a record ending at or below B is trimmed away already: a range
+     * wholly below B is passed over by later plans, whose C5 then moves the
+     * cursor past it while its C3-C4 window, if any, is still open —
+     * tarn-sim --seed 7 --steps 639 before this exception) */
+    if (lg->spans[j - 1].end > p->start && lg->spans[j - 1].end > lg->b)
+      sim_fail(s, P_NoPhantomEntries,
+               "log %" PRIu64 ": the compaction of [%" PRIu64 ", %" PRIu64
+               ") is past C5 (cursor %" PRIu64 "), but the record ending at %" PRIu64
+               " that its C3 superseded is still there (C4 did not remove it)",
+               lg->id, p->start, p->end, lg->cursor, lg->spans[j - 1].end);
+  }
+}
+
 static void check_log_records(sim *s, sim_log *lg) {
   char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_LEN + 1], z[TARN_KEY_LEN + 1];
   char fence[TARN_KEY_SLASH_MAX];
@@ -423,11 +450,31 @@ static void check_log_records(sim *s, sim_log *lg) {
                "log %" PRIu64 ": every index record vanished (end was %" PRIu64 ")", lg->id,
                lg->max_end);
   }
+  /* S3 from the fence (004: FENCED => no AssignOffset): no index record
+   * ends past the end the log had when its fence took effect (noted by
+   * sim_world.c's fence_note where the deleter acts; a fence first seen here
+   * counts from the last check's end) */
+  if (lg->fenced && !lg->fence_known) {
+    lg->fence_known = 1;
+    lg->fence_end = lg->max_end;
+    sim_trace(s, "  log %" PRIu64 " fenced at end %" PRIu64 " (first seen by the checker)", lg->id,
+              lg->max_end);
+  }
+  if (!s->failed && lg->fence_known) {
+    SIM_CHECKED(s, P_FencedRejectsAppends);
+    if (keys.n && prev_end > lg->fence_end)
+      sim_fail(s, P_FencedRejectsAppends,
+               "log %" PRIu64 ": an index record ends at %" PRIu64 ", past the end %" PRIu64
+               " the log had when its fence took effect: offsets were assigned after the fence",
+               lg->id, prev_end, lg->fence_end);
+  }
   if (prev_end > lg->max_end)
     lg->max_end = prev_end;
   tarn_meta_recs_free(&keys);
   if (!s->failed && !lg->fenced)
     check_cursor(s, lg);
+  if (!s->failed)
+    check_superseded_gone(s, lg);
 }
 
 /* Compares an entry read back with what the simulation appended. */

@@ -309,10 +309,17 @@ static void append_cb(void *arg, int status, uint64_t offset, int64_t ts) {
     e->ts = ts;
     sim_trace(s, "  ack id %zu log %" PRIu64 " offset %" PRIu64 " ts +%" PRId64, id, e->log, offset,
               ts - EPOCH_MS);
-    /* S3 through the session-loss window: after a deletion drained the
-     * leases, nothing changes the log */
+    /* S3 (004: FENCED => no AssignOffset), through the session-loss window
+     * too: an entry acknowledged after the fence took effect must have had
+     * its offsets assigned before it, at or below the end the log had then */
     SIM_CHECKED(s, P_FencedRejectsAppends);
-    if (s->logs[e->log - 1].delete_done)
+    const sim_log *lg = &s->logs[e->log - 1];
+    if (lg->fence_known && offset + e->records > lg->fence_end)
+      sim_fail(s, P_FencedRejectsAppends,
+               "entry %zu was acknowledged on log %" PRIu64 " at [%" PRIu64 ", %" PRIu64
+               "), offsets assigned after its fence took effect (end then %" PRIu64 ")",
+               id, e->log, offset, offset + e->records, lg->fence_end);
+    else if (lg->delete_done)
       sim_fail(s, P_FencedRejectsAppends,
                "entry %zu was acknowledged on log %" PRIu64 " (offset %" PRIu64
                ") after its deletion drained the leases",
@@ -496,12 +503,13 @@ static int acquire(sim *s, tarn_meta *m, uint64_t log, tarn_lease **l) {
   arm_meta_fault(s, m);
   int rc = tarn_lease_acquire(m, log, l);
   clear_meta_fault(m);
-  if (s->logs[log - 1].delete_done)
+  /* LS-041, and S3's premise: no lease is granted once the fence exists */
+  if (s->logs[log - 1].fence_known || s->logs[log - 1].delete_done)
     SIM_CHECKED(s, P_FencedRejectsAppends);
-  if (rc == 0 && s->logs[log - 1].delete_done)
-    sim_fail(s, P_FencedRejectsAppends,
-             "a write lease on log %" PRIu64 " was granted after its deletion drained the leases",
-             log);
+  if (rc == 0 && (s->logs[log - 1].fence_known || s->logs[log - 1].delete_done))
+    sim_fail(
+        s, P_FencedRejectsAppends, "a write lease on log %" PRIu64 " was granted after %s", log,
+        s->logs[log - 1].fence_known ? "its fence took effect" : "its deletion drained the leases");
   if (rc)
     sim_trace(s, "  lease on log %" PRIu64 " -> %d", log, rc);
   return rc;
@@ -572,15 +580,63 @@ static void act_hard_trim(sim *s) {
   tarn_lease_release(l);
 }
 
+/* The log's end offset now: the end of its greatest index key (0: none).
+ * A3 creates a key at the new end in the same atomic step that advances the
+ * counters, and no trim removes the last record, so this is the offset the
+ * next assignment would start at. Read through the checker's session (no
+ * fault is armed on it between checks); draws nothing from the seed. */
+static uint64_t index_end(sim *s, uint64_t log) {
+  char part[TARN_KEY_PARTITION_LEN + 1], z[TARN_KEY_LEN + 1];
+  tarn_key_partition(part, log);
+  tarn_key_format(z, log, TARN_KEY_MAX, TARN_KEY_MAX);
+  tarn_meta_rec r = {0};
+  tarn_key k;
+  uint64_t end = 0;
+  if (tarn_meta_floor(s->cmeta, part, z, &r) == 0 &&
+      tarn_key_parse(r.key, strlen(r.key), &k) == 0 && k.log_id == log)
+    end = k.end_offset;
+  tarn_meta_rec_free(&r);
+  return end;
+}
+
+/* S3 as 004 states it (FencedRejectsAppends: FENCED => no AssignOffset):
+ * from the moment L's fence exists, not from the end of the deletion's drain.
+ * Called after each step that can create the fence (the deleter's call, the
+ * landing of a write the deleter had in flight) with L's end offset from
+ * just before it: the first time the fence is there, that end is the fence's
+ * (nothing else ran in between). sim_check.c and append_cb then demand that
+ * no offset past it is ever assigned, and acquire() that no lease is granted.
+ * (Stricter than the Storage Spec, whose fence only stops new leases and
+ * lets leases taken before it publish until the drain: tarn's A3 is guarded
+ * by the fence's absence, docs/durability.md §4.) */
+static void fence_note(sim *s, uint64_t log, uint64_t end_before) {
+  sim_log *lg = &s->logs[log - 1];
+  if (lg->fence_known)
+    return;
+  char part[TARN_KEY_PARTITION_LEN + 1], fence[TARN_KEY_SLASH_MAX];
+  tarn_key_partition(part, log);
+  tarn_key_fence(fence, log);
+  tarn_meta_rec f = {0};
+  int there = tarn_meta_get(s->cmeta, part, fence, &f) == 0;
+  tarn_meta_rec_free(&f);
+  if (!there)
+    return;
+  lg->fence_known = 1;
+  lg->fence_end = end_before;
+  sim_trace(s, "  log %" PRIu64 " fenced at end %" PRIu64, log, end_before);
+}
+
 static void act_delete(sim *s) {
   s->proc = PROC_DEL;
   tarn_catalog_options o = {.drain_timeout_ms = 40, .drain_poll_ms = 10};
   size_t removed = 0;
   s->delete_started = 1;
+  uint64_t end = index_end(s, SIM_DELETED_LOG);
   arm_meta_fault(s, s->dmeta);
   int rc = tarn_log_delete(s->dmeta, SIM_DELETED_LOG, &o, &removed);
   clear_meta_fault(s->dmeta);
   sim_trace(s, "deleter delete log %d -> %d removed %zu", SIM_DELETED_LOG, rc, removed);
+  fence_note(s, SIM_DELETED_LOG, end);
   if (rc == 0) {
     s->logs[SIM_DELETED_LOG - 1].delete_done = 1;
     s->st.deletions++;
@@ -1383,10 +1439,14 @@ static void zombies_and_landings(sim *s) {
     land(s, s->wr[k].alive ? s->wr[k].meta : NULL, "a writer");
   else if (k < SIM_NWRITERS + SIM_NCOMPACTORS)
     land(s, s->cp[k - SIM_NWRITERS].alive ? s->cp[k - SIM_NWRITERS].meta : NULL, "a compactor");
-  else if (k < SIM_NWRITERS + SIM_NCOMPACTORS + 2)
-    land(s, k == SIM_NWRITERS + SIM_NCOMPACTORS ? s->tmeta : s->dmeta,
-         k == SIM_NWRITERS + SIM_NCOMPACTORS ? "the trimmer" : "the deleter");
-  else {
+  else if (k == SIM_NWRITERS + SIM_NCOMPACTORS)
+    land(s, s->tmeta, "the trimmer");
+  else if (k == SIM_NWRITERS + SIM_NCOMPACTORS + 1) {
+    /* the deleter's held fence create may land now (S3 from the fence) */
+    uint64_t end = index_end(s, SIM_DELETED_LOG);
+    land(s, s->dmeta, "the deleter");
+    fence_note(s, SIM_DELETED_LOG, end);
+  } else {
     land(s, s->rmeta, "the reclaimer");
     land(s, s->rzombie, "the reclaimer's failed session (a zombie)");
   }

@@ -42,6 +42,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "store/curl_body.h"
 #include "store/meta_vfs.h"
 #include "tarn/buf.h"
 #include "util/bytes.h"
@@ -292,34 +293,9 @@ static int cut_after_handshake(ehandle *h, CURL *c, CURLcode cc, size_t got) {
          (cc == CURLE_SEND_ERROR || cc == CURLE_RECV_ERROR || cc == CURLE_GOT_NOTHING);
 }
 
-/* The body of a write, handed to libcurl by a read callback (issue 31 item
- * 1a): libcurl silently sends a request again on a fresh connection when a
- * reused one died before any answer, and a POSTFIELDS body lets it. A write
- * must not be applied twice below the logic that resolves its outcome, so
- * the write's body cannot be rewound (the seek callback refuses: libcurl
- * ends with CURLE_SEND_FAIL_REWIND instead of resending), and "sent" counts
- * whether libcurl ever took a byte of it: only a write it never took is
- * known not to have happened. */
-typedef struct wbody {
-  const char *p;
-  size_t len, off;
-  int sent;
-} wbody;
-
-static size_t wbody_read(char *dst, size_t sz, size_t n, void *arg) {
-  wbody *b = arg;
-  size_t k = b->len - b->off < sz * n ? b->len - b->off : sz * n;
-  memcpy(dst, b->p + b->off, k);
-  b->off += k;
-  if (k)
-    b->sent = 1;
-  return k;
-}
-
-static int wbody_seek(void *arg, curl_off_t off, int origin) {
-  (void)arg, (void)off, (void)origin;
-  return CURL_SEEKFUNC_FAIL;
-}
+/* A write's body goes to libcurl through tarn__curl_body (issue 31 item
+ * 1a, store/curl_body.h): libcurl cannot send it again by itself, and
+ * "sent" tells whether it ever took a byte of it. */
 
 /* POSTs body to path; *out gets the parsed 200 response. A request that is
  * safe to repeat (reads; writes not yet sent) moves on to the next endpoint
@@ -352,14 +328,9 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
     tarn_buf resp = TARN_BUF_INIT;
     cerr[0] = 0;
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
-    wbody wb = {body, strlen(body), 0, 0};
+    tarn__curl_body wb = {0};
     if (unsafe) {
-      curl_easy_setopt(c, CURLOPT_POST, 1L);
-      curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)wb.len);
-      curl_easy_setopt(c, CURLOPT_READFUNCTION, wbody_read);
-      curl_easy_setopt(c, CURLOPT_READDATA, &wb);
-      curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, wbody_seek);
-      curl_easy_setopt(c, CURLOPT_SEEKDATA, &wb);
+      tarn__curl_body_set(c, &wb, body, strlen(body));
     } else {
       curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     }
@@ -376,11 +347,7 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, NULL);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)-1);
-    curl_easy_setopt(c, CURLOPT_READFUNCTION, NULL);
-    curl_easy_setopt(c, CURLOPT_READDATA, NULL);
-    curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, NULL);
-    curl_easy_setopt(c, CURLOPT_SEEKDATA, NULL);
+    tarn__curl_body_unset(c);
     pool_put(h, c);
     curl_slist_free_all(hl);
     int retry = 0;

@@ -137,3 +137,42 @@ stop_term() {
   wait "$1" || rc=$?
   [ "$rc" = 0 ] || fail "exit status $rc after SIGTERM"
 }
+
+# The fault-injecting proxy (tests/support/faultproxy.py, issue 31) before
+# UPSTREAM (HOST:PORT); more arguments go to it (--verbose: every request
+# logged in $dir/proxy.err). Sets pport (where tarn connects) and cport (its
+# control port).
+proxy_start() {
+  local up=$1
+  shift
+  python3 "${TARN_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/tests/support/faultproxy.py" \
+    --upstream "$up" --ports "$dir/ports" "$@" 2> "$dir/proxy.err" &
+  pids+=($!)
+  wait_until 10 test -s "$dir/ports" || fail "the proxy did not start"
+  read -r pport cport < "$dir/ports"
+}
+# One command to the proxy's control port (bash's /dev/tcp: a python3 per
+# command costs seconds on a loaded machine); prints its answer.
+ctl() {
+  local out
+  exec 3<> "/dev/tcp/127.0.0.1/$cport"
+  echo "$*" >&3
+  out=$(cat <&3)
+  exec 3>&-
+  case $out in error*) fail "proxy: $*: $out" ;; esac
+  echo "$out"
+}
+# How many faults the proxy has injected so far.
+faults() { ctl stats | grep -o '"faults": [0-9]*' | grep -o '[0-9]*$'; }
+# One `tarn append ns/s --batch-ms 0 --json` fed K (default 4) lines NAME-N-I
+# 0.3 s apart, so each is a batch (a WAL object) of its own and the requests
+# after the first go on a pooled connection; input and output in $dir/in.N and
+# $dir/out.N (N counts the calls in n), added to runs for check_acked.py.
+append_slowly() {
+  local name=$1 k=${2:-4} i
+  n=$((n + 1))
+  for i in $(seq "$k"); do echo "$name-$n-$i"; done > "$dir/in.$n"
+  (for i in $(seq "$k"); do echo "$name-$n-$i"; sleep 0.3; done) |
+    "$TARN" append ns/s --batch-ms 0 --json > "$dir/out.$n" 2> "$dir/err.$n" || true
+  runs+=(--run "$dir/in.$n" "$dir/out.$n")
+}

@@ -26,24 +26,7 @@ need_env TARN_TEST_ETCD
 require_tool python3
 unset TARN_HOME TARN_META TARN_WAL TARN_COMPACTED
 src=${TARN_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-proxy=$src/tests/support/faultproxy.py
-
-python3 "$proxy" --upstream "$TARN_TEST_ETCD" --ports "$dir/ports" 2> "$dir/proxy.err" &
-pids+=($!)
-wait_until 10 test -s "$dir/ports" || fail "the proxy did not start"
-read -r pport cport < "$dir/ports"
-# One command to the proxy's control port (bash's /dev/tcp: a python3 per
-# command costs seconds on a loaded machine); prints its answer.
-ctl() {
-  local out
-  exec 3<> "/dev/tcp/127.0.0.1/$cport"
-  echo "$*" >&3
-  out=$(cat <&3)
-  exec 3>&-
-  case $out in error*) fail "proxy: $*: $out" ;; esac
-  echo "$out"
-}
-faults() { ctl stats | grep -o '"faults": [0-9]*' | grep -o '[0-9]*$'; }
+proxy_start "$TARN_TEST_ETCD"
 
 unique_run
 export TARN_HOME=$dir/home
@@ -53,18 +36,8 @@ export TARN_COMPACTED="file://$dir/compacted"
 "$TARN" init > /dev/null
 "$TARN" stream create ns/s > /dev/null
 
-runs=()
-n=0
-# One append process: K (default 4) records fed 0.3 s apart, so each is a batch of its
-# own and the puts after the first reuse a pooled connection.
-append() {
-  local name=$1 k=${2:-4}
-  n=$((n + 1))
-  for i in $(seq "$k"); do echo "$name-$n-$i"; done > "$dir/in.$n"
-  (for i in $(seq "$k"); do echo "$name-$n-$i"; sleep 0.3; done) |
-    "$TARN" append ns/s --batch-ms 0 --json > "$dir/out.$n" 2> "$dir/err.$n" || true
-  runs+=(--run "$dir/in.$n" "$dir/out.$n")
-}
+runs=() n=0
+append() { append_slowly "$@"; }
 # The rule must have fired (else the case tested nothing).
 fired() {
   local before=$1 now

@@ -101,7 +101,8 @@
   X(KPROD_TRUSTS_CACHE, "kprod-trusts-cache") /* issue 31 #3: the node's producer cache decides */ \
   X(KAFKA_RULE_TOPIC_ONLY, "kafka-rule-topic-only") /* issue 31: Kafka serde without topic unchecked */ \
   X(WRITER_NO_LATE_PUT_BOUND, "writer-no-late-put-bound")         /* LS-085: late put acked */ \
-  X(RECLAIM_TRIM_BOUND_PLUS_ONE, "reclaim-trim-bound-plus-one")   /* LS-082: scan to B + 1 */
+  X(RECLAIM_TRIM_BOUND_PLUS_ONE, "reclaim-trim-bound-plus-one")   /* LS-082: scan to B + 1 */ \
+  X(SEQ_PUT_RETRY_BLIND, "seq-put-retry-blind") /* issue 31 #1: C3 a new nonce, retry after the log moved on */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

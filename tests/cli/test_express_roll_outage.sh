@@ -12,13 +12,7 @@
 . "$(dirname "$0")/lib.sh"
 . "$(dirname "$0")/xlead_env.sh"
 xlead_deploy sqlite
-probe="$dir/probe"
-mkdir "$probe"
-if ! chattr +i "$probe" 2> /dev/null || touch "$probe/x" 2> /dev/null; then
-  chattr -i "$probe" 2> /dev/null || true
-  skip "chattr +i does not make a directory read-only here"
-fi
-chattr -i "$probe"
+need_chattr_ro
 ro=("$TARN_HOME/express/a" "$TARN_HOME/express/b")
 cleanup_hook() { chattr -R -i "${ro[@]}" 2> /dev/null || true; }
 "$TARN" stream create fast/o --class express > /dev/null

@@ -24,13 +24,23 @@
 # Exit status 0 when every round was clean.
 #
 #   scripts/durability-loop.sh [--rounds N] [--seconds S] [--etcd-restarts] [--tarn PATH]
+#                              [--no-serve] [--verbose] [--seed N]
+#                              [--etcd-faults 'RULE;RULE...'] [--s3-faults 'RULE;...']
+#
+# To hunt a violation down: --no-serve keeps the RAW index records (no
+# compaction: fsck's index-double then sees an entry indexed twice),
+# --verbose keeps every proxy's request log (proxy.NAME.err in the work
+# directory, which is kept when a round is not clean), --seed N repeats the
+# nemesis' choices, and --etcd-faults / --s3-faults replace the fault lists
+# (faultproxy.py rules, ';' between them; an empty list: none of that kind).
 #
 # Needs the shared servers (`source /tmp/servers.env`: TARN_TEST_ETCD_CLUSTER,
 # TARN_TEST_S3_URI, AWS_*; TARN_TEST_ETCD_CLUSTER_DIR for --etcd-restarts).
 # tests/cli/test_durability_faults.sh runs 2 short rounds of it in CI.
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
-rounds=1 seconds=20 restarts=0
+rounds=1 seconds=20 restarts=0 serve=1 verbose=0 seed=
+efaults_opt=- s3faults_opt=-
 tarn=${TARN:-$here/build/release/tarn}
 while [ $# -gt 0 ]; do
   case $1 in
@@ -38,7 +48,12 @@ while [ $# -gt 0 ]; do
     --seconds) seconds=$2; shift ;;
     --etcd-restarts) restarts=1 ;;
     --tarn) tarn=$2; shift ;;
-    *) echo "usage: $0 [--rounds N] [--seconds S] [--etcd-restarts] [--tarn PATH]" >&2; exit 2 ;;
+    --no-serve) serve=0 ;;
+    --verbose) verbose=1 ;;
+    --seed) seed=$2; shift ;;
+    --etcd-faults) efaults_opt=$2; shift ;;
+    --s3-faults) s3faults_opt=$2; shift ;;
+    *) echo "usage: $0 [--rounds N] [--seconds S] [--etcd-restarts] [--tarn PATH] [--no-serve] [--verbose] [--seed N] [--etcd-faults L] [--s3-faults L]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -58,7 +73,8 @@ trap cleanup EXIT
 IFS=, read -r -a members <<< "$TARN_TEST_ETCD_CLUSTER"
 eports=() ectl=()
 start_proxy() { # UPSTREAM NAME -> sets p_port, p_ctl
-  python3 "$proxy" --upstream "$1" --ports "$work/ports.$2" 2> "$work/proxy.$2.err" &
+  python3 "$proxy" --upstream "$1" --ports "$work/ports.$2" $([ "$verbose" = 0 ] || echo --verbose) \
+    2> "$work/proxy.$2.err" &
   pids+=($!)
   local i
   for i in $(seq 100); do [ -s "$work/ports.$2" ] && break; sleep 0.1; done
@@ -133,7 +149,9 @@ for ((r = 1; r <= rounds; r++)); do
     pids+=($!)
     if [ "$p" = 0 ]; then runs0+=(--run "$rd/in.$nw" "$rd/out.$nw"); else runs1+=(--run "$rd/in.$nw" "$rd/out.$nw"); fi
   }
+  spid=
   start_serve() {
+    [ "$serve" = 1 ] || return 0
     "$tarn" serve --listen 127.0.0.1:0 --compact-interval-ms 200 --compact-max-age-ms 0 \
       --stats-interval-ms 1000 2>> "$rd/serve.err" &
     spid=$!
@@ -148,25 +166,25 @@ for ((r = 1; r <= rounds; r++)); do
   while [ $SECONDS -lt $end ]; do
     sleep 0.$((RANDOM % 5 + 5))
     a=$((RANDOM % 20))
-    if [ $a -lt 9 ]; then
+    if [ $a -lt 9 ] && [ ${#etcd_faults[@]} -gt 0 ]; then
       m=$((RANDOM % ${#ectl[@]}))
       f=${etcd_faults[$((RANDOM % ${#etcd_faults[@]}))]}
       ctl "${ectl[$m]}" $f && actions+=("etcd$m:$f")
-    elif [ $a -lt 13 ]; then
+    elif [ $a -ge 9 ] && [ $a -lt 13 ] && [ ${#s3_faults[@]} -gt 0 ]; then
       f=${s3_faults[$((RANDOM % ${#s3_faults[@]}))]}
       ctl "$s3ctl" $f && actions+=("s3:$f")
-    elif [ $a -lt 17 ]; then
+    elif [ $a -ge 13 ] && [ $a -lt 17 ]; then
       p=$((RANDOM % 2))
       kill -KILL "${wpid[$p]}" 2> /dev/null || true
       wait "${wpid[$p]}" 2> /dev/null || true
       start_writer "$p"
       actions+=("kill writer p$p")
-    elif [ $a -lt 19 ]; then
+    elif [ $a -ge 17 ] && [ $a -lt 19 ] && [ "$serve" = 1 ]; then
       kill -KILL "$spid" 2> /dev/null || true
       wait "$spid" 2> /dev/null || true
       start_serve
       actions+=("kill serve")
-    elif [ "$restarts" = 1 ] && [ "$restarted" = 0 ] && [ -n "${TARN_TEST_ETCD_CLUSTER_DIR:-}" ]; then
+    elif [ $a -ge 19 ] && [ "$restarts" = 1 ] && [ "$restarted" = 0 ] && [ -n "${TARN_TEST_ETCD_CLUSTER_DIR:-}" ]; then
       m=$((RANDOM % ${#members[@]}))
       mport=${members[$m]##*:}
       kill -KILL "$(cat "$TARN_TEST_ETCD_CLUSTER_DIR/member-$mport.pid")" 2> /dev/null || true
@@ -183,10 +201,12 @@ for ((r = 1; r <= rounds; r++)); do
   for p in 0 1; do wait "${wpid[$p]}" 2> /dev/null || true; done
   # SIGTERM, and SIGKILL after 10 s: shutdown can wait for a reclaim pass
   # (issue 31 item 7, another helper's); the checker needs no clean stop
-  kill -TERM "$spid" 2> /dev/null || true
-  for _ in $(seq 100); do kill -0 "$spid" 2> /dev/null || break; sleep 0.1; done
-  kill -KILL "$spid" 2> /dev/null || true
-  wait "$spid" 2> /dev/null || true
+  if [ -n "$spid" ]; then
+    kill -TERM "$spid" 2> /dev/null || true
+    for _ in $(seq 100); do kill -0 "$spid" 2> /dev/null || break; sleep 0.1; done
+    kill -KILL "$spid" 2> /dev/null || true
+    wait "$spid" 2> /dev/null || true
+  fi
   export AWS_ENDPOINT_URL=$AWS_ENDPOINT_URL_REAL
   clean=1
   for p in 0 1; do

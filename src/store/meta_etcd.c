@@ -42,10 +42,12 @@
 #include <string.h>
 #include <time.h>
 
+#include "store/curl_body.h"
 #include "store/meta_vfs.h"
 #include "tarn/buf.h"
 #include "util/bytes.h"
 #include "util/error.h"
+#include "util/planted.h"
 #include "util/secret_file.h"
 #include "util/tls.h"
 
@@ -292,34 +294,9 @@ static int cut_after_handshake(ehandle *h, CURL *c, CURLcode cc, size_t got) {
          (cc == CURLE_SEND_ERROR || cc == CURLE_RECV_ERROR || cc == CURLE_GOT_NOTHING);
 }
 
-/* The body of a write, handed to libcurl by a read callback (issue 31 item
- * 1a): libcurl silently sends a request again on a fresh connection when a
- * reused one died before any answer, and a POSTFIELDS body lets it. A write
- * must not be applied twice below the logic that resolves its outcome, so
- * the write's body cannot be rewound (the seek callback refuses: libcurl
- * ends with CURLE_SEND_FAIL_REWIND instead of resending), and "sent" counts
- * whether libcurl ever took a byte of it: only a write it never took is
- * known not to have happened. */
-typedef struct wbody {
-  const char *p;
-  size_t len, off;
-  int sent;
-} wbody;
-
-static size_t wbody_read(char *dst, size_t sz, size_t n, void *arg) {
-  wbody *b = arg;
-  size_t k = b->len - b->off < sz * n ? b->len - b->off : sz * n;
-  memcpy(dst, b->p + b->off, k);
-  b->off += k;
-  if (k)
-    b->sent = 1;
-  return k;
-}
-
-static int wbody_seek(void *arg, curl_off_t off, int origin) {
-  (void)arg, (void)off, (void)origin;
-  return CURL_SEEKFUNC_FAIL;
-}
+/* A write's body goes to libcurl through tarn__curl_body (issue 31 item
+ * 1a, store/curl_body.h): libcurl cannot send it again by itself, and
+ * "sent" tells whether it ever took a byte of it. */
 
 /* POSTs body to path; *out gets the parsed 200 response. A request that is
  * safe to repeat (reads; writes not yet sent) moves on to the next endpoint
@@ -352,14 +329,9 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
     tarn_buf resp = TARN_BUF_INIT;
     cerr[0] = 0;
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, cerr);
-    wbody wb = {body, strlen(body), 0, 0};
+    tarn__curl_body wb = {0};
     if (unsafe) {
-      curl_easy_setopt(c, CURLOPT_POST, 1L);
-      curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)wb.len);
-      curl_easy_setopt(c, CURLOPT_READFUNCTION, wbody_read);
-      curl_easy_setopt(c, CURLOPT_READDATA, &wb);
-      curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, wbody_seek);
-      curl_easy_setopt(c, CURLOPT_SEEKDATA, &wb);
+      tarn__curl_body_set(c, &wb, body, strlen(body));
     } else {
       curl_easy_setopt(c, CURLOPT_POSTFIELDS, body);
     }
@@ -376,11 +348,7 @@ static int post_within(ehandle *h, const char *path, json_t *req, int unsafe, js
     curl_easy_setopt(c, CURLOPT_HTTPHEADER, NULL);
     curl_easy_setopt(c, CURLOPT_ERRORBUFFER, NULL);
     curl_easy_setopt(c, CURLOPT_POSTFIELDS, NULL);
-    curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)-1);
-    curl_easy_setopt(c, CURLOPT_READFUNCTION, NULL);
-    curl_easy_setopt(c, CURLOPT_READDATA, NULL);
-    curl_easy_setopt(c, CURLOPT_SEEKFUNCTION, NULL);
-    curl_easy_setopt(c, CURLOPT_SEEKDATA, NULL);
+    tarn__curl_body_unset(c);
     pool_put(h, c);
     curl_slist_free_all(hl);
     int retry = 0;
@@ -727,15 +695,26 @@ static int e_write(tarn_meta *m, const char *part, const char *key, const void *
   for (;;) {
     int exists = 0;
     int64_t created = tarn__meta_now_ms(), lease = 0, cur = 0;
+    uint64_t nonce = rand64();
     if (mode != TARN__META_CREATE) {
       json_t *resp, *kv;
       if ((rc = range_one(h, k, e, 0, &resp, &kv)))
         break;
       tarn_meta_rec r;
-      if (kv && (rc = kv_to_rec(h, kv, part, 0, &r, &lease, NULL)) == 0) {
+      if (kv &&
+          (rc = kv_to_rec(h, kv, part, 0, &r, &lease,
+                          TARN__PLANTED(TARN__BUG_SEQ_PUT_RETRY_BLIND) ? NULL : &nonce)) == 0) {
         exists = 1;
         cur = r.stat.version;
-        created = r.stat.created_ms; /* kept when the value is replaced */
+        /* kept when the value is replaced: the creation time, and the nonce,
+         * which names the write that created the key. A sequenced put of
+         * unknown outcome looks for its nonce under the key it tried; C3
+         * (tarn compact, tarn serve) replaces the last RAW record in place
+         * (a CompareAndSet), possibly within the seconds that put waited
+         * for its answer, and with a fresh nonce the put took its own record
+         * for another's and indexed its entries again after it (issue 31
+         * item 1, the durability loop's duplicate). */
+        created = r.stat.created_ms;
         tarn_meta_rec_free(&r);
       }
       json_decref(resp);
@@ -756,7 +735,7 @@ static int e_write(tarn_meta *m, const char *part, const char *key, const void *
     } else if (flags & TARN_META_EPHEMERAL) {
       lease = h->lease;
     }
-    char *v = evalue(val, len, created, rand64());
+    char *v = evalue(val, len, created, nonce);
     json_t *c = json_array(), *f = ng ? json_array() : NULL;
     json_t *one = exists ? cmp_mod(k, NULL, "EQUAL", cur) : cmp_absent(k);
     if (!v || !c || !one || json_array_append_new(c, one) || (ng && !f) ||
@@ -938,6 +917,7 @@ static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, ui
   char *bound = tarn__meta_seq_bound(prefix);
   char *lo = ekey(h, part, NULL, -1), *hi = bound ? ekey(h, part, bound, -1) : NULL;
   char *tried[64];
+  char *base = NULL; /* the last key the latest unknown attempt followed ("" none) */
   int ntried = 0, rc = 0, unknown = 0;
   uint64_t nonce = rand64();
   int64_t deadline = mono_ms() + RETRY_MS;
@@ -970,6 +950,24 @@ static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, ui
     char *lastk = NULL, *key = NULL;
     if (kv && (rc = kv_to_rec(h, kv, part, 0, &last, NULL, NULL)) == 0)
       lastk = last.key;
+    /* Not found, and the log moved on since the attempt of unknown outcome
+     * was sent: the new last key may hold that attempt's entries under
+     * another value (rewritten or compacted), or another writer's. Trying
+     * again would index ours after it, maybe twice (issue 31 item 1): the
+     * outcome stays unknown. Trying again is sound only while the last key
+     * is still the one that attempt followed (then its range compare fails
+     * should it commit late). */
+    if (rc == 0 && unknown && strcmp(lastk ? lastk : "", base) != 0 &&
+        !TARN__PLANTED(TARN__BUG_SEQ_PUT_RETRY_BLIND)) {
+      rc = tarn__err(TARN_EUNKNOWN,
+                     "etcd: sequenced put: the log moved on (last key %s, was %s) after an "
+                     "attempt whose outcome is unknown",
+                     lastk ? lastk : "none", base[0] ? base : "none");
+      tarn_meta_rec_free(&last);
+      goto out;
+    }
+    /* what this attempt follows, should its outcome be unknown */
+    char *follows = rc == 0 ? strdup(lastk ? lastk : "") : NULL;
     /* the compares below make this check one step with the put: the last
      * key is still lastk when the txn commits */
     if (rc == 0)
@@ -1011,9 +1009,17 @@ static int seq_put_locked(tarn_meta *m, const char *part, const char *prefix, ui
     if (rc == TARN_EUNKNOWN && ntried < 64 && mono_ms() < deadline) {
       tried[ntried++] = key;
       unknown = 1;
+      free(base);
+      base = follows;
+      if (!base) {
+        rc =
+            tarn__err(TARN_EUNKNOWN, "etcd: sequenced put: out of memory after an unknown outcome");
+        goto out;
+      }
       sleep_ms(50);
       continue;
     }
+    free(follows);
     /* The put took effect: running out of memory for its result must not
      * report it as failed. */
     if (rc == 0 && ok && tarn__meta_rec_set(out, key, NULL, 0, newrev, created))
@@ -1044,6 +1050,7 @@ out:
         tarn__errctx(TARN_EUNKNOWN, "etcd: sequenced put: an earlier attempt's outcome is unknown");
   for (int i = 0; i < ntried; i++)
     free(tried[i]);
+  free(base);
   free(bound);
   free(lo);
   free(hi);

@@ -19,7 +19,9 @@
  * outcome is unknown (the request may have reached the server before the
  * failure) is resolved by reading the object back before anything is
  * reported: its bytes (or ETag, the MD5 of a single PUT) equal to ours means
- * the put took effect. Credentials never enter a message. */
+ * the put took effect. No retry happens below that logic: a body goes to
+ * libcurl through store/curl_body.h, so libcurl cannot send a request again
+ * by itself (issue 31 item 1). Credentials never enter a message. */
 #include <curl/curl.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -33,6 +35,7 @@
 #include <openssl/evp.h>
 
 #include "store/content_range.h"
+#include "store/curl_body.h"
 #include "store/objstore_s3.h"
 #include "store/objstore_vfs.h"
 #include "store/s3_xml.h"
@@ -93,7 +96,8 @@ typedef struct req {
   int crange_seen;
   uint64_t body_bytes; /* the 2xx body's bytes as received, before skip and keep */
   curl_off_t clen;
-  int ambiguous; /* a mutation may have reached the server without our seeing the reply */
+  int ambiguous;      /* a mutation may have reached the server without our seeing the reply */
+  tarn__curl_body cb; /* the body as libcurl takes it (cb.sent: it may have arrived) */
 } req;
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
@@ -344,8 +348,18 @@ static int once(s3store *s, req *r) {
   else if (strcmp(r->method, "GET") != 0) {
     curl_easy_setopt(c, CURLOPT_CUSTOMREQUEST, r->method);
     if (r->body || strcmp(r->method, "PUT") == 0 || strcmp(r->method, "POST") == 0) {
-      curl_easy_setopt(c, CURLOPT_POSTFIELDS, r->body ? (const char *)r->body : "");
-      curl_easy_setopt(c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)r->blen);
+      /* The body through a read callback that cannot rewind, never
+       * POSTFIELDS (issue 31 item 1, as meta_etcd.c): libcurl silently
+       * sends a request again on a fresh connection when a reused one died
+       * before any answer, and a create-only PUT that had landed then gets
+       * 412 as if another writer had taken the name. Refused, the resend
+       * ends in CURLE_SEND_FAIL_REWIND, and call() resends it itself with
+       * the outcome marked unknown, which settle() resolves by reading the
+       * object back. A request without a body goes on a fresh connection:
+       * there libcurl never resends. */
+      tarn__curl_body_set(c, &r->cb, r->body, r->blen);
+      if (r->blen == 0)
+        curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
     }
   }
   r->cc = curl_easy_perform(c);
@@ -460,8 +474,9 @@ static int call(s3store *s, req *r, const char *what) {
     if (rc == TARN_EIO) {
       /* A request that never left cannot have taken effect; any later
        * transport failure may have come after the server acted. */
-      int unsent = r->cc == CURLE_COULDNT_CONNECT || r->cc == CURLE_COULDNT_RESOLVE_HOST ||
-                   r->cc == CURLE_COULDNT_RESOLVE_PROXY;
+      int unsent = (r->cc == CURLE_COULDNT_CONNECT || r->cc == CURLE_COULDNT_RESOLVE_HOST ||
+                    r->cc == CURLE_COULDNT_RESOLVE_PROXY) &&
+                   !r->cb.sent; /* refused after a reused connection died: maybe sent */
       if (!unsent && is_mutation(r))
         r->ambiguous = 1;
       retry = 1;

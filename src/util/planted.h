@@ -110,7 +110,8 @@
   X(LEASE_CREATE_ON_FENCED, "lease-create-on-fenced")             /* record in a fenced P(L) */ \
   X(KPROD_EXPRESS_UNCHECKED, "kprod-express-unchecked")           /* issue 31 #4: no claim compare */ \
   X(PUBLISH_IGNORES_FENCE, "publish-ignores-fence") /* A3 guarded by the lease, not the fence */ \
-  X(C4_SKIPPED, "c4-skipped")                       /* install: C3 then C5, no C4 */
+  X(C4_SKIPPED, "c4-skipped")                       /* install: C3 then C5, no C4 */ \
+  X(SEQ_PUT_RETRY_BLIND, "seq-put-retry-blind") /* issue 31 #1: C3 a new nonce, retry after the log moved on */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

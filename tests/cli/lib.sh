@@ -25,10 +25,10 @@
 #                  and sets port (HTTP) and kport (Kafka; empty without one) from it
 #   http_port LOG, kafka_port LOG  print those ports from LOG's "serving" line
 #   stop_term PID  SIGTERM, wait, fails unless PID exits 0
-#   fproxy_start HOST:PORT  starts tests/support/faultproxy.py in front of
+#   proxy_start HOST:PORT [ARGS]  starts tests/support/faultproxy.py in front of
 #                  HOST:PORT; sets pport (its port) and cport (its control port)
-#   fproxy_ctl WORDS...  one command to that proxy (a rule, clear, stats);
-#                  prints its answer, fails on an error
+#   ctl WORDS...   one command to that proxy (a rule, clear, stats); prints its
+#                  answer, fails on an error; faults: how many it injected
 #   TARN_TEST_KEEP=DIR  keeps a copy of the test directory (its logs) in DIR
 set -euo pipefail
 : "${TARN:?}"
@@ -142,15 +142,22 @@ stop_term() {
   [ "$rc" = 0 ] || fail "exit status $rc after SIGTERM"
 }
 
-fproxy_start() {
+# The fault-injecting proxy (tests/support/faultproxy.py, issue 31) before
+# UPSTREAM (HOST:PORT); more arguments go to it (--verbose: every request
+# logged in $dir/proxy.err). Sets pport (where tarn connects) and cport (its
+# control port).
+proxy_start() {
+  local up=$1
+  shift
   python3 "${TARN_SRC:-$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)}/tests/support/faultproxy.py" \
-    --upstream "$1" --ports "$dir/ports" 2> "$dir/proxy.err" &
+    --upstream "$up" --ports "$dir/ports" "$@" 2> "$dir/proxy.err" &
   pids+=($!)
   wait_until 10 test -s "$dir/ports" || fail "the proxy did not start: $(cat "$dir/proxy.err")"
   read -r pport cport < "$dir/ports"
 }
-# bash's /dev/tcp: a python3 per command costs seconds on a loaded machine
-fproxy_ctl() {
+# One command to the proxy's control port (bash's /dev/tcp: a python3 per
+# command costs seconds on a loaded machine); prints its answer.
+ctl() {
   local out
   exec 3<> "/dev/tcp/127.0.0.1/$cport"
   echo "$*" >&3
@@ -158,4 +165,29 @@ fproxy_ctl() {
   exec 3>&-
   case $out in error*) fail "proxy: $*: $out" ;; esac
   echo "$out"
+}
+# How many faults the proxy has injected so far.
+faults() { ctl stats | grep -o '"faults": [0-9]*' | grep -o '[0-9]*$'; }
+# One `tarn append ns/s --batch-ms 0 --json` fed K (default 4) lines NAME-N-I
+# 0.3 s apart, so each is a batch (a WAL object) of its own and the requests
+# after the first go on a pooled connection; input and output in $dir/in.N and
+# $dir/out.N (N counts the calls in n), added to runs for check_acked.py.
+append_slowly() {
+  local name=$1 k=${2:-4} i
+  n=$((n + 1))
+  for i in $(seq "$k"); do echo "$name-$n-$i"; done > "$dir/in.$n"
+  (for i in $(seq "$k"); do echo "$name-$n-$i"; sleep 0.3; done) |
+    "$TARN" append ns/s --batch-ms 0 --json > "$dir/out.$n" 2> "$dir/err.$n" || true
+  runs+=(--run "$dir/in.$n" "$dir/out.$n")
+}
+# Skips (77) where chattr +i does not make a directory read-only (not ext4 or
+# xfs, or no CAP_LINUX_IMMUTABLE): the bucket outages of the express tests.
+need_chattr_ro() {
+  local probe="$dir/chattr-probe"
+  mkdir "$probe"
+  if ! chattr +i "$probe" 2> /dev/null || touch "$probe/x" 2> /dev/null; then
+    chattr -i "$probe" 2> /dev/null || true
+    skip "chattr +i does not make a directory read-only here"
+  fi
+  chattr -i "$probe"
 }

@@ -26,9 +26,7 @@ need_env TARN_TEST_ETCD
 require_tool python3
 unset TARN_HOME TARN_META TARN_WAL TARN_COMPACTED
 src=${TARN_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
-fproxy_start "$TARN_TEST_ETCD"
-ctl() { fproxy_ctl "$@"; }
-faults() { ctl stats | grep -o '"faults": [0-9]*' | grep -o '[0-9]*$'; }
+proxy_start "$TARN_TEST_ETCD"
 
 unique_run
 export TARN_HOME=$dir/home
@@ -38,18 +36,8 @@ export TARN_COMPACTED="file://$dir/compacted"
 "$TARN" init > /dev/null
 "$TARN" stream create ns/s > /dev/null
 
-runs=()
-n=0
-# One append process: K (default 4) records fed 0.3 s apart, so each is a batch of its
-# own and the puts after the first reuse a pooled connection.
-append() {
-  local name=$1 k=${2:-4}
-  n=$((n + 1))
-  for i in $(seq "$k"); do echo "$name-$n-$i"; done > "$dir/in.$n"
-  (for i in $(seq "$k"); do echo "$name-$n-$i"; sleep 0.3; done) |
-    "$TARN" append ns/s --batch-ms 0 --json > "$dir/out.$n" 2> "$dir/err.$n" || true
-  runs+=(--run "$dir/in.$n" "$dir/out.$n")
-}
+runs=() n=0
+append() { append_slowly "$@"; }
 # The rule must have fired (else the case tested nothing).
 fired() {
   local before=$1 now
@@ -72,6 +60,26 @@ for k in 1 2 3; do
   append "timeout$k"
   fired "$f" "1b after=$k"
 done
+# 1c: the put lands, its answer is held past the client's 5 s timeout, and
+# meanwhile a compaction (`tarn compact`, straight to etcd) rewrites the log's
+# records, the put's own last one in place (C3's CompareAndSet). The retry
+# must not take that record for another's: cc6867b looked for its nonce
+# there, found C3's, and indexed the entries again after it (the durability
+# loop's duplicate). Now C3 keeps the nonce, and a retry after the log moved
+# on is refused (unknown), never sent.
+f=$(faults)
+ctl delay ms=6000 has=LESS reused=1 > /dev/null
+n=$((n + 1)) # as append_slowly, with the compaction beside it
+for i in 1 2 3 4; do echo "compact-$n-$i"; done > "$dir/in.$n"
+(for i in 1 2 3 4; do echo "compact-$n-$i"; sleep 0.3; done) |
+  "$TARN" append ns/s --batch-ms 0 --json > "$dir/out.$n" 2> "$dir/err.$n" &
+apid=$!
+pids+=($apid)
+runs+=(--run "$dir/in.$n" "$dir/out.$n")
+wait_until 10 eval '[ "$(faults)" -gt "$f" ]' || fail "case 1c: the proxy's fault never fired"
+TARN_META="etcd://$TARN_TEST_ETCD?prefix=tarn-test/faults-$run" "$TARN" compact ns/s \
+  > "$dir/compact.out" 2>&1 || fail "case 1c: tarn compact: $(cat "$dir/compact.out")"
+wait "$apid" || true
 # 2: the put answers "timed out" and lands at once; then every read answers
 # "timed out" for longer than the 15 s of retries, so the put cannot learn
 # that it landed: its entries must be unknown, not failed.

@@ -21,26 +21,20 @@
 mode=${1:-sqlite}
 if [ "$mode" = etcd ]; then
   need_env TARN_TEST_ETCD TARN_TEST_S3_URI AWS_ENDPOINT_URL
-  fproxy_start "${AWS_ENDPOINT_URL#*://}"
+  proxy_start "${AWS_ENDPOINT_URL#*://}"
   xbucket_q=("?endpoint=http://127.0.0.1:$pport" "?endpoint=http://127.0.0.1:$pport" "")
   xlead_deploy etcd
-  outage_begin() { fproxy_ctl status code=403 method=PUT count=0 > /dev/null; }
+  outage_begin() { ctl status code=403 method=PUT count=0 > /dev/null; }
   outage_end() {
-    fproxy_ctl clear > /dev/null
+    ctl clear > /dev/null
     local n
-    n=$(fproxy_ctl stats | grep -o '"faults": [0-9]*' | grep -o '[0-9]*$')
+    n=$(faults)
     [ "${n:-0}" -gt 0 ] || fail "the proxy refused no PUT: no outage"
     echo "$n PUTs refused during the outage"
   }
 else
   xlead_deploy sqlite
-  probe="$dir/probe"
-  mkdir "$probe"
-  if ! chattr +i "$probe" 2> /dev/null || touch "$probe/x" 2> /dev/null; then
-    chattr -i "$probe" 2> /dev/null || true
-    skip "chattr +i does not make a directory read-only here"
-  fi
-  chattr -i "$probe"
+  need_chattr_ro
   ro=("$TARN_HOME/express/a" "$TARN_HOME/express/b")
   cleanup_hook() { chattr -R -i "${ro[@]}" 2> /dev/null || true; }
   outage_begin() { chattr -R +i "${ro[@]}"; }

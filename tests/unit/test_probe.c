@@ -35,8 +35,8 @@ static void test_mem_holds(void **st) {
   tarn_probe_report rep;
   assert_int_equal(tarn_probe_objstore(s, &rep), 0);
   assert_false(rep.unsafe);
-  static const char *const safe[] = {"create_only",   "read_after_write", "range_read",
-                                     "list_order",    "list_complete",    "read_after_delete",
+  static const char *const safe[] = {"create_only",  "read_after_write", "range_read",
+                                     "list_order",   "list_complete",    "read_after_delete",
                                      "delete_absent"};
   for (size_t i = 0; i < sizeof safe / sizeof safe[0]; i++)
     assert_int_equal(find(&rep, safe[i])->verdict, TARN_PROBE_HOLDS);
@@ -60,8 +60,7 @@ static void test_mem_damaged_read(void **st) {
   (void)st;
   tarn_objstore *s;
   assert_int_equal(tarn_objstore_open("mem:probe-lies", &s), 0);
-  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 1, TARN_MEM_FAULT_CORRUPT, 0),
-                   0);
+  assert_int_equal(tarn_objstore_mem_fault(s, TARN_MEM_OP_GET, 1, 1, TARN_MEM_FAULT_CORRUPT, 0), 0);
   tarn_probe_report rep;
   assert_int_equal(tarn_probe_objstore(s, &rep), 0);
   assert_true(rep.unsafe);

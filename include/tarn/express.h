@@ -125,6 +125,16 @@ int tarn_xwriter_append(tarn_xwriter *w, uint64_t log_id, const void *payload, s
                         uint32_t record_count, tarn_append_cb cb, void *arg);
 int tarn_xwriter_append_sync(tarn_xwriter *w, uint64_t log_id, const void *payload, size_t len,
                              uint32_t record_count, uint64_t *offset, int64_t *timestamp_ms);
+/* Leads log_id as the first append to it does (its write lease, the open
+ * gate, its end from the index), appending nothing; 0 at once when the
+ * writer leads it already. Once it returned 0, every entry an earlier writer
+ * of the log stored is in the index (the gate consumed its clean-release
+ * mark or fenced and settled it) and every entry this writer acknowledged is
+ * in the index or its tail (tarn_xwriter_read_tail): nothing outside them
+ * can still be stored but what this writer has in flight. TARN_EBUSY
+ * (retryable) while another star leads the log, TARN_EUNAVAIL while its
+ * Finish has not landed, the writer's error once it failed. */
+int tarn_xwriter_lead(tarn_xwriter *w, uint64_t log_id);
 /* Seals the gathering flight now (if the window allows), without waiting. */
 int tarn_xwriter_seal(tarn_xwriter *w);
 /* The star's default name for a process: TARN_STAR, else the host name with

@@ -390,6 +390,24 @@ int tarn_xwriter_append(tarn_xwriter *w, uint64_t log_id, const void *payload, s
   return 0;
 }
 
+int tarn_xwriter_lead(tarn_xwriter *w, uint64_t log_id) {
+  int rc = ensure_log(w, log_id);
+  if (rc)
+    return rc;
+  pthread_mutex_lock(&w->mu);
+  const xlog *l = find_log(w, log_id);
+  if (w->failed_rc)
+    rc = tarn__err(w->failed_rc, "express writer failed: %s", w->err);
+  else if (w->stopping)
+    rc = tarn__err(TARN_ECLOSED, "express writer is closing");
+  else if (!l || l->finishing)
+    rc = tarn__err(TARN_EUNAVAIL,
+                   "express log %" PRIu64 " is being released (its Finish has not landed); retry",
+                   log_id);
+  pthread_mutex_unlock(&w->mu);
+  return rc;
+}
+
 typedef struct sync_res {
   pthread_mutex_t mu;
   pthread_cond_t cv;

@@ -289,8 +289,9 @@ int16_t tarn__kerr_of(int rc);
 
 /* The finder of idempotent producers' unsettled claims (producer.h,
  * tarn__kprod_finder; api_produce.c): arg is the node, read through its
- * reader. */
-int tarn__kproduce_find(void *arg, const char *key, int64_t pid, int32_t first_seq, int64_t from,
-                        int64_t *offset);
+ * reader; ctx the express writer that leads the log (an express topic's
+ * partition), or NULL. */
+int tarn__kproduce_find(void *arg, void *ctx, const char *key, int64_t pid, int32_t first_seq,
+                        int64_t from, int64_t *offset);
 
 #endif

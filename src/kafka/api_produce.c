@@ -25,6 +25,7 @@
 #include "tarn/express.h"
 #include "tarn/writer.h"
 #include "util/clock.h"
+#include "util/planted.h"
 
 typedef struct pctx pctx;
 /* One partition's append in flight. */
@@ -153,26 +154,64 @@ static int16_t check_records(const tarn__kbytes *rec, int32_t max_bytes, uint32_
   return 0;
 }
 
-int tarn__kproduce_find(void *arg, const char *key, int64_t pid, int32_t first_seq, int64_t from,
-                        int64_t *offset) {
+/* Whether payload's first batch is producer pid's with base sequence seq. */
+static int batch_is(const void *payload, size_t len, int64_t pid, int32_t seq) {
+  tarn_kafka_iter ki;
+  tarn_kafka_batch b;
+  tarn_kafka_iter_init(&ki, payload, len, 0);
+  return tarn_kafka_iter_next(&ki, &b) == 1 && b.producer_id == pid && b.base_sequence == seq;
+}
+
+typedef struct xfind {
+  int64_t pid;
+  int32_t seq;
+  int64_t at;
+} xfind;
+
+static int tail_match(void *arg, uint64_t offset, const void *payload, size_t len,
+                      uint32_t records) {
+  (void)records;
+  xfind *f = arg;
+  if (!batch_is(payload, len, f->pid, f->seq))
+    return 0;
+  f->at = (int64_t)offset;
+  return 1;
+}
+
+int tarn__kproduce_find(void *arg, void *ctx, const char *key, int64_t pid, int32_t first_seq,
+                        int64_t from, int64_t *offset) {
   tarn__knode *n = arg;
+  tarn_xwriter *xw = ctx;
   uint64_t log_id = strtoull(key, NULL, 10);
+  uint64_t start = from < 0 ? 0 : (uint64_t)from;
+  int rc;
+  if (xw && !TARN__PLANTED(TARN__BUG_KPROD_XFIND_INDEX_ONLY)) {
+    /* An express log (issue 31): "not found" in its index alone is no
+     * promise. A batch acknowledged by an earlier writer of the log may sit
+     * in an epoch not yet settled (a node that died, before this writer's
+     * first append passed the gate), and one this writer acknowledged may
+     * not be absorbed yet. So the log is led first (the gate settles every
+     * earlier writer into the index), then this writer's tail is read, then
+     * the index: absorb moves entries from the tail into the index and never
+     * back, so in this order none is missed. */
+    if ((rc = tarn_xwriter_lead(xw, log_id)) != 0)
+      return rc;
+    xfind f = {pid, first_seq, -1};
+    if (tarn_xwriter_read_tail(xw, log_id, start, tail_match, &f, NULL) == 1) {
+      *offset = f.at;
+      return 1;
+    }
+  }
   tarn_log_iter *it;
-  int rc = tarn_log_iter_open(n->reader, log_id, from < 0 ? 0 : (uint64_t)from, &it);
-  if (rc)
+  if ((rc = tarn_log_iter_open(n->reader, log_id, start, &it)) != 0)
     return rc;
   tarn_entry e;
-  while ((rc = tarn_log_iter_next(it, &e, 0)) == 0) {
-    tarn_kafka_iter ki;
-    tarn_kafka_batch b;
-    tarn_kafka_iter_init(&ki, e.payload, e.payload_len, 0);
-    if (tarn_kafka_iter_next(&ki, &b) == 1 && b.producer_id == pid &&
-        b.base_sequence == first_seq) {
+  while ((rc = tarn_log_iter_next(it, &e, 0)) == 0)
+    if (batch_is(e.payload, e.payload_len, pid, first_seq)) {
       *offset = (int64_t)e.offset;
       tarn_log_iter_close(it);
       return 1;
     }
-  }
   tarn_log_iter_close(it);
   return rc == TARN_EEND ? 0 : rc;
 }
@@ -271,8 +310,9 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
         /* an idempotent producer's batch (producer.h): its sequence is
          * checked before the append; a retry gets its original offset */
         tarn__kprod_verdict v;
-        int prc = tarn__kprod_check(node->producers, key, first.producer_id, first.producer_epoch,
-                                    first.base_sequence, (int32_t)count, &v);
+        int prc =
+            tarn__kprod_check_in(node->producers, xw, key, first.producer_id, first.producer_epoch,
+                                 first.base_sequence, (int32_t)count, &v);
         if (prc) {
           err = TARN__KERR_KAFKA_STORAGE_ERROR;
         } else if (v.error) {

@@ -46,9 +46,16 @@ typedef struct kbatch {
 
 typedef struct kclaim {
   int32_t first, last;
-  uint64_t owner; /* the claiming tarn__kprod's nonce */
+  uint64_t owner; /* the claiming tarn__kprod's nonce; REVOKED: being settled */
   int64_t since_ms;
 } kclaim;
+
+/* The owner of a revoked claim whose batch has not yet been looked for: it
+ * stays in the record until the finder has answered (issue 31). Dropped at
+ * the revocation, a claim whose lookup then failed was forgotten, and the
+ * client's retry of a batch stored before the revocation was appended again.
+ * No node's nonce is 0 (tarn__kprod_open). */
+#define REVOKED 0
 
 typedef struct pstate {
   int64_t pid;
@@ -88,7 +95,9 @@ int tarn__kprod_open(tarn_meta *m, tarn__kprod **out) {
   if (!p)
     return tarn__err(TARN_ENOMEM, "kafka producers: out of memory");
   p->m = m;
-  int rc = tarn__random(&p->nonce, sizeof p->nonce, "kafka producers");
+  int rc = 0;
+  while (!rc && p->nonce == REVOKED)
+    rc = tarn__random(&p->nonce, sizeof p->nonce, "kafka producers");
   if (rc) {
     free(p);
     return rc;
@@ -417,9 +426,14 @@ static void drop_mine(pstate *s, int32_t first) {
     }
 }
 
-static void drop_claim(pstate *s, int32_t first) {
+/* Drops the claim of first owned by owner: a node withdraws or completes
+ * only its own claim. Another node's claim of the same sequence (it revoked
+ * this node's and took the client's retry) stays: dropped, it let a third
+ * retry of that batch be appended while the second was in flight. */
+static void drop_claim(pstate *s, int32_t first, uint64_t owner) {
   for (size_t i = 0; i < s->n_claims; i++)
-    if (s->claims[i].first == first) {
+    if (s->claims[i].first == first &&
+        (s->claims[i].owner == owner || TARN__PLANTED(TARN__BUG_KPROD_DROPS_OTHERS_CLAIM))) {
       memmove(&s->claims[i], &s->claims[i + 1], (s->n_claims - i - 1) * sizeof s->claims[0]);
       s->n_claims--;
       return;
@@ -439,67 +453,90 @@ static void push_done(pstate *s, kbatch b) {
   s->done[s->n_done++] = b;
 }
 
-/* A claim nobody will finish: another node's, older than PATIENCE_MS, or
- * this node's without an append in flight (its outcome was unknown). */
+/* A claim nobody will finish: a revoked one, another node's older than
+ * PATIENCE_MS, or this node's without an append in flight (its outcome was
+ * unknown). */
 static int stale(const tarn__kprod *p, const pstate *s, const kclaim *c, int64_t now) {
+  if (c->owner == REVOKED)
+    return 1;
   if (c->owner == p->nonce)
     return !is_mine(s, c->first);
   return now - c->since_ms >= PATIENCE_MS || now < c->since_ms - PATIENCE_MS;
 }
 
-/* Settles the stale claims: revokes them (a CompareAndSet, after which their
- * guarded index puts cannot land), then looks for their batches in the log
- * from the oldest kept batch's offset (a claimed batch lands after the
- * batches kept when it was claimed, or it is older than the five). Found,
- * a batch is kept with its offset; not found, it never will be stored.
+/* Settles the stale claims in two writes of the record. First they are
+ * revoked: their owner becomes REVOKED (a CompareAndSet, after which their
+ * guarded index puts cannot land). Then each revoked claim's batch is looked
+ * for in the log from the oldest kept batch's offset (a claimed batch lands
+ * after the batches kept when it was claimed, or it is older than the five),
+ * and only then does the claim go: found, as a kept batch with its offset;
+ * not found, for good (it never will be stored). A lookup that fails leaves
+ * the revoked claims in the record, and the next check looks again: a retry
+ * is never judged against a state that forgot a batch which may be stored.
  * s is loaded on return. Without a finder nothing is revoked. */
-static int settle(tarn__kprod *p, pstate *s, int *settled) {
+static int settle(tarn__kprod *p, pstate *s, void *ctx, int *settled) {
   *settled = 0;
   if (!p->find)
     return 0;
+  int rc = 0;
   for (int i = 0; i < RETRIES; i++) {
-    int rc = load_state(p, s);
-    if (rc)
+    if ((rc = load_state(p, s)) != 0)
       return rc;
     int64_t now = tarn__now_ms();
-    kclaim gone[TARN__KP_INFLIGHT];
-    size_t ng = 0;
-    for (size_t k = 0; k < s->n_claims;)
+    size_t nr = 0, revoke = 0;
+    for (size_t k = 0; k < s->n_claims; k++)
       if (stale(p, s, &s->claims[k], now)) {
-        gone[ng++] = s->claims[k];
-        drop_mine(s, s->claims[k].first);
-        drop_claim(s, s->claims[k].first);
-      } else {
-        k++;
+        nr++;
+        if (s->claims[k].owner != REVOKED) {
+          if (s->claims[k].owner == p->nonce)
+            drop_mine(s, s->claims[k].first);
+          s->claims[k].owner = REVOKED;
+          revoke++;
+        }
       }
-    if (!ng)
+    if (!nr) { /* another node settled them: s is fresh, judge again */
+      *settled = 1;
       return 0;
-    int64_t from = s->n_done ? s->done[0].offset : -1;
-    if ((rc = save_state(p, s)) != 0) {
+    }
+    if (revoke && (rc = save_state(p, s)) != 0) {
       if (moved(rc))
         continue;
       return rc;
     }
-    /* revoked: look for each, then keep what was found */
-    kbatch found[TARN__KP_INFLIGHT];
-    size_t nf = 0;
-    for (size_t k = 0; k < ng; k++) {
-      int64_t off = -1;
-      int f = p->find(p->find_arg, s->key, s->pid, gone[k].first, from, &off);
+    /* revoked: look for each */
+    int64_t from = s->n_done ? s->done[0].offset : -1;
+    kbatch look[TARN__KP_INFLIGHT];
+    int found[TARN__KP_INFLIGHT];
+    size_t nl = 0;
+    for (size_t k = 0; k < s->n_claims; k++)
+      if (s->claims[k].owner == REVOKED)
+        look[nl++] = (kbatch){s->claims[k].first, s->claims[k].last, -1};
+    for (size_t k = 0; k < nl; k++) {
+      int f = p->find(p->find_arg, ctx, s->key, s->pid, look[k].first, from, &look[k].offset);
+      if (f < 0 && TARN__PLANTED(TARN__BUG_KPROD_FORGETS_REVOKED)) {
+        for (size_t m = 0; m < nl; m++) /* the old order: revoked claims dropped unfound */
+          drop_claim(s, look[m].first, REVOKED);
+        save_state(p, s);
+      }
       if (f < 0)
-        return f; /* revoked, not looked for: the next check settles nothing of it
-                     (a lost batch at worst answers OUT_OF_ORDER, never twice) */
-      if (f)
-        found[nf++] = (kbatch){gone[k].first, gone[k].last, off};
+        return f; /* the revoked claims stay: the next check looks again */
+      found[k] = f;
     }
-    for (int j = 0; nf && j < RETRIES; j++) {
-      for (size_t k = 0; k < nf; k++)
-        push_done(s, found[k]);
+    /* then each goes, kept if found (re-applied on a moved record: only a
+     * claim still revoked goes, and a batch is kept once) */
+    for (int j = 0; j < RETRIES; j++) {
+      for (size_t k = 0; k < nl; k++) {
+        drop_claim(s, look[k].first, REVOKED);
+        if (found[k])
+          push_done(s, look[k]);
+      }
       if ((rc = save_state(p, s)) == 0)
         break;
       if (!moved(rc) || (rc = load_state(p, s)))
         return rc;
     }
+    if (rc)
+      break;
     *settled = 1;
     return 0;
   }
@@ -568,6 +605,11 @@ static int judge(const tarn__kprod *p, const pstate *s, int16_t epoch, int32_t b
 
 int tarn__kprod_check(tarn__kprod *p, const char *key, int64_t pid, int16_t epoch, int32_t base_seq,
                       int32_t count, tarn__kprod_verdict *v) {
+  return tarn__kprod_check_in(p, NULL, key, pid, epoch, base_seq, count, v);
+}
+
+int tarn__kprod_check_in(tarn__kprod *p, void *ctx, const char *key, int64_t pid, int16_t epoch,
+                         int32_t base_seq, int32_t count, tarn__kprod_verdict *v) {
   memset(v, 0, sizeof *v);
   v->base_offset = -1;
   if (pid < 0)
@@ -595,7 +637,7 @@ int tarn__kprod_check(tarn__kprod *p, const char *key, int64_t pid, int16_t epoc
     int j = judge(p, s, epoch, base_seq, last, v);
     if (j == J_SETTLE) {
       int settled;
-      if ((rc = settle(p, s, &settled)))
+      if ((rc = settle(p, s, ctx, &settled)))
         goto out;
       if (!settled) { /* nothing could be settled: retriable */
         memset(v, 0, sizeof *v);
@@ -637,11 +679,11 @@ out:
 
 /* Applies change to s and writes it, re-reading and re-applying when the
  * record moved. */
-static int update(tarn__kprod *p, pstate *s, void (*change)(pstate *, const kbatch *),
-                  const kbatch *b) {
+static int update(tarn__kprod *p, pstate *s,
+                  void (*change)(const tarn__kprod *, pstate *, const kbatch *), const kbatch *b) {
   int rc = 0;
   for (int i = 0; i < RETRIES; i++) {
-    change(s, b);
+    change(p, s, b);
     if ((rc = save_state(p, s)) == 0 || !moved(rc) || (rc = load_state(p, s)))
       break;
     rc = TARN_ECONFLICT;
@@ -651,12 +693,18 @@ static int update(tarn__kprod *p, pstate *s, void (*change)(pstate *, const kbat
             : 0;
 }
 
-static void to_done(pstate *s, const kbatch *b) {
-  drop_claim(s, b->first);
+/* Stored: this node's claim becomes a kept batch. A revoked claim of the
+ * sequence is left to the finder, which finds this batch (kept once). */
+static void to_done(const tarn__kprod *p, pstate *s, const kbatch *b) {
+  drop_claim(s, b->first, p->nonce);
   push_done(s, *b);
 }
 
-static void unclaim(pstate *s, const kbatch *b) { drop_claim(s, b->first); }
+/* Not stored: only this node's own claim goes (a revoked one is settled by
+ * the finder, whoever's it was). */
+static void unclaim(const tarn__kprod *p, pstate *s, const kbatch *b) {
+  drop_claim(s, b->first, p->nonce);
+}
 
 int tarn__kprod_record(tarn__kprod *p, const char *key, int64_t pid, int16_t epoch,
                        int32_t base_seq, int32_t count, int64_t base_offset) {

@@ -49,9 +49,12 @@ void tarn__kprod_close(tarn__kprod *p);
 
 /* Looks in log key (the log ID in decimal) from offset from (-1: the log's
  * start) to its end for a batch of producer pid whose base sequence is
- * first_seq: 1 and its offset, 0 when none, or a negative tarn code. */
-typedef int (*tarn__kprod_finder)(void *arg, const char *key, int64_t pid, int32_t first_seq,
-                                  int64_t from, int64_t *offset);
+ * first_seq: 1 and its offset, 0 when none, or a negative tarn code. 0 is a
+ * promise that the batch is not stored and never will be (nothing that
+ * could still store it is in flight). ctx is the check's
+ * (tarn__kprod_check_in). */
+typedef int (*tarn__kprod_finder)(void *arg, void *ctx, const char *key, int64_t pid,
+                                  int32_t first_seq, int64_t from, int64_t *offset);
 /* How claims whose append's outcome nobody knows are settled (a node that
  * died between claim and record; a put of unknown outcome): without a
  * finder such a claim is answered NOT_ENOUGH_REPLICAS until it is. */
@@ -88,6 +91,10 @@ int32_t tarn__kprod_seq_add(int32_t s, int32_t inc);
  * set: the caller answers the batch with a storage error). */
 int tarn__kprod_check(tarn__kprod *p, const char *key, int64_t pid, int16_t epoch, int32_t base_seq,
                       int32_t count, tarn__kprod_verdict *v);
+/* The same, with ctx handed to the finder if a claim must be settled (the
+ * Kafka node: the express writer that leads the log, or NULL). */
+int tarn__kprod_check_in(tarn__kprod *p, void *ctx, const char *key, int64_t pid, int16_t epoch,
+                         int32_t base_seq, int32_t count, tarn__kprod_verdict *v);
 /* The checked batch is stored at base_offset (A4 done): it joins the last
  * TARN__KP_KEEP and the state is written to the store. */
 int tarn__kprod_record(tarn__kprod *p, const char *key, int64_t pid, int16_t epoch,

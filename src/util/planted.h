@@ -111,7 +111,10 @@
   X(KPROD_EXPRESS_UNCHECKED, "kprod-express-unchecked")           /* issue 31 #4: no claim compare */ \
   X(PUBLISH_IGNORES_FENCE, "publish-ignores-fence") /* A3 guarded by the lease, not the fence */ \
   X(C4_SKIPPED, "c4-skipped")                       /* install: C3 then C5, no C4 */ \
-  X(SEQ_PUT_RETRY_BLIND, "seq-put-retry-blind") /* issue 31 #1: C3 a new nonce, retry after the log moved on */
+  X(SEQ_PUT_RETRY_BLIND, "seq-put-retry-blind") /* issue 31 #1: C3 a new nonce, retry after the log moved on */ \
+  X(KPROD_DROPS_OTHERS_CLAIM, "kprod-drops-others-claim") /* issue 31: a node withdraws another's claim */ \
+  X(KPROD_FORGETS_REVOKED, "kprod-forgets-revoked") /* issue 31: revoked claims dropped before the lookup */ \
+  X(KPROD_XFIND_INDEX_ONLY, "kprod-xfind-index-only") /* issue 31: express finder without gate and tail */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

@@ -17,6 +17,7 @@
 #include "tarn/error.h"
 #include "tarn/meta.h"
 #include "util/clock.h"
+#include "util/error.h"
 #include "tu_log.h"
 
 typedef struct fx {
@@ -275,15 +276,55 @@ static void moves_between_nodes(void **state) {
 typedef struct finder {
   int calls;
   int found; /* 1: the batch is in the log at offset 77 */
+  int fail;  /* the lookup fails (the store cannot be read) */
 } finder;
 
-static int find_stub(void *arg, const char *key, int64_t pid, int32_t first_seq, int64_t from,
-                     int64_t *offset) {
-  (void)key, (void)pid, (void)first_seq, (void)from;
+static int find_stub(void *arg, void *ctx, const char *key, int64_t pid, int32_t first_seq,
+                     int64_t from, int64_t *offset) {
+  (void)ctx, (void)key, (void)pid, (void)first_seq, (void)from;
   finder *fd = arg;
   fd->calls++;
+  if (fd->fail)
+    return tarn__err(TARN_EUNAVAIL, "the log cannot be read");
   *offset = 77;
   return fd->found;
+}
+
+/* Issue 31: a claim revoked for settling stays in the record until its
+ * batch has been looked for. Here the lookup fails first (the log cannot be
+ * read); the client's retry must not be appended then, and the next check
+ * looks again and finds the batch. Before, the revocation dropped the claim
+ * and the next check appended the retry: a batch stored before the
+ * revocation was stored twice. */
+static void revoked_claim_outlives_failed_find(void **state) {
+  fx f = open_fx(state);
+  finder fd = {0, 1, 1};
+  tarn__kprod_set_finder(f.p, find_stub, &fd);
+  int64_t pid = new_pid(f.p);
+  assert_int_equal(produce(f.p, "13", pid, 0, 0, 1, 70).error, 0);
+  tarn__kprod_verdict v;
+  assert_int_equal(tarn__kprod_check(f.p, "13", pid, 0, 1, 1, &v), 0);
+  assert_int_equal(v.error, 0);
+  tarn__kprod_abandon(f.p, "13", pid, 1, 1); /* outcome unknown (it was stored at 77) */
+  assert_int_equal(tarn__kprod_check(f.p, "13", pid, 0, 1, 1, &v), TARN_EUNAVAIL);
+  assert_int_equal(fd.calls, 1);
+  /* a second node, with the same lookup failing, appends nothing either */
+  tarn__kprod *b;
+  assert_int_equal(tarn__kprod_open(f.m, &b), 0);
+  tarn__kprod_set_finder(b, find_stub, &fd);
+  assert_int_equal(tarn__kprod_check(b, "13", pid, 0, 1, 1, &v), TARN_EUNAVAIL);
+  assert_int_equal(fd.calls, 2);
+  fd.fail = 0;
+  v = produce(b, "13", pid, 0, 1, 1, 999);
+  assert_int_equal(fd.calls, 3);
+  assert_int_equal(v.error, 0);
+  assert_true(v.dup);
+  assert_int_equal(v.base_offset, 77);
+  v = produce(f.p, "13", pid, 0, 2, 1, 78); /* and the producer goes on */
+  assert_int_equal(v.error, 0);
+  assert_false(v.dup);
+  tarn__kprod_close(b);
+  close_fx(&f);
 }
 
 /* A claim whose append's outcome is unknown is settled before anything
@@ -292,7 +333,7 @@ static int find_stub(void *arg, const char *key, int64_t pid, int32_t first_seq,
  * not found, the retry is appended. */
 static void unknown_outcome_is_settled(void **state) {
   fx f = open_fx(state);
-  finder fd = {0, 1};
+  finder fd = {0, 1, 0};
   tarn__kprod_set_finder(f.p, find_stub, &fd);
   int64_t pid = new_pid(f.p);
   assert_int_equal(produce(f.p, "11", pid, 0, 0, 1, 70).error, 0);
@@ -358,7 +399,7 @@ static void express_claim_checked(void **state) {
   fx f = open_fx(state);
   tarn__kprod *b;
   assert_int_equal(tarn__kprod_open(f.m, &b), 0);
-  finder fd = {0, 0};
+  finder fd = {0, 0, 0};
   tarn__kprod_set_finder(f.p, find_stub, &fd);
   tarn__kprod_set_finder(b, find_stub, &fd);
   int64_t pid = new_pid(f.p);
@@ -379,6 +420,48 @@ static void express_claim_checked(void **state) {
   assert_non_null(strstr(tarn_errmsg(), "another node revoked the claim"));
   assert_int_equal(tarn__kprod_claim_current(b, "12", pid), 0); /* B's stands */
   tarn__clock_set(NULL);
+  tarn__kprod_close(b);
+  close_fx(&f);
+}
+
+/* Issue 31: a node withdraws only its own claim. Node A claims sequence 1;
+ * 11 s later node B takes the client's retry, revokes A's stale claim, does
+ * not find the batch and claims it itself. A's append then fails (its claim
+ * compare refuses it) and A withdraws its claim: B's must stay, so that a
+ * third retry, at node C, is told to wait for B's append. Before, A's
+ * withdrawal dropped B's claim (the same sequence) and C appended the batch
+ * a second time. */
+static void others_claim_kept(void **state) {
+  fx f = open_fx(state);
+  tarn__kprod *b, *c;
+  assert_int_equal(tarn__kprod_open(f.m, &b), 0);
+  assert_int_equal(tarn__kprod_open(f.m, &c), 0);
+  finder fd = {0, 0, 0};
+  tarn__kprod_set_finder(f.p, find_stub, &fd);
+  tarn__kprod_set_finder(b, find_stub, &fd);
+  tarn__kprod_set_finder(c, find_stub, &fd);
+  int64_t pid = new_pid(f.p);
+  assert_int_equal(produce(f.p, "14", pid, 0, 0, 1, 70).error, 0);
+  tarn__kprod_verdict v;
+  assert_int_equal(tarn__kprod_check(f.p, "14", pid, 0, 1, 1, &v), 0); /* A claims seq 1 */
+  assert_int_equal(v.error, 0);
+  skew_ms = 11000;
+  tarn__clock_hooks h = {skewed_now, skewed_mono, real_sleep, NULL};
+  tarn__clock_set(&h);
+  assert_int_equal(tarn__kprod_check(b, "14", pid, 0, 1, 1, &v), 0); /* B: the retry */
+  assert_int_equal(fd.calls, 1);
+  assert_int_equal(v.error, 0);
+  assert_int_equal(tarn__kprod_claim_current(f.p, "14", pid), TARN_EGUARD);
+  tarn__kprod_abandon(f.p, "14", pid, 1, 0); /* A's append refused: not stored */
+  assert_int_equal(tarn__kprod_check(c, "14", pid, 0, 1, 1, &v), 0); /* C: a third retry */
+  assert_int_equal(v.error, TARN__KP_NOT_ENOUGH_REPLICAS);
+  assert_false(v.dup);
+  assert_int_equal(tarn__kprod_record(b, "14", pid, 0, 1, 1, 71), 0);
+  assert_int_equal(tarn__kprod_check(c, "14", pid, 0, 1, 1, &v), 0);
+  assert_true(v.dup);
+  assert_int_equal(v.base_offset, 71);
+  tarn__clock_set(NULL);
+  tarn__kprod_close(c);
   tarn__kprod_close(b);
   close_fx(&f);
 }
@@ -450,6 +533,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test_prestate(moves_between_nodes, (void *)v),
       cmocka_unit_test_prestate(unknown_outcome_is_settled, (void *)v),
       cmocka_unit_test_prestate(express_claim_checked, (void *)v),
+      cmocka_unit_test_prestate(revoked_claim_outlives_failed_find, (void *)v),
+      cmocka_unit_test_prestate(others_claim_kept, (void *)v),
       cmocka_unit_test_prestate(state_decoder_total, (void *)v),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);

@@ -77,7 +77,10 @@ const tarn_deployment_config *tarn_deployment_config_of(const tarn_deployment *d
  * yet (a new deployment), also for a root that holds objects without a marker
  * (another deployment's, from before markers). `tarn init`, `tarn gc` and
  * `tarn serve` call it before anything else; tarn_reclaim_pass refuses roots
- * that are not claimed this way once the store has an id. */
+ * that are not claimed this way once the store has an id. Then, once in the
+ * deployment's life, it records the deployment's format version (LS-001:
+ * 3, or the legacy version its logs hold), so that no version 3 record goes
+ * into a legacy deployment, not even into an empty log of it. */
 int tarn_deployment_claim_roots(tarn_deployment *d, int init);
 
 #ifdef __cplusplus

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "log/format_version.h"
 #include "tarn/catalog.h"
 #include "tarn/deployment.h"
 #include "util/error.h"
@@ -171,5 +172,9 @@ int tarn_deployment_claim_roots(tarn_deployment *d, int init) {
       rc = tarn__errctx(rc, "writing the %s's marker %s", what[i], TARN_ROOT_MARKER);
     }
   }
+  /* LS-001 (issue 31): the deployment's format version, recorded once in
+   * its life by whichever claiming process comes first (format_version.h) */
+  if (!rc)
+    rc = tarn__deployment_version_settle(m, NULL);
   return rc;
 }

@@ -114,7 +114,8 @@
   X(SEQ_PUT_RETRY_BLIND, "seq-put-retry-blind") /* issue 31 #1: C3 a new nonce, retry after the log moved on */ \
   X(KPROD_DROPS_OTHERS_CLAIM, "kprod-drops-others-claim") /* issue 31: a node withdraws another's claim */ \
   X(KPROD_FORGETS_REVOKED, "kprod-forgets-revoked") /* issue 31: revoked claims dropped before the lookup */ \
-  X(KPROD_XFIND_INDEX_ONLY, "kprod-xfind-index-only") /* issue 31: express finder without gate and tail */
+  X(KPROD_XFIND_INDEX_ONLY, "kprod-xfind-index-only") /* issue 31: express finder without gate and tail */ \
+  X(LEGACY_EMPTY_LOG_APPENDABLE, "legacy-empty-log-appendable") /* LS-001: v3 onto an empty log of a legacy deployment */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

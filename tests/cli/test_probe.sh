@@ -10,7 +10,8 @@
 # if_match_missing reports 404 or 412; under 503 bursts, and when a PUT
 # answered 503 had been applied, the client retries and every property holds.
 # `tarn init` refuses the lying store, and takes it with
-# --i-know-the-store-is-unsafe and a warning.
+# --i-know-the-store-is-unsafe and a warning. And etcd through a proxy that
+# acknowledges LeaseRevoke without passing it on: ephemeral_session fails.
 # Exit codes: 0 ok, 1 unsafe, 2 bad command line, 3 unreachable.
 . "$(dirname "$0")/lib.sh"
 py=/usr/bin/python3
@@ -55,6 +56,27 @@ unique_run
 probe "etcd://$TARN_TEST_ETCD?prefix=tarn-test/probe-$run" > "$dir/out.etcd" || fail "etcd: $(cat "$dir/out.etcd")"
 grep -q "cas_linearizable *holds" "$dir/out.etcd" && grep -q "ephemeral_session *holds" "$dir/out.etcd" ||
   fail "etcd: $(cat "$dir/out.etcd")"
+# A lying metadata store: etcd through tests/support/faultproxy.py answering
+# every LeaseRevoke with success without passing it on, so a session that
+# ended keeps its ephemeral records (a dead writer's lease would live on):
+# ephemeral_session fails, exit 1, and every other property holds.
+proxy_start "$TARN_TEST_ETCD"
+[ "$(ctl status code=200 body=etcd-ok path=/v3/lease/revoke count=0)" = ok ] || fail "proxy rule"
+set +e
+probe "etcd://127.0.0.1:$pport?prefix=tarn-test/probe-lying-$run" --json > "$dir/out.etcd-lie"
+rc=$?
+set -e
+[ $rc = 1 ] || fail "etcd ignoring LeaseRevoke: exit $rc, not 1: $(cat "$dir/out.etcd-lie")"
+$py - "$dir/out.etcd-lie" << 'EOF' || fail "etcd ignoring LeaseRevoke: $(cat "$dir/out.etcd-lie")"
+import json, sys
+d = json.load(open(sys.argv[1]))
+p = {x["name"]: x for x in d["properties"]}
+assert d["verdict"] == "unsafe", d
+assert p["ephemeral_session"]["verdict"] == "fails", p["ephemeral_session"]
+assert "outlived its session" in p["ephemeral_session"]["detail"], p["ephemeral_session"]
+for x in d["properties"]:
+    assert x["name"] == "ephemeral_session" or x["verdict"] == "holds", x
+EOF
 probe "$TARN_TEST_S3_URI/probe-$run" > "$dir/out.s3" || fail "radosgw: $(cat "$dir/out.s3")"
 for p in list_order etag if_match_missing; do
   grep -q "$p *holds" "$dir/out.s3" || fail "radosgw $p: $(cat "$dir/out.s3")"

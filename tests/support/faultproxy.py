@@ -19,7 +19,10 @@ match, in the order they were added, count= times (default 1; 0 = forever):
               fresh connection by itself
     delay     hold upstream's answer ms= milliseconds, then deliver it
     status    answer code= (503, 429, ...) without forwarding; body=etcd-timeout
-              gives etcd's JSON "request timed out", else an S3 XML SlowDown
+              gives etcd's JSON "request timed out", body=etcd-ok (with code=200)
+              an empty etcd success: a store that says it did what it did not
+              (path=/v3/lease/revoke: a revoked session's records live on),
+              else an S3 XML SlowDown
     timeout   answer etcd's "request timed out" (503, code 14) at once and hold
               the request; apply it upstream just before the after=N-th request
               that follows (any connection; default 1): a put that etcd applies
@@ -48,6 +51,7 @@ import sys
 STREAM_PATHS = ("/v3/watch",)
 ETCD_TIMEOUT = json.dumps({"error": "etcdserver: request timed out", "code": 14,
                            "message": "etcdserver: request timed out"}).encode()
+ETCD_OK = json.dumps({"header": {}}).encode()  # a success that did nothing
 S3_SLOWDOWN = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
                b"<Message>Please reduce your request rate.</Message></Error>")
 
@@ -199,8 +203,8 @@ class Proxy:
     def fake(self, rule):
         code = int(rule.opt.get("code", "503"))
         body = ETCD_TIMEOUT if rule.opt.get("body") == "etcd-timeout" or rule.kind == "timeout" \
-            else S3_SLOWDOWN
-        reason = {503: "Service Unavailable", 429: "Too Many Requests"}.get(code, "Error")
+            else ETCD_OK if rule.opt.get("body") == "etcd-ok" else S3_SLOWDOWN
+        reason = {200: "OK", 503: "Service Unavailable", 429: "Too Many Requests"}.get(code, "Error")
         return (f"HTTP/1.1 {code} {reason}\r\nContent-Type: application/json\r\n"
                 f"Content-Length: {len(body)}\r\n\r\n").encode() + body
 

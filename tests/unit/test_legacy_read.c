@@ -14,7 +14,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "log/format_version.h"
 #include "tarn/catalog.h"
+#include "tarn/deployment.h"
 #include "tarn/error.h"
 #include "tarn/fsck.h"
 #include "tarn/key.h"
@@ -199,8 +201,9 @@ static void legacy_refusals(void **state) {
 
 /* LS-001: an append to a legacy log would put a version 3 record into a
  * version 1 or 2 deployment; the writer refuses it with TARN_EVERSION naming
- * the log and its version, and writes nothing. A log without records takes
- * the append. */
+ * the log and its version, and writes nothing. Having seen a legacy log, it
+ * records the deployment's version, and an empty log of the deployment is
+ * refused from then on (issue 31). */
 static void append_to_legacy_refused(void **state) {
   for (int version = 1; version <= 2; version++) {
     fx f;
@@ -212,14 +215,86 @@ static void append_to_legacy_refused(void **state) {
     char want[64];
     snprintf(want, sizeof want, "log 7 is a legacy format version %d log", version);
     assert_non_null(strstr(tarn_errmsg(), want));
-    uint64_t off = 99;
-    assert_int_equal(tarn_writer_append_sync(w, 8, "new", 3, 1, &off, NULL), 0);
-    assert_int_equal(off, 0);
+    int dv;
+    assert_int_equal(tarn__deployment_version_get(f.m, &dv), 0);
+    assert_int_equal(dv, version);
+    assert_int_equal(tarn_writer_append_sync(w, 8, "new", 3, 1, NULL, NULL), TARN_EVERSION);
+    snprintf(want, sizeof want, "legacy format version %d deployment", version);
+    assert_non_null(strstr(tarn_errmsg(), want));
     assert_int_equal(tarn_writer_close(w), 0);
     assert_int_equal(tu_count_index(f.m, 7), 2);
+    assert_int_equal(tu_count_index(f.m, 8), 0);
     read_example(&f, 0); /* still the legacy log, and readable */
     fx_close(&f);
   }
+}
+
+/* A catalog whose stream default/old has 7 partitions: logs 1..7, the
+ * legacy log 7 its partition 6. */
+static void legacy_stream(tarn_meta *m) {
+  tarn_catalog *c;
+  assert_int_equal(tarn_catalog_open(m, NULL, &c), 0);
+  assert_int_equal(tarn_catalog_init(c, NULL), 0);
+  tarn_catalog_record s;
+  assert_int_equal(tarn_catalog_create_stream(c, "default", "old", 7, NULL, 0, &s), 0);
+  assert_int_equal(s.logs[6], 7);
+  tarn_catalog_record_free(&s);
+  tarn_catalog_close(c);
+}
+
+/* LS-001 at the deployment (issue 31): a log without records cannot tell
+ * its deployment's version, so the deployment records it, once, when a
+ * process first claims it (tarn_deployment_claim_roots, through
+ * tarn__deployment_version_settle): the highest legacy version among its
+ * logs' last records, else 3. An empty log of a legacy deployment is then
+ * refused; one of a new deployment takes appends. Before, the first append
+ * to an empty log of a legacy deployment wrote version 3 records into it. */
+static void empty_log_of_legacy_deployment_refused(void **state) {
+  for (int version = 1; version <= 3; version++) {
+    fx f;
+    fx_open(&f, (const char *)*state);
+    if (version < 3) { /* a stream whose partition 6 is the legacy log 7 */
+      legacy_stream(f.m);
+      example_deployment(&f, version);
+    }
+    int dv = -1;
+    assert_int_equal(tarn__deployment_version_get(f.m, &dv), 0);
+    assert_int_equal(dv, 0); /* nothing recorded yet */
+    assert_int_equal(tarn__deployment_version_settle(f.m, &dv), 0);
+    assert_int_equal(dv, version);
+    assert_int_equal(tarn__deployment_version_settle(f.m, &dv), 0); /* once */
+    assert_int_equal(dv, version);
+    tarn_writer *w;
+    assert_int_equal(tarn_writer_open(f.m, f.wal, NULL, &w), 0);
+    uint64_t off = 99;
+    int rc = tarn_writer_append_sync(w, 1, "new", 3, 1, &off, NULL);
+    if (version < 3) {
+      assert_int_equal(rc, TARN_EVERSION);
+      char want[64];
+      snprintf(want, sizeof want, "legacy format version %d deployment", version);
+      assert_non_null(strstr(tarn_errmsg(), want));
+      assert_int_equal(tu_count_index(f.m, 1), 0);
+    } else {
+      assert_int_equal(rc, 0);
+      assert_int_equal(off, 0);
+    }
+    assert_int_equal(tarn_writer_close(w), 0);
+    fx_close(&f);
+  }
+}
+
+/* The record's value is one digit 1-3; anything else is an error naming it. */
+static void deployment_version_value_checked(void **state) {
+  fx f;
+  fx_open(&f, (const char *)*state);
+  assert_int_equal(tarn_meta_create(f.m, TARN_DEPLOYMENT_ID_PARTITION, TARN__FORMAT_VERSION_KEY,
+                                    "30", 2, TARN_META_PERSISTENT, NULL),
+                   0);
+  int dv;
+  assert_int_equal(tarn__deployment_version_get(f.m, &dv), TARN_ECORRUPT);
+  assert_non_null(strstr(tarn_errmsg(), "tarn-deployment/format-version"));
+  assert_non_null(strstr(tarn_errmsg(), "byte 0"));
+  fx_close(&f);
 }
 
 static size_t count_kind(const tarn_fsck_report *rep, const char *kind, const char **key) {
@@ -263,14 +338,7 @@ static void cli_reads_legacy(void **state) {
   assert_non_null(bin);
   fx f;
   fx_open(&f, "sqlite");
-  tarn_catalog *c;
-  assert_int_equal(tarn_catalog_open(f.m, NULL, &c), 0);
-  assert_int_equal(tarn_catalog_init(c, NULL), 0);
-  tarn_catalog_record s;
-  assert_int_equal(tarn_catalog_create_stream(c, "default", "old", 7, NULL, 0, &s), 0);
-  assert_int_equal(s.logs[6], 7);
-  tarn_catalog_record_free(&s);
-  tarn_catalog_close(c);
+  legacy_stream(f.m);
   example_deployment(&f, 2);
   char cmd[1024], out[64] = "";
   snprintf(cmd, sizeof cmd,
@@ -299,6 +367,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test_prestate(legacy_refusals, (void *)v),
       cmocka_unit_test_prestate(append_to_legacy_refused, (void *)v),
       cmocka_unit_test_prestate(fsck_reports_mixed_versions, (void *)v),
+      cmocka_unit_test_prestate(empty_log_of_legacy_deployment_refused, (void *)v),
+      cmocka_unit_test_prestate(deployment_version_value_checked, (void *)v),
       cmocka_unit_test_prestate(cli_reads_legacy, (void *)v),
   };
   /* the command reads a deployment on disk: the sqlite: + file:// variant */

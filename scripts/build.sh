@@ -24,5 +24,8 @@ case "$flavour" in
     opts=(-DCMAKE_BUILD_TYPE=None) ;;
   *) echo "usage: scripts/build.sh [release|asan|tsan|fuzz|clang|Release|Debug|MinSizeRel|debian|clang-Release] [BUILD_DIR]" >&2; exit 2 ;;
 esac
-cmake -S "$here" -B "$dir" -DTARN_WERROR=ON "${opts[@]}" >/dev/null
+# TARN_BUILD_OPTS: more cmake options (scripts/test.sh: the matrix builds
+# without the tests, which the release, clang, asan and debian builds compile)
+read -r -a extra <<< "${TARN_BUILD_OPTS:-}"
+cmake -S "$here" -B "$dir" -DTARN_WERROR=ON "${opts[@]}" "${extra[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"

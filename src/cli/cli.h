@@ -26,6 +26,9 @@ typedef struct tarn_cli_cmd {
 /* Prints "tarn: <what>: <tarn_errmsg()>" to stderr, returns TARN_EXIT_FAULT. */
 int tarn_cli_fail(const char *what);
 /* Prints "tarn: <message>" and a hint to run --help; returns TARN_EXIT_USAGE. */
+/* A Kafka SASL mechanism word ("plain", "scram-sha-256") ORed into
+ * *(int *)ctx; TARN_EINVAL for another (a TARN_CLI_OPT_CALL option). */
+int tarn_cli_sasl_mechanism_option(void *ctx, const char *v);
 int tarn_cli_usage_error(const char *cmd, const char *fmt, ...)
     __attribute__((format(printf, 2, 3)));
 

@@ -5,6 +5,7 @@
  * such as --property, accumulates); every usage error names the option or
  * argument and points to the verb's --help, exit status 2. */
 #include "cli/cli.h"
+#include "tarn/kafka_users.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -144,4 +145,12 @@ size_t tarn_cli_opts_pick(const tarn_cli_opt *all, size_t n, const char *names, 
       out[k++] = all[i];
   out[k] = (tarn_cli_opt){0};
   return k;
+}
+
+int tarn_cli_sasl_mechanism_option(void *ctx, const char *v) {
+  int m = tarn_kafka_sasl_mechanism_parse(v);
+  if (!m)
+    return TARN_EINVAL;
+  *(int *)ctx |= m;
+  return 0;
 }

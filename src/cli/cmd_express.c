@@ -5,13 +5,12 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "express/express.h"
-#include "express/xfence.h"
 #include "tarn/deployment.h"
 #include "tarn/catalog.h"
 #include "tarn/error.h"
 #include "tarn/express.h"
 #include "tarn/express_fence.h"
+#include "tarn/express_inspect.h"
 
 static void fence_help(void) {
   printf("usage: tarn express fence NS/NAME | --star STAR  [--epoch E] [--timeout-ms MS]\n"
@@ -104,7 +103,7 @@ static int parse(const char *name, void (*help)(void), int argc, char **argv, xa
 /* The stars to act on: --star, or the writer recorded for each log of the
  * express stream (distinct, in partition order). */
 typedef struct stars {
-  char v[64][TARN__X_STAR_MAX + 1];
+  char v[64][TARN_EXPRESS_STAR_MAX + 1];
   size_t n;
 } stars;
 
@@ -127,8 +126,8 @@ static int resolve_stars(const char *name, xargs *a, tarn_deployment **dep, star
     rc = tarn_set_errmsg(TARN_EINVAL, "stream %s/%s is not an express stream (class=%s)", ns, sname,
                          TARN_STREAM_CLASS_STANDARD);
   for (size_t i = 0; !rc && i < s.n_logs; i++) {
-    char st[TARN__X_STAR_MAX + 1];
-    int r = tarn__xlog_star_get(tarn_deployment_meta(*dep), s.logs[i], st, sizeof st);
+    char st[TARN_EXPRESS_STAR_MAX + 1];
+    int r = tarn_express_log_star(tarn_deployment_meta(*dep), s.logs[i], st, sizeof st);
     if (r == TARN_ENOTFOUND) { /* a partition never written: nothing to fence */
       tarn_errclear();
       continue;
@@ -166,7 +165,7 @@ static int epoch_of(tarn_meta *m, const xargs *a, const char *star, uint64_t *ep
     *epoch = a->epoch;
     return 0;
   }
-  int rc = tarn__xchain_head(m, star, TARN__X_CLASS_EXPRESS, epoch);
+  int rc = tarn_express_chain_head(m, star, epoch);
   if (rc == 0 && *epoch == 0)
     rc = tarn_set_errmsg(TARN_ENOTFOUND, "star %s has no express epoch", star);
   return rc;
@@ -262,17 +261,15 @@ static int epochs_of(tarn_meta *m, const xargs *a, const char *star, uint64_t **
   if (!*v)
     return tarn_set_errmsg(TARN_ENOMEM, "out of memory");
   for (uint64_t e = lo; e < head; e++) {
-    tarn__xepoch ep;
-    rc = tarn__xepoch_load(m, star, TARN__X_CLASS_EXPRESS, e, &ep);
+    tarn_express_epoch_info ep;
+    rc = tarn_express_epoch_get(m, star, e, &ep);
     if (rc == TARN_ENOTFOUND) { /* a burned number */
       tarn_errclear();
       continue;
     }
     if (rc)
       return rc;
-    int settled = ep.state == TARN__XEPOCH_FENCED && ep.has_cut && ep.checkpoint >= ep.cut;
-    tarn__xepoch_free(&ep);
-    if (!settled)
+    if (!ep.settled)
       (*v)[(*n)++] = e;
   }
   (*v)[(*n)++] = head;

@@ -10,11 +10,10 @@
 #include <openssl/crypto.h>
 
 #include "cli/cli.h"
-#include "kafka/sasl.h"
-#include "kafka/sasl_users.h"
 #include "tarn/catalog.h"
 #include "tarn/deployment.h"
 #include "tarn/error.h"
+#include "tarn/kafka_users.h"
 
 #define EXIT_STATUS                                                                                \
   "\nExit status: 0 done; 1 the operation failed (the message says why); 2 bad\n"                  \
@@ -36,7 +35,8 @@ static void add_help(void) {
          "  --password-file FILE read the password from FILE instead of stdin\n"
          "  --iterations N       PBKDF2 iterations\n"
          "\n%s" EXIT_STATUS,
-         TARN__KU_NAME_MAX, TARN__SCRAM_ITER_DEFAULT, TARN__SCRAM_ITER_MIN, tarn_cli_deploy_help);
+         TARN_KAFKA_USER_NAME_MAX, TARN_KAFKA_SCRAM_ITER_DEFAULT, TARN_KAFKA_SCRAM_ITER_MIN,
+         tarn_cli_deploy_help);
 }
 
 /* The first line of path ("-": stdin), without its line end. */
@@ -81,12 +81,12 @@ static int cmd_add(int argc, char **argv) {
   tarn_cli_deploy d = {0};
   int mechs = 0;
   const char *pwfile = "-";
-  uint64_t iter = TARN__SCRAM_ITER_DEFAULT;
-  const tarn_cli_opt opts[] = {TARN_CLI_OPT_CALL("--mechanism", tarn__ksasl_mechanism_option,
+  uint64_t iter = TARN_KAFKA_SCRAM_ITER_DEFAULT;
+  const tarn_cli_opt opts[] = {TARN_CLI_OPT_CALL("--mechanism", tarn_cli_sasl_mechanism_option,
                                                  &mechs, "plain or scram-sha-256"),
                                TARN_CLI_OPT_STRING("--password-file", &pwfile, "FILE"),
-                               TARN_CLI_OPT_UINT("--iterations", &iter, TARN__SCRAM_ITER_MIN,
-                                                 TARN__SCRAM_ITER_MAX, NULL, NULL),
+                               TARN_CLI_OPT_UINT("--iterations", &iter, TARN_KAFKA_SCRAM_ITER_MIN,
+                                                 TARN_KAFKA_SCRAM_ITER_MAX, NULL, NULL),
                                {0}};
   const tarn_cli_verb v = {"kafka user add", add_help, opts, &d, NULL, 1, NULL};
   int nargs, ex = tarn_cli_parse(&v, argc, argv, &nargs);
@@ -95,10 +95,10 @@ static int cmd_add(int argc, char **argv) {
   if (nargs != 1)
     return tarn_cli_usage_error("kafka user add", "which user? Give one NAME");
   const char *name = argv[1];
-  if (!*name || strlen(name) > TARN__KU_NAME_MAX)
-    return tarn_cli_usage_error("kafka user add", "NAME is 1..%d bytes", TARN__KU_NAME_MAX);
+  if (!*name || strlen(name) > TARN_KAFKA_USER_NAME_MAX)
+    return tarn_cli_usage_error("kafka user add", "NAME is 1..%d bytes", TARN_KAFKA_USER_NAME_MAX);
   if (!mechs)
-    mechs = TARN__KSASL_PLAIN | TARN__KSASL_SCRAM_SHA_256;
+    mechs = TARN_KAFKA_SASL_PLAIN | TARN_KAFKA_SASL_SCRAM_SHA_256;
   char *pw;
   size_t pl;
   if (read_password(pwfile, &pw, &pl))
@@ -108,23 +108,21 @@ static int cmd_add(int argc, char **argv) {
     fprintf(stderr, "tarn: kafka user add: the password is empty\n");
     return TARN_EXIT_FAULT;
   }
-  tarn__kcred c;
-  int rc = tarn__kcred_make(pw, pl, mechs, (uint32_t)iter, &c);
+  tarn_deployment *dep;
+  if ((ex = open_meta(&d, &dep))) {
+    OPENSSL_cleanse(pw, pl);
+    free(pw);
+    return ex;
+  }
+  int rc = tarn_kafka_user_put(tarn_deployment_meta(dep), name, pw, pl, mechs, (uint32_t)iter);
   OPENSSL_cleanse(pw, pl);
   free(pw);
   if (rc)
-    return tarn_cli_fail("kafka user add");
-  tarn_deployment *dep;
-  if ((ex = open_meta(&d, &dep)))
-    return ex;
-  rc = tarn__kuser_put(tarn_deployment_meta(dep), name, &c);
-  OPENSSL_cleanse(&c, sizeof c);
-  if (rc)
     ex = tarn_cli_fail_rc(rc, "kafka user add");
   else
-    printf("user %s: %s%s%s\n", name, mechs & TARN__KSASL_PLAIN ? "PLAIN" : "",
-           mechs == (TARN__KSASL_PLAIN | TARN__KSASL_SCRAM_SHA_256) ? ", " : "",
-           mechs & TARN__KSASL_SCRAM_SHA_256 ? "SCRAM-SHA-256" : "");
+    printf("user %s: %s%s%s\n", name, mechs & TARN_KAFKA_SASL_PLAIN ? "PLAIN" : "",
+           mechs == (TARN_KAFKA_SASL_PLAIN | TARN_KAFKA_SASL_SCRAM_SHA_256) ? ", " : "",
+           mechs & TARN_KAFKA_SASL_SCRAM_SHA_256 ? "SCRAM-SHA-256" : "");
   tarn_deployment_close(dep);
   return ex;
 }
@@ -147,10 +145,9 @@ static int cmd_list(int argc, char **argv) {
   tarn_deployment *dep;
   if ((ex = open_meta(&d, &dep)))
     return ex;
-  char **names;
-  int *mechs;
+  tarn_kafka_user *u;
   size_t n;
-  int rc = tarn__kuser_list(tarn_deployment_meta(dep), &names, &mechs, &n);
+  int rc = tarn_kafka_user_list(tarn_deployment_meta(dep), &u, &n);
   if (rc) {
     ex = tarn_cli_fail_rc(rc, "kafka user list");
   } else {
@@ -158,22 +155,21 @@ static int cmd_list(int argc, char **argv) {
     for (size_t i = 0; i < n; i++) {
       if (json) {
         json_t *o = json_object(), *m = json_array();
-        if (mechs[i] & TARN__KSASL_PLAIN)
+        if (u[i].mechanisms & TARN_KAFKA_SASL_PLAIN)
           json_array_append_new(m, json_string("PLAIN"));
-        if (mechs[i] & TARN__KSASL_SCRAM_SHA_256)
+        if (u[i].mechanisms & TARN_KAFKA_SASL_SCRAM_SHA_256)
           json_array_append_new(m, json_string("SCRAM-SHA-256"));
-        json_object_set_new(o, "user", json_string(names[i]));
+        json_object_set_new(o, "user", json_string(u[i].name));
         json_object_set_new(o, "mechanisms", m);
         json_array_append_new(arr, o);
       } else {
-        printf("%s\t%s%s%s\n", names[i], mechs[i] & TARN__KSASL_PLAIN ? "PLAIN" : "",
-               mechs[i] == (TARN__KSASL_PLAIN | TARN__KSASL_SCRAM_SHA_256) ? "," : "",
-               mechs[i] & TARN__KSASL_SCRAM_SHA_256 ? "SCRAM-SHA-256" : "");
+        int mk = u[i].mechanisms;
+        printf("%s\t%s%s%s\n", u[i].name, mk & TARN_KAFKA_SASL_PLAIN ? "PLAIN" : "",
+               mk == (TARN_KAFKA_SASL_PLAIN | TARN_KAFKA_SASL_SCRAM_SHA_256) ? "," : "",
+               mk & TARN_KAFKA_SASL_SCRAM_SHA_256 ? "SCRAM-SHA-256" : "");
       }
-      free(names[i]);
     }
-    free(names);
-    free(mechs);
+    tarn_kafka_users_free(u, n);
     if (json)
       ex = tarn_cli_print_json(arr);
   }
@@ -201,7 +197,7 @@ static int cmd_delete(int argc, char **argv) {
   tarn_deployment *dep;
   if ((ex = open_meta(&d, &dep)))
     return ex;
-  int rc = tarn__kuser_delete(tarn_deployment_meta(dep), argv[1]);
+  int rc = tarn_kafka_user_delete(tarn_deployment_meta(dep), argv[1]);
   if (rc)
     ex = tarn_cli_fail_rc(rc, "kafka user delete");
   else

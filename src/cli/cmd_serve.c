@@ -8,7 +8,6 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "kafka/sasl.h"
 #include "server/kafka_listen.h"
 #include "server/node.h"
 #include "server/srvlog.h"
@@ -168,7 +167,7 @@ int tarn_cmd_serve(int argc, char **argv) {
       TARN_CLI_OPT_UINT("--kafka-workers", &o.kafka_workers, 1, 256, NULL, NULL),
       TARN_CLI_OPT_STRING("--kafka-tls-cert", &o.kafka_tls_cert, "FILE"),
       TARN_CLI_OPT_STRING("--kafka-tls-key", &o.kafka_tls_key, "FILE"),
-      TARN_CLI_OPT_CALL("--kafka-sasl", tarn__ksasl_mechanism_option, &o.kafka_sasl,
+      TARN_CLI_OPT_CALL("--kafka-sasl", tarn_cli_sasl_mechanism_option, &o.kafka_sasl,
                         "plain|scram-sha-256"),
       {0}};
   const tarn_cli_verb v = {"serve", help, opts, &d, NULL, 0, NULL};

@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "cli/inspect.h"
-#include "express/xfence.h"
 #include "tarn/error.h"
+#include "tarn/express_inspect.h"
 #include "tarn/wal.h"
 
 static const char slot_usage[] =
@@ -32,10 +32,10 @@ static const char poison_usage[] =
     "Exit status: 0 decoded; 1 not exact poison; 2 bad command line.\n";
 
 static int poison(const char *file, const uint8_t *p, size_t n, int json) {
-  char star[TARN__X_STAR_MAX + 1], key[TARN__X_SLOT_KEY_MAX + 1];
+  char star[TARN_EXPRESS_STAR_MAX + 1], key[TARN_EXPRESS_SLOT_KEY_MAX + 1];
   uint64_t epoch, slot;
-  if (tarn__xpoison_parse(p, n, star, &epoch, &slot) ||
-      tarn__xslot_key(key, sizeof key, star, epoch, slot))
+  if (tarn_express_poison_parse(p, n, star, &epoch, &slot) ||
+      tarn_express_slot_key(key, sizeof key, star, epoch, slot))
     return tarn_cli_fail(file);
   if (json) {
     json_t *o = json_object();
@@ -67,7 +67,7 @@ static int inspect(int argc, char **argv, const char *name, const char *usage, i
   size_t len;
   if (tarn_cli_read_file(file, &obj, &len))
     return tarn_cli_fail(name);
-  if (want_poison || tarn__xpoison_is(obj, len)) {
+  if (want_poison || tarn_express_poison_is(obj, len)) {
     ex = poison(file, obj, len, json);
     free(obj);
     return ex;

@@ -44,6 +44,8 @@
 #include "tarn/fsck.h"
 #include "tarn/express.h"
 #include "tarn/express_fence.h"
+#include "tarn/express_inspect.h"
+#include "tarn/kafka_users.h"
 #include "tarn/token.h"
 
 #endif

@@ -10,6 +10,7 @@
 #ifndef TARN_EXPRESS_FENCE_H
 #define TARN_EXPRESS_FENCE_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "tarn/fsck.h"
@@ -67,6 +68,29 @@ typedef struct tarn_xsettle_report {
  * unreachable flight (may be NULL: no wait); r may be NULL. */
 int tarn_express_settle(tarn_meta *m, tarn_objstore *wal, const char *star, uint64_t epoch,
                         const tarn_xfence_opts *o, tarn_xsettle_report *r);
+
+/* The takeover of a star that may have died (the Epochs design, "Takeover,
+ * end to end"; what `tarn serve`'s express-takeover job runs): logs[0..n)
+ * are the express logs recorded for star (tarn_express_log_star). Reads the
+ * star's head first, then judges: a lease on one of the logs, or every log's
+ * standing clean-release mark, leaves it alone; a live process of the star
+ * leaves the head to it and fences and settles only the epochs below;
+ * otherwise every unsettled epoch up to the head is fenced and settled. */
+enum {
+  TARN_XTAKE_LEASED = 1, /* a log of the star has a lease: its writer lives */
+  TARN_XTAKE_MARKED,     /* every log carries the star's standing clean-release mark */
+  TARN_XTAKE_ALIVE,      /* a process of the star lives: only epochs below the head */
+  TARN_XTAKE_DEAD        /* fenced and settled up to the head */
+};
+typedef struct tarn_xtakeover_report {
+  int verdict;            /* TARN_XTAKE_* */
+  uint64_t head;          /* the star's head, read before the judgement */
+  uint64_t hi;            /* the newest epoch looked at (0: none) */
+  uint64_t epochs;        /* epochs fenced and settled */
+  tarn_xsettle_report st; /* their settlements, summed */
+} tarn_xtakeover_report;
+int tarn_express_takeover(tarn_meta *m, tarn_objstore *wal, const char *star, const uint64_t *logs,
+                          size_t n, const tarn_xfence_opts *fo, tarn_xtakeover_report *r);
 
 /* tarn_express_fence in the shape of the express writer's roll hook
  * (tarn_xwriter_options.fence): arg is a const tarn_xfence_opts * or NULL

@@ -261,3 +261,18 @@ int tarn__xtakeover(tarn_meta *m, tarn_objstore *wal, const char *star, const ui
   r->hi = hi;
   return lo > hi ? 0 : tarn__xsettle_epochs(m, wal, star, lo, hi, fo, &r->st, &r->epochs);
 }
+
+_Static_assert((int)TARN_XTAKE_LEASED == (int)TARN__XTAKE_LEASED &&
+                   (int)TARN_XTAKE_MARKED == (int)TARN__XTAKE_MARKED &&
+                   (int)TARN_XTAKE_ALIVE == (int)TARN__XTAKE_ALIVE &&
+                   (int)TARN_XTAKE_DEAD == (int)TARN__XTAKE_DEAD,
+               "public and internal takeover verdicts agree");
+
+int tarn_express_takeover(tarn_meta *m, tarn_objstore *wal, const char *star, const uint64_t *logs,
+                          size_t n, const tarn_xfence_opts *fo, tarn_xtakeover_report *r) {
+  tarn__xtakeover_report x;
+  int rc = tarn__xtakeover(m, wal, star, logs, n, fo, NULL, NULL, &x);
+  if (r)
+    *r = (tarn_xtakeover_report){x.verdict, x.head, x.hi, x.epochs, x.st};
+  return rc;
+}

@@ -37,8 +37,8 @@ int tarn_kafka_user_put(tarn_meta *m, const char *name, const char *password, si
   if (!password || !len)
     return tarn__err(TARN_EINVAL, "kafka user %s: the password is empty", name);
   if (!mechanisms || (mechanisms & ~all))
-    return tarn__err(TARN_EINVAL, "kafka user %s: mechanisms 0x%x (PLAIN 1, SCRAM-SHA-256 2)",
-                     name, (unsigned)mechanisms);
+    return tarn__err(TARN_EINVAL, "kafka user %s: mechanisms 0x%x (PLAIN 1, SCRAM-SHA-256 2)", name,
+                     (unsigned)mechanisms);
   if (iterations < TARN_KAFKA_SCRAM_ITER_MIN || iterations > TARN_KAFKA_SCRAM_ITER_MAX)
     return tarn__err(TARN_EINVAL, "kafka user %s: %u iterations, not in %d..%d", name,
                      (unsigned)iterations, TARN_KAFKA_SCRAM_ITER_MIN, TARN_KAFKA_SCRAM_ITER_MAX);

@@ -3,7 +3,7 @@
  * that died leaves its head epoch open, its acknowledged tail in the buckets
  * and out of the index. Every node looks, each pass, at the star recorded for
  * each log of every express stream (tarn-xlog) and hands each star to
- * tarn__xtakeover (src/express/takeover.c), which reads the star's head,
+ * tarn_express_takeover (src/express/takeover.c), which reads the star's head,
  * then judges it: a lease on one of its logs (the leases are ephemeral: they
  * end with the session), or the star's standing clean-release mark on every
  * one of them, leaves it alone; a liveness record (a process of the star
@@ -18,7 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "express/express.h"
 #include "server/node.h"
 #include "server/sched.h"
 #include "server/srvlog.h"
@@ -27,6 +26,7 @@
 #include "tarn/error.h"
 #include "tarn/express.h"
 #include "tarn/express_fence.h"
+#include "tarn/express_inspect.h"
 #include "tarn/key.h"
 #include "tarn/metrics.h"
 #include "util/error.h"
@@ -39,7 +39,7 @@ typedef struct xstate {
 } xstate;
 
 typedef struct star_logs {
-  char star[TARN__X_STAR_MAX + 1];
+  char star[TARN_EXPRESS_STAR_MAX + 1];
   uint64_t *logs;
   size_t n, cap;
 } star_logs;
@@ -70,14 +70,14 @@ static int add_log(star_logs **v, size_t *n, const char *star, uint64_t log) {
   return 0;
 }
 
-/* Judges a star that may have died and takes it over (tarn__xtakeover:
+/* Judges a star that may have died and takes it over (tarn_express_takeover:
  * the head read first, then its leases, marks and liveness record). */
 static int take_over(xstate *s, const star_logs *sl) {
   tarn_xfence_opts fo = {s->fence_timeout_ms, 0};
   double t0 = tarn_metrics_now();
-  tarn__xtakeover_report r;
-  int rc = tarn__xtakeover(tarn_deployment_meta(s->d), tarn_deployment_wal(s->d), sl->star,
-                           sl->logs, sl->n, &fo, NULL, NULL, &r);
+  tarn_xtakeover_report r;
+  int rc = tarn_express_takeover(tarn_deployment_meta(s->d), tarn_deployment_wal(s->d), sl->star,
+                                 sl->logs, sl->n, &fo, &r);
   if (rc || !r.epochs)
     return rc;
   char hd[24], hi[24], ne[24], abs_[24], del[24], ms[24];
@@ -88,7 +88,7 @@ static int take_over(xstate *s, const star_logs *sl) {
   snprintf(del, sizeof del, "%llu", (unsigned long long)r.st.deleted);
   snprintf(ms, sizeof ms, "%.0f", (tarn_metrics_now() - t0) * 1000);
   tarn_srv_log(TARN_SRV_INFO, "express takeover", "star", sl->star, "verdict",
-               r.verdict == TARN__XTAKE_ALIVE ? "alive (below the head)" : "dead", "head", hd,
+               r.verdict == TARN_XTAKE_ALIVE ? "alive (below the head)" : "dead", "head", hd,
                "newest_settled", hi, "epochs", ne, "slots_absorbed", abs_, "flights_deleted", del,
                "ms", ms, NULL);
   tarn_metrics_inc("tarn_express_takeovers_total", r.epochs, NULL);
@@ -110,8 +110,8 @@ static int takeover_job(void *arg, atomic_int *stop) {
     if (v[i].state != TARN_STREAM_ACTIVE || !tarn_stream_is_express(&v[i]))
       continue;
     for (size_t j = 0; !rc && j < v[i].n_logs; j++) {
-      char st[TARN__X_STAR_MAX + 1];
-      int r = tarn__xlog_star_get(m, v[i].logs[j], st, sizeof st);
+      char st[TARN_EXPRESS_STAR_MAX + 1];
+      int r = tarn_express_log_star(m, v[i].logs[j], st, sizeof st);
       if (r == TARN_ENOTFOUND) { /* never written */
         tarn_errclear();
         continue;
@@ -124,7 +124,7 @@ static int takeover_job(void *arg, atomic_int *stop) {
   free(v);
   tarn_catalog_close(c);
   for (size_t i = 0; !rc && i < ns && !atomic_load(stop); i++) {
-    char key[TARN__X_STAR_MAX + 16];
+    char key[TARN_EXPRESS_STAR_MAX + 16];
     snprintf(key, sizeof key, "/takeover/%s", stars[i].star);
     int lrc = tarn_meta_create(m, XSERVE_PARTITION, key, "1", 1, TARN_META_EPHEMERAL, NULL);
     if (lrc == TARN_EEXIST) { /* another node takes it over now */

@@ -16,8 +16,7 @@ static void put_list_delete(void **state) {
   char *uri;
   tarn_meta *m = tu_meta_open((const char *)*state, &uri);
   assert_int_equal(tarn_kafka_sasl_mechanism_parse("plain"), TARN_KAFKA_SASL_PLAIN);
-  assert_int_equal(tarn_kafka_sasl_mechanism_parse("scram-sha-256"),
-                   TARN_KAFKA_SASL_SCRAM_SHA_256);
+  assert_int_equal(tarn_kafka_sasl_mechanism_parse("scram-sha-256"), TARN_KAFKA_SASL_SCRAM_SHA_256);
   assert_int_equal(tarn_kafka_sasl_mechanism_parse("SCRAM-SHA-512"), 0);
   assert_int_equal(tarn_kafka_user_put(m, "bob", "secret", 6, TARN_KAFKA_SASL_PLAIN, 0), 0);
   assert_int_equal(tarn_kafka_user_put(m, "alice", "pw", 2,
@@ -34,8 +33,7 @@ static void put_list_delete(void **state) {
   assert_int_equal(u[1].mechanisms, TARN_KAFKA_SASL_PLAIN);
   tarn_kafka_users_free(u, n);
   /* replaced */
-  assert_int_equal(tarn_kafka_user_put(m, "bob", "other", 5, TARN_KAFKA_SASL_SCRAM_SHA_256, 0),
-                   0);
+  assert_int_equal(tarn_kafka_user_put(m, "bob", "other", 5, TARN_KAFKA_SASL_SCRAM_SHA_256, 0), 0);
   assert_int_equal(tarn_kafka_user_list(m, &u, &n), 0);
   assert_int_equal(n, 2);
   assert_int_equal(u[1].mechanisms, TARN_KAFKA_SASL_SCRAM_SHA_256);

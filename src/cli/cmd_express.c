@@ -5,8 +5,8 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "express/express.h"
-#include "express/xfence.h"
+#include "express/express_internal.h"
+#include "express/fence.h"
 #include "tarn/deployment.h"
 #include "tarn/catalog.h"
 #include "tarn/error.h"

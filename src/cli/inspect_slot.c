@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "cli/inspect.h"
-#include "express/xfence.h"
+#include "express/fence.h"
 #include "tarn/error.h"
 #include "tarn/wal.h"
 

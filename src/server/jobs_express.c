@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "express/express.h"
+#include "express/express_internal.h"
 #include "server/node.h"
 #include "server/sched.h"
 #include "server/srvlog.h"

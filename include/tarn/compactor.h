@@ -27,6 +27,7 @@
 #include "tarn/fileindex.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
+#include "tarn/parquet.h"
 #include "tarn/token_bucket.h"
 
 #ifdef __cplusplus
@@ -39,9 +40,8 @@ extern "C" {
 /* A stream's files get tarn's own identifiers (TARN_PARQUET_TARN_SERDE,
  * tarn/parquet.h); a stream whose properties name a Kafka topic
  * (lakestream.kafka.topic.name) gets the Kafka binding's; the stream
- * properties below override either. */
-#define TARN_PROP_COMPACTION_SERDE "tarn.compaction.serde-type"
-#define TARN_PROP_COMPACTION_RECORD "tarn.compaction.record-name"
+ * properties TARN_PROP_COMPACTION_SERDE and TARN_PROP_COMPACTION_RECORD
+ * (tarn/parquet.h, included here) override either. */
 
 /* Called with the payload bytes C2 is about to write; may wait (the token
  * bucket does), or fail to abort C2 (a negative TARN_E*). */

@@ -8,9 +8,10 @@
  * deleted and re-created topic is a new stream with a new ID: the catalog's
  * tombstone keeps the old identity dropped (LS-089).
  *
- * The naming parts (topic IDs, topic-name checks, stream names) are pure
- * (src/format/kafka_names.c); the rest works on a catalog
- * (src/log/kafka_topics.c). docs/kafka.md, "Topics and the binding". */
+ * The naming parts (topic IDs, topic-name checks, stream names) are pure:
+ * tarn/kafka_names.h (src/format/kafka_names.c), included here; the rest
+ * works on a catalog (src/log/kafka_topics.c). docs/kafka.md, "Topics and
+ * the binding". */
 #ifndef TARN_KAFKA_TOPICS_H
 #define TARN_KAFKA_TOPICS_H
 
@@ -19,18 +20,11 @@
 
 #include "tarn/catalog.h"
 #include "tarn/catalog_record.h"
+#include "tarn/kafka_names.h"
 
 #ifdef __cplusplus
 extern "C" {
 #endif
-
-/* Kafka allows topic names of 249 bytes; the stream name adds
- * "-topic-id-" and the 22-character ID, and a stream name is at most
- * TARN_STREAM_NAME_MAX (200) bytes (a directory name under the compacted
- * root), so a topic name here is at most 168 bytes. */
-#define TARN_KAFKA_TOPIC_ID_LEN 22
-#define TARN_KAFKA_STREAM_INFIX "-topic-id-"
-#define TARN_KAFKA_TOPIC_NAME_MAX (TARN_STREAM_NAME_MAX - 10 - TARN_KAFKA_TOPIC_ID_LEN)
 
 /* Stream properties of the binding (spec Appendix A; tables §3.10). */
 #define TARN_KAFKA_PROP_LOGICAL_NAME "lakestream.source.logical.name"
@@ -46,21 +40,6 @@ extern "C" {
 /* The stream's storage class, when it has one (e.g. "express"). */
 #define TARN_PROP_STORAGE_CLASS "class" /* = TARN_STREAM_CLASS_PROP (tarn/express.h) */
 #define TARN_STORAGE_CLASS_MAX 63
-
-/* ---- pure naming parts (src/format/kafka_names.c) ----------------------- */
-
-/* Kafka's topic-name rule: 1..249 bytes of [a-zA-Z0-9._-], not "." or "..";
- * here also at most TARN_KAFKA_TOPIC_NAME_MAX bytes. TARN_EINVAL with why. */
-int tarn_kafka_topic_name_check(const char *name);
-
-/* Kafka's Uuid.toString(): URL-safe Base64 of the 16 bytes, no padding. */
-void tarn_kafka_topic_id_string(const uint8_t uuid[16], char out[TARN_KAFKA_TOPIC_ID_LEN + 1]);
-/* The inverse; TARN_EINVAL unless s is 22 characters of the URL-safe
- * alphabet whose last character's low 4 bits are 0 (what the encoder writes). */
-int tarn_kafka_topic_id_parse(const char *s, uint8_t uuid[16]);
-
-/* "{topic}-topic-id-{id}" into out (n >= TARN_STREAM_NAME_MAX + 1). */
-int tarn_kafka_stream_name(const char *topic, const char *id, char *out, size_t n);
 
 /* ---- topics on a catalog (src/log/kafka_topics.c) ----------------------- */
 

@@ -57,6 +57,12 @@ enum {
  * writes them, the reader accepts either pair). */
 #define TARN_PARQUET_TARN_SERDE "LAKESTREAM_RAW_PARQUET"
 #define TARN_PARQUET_TARN_RECORD "LakestreamEntry"
+/* The stream properties that override a stream's pair above for the files
+ * the compactor writes (tarn/compactor.h). Here, beside the identifiers they
+ * name, so that the Kafka rule (tarn_kafka_stream_is_kafka, log/kafka_topics.c)
+ * reads them without the compactor's header (issue 32: no two-file cycle). */
+#define TARN_PROP_COMPACTION_SERDE "tarn.compaction.serde-type"
+#define TARN_PROP_COMPACTION_RECORD "tarn.compaction.record-name"
 
 /* Sink for the writer: writes all n bytes or fails (0 or a negative TARN_E*). */
 typedef int (*tarn_parquet_write_fn)(void *ctx, const void *p, size_t n);

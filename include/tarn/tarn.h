@@ -33,6 +33,7 @@
 #include "tarn/deployment.h"
 #include "tarn/lease.h"
 #include "tarn/catalog.h"
+#include "tarn/kafka_names.h"
 #include "tarn/kafka_topics.h"
 #include "tarn/writer.h"
 #include "tarn/reader.h"

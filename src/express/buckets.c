@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "express/express.h"
+#include "express/express_internal.h"
 #include "util/error.h"
 
 static char *dup(const char *s, size_t n) {

@@ -8,7 +8,7 @@
 
 #include <unistd.h>
 
-#include "express/express.h"
+#include "express/express_internal.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/planted.h"

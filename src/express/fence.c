@@ -1,7 +1,7 @@
 /* The fence: ends an epoch of a star's express chain at its cut (the Epochs
  * design, "Fencing an epoch" and "Publishing the cut"; epochs-model.md is the
  * checked account of which steps carry safety, §7.2). */
-#include "express/xfence.h"
+#include "express/fence.h"
 
 #include <stdlib.h>
 #include <string.h>

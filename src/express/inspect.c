@@ -3,8 +3,8 @@
  * writer, fence and settlement keep (epoch.c, xlogstar.c, fence.c). */
 #include "tarn/express_inspect.h"
 
-#include "express/express.h"
-#include "express/xfence.h"
+#include "express/express_internal.h"
+#include "express/fence.h"
 
 _Static_assert(TARN_EXPRESS_STAR_MAX == TARN__X_STAR_MAX &&
                    TARN_EXPRESS_SLOT_KEY_MAX == TARN__X_SLOT_KEY_MAX,

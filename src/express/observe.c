@@ -2,7 +2,7 @@
  * (epochs-model §2 phase 2 and §7.3: decide committed only on W flights seen,
  * dead only on K-W+1 poison seen; repair or poison when an empty bucket is
  * seen; else block). A fencer counts only what it read, never a PUT. */
-#include "express/xfence.h"
+#include "express/fence.h"
 
 #include <string.h>
 

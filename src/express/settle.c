@@ -4,7 +4,7 @@
  * slots below the cut and deletes the stragglers in [cut, cut + WIN]. It never
  * deletes below the cut and never deletes poison: a zombie's PUT can land
  * arbitrarily late, and only standing poison keeps it harmless. */
-#include "express/xfence.h"
+#include "express/fence.h"
 
 #include <string.h>
 

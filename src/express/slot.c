@@ -6,7 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "express/express.h"
+#include "express/express_internal.h"
 #include "tarn/wal.h"
 #include "util/error.h"
 #include "util/planted.h"

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "express/express.h"
+#include "express/express_internal.h"
 #include "tarn/error.h"
 #include "tarn/key.h"
 #include "util/error.h"

@@ -15,7 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "express/express.h"
+#include "express/express_internal.h"
 #include "tarn/key.h"
 #include "util/error.h"
 

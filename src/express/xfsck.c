@@ -48,7 +48,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "express/xfence.h"
+#include "express/fence.h"
 #include "log/index_scan.h"
 #include "tarn/trim.h"
 #include "tarn/error.h"

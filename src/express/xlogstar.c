@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "express/express.h"
+#include "express/express_internal.h"
 #include "util/error.h"
 
 static void logstar_key(char *key, size_t n, uint64_t log_id) {

@@ -13,7 +13,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "express/xfence.h"
+#include "express/fence.h"
 #include "express/xwriter_internal.h"
 #include "log/format_version.h"
 #include "log/index_scan.h"

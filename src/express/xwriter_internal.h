@@ -5,7 +5,7 @@
 
 #include <pthread.h>
 
-#include "express/express.h"
+#include "express/express_internal.h"
 #include "tarn/express.h"
 #include "tarn/lease.h"
 

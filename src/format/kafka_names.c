@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "tarn/kafka_topics.h"
+#include "tarn/kafka_names.h"
 #include "util/error.h"
 
 /* RFC 4648 §5, the URL- and filename-safe alphabet Kafka's Uuid.toString()

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log/compact_internal.h"
-#include "log/intent.h"
+#include "log/compactor_internal.h"
+#include "log/compactor_intent.h"
 #include "tarn/key.h"
 #include "util/error.h"
 

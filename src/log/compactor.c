@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "log/compact_internal.h"
+#include "log/compactor_intent.h"
+#include "log/compactor_internal.h"
 #include "log/ephemeral.h"
 #include "log/index_scan.h"
-#include "log/intent.h"
 #include "tarn/catalog.h"
 #include "tarn/companion.h"
 #include "tarn/entryindex.h"

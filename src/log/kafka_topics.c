@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "tarn/compactor.h"
 #include "tarn/parquet.h"
 #include "util/error.h"
 #include "util/planted.h"

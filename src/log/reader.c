@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "log/read_cache.h"
-#include "log/read_parquet.h"
+#include "log/reader_parquet.h"
 #include "tarn/parquet.h"
 #include "tarn/buf.h"
 #include "tarn/entryindex.h"

@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "log/index_scan.h"
-#include "log/intent.h"
+#include "log/compactor_intent.h"
 #include "log/reclaim_wait.h"
 #include "log/reclaim_mark.h"
 #include "log/root_mark.h"

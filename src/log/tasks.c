@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "log/compact_internal.h"
+#include "log/compactor_internal.h"
 #include "util/clock.h"
 #include "util/planted.h"
 #include "util/random.h"

@@ -36,8 +36,8 @@
 #include <string.h>
 
 #include "sim_watchdog.h"
-#include "express/express.h"
-#include "express/xfence.h"
+#include "express/express_internal.h"
+#include "express/fence.h"
 #include "express/xwriter_internal.h"
 #include "tarn/error.h"
 #include "tarn/express.h"

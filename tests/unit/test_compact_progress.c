@@ -9,7 +9,7 @@
 
 #include <stdlib.h>
 
-#include "log/compact_internal.h"
+#include "log/compactor_internal.h"
 #include "tarn/compactor.h"
 #include "tarn/error.h"
 #include "tarn/meta.h"

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <sys/wait.h>
 
-#include "express/xfence.h"
+#include "express/fence.h"
 #include "tarn/error.h"
 #include "tarn/express_fence.h"
 #include "tarn/meta.h"

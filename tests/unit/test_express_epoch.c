@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "express/express.h"
+#include "express/express_internal.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
 #include "tarn/testing.h"

@@ -29,7 +29,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "express/xfence.h"
+#include "express/fence.h"
 #include "tarn/error.h"
 #include "tarn/express_fence.h"
 #include "tarn/meta.h"

@@ -10,7 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "express/express.h"
+#include "express/express_internal.h"
 #include "express/xwriter_internal.h"
 #include "tarn/express.h"
 #include "tarn/meta.h"

@@ -23,7 +23,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "express/express.h"
+#include "express/express_internal.h"
 #include "express/xwriter_internal.h"
 #include "tarn/express.h"
 #include "tarn/express_fence.h"

@@ -16,7 +16,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "express/express.h"
+#include "express/express_internal.h"
 #include "express/xwriter_internal.h"
 #include "util/error.h"
 #include "tarn/express.h"

@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "express/express.h"
+#include "express/express_internal.h"
 #include "express/xwriter_internal.h"
 #include "tarn/express.h"
 #include "tarn/express_fence.h"

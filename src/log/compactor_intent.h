@@ -2,8 +2,8 @@
  * before its first file, naming the files it may install, so that the
  * reclaimer does not take them for orphans while the compaction can still
  * install them (docs/compaction.md, "Intents"). */
-#ifndef TARN_LOG_INTENT_H
-#define TARN_LOG_INTENT_H
+#ifndef TARN_LOG_COMPACTOR_INTENT_H
+#define TARN_LOG_COMPACTOR_INTENT_H
 
 #include <stddef.h>
 #include <stdint.h>

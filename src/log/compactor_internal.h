@@ -1,6 +1,6 @@
 /* What the compactor shares with the task layer and the reclaimer. */
-#ifndef TARN_LOG_COMPACT_INTERNAL_H
-#define TARN_LOG_COMPACT_INTERNAL_H
+#ifndef TARN_LOG_COMPACTOR_INTERNAL_H
+#define TARN_LOG_COMPACTOR_INTERNAL_H
 
 #include <jansson.h>
 

@@ -1,4 +1,4 @@
-#include "log/read_parquet.h"
+#include "log/reader_parquet.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,7 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "express/express.h"
+#include "express/express_internal.h"
 #include "tarn/express_fence.h"
 
 /* One observation of one slot in every bucket: what each bucket was seen to

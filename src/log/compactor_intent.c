@@ -2,7 +2,7 @@
  * when the compaction is given up; the reclaimer honours them (LS-084;
  * docs/compaction.md, "Intents"). */
 #define _POSIX_C_SOURCE 200809L
-#include "log/intent.h"
+#include "log/compactor_intent.h"
 
 #include <inttypes.h>
 #include <jansson.h>

@@ -1,8 +1,8 @@
 /* Reading a PARQUET record (spec "Reading a PARQUET record", LS-067): the
  * file index, the file in the stream's directory with its entrySerDeType
  * checked (LS-059), the companion's offset map (LS-065), then the rows. */
-#ifndef TARN_LOG_READ_PARQUET_H
-#define TARN_LOG_READ_PARQUET_H
+#ifndef TARN_LOG_READER_PARQUET_H
+#define TARN_LOG_READER_PARQUET_H
 
 #include <stddef.h>
 #include <stdint.h>

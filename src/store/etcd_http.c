@@ -457,6 +457,7 @@ static int security_option(tarn__etcd_http *h, const char *q, size_t nl, const c
       return tarn__err(TARN_EINVAL, "etcd URI: tls must be 0 or 1");
   } else if (opt_is(q, nl, "user")) {
     free(h->user);
+    h->user = NULL; /* "user=a&user=": freed, then refused; not freed again */
     if (!vl || !(h->user = strndup(v, vl)))
       return vl ? tarn__err(TARN_ENOMEM, "etcd: out of memory")
                 : tarn__err(TARN_EINVAL, "etcd URI: user is empty");

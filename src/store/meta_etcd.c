@@ -74,8 +74,8 @@ static int unb64(const char *s, tarn_buf *out, const char *what) {
   return tarn__b64_decode(s ? s : "", s ? strlen(s) : 0, out, what);
 }
 
-/* [root] "T" part 0x00 [encoded key] [extra byte], base64. extra < 0: none. */
-/* The etcd key's bytes, before Base64. */
+/* The etcd key's bytes, before Base64: [root] "T" part 0x00 [encoded key]
+ * [extra byte]; extra < 0: none. */
 static int ekey_raw(const ehandle *h, const char *part, const char *key, int extra, tarn_buf *b) {
   size_t pl = strlen(part), kl = key ? tarn_meta_key_encode(key, NULL) : 0;
   if (tarn_buf_reserve(b, h->rootlen + 3 + pl + kl))
@@ -92,6 +92,7 @@ static int ekey_raw(const ehandle *h, const char *part, const char *key, int ext
   return 0;
 }
 
+/* The etcd key, in Base64 (malloc'd; NULL without memory). */
 static char *ekey(const ehandle *h, const char *part, const char *key, int extra) {
   tarn_buf b = TARN_BUF_INIT;
   char *s = ekey_raw(h, part, key, extra, &b) ? NULL : b64(b.data, b.len);

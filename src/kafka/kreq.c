@@ -39,6 +39,14 @@ void tarn__kreq_respond(tarn__kreq *req, const void *resp) {
   finish(req, TARN__KREQ_RESPONSE, &f);
 }
 
+void *tarn__kresp_entries(tarn__kreq *req, int32_t n, size_t size, int32_t *count) {
+  size_t k = n > 0 ? (size_t)n : 0;
+  /* one entry at least: NULL means out of memory, never an empty array */
+  void *v = tarn__karena_alloc(req->arena, (k ? k : 1) * size);
+  *count = v ? (int32_t)k : 0;
+  return v;
+}
+
 void tarn__kreq_respond_frame(tarn__kreq *req, tarn_buf *frame) {
   tarn_metrics_inc("tarn_kafka_responses_total", 1, "result", "ok", NULL);
   finish(req, TARN__KREQ_RESPONSE, frame);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "kafka/proto/kproto.h"
 #include "tarn/error.h"
 
 /* In API-key order (tarn__kapi_find relies on it). */
@@ -13,31 +14,31 @@ static const tarn__kapi table[] = {
     /* Advertised from 0 so that librdkafka 2.0.2 enables compression
      * (rdkafka_feature.c); 0-2 are answered UNSUPPORTED_VERSION, as Kafka
      * does since KAFKA-18659. */
-    {0, 0, 8, tarn__kapi_produce, "Produce"},
+    {TARN__KAPI_PRODUCE, 0, 8, tarn__kapi_produce, "Produce"},
     /* Fetch 0-3 are not advertised: their responses cannot carry whole
      * batches past max_bytes (KIP-74) nor the log start offset. */
-    {1, 4, 11, tarn__kapi_fetch, "Fetch"},
-    {2, 0, 5, tarn__kapi_list_offsets, "ListOffsets"},
-    {3, 0, 8, tarn__kapi_metadata, "Metadata"},
+    {TARN__KAPI_FETCH, 4, 11, tarn__kapi_fetch, "Fetch"},
+    {TARN__KAPI_LIST_OFFSETS, 0, 5, tarn__kapi_list_offsets, "ListOffsets"},
+    {TARN__KAPI_METADATA, 0, 8, tarn__kapi_metadata, "Metadata"},
     /* consumer groups (group.h): librdkafka 2.0.2 enables them only when
      * v0 of each group API is in range (rdkafka_feature.c) */
-    {8, 0, 7, tarn__kapi_offset_commit, "OffsetCommit"},
-    {9, 0, 5, tarn__kapi_offset_fetch, "OffsetFetch"},
-    {10, 0, 2, tarn__kapi_find_coordinator, "FindCoordinator"},
-    {11, 0, 5, tarn__kapi_join_group, "JoinGroup"},
-    {12, 0, 3, tarn__kapi_heartbeat, "Heartbeat"},
-    {13, 0, 3, tarn__kapi_leave_group, "LeaveGroup"},
-    {14, 0, 3, tarn__kapi_sync_group, "SyncGroup"},
-    {15, 0, 4, tarn__kapi_describe_groups, "DescribeGroups"},
-    {16, 0, 2, tarn__kapi_list_groups, "ListGroups"},
+    {TARN__KAPI_OFFSET_COMMIT, 0, 7, tarn__kapi_offset_commit, "OffsetCommit"},
+    {TARN__KAPI_OFFSET_FETCH, 0, 5, tarn__kapi_offset_fetch, "OffsetFetch"},
+    {TARN__KAPI_FIND_COORDINATOR, 0, 2, tarn__kapi_find_coordinator, "FindCoordinator"},
+    {TARN__KAPI_JOIN_GROUP, 0, 5, tarn__kapi_join_group, "JoinGroup"},
+    {TARN__KAPI_HEARTBEAT, 0, 3, tarn__kapi_heartbeat, "Heartbeat"},
+    {TARN__KAPI_LEAVE_GROUP, 0, 3, tarn__kapi_leave_group, "LeaveGroup"},
+    {TARN__KAPI_SYNC_GROUP, 0, 3, tarn__kapi_sync_group, "SyncGroup"},
+    {TARN__KAPI_DESCRIBE_GROUPS, 0, 4, tarn__kapi_describe_groups, "DescribeGroups"},
+    {TARN__KAPI_LIST_GROUPS, 0, 2, tarn__kapi_list_groups, "ListGroups"},
     /* SASL (sasl.h): advertised and answered only when the listener requires it */
-    {17, 0, 1, tarn__kapi_sasl_handshake, "SaslHandshake"},
-    {18, 0, 3, tarn__kapi_api_versions, "ApiVersions"},
-    {19, 0, 4, tarn__kapi_create_topics, "CreateTopics"},
-    {20, 0, 3, tarn__kapi_delete_topics, "DeleteTopics"},
+    {TARN__KAPI_SASL_HANDSHAKE, 0, 1, tarn__kapi_sasl_handshake, "SaslHandshake"},
+    {TARN__KAPI_API_VERSIONS, 0, 3, tarn__kapi_api_versions, "ApiVersions"},
+    {TARN__KAPI_CREATE_TOPICS, 0, 4, tarn__kapi_create_topics, "CreateTopics"},
+    {TARN__KAPI_DELETE_TOPICS, 0, 3, tarn__kapi_delete_topics, "DeleteTopics"},
     /* idempotent producers without transactions (producer.h) */
-    {22, 0, 1, tarn__kapi_init_producer_id, "InitProducerId"},
-    {36, 0, 2, tarn__kapi_sasl_authenticate, "SaslAuthenticate"},
+    {TARN__KAPI_INIT_PRODUCER_ID, 0, 1, tarn__kapi_init_producer_id, "InitProducerId"},
+    {TARN__KAPI_SASL_AUTHENTICATE, 0, 2, tarn__kapi_sasl_authenticate, "SaslAuthenticate"},
 };
 
 const tarn__kapi *tarn__kapi_table(size_t *n) {

@@ -198,6 +198,11 @@ void tarn__kreq_respond(tarn__kreq *req, const void *resp);
  * records point into req->frame, arrays into req->arena). 0, or a negative
  * TARN_E* after closing the connection (the request is completed: return). */
 int tarn__kreq_body(tarn__kreq *req, void *out);
+/* The skeleton of a response that answers a request's array one entry for
+ * one (its topics, a topic's partitions): n entries (n < 0, a null array:
+ * none) of size bytes each, zeroed, from req's arena; *count is set to the
+ * number. NULL (and *count 0) when out of memory. */
+void *tarn__kresp_entries(tarn__kreq *req, int32_t n, size_t size, int32_t *count);
 /* Completes req with a frame built by the caller (size prefix included; moved). */
 void tarn__kreq_respond_frame(tarn__kreq *req, tarn_buf *frame);
 /* Completes req without a response (acks=0). */

@@ -37,7 +37,9 @@ void tarn__kapi_api_versions(tarn__knode *node, tarn__kreq *req) {
   for (size_t i = 0; i < n; i++) {
     /* SaslHandshake and SaslAuthenticate only where SASL is required (the
      * gate in kreq.c refuses them elsewhere) */
-    if ((t[i].api_key == 17 || t[i].api_key == 36) && !node->cfg.sasl_mechanisms)
+    if ((t[i].api_key == TARN__KAPI_SASL_HANDSHAKE ||
+         t[i].api_key == TARN__KAPI_SASL_AUTHENTICATE) &&
+        !node->cfg.sasl_mechanisms)
       continue;
     v[k].api_key = t[i].api_key;
     v[k].min_version = t[i].min_version;

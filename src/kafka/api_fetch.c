@@ -99,6 +99,26 @@ static int read_tail_part(tarn__knode *node, fpart *p, int64_t *left, int *first
   return 0;
 }
 
+/* The partition's reading position at p->offset: the cursor a consumer
+ * reading on left (its cursor is where this Fetch starts), or a new one. */
+static int part_cursor(tarn__knode *node, fpart *p) {
+  p->cur = tarn__knode_cursor_take(node, p->log_id, (uint64_t)p->offset);
+  if (p->cur)
+    return 0;
+  tarn__kcursor *c = calloc(1, sizeof *c);
+  if (!c)
+    return TARN_ENOMEM;
+  c->log_id = p->log_id;
+  int rc = tarn_log_iter_open(node->reader, p->log_id, (uint64_t)p->offset, &c->it);
+  if (rc) {
+    free(c);
+    return rc;
+  }
+  tarn_log_iter_kafka_offsets(c->it); /* LS-099, in the window: no copy */
+  p->cur = c;
+  return 0;
+}
+
 /* Reads the entries available now into p, within its budget and the
  * response's (*left); the first entry of the whole response is taken even
  * when larger (KIP-74), never a part of one. Returns 0 or a tarn error (the
@@ -106,23 +126,9 @@ static int read_tail_part(tarn__knode *node, fpart *p, int64_t *left, int *first
 static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_resp) {
   if (p->express && !p->cur && (uint64_t)p->offset >= p->idx_end)
     return read_tail_part(node, p, left, first_of_resp);
-  if (!p->cur) {
-    /* a consumer reading on: its cursor is where this Fetch starts */
-    p->cur = tarn__knode_cursor_take(node, p->log_id, (uint64_t)p->offset);
-    if (!p->cur) {
-      tarn__kcursor *c = calloc(1, sizeof *c);
-      if (!c)
-        return TARN_ENOMEM;
-      c->log_id = p->log_id;
-      int rc = tarn_log_iter_open(node->reader, p->log_id, (uint64_t)p->offset, &c->it);
-      if (rc) {
-        free(c);
-        return rc;
-      }
-      tarn_log_iter_kafka_offsets(c->it); /* LS-099, in the window: no copy */
-      p->cur = c;
-    }
-  }
+  int rc = p->cur ? 0 : part_cursor(node, p);
+  if (rc)
+    return rc;
   tarn__kcursor *c = p->cur;
   for (;;) {
     tarn_entry e;
@@ -141,7 +147,7 @@ static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_r
           return 0;
         }
       }
-      int rc = settle_ref(p);
+      rc = settle_ref(p);
       if (rc)
         return rc;
       rc = tarn_log_iter_next(c->it, &e, 0);
@@ -159,7 +165,7 @@ static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_r
       return 0;
     }
     c->held = 0;
-    int rc = settle_ref(p); /* a held entry after a reference (not read on since) */
+    rc = settle_ref(p); /* a held entry after a reference (not read on since) */
     if (rc)
       return rc;
     p->ref = e.payload;
@@ -180,132 +186,139 @@ static int16_t fetch_error(int rc) {
   }
 }
 
-void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req) {
-  tarn__k_fetch_req b;
-  if (tarn__kreq_body(req, &b))
-    return;
-  tarn__k_fetch_resp r;
-  tarn__kmsg_init(TARN__KAPI_FETCH, 1, &r);
-  r.error_code = 0;
-  r.session_id = 0;
-  int32_t nt = b.topics.n > 0 ? b.topics.n : 0;
-  size_t np_all = 0;
-  for (int32_t i = 0; i < nt; i++)
-    np_all += b.topics.v[i].partitions.n > 0 ? (size_t)b.topics.v[i].partitions.n : 0;
-  tarn__k_fetch_fetchable_topic_response *tr =
-      tarn__karena_alloc(req->arena, (nt ? (size_t)nt : 1) * sizeof *tr);
-  fpart *parts = calloc(np_all ? np_all : 1, sizeof *parts);
-  if (!tr || !parts) {
-    free(parts);
-    tarn__kreq_close(req);
+/* The stages of a Fetch (issue 32 item 3): per topic its resolution
+ * (fetch_topic), per partition where its reading starts (fetch_start), then
+ * the reading of every partition with the wait for appends (fetch_read,
+ * fetch_pass), then the records into the answers (fetch_records) and one
+ * frame (fetch_respond). A Fetch has no request-wide refusal: the versions
+ * it refuses are not advertised (api.c). */
+
+/* The partition's answer, before anything is known. */
+static void fetch_part_init(tarn__k_fetch_partition_data *out, int32_t index) {
+  memset(out, 0, sizeof *out);
+  out->partition_index = index;
+  out->high_watermark = -1;
+  out->last_stable_offset = -1;
+  out->log_start_offset = -1;
+  out->aborted_transactions.n = -1; /* none: no transactions */
+  out->preferred_read_replica = -1;
+  out->records = (tarn__kbytes){NULL, -1};
+}
+
+/* Where partition `in` of topic t (trc: its lookup's result) is read from:
+ * its log, its range and the express leader's tail; p->error when it is
+ * answered without reading. */
+static void fetch_start(tarn__knode *node, const tarn_kafka_topic *t, int trc,
+                        const tarn__k_fetch_fetch_partition *in, fpart *p) {
+  fetch_part_init(p->out, in->partition);
+  p->offset = in->fetch_offset;
+  p->max_bytes = in->partition_max_bytes;
+  if (trc || in->partition < 0 || tarn_kafka_topic_log(t, (uint32_t)in->partition, &p->log_id)) {
+    p->out->error_code =
+        trc && trc != TARN_ENOTFOUND ? tarn__kerr_of(trc) : TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
+    p->error = 1;
     return;
   }
-  size_t k = 0;
-  for (int32_t i = 0; i < nt; i++) {
-    tarn__k_fetch_fetch_topic *ft = &b.topics.v[i];
-    memset(&tr[i], 0, sizeof tr[i]);
-    tr[i].topic = ft->topic;
-    int32_t np = ft->partitions.n > 0 ? ft->partitions.n : 0;
-    tarn__k_fetch_partition_data *pd =
-        tarn__karena_alloc(req->arena, (np ? (size_t)np : 1) * sizeof *pd);
-    if (!pd) {
-      np = 0;
-    }
-    tr[i].partitions.n = np;
-    tr[i].partitions.v = pd;
-    tarn_kafka_topic t;
-    int trc = ft->topic.len > 0 ? tarn__knode_topic(node, ft->topic.p, (size_t)ft->topic.len, &t)
-                                : TARN_ENOTFOUND;
-    for (int32_t j = 0; j < np; j++) {
-      tarn__k_fetch_fetch_partition *in = &ft->partitions.v[j];
-      fpart *p = &parts[k++];
-      memset(&pd[j], 0, sizeof pd[j]);
-      p->out = &pd[j];
-      p->out->partition_index = in->partition;
-      p->out->high_watermark = -1;
-      p->out->last_stable_offset = -1;
-      p->out->log_start_offset = -1;
-      p->out->aborted_transactions.n = -1; /* none: no transactions */
-      p->out->preferred_read_replica = -1;
-      p->out->records = (tarn__kbytes){NULL, -1};
-      p->offset = in->fetch_offset;
-      p->max_bytes = in->partition_max_bytes;
-      if (trc || in->partition < 0 ||
-          tarn_kafka_topic_log(&t, (uint32_t)in->partition, &p->log_id)) {
-        p->out->error_code = trc && trc != TARN_ENOTFOUND ? tarn__kerr_of(trc)
-                                                          : TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
-        p->error = 1;
-        continue;
-      }
-      int64_t start, hwm;
-      int rc = log_range(node, p->log_id, &start, &hwm);
-      if (rc == 0 && (p->offset < start || p->offset > hwm))
-        rc = log_range(node, p->log_id, &start, &hwm); /* re-read before refusing */
-      if (rc) {
-        p->out->error_code = fetch_error(rc);
-        p->error = 1;
-        continue;
-      }
-      p->express = tarn__kexpress_is(&t);
-      p->idx_end = (uint64_t)hwm;
-      if (p->express) { /* the leader's watermark: its acknowledged tail's end */
-        uint64_t te = 0;
-        if (!tarn__kexpress_tail(node, p->log_id, (uint64_t)hwm, 0, 0, NULL, &te) &&
-            te > (uint64_t)hwm)
-          hwm = (int64_t)te;
-      }
-      p->out->high_watermark = hwm;
-      p->out->last_stable_offset = hwm;
-      p->out->log_start_offset = start;
-      if (p->offset < start || p->offset > hwm) {
-        /* an express offset past what this node has was acknowledged by the
-         * leader (this node is not, or no longer): the client asks Metadata
-         * again rather than resetting its position */
-        p->out->error_code = p->express && p->offset > hwm ? TARN__KERR_NOT_LEADER_OR_FOLLOWER
-                                                           : TARN__KERR_OFFSET_OUT_OF_RANGE;
-        p->error = 1;
-      }
-    }
-    if (!trc)
-      tarn_kafka_topic_free(&t);
+  int64_t start, hwm;
+  int rc = log_range(node, p->log_id, &start, &hwm);
+  if (rc == 0 && (p->offset < start || p->offset > hwm))
+    rc = log_range(node, p->log_id, &start, &hwm); /* re-read before refusing */
+  if (rc) {
+    p->out->error_code = fetch_error(rc);
+    p->error = 1;
+    return;
   }
-  /* Read what is there; then, short of min_bytes, wait for appends until
-   * max_wait_ms has passed: one wait on the metadata store's change
-   * notification over the index ranges of every partition still reading
-   * (issue 13 §2 Fetch), from a token taken before the read, so a record
-   * committed between the read and the wait ends the wait at once. */
-  int64_t left = req->api_version >= 3 && b.max_bytes > 0 ? b.max_bytes : INT32_MAX;
-  int64_t budget = left, min_bytes = b.min_bytes > 0 ? b.min_bytes : 1;
+  p->express = tarn__kexpress_is(t);
+  p->idx_end = (uint64_t)hwm;
+  if (p->express) { /* the leader's watermark: its acknowledged tail's end */
+    uint64_t te = 0;
+    if (!tarn__kexpress_tail(node, p->log_id, (uint64_t)hwm, 0, 0, NULL, &te) && te > (uint64_t)hwm)
+      hwm = (int64_t)te;
+  }
+  p->out->high_watermark = hwm;
+  p->out->last_stable_offset = hwm;
+  p->out->log_start_offset = start;
+  if (p->offset < start || p->offset > hwm) {
+    /* an express offset past what this node has was acknowledged by the
+     * leader (this node is not, or no longer): the client asks Metadata
+     * again rather than resetting its position */
+    p->out->error_code = p->express && p->offset > hwm ? TARN__KERR_NOT_LEADER_OR_FOLLOWER
+                                                       : TARN__KERR_OFFSET_OUT_OF_RANGE;
+    p->error = 1;
+  }
+}
+
+/* One topic: its answer o and its partitions' reading states, parts[*k]
+ * on (*k advanced past them). */
+static void fetch_topic(tarn__knode *node, tarn__kreq *req, const tarn__k_fetch_fetch_topic *ft,
+                        tarn__k_fetch_fetchable_topic_response *o, fpart *parts, size_t *k) {
+  o->topic = ft->topic;
+  int32_t np;
+  tarn__k_fetch_partition_data *pd = tarn__kresp_entries(req, ft->partitions.n, sizeof *pd, &np);
+  o->partitions.n = np;
+  o->partitions.v = pd;
+  tarn_kafka_topic t;
+  int trc = ft->topic.len > 0 ? tarn__knode_topic(node, ft->topic.p, (size_t)ft->topic.len, &t)
+                              : TARN_ENOTFOUND;
+  for (int32_t j = 0; j < np; j++) {
+    fpart *p = &parts[(*k)++];
+    p->out = &pd[j];
+    fetch_start(node, &t, trc, &ft->partitions.v[j], p);
+  }
+  if (!trc)
+    tarn_kafka_topic_free(&t);
+}
+
+typedef char fetch_wait_keys[3][TARN_KEY_LEN + 1];
+
+/* One reading of every partition still reading (read_part), within the
+ * response's budget *left. Those still reading after it get their log's
+ * range in ranges (the first nw of them); returns how many got one. */
+static size_t fetch_pass(tarn__knode *node, fpart *parts, size_t k, int64_t *left, int *first,
+                         tarn_meta_range *ranges, fetch_wait_keys *keys, size_t nw) {
+  size_t live = 0;
+  for (size_t i = 0; i < k; i++) {
+    fpart *p = &parts[i];
+    if (p->error)
+      continue;
+    int rc = read_part(node, p, left, first);
+    if (rc) {
+      p->out->error_code = fetch_error(rc);
+      p->error = 1;
+      if (settle_ref(p)) /* what was read stays: the reference must not */
+        p->ref_len = 0;
+      tarn__kcursor_free(p->cur); /* not a position to read on from */
+      p->cur = NULL;
+    } else if (!p->error && live < nw) {
+      /* new index records of its log: keys above where it stopped (R2) */
+      tarn_key_partition(keys[live][0], p->log_id);
+      tarn_key_format(keys[live][1], p->log_id, (uint64_t)p->offset, 0);
+      tarn_key_format(keys[live][2], p->log_id, TARN_KEY_MAX, TARN_KEY_MAX);
+      ranges[live] = (tarn_meta_range){keys[live][0], keys[live][1], keys[live][2]};
+      live++;
+    }
+  }
+  return live;
+}
+
+/* Read what is there; then, short of min_bytes, wait for appends until
+ * max_wait_ms has passed: one wait on the metadata store's change
+ * notification over the index ranges of every partition still reading
+ * (issue 13 §2 Fetch), from a token taken before the read, so a record
+ * committed between the read and the wait ends the wait at once. */
+static void fetch_read(tarn__knode *node, int16_t version, const tarn__k_fetch_req *b, fpart *parts,
+                       size_t k) {
+  int64_t left = version >= 3 && b->max_bytes > 0 ? b->max_bytes : INT32_MAX;
+  int64_t budget = left, min_bytes = b->min_bytes > 0 ? b->min_bytes : 1;
   int first = 1;
-  int64_t deadline = tarn__mono_ms() + (b.max_wait_ms > 0 ? b.max_wait_ms : 0);
+  int64_t deadline = tarn__mono_ms() + (b->max_wait_ms > 0 ? b->max_wait_ms : 0);
   size_t nw = k < TARN_META_WAIT_RANGES_MAX ? k : TARN_META_WAIT_RANGES_MAX;
   tarn_meta_range *ranges = calloc(nw ? nw : 1, sizeof *ranges);
-  char(*keys)[3][TARN_KEY_LEN + 1] = calloc(nw ? nw : 1, sizeof *keys);
+  fetch_wait_keys *keys = calloc(nw ? nw : 1, sizeof *keys);
   for (;;) {
     int64_t token = 0;
     int tok_rc = ranges && keys ? tarn_meta_change_token(node->meta, &token) : -1;
-    size_t live = 0;
-    for (size_t i = 0; i < k; i++) {
-      fpart *p = &parts[i];
-      if (p->error)
-        continue;
-      int rc = read_part(node, p, &left, &first);
-      if (rc) {
-        p->out->error_code = fetch_error(rc);
-        p->error = 1;
-        if (settle_ref(p)) /* what was read stays: the reference must not */
-          p->ref_len = 0;
-        tarn__kcursor_free(p->cur); /* not a position to read on from */
-        p->cur = NULL;
-      } else if (!p->error && live < nw) {
-        /* new index records of its log: keys above where it stopped (R2) */
-        tarn_key_partition(keys[live][0], p->log_id);
-        tarn_key_format(keys[live][1], p->log_id, (uint64_t)p->offset, 0);
-        tarn_key_format(keys[live][2], p->log_id, TARN_KEY_MAX, TARN_KEY_MAX);
-        ranges[live] = (tarn_meta_range){keys[live][0], keys[live][1], keys[live][2]};
-        live++;
-      }
-    }
+    size_t live = fetch_pass(node, parts, k, &left, &first, ranges, keys, nw);
     int64_t remain = deadline - tarn__mono_ms();
     if (budget - left >= min_bytes || remain <= 0 || live == 0 || left <= 0 || tok_rc)
       break;
@@ -316,6 +329,10 @@ void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req) {
   }
   free(ranges);
   free(keys);
+}
+
+/* Each partition's entries into its answer; returns their bytes in all. */
+static size_t fetch_records(fpart *parts, size_t k) {
   size_t total = 0;
   for (size_t i = 0; i < k; i++) {
     fpart *p = &parts[i];
@@ -337,17 +354,49 @@ void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req) {
       p->out->records = (tarn__kbytes){(const uint8_t *)"", 0};
     }
   }
-  r.responses.n = nt;
-  r.responses.v = tr;
-  /* The frame sized once for the records: no regrowth copying them again. */
+  return total;
+}
+
+/* The frame sized once for the records (total bytes, k partitions): no
+ * regrowth copying them again. */
+static void fetch_respond(tarn__kreq *req, const tarn__k_fetch_resp *r, size_t total, size_t k) {
   tarn_buf f = TARN_BUF_INIT;
   if (tarn_buf_reserve(&f, total + 256 + 64 * k) == 0 &&
-      tarn__kresp_frame(req->api_key, req->api_version, req->correlation_id, &r, &f) == 0) {
+      tarn__kresp_frame(req->api_key, req->api_version, req->correlation_id, r, &f) == 0) {
     tarn__kreq_respond_frame(req, &f);
   } else {
     tarn_buf_free(&f);
-    tarn__kreq_respond(req, &r); /* its error path: logged, the connection closed */
+    tarn__kreq_respond(req, r); /* its error path: logged, the connection closed */
   }
+}
+
+void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req) {
+  tarn__k_fetch_req b;
+  if (tarn__kreq_body(req, &b))
+    return;
+  tarn__k_fetch_resp r;
+  tarn__kmsg_init(TARN__KAPI_FETCH, 1, &r);
+  r.error_code = 0;
+  r.session_id = 0;
+  int32_t nt = b.topics.n > 0 ? b.topics.n : 0;
+  size_t np_all = 0;
+  for (int32_t i = 0; i < nt; i++)
+    np_all += b.topics.v[i].partitions.n > 0 ? (size_t)b.topics.v[i].partitions.n : 0;
+  tarn__k_fetch_fetchable_topic_response *tr = tarn__kresp_entries(req, nt, sizeof *tr, &nt);
+  fpart *parts = calloc(np_all ? np_all : 1, sizeof *parts);
+  if (!tr || !parts) {
+    free(parts);
+    tarn__kreq_close(req);
+    return;
+  }
+  size_t k = 0;
+  for (int32_t i = 0; i < nt; i++)
+    fetch_topic(node, req, &b.topics.v[i], &tr[i], parts, &k);
+  fetch_read(node, req->api_version, &b, parts, k);
+  size_t total = fetch_records(parts, k);
+  r.responses.n = nt;
+  r.responses.v = tr;
+  fetch_respond(req, &r, total, k);
   for (size_t i = 0; i < k; i++) {
     tarn__knode_cursor_put(node, parts[i].cur);
     tarn_buf_free(&parts[i].data);

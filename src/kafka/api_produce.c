@@ -216,12 +216,220 @@ int tarn__kproduce_find(void *arg, void *ctx, const char *key, int64_t pid, int3
   return rc == TARN_EEND ? 0 : rc;
 }
 
+/* The stages of a Produce (issue 32 item 3): the request-wide refusals
+ * (produce_refusal), then per topic its resolution and writer (produce_topic),
+ * then per partition its checks (produce_checks), the express leadership
+ * (produce_express_lead), the idempotent producer's verdict (produce_verdict)
+ * and the append (produce_append); produce_partition runs them in order. */
+
+/* One topic of the request, as its partitions see it. */
+typedef struct ptopic {
+  tarn_kafka_topic t;
+  int16_t err;    /* every partition's answer (a refusal, an unknown topic), or 0 */
+  int express;    /* issue 15: written by the partition's leader's express writer */
+  tarn_writer *w; /* the standard writer of the topic's batch window, held */
+} ptopic;
+
+/* One partition of the request on its way to its append. */
+typedef struct ppart {
+  tarn__k_produce_partition_produce_data *in;
+  tarn__k_produce_partition_produce_response *out;
+  uint64_t log_id;
+  uint32_t count;         /* the records' count (check_records) */
+  tarn_kafka_batch first; /* the first batch: producer_id -1 unless idempotent */
+  tarn_xwriter *xw;       /* an express partition's writer, held */
+  char key[24];           /* the partition: its log ID */
+} ppart;
+
+/* The request-wide refusals: one error for every partition, or 0. */
+static int16_t produce_refusal(const tarn__kreq *req, const tarn__k_produce_req *b) {
+  if (req->api_version < 3)
+    return TARN__KERR_UNSUPPORTED_VERSION;
+  if (b->transactional_id.len >= 0) /* the binding forbids transactional batches */
+    return TARN__KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+  if (b->acks != 0 && b->acks != 1 && b->acks != -1)
+    return TARN__KERR_INVALID_REQUIRED_ACKS;
+  return 0;
+}
+
+/* The partition's log and its records' checks. */
+static int16_t produce_checks(const ptopic *tp, ppart *pp) {
+  if (tp->err)
+    return tp->err;
+  if (pp->in->index < 0 || tarn_kafka_topic_log(&tp->t, (uint32_t)pp->in->index, &pp->log_id))
+    return TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
+  return check_records(&pp->in->records, tp->t.max_message_bytes, &pp->count, &pp->first);
+}
+
+/* An express partition: this node's leadership, then its express writer
+ * (held in pp->xw on success). */
+static int16_t produce_express_lead(tarn__knode *node, const ptopic *tp, ppart *pp) {
+  /* not the leader (or draining): the client refreshes its metadata
+   * and retries at the leader; nothing was appended */
+  uint32_t part = (uint32_t)pp->in->index;
+  int lead = tarn__kexpress_leads(node, &tp->t, part);
+  int16_t err = lead < 0 ? TARN__KERR_LEADER_NOT_AVAILABLE /* who leads is unknown */
+                : !lead  ? TARN__KERR_NOT_LEADER_OR_FOLLOWER
+                : (lead = tarn__kexpress_writer(node, &tp->t, part, pp->log_id, &pp->xw))
+                    ? append_error(lead)
+                    : 0;
+  if (lead < 0) /* who leads unknown, or the writer would not open */
+    express_failed(node, pp->log_id, lead, tarn_errmsg());
+  return err;
+}
+
+/* An idempotent producer's batch (producer.h): its sequence is checked
+ * before the append; a retry gets its original offset (*dup: answered). */
+static int16_t produce_verdict(tarn__knode *node, ppart *pp, int *dup) {
+  tarn__kprod_verdict v;
+  int prc = tarn__kprod_check_in(node->producers, pp->xw, pp->key, pp->first.producer_id,
+                                 pp->first.producer_epoch, pp->first.base_sequence,
+                                 (int32_t)pp->count, &v);
+  if (prc)
+    return TARN__KERR_KAFKA_STORAGE_ERROR;
+  if (v.error)
+    return v.error;
+  if (v.dup) {
+    pp->out->base_offset = v.base_offset;
+    *dup = 1;
+  }
+  return 0;
+}
+
+/* Queues the partition's append; appended answers it. */
+static int16_t produce_append(tarn__knode *node, pctx *c, tarn_writer *w, ppart *pp) {
+  tarn_xwriter *xw = pp->xw;
+  pslot *s = tarn__karena_alloc(c->req->arena, sizeof *s);
+  if (!s) {
+    if (pp->first.producer_id >= 0)
+      tarn__kprod_abandon(node->producers, pp->key, pp->first.producer_id, pp->first.base_sequence,
+                          0);
+    return TARN__KERR_UNKNOWN_SERVER_ERROR;
+  }
+  s->ctx = c;
+  s->out = pp->out;
+  s->prod = node->producers;
+  s->pid = pp->first.producer_id;
+  s->epoch = pp->first.producer_epoch;
+  s->seq = pp->first.base_sequence;
+  s->count = pp->count;
+  s->node = node;
+  s->log_id = pp->log_id;
+  s->express = xw != NULL;
+  memcpy(s->key, pp->key, sizeof pp->key);
+  atomic_fetch_add(&c->pending, 1);
+  /* the express writer answers once W copies hold the entry's slot
+   * (and its predecessors'); the standard one after A4. check_records
+   * ran the binding's checks (LS-095 ... LS-098, the CRC32C included)
+   * over these bytes to their end, and count is their record count:
+   * the standard writer need not check them again */
+  /* issue 31 item 3: the index put is conditional on the producer's
+   * record (its claim not revoked). An express append has no index
+   * put of its own (its slot PUT is an object-store create): item 4,
+   * the same compare right before it (docs/kafka.md, limits) */
+  const tarn__kbytes *rec = &pp->in->records;
+  tarn__append_guard g = {0};
+  int arc = s->pid < 0 ? 0
+            : xw       ? tarn__kprod_claim_current(s->prod, s->key, s->pid)
+                       : tarn__kprod_guard(s->prod, s->key, s->pid, &g);
+  if (!arc)
+    arc = xw ? tarn_xwriter_append(xw, pp->log_id, rec->p, (size_t)rec->len, pp->count, appended, s)
+             : tarn__writer_append_kafka_guarded(w, pp->log_id, rec->p, (size_t)rec->len, pp->count,
+                                                 g.domain ? &g : NULL, appended, s);
+  if (!arc)
+    return 0;
+  atomic_fetch_sub(&c->pending, 1);
+  if (xw)
+    express_failed(node, pp->log_id, arc, tarn_errmsg());
+  if (s->pid >= 0)
+    tarn__kprod_abandon(s->prod, s->key, s->pid, s->seq, 0);
+  return append_error(arc);
+}
+
+/* The partition's answer, before anything is known. */
+static void produce_part_init(tarn__k_produce_partition_produce_response *po, int32_t index) {
+  memset(po, 0, sizeof *po);
+  po->index = index;
+  po->base_offset = -1;
+  po->log_append_time_ms = -1; /* CreateTime: the producer's timestamps stand */
+  po->log_start_offset = -1;
+  po->error_message = (tarn__kstr){NULL, -1};
+}
+
+/* One partition: its checks, its writer, its producer's verdict, its append. */
+static void produce_partition(tarn__knode *node, pctx *c, const ptopic *tp, ppart *pp) {
+  produce_part_init(pp->out, pp->in->index);
+  pp->first.producer_id = -1;
+  int16_t err = produce_checks(tp, pp);
+  if (!err && tp->express)
+    err = produce_express_lead(node, tp, pp);
+  snprintf(pp->key, sizeof pp->key, "%llu", (unsigned long long)pp->log_id);
+  if (!err && pp->first.producer_id >= 0 && node->producers) {
+    int dup = 0;
+    err = produce_verdict(node, pp, &dup);
+    if (dup) {
+      if (pp->xw)
+        tarn__kexpress_writer_done(node);
+      return;
+    }
+  } else {
+    pp->first.producer_id = -1;
+  }
+  if (!err)
+    err = produce_append(node, c, tp->w, pp);
+  if (pp->xw) /* let go before the next partition's tarn__kexpress_writer */
+    tarn__kexpress_writer_done(node);
+  if (err) {
+    pp->out->error_code = err;
+    atomic_store(&c->failed, 1);
+  }
+}
+
+/* One topic: its partitions' answers, the topic and its writer (a standard
+ * topic's) held while they are appended. *all_err: the request-wide refusal,
+ * set here when the topic's answers cannot be allocated. */
+static void produce_topic(tarn__knode *node, pctx *c, tarn__k_produce_topic_produce_data *td,
+                          tarn__k_produce_topic_produce_response *o, int16_t *all_err) {
+  o->name = td->name;
+  int32_t np;
+  tarn__k_produce_partition_produce_response *pr =
+      tarn__kresp_entries(c->req, td->partition_data.n, sizeof *pr, &np);
+  if (!pr)
+    *all_err = TARN__KERR_UNKNOWN_SERVER_ERROR;
+  o->partition_responses.n = np;
+  o->partition_responses.v = pr;
+  ptopic tp;
+  memset(&tp, 0, sizeof tp);
+  int trc = *all_err           ? 0
+            : td->name.len > 0 ? tarn__knode_topic(node, td->name.p, (size_t)td->name.len, &tp.t)
+                               : TARN_ENOTFOUND;
+  int have_t = !*all_err && !trc, have_w = 0;
+  /* issue 15: an express topic's partitions are written by their leader's
+   * express writer only (kexpress.c) */
+  tp.express = have_t && tarn__kexpress_is(&tp.t);
+  if (have_t && !tp.express)
+    have_w = (trc = tarn__knode_writer(node, tp.t.batch_ms, &tp.w)) == 0;
+  tp.err = *all_err ? *all_err : trc ? tarn__kerr_of(trc) : 0;
+  for (int32_t j = 0; j < np; j++) {
+    ppart pp = {.in = &td->partition_data.v[j], .out = &pr[j]};
+    produce_partition(node, c, &tp, &pp);
+  }
+  if (have_w)
+    tarn__knode_writer_done(node);
+  if (have_t)
+    tarn_kafka_topic_free(&tp.t);
+}
+
 void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
   tarn__k_produce_req b;
   if (tarn__kreq_body(req, &b))
     return;
   pctx *c = calloc(1, sizeof *c);
-  if (!c) {
+  int32_t nt;
+  tarn__k_produce_topic_produce_response *tr =
+      c ? tarn__kresp_entries(req, b.topic_data.n, sizeof *tr, &nt) : NULL;
+  if (!tr) {
+    free(c);
     tarn__kreq_close(req);
     return;
   }
@@ -229,162 +437,11 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req) {
   c->acks = b.acks;
   tarn__kmsg_init(TARN__KAPI_PRODUCE, 1, &c->resp);
   atomic_init(&c->pending, 1);
-  int32_t nt = b.topic_data.n > 0 ? b.topic_data.n : 0;
-  tarn__k_produce_topic_produce_response *tr =
-      tarn__karena_alloc(req->arena, (nt ? (size_t)nt : 1) * sizeof *tr);
-  if (!tr) {
-    free(c);
-    tarn__kreq_close(req);
-    return;
-  }
   c->resp.responses.n = nt;
   c->resp.responses.v = tr;
   /* The request-wide refusals answer every partition with one error. */
-  int16_t all_err = 0;
-  if (req->api_version < 3)
-    all_err = TARN__KERR_UNSUPPORTED_VERSION;
-  else if (b.transactional_id.len >= 0) /* the binding forbids transactional batches */
-    all_err = TARN__KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
-  else if (b.acks != 0 && b.acks != 1 && b.acks != -1)
-    all_err = TARN__KERR_INVALID_REQUIRED_ACKS;
-  for (int32_t i = 0; i < nt; i++) {
-    tarn__k_produce_topic_produce_data *td = &b.topic_data.v[i];
-    tarn__k_produce_topic_produce_response *o = &tr[i];
-    memset(o, 0, sizeof *o);
-    o->name = td->name;
-    int32_t np = td->partition_data.n > 0 ? td->partition_data.n : 0;
-    tarn__k_produce_partition_produce_response *pr =
-        tarn__karena_alloc(req->arena, (np ? (size_t)np : 1) * sizeof *pr);
-    if (!pr) {
-      all_err = TARN__KERR_UNKNOWN_SERVER_ERROR;
-      np = 0;
-    }
-    o->partition_responses.n = np;
-    o->partition_responses.v = pr;
-    tarn_kafka_topic t;
-    memset(&t, 0, sizeof t);
-    int trc = all_err            ? 0
-              : td->name.len > 0 ? tarn__knode_topic(node, td->name.p, (size_t)td->name.len, &t)
-                                 : TARN_ENOTFOUND;
-    int have_t = !all_err && !trc;
-    tarn_writer *w = NULL;
-    int have_w = 0;
-    /* issue 15: an express topic's partitions are written by their leader's
-     * express writer only (kexpress.c) */
-    int express = have_t && tarn__kexpress_is(&t);
-    if (have_t && !express)
-      have_w = (trc = tarn__knode_writer(node, t.batch_ms, &w)) == 0;
-    for (int32_t j = 0; j < np; j++) {
-      tarn__k_produce_partition_produce_data *pd = &td->partition_data.v[j];
-      tarn__k_produce_partition_produce_response *po = &pr[j];
-      memset(po, 0, sizeof *po);
-      po->index = pd->index;
-      po->base_offset = -1;
-      po->log_append_time_ms = -1; /* CreateTime: the producer's timestamps stand */
-      po->log_start_offset = -1;
-      po->error_message = (tarn__kstr){NULL, -1};
-      int16_t err = all_err ? all_err : trc ? tarn__kerr_of(trc) : 0;
-      uint64_t log_id = 0;
-      if (!err && (pd->index < 0 || tarn_kafka_topic_log(&t, (uint32_t)pd->index, &log_id)))
-        err = TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
-      uint32_t count = 0;
-      tarn_kafka_batch first = {.producer_id = -1};
-      if (!err)
-        err = check_records(&pd->records, t.max_message_bytes, &count, &first);
-      tarn_xwriter *xw = NULL;
-      if (!err && express) {
-        /* not the leader (or draining): the client refreshes its metadata
-         * and retries at the leader; nothing was appended */
-        int lead = tarn__kexpress_leads(node, &t, (uint32_t)pd->index);
-        err = lead < 0 ? TARN__KERR_LEADER_NOT_AVAILABLE /* who leads is unknown */
-              : !lead  ? TARN__KERR_NOT_LEADER_OR_FOLLOWER
-              : (lead = tarn__kexpress_writer(node, &t, (uint32_t)pd->index, log_id, &xw))
-                  ? append_error(lead)
-                  : 0;
-        if (lead < 0) /* who leads unknown, or the writer would not open */
-          express_failed(node, log_id, lead, tarn_errmsg());
-      }
-      char key[24];
-      snprintf(key, sizeof key, "%llu", (unsigned long long)log_id);
-      if (!err && first.producer_id >= 0 && node->producers) {
-        /* an idempotent producer's batch (producer.h): its sequence is
-         * checked before the append; a retry gets its original offset */
-        tarn__kprod_verdict v;
-        int prc =
-            tarn__kprod_check_in(node->producers, xw, key, first.producer_id, first.producer_epoch,
-                                 first.base_sequence, (int32_t)count, &v);
-        if (prc) {
-          err = TARN__KERR_KAFKA_STORAGE_ERROR;
-        } else if (v.error) {
-          err = v.error;
-        } else if (v.dup) {
-          po->base_offset = v.base_offset;
-          if (xw)
-            tarn__kexpress_writer_done(node);
-          continue;
-        }
-      } else {
-        first.producer_id = -1;
-      }
-      if (!err) {
-        pslot *s = tarn__karena_alloc(req->arena, sizeof *s);
-        if (!s) {
-          err = TARN__KERR_UNKNOWN_SERVER_ERROR;
-          if (first.producer_id >= 0)
-            tarn__kprod_abandon(node->producers, key, first.producer_id, first.base_sequence, 0);
-        } else {
-          s->ctx = c;
-          s->out = po;
-          s->prod = node->producers;
-          s->pid = first.producer_id;
-          s->epoch = first.producer_epoch;
-          s->seq = first.base_sequence;
-          s->count = count;
-          s->node = node;
-          s->log_id = log_id;
-          s->express = xw != NULL;
-          memcpy(s->key, key, sizeof key);
-          atomic_fetch_add(&c->pending, 1);
-          /* the express writer answers once W copies hold the entry's slot
-           * (and its predecessors'); the standard one after A4. check_records
-           * ran the binding's checks (LS-095 ... LS-098, the CRC32C included)
-           * over these bytes to their end, and count is their record count:
-           * the standard writer need not check them again */
-          /* issue 31 item 3: the index put is conditional on the producer's
-           * record (its claim not revoked). An express append has no index
-           * put of its own (its slot PUT is an object-store create): item 4,
-           * the same compare right before it (docs/kafka.md, limits) */
-          tarn__append_guard g = {0};
-          int arc = s->pid < 0 ? 0
-                    : xw       ? tarn__kprod_claim_current(s->prod, s->key, s->pid)
-                               : tarn__kprod_guard(s->prod, s->key, s->pid, &g);
-          if (!arc)
-            arc = xw ? tarn_xwriter_append(xw, log_id, pd->records.p, (size_t)pd->records.len,
-                                           count, appended, s)
-                     : tarn__writer_append_kafka_guarded(w, log_id, pd->records.p,
-                                                         (size_t)pd->records.len, count,
-                                                         g.domain ? &g : NULL, appended, s);
-          if (arc) {
-            atomic_fetch_sub(&c->pending, 1);
-            if (xw)
-              express_failed(node, log_id, arc, tarn_errmsg());
-            err = append_error(arc);
-            if (s->pid >= 0)
-              tarn__kprod_abandon(s->prod, s->key, s->pid, s->seq, 0);
-          }
-        }
-      }
-      if (xw) /* let go before the next partition's tarn__kexpress_writer */
-        tarn__kexpress_writer_done(node);
-      if (err) {
-        po->error_code = err;
-        atomic_store(&c->failed, 1);
-      }
-    }
-    if (have_w)
-      tarn__knode_writer_done(node);
-    if (have_t)
-      tarn_kafka_topic_free(&t);
-  }
+  int16_t all_err = produce_refusal(req, &b);
+  for (int32_t i = 0; i < nt; i++)
+    produce_topic(node, c, &b.topic_data.v[i], &tr[i], &all_err);
   ctx_release(c); /* the queuing's own count: answers now if nothing is in flight */
 }

@@ -39,6 +39,14 @@ void tarn__kreq_respond(tarn__kreq *req, const void *resp) {
   finish(req, TARN__KREQ_RESPONSE, &f);
 }
 
+void *tarn__kresp_entries(tarn__kreq *req, int32_t n, size_t size, int32_t *count) {
+  size_t k = n > 0 ? (size_t)n : 0;
+  /* one entry at least: NULL means out of memory, never an empty array */
+  void *v = tarn__karena_alloc(req->arena, (k ? k : 1) * size);
+  *count = v ? (int32_t)k : 0;
+  return v;
+}
+
 void tarn__kreq_respond_frame(tarn__kreq *req, tarn_buf *frame) {
   tarn_metrics_inc("tarn_kafka_responses_total", 1, "result", "ok", NULL);
   finish(req, TARN__KREQ_RESPONSE, frame);
@@ -75,10 +83,11 @@ int tarn__kreq_body(tarn__kreq *req, void *out) {
 /* SASL's gate (sasl.h): 1 when req may run on its connection. */
 static int sasl_allows(const tarn__kreq *req, int16_t api_key) {
   if (!req->sasl) /* no SASL on this listener: its APIs are not served */
-    return api_key != 17 && api_key != 36;
+    return api_key != TARN__KAPI_SASL_HANDSHAKE && api_key != TARN__KAPI_SASL_AUTHENTICATE;
   if (tarn__ksasl_failed(req->sasl))
     return 0;
-  return tarn__ksasl_authenticated(req->sasl) || api_key == 18 || api_key == 17 || api_key == 36;
+  return tarn__ksasl_authenticated(req->sasl) || api_key == TARN__KAPI_API_VERSIONS ||
+         api_key == TARN__KAPI_SASL_HANDSHAKE || api_key == TARN__KAPI_SASL_AUTHENTICATE;
 }
 
 void tarn__kreq_dispatch(tarn__knode *node, tarn__kreq *req) {
@@ -123,7 +132,7 @@ void tarn__kreq_dispatch(tarn__knode *node, tarn__kreq *req) {
   /* KIP-511: ApiVersions of any version is answered (its handler replies
    * in v0 with UNSUPPORTED_VERSION to a version it does not know). Any
    * other API at a version not advertised closes the connection, as Kafka. */
-  if (api && h.api_key == 18) {
+  if (api && h.api_key == TARN__KAPI_API_VERSIONS) {
     count(h.api_key, "ok");
     api->handle(node, req);
     return;

@@ -922,6 +922,127 @@ static void fetch_cursor_invalidation(void **state) {
   close(fd);
 }
 
+/* Every partition of a Produce and of a Fetch gets its own answer, whatever
+ * stage refused it (issue 32 item 3: the handlers' stages, api_produce.c and
+ * api_fetch.c): the request-wide refusals answer every partition of every
+ * topic with one error; an unknown topic, an unknown or negative partition
+ * answer only theirs, with the skeleton's defaults (offsets -1), while a good
+ * partition of the same request is appended and read. Written before the
+ * handlers were split into stages, and passing on both. */
+static void produce_stages(tarn_buf *out, int32_t corr, int16_t acks, int transactional,
+                           const tarn_buf *batch) {
+  tarn__k_produce_req q;
+  tarn__kmsg_init(TARN__KAPI_PRODUCE, 0, &q);
+  q.acks = acks;
+  q.timeout_ms = 5000;
+  if (transactional)
+    q.transactional_id = (tarn__kstr){"tx", 2};
+  static tarn__k_produce_topic_produce_data td[3];
+  static tarn__k_produce_partition_produce_data pd[5];
+  memset(td, 0, sizeof td);
+  memset(pd, 0, sizeof pd);
+  const int32_t index[5] = {0, 7, -1, 0, 0};
+  for (int i = 0; i < 5; i++)
+    pd[i] = (tarn__k_produce_partition_produce_data){.index = index[i],
+                                                     .records = {batch->data, (int32_t)batch->len}};
+  td[0] =
+      (tarn__k_produce_topic_produce_data){.name = {"stages", 6}, .partition_data = {3, &pd[0]}};
+  td[1] =
+      (tarn__k_produce_topic_produce_data){.name = {"nosuch", 6}, .partition_data = {1, &pd[3]}};
+  td[2] = (tarn__k_produce_topic_produce_data){.name = {"", 0}, .partition_data = {1, &pd[4]}};
+  q.topic_data.n = 3;
+  q.topic_data.v = td;
+  frame(out, TARN__KAPI_PRODUCE, 7, corr, &q);
+}
+
+/* Checks a Produce answer to produce_stages: expect[i] the i-th partition's
+ * error (the first's base offset is base when it is 0). */
+static void check_stages(const tarn__k_produce_resp *pr, const int16_t expect[5], int64_t base) {
+  const char *names[3] = {"stages", "nosuch", ""};
+  const int32_t index[5] = {0, 7, -1, 0, 0}, nparts[3] = {3, 1, 1};
+  assert_int_equal(pr->responses.n, 3);
+  int k = 0;
+  for (int t = 0; t < 3; t++) {
+    const tarn__k_produce_topic_produce_response *o = &pr->responses.v[t];
+    assert_int_equal(o->name.len, (int32_t)strlen(names[t]));
+    assert_memory_equal(o->name.p, names[t], strlen(names[t]));
+    assert_int_equal(o->partition_responses.n, nparts[t]);
+    for (int j = 0; j < nparts[t]; j++, k++) {
+      const tarn__k_produce_partition_produce_response *po = &o->partition_responses.v[j];
+      assert_int_equal(po->index, index[k]);
+      assert_int_equal(po->error_code, expect[k]);
+      assert_int_equal(po->base_offset, expect[k] ? -1 : base);
+      assert_int_equal(po->log_append_time_ms, -1);
+      assert_int_equal(po->log_start_offset, -1);
+    }
+  }
+}
+
+static void stages_answer_every_partition(void **state) {
+  (void)state;
+  create_topic("stages", 2);
+  int fd = kconnect();
+  tarn_buf batch = TARN_BUF_INIT, b = TARN_BUF_INIT;
+  tu_kafka_v2_simple(&batch, 2);
+  produce_stages(&b, 1, 1, 1, &batch); /* transactional: every partition refused */
+  produce_stages(&b, 2, 2, 0, &batch); /* acks 2: every partition refused */
+  produce_stages(&b, 3, 1, 0, &batch); /* only stages/0 is appended */
+  send_all(fd, b.data, b.len);
+  tarn__karena a;
+  tarn__karena_init(&a);
+  uint8_t *f[4];
+  tarn__k_produce_resp pr;
+  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 7, &a, &pr, &f[0]), 1);
+  check_stages(&pr, (const int16_t[5]){53, 53, 53, 53, 53}, 0);
+  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 7, &a, &pr, &f[1]), 2);
+  check_stages(&pr, (const int16_t[5]){21, 21, 21, 21, 21}, 0);
+  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 7, &a, &pr, &f[2]), 3);
+  check_stages(&pr, (const int16_t[5]){0, 3, 3, 3, 3}, 0);
+  /* Fetch: stages/0 reads the entry; stages/7 and nosuch/0 keep the defaults */
+  tarn__k_fetch_req q;
+  tarn__kmsg_init(TARN__KAPI_FETCH, 0, &q);
+  q.max_wait_ms = 0;
+  q.min_bytes = 1;
+  q.max_bytes = 1 << 20;
+  tarn__k_fetch_fetch_partition fp[3] = {{.partition = 0, .partition_max_bytes = 1 << 20},
+                                         {.partition = 7, .partition_max_bytes = 1 << 20},
+                                         {.partition = 0, .partition_max_bytes = 1 << 20}};
+  tarn__k_fetch_fetch_topic ft[2] = {{.topic = {"stages", 6}, .partitions = {2, &fp[0]}},
+                                     {.topic = {"nosuch", 6}, .partitions = {1, &fp[2]}}};
+  q.topics.n = 2;
+  q.topics.v = ft;
+  tarn_buf_reset(&b);
+  frame(&b, TARN__KAPI_FETCH, 11, 4, &q);
+  send_all(fd, b.data, b.len);
+  tarn__k_fetch_resp fr;
+  assert_int_equal(read_resp(fd, TARN__KAPI_FETCH, 11, &a, &fr, &f[3]), 4);
+  assert_int_equal(fr.responses.n, 2);
+  assert_int_equal(fr.responses.v[0].partitions.n, 2);
+  assert_int_equal(fr.responses.v[1].partitions.n, 1);
+  tarn__k_fetch_partition_data *p = &fr.responses.v[0].partitions.v[0];
+  assert_int_equal(p->error_code, 0);
+  assert_int_equal(p->high_watermark, 2);
+  assert_int_equal(p->log_start_offset, 0);
+  assert_int_equal(p->records.len, (int32_t)batch.len);
+  tarn__k_fetch_partition_data *bad[2] = {&fr.responses.v[0].partitions.v[1],
+                                          &fr.responses.v[1].partitions.v[0]};
+  for (int i = 0; i < 2; i++) {
+    assert_int_equal(bad[i]->partition_index, i ? 0 : 7);
+    assert_int_equal(bad[i]->error_code, 3);
+    assert_int_equal(bad[i]->high_watermark, -1);
+    assert_int_equal(bad[i]->last_stable_offset, -1);
+    assert_int_equal(bad[i]->log_start_offset, -1);
+    assert_int_equal(bad[i]->preferred_read_replica, -1);
+    assert_true(bad[i]->records.len <= 0);
+  }
+  for (int i = 0; i < 4; i++)
+    free(f[i]);
+  tarn__karena_free(&a);
+  tarn_buf_free(&b);
+  tarn_buf_free(&batch);
+  close(fd);
+}
+
 int main(void) {
   signal(SIGPIPE, SIG_IGN);
   const struct CMUnitTest tests[] = {
@@ -938,6 +1059,7 @@ int main(void) {
       cmocka_unit_test(idle_connection_closes),
       cmocka_unit_test(delete_topic),
       cmocka_unit_test(fetch_cursor_invalidation),
+      cmocka_unit_test(stages_answer_every_partition),
   };
   return cmocka_run_group_tests(tests, start_node, stop_node);
 }

@@ -21,7 +21,10 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 dir=$here/build/mutants
-mapfile -t planted < <(sed -n 's/^ *X([A-Z0-9_]*, "\([a-z0-9-]*\)".*/\1/p' src/util/planted.h)
+cmake -S "$here" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTARN_WERROR=ON -DTARN_MUTANTS=ON -DTARN_BENCH=OFF >/dev/null
+cmake --build "$dir" -j"$(nproc)" >/dev/null
+# The bugs' names, from the list itself (src/util/planted.h, as compiled).
+mapfile -t planted < <("$dir/tests/sim/tarn-sim" --list-bugs)
 bugs=("$@")
 if [ ${#bugs[@]} -eq 0 ]; then
   bugs=("${planted[@]}")
@@ -31,8 +34,6 @@ fi
 for bug in "${bugs[@]}"; do
   case " ${planted[*]} " in *" $bug "*) ;; *) echo "mutants: no planted bug $bug (src/util/planted.h)" >&2; exit 2 ;; esac
 done
-cmake -S "$here" -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTARN_WERROR=ON -DTARN_MUTANTS=ON -DTARN_BENCH=OFF >/dev/null
-cmake --build "$dir" -j"$(nproc)" >/dev/null
 declare -A hint=()
 while IFS=$'\t' read -r b re; do
   case "$b" in '' | '#'*) continue ;; esac

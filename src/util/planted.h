@@ -2,16 +2,17 @@
  * can fail (docs/simulation.md lists each with the property that catches it).
  *
  * Only a library compiled with -DTARN_PLANTED_BUGS has them: tarn_planted
- * (tests/sim, linked into tarn-sim-planted, --bug NAME), or the whole build
+ * (CMakeLists.txt, linked into tarn-sim-planted, --bug NAME), or the whole build
  * configured with -DTARN_MUTANTS=ON (scripts/mutants.sh), where the
  * environment variable TARN_PLANTED_BUG=NAME switches one on. In the normal
  * library TARN__PLANTED(b) is the constant 0 and the sites compile away. */
 #ifndef TARN_UTIL_PLANTED_H
 #define TARN_UTIL_PLANTED_H
 
-/* X(enum suffix, name) */
-/* tests/sim/CMakeLists.txt and scripts/mutants.sh read one X(ID, "name") per line: the
- * list is never reflowed. */
+/* X(enum suffix, name). Each bug has its row in tests/sim/sim_planted.c (the
+ * world and seeds that catch it, or the ordinary test that kills it): tarn-sim
+ * --list-planted prints the sim_planted_* ctest registrations from it, and
+ * refuses (failing the build) while a bug lacks its row. */
 /* clang-format off */
 #define TARN__PLANTED_BUGS(X)                                                                      \
   X(INDEX_BEFORE_OBJECT, "index-before-object")               /* publishes a failed object */      \

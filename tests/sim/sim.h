@@ -313,6 +313,10 @@ void sim_store_skew_set(sim *s, int64_t skew);
 void sim_wnames_free(sim *s);
 
 #define sim_bug_names tarn__planted_names
+/* sim_planted.c: the planted bugs' runs (tarn-sim --list-planted [SIM [OUT]]:
+ * their ctest registrations) and their names (tarn-sim --list-bugs) */
+int sim_list_planted(int argc, char **argv);
+int sim_list_bugs(void);
 extern const char *const sim_fault_names[]; /* by SIM_NO_* bit: object, meta, crash, expiry */
 
 #endif

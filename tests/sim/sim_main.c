@@ -15,6 +15,10 @@
  *   --late-stamp-at STEP  from STEP on, a reclaimer pass has its first write past
  *                         its marks held, landed after the next successful pass (once)
  *
+ *   tarn-sim --list-planted [SIM [OUT]]   the planted bugs' ctest registrations
+ *                                         (tests/sim/sim_planted.c)
+ *   tarn-sim --list-bugs                  the planted bugs' names, one a line
+ *
  * A failure is shrunk: the run is repeated without each fault kind in turn
  * (keeping those it still fails without) and up to its failing step, and the
  * smallest failing run is printed with its replay command.
@@ -119,6 +123,10 @@ int main(int argc, char **argv) {
     return sim_express_main(argc - 1, argv + 1);
   if (argc > 1 && !strcmp(argv[1], "--catalog"))
     return sim_catalog_main(argc - 1, argv + 1);
+  if (argc > 1 && !strcmp(argv[1], "--list-planted"))
+    return sim_list_planted(argc - 1, argv + 1);
+  if (argc > 1 && !strcmp(argv[1], "--list-bugs"))
+    return sim_list_bugs();
   uint64_t a = 1, b = 1;
   int steps = 2000, trace = 0, determinism = 0, expect_fail = 0, bug = 0, have_seed = 0;
   int without = 0, budget_ms = 30000, hang_at = 0, late_lock_at = 0;

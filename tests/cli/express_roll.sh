@@ -9,7 +9,7 @@
 # The WAL root is made read-only (chattr +i: the test runs as root, whom
 # file modes do not stop), so absorb stops and every later acknowledgement
 # stays in the buckets only; then two of the three buckets are made
-# read-only the same way for 2 s: a slot cannot
+# read-only the same way for 2 s (6 s on radosgw: below): a slot cannot
 # reach W = 2, the epoch halts, the writer's fence waits for the buckets and
 # the writer rolls into epoch 2 and acknowledges on. It is killed with -9
 # once epoch 2 holds acknowledgements, and the WAL root comes back. Then:
@@ -49,6 +49,11 @@ if [ "${roll_store:-}" = s3 ]; then
     fail "tarn init"
   take_away() { kill -KILL "${ppid[$1]}"; wait "${ppid[$1]}" 2> /dev/null || true; }
   bring_back() { proxy_start "$1" "${pport[$1]}"; }
+  # The outage must outlast the writer's giving up on the copies (3 attempts,
+  # each retried by the s3 client until its timeout_ms=1000): about 3 s, more
+  # on a loaded machine. Back sooner, the copies land, the slot reaches W
+  # and nothing halts (a CI run at load 10+ saw no roll after a 2 s outage).
+  outage_s=6
   WAL=wal B=b C=c
   # epoch 2 exists once a slot of it is in bucket a (the query's slashes
   # encoded: curl's SigV4 signs them so)
@@ -66,6 +71,7 @@ else
   "$TARN" init > /dev/null 2> "$dir/init.err" || fail "tarn init"
   need_tool chattr
   take_away() { chattr -R +i "$1" || skip "chattr +i refused (no CAP_LINUX_IMMUTABLE?)"; }
+  outage_s=2 # a read-only directory fails a copy at once
   bring_back() { chattr -R -i "$1"; }
   cleanup_hook() { chattr -R -i "$dir" 2> /dev/null || true; }
   WAL=$H/wal B=$H/express/b C=$H/express/c
@@ -116,7 +122,7 @@ take_away "$B"
 take_away "$C"
 note "buckets b, c away"
 touch "$dir/once" # one line: its slot cannot reach W, the epoch halts
-sleep 2
+sleep "$outage_s"
 bring_back "$B"
 bring_back "$C"
 note "buckets b, c back"

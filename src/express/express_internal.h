@@ -304,20 +304,8 @@ int tarn__xsettle_epochs(tarn_meta *m, tarn_objstore *wal, const char *star, uin
                          uint64_t hi, const tarn_xfence_opts *fo, tarn_xsettle_report *sum,
                          uint64_t *epochs);
 
-enum {
-  TARN__XTAKE_LEASED = 1, /* a log of the star has a lease: its writer lives */
-  TARN__XTAKE_MARKED,     /* every log carries the star's standing clean-release mark */
-  TARN__XTAKE_ALIVE,      /* a process of the star lives: only epochs below the head */
-  TARN__XTAKE_DEAD,       /* fenced and settled up to the head */
-};
-typedef struct tarn__xtakeover_report {
-  int verdict;            /* TARN__XTAKE_* */
-  uint64_t head;          /* the star's head, read before the judgement */
-  uint64_t hi;            /* the newest epoch looked at (0: none) */
-  uint64_t epochs;        /* epochs fenced and settled */
-  tarn_xsettle_report st; /* their settlements, summed */
-} tarn__xtakeover_report;
-/* The takeover of a star that may have died (the Epochs design, "Takeover,
+/* The takeover of a star that may have died (the report and its verdicts
+ * TARN_XTAKE_*: tarn/express_fence.h) (the Epochs design, "Takeover,
  * end to end"; the serve job src/server/jobs_express.c): logs[n] are the
  * express logs recorded for star. Reads the star's head H first, then
  * judges: a lease on one of the logs, or every log's standing mark for the
@@ -330,7 +318,7 @@ typedef struct tarn__xtakeover_report {
  * looked at: H (or H - 1) down to the first settled one, at most 16. */
 int tarn__xtakeover(tarn_meta *m, tarn_objstore *wal, const char *star, const uint64_t *logs,
                     size_t n, const tarn_xfence_opts *fo, void (*judged)(void *arg), void *arg,
-                    tarn__xtakeover_report *r);
+                    tarn_xtakeover_report *r);
 
 /* ---- absorb for settlement --------------------------------------------------- */
 

@@ -208,7 +208,7 @@ static int recorded_floor(tarn_meta *m, const char *star, const uint64_t *logs, 
 
 int tarn__xtakeover(tarn_meta *m, tarn_objstore *wal, const char *star, const uint64_t *logs,
                     size_t n, const tarn_xfence_opts *fo, void (*judged)(void *arg), void *arg,
-                    tarn__xtakeover_report *r) {
+                    tarn_xtakeover_report *r) {
   memset(r, 0, sizeof *r);
   /* the head first: whatever the judgement below finds holds for every
    * epoch up to it, and for none minted after it. judged runs between the
@@ -227,7 +227,7 @@ int tarn__xtakeover(tarn_meta *m, tarn_objstore *wal, const char *star, const ui
   if (rc)
     return rc;
   if (leased) {
-    r->verdict = TARN__XTAKE_LEASED;
+    r->verdict = TARN_XTAKE_LEASED;
     return 0;
   }
   /* item 5 of issue 15: a star whose every log it left through Finish
@@ -237,7 +237,7 @@ int tarn__xtakeover(tarn_meta *m, tarn_objstore *wal, const char *star, const ui
   if (rc)
     return rc;
   if (marked) {
-    r->verdict = TARN__XTAKE_MARKED;
+    r->verdict = TARN_XTAKE_MARKED;
     return 0;
   }
   int alive = 0;
@@ -249,7 +249,7 @@ int tarn__xtakeover(tarn_meta *m, tarn_objstore *wal, const char *star, const ui
     if ((rc = tarn__xchain_head(m, star, TARN__X_CLASS_EXPRESS, &r->head)) || !r->head)
       return rc;
   }
-  r->verdict = alive ? TARN__XTAKE_ALIVE : TARN__XTAKE_DEAD;
+  r->verdict = alive ? TARN_XTAKE_ALIVE : TARN_XTAKE_DEAD;
   /* alive: the process may write the head; the epochs below it are halted
    * (an in-process roll) or a dead process's, superseded either way */
   int below_head = alive && !TARN__PLANTED(TARN__BUG_XTAKEOVER_FENCES_LIVE_HEAD);
@@ -262,17 +262,8 @@ int tarn__xtakeover(tarn_meta *m, tarn_objstore *wal, const char *star, const ui
   return lo > hi ? 0 : tarn__xsettle_epochs(m, wal, star, lo, hi, fo, &r->st, &r->epochs);
 }
 
-_Static_assert((int)TARN_XTAKE_LEASED == (int)TARN__XTAKE_LEASED &&
-                   (int)TARN_XTAKE_MARKED == (int)TARN__XTAKE_MARKED &&
-                   (int)TARN_XTAKE_ALIVE == (int)TARN__XTAKE_ALIVE &&
-                   (int)TARN_XTAKE_DEAD == (int)TARN__XTAKE_DEAD,
-               "public and internal takeover verdicts agree");
-
 int tarn_express_takeover(tarn_meta *m, tarn_objstore *wal, const char *star, const uint64_t *logs,
                           size_t n, const tarn_xfence_opts *fo, tarn_xtakeover_report *r) {
-  tarn__xtakeover_report x;
-  int rc = tarn__xtakeover(m, wal, star, logs, n, fo, NULL, NULL, &x);
-  if (r)
-    *r = (tarn_xtakeover_report){x.verdict, x.head, x.hi, x.epochs, x.st};
-  return rc;
+  tarn_xtakeover_report x;
+  return tarn__xtakeover(m, wal, star, logs, n, fo, NULL, NULL, r ? r : &x);
 }

@@ -1691,7 +1691,7 @@ static void xn_take(xsim *s, int n, int star, const uint64_t *logs, size_t nl) {
   s->tk_node = n;
   s->taking++;
   tarn_xfence_opts fo = {.timeout_ms = 1000, .retry_ms = 50};
-  tarn__xtakeover_report r;
+  tarn_xtakeover_report r;
   int rc = tarn__xtakeover(s->node[n], s->wal, xg_star(star), logs, nl, &fo,
                            s->taking == 1 ? xn_judged : NULL, s, &r);
   s->taking--;
@@ -2186,8 +2186,8 @@ int sim_express_main(int argc, char **argv) {
            " marked, %" PRIu64 " alive, %" PRIu64 " dead, %" PRIu64 " failed), %" PRIu64
            " epochs settled, %" PRIu64 " stars found taken, %" PRIu64 " judged windows, %" PRIu64
            " node crashes, %" PRIu64 " node session expiries\n",
-           tk_runs, tk_v[TARN__XTAKE_LEASED], tk_v[TARN__XTAKE_MARKED], tk_v[TARN__XTAKE_ALIVE],
-           tk_v[TARN__XTAKE_DEAD], tk_errors, tk_epochs, tk_busy, tk_window, tk_crashes,
+           tk_runs, tk_v[TARN_XTAKE_LEASED], tk_v[TARN_XTAKE_MARKED], tk_v[TARN_XTAKE_ALIVE],
+           tk_v[TARN_XTAKE_DEAD], tk_errors, tk_epochs, tk_busy, tk_window, tk_crashes,
            tk_expiries);
   if (nfailed) {
     printf("tarn-sim --express: %d failing runs\n", nfailed);

@@ -374,11 +374,11 @@ static void mark_consumed_once_under_race(void **state) {
 
 /* ---- the takeover (src/express/takeover.c) -------------------------------- */
 
-static tarn__xtakeover_report takeover(tarn_meta *m, env *e, const char *star,
-                                       void (*judged)(void *), void *arg) {
+static tarn_xtakeover_report takeover(tarn_meta *m, env *e, const char *star,
+                                      void (*judged)(void *), void *arg) {
   uint64_t logs[1] = {LOG};
   tarn_xfence_opts fo = {1000, 1};
-  tarn__xtakeover_report r;
+  tarn_xtakeover_report r;
   assert_int_equal(tarn__xtakeover(m, e->wal, star, logs, 1, &fo, judged, arg, &r), 0);
   return r;
 }
@@ -394,8 +394,8 @@ static void takeover_settles_dead_star(void **state) {
   for (uint64_t i = 0; i < 3; i++)
     assert_int_equal(acked(a), i);
   crash_dead(&e, a);
-  tarn__xtakeover_report r = takeover(e.mb, &e, "star-a", NULL, NULL);
-  assert_int_equal(r.verdict, TARN__XTAKE_DEAD);
+  tarn_xtakeover_report r = takeover(e.mb, &e, "star-a", NULL, NULL);
+  assert_int_equal(r.verdict, TARN_XTAKE_DEAD);
   assert_int_equal(r.epochs, 1);
   assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_FENCED);
   tarn_xwriter *b = open_w(e.mb, &e, "star-b");
@@ -421,8 +421,8 @@ static void takeover_spares_restarted_star(void **state) {
   assert_int_equal(tarn_meta_open("mem:take-restart", &mc), 0);
   tarn_xwriter *a2 = open_w(mc, &e, "star-a"); /* epoch 2, no log led yet */
   assert_int_equal(tarn_xwriter_epoch(a2), 2);
-  tarn__xtakeover_report r = takeover(e.mb, &e, "star-a", NULL, NULL);
-  assert_int_equal(r.verdict, TARN__XTAKE_ALIVE);
+  tarn_xtakeover_report r = takeover(e.mb, &e, "star-a", NULL, NULL);
+  assert_int_equal(r.verdict, TARN_XTAKE_ALIVE);
   assert_int_equal(r.head, 2);
   assert_int_equal(r.epochs, 1);
   assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_FENCED);
@@ -458,14 +458,14 @@ static void takeover_reads_head_before_judging(void **state) {
   crash_dead(&e, a);
   assert_int_equal(tarn_meta_open("mem:take-race", &judge_meta), 0);
   judge_env = &e;
-  tarn__xtakeover_report r = takeover(e.mb, &e, "star-a", restart_while_judged, NULL);
+  tarn_xtakeover_report r = takeover(e.mb, &e, "star-a", restart_while_judged, NULL);
   assert_non_null(judge_w);
   assert_int_equal(r.head, 1);
-  assert_int_equal(r.verdict, TARN__XTAKE_ALIVE);
+  assert_int_equal(r.verdict, TARN_XTAKE_ALIVE);
   assert_int_equal(r.epochs, 0);
   assert_int_equal(epoch_state(e.mb, "star-a", 2), TARN__XEPOCH_OPEN);
   r = takeover(e.mb, &e, "star-a", NULL, NULL);
-  assert_int_equal(r.verdict, TARN__XTAKE_ALIVE);
+  assert_int_equal(r.verdict, TARN_XTAKE_ALIVE);
   assert_int_equal(r.epochs, 1);
   assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_FENCED);
   assert_int_equal(acked(judge_w), 2);
@@ -515,9 +515,9 @@ static void takeover_walks_past_a_settled_epoch(void **state) {
   tarn_meta_close(mc);
   uint64_t logs[2] = {LOG, LOG + 1}, end = 0, cum = 0;
   tarn_xfence_opts fo = {1000, 1};
-  tarn__xtakeover_report r;
+  tarn_xtakeover_report r;
   assert_int_equal(tarn__xtakeover(e.mb, e.wal, "star-a", logs, 2, &fo, NULL, NULL, &r), 0);
-  assert_int_equal(r.verdict, TARN__XTAKE_DEAD);
+  assert_int_equal(r.verdict, TARN_XTAKE_DEAD);
   assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_FENCED);
   assert_int_equal(tarn__xlog_tail(e.mb, LOG + 1, &end, &cum), 0);
   assert_int_equal(end, 2);
@@ -590,12 +590,12 @@ static void takeover_skips_marked_and_leased(void **state) {
   env_open(&e, "take-mark");
   tarn_xwriter *a = open_w(e.ma, &e, "star-a");
   assert_int_equal(acked(a), 0);
-  tarn__xtakeover_report r = takeover(e.mb, &e, "star-a", NULL, NULL);
-  assert_int_equal(r.verdict, TARN__XTAKE_LEASED);
+  tarn_xtakeover_report r = takeover(e.mb, &e, "star-a", NULL, NULL);
+  assert_int_equal(r.verdict, TARN_XTAKE_LEASED);
   assert_int_equal(tarn_xwriter_finish(a, LOG), 0);
   crash_dead(&e, a); /* after the mark: its epoch stays open */
   r = takeover(e.mb, &e, "star-a", NULL, NULL);
-  assert_int_equal(r.verdict, TARN__XTAKE_MARKED);
+  assert_int_equal(r.verdict, TARN_XTAKE_MARKED);
   assert_int_equal(r.epochs, 0);
   assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_OPEN);
   tarn_xwriter *b = open_w(e.mb, &e, "star-b");

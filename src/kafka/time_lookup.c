@@ -11,6 +11,41 @@ typedef struct probe {
   int64_t offset, ts;  /* the first such batch: its first offset (>= first), max timestamp */
 } probe;
 
+/* Kafka answers with a record, not a batch (its LogSegment's
+ * findOffsetByTimestamp walks the batch found for the first record at or
+ * after the target): the first record of batch b at or after `first` whose
+ * timestamp is >= ts. A LogAppendTime batch's records all carry its max
+ * timestamp (kafka_records.c); the batch's max timestamp >= ts, so a record
+ * is found unless the records' own timestamps disagree with the max (a
+ * producer's inconsistent batch): then the batch's first offset, max
+ * timestamp, as before. */
+typedef struct refine {
+  int64_t first, ts;
+  int64_t offset, found_ts;
+} refine;
+
+static int refine_cb(void *arg, const tarn_kafka_record *r) {
+  refine *f = arg;
+  if (r->offset < f->first || r->timestamp < f->ts)
+    return 0;
+  f->offset = r->offset;
+  f->found_ts = r->timestamp;
+  return 1;
+}
+
+static int refine_in_batch(const uint8_t *payload, const tarn_kafka_batch *b, int64_t first,
+                           int64_t ts, probe *pr) {
+  refine f = {first, ts, -1, -1};
+  int rc = tarn_kafka_records(payload + b->pos, b->len, b->first_offset, 0, refine_cb, &f);
+  if (rc < 0)
+    return rc;
+  if (rc == 1) {
+    pr->offset = f.offset;
+    pr->ts = f.found_ts;
+  }
+  return 0;
+}
+
 /* Reads the entry holding offset `at` (or the first one after it, when the
  * log was trimmed above `at` meanwhile). */
 static int read_probe(tarn_reader *r, uint64_t log_id, uint64_t at, uint64_t first, int64_t ts,
@@ -37,6 +72,7 @@ static int read_probe(tarn_reader *r, uint64_t log_id, uint64_t at, uint64_t fir
       pr->late = 1;
       pr->offset = kb.first_offset < (int64_t)first ? (int64_t)first : kb.first_offset;
       pr->ts = kb.max_timestamp;
+      k = refine_in_batch(e.payload, &kb, (int64_t)first, ts, pr);
       break;
     }
   }

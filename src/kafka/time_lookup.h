@@ -6,10 +6,11 @@
 
 #include "tarn/reader.h"
 
-/* The first offset at or after `first` (the log's start) of the first batch
- * whose max timestamp is at or after ts, in log_id's entries [first, end):
- * *offset and that batch's max timestamp in *timestamp, or -1 and -1 when no
- * batch is that late. A binary search over the entries by their batches' max
+/* As Kafka's ListOffsets by timestamp: in log_id's entries [first, end)
+ * (first: the log's start), the first batch whose max timestamp is at or
+ * after ts, and in it the first record at or after `first` whose timestamp is
+ * at or after ts: its offset in *offset and its timestamp in *timestamp, or
+ * -1 and -1 when no batch is that late. A binary search over the entries by their batches' max
  * timestamps: about log2(end - first) entries are read, not the log. It
  * assumes, as Kafka's time index does, that the max timestamps do not go
  * down along the log; where they do, the batch found is one at or after ts,

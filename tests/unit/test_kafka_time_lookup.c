@@ -1,7 +1,8 @@
-/* ListOffsets by timestamp (src/kafka/time_lookup.c, issue 13 §2): the first
- * offset of the first batch whose max timestamp is at or after the target,
+/* ListOffsets by timestamp (src/kafka/time_lookup.c, issue 13 §2, issue 37):
+ * the first batch whose max timestamp is at or after the target,
  * found by a binary search over a Kafka topic's log of many entries, each in
- * its own WAL object — checked against the answer worked out from the
+ * its own WAL object, and in it the first record at or after the target (as
+ * Kafka's findOffsetByTimestamp) — checked against the answer worked out from the
  * batches appended, for targets before, inside, between and after them, and
  * with a log start inside the log. The reader's range reads per lookup show
  * that it is a search, not a scan of the log. */
@@ -48,15 +49,21 @@ static void append_all(tu_cenv *E, ent *v) {
   tarn_writer_close(w);
 }
 
-/* What the lookup must answer: the first entry whose max timestamp >= ts. */
+/* What the lookup must answer, as Kafka does: in the first entry whose max
+ * timestamp >= ts, the first record at or after `first` whose timestamp (the
+ * batch's first + its index) >= ts. */
 static void expected(const ent *v, uint64_t first, int64_t ts, int64_t *off, int64_t *t) {
   *off = *t = -1;
   for (int j = 0; j < N; j++) {
     if (v[j].offset + (uint64_t)v[j].n <= first || v[j].max_ts < ts)
       continue;
-    *off = (int64_t)(v[j].offset < first ? first : v[j].offset);
-    *t = v[j].max_ts;
-    return;
+    for (int i = 0; i < v[j].n; i++) {
+      if (v[j].offset + (uint64_t)i < first || v[j].first_ts + i < ts)
+        continue;
+      *off = (int64_t)v[j].offset + i;
+      *t = v[j].first_ts + i;
+      return;
+    }
   }
 }
 

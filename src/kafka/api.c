@@ -60,6 +60,94 @@ const tarn__kapi *tarn__kapi_find(int16_t api_key) {
   return NULL;
 }
 
+/* Apache Kafka's name of every API key up to 75 (its ApiKeys), served or
+ * not: a request tarn refuses is still counted under the name an operator
+ * looks for (issue 37, "Metrics"). */
+static const char *const kafka_names[] = {
+    "Produce",
+    "Fetch",
+    "ListOffsets",
+    "Metadata",
+    "LeaderAndIsr",
+    "StopReplica",
+    "UpdateMetadata",
+    "ControlledShutdown",
+    "OffsetCommit",
+    "OffsetFetch",
+    "FindCoordinator",
+    "JoinGroup",
+    "Heartbeat",
+    "LeaveGroup",
+    "SyncGroup",
+    "DescribeGroups",
+    "ListGroups",
+    "SaslHandshake",
+    "ApiVersions",
+    "CreateTopics",
+    "DeleteTopics",
+    "DeleteRecords",
+    "InitProducerId",
+    "OffsetForLeaderEpoch",
+    "AddPartitionsToTxn",
+    "AddOffsetsToTxn",
+    "EndTxn",
+    "WriteTxnMarkers",
+    "TxnOffsetCommit",
+    "DescribeAcls",
+    "CreateAcls",
+    "DeleteAcls",
+    "DescribeConfigs",
+    "AlterConfigs",
+    "AlterReplicaLogDirs",
+    "DescribeLogDirs",
+    "SaslAuthenticate",
+    "CreatePartitions",
+    "CreateDelegationToken",
+    "RenewDelegationToken",
+    "ExpireDelegationToken",
+    "DescribeDelegationToken",
+    "DeleteGroups",
+    "ElectLeaders",
+    "IncrementalAlterConfigs",
+    "AlterPartitionReassignments",
+    "ListPartitionReassignments",
+    "OffsetDelete",
+    "DescribeClientQuotas",
+    "AlterClientQuotas",
+    "DescribeUserScramCredentials",
+    "AlterUserScramCredentials",
+    "Vote",
+    "BeginQuorumEpoch",
+    "EndQuorumEpoch",
+    "DescribeQuorum",
+    "AlterPartition",
+    "UpdateFeatures",
+    "Envelope",
+    "FetchSnapshot",
+    "DescribeCluster",
+    "DescribeProducers",
+    "BrokerRegistration",
+    "BrokerHeartbeat",
+    "UnregisterBroker",
+    "DescribeTransactions",
+    "ListTransactions",
+    "AllocateProducerIds",
+    "ConsumerGroupHeartbeat",
+    "ConsumerGroupDescribe",
+    "ControllerRegistration",
+    "GetTelemetrySubscriptions",
+    "PushTelemetry",
+    "AssignReplicasToDirs",
+    "ListClientMetricsResources",
+    "DescribeTopicPartitions",
+};
+
+const char *tarn__kapi_name(int16_t api_key) {
+  if (api_key >= 0 && (size_t)api_key < sizeof kafka_names / sizeof *kafka_names)
+    return kafka_names[api_key];
+  return "unknown";
+}
+
 int16_t tarn__kerr_of(int rc) {
   switch (rc) {
   case 0: return TARN__KERR_NONE;

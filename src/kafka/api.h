@@ -231,6 +231,8 @@ typedef struct tarn__kapi {
 const tarn__kapi *tarn__kapi_table(size_t *n);
 /* The entry of api_key, or NULL when the node does not serve it. */
 const tarn__kapi *tarn__kapi_find(int16_t api_key);
+/* Kafka's name of an API key, served or not ("unknown" past Kafka's keys). */
+const char *tarn__kapi_name(int16_t api_key);
 
 /* The handlers (src/kafka/api_<name>.c). */
 void tarn__kapi_api_versions(tarn__knode *node, tarn__kreq *req);

@@ -59,20 +59,22 @@ void tarn__kreq_close(tarn__kreq *req) {
   finish(req, TARN__KREQ_CLOSE, NULL);
 }
 
-/* tarn_kafka_requests_total{api, result}: result ok (handed to the handler),
+/* tarn_kafka_requests_total{api, result, version}: api is Kafka's name of the
+ * key also when tarn does not serve it; result ok (handed to the handler),
  * malformed (header or body did not decode), unsupported (API or version not
- * served). */
-static void count(int16_t api_key, const char *result) {
-  const tarn__kapi *a = tarn__kapi_find(api_key);
-  tarn_metrics_inc("tarn_kafka_requests_total", 1, "api", a ? a->name : "unknown", "result", result,
-                   NULL);
+ * served), unauthenticated. */
+static void count(const tarn__kreq *req, const char *result) {
+  char v[8];
+  snprintf(v, sizeof v, "%d", req->api_key < 0 ? -1 : req->api_version);
+  tarn_metrics_inc("tarn_kafka_requests_total", 1, "api", tarn__kapi_name(req->api_key), "result",
+                   result, "version", v, NULL);
 }
 
 int tarn__kreq_body(tarn__kreq *req, void *out) {
   int rc = tarn__kmsg_decode(req->api_key, req->api_version, 0, req->frame + req->body_off,
                              req->frame_len - req->body_off, req->arena, out);
   if (rc) {
-    count(req->api_key, "malformed");
+    count(req, "malformed");
     tarn__kreq_close(req);
     return rc;
   }
@@ -119,12 +121,13 @@ void tarn__kreq_dispatch(tarn__knode *node, tarn__kreq *req) {
   req->client_id = cid;
   tarn__karena_init(req->arena);
   if (rc && rc != TARN_EUNSUPPORTED) { /* no header: nothing to answer to */
-    count(-1, "malformed");
+    req->api_key = -1;                 /* no header: no key to name */
+    count(req, "malformed");
     tarn__kreq_close(req);
     return;
   }
   if (!sasl_allows(req, h.api_key)) {
-    count(h.api_key, "unauthenticated");
+    count(req, "unauthenticated");
     tarn__kreq_close(req);
     return;
   }
@@ -133,15 +136,15 @@ void tarn__kreq_dispatch(tarn__knode *node, tarn__kreq *req) {
    * in v0 with UNSUPPORTED_VERSION to a version it does not know). Any
    * other API at a version not advertised closes the connection, as Kafka. */
   if (api && h.api_key == TARN__KAPI_API_VERSIONS) {
-    count(h.api_key, "ok");
+    count(req, "ok");
     api->handle(node, req);
     return;
   }
   if (rc || !api || h.api_version < api->min_version || h.api_version > api->max_version) {
-    count(h.api_key, "unsupported");
+    count(req, "unsupported");
     tarn__kreq_close(req);
     return;
   }
-  count(h.api_key, "ok");
+  count(req, "ok");
   api->handle(node, req);
 }

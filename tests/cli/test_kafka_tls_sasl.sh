@@ -128,7 +128,7 @@ if k -X security.protocol=SSL -L -m 1 > "$dir/out" 2>&1; then
 fi
 curl -sSf --cacert "$dir/ca.pem" "https://127.0.0.1:$hport/metrics" > "$dir/metrics"
 grep -q 'tarn_kafka_sasl_total{mechanism="PLAIN",result="ok"}' "$dir/metrics" || fail "sasl metrics"
-grep -q 'tarn_kafka_requests_total{api="Metadata",result="unauthenticated"}' "$dir/metrics" ||
+grep -q 'tarn_kafka_requests_total{api="Metadata",result="unauthenticated",version=' "$dir/metrics" ||
   fail "an unauthenticated Metadata was not refused: $(grep requests_total "$dir/metrics")"
 stop
 

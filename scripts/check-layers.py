@@ -65,6 +65,7 @@ PUBLIC = {
     "fileindex.h": "format",
     "kafka.h": "format",
     "kafka_names.h": "format",
+    "kafka_configs.h": "format",
     "key.h": "format",
     "offsets.h": "format",
     "parquet.h": "format",

@@ -20,6 +20,7 @@
 
 #include "tarn/catalog.h"
 #include "tarn/catalog_record.h"
+#include "tarn/kafka_configs.h"
 #include "tarn/kafka_names.h"
 
 #ifdef __cplusplus
@@ -30,16 +31,7 @@ extern "C" {
 #define TARN_KAFKA_PROP_LOGICAL_NAME "lakestream.source.logical.name"
 #define TARN_KAFKA_PROP_TOPIC_NAME "lakestream.kafka.topic.name"
 #define TARN_KAFKA_PROP_TOPIC_ID "lakestream.kafka.topic.id"
-/* Topic configs tarn reads (every config given at creation is kept as a
- * stream property of the same key). */
-#define TARN_KAFKA_CONFIG_MAX_MESSAGE_BYTES "max.message.bytes"
-#define TARN_KAFKA_DEFAULT_MAX_MESSAGE_BYTES 1048588 /* Kafka's default */
-/* The writer's batch window for the topic's logs, in ms (0..60000). */
-#define TARN_KAFKA_CONFIG_BATCH_MS "tarn.kafka.batch.ms"
-#define TARN_KAFKA_BATCH_MS_MAX 60000
-/* The stream's storage class, when it has one (e.g. "express"). */
-#define TARN_PROP_STORAGE_CLASS "class" /* = TARN_STREAM_CLASS_PROP (tarn/express.h) */
-#define TARN_STORAGE_CLASS_MAX 63
+/* The topic configs (TARN_KAFKA_CONFIG_*, their checks): tarn/kafka_configs.h. */
 
 /* ---- topics on a catalog (src/log/kafka_topics.c) ----------------------- */
 

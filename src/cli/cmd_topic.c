@@ -124,7 +124,9 @@ static void create_help(void) {
          "Options:\n"
          "  --partitions N        number of partitions, 1..%d\n"
          "  --config KEY=VALUE    a topic config, kept as a stream property; repeat for\n"
-         "                        more. tarn reads: " TARN_KAFKA_CONFIG_MAX_MESSAGE_BYTES
+         "                        more. Kafka's names, types and ranges (an unknown\n"
+         "                        name or a bad value is refused; docs/kafka.md, \"Topic\n"
+         "                        configs\"). tarn acts on " TARN_KAFKA_CONFIG_MAX_MESSAGE_BYTES
          " (default %d),\n"
          "                        " TARN_KAFKA_CONFIG_BATCH_MS
          " (the writer's batch window, 0..%d ms),\n"

@@ -25,6 +25,17 @@ stream=$(python3 -c 'import json,sys; print(json.load(open("t.json"))["stream"])
 "$TARN" topic list | grepq "^orders .* $id 2$" || fail "topic list: $("$TARN" topic list)"
 rc=0; "$TARN" topic create orders 2> err || rc=$?
 [ "$rc" = 1 ] && grep -q "already exists" err || fail "second create: exit $rc: $(cat err)"
+# Kafka's topic configs (tarn/kafka_configs.h, issue 37): a value of the wrong
+# type and an unknown name are refused with Kafka's messages; nothing created
+rc=0; "$TARN" topic create bad --config retention.ms=banana 2> err || rc=$?
+[ "$rc" = 1 ] && grep -q "Invalid value banana for configuration retention.ms: Not a number of type LONG" err ||
+  fail "retention.ms=banana: exit $rc: $(cat err)"
+rc=0; "$TARN" topic create bad --config retention.msx=1 2> err || rc=$?
+[ "$rc" = 1 ] && grep -q "Unknown topic config name: retention.msx" err ||
+  fail "retention.msx: exit $rc: $(cat err)"
+! "$TARN" topic list | grepq "^bad " || fail "a refused topic was created"
+"$TARN" topic create good --config retention.ms=5000 --config cleanup.policy=delete > /dev/null ||
+  fail "good configs refused"
 
 # LS-095 … LS-096: bytes that are no batch, a batch with a bad CRC, a batch
 # with base offset 1: refused with the batch, the byte and the rule; nothing stored

@@ -203,11 +203,19 @@ static void bad_creates_are_refused(void **state) {
   tarn_stream_prop bad3[] = {{"tarn.kafka.batch.ms", "60001"}};
   tarn_stream_prop bad4[] = {{"retention.ms", "1"}, {"retention.ms", "2"}};
   tarn_stream_prop bad5[] = {{"max.message.bytes", "12x"}};
+  /* Kafka's table (tarn/kafka_configs.h, issue 37): a value of the wrong
+   * type, an unknown name */
+  tarn_stream_prop bad6[] = {{"retention.ms", "banana"}};
+  tarn_stream_prop bad7[] = {{"retention.msx", "1"}};
   assert_int_equal(tarn_kafka_topic_create(f.c, "t", 1, bad1, 1, NULL), TARN_EINVAL);
   assert_int_equal(tarn_kafka_topic_create(f.c, "t", 1, bad2, 1, NULL), TARN_EINVAL);
   assert_int_equal(tarn_kafka_topic_create(f.c, "t", 1, bad3, 1, NULL), TARN_EINVAL);
   assert_int_equal(tarn_kafka_topic_create(f.c, "t", 1, bad4, 2, NULL), TARN_EINVAL);
   assert_int_equal(tarn_kafka_topic_create(f.c, "t", 1, bad5, 1, NULL), TARN_EINVAL);
+  assert_int_equal(tarn_kafka_topic_create(f.c, "t", 1, bad6, 1, NULL), TARN_EINVAL);
+  assert_string_equal(tarn_errmsg(), "topic t: Invalid value banana for configuration "
+                                     "retention.ms: Not a number of type LONG");
+  assert_int_equal(tarn_kafka_topic_create(f.c, "t", 1, bad7, 1, NULL), TARN_EINVAL);
   assert_int_equal(tarn_kafka_topic_create(f.c, "t t", 1, NULL, 0, NULL), TARN_EINVAL);
   assert_int_equal(tarn_kafka_topic_create(f.c, "t", 0, NULL, 0, NULL), TARN_EINVAL);
   tarn_catalog_record *v;

@@ -89,13 +89,19 @@ void tarn__kapi_create_topics(tarn__knode *node, tarn__kreq *req) {
     }
     int rc;
     if (req->api_version >= 1 && b.validate_only) {
-      /* the checks a create makes before it writes: the name and whether it is taken */
+      /* the checks a create makes before it writes: the configs (Kafka's
+       * table), the name and whether it is taken */
+      rc = 0;
+      for (int32_t j = 0; !rc && j < nc; j++)
+        rc = tarn_kafka_config_check(props[j].key, props[j].value);
       tarn_kafka_topic seen;
-      rc = tarn__knode_topic(node, name, strlen(name), &seen);
-      tarn_kafka_topic_free(&seen);
-      rc = rc == 0                ? tarn__err(TARN_EEXIST, "topic %s already exists", name)
-           : rc == TARN_ENOTFOUND ? 0
-                                  : rc;
+      if (!rc) {
+        rc = tarn__knode_topic(node, name, strlen(name), &seen);
+        tarn_kafka_topic_free(&seen);
+        rc = rc == 0                ? tarn__err(TARN_EEXIST, "topic %s already exists", name)
+             : rc == TARN_ENOTFOUND ? 0
+                                    : rc;
+      }
     } else {
       rc = tarn_kafka_topic_create(node->catalog, name, (uint32_t)parts, props, (size_t)nc, NULL);
       tarn__knode_topic_forget(node, name, strlen(name));

@@ -55,12 +55,14 @@ if cmd == "create":
                      NewTopic("idem", num_partitions=2, replication_factor=1)])
     # Kafka's topic configs (issue 37): INVALID_CONFIG (40) for a value of
     # the wrong type, and nothing created
-    try:
-        a.create_topics([NewTopic("badcfg", num_partitions=1, replication_factor=1,
-                                  topic_configs={"retention.ms": "banana"})])
-        sys.exit("retention.ms=banana was accepted")
-    except Exception as e:
-        assert "InvalidConfiguration" in type(e).__name__, repr(e)
+    for validate_only in (False, True):
+        try:
+            a.create_topics([NewTopic("badcfg", num_partitions=1, replication_factor=1,
+                                      topic_configs={"retention.ms": "banana"})],
+                            validate_only=validate_only)
+            sys.exit("retention.ms=banana was accepted (validate_only=%s)" % validate_only)
+        except Exception as e:
+            assert "InvalidConfiguration" in type(e).__name__, repr(e)
     a.close()
 elif cmd == "produce":
     first, n = int(sys.argv[3]), int(sys.argv[4])

@@ -18,9 +18,8 @@
 #define LMIN INT64_MIN
 
 static const char *const cleanup_policies[] = {"compact", "delete", NULL};
-static const char *const compression_types[] = {"uncompressed", "zstd",     "lz4",
-                                                "snappy",       "gzip",     "producer",
-                                                NULL};
+static const char *const compression_types[] = {"uncompressed", "zstd",     "lz4", "snappy",
+                                                "gzip",         "producer", NULL};
 static const char *const timestamp_types[] = {"CreateTime", "LogAppendTime", NULL};
 
 /* Why tarn keeps a config without acting on it (docs/kafka.md "Topic configs"). */
@@ -31,11 +30,16 @@ static const char *const timestamp_types[] = {"CreateTime", "LogAppendTime", NUL
 #define NOT_YET_COMPACT "kept; key compaction is not done yet (issue 35)"
 #define BATCHES_AS_PRODUCED "batches are stored as the producer sent them"
 
-#define B(n, d, t, note) {n, TARN_KAFKA_CONFIG_BOOLEAN, d, 0, 0, 0, 0, NULL, t, note}
-#define I(n, d, lo, hi, t, note) {n, TARN_KAFKA_CONFIG_INT, d, lo, hi, 0, 0, NULL, t, note}
-#define L(n, d, lo, hi, t, note) {n, TARN_KAFKA_CONFIG_LONG, d, lo, hi, 0, 0, NULL, t, note}
-#define S(n, d, ch, t, note) {n, TARN_KAFKA_CONFIG_STRING, d, 0, 0, 0, 0, ch, t, note}
-#define LS(n, d, ch, t, note) {n, TARN_KAFKA_CONFIG_LIST, d, 0, 0, 0, 0, ch, t, note}
+#define B(n, d, t, note)                                                                           \
+  { n, TARN_KAFKA_CONFIG_BOOLEAN, d, 0, 0, 0, 0, NULL, t, note }
+#define I(n, d, lo, hi, t, note)                                                                   \
+  { n, TARN_KAFKA_CONFIG_INT, d, lo, hi, 0, 0, NULL, t, note }
+#define L(n, d, lo, hi, t, note)                                                                   \
+  { n, TARN_KAFKA_CONFIG_LONG, d, lo, hi, 0, 0, NULL, t, note }
+#define S(n, d, ch, t, note)                                                                       \
+  { n, TARN_KAFKA_CONFIG_STRING, d, 0, 0, 0, 0, ch, t, note }
+#define LS(n, d, ch, t, note)                                                                      \
+  { n, TARN_KAFKA_CONFIG_LIST, d, 0, 0, 0, 0, ch, t, note }
 #define KEPT TARN_KAFKA_CONFIG_KEPT
 #define APPLIED TARN_KAFKA_CONFIG_APPLIED
 
@@ -143,7 +147,8 @@ static int integer_check(const tarn_kafka_config_def *d, const char *value) {
   long long x = strtoll(value, &end, 10);
   int is_int = d->type == TARN_KAFKA_CONFIG_INT;
   if (!*value || *end || errno || (is_int && (x < INT32_MIN || x > INT32_MAX)))
-    return invalid(d->name, value, is_int ? "Not a number of type INT" : "Not a number of type LONG");
+    return invalid(d->name, value,
+                   is_int ? "Not a number of type INT" : "Not a number of type LONG");
   char why[64];
   if (x < d->min) {
     snprintf(why, sizeof why, "Value must be at least %" PRId64, d->min);

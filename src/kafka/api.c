@@ -38,6 +38,8 @@ static const tarn__kapi table[] = {
     {TARN__KAPI_DELETE_TOPICS, 0, 3, tarn__kapi_delete_topics, "DeleteTopics"},
     /* idempotent producers without transactions (producer.h) */
     {TARN__KAPI_INIT_PRODUCER_ID, 0, 1, tarn__kapi_init_producer_id, "InitProducerId"},
+    /* configs from Kafka's table, read-only (issue 37) */
+    {TARN__KAPI_DESCRIBE_CONFIGS, 0, 4, tarn__kapi_describe_configs, "DescribeConfigs"},
     {TARN__KAPI_SASL_AUTHENTICATE, 0, 2, tarn__kapi_sasl_authenticate, "SaslAuthenticate"},
 };
 

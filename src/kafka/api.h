@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "kafka/proto/kproto.h"
 #include "tarn/buf.h"
 #include "tarn/reader.h"
 
@@ -203,6 +204,9 @@ int tarn__kreq_body(tarn__kreq *req, void *out);
  * none) of size bytes each, zeroed, from req's arena; *count is set to the
  * number. NULL (and *count 0) when out of memory. */
 void *tarn__kresp_entries(tarn__kreq *req, int32_t n, size_t size, int32_t *count);
+/* A copy of s in req's arena, for a response (NULL s, or out of memory: the
+ * null string). */
+tarn__kstr tarn__kresp_str(tarn__kreq *req, const char *s);
 /* Completes req with a frame built by the caller (size prefix included; moved). */
 void tarn__kreq_respond_frame(tarn__kreq *req, tarn_buf *frame);
 /* Completes req without a response (acks=0). */
@@ -241,6 +245,7 @@ void tarn__kapi_produce(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_list_offsets(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_create_topics(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_describe_configs(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_delete_topics(tarn__knode *node, tarn__kreq *req);
 /* consumer groups and idempotent producers (group.h, producer.h) */
 void tarn__kapi_find_coordinator(tarn__knode *node, tarn__kreq *req);

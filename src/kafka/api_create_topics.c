@@ -25,15 +25,6 @@ static char *cstr(tarn__kreq *req, tarn__kstr s) {
   return strlen(p) == (size_t)s.len ? p : NULL;
 }
 
-static tarn__kstr msg(tarn__kreq *req, const char *m) {
-  size_t n = strlen(m);
-  char *p = tarn__karena_alloc(req->arena, n + 1);
-  if (!p)
-    return (tarn__kstr){NULL, -1};
-  memcpy(p, m, n + 1);
-  return (tarn__kstr){p, (int32_t)n};
-}
-
 void tarn__kapi_create_topics(tarn__knode *node, tarn__kreq *req) {
   tarn__k_create_topics_req b;
   if (tarn__kreq_body(req, &b))
@@ -57,7 +48,7 @@ void tarn__kapi_create_topics(tarn__knode *node, tarn__kreq *req) {
     if (t->assignments.n > 0) {
       if (parts != -1) {
         o[i].error_code = TARN__KERR_INVALID_REQUEST;
-        o[i].error_message = msg(req, "both num_partitions and assignments given");
+        o[i].error_message = tarn__kresp_str(req, "both num_partitions and assignments given");
         continue;
       }
       parts = t->assignments.n;
@@ -66,12 +57,13 @@ void tarn__kapi_create_topics(tarn__knode *node, tarn__kreq *req) {
       parts = node->cfg.auto_create_partitions; /* the broker's default (KIP-464) */
     if (!name || tarn_kafka_topic_name_check(name)) {
       o[i].error_code = TARN__KERR_INVALID_TOPIC_EXCEPTION;
-      o[i].error_message = msg(req, name ? tarn_errmsg() : "the topic name is not a string");
+      o[i].error_message =
+          tarn__kresp_str(req, name ? tarn_errmsg() : "the topic name is not a string");
       continue;
     }
     if (parts < 1 || parts > 65536) {
       o[i].error_code = TARN__KERR_INVALID_PARTITIONS;
-      o[i].error_message = msg(req, "the partition count is 1..65536");
+      o[i].error_message = tarn__kresp_str(req, "the partition count is 1..65536");
       continue;
     }
     int32_t nc = t->configs.n > 0 ? t->configs.n : 0;
@@ -84,7 +76,7 @@ void tarn__kapi_create_topics(tarn__knode *node, tarn__kreq *req) {
     }
     if (bad) {
       o[i].error_code = INVALID_CONFIG;
-      o[i].error_message = msg(req, "a config without a name or a value");
+      o[i].error_message = tarn__kresp_str(req, "a config without a name or a value");
       continue;
     }
     int rc;
@@ -111,7 +103,7 @@ void tarn__kapi_create_topics(tarn__knode *node, tarn__kreq *req) {
                       : rc == TARN_EINVAL ? INVALID_CONFIG
                                           : tarn__kerr_of(rc);
     if (rc)
-      o[i].error_message = msg(req, tarn_errmsg());
+      o[i].error_message = tarn__kresp_str(req, tarn_errmsg());
   }
   r.topics.n = nt;
   r.topics.v = o;

@@ -47,6 +47,15 @@ void *tarn__kresp_entries(tarn__kreq *req, int32_t n, size_t size, int32_t *coun
   return v;
 }
 
+tarn__kstr tarn__kresp_str(tarn__kreq *req, const char *s) {
+  size_t n = s ? strlen(s) : 0;
+  char *p = s ? tarn__karena_alloc(req->arena, n + 1) : NULL;
+  if (!p)
+    return (tarn__kstr){NULL, -1};
+  memcpy(p, s, n + 1);
+  return (tarn__kstr){p, (int32_t)n};
+}
+
 void tarn__kreq_respond_frame(tarn__kreq *req, tarn_buf *frame) {
   tarn_metrics_inc("tarn_kafka_responses_total", 1, "result", "ok", NULL);
   finish(req, TARN__KREQ_RESPONSE, frame);

@@ -47,8 +47,9 @@ static void bad_values_refused_as_kafka(void **state) {
           "type LONG");
   refuses("segment.bytes", "3000000000",
           "Invalid value 3000000000 for configuration segment.bytes: Not a number of type INT");
-  refuses("compression.lz4.level", "18",
-          "Invalid value 18 for configuration compression.lz4.level: Value must be no more than 17");
+  refuses(
+      "compression.lz4.level", "18",
+      "Invalid value 18 for configuration compression.lz4.level: Value must be no more than 17");
   refuses("preallocate", "yes",
           "Invalid value yes for configuration preallocate: Expected value to be either true or "
           "false");
@@ -68,8 +69,9 @@ static void bad_values_refused_as_kafka(void **state) {
   refuses("tarn.kafka.batch.ms", "60001",
           "Invalid value 60001 for configuration tarn.kafka.batch.ms: Value must be no more than "
           "60000");
-  refuses("max.message.bytes", "", "Invalid value  for configuration max.message.bytes: Not a "
-                                   "number of type INT");
+  refuses("max.message.bytes", "",
+          "Invalid value  for configuration max.message.bytes: Not a "
+          "number of type INT");
   refuses("class", "", "topic config class: 1..63 bytes");
 }
 

@@ -1,9 +1,12 @@
 /* FindCoordinator (key 10), versions 0-2: a group's coordinator is the live
  * node its ID hashes to (registry.h), the same answer on every node. There
- * is no transaction coordinator (transactions are refused). */
+ * is no transaction coordinator yet (issue 34): a transactional id is
+ * answered TRANSACTIONAL_ID_AUTHORIZATION_FAILED, which a client takes as
+ * final at once (issue 37: a retriable error made transactional clients wait
+ * out their 15 s timeout); any other key type is INVALID_REQUEST, as Kafka. */
 #include "kafka/api_group.h"
 
-enum { KEY_GROUP = 0 };
+enum { KEY_GROUP = 0, KEY_TRANSACTION = 1 };
 
 void tarn__kapi_find_coordinator(tarn__knode *node, tarn__kreq *req) {
   tarn__k_find_coordinator_req b;
@@ -15,10 +18,15 @@ void tarn__kapi_find_coordinator(tarn__knode *node, tarn__kreq *req) {
   char *key = tarn__kg_cstr(req, b.key);
   tarn__knode_info info;
   int rc = -1;
-  if (!key || b.key_type != KEY_GROUP || !node->registry || !node->groups) {
+  if (b.key_type == KEY_TRANSACTION) {
+    r.error_code = TARN__KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
+    r.error_message = tarn__kg_kstr("tarn does not serve transactions (docs/kafka.md)");
+  } else if (b.key_type != KEY_GROUP) {
+    r.error_code = TARN__KERR_INVALID_REQUEST;
+    r.error_message = tarn__kg_kstr("unknown coordinator key type");
+  } else if (!key || !node->registry || !node->groups) {
     r.error_code = TARN__KERR_COORDINATOR_NOT_AVAILABLE;
-    r.error_message = tarn__kg_kstr(b.key_type != KEY_GROUP ? "tarn has no transaction coordinator"
-                                                            : "no group coordinator");
+    r.error_message = tarn__kg_kstr("no group coordinator");
   } else if ((rc = tarn__kg_coordinator(node, key, &info)) < 0) {
     r.error_code = TARN__KERR_COORDINATOR_NOT_AVAILABLE;
     r.error_message = tarn__kg_kstr("the live nodes cannot be read");

@@ -4,8 +4,8 @@
  * failing. Each run must complete the request exactly once (a response or a
  * close) and never crash. The bug it was written for: fetch_read wrote the
  * partitions' wait ranges through a NULL `keys` when its calloc failed. The
- * node is built in process (meta, WAL root, catalog, reader, writer, as
- * src/server/kafka_node.c does) and the request dispatched on this thread. */
+ * node is built in process on the unit tests' fixture (tu_fixture.h) and the
+ * request dispatched on this thread. */
 /* ctest-wrap-alloc */
 #include "testutil.h"
 #include "tu_alloc_fail.h"
@@ -13,7 +13,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "kafka/api.h"
 #include "kafka/proto/kproto.h"
@@ -23,8 +22,8 @@
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
 #include "tarn/reader.h"
-#include "tarn/testing.h"
 #include "tarn/writer.h"
+#include "tu_fixture.h"
 #include "tu_kafka.h"
 
 typedef struct done {
@@ -45,32 +44,28 @@ static void on_done(tarn__kreq *req, int how, tarn_buf *frame) {
   }
 }
 
-typedef struct env {
-  char name[64];
-  tarn_objstore *wal, *compacted;
+/* A Kafka node on the fixture's deployment (catalog initialised), built as
+ * src/server/kafka_node.c builds one, and topic t holding one batch of 3
+ * records. */
+typedef struct knode {
+  tu_fixture d;
   tarn__knode node;
   tarn_kafka_topic t;
-} env;
+} knode;
 
-static void env_open(env *e) {
+static void knode_open(knode *e) {
   memset(e, 0, sizeof *e);
-  snprintf(e->name, sizeof e->name, "fetch-alloc-%d", (int)getpid());
-  char uri[96];
-  snprintf(uri, sizeof uri, "mem:%s", e->name);
+  tu_fixture_open_unique(&e->d, "fetch-alloc");
+  tu_fixture_catalog(&e->d, 1);
   tarn__knode *n = &e->node;
   tarn__knode_config_default(&n->cfg);
-  assert_int_equal(tarn_meta_open(uri, &n->meta), 0);
-  snprintf(uri, sizeof uri, "mem:%s-w", e->name);
-  assert_int_equal(tarn_objstore_open(uri, &e->wal), 0);
-  snprintf(uri, sizeof uri, "mem:%s-c", e->name);
-  assert_int_equal(tarn_objstore_open(uri, &e->compacted), 0);
-  assert_int_equal(tarn_catalog_open(n->meta, NULL, &n->catalog), 0);
-  assert_int_equal(tarn_catalog_init(n->catalog, NULL), 0);
+  n->meta = e->d.m;
+  n->catalog = e->d.cat;
   tarn_writer_options wo;
   tarn_writer_options_default(&wo);
   wo.batch_ms = 1;
-  assert_int_equal(tarn_writer_open(n->meta, e->wal, &wo, &n->writer), 0);
-  assert_int_equal(tarn_reader_open(n->meta, e->wal, e->compacted, NULL, &n->reader), 0);
+  assert_int_equal(tarn_writer_open(n->meta, e->d.wal, &wo, &n->writer), 0);
+  assert_int_equal(tarn_reader_open(n->meta, e->d.wal, e->d.compacted, NULL, &n->reader), 0);
   assert_int_equal(tarn__knode_open(n), 0);
   assert_int_equal(tarn_kafka_topic_create(n->catalog, "t", 1, NULL, 0, &e->t), 0);
   tarn_buf b = TARN_BUF_INIT;
@@ -80,22 +75,13 @@ static void env_open(env *e) {
   tarn_buf_free(&b);
 }
 
-static void env_close(env *e) {
+static void knode_close(knode *e) {
   tarn__knode *n = &e->node;
   tarn__knode_close(n);
   assert_int_equal(tarn_writer_close(n->writer), 0);
   tarn_reader_close(n->reader);
   tarn_kafka_topic_free(&e->t);
-  tarn_catalog_close(n->catalog);
-  tarn_objstore_close(e->wal);
-  tarn_objstore_close(e->compacted);
-  tarn_meta_close(n->meta);
-  tarn_objstore_mem_drop(e->name);
-  char w[80];
-  snprintf(w, sizeof w, "%s-w", e->name);
-  tarn_objstore_mem_drop(w);
-  snprintf(w, sizeof w, "%s-c", e->name);
-  tarn_objstore_mem_drop(w);
+  tu_fixture_close(&e->d);
   tarn_buf_free(&seen.frame);
 }
 
@@ -110,7 +96,7 @@ static void fetch_frame(tarn_buf *out, int64_t offset) {
 }
 
 /* Dispatches the request in f (size prefix included) on this thread. */
-static void dispatch(env *e, const tarn_buf *f) {
+static void dispatch(knode *e, const tarn_buf *f) {
   tarn__kreq req;
   memset(&req, 0, sizeof req);
   req.frame = f->data + 4;
@@ -147,8 +133,8 @@ static void check_answer(void) {
 
 static void fetch_survives_every_allocation_failure(void **state) {
   (void)state;
-  env e;
-  env_open(&e);
+  knode e;
+  knode_open(&e);
   tarn_buf f = TARN_BUF_INIT;
   fetch_frame(&f, 0);
   tu_alloc_fail_at(0);
@@ -171,7 +157,7 @@ static void fetch_survives_every_allocation_failure(void **state) {
   assert_int_equal(seen.calls, 1);
   check_answer();
   tarn_buf_free(&f);
-  env_close(&e);
+  knode_close(&e);
 }
 
 int main(void) {

@@ -43,7 +43,7 @@ void tu_fixture_catalog(tu_fixture *f, int init) {
 void tu_fixture_express(tu_fixture *f, size_t k, uint32_t w, uint32_t win, int lat,
                         int open_buckets) {
   assert_true(k <= TU_FIXTURE_BUCKETS);
-  char bk[TU_FIXTURE_BUCKETS][160];
+  char bk[TU_FIXTURE_BUCKETS][256];
   const char *bp[TU_FIXTURE_BUCKETS];
   for (size_t i = 0; i < k; i++) {
     if (lat)
@@ -53,7 +53,7 @@ void tu_fixture_express(tu_fixture *f, size_t k, uint32_t w, uint32_t win, int l
       snprintf(bk[i], sizeof bk[i], "mem:%s-b%zu@z%zu", f->name, i, i);
     bp[i] = bk[i];
     if (open_buckets) {
-      char suffix[16];
+      char suffix[32];
       snprintf(suffix, sizeof suffix, "-b%zu", i);
       f->b[i] = open_store(f, suffix);
     }

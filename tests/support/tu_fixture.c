@@ -47,8 +47,7 @@ void tu_fixture_express(tu_fixture *f, size_t k, uint32_t w, uint32_t win, int l
   const char *bp[TU_FIXTURE_BUCKETS];
   for (size_t i = 0; i < k; i++) {
     if (lat)
-      snprintf(bk[i], sizeof bk[i], "lat:name=%s-b%zu;mem:%s-b%zu@z%zu", f->name, i, f->name, i,
-               i);
+      snprintf(bk[i], sizeof bk[i], "lat:name=%s-b%zu;mem:%s-b%zu@z%zu", f->name, i, f->name, i, i);
     else
       snprintf(bk[i], sizeof bk[i], "mem:%s-b%zu@z%zu", f->name, i, i);
     bp[i] = bk[i];

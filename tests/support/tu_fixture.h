@@ -24,11 +24,11 @@
 typedef struct tu_fixture {
   char name[64];
   char meta_uri[96];
-  tarn_meta *m;                          /* NULL once the test closed it itself */
+  tarn_meta *m; /* NULL once the test closed it itself */
   tarn_objstore *wal, *compacted;
-  tarn_catalog *cat;                     /* tu_fixture_catalog */
+  tarn_catalog *cat;                    /* tu_fixture_catalog */
   tarn_objstore *b[TU_FIXTURE_BUCKETS]; /* tu_fixture_express with open_buckets */
-  size_t k;                              /* buckets deployed */
+  size_t k;                             /* buckets deployed */
 } tu_fixture;
 
 /* Opens the metadata store and both roots of deployment NAME. */

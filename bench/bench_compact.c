@@ -195,6 +195,46 @@ static int compact_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *cs, uin
   return rc;
 }
 
+/* The reclamation scan: many small objects, none named; a pass's objects
+ * per second against listing them alone. */
+static int bench_reclaim_scan(tarn_meta *m, tarn_objstore *wal, tarn_objstore *cs) {
+  int rc = 0;
+  for (int i = 0; i < OBJECTS && !rc; i++) {
+    char n[64];
+    snprintf(n, sizeof n, "%02x/orphan-%06d.wal", i % 256, i);
+    rc = tarn_objstore_put(wal, n, "x", 1);
+  }
+  double t0 = bench_now();
+  size_t listed = 0;
+  char *after = NULL;
+  for (;;) {
+    tarn_objstore_listing l;
+    if (tarn_objstore_list(wal, "", after, 1000, &l))
+      break;
+    listed += l.n;
+    free(after);
+    after = l.truncated && l.n ? strdup(l.names[l.n - 1]) : NULL;
+    tarn_objstore_listing_free(&l);
+    if (!after)
+      break;
+  }
+  double tl = bench_now() - t0;
+  tarn_reclaim_options ro;
+  tarn_reclaim_options_default(&ro);
+  tarn_reclaim_stats st;
+  t0 = bench_now();
+  if (!rc)
+    rc = tarn_reclaim_pass(m, wal, cs, &ro, &st);
+  double tr = bench_now() - t0;
+  if (rc) {
+    fprintf(stderr, "bench compact: reclaim: %s\n", tarn_errmsg());
+    return 1;
+  }
+  bench_report_ops("reclaim pass, objects/s (first seen)", (double)st.wal_listed, tr,
+                   "objstore list", (double)listed / tl);
+  return 0;
+}
+
 int bench_compact(void);
 int bench_compact(void) {
   char name[64], uri[96], wuri[96], curi[96];
@@ -278,40 +318,8 @@ int bench_compact(void) {
   if (bench_duckdb_copy(p, TOTAL, ENTRY, "zstd", &dw, &dr) == 0)
     bench_report("compact 1 KiB entries WAL -> parquet+index", TOTAL, t_two, "duckdb COPY zstd",
                  dw);
-  /* reclamation scan: many small objects, none named */
-  for (int i = 0; i < OBJECTS && !rc; i++) {
-    char n[64];
-    snprintf(n, sizeof n, "%02x/orphan-%06d.wal", i % 256, i);
-    rc = tarn_objstore_put(wal, n, "x", 1);
-  }
-  t0 = bench_now();
-  size_t listed = 0;
-  char *after = NULL;
-  for (;;) {
-    tarn_objstore_listing l;
-    if (tarn_objstore_list(wal, "", after, 1000, &l))
-      break;
-    listed += l.n;
-    free(after);
-    after = l.truncated && l.n ? strdup(l.names[l.n - 1]) : NULL;
-    tarn_objstore_listing_free(&l);
-    if (!after)
-      break;
-  }
-  double tl = bench_now() - t0;
-  tarn_reclaim_options ro;
-  tarn_reclaim_options_default(&ro);
-  tarn_reclaim_stats st;
-  t0 = bench_now();
-  if (!rc)
-    rc = tarn_reclaim_pass(m, wal, cs, &ro, &st);
-  double tr = bench_now() - t0;
-  if (rc) {
-    fprintf(stderr, "bench compact: reclaim: %s\n", tarn_errmsg());
+  if (bench_reclaim_scan(m, wal, cs))
     return 1;
-  }
-  bench_report_ops("reclaim pass, objects/s (first seen)", (double)st.wal_listed, tr,
-                   "objstore list", (double)listed / tl);
   free(p);
   tarn_compactor_close(c);
   tarn_catalog_record_free(&sr);

@@ -14,6 +14,34 @@ int bench_entryindex(void);
 
 #define ENTRIES 10000
 
+/* Building and decoding the RAW EntryIndex record r, reps times each:
+ * bytes = the record. */
+static int bench_raw(const tarn_raw_record *r, int reps, const char *what, tarn_buf *rec) {
+  char label[96];
+  double t = bench_now();
+  for (int i = 0; i < reps; i++) {
+    tarn_buf_reset(rec);
+    if (tarn_entry_index_build_raw(r, rec))
+      return 1;
+    bench_sink(rec->data, rec->len);
+  }
+  t = bench_now() - t;
+  snprintf(label, sizeof label, "EntryIndex RAW build, %s", what);
+  bench_report(label, rec->len * (size_t)reps, t, "memcpy", bench_memcpy_seconds(rec->len) * reps);
+  t = bench_now();
+  for (int i = 0; i < reps; i++) {
+    tarn_entry_index ei;
+    if (tarn_entry_index_decode(rec->data, rec->len, &ei))
+      return 1;
+    bench_sink(ei.boundaries, ei.n_boundaries * 4);
+    tarn_entry_index_free(&ei);
+  }
+  t = bench_now() - t;
+  snprintf(label, sizeof label, "EntryIndex RAW decode, %s", what);
+  bench_report(label, rec->len * (size_t)reps, t, "memcpy", bench_memcpy_seconds(rec->len) * reps);
+  return 0;
+}
+
 int bench_entryindex(void) {
   uint32_t *a = malloc(ENTRIES * sizeof *a);
   if (!a)
@@ -59,54 +87,13 @@ int bench_entryindex(void) {
   /* RAW EntryIndex with the 10,000 boundaries: bytes = the record */
   tarn_raw_record r = {
       "2026/11/30/02/00/00/00000000-wal", 0, (int64_t)a[ENTRIES - 1], 1 << 20, 1 << 22, a, ENTRIES};
-  reps = 1000;
-  t = bench_now();
-  for (int i = 0; i < reps; i++) {
-    tarn_buf_reset(&rec);
-    if (tarn_entry_index_build_raw(&r, &rec))
-      goto out;
-    bench_sink(rec.data, rec.len);
-  }
-  t = bench_now() - t;
-  bench_report("EntryIndex RAW build, 10000 entries", rec.len * (size_t)reps, t, "memcpy",
-               bench_memcpy_seconds(rec.len) * reps);
-  t = bench_now();
-  for (int i = 0; i < reps; i++) {
-    tarn_entry_index ei;
-    if (tarn_entry_index_decode(rec.data, rec.len, &ei))
-      goto out;
-    bench_sink(ei.boundaries, ei.n_boundaries * 4);
-    tarn_entry_index_free(&ei);
-  }
-  t = bench_now() - t;
-  bench_report("EntryIndex RAW decode, 10000 entries", rec.len * (size_t)reps, t, "memcpy",
-               bench_memcpy_seconds(rec.len) * reps);
-
+  if (bench_raw(&r, 1000, "10000 entries", &rec))
+    goto out;
   /* small records, the common case: the 61-byte example */
   static const uint32_t a23[] = {2, 3};
   tarn_raw_record small = {"7-00000001.wal", 1, 3, 8, 8, a23, 2};
-  reps = 200000;
-  t = bench_now();
-  for (int i = 0; i < reps; i++) {
-    tarn_buf_reset(&rec);
-    if (tarn_entry_index_build_raw(&small, &rec))
-      goto out;
-    bench_sink(rec.data, rec.len);
-  }
-  t = bench_now() - t;
-  bench_report("EntryIndex RAW build, 61-byte record", rec.len * (size_t)reps, t, "memcpy",
-               bench_memcpy_seconds(rec.len) * reps);
-  t = bench_now();
-  for (int i = 0; i < reps; i++) {
-    tarn_entry_index ei;
-    if (tarn_entry_index_decode(rec.data, rec.len, &ei))
-      goto out;
-    bench_sink(ei.boundaries, 4);
-    tarn_entry_index_free(&ei);
-  }
-  t = bench_now() - t;
-  bench_report("EntryIndex RAW decode, 61-byte record", rec.len * (size_t)reps, t, "memcpy",
-               bench_memcpy_seconds(rec.len) * reps);
+  if (bench_raw(&small, 200000, "61-byte record", &rec))
+    goto out;
   rc = 0;
 out:
   if (rc)

@@ -491,6 +491,131 @@ static void report(const series *pr, const series *co, const series *la, int rou
          "direct writer latency", dp99, t[0], t[rounds - 1]);
 }
 
+/* One run's state, shared by its three phases. */
+typedef struct bk {
+  const char *tarn, *perf, *home;
+  long msgs;
+  int rounds, port;
+  size_t bytes, payload;
+  tarn_deployment *d;
+  tarn_reader *r;
+  tarn_kafka_topic via, direct, latv, latd;
+  tarn_buf data;
+  size_t *lens, n, nl;
+  uint32_t *counts;
+  series pr, co, la;
+  long objs_listener, objs_direct;
+} bk;
+
+/* produce, alternating listener and direct writer, two pairs a round:
+ *   - the tool with its own linger.ms=1000 through the listener, then the
+ *     writer handed the first round's batches (as stored) and told to
+ *     flush after the last (the earlier method, kept as an extra figure:
+ *     the tool's last, partial batch waits out its 1 s linger, and flush
+ *     seals the writer's last object at once, which no Kafka client can
+ *     ask the node for);
+ *   - the tool with linger.ms=5 (librdkafka's default) through the
+ *     listener, then the same batches by the writer waiting for its
+ *     acknowledgements under the same window, as acks=all does (the goal's
+ *     figure).
+ * The listener's topic grows by 2 msgs a round; the consume rounds read
+ * its first msgs. */
+static int run_produce(bk *b) {
+  char cmd[2 * PATH_MAX + 1024];
+  for (int i = 0; i < b->rounds; i++) {
+    double pv[8];
+    static const char *linger[2] = {"", " -X linger.ms=5"};
+    for (int k = 0; k < 2; k++) {
+      snprintf(cmd, sizeof cmd,
+               "'%s' -P -t bench-listener -p 0 -b 127.0.0.1:%d -s %d -c %ld -a -1%s 2>&1", b->perf,
+               b->port, MSG_SIZE, b->msgs, linger[k]);
+      /* "% N messages produced (B bytes), D delivered (offset O, F failed) in T ms: R msgs/s and
+       * M MB/s" */
+      long objs0 = wal_objects(b->home);
+      if (run_summary(cmd, "messages produced", pv, 8) || pv[2] != (double)b->msgs || pv[4] != 0)
+        return -1;
+      double *side = k ? &b->pr.a[i] : &b->pr.c[i], *base = k ? &b->pr.b[i] : &b->pr.d[i];
+      *side = pv[5] / 1e3;
+      if (i == 0 && k == 0) {
+        b->objs_listener = wal_objects(b->home) - objs0;
+        if (stored_entries(b->r, b->via.logs[0], 0, &b->data, &b->lens, &b->counts, &b->n))
+          return -1;
+        b->payload = b->data.len;
+      }
+      objs0 = wal_objects(b->home);
+      if ((*base = direct_write(b->d, b->direct.logs[0], &b->data, b->lens, b->counts, b->n, !k)) <=
+          0)
+        return -1;
+      if (i == 0 && k == 1)
+        b->objs_direct = wal_objects(b->home) - objs0;
+      pair_line(k ? "produce l=5" : "produce l=1000", i, b->bytes, *side,
+                k ? "direct writer" : "direct + flush", *base);
+    }
+  }
+  return 0;
+}
+
+/* consume from the beginning: through the listener, then `tarn read` of the
+ * same log (the same n entries), then the library reader in this process */
+static int run_consume(bk *b) {
+  char cmd[2 * PATH_MAX + 1024];
+  series *co = &b->co;
+  for (int i = 0; i < b->rounds; i++) {
+    double cv[5];
+    snprintf(cmd, sizeof cmd,
+             "'%s' -C -t bench-listener -p 0 -b 127.0.0.1:%d -o beginning -c %ld -e 2>&1", b->perf,
+             b->port, b->msgs);
+    /* "% N messages (B bytes) consumed in T ms: R msgs/s (M MB/s)" */
+    if (run_summary(cmd, "consumed in", cv, 5))
+      return -1;
+    if (cv[0] != (double)b->msgs) {
+      fprintf(stderr, "bench kafka: `%s` consumed %.0f messages, not %ld\n", cmd, cv[0], b->msgs);
+      return -1;
+    }
+    co->a[i] = cv[2] / 1e3;
+    if ((co->b[i] = cli_read(b->tarn, b->via.logs[0], b->n, b->payload)) <= 0)
+      return -1;
+    uint64_t records = 0;
+    if ((co->c[i] = direct_read(b->d, b->via.logs[0], b->n, &records)) <= 0 ||
+        records != (uint64_t)b->msgs) {
+      fprintf(stderr, "bench kafka: the library reader read %llu records, not %ld\n",
+              (unsigned long long)records, b->msgs);
+      return -1;
+    }
+    pair_line("consume", i, b->bytes, co->a[i], "tarn read", co->b[i]);
+    printf("  %-14s round %d: %8.1f MB/s   (extra: the library reader in-process, ratio %.3f)\n",
+           "", i + 1, (double)b->bytes / co->c[i] / 1e6, co->c[i] / co->a[i]);
+  }
+  return 0;
+}
+
+/* latency at a steady rate (a saturating producer measures its own queue):
+ * the listener, then the writer alone fed that round's batches at its pace */
+static int run_latency(bk *b) {
+  char cmd[2 * PATH_MAX + 1024], lat[400];
+  snprintf(lat, sizeof lat, "%s/latency.txt", dir);
+  size_t nlat = 0;
+  for (int i = 0; i < b->rounds; i++) {
+    snprintf(cmd, sizeof cmd,
+             "'%s' -P -t bench-latency -p 0 -b 127.0.0.1:%d -s %d -c %d -r 1000 -a -1 -X "
+             "linger.ms=5 -l -A '%s' 2>&1",
+             b->perf, b->port, MSG_SIZE, LAT_MSGS, lat);
+    double lv[8], p50, dp50;
+    if (run_summary(cmd, "messages produced", lv, 8) || latency_file(lat, &p50, &b->la.a[i], &nlat))
+      return -1;
+    tarn_buf_reset(&b->data);
+    if (stored_entries(b->r, b->latv.logs[0], (uint64_t)i * LAT_MSGS, &b->data, &b->lens,
+                       &b->counts, &b->nl) ||
+        direct_latency(b->d, b->latd.logs[0], &b->data, b->lens, b->counts, b->nl,
+                       lv[5] / 1e3 / (double)(b->nl ? b->nl : 1), &dp50, &b->la.b[i]))
+      return -1;
+    printf("  %-14s round %d: p50 %6.1f ms  p99 %6.1f ms   direct writer p50 %6.1f ms  p99 %6.1f ms"
+           " (%zu batches)\n",
+           "latency", i + 1, p50, b->la.a[i], dp50, b->la.b[i], b->nl);
+  }
+  return 0;
+}
+
 static int run(const char *tarn, const char *perf, long msgs, int rounds) {
   char home[400], cmd[2 * PATH_MAX + 1024];
   snprintf(home, sizeof home, "%s/home", dir);
@@ -500,154 +625,58 @@ static int run(const char *tarn, const char *perf, long msgs, int rounds) {
     return -1;
   tarn_deployment_config c = {.home = home};
   tarn_deployment_strings ss;
-  tarn_deployment *d = NULL;
   tarn_catalog *cat = NULL;
-  tarn_reader *r = NULL;
-  tarn_kafka_topic via = {0}, direct = {0}, latv = {0}, latd = {0};
-  tarn_buf data = TARN_BUF_INIT;
-  size_t *lens = NULL, n = 0, nl = 0;
-  uint32_t *counts = NULL;
-  series pr = {0}, co = {0}, la = {0};
+  bk b = {.tarn = tarn, .perf = perf, .home = home, .msgs = msgs, .rounds = rounds};
+  b.data = (tarn_buf)TARN_BUF_INIT;
+  b.bytes = (size_t)msgs * MSG_SIZE;
+  b.objs_listener = b.objs_direct = -1;
   pid_t node = -1;
   int rc = -1;
   if (tarn_deployment_config_resolve(&c, &ss))
     return -1;
-  if (series_alloc(&pr, rounds) || series_alloc(&co, rounds) || series_alloc(&la, rounds))
+  if (series_alloc(&b.pr, rounds) || series_alloc(&b.co, rounds) || series_alloc(&b.la, rounds))
     goto out;
-  if (tarn_deployment_open(&c, 0, &d) || tarn_catalog_open(tarn_deployment_meta(d), NULL, &cat) ||
-      tarn_kafka_topic_create(cat, "bench-listener", 1, NULL, 0, &via) ||
-      tarn_kafka_topic_create(cat, "bench-direct", 1, NULL, 0, &direct) ||
-      tarn_kafka_topic_create(cat, "bench-latency", 1, NULL, 0, &latv) ||
-      tarn_kafka_topic_create(cat, "bench-latency-direct", 1, NULL, 0, &latd) ||
-      tarn_reader_open(tarn_deployment_meta(d), tarn_deployment_wal(d),
-                       tarn_deployment_compacted(d), NULL, &r)) {
+  if (tarn_deployment_open(&c, 0, &b.d) ||
+      tarn_catalog_open(tarn_deployment_meta(b.d), NULL, &cat) ||
+      tarn_kafka_topic_create(cat, "bench-listener", 1, NULL, 0, &b.via) ||
+      tarn_kafka_topic_create(cat, "bench-direct", 1, NULL, 0, &b.direct) ||
+      tarn_kafka_topic_create(cat, "bench-latency", 1, NULL, 0, &b.latv) ||
+      tarn_kafka_topic_create(cat, "bench-latency-direct", 1, NULL, 0, &b.latd) ||
+      tarn_reader_open(tarn_deployment_meta(b.d), tarn_deployment_wal(b.d),
+                       tarn_deployment_compacted(b.d), NULL, &b.r)) {
     fprintf(stderr, "bench kafka: %s\n", tarn_errmsg());
     goto out;
   }
-  int port = free_port();
-  if (port <= 0 || (node = start_node(tarn, port)) < 0)
+  b.port = free_port();
+  if (b.port <= 0 || (node = start_node(tarn, b.port)) < 0)
     goto out;
-  size_t bytes = (size_t)msgs * MSG_SIZE, payload = 0;
-  long objs_listener = -1, objs_direct = -1;
-
-  /* produce, alternating listener and direct writer, two pairs a round:
-   *   - the tool with its own linger.ms=1000 through the listener, then the
-   *     writer handed the first round's batches (as stored) and told to
-   *     flush after the last (the earlier method, kept as an extra figure:
-   *     the tool's last, partial batch waits out its 1 s linger, and flush
-   *     seals the writer's last object at once, which no Kafka client can
-   *     ask the node for);
-   *   - the tool with linger.ms=5 (librdkafka's default) through the
-   *     listener, then the same batches by the writer waiting for its
-   *     acknowledgements under the same window, as acks=all does (the goal's
-   *     figure).
-   * The listener's topic grows by 2 msgs a round; the consume rounds read
-   * its first msgs. */
-  for (int i = 0; i < rounds; i++) {
-    double pv[8];
-    static const char *linger[2] = {"", " -X linger.ms=5"};
-    for (int k = 0; k < 2; k++) {
-      snprintf(cmd, sizeof cmd,
-               "'%s' -P -t bench-listener -p 0 -b 127.0.0.1:%d -s %d -c %ld -a -1%s 2>&1", perf,
-               port, MSG_SIZE, msgs, linger[k]);
-      /* "% N messages produced (B bytes), D delivered (offset O, F failed) in T ms: R msgs/s and
-       * M MB/s" */
-      long objs0 = wal_objects(home);
-      if (run_summary(cmd, "messages produced", pv, 8) || pv[2] != (double)msgs || pv[4] != 0)
-        goto out;
-      double *side = k ? &pr.a[i] : &pr.c[i], *base = k ? &pr.b[i] : &pr.d[i];
-      *side = pv[5] / 1e3;
-      if (i == 0 && k == 0) {
-        objs_listener = wal_objects(home) - objs0;
-        if (stored_entries(r, via.logs[0], 0, &data, &lens, &counts, &n))
-          goto out;
-        payload = data.len;
-      }
-      objs0 = wal_objects(home);
-      if ((*base = direct_write(d, direct.logs[0], &data, lens, counts, n, !k)) <= 0)
-        goto out;
-      if (i == 0 && k == 1)
-        objs_direct = wal_objects(home) - objs0;
-      pair_line(k ? "produce l=5" : "produce l=1000", i, bytes, *side,
-                k ? "direct writer" : "direct + flush", *base);
-    }
-  }
-
-  /* consume from the beginning: through the listener, then `tarn read` of the
-   * same log (the same n entries), then the library reader in this process */
-  for (int i = 0; i < rounds; i++) {
-    double cv[5];
-    snprintf(cmd, sizeof cmd,
-             "'%s' -C -t bench-listener -p 0 -b 127.0.0.1:%d -o beginning -c %ld -e 2>&1", perf,
-             port, msgs);
-    /* "% N messages (B bytes) consumed in T ms: R msgs/s (M MB/s)" */
-    if (run_summary(cmd, "consumed in", cv, 5))
-      goto out;
-    if (cv[0] != (double)msgs) {
-      fprintf(stderr, "bench kafka: `%s` consumed %.0f messages, not %ld\n", cmd, cv[0], msgs);
-      goto out;
-    }
-    co.a[i] = cv[2] / 1e3;
-    if ((co.b[i] = cli_read(tarn, via.logs[0], n, payload)) <= 0)
-      goto out;
-    uint64_t records = 0;
-    if ((co.c[i] = direct_read(d, via.logs[0], n, &records)) <= 0 || records != (uint64_t)msgs) {
-      fprintf(stderr, "bench kafka: the library reader read %llu records, not %ld\n",
-              (unsigned long long)records, msgs);
-      goto out;
-    }
-    pair_line("consume", i, bytes, co.a[i], "tarn read", co.b[i]);
-    printf("  %-14s round %d: %8.1f MB/s   (extra: the library reader in-process, ratio %.3f)\n",
-           "", i + 1, (double)bytes / co.c[i] / 1e6, co.c[i] / co.a[i]);
-  }
-
-  /* latency at a steady rate (a saturating producer measures its own queue):
-   * the listener, then the writer alone fed that round's batches at its pace */
-  char lat[400];
-  snprintf(lat, sizeof lat, "%s/latency.txt", dir);
-  size_t nlat = 0;
-  for (int i = 0; i < rounds; i++) {
-    snprintf(cmd, sizeof cmd,
-             "'%s' -P -t bench-latency -p 0 -b 127.0.0.1:%d -s %d -c %d -r 1000 -a -1 -X "
-             "linger.ms=5 -l -A '%s' 2>&1",
-             perf, port, MSG_SIZE, LAT_MSGS, lat);
-    double lv[8], p50, dp50;
-    if (run_summary(cmd, "messages produced", lv, 8) || latency_file(lat, &p50, &la.a[i], &nlat))
-      goto out;
-    tarn_buf_reset(&data);
-    if (stored_entries(r, latv.logs[0], (uint64_t)i * LAT_MSGS, &data, &lens, &counts, &nl) ||
-        direct_latency(d, latd.logs[0], &data, lens, counts, nl,
-                       lv[5] / 1e3 / (double)(nl ? nl : 1), &dp50, &la.b[i]))
-      goto out;
-    printf("  %-14s round %d: p50 %6.1f ms  p99 %6.1f ms   direct writer p50 %6.1f ms  p99 %6.1f ms"
-           " (%zu batches)\n",
-           "latency", i + 1, p50, la.a[i], dp50, la.b[i], nl);
-  }
+  if (run_produce(&b) || run_consume(&b) || run_latency(&b))
+    goto out;
   stop_node(node);
   node = -1;
 
   printf("%-44s %zu entries (produce batches) of %.1f KiB average, batch window %d ms;\n"
          "%-44s WAL objects a round: %ld through the listener, %ld by the direct writer\n",
-         "", n, (double)bytes / (double)(n ? n : 1) / 1024, BATCH_MS, "", objs_listener,
-         objs_direct);
-  report(&pr, &co, &la, rounds, bytes);
+         "", b.n, (double)b.bytes / (double)(b.n ? b.n : 1) / 1024, BATCH_MS, "", b.objs_listener,
+         b.objs_direct);
+  report(&b.pr, &b.co, &b.la, rounds, b.bytes);
   fflush(stdout);
   rc = 0;
 out:
   stop_node(node);
-  tarn_reader_close(r);
-  tarn_buf_free(&data);
-  free(lens);
-  free(counts);
-  series_free(&pr);
-  series_free(&co);
-  series_free(&la);
-  tarn_kafka_topic_free(&via);
-  tarn_kafka_topic_free(&direct);
-  tarn_kafka_topic_free(&latv);
-  tarn_kafka_topic_free(&latd);
+  tarn_reader_close(b.r);
+  tarn_buf_free(&b.data);
+  free(b.lens);
+  free(b.counts);
+  series_free(&b.pr);
+  series_free(&b.co);
+  series_free(&b.la);
+  tarn_kafka_topic_free(&b.via);
+  tarn_kafka_topic_free(&b.direct);
+  tarn_kafka_topic_free(&b.latv);
+  tarn_kafka_topic_free(&b.latd);
   tarn_catalog_close(cat);
-  tarn_deployment_close(d);
+  tarn_deployment_close(b.d);
   tarn_deployment_config_free(&ss);
   return rc;
 }

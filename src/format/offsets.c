@@ -161,6 +161,117 @@ static size_t tail_byte_off(size_t tail_word, size_t i) {
   return 4 * (tail_word + i / 4) + 3 - i % 4;
 }
 
+/* The decoder's position: p[0, 4 * nw) is the input, w the next word, a[0, k)
+ * the values decoded, prev the last of them. */
+typedef struct dec {
+  const uint8_t *p;
+  size_t len, nw, w, k;
+  uint32_t prev, *a;
+} dec;
+
+static int truncated(const dec *s) {
+  return tarn__corrupt(WHAT, s->len, "header word of block missing: words end after %zu values",
+                       s->k);
+}
+
+/* The bit width of block blk: from the group's header word (read at the first
+ * block of each full group of 4) or, past the last full group, a word of its
+ * own. */
+static int block_width(dec *s, size_t blk, size_t blocks, unsigned widths[4], unsigned *b) {
+  const uint8_t *p = s->p;
+  if (blk < blocks / 4 * 4) {
+    if (blk % 4 == 0) {
+      if (s->w >= s->nw)
+        return truncated(s);
+      uint32_t h = tarn__ld_be32(p + 4 * s->w);
+      for (int j = 0; j < 4; j++) {
+        widths[j] = h >> (24 - 8 * j) & 0xff;
+        if (widths[j] > 32)
+          return tarn__corrupt(WHAT, 4 * s->w + (size_t)j, "bit width %u exceeds 32", widths[j]);
+      }
+      s->w++;
+    }
+    *b = widths[blk % 4];
+    return 0;
+  }
+  if (s->w >= s->nw)
+    return truncated(s);
+  uint32_t h = tarn__ld_be32(p + 4 * s->w);
+  if (h > 32)
+    return tarn__corrupt(WHAT, 4 * s->w, "bit width %u exceeds 32", h);
+  *b = h;
+  s->w++;
+  return 0;
+}
+
+/* The bit-packed blocks of 128 values, then (n below 128) the marker word. */
+static int dec_blocks(dec *s, size_t blocks, size_t n) {
+  uint32_t d[BLOCK];
+  unsigned widths[4];
+  for (size_t blk = 0; blk < blocks; blk++) {
+    unsigned b = 0; /* set by block_width on success */
+    int rc = block_width(s, blk, blocks, widths, &b);
+    if (rc)
+      return rc;
+    if (b > s->nw - s->w)
+      return tarn__corrupt(WHAT, 4 * s->w, "block %zu of width %u needs %u words, %zu left", blk, b,
+                           b, s->nw - s->w);
+    unpack(s->p + 4 * s->w, b, d);
+    uint32_t or = 0;
+    for (int j = 0; j < BLOCK; j++) {
+      or |= d[j];
+      s->a[s->k++] = s->prev += d[j];
+    }
+    if (bit_length(or) != b) /* the encoder always writes the least width */
+      return tarn__corrupt(WHAT, 4 * s->w, "block %zu has width %u but its deltas need %u bits",
+                           blk, b, bit_length(or));
+    s->w += b;
+  }
+  if (n && blocks == 0) {
+    if (s->w >= s->nw)
+      return truncated(s);
+    if (tarn__ld_be32(s->p + 4 * s->w) != 0)
+      return tarn__corrupt(WHAT, 4 * s->w, "marker word after a length below 32 is not 0");
+    s->w++;
+  }
+  return 0;
+}
+
+/* The variable-byte tail of tailn values, its zero padding, and nothing after. */
+static int dec_tail(dec *s, size_t tailn, size_t n) {
+  const uint8_t *p = s->p;
+  size_t tw = s->w, tb = 4 * (s->nw - s->w), i = 0; /* tail words, tail bytes available */
+  for (size_t v = 0; v < tailn; v++) {
+    uint32_t x = 0;
+    size_t start = i;
+    for (unsigned g = 0;; g++) {
+      if (i >= tb)
+        return tarn__corrupt(WHAT, s->len, "variable-byte tail truncated in value %zu of %zu", v,
+                             tailn);
+      uint8_t c = p[tail_byte_off(tw, i++)];
+      if (g == 4 && (c & 0x7f) > 0x0f)
+        return tarn__corrupt(WHAT, tail_byte_off(tw, start), "tail value %zu exceeds 32 bits", v);
+      x |= (uint32_t)(c & 0x7f) << (7 * g);
+      if (c & 0x80) {
+        if (g > 0 && (c & 0x7f) == 0)
+          return tarn__corrupt(WHAT, tail_byte_off(tw, start), "tail value %zu is overlong", v);
+        break;
+      }
+      if (g == 4)
+        return tarn__corrupt(WHAT, tail_byte_off(tw, start), "tail value %zu longer than 5 bytes",
+                             v);
+    }
+    s->a[s->k++] = s->prev += x;
+  }
+  for (; i % 4; i++)
+    if (p[tail_byte_off(tw, i)] != 0)
+      return tarn__corrupt(WHAT, tail_byte_off(tw, i), "tail padding byte is not 0");
+  if (tw + i / 4 != s->nw)
+    return tarn__corrupt(WHAT, 4 * (tw + i / 4), "%zu trailing words after %zu values",
+                         s->nw - tw - i / 4, n);
+  return 0;
+}
+
 int tarn_entry_offsets_decode(const uint8_t *p, size_t len, uint32_t **out, size_t *out_n) {
   if (len % 4)
     return tarn__corrupt(WHAT, len - len % 4, "length %zu is not a multiple of 4", len);
@@ -182,112 +293,14 @@ int tarn_entry_offsets_decode(const uint8_t *p, size_t len, uint32_t **out, size
   uint32_t *a = malloc(n ? n * sizeof *a : 1);
   if (!a)
     return tarn__err(TARN_ENOMEM, "entry offsets: out of memory for %zu values", n);
-  size_t w = 1, k = 0;
-  uint32_t prev = 0, d[BLOCK];
-  unsigned widths[4];
-  for (size_t blk = 0; blk < blocks; blk++) {
-    size_t in_group = blocks / 4 * 4;
-    unsigned b;
-    if (blk < in_group) {
-      if (blk % 4 == 0) {
-        if (w >= nw)
-          goto truncated;
-        uint32_t h = tarn__ld_be32(p + 4 * w);
-        for (int j = 0; j < 4; j++) {
-          widths[j] = h >> (24 - 8 * j) & 0xff;
-          if (widths[j] > 32) {
-            rc = tarn__corrupt(WHAT, 4 * w + (size_t)j, "bit width %u exceeds 32", widths[j]);
-            goto fail;
-          }
-        }
-        w++;
-      }
-      b = widths[blk % 4];
-    } else {
-      if (w >= nw)
-        goto truncated;
-      uint32_t h = tarn__ld_be32(p + 4 * w);
-      if (h > 32) {
-        rc = tarn__corrupt(WHAT, 4 * w, "bit width %u exceeds 32", h);
-        goto fail;
-      }
-      b = h;
-      w++;
-    }
-    if (b > nw - w) {
-      rc = tarn__corrupt(WHAT, 4 * w, "block %zu of width %u needs %u words, %zu left", blk, b, b,
-                         nw - w);
-      goto fail;
-    }
-    unpack(p + 4 * w, b, d);
-    uint32_t or = 0;
-    for (int j = 0; j < BLOCK; j++) {
-      or |= d[j];
-      a[k++] = prev += d[j];
-    }
-    if (bit_length(or) != b) { /* the encoder always writes the least width */
-      rc = tarn__corrupt(WHAT, 4 * w, "block %zu has width %u but its deltas need %u bits", blk, b,
-                         bit_length(or));
-      goto fail;
-    }
-    w += b;
-  }
-  if (n && blocks == 0) {
-    if (w >= nw)
-      goto truncated;
-    if (tarn__ld_be32(p + 4 * w) != 0) {
-      rc = tarn__corrupt(WHAT, 4 * w, "marker word after a length below 32 is not 0");
-      goto fail;
-    }
-    w++;
-  }
-  size_t tw = w, tb = 4 * (nw - w), i = 0; /* tail words, tail bytes available */
-  for (size_t v = 0; v < tailn; v++) {
-    uint32_t x = 0;
-    size_t start = i;
-    for (unsigned g = 0;; g++) {
-      if (i >= tb) {
-        rc = tarn__corrupt(WHAT, len, "variable-byte tail truncated in value %zu of %zu", v, tailn);
-        goto fail;
-      }
-      uint8_t c = p[tail_byte_off(tw, i++)];
-      if (g == 4 && (c & 0x7f) > 0x0f) {
-        rc = tarn__corrupt(WHAT, tail_byte_off(tw, start), "tail value %zu exceeds 32 bits", v);
-        goto fail;
-      }
-      x |= (uint32_t)(c & 0x7f) << (7 * g);
-      if (c & 0x80) {
-        if (g > 0 && (c & 0x7f) == 0) {
-          rc = tarn__corrupt(WHAT, tail_byte_off(tw, start), "tail value %zu is overlong", v);
-          goto fail;
-        }
-        break;
-      }
-      if (g == 4) {
-        rc = tarn__corrupt(WHAT, tail_byte_off(tw, start), "tail value %zu longer than 5 bytes", v);
-        goto fail;
-      }
-    }
-    a[k++] = prev += x;
-  }
-  for (; i % 4; i++)
-    if (p[tail_byte_off(tw, i)] != 0) {
-      rc = tarn__corrupt(WHAT, tail_byte_off(tw, i), "tail padding byte is not 0");
-      goto fail;
-    }
-  if (tw + i / 4 != nw) {
-    rc = tarn__corrupt(WHAT, 4 * (tw + i / 4), "%zu trailing words after %zu values",
-                       nw - tw - i / 4, n);
-    goto fail;
+  dec s = {p, len, nw, 1, 0, 0, a};
+  if ((rc = dec_blocks(&s, blocks, n)) || (rc = dec_tail(&s, tailn, n))) {
+    free(a);
+    return rc;
   }
   *out = a;
   *out_n = n;
   return 0;
-truncated:
-  rc = tarn__corrupt(WHAT, len, "header word of block missing: words end after %zu values", k);
-fail:
-  free(a);
-  return rc;
 }
 
 int tarn_entry_offsets_from_counts(const uint32_t *counts, size_t n, uint32_t *a) {

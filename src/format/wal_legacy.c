@@ -37,6 +37,50 @@ static int cmp_section_order(const void *a, const void *b) {
   return x->pos < y->pos ? -1 : x->pos > y->pos;
 }
 
+/* Reads the n index tuples into t, each checked against the payload region. */
+static int read_tuples(const uint8_t *p, size_t n, uint64_t region_size, tuple *t) {
+  for (size_t i = 0; i < n; i++) {
+    const uint8_t *q = p + 8 + i * TUPLE;
+    size_t pos = 8 + i * TUPLE;
+    t[i] = (tuple){
+        tarn__ld_be64(q), tarn__ld_be64(q + 8), tarn__ld_be64(q + 16), tarn__ld_be64(q + 24), i, 0};
+    if (t[i].log_id > TARN_WAL_LOG_ID_MAX || t[i].entry_id > TARN_WAL_LOG_ID_MAX)
+      return tarn__corrupt(TARN__WAL_WHAT, pos + (t[i].log_id > TARN_WAL_LOG_ID_MAX ? 0 : 8),
+                           "legacy %s is negative",
+                           t[i].log_id > TARN_WAL_LOG_ID_MAX ? "log_id" : "entry_id");
+    if (t[i].off > region_size || t[i].len > region_size - t[i].off)
+      return tarn__corrupt(TARN__WAL_WHAT, pos + 16,
+                           "legacy payload [%llu, +%llu) lies outside the %llu-byte payload region",
+                           (unsigned long long)t[i].off, (unsigned long long)t[i].len,
+                           (unsigned long long)region_size);
+  }
+  return 0;
+}
+
+/* Groups the tuples by log, each log's entries in entry_id order (the order
+ * added), and marks each with its log's first tuple index; counts the logs. */
+static int group_by_log(tuple *t, size_t n, size_t *nsec_out) {
+  qsort(t, n, sizeof *t, cmp_log_entry);
+  size_t nsec = 0;
+  for (size_t i = 0, start = 0; i < n; i++) {
+    if (i > start && t[i].entry_id == t[i - 1].entry_id)
+      return tarn__corrupt(TARN__WAL_WHAT, 8 + t[i].pos * TUPLE + 8,
+                           "legacy entry_id %llu of log %llu appears twice",
+                           (unsigned long long)t[i].entry_id, (unsigned long long)t[i].log_id);
+    if (i + 1 == n || t[i + 1].log_id != t[i].log_id) {
+      size_t first = SIZE_MAX;
+      for (size_t j = start; j <= i; j++)
+        first = t[j].pos < first ? t[j].pos : first;
+      for (size_t j = start; j <= i; j++)
+        t[j].first = first;
+      nsec++;
+      start = i + 1;
+    }
+  }
+  *nsec_out = nsec;
+  return 0;
+}
+
 int tarn__wal_decode_legacy(const uint8_t *p, size_t avail, uint64_t object_size, int with_payloads,
                             tarn_wal *out) {
   uint64_t index_length = tarn__ld_be64(p);
@@ -60,45 +104,11 @@ int tarn__wal_decode_legacy(const uint8_t *p, size_t avail, uint64_t object_size
   if (!t)
     return tarn__err(TARN_ENOMEM, "wal object: out of memory for %zu legacy tuples", n);
   int rc = 0;
-  for (size_t i = 0; i < n; i++) {
-    const uint8_t *q = p + 8 + i * TUPLE;
-    size_t pos = 8 + i * TUPLE;
-    t[i] = (tuple){
-        tarn__ld_be64(q), tarn__ld_be64(q + 8), tarn__ld_be64(q + 16), tarn__ld_be64(q + 24), i, 0};
-    if (t[i].log_id > TARN_WAL_LOG_ID_MAX || t[i].entry_id > TARN_WAL_LOG_ID_MAX) {
-      rc = tarn__corrupt(TARN__WAL_WHAT, pos + (t[i].log_id > TARN_WAL_LOG_ID_MAX ? 0 : 8),
-                         "legacy %s is negative",
-                         t[i].log_id > TARN_WAL_LOG_ID_MAX ? "log_id" : "entry_id");
-      goto out;
-    }
-    if (t[i].off > region_size || t[i].len > region_size - t[i].off) {
-      rc = tarn__corrupt(TARN__WAL_WHAT, pos + 16,
-                         "legacy payload [%llu, +%llu) lies outside the %llu-byte payload region",
-                         (unsigned long long)t[i].off, (unsigned long long)t[i].len,
-                         (unsigned long long)region_size);
-      goto out;
-    }
-  }
-  /* Group by log, each log's entries in entry_id order (the order added). */
-  qsort(t, n, sizeof *t, cmp_log_entry);
+  if ((rc = read_tuples(p, n, region_size, t)))
+    goto out;
   size_t nsec = 0;
-  for (size_t i = 0, start = 0; i < n; i++) {
-    if (i > start && t[i].entry_id == t[i - 1].entry_id) {
-      rc = tarn__corrupt(TARN__WAL_WHAT, 8 + t[i].pos * TUPLE + 8,
-                         "legacy entry_id %llu of log %llu appears twice",
-                         (unsigned long long)t[i].entry_id, (unsigned long long)t[i].log_id);
-      goto out;
-    }
-    if (i + 1 == n || t[i + 1].log_id != t[i].log_id) {
-      size_t first = SIZE_MAX;
-      for (size_t j = start; j <= i; j++)
-        first = t[j].pos < first ? t[j].pos : first;
-      for (size_t j = start; j <= i; j++)
-        t[j].first = first;
-      nsec++;
-      start = i + 1;
-    }
-  }
+  if ((rc = group_by_log(t, n, &nsec)))
+    goto out;
   /* Sections in the order their logs first appear among the tuples. */
   qsort(t, n, sizeof *t, cmp_section_order);
   tarn_wal w;

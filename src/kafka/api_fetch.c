@@ -315,6 +315,8 @@ static void fetch_read(tarn__knode *node, int16_t version, const tarn__k_fetch_r
   size_t nw = k < TARN_META_WAIT_RANGES_MAX ? k : TARN_META_WAIT_RANGES_MAX;
   tarn_meta_range *ranges = calloc(nw ? nw : 1, sizeof *ranges);
   fetch_wait_keys *keys = calloc(nw ? nw : 1, sizeof *keys);
+  if (!ranges || !keys)
+    nw = 0; /* no memory to wait with: one reading, answered with what it found */
   for (;;) {
     int64_t token = 0;
     int tok_rc = ranges && keys ? tarn_meta_change_token(node->meta, &token) : -1;

@@ -60,6 +60,67 @@ static int fill_topic(tarn__kreq *req, const tarn__knode_info *live, size_t nliv
   return 0;
 }
 
+/* One topic the request names: looked up, auto-created when allowed (may_create),
+ * and filled, or its error code set. Returns nonzero only when out of memory. */
+static int named_topic(tarn__knode *node, tarn__kreq *req, const tarn__knode_info *live,
+                       size_t nlive, int may_create, tarn__kstr nm, tarn_kafka_topic *t,
+                       tarn__k_metadata_metadata_response_topic *o) {
+  o->name = nm;
+  if (nm.len <= 0) {
+    o->error_code = TARN__KERR_INVALID_TOPIC_EXCEPTION;
+    return 0;
+  }
+  int rc = tarn__knode_topic(node, nm.p, (size_t)nm.len, t);
+  if (rc == TARN_ENOTFOUND && may_create) {
+    char *name = tarn__karena_alloc(req->arena, (size_t)nm.len + 1);
+    if (!name)
+      return TARN_ENOMEM;
+    memcpy(name, nm.p, (size_t)nm.len);
+    /* no configs, but not a NULL array: tarn_kafka_topic_create copies it */
+    tarn_stream_prop none[1] = {{NULL, NULL}};
+    rc = tarn_kafka_topic_create(node->catalog, name, (uint32_t)node->cfg.auto_create_partitions,
+                                 none, 0, t);
+    if (rc == TARN_EEXIST) /* another client created it meanwhile */
+      rc = tarn_kafka_topic_lookup(node->catalog, name, t);
+    tarn__knode_topic_forget(node, nm.p, (size_t)nm.len);
+    if (rc == TARN_EINVAL) {
+      o->error_code = TARN__KERR_INVALID_TOPIC_EXCEPTION;
+      return 0;
+    }
+  }
+  if (rc == TARN_ENOTFOUND) {
+    o->error_code =
+        name_ok(nm) ? TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION : TARN__KERR_INVALID_TOPIC_EXCEPTION;
+    return 0;
+  }
+  if (rc) {
+    o->error_code = tarn__kerr_of(rc);
+    return 0;
+  }
+  return fill_topic(req, live, nlive, t, o);
+}
+
+/* The live nodes as the response's brokers; the lowest live ID the controller. */
+static int fill_brokers(tarn__kreq *req, const tarn__knode_info *live, size_t nlive,
+                        tarn__k_metadata_resp *r) {
+  tarn__k_metadata_metadata_response_broker *br =
+      tarn__karena_alloc(req->arena, nlive * sizeof *br);
+  if (!br)
+    return TARN_ENOMEM;
+  for (size_t i = 0; i < nlive; i++) {
+    memset(&br[i], 0, sizeof br[i]);
+    br[i].node_id = live[i].node_id;
+    br[i].host = kstr(live[i].host);
+    br[i].port = live[i].port;
+    br[i].rack = (tarn__kstr){NULL, -1};
+  }
+  r->brokers.n = (int32_t)nlive;
+  r->brokers.v = br;
+  r->cluster_id = kstr("tarn");
+  r->controller_id = live[0].node_id; /* the lowest live ID: the same on every node */
+  return 0;
+}
+
 void tarn__kapi_metadata(tarn__knode *node, tarn__kreq *req) {
   tarn__k_metadata_req b;
   if (tarn__kreq_body(req, &b))
@@ -80,21 +141,8 @@ void tarn__kapi_metadata(tarn__knode *node, tarn__kreq *req) {
     *live = *tarn__kregistry_self(node->registry);
     nlive = 1;
   }
-  tarn__k_metadata_metadata_response_broker *br =
-      tarn__karena_alloc(req->arena, nlive * sizeof *br);
-  if (!br)
+  if (fill_brokers(req, live, nlive, &r))
     goto fail;
-  for (size_t i = 0; i < nlive; i++) {
-    memset(&br[i], 0, sizeof br[i]);
-    br[i].node_id = live[i].node_id;
-    br[i].host = kstr(live[i].host);
-    br[i].port = live[i].port;
-    br[i].rack = (tarn__kstr){NULL, -1};
-  }
-  r.brokers.n = (int32_t)nlive;
-  r.brokers.v = br;
-  r.cluster_id = kstr("tarn");
-  r.controller_id = live[0].node_id; /* the lowest live ID: the same on every node */
 
   /* v0: an empty list means every topic; from v1 a null list does (and an
    * empty one none). */
@@ -123,40 +171,7 @@ void tarn__kapi_metadata(tarn__knode *node, tarn__kreq *req) {
         goto fail;
       continue;
     }
-    tarn__kstr nm = b.topics.v[i].name;
-    to[i].name = nm;
-    if (nm.len <= 0) {
-      to[i].error_code = TARN__KERR_INVALID_TOPIC_EXCEPTION;
-      continue;
-    }
-    rc = tarn__knode_topic(node, nm.p, (size_t)nm.len, &topics[i]);
-    if (rc == TARN_ENOTFOUND && may_create) {
-      char *name = tarn__karena_alloc(req->arena, (size_t)nm.len + 1);
-      if (!name)
-        goto fail;
-      memcpy(name, nm.p, (size_t)nm.len);
-      /* no configs, but not a NULL array: tarn_kafka_topic_create copies it */
-      tarn_stream_prop none[1] = {{NULL, NULL}};
-      rc = tarn_kafka_topic_create(node->catalog, name, (uint32_t)node->cfg.auto_create_partitions,
-                                   none, 0, &topics[i]);
-      if (rc == TARN_EEXIST) /* another client created it meanwhile */
-        rc = tarn_kafka_topic_lookup(node->catalog, name, &topics[i]);
-      tarn__knode_topic_forget(node, nm.p, (size_t)nm.len);
-      if (rc == TARN_EINVAL) {
-        to[i].error_code = TARN__KERR_INVALID_TOPIC_EXCEPTION;
-        continue;
-      }
-    }
-    if (rc == TARN_ENOTFOUND) {
-      to[i].error_code =
-          name_ok(nm) ? TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION : TARN__KERR_INVALID_TOPIC_EXCEPTION;
-      continue;
-    }
-    if (rc) {
-      to[i].error_code = tarn__kerr_of(rc);
-      continue;
-    }
-    if (fill_topic(req, live, nlive, &topics[i], &to[i]))
+    if (named_topic(node, req, live, nlive, may_create, b.topics.v[i].name, &topics[i], &to[i]))
       goto fail;
   }
   r.topics.n = (int32_t)ntopics;

@@ -180,6 +180,79 @@ static int read_at(void *x, uint64_t off, void *buf, size_t n) {
   return rc;
 }
 
+/* The companion's rows: contiguous, within [base, last], the last ending at
+ * last + 1, each cumulative size following on *cum_before. */
+static void check_rows(ctx *c, const char *key, uint64_t start, const char *ipath, int64_t base,
+                       int64_t last, const tarn_companion *comp, uint64_t *cum_before) {
+  if (comp->nrows == 0) {
+    fault(c, "companion", start, key, ipath, "the companion has no rows");
+    *cum_before = UINT64_MAX;
+  }
+  for (size_t i = 0; i < comp->nrows; i++) {
+    const tarn_entry_header *h = &comp->rows[i];
+    if (i == 0 && h->offset != base && !(h->offset > base && (uint64_t)h->offset <= c->b))
+      fault(c, "companion", (uint64_t)h->offset, key, ipath,
+            "the first row starts at %lld, the file index says the file starts at %lld",
+            (long long)h->offset, (long long)base);
+    if (i > 0 && h->offset != comp->rows[i - 1].offset + comp->rows[i - 1].record_count)
+      fault(c, "companion", (uint64_t)h->offset, key, ipath,
+            "row %zu starts at %lld, the row before it ends at %lld", i, (long long)h->offset,
+            (long long)(comp->rows[i - 1].offset + comp->rows[i - 1].record_count));
+    if (*cum_before != UINT64_MAX && (i > 0 || h->offset == base) &&
+        (uint64_t)h->cumulative_size != *cum_before + (uint64_t)h->entry_size)
+      fault(c, "cumulative", (uint64_t)h->offset, key, ipath,
+            "row %zu's cumulative size is %lld, %llu expected", i, (long long)h->cumulative_size,
+            (unsigned long long)(*cum_before + (uint64_t)h->entry_size));
+    *cum_before = (uint64_t)h->cumulative_size;
+  }
+  if (comp->nrows &&
+      comp->rows[comp->nrows - 1].offset + comp->rows[comp->nrows - 1].record_count != last + 1)
+    fault(c, "companion", start, key, ipath,
+          "the last row ends at %lld, the file index's last offset is %lld",
+          (long long)(comp->rows[comp->nrows - 1].offset +
+                      comp->rows[comp->nrows - 1].record_count - 1),
+          (long long)last);
+}
+
+/* The Parquet file: its row count and payload sizes against the companion's. */
+static void check_payloads(ctx *c, const char *key, uint64_t start, const char *path, uint64_t size,
+                           const tarn_companion *comp) {
+  tarn_parquet_reader *pq = NULL;
+  int rc;
+  src s = {c->compacted, path};
+  if ((rc = tarn_parquet_open(&pq, read_at, &s, size, NULL))) {
+    if (!oom(c, rc))
+      fault(c, "parquet", start, key, path, "%s", tarn_errmsg());
+    return;
+  }
+  c->rep->bytes_read += size;
+  const tarn_parquet_meta *pm = tarn_parquet_get_meta(pq);
+  if (pm->num_rows != (int64_t)comp->nrows) {
+    fault(c, "parquet", start, key, path, "the file has %lld rows, its companion %zu",
+          (long long)pm->num_rows, comp->nrows);
+    goto out;
+  }
+  for (size_t i = 0; i < comp->nrows; i++) {
+    const uint8_t *p;
+    size_t n;
+    int is_null;
+    if ((rc = tarn_parquet_next(pq, &p, &n, &is_null))) {
+      if (!oom(c, rc))
+        fault(c, "parquet", (uint64_t)comp->rows[i].offset, key, path, "row %zu: %s", i,
+              tarn_errmsg());
+      break;
+    }
+    if ((is_null ? 0 : n) != (size_t)comp->rows[i].entry_size) {
+      fault(c, "parquet", (uint64_t)comp->rows[i].offset, key, path,
+            "row %zu's payload is %zu bytes, its companion row says %d", i, is_null ? 0 : n,
+            (int)comp->rows[i].entry_size);
+      break;
+    }
+  }
+out:
+  tarn_parquet_close(pq);
+}
+
 /* One file of a PARQUET record holding [base, last]; *cum_before is the
  * cumulative size before the file's first row (UINT64_MAX: unknown), updated
  * to after its last row. */
@@ -202,7 +275,6 @@ static void check_file(ctx *c, const char *key, uint64_t start, uint64_t end, co
   tarn_companion comp;
   memset(&comp, 0, sizeof comp);
   int have_comp = 0;
-  tarn_parquet_reader *pq = NULL;
   c->rep->compacted_files++;
   int rc = tarn_objstore_head(c->compacted, path, &size);
   if (rc == TARN_ENOTFOUND ||
@@ -227,68 +299,9 @@ static void check_file(ctx *c, const char *key, uint64_t start, uint64_t end, co
     goto out;
   }
   have_comp = 1;
-  /* rows: contiguous, within [base, last], the last ending at last + 1 */
-  if (comp.nrows == 0) {
-    fault(c, "companion", start, key, ipath, "the companion has no rows");
-    *cum_before = UINT64_MAX;
-  }
-  for (size_t i = 0; i < comp.nrows; i++) {
-    const tarn_entry_header *h = &comp.rows[i];
-    if (i == 0 && h->offset != base && !(h->offset > base && (uint64_t)h->offset <= c->b))
-      fault(c, "companion", (uint64_t)h->offset, key, ipath,
-            "the first row starts at %lld, the file index says the file starts at %lld",
-            (long long)h->offset, (long long)base);
-    if (i > 0 && h->offset != comp.rows[i - 1].offset + comp.rows[i - 1].record_count)
-      fault(c, "companion", (uint64_t)h->offset, key, ipath,
-            "row %zu starts at %lld, the row before it ends at %lld", i, (long long)h->offset,
-            (long long)(comp.rows[i - 1].offset + comp.rows[i - 1].record_count));
-    if (*cum_before != UINT64_MAX && (i > 0 || h->offset == base) &&
-        (uint64_t)h->cumulative_size != *cum_before + (uint64_t)h->entry_size)
-      fault(c, "cumulative", (uint64_t)h->offset, key, ipath,
-            "row %zu's cumulative size is %lld, %llu expected", i, (long long)h->cumulative_size,
-            (unsigned long long)(*cum_before + (uint64_t)h->entry_size));
-    *cum_before = (uint64_t)h->cumulative_size;
-  }
-  if (comp.nrows &&
-      comp.rows[comp.nrows - 1].offset + comp.rows[comp.nrows - 1].record_count != last + 1)
-    fault(
-        c, "companion", start, key, ipath,
-        "the last row ends at %lld, the file index's last offset is %lld",
-        (long long)(comp.rows[comp.nrows - 1].offset + comp.rows[comp.nrows - 1].record_count - 1),
-        (long long)last);
-  /* the Parquet file: its row count and payload sizes */
-  src s = {c->compacted, path};
-  if ((rc = tarn_parquet_open(&pq, read_at, &s, size, NULL))) {
-    if (!oom(c, rc))
-      fault(c, "parquet", start, key, path, "%s", tarn_errmsg());
-    goto out;
-  }
-  c->rep->bytes_read += size;
-  const tarn_parquet_meta *pm = tarn_parquet_get_meta(pq);
-  if (pm->num_rows != (int64_t)comp.nrows) {
-    fault(c, "parquet", start, key, path, "the file has %lld rows, its companion %zu",
-          (long long)pm->num_rows, comp.nrows);
-    goto out;
-  }
-  for (size_t i = 0; i < comp.nrows; i++) {
-    const uint8_t *p;
-    size_t n;
-    int is_null;
-    if ((rc = tarn_parquet_next(pq, &p, &n, &is_null))) {
-      if (!oom(c, rc))
-        fault(c, "parquet", (uint64_t)comp.rows[i].offset, key, path, "row %zu: %s", i,
-              tarn_errmsg());
-      break;
-    }
-    if ((is_null ? 0 : n) != (size_t)comp.rows[i].entry_size) {
-      fault(c, "parquet", (uint64_t)comp.rows[i].offset, key, path,
-            "row %zu's payload is %zu bytes, its companion row says %d", i, is_null ? 0 : n,
-            (int)comp.rows[i].entry_size);
-      break;
-    }
-  }
+  check_rows(c, key, start, ipath, base, last, &comp, cum_before);
+  check_payloads(c, key, start, path, size, &comp);
 out:
-  tarn_parquet_close(pq);
   if (have_comp)
     tarn_companion_free(&comp);
   tarn_buf_free(&gz);

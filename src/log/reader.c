@@ -577,74 +577,94 @@ static int relookup(tarn_log_iter *it) {
   return rc == TARN_EEND ? 0 : rc;
 }
 
+/* After a read's rc: TARN_ENOTFOUND (LS-055) up to 3 times a call looks the
+ * record up again and gives 1 (read again); else rc, or relookup's error. */
+static int again_if_missing(tarn_log_iter *it, int rc, int *relookups) {
+  if (rc != TARN_ENOTFOUND || (*relookups)++ >= 3)
+    return rc;
+  rc = relookup(it);
+  return rc ? rc : 1;
+}
+
+/* The next row of the Parquet record being read. Returns 0 with *e, 1 when
+ * the record has no more rows (*used_end: its end offset), or an error. */
+static int next_pq_row(tarn_log_iter *it, tarn_entry *e, int *relookups, uint64_t *used_end) {
+  while (it->have && it->pq) {
+    int rc = tarn__pq_next(it->pq, e);
+    if (rc == TARN_EEND && TARN__PLANTED(TARN__BUG_READER_PQ_END_IS_LOG_END))
+      return rc;
+    if (rc == TARN_EEND) { /* this record's end, not the log's: on to the next record */
+      it->have = 0;
+      *used_end = it->rec.end;
+      return 1;
+    }
+    if ((rc = again_if_missing(it, rc, relookups)) == 1)
+      continue;
+    if (rc)
+      return rc;
+    uint64_t end = e->offset + e->record_count;
+    if (end <= it->b || end <= it->pos) /* LS-053 */
+      continue;
+    it->pos = end;
+    return 0;
+  }
+  return 1;
+}
+
+/* The next entry of the WAL section being read. Returns 0 with *e, 1 when the
+ * section has no more entries, or an error. */
+static int next_section_entry(tarn_log_iter *it, tarn_entry *e, int *relookups) {
+  while (it->have && it->idx < it->n) {
+    size_t i = it->idx;
+    const tarn__sec_ent *se = &it->ents[i];
+    uint64_t off = it->off, end = off + se->records;
+    /* LS-053: never an entry ending at or below B, nor one before pos */
+    if (end <= it->b + TARN__PLANTED(TARN__BUG_READER_TRIM_LAST_OFFSET) || end <= it->pos) {
+      it->off = end;
+      it->cum += se->size;
+      it->idx++;
+      continue;
+    }
+    const uint8_t *p;
+    if (it->have_whole) {
+      p = it->whole.data + se->pos;
+    } else {
+      if (i < it->win_first || i >= it->win_end) {
+        int rc = load_window(it);
+        if ((rc = again_if_missing(it, rc, relookups)) == 1)
+          continue;
+        if (rc)
+          return rc;
+      }
+      p = it->win.len ? it->win.data + (se->pos - it->win_pos) : (const uint8_t *)"";
+    }
+    it->off = end;
+    it->cum += se->size;
+    it->idx++;
+    e->log_id = it->log_id;
+    e->offset = off;
+    e->record_count = se->records;
+    e->timestamp_ms = it->rec.timestamp_ms;
+    e->payload = p;
+    e->payload_len = (size_t)se->size;
+    e->cumulative_size = it->cum;
+    it->pos = end; /* R4: the next read starts where this entry ends */
+    return 0;
+  }
+  return 1;
+}
+
 static int next_entry(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
   tarn_reader *r = it->r;
   int64_t deadline = timeout_ms > 0 ? tarn__mono_ms() + timeout_ms : 0;
   int relookups = 0;
   for (;;) {
     uint64_t used_end = 0; /* the end offset of a record just read to its end */
-    while (it->have && it->pq) {
-      int rc = tarn__pq_next(it->pq, e);
-      if (rc == TARN_EEND && TARN__PLANTED(TARN__BUG_READER_PQ_END_IS_LOG_END))
-        return rc;
-      if (rc == TARN_EEND) { /* this record's end, not the log's: on to the next record */
-        it->have = 0;
-        used_end = it->rec.end;
-        break;
-      }
-      if (rc == TARN_ENOTFOUND && relookups++ < 3) {
-        if ((rc = relookup(it)))
-          return rc;
-        continue;
-      }
-      if (rc)
-        return rc;
-      uint64_t end = e->offset + e->record_count;
-      if (end <= it->b || end <= it->pos) /* LS-053 */
-        continue;
-      it->pos = end;
-      return 0;
-    }
-    while (it->have && it->idx < it->n) {
-      size_t i = it->idx;
-      const tarn__sec_ent *se = &it->ents[i];
-      uint64_t off = it->off, end = off + se->records;
-      /* LS-053: never an entry ending at or below B, nor one before pos */
-      if (end <= it->b + TARN__PLANTED(TARN__BUG_READER_TRIM_LAST_OFFSET) || end <= it->pos) {
-        it->off = end;
-        it->cum += se->size;
-        it->idx++;
-        continue;
-      }
-      const uint8_t *p;
-      if (it->have_whole) {
-        p = it->whole.data + se->pos;
-      } else {
-        if (i < it->win_first || i >= it->win_end) {
-          int rc = load_window(it);
-          if (rc == TARN_ENOTFOUND && relookups++ < 3) {
-            if ((rc = relookup(it)))
-              return rc;
-            continue;
-          }
-          if (rc)
-            return rc;
-        }
-        p = it->win.len ? it->win.data + (se->pos - it->win_pos) : (const uint8_t *)"";
-      }
-      it->off = end;
-      it->cum += se->size;
-      it->idx++;
-      e->log_id = it->log_id;
-      e->offset = off;
-      e->record_count = se->records;
-      e->timestamp_ms = it->rec.timestamp_ms;
-      e->payload = p;
-      e->payload_len = (size_t)se->size;
-      e->cumulative_size = it->cum;
-      it->pos = end; /* R4: the next read starts where this entry ends */
-      return 0;
-    }
+    int rc = next_pq_row(it, e, &relookups, &used_end);
+    if (rc <= 0)
+      return rc;
+    if ((rc = next_section_entry(it, e, &relookups)) <= 0)
+      return rc;
     if (it->have && !it->pq)
       used_end = it->rec.end;
     /* A record read to its end leaves the iterator at its end offset or past
@@ -662,7 +682,6 @@ static int next_entry(tarn_log_iter *it, tarn_entry *e, int timeout_ms) {
     /* the current record is used up: find the next one; tailing waits for it.
      * The token is taken before the lookup so no record slips between them. */
     int64_t token = 0;
-    int rc = 0;
     if (timeout_ms != 0 && (rc = tarn_meta_change_token(r->meta, &token)))
       return rc;
     rc = open_record(it);

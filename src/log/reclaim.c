@@ -1006,6 +1006,37 @@ static int sweep_list(tarn_meta *m, tarn_objstore *s, char kind, const refs *rf_
   return rc;
 }
 
+/* Step 3: each candidate of kind 'w' (WAL objects in store) or 'c'
+ * (compacted files) that no record names at the second look (r2) deleted
+ * and forgotten. Sizes are the listing's: objects are written once, so no
+ * HEAD. */
+static int delete_unnamed(tarn_meta *m, tarn_objstore *store, char kind,
+                          const tarn_reclaim_options *o, marks *mk, const strset *cands, refs *r2,
+                          uint64_t *deleted, uint64_t *deleted_bytes) {
+  int rc = 0;
+  const int *blocked = &mk->blocked[kind == 'w' ? MK_W : MK_C];
+  for (size_t i = 0; !rc && !*blocked && i < cands->n; i++) {
+    const char *name = cands->v[i].s;
+    if (stopping(mk)) {
+      rc = tarn__err(TARN_ECLOSED, "reclaim: stopped");
+      break;
+    }
+    char pq[1100];
+    if (kind == 'c')
+      parquet_name(base_of(name), pq, sizeof pq);
+    if (kind == 'w' ? set_has(&r2->wal, name) : file_named(r2, pq))
+      continue;
+    report(o, kind == 'w' ? "wal" : "compacted", name, cands->v[i].size);
+    if (!o->dry_run && !(rc = tarn_objstore_delete(store, name)))
+      rc = forget_seen(m, kind, name);
+    if (!rc) {
+      (*deleted)++;
+      *deleted_bytes += cands->v[i].size;
+    }
+  }
+  return rc;
+}
+
 int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted,
                       const tarn_reclaim_options *o, tarn_reclaim_stats *stats) {
   tarn_reclaim_options d;
@@ -1072,41 +1103,11 @@ int tarn_reclaim_pass(tarn_meta *m, tarn_objstore *wal, tarn_objstore *compacted
     rc = refs_from_heads(m, wal, o, next, &c.wal, &r2, &st);
   if (!rc && (c.wal.n || c.compacted.n))
     rc = marks_recheck(m, &mk);
-  /* sizes are the listing's: objects are written once, so no HEAD */
-  for (size_t i = 0; !rc && !mk.blocked[MK_W] && i < c.wal.n; i++) {
-    const char *name = c.wal.v[i].s;
-    if (stopping(&mk)) {
-      rc = tarn__err(TARN_ECLOSED, "reclaim: stopped");
-      break;
-    }
-    if (set_has(&r2.wal, name))
-      continue;
-    report(o, "wal", name, c.wal.v[i].size);
-    if (!o->dry_run && !(rc = tarn_objstore_delete(wal, name)))
-      rc = forget_seen(m, 'w', name);
-    if (!rc) {
-      st.wal_deleted++;
-      st.wal_deleted_bytes += c.wal.v[i].size;
-    }
-  }
-  for (size_t i = 0; !rc && !mk.blocked[MK_C] && i < c.compacted.n; i++) {
-    const char *name = c.compacted.v[i].s;
-    if (stopping(&mk)) {
-      rc = tarn__err(TARN_ECLOSED, "reclaim: stopped");
-      break;
-    }
-    char pq[1100];
-    parquet_name(base_of(name), pq, sizeof pq);
-    if (file_named(&r2, pq))
-      continue;
-    report(o, "compacted", name, c.compacted.v[i].size);
-    if (!o->dry_run && !(rc = tarn_objstore_delete(compacted, name)))
-      rc = forget_seen(m, 'c', name);
-    if (!rc) {
-      st.compacted_deleted++;
-      st.compacted_deleted_bytes += c.compacted.v[i].size;
-    }
-  }
+  if (!rc)
+    rc = delete_unnamed(m, wal, 'w', o, &mk, &c.wal, &r2, &st.wal_deleted, &st.wal_deleted_bytes);
+  if (!rc)
+    rc = delete_unnamed(m, compacted, 'c', o, &mk, &c.compacted, &r2, &st.compacted_deleted,
+                        &st.compacted_deleted_bytes);
   /* Issue 31 item 9: temporary files of killed puts (file://), after the
    * grace of their root: a live put links or abandons its file sooner */
   if (!rc && !o->dry_run && o->wal && wal)

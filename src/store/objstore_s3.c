@@ -254,38 +254,38 @@ static struct curl_slist *add_h(struct curl_slist *l, const char *name, const ch
   return n;
 }
 
-/* Sends r once. 0 when an HTTP response came back (any status), else the
- * transport failure is in r->cc and TARN_EIO is returned. */
-static int once(s3store *s, req *r) {
-  tarn_buf path = TARN_BUF_INIT, url = TARN_BUF_INIT, auth = TARN_BUF_INIT, qs = TARN_BUF_INIT;
-  struct curl_slist *hl = NULL;
-  int rc = 0, ok = 1;
-  /* The path is a C string for the signer; the URL one for curl. */
+/* The request's path (a C string, for the signer) and URL (for curl). */
+static int request_url(s3store *s, const req *r, tarn_buf *path, tarn_buf *url, tarn_buf *qs) {
+  int rc = 0;
   tarn__sb sp, su;
-  tarn__sb_init(&sp, &path), tarn__sb_init(&su, &url);
+  tarn__sb_init(&sp, path), tarn__sb_init(&su, url);
   tarn__sb_putc(&sp, '/');
   if (s->path_style) {
     if (!sp.rc)
-      sp.rc = tarn__sigv4_encode(&path, s->bucket, strlen(s->bucket), 0);
+      sp.rc = tarn__sigv4_encode(path, s->bucket, strlen(s->bucket), 0);
     if (r->key)
       tarn__sb_putc(&sp, '/');
   }
   if (r->key && !sp.rc)
-    sp.rc = tarn__sigv4_encode(&path, r->key, strlen(r->key), 1);
+    sp.rc = tarn__sigv4_encode(path, r->key, strlen(r->key), 1);
   if (!(rc = tarn__sb_cstr(&sp)))
-    rc = tarn__sigv4_query(&qs, r->q, r->nq);
+    rc = tarn__sigv4_query(qs, r->q, r->nq);
   if (!rc) {
     tarn__sb_puts(&su, s->scheme_host);
-    tarn__sb_append(&su, path.data, path.len);
-    if (qs.len) {
+    tarn__sb_append(&su, path->data, path->len);
+    if (qs->len) {
       tarn__sb_putc(&su, '?');
-      tarn__sb_append(&su, qs.data, qs.len);
+      tarn__sb_append(&su, qs->data, qs->len);
     }
     rc = tarn__sb_cstr(&su);
   }
-  if (rc)
-    goto out;
+  return rc;
+}
 
+/* The request's headers, signed (SigV4) when the store has credentials. */
+static int request_headers(s3store *s, const req *r, const tarn_buf *path, tarn_buf *auth,
+                           struct curl_slist **hl) {
+  int ok = 1;
   char date[17], hash[65], range[64];
   amz_now(date);
   tarn__sha256_hex(r->body ? (const void *)r->body : "", r->blen, hash);
@@ -313,24 +313,26 @@ static int once(s3store *s, req *r) {
   else if (strcmp(r->method, "PUT") == 0)
     h[nh++] = (tarn__sigv4_kv){"content-type", "application/octet-stream"};
   for (size_t i = 0; i < nh; i++)
-    hl = add_h(hl, h[i].name, h[i].value, &ok);
+    *hl = add_h(*hl, h[i].name, h[i].value, &ok);
   if (s->access_key && s->secret_key) {
     tarn__sigv4_creds c = {s->access_key, s->secret_key, s->region, "s3"};
-    rc = tarn__sigv4_sign(&c, r->method, (const char *)path.data, r->q, r->nq, h, nh, hash, date,
-                          &auth, NULL, NULL);
+    int rc = tarn__sigv4_sign(&c, r->method, (const char *)path->data, r->q, r->nq, h, nh, hash,
+                              date, auth, NULL, NULL);
     if (rc)
-      goto out;
-    hl = add_h(hl, "Authorization", (const char *)auth.data, &ok);
+      return rc;
+    *hl = add_h(*hl, "Authorization", (const char *)auth->data, &ok);
   }
-  hl = add_h(hl, "Expect", "", &ok); /* no 100-continue round trip */
-  if (!ok) {
-    rc = tarn__err(TARN_ENOMEM, "s3: out of memory");
-    goto out;
-  }
+  *hl = add_h(*hl, "Expect", "", &ok); /* no 100-continue round trip */
+  if (!ok)
+    return tarn__err(TARN_ENOMEM, "s3: out of memory");
+  return 0;
+}
 
+/* The curl handle's options for r: URL, headers, callbacks, method, body. */
+static void request_setopt(s3store *s, req *r, struct curl_slist *hl, const tarn_buf *url) {
   CURL *c = r->curl;
   r->cerr[0] = 0;
-  curl_easy_setopt(c, CURLOPT_URL, (const char *)url.data);
+  curl_easy_setopt(c, CURLOPT_URL, (const char *)url->data);
   curl_easy_setopt(c, CURLOPT_HTTPHEADER, hl);
   curl_easy_setopt(c, CURLOPT_SHARE, s->share);
   curl_easy_setopt(c, CURLOPT_ERRORBUFFER, r->cerr);
@@ -362,6 +364,20 @@ static int once(s3store *s, req *r) {
         curl_easy_setopt(c, CURLOPT_FRESH_CONNECT, 1L);
     }
   }
+}
+
+/* Sends r once. 0 when an HTTP response came back (any status), else the
+ * transport failure is in r->cc and TARN_EIO is returned. */
+static int once(s3store *s, req *r) {
+  tarn_buf path = TARN_BUF_INIT, url = TARN_BUF_INIT, auth = TARN_BUF_INIT, qs = TARN_BUF_INIT;
+  struct curl_slist *hl = NULL;
+  int rc = request_url(s, r, &path, &url, &qs);
+  if (!rc)
+    rc = request_headers(s, r, &path, &auth, &hl);
+  if (rc)
+    goto out;
+  request_setopt(s, r, hl, &url);
+  CURL *c = r->curl;
   r->cc = curl_easy_perform(c);
   if (r->cc == CURLE_OK) {
     curl_easy_getinfo(c, CURLINFO_RESPONSE_CODE, &r->status);
@@ -1198,6 +1214,35 @@ static int size_param(const char *q, const char *name, size_t *out, size_t min) 
   return 0;
 }
 
+/* The store's host and scheme://host from the endpoint (scheme://host[:port],
+ * nothing after): the bucket in the path (path_style) or in the host name. */
+static int set_host(s3store *s, const char *qs, const char *endpoint, size_t bucket_len) {
+  const char *hs = endpoint ? strstr(endpoint, "://") : NULL;
+  if (!hs)
+    return tarn__err(TARN_EINVAL, "s3: endpoint \"%s\" is not scheme://host[:port]", endpoint);
+  int rc = 0;
+  hs += 3;
+  size_t hl = strcspn(hs, "/");
+  if (hl == 0)
+    rc = tarn__err(TARN_EINVAL, "s3: endpoint \"%s\" has no host", endpoint);
+  char *ps = param(qs, "path_style");
+  s->path_style = ps ? strcmp(ps, "1") == 0 || strcmp(ps, "true") == 0 : is_ip_or_localhost(hs, hl);
+  free(ps);
+  size_t sl = (size_t)(hs - endpoint);
+  s->scheme_host = malloc(sl + bucket_len + hl + 2);
+  s->host = malloc(bucket_len + hl + 2);
+  if (!s->scheme_host || !s->host)
+    rc = tarn__err(TARN_ENOMEM, "s3: out of memory");
+  else if (s->path_style) {
+    snprintf(s->host, bucket_len + hl + 2, "%.*s", (int)hl, hs);
+    snprintf(s->scheme_host, sl + bucket_len + hl + 2, "%.*s%s", (int)sl, endpoint, s->host);
+  } else {
+    snprintf(s->host, bucket_len + hl + 2, "%s.%.*s", s->bucket, (int)hl, hs);
+    snprintf(s->scheme_host, sl + bucket_len + hl + 2, "%.*s%s", (int)sl, endpoint, s->host);
+  }
+  return rc;
+}
+
 static int s_open(const char *uri, tarn_objstore **out) {
   pthread_once(&curl_once, curl_init);
   if (strncmp(uri, "s3://", 5) != 0)
@@ -1262,32 +1307,8 @@ static int s_open(const char *uri, tarn_objstore **out) {
   size_t tmo = 0;
   if (rc == 0 && (rc = size_param(qs, "timeout_ms", &tmo, 1)) == 0 && tmo)
     s->timeout_ms = (long)tmo;
-  /* endpoint: scheme://host[:port], nothing after */
-  const char *hs = endpoint ? strstr(endpoint, "://") : NULL;
-  if (rc == 0 && !hs)
-    rc = tarn__err(TARN_EINVAL, "s3: endpoint \"%s\" is not scheme://host[:port]", endpoint);
-  if (rc == 0) {
-    hs += 3;
-    size_t hl = strcspn(hs, "/");
-    if (hl == 0)
-      rc = tarn__err(TARN_EINVAL, "s3: endpoint \"%s\" has no host", endpoint);
-    char *ps = param(qs, "path_style");
-    s->path_style =
-        ps ? strcmp(ps, "1") == 0 || strcmp(ps, "true") == 0 : is_ip_or_localhost(hs, hl);
-    free(ps);
-    size_t sl = (size_t)(hs - endpoint);
-    s->scheme_host = malloc(sl + bucket_len + hl + 2);
-    s->host = malloc(bucket_len + hl + 2);
-    if (!s->scheme_host || !s->host)
-      rc = tarn__err(TARN_ENOMEM, "s3: out of memory");
-    else if (s->path_style) {
-      snprintf(s->host, bucket_len + hl + 2, "%.*s", (int)hl, hs);
-      snprintf(s->scheme_host, sl + bucket_len + hl + 2, "%.*s%s", (int)sl, endpoint, s->host);
-    } else {
-      snprintf(s->host, bucket_len + hl + 2, "%s.%.*s", s->bucket, (int)hl, hs);
-      snprintf(s->scheme_host, sl + bucket_len + hl + 2, "%.*s%s", (int)sl, endpoint, s->host);
-    }
-  }
+  if (rc == 0)
+    rc = set_host(s, qs, endpoint, bucket_len);
   free(endpoint);
   if (rc == 0)
     rc = tarn__tls_check(&s->tls, "s3");

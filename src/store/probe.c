@@ -304,31 +304,24 @@ static int probe_multipart(tarn_objstore *s, const char *prefix, tarn_probe_repo
   return 0;
 }
 
-int tarn_probe_objstore(tarn_objstore *s, tarn_probe_report *rep) {
-  memset(rep, 0, sizeof *rep);
-  char prefix[64], x[128], raw[128];
-  int rc = scratch_name(prefix, sizeof prefix, "tarn-probe-%016llx/");
-  if (rc)
-    return rc;
-  snprintf(x, sizeof x, "%sx", prefix);
-  snprintf(raw, sizeof raw, "%sraw", prefix);
-  tarn_buf b = TARN_BUF_INIT;
-  /* create-only: the property every WAL object, slot and marker relies on */
-  rc = tarn_objstore_put(s, x, "first", 5);
+/* create-only: the property every WAL object, slot and marker relies on.
+ * Returns 0, or the error when the store cannot be reached. */
+static int probe_create_only(tarn_objstore *s, const char *x, tarn_buf *b, tarn_probe_report *rep) {
+  int rc = tarn_objstore_put(s, x, "first", 5);
   if (unreachable(rc))
-    goto out;
+    return rc;
   if (rc) {
     add(rep, "create_only", 1, TARN_PROBE_FAILS, "a put of a new name failed: %s", tarn_errmsg());
   } else {
     rc = tarn_objstore_put(s, x, "second", 6);
     if (unreachable(rc))
-      goto out;
+      return rc;
     if (rc == TARN_EEXIST) {
       add(rep, "create_only", 1, TARN_PROBE_HOLDS,
           "a create-only put (If-None-Match: *) of an existing name is refused");
     } else if (rc == 0) {
-      int g = tarn_objstore_get(s, x, &b);
-      int replaced = !g && b.len == 6;
+      int g = tarn_objstore_get(s, x, b);
+      int replaced = !g && b->len == 6;
       add(rep, "create_only", 1, TARN_PROBE_FAILS,
           "a create-only put of an existing name SUCCEEDED (the store ignores If-None-Match: *)%s",
           g          ? ""
@@ -340,7 +333,45 @@ int tarn_probe_objstore(tarn_objstore *s, tarn_probe_report *rep) {
           tarn_errmsg());
     }
   }
-  rc = 0;
+  return 0;
+}
+
+/* throttling_503: what the client met on the way. Every verdict above was
+ * reached through its retries, so when 503s came and every property held,
+ * the retries kept create-only create-only (a 412 after a retried 5xx is
+ * settled by reading back, objstore_s3.c) and reported our own puts as ours. */
+static void probe_throttling(tarn_objstore *s, tarn_probe_report *rep) {
+  uint64_t throttled = 0, retried = 0;
+  tarn__s3_counts(s, &throttled, &retried);
+  if (!is_s3(s))
+    add(rep, "throttling_503", 1, TARN_PROBE_NOT_CHECKED, "%s:// does not throttle",
+        tarn_objstore_scheme(s));
+  else if (!throttled)
+    add(rep, "throttling_503", 1, TARN_PROBE_NOT_CHECKED,
+        "the store answered no 503/429 during the probe (%llu retries for other causes): "
+        "nothing to judge",
+        (unsigned long long)retried);
+  else {
+    int ok = !rep->unsafe;
+    add(rep, "throttling_503", 1, ok ? TARN_PROBE_HOLDS : TARN_PROBE_FAILS,
+        ok ? "%llu answers 503/429 during the probe, each retried; every property above held "
+             "through them"
+           : "%llu answers 503/429 during the probe; a property above failed through them",
+        (unsigned long long)throttled);
+  }
+}
+
+int tarn_probe_objstore(tarn_objstore *s, tarn_probe_report *rep) {
+  memset(rep, 0, sizeof *rep);
+  char prefix[64], x[128], raw[128];
+  int rc = scratch_name(prefix, sizeof prefix, "tarn-probe-%016llx/");
+  if (rc)
+    return rc;
+  snprintf(x, sizeof x, "%sx", prefix);
+  snprintf(raw, sizeof raw, "%sraw", prefix);
+  tarn_buf b = TARN_BUF_INIT;
+  if ((rc = probe_create_only(s, x, &b, rep)))
+    goto out;
   /* read-after-write, whole and ranged */
   uint8_t data[1000];
   for (size_t i = 0; i < sizeof data; i++)
@@ -393,28 +424,7 @@ int tarn_probe_objstore(tarn_objstore *s, tarn_probe_report *rep) {
     goto out;
   if ((rc = probe_multipart(s, prefix, rep)))
     goto out;
-  /* throttling_503: what the client met on the way. Every verdict above was
-   * reached through its retries, so when 503s came and every property held,
-   * the retries kept create-only create-only (a 412 after a retried 5xx is
-   * settled by reading back, objstore_s3.c) and reported our own puts as ours. */
-  uint64_t throttled = 0, retried = 0;
-  tarn__s3_counts(s, &throttled, &retried);
-  if (!is_s3(s))
-    add(rep, "throttling_503", 1, TARN_PROBE_NOT_CHECKED, "%s:// does not throttle",
-        tarn_objstore_scheme(s));
-  else if (!throttled)
-    add(rep, "throttling_503", 1, TARN_PROBE_NOT_CHECKED,
-        "the store answered no 503/429 during the probe (%llu retries for other causes): "
-        "nothing to judge",
-        (unsigned long long)retried);
-  else {
-    int ok = !rep->unsafe;
-    add(rep, "throttling_503", 1, ok ? TARN_PROBE_HOLDS : TARN_PROBE_FAILS,
-        ok ? "%llu answers 503/429 during the probe, each retried; every property above held "
-             "through them"
-           : "%llu answers 503/429 during the probe; a property above failed through them",
-        (unsigned long long)throttled);
-  }
+  probe_throttling(s, rep);
 out:
   tarn_buf_free(&b);
   obj_cleanup(s, prefix);

@@ -17,6 +17,9 @@
 #   unique_run     sets run to a prefix no other run uses: etcd and the bucket keep
 #                  what earlier runs wrote, so a run's deployment is its own
 #   grepq ARGS...  `grep -q` for the end of a pipeline (reads all its input)
+#   expect_exit STATUS CMD...  runs CMD with its stdout in $dir/out and its stderr
+#                  in $dir/err (kept for the checks after it); fails unless it
+#                  exits STATUS
 #   wait_until S CMD...  runs CMD every 50 ms until it succeeds (0) or S seconds
 #                  passed (1)
 #   serve_start LOG ARGS...  starts `$TARN serve ARGS` in the background with its
@@ -102,6 +105,12 @@ unique_run() { run=$(date +%s%N)-$$; }
 # fails when grep matches, exits, and CMD's next write meets the closed pipe
 # (SIGPIPE, status 141): a match reported as a miss, now and then
 grepq() { grep "$@" > /dev/null; }
+
+expect_exit() {
+  local want=$1; shift
+  set +e; "$@" >"$dir/out" 2>"$dir/err"; local got=$?; set -e
+  [ "$got" = "$want" ] || fail "$* exited $got, not $want: $(cat "$dir/err")"
+}
 
 wait_until() {
   local n=$(($1 * 20)) i

@@ -9,11 +9,6 @@
 . "$(dirname "$0")/lib.sh"
 cd "$dir"
 unset TARN_HOME TARN_META TARN_WAL TARN_COMPACTED
-expect() {
-  local want=$1; shift
-  set +e; "$@" >"$dir/out" 2>"$dir/err"; local got=$?; set -e
-  [ "$got" = "$want" ] || fail "$* exited $got, not $want: $(cat "$dir/err")"
-}
 timing=(--wal-grace-ms 4000 --max-publish-delay-ms 1000 --max-put-ms 1000 --skew-allowance-ms 1000)
 
 # roots A B: URIs of deployment A's two roots and of a fresh pair for B
@@ -21,27 +16,27 @@ one_mode() {
   local mode=$1 wa=$2 ca=$3 wb=$4 cb=$5
   local A=(--home "$dir/$mode-a" --wal "$wa" --compacted "$ca")
   local B=(--home "$dir/$mode-b" --meta "sqlite:$dir/$mode-b/meta.db")
-  expect 0 "$TARN" init "${A[@]}" "${timing[@]}"
-  expect 0 "$TARN" stream create ns/s "${A[@]}"
+  expect_exit 0 "$TARN" init "${A[@]}" "${timing[@]}"
+  expect_exit 0 "$TARN" stream create ns/s "${A[@]}"
   seq 1 20 >"$dir/in"
-  expect 0 "$TARN" append ns/s --batch-ms 0 "${A[@]}" <"$dir/in"
+  expect_exit 0 "$TARN" append ns/s --batch-ms 0 "${A[@]}" <"$dir/in"
   # B on A's WAL root, on A's compacted root: refused, nothing written
-  expect 1 "$TARN" init "${B[@]}" --wal "$wa" --compacted "$cb" "${timing[@]}"
+  expect_exit 1 "$TARN" init "${B[@]}" --wal "$wa" --compacted "$cb" "${timing[@]}"
   grep -q "WAL root belongs to another deployment" "$dir/err" || fail "$mode: $(cat "$dir/err")"
-  expect 1 "$TARN" init "${B[@]}" --wal "$wb" --compacted "$ca" "${timing[@]}"
+  expect_exit 1 "$TARN" init "${B[@]}" --wal "$wb" --compacted "$ca" "${timing[@]}"
   grep -q "compacted root belongs to another deployment" "$dir/err" || fail "$mode: $(cat "$dir/err")"
   # B on roots of its own
-  expect 0 "$TARN" init "${B[@]}" --wal "$wb" --compacted "$cb" "${timing[@]}"
+  expect_exit 0 "$TARN" init "${B[@]}" --wal "$wb" --compacted "$cb" "${timing[@]}"
   # B's gc pointed at A's WAL root: refused, past any grace
   sleep 5
-  expect 1 "$TARN" gc "${B[@]}" --wal "$wa" --compacted "$cb"
+  expect_exit 1 "$TARN" gc "${B[@]}" --wal "$wa" --compacted "$cb"
   grep -q "belongs to another deployment" "$dir/err" || fail "$mode gc: $(cat "$dir/err")"
-  expect 1 "$TARN" gc "${B[@]}" --wal "$wa" --compacted "$cb" --dry-run
+  expect_exit 1 "$TARN" gc "${B[@]}" --wal "$wa" --compacted "$cb" --dry-run
   sleep 5
-  expect 1 "$TARN" gc "${B[@]}" --wal "$wa" --compacted "$cb"
-  expect 0 "$TARN" read ns/s "${A[@]}"
+  expect_exit 1 "$TARN" gc "${B[@]}" --wal "$wa" --compacted "$cb"
+  expect_exit 0 "$TARN" read ns/s "${A[@]}"
   cmp -s "$dir/out" "$dir/in" || fail "$mode: A's entries changed: $(head -3 "$dir/out")"
-  expect 0 "$TARN" fsck "${A[@]}"
+  expect_exit 0 "$TARN" fsck "${A[@]}"
 }
 
 mode=file
@@ -49,12 +44,12 @@ one_mode file "file://$dir/a-wal" "file://$dir/a-compacted" "file://$dir/b-wal" 
 # a root with objects and no marker (a deployment from before markers) is
 # refused to a new deployment; its own deployment's gc claims it
 rm "$dir/a-wal/tarn-deployment"
-expect 1 "$TARN" init --home "$dir/c" --wal "file://$dir/a-wal" "${timing[@]}"
+expect_exit 1 "$TARN" init --home "$dir/c" --wal "file://$dir/a-wal" "${timing[@]}"
 grep -q "holds objects but no marker" "$dir/err" || fail "unmarked root: $(cat "$dir/err")"
 A=(--home "$dir/file-a" --wal "file://$dir/a-wal" --compacted "file://$dir/a-compacted")
-expect 1 "$TARN" gc "${A[@]}" --dry-run
+expect_exit 1 "$TARN" gc "${A[@]}" --dry-run
 grep -q "no marker" "$dir/err" || fail "dry run on an unmarked root: $(cat "$dir/err")"
-expect 0 "$TARN" gc "${A[@]}"
+expect_exit 0 "$TARN" gc "${A[@]}"
 [ -f "$dir/a-wal/tarn-deployment" ] || fail "gc did not claim its unmarked root"
 cmp -s "$dir/a-wal/tarn-deployment" "$dir/a-compacted/tarn-deployment" || fail "two ids"
 

@@ -231,3 +231,24 @@ void tu_snap_assert_same(const tu_snap *a, const tu_snap *b) {
     assert_memory_equal(x->payload, y->payload, x->len);
   }
 }
+
+void tu_compactor_options(tarn_compactor_options *o, uint64_t file_bytes, uint64_t range_bytes) {
+  tarn_compactor_options_default(o);
+  if (file_bytes)
+    o->max_file_bytes = file_bytes;
+  if (range_bytes)
+    o->max_range_bytes = range_bytes;
+}
+
+tarn_compactor *tu_compactor(tu_cenv *e, tarn_meta *m, const tarn_compactor_options *o) {
+  tarn_compactor *c = NULL;
+  assert_int_equal(tarn_compactor_open(m ? m : e->m, e->wal, e->compacted, o, &c), 0);
+  return c;
+}
+
+tarn_compactor *tu_compactor_sized(tu_cenv *e, tarn_meta *m, uint64_t file_bytes,
+                                   uint64_t range_bytes) {
+  tarn_compactor_options o;
+  tu_compactor_options(&o, file_bytes, range_bytes);
+  return tu_compactor(e, m, &o);
+}

@@ -32,6 +32,20 @@ void tu_cenv_open(tu_cenv *e, const char *tag, int on_disk, uint32_t n_partition
                   const char *const *props);
 void tu_cenv_close(tu_cenv *e);
 
+/* The default compactor options, with max_file_bytes and max_range_bytes
+ * where not 0. */
+struct tarn_compactor_options;
+struct tarn_compactor;
+void tu_compactor_options(struct tarn_compactor_options *o, uint64_t file_bytes,
+                          uint64_t range_bytes);
+/* A compactor on e's roots and metadata store m (NULL: e->m) with options o
+ * (NULL: the defaults); fails the test when it cannot open. */
+struct tarn_compactor *tu_compactor(tu_cenv *e, tarn_meta *m,
+                                    const struct tarn_compactor_options *o);
+/* tu_compactor with tu_compactor_options(file_bytes, range_bytes). */
+struct tarn_compactor *tu_compactor_sized(tu_cenv *e, tarn_meta *m, uint64_t file_bytes,
+                                          uint64_t range_bytes);
+
 /* The deterministic payload of entry number j of a log (n bytes, from seed). */
 size_t tu_payload(uint64_t seed, uint64_t j, uint8_t *out, size_t cap);
 

@@ -8,6 +8,7 @@
 #include <zlib.h>
 #include <zstd.h>
 
+#include "kafka/proto/kproto.h"
 #include "tarn/kafka.h"
 #include "util/bytes.h"
 
@@ -161,4 +162,24 @@ void tu_kafka_wrapper(tarn_buf *out, int magic, int codec, int n) {
   compress_with(codec, &z, &set);
   tu_kafka_legacy_msg(out, magic, 0, (uint8_t)codec, z.data, z.len);
   tarn_buf_free(&set), tarn_buf_free(&z);
+}
+
+void tu_kafka_fetch_req(tarn__k_fetch_req *q, tarn__k_fetch_fetch_topic *ft,
+                        tarn__k_fetch_fetch_partition *fp, const char *topic, int64_t offset,
+                        int32_t max_wait_ms, int32_t max_bytes) {
+  tarn__kmsg_init(TARN__KAPI_FETCH, 0, q);
+  q->max_wait_ms = max_wait_ms;
+  q->min_bytes = 1;
+  q->max_bytes = max_bytes;
+  memset(ft, 0, sizeof *ft);
+  memset(fp, 0, sizeof *fp);
+  ft->topic = (tarn__kstr){topic, (int32_t)strlen(topic)};
+  fp->partition = 0;
+  fp->fetch_offset = offset;
+  fp->partition_max_bytes = 1 << 20;
+  fp->log_start_offset = -1;
+  ft->partitions.n = 1;
+  ft->partitions.v = fp;
+  q->topics.n = 1;
+  q->topics.v = ft;
 }

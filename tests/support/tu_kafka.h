@@ -29,4 +29,14 @@ void tu_kafka_lz4_of(tarn_buf *out, const tarn_buf *in);
 /* Appends a compressed wrapper (codec TARN_KAFKA_GZIP, SNAPPY or LZ4) of n inner messages. */
 void tu_kafka_wrapper(tarn_buf *out, int magic, int codec, int n);
 
+/* A Fetch request of partition 0 of topic from offset (max_wait_ms,
+ * max_bytes; min_bytes 1, partition_max_bytes 1 MiB) into q, whose topic and
+ * partition entries are ft and fp (the caller's storage). */
+struct tarn__k_fetch_req;
+struct tarn__k_fetch_fetch_topic;
+struct tarn__k_fetch_fetch_partition;
+void tu_kafka_fetch_req(struct tarn__k_fetch_req *q, struct tarn__k_fetch_fetch_topic *ft,
+                        struct tarn__k_fetch_fetch_partition *fp, const char *topic, int64_t offset,
+                        int32_t max_wait_ms, int32_t max_bytes);
+
 #endif

@@ -62,19 +62,16 @@ static int slow_throttle(void *ctx, uint64_t bytes) {
   return 0;
 }
 
-static tarn_compactor *mk(tu_cenv *e, uint64_t range_bytes, slow *s) {
+/* Files of 200 bytes (several: the first ones finish early), throttled by
+ * s when given. */
+static tarn_compactor *small_files(tu_cenv *e, uint64_t range_bytes, slow *s) {
   tarn_compactor_options o;
-  tarn_compactor_options_default(&o);
-  o.max_file_bytes = 200; /* several files: the first ones finish early */
-  if (range_bytes)
-    o.max_range_bytes = range_bytes;
+  tu_compactor_options(&o, 200, range_bytes);
   if (s) {
     o.throttle = slow_throttle;
     o.throttle_ctx = s;
   }
-  tarn_compactor *c;
-  assert_int_equal(tarn_compactor_open(e->m, e->wal, e->compacted, &o, &c), 0);
-  return c;
+  return tu_compactor(e, NULL, &o);
 }
 
 /* After the compaction: reclamation with every grace at 0, then every entry
@@ -125,7 +122,7 @@ static void slow_c2(const char *tag, int via_tasks) {
   tu_snap before;
   tu_snapshot(&E, E.log, &before);
   slow s = {.e = &E};
-  tarn_compactor *c = mk(&E, 0, &s);
+  tarn_compactor *c = small_files(&E, 0, &s);
   if (via_tasks) {
     size_t created = 0;
     assert_int_equal(tarn_tasks_plan(c, NULL, 1, &created), 0);
@@ -168,7 +165,7 @@ static void install_checks_files(void **state) {
   tu_append(&E, E.log, 0, 30, 5);
   tu_snap before;
   tu_snapshot(&E, E.log, &before);
-  tarn_compactor *c = mk(&E, 0, NULL);
+  tarn_compactor *c = small_files(&E, 0, NULL);
   tarn_compact_range r;
   assert_int_equal(tarn_compact_plan(c, E.log, 1, &r), 0);
   assert_int_equal(tarn_compact_write(c, &r), 0);
@@ -220,13 +217,13 @@ static void roll_forward_before_plan(void **state) {
   tu_append(&E, E.log, 0, 60, 3); /* 20 records */
   tu_snap before;
   tu_snapshot(&E, E.log, &before);
-  tarn_compactor *a = mk(&E, 0, NULL);
+  tarn_compactor *a = small_files(&E, 0, NULL);
   tarn_compact_range r;
   assert_int_equal(tarn_compact_plan(a, E.log, 1, &r), 0);
   assert_int_equal(tarn_compact_write(a, &r), 0);
   c3_only(&E, &r);
   /* a second compactor whose ranges close after a few records */
-  tarn_compactor *b = mk(&E, 1, NULL);
+  tarn_compactor *b = small_files(&E, 1, NULL);
   tarn_compact_range r2;
   assert_int_equal(tarn_compact_plan(b, E.log, 1, &r2), TARN_EBUSY);
   int did = 0;
@@ -253,7 +250,7 @@ static void install_after_foreign_c3(void **state) {
   tu_append(&E, E.log, 0, 60, 3);
   tu_snap before;
   tu_snapshot(&E, E.log, &before);
-  tarn_compactor *a = mk(&E, 0, NULL), *b = mk(&E, 1, NULL);
+  tarn_compactor *a = small_files(&E, 0, NULL), *b = small_files(&E, 1, NULL);
   tarn_compact_range ra, rb;
   assert_int_equal(tarn_compact_plan(b, E.log, 1, &rb), 0);
   assert_int_equal(tarn_compact_plan(a, E.log, 1, &ra), 0);
@@ -300,7 +297,7 @@ static void intent_lifetime(void **state) {
   tu_cenv E;
   tu_cenv_open(&E, "intent-life", 0, 1, NULL);
   tu_append(&E, E.log, 0, 30, 5);
-  tarn_compactor *c = mk(&E, 0, NULL);
+  tarn_compactor *c = small_files(&E, 0, NULL);
   tarn_compact_lock *lk;
   assert_int_equal(tarn_compact_lock_acquire(E.m, E.log, "t", &lk), 0);
   tarn_compact_range r;

@@ -92,14 +92,12 @@ static void append(tu_cenv *e) {
   assert_int_equal(tarn_writer_close(w), 0);
 }
 
-static tarn_compactor *mk(tu_cenv *e, int threads) {
+/* Files of 2.5 MiB (three), compressed by threads threads. */
+static tarn_compactor *with_threads(tu_cenv *e, int threads) {
   tarn_compactor_options o;
-  tarn_compactor_options_default(&o);
+  tu_compactor_options(&o, (uint64_t)5 << 19, 0);
   o.compress_threads = threads;
-  o.max_file_bytes = (uint64_t)5 << 19; /* 2.5 MiB: three files */
-  tarn_compactor *c;
-  assert_int_equal(tarn_compactor_open(e->m, e->wal, e->compacted, &o, &c), 0);
-  return c;
+  return tu_compactor(e, NULL, &o);
 }
 
 typedef struct files {
@@ -159,7 +157,7 @@ static void orphans_are_whole(tu_cenv *e, const files *ref) {
  * companion back, then deletes them and the intent, so that the next pass
  * writes the same names afresh (C2 leaves the records RAW). Returns C2's code. */
 static int pass(tu_cenv *e, int threads, files *out) {
-  tarn_compactor *c = mk(e, threads);
+  tarn_compactor *c = with_threads(e, threads);
   rnd_state = 88172645463325252ull;
   compressed = compressed_off_main = 0;
   tarn_compact_range r;

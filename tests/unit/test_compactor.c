@@ -24,16 +24,6 @@
 #include "tarn/testing.h"
 #include "util/clock.h"
 
-static tarn_compactor *mk(tu_cenv *e, uint64_t file_bytes) {
-  tarn_compactor_options o;
-  tarn_compactor_options_default(&o);
-  if (file_bytes)
-    o.max_file_bytes = file_bytes;
-  tarn_compactor *c;
-  assert_int_equal(tarn_compactor_open(e->m, e->wal, e->compacted, &o, &c), 0);
-  return c;
-}
-
 /* The index records of a log: (end, file_type) pairs. */
 static size_t records(tu_cenv *e, uint64_t log, uint64_t *ends, int *types, size_t cap,
                       tarn_meta_rec *last_parquet) {
@@ -82,7 +72,7 @@ static void compact_keeps_entries(void **state) {
   tu_snapshot(&E, E.log, &before);
   assert_int_equal(before.n, 60);
   assert_true(before.v[0].ts != before.v[59].ts); /* else LS-064 would not be checked */
-  tarn_compactor *c = mk(&E, 0);
+  tarn_compactor *c = tu_compactor_sized(&E, NULL, 0, 0);
   tarn_compact_range r;
   int did = 0;
   assert_int_equal(tarn_compact_once(c, E.log, 1, &r, &did), 0);
@@ -142,7 +132,7 @@ static void files_and_names(void **state) {
   tu_cenv E;
   tu_cenv_open(&E, "names", 0, 1, NULL);
   tu_append(&E, E.log, 0, 80, 10);
-  tarn_compactor *c = mk(&E, 2000); /* several files */
+  tarn_compactor *c = tu_compactor_sized(&E, NULL, 2000, 0); /* several files */
   tarn_compact_range r;
   assert_int_equal(tarn_compact_plan(c, E.log, 1, &r), 0);
   assert_string_equal(r.dir, "ns/s1/"); /* LS-012 */
@@ -230,7 +220,7 @@ static void trimmed_entries_left_out(void **state) {
   assert_int_equal(tarn_lease_release(l), 0);
   tu_snap before;
   tu_snapshot(&E, E.log, &before);
-  tarn_compactor *c = mk(&E, 0);
+  tarn_compactor *c = tu_compactor_sized(&E, NULL, 0, 0);
   tarn_compact_range r;
   assert_int_equal(tarn_compact_plan(c, E.log, 1, &r), 0);
   assert_int_equal(r.trim, b);
@@ -262,7 +252,7 @@ static void repeat_after_c3(void **state) {
   tu_append(&E, E.log, 0, 40, 8);
   tu_snap before;
   tu_snapshot(&E, E.log, &before);
-  tarn_compactor *c = mk(&E, 0);
+  tarn_compactor *c = tu_compactor_sized(&E, NULL, 0, 0);
   tarn_compact_range r;
   assert_int_equal(tarn_compact_plan(c, E.log, 1, &r), 0);
   assert_int_equal(tarn_compact_write(c, &r), 0);
@@ -302,7 +292,7 @@ static void lease_lock_session(void **state) {
   tu_cenv E;
   tu_cenv_open(&E, "lease", 0, 1, NULL);
   tu_append(&E, E.log, 0, 20, 5);
-  tarn_compactor *c = mk(&E, 0);
+  tarn_compactor *c = tu_compactor_sized(&E, NULL, 0, 0);
   tarn_compact_range r;
   assert_int_equal(tarn_compact_plan(c, E.log, 1, &r), 0);
   assert_int_equal(tarn_compact_write(c, &r), 0);
@@ -349,7 +339,7 @@ static void lock_late_landing(void **state) {
   tu_cenv E;
   tu_cenv_open(&E, "latelock", 0, 1, NULL);
   tu_append(&E, E.log, 0, 20, 5);
-  tarn_compactor *c = mk(&E, 0);
+  tarn_compactor *c = tu_compactor_sized(&E, NULL, 0, 0);
   tarn_compact_lock *lk;
   /* 1: every create held, the acquire gives up undecided; they land (the
    * first one creates) after it returned */
@@ -505,7 +495,7 @@ static void serde_per_stream(void **state) {
   tu_cenv E;
   tu_cenv_open(&E, "serde", 0, 1, props);
   tu_append(&E, E.log, 0, 10, 5);
-  tarn_compactor *c = mk(&E, 0);
+  tarn_compactor *c = tu_compactor_sized(&E, NULL, 0, 0);
   tarn_compact_range r;
   assert_int_equal(tarn_compact_once(c, E.log, 1, &r, NULL), 0);
   char p[512];
@@ -589,7 +579,7 @@ static void under_load(void **state) {
   pthread_create(&w, NULL, writer_thread, &L);
   for (int i = 0; i < 2; i++)
     pthread_create(&rd[i], NULL, reader_thread, &L);
-  tarn_compactor *c = mk(&E, 3000);
+  tarn_compactor *c = tu_compactor_sized(&E, NULL, 3000, 0);
   int installed = 0;
   /* 40 rounds, and more while fewer than 5 installed (ThreadSanitizer slows the writer) */
   for (int i = 0; i < 400 && (i < 40 || installed < 5); i++) {

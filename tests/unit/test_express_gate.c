@@ -16,46 +16,37 @@
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
 #include "tarn/testing.h"
+#include "tu_fixture.h"
 #include "util/error.h"
 
 #define LOG 7
 
-typedef struct env {
-  tarn_meta *ma, *mb;
-  tarn_objstore *wal;
-} env;
+/* Two stars' metadata handles on one deployment: the fixture's (d.m, star
+ * a) and mb (star b); express on 3 buckets, W = 2, WIN = 8. */
+typedef struct stars {
+  tu_fixture d;
+  tarn_meta *mb;
+} stars;
 
-static void env_open(env *e, const char *name) {
-  char uri[96];
-  snprintf(uri, sizeof uri, "mem:%s", name);
-  assert_int_equal(tarn_meta_open(uri, &e->ma), 0);
-  assert_int_equal(tarn_meta_open(uri, &e->mb), 0);
-  snprintf(uri, sizeof uri, "mem:%s-wal", name);
-  assert_int_equal(tarn_objstore_open(uri, &e->wal), 0);
-  char bk[3][96];
-  const char *bp[3];
-  for (int i = 0; i < 3; i++) {
-    snprintf(bk[i], sizeof bk[i], "mem:%s-b%d@z%d", name, i, i);
-    bp[i] = bk[i];
-  }
-  assert_int_equal(tarn_express_deploy(e->ma, bp, 3, 2, 8, NULL), 0);
+static void stars_open(stars *e, const char *name) {
+  tu_fixture_open(&e->d, name);
+  assert_int_equal(tarn_meta_open(e->d.meta_uri, &e->mb), 0);
+  tu_fixture_express(&e->d, 3, 2, 8, 0, 0);
 }
 
-static void env_close(env *e) {
-  tarn_objstore_close(e->wal);
-  if (e->ma)
-    tarn_meta_close(e->ma);
+static void stars_close(stars *e) {
   tarn_meta_close(e->mb);
+  tu_fixture_close(&e->d);
 }
 
 /* A dead star: its process is gone and its session ended. */
-static void crash_dead(env *e, tarn_xwriter *w) {
+static void crash_dead(stars *e, tarn_xwriter *w) {
   tarn__xwriter_abandon(w);
-  tarn_meta_close(e->ma);
-  e->ma = NULL;
+  tarn_meta_close(e->d.m);
+  e->d.m = NULL;
 }
 
-static tarn_xwriter *open_w(tarn_meta *m, env *e, const char *star) {
+static tarn_xwriter *open_w(tarn_meta *m, stars *e, const char *star) {
   tarn_xwriter_options o;
   tarn_xwriter_options_default(&o);
   o.star = star;
@@ -64,7 +55,7 @@ static tarn_xwriter *open_w(tarn_meta *m, env *e, const char *star) {
   o.finish_retry_ms = 1;
   o.finish_attempts = 1;
   tarn_xwriter *w;
-  assert_int_equal(tarn_xwriter_open(m, e->wal, &o, &w), 0);
+  assert_int_equal(tarn_xwriter_open(m, e->d.wal, &o, &w), 0);
   return w;
 }
 
@@ -120,9 +111,9 @@ static int mark_rc(tarn_meta *m, uint64_t *end) {
  * the predecessor's epoch stays open) and a second look finds none. */
 static void successor_consumes_mark_once(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "gate-mark");
-  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  stars e;
+  stars_open(&e, "gate-mark");
+  tarn_xwriter *a = open_w(e.d.m, &e, "star-a");
   for (uint64_t i = 0; i < 3; i++)
     assert_int_equal(acked(a), i);
   assert_int_equal(tarn_xwriter_close(a), 0);
@@ -134,7 +125,7 @@ static void successor_consumes_mark_once(void **state) {
   assert_int_equal(mark_rc(e.mb, NULL), TARN_ENOTFOUND);               /* single use */
   assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_OPEN); /* trusted, not fenced */
   assert_int_equal(tarn_xwriter_close(b), 0);
-  env_close(&e);
+  stars_close(&e);
 }
 
 /* The mark certifies only the tenure that stamped it: a star that finishes a
@@ -142,9 +133,9 @@ static void successor_consumes_mark_once(void **state) {
  * trusted on its old mark. */
 static void reopened_tenure_does_not_reuse_mark(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "gate-reuse");
-  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  stars e;
+  stars_open(&e, "gate-reuse");
+  tarn_xwriter *a = open_w(e.d.m, &e, "star-a");
   assert_int_equal(acked(a), 0);
   assert_int_equal(tarn_xwriter_finish(a, LOG), 0);
   assert_int_equal(acked(a), 1); /* the same epoch leads the log again */
@@ -153,7 +144,7 @@ static void reopened_tenure_does_not_reuse_mark(void **state) {
   tarn_xwriter *b = open_w(e.mb, &e, "star-b");
   assert_int_equal(acked(b), 3);
   assert_int_equal(tarn_xwriter_close(b), 0);
-  env_close(&e);
+  stars_close(&e);
 }
 
 /* Abandonment between the first acknowledgement and the first absorb: the
@@ -161,9 +152,9 @@ static void reopened_tenure_does_not_reuse_mark(void **state) {
  * successor fences and settles it and counts on after its acknowledgements. */
 static void crash_before_absorb_is_settled(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "gate-crash");
-  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  stars e;
+  stars_open(&e, "gate-crash");
+  tarn_xwriter *a = open_w(e.d.m, &e, "star-a");
   assert_int_equal(acked(a), 0);
   assert_int_equal(acked(a), 1);
   crash_dead(&e, a);
@@ -174,16 +165,16 @@ static void crash_before_absorb_is_settled(void **state) {
   uint64_t end, cum;
   assert_int_equal(tarn__xlog_tail(e.mb, LOG, &end, &cum), 0);
   assert_int_equal(end, 3);
-  env_close(&e);
+  stars_close(&e);
 }
 
 /* The same star restarted (its lease record not yet expired): its old epoch
  * is below the head, superseded, and settled inline. */
 static void restarted_star_settles_inline(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "gate-restart");
-  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  stars e;
+  stars_open(&e, "gate-restart");
+  tarn_xwriter *a = open_w(e.d.m, &e, "star-a");
   assert_int_equal(acked(a), 0);
   assert_int_equal(acked(a), 1);
   tarn__xwriter_abandon(a); /* its session lives on a while */
@@ -194,24 +185,24 @@ static void restarted_star_settles_inline(void **state) {
   o.star = "star-a";
   o.stepped = 1;
   tarn_xwriter *busy = NULL;
-  assert_int_equal(tarn_xwriter_open(e.mb, e.wal, &o, &busy), TARN_EBUSY);
+  assert_int_equal(tarn_xwriter_open(e.mb, e.d.wal, &o, &busy), TARN_EBUSY);
   assert_non_null(strstr(tarn_errmsg(), "held by a live process"));
-  tarn_meta_close(e.ma); /* its session ends: the star is free */
-  e.ma = NULL;
+  tarn_meta_close(e.d.m); /* its session ends: the star is free */
+  e.d.m = NULL;
   tarn_xwriter *a2 = open_w(e.mb, &e, "star-a");
   assert_int_equal(acked(a2), 2);
   assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_FENCED);
   assert_int_equal(tarn_xwriter_close(a2), 0);
-  env_close(&e);
+  stars_close(&e);
 }
 
 /* An alive predecessor without a mark defers the open (retryable, nothing
  * fenced); once it finishes, the open passes on its mark. */
 static void alive_unmarked_defers(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "gate-alive");
-  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  stars e;
+  stars_open(&e, "gate-alive");
+  tarn_xwriter *a = open_w(e.d.m, &e, "star-a");
   assert_int_equal(acked(a), 0);
   tarn_xwriter *b = open_w(e.mb, &e, "star-b");
   assert_int_equal(append_rc(b), TARN_EBUSY);
@@ -219,20 +210,20 @@ static void alive_unmarked_defers(void **state) {
   assert_int_equal(tarn_xwriter_close(a), 0);
   assert_int_equal(acked(b), 1);
   assert_int_equal(tarn_xwriter_close(b), 0);
-  env_close(&e);
+  stars_close(&e);
 }
 
 /* A Finish whose mark cannot land keeps the lease: appends bounce, another
  * star's open bounces, and the retry lands it. */
 static void finish_that_cannot_land_retries(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "gate-finish");
-  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  stars e;
+  stars_open(&e, "gate-finish");
+  tarn_xwriter *a = open_w(e.d.m, &e, "star-a");
   assert_int_equal(acked(a), 0);
   assert_int_equal(acked(a), 1);
   assert_int_equal(tarn_xwriter_absorb_sync(a), 0);
-  assert_int_equal(tarn_meta_inject_fault(e.ma, TARN_META_FAULT_FAIL, 1), 0);
+  assert_int_equal(tarn_meta_inject_fault(e.d.m, TARN_META_FAULT_FAIL, 1), 0);
   assert_int_not_equal(tarn_xwriter_finish(a, LOG), 0);
   assert_int_equal(mark_rc(e.mb, NULL), TARN_ENOTFOUND);
   assert_int_equal(append_rc(a), TARN_EUNAVAIL);
@@ -243,26 +234,26 @@ static void finish_that_cannot_land_retries(void **state) {
   assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_OPEN); /* the mark sufficed */
   assert_int_equal(tarn_xwriter_close(a), 0);
   assert_int_equal(tarn_xwriter_close(b), 0);
-  env_close(&e);
+  stars_close(&e);
 }
 
 /* The mark lands only after the release flush is durable: a Finish whose
  * absorb fails stamps nothing, and the successor settles instead. */
 static void mark_only_after_release_flush(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "gate-flush");
-  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  stars e;
+  stars_open(&e, "gate-flush");
+  tarn_xwriter *a = open_w(e.d.m, &e, "star-a");
   assert_int_equal(acked(a), 0);
   assert_int_equal(acked(a), 1);
   /* one write passes (a planted early mark would be it), then none */
-  assert_int_equal(tarn_meta_inject_fault_after(e.ma, TARN_META_FAULT_FAIL, 1, 1000), 0);
+  assert_int_equal(tarn_meta_inject_fault_after(e.d.m, TARN_META_FAULT_FAIL, 1, 1000), 0);
   assert_int_not_equal(tarn_xwriter_finish(a, LOG), 0);
   crash_dead(&e, a);
   tarn_xwriter *b = open_w(e.mb, &e, "star-b");
   assert_int_equal(acked(b), 2);
   assert_int_equal(tarn_xwriter_close(b), 0);
-  env_close(&e);
+  stars_close(&e);
 }
 
 /* Two opens race over a dead predecessor whose star has restarted: star-a's
@@ -286,8 +277,8 @@ static void race_hook(void *arg, int op, const char *name) {
 
 static void racing_open_over_restart_defers(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "gate-race");
+  stars e;
+  stars_open(&e, "gate-race");
   tarn_meta *mc1, *mc2;
   assert_int_equal(tarn_meta_open("mem:gate-race", &mc1), 0);
   assert_int_equal(tarn_meta_open("mem:gate-race", &mc2), 0);
@@ -300,7 +291,7 @@ static void racing_open_over_restart_defers(void **state) {
   tarn_objstore *b0;
   assert_int_equal(tarn_objstore_open("mem:gate-race-b0", &b0), 0);
   assert_int_equal(tarn_objstore_mem_hook(b0, race_hook, NULL), 0);
-  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  tarn_xwriter *a = open_w(e.d.m, &e, "star-a");
   int a_rc = append_rc(a); /* its gate fences star-c; star-c's open runs inside */
   tarn_objstore_mem_hook(b0, NULL, NULL);
   assert_true(race_fired);
@@ -315,7 +306,7 @@ static void racing_open_over_restart_defers(void **state) {
   race_c2 = NULL;
   tarn_objstore_close(b0);
   tarn_meta_close(mc2);
-  env_close(&e);
+  stars_close(&e);
 }
 
 /* Issue 30 item 6, "the express mark's consume after a drain is an unguarded
@@ -347,9 +338,9 @@ int __wrap_tarn__xmark_consume(tarn_meta *m, uint64_t log_id, int64_t version) {
 
 static void mark_consumed_once_under_race(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "gate-consume");
-  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  stars e;
+  stars_open(&e, "gate-consume");
+  tarn_xwriter *a = open_w(e.d.m, &e, "star-a");
   for (uint64_t i = 0; i < 3; i++)
     assert_int_equal(acked(a), i);
   assert_int_equal(tarn_xwriter_close(a), 0);
@@ -369,17 +360,17 @@ static void mark_consumed_once_under_race(void **state) {
   assert_int_equal(tarn_xwriter_close(b), 0);
   assert_int_equal(tarn_xwriter_close(c), 0);
   tarn_meta_close(mc);
-  env_close(&e);
+  stars_close(&e);
 }
 
 /* ---- the takeover (src/express/takeover.c) -------------------------------- */
 
-static tarn_xtakeover_report takeover(tarn_meta *m, env *e, const char *star,
-                                      void (*judged)(void *), void *arg) {
+static tarn_xtakeover_report takeover(tarn_meta *m, stars *e, const char *star,
+                                       void (*judged)(void *), void *arg) {
   uint64_t logs[1] = {LOG};
   tarn_xfence_opts fo = {1000, 1};
   tarn_xtakeover_report r;
-  assert_int_equal(tarn__xtakeover(m, e->wal, star, logs, 1, &fo, judged, arg, &r), 0);
+  assert_int_equal(tarn__xtakeover(m, e->d.wal, star, logs, 1, &fo, judged, arg, &r), 0);
   return r;
 }
 
@@ -388,9 +379,9 @@ static tarn_xtakeover_report takeover(tarn_meta *m, env *e, const char *star,
  * from them. */
 static void takeover_settles_dead_star(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "take-dead");
-  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  stars e;
+  stars_open(&e, "take-dead");
+  tarn_xwriter *a = open_w(e.d.m, &e, "star-a");
   for (uint64_t i = 0; i < 3; i++)
     assert_int_equal(acked(a), i);
   crash_dead(&e, a);
@@ -401,7 +392,7 @@ static void takeover_settles_dead_star(void **state) {
   tarn_xwriter *b = open_w(e.mb, &e, "star-b");
   assert_int_equal(acked(b), 3);
   assert_int_equal(tarn_xwriter_close(b), 0);
-  env_close(&e);
+  stars_close(&e);
 }
 
 /* The safety suspicion of issue 15: a star that restarted (a serve node)
@@ -411,9 +402,9 @@ static void takeover_settles_dead_star(void **state) {
  * restarted writer acknowledges in the epoch it opened (no halt, no roll). */
 static void takeover_spares_restarted_star(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "take-restart");
-  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  stars e;
+  stars_open(&e, "take-restart");
+  tarn_xwriter *a = open_w(e.d.m, &e, "star-a");
   for (uint64_t i = 0; i < 3; i++)
     assert_int_equal(acked(a), i);
   crash_dead(&e, a);
@@ -432,7 +423,7 @@ static void takeover_spares_restarted_star(void **state) {
   assert_int_equal(epoch_state(e.mb, "star-a", 2), TARN__XEPOCH_OPEN);
   assert_int_equal(tarn_xwriter_close(a2), 0);
   tarn_meta_close(mc);
-  env_close(&e);
+  stars_close(&e);
 }
 
 /* The head is read before the judgement: a star that restarts while the
@@ -440,7 +431,7 @@ static void takeover_spares_restarted_star(void **state) {
  * epoch above the head read, never fenced; the next pass takes the dead
  * epoch below it. */
 static tarn_meta *judge_meta;
-static env *judge_env;
+static stars *judge_env;
 static tarn_xwriter *judge_w;
 
 static void restart_while_judged(void *arg) {
@@ -450,9 +441,9 @@ static void restart_while_judged(void *arg) {
 
 static void takeover_reads_head_before_judging(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "take-race");
-  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  stars e;
+  stars_open(&e, "take-race");
+  tarn_xwriter *a = open_w(e.d.m, &e, "star-a");
   for (uint64_t i = 0; i < 2; i++)
     assert_int_equal(acked(a), i);
   crash_dead(&e, a);
@@ -473,7 +464,7 @@ static void takeover_reads_head_before_judging(void **state) {
   assert_int_equal(tarn_xwriter_close(judge_w), 0);
   judge_w = NULL;
   tarn_meta_close(judge_meta);
-  env_close(&e);
+  stars_close(&e);
 }
 
 /* A settled epoch does not end the walk below it: star-a acknowledged on
@@ -493,9 +484,9 @@ static uint64_t acked_on(tarn_xwriter *w, uint64_t log) {
 
 static void takeover_walks_past_a_settled_epoch(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "take-floor");
-  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  stars e;
+  stars_open(&e, "take-floor");
+  tarn_xwriter *a = open_w(e.d.m, &e, "star-a");
   assert_int_equal(acked_on(a, LOG + 1), 0);
   assert_int_equal(acked_on(a, LOG + 1), 1);
   crash_dead(&e, a);
@@ -516,12 +507,12 @@ static void takeover_walks_past_a_settled_epoch(void **state) {
   uint64_t logs[2] = {LOG, LOG + 1}, end = 0, cum = 0;
   tarn_xfence_opts fo = {1000, 1};
   tarn_xtakeover_report r;
-  assert_int_equal(tarn__xtakeover(e.mb, e.wal, "star-a", logs, 2, &fo, NULL, NULL, &r), 0);
+  assert_int_equal(tarn__xtakeover(e.mb, e.d.wal, "star-a", logs, 2, &fo, NULL, NULL, &r), 0);
   assert_int_equal(r.verdict, TARN_XTAKE_DEAD);
   assert_int_equal(epoch_state(e.mb, "star-a", 1), TARN__XEPOCH_FENCED);
   assert_int_equal(tarn__xlog_tail(e.mb, LOG + 1, &end, &cum), 0);
   assert_int_equal(end, 2);
-  env_close(&e);
+  stars_close(&e);
 }
 
 /* The gate never settles its own writer's epochs (issue 30 item 3;
@@ -533,9 +524,9 @@ static void takeover_walks_past_a_settled_epoch(void **state) {
  * xgate-settles-own: settled [1, 2], racing the writer's own absorber). */
 static void gate_spares_own_epochs(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "gate-own");
-  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  stars e;
+  stars_open(&e, "gate-own");
+  tarn_xwriter *a = open_w(e.d.m, &e, "star-a");
   assert_int_equal(acked_on(a, LOG + 1), 0);
   /* dead with its session: the star lease (h-xlead) admits a second process
    * of the star only then */
@@ -578,7 +569,7 @@ static void gate_spares_own_epochs(void **state) {
   uint64_t end = 0, cum = 0;
   assert_int_equal(tarn__xlog_tail(e.mb, LOG, &end, &cum), 0);
   assert_int_equal(end, 2);
-  env_close(&e);
+  stars_close(&e);
 }
 
 /* Item 5 of issue 15: a star whose every log carries its standing
@@ -586,9 +577,9 @@ static void gate_spares_own_epochs(void **state) {
  * coverage), dead or not; a lease on one of its logs leaves it alone too. */
 static void takeover_skips_marked_and_leased(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "take-mark");
-  tarn_xwriter *a = open_w(e.ma, &e, "star-a");
+  stars e;
+  stars_open(&e, "take-mark");
+  tarn_xwriter *a = open_w(e.d.m, &e, "star-a");
   assert_int_equal(acked(a), 0);
   tarn_xtakeover_report r = takeover(e.mb, &e, "star-a", NULL, NULL);
   assert_int_equal(r.verdict, TARN_XTAKE_LEASED);
@@ -601,7 +592,7 @@ static void takeover_skips_marked_and_leased(void **state) {
   tarn_xwriter *b = open_w(e.mb, &e, "star-b");
   assert_int_equal(acked(b), 1);
   assert_int_equal(tarn_xwriter_close(b), 0);
-  env_close(&e);
+  stars_close(&e);
 }
 
 int main(void) {

@@ -31,39 +31,18 @@
 #include "tarn/objstore.h"
 #include "tarn/objstore_lat.h"
 #include "tarn/testing.h"
+#include "tu_fixture.h"
 #include "util/error.h"
 
-typedef struct env {
-  tarn_meta *m;
-  tarn_objstore *wal;
-  char name[32];
-} env;
-
-/* Three lat: buckets over mem: (W = 2, WIN = 8), named NAME-b0..2. */
-static void env_open(env *e, const char *name) {
-  memset(e, 0, sizeof *e);
-  snprintf(e->name, sizeof e->name, "%s", name);
-  char uri[128], bk[3][128];
-  const char *bp[3];
-  snprintf(uri, sizeof uri, "mem:%s", name);
-  assert_int_equal(tarn_meta_open(uri, &e->m), 0);
-  snprintf(uri, sizeof uri, "mem:%s-wal", name);
-  assert_int_equal(tarn_objstore_open(uri, &e->wal), 0);
-  for (int i = 0; i < 3; i++) {
-    snprintf(bk[i], sizeof bk[i], "lat:name=%s-b%d;mem:%s-b%d@z%d", name, i, name, i, i);
-    bp[i] = bk[i];
-  }
-  assert_int_equal(tarn_express_deploy(e->m, bp, 3, 2, 8, NULL), 0);
+/* The fixture's deployment with express on three lat: buckets over mem:
+ * (W = 2, WIN = 8), named NAME-b0..2 (outage() drives them). */
+static void lat_deploy_open(tu_fixture *e, const char *name) {
+  tu_fixture_open(e, name);
+  tu_fixture_express(e, 3, 2, 8, 1, 0);
 }
 
-static void env_close(env *e) {
-  tarn_objstore_close(e->wal);
-  if (e->m)
-    tarn_meta_close(e->m);
-}
-
-static void outage(env *e, int b, const char *what) {
-  char n[64], p[64];
+static void outage(tu_fixture *e, int b, const char *what) {
+  char n[96], p[64];
   snprintf(n, sizeof n, "%s-b%d", e->name, b);
   snprintf(p, sizeof p, "outage=%s", what);
   assert_int_equal(tarn_objstore_lat_control(n, p), 0);
@@ -83,8 +62,8 @@ static tarn_xwriter_options opts(const char *star) {
 /* LS-041's spirit for stars: one live writer; the second open names the holder */
 static void second_process_of_a_star_refused(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "lead-two");
+  tu_fixture e;
+  lat_deploy_open(&e, "lead-two");
   tarn_meta *m2;
   assert_int_equal(tarn_meta_open("mem:lead-two", &m2), 0);
   tarn_xwriter_options o = opts("star-1");
@@ -110,7 +89,7 @@ static void second_process_of_a_star_refused(void **state) {
   tarn__xwriter_abandon(b);
   assert_int_equal(tarn_xwriter_close(a), 0);
   tarn_meta_close(m2);
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 /* ---- the roll, with the writer's threads ---------------------------------------- */
@@ -118,7 +97,7 @@ static void second_process_of_a_star_refused(void **state) {
 enum { AFTER_FENCE_NOTHING = 0, AFTER_FENCE_EXPIRE = 1, AFTER_FENCE_META_FAILS = 2 };
 
 typedef struct ctx {
-  env *e;
+  tu_fixture *e;
   int after; /* AFTER_FENCE_* */
   atomic_int fences;
   atomic_long appended, acked, unknown, failed, outcomes;
@@ -204,8 +183,8 @@ static int run_roll(ctx *c, int run_ms, int outage_ms, int *failed_rc) {
 static void roll_under_load_ends(void **state) {
   (void)state;
   alarm(60); /* on 4b2fedd: the timer spun holding mu, the roll never ended */
-  env e;
-  env_open(&e, "lead-spin");
+  tu_fixture e;
+  lat_deploy_open(&e, "lead-spin");
   ctx c = {.e = &e};
   int frc = 0;
   assert_int_equal(run_roll(&c, 2500, 2000, &frc), 0);
@@ -213,7 +192,7 @@ static void roll_under_load_ends(void **state) {
   assert_true(atomic_load(&c.fences) >= 1); /* it did roll */
   assert_int_equal(atomic_load(&c.outcomes), atomic_load(&c.appended));
   assert_int_equal(atomic_load(&c.acked), atomic_load(&c.appended));
-  env_close(&e);
+  tu_fixture_close(&e);
   alarm(0);
 }
 
@@ -223,8 +202,8 @@ static void roll_under_load_ends(void **state) {
 static void roll_after_session_end_stops(void **state) {
   (void)state;
   alarm(60);
-  env e;
-  env_open(&e, "lead-zombie");
+  tu_fixture e;
+  lat_deploy_open(&e, "lead-zombie");
   ctx c = {.e = &e, .after = AFTER_FENCE_EXPIRE};
   int frc = 0;
   int rc = run_roll(&c, 800, 800, &frc);
@@ -240,7 +219,7 @@ static void roll_after_session_end_stops(void **state) {
   assert_int_equal(tarn__xchain_head(m2, "star-r", TARN__X_CLASS_EXPRESS, &head), 0);
   assert_int_equal(head, 1);
   tarn_meta_close(m2);
-  env_close(&e);
+  tu_fixture_close(&e);
   alarm(0);
 }
 
@@ -248,8 +227,8 @@ static void roll_after_session_end_stops(void **state) {
 static void failed_mint_gives_every_outcome(void **state) {
   (void)state;
   alarm(60); /* on 4b2fedd: close waited for outcomes never delivered */
-  env e;
-  env_open(&e, "lead-mintfail");
+  tu_fixture e;
+  lat_deploy_open(&e, "lead-mintfail");
   ctx c = {.e = &e, .after = AFTER_FENCE_META_FAILS};
   int frc = 0;
   int rc = run_roll(&c, 800, 800, &frc);
@@ -262,7 +241,7 @@ static void failed_mint_gives_every_outcome(void **state) {
   assert_int_equal(atomic_load(&c.outcomes), atomic_load(&c.appended));
   assert_true(atomic_load(&c.unknown) + atomic_load(&c.failed) > 0);
   tarn_meta_inject_fault(e.m, TARN_META_FAULT_NONE, 0);
-  env_close(&e);
+  tu_fixture_close(&e);
   alarm(0);
 }
 

@@ -25,44 +25,16 @@
 #include "tarn/testing.h"
 #include "tarn/reader.h"
 #include "tarn/reclaim.h"
+#include "tu_fixture.h"
 #include "util/clock.h"
 
-typedef struct env {
-  tarn_meta *m;
-  tarn_objstore *wal;
-  tarn_objstore *b[3];
-  char name[32];
-  size_t k;
-} env;
-
-static void env_open(env *e, const char *name, size_t k, uint32_t w, uint32_t win) {
-  memset(e, 0, sizeof *e);
-  snprintf(e->name, sizeof e->name, "%s", name);
-  char uri[96];
-  snprintf(uri, sizeof uri, "mem:%s", name);
-  assert_int_equal(tarn_meta_open(uri, &e->m), 0);
-  snprintf(uri, sizeof uri, "mem:%s-wal", name);
-  assert_int_equal(tarn_objstore_open(uri, &e->wal), 0);
-  char bk[3][96];
-  const char *bp[3];
-  for (size_t i = 0; i < k; i++) {
-    snprintf(bk[i], sizeof bk[i], "mem:%s-b%zu@z%zu", name, i, i);
-    bp[i] = bk[i];
-    snprintf(uri, sizeof uri, "mem:%s-b%zu", name, i);
-    assert_int_equal(tarn_objstore_open(uri, &e->b[i]), 0);
-  }
-  e->k = k;
-  assert_int_equal(tarn_express_deploy(e->m, bp, k, w, win, NULL), 0);
+/* The fixture's deployment with express on k buckets, opened (e->b). */
+static void xdeploy_open(tu_fixture *e, const char *name, size_t k, uint32_t w, uint32_t win) {
+  tu_fixture_open(e, name);
+  tu_fixture_express(e, k, w, win, 0, 1);
 }
 
-static void env_close(env *e) {
-  for (size_t i = 0; i < e->k; i++)
-    tarn_objstore_close(e->b[i]);
-  tarn_objstore_close(e->wal);
-  tarn_meta_close(e->m);
-}
-
-static tarn_xwriter *open_w(env *e, int stepped) {
+static tarn_xwriter *open_w(tu_fixture *e, int stepped) {
   tarn_xwriter_options o;
   tarn_xwriter_options_default(&o);
   o.star = "star-1";
@@ -110,8 +82,8 @@ static int release(tarn_xwriter *w) { return tarn_xwriter_step(w, TARN_XSTEP_REL
 /* issue 14 "Acknowledgements are released strictly in slot order, and only
  * for committed slots" (epochs-model §6, out-of-order ack: claim 2). */
 static void release_in_slot_order(void **state) {
-  env e;
-  env_open(&e, "xw-order", 3, 2, 8);
+  tu_fixture e;
+  xdeploy_open(&e, "xw-order", 3, 2, 8);
   tarn_xwriter *w = open_w(&e, 1);
   acks a = {0};
   ackarg args[8];
@@ -134,14 +106,14 @@ static void release_in_slot_order(void **state) {
   assert_int_equal(a.off[0], 0);
   assert_int_equal(a.off[1], 1);
   assert_int_equal(tarn_xwriter_close(w), 0);
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 /* issue 14 "assignment never runs more than WIN slots past the last released
  * one" (epochs-model §7.1: the fence's walk start of estimate - WIN rests on it). */
 static void window_bounds_assignment(void **state) {
-  env e;
-  env_open(&e, "xw-win", 3, 2, 2);
+  tu_fixture e;
+  xdeploy_open(&e, "xw-win", 3, 2, 2);
   tarn_xwriter *w = open_w(&e, 1);
   acks a = {0};
   ackarg args[8];
@@ -165,15 +137,15 @@ static void window_bounds_assignment(void **state) {
   assert_int_equal(tarn_xwriter_close(w), 0);
   assert_int_equal(a.n, 3);
   assert_int_equal(a.off[2], 2);
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 /* A fencer's poison (or any foreign object) at a slot's key in one bucket:
  * the writer's 412 is read back and not counted (epochs-model §6, writer
  * trusts 412: claim 1). With W = 3 the slot can then never commit. */
 static void foreign_object_not_counted(void **state) {
-  env e;
-  env_open(&e, "xw-412", 3, 3, 8);
+  tu_fixture e;
+  xdeploy_open(&e, "xw-412", 3, 3, 8);
   tarn_xwriter *w = open_w(&e, 1);
   uint64_t epoch = tarn_xwriter_epoch(w);
   char key[TARN__X_SLOT_KEY_MAX];
@@ -209,7 +181,7 @@ static void foreign_object_not_counted(void **state) {
   assert_int_equal(a.rc[1], 0);
   assert_int_equal(a.off[1], 0);
   assert_int_equal(tarn_xwriter_close(w), 0);
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 /* A stand-in for the fence (h-xfence's tarn_express_fence once merged): the
@@ -231,7 +203,7 @@ static int test_fence(void *arg, tarn_meta *m, const char *star, uint64_t epoch,
  * the cut go out again in the new epoch's first slots at the same offsets,
  * and nothing below it is republished. */
 /* Log 5 of e reads back exactly e0 .. e{n-1} at offsets 0 .. n-1. */
-static void reads_in_order(env *e, uint64_t log, int n) {
+static void reads_in_order(tu_fixture *e, uint64_t log, int n) {
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(e->m, e->wal, NULL, NULL, &r), 0);
   tarn_log_iter *it;
@@ -258,8 +230,8 @@ static void reads_in_order(env *e, uint64_t log, int n) {
  * nothing absorbed yet. */
 static acks rolled_acks;
 static ackarg rolled_args[8];
-static tarn_xwriter *rolled(env *e, const char *name) {
-  env_open(e, name, 3, 2, 8);
+static tarn_xwriter *rolled(tu_fixture *e, const char *name) {
+  xdeploy_open(e, name, 3, 2, 8);
   tarn_xwriter_options o;
   tarn_xwriter_options_default(&o);
   o.star = "star-1";
@@ -300,10 +272,12 @@ static tarn_xwriter *rolled(env *e, const char *name) {
 }
 
 /* ... and died (kill -9: nothing more written). */
-static void rolled_and_dead(env *e, const char *name) { tarn__xwriter_abandon(rolled(e, name)); }
+static void rolled_and_dead(tu_fixture *e, const char *name) {
+  tarn__xwriter_abandon(rolled(e, name));
+}
 
 static void roll_republishes_at_and_above_cut(void **state) {
-  env e;
+  tu_fixture e;
   tarn_xwriter *w = rolled(&e, "xw-roll");
   tarn__xepoch old;
   assert_int_equal(tarn__xepoch_load(e.m, "star-1", "express", 1, &old), 0);
@@ -313,7 +287,7 @@ static void roll_republishes_at_and_above_cut(void **state) {
   assert_int_equal(tarn_xwriter_close(w), 0);
   /* absorbed once each, across both epochs: offsets 0, 1, 2 */
   reads_in_order(&e, 5, 3);
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 /* Settlement goes oldest first (issue 30 item 3): epoch 1's entry 0, then
@@ -321,12 +295,12 @@ static void roll_republishes_at_and_above_cut(void **state) {
  * (planted xsettle-newest-first) put epoch 2's entries at 0 and 1; now the
  * positional absorb refuses that order, and the settlement fails. */
 static void settle_rolled_oldest_first(void **state) {
-  env e;
+  tu_fixture e;
   rolled_and_dead(&e, "xw-settle-order");
   tarn_xfence_opts fo = {1000, 1};
   assert_int_equal(tarn__xsettle_epochs(e.m, e.wal, "star-1", 1, 2, &fo, NULL, NULL), 0);
   reads_in_order(&e, 5, 3);
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 /* The positional absorb (issue 30 item 3): a section goes at exactly its
@@ -335,7 +309,7 @@ static void settle_rolled_oldest_first(void **state) {
  * xabsorb-not-positional: indexed at 0, where entry 0 belongs); in the
  * right order both then land where they were acknowledged. */
 static void absorb_refuses_wrong_offset(void **state) {
-  env e;
+  tu_fixture e;
   rolled_and_dead(&e, "xw-positional");
   tarn_xfence_opts fo = {1000, 1};
   assert_int_equal(tarn_express_fence(e.m, "star-1", 2, &fo, NULL), 0);
@@ -346,7 +320,7 @@ static void absorb_refuses_wrong_offset(void **state) {
   assert_int_equal(end, 0);
   assert_int_equal(tarn__xsettle_epochs(e.m, e.wal, "star-1", 1, 2, &fo, NULL, NULL), 0);
   reads_in_order(&e, 5, 3);
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 /* The writer's own absorb is positional too: when the log's index moved
@@ -354,8 +328,8 @@ static void absorb_refuses_wrong_offset(void **state) {
  * lands, naming the offsets; the put used to land at the moved end and the
  * disagreement was reported after it. */
 static void writer_absorb_is_positional(void **state) {
-  env e;
-  env_open(&e, "xw-own-pos", 3, 2, 8);
+  tu_fixture e;
+  xdeploy_open(&e, "xw-own-pos", 3, 2, 8);
   tarn_xwriter *w = open_w(&e, 1);
   acks a = {0};
   ackarg args[4];
@@ -373,13 +347,13 @@ static void writer_absorb_is_positional(void **state) {
   assert_int_equal(tarn__xlog_tail(e.m, 5, &end, &cum), 0);
   assert_int_equal(end, 1); /* the foreign record only: nothing of ours landed */
   assert_int_not_equal(tarn_xwriter_close(w), 0);
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 /* Quorum with one bucket of three failing every PUT: acknowledged at W = 2. */
 static void quorum_with_one_bucket_down(void **state) {
-  env e;
-  env_open(&e, "xw-down", 3, 2, 8);
+  tu_fixture e;
+  xdeploy_open(&e, "xw-down", 3, 2, 8);
   assert_int_equal(tarn_objstore_mem_fault(e.b[2], TARN_MEM_OP_PUT, 1, 1000000,
                                            TARN_MEM_FAULT_BEFORE, TARN_EUNAVAIL),
                    0);
@@ -413,7 +387,7 @@ static void quorum_with_one_bucket_down(void **state) {
   assert_int_equal(tarn_log_iter_next(it, &en, 0), TARN_EEND);
   tarn_log_iter_close(it);
   tarn_reader_close(r);
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 /* Two buckets of three down: no slot reaches W, the epoch halts, entries
@@ -421,8 +395,8 @@ static void quorum_with_one_bucket_down(void **state) {
  * landed, so a later fence may repair the slot at its offsets: counting on
  * would hand them out twice; test_xroll_nofence). */
 static void halt_when_quorum_unreachable(void **state) {
-  env e;
-  env_open(&e, "xw-halt", 3, 2, 8);
+  tu_fixture e;
+  xdeploy_open(&e, "xw-halt", 3, 2, 8);
   for (int b = 1; b < 3; b++)
     assert_int_equal(tarn_objstore_mem_fault(e.b[b], TARN_MEM_OP_PUT, 1, 1000000,
                                              TARN_MEM_FAULT_BEFORE, TARN_EUNAVAIL),
@@ -438,7 +412,7 @@ static void halt_when_quorum_unreachable(void **state) {
   tarn_objstore_mem_reset_faults(e.b[2]);
   assert_int_equal(tarn_xwriter_append_sync(w, 9, "y", 1, 1, &off, NULL), TARN_EUNKNOWN);
   assert_true(tarn_xwriter_close(w) < 0);
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 static int failing_fence(void *arg, tarn_meta *m, const char *star, uint64_t epoch, uint64_t *cut) {
@@ -454,8 +428,8 @@ static int failing_fence(void *arg, tarn_meta *m, const char *star, uint64_t epo
  * PUT was sent (here held in flight, landing after the roll) fails
  * EUNKNOWN, not EUNAVAIL ("none was written"). */
 static void failed_roll_fence_stops_writer(void **state) {
-  env e;
-  env_open(&e, "xw-rollfail", 3, 2, 8);
+  tu_fixture e;
+  xdeploy_open(&e, "xw-rollfail", 3, 2, 8);
   tarn_xwriter_options o;
   tarn_xwriter_options_default(&o);
   o.star = "star-1";
@@ -491,13 +465,13 @@ static void failed_roll_fence_stops_writer(void **state) {
   assert_true(tarn_xwriter_append(w, 5, "e2", 2, 1, on_ack, &args[2]) < 0);
   assert_int_equal(a.n, 2);
   assert_true(tarn_xwriter_close(w) < 0);
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 /* K = W = 1 works: one bucket, and a slot lost once halts. */
 static void k1_w1(void **state) {
-  env e;
-  env_open(&e, "xw-k1", 1, 1, 4);
+  tu_fixture e;
+  xdeploy_open(&e, "xw-k1", 1, 1, 4);
   tarn_xwriter *w = open_w(&e, 0);
   uint64_t off;
   for (int i = 0; i < 5; i++) {
@@ -509,7 +483,7 @@ static void k1_w1(void **state) {
   assert_int_equal(tarn__xlog_tail(e.m, 3, &end, &cum), 0);
   assert_int_equal(end, 5);
   assert_int_equal(cum, 15);
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 /* issue 14 "never index a slot twice": the index put's reply is lost and the
@@ -517,8 +491,8 @@ static void k1_w1(void **state) {
  * writer reads the log's last record before retrying, and the retry is
  * guarded by the absence of the key, so the late landing adds nothing. */
 static void absorb_exactly_once_across_unknown_put(void **state) {
-  env e;
-  env_open(&e, "xw-unknown", 3, 2, 8);
+  tu_fixture e;
+  xdeploy_open(&e, "xw-unknown", 3, 2, 8);
   tarn_xwriter *w = open_w(&e, 1);
   acks a = {0};
   ackarg args[8];
@@ -548,15 +522,15 @@ static void absorb_exactly_once_across_unknown_put(void **state) {
   tarn_xwriter_stats_get(w, &st);
   assert_int_equal(st.absorb_unknown, 1);
   assert_int_equal(tarn_xwriter_close(w), 0);
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 /* The same with a lost reply of a put that landed at once: resolved as landed
  * by reading the log's last record, nothing retried. */
 /* A stepped writer with two entries of log 5 in slots 0 and 1, each
  * committed in buckets 0 and 1, released (acknowledged at 0 and 1). */
-static tarn_xwriter *two_released(env *e, const char *name) {
-  env_open(e, name, 3, 2, 8);
+static tarn_xwriter *two_released(tu_fixture *e, const char *name) {
+  xdeploy_open(e, name, 3, 2, 8);
   tarn_xwriter *w = open_w(e, 1);
   static acks a;
   static ackarg args[8];
@@ -572,7 +546,7 @@ static tarn_xwriter *two_released(env *e, const char *name) {
 }
 
 static void absorb_unknown_that_landed(void **state) {
-  env e;
+  tu_fixture e;
   tarn_xwriter *w = two_released(&e, "xw-landed");
   assert_int_equal(tarn_meta_inject_fault_after(e.m, TARN_META_FAULT_COMMIT_UNKNOWN, 1, 1), 0);
   assert_int_equal(tarn_xwriter_step(w, TARN_XSTEP_ABSORB, 0, 0), 0);
@@ -594,19 +568,19 @@ static void absorb_unknown_that_landed(void **state) {
   tarn_xwriter_stats_get(w, &st);
   assert_int_equal(st.absorb_unknown, 1);
   assert_int_equal(tarn_xwriter_close(w), 0);
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 /* After a late index put whose object a reclaim pass deleted: the entries
  * read back at 0 and 1, one late put counted, its object written again. */
-static void late_object_rewritten(env *e, tarn_xwriter *w) {
+static void late_object_rewritten(tu_fixture *e, tarn_xwriter *w) {
   reads_in_order(e, 5, 2);
   tarn_xwriter_stats st;
   tarn_xwriter_stats_get(w, &st);
   assert_int_equal(st.absorb_late, 1);
   assert_int_equal(st.absorb_rewritten, 1);
   assert_int_equal(tarn_xwriter_close(w), 0);
-  env_close(e);
+  tu_fixture_close(e);
 }
 
 /* A reclaim pass whose scan of the index came before absorb's record landed:
@@ -646,7 +620,7 @@ static void *reclaim_under_landing(void *arg) {
  * xabsorb-no-late-put-bound the checkpoint moved on over a record naming
  * nothing (the read fails). */
 static void absorb_late_put_keeps_object(void **state) {
-  env e;
+  tu_fixture e;
   tarn_xwriter *w = two_released(&e, "xw-lateput");
   assert_int_equal(
       tarn_meta_create(e.m, TARN_RECLAIM_PARTITION, "l-test", "", 0, TARN_META_PERSISTENT, NULL),
@@ -695,7 +669,7 @@ static void slow_hook(void *arg, int op, const char *name) {
 }
 
 static void absorb_slow_put_keeps_object(void **state) {
-  env e;
+  tu_fixture e;
   tarn_xwriter *w = two_released(&e, "xw-slowput");
   slow_wal = e.wal;
   assert_int_equal(tarn_objstore_mem_hook(e.wal, slow_hook, NULL), 0);
@@ -714,8 +688,8 @@ static void absorb_slow_put_keeps_object(void **state) {
  * a batch that was indexed is not indexed again, one that was not is. */
 static void settle_absorb_resumes_intent(void **state) {
   for (int landed = 0; landed < 2; landed++) {
-    env e;
-    env_open(&e, landed ? "xw-resume1" : "xw-resume0", 3, 2, 8);
+    tu_fixture e;
+    xdeploy_open(&e, landed ? "xw-resume1" : "xw-resume0", 3, 2, 8);
     tarn_xwriter *w = open_w(&e, 1);
     acks a = {0};
     ackarg args[8];
@@ -765,7 +739,7 @@ static void settle_absorb_resumes_intent(void **state) {
     tarn_meta_recs_free(&recs);
     tarn_buf_free(&f);
     tarn__xepoch_free(&ep);
-    env_close(&e);
+    tu_fixture_close(&e);
   }
 }
 
@@ -781,8 +755,8 @@ static void settle_absorb_resumes_intent(void **state) {
  * producer's CORRUPT_MESSAGE in cli_test_kafka_express_failover). */
 static void settlers_race(void **state) {
   for (int unseen = 0; unseen < 2; unseen++) {
-    env e;
-    env_open(&e, unseen ? "xw-race1" : "xw-race0", 3, 2, 8);
+    tu_fixture e;
+    xdeploy_open(&e, unseen ? "xw-race1" : "xw-race0", 3, 2, 8);
     tarn_xwriter *w = open_w(&e, 1);
     acks a = {0};
     ackarg args[8];
@@ -842,7 +816,7 @@ static void settlers_race(void **state) {
     for (int s = 0; s < 2; s++)
       tarn_buf_free(&f[s]);
     tarn_xwriter_close(w);
-    env_close(&e);
+    tu_fixture_close(&e);
   }
 }
 
@@ -856,8 +830,8 @@ static int collect(void *arg, uint64_t offset, const void *payload, size_t len, 
  * the index serves it, the checkpoint moves, and flights past the grace are
  * deleted from every bucket. */
 static void tail_checkpoint_reclaim(void **state) {
-  env e;
-  env_open(&e, "xw-tail", 3, 2, 8);
+  tu_fixture e;
+  xdeploy_open(&e, "xw-tail", 3, 2, 8);
   tarn_xwriter *w = open_w(&e, 1);
   acks a = {0};
   ackarg args[8];
@@ -894,13 +868,13 @@ static void tail_checkpoint_reclaim(void **state) {
   assert_int_equal(ep.trimmed, 3);
   tarn__xepoch_free(&ep);
   assert_int_equal(tarn_xwriter_close(w), 0);
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 /* Many threads appending to two logs: every ack in order per log, all read back. */
 static void threaded_two_logs(void **state) {
-  env e;
-  env_open(&e, "xw-threads", 3, 2, 4);
+  tu_fixture e;
+  xdeploy_open(&e, "xw-threads", 3, 2, 4);
   tarn_xwriter *w = open_w(&e, 0);
   acks a[2] = {{0}, {0}};
   ackarg args[2][40];
@@ -925,7 +899,7 @@ static void threaded_two_logs(void **state) {
     assert_int_equal(tarn__xlog_tail(e.m, 20 + (uint64_t)l, &end, &cum), 0);
     assert_int_equal(end, 40);
   }
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 /* A slot commits at W while its third copy is still being written (copies
@@ -936,8 +910,8 @@ static void threaded_two_logs(void **state) {
  * is done while the copy is still on its way, and the copy that lands later
  * holds the flight's bytes under the slot's key. */
 static void absorb_does_not_wait_for_late_copy(void **state) {
-  env e;
-  env_open(&e, "xw-late", 3, 2, 4);
+  tu_fixture e;
+  xdeploy_open(&e, "xw-late", 3, 2, 4);
   tarn_xwriter_options o;
   tarn_xwriter_options_default(&o);
   o.star = "star-1";
@@ -986,7 +960,7 @@ static void absorb_does_not_wait_for_late_copy(void **state) {
   tarn_buf_free(&got);
   tarn_objstore_mem_latency(e.b[2], TARN_MEM_OP_PUT, 0);
   assert_int_equal(tarn_xwriter_close(w), 0);
-  env_close(&e);
+  tu_fixture_close(&e);
 }
 
 int main(void) {

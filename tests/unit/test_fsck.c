@@ -8,6 +8,7 @@
 #include "testutil.h"
 #include "tu_alloc_fail.h"
 #include "tu_compacted.h"
+#include "tu_fixture.h"
 #include "tu_index.h"
 #include "tu_parquet_bomb.h"
 
@@ -29,39 +30,28 @@
 
 enum { N = 6 };
 
-typedef struct env {
-  tarn_meta *m;
-  tarn_objstore *wal, *cs;
-  char name[64];
+/* The world of these tests: a deployment (the fixture) with stream ns/st
+ * whose log L holds N entries, each in a RAW record of its own (entry i has
+ * i%3+1 records); part is L's partition key. */
+typedef struct fsck_log {
+  tu_fixture d;
   uint64_t L;
   char part[32];
-} env;
+} fsck_log;
 
-/* A mem: deployment with stream ns/st whose log holds N entries, each in a
- * RAW record of its own (entry i has i%3+1 records). */
-static void env_open(env *e) {
-  static int n;
-  snprintf(e->name, sizeof e->name, "fsck-%d-%d", (int)getpid(), n++);
-  char uri[96];
-  snprintf(uri, sizeof uri, "mem:%s", e->name);
-  assert_int_equal(tarn_meta_open(uri, &e->m), 0);
-  assert_int_equal(tarn_objstore_open(uri, &e->wal), 0);
-  snprintf(uri, sizeof uri, "mem:%s-c", e->name);
-  assert_int_equal(tarn_objstore_open(uri, &e->cs), 0);
-  tarn_catalog *cat;
-  assert_int_equal(tarn_catalog_open(e->m, NULL, &cat), 0);
-  assert_int_equal(tarn_catalog_init(cat, NULL), 0);
+static void log_open(fsck_log *e) {
+  tu_fixture_open_unique(&e->d, "fsck");
+  tu_fixture_catalog(&e->d, 1);
   tarn_catalog_record st;
-  assert_int_equal(tarn_catalog_create_stream(cat, "ns", "st", 1, NULL, 0, &st), 0);
+  assert_int_equal(tarn_catalog_create_stream(e->d.cat, "ns", "st", 1, NULL, 0, &st), 0);
   e->L = st.logs[0];
   tarn_catalog_record_free(&st);
-  tarn_catalog_close(cat);
   tarn_key_partition(e->part, e->L);
   tarn_writer_options o;
   tarn_writer_options_default(&o);
   o.batch_ms = 5;
   tarn_writer *w;
-  assert_int_equal(tarn_writer_open(e->m, e->wal, &o, &w), 0);
+  assert_int_equal(tarn_writer_open(e->d.m, e->d.wal, &o, &w), 0);
   for (int i = 0; i < N; i++) {
     char b[16];
     int k = snprintf(b, sizeof b, "entry-%d", i);
@@ -71,18 +61,8 @@ static void env_open(env *e) {
   assert_int_equal(tarn_writer_close(w), 0);
 }
 
-static void env_close(env *e) {
-  char n2[80];
-  snprintf(n2, sizeof n2, "%s-c", e->name);
-  tarn_objstore_close(e->wal);
-  tarn_objstore_close(e->cs);
-  tarn_meta_close(e->m);
-  tarn_objstore_mem_drop(e->name);
-  tarn_objstore_mem_drop(n2);
-}
-
-static void run(env *e, tarn_fsck_report *rep) {
-  assert_int_equal(tarn_fsck_run(e->m, e->wal, e->cs, NULL, rep), 0);
+static void run(fsck_log *e, tarn_fsck_report *rep) {
+  assert_int_equal(tarn_fsck_run(e->d.m, e->d.wal, e->d.compacted, NULL, rep), 0);
   for (size_t i = 0; i < rep->n_faults; i++)
     print_message("  fault %s log %llu offset %llu key %s object %s: %s\n", rep->faults[i].kind,
                   (unsigned long long)rep->faults[i].log_id,
@@ -100,11 +80,11 @@ static const tarn_fsck_fault *find(const tarn_fsck_report *rep, const char *kind
 }
 
 /* The value of the index record i (key order) and its key. */
-static tarn_meta_recs records(env *e) { return tu_index_records(e->m, e->L); }
+static tarn_meta_recs records(fsck_log *e) { return tu_index_records(e->d.m, e->L); }
 
 static void healthy_passes(void **state) {
-  env e;
-  env_open(&e);
+  fsck_log e;
+  log_open(&e);
   tarn_fsck_report rep;
   run(&e, &rep);
   assert_int_equal(rep.n_faults, 0);
@@ -113,16 +93,16 @@ static void healthy_passes(void **state) {
   assert_int_equal(rep.records, N);
   assert_int_equal(rep.entries_read, N);
   tarn_fsck_report_free(&rep);
-  env_close(&e);
+  tu_fixture_close(&e.d);
 }
 
 static void deleted_wal_object(void **state) {
-  env e;
-  env_open(&e);
+  fsck_log e;
+  log_open(&e);
   tarn_meta_recs r = records(&e);
   tarn_entry_index ei;
   assert_int_equal(tarn_entry_index_decode(r.v[2].value, r.v[2].value_len, &ei), 0);
-  assert_int_equal(tarn_objstore_delete(e.wal, ei.location), 0);
+  assert_int_equal(tarn_objstore_delete(e.d.wal, ei.location), 0);
   tarn_fsck_report rep;
   run(&e, &rep);
   const tarn_fsck_fault *f = find(&rep, "wal-missing");
@@ -139,20 +119,20 @@ static void deleted_wal_object(void **state) {
   char tk[TARN_KEY_SLASH_MAX], b[24];
   tarn_key_trim_marker(tk, e.L);
   int n = snprintf(b, sizeof b, "%llu", (unsigned long long)k.end_offset);
-  assert_int_equal(tarn_meta_put(e.m, e.part, tk, b, (size_t)n, NULL), 0);
+  assert_int_equal(tarn_meta_put(e.d.m, e.part, tk, b, (size_t)n, NULL), 0);
   run(&e, &rep);
   assert_int_equal(rep.n_faults, 0);
   tarn_fsck_report_free(&rep);
   tarn_entry_index_free(&ei);
   tarn_meta_recs_free(&r);
-  env_close(&e);
+  tu_fixture_close(&e.d);
 }
 
 static void gap_in_the_index(void **state) {
-  env e;
-  env_open(&e);
+  fsck_log e;
+  log_open(&e);
   tarn_meta_recs r = records(&e);
-  assert_int_equal(tarn_meta_delete(e.m, e.part, r.v[3].key), 0);
+  assert_int_equal(tarn_meta_delete(e.d.m, e.part, r.v[3].key), 0);
   tarn_key k;
   assert_int_equal(tarn_key_parse(r.v[2].key, TARN_KEY_LEN, &k), 0);
   tarn_fsck_report rep;
@@ -169,24 +149,24 @@ static void gap_in_the_index(void **state) {
   char tk[TARN_KEY_SLASH_MAX], b[24];
   tarn_key_trim_marker(tk, e.L);
   int n = snprintf(b, sizeof b, "%llu", (unsigned long long)k4.end_offset - 1);
-  assert_int_equal(tarn_meta_put(e.m, e.part, tk, b, (size_t)n, NULL), 0);
+  assert_int_equal(tarn_meta_put(e.d.m, e.part, tk, b, (size_t)n, NULL), 0);
   run(&e, &rep);
   assert_int_equal(rep.n_faults, 0);
   tarn_fsck_report_free(&rep);
   tarn_meta_recs_free(&r);
-  env_close(&e);
+  tu_fixture_close(&e.d);
 }
 
 static void cumulative_size_mismatch(void **state) {
-  env e;
-  env_open(&e);
+  fsck_log e;
+  log_open(&e);
   tarn_meta_recs r = records(&e);
   tarn_key k;
   assert_int_equal(tarn_key_parse(r.v[4].key, TARN_KEY_LEN, &k), 0);
   char bad[TARN_KEY_LEN + 1];
   assert_int_equal(tarn_key_format(bad, e.L, k.end_offset, k.cumulative_size + 3), 0);
-  assert_int_equal(tarn_meta_delete(e.m, e.part, r.v[4].key), 0);
-  assert_int_equal(tarn_meta_put(e.m, e.part, bad, r.v[4].value, r.v[4].value_len, NULL), 0);
+  assert_int_equal(tarn_meta_delete(e.d.m, e.part, r.v[4].key), 0);
+  assert_int_equal(tarn_meta_put(e.d.m, e.part, bad, r.v[4].value, r.v[4].value_len, NULL), 0);
   tarn_fsck_report rep;
   run(&e, &rep);
   const tarn_fsck_fault *f = find(&rep, "cumulative");
@@ -197,18 +177,18 @@ static void cumulative_size_mismatch(void **state) {
   assert_null(find(&rep, "gap"));
   tarn_fsck_report_free(&rep);
   tarn_meta_recs_free(&r);
-  env_close(&e);
+  tu_fixture_close(&e.d);
 }
 
 static void corrupt_index_value(void **state) {
-  env e;
-  env_open(&e);
+  fsck_log e;
+  log_open(&e);
   tarn_meta_recs r = records(&e);
   uint8_t junk[r.v[1].value_len];
   memcpy(junk, r.v[1].value, sizeof junk);
   junk[2] = 0xff; /* a field tag no EntryIndex has, or a broken length */
   junk[3] = 0xff;
-  assert_int_equal(tarn_meta_put(e.m, e.part, r.v[1].key, junk, sizeof junk, NULL), 0);
+  assert_int_equal(tarn_meta_put(e.d.m, e.part, r.v[1].key, junk, sizeof junk, NULL), 0);
   tarn_fsck_report rep;
   run(&e, &rep);
   const tarn_fsck_fault *f = find(&rep, "value");
@@ -218,15 +198,15 @@ static void corrupt_index_value(void **state) {
   assert_null(find(&rep, "gap")); /* the records after it are not blamed */
   tarn_fsck_report_free(&rep);
   tarn_meta_recs_free(&r);
-  env_close(&e);
+  tu_fixture_close(&e.d);
 }
 
 /* Compacts the whole log into files a-0 (entries 0..2) and a-7 (3..5), the
  * second's companion missing its last row when bad; installs the PARQUET
  * record (C3) and, when c4, retires the RAW records (C4). */
-static void compact(env *e, int bad, int c4) {
+static void compact(fsck_log *e, int bad, int c4) {
   tarn_reader *r;
-  assert_int_equal(tarn_reader_open(e->m, e->wal, e->cs, NULL, &r), 0);
+  assert_int_equal(tarn_reader_open(e->d.m, e->d.wal, e->d.compacted, NULL, &r), 0);
   tarn_entry_header hs[N];
   char *pl[N];
   tarn_log_iter *it;
@@ -241,8 +221,8 @@ static void compact(env *e, int bad, int c4) {
   tarn_log_iter_close(it);
   tarn_reader_close(r);
   int64_t end = hs[N - 1].offset + hs[N - 1].record_count;
-  tu_write_compacted(e->cs, "ns/st", "a-0", hs, pl, 0, 2, 2, 0);
-  tu_write_compacted(e->cs, "ns/st", "a-7", hs, pl, 3, 5, bad ? 4 : 5, 0);
+  tu_write_compacted(e->d.compacted, "ns/st", "a-0", hs, pl, 0, 2, 2, 0);
+  tu_write_compacted(e->d.compacted, "ns/st", "a-7", hs, pl, 3, 5, bad ? 4 : 5, 0);
   tarn_file_index_entry files[2] = {{hs[2].offset + hs[2].record_count - 1, (char *)"a-0.parquet"},
                                     {end - 1, (char *)"a-7.parquet"}};
   tarn_parquet_record pr = {.s = 0,
@@ -257,10 +237,10 @@ static void compact(env *e, int bad, int c4) {
   tarn_meta_recs recs = records(e);
   char k0[TARN_KEY_LEN + 1];
   tarn_key_format(k0, e->L, 0, 0);
-  assert_int_equal(tarn_meta_put(e->m, e->part, recs.v[recs.n - 1].key, val.data, val.len, NULL),
+  assert_int_equal(tarn_meta_put(e->d.m, e->part, recs.v[recs.n - 1].key, val.data, val.len, NULL),
                    0);
   if (c4)
-    assert_int_equal(tarn_meta_delete_range(e->m, e->part, k0, recs.v[recs.n - 1].key, NULL), 0);
+    assert_int_equal(tarn_meta_delete_range(e->d.m, e->part, k0, recs.v[recs.n - 1].key, NULL), 0);
   tarn_meta_recs_free(&recs);
   tarn_buf_free(&val);
   for (int i = 0; i < N; i++)
@@ -268,8 +248,8 @@ static void compact(env *e, int bad, int c4) {
 }
 
 static void compacted_log_passes(void **state) {
-  env e;
-  env_open(&e);
+  fsck_log e;
+  log_open(&e);
   compact(&e, 0, 1);
   tarn_fsck_report rep;
   run(&e, &rep);
@@ -277,26 +257,26 @@ static void compacted_log_passes(void **state) {
   assert_int_equal(rep.records, 1);
   assert_int_equal(rep.entries_read, N);
   tarn_fsck_report_free(&rep);
-  env_close(&e);
+  tu_fixture_close(&e.d);
 }
 
 /* Between C3 and C4 the PARQUET record overlaps the records it replaces: the
  * spec's first exception, a warning and no fault. */
 static void overlap_between_c3_and_c4(void **state) {
-  env e;
-  env_open(&e);
+  fsck_log e;
+  log_open(&e);
   compact(&e, 0, 0);
   tarn_fsck_report rep;
   run(&e, &rep);
   assert_int_equal(rep.n_faults, 0);
   assert_int_equal(rep.warnings, 1);
   tarn_fsck_report_free(&rep);
-  env_close(&e);
+  tu_fixture_close(&e.d);
 }
 
 static void companion_disagrees(void **state) {
-  env e;
-  env_open(&e);
+  fsck_log e;
+  log_open(&e);
   compact(&e, 1, 1);
   tarn_fsck_report rep;
   run(&e, &rep);
@@ -311,13 +291,13 @@ static void companion_disagrees(void **state) {
   assert_non_null(f);
   assert_string_equal(f->object, "ns/st/a-7.parquet");
   tarn_fsck_report_free(&rep);
-  env_close(&e);
+  tu_fixture_close(&e.d);
 }
 
 /* A fault of a record that overlaps the one before it and is RAW. */
 static void overlap_is_a_fault(void **state) {
-  env e;
-  env_open(&e);
+  fsck_log e;
+  log_open(&e);
   tarn_meta_recs r = records(&e);
   tarn_key k;
   assert_int_equal(tarn_key_parse(r.v[3].key, TARN_KEY_LEN, &k), 0);
@@ -328,8 +308,8 @@ static void overlap_is_a_fault(void **state) {
   assert_true(ei.message_count >= 2);
   char key[TARN_KEY_LEN + 1];
   tarn_key_format(key, e.L, k.end_offset + 1, k.cumulative_size + (uint64_t)ei.entry_size_bytes);
-  assert_int_equal(tarn_meta_delete(e.m, e.part, r.v[4].key), 0);
-  assert_int_equal(tarn_meta_put(e.m, e.part, key, r.v[4].value, r.v[4].value_len, NULL), 0);
+  assert_int_equal(tarn_meta_delete(e.d.m, e.part, r.v[4].key), 0);
+  assert_int_equal(tarn_meta_put(e.d.m, e.part, key, r.v[4].value, r.v[4].value_len, NULL), 0);
   tarn_fsck_report rep;
   run(&e, &rep);
   const tarn_fsck_fault *f = find(&rep, "overlap");
@@ -338,7 +318,7 @@ static void overlap_is_a_fault(void **state) {
   tarn_fsck_report_free(&rep);
   tarn_entry_index_free(&ei);
   tarn_meta_recs_free(&r);
-  env_close(&e);
+  tu_fixture_close(&e.d);
 }
 
 /* Issue 31 item 4: one append indexed twice, as etcd's duplicate sequenced
@@ -347,8 +327,8 @@ static void overlap_is_a_fault(void **state) {
  * records are adjacent and each reads; the fault is that both name the same
  * WAL section. */
 static void double_index_is_a_fault(void **state) {
-  env e;
-  env_open(&e);
+  fsck_log e;
+  log_open(&e);
   tarn_meta_recs r = records(&e);
   const tarn_meta_rec *last = &r.v[r.n - 1];
   tarn_key k;
@@ -358,7 +338,7 @@ static void double_index_is_a_fault(void **state) {
   char key[TARN_KEY_LEN + 1];
   tarn_key_format(key, e.L, k.end_offset + (uint64_t)ei.message_count,
                   k.cumulative_size + (uint64_t)ei.entry_size_bytes);
-  assert_int_equal(tarn_meta_put(e.m, e.part, key, last->value, last->value_len, NULL), 0);
+  assert_int_equal(tarn_meta_put(e.d.m, e.part, key, last->value, last->value_len, NULL), 0);
   tarn_fsck_report rep;
   run(&e, &rep);
   const tarn_fsck_fault *f = find(&rep, "index-double");
@@ -371,24 +351,24 @@ static void double_index_is_a_fault(void **state) {
   tarn_fsck_report_free(&rep);
   tarn_entry_index_free(&ei);
   tarn_meta_recs_free(&r);
-  env_close(&e);
+  tu_fixture_close(&e.d);
 }
 
 /* A file fsck cannot check (its footer is a lie that would ask for ~110
  * bytes per byte) is a parquet fault, and the run goes on to the next file. */
 static void uncheckable_file_is_a_fault(void **state) {
-  env e;
-  env_open(&e);
+  fsck_log e;
+  log_open(&e);
   compact(&e, 0, 1);
   tarn_buf footer = TARN_BUF_INIT, file = TARN_BUF_INIT;
   tu_parquet_bomb_footer(&footer, 4, 1 << 18);
   tu_parquet_wrap_footer(&file, &footer);
-  assert_int_equal(tarn_objstore_delete(e.cs, "ns/st/a-0.parquet"), 0);
-  assert_int_equal(tarn_objstore_put(e.cs, "ns/st/a-0.parquet", file.data, file.len), 0);
+  assert_int_equal(tarn_objstore_delete(e.d.compacted, "ns/st/a-0.parquet"), 0);
+  assert_int_equal(tarn_objstore_put(e.d.compacted, "ns/st/a-0.parquet", file.data, file.len), 0);
   tarn_fsck_options o = {.skip_read = 1};
   tarn_fsck_report rep;
   tu_alloc_limit(10 * footer.len);
-  int rc = tarn_fsck_run(e.m, e.wal, e.cs, &o, &rep);
+  int rc = tarn_fsck_run(e.d.m, e.d.wal, e.d.compacted, &o, &rep);
   tu_alloc_limit(0);
   assert_int_equal(rc, 0);
   const tarn_fsck_fault *f = find(&rep, "parquet");
@@ -399,7 +379,7 @@ static void uncheckable_file_is_a_fault(void **state) {
   tarn_fsck_report_free(&rep);
   tarn_buf_free(&footer);
   tarn_buf_free(&file);
-  env_close(&e);
+  tu_fixture_close(&e.d);
 }
 
 int main(void) {

@@ -260,23 +260,9 @@ static void fetch_frame(tarn_buf *out, int32_t corr, const char *topic, int64_t 
 static void fetch_frame_max(tarn_buf *out, int32_t corr, const char *topic, int64_t offset,
                             int32_t max_wait_ms, int32_t max_bytes) {
   tarn__k_fetch_req q;
-  tarn__kmsg_init(TARN__KAPI_FETCH, 0, &q);
-  q.max_wait_ms = max_wait_ms;
-  q.min_bytes = 1;
-  q.max_bytes = max_bytes;
   tarn__k_fetch_fetch_topic ft;
   tarn__k_fetch_fetch_partition fp;
-  memset(&ft, 0, sizeof ft);
-  memset(&fp, 0, sizeof fp);
-  ft.topic = (tarn__kstr){topic, (int32_t)strlen(topic)};
-  fp.partition = 0;
-  fp.fetch_offset = offset;
-  fp.partition_max_bytes = 1 << 20;
-  fp.log_start_offset = -1;
-  ft.partitions.n = 1;
-  ft.partitions.v = &fp;
-  q.topics.n = 1;
-  q.topics.v = &ft;
+  tu_kafka_fetch_req(&q, &ft, &fp, topic, offset, max_wait_ms, max_bytes);
   frame(out, TARN__KAPI_FETCH, 11, corr, &q);
 }
 

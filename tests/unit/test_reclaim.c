@@ -60,12 +60,6 @@ static size_t count_objects(tarn_objstore *s) {
   return n;
 }
 
-static tarn_compactor *mk(tu_cenv *e) {
-  tarn_compactor *c;
-  assert_int_equal(tarn_compactor_open(e->m, e->wal, e->compacted, NULL, &c), 0);
-  return c;
-}
-
 /* LS-085, LS-086: WAL objects of compacted records go only after the grace
  * period from when they were first seen unnamed; a reader holding cached RAW
  * records reads them within it; objects still named always stay. */
@@ -86,7 +80,7 @@ static void wal_grace(void **state) {
   while (tarn_log_iter_next(it, &en, 0) == 0) {
   }
   tarn_log_iter_close(it);
-  tarn_compactor *c = mk(&E);
+  tarn_compactor *c = tu_compactor(&E, NULL, NULL);
   /* compact the first 4 records only: 2 objects stay named */
   tarn_compact_range r;
   tarn_compactor_options co;
@@ -206,7 +200,7 @@ static uint64_t compacted_then_trimmed(tu_cenv *E, const char *tag, tarn_compact
                                        tarn_compact_range *r, int through_from_e) {
   tu_cenv_open(E, tag, 0, 1, NULL);
   tu_append(E, E->log, 0, 20, 5);
-  *c = mk(E);
+  *c = tu_compactor(E, NULL, NULL);
   assert_int_equal(tarn_compact_once(*c, E->log, 1, r, NULL), 0);
   tu_append(E, E->log, 20, 10, 5);
   tarn_lease *l;
@@ -296,7 +290,7 @@ static void orphans(void **state) {
   tu_cenv_open(&E, "orph", 0, 2, NULL);
   tu_append(&E, E.logs[0], 0, 10, 5);
   tu_append(&E, E.logs[1], 0, 10, 5);
-  tarn_compactor *c = mk(&E);
+  tarn_compactor *c = tu_compactor(&E, NULL, NULL);
   /* a failed compaction: C2 only */
   tarn_compact_range r;
   assert_int_equal(tarn_compact_plan(c, E.logs[0], 1, &r), 0);

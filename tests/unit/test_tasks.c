@@ -28,17 +28,6 @@
 #include "tarn/testing.h"
 #include "util/clock.h"
 
-static tarn_compactor *mk(tarn_meta *m, tu_cenv *e, uint64_t range_bytes) {
-  tarn_compactor_options o;
-  tarn_compactor_options_default(&o);
-  if (range_bytes)
-    o.max_range_bytes = range_bytes;
-  o.max_file_bytes = 1500;
-  tarn_compactor *c;
-  assert_int_equal(tarn_compactor_open(m, e->wal, e->compacted, &o, &c), 0);
-  return c;
-}
-
 static int task_state(tarn_meta *m, uint64_t log, tarn_task *out) {
   tarn_task *v;
   size_t n;
@@ -100,7 +89,7 @@ static void mutual_exclusion(void **state) {
   tu_append(&E, E.logs[1], 0, 10, 5);
   tarn_meta *m2;
   assert_int_equal(tarn_meta_open(E.meta_uri, &m2), 0);
-  tarn_compactor *c = mk(E.m, &E, 0);
+  tarn_compactor *c = tu_compactor_sized(&E, E.m, 1500, 0);
   size_t created;
   assert_int_equal(tarn_tasks_plan(c, NULL, 1, &created), 0);
   assert_int_equal(created, 2);
@@ -138,7 +127,8 @@ static void zombie_holder_changes_nothing(void **state) {
   tu_append(&E, E.logs[0], 0, 10, 5);
   tarn_meta *mz;
   assert_int_equal(tarn_meta_open(E.meta_uri, &mz), 0);
-  tarn_compactor *c = mk(E.m, &E, 0), *cz = mk(mz, &E, 0);
+  tarn_compactor *c = tu_compactor_sized(&E, E.m, 1500, 0),
+                 *cz = tu_compactor_sized(&E, mz, 1500, 0);
   size_t created;
   assert_int_equal(tarn_tasks_plan(c, NULL, 1, &created), 0);
   assert_int_equal(created, 1);
@@ -186,7 +176,7 @@ static void zombie_holder_changes_nothing(void **state) {
 static tarn_compactor *one_planned_task(tu_cenv *E, const char *tag) {
   tu_cenv_open(E, tag, 0, 1, NULL);
   tu_append(E, E->logs[0], 0, 10, 5);
-  tarn_compactor *c = mk(E->m, E, 0);
+  tarn_compactor *c = tu_compactor_sized(E, E->m, 1500, 0);
   assert_int_equal(tarn_tasks_plan(c, NULL, 1, NULL), 0);
   return c;
 }
@@ -256,7 +246,7 @@ static void dlq_after_max_failures(void **state) {
   tu_cenv E;
   tu_cenv_open(&E, "dlq", 0, 1, NULL);
   tu_append(&E, E.log, 0, 10, 5);
-  tarn_compactor *c = mk(E.m, &E, 0);
+  tarn_compactor *c = tu_compactor_sized(&E, E.m, 1500, 0);
   tarn_tasks_options o;
   tarn_tasks_options_default(&o);
   o.max_failures = 3;
@@ -306,7 +296,7 @@ static void *worker_main(void *p) {
   wk *w = p;
   tarn_meta *m;
   assert_int_equal(tarn_meta_open(w->e->meta_uri, &m), 0);
-  tarn_compactor *c = mk(m, w->e, 1500);
+  tarn_compactor *c = tu_compactor_sized(w->e, m, 1500, 1500);
   while (!atomic_load(w->stop)) {
     int ran = 0;
     if (tarn_tasks_plan(c, NULL, 1, NULL))
@@ -445,7 +435,7 @@ static void crash_recovery_at(int point) {
   tu_append(&E, E.log, 0, 30, 5);
   tu_snap before;
   tu_snapshot(&E, E.log, &before);
-  tarn_compactor *c = mk(E.m, &E, 0);
+  tarn_compactor *c = tu_compactor_sized(&E, E.m, 1500, 0);
   assert_int_equal(tarn_tasks_plan(c, NULL, 1, NULL), 0);
   tarn_compactor_close(c);
   char uri[400];
@@ -480,7 +470,7 @@ static void crash_recovery_at(int point) {
   assert_int_equal(waitpid(pid, &status, 0), pid);
   assert_true(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
   assert_int_equal(task_state(E.m, E.log, NULL), TARN_TASK_PREPARED);
-  c = mk(E.m, &E, 0);
+  c = tu_compactor_sized(&E, E.m, 1500, 0);
   int ran = 0;
   for (int i = 0; i < 400 && !ran; i++) { /* until the dead session's lock expires */
     assert_int_equal(tarn_tasks_run_one(c, NULL, &ran), 0);
@@ -564,7 +554,7 @@ static void work_without_threads(void **state) {
 #endif
   tu_cenv E;
   tu_cenv_open(&E, "nothreads", 0, 1, NULL);
-  tarn_compactor *c = mk(E.m, &E, 0);
+  tarn_compactor *c = tu_compactor_sized(&E, E.m, 1500, 0);
   fflush(NULL);
   pid_t pid = fork();
   assert_true(pid >= 0);

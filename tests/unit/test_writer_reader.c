@@ -21,28 +21,8 @@
 #include "tarn/reader.h"
 #include "tarn/wal.h"
 #include "tarn/writer.h"
+#include "tu_fixture.h"
 #include "util/clock.h"
-
-typedef struct env {
-  tarn_meta *m;
-  tarn_objstore *wal;
-  char name[64];
-} env;
-
-static void env_open(env *e, const char *tag) {
-  static int n;
-  snprintf(e->name, sizeof e->name, "wr-%s-%d-%d", tag, (int)getpid(), n++);
-  char uri[96];
-  snprintf(uri, sizeof uri, "mem:%s", e->name);
-  assert_int_equal(tarn_meta_open(uri, &e->m), 0);
-  assert_int_equal(tarn_objstore_open(uri, &e->wal), 0);
-}
-
-static void env_close(env *e) {
-  tarn_objstore_close(e->wal);
-  tarn_meta_close(e->m);
-  tarn_objstore_mem_drop(e->name);
-}
 
 static void fast_opts(tarn_writer_options *o) {
   tarn_writer_options_default(o);
@@ -51,8 +31,8 @@ static void fast_opts(tarn_writer_options *o) {
 }
 
 /* A fresh mem: deployment and a writer with the fast options on it. */
-static tarn_writer *env_writer(env *e, const char *tag) {
-  env_open(e, tag);
+static tarn_writer *env_writer(tu_fixture *e, const char *tag) {
+  tu_fixture_open_unique(e, tag);
   tarn_writer_options o;
   fast_opts(&o);
   tarn_writer *w;
@@ -129,8 +109,8 @@ static size_t read_all(tarn_reader *r, uint64_t log, uint64_t from, uint64_t *of
 /* LS-036, LS-039, LS-016, LS-001, LS-008: the whole path, several logs, one writer. */
 static void append_then_read(void **state) {
   (void)state;
-  env E;
-  env_open(&E, "basic");
+  tu_fixture E;
+  tu_fixture_open_unique(&E, "wr-basic");
   tarn_writer_options o;
   fast_opts(&o);
   o.max_logs_per_object = 2;
@@ -237,14 +217,14 @@ static void append_then_read(void **state) {
   tarn_log_iter_close(it);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 /* Size limits: an entry larger than the object limit gets its own object. */
 static void big_entry_own_object(void **state) {
   (void)state;
-  env E;
-  env_open(&E, "big");
+  tu_fixture E;
+  tu_fixture_open_unique(&E, "wr-big");
   tarn_writer_options o;
   fast_opts(&o);
   o.max_object_bytes = 1000;
@@ -275,7 +255,7 @@ static void big_entry_own_object(void **state) {
   assert_int_equal(k.cumulative_size, 5 * 100 + 5000);
   tarn_meta_recs_free(&recs);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 /* Entries of 4 logs appended interleaved, small ones and ones above the
@@ -284,8 +264,8 @@ static void big_entry_own_object(void **state) {
  * in append order (LS-021), and read back byte for byte. */
 static void interleaved_logs_contiguous_sections(void **state) {
   (void)state;
-  env E;
-  env_open(&E, "interleave");
+  tu_fixture E;
+  tu_fixture_open_unique(&E, "wr-interleave");
   tarn_writer_options o;
   fast_opts(&o);
   o.batch_ms = 10000;
@@ -339,14 +319,14 @@ static void interleaved_logs_contiguous_sections(void **state) {
   }
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 /* LS-038, LS-037: a failed object write publishes nothing and fails its entries. */
 static void object_write_fails(void **state) {
   (void)state;
-  env E;
-  env_open(&E, "objfail");
+  tu_fixture E;
+  tu_fixture_open_unique(&E, "wr-objfail");
   tarn_writer_options o;
   fast_opts(&o);
   o.object_retries = 1;
@@ -372,15 +352,15 @@ static void object_write_fails(void **state) {
   assert_int_equal(b.status, 0);
   assert_int_equal(b.offset, 0);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 /* An index put of unknown outcome is reported as unknown (no dedup); a failed
  * put fails its entries. */
 static void index_put_unknown_or_failed(void **state) {
   (void)state;
-  env E;
-  tarn_writer *w = env_writer(&E, "putfault");
+  tu_fixture E;
+  tarn_writer *w = env_writer(&E, "wr-putfault");
   ack a = {0}, b = {0}, c = {0};
   assert_int_equal(tarn_writer_append_sync(w, 5, "first", 5, 1, NULL, NULL), 0); /* lease taken */
   assert_int_equal(tarn_meta_inject_fault(E.m, TARN_META_FAULT_COMMIT_UNKNOWN, 1), 0);
@@ -407,18 +387,18 @@ static void index_put_unknown_or_failed(void **state) {
     free(pl[i]);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 /* LS-042, LS-041: a lease per log while open, released at close; a fenced
  * log is refused. (LS-043, the release after the puts: test_lease_steps.c.) */
 static void leases_held_and_released(void **state) {
   (void)state;
-  env E;
-  env_open(&E, "lease");
+  tu_fixture E;
+  tu_fixture_open_unique(&E, "wr-lease");
   tarn_meta *other;
   char uri[96];
-  snprintf(uri, sizeof uri, "mem:%s", E.name);
+  snprintf(uri, sizeof uri, "%s", E.meta_uri);
   assert_int_equal(tarn_meta_open(uri, &other), 0);
   tarn_writer_options o;
   fast_opts(&o);
@@ -438,17 +418,17 @@ static void leases_held_and_released(void **state) {
   assert_int_equal(a.status, 0);
   assert_int_equal(tu_lease_count(other, 11), 0);
   tarn_meta_close(other);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 /* LS-048: once the session ended the writer publishes nothing more. */
 static void session_expiry_stops_publishing(void **state) {
   (void)state;
-  env E;
-  env_open(&E, "expire");
+  tu_fixture E;
+  tu_fixture_open_unique(&E, "wr-expire");
   tarn_meta *w_meta;
   char uri[96];
-  snprintf(uri, sizeof uri, "mem:%s", E.name);
+  snprintf(uri, sizeof uri, "%s", E.meta_uri);
   assert_int_equal(tarn_meta_open(uri, &w_meta), 0);
   tarn_writer_options o;
   fast_opts(&o);
@@ -467,14 +447,14 @@ static void session_expiry_stops_publishing(void **state) {
   tarn_meta_recs_free(&recs);
   tarn_writer_close(w);
   tarn_meta_close(w_meta);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 /* Bounded memory: nonblocking appends over the limit get TARN_EBUSY. */
 static void backpressure(void **state) {
   (void)state;
-  env E;
-  env_open(&E, "busy");
+  tu_fixture E;
+  tu_fixture_open_unique(&E, "wr-busy");
   tarn_writer_options o;
   fast_opts(&o);
   o.batch_ms = 300;
@@ -490,7 +470,7 @@ static void backpressure(void **state) {
   tarn_writer_flush(w);
   assert_int_equal(tarn_writer_append(w, 3, p, 100, 1, NULL, NULL), 0);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 static int64_t store_hour_ahead(void *arg) {
@@ -503,8 +483,8 @@ static int64_t store_hour_ahead(void *arg) {
  * by accident (on one machine they usually fall in the same millisecond). */
 static void ack_ts_is_the_stores(void **state) {
   (void)state;
-  env E;
-  tarn_writer *w = env_writer(&E, "ackts");
+  tu_fixture E;
+  tarn_writer *w = env_writer(&E, "wr-ackts");
   tarn__clock_set_store(store_hour_ahead, NULL);
   ack a;
   memset(&a, 0, sizeof a);
@@ -524,15 +504,15 @@ static void ack_ts_is_the_stores(void **state) {
   tarn_log_iter_close(it);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 /* LS-039: the entries of one section take consecutive offsets, each as many
  * as it has records (A4: e - d1 for the first, then + records). */
 static void section_entries_offsets(void **state) {
   (void)state;
-  env E;
-  env_open(&E, "secoffs");
+  tu_fixture E;
+  tu_fixture_open_unique(&E, "wr-secoffs");
   tarn_writer_options o;
   fast_opts(&o);
   o.batch_ms = 60000; /* one batch, sealed by the flush: one section */
@@ -563,14 +543,14 @@ static void section_entries_offsets(void **state) {
   }
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 /* LS-050, LS-053, LS-054: B from the trim marker; nothing ending at or below B. */
 static void trim_marker_respected(void **state) {
   (void)state;
-  env E;
-  tarn_writer *w = env_writer(&E, "trim");
+  tu_fixture E;
+  tarn_writer *w = env_writer(&E, "wr-trim");
   /* entries of 3 records: offsets 0,3,6,9,12 in one record */
   for (int i = 0; i < 5; i++) {
     char b[8];
@@ -612,7 +592,7 @@ static void trim_marker_respected(void **state) {
     free(pl[i]);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 /* Copies every index record of log `from` into partition `part`, under its
@@ -635,8 +615,8 @@ static void copy_index(tarn_meta *m, uint64_t from, const char *part) {
  * through Higher). */
 static void prefix_check(void **state) {
   (void)state;
-  env E;
-  tarn_writer *w = env_writer(&E, "prefix");
+  tu_fixture E;
+  tarn_writer *w = env_writer(&E, "wr-prefix");
   assert_int_equal(tarn_writer_append_sync(w, 30, "a", 1, 1, NULL, NULL), 0);
   assert_int_equal(tarn_writer_append_sync(w, 31, "bb", 2, 1, NULL, NULL), 0);
   assert_int_equal(tarn_writer_append_sync(w, 31, "cc", 2, 1, NULL, NULL), 0);
@@ -678,14 +658,14 @@ static void prefix_check(void **state) {
   tarn_log_iter_close(it);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 /* Range reads: a log's entries come from its section only, not the whole object. */
 static void range_reads_only(void **state) {
   (void)state;
-  env E;
-  env_open(&E, "range");
+  tu_fixture E;
+  tu_fixture_open_unique(&E, "wr-range");
   tarn_writer_options o;
   fast_opts(&o);
   o.batch_ms = 10000;
@@ -710,7 +690,7 @@ static void range_reads_only(void **state) {
   assert_int_equal(st.range_reads, 1);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 /* A catch-up read of N records, each alone in an object larger than the
@@ -718,8 +698,8 @@ static void range_reads_only(void **state) {
  * object's size along. Per object one probe GET and one payload GET. */
 static void catch_up_without_head(void **state) {
   (void)state;
-  env E;
-  tarn_writer *w = env_writer(&E, "nohead");
+  tu_fixture E;
+  tarn_writer *w = env_writer(&E, "wr-nohead");
   enum { N = 5, LEN = 100000 };
   static char payload[N][LEN + 1];
   for (int i = 0; i < N; i++) {
@@ -748,7 +728,7 @@ static void catch_up_without_head(void **state) {
                    st.head_reads + st.range_reads);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 /* LS-055: a missing object makes the reader look the record up again; a
@@ -756,8 +736,8 @@ static void catch_up_without_head(void **state) {
 static void missing_object_relookup(void **state) {
   (void)state;
   for (int headcache = 0; headcache < 2; headcache++) {
-    env E;
-    tarn_writer *w = env_writer(&E, "missing");
+    tu_fixture E;
+    tarn_writer *w = env_writer(&E, "wr-missing");
     assert_int_equal(tarn_writer_append_sync(w, 50, "hello", 5, 2, NULL, NULL), 0);
     tarn_reader_options ro;
     tarn_reader_options_default(&ro);
@@ -798,15 +778,15 @@ static void missing_object_relookup(void **state) {
     tarn_meta_recs_free(&recs);
     tarn_reader_close(r);
     assert_int_equal(tarn_writer_close(w), 0);
-    env_close(&E);
+    tu_fixture_close(&E);
   }
 }
 
 /* LS-028, LS-052: the reader goes by file_type; index_type decides nothing. */
 static void dispatch_by_file_type(void **state) {
   (void)state;
-  env E;
-  tarn_writer *w = env_writer(&E, "dispatch");
+  tu_fixture E;
+  tarn_writer *w = env_writer(&E, "wr-dispatch");
   assert_int_equal(tarn_writer_append_sync(w, 60, "raw", 3, 1, NULL, NULL), 0);
   tarn_meta_recs recs = tu_index_records(E.m, 60);
   tarn_entry_index ei;
@@ -850,7 +830,7 @@ static void dispatch_by_file_type(void **state) {
   tarn_meta_recs_free(&recs);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 typedef struct late_arg {
@@ -868,8 +848,8 @@ static void *late_append(void *p) {
 /* Tailing: next() waits for a new record through the change notification. */
 static void tailing(void **state) {
   (void)state;
-  env E;
-  tarn_writer *w = env_writer(&E, "tail");
+  tu_fixture E;
+  tarn_writer *w = env_writer(&E, "wr-tail");
   tarn_reader *r;
   assert_int_equal(tarn_reader_open(E.m, E.wal, NULL, NULL, &r), 0);
   tarn_log_iter *it;
@@ -887,15 +867,15 @@ static void tailing(void **state) {
   tarn_log_iter_close(it);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 /* LS-025: every index key the writer created came from its sequenced puts —
  * the keys in P(L) are exactly the ones its acknowledgements account for. */
 static void keys_only_from_sequenced_put(void **state) {
   (void)state;
-  env E;
-  tarn_writer *w = env_writer(&E, "keys");
+  tu_fixture E;
+  tarn_writer *w = env_writer(&E, "wr-keys");
   ack a[40] = {{0}};
   for (int i = 0; i < 40; i++) {
     assert_int_equal(tarn_writer_append(w, 80, "abcd", 4, 1, ack_cb, &a[i]), 0);
@@ -919,7 +899,7 @@ static void keys_only_from_sequenced_put(void **state) {
   }
   tarn_meta_recs_free(&recs);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 /* LS-067, LS-064, LS-065, LS-059, LS-052: a PARQUET record (installed as
@@ -927,12 +907,9 @@ static void keys_only_from_sequenced_put(void **state) {
  * the stream's directory and their companions. */
 static void parquet_record_read(void **state) {
   (void)state;
-  env E;
-  tarn_writer *w = env_writer(&E, "parquet");
-  tarn_objstore *cs;
-  char uri[96];
-  snprintf(uri, sizeof uri, "mem:%s-c", E.name);
-  assert_int_equal(tarn_objstore_open(uri, &cs), 0);
+  tu_fixture E;
+  tarn_writer *w = env_writer(&E, "wr-parquet");
+  tarn_objstore *cs = E.compacted;
   tarn_catalog *cat;
   assert_int_equal(tarn_catalog_open(E.m, NULL, &cat), 0);
   assert_int_equal(tarn_catalog_init(cat, NULL), 0);
@@ -1032,10 +1009,8 @@ static void parquet_record_read(void **state) {
   for (int i = 0; i < N; i++)
     free(pl[i]);
   tarn_buf_free(&val);
-  tarn_objstore_close(cs);
-  tarn_objstore_mem_drop(uri + 4);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 /* The record cache answers repeated lookups until its TTL passes; the head
@@ -1047,8 +1022,8 @@ static void free3(char **p) {
 
 static void caches(void **state) {
   (void)state;
-  env E;
-  tarn_writer *w = env_writer(&E, "cache");
+  tu_fixture E;
+  tarn_writer *w = env_writer(&E, "wr-cache");
   for (int i = 0; i < 3; i++) /* three records, three objects */
     assert_int_equal(tarn_writer_append_sync(w, 90, "abc", 3, 1, NULL, NULL), 0);
   tarn_reader_options ro;
@@ -1087,7 +1062,7 @@ static void caches(void **state) {
   assert_int_equal(a.head_reads, 6);
   tarn_reader_close(r);
   assert_int_equal(tarn_writer_close(w), 0);
-  env_close(&E);
+  tu_fixture_close(&E);
 }
 
 int main(void) {

@@ -14,55 +14,39 @@
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
 #include "tarn/reader.h"
+#include "tu_fixture.h"
 #include "tu_kafka.h"
 
-typedef struct env {
-  tarn_meta *m;
-  tarn_objstore *wal;
+/* The fixture's deployment with express on 3 buckets, an express topic and
+ * an express stream that is no topic. */
+typedef struct xtopic {
+  tu_fixture d;
   uint64_t topic_log; /* partition 0 of the express topic */
   uint64_t plain_log; /* a log of an express stream that is no topic */
-} env;
+} xtopic;
 
-static void env_open(env *e, const char *name) {
-  memset(e, 0, sizeof *e);
-  char uri[96];
-  snprintf(uri, sizeof uri, "mem:%s", name);
-  assert_int_equal(tarn_meta_open(uri, &e->m), 0);
-  snprintf(uri, sizeof uri, "mem:%s-wal", name);
-  assert_int_equal(tarn_objstore_open(uri, &e->wal), 0);
-  char bk[3][96];
-  const char *bp[3];
-  for (int i = 0; i < 3; i++) {
-    snprintf(bk[i], sizeof bk[i], "mem:%s-b%d@z%d", name, i, i);
-    bp[i] = bk[i];
-  }
-  assert_int_equal(tarn_express_deploy(e->m, bp, 3, 2, 8, NULL), 0);
-  tarn_catalog *c;
-  assert_int_equal(tarn_catalog_open(e->m, NULL, &c), 0);
+static void xtopic_open(xtopic *e, const char *name) {
+  tu_fixture_open(&e->d, name);
+  tu_fixture_express(&e->d, 3, 2, 8, 0, 0);
+  tu_fixture_catalog(&e->d, 0);
   tarn_stream_prop cfg[] = {{TARN_PROP_STORAGE_CLASS, TARN_STREAM_CLASS_EXPRESS}};
   tarn_kafka_topic t;
-  assert_int_equal(tarn_kafka_topic_create(c, "fast", 1, cfg, 1, &t), 0);
+  assert_int_equal(tarn_kafka_topic_create(e->d.cat, "fast", 1, cfg, 1, &t), 0);
   e->topic_log = t.logs[0];
   tarn_kafka_topic_free(&t);
   tarn_catalog_record s;
-  assert_int_equal(tarn_catalog_create_stream(c, "fast", "plain", 1, cfg, 1, &s), 0);
+  assert_int_equal(tarn_catalog_create_stream(e->d.cat, "fast", "plain", 1, cfg, 1, &s), 0);
   e->plain_log = s.logs[0];
   tarn_catalog_record_free(&s);
-  tarn_catalog_close(c);
 }
 
-static void env_close(env *e) {
-  tarn_objstore_close(e->wal);
-  tarn_meta_close(e->m);
-}
-
-static tarn_xwriter *open_w(env *e) {
+static tarn_xwriter *open_w(xtopic *e) {
   tarn_xwriter_options o;
   tarn_xwriter_options_default(&o);
   o.star = "star-k";
   o.reclaim_grace_ms = 0;
   tarn_xwriter *w;
-  assert_int_equal(tarn_xwriter_open(e->m, e->wal, &o, &w), 0);
+  assert_int_equal(tarn_xwriter_open(e->d.m, e->d.wal, &o, &w), 0);
   return w;
 }
 
@@ -72,8 +56,8 @@ static tarn_xwriter *open_w(env *e) {
  * batches are acknowledged and read back; a log of no topic takes any bytes. */
 static void express_topic_runs_the_batch_check(void **state) {
   (void)state;
-  env e;
-  env_open(&e, "xk-check");
+  xtopic e;
+  xtopic_open(&e, "xk-check");
   tarn_xwriter *w = open_w(&e);
   uint64_t off = 99;
   /* LS-095: not record batches at all */
@@ -100,7 +84,7 @@ static void express_topic_runs_the_batch_check(void **state) {
   assert_int_equal(tarn_xwriter_close(w), 0);
 
   tarn_reader *r;
-  assert_int_equal(tarn_reader_open(e.m, e.wal, NULL, NULL, &r), 0);
+  assert_int_equal(tarn_reader_open(e.d.m, e.d.wal, NULL, NULL, &r), 0);
   tarn_log_iter *it;
   assert_int_equal(tarn_log_iter_open(r, e.topic_log, 0, &it), 0);
   tarn_entry en;
@@ -111,7 +95,7 @@ static void express_topic_runs_the_batch_check(void **state) {
   tarn_log_iter_close(it);
   tarn_reader_close(r);
   tarn_buf_free(&b);
-  env_close(&e);
+  tu_fixture_close(&e.d);
 }
 
 int main(void) {

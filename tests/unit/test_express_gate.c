@@ -366,7 +366,7 @@ static void mark_consumed_once_under_race(void **state) {
 /* ---- the takeover (src/express/takeover.c) -------------------------------- */
 
 static tarn_xtakeover_report takeover(tarn_meta *m, stars *e, const char *star,
-                                       void (*judged)(void *), void *arg) {
+                                      void (*judged)(void *), void *arg) {
   uint64_t logs[1] = {LOG};
   tarn_xfence_opts fo = {1000, 1};
   tarn_xtakeover_report r;

@@ -792,6 +792,34 @@ static int summarize(producer *p, uint64_t log_id, int json, int status) {
   return status;
 }
 
+/* The end of the run: the drain (with the printer, when it started), the
+ * counts, and the writer closed — or, after an abandoned drain, the process
+ * ended at once. The command's status. */
+static int finish(producer *p, uint64_t log_id, int json, int status, pthread_t *printer,
+                  uint64_t drain_ms) {
+  int abandoned = 0;
+  if (printer) {
+    p_seal(p); /* the last records need not wait out the window */
+    abandoned = drain(p, drain_ms);
+    pthread_join(*printer, NULL);
+  }
+  status = summarize(p, log_id, json, status);
+  if (abandoned) {
+    /* the writer still waits on the stores: end without waiting for it; its
+     * lease records go with the session */
+    fflush(stderr);
+    _exit(status);
+  }
+  /* closing releases the write leases; an express writer first absorbs its
+   * acknowledged entries into the index, so `tarn read` finds them */
+  const char *closing = p->a && !strcmp(tarn_appender_kind(p->a), "express")
+                            ? "append: absorbing the express slots"
+                            : "append: releasing the write lease";
+  if (p->a && tarn_appender_close(p->a) && !status)
+    status = tarn_cli_fail(closing);
+  return status;
+}
+
 int tarn_cmd_append(int argc, char **argv) {
   tarn_cli_deploy dep = {0};
   tarn_cli_log_target tgt = {0};
@@ -862,26 +890,7 @@ int tarn_cmd_append(int argc, char **argv) {
   if ((status = tarn_cli_log_target_resolve(&tgt, "append", d, &log_id)))
     goto out;
   status = open_and_append(p, d, log_id, star, token, &o, files, nfiles, &printer, &have_printer);
-  int abandoned = 0;
-  if (have_printer) {
-    p_seal(p); /* the last records need not wait out the window */
-    abandoned = drain(p, drain_ms);
-    pthread_join(printer, NULL);
-  }
-  status = summarize(p, log_id, json, status);
-  if (abandoned) {
-    /* the writer still waits on the stores: end without waiting for it; its
-     * lease records go with the session */
-    fflush(stderr);
-    _exit(status);
-  }
-  /* closing releases the write leases; an express writer first absorbs its
-   * acknowledged entries into the index, so `tarn read` finds them */
-  const char *closing = p->a && !strcmp(tarn_appender_kind(p->a), "express")
-                            ? "append: absorbing the express slots"
-                            : "append: releasing the write lease";
-  if (p->a && tarn_appender_close(p->a) && !status)
-    status = tarn_cli_fail(closing);
+  status = finish(p, log_id, json, status, have_printer ? &printer : NULL, drain_ms);
 out:
   if (d)
     tarn_deployment_close(d);

@@ -17,12 +17,12 @@
 #include "tarn/wal.h"
 
 typedef struct tarn__wal_object {
-  tarn_wal_builder wb; /* the entries, section by section in the order added */
-  tarn_buf obj;        /* the object's bytes, after tarn__wal_object_build */
+  tarn_wal_builder wb;               /* the entries, section by section in the order added */
+  tarn_buf obj;                      /* the object's bytes, after tarn__wal_object_build */
   char name[TARN__WAL_NAME_LEN + 1]; /* the last write's name ("" before one) */
-  int64_t written_mono; /* monotonic ms when the last write began: the object may
-                           be listed (and reclaimed) from then on (LS-085) */
-  double put_started;   /* the same instant, tarn_metrics_now() */
+  int64_t written_mono;              /* monotonic ms when the last write began: the object may
+                                        be listed (and reclaimed) from then on (LS-085) */
+  double put_started;                /* the same instant, tarn_metrics_now() */
 } tarn__wal_object;
 
 void tarn__wal_object_init(tarn__wal_object *o);
@@ -37,10 +37,10 @@ int tarn__wal_object_build(tarn__wal_object *o);
 
 /* How a write is attempted. */
 typedef struct tarn__wal_write {
-  int attempts;          /* writes in all, counting from attempt 0 */
-  int backoff_ms;        /* before a retry after attempt k: backoff_ms + k * backoff_step_ms */
+  int attempts;   /* writes in all, counting from attempt 0 */
+  int backoff_ms; /* before a retry after attempt k: backoff_ms + k * backoff_step_ms */
   int backoff_step_ms;
-  int einval_final;      /* TARN_EINVAL is not retried (a new name cannot help) */
+  int einval_final; /* TARN_EINVAL is not retried (a new name cannot help) */
   /* Called after each put with its result (may be NULL): counts it (the
    * put began at o->put_started, tarn_metrics_now); returns the result to go
    * on with. */

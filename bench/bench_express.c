@@ -91,17 +91,6 @@ static void sleep_until(double t) {
   }
 }
 
-/* One writer of either class; append goes to whichever is open. */
-typedef struct target {
-  tarn_writer *std;
-  tarn_xwriter *x;
-} target;
-
-static int target_append(target *t, const uint8_t *p, sample *s) {
-  return t->x ? tarn_xwriter_append(t->x, 1, p, ENTRY, 1, ack_cb, s)
-              : tarn_writer_append(t->std, 1, p, ENTRY, 1, ack_cb, s);
-}
-
 static uint64_t puts_of(const char *name) {
   uint64_t n = 0;
   tarn_objstore_lat_puts(name, &n);
@@ -118,7 +107,7 @@ static int run(int express, const profile *pf, int down, uint32_t batch_ms, size
   snprintf(wal_uri, sizeof wal_uri, "lat:name=%s,%s;mem:%s", wal_name, pf->params, wal_name);
   tarn_meta *m = NULL;
   tarn_objstore *wal = NULL, *held[K] = {0};
-  target t = {0};
+  tarn_appender *a = NULL; /* the writer of either class (issue 32 item 1) */
   int rc = tarn_meta_open(meta_uri, &m);
   if (!rc)
     rc = tarn_objstore_open(wal_uri, &wal);
@@ -146,21 +135,24 @@ static int run(int express, const profile *pf, int down, uint32_t batch_ms, size
       o.put_threads = atoi(getenv("TARN_BENCH_XPUT_THREADS"));
     if (getenv("TARN_BENCH_XABSORB_MS"))
       o.absorb_ms = (uint32_t)atoi(getenv("TARN_BENCH_XABSORB_MS"));
+    tarn_xwriter *x = NULL;
     if (!rc)
-      rc = tarn_xwriter_open(m, wal, &o, &t.x);
+      rc = tarn_xwriter_open(m, wal, &o, &x);
+    a = tarn_xwriter_appender(x);
   } else if (!rc) {
     tarn_writer_options o;
     tarn_writer_options_default(&o);
     o.batch_ms = batch_ms;
-    rc = tarn_writer_open(m, wal, &o, &t.std);
+    tarn_writer *w = NULL;
+    rc = tarn_writer_open(m, wal, &o, &w);
+    a = tarn_writer_appender(w);
   }
   uint8_t p[ENTRY];
   for (size_t i = 0; i < sizeof p; i++)
     p[i] = (uint8_t)(i * 7 + 3);
   /* the lease and the log's end are read by the first append: not measured */
   if (!rc)
-    rc = t.x ? tarn_xwriter_append_sync(t.x, 1, p, ENTRY, 1, NULL, NULL)
-             : tarn_writer_append_sync(t.std, 1, p, ENTRY, 1, NULL, NULL);
+    rc = tarn_appender_append_sync(a, 1, p, ENTRY, 1, NULL, NULL);
   uint64_t root0 = puts_of(wal_name), x0 = 0;
   for (int i = 0; express && i < K; i++)
     x0 += puts_of(names[i]);
@@ -171,10 +163,10 @@ static int run(int express, const profile *pf, int down, uint32_t batch_ms, size
   for (size_t i = 0; !rc && i < n; i++) {
     sleep_until(t0 + (double)i / rate);
     ss[i] = (sample){bench_now(), &lat[i], &failed};
-    rc = target_append(&t, p, &ss[i]);
+    rc = tarn_appender_append(a, 1, p, ENTRY, 1, ack_cb, &ss[i]);
   }
   double secs = bench_now() - t0;
-  int rc2 = t.x ? tarn_xwriter_close(t.x) : tarn_writer_close(t.std);
+  int rc2 = tarn_appender_close(a);
   if (!rc && rc2)
     rc = rc2;
   if (rc)

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tarn/appender.h"
 #include "tarn/catalog_record.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
@@ -205,6 +206,11 @@ typedef struct tarn_xwriter_stats {
 } tarn_xwriter_stats;
 void tarn_xwriter_stats_get(tarn_xwriter *w, tarn_xwriter_stats *s);
 void tarn_xwriter_last_error(tarn_xwriter *w, char *buf, size_t n);
+
+/* The writer as an appender (tarn/appender.h; issue 32 item 1): valid as long
+ * as the writer; tarn_appender_close closes the writer. Its stats are
+ * entries_acked and entries_failed, and bytes_in_flight not yet absorbed. */
+tarn_appender *tarn_xwriter_appender(tarn_xwriter *w);
 
 #ifdef __cplusplus
 }

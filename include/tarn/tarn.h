@@ -35,6 +35,7 @@
 #include "tarn/catalog.h"
 #include "tarn/kafka_names.h"
 #include "tarn/kafka_topics.h"
+#include "tarn/appender.h"
 #include "tarn/writer.h"
 #include "tarn/reader.h"
 #include "tarn/trim.h"

@@ -24,6 +24,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "tarn/appender.h"
 #include "tarn/meta.h"
 #include "tarn/objstore.h"
 
@@ -64,14 +65,13 @@ typedef struct tarn_writer_options {
 /* Ursa's defaults (spec Appendix E) and the values above in parentheses. */
 void tarn_writer_options_default(tarn_writer_options *o);
 
-/* The outcome of one entry, delivered once:
+/* The outcome of one entry (tarn_append_cb, tarn/appender.h), delivered once:
  *   status 0: appended; offset is the entry's first offset, timestamp_ms its
  *             timestamp (the index record's creation time);
  *   TARN_EUNKNOWN: the index put's outcome is unknown — the entry may be
  *             readable (the format has no deduplication);
  *   another negative TARN_E*: not appended (the object write failed, the put
  *             failed, or the session behind the lease ended: TARN_ESESSION). */
-typedef void (*tarn_append_cb)(void *arg, int status, uint64_t offset, int64_t timestamp_ms);
 
 typedef struct tarn_writer tarn_writer;
 
@@ -120,6 +120,10 @@ void tarn_writer_stats_get(tarn_writer *w, tarn_writer_stats *s);
 
 /* The message of the last entry that failed (callbacks carry only the code). */
 void tarn_writer_last_error(tarn_writer *w, char *buf, size_t n);
+
+/* The writer as an appender (tarn/appender.h; issue 32 item 1): valid as long
+ * as the writer; tarn_appender_close closes the writer. */
+tarn_appender *tarn_writer_appender(tarn_writer *w);
 
 #ifdef __cplusplus
 }

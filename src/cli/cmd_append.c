@@ -128,8 +128,9 @@ typedef struct producer {
   int json, quiet, lendelim;
   char *const *files; /* FILE arguments, named in reports */
   int out_failed;     /* writing stdout failed */
-  tarn_writer *w;
-  tarn_xwriter *xw; /* instead of w for an express stream's log (docs/express.md) */
+  /* the log's writer (issue 32 item 1): a standard one, or an express one
+   * for an express stream's log (docs/express.md) */
+  tarn_appender *a;
   /* the fencing token (tarn/token.h): checked at open and again every
    * TOKEN_RECHECK_S while reading, so a superseded holder stops */
   const char *token;
@@ -142,12 +143,7 @@ typedef struct producer {
 /* The exit status of a refused fencing token (documented in --help). */
 #define EXIT_TOKEN 4
 
-static void p_seal(producer *p) {
-  if (p->xw)
-    tarn_xwriter_seal(p->xw);
-  else
-    tarn_writer_seal(p->w);
-}
+static void p_seal(producer *p) { tarn_appender_seal(p->a); }
 
 /* 1 when log_id belongs to an express stream, 0 when not (or unknown). */
 static int log_is_express(tarn_deployment *d, uint64_t log_id) {
@@ -255,10 +251,7 @@ static void print_outcomes(producer *p, uint64_t a, uint64_t b) {
       continue;
     }
     if (!have_why) { /* one batch's records share the reason */
-      if (p->xw)
-        tarn_xwriter_last_error(p->xw, why, sizeof why);
-      else
-        tarn_writer_last_error(p->w, why, sizeof why);
+      tarn_appender_last_error(p->a, why, sizeof why);
       have_why = 1;
     }
     report(p, i, s, why);
@@ -540,21 +533,21 @@ static int push(producer *p, uint64_t log_id, const uint8_t *d, size_t len, uint
   uint64_t records = 1;
   if (p->kafka && (tarn_kafka_check(d, len, -1, &records) || records > INT32_MAX))
     records = 1;
-  int rc = p->xw ? tarn_xwriter_append(p->xw, log_id, d, len, (uint32_t)records, on_outcome, a)
-                 : tarn_writer_append(p->w, log_id, d, len, (uint32_t)records, on_outcome, a);
+  int rc = tarn_appender_append(p->a, log_id, d, len, (uint32_t)records, on_outcome, a);
   /* The express open gate refuses (TARN_EBUSY, retryable) while another
    * star's process may still lead the log: a crashed one's lease stands
    * until its session times out. Retried for up to two timeouts and a few
-   * seconds; a live leader is then reported, not waited on for ever. */
+   * seconds; a live leader is then reported, not waited on for ever. (The
+   * standard writer, blocking, never returns TARN_EBUSY here.) */
   int64_t gate_wait = 2 * tarn_meta_session_timeout_ms(p->meta) + 5000;
-  for (int64_t waited = 0; rc == TARN_EBUSY && p->xw && waited < gate_wait; waited += 100) {
+  for (int64_t waited = 0; rc == TARN_EBUSY && waited < gate_wait; waited += 100) {
     pthread_mutex_lock(&p->mu);
     int stopped = p->stop;
     pthread_mutex_unlock(&p->mu);
     if (stopped)
       break;
     usleep(100 * 1000);
-    rc = tarn_xwriter_append(p->xw, log_id, d, len, (uint32_t)records, on_outcome, a);
+    rc = tarn_appender_append(p->a, log_id, d, len, (uint32_t)records, on_outcome, a);
   }
   if (rc) {
     report(p, rec, &(ack){.status = rc, .pos = pos}, tarn_errmsg());
@@ -677,6 +670,156 @@ static int read_and_append(producer *p, uint64_t log_id, char **files, size_t nf
   return status;
 }
 
+/* The producer, its ring of max_records (rounded up to a power of two) and
+ * its locks; NULL when out of memory. */
+static producer *producer_new(uint64_t max_records, size_t max_bytes) {
+  /* on the heap, and the ring too: after an abandoned drain the process ends
+   * with the writer's threads still holding slots */
+  producer *p = calloc(1, sizeof *p);
+  size_t cap = 1;
+  while (cap < max_records)
+    cap *= 2;
+  if (!p || !(p->ring = calloc(cap, sizeof *p->ring)) || pipe(p->wake) != 0) {
+    if (p)
+      free(p->ring);
+    free(p);
+    return NULL;
+  }
+  p->mask = cap - 1;
+  p->max_bytes = max_bytes;
+  p->opening = 1;
+  pthread_mutex_init(&p->mu, NULL);
+  pthread_cond_init(&p->cv_out, NULL);
+  pthread_condattr_t ca;
+  pthread_condattr_init(&ca);
+  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+  pthread_cond_init(&p->cv_room, &ca);
+  pthread_condattr_destroy(&ca);
+  return p;
+}
+
+static void producer_free(producer *p) {
+  close(p->wake[0]);
+  close(p->wake[1]);
+  pthread_cond_destroy(&p->cv_room);
+  pthread_cond_destroy(&p->cv_out);
+  pthread_mutex_destroy(&p->mu);
+  free(p->ring);
+  tarn_catalog_record_free(&p->stream);
+  free(p);
+}
+
+/* --token against the log's stream (tarn/token.h): 0, or the refusal. */
+static int check_token(producer *p, tarn_deployment *d, uint64_t log_id, const char *token) {
+  p->token = token;
+  p->meta = tarn_deployment_meta(d);
+  int rc = stream_of_log(d, log_id, &p->stream);
+  if (!rc && p->stream.ns)
+    rc = tarn_stream_token_check(p->meta, &p->stream, token);
+  else if (!rc && token)
+    rc = tarn_set_errmsg(TARN_EINVAL, "--token: log %llu belongs to no stream",
+                         (unsigned long long)log_id);
+  return rc;
+}
+
+/* The log's writer as its stream's class asks (issue 32 item 1: from here
+ * on only its appender is used): an express stream's log gets the express
+ * writer as the star (open_express), any other log the standard writer. */
+static int open_appender(producer *p, tarn_deployment *d, uint64_t log_id, const char *star,
+                         const tarn_writer_options *o) {
+  int rc;
+  if (log_is_express(d, log_id)) {
+    tarn_xwriter_options xo;
+    tarn_xwriter_options_default(&xo);
+    xo.max_bytes_in_flight = o->max_bytes_in_flight;
+    xo.fence = tarn_express_fence_cut; /* a roll fences its own epoch (30 s deadline) */
+    tarn_xwriter *xw = NULL;
+    rc = open_express(d, star, &xo, &xw);
+    p->a = tarn_xwriter_appender(xw);
+  } else {
+    tarn_writer *w = NULL;
+    rc = tarn_writer_open(tarn_deployment_meta(d), tarn_deployment_wal(d), o, &w);
+    p->a = tarn_writer_appender(w);
+  }
+  return rc;
+}
+
+/* Opens the writer, then reads and appends (with the printer running):
+ * the command's status. *have_printer: the printer started. */
+static int open_and_append(producer *p, tarn_deployment *d, uint64_t log_id, const char *star,
+                           const char *token, const tarn_writer_options *o, char **files,
+                           size_t nfiles, pthread_t *printer, int *have_printer) {
+  p->kafka = tarn_kafka_log_is_topic(tarn_deployment_meta(d), log_id) > 0;
+  int token_rc = check_token(p, d, log_id, token);
+  if (token_rc) {
+    fprintf(stderr, "tarn: append: refused: %s\n", tarn_errmsg());
+    return token_rc == TARN_EFENCED ? EXIT_TOKEN : tarn_cli_exit_for(token_rc);
+  }
+  if (open_appender(p, d, log_id, star, o))
+    return tarn_cli_fail("append");
+  pthread_mutex_lock(&p->mu);
+  p->opening = 0; /* from here a signal stops reading and drains */
+  pthread_mutex_unlock(&p->mu);
+  *have_printer = pthread_create(printer, NULL, printer_main, p) == 0;
+  if (*have_printer)
+    return read_and_append(p, log_id, files, nfiles);
+  fprintf(stderr, "tarn: append: cannot start a thread\n");
+  return TARN_EXIT_FAULT;
+}
+
+/* After the drain: the counts on stderr (and stdout with --json), and the
+ * status they make. */
+static int summarize(producer *p, uint64_t log_id, int json, int status) {
+  uint64_t nrec = p->tail;
+  if (p->stop_sig)
+    fprintf(stderr, "tarn: append: stopped by %s after %llu records\n",
+            p->stop_sig == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)nrec);
+  if (p->failed || p->unknown) {
+    fprintf(stderr, "tarn: append: %llu of %llu records failed, %llu of unknown outcome\n",
+            (unsigned long long)p->failed, (unsigned long long)nrec,
+            (unsigned long long)p->unknown);
+    if (!status || status == EXIT_TOKEN)
+      status = p->refused == p->failed && !p->unknown ? TARN_EXIT_UNAVAIL : TARN_EXIT_FAULT;
+  }
+  if (p->out_failed && !status)
+    status = TARN_EXIT_FAULT;
+  if (json && !p->out_failed)
+    printf("{\"log_id\":%llu,\"records\":%llu,\"appended\":%llu,\"failed\":%llu,"
+           "\"unknown\":%llu}\n",
+           (unsigned long long)log_id, (unsigned long long)nrec, (unsigned long long)p->ok,
+           (unsigned long long)p->failed, (unsigned long long)p->unknown);
+  fflush(stdout);
+  return status;
+}
+
+/* The end of the run: the drain (with the printer, when it started), the
+ * counts, and the writer closed — or, after an abandoned drain, the process
+ * ended at once. The command's status. */
+static int finish(producer *p, uint64_t log_id, int json, int status, pthread_t *printer,
+                  uint64_t drain_ms) {
+  int abandoned = 0;
+  if (printer) {
+    p_seal(p); /* the last records need not wait out the window */
+    abandoned = drain(p, drain_ms);
+    pthread_join(*printer, NULL);
+  }
+  status = summarize(p, log_id, json, status);
+  if (abandoned) {
+    /* the writer still waits on the stores: end without waiting for it; its
+     * lease records go with the session */
+    fflush(stderr);
+    _exit(status);
+  }
+  /* closing releases the write leases; an express writer first absorbs its
+   * acknowledged entries into the index, so `tarn read` finds them */
+  const char *closing = p->a && !strcmp(tarn_appender_kind(p->a), "express")
+                            ? "append: absorbing the express slots"
+                            : "append: releasing the write lease";
+  if (p->a && tarn_appender_close(p->a) && !status)
+    status = tarn_cli_fail(closing);
+  return status;
+}
+
 int tarn_cmd_append(int argc, char **argv) {
   tarn_cli_deploy dep = {0};
   tarn_cli_log_target tgt = {0};
@@ -719,34 +862,16 @@ int tarn_cmd_append(int argc, char **argv) {
   sigset_t sigs;
   stop_signals(&sigs);
   pthread_sigmask(SIG_BLOCK, &sigs, NULL);
-  /* on the heap, and the ring too: after an abandoned drain the process ends
-   * with the writer's threads still holding slots */
-  producer *p = calloc(1, sizeof *p);
-  size_t cap = 1;
-  while (cap < max_records)
-    cap *= 2;
-  if (!p || !(p->ring = calloc(cap, sizeof *p->ring)) || pipe(p->wake) != 0) {
+  producer *p = producer_new(max_records, o.max_bytes_in_flight);
+  if (!p) {
     fprintf(stderr, "tarn: append: out of memory\n");
-    if (p)
-      free(p->ring);
-    free(p);
     return TARN_EXIT_FAULT;
   }
-  p->mask = cap - 1;
-  p->max_bytes = o.max_bytes_in_flight;
   p->json = json;
   p->quiet = quiet;
   p->lendelim = lendelim;
   p->files = nfiles ? files : NULL;
   p->sigs = sigs;
-  p->opening = 1;
-  pthread_mutex_init(&p->mu, NULL);
-  pthread_cond_init(&p->cv_out, NULL);
-  pthread_condattr_t ca;
-  pthread_condattr_init(&ca);
-  pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-  pthread_cond_init(&p->cv_room, &ca);
-  pthread_condattr_destroy(&ca);
   the_producer = p;
   pthread_t printer, sigthread;
   int status = TARN_EXIT_OK, have_printer = 0;
@@ -764,74 +889,8 @@ int tarn_cmd_append(int argc, char **argv) {
     goto out;
   if ((status = tarn_cli_log_target_resolve(&tgt, "append", d, &log_id)))
     goto out;
-  p->kafka = tarn_kafka_log_is_topic(tarn_deployment_meta(d), log_id) > 0;
-  int express = log_is_express(d, log_id);
-  p->token = token;
-  p->meta = tarn_deployment_meta(d);
-  int token_rc = stream_of_log(d, log_id, &p->stream);
-  if (!token_rc && p->stream.ns)
-    token_rc = tarn_stream_token_check(p->meta, &p->stream, token);
-  else if (!token_rc && token)
-    token_rc = tarn_set_errmsg(TARN_EINVAL, "--token: log %llu belongs to no stream",
-                               (unsigned long long)log_id);
-  tarn_xwriter_options xo;
-  tarn_xwriter_options_default(&xo);
-  xo.max_bytes_in_flight = o.max_bytes_in_flight;
-  xo.fence = tarn_express_fence_cut; /* a roll fences its own epoch (30 s deadline) */
-  if (token_rc) {
-    fprintf(stderr, "tarn: append: refused: %s\n", tarn_errmsg());
-    status = token_rc == TARN_EFENCED ? EXIT_TOKEN : tarn_cli_exit_for(token_rc);
-  } else if (express
-                 ? open_express(d, star, &xo, &p->xw)
-                 : tarn_writer_open(tarn_deployment_meta(d), tarn_deployment_wal(d), &o, &p->w)) {
-    status = tarn_cli_fail("append");
-  } else {
-    pthread_mutex_lock(&p->mu);
-    p->opening = 0; /* from here a signal stops reading and drains */
-    pthread_mutex_unlock(&p->mu);
-    have_printer = pthread_create(&printer, NULL, printer_main, p) == 0;
-    if (have_printer)
-      status = read_and_append(p, log_id, files, nfiles);
-    else
-      status = TARN_EXIT_FAULT, fprintf(stderr, "tarn: append: cannot start a thread\n");
-  }
-  int abandoned = 0;
-  if (have_printer) {
-    p_seal(p); /* the last records need not wait out the window */
-    abandoned = drain(p, drain_ms);
-    pthread_join(printer, NULL);
-  }
-  uint64_t nrec = p->tail;
-  if (p->stop_sig)
-    fprintf(stderr, "tarn: append: stopped by %s after %llu records\n",
-            p->stop_sig == SIGINT ? "SIGINT" : "SIGTERM", (unsigned long long)nrec);
-  if (p->failed || p->unknown) {
-    fprintf(stderr, "tarn: append: %llu of %llu records failed, %llu of unknown outcome\n",
-            (unsigned long long)p->failed, (unsigned long long)nrec,
-            (unsigned long long)p->unknown);
-    if (!status || status == EXIT_TOKEN)
-      status = p->refused == p->failed && !p->unknown ? TARN_EXIT_UNAVAIL : TARN_EXIT_FAULT;
-  }
-  if (p->out_failed && !status)
-    status = TARN_EXIT_FAULT;
-  if (json && !p->out_failed)
-    printf("{\"log_id\":%llu,\"records\":%llu,\"appended\":%llu,\"failed\":%llu,"
-           "\"unknown\":%llu}\n",
-           (unsigned long long)log_id, (unsigned long long)nrec, (unsigned long long)p->ok,
-           (unsigned long long)p->failed, (unsigned long long)p->unknown);
-  fflush(stdout);
-  if (abandoned) {
-    /* the writer still waits on the stores: end without waiting for it; its
-     * lease records go with the session */
-    fflush(stderr);
-    _exit(status);
-  }
-  if (p->w && tarn_writer_close(p->w) && !status)
-    status = tarn_cli_fail("append: releasing the write lease");
-  /* an express log's acknowledged entries are absorbed into the index before
-   * the process ends, so `tarn read` finds them */
-  if (p->xw && tarn_xwriter_close(p->xw) && !status)
-    status = tarn_cli_fail("append: absorbing the express slots");
+  status = open_and_append(p, d, log_id, star, token, &o, files, nfiles, &printer, &have_printer);
+  status = finish(p, log_id, json, status, have_printer ? &printer : NULL, drain_ms);
 out:
   if (d)
     tarn_deployment_close(d);
@@ -842,14 +901,7 @@ out:
     pthread_kill(sigthread, SIGTERM);
     pthread_join(sigthread, NULL);
   }
-  close(p->wake[0]);
-  close(p->wake[1]);
-  pthread_cond_destroy(&p->cv_room);
-  pthread_cond_destroy(&p->cv_out);
-  pthread_mutex_destroy(&p->mu);
-  free(p->ring);
-  tarn_catalog_record_free(&p->stream);
-  free(p);
+  producer_free(p);
   the_producer = NULL;
   return status;
 }

@@ -16,6 +16,7 @@
 #include "express/xwriter_internal.h"
 #include "log/reclaim_wait.h"
 #include "log/wal_name.h"
+#include "log/wal_object.h"
 #include "tarn/entryindex.h"
 #include "tarn/key.h"
 #include "tarn/timing.h"
@@ -250,67 +251,70 @@ static int late_put(actx *c, const asec *s, int resolved, const char *name, cons
   return 0;
 }
 
-/* Writes the entries (grouped by section) into one WAL object and indexes the
- * sections not yet done. */
+/* After each object put (tarn__wal_object_write): counts a written one. */
+static int after_put(void *arg, int rc, const tarn__wal_object *o) {
+  (void)o;
+  actx *c = arg;
+  if (!rc && c->w)
+    count(c, &c->w->st.absorb_objects);
+  return rc;
+}
+
+/* Indexes o's sections not yet done (A3). *stale: the publish limit passed
+ * first (LS-085): the object must be written again under a new name. */
+static int index_sections(actx *c, tarn__wal_object *o, asec *secs, tarn_buf *value, int *stale) {
+  int rc = 0;
+  *stale = 0;
+  for (size_t s = 0; s < o->wb.section_count && !rc; s++) {
+    asec *a = &secs[s];
+    if (a->done)
+      continue;
+    /* LS-085: past the publish limit the reclaimer may take the object */
+    int64_t checked = tarn__mono_ms();
+    if (checked - o->written_mono > c->max_publish_delay_ms) {
+      *stale = 1;
+      break;
+    }
+    tarn_buf_reset(value);
+    int resolved = 0;
+    rc = tarn__wal_object_section_value(o, s, value);
+    if (!rc)
+      rc = index_section(c, a, value, &resolved);
+    /* LS-085's other half (issue 30 item 6): a record that landed past
+     * max_put_ms, or at a time unknown, may name an object a reclaim pass
+     * already found unreferenced */
+    if (!rc && (resolved || tarn__mono_ms() - checked > c->max_put_ms) &&
+        !TARN__PLANTED(TARN__BUG_XABSORB_NO_LATE_PUT_BOUND))
+      rc = late_put(c, a, resolved, o->name, &o->obj);
+    if (!rc)
+      a->done = 1;
+  }
+  return rc;
+}
+
+/* Writes the entries (grouped by section) into one WAL object (A2, the
+ * standard writer's way: log/wal_object.c) and indexes the sections not yet
+ * done. */
 static int publish(actx *c, const aent *ents, size_t n, asec *secs, size_t nsecs) {
-  tarn_wal_builder wb;
-  tarn_wal_builder_init(&wb);
-  tarn_buf obj, value;
-  tarn_buf_init(&obj);
+  tarn__wal_object o;
+  tarn__wal_object_init(&o);
+  tarn_buf value;
   tarn_buf_init(&value);
   int rc = 0;
   /* section by section, so a reader fetches a log's payloads with one range */
   for (size_t s = 0; s < nsecs && !rc; s++)
     for (size_t i = 0; i < n && !rc; i++)
       if (ents[i].log_id == secs[s].log_id)
-        rc = tarn_wal_builder_add(&wb, ents[i].log_id, ents[i].p, ents[i].len, ents[i].records);
+        rc = tarn__wal_object_add(&o, ents[i].log_id, ents[i].p, ents[i].len, ents[i].records);
   if (!rc)
-    rc = tarn_wal_builder_finish(&wb, &obj);
-  for (int attempt = 0; !rc; attempt++) {
-    char name[TARN__WAL_NAME_LEN + 1];
-    if ((rc = tarn__wal_name(name, tarn__now_ms() / 1000)))
-      break;
-    int64_t written = tarn__mono_ms();
-    rc = tarn_objstore_put(c->wal, name, obj.data, obj.len); /* LS-009: a new name each time */
-    if (rc) {
-      if (attempt + 1 >= OBJECT_ATTEMPTS)
-        break;
-      rc = 0;
-      tarn__sleep_ms(20 * (attempt + 1));
-      continue;
-    }
-    if (c->w)
-      count(c, &c->w->st.absorb_objects);
-    int stale = 0;
-    for (size_t s = 0; s < wb.section_count && !rc; s++) {
-      asec *a = &secs[s];
-      if (a->done)
-        continue;
-      /* LS-085: past the publish limit the reclaimer may take the object */
-      int64_t checked = tarn__mono_ms();
-      if (checked - written > c->max_publish_delay_ms) {
-        stale = 1;
-        break;
-      }
-      tarn_buf_reset(&value);
-      int resolved = 0;
-      rc = tarn_entry_index_build_raw_section(&wb, s, name, &value);
-      if (!rc)
-        rc = index_section(c, a, &value, &resolved);
-      /* LS-085's other half (issue 30 item 6): a record that landed past
-       * max_put_ms, or at a time unknown, may name an object a reclaim pass
-       * already found unreferenced */
-      if (!rc && (resolved || tarn__mono_ms() - checked > c->max_put_ms) &&
-          !TARN__PLANTED(TARN__BUG_XABSORB_NO_LATE_PUT_BOUND))
-        rc = late_put(c, a, resolved, name, &obj);
-      if (!rc)
-        a->done = 1;
-    }
-    if (!stale)
-      break;
+    rc = tarn__wal_object_build(&o);
+  tarn__wal_write how = {OBJECT_ATTEMPTS, 20, 20, 0, after_put, c};
+  for (int attempt = 0, stale = 1; !rc && stale; attempt++) {
+    rc = tarn__wal_object_write(&o, c->wal, &how, &attempt); /* LS-009: a new name each time */
+    if (!rc)
+      rc = index_sections(c, &o, secs, &value, &stale);
   }
-  tarn_wal_builder_free(&wb);
-  tarn_buf_free(&obj);
+  tarn__wal_object_free(&o);
   tarn_buf_free(&value);
   return rc;
 }
@@ -369,6 +373,73 @@ static int sections_of(const aent *ents, size_t n, asec **out, size_t *nout) {
   return 0;
 }
 
+/* Under mu: each section's place in its log. The offsets acknowledged are
+ * the ones the index gives: each log's section starts at the index's end
+ * and its entries follow one another (TARN_ECORRUPT if not). */
+static int place_sections(tarn_xwriter *w, xflight *const *fl, size_t n, asec *secs, size_t nsecs) {
+  int rc = 0;
+  for (size_t s = 0; !rc && s < nsecs; s++) {
+    xlog *l = w->logs;
+    while (l && l->log_id != secs[s].log_id)
+      l = l->next;
+    secs[s].lease = l->lease;
+    secs[s].start = l->absorbed_end;
+    secs[s].end += l->absorbed_end;
+    secs[s].cum0 = l->absorbed_cum;
+    secs[s].cum1 += l->absorbed_cum;
+    uint64_t next = l->absorbed_end;
+    for (size_t i = 0; !rc && i < n; i++)
+      for (size_t j = 0; !rc && j < fl[i]->n; j++)
+        if (fl[i]->ents[j].log_id == l->log_id) {
+          if (fl[i]->ents[j].offset != next)
+            rc = tarn__err(TARN_ECORRUPT,
+                           "express absorb: log %" PRIu64 " entry acknowledged at "
+                           "%" PRIu64 " where the index gives %" PRIu64,
+                           l->log_id, fl[i]->ents[j].offset, next);
+          next += fl[i]->ents[j].records;
+        }
+  }
+  return rc;
+}
+
+/* Under mu, once the flights fl[0..n) of epoch (slots up to to) are in the
+ * index: the logs' absorbed ends move, the slots wait out the reclaim grace,
+ * and the flights leave the writer. */
+static void absorbed(tarn_xwriter *w, xflight *const *fl, size_t n, const asec *secs, size_t nsecs,
+                     uint64_t epoch, uint64_t to) {
+  for (size_t s = 0; s < nsecs; s++) {
+    xlog *l = w->logs;
+    while (l->log_id != secs[s].log_id)
+      l = l->next;
+    l->absorbed_end = secs[s].end;
+    l->absorbed_cum = secs[s].cum1;
+  }
+  xreclaim *q = calloc(1, sizeof *q);
+  if (q) {
+    *q = (xreclaim){epoch, fl[0]->slot, to, tarn__mono_ms(), NULL};
+    if (w->rq_tail)
+      w->rq_tail->next = q;
+    else
+      w->rq_head = q;
+    w->rq_tail = q;
+  }
+  for (size_t i = 0; i < n; i++) {
+    w->head = fl[i]->next;
+    w->bytes_in_flight -= fl[i]->bytes;
+    /* a PUT thread may still be writing a late copy (copies past W go on,
+     * so a fence sees K) with the flight's key and bytes, without mu: that
+     * thread frees it (put_copy). Waiting for it instead held absorb behind
+     * the slowest bucket (tarn-bench express; one bucket timing out) */
+    if (fl[i]->busy)
+      fl[i]->orphaned = 1;
+    else
+      tarn__xflight_free(fl[i]);
+  }
+  if (!w->head)
+    w->tail = NULL;
+  w->st.slots_absorbed += n;
+}
+
 int tarn__xabsorb_batch(tarn_xwriter *w, int force) {
   if (w->absorb_busy)
     return 0;
@@ -400,29 +471,8 @@ int tarn__xabsorb_batch(tarn_xwriter *w, int force) {
   }
   if (!rc)
     rc = sections_of(ents, nents, &secs, &nsecs);
-  /* the offsets acknowledged are the ones the index gives: each log's section
-   * starts at the index's end and its entries follow one another */
-  for (size_t s = 0; !rc && s < nsecs; s++) {
-    xlog *l = w->logs;
-    while (l && l->log_id != secs[s].log_id)
-      l = l->next;
-    secs[s].lease = l->lease;
-    secs[s].start = l->absorbed_end;
-    secs[s].end += l->absorbed_end;
-    secs[s].cum0 = l->absorbed_cum;
-    secs[s].cum1 += l->absorbed_cum;
-    uint64_t next = l->absorbed_end;
-    for (size_t i = 0; !rc && i < n; i++)
-      for (size_t j = 0; !rc && j < fl[i]->n; j++)
-        if (fl[i]->ents[j].log_id == l->log_id) {
-          if (fl[i]->ents[j].offset != next)
-            rc = tarn__err(TARN_ECORRUPT,
-                           "express absorb: log %" PRIu64 " entry acknowledged at "
-                           "%" PRIu64 " where the index gives %" PRIu64,
-                           l->log_id, fl[i]->ents[j].offset, next);
-          next += fl[i]->ents[j].records;
-        }
-  }
+  if (!rc)
+    rc = place_sections(w, fl, n, secs, nsecs);
   uint64_t epoch = first->epoch, to = n ? fl[n - 1]->slot + 1 : 0;
   if (!rc) {
     w->absorb_busy = 1;
@@ -439,37 +489,7 @@ int tarn__xabsorb_batch(tarn_xwriter *w, int force) {
     w->absorb_busy = 0;
   }
   if (!rc) {
-    for (size_t s = 0; s < nsecs; s++) {
-      xlog *l = w->logs;
-      while (l->log_id != secs[s].log_id)
-        l = l->next;
-      l->absorbed_end = secs[s].end;
-      l->absorbed_cum = secs[s].cum1;
-    }
-    xreclaim *q = calloc(1, sizeof *q);
-    if (q) {
-      *q = (xreclaim){epoch, fl[0]->slot, to, tarn__mono_ms(), NULL};
-      if (w->rq_tail)
-        w->rq_tail->next = q;
-      else
-        w->rq_head = q;
-      w->rq_tail = q;
-    }
-    for (size_t i = 0; i < n; i++) {
-      w->head = fl[i]->next;
-      w->bytes_in_flight -= fl[i]->bytes;
-      /* a PUT thread may still be writing a late copy (copies past W go on,
-       * so a fence sees K) with the flight's key and bytes, without mu: that
-       * thread frees it (put_copy). Waiting for it instead held absorb behind
-       * the slowest bucket (tarn-bench express; one bucket timing out) */
-      if (fl[i]->busy)
-        fl[i]->orphaned = 1;
-      else
-        tarn__xflight_free(fl[i]);
-    }
-    if (!w->head)
-      w->tail = NULL;
-    w->st.slots_absorbed += n;
+    absorbed(w, fl, n, secs, nsecs, epoch, to);
     rc = 1;
   } else {
     w->absorb_rc = rc;

@@ -312,14 +312,22 @@ static int kafka_check(tarn_xwriter *w, uint64_t log_id, const void *payload, si
             : 0;
 }
 
-int tarn_xwriter_append(tarn_xwriter *w, uint64_t log_id, const void *payload, size_t len,
-                        uint32_t record_count, tarn_append_cb cb, void *arg) {
+/* o->kafka_checked: the caller ran LS-095 ... LS-098 over these bytes (the
+ * Kafka listener's Produce), so kafka_check would only repeat them; o->guard:
+ * checked before anything is done (appender_impl.h: no index put here). */
+static int xappend(tarn_xwriter *w, uint64_t log_id, const void *payload, size_t len,
+                   uint32_t record_count, const tarn__append_opts *o, tarn_append_cb cb,
+                   void *arg) {
+  const tarn__append_guard *g = o->guard;
+  int rc = g && g->check ? g->check(g->domain) : 0;
+  if (rc)
+    return rc;
   if (record_count == 0)
     return tarn__err(TARN_EINVAL, "an entry holds at least one record (LS-016)");
   if (len > TARN_WAL_VARINT32_MAX)
     return tarn__err(TARN_ERANGE, "entry of %zu bytes is too large", len);
-  int rc = ensure_log(w, log_id);
-  if (!rc)
+  rc = ensure_log(w, log_id);
+  if (!rc && !o->kafka_checked)
     rc = kafka_check(w, log_id, payload, len, record_count);
   if (rc)
     return rc;
@@ -408,47 +416,15 @@ int tarn_xwriter_lead(tarn_xwriter *w, uint64_t log_id) {
   return rc;
 }
 
-typedef struct sync_res {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int done, rc;
-  uint64_t off;
-  int64_t ts;
-} sync_res;
-
-static void sync_cb(void *arg, int status, uint64_t offset, int64_t ts) {
-  sync_res *s = arg;
-  pthread_mutex_lock(&s->mu);
-  s->done = 1;
-  s->rc = status;
-  s->off = offset;
-  s->ts = ts;
-  pthread_cond_signal(&s->cv);
-  pthread_mutex_unlock(&s->mu);
+int tarn_xwriter_append(tarn_xwriter *w, uint64_t log_id, const void *payload, size_t len,
+                        uint32_t record_count, tarn_append_cb cb, void *arg) {
+  return tarn_appender_append(&w->base, log_id, payload, len, record_count, cb, arg);
 }
 
 int tarn_xwriter_append_sync(tarn_xwriter *w, uint64_t log_id, const void *payload, size_t len,
                              uint32_t record_count, uint64_t *offset, int64_t *timestamp_ms) {
-  if (w->o.stepped)
-    return tarn__err(TARN_EINVAL, "append_sync on a stepped express writer");
-  sync_res s = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, 0, 0};
-  int rc = tarn_xwriter_append(w, log_id, payload, len, record_count, sync_cb, &s);
-  if (rc)
-    return rc;
-  pthread_mutex_lock(&s.mu);
-  while (!s.done)
-    pthread_cond_wait(&s.cv, &s.mu);
-  pthread_mutex_unlock(&s.mu);
-  if (offset)
-    *offset = s.off;
-  if (timestamp_ms)
-    *timestamp_ms = s.ts;
-  if (s.rc) {
-    char m[512];
-    tarn_xwriter_last_error(w, m, sizeof m);
-    return tarn__err(s.rc, "%s", m);
-  }
-  return 0;
+  return tarn_appender_append_sync(&w->base, log_id, payload, len, record_count, offset,
+                                   timestamp_ms);
 }
 
 /* ---- copies into the buckets ----------------------------------------------- */
@@ -1008,11 +984,10 @@ static void stop_threads(tarn_xwriter *w) {
   w->threads_started = 0;
 }
 
-int tarn_xwriter_open(tarn_meta *meta, tarn_objstore *wal, const tarn_xwriter_options *o,
-                      tarn_xwriter **out) {
-  tarn_xwriter *w = calloc(1, sizeof *w);
-  if (!w)
-    return tarn__err(TARN_ENOMEM, "out of memory");
+static const tarn__appender_methods xwriter_methods; /* below */
+
+/* The caller's options, with the defaults where a field is unset. */
+static void options_fill(tarn_xwriter *w, const tarn_xwriter_options *o) {
   if (o)
     w->o = *o;
   else
@@ -1031,6 +1006,53 @@ int tarn_xwriter_open(tarn_meta *meta, tarn_objstore *wal, const tarn_xwriter_op
     w->o.finish_retry_ms = d.finish_retry_ms;
   if (!w->o.absorb_max_bytes)
     w->o.absorb_max_bytes = d.absorb_max_bytes;
+}
+
+/* The PUT threads, the timer, the releaser and absorb; on failure the PUT
+ * threads started are stopped and joined (the caller frees w). */
+static int start_threads(tarn_xwriter *w) {
+  int rc = 0;
+  w->n_put = (int)w->bs.k * w->o.put_threads;
+  w->putters = calloc((size_t)w->n_put, sizeof *w->putters);
+  int started = 0;
+  if (!w->putters)
+    rc = tarn__err(TARN_ENOMEM, "out of memory");
+  for (int i = 0; !rc && i < w->n_put; i++) {
+    put_arg *a = malloc(sizeof *a);
+    if (a)
+      *a = (put_arg){w, (size_t)i % w->bs.k};
+    if (!a || pthread_create(&w->putters[i], NULL, put_main, a)) {
+      free(a);
+      rc = tarn__err(TARN_ENOMEM, "starting express PUT threads");
+      break;
+    }
+    started++;
+  }
+  if (!rc && (pthread_create(&w->timer, NULL, timer_main, w) ||
+              pthread_create(&w->releaser, NULL, release_main, w) ||
+              pthread_create(&w->absorber, NULL, absorb_main, w)))
+    abort(); /* half-started threads cannot be joined safely */
+  if (rc) {
+    pthread_mutex_lock(&w->mu);
+    w->stopping = 1;
+    pthread_cond_broadcast(&w->cv);
+    wake_putters(w, 1);
+    pthread_mutex_unlock(&w->mu);
+    for (int i = 0; i < started; i++)
+      pthread_join(w->putters[i], NULL);
+    return rc;
+  }
+  w->threads_started = 1;
+  return 0;
+}
+
+int tarn_xwriter_open(tarn_meta *meta, tarn_objstore *wal, const tarn_xwriter_options *o,
+                      tarn_xwriter **out) {
+  tarn_xwriter *w = calloc(1, sizeof *w);
+  if (!w)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  options_fill(w, o);
+  w->base.m = &xwriter_methods;
   w->meta = meta;
   w->wal = wal;
   pthread_mutex_init(&w->mu, NULL);
@@ -1076,39 +1098,9 @@ int tarn_xwriter_open(tarn_meta *meta, tarn_objstore *wal, const tarn_xwriter_op
     free_all(w);
     return rc;
   }
-  if (!w->o.stepped) {
-    w->n_put = (int)w->bs.k * w->o.put_threads;
-    w->putters = calloc((size_t)w->n_put, sizeof *w->putters);
-    int started = 0;
-    if (!w->putters)
-      rc = tarn__err(TARN_ENOMEM, "out of memory");
-    for (int i = 0; !rc && i < w->n_put; i++) {
-      put_arg *a = malloc(sizeof *a);
-      if (a)
-        *a = (put_arg){w, (size_t)i % w->bs.k};
-      if (!a || pthread_create(&w->putters[i], NULL, put_main, a)) {
-        free(a);
-        rc = tarn__err(TARN_ENOMEM, "starting express PUT threads");
-        break;
-      }
-      started++;
-    }
-    if (!rc && (pthread_create(&w->timer, NULL, timer_main, w) ||
-                pthread_create(&w->releaser, NULL, release_main, w) ||
-                pthread_create(&w->absorber, NULL, absorb_main, w)))
-      abort(); /* half-started threads cannot be joined safely */
-    if (rc) {
-      pthread_mutex_lock(&w->mu);
-      w->stopping = 1;
-      pthread_cond_broadcast(&w->cv);
-      wake_putters(w, 1);
-      pthread_mutex_unlock(&w->mu);
-      for (int i = 0; i < started; i++)
-        pthread_join(w->putters[i], NULL);
-      free_all(w);
-      return rc;
-    }
-    w->threads_started = 1;
+  if (!w->o.stepped && (rc = start_threads(w)) != 0) {
+    free_all(w);
+    return rc;
   }
   *out = w;
   return 0;
@@ -1351,3 +1343,37 @@ void tarn_xwriter_last_error(tarn_xwriter *w, char *buf, size_t n) {
   snprintf(buf, n, "%s", w->err);
   pthread_mutex_unlock(&w->mu);
 }
+
+/* ---- the writer as an appender (issue 32 item 1; log/appender_impl.h) ----- */
+
+static tarn_xwriter *of(tarn_appender *a) { return (tarn_xwriter *)a; }
+
+static int m_append(tarn_appender *a, uint64_t log_id, const void *payload, size_t len,
+                    uint32_t record_count, const tarn__append_opts *o, tarn_append_cb cb,
+                    void *arg) {
+  return xappend(of(a), log_id, payload, len, record_count, o, cb, arg);
+}
+
+/* a stepped writer has no thread that would deliver the outcome */
+static int m_sync_ok(tarn_appender *a) { return !of(a)->o.stepped; }
+static int m_seal(tarn_appender *a) { return tarn_xwriter_seal(of(a)); }
+static int m_flush(tarn_appender *a) { return tarn_xwriter_flush(of(a)); }
+static int m_close(tarn_appender *a) { return tarn_xwriter_close(of(a)); }
+static void m_last_error(tarn_appender *a, char *buf, size_t n) {
+  tarn_xwriter_last_error(of(a), buf, n);
+}
+
+static void m_stats(tarn_appender *a, tarn_appender_stats *s) {
+  tarn_xwriter *w = of(a);
+  tarn_xwriter_stats xs;
+  tarn_xwriter_stats_get(w, &xs);
+  pthread_mutex_lock(&w->mu);
+  size_t in_flight = w->bytes_in_flight;
+  pthread_mutex_unlock(&w->mu);
+  *s = (tarn_appender_stats){xs.entries_acked, xs.entries_failed, 0, in_flight};
+}
+
+static const tarn__appender_methods xwriter_methods = {"express", m_append, m_sync_ok,    m_seal,
+                                                       m_flush,   m_close,  m_last_error, m_stats};
+
+tarn_appender *tarn_xwriter_appender(tarn_xwriter *w) { return w ? &w->base : NULL; }

@@ -6,6 +6,7 @@
 #include <pthread.h>
 
 #include "express/express_internal.h"
+#include "log/appender_impl.h"
 #include "tarn/express.h"
 #include "tarn/lease.h"
 
@@ -66,6 +67,7 @@ typedef struct xreclaim {
 } xreclaim;
 
 struct tarn_xwriter {
+  tarn_appender base; /* first: the writer as an appender (issue 32 item 1) */
   tarn_meta *meta;
   tarn_objstore *wal;
   tarn_xwriter_options o;

@@ -18,7 +18,7 @@
 #include "kafka/api.h"
 #include "kafka/producer.h"
 #include "kafka/proto/kproto.h"
-#include "log/writer_checked.h"
+#include "log/appender_impl.h"
 #include "tarn/kafka.h"
 #include "tarn/kafka_topics.h"
 #include "tarn/error.h"
@@ -225,9 +225,10 @@ int tarn__kproduce_find(void *arg, void *ctx, const char *key, int64_t pid, int3
 /* One topic of the request, as its partitions see it. */
 typedef struct ptopic {
   tarn_kafka_topic t;
-  int16_t err;    /* every partition's answer (a refusal, an unknown topic), or 0 */
-  int express;    /* issue 15: written by the partition's leader's express writer */
-  tarn_writer *w; /* the standard writer of the topic's batch window, held */
+  int16_t err;      /* every partition's answer (a refusal, an unknown topic), or 0 */
+  int express;      /* issue 15: written by the partition's leader's express writer */
+  tarn_writer *w;   /* the standard writer of the topic's batch window, held */
+  tarn_appender *a; /* w's appender */
 } ptopic;
 
 /* One partition of the request on its way to its append. */
@@ -238,6 +239,7 @@ typedef struct ppart {
   uint32_t count;         /* the records' count (check_records) */
   tarn_kafka_batch first; /* the first batch: producer_id -1 unless idempotent */
   tarn_xwriter *xw;       /* an express partition's writer, held */
+  tarn_appender *a;       /* the partition's appender: xw's, or the topic's */
   char key[24];           /* the partition: its log ID */
 } ppart;
 
@@ -273,6 +275,7 @@ static int16_t produce_express_lead(tarn__knode *node, const ptopic *tp, ppart *
                 : (lead = tarn__kexpress_writer(node, &tp->t, part, pp->log_id, &pp->xw))
                     ? append_error(lead)
                     : 0;
+  pp->a = tarn_xwriter_appender(pp->xw);
   if (lead < 0) /* who leads unknown, or the writer would not open */
     express_failed(node, pp->log_id, lead, tarn_errmsg());
   return err;
@@ -297,8 +300,7 @@ static int16_t produce_verdict(tarn__knode *node, ppart *pp, int *dup) {
 }
 
 /* Queues the partition's append; appended answers it. */
-static int16_t produce_append(tarn__knode *node, pctx *c, tarn_writer *w, ppart *pp) {
-  tarn_xwriter *xw = pp->xw;
+static int16_t produce_append(tarn__knode *node, pctx *c, int express, ppart *pp) {
   pslot *s = tarn__karena_alloc(c->req->arena, sizeof *s);
   if (!s) {
     if (pp->first.producer_id >= 0)
@@ -315,31 +317,29 @@ static int16_t produce_append(tarn__knode *node, pctx *c, tarn_writer *w, ppart 
   s->count = pp->count;
   s->node = node;
   s->log_id = pp->log_id;
-  s->express = xw != NULL;
+  s->express = express;
   memcpy(s->key, pp->key, sizeof pp->key);
   atomic_fetch_add(&c->pending, 1);
-  /* the express writer answers once W copies hold the entry's slot
-   * (and its predecessors'); the standard one after A4. check_records
-   * ran the binding's checks (LS-095 ... LS-098, the CRC32C included)
-   * over these bytes to their end, and count is their record count:
-   * the standard writer need not check them again */
-  /* issue 31 item 3: the index put is conditional on the producer's
-   * record (its claim not revoked). An express append has no index
-   * put of its own (its slot PUT is an object-store create): item 4,
-   * the same compare right before it (docs/kafka.md, limits) */
+  /* the appender (issue 32 item 1): an express writer answers once W copies
+   * hold the entry's slot (and its predecessors'); a standard one after A4.
+   * check_records ran the binding's checks (LS-095 ... LS-098, the CRC32C
+   * included) over these bytes to their end, and count is their record
+   * count: neither writer checks them again (kafka_checked). Issue 31 items
+   * 3 and 4: the append is conditional on the producer's record (its claim
+   * not revoked): the guard, met with a standard writer's index put, or
+   * compared right before an express writer's append, which has no index
+   * put of its own (docs/kafka.md, limits) */
   const tarn__kbytes *rec = &pp->in->records;
   tarn__append_guard g = {0};
-  int arc = s->pid < 0 ? 0
-            : xw       ? tarn__kprod_claim_current(s->prod, s->key, s->pid)
-                       : tarn__kprod_guard(s->prod, s->key, s->pid, &g);
+  int arc = s->pid < 0 ? 0 : tarn__kprod_guard(s->prod, s->key, s->pid, &g);
+  tarn__append_opts o = {.kafka_checked = 1, .guard = g.domain ? &g : NULL};
   if (!arc)
-    arc = xw ? tarn_xwriter_append(xw, pp->log_id, rec->p, (size_t)rec->len, pp->count, appended, s)
-             : tarn__writer_append_kafka_guarded(w, pp->log_id, rec->p, (size_t)rec->len, pp->count,
-                                                 g.domain ? &g : NULL, appended, s);
+    arc = tarn__appender_append(pp->a, pp->log_id, rec->p, (size_t)rec->len, pp->count, &o,
+                                appended, s);
   if (!arc)
     return 0;
   atomic_fetch_sub(&c->pending, 1);
-  if (xw)
+  if (express)
     express_failed(node, pp->log_id, arc, tarn_errmsg());
   if (s->pid >= 0)
     tarn__kprod_abandon(s->prod, s->key, s->pid, s->seq, 0);
@@ -375,8 +375,11 @@ static void produce_partition(tarn__knode *node, pctx *c, const ptopic *tp, ppar
   } else {
     pp->first.producer_id = -1;
   }
-  if (!err)
-    err = produce_append(node, c, tp->w, pp);
+  if (!err) {
+    if (!tp->express)
+      pp->a = tp->a;
+    err = produce_append(node, c, tp->express, pp);
+  }
   if (pp->xw) /* let go before the next partition's tarn__kexpress_writer */
     tarn__kexpress_writer_done(node);
   if (err) {
@@ -409,6 +412,7 @@ static void produce_topic(tarn__knode *node, pctx *c, tarn__k_produce_topic_prod
   tp.express = have_t && tarn__kexpress_is(&tp.t);
   if (have_t && !tp.express)
     have_w = (trc = tarn__knode_writer(node, tp.t.batch_ms, &tp.w)) == 0;
+  tp.a = tarn_writer_appender(tp.w);
   tp.err = *all_err ? *all_err : trc ? tarn__kerr_of(trc) : 0;
   for (int32_t j = 0; j < np; j++) {
     ppart pp = {.in = &td->partition_data.v[j], .out = &pr[j]};

@@ -71,6 +71,7 @@ typedef struct pstate {
   int32_t mine[TARN__KP_INFLIGHT]; /* first sequences of this node's appends in flight */
   size_t n_mine;
   int64_t version; /* of the store record, 0: none */
+  tarn_meta *m;    /* the store (check_current) */
   struct pstate *next;
 } pstate;
 
@@ -387,6 +388,7 @@ static pstate *state_of(tarn__kprod *p, int64_t pid, const char *key, int *rc) {
       s = NULL;
     } else {
       s->pid = pid;
+      s->m = p->m;
       pthread_mutex_init(&s->mu, NULL);
       s->next = p->buckets[b];
       p->buckets[b] = s;
@@ -755,24 +757,42 @@ static void guard_release(void *domain) {
   pthread_mutex_unlock(&s->mu);
 }
 
-int tarn__kprod_claim_current(tarn__kprod *p, const char *key, int64_t pid) {
-  if (pid < 0 || TARN__PLANTED(TARN__BUG_KPROD_EXPRESS_UNCHECKED))
+/* Under s->mu: the producer's record, read now, is still at the version this
+ * node last wrote (tarn__kprod_claim_current). */
+static int current_locked(pstate *s) {
+  if (TARN__PLANTED(TARN__BUG_KPROD_EXPRESS_UNCHECKED))
     return 0;
-  int rc;
-  pstate *s = state_of(p, pid, key, &rc);
-  if (!s)
-    return rc;
   tarn_meta_rec r = {0};
-  rc = tarn_meta_get(p->m, s->key, s->skey, &r);
+  int rc = tarn_meta_get(s->m, s->key, s->skey, &r);
   int64_t now = rc == 0 ? r.stat.version : 0;
   tarn_meta_rec_free(&r);
   if (rc == TARN_ENOTFOUND || (rc == 0 && now != s->version))
     rc = tarn__err(TARN_EGUARD,
                    "producer %lld on log %s: its state record moved (version %lld, this node "
                    "last wrote %lld): another node revoked the claim; not appended",
-                   (long long)pid, s->key, (long long)now, (long long)s->version);
+                   (long long)s->pid, s->key, (long long)now, (long long)s->version);
   else if (rc)
-    rc = tarn__errctx(rc, "producer %lld on log %s: reading its state", (long long)pid, s->key);
+    rc = tarn__errctx(rc, "producer %lld on log %s: reading its state", (long long)s->pid, s->key);
+  return rc;
+}
+
+/* The guard's check (log/appender_impl.h): an express append's compare. */
+static int guard_check(void *domain) {
+  pstate *s = domain;
+  pthread_mutex_lock(&s->mu);
+  int rc = current_locked(s);
+  pthread_mutex_unlock(&s->mu);
+  return rc;
+}
+
+int tarn__kprod_claim_current(tarn__kprod *p, const char *key, int64_t pid) {
+  if (pid < 0)
+    return 0;
+  int rc;
+  pstate *s = state_of(p, pid, key, &rc);
+  if (!s)
+    return rc;
+  rc = current_locked(s);
   pthread_mutex_unlock(&s->mu);
   return rc;
 }
@@ -786,6 +806,6 @@ int tarn__kprod_guard(tarn__kprod *p, const char *key, int64_t pid, tarn__append
   if (!s)
     return rc;
   pthread_mutex_unlock(&s->mu);
-  *g = (tarn__append_guard){s, guard_hold, guard_release};
+  *g = (tarn__append_guard){s, guard_hold, guard_release, guard_check};
   return 0;
 }

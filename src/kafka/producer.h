@@ -18,7 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "log/writer_checked.h"
+#include "log/appender_impl.h"
 
 struct tarn_meta;
 
@@ -104,9 +104,12 @@ int tarn__kprod_record(tarn__kprod *p, const char *key, int64_t pid, int16_t epo
  * revokes it, then looks for the batch in the log). */
 void tarn__kprod_abandon(tarn__kprod *p, const char *key, int64_t pid, int32_t base_seq,
                          int unknown);
-/* The condition the checked batch's index put carries: the producer's
- * record in P(L) still at the version this node last wrote, so that a
- * claim another node revoked cannot land (g->domain NULL: none, pid < 0). */
+/* The condition the checked batch's append carries (log/appender_impl.h):
+ * the producer's record in P(L) still at the version this node last wrote,
+ * so that a claim another node revoked cannot land — met with the index put
+ * by a standard writer (hold, release), compared just before the append by
+ * an express writer (check: tarn__kprod_claim_current's compare). g->domain
+ * NULL: none (pid < 0). */
 int tarn__kprod_guard(tarn__kprod *p, const char *key, int64_t pid, tarn__append_guard *g);
 /* The same compare for an append without an index put of its own (an
  * express topic's, issue 31 item 4: its slot PUT is an object-store create,

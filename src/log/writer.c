@@ -16,7 +16,8 @@
 
 #include "log/format_version.h"
 #include "log/wal_name.h"
-#include "log/writer_checked.h"
+#include "log/wal_object.h"
+#include "log/appender_impl.h"
 #include "tarn/buf.h"
 #include "tarn/entryindex.h"
 #include "tarn/kafka.h"
@@ -110,6 +111,7 @@ typedef struct wlog {
 } wlog;
 
 struct tarn_writer {
+  tarn_appender base; /* first: the writer as an appender (issue 32 item 1) */
   tarn_meta *meta;
   tarn_objstore *wal;
   tarn_writer_options o;
@@ -465,27 +467,17 @@ static void section_finished(tarn_writer *w, wsection *s) {
 
 /* An upload thread's memory, kept from one object to the next: building a
  * 4 MiB object in fresh memory each time costs a page fault per page. */
-typedef struct scratch {
-  tarn_wal_builder wb;
-  tarn_buf obj;
-} scratch;
+typedef tarn__wal_object scratch;
 
-static void scratch_init(scratch *x) {
-  tarn_wal_builder_init(&x->wb);
-  tarn_buf_init(&x->obj);
-}
+static void scratch_init(scratch *x) { tarn__wal_object_init(x); }
 
-static void scratch_free(scratch *x) {
-  tarn_wal_builder_free(&x->wb);
-  tarn_buf_free(&x->obj);
-}
+static void scratch_free(scratch *x) { tarn__wal_object_free(x); }
 
 /* Builds b's object into x->obj and frees the large entries' own copies (no
  * longer needed: the object holds them; the caller recycles b->pay). */
 static int build_object(tarn_writer *w, wbatch *b, scratch *x) {
   int rc = 0;
-  tarn_wal_builder_reset(&x->wb);
-  tarn_buf_reset(&x->obj);
+  tarn__wal_object_reset(x);
   /* the object's size at most: the header, 8 + 5 bytes per section and three
    * varint32s per entry (LS-017) */
   size_t most = 8 + b->nlogs * 13 + b->nents * 15 + b->bytes;
@@ -503,12 +495,12 @@ static int build_object(tarn_writer *w, wbatch *b, scratch *x) {
     const wsection *s = b->secs[i];
     for (size_t k = 0; k < s->n && !rc; k++) {
       const wentry *e = &s->ents[k];
-      rc = tarn_wal_builder_add(&x->wb, b->logs[i], e->ext ? e->ext : b->pay + e->off, e->len,
+      rc = tarn__wal_object_add(x, b->logs[i], e->ext ? e->ext : b->pay + e->off, e->len,
                                 e->records);
     }
   }
   if (!rc)
-    rc = tarn_wal_builder_finish(&x->wb, &x->obj); /* LS-001: version 3 only */
+    rc = tarn__wal_object_build(x);
   for (size_t i = 0; i < b->nlogs; i++)
     for (size_t k = 0; k < b->secs[i]->n; k++) {
       free(b->secs[i]->ents[k].ext);
@@ -517,47 +509,42 @@ static int build_object(tarn_writer *w, wbatch *b, scratch *x) {
   return rc;
 }
 
+/* After each object put (tarn__wal_object_write): the writer's metrics. */
+static int after_put(void *arg, int rc, const tarn__wal_object *o) {
+  (void)arg;
+  tarn_metrics_observe("tarn_writer_stage_seconds", tarn_metrics_now() - o->put_started, "stage",
+                       "object_put", NULL);
+  tarn_metrics_inc("tarn_writer_objects_total", 1, "result", rc ? "failed" : "written", NULL);
+  if (!rc)
+    tarn_metrics_inc("tarn_writer_object_bytes_total", o->obj.len, NULL);
+  if (TARN__PLANTED(TARN__BUG_INDEX_BEFORE_OBJECT))
+    rc = 0; /* planted: the index goes out whether or not the object exists */
+  return rc;
+}
+
 static int write_object(tarn_writer *w, wbatch *b, scratch *x) {
-  char name[TARN__WAL_NAME_LEN + 1];
   int rc = build_object(w, b, x);
-  tarn_wal_builder *wb = &x->wb;
-  const tarn_buf *objb = &x->obj;
-  name[0] = 0;
-  for (int attempt = 0; !rc; attempt++) { /* leaves with rc set, or by break */
-    if ((rc = tarn__wal_name(name, now_ms() / 1000)))
-      break;
-    /* LS-009: create-only; a name is never reused, even after a failure */
-    double t0 = tarn_metrics_now();
-    /* the object may be listed from the moment its write begins: its age for
-     * the publish limit counts from here (a retry is a new object) */
-    b->written_mono = tarn__mono_ms();
-    rc = tarn_objstore_put(w->wal, name, objb->data, objb->len);
-    tarn_metrics_observe("tarn_writer_stage_seconds", tarn_metrics_now() - t0, "stage",
-                         "object_put", NULL);
-    tarn_metrics_inc("tarn_writer_objects_total", 1, "result", rc ? "failed" : "written", NULL);
-    if (!rc)
-      tarn_metrics_inc("tarn_writer_object_bytes_total", objb->len, NULL);
-    if (TARN__PLANTED(TARN__BUG_INDEX_BEFORE_OBJECT))
-      rc = 0; /* planted: the index goes out whether or not the object exists */
-    if (rc == 0 || attempt >= w->o.object_retries || rc == TARN_EINVAL)
-      break;
-    rc = 0; /* retry under a new name */
-    tarn__sleep_ms(20 + 40 * attempt);
+  /* LS-009: create-only; a name is never reused, even after a failure */
+  tarn__wal_write how = {w->o.object_retries + 1, 20, 40, 1, after_put, NULL};
+  int attempt = 0;
+  if (!rc) {
+    rc = tarn__wal_object_write(x, w->wal, &how, &attempt);
+    b->written_mono = x->written_mono;
   }
   if (rc) {
     /* LS-038: an object of unknown outcome is treated as not written */
     if (rc == TARN_EUNKNOWN || rc == TARN_ETIMEDOUT)
-      rc =
-          tarn__err(TARN_EIO, "writing WAL object %s: outcome unknown, entries not appended", name);
+      rc = tarn__err(TARN_EIO, "writing WAL object %s: outcome unknown, entries not appended",
+                     x->name);
     else
       tarn__errctx(rc, "writing WAL object");
   }
   /* A3's values: one RAW EntryIndex per section (LS-026) */
-  for (size_t i = 0; !rc && i < wb->section_count; i++) {
-    const tarn_wal_built_section *bs = &wb->sections[i];
+  for (size_t i = 0; !rc && i < x->wb.section_count; i++) {
+    const tarn_wal_built_section *bs = &x->wb.sections[i];
     wsection *s = b->secs[batch_log_index(b, bs->log_id)];
     tarn_buf v = TARN_BUF_INIT;
-    rc = tarn_entry_index_build_raw_section(wb, i, name, &v);
+    rc = tarn__wal_object_section_value(x, i, &v);
     if (rc) {
       tarn_buf_free(&v);
       break;
@@ -818,6 +805,7 @@ static void stop_threads(tarn_writer *w, int timer_started) {
     pthread_join(w->putters[i], NULL);
 }
 
+static const tarn__appender_methods writer_methods; /* below */
 int tarn_writer_open(tarn_meta *meta, tarn_objstore *wal, const tarn_writer_options *o,
                      tarn_writer **out) {
   *out = NULL;
@@ -849,6 +837,7 @@ int tarn_writer_open(tarn_meta *meta, tarn_objstore *wal, const tarn_writer_opti
   if (!w)
     return tarn__err(TARN_ENOMEM, "out of memory");
   w->meta = meta;
+  w->base.m = &writer_methods;
   w->wal = wal;
   w->o = *o;
   w->o.max_publish_delay_ms = tm.max_publish_delay_ms;
@@ -1004,12 +993,13 @@ static int enqueue(tarn_writer *w, uint64_t log_id, const void *payload, size_t 
   return 0;
 }
 
-/* checked: the caller ran LS-095 ... LS-098 over these bytes already
- * (tarn__writer_append_kafka_checked); otherwise a Kafka topic's entry is
- * checked here. */
+/* o->kafka_checked: the caller ran LS-095 ... LS-098 over these bytes
+ * already (tarn__append_opts); otherwise a Kafka topic's entry is checked
+ * here. o->guard: met with the section's index put (appender_impl.h). */
 static int append(tarn_writer *w, uint64_t log_id, const void *payload, size_t len,
-                  uint32_t record_count, tarn_append_cb cb, void *arg, int checked,
-                  const tarn__append_guard *guard) {
+                  uint32_t record_count, tarn_append_cb cb, void *arg, const tarn__append_opts *o) {
+  int checked = o->kafka_checked;
+  const tarn__append_guard *guard = o->guard;
   if (record_count == 0) /* LS-016 */
     return tarn__err(TARN_EINVAL, "append: an entry must hold at least one record");
   if (record_count > INT32_MAX || len > INT32_MAX || log_id > TARN_KEY_MAX)
@@ -1078,67 +1068,13 @@ static int append(tarn_writer *w, uint64_t log_id, const void *payload, size_t l
 
 int tarn_writer_append(tarn_writer *w, uint64_t log_id, const void *payload, size_t len,
                        uint32_t record_count, tarn_append_cb cb, void *arg) {
-  return append(w, log_id, payload, len, record_count, cb, arg, 0, NULL);
-}
-
-int tarn__writer_append_kafka_checked(tarn_writer *w, uint64_t log_id, const void *payload,
-                                      size_t len, uint32_t record_count, tarn_append_cb cb,
-                                      void *arg) {
-  return append(w, log_id, payload, len, record_count, cb, arg, 1, NULL);
-}
-
-int tarn__writer_append_kafka_guarded(tarn_writer *w, uint64_t log_id, const void *payload,
-                                      size_t len, uint32_t record_count,
-                                      const tarn__append_guard *g, tarn_append_cb cb, void *arg) {
-  return append(w, log_id, payload, len, record_count, cb, arg, 1, g);
-}
-
-typedef struct sync_wait {
-  pthread_mutex_t mu;
-  pthread_cond_t cv;
-  int done, status;
-  uint64_t offset;
-  int64_t ts;
-} sync_wait;
-
-static void sync_cb(void *arg, int status, uint64_t offset, int64_t ts) {
-  sync_wait *s = arg;
-  pthread_mutex_lock(&s->mu);
-  s->done = 1;
-  s->status = status;
-  s->offset = offset;
-  s->ts = ts;
-  pthread_cond_signal(&s->cv);
-  pthread_mutex_unlock(&s->mu);
+  return tarn_appender_append(&w->base, log_id, payload, len, record_count, cb, arg);
 }
 
 int tarn_writer_append_sync(tarn_writer *w, uint64_t log_id, const void *payload, size_t len,
                             uint32_t record_count, uint64_t *offset, int64_t *timestamp_ms) {
-  sync_wait s = {.done = 0};
-  pthread_mutex_init(&s.mu, NULL);
-  pthread_cond_init(&s.cv, NULL);
-  int rc = tarn_writer_append(w, log_id, payload, len, record_count, sync_cb, &s);
-  if (!rc) {
-    pthread_mutex_lock(&s.mu);
-    while (!s.done)
-      pthread_cond_wait(&s.cv, &s.mu);
-    pthread_mutex_unlock(&s.mu);
-    rc = s.status;
-    if (rc == TARN_EUNKNOWN)
-      tarn__err(rc, "append: the index put's outcome is unknown; the entry may be readable");
-    else if (rc) {
-      char msg[512];
-      tarn_writer_last_error(w, msg, sizeof msg);
-      tarn__err(rc, "append: entry not appended: %s", msg);
-    }
-    if (offset)
-      *offset = s.offset;
-    if (timestamp_ms)
-      *timestamp_ms = s.ts;
-  }
-  pthread_cond_destroy(&s.cv);
-  pthread_mutex_destroy(&s.mu);
-  return rc;
+  return tarn_appender_append_sync(&w->base, log_id, payload, len, record_count, offset,
+                                   timestamp_ms);
 }
 
 /* Stepped mode: one unit of the work the threads would do, under mu. */
@@ -1284,3 +1220,37 @@ void tarn_writer_stats_get(tarn_writer *w, tarn_writer_stats *s) {
   s->bytes_in_flight = w->in_flight;
   pthread_mutex_unlock(&w->mu);
 }
+
+/* ---- the writer as an appender (issue 32 item 1; log/appender_impl.h) ----- */
+
+static tarn_writer *of(tarn_appender *a) { return (tarn_writer *)a; }
+
+static int m_append(tarn_appender *a, uint64_t log_id, const void *payload, size_t len,
+                    uint32_t record_count, const tarn__append_opts *o, tarn_append_cb cb,
+                    void *arg) {
+  return append(of(a), log_id, payload, len, record_count, cb, arg, o);
+}
+
+static int m_sync_ok(tarn_appender *a) {
+  (void)a; /* as before the appender: a stepped writer's caller steps it */
+  return 1;
+}
+
+static int m_seal(tarn_appender *a) { return tarn_writer_seal(of(a)); }
+static int m_flush(tarn_appender *a) { return tarn_writer_flush(of(a)); }
+static int m_close(tarn_appender *a) { return tarn_writer_close(of(a)); }
+static void m_last_error(tarn_appender *a, char *buf, size_t n) {
+  tarn_writer_last_error(of(a), buf, n);
+}
+
+static void m_stats(tarn_appender *a, tarn_appender_stats *s) {
+  tarn_writer_stats ws;
+  tarn_writer_stats_get(of(a), &ws);
+  *s = (tarn_appender_stats){ws.entries_acked, ws.entries_failed, ws.entries_unknown,
+                             ws.bytes_in_flight};
+}
+
+static const tarn__appender_methods writer_methods = {"standard", m_append, m_sync_ok,    m_seal,
+                                                      m_flush,    m_close,  m_last_error, m_stats};
+
+tarn_appender *tarn_writer_appender(tarn_writer *w) { return w ? &w->base : NULL; }

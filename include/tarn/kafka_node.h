@@ -44,18 +44,18 @@ typedef void (*tarn_kafka_log_fn)(void *arg, int level, const char *msg, const c
 /* The node's settings; the Apache Kafka broker setting each one stands for is
  * named in brackets, the default in parentheses. */
 typedef struct tarn_kafka_node_config {
-  const char *listen;     /* [listeners] HOST:PORT, :PORT or PORT (host 127.0.0.1);
-                           * an IPv4 address or localhost; port 0: any free port
-                           * (tarn_kafka_node_port) ("127.0.0.1:9092") */
-  const char *advertise;  /* [advertised.listeners] HOST:PORT given to clients in
-                           * Metadata; NULL: the bound address (0.0.0.0 advertised as
-                           * 127.0.0.1) */
-  int32_t node_id;        /* [node.id] this node's broker ID; -1: the lowest free (-1) */
-  const char *star;       /* the star of the node's express writer (docs/kafka.md
-                           * "Express topics"); NULL: node-{node ID} */
-  int auto_create_topics; /* [auto.create.topics.enable] Metadata creates unknown topics (0) */
-  int batch_ms;           /* produce's batch window of topics without one; -1: the writer's
-                           * (250) */
+  const char *listen;         /* [listeners] HOST:PORT, :PORT or PORT (host 127.0.0.1);
+                               * an IPv4 address or localhost; port 0: any free port
+                               * (tarn_kafka_node_port) ("127.0.0.1:9092") */
+  const char *advertise;      /* [advertised.listeners] HOST:PORT given to clients in
+                               * Metadata; NULL: the bound address (0.0.0.0 advertised as
+                               * 127.0.0.1) */
+  int32_t node_id;            /* [node.id] this node's broker ID; -1: the lowest free (-1) */
+  const char *star;           /* the star of the node's express writer (docs/kafka.md
+                               * "Express topics"); NULL: node-{node ID} */
+  int auto_create_topics;     /* [auto.create.topics.enable] Metadata creates unknown topics (0) */
+  int batch_ms;               /* produce's batch window of topics without one; -1: the writer's
+                               * (250) */
   uint32_t express_absorb_ms; /* the express writer's absorb window; 0: its (250) */
   int max_connections;        /* [max.connections] (1024) */
   int idle_ms;                /* [connections.max.idle.ms] (600000) */

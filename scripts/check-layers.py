@@ -54,6 +54,7 @@ RANK = {name: i for i, name in enumerate(LAYERS)}
 PUBLIC = {
     "buf.h": "util",
     "error.h": "util",
+    "clock.h": "util",
     "metrics.h": "util",
     "token_bucket.h": "util",
     "version.h": "util",  # generated from version.h.in
@@ -93,6 +94,7 @@ PUBLIC = {
     "express_fence.h": "express",
     "express_inspect.h": "express",
     "kafka_users.h": "kafka",
+    "kafka_node.h": "kafka",
     "tarn.h": "api",
 }
 

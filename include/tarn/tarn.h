@@ -13,6 +13,7 @@
 
 #include "tarn/version.h"
 #include "tarn/error.h"
+#include "tarn/clock.h"
 #include "tarn/buf.h"
 #include "tarn/crc32c.h"
 #include "tarn/key.h"
@@ -48,6 +49,7 @@
 #include "tarn/express_fence.h"
 #include "tarn/express_inspect.h"
 #include "tarn/kafka_users.h"
+#include "tarn/kafka_node.h"
 #include "tarn/token.h"
 
 #endif

@@ -8,13 +8,13 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
-#include "server/kafka_listen.h"
 #include "server/node.h"
 #include "server/srvlog.h"
 #include "tarn/catalog.h"
 #include "tarn/compactor.h"
 #include "tarn/deployment.h"
 #include "tarn/error.h"
+#include "tarn/kafka_node.h"
 
 static void help(void) {
   tarn_srv_options o;
@@ -120,63 +120,111 @@ static void keep_large_buffers(void) {
 #endif
 }
 
+/* Parses the command line into o (and the log settings): TARN_CLI_GO_ON or
+ * the exit status. */
+static int parse(int argc, char **argv, tarn_cli_deploy *d, tarn_srv_options *o, int *grace_set) {
+  int log_format = TARN_SRV_LOG_TEXT, log_level = TARN_SRV_INFO;
+  const tarn_cli_opt opts[] = {
+      TARN_CLI_OPT_FLAG("--no-compact", &o->compact, 0),
+      TARN_CLI_OPT_FLAG("--no-reclaim", &o->reclaim, 0),
+      TARN_CLI_OPT_FLAG("--no-wal-gc", &o->wal_gc, 0),
+      TARN_CLI_OPT_FLAG("--no-express-takeover", &o->express_takeover, 0),
+      TARN_CLI_OPT_UINT("--express-takeover-interval-ms", &o->express_takeover_interval_ms, 1,
+                        86400000, NULL, NULL),
+      TARN_CLI_OPT_STRING("--listen", &o->listen, "HOST:PORT"),
+      TARN_CLI_OPT_CHOICE("--log-format", &log_format, "text|json", "text or json"),
+      TARN_CLI_OPT_CHOICE("--log-level", &log_level, "debug|info|warn|error",
+                          "debug, info, warn or error"),
+      TARN_CLI_OPT_UINT("--compact-workers", &o->compact_workers, 0, 64, NULL, NULL),
+      TARN_CLI_OPT_UINT("--compact-interval-ms", &o->compact_interval_ms, 0, 86400000, NULL, NULL),
+      TARN_CLI_OPT_UINT("--compact-max-age-ms", &o->compact_max_age_ms, 0, INT64_MAX, NULL, NULL),
+      TARN_CLI_OPT_UINT("--compact-max-range-bytes", &o->compact_max_range_bytes, 0,
+                        TARN_COMPACT_RANGE_BYTES_MAX, "0 .. 2^31-1 (LS-032)", NULL),
+      TARN_CLI_OPT_UINT("--compact-rate", &o->compact_rate, 0, UINT64_MAX, NULL, NULL),
+      TARN_CLI_OPT_UINT("--reclaim-interval-ms", &o->reclaim_interval_ms, 0, 86400000, NULL, NULL),
+      TARN_CLI_OPT_UINT("--orphan-grace-ms", &o->orphan_grace_ms, 0, INT64_MAX, NULL, NULL),
+      TARN_CLI_OPT_UINT("--wal-gc-interval-ms", &o->wal_gc_interval_ms, 0, 86400000, NULL, NULL),
+      TARN_CLI_OPT_UINT("--wal-grace-ms", &o->wal_grace_ms, 0, INT64_MAX, NULL, grace_set),
+      TARN_CLI_OPT_UINT("--stats-interval-ms", &o->stats_interval_ms, 0, 86400000, NULL, NULL),
+      TARN_CLI_OPT_UINT("--http-max-connections", &o->http_max_connections, 1, 65536, NULL, NULL),
+      TARN_CLI_OPT_UINT("--http-max-per-ip", &o->http_max_per_ip, 1, 65536, NULL, NULL),
+      TARN_CLI_OPT_UINT("--http-timeout-s", &o->http_timeout_s, 1, 3600, NULL, NULL),
+      TARN_CLI_OPT_STRING("--http-tls-cert", &o->http_tls_cert, "FILE"),
+      TARN_CLI_OPT_STRING("--http-tls-key", &o->http_tls_key, "FILE"),
+      TARN_CLI_OPT_STRING("--kafka-listen", &o->kafka_listen, "HOST:PORT"),
+      TARN_CLI_OPT_STRING("--kafka-advertise", &o->kafka_advertise, "HOST:PORT"),
+      TARN_CLI_OPT_UINT("--kafka-node-id", &o->kafka_node_id, 0, 999999, NULL, NULL),
+      TARN_CLI_OPT_STRING("--star", &o->star, "STAR"),
+      TARN_CLI_OPT_UINT("--express-absorb-ms", &o->express_absorb_ms, 0, 3600000, NULL, NULL),
+      TARN_CLI_OPT_FLAG("--kafka-auto-create-topics", &o->kafka_auto_create_topics, 1),
+      TARN_CLI_OPT_UINT("--kafka-batch-ms", &o->kafka_batch_ms, 0, 60000, NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-max-connections", &o->kafka_max_connections, 1, 65536, NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-idle-ms", &o->kafka_idle_ms, 1, 86400000, NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-max-request-bytes", &o->kafka_max_request_bytes, 8, INT32_MAX,
+                        NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-workers", &o->kafka_workers, 1, 256, NULL, NULL),
+      TARN_CLI_OPT_STRING("--kafka-tls-cert", &o->kafka_tls_cert, "FILE"),
+      TARN_CLI_OPT_STRING("--kafka-tls-key", &o->kafka_tls_key, "FILE"),
+      TARN_CLI_OPT_CALL("--kafka-sasl", tarn_cli_sasl_mechanism_option, &o->kafka_sasl,
+                        "plain|scram-sha-256"),
+      {0}};
+  const tarn_cli_verb v = {"serve", help, opts, d, NULL, 0, NULL};
+  int nargs, ex = tarn_cli_parse(&v, argc, argv, &nargs);
+  if (ex != TARN_CLI_GO_ON)
+    return ex;
+  if (o->compact_workers == 0)
+    o->compact = 0;
+  tarn_srv_log_setup(log_format, log_level);
+  return TARN_CLI_GO_ON;
+}
+
+/* 1 when --kafka-listen and --kafka-advertise, where given, are addresses. */
+static int kafka_addrs_ok(const tarn_srv_options *o) {
+  char host[256];
+  int port;
+  return !(o->kafka_listen && tarn_kafka_addr_parse(o->kafka_listen, host, sizeof host, &port)) &&
+         !(o->kafka_advertise &&
+           tarn_kafka_addr_parse(o->kafka_advertise, host, sizeof host, &port));
+}
+
+/* Starts the node, serves until SIGTERM or SIGINT (in set), stops it. Every
+ * failure to start has set its own message (the listener's, the TLS files',
+ * the timing check's), so it is logged as is; the exit status follows the
+ * code: TARN_EINVAL is a bad command line, any other a fault. */
+static int serve(tarn_deployment *dep, const tarn_srv_options *o, sigset_t *set) {
+  const tarn_deployment_config *cfg = tarn_deployment_config_of(dep);
+  tarn_srv_node *node;
+  int rc = tarn_srv_node_start(dep, o, &node);
+  if (rc) {
+    tarn_srv_log(TARN_SRV_ERROR, "cannot start", "listen", o->listen, "error", tarn_errname(rc),
+                 "detail", tarn_errmsg(), NULL);
+    return rc == TARN_EINVAL ? TARN_EXIT_USAGE : TARN_EXIT_FAULT;
+  }
+  char port[16], pid[24];
+  snprintf(port, sizeof port, "%d", tarn_srv_node_port(node));
+  snprintf(pid, sizeof pid, "%ld", (long)getpid());
+  char kport[16];
+  snprintf(kport, sizeof kport, "%d", tarn_srv_node_kafka_port(node));
+  tarn_srv_log(TARN_SRV_INFO, "serving", "listen", o->listen, "port", port, "pid", pid, "meta",
+               cfg->meta_uri, "wal", cfg->wal_uri, "compacted", cfg->compacted_uri,
+               o->kafka_listen ? "kafka_port" : NULL, kport, NULL);
+  int sig = 0;
+  while (sigwait(set, &sig) != 0)
+    ;
+  tarn_srv_log(TARN_SRV_INFO, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
+  tarn_srv_node_stop(node);
+  return TARN_EXIT_OK;
+}
+
 int tarn_cmd_serve(int argc, char **argv) {
   keep_large_buffers();
   tarn_cli_deploy d = {0};
   tarn_srv_options o;
   tarn_srv_options_default(&o);
-  int log_format = TARN_SRV_LOG_TEXT, log_level = TARN_SRV_INFO, grace_set = 0;
-  const tarn_cli_opt opts[] = {
-      TARN_CLI_OPT_FLAG("--no-compact", &o.compact, 0),
-      TARN_CLI_OPT_FLAG("--no-reclaim", &o.reclaim, 0),
-      TARN_CLI_OPT_FLAG("--no-wal-gc", &o.wal_gc, 0),
-      TARN_CLI_OPT_FLAG("--no-express-takeover", &o.express_takeover, 0),
-      TARN_CLI_OPT_UINT("--express-takeover-interval-ms", &o.express_takeover_interval_ms, 1,
-                        86400000, NULL, NULL),
-      TARN_CLI_OPT_STRING("--listen", &o.listen, "HOST:PORT"),
-      TARN_CLI_OPT_CHOICE("--log-format", &log_format, "text|json", "text or json"),
-      TARN_CLI_OPT_CHOICE("--log-level", &log_level, "debug|info|warn|error",
-                          "debug, info, warn or error"),
-      TARN_CLI_OPT_UINT("--compact-workers", &o.compact_workers, 0, 64, NULL, NULL),
-      TARN_CLI_OPT_UINT("--compact-interval-ms", &o.compact_interval_ms, 0, 86400000, NULL, NULL),
-      TARN_CLI_OPT_UINT("--compact-max-age-ms", &o.compact_max_age_ms, 0, INT64_MAX, NULL, NULL),
-      TARN_CLI_OPT_UINT("--compact-max-range-bytes", &o.compact_max_range_bytes, 0,
-                        TARN_COMPACT_RANGE_BYTES_MAX, "0 .. 2^31-1 (LS-032)", NULL),
-      TARN_CLI_OPT_UINT("--compact-rate", &o.compact_rate, 0, UINT64_MAX, NULL, NULL),
-      TARN_CLI_OPT_UINT("--reclaim-interval-ms", &o.reclaim_interval_ms, 0, 86400000, NULL, NULL),
-      TARN_CLI_OPT_UINT("--orphan-grace-ms", &o.orphan_grace_ms, 0, INT64_MAX, NULL, NULL),
-      TARN_CLI_OPT_UINT("--wal-gc-interval-ms", &o.wal_gc_interval_ms, 0, 86400000, NULL, NULL),
-      TARN_CLI_OPT_UINT("--wal-grace-ms", &o.wal_grace_ms, 0, INT64_MAX, NULL, &grace_set),
-      TARN_CLI_OPT_UINT("--stats-interval-ms", &o.stats_interval_ms, 0, 86400000, NULL, NULL),
-      TARN_CLI_OPT_UINT("--http-max-connections", &o.http_max_connections, 1, 65536, NULL, NULL),
-      TARN_CLI_OPT_UINT("--http-max-per-ip", &o.http_max_per_ip, 1, 65536, NULL, NULL),
-      TARN_CLI_OPT_UINT("--http-timeout-s", &o.http_timeout_s, 1, 3600, NULL, NULL),
-      TARN_CLI_OPT_STRING("--http-tls-cert", &o.http_tls_cert, "FILE"),
-      TARN_CLI_OPT_STRING("--http-tls-key", &o.http_tls_key, "FILE"),
-      TARN_CLI_OPT_STRING("--kafka-listen", &o.kafka_listen, "HOST:PORT"),
-      TARN_CLI_OPT_STRING("--kafka-advertise", &o.kafka_advertise, "HOST:PORT"),
-      TARN_CLI_OPT_UINT("--kafka-node-id", &o.kafka_node_id, 0, 999999, NULL, NULL),
-      TARN_CLI_OPT_STRING("--star", &o.star, "STAR"),
-      TARN_CLI_OPT_UINT("--express-absorb-ms", &o.express_absorb_ms, 0, 3600000, NULL, NULL),
-      TARN_CLI_OPT_FLAG("--kafka-auto-create-topics", &o.kafka_auto_create_topics, 1),
-      TARN_CLI_OPT_UINT("--kafka-batch-ms", &o.kafka_batch_ms, 0, 60000, NULL, NULL),
-      TARN_CLI_OPT_UINT("--kafka-max-connections", &o.kafka_max_connections, 1, 65536, NULL, NULL),
-      TARN_CLI_OPT_UINT("--kafka-idle-ms", &o.kafka_idle_ms, 1, 86400000, NULL, NULL),
-      TARN_CLI_OPT_UINT("--kafka-max-request-bytes", &o.kafka_max_request_bytes, 8, INT32_MAX, NULL,
-                        NULL),
-      TARN_CLI_OPT_UINT("--kafka-workers", &o.kafka_workers, 1, 256, NULL, NULL),
-      TARN_CLI_OPT_STRING("--kafka-tls-cert", &o.kafka_tls_cert, "FILE"),
-      TARN_CLI_OPT_STRING("--kafka-tls-key", &o.kafka_tls_key, "FILE"),
-      TARN_CLI_OPT_CALL("--kafka-sasl", tarn_cli_sasl_mechanism_option, &o.kafka_sasl,
-                        "plain|scram-sha-256"),
-      {0}};
-  const tarn_cli_verb v = {"serve", help, opts, &d, NULL, 0, NULL};
-  int nargs, ex = tarn_cli_parse(&v, argc, argv, &nargs);
+  int grace_set = 0;
+  int ex = parse(argc, argv, &d, &o, &grace_set);
   if (ex != TARN_CLI_GO_ON)
     return ex;
-  if (o.compact_workers == 0)
-    o.compact = 0;
-  tarn_srv_log_setup(log_format, log_level);
 
   /* Signals are taken by sigwait in this thread only: every thread started
    * from here on inherits the mask. */
@@ -196,45 +244,15 @@ int tarn_cmd_serve(int argc, char **argv) {
     tarn_deployment_close(dep);
     return ex;
   }
-  char khost[256];
-  int kport_n;
-  if ((o.kafka_listen &&
-       tarn_srv_kafka_parse_addr(o.kafka_listen, khost, sizeof khost, &kport_n)) ||
-      (o.kafka_advertise &&
-       tarn_srv_kafka_parse_addr(o.kafka_advertise, khost, sizeof khost, &kport_n))) {
+  if (!kafka_addrs_ok(&o)) {
     fprintf(stderr,
             "tarn serve: --kafka-listen and --kafka-advertise are HOST:PORT, :PORT or PORT\n");
     tarn_deployment_close(dep);
     return TARN_EXIT_USAGE;
   }
-  const tarn_deployment_config *cfg = tarn_deployment_config_of(dep);
-  tarn_srv_node *node;
-  int rc = tarn_srv_node_start(dep, &o, &node);
-  if (rc) {
-    tarn_srv_log(
-        TARN_SRV_ERROR, "cannot start", "listen", o.listen, "error", tarn_errname(rc), "detail",
-        !strncmp(tarn_errmsg(), "--kafka", 7) || strstr(tarn_errmsg(), "--http-tls") ? tarn_errmsg()
-        : rc == TARN_EINVAL ? "--listen is HOST:PORT with an IPv4 host"
-        : rc == TARN_EIO    ? "the address is taken or cannot be bound"
-                            : tarn_errmsg(),
-        NULL);
-    tarn_deployment_close(dep);
-    return rc == TARN_EINVAL ? TARN_EXIT_USAGE : TARN_EXIT_FAULT;
-  }
-  char port[16], pid[24];
-  snprintf(port, sizeof port, "%d", tarn_srv_node_port(node));
-  snprintf(pid, sizeof pid, "%ld", (long)getpid());
-  char kport[16];
-  snprintf(kport, sizeof kport, "%d", tarn_srv_node_kafka_port(node));
-  tarn_srv_log(TARN_SRV_INFO, "serving", "listen", o.listen, "port", port, "pid", pid, "meta",
-               cfg->meta_uri, "wal", cfg->wal_uri, "compacted", cfg->compacted_uri,
-               o.kafka_listen ? "kafka_port" : NULL, kport, NULL);
-  int sig = 0;
-  while (sigwait(&set, &sig) != 0)
-    ;
-  tarn_srv_log(TARN_SRV_INFO, "stopping", "signal", sig == SIGTERM ? "SIGTERM" : "SIGINT", NULL);
-  tarn_srv_node_stop(node);
+  ex = serve(dep, &o, &set);
   tarn_deployment_close(dep);
-  tarn_srv_log(TARN_SRV_INFO, "stopped", NULL);
-  return TARN_EXIT_OK;
+  if (ex == TARN_EXIT_OK)
+    tarn_srv_log(TARN_SRV_INFO, "stopped", NULL);
+  return ex;
 }

@@ -26,6 +26,7 @@ struct tarn_writer;
 struct tarn_reader;
 struct tarn_deployment;
 struct tarn__kregistry;
+struct tarn__knode;
 typedef struct tarn__karena tarn__karena; /* kafka/proto/kproto.h */
 
 /* Kafka's socket.request.max.bytes: the largest request frame accepted. */
@@ -47,15 +48,25 @@ typedef struct tarn__knode_config {
   int sasl_mechanisms;
   /* One line per refused (ok 0) or accepted (ok 1) authentication: the peer,
    * the user and the mechanism, never the secret. NULL: not logged. */
-  void (*auth_log)(int ok, const char *peer, const char *user, const char *mechanism,
-                   const char *reason);
+  void (*auth_log)(const struct tarn__knode *n, int ok, const char *peer, const char *user,
+                   const char *mechanism, const char *reason);
   /* The star of the node's express writer (kexpress.c); "" until set. */
   char star[160];
   /* One line per express log handed over (rc 0) or Finish that did not land. */
-  void (*express_log)(const char *event, uint64_t log_id, int rc, const char *msg);
+  void (*express_log)(const struct tarn__knode *n, const char *event, uint64_t log_id, int rc,
+                      const char *msg);
+  /* Where the node's log lines go (tarn_kafka_log_fn of tarn/kafka_node.h,
+   * through tarn__klog): the listener's, and auth_log's and express_log's as
+   * node.c writes them. NULL: none. */
+  void (*log)(void *arg, int level, const char *msg, const char *const *kv);
+  void *log_arg;
 } tarn__knode_config;
 
 void tarn__knode_config_default(tarn__knode_config *c);
+
+/* One log line through n->cfg.log (klog.c): level TARN_KAFKA_LOG_*, msg, then
+ * NULL-terminated (key, value) string pairs (at most 16 pairs). */
+void tarn__klog(const struct tarn__knode *n, int level, const char *msg, ...);
 
 /* The node's context, shared by every handler (read-only after start; the
  * objects it points to are thread-safe). */

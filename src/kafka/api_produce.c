@@ -98,7 +98,7 @@ static void express_failed(tarn__knode *n, uint64_t log_id, int rc, const char *
   int64_t prev = atomic_load(&last_ms);
   if (now - prev < 1000 || !atomic_compare_exchange_strong(&last_ms, &prev, now))
     return;
-  n->cfg.express_log("express produce failed", log_id, rc, msg);
+  n->cfg.express_log(n, "express produce failed", log_id, rc, msg);
 }
 
 static void appended(void *arg, int status, uint64_t offset, int64_t timestamp_ms) {

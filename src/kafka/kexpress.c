@@ -98,7 +98,7 @@ static void finish_note(void *arg, uint64_t log_id, int attempt, int rc, const c
   tarn__knode *n = arg;
   char m[640];
   snprintf(m, sizeof m, "attempt=%d %s", attempt, msg);
-  n->cfg.express_log("express finish not landed", log_id, rc, m);
+  n->cfg.express_log(n, "express finish not landed", log_id, rc, m);
 }
 
 /* Closes w and logs what the gates of its tenures found (the failover test
@@ -115,7 +115,7 @@ static int close_logged(tarn__knode *n, tarn_xwriter *w) {
              n->cfg.star, (unsigned long long)st.gate_fresh, (unsigned long long)st.gate_marked,
              (unsigned long long)st.gate_restart, (unsigned long long)st.gate_settled,
              (unsigned long long)st.entries_acked);
-    n->cfg.express_log("express writer closed", 0, rc, msg);
+    n->cfg.express_log(n, "express writer closed", 0, rc, msg);
   }
   return rc;
 }
@@ -130,7 +130,7 @@ static void retire(tarn__knode *n, struct tarn__kexpress *x, int frc) {
   char why[512];
   tarn_xwriter_last_error(w, why, sizeof why);
   if (n->cfg.express_log)
-    n->cfg.express_log("express writer failed", 0, frc, why);
+    n->cfg.express_log(n, "express writer failed", 0, frc, why);
   x->w = NULL;
   x->retiring = 1;
   while (x->users)
@@ -180,7 +180,7 @@ int tarn__kexpress_writer(tarn__knode *n, const tarn_kafka_topic *t, uint32_t pa
     if (!rc && x->opens++ && n->cfg.express_log) {
       char msg[64];
       snprintf(msg, sizeof msg, "epoch=%llu", (unsigned long long)tarn_xwriter_epoch(x->w));
-      n->cfg.express_log("express writer reopened", log_id, 0, msg);
+      n->cfg.express_log(n, "express writer reopened", log_id, 0, msg);
     }
   }
   size_t i = 0;
@@ -262,9 +262,9 @@ int tarn__kexpress_handover(tarn__knode *n, int all) {
     int frc = tarn_xwriter_finish(w, e->log_id);
     int finishing = frc && frc != TARN_ENOTFOUND;
     if (!frc && n->cfg.express_log)
-      n->cfg.express_log("express handover", e->log_id, 0, NULL);
+      n->cfg.express_log(n, "express handover", e->log_id, 0, NULL);
     else if (finishing && n->cfg.express_log)
-      n->cfg.express_log("express finish failed", e->log_id, frc, tarn_errmsg());
+      n->cfg.express_log(n, "express finish failed", e->log_id, frc, tarn_errmsg());
     left += finishing;
     pthread_mutex_lock(&x->mu);
     for (size_t j = 0; j < x->n; j++)

@@ -80,8 +80,8 @@ static int refuse(tarn__knode *node, tarn__ksasl *s, const char *peer, const cha
   tarn_metrics_inc("tarn_kafka_sasl_total", 1, "mechanism", tarn__ksasl_mechanism_name(s->mech),
                    "result", "refused", NULL);
   if (node->cfg.auth_log)
-    node->cfg.auth_log(0, peer, user && *user ? user : "?", tarn__ksasl_mechanism_name(s->mech),
-                       reason);
+    node->cfg.auth_log(node, 0, peer, user && *user ? user : "?",
+                       tarn__ksasl_mechanism_name(s->mech), reason);
   return TARN_EAUTH;
 }
 
@@ -90,7 +90,7 @@ static int accept_user(tarn__knode *node, tarn__ksasl *s, const char *peer, cons
   tarn_metrics_inc("tarn_kafka_sasl_total", 1, "mechanism", tarn__ksasl_mechanism_name(s->mech),
                    "result", "ok", NULL);
   if (node->cfg.auth_log)
-    node->cfg.auth_log(1, peer, user, tarn__ksasl_mechanism_name(s->mech), NULL);
+    node->cfg.auth_log(node, 1, peer, user, tarn__ksasl_mechanism_name(s->mech), NULL);
   return 0;
 }
 

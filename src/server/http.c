@@ -12,7 +12,6 @@
 #include "tarn/buf.h"
 #include "tarn/error.h"
 #include "tarn/metrics.h"
-#include "util/error.h"
 
 struct tarn_srv_http {
   struct MHD_Daemon *d;
@@ -27,16 +26,16 @@ static int read_pem(const char *path, char **out) {
   *out = NULL;
   FILE *f = fopen(path, "rb");
   if (!f)
-    return tarn__errno(errno, "--http-tls: %s", path);
+    return tarn_set_errno(errno, "--http-tls: %s", path);
   tarn_buf b = TARN_BUF_INIT;
   char chunk[4096];
   size_t n;
   int rc = 0;
   while (!rc && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
     if (tarn_buf_append(&b, chunk, n) || b.len > (1u << 20))
-      rc = tarn__err(TARN_EINVAL, "--http-tls: %s: more than 1 MiB, or out of memory", path);
+      rc = tarn_set_errmsg(TARN_EINVAL, "--http-tls: %s: more than 1 MiB, or out of memory", path);
   if (!rc && ferror(f))
-    rc = tarn__errno(errno, "--http-tls: %s", path);
+    rc = tarn_set_errno(errno, "--http-tls: %s", path);
   fclose(f);
   if (!rc && tarn_buf_putc(&b, 0))
     rc = TARN_ENOMEM;
@@ -110,12 +109,12 @@ int tarn_srv_http_start(const char *listen, const tarn_srv_http_limits *lim,
   const char *colon = strrchr(listen, ':');
   char host[64];
   if (!colon || (size_t)(colon - listen) >= sizeof host)
-    return TARN_EINVAL;
+    return tarn_set_errmsg(TARN_EINVAL, "--listen %s: HOST:PORT with an IPv4 host", listen);
   snprintf(host, sizeof host, "%.*s", (int)(colon - listen), listen);
   char *end;
   long port = strtol(colon + 1, &end, 10);
   if (!colon[1] || *end || port < 0 || port > 65535)
-    return TARN_EINVAL;
+    return tarn_set_errmsg(TARN_EINVAL, "--listen %s: HOST:PORT with an IPv4 host", listen);
   struct sockaddr_in sa;
   memset(&sa, 0, sizeof sa);
   sa.sin_family = AF_INET;
@@ -125,7 +124,7 @@ int tarn_srv_http_start(const char *listen, const tarn_srv_http_limits *lim,
   else if (strcmp(host, "localhost") == 0)
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
   else if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-    return TARN_EINVAL;
+    return tarn_set_errmsg(TARN_EINVAL, "--listen %s: HOST:PORT with an IPv4 host", listen);
   tarn_srv_http *h = calloc(1, sizeof *h);
   if (!h)
     return TARN_ENOMEM;
@@ -134,9 +133,9 @@ int tarn_srv_http_start(const char *listen, const tarn_srv_http_limits *lim,
   unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_AUTO;
   if (lim && (lim->tls_cert || lim->tls_key)) {
     int rc = !lim->tls_cert || !lim->tls_key
-                 ? tarn__err(TARN_EINVAL, "--http-tls-cert and --http-tls-key go together")
+                 ? tarn_set_errmsg(TARN_EINVAL, "--http-tls-cert and --http-tls-key go together")
              : !MHD_is_feature_supported(MHD_FEATURE_TLS)
-                 ? tarn__err(TARN_EINVAL, "--http-tls: this libmicrohttpd has no TLS")
+                 ? tarn_set_errmsg(TARN_EINVAL, "--http-tls: this libmicrohttpd has no TLS")
                  : 0;
     if (!rc && !(rc = read_pem(lim->tls_cert, &h->tls_cert)))
       rc = read_pem(lim->tls_key, &h->tls_key);
@@ -172,9 +171,9 @@ int tarn_srv_http_start(const char *listen, const tarn_srv_http_limits *lim,
     /* with TLS, a key that does not match or parse fails here too */
     int tls = h->tls_cert != NULL;
     http_free(h);
-    return tls ? tarn__err(TARN_EIO, "the address is taken or cannot be bound, or the "
-                                     "--http-tls-cert/--http-tls-key files do not load")
-               : TARN_EIO;
+    return tarn_set_errmsg(TARN_EIO, "--listen %s: the address is taken or cannot be bound%s",
+                           listen,
+                           tls ? ", or the --http-tls-cert/--http-tls-key files do not load" : "");
   }
   const union MHD_DaemonInfo *di = MHD_get_daemon_info(h->d, MHD_DAEMON_INFO_BIND_PORT);
   h->port = di ? di->port : (int)port;

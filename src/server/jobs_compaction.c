@@ -17,13 +17,13 @@
 #include "server/sched.h"
 #include "server/srvlog.h"
 #include "tarn/catalog.h"
+#include "tarn/clock.h"
 #include "tarn/compactor.h"
 #include "tarn/deployment.h"
 #include "tarn/error.h"
 #include "tarn/metrics.h"
 #include "tarn/reclaim.h"
 #include "tarn/tasks.h"
-#include "util/clock.h"
 
 typedef struct cstate {
   tarn_deployment *d;
@@ -85,7 +85,7 @@ static int stats_job(void *arg, atomic_int *stop) {
   tarn_catalog_close(cat);
   if (rc)
     return rc;
-  int64_t now = tarn__now_ms(), max_lag = 0;
+  int64_t now = tarn_clock_now_ms(), max_lag = 0;
   uint64_t records = 0, bytes = 0;
   for (size_t i = 0; i < ns && !rc && !atomic_load(stop); i++) {
     if (st[i].state != TARN_STREAM_ACTIVE)

@@ -29,7 +29,6 @@
 #include "tarn/express_inspect.h"
 #include "tarn/key.h"
 #include "tarn/metrics.h"
-#include "util/error.h"
 
 #define XSERVE_PARTITION "tarn-xserve"
 
@@ -51,7 +50,7 @@ static int add_log(star_logs **v, size_t *n, const char *star, uint64_t log) {
   if (i == *n) {
     star_logs *nv = realloc(*v, (*n + 1) * sizeof *nv);
     if (!nv)
-      return tarn__err(TARN_ENOMEM, "out of memory");
+      return tarn_set_errmsg(TARN_ENOMEM, "out of memory");
     *v = nv;
     memset(&nv[i], 0, sizeof nv[i]);
     snprintf(nv[i].star, sizeof nv[i].star, "%s", star);
@@ -62,7 +61,7 @@ static int add_log(star_logs **v, size_t *n, const char *star, uint64_t log) {
     size_t nc = s->cap ? 2 * s->cap : 8;
     uint64_t *nl = realloc(s->logs, nc * sizeof *nl);
     if (!nl)
-      return tarn__err(TARN_ENOMEM, "out of memory");
+      return tarn_set_errmsg(TARN_ENOMEM, "out of memory");
     s->logs = nl;
     s->cap = nc;
   }

@@ -42,7 +42,7 @@ typedef struct tarn_srv_options {
   int kafka_workers;                /* 0: 16 */
   const char *kafka_tls_cert;       /* TLS with this PEM certificate (chain) file ... */
   const char *kafka_tls_key;        /* ... and this PEM key file; both NULL: plain TCP */
-  int kafka_sasl;                   /* TARN__KSASL_* mechanisms required (0: no SASL) */
+  int kafka_sasl;                   /* TARN_KAFKA_SASL_* mechanisms required (0: no SASL) */
   int express_takeover;             /* fence and settle dead express writers' epochs (1) */
   int express_takeover_interval_ms; /* (1000) */
 } tarn_srv_options;
@@ -69,7 +69,7 @@ int tarn_srv_compaction_jobs(struct tarn_deployment *d, const tarn_srv_options *
                              struct tarn_srv_job *jobs, void **state);
 void tarn_srv_compaction_free(void *state);
 
-/* The Kafka listener and its registry job (kafka_node.c), when
+/* The Kafka listener and its registry job (jobs_kafka.c, through tarn/kafka_node.h), when
  * o->kafka_listen is set: starts the listener, fills jobs[0..2] (the
  * registry, the groups' tick, the express handover) and returns 3 (0 when off), or a negative
  * TARN_E*. tarn_srv_kafka_free drains and stops. */

@@ -11,7 +11,6 @@
 #include "server/srvlog.h"
 #include "tarn/error.h"
 #include "tarn/metrics.h"
-#include "util/clock.h"
 
 typedef struct runner {
   struct tarn_srv_sched *s;
@@ -31,8 +30,16 @@ struct tarn_srv_sched {
 
 /* Waits ms or until stop; returns nonzero when stopping. */
 static int pause_ms(tarn_srv_sched *s, int ms) {
+  /* pthread_cond_timedwait's absolute deadline, on its CLOCK_REALTIME: the
+   * pause is real time (the server is never run under a fake clock) */
   struct timespec ts;
-  tarn__cond_deadline(&ts, CLOCK_REALTIME, ms);
+  clock_gettime(CLOCK_REALTIME, &ts);
+  ts.tv_sec += ms / 1000;
+  ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
   pthread_mutex_lock(&s->mu);
   while (!atomic_load(&s->stop))
     if (pthread_cond_timedwait(&s->cv, &s->mu, &ts) == ETIMEDOUT)

@@ -9,7 +9,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "util/clock.h"
+#include "tarn/clock.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int fmt = TARN_SRV_LOG_TEXT, min = TARN_SRV_INFO;
@@ -29,28 +29,26 @@ static int needs_quotes(const char *v) {
   return 0;
 }
 
-void tarn_srv_log(int level, const char *msg, ...) {
+void tarn_srv_logv(int level, const char *msg, const char *const *kv) {
   static const char *const names[] = {"debug", "info", "warn", "error"};
   static const char *const upper[] = {"DEBUG", "INFO", "WARN", "ERROR"};
   if (level < min || level < 0 || level > 3)
     return;
-  /* The one clock (src/util/clock.h): under a hook, log lines carry its time. */
-  int64_t now = tarn__now_ms();
+  /* The one clock (tarn/clock.h): under a hook, log lines carry its time. */
+  int64_t now = tarn_clock_now_ms();
   time_t secs = (time_t)(now / 1000);
   struct tm tm;
   gmtime_r(&secs, &tm);
   char when[40];
   size_t n = strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%S", &tm);
   snprintf(when + n, sizeof when - n, ".%03dZ", (int)(now % 1000));
-  va_list ap;
-  va_start(ap, msg);
   if (fmt == TARN_SRV_LOG_JSON) {
     json_t *o = json_object();
     json_object_set_new(o, "ts", json_string(when));
     json_object_set_new(o, "level", json_string(names[level]));
     json_object_set_new(o, "msg", json_string(msg));
-    for (const char *k; (k = va_arg(ap, const char *)) != NULL;) {
-      const char *v = va_arg(ap, const char *);
+    for (size_t i = 0; kv[i]; i += 2) {
+      const char *k = kv[i], *v = kv[i + 1];
       json_object_set_new(o, k, json_string(v ? v : ""));
     }
     char *s = json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
@@ -64,8 +62,8 @@ void tarn_srv_log(int level, const char *msg, ...) {
   } else {
     char line[4096];
     int len = snprintf(line, sizeof line, "%s %s %s", when, upper[level], msg);
-    for (const char *k; (k = va_arg(ap, const char *)) != NULL && len < (int)sizeof line;) {
-      const char *v = va_arg(ap, const char *);
+    for (size_t i = 0; kv[i] && len < (int)sizeof line; i += 2) {
+      const char *k = kv[i], *v = kv[i + 1];
       if (!v)
         v = "";
       if (needs_quotes(v)) {
@@ -87,5 +85,18 @@ void tarn_srv_log(int level, const char *msg, ...) {
     fflush(stderr);
     pthread_mutex_unlock(&mu);
   }
+}
+
+void tarn_srv_log(int level, const char *msg, ...) {
+  const char *kv[2 * 32 + 1];
+  size_t i = 0;
+  va_list ap;
+  va_start(ap, msg);
+  for (const char *k; i + 2 < sizeof kv / sizeof *kv && (k = va_arg(ap, const char *)) != NULL;) {
+    kv[i++] = k;
+    kv[i++] = va_arg(ap, const char *);
+  }
   va_end(ap);
+  kv[i] = NULL;
+  tarn_srv_logv(level, msg, kv);
 }

@@ -14,5 +14,8 @@ void tarn_srv_log_setup(int format, int min_level);
 
 /* One line: msg, then NULL-terminated (key, value) string pairs. */
 void tarn_srv_log(int level, const char *msg, ...);
+/* The same with the pairs in kv[], NULL-terminated (a NULL value is ""):
+ * the Kafka node's lines (tarn_kafka_log_fn) come this way. */
+void tarn_srv_logv(int level, const char *msg, const char *const *kv);
 
 #endif

@@ -1,5 +1,7 @@
 #include "util/clock.h"
 
+#include "tarn/clock.h"
+
 #include <time.h>
 
 static tarn__clock_hooks hooks;
@@ -68,3 +70,7 @@ void tarn__sleep_ms(int64_t ms) {
   while (nanosleep(&ts, &ts) != 0)
     ;
 }
+
+/* The public door (tarn/clock.h). */
+int64_t tarn_clock_now_ms(void) { return tarn__now_ms(); }
+int64_t tarn_clock_mono_ms(void) { return tarn__mono_ms(); }

@@ -10,6 +10,7 @@
 : "${TARN_SRC:?}"
 build=$(cd "$(dirname "$TARN")" && pwd)
 need_tool cpack dpkg-deb dpkg-shlibdeps pkg-config man cc
+require_tool kcat
 
 # A sanitizer build's library needs its runtime first in every program: not a
 # package anyone installs. The release build's run of this test is the one.
@@ -60,7 +61,7 @@ hversion=$(sed -n 's/^#define TARN_VERSION_STRING "\(.*\)"$/\1/p' "$root/usr/inc
 
 # Each example, with pkg-config alone; run against the package's libtarn.so.
 export LD_LIBRARY_PATH=$lib
-for ex in append_read tail compact; do
+for ex in append_read tail compact kafka_node; do
   cc -std=c11 -Wall -Wextra -Werror "$root/usr/share/doc/tarn/examples/$ex.c" \
      $(pkg-config --cflags --libs tarn) -o "$dir/$ex" || fail "building $ex against the package"
   ldd "$dir/$ex" | grep "$lib/libtarn.so.0" >/dev/null || fail "$ex is not linked against the package's libtarn.so"
@@ -73,6 +74,24 @@ grep -q '^read offset 2: libtarn$' "$dir/ar.out" || fail "append_read did not re
 [ "$(cut -f2 "$dir/tail.out" | tr '\n' ' ')" = "hello from libtarn " ] || fail "tail printed: $(cat "$dir/tail.out")"
 "$dir/compact" "$home" greetings > "$dir/compact.out" || { cat "$dir/compact.out"; fail "compact"; }
 grep -q 'partition 0: offsets \[0, 3) -> 1 Parquet file' "$dir/compact.out" || fail "compact printed: $(cat "$dir/compact.out")"
+# docs/examples/kafka_node.c (issue 32 item 2): libtarn.so alone runs a Kafka
+# node. A real client (kcat) creates a topic through it (Metadata with
+# auto-create), produces three records and consumes them back; SIGTERM stops
+# the node cleanly (exit 0 after "stopped").
+"$dir/kafka_node" "$dir/home3" 127.0.0.1:0 > "$dir/kn.out" 2> "$dir/kn.err" &
+pids+=($!)
+kn=$!
+wait_until 10 grepq 'listening on port' "$dir/kn.out" || fail "kafka_node did not start: $(cat "$dir/kn.err")"
+knport=$(sed -n 's/.* listening on port \([0-9]*\)$/\1/p' "$dir/kn.out")
+printf 'k1\nk2\nk3\n' | timeout 20 kcat -b "127.0.0.1:$knport" -P -t example 2> "$dir/kcat.err" ||
+  fail "kcat produce through kafka_node: $(cat "$dir/kcat.err")"
+timeout 20 kcat -b "127.0.0.1:$knport" -C -t example -o beginning -e > "$dir/kn.got" 2> "$dir/kcat.err" ||
+  fail "kcat consume through kafka_node: $(cat "$dir/kcat.err")"
+[ "$(tr '\n' ' ' < "$dir/kn.got")" = "k1 k2 k3 " ] || fail "kafka_node gave back: $(cat "$dir/kn.got")"
+kill -TERM "$kn"
+knrc=0
+wait "$kn" || knrc=$?
+[ $knrc = 0 ] && grepq '^stopped$' "$dir/kn.out" || fail "kafka_node on SIGTERM: exit $knrc, $(cat "$dir/kn.err")"
 # After compaction the records read the same (now from Parquet), through the packaged command too.
 "$root/usr/bin/tarn" read greetings --home "$home" > "$dir/read.out"
 [ "$(tr '\n' ' ' < "$dir/read.out")" = "hello from libtarn " ] || fail "tarn read after compact: $(cat "$dir/read.out")"

@@ -1,5 +1,5 @@
 /* A draining Kafka listener (src/server/kafka_listen.c; issue 15's drain):
- * once tarn_srv_kafka_drain returns, and long before tarn_srv_kafka_stop
+ * once tarn__klisten_drain returns, and long before tarn__klisten_stop
  * (which a node calls only after its express logs left through Finish,
  * up to a minute later), a client must learn that this node serves no more:
  *   - a connection with nothing in flight is closed: its next requests
@@ -26,7 +26,7 @@
 
 #include "kafka/api.h"
 #include "kafka/proto/kproto.h"
-#include "server/kafka_listen.h"
+#include "kafka/listen.h"
 #include "tarn/buf.h"
 
 static int64_t now_ms(void) {
@@ -89,18 +89,18 @@ static void drain_closes_quiet_connections_and_refuses_new_ones(void **state) {
   tarn__knode node;
   memset(&node, 0, sizeof node);
   tarn__knode_config_default(&node.cfg);
-  tarn_srv_kafka_limits lim;
-  tarn_srv_kafka_limits_default(&lim);
+  tarn__klisten_limits lim;
+  tarn__klisten_limits_default(&lim);
   lim.workers = 2;
-  tarn_srv_kafka *k;
-  assert_int_equal(tarn_srv_kafka_start("127.0.0.1:0", &lim, &node, &k), 0);
-  int port = tarn_srv_kafka_port(k);
+  tarn__klisten *k;
+  assert_int_equal(tarn__klisten_start("127.0.0.1:0", &lim, &node, &k), 0);
+  int port = tarn__klisten_port(k);
   int answered = kconnect(port), quiet = kconnect(port);
   assert_true(answered >= 0 && quiet >= 0);
   api_versions(answered); /* accepted, served, then nothing in flight */
   api_versions(quiet);
 
-  tarn_srv_kafka_drain(k);
+  tarn__klisten_drain(k);
   int64_t t0 = now_ms();
   uint8_t b;
   assert_int_equal(read_some(answered, &b, 1, 3000), 0); /* EOF, not a timeout */
@@ -109,7 +109,7 @@ static void drain_closes_quiet_connections_and_refuses_new_ones(void **state) {
   /* refused at once: the client goes to the other nodes it knows */
   assert_int_equal(kconnect(port), -ECONNREFUSED);
 
-  tarn_srv_kafka_stop(k);
+  tarn__klisten_stop(k);
   close(answered);
   close(quiet);
 }

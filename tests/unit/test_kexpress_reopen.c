@@ -32,8 +32,9 @@
 static pthread_mutex_t ev_mu = PTHREAD_MUTEX_INITIALIZER;
 static int ev_failed, ev_reopened, ev_closed;
 
-static void xlog(const char *event, uint64_t log_id, int rc, const char *msg) {
-  (void)log_id, (void)rc, (void)msg;
+static void xlog(const tarn__knode *n, const char *event, uint64_t log_id, int rc,
+                 const char *msg) {
+  (void)n, (void)log_id, (void)rc, (void)msg;
   pthread_mutex_lock(&ev_mu);
   ev_failed += !strcmp(event, "express writer failed");
   ev_reopened += !strcmp(event, "express writer reopened");

@@ -1,5 +1,5 @@
 /* Request framing of a Kafka connection (kafka_conn.h). */
-#include "server/kafka_conn.h"
+#include "kafka/conn.h"
 
 #include <errno.h>
 #include <openssl/err.h>
@@ -13,8 +13,8 @@
 /* api_key, api_version and correlation_id: the least a request header holds. */
 #define MIN_REQUEST 8
 
-int tarn_srv_kconn_feed(tarn_srv_kconn *c, const uint8_t *p, size_t n, size_t max_request,
-                        size_t *used, uint8_t **frame, size_t *len) {
+int tarn__kconn_feed(tarn__kconn *c, const uint8_t *p, size_t n, size_t max_request, size_t *used,
+                     uint8_t **frame, size_t *len) {
   size_t i = 0;
   *used = 0;
   if (!c->frame) {
@@ -22,19 +22,19 @@ int tarn_srv_kconn_feed(tarn_srv_kconn *c, const uint8_t *p, size_t n, size_t ma
       c->size_be[c->size_have++] = p[i++];
     if (c->size_have < 4) {
       *used = i;
-      return TARN_SRV_KFEED_MORE;
+      return TARN__KFEED_MORE;
     }
     uint32_t sz = (uint32_t)c->size_be[0] << 24 | (uint32_t)c->size_be[1] << 16 |
                   (uint32_t)c->size_be[2] << 8 | c->size_be[3];
     /* A negative size reads as above 2^31 here: over any limit. */
     if (sz < MIN_REQUEST || sz > max_request || sz > INT32_MAX) {
       *used = i;
-      return TARN_SRV_KFEED_BAD;
+      return TARN__KFEED_BAD;
     }
     c->frame = malloc(sz);
     if (!c->frame) {
       *used = i;
-      return TARN_SRV_KFEED_BAD;
+      return TARN__KFEED_BAD;
     }
     c->frame_len = sz;
     c->frame_have = 0;
@@ -47,15 +47,15 @@ int tarn_srv_kconn_feed(tarn_srv_kconn *c, const uint8_t *p, size_t n, size_t ma
   i += take;
   *used = i;
   if (c->frame_have < c->frame_len)
-    return TARN_SRV_KFEED_MORE;
+    return TARN__KFEED_MORE;
   *frame = c->frame;
   *len = c->frame_len;
   c->frame = NULL;
   c->size_have = 0;
-  return TARN_SRV_KFEED_FRAME;
+  return TARN__KFEED_FRAME;
 }
 
-int tarn_srv_kconn_frame_room(tarn_srv_kconn *c, uint8_t **p, size_t *n) {
+int tarn__kconn_frame_room(tarn__kconn *c, uint8_t **p, size_t *n) {
   if (!c->frame || c->frame_have >= c->frame_len)
     return 0;
   *p = c->frame + c->frame_have;
@@ -64,18 +64,18 @@ int tarn_srv_kconn_frame_room(tarn_srv_kconn *c, uint8_t **p, size_t *n) {
 }
 
 /* What an SSL call's result means for the transport. */
-static long ssl_result(tarn_srv_kconn *c, int r) {
+static long ssl_result(tarn__kconn *c, int r) {
   if (r > 0)
     return r;
   switch (SSL_get_error(c->ssl, r)) {
-  case SSL_ERROR_WANT_READ: c->tls_want_write = 0; return TARN_SRV_KIO_AGAIN;
-  case SSL_ERROR_WANT_WRITE: c->tls_want_write = 1; return TARN_SRV_KIO_AGAIN;
+  case SSL_ERROR_WANT_READ: c->tls_want_write = 0; return TARN__KIO_AGAIN;
+  case SSL_ERROR_WANT_WRITE: c->tls_want_write = 1; return TARN__KIO_AGAIN;
   case SSL_ERROR_ZERO_RETURN: return 0;
-  default: return TARN_SRV_KIO_FAIL;
+  default: return TARN__KIO_FAIL;
   }
 }
 
-long tarn_srv_kconn_recv(tarn_srv_kconn *c, uint8_t *p, size_t n) {
+long tarn__kconn_recv(tarn__kconn *c, uint8_t *p, size_t n) {
   if (c->ssl) {
     ERR_clear_error();
     return ssl_result(c, SSL_read(c->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n));
@@ -86,15 +86,15 @@ long tarn_srv_kconn_recv(tarn_srv_kconn *c, uint8_t *p, size_t n) {
       return (long)r;
     if (errno == EINTR)
       continue;
-    return errno == EAGAIN || errno == EWOULDBLOCK ? TARN_SRV_KIO_AGAIN : TARN_SRV_KIO_FAIL;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? TARN__KIO_AGAIN : TARN__KIO_FAIL;
   }
 }
 
-long tarn_srv_kconn_send(tarn_srv_kconn *c, const uint8_t *p, size_t n) {
+long tarn__kconn_send(tarn__kconn *c, const uint8_t *p, size_t n) {
   if (c->ssl) {
     ERR_clear_error();
     long r = ssl_result(c, SSL_write(c->ssl, p, n > INT32_MAX ? INT32_MAX : (int)n));
-    return r == 0 ? TARN_SRV_KIO_FAIL : r;
+    return r == 0 ? TARN__KIO_FAIL : r;
   }
   for (;;) {
     ssize_t w = send(c->fd, p, n, MSG_NOSIGNAL);
@@ -102,19 +102,19 @@ long tarn_srv_kconn_send(tarn_srv_kconn *c, const uint8_t *p, size_t n) {
       return (long)w;
     if (errno == EINTR)
       continue;
-    return errno == EAGAIN || errno == EWOULDBLOCK ? TARN_SRV_KIO_AGAIN : TARN_SRV_KIO_FAIL;
+    return errno == EAGAIN || errno == EWOULDBLOCK ? TARN__KIO_AGAIN : TARN__KIO_FAIL;
   }
 }
 
-int tarn_srv_kconn_handshake(tarn_srv_kconn *c) {
+int tarn__kconn_handshake(tarn__kconn *c) {
   ERR_clear_error();
   long r = ssl_result(c, SSL_accept(c->ssl));
   if (r > 0)
     c->tls_ready = 1;
-  return r > 0 ? 1 : r == TARN_SRV_KIO_AGAIN ? 0 : TARN_SRV_KIO_FAIL;
+  return r > 0 ? 1 : r == TARN__KIO_AGAIN ? 0 : TARN__KIO_FAIL;
 }
 
-void tarn_srv_kconn_free(tarn_srv_kconn *c) {
+void tarn__kconn_free(tarn__kconn *c) {
   if (!c)
     return;
   if (c->ssl)
@@ -122,7 +122,7 @@ void tarn_srv_kconn_free(tarn_srv_kconn *c) {
   tarn__ksasl_free(c->sasl);
   free(c->frame);
   tarn_buf_free(&c->wbuf);
-  for (tarn_srv_kslot *s = c->head, *nx; s; s = nx) {
+  for (tarn__kslot *s = c->head, *nx; s; s = nx) {
     nx = s->next;
     tarn_buf_free(&s->frame);
     free(s);

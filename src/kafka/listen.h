@@ -1,4 +1,4 @@
-/* The Kafka listener of `tarn serve` (docs/kafka.md): one I/O thread with
+/* The Kafka listener of a node (node.c opens it; docs/kafka.md): one I/O thread with
  * epoll over every connection, a bounded pool of worker threads that decode
  * and handle requests (src/kafka), and responses written in request order
  * per connection.
@@ -10,15 +10,15 @@
  * bytes one connection holds in memory: above it the listener stops reading
  * from it until responses drain), idle_ms (a connection with nothing in flight
  * and no bytes moved for that long is closed, as connections.max.idle.ms). */
-#ifndef TARN_SERVER_KAFKA_LISTEN_H
-#define TARN_SERVER_KAFKA_LISTEN_H
+#ifndef TARN_KAFKA_LISTEN_H
+#define TARN_KAFKA_LISTEN_H
 
 #include <stddef.h>
 #include <stdint.h>
 
 #include "kafka/api.h"
 
-typedef struct tarn_srv_kafka_limits {
+typedef struct tarn__klisten_limits {
   int max_connections;      /* (1024) */
   size_t max_request_bytes; /* (100 MiB) */
   size_t max_conn_bytes;    /* (128 MiB) */
@@ -30,15 +30,15 @@ typedef struct tarn_srv_kafka_limits {
   const char *tls_cert; /* PEM certificate chain file */
   const char *tls_key;  /* PEM private key file */
   int tls_handshake_ms; /* (10000) */
-} tarn_srv_kafka_limits;
+} tarn__klisten_limits;
 
-void tarn_srv_kafka_limits_default(tarn_srv_kafka_limits *l);
+void tarn__klisten_limits_default(tarn__klisten_limits *l);
 
 /* Parses "HOST:PORT", ":PORT" or "PORT" (host 127.0.0.1 when absent) into
  * host (at least 256 bytes) and *port. TARN_EINVAL when malformed. */
-int tarn_srv_kafka_parse_addr(const char *s, char *host, size_t n, int *port);
+int tarn__klisten_parse_addr(const char *s, char *host, size_t n, int *port);
 
-typedef struct tarn_srv_kafka tarn_srv_kafka;
+typedef struct tarn__klisten tarn__klisten;
 
 /* Binds listen (IPv4 address or localhost; port 0: any free port) and starts
  * the I/O thread and the workers, serving node (not owned; it must outlive
@@ -46,17 +46,17 @@ typedef struct tarn_srv_kafka tarn_srv_kafka;
  * not load (tarn_errmsg says which), TARN_EIO when it cannot be bound. When
  * node->cfg.sasl_mechanisms is set, every connection must authenticate
  * (kafka/sasl.h). */
-int tarn_srv_kafka_start(const char *listen, const tarn_srv_kafka_limits *lim, tarn__knode *node,
-                         tarn_srv_kafka **out);
+int tarn__klisten_start(const char *listen, const tarn__klisten_limits *lim, tarn__knode *node,
+                        tarn__klisten **out);
 /* The bound port. */
-int tarn_srv_kafka_port(const tarn_srv_kafka *k);
+int tarn__klisten_port(const tarn__klisten *k);
 /* Stops accepting and reading, and lets the workers finish the requests
  * already read. Requests completed later (a produce waiting for the writer)
- * are still answered until tarn_srv_kafka_stop. */
-void tarn_srv_kafka_drain(tarn_srv_kafka *k);
+ * are still answered until tarn__klisten_stop. */
+void tarn__klisten_drain(tarn__klisten *k);
 /* Drains (when not yet done), writes the responses completed so far for up to
  * two seconds, closes every connection and frees. Every request must have
  * been completed (flush the writer between drain and stop). */
-void tarn_srv_kafka_stop(tarn_srv_kafka *k);
+void tarn__klisten_stop(tarn__klisten *k);
 
 #endif

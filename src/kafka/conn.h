@@ -3,8 +3,8 @@
  * puts responses back in request order, whatever order the handlers complete
  * them in. Shared between the I/O thread and the threads that complete
  * requests, under the listener's mutex (see the fields). */
-#ifndef TARN_SERVER_KAFKA_CONN_H
-#define TARN_SERVER_KAFKA_CONN_H
+#ifndef TARN_KAFKA_CONN_H
+#define TARN_KAFKA_CONN_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -17,14 +17,14 @@ struct ssl_st;
 struct tarn__ksasl;
 
 /* One request's place in its connection's order. */
-typedef struct tarn_srv_kslot {
+typedef struct tarn__kslot {
   int done;       /* its completion arrived */
   int how;        /* TARN__KREQ_* */
   tarn_buf frame; /* the response (TARN__KREQ_RESPONSE) */
-  struct tarn_srv_kslot *next;
-} tarn_srv_kslot;
+  struct tarn__kslot *next;
+} tarn__kslot;
 
-typedef struct tarn_srv_kconn {
+typedef struct tarn__kconn {
   int fd;
   char peer[64];
   /* The transport (I/O thread only): plain TCP, or TLS when ssl is set (its
@@ -40,9 +40,9 @@ typedef struct tarn_srv_kconn {
   int refs;   /* the I/O thread's, one per request in flight, one while on the ready list */
   int closed; /* the socket is closed; completions only free */
   int on_ready;
-  struct tarn_srv_kconn *ready_next;
-  tarn_srv_kslot *head, *tail; /* in request order */
-  size_t req_bytes;            /* bytes of requests read and not completed */
+  struct tarn__kconn *ready_next;
+  tarn__kslot *head, *tail; /* in request order */
+  size_t req_bytes;         /* bytes of requests read and not completed */
   /* One request of a connection runs at a time, in the order read (as Kafka
    * mutes a connection while it handles its request): two produces to one
    * partition are appended in the order sent, and a request sees the effects
@@ -59,41 +59,41 @@ typedef struct tarn_srv_kconn {
   tarn_buf wbuf; /* responses being written */
   size_t woff;
   uint64_t next_seq;
-  int reading, writing;               /* EPOLLIN / EPOLLOUT registered */
-  int closing;                        /* close once wbuf is written */
-  int64_t last_io;                    /* monotonic ms of the last byte moved */
-  struct tarn_srv_kconn *prev, *next; /* the listener's open connections */
-} tarn_srv_kconn;
+  int reading, writing;            /* EPOLLIN / EPOLLOUT registered */
+  int closing;                     /* close once wbuf is written */
+  int64_t last_io;                 /* monotonic ms of the last byte moved */
+  struct tarn__kconn *prev, *next; /* the listener's open connections */
+} tarn__kconn;
 
 /* What one feed of bytes produced. */
 enum {
-  TARN_SRV_KFEED_MORE = 0,  /* every byte consumed, no frame complete */
-  TARN_SRV_KFEED_FRAME = 1, /* a frame is complete: *frame, *len (malloc'd, moved to the caller) */
-  TARN_SRV_KFEED_BAD = 2    /* the size prefix is negative, too small or over the limit */
+  TARN__KFEED_MORE = 0,  /* every byte consumed, no frame complete */
+  TARN__KFEED_FRAME = 1, /* a frame is complete: *frame, *len (malloc'd, moved to the caller) */
+  TARN__KFEED_BAD = 2    /* the size prefix is negative, too small or over the limit */
 };
 
 /* Consumes bytes p[0..n) into c's framing state, up to the end of the first
  * frame completed: *used gets the bytes consumed. A frame shorter than a
  * request header (8 bytes) or longer than max_request is BAD. */
-int tarn_srv_kconn_feed(tarn_srv_kconn *c, const uint8_t *p, size_t n, size_t max_request,
-                        size_t *used, uint8_t **frame, size_t *len);
+int tarn__kconn_feed(tarn__kconn *c, const uint8_t *p, size_t n, size_t max_request, size_t *used,
+                     uint8_t **frame, size_t *len);
 
 /* The rest of the request being read, when its size is known: 1 and
  * where its missing n bytes go (the caller reads into them, adds what it
  * read to c->frame_have, then feeds 0 bytes to complete it), else 0. */
-int tarn_srv_kconn_frame_room(tarn_srv_kconn *c, uint8_t **p, size_t *n);
+int tarn__kconn_frame_room(tarn__kconn *c, uint8_t **p, size_t *n);
 
 /* The transport: plain recv/send on c->fd, or SSL_read/SSL_write. recv: bytes
- * read, 0 the peer closed, TARN_SRV_KIO_AGAIN nothing now, TARN_SRV_KIO_FAIL
+ * read, 0 the peer closed, TARN__KIO_AGAIN nothing now, TARN__KIO_FAIL
  * the connection failed; send: bytes written or the same codes. */
-enum { TARN_SRV_KIO_AGAIN = -1, TARN_SRV_KIO_FAIL = -2 };
-long tarn_srv_kconn_recv(tarn_srv_kconn *c, uint8_t *p, size_t n);
-long tarn_srv_kconn_send(tarn_srv_kconn *c, const uint8_t *p, size_t n);
+enum { TARN__KIO_AGAIN = -1, TARN__KIO_FAIL = -2 };
+long tarn__kconn_recv(tarn__kconn *c, uint8_t *p, size_t n);
+long tarn__kconn_send(tarn__kconn *c, const uint8_t *p, size_t n);
 /* One step of the TLS handshake: 1 done, 0 waiting (c->tls_want_write says
- * for what), TARN_SRV_KIO_FAIL failed (a plaintext client, a bad hello). */
-int tarn_srv_kconn_handshake(tarn_srv_kconn *c);
+ * for what), TARN__KIO_FAIL failed (a plaintext client, a bad hello). */
+int tarn__kconn_handshake(tarn__kconn *c);
 
 /* Frees what c holds (the socket is closed by the caller). */
-void tarn_srv_kconn_free(tarn_srv_kconn *c);
+void tarn__kconn_free(tarn__kconn *c);
 
 #endif

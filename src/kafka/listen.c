@@ -1,5 +1,5 @@
-/* The Kafka listener of `tarn serve` (kafka_listen.h). */
-#include "server/kafka_listen.h"
+/* The Kafka listener of a node (listen.h). */
+#include "kafka/listen.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -20,9 +20,9 @@
 
 #include "kafka/sasl.h"
 #include "kafka/proto/kproto.h"
-#include "server/kafka_conn.h"
-#include "server/srvlog.h"
+#include "kafka/conn.h"
 #include "tarn/error.h"
+#include "tarn/kafka_node.h"
 #include "tarn/metrics.h"
 #include "util/clock.h"
 #include "util/error.h"
@@ -30,15 +30,15 @@
 /* A request handed to the workers: the request, the slot its completion fills. */
 typedef struct kwork {
   tarn__kreq req;
-  tarn_srv_kconn *c;
-  tarn_srv_kslot *slot;
-  struct tarn_srv_kafka *k;
+  tarn__kconn *c;
+  tarn__kslot *slot;
+  struct tarn__klisten *k;
   struct kwork *next;
 } kwork;
 
-struct tarn_srv_kafka {
+struct tarn__klisten {
   tarn__knode *node;
-  tarn_srv_kafka_limits lim;
+  tarn__klisten_limits lim;
   SSL_CTX *tls; /* NULL: plain TCP */
   int lfd, efd, epfd, port;
   pthread_t io;
@@ -51,12 +51,12 @@ struct tarn_srv_kafka {
   pthread_cond_t done_cv; /* a completion arrived (order_waiters > 0) */
   int order_waiters;      /* workers holding a Fetch until the requests before it complete */
   kwork *qhead, *qtail;   /* requests waiting for a worker */
-  tarn_srv_kconn *ready;  /* connections with completions to move out */
-  tarn_srv_kconn *conns;  /* open connections (I/O thread only) */
+  tarn__kconn *ready;     /* connections with completions to move out */
+  tarn__kconn *conns;     /* open connections (I/O thread only) */
   int nconns;
 };
 
-void tarn_srv_kafka_limits_default(tarn_srv_kafka_limits *l) {
+void tarn__klisten_limits_default(tarn__klisten_limits *l) {
   l->max_connections = 1024;
   l->max_request_bytes = TARN_KAFKA_DEFAULT_MAX_REQUEST_BYTES;
   l->max_conn_bytes = (size_t)128 << 20;
@@ -72,7 +72,7 @@ static int tls_context(const char *cert, const char *key, SSL_CTX **out) {
   *out = NULL;
   SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
   if (!ctx)
-    return tarn__err(TARN_ENOMEM, "--kafka-tls: no TLS context");
+    return tarn__err(TARN_ENOMEM, "Kafka TLS: no TLS context");
   SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
   SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   char why[256] = "";
@@ -85,14 +85,13 @@ static int tls_context(const char *cert, const char *key, SSL_CTX **out) {
   if (bad) {
     ERR_error_string_n(ERR_get_error(), why, sizeof why);
     SSL_CTX_free(ctx);
-    return tarn__err(TARN_EINVAL, "--kafka-tls-cert/--kafka-tls-key: %s does not load: %s", bad,
-                     why);
+    return tarn__err(TARN_EINVAL, "Kafka TLS: %s does not load: %s", bad, why);
   }
   *out = ctx;
   return 0;
 }
 
-int tarn_srv_kafka_parse_addr(const char *s, char *host, size_t n, int *port) {
+int tarn__klisten_parse_addr(const char *s, char *host, size_t n, int *port) {
   const char *colon = strrchr(s, ':');
   const char *ps = colon ? colon + 1 : s;
   size_t hl = colon ? (size_t)(colon - s) : 0;
@@ -110,7 +109,7 @@ int tarn_srv_kafka_parse_addr(const char *s, char *host, size_t n, int *port) {
   return 0;
 }
 
-static void wake(tarn_srv_kafka *k) {
+static void wake(tarn__klisten *k) {
   uint64_t one = 1;
   ssize_t w = write(k->efd, &one, sizeof one);
   (void)w; /* a full counter still wakes the loop */
@@ -118,15 +117,15 @@ static void wake(tarn_srv_kafka *k) {
 
 /* Drops one reference; frees c at the last one. Called with k->mu held;
  * returns c when the caller must free it after unlocking. */
-static tarn_srv_kconn *unref_locked(tarn_srv_kconn *c) { return --c->refs == 0 ? c : NULL; }
+static tarn__kconn *unref_locked(tarn__kconn *c) { return --c->refs == 0 ? c : NULL; }
 
 /* The connection's side of a completion (tarn__kreq_done_fn), from any thread. */
 static void conn_done(tarn__kreq *req, int how, tarn_buf *frame) {
   kwork *w = (kwork *)req; /* req is the first member */
-  tarn_srv_kafka *k = w->k;
-  tarn_srv_kconn *c = w->c;
+  tarn__klisten *k = w->k;
+  tarn__kconn *c = w->c;
   pthread_mutex_lock(&k->mu);
-  tarn_srv_kslot *s = w->slot;
+  tarn__kslot *s = w->slot;
   s->done = 1;
   s->how = how;
   if (k->order_waiters)
@@ -143,18 +142,18 @@ static void conn_done(tarn__kreq *req, int how, tarn_buf *frame) {
     c->ready_next = k->ready;
     k->ready = c;
   }
-  tarn_srv_kconn *dead = unref_locked(c);
+  tarn__kconn *dead = unref_locked(c);
   pthread_mutex_unlock(&k->mu);
   if (frame)
     tarn_buf_free(frame);
   free((void *)req->frame);
   free(w);
-  tarn_srv_kconn_free(dead); /* never: the ready list holds a reference */
+  tarn__kconn_free(dead); /* never: the ready list holds a reference */
   wake(k);
 }
 
 /* Under k->mu: hands w to the workers. */
-static void enqueue_locked(tarn_srv_kafka *k, kwork *w) {
+static void enqueue_locked(tarn__klisten *k, kwork *w) {
   w->next = NULL;
   if (k->qtail)
     k->qtail->next = w;
@@ -165,15 +164,15 @@ static void enqueue_locked(tarn_srv_kafka *k, kwork *w) {
 }
 
 /* Under k->mu: whether a request before slot s of c is not yet complete. */
-static int earlier_pending_locked(const tarn_srv_kconn *c, const tarn_srv_kslot *s) {
-  for (const tarn_srv_kslot *x = c->head; x && x != s; x = x->next)
+static int earlier_pending_locked(const tarn__kconn *c, const tarn__kslot *s) {
+  for (const tarn__kslot *x = c->head; x && x != s; x = x->next)
     if (!x->done)
       return 1;
   return 0;
 }
 
 static void *worker(void *arg) {
-  tarn_srv_kafka *k = arg;
+  tarn__klisten *k = arg;
   pthread_mutex_lock(&k->mu);
   for (;;) {
     while (!k->qhead && !atomic_load(&k->draining))
@@ -184,7 +183,7 @@ static void *worker(void *arg) {
     k->qhead = w->next;
     if (!k->qhead)
       k->qtail = NULL;
-    tarn_srv_kconn *c = w->c; /* w may be freed by its completion inside dispatch */
+    tarn__kconn *c = w->c; /* w may be freed by its completion inside dispatch */
     /* A Fetch starts once every request before it on its connection is
      * answered, so that it sees a produce pipelined before it (Kafka mutes
      * the connection until the produce's response); other requests start
@@ -209,10 +208,10 @@ static void *worker(void *arg) {
       enqueue_locked(k, nx);
     } else {
       c->running = 0;
-      tarn_srv_kconn *dead = unref_locked(c);
+      tarn__kconn *dead = unref_locked(c);
       if (dead) {
         pthread_mutex_unlock(&k->mu);
-        tarn_srv_kconn_free(dead);
+        tarn__kconn_free(dead);
         pthread_mutex_lock(&k->mu);
       }
     }
@@ -221,7 +220,7 @@ static void *worker(void *arg) {
   return NULL;
 }
 
-static void set_events(tarn_srv_kafka *k, tarn_srv_kconn *c, int reading, int writing) {
+static void set_events(tarn__klisten *k, tarn__kconn *c, int reading, int writing) {
   if (c->reading == reading && c->writing == writing)
     return;
   struct epoll_event ev = {.events = (reading ? EPOLLIN : 0u) | (writing ? EPOLLOUT : 0u),
@@ -231,7 +230,7 @@ static void set_events(tarn_srv_kafka *k, tarn_srv_kconn *c, int reading, int wr
   c->writing = writing;
 }
 
-static void conn_close(tarn_srv_kafka *k, tarn_srv_kconn *c) {
+static void conn_close(tarn__klisten *k, tarn__kconn *c) {
   epoll_ctl(k->epfd, EPOLL_CTL_DEL, c->fd, NULL);
   close(c->fd);
   if (c->prev)
@@ -245,9 +244,9 @@ static void conn_close(tarn_srv_kafka *k, tarn_srv_kconn *c) {
   pthread_mutex_lock(&k->mu);
   c->closed = 1;
   /* Completed slots go now; the others when their completions arrive. */
-  tarn_srv_kslot **pp = &c->head, *last = NULL;
+  tarn__kslot **pp = &c->head, *last = NULL;
   while (*pp) {
-    tarn_srv_kslot *s = *pp;
+    tarn__kslot *s = *pp;
     if (s->done) {
       *pp = s->next;
       c->resp_bytes -= s->frame.len;
@@ -259,21 +258,21 @@ static void conn_close(tarn_srv_kafka *k, tarn_srv_kconn *c) {
     }
   }
   c->tail = last;
-  tarn_srv_kconn *dead = unref_locked(c);
+  tarn__kconn *dead = unref_locked(c);
   pthread_mutex_unlock(&k->mu);
-  tarn_srv_kconn_free(dead);
+  tarn__kconn_free(dead);
 }
 
-static size_t held(const tarn_srv_kconn *c) {
+static size_t held(const tarn__kconn *c) {
   return c->req_bytes + c->resp_bytes + (c->wbuf.len - c->woff);
 }
 
 /* Writes what wbuf holds; 0, or -1 when the connection failed. */
-static int conn_write(tarn_srv_kafka *k, tarn_srv_kconn *c) {
+static int conn_write(tarn__klisten *k, tarn__kconn *c) {
   (void)k;
   while (c->woff < c->wbuf.len) {
-    long w = tarn_srv_kconn_send(c, c->wbuf.data + c->woff, c->wbuf.len - c->woff);
-    if (w == TARN_SRV_KIO_AGAIN)
+    long w = tarn__kconn_send(c, c->wbuf.data + c->woff, c->wbuf.len - c->woff);
+    if (w == TARN__KIO_AGAIN)
       break;
     if (w < 0)
       return -1;
@@ -290,10 +289,10 @@ static int conn_write(tarn_srv_kafka *k, tarn_srv_kconn *c) {
 /* Moves the completed responses at the head of c's order into wbuf (a slot
  * not yet done holds every later one back: responses go out in request
  * order), writes, and updates what epoll waits for. */
-static void conn_flush(tarn_srv_kafka *k, tarn_srv_kconn *c) {
+static void conn_flush(tarn__klisten *k, tarn__kconn *c) {
   pthread_mutex_lock(&k->mu);
   while (c->head && c->head->done && !c->closing) {
-    tarn_srv_kslot *s = c->head;
+    tarn__kslot *s = c->head;
     c->head = s->next;
     if (!c->head)
       c->tail = NULL;
@@ -331,13 +330,13 @@ static void conn_flush(tarn_srv_kafka *k, tarn_srv_kconn *c) {
 }
 
 /* Queues a decoded frame for the workers, in c's order. */
-static int conn_request(tarn_srv_kafka *k, tarn_srv_kconn *c, uint8_t *frame, size_t len) {
+static int conn_request(tarn__klisten *k, tarn__kconn *c, uint8_t *frame, size_t len) {
   if (atomic_load(&k->draining)) { /* the workers may be gone: read no more */
     free(frame);
     return -1;
   }
   kwork *w = calloc(1, sizeof *w);
-  tarn_srv_kslot *s = calloc(1, sizeof *s);
+  tarn__kslot *s = calloc(1, sizeof *s);
   if (!w || !s) {
     free(w);
     free(s);
@@ -379,10 +378,11 @@ static int conn_request(tarn_srv_kafka *k, tarn_srv_kconn *c, uint8_t *frame, si
 }
 
 /* A bad frame: close once the responses of the requests before it are out. */
-static void conn_bad(tarn_srv_kafka *k, tarn_srv_kconn *c, const char *why) {
-  tarn_srv_log(TARN_SRV_DEBUG, "kafka connection closed", "peer", c->peer, "reason", why, NULL);
+static void conn_bad(tarn__klisten *k, tarn__kconn *c, const char *why) {
+  tarn__klog(k->node, TARN_KAFKA_LOG_DEBUG, "kafka connection closed", "peer", c->peer, "reason",
+             why, NULL);
   tarn_metrics_inc("tarn_kafka_bad_frames_total", 1, NULL);
-  tarn_srv_kslot *s = calloc(1, sizeof *s);
+  tarn__kslot *s = calloc(1, sizeof *s);
   pthread_mutex_lock(&k->mu);
   if (s) {
     s->done = 1;
@@ -399,16 +399,16 @@ static void conn_bad(tarn_srv_kafka *k, tarn_srv_kconn *c, const char *why) {
   set_events(k, c, 0, c->writing);
 }
 
-static void conn_read(tarn_srv_kafka *k, tarn_srv_kconn *c) {
+static void conn_read(tarn__klisten *k, tarn__kconn *c) {
   uint8_t buf[65536];
   for (;;) {
     /* The rest of a large request (a produce) goes straight into its
      * frame, not through buf: one copy of its bytes fewer. */
     uint8_t *room;
     size_t rn = 0;
-    int direct = tarn_srv_kconn_frame_room(c, &room, &rn) && rn >= sizeof buf / 4;
-    long r = direct ? tarn_srv_kconn_recv(c, room, rn) : tarn_srv_kconn_recv(c, buf, sizeof buf);
-    if (r == TARN_SRV_KIO_AGAIN)
+    int direct = tarn__kconn_frame_room(c, &room, &rn) && rn >= sizeof buf / 4;
+    long r = direct ? tarn__kconn_recv(c, room, rn) : tarn__kconn_recv(c, buf, sizeof buf);
+    if (r == TARN__KIO_AGAIN)
       break;
     if (r <= 0) { /* the client closed or the connection failed */
       conn_close(k, c);
@@ -424,15 +424,15 @@ static void conn_read(tarn_srv_kafka *k, tarn_srv_kconn *c) {
     for (int once = direct; off < (size_t)r || once; once = 0) {
       size_t used, len;
       uint8_t *frame;
-      int f = tarn_srv_kconn_feed(c, buf + off, (size_t)r - off, k->lim.max_request_bytes, &used,
-                                  &frame, &len);
+      int f = tarn__kconn_feed(c, buf + off, (size_t)r - off, k->lim.max_request_bytes, &used,
+                               &frame, &len);
       off += used;
-      if (f == TARN_SRV_KFEED_BAD) {
+      if (f == TARN__KFEED_BAD) {
         conn_bad(k, c, "request size out of bounds");
         conn_flush(k, c);
         return;
       }
-      if (f == TARN_SRV_KFEED_FRAME && conn_request(k, c, frame, len)) {
+      if (f == TARN__KFEED_FRAME && conn_request(k, c, frame, len)) {
         conn_bad(k, c, "out of memory, or the node is stopping");
         conn_flush(k, c);
         return;
@@ -451,13 +451,13 @@ static void conn_read(tarn_srv_kafka *k, tarn_srv_kconn *c) {
 /* One step of a connection's TLS handshake; once done, whatever the client
  * sent after it is read. A client that is not speaking TLS (plaintext Kafka)
  * fails here and is closed. */
-static void tls_step(tarn_srv_kafka *k, tarn_srv_kconn *c) {
-  int h = tarn_srv_kconn_handshake(c);
+static void tls_step(tarn__klisten *k, tarn__kconn *c) {
+  int h = tarn__kconn_handshake(c);
   if (h < 0) {
     char why[256];
     ERR_error_string_n(ERR_get_error(), why, sizeof why);
-    tarn_srv_log(TARN_SRV_DEBUG, "kafka connection closed", "peer", c->peer, "reason",
-                 "TLS handshake failed", "detail", why, NULL);
+    tarn__klog(k->node, TARN_KAFKA_LOG_DEBUG, "kafka connection closed", "peer", c->peer, "reason",
+               "TLS handshake failed", "detail", why, NULL);
     tarn_metrics_inc("tarn_kafka_tls_failed_total", 1, NULL);
     conn_close(k, c);
   } else if (h == 0) {
@@ -468,7 +468,7 @@ static void tls_step(tarn_srv_kafka *k, tarn_srv_kconn *c) {
   }
 }
 
-static void accept_all(tarn_srv_kafka *k) {
+static void accept_all(tarn__klisten *k) {
   for (;;) {
     struct sockaddr_in sa;
     socklen_t sl = sizeof sa;
@@ -486,7 +486,7 @@ static void accept_all(tarn_srv_kafka *k) {
     }
     int one = 1;
     setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    tarn_srv_kconn *c = calloc(1, sizeof *c);
+    tarn__kconn *c = calloc(1, sizeof *c);
     if (!c) {
       close(fd);
       continue;
@@ -497,7 +497,7 @@ static void accept_all(tarn_srv_kafka *k) {
     if ((k->tls && (!(c->ssl = SSL_new(k->tls)) || SSL_set_fd(c->ssl, fd) != 1)) ||
         (k->node->cfg.sasl_mechanisms && !(c->sasl = tarn__ksasl_new()))) {
       close(fd);
-      tarn_srv_kconn_free(c);
+      tarn__kconn_free(c);
       continue;
     }
     char ip[INET_ADDRSTRLEN] = "?";
@@ -508,7 +508,7 @@ static void accept_all(tarn_srv_kafka *k) {
     struct epoll_event ev = {.events = EPOLLIN, .data.ptr = c};
     if (epoll_ctl(k->epfd, EPOLL_CTL_ADD, fd, &ev)) {
       close(fd);
-      tarn_srv_kconn_free(c);
+      tarn__kconn_free(c);
       continue;
     }
     c->next = k->conns;
@@ -521,20 +521,20 @@ static void accept_all(tarn_srv_kafka *k) {
   }
 }
 
-static void take_ready(tarn_srv_kafka *k) {
+static void take_ready(tarn__klisten *k) {
   pthread_mutex_lock(&k->mu);
-  tarn_srv_kconn *r = k->ready;
+  tarn__kconn *r = k->ready;
   k->ready = NULL;
   pthread_mutex_unlock(&k->mu);
   while (r) {
-    tarn_srv_kconn *c = r, *dead;
+    tarn__kconn *c = r, *dead;
     r = r->ready_next;
     pthread_mutex_lock(&k->mu);
     c->on_ready = 0;
     int closed = c->closed;
     if (closed) { /* completions of a closed connection: nothing to send */
       while (c->head && c->head->done) {
-        tarn_srv_kslot *s = c->head;
+        tarn__kslot *s = c->head;
         c->head = s->next;
         c->resp_bytes -= s->frame.len;
         tarn_buf_free(&s->frame);
@@ -552,28 +552,28 @@ static void take_ready(tarn_srv_kafka *k) {
     pthread_mutex_lock(&k->mu);
     dead = unref_locked(c);
     pthread_mutex_unlock(&k->mu);
-    tarn_srv_kconn_free(dead);
+    tarn__kconn_free(dead);
   }
 }
 
 /* Closes connections idle past the limit: nothing in flight, nothing to write. */
-static void close_idle(tarn_srv_kafka *k) {
+static void close_idle(tarn__klisten *k) {
   int64_t now = tarn__mono_ms();
-  for (tarn_srv_kconn *c = k->conns, *nx; c; c = nx) {
+  for (tarn__kconn *c = k->conns, *nx; c; c = nx) {
     nx = c->next;
     pthread_mutex_lock(&k->mu);
     int busy = c->head != NULL;
     pthread_mutex_unlock(&k->mu);
     if (c->ssl && !c->tls_ready && now - c->accepted_ms >= k->lim.tls_handshake_ms) {
-      tarn_srv_log(TARN_SRV_DEBUG, "kafka connection closed", "peer", c->peer, "reason",
-                   "no TLS handshake in time", NULL);
+      tarn__klog(k->node, TARN_KAFKA_LOG_DEBUG, "kafka connection closed", "peer", c->peer,
+                 "reason", "no TLS handshake in time", NULL);
       tarn_metrics_inc("tarn_kafka_tls_failed_total", 1, NULL);
       conn_close(k, c);
       continue;
     }
     if (k->lim.idle_ms > 0 && !busy && c->woff == c->wbuf.len &&
         now - c->last_io >= k->lim.idle_ms) {
-      tarn_srv_log(TARN_SRV_DEBUG, "kafka connection idle", "peer", c->peer, NULL);
+      tarn__klog(k->node, TARN_KAFKA_LOG_DEBUG, "kafka connection idle", "peer", c->peer, NULL);
       tarn_metrics_inc("tarn_kafka_idle_closed_total", 1, NULL);
       conn_close(k, c);
     }
@@ -587,32 +587,32 @@ static void close_idle(tarn_srv_kafka *k) {
  * express logs leave through Finish; a closed connection sends it to the
  * Metadata that names the next leader now. Requests in flight (an express
  * produce waiting for its slot's W copies) keep theirs open until answered. */
-static void close_drained(tarn_srv_kafka *k) {
-  for (tarn_srv_kconn *c = k->conns, *nx; c; c = nx) {
+static void close_drained(tarn__klisten *k) {
+  for (tarn__kconn *c = k->conns, *nx; c; c = nx) {
     nx = c->next;
     pthread_mutex_lock(&k->mu);
     int busy = c->head != NULL;
     pthread_mutex_unlock(&k->mu);
     if (!busy && c->woff == c->wbuf.len) {
-      tarn_srv_log(TARN_SRV_DEBUG, "kafka connection closed", "peer", c->peer, "reason", "draining",
-                   NULL);
+      tarn__klog(k->node, TARN_KAFKA_LOG_DEBUG, "kafka connection closed", "peer", c->peer,
+                 "reason", "draining", NULL);
       conn_close(k, c);
     }
   }
 }
 
 /* While stopping: 1 when some connection still has a response to write. */
-static int any_pending(tarn_srv_kafka *k) {
+static int any_pending(tarn__klisten *k) {
   int p = 0;
   pthread_mutex_lock(&k->mu);
-  for (tarn_srv_kconn *c = k->conns; c && !p; c = c->next)
+  for (tarn__kconn *c = k->conns; c && !p; c = c->next)
     p = (c->head && c->head->done) || c->woff < c->wbuf.len || k->ready;
   pthread_mutex_unlock(&k->mu);
   return p;
 }
 
 static void *io_loop(void *arg) {
-  tarn_srv_kafka *k = arg;
+  tarn__klisten *k = arg;
   int listening = 1;
   int64_t stop_deadline = -1;
   /* Idle connections are looked for at least 4 times per idle period. */
@@ -627,7 +627,7 @@ static void *io_loop(void *arg) {
       close(k->lfd);
       k->lfd = -1;
       listening = 0;
-      for (tarn_srv_kconn *c = k->conns; c; c = c->next)
+      for (tarn__kconn *c = k->conns; c; c = c->next)
         set_events(k, c, 0, c->writing);
       close_drained(k); /* now, not after the next tick */
     }
@@ -648,7 +648,7 @@ static void *io_loop(void *arg) {
         ssize_t r = read(k->efd, &v, sizeof v);
         (void)r;
       } else {
-        tarn_srv_kconn *c = p;
+        tarn__kconn *c = p;
         /* c may be closed by an earlier event of this batch only through
          * conn_close, which deletes it from epoll; the batch was taken
          * before, so events of a closed connection are skipped by flags. */
@@ -664,9 +664,9 @@ static void *io_loop(void *arg) {
         if (!c->closed && (evs[i].events & EPOLLOUT))
           conn_flush(k, c);
         pthread_mutex_lock(&k->mu);
-        tarn_srv_kconn *dead = unref_locked(c);
+        tarn__kconn *dead = unref_locked(c);
         pthread_mutex_unlock(&k->mu);
-        tarn_srv_kconn_free(dead);
+        tarn__kconn_free(dead);
       }
     }
     take_ready(k);
@@ -678,57 +678,36 @@ static void *io_loop(void *arg) {
   return NULL;
 }
 
-int tarn_srv_kafka_start(const char *addr, const tarn_srv_kafka_limits *lim, tarn__knode *node,
-                         tarn_srv_kafka **out) {
-  *out = NULL;
-  char host[256];
-  int port;
-  if (tarn_srv_kafka_parse_addr(addr, host, sizeof host, &port))
-    return TARN_EINVAL;
-  struct sockaddr_in sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sin_family = AF_INET;
-  sa.sin_port = htons((uint16_t)port);
-  if (strcmp(host, "0.0.0.0") == 0)
-    sa.sin_addr.s_addr = htonl(INADDR_ANY);
-  else if (strcmp(host, "localhost") == 0)
-    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  else if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
-    return TARN_EINVAL;
-  tarn_srv_kafka *k = calloc(1, sizeof *k);
-  if (!k)
-    return TARN_ENOMEM;
-  k->node = node;
-  if (lim)
-    k->lim = *lim;
-  else
-    tarn_srv_kafka_limits_default(&k->lim);
-  if (k->lim.workers < 1)
-    k->lim.workers = 1;
-  if (k->lim.tls_handshake_ms <= 0)
-    k->lim.tls_handshake_ms = 10000;
-  if (k->lim.tls_cert || k->lim.tls_key) {
-    int trc = k->lim.tls_cert && k->lim.tls_key
-                  ? tls_context(k->lim.tls_cert, k->lim.tls_key, &k->tls)
-                  : tarn__err(TARN_EINVAL, "--kafka-tls-cert and --kafka-tls-key go together");
-    if (trc) {
-      free(k);
-      return trc;
-    }
-  }
+/* Frees k once its threads are joined: its descriptors, locks and TLS context. */
+static void listener_free(tarn__klisten *k) {
+  free(k->workers);
+  if (k->lfd >= 0) /* the I/O thread closed it when the drain began */
+    close(k->lfd);
+  close(k->efd);
+  close(k->epfd);
+  pthread_mutex_destroy(&k->mu);
+  pthread_cond_destroy(&k->work_cv);
+  SSL_CTX_free(k->tls);
+  pthread_cond_destroy(&k->done_cv);
+  free(k);
+}
+
+/* The listening socket bound to sa (the port chosen by the kernel read back
+ * into k->port), the wake-up eventfd and the epoll set; on failure nothing
+ * stays open. */
+static int open_sockets(tarn__klisten *k, struct sockaddr_in *sa, const char *addr) {
   k->lfd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
   int one = 1;
   if (k->lfd < 0 || setsockopt(k->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) ||
-      bind(k->lfd, (struct sockaddr *)&sa, sizeof sa) || listen(k->lfd, 128)) {
+      bind(k->lfd, (struct sockaddr *)sa, sizeof *sa) || listen(k->lfd, 128)) {
+    int rc = tarn__errno(errno, "Kafka listen %s: the address is taken or cannot be bound", addr);
     if (k->lfd >= 0)
       close(k->lfd);
-    SSL_CTX_free(k->tls);
-    free(k);
-    return TARN_EIO;
+    return rc == TARN_ENOMEM ? rc : TARN_EIO;
   }
-  socklen_t sl = sizeof sa;
-  getsockname(k->lfd, (struct sockaddr *)&sa, &sl);
-  k->port = ntohs(sa.sin_port);
+  socklen_t sl = sizeof *sa;
+  getsockname(k->lfd, (struct sockaddr *)sa, &sl);
+  k->port = ntohs(sa->sin_port);
   k->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
   k->epfd = epoll_create1(EPOLL_CLOEXEC);
   struct epoll_event el = {.events = EPOLLIN, .data.ptr = &k->lfd};
@@ -740,15 +719,60 @@ int tarn_srv_kafka_start(const char *addr, const tarn_srv_kafka_limits *lim, tar
       close(k->efd);
     if (k->epfd >= 0)
       close(k->epfd);
+    return TARN_EIO;
+  }
+  return 0;
+}
+
+int tarn__klisten_start(const char *addr, const tarn__klisten_limits *lim, tarn__knode *node,
+                        tarn__klisten **out) {
+  *out = NULL;
+  char host[256];
+  int port;
+  if (tarn__klisten_parse_addr(addr, host, sizeof host, &port))
+    return tarn__err(TARN_EINVAL, "Kafka listen %s: not HOST:PORT, :PORT or PORT", addr);
+  struct sockaddr_in sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons((uint16_t)port);
+  if (strcmp(host, "0.0.0.0") == 0)
+    sa.sin_addr.s_addr = htonl(INADDR_ANY);
+  else if (strcmp(host, "localhost") == 0)
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  else if (inet_pton(AF_INET, host, &sa.sin_addr) != 1)
+    return tarn__err(TARN_EINVAL, "Kafka listen %s: an IPv4 host", addr);
+  tarn__klisten *k = calloc(1, sizeof *k);
+  if (!k)
+    return TARN_ENOMEM;
+  k->node = node;
+  if (lim)
+    k->lim = *lim;
+  else
+    tarn__klisten_limits_default(&k->lim);
+  if (k->lim.workers < 1)
+    k->lim.workers = 1;
+  if (k->lim.tls_handshake_ms <= 0)
+    k->lim.tls_handshake_ms = 10000;
+  if (k->lim.tls_cert || k->lim.tls_key) {
+    int trc = k->lim.tls_cert && k->lim.tls_key
+                  ? tls_context(k->lim.tls_cert, k->lim.tls_key, &k->tls)
+                  : tarn__err(TARN_EINVAL, "Kafka TLS: the certificate and the key go together");
+    if (trc) {
+      free(k);
+      return trc;
+    }
+  }
+  int rc = open_sockets(k, &sa, addr);
+  if (rc) {
     SSL_CTX_free(k->tls);
     free(k);
-    return TARN_EIO;
+    return rc;
   }
   pthread_mutex_init(&k->mu, NULL);
   pthread_cond_init(&k->work_cv, NULL);
   pthread_cond_init(&k->done_cv, NULL);
   k->workers = calloc((size_t)k->lim.workers, sizeof *k->workers);
-  int rc = k->workers ? 0 : TARN_ENOMEM;
+  rc = k->workers ? 0 : TARN_ENOMEM;
   for (int i = 0; !rc && i < k->lim.workers; i++) {
     if (pthread_create(&k->workers[i], NULL, worker, k))
       rc = TARN_ENOMEM;
@@ -764,24 +788,16 @@ int tarn_srv_kafka_start(const char *addr, const tarn_srv_kafka_limits *lim, tar
     pthread_mutex_unlock(&k->mu);
     for (int i = 0; i < k->nworkers; i++)
       pthread_join(k->workers[i], NULL);
-    free(k->workers);
-    close(k->lfd);
-    close(k->efd);
-    close(k->epfd);
-    pthread_mutex_destroy(&k->mu);
-    pthread_cond_destroy(&k->work_cv);
-    SSL_CTX_free(k->tls);
-    pthread_cond_destroy(&k->done_cv);
-    free(k);
+    listener_free(k);
     return rc;
   }
   *out = k;
   return 0;
 }
 
-int tarn_srv_kafka_port(const tarn_srv_kafka *k) { return k->port; }
+int tarn__klisten_port(const tarn__klisten *k) { return k->port; }
 
-void tarn_srv_kafka_drain(tarn_srv_kafka *k) {
+void tarn__klisten_drain(tarn__klisten *k) {
   if (!k || k->drained)
     return;
   k->drained = 1;
@@ -794,24 +810,15 @@ void tarn_srv_kafka_drain(tarn_srv_kafka *k) {
     pthread_join(k->workers[i], NULL);
 }
 
-void tarn_srv_kafka_stop(tarn_srv_kafka *k) {
+void tarn__klisten_stop(tarn__klisten *k) {
   if (!k)
     return;
-  tarn_srv_kafka_drain(k);
+  tarn__klisten_drain(k);
   atomic_store(&k->stopping, 1);
   wake(k);
   pthread_join(k->io, NULL);
   take_ready(k);
   while (k->conns)
     conn_close(k, k->conns);
-  free(k->workers);
-  if (k->lfd >= 0) /* the I/O thread closed it when the drain began */
-    close(k->lfd);
-  close(k->efd);
-  close(k->epfd);
-  pthread_mutex_destroy(&k->mu);
-  pthread_cond_destroy(&k->work_cv);
-  SSL_CTX_free(k->tls);
-  pthread_cond_destroy(&k->done_cv);
-  free(k);
+  listener_free(k);
 }

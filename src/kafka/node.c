@@ -1,0 +1,262 @@
+/* A Kafka node on a deployment (tarn/kafka_node.h; issue 32 item 2): the
+ * node's context for the handlers (api.h) — its catalog, one writer for every
+ * produce, one reader, its consumer groups and idempotent producers — its
+ * record in the registry of live nodes, and the listener (listen.c). Built
+ * here from a config, so that libtarn alone runs a node; `tarn serve`
+ * (src/server) opens one and schedules its jobs. */
+#include "tarn/kafka_node.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kafka/api.h"
+#include "kafka/group.h"
+#include "kafka/listen.h"
+#include "kafka/producer.h"
+#include "kafka/registry.h"
+#include "tarn/catalog.h"
+#include "tarn/error.h"
+#include "tarn/reader.h"
+#include "tarn/writer.h"
+#include "util/clock.h"
+#include "util/error.h"
+
+enum { NJOBS = 3 };
+
+struct tarn_kafka_node {
+  tarn__knode node;
+  tarn__klisten *listener;
+  char advertised[300];
+  int64_t last_run[NJOBS]; /* tarn_kafka_node_tick: monotonic ms of each job's last run */
+};
+
+void tarn_kafka_node_config_default(tarn_kafka_node_config *c) {
+  memset(c, 0, sizeof *c);
+  c->listen = "127.0.0.1:9092";
+  c->node_id = -1;
+  c->batch_ms = -1;
+  tarn__klisten_limits lim;
+  tarn__klisten_limits_default(&lim);
+  c->max_connections = lim.max_connections;
+  c->idle_ms = lim.idle_ms;
+  c->max_request_bytes = lim.max_request_bytes;
+  c->workers = lim.workers;
+}
+
+int tarn_kafka_addr_parse(const char *s, char *host, size_t n, int *port) {
+  return tarn__klisten_parse_addr(s, host, n, port);
+}
+
+/* One line per authentication (tarn__knode_config.auth_log): a refusal at
+ * warn, an acceptance at debug; never the secret. */
+static void auth_log(const tarn__knode *n, int ok, const char *peer, const char *user,
+                     const char *mechanism, const char *reason) {
+  tarn__klog(n, ok ? TARN_KAFKA_LOG_DEBUG : TARN_KAFKA_LOG_WARN,
+             ok ? "kafka client authenticated" : "kafka authentication refused", "peer", peer,
+             "user", user, "mechanism", mechanism, reason ? "reason" : NULL, reason, NULL);
+}
+
+/* issue 15: an express log handed over (Finish landed) or a Finish retried. */
+static void express_log(const tarn__knode *n, const char *event, uint64_t log_id, int rc,
+                        const char *msg) {
+  char id[24];
+  snprintf(id, sizeof id, "%llu", (unsigned long long)log_id);
+  tarn__klog(n, rc ? TARN_KAFKA_LOG_WARN : TARN_KAFKA_LOG_INFO, event, "log", id, "message",
+             msg ? msg : "", rc ? "error" : NULL, rc ? tarn_errname(rc) : NULL, NULL);
+}
+
+/* The session may be lost and renewed (tarn serve's health job): the record
+ * goes with the old session, so it is written again. */
+static int registry_job(tarn_kafka_node *k) { return tarn__kregistry_refresh(k->node.registry); }
+
+/* Ends join phases at their deadline and expires sessions (group.h): the
+ * waiting JoinGroup and SyncGroup requests are answered from here. */
+static int groups_job(tarn_kafka_node *k) {
+  tarn__kgroups_tick(k->node.groups, tarn__mono_ms());
+  return 0;
+}
+
+/* issue 15: the express logs whose leader is now another node (the live set
+ * changed) leave through Finish; one that cannot land is retried every 1 s. */
+static int express_handover_job(tarn_kafka_node *k) {
+  int rc = tarn__kexpress_handover(&k->node, 0);
+  return rc < 0 ? rc : 0;
+}
+
+static const tarn_kafka_node_job jobs[NJOBS] = {
+    {"kafka-registry", 5000, registry_job},
+    {"kafka-groups", 100, groups_job},
+    {"kafka-express-handover", 1000, express_handover_job},
+};
+
+const tarn_kafka_node_job *tarn_kafka_node_jobs(size_t *count) {
+  *count = NJOBS;
+  return jobs;
+}
+
+int tarn_kafka_node_tick(tarn_kafka_node *k) {
+  int64_t next = INT32_MAX;
+  for (int i = 0; i < NJOBS; i++) {
+    int64_t now = tarn__mono_ms();
+    if (!k->last_run[i] || now - k->last_run[i] >= jobs[i].interval_ms) {
+      jobs[i].run(k); /* a failed run is retried at its next interval */
+      k->last_run[i] = now = tarn__mono_ms();
+    }
+    int64_t due = k->last_run[i] + jobs[i].interval_ms - now;
+    if (due < next)
+      next = due;
+  }
+  return next < 0 ? 0 : (int)next;
+}
+
+static void node_free(tarn_kafka_node *k) {
+  tarn__knode *n = &k->node;
+  tarn__kgroups_close(n->groups);
+  tarn__knode_close(n);
+  if (n->writer)
+    tarn_writer_close(n->writer);
+  /* after the writers: their appends' callbacks and index-put conditions
+   * use the producers' state (issue 31 item 3) */
+  tarn__kprod_close(n->producers);
+  tarn_reader_close(n->reader);
+  tarn__kregistry_close(n->registry);
+  tarn_catalog_close(n->catalog);
+  free(k);
+}
+
+/* The node's config for the handlers, from the public one. */
+static void knode_config(const tarn_kafka_node_config *c, tarn__knode_config *kc) {
+  tarn__knode_config_default(kc);
+  kc->node_id = c->node_id;
+  kc->auto_create_topics = c->auto_create_topics;
+  if (c->batch_ms >= 0)
+    kc->batch_ms = (uint32_t)c->batch_ms;
+  kc->express_absorb_ms = c->express_absorb_ms;
+  kc->sasl_mechanisms = c->sasl_mechanisms;
+  kc->auth_log = auth_log;
+  kc->express_log = express_log;
+  kc->log = c->log;
+  kc->log_arg = c->log_arg;
+}
+
+/* Opens what the handlers use: catalog, writer, reader, the node's own
+ * state (knode.c), groups and producers. */
+static int open_parts(tarn_deployment *d, tarn__knode *n) {
+  n->dep = d;
+  n->meta = tarn_deployment_meta(d);
+  tarn_writer_options wo;
+  tarn_writer_options_default(&wo);
+  wo.batch_ms = n->cfg.batch_ms;
+  int rc;
+  if ((rc = tarn_catalog_open(n->meta, NULL, &n->catalog)) ||
+      (rc = tarn_writer_open(n->meta, tarn_deployment_wal(d), &wo, &n->writer)) ||
+      (rc = tarn_reader_open(n->meta, tarn_deployment_wal(d), tarn_deployment_compacted(d), NULL,
+                             &n->reader)) ||
+      (rc = tarn__knode_open(n)) || (rc = tarn__kgroups_open(n->meta, NULL, &n->groups)) ||
+      (rc = tarn__kprod_open(n->meta, &n->producers)))
+    return rc;
+  tarn__kprod_set_finder(n->producers, tarn__kproduce_find, n);
+  return 0;
+}
+
+/* The listener binds first: with port 0 the advertised port is the bound one. */
+static int start_listener(tarn_kafka_node *k, const tarn_kafka_node_config *c) {
+  tarn__klisten_limits lim;
+  tarn__klisten_limits_default(&lim);
+  if (c->max_connections > 0)
+    lim.max_connections = c->max_connections;
+  if (c->idle_ms > 0)
+    lim.idle_ms = c->idle_ms;
+  if (c->max_request_bytes > 0)
+    lim.max_request_bytes = c->max_request_bytes;
+  if (c->workers > 0)
+    lim.workers = c->workers;
+  lim.tls_cert = c->tls_cert;
+  lim.tls_key = c->tls_key;
+  return tarn__klisten_start(c->listen, &lim, &k->node, &k->listener);
+}
+
+/* The advertised address (the bound one unless c->advertise), then the
+ * registry record under the node ID (taken when -1) and the express star. */
+static int join(tarn_kafka_node *k, const tarn_kafka_node_config *c) {
+  tarn__knode_config *kc = &k->node.cfg;
+  int port;
+  tarn__klisten_parse_addr(c->listen, kc->host, sizeof kc->host, &port); /* parsed by the start */
+  kc->port = tarn__klisten_port(k->listener);
+  if (c->advertise && tarn__klisten_parse_addr(c->advertise, kc->host, sizeof kc->host, &kc->port))
+    return tarn__err(TARN_EINVAL, "Kafka advertise %s: not HOST:PORT", c->advertise);
+  if (strcmp(kc->host, "0.0.0.0") == 0) /* clients cannot connect to it */
+    snprintf(kc->host, sizeof kc->host, "127.0.0.1");
+  int rc = tarn__kregistry_open(k->node.meta, kc->node_id, kc->host, kc->port, &k->node.registry);
+  if (rc)
+    return rc;
+  kc->node_id = tarn__kregistry_self(k->node.registry)->node_id;
+  /* the express writer's star: stable for the node ID, so a node restarted
+   * under its ID supersedes its own dead epoch (the gate's restart path) */
+  if (c->star)
+    snprintf(kc->star, sizeof kc->star, "%s", c->star);
+  else
+    snprintf(kc->star, sizeof kc->star, "node-%d", (int)kc->node_id);
+  snprintf(k->advertised, sizeof k->advertised, "%s:%d", kc->host, kc->port);
+  return 0;
+}
+
+int tarn_kafka_node_open(tarn_deployment *d, const tarn_kafka_node_config *c,
+                         tarn_kafka_node **out) {
+  *out = NULL;
+  if (!c || !c->listen)
+    return tarn__err(TARN_EINVAL, "Kafka node: no listen address");
+  tarn_kafka_node *k = calloc(1, sizeof *k);
+  if (!k)
+    return TARN_ENOMEM;
+  knode_config(c, &k->node.cfg);
+  int rc = open_parts(d, &k->node);
+  if (!rc && !(rc = start_listener(k, c)) && (rc = join(k, c)))
+    tarn__klisten_stop(k->listener);
+  if (rc) {
+    node_free(k);
+    return rc;
+  }
+  char port[16], id[16];
+  snprintf(port, sizeof port, "%d", tarn__klisten_port(k->listener));
+  snprintf(id, sizeof id, "%d", (int)k->node.cfg.node_id);
+  tarn__klog(&k->node, TARN_KAFKA_LOG_INFO, "kafka listening", "listen", c->listen, "port", port,
+             "advertised", k->advertised, "node_id", id, NULL);
+  *out = k;
+  return 0;
+}
+
+int tarn_kafka_node_port(const tarn_kafka_node *k) {
+  return k ? tarn__klisten_port(k->listener) : -1;
+}
+
+int32_t tarn_kafka_node_id(const tarn_kafka_node *k) { return k->node.cfg.node_id; }
+
+const char *tarn_kafka_node_advertised(const tarn_kafka_node *k) { return k->advertised; }
+
+int tarn_kafka_node_close(tarn_kafka_node *k) {
+  if (!k)
+    return 0;
+  /* Requests read are handled; produces waiting for the writer are answered
+   * by its flush (inside close); then the responses are written. */
+  /* issue 15: from here express produces are refused (NOT_LEADER_OR_FOLLOWER) */
+  tarn__kexpress_drain(&k->node);
+  tarn__klisten_drain(k->listener);
+  /* JoinGroup and SyncGroup requests still waiting are answered
+   * NOT_COORDINATOR (the clients find the group's next coordinator) */
+  tarn__kgroups_close(k->node.groups);
+  k->node.groups = NULL;
+  tarn__knode_flush(&k->node);
+  /* issue 15, drain: this node leaves the live list, so the others take its
+   * express partitions over, and every log it leads leaves through Finish;
+   * their successors' gates wait for the marks (EBUSY while this lease lives) */
+  tarn__kregistry_close(k->node.registry);
+  k->node.registry = NULL;
+  int xrc = tarn__kexpress_close(&k->node);
+  tarn__klog(&k->node, xrc ? TARN_KAFKA_LOG_WARN : TARN_KAFKA_LOG_INFO, "express drained", "error",
+             xrc ? tarn_errname(xrc) : "none", NULL);
+  tarn__klisten_stop(k->listener);
+  node_free(k);
+  return xrc;
+}

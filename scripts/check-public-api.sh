@@ -19,6 +19,9 @@ uses=$(
   find "$objs" -name '*.o' | sort | while read -r o; do
     case "$o" in */src/cli/*) layer=cli ;; */src/server/*) layer=server ;; *) continue ;; esac
     f=$(basename "$o" .c.o)
+    # an object left in the build tree by a source that was moved or deleted
+    src=$here/src/${o#*/src/}
+    [ -f "${src%.o}" ] || continue
     nm -u "$o" | grep -o 'tarn__[A-Za-z0-9_]*' | sed "s|^|$layer $f |" || true
   done | sort -u
 )

@@ -13,6 +13,7 @@
 #ifndef TARN_KAFKA_API_H
 #define TARN_KAFKA_API_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -82,6 +83,11 @@ typedef struct tarn__knode {
   struct tarn__kprod *producers;    /* idempotent producers (producer.h); NULL when absent */
   struct tarn__knode_priv *priv;    /* knode.c: the topic cache, the writers by batch window */
   struct tarn__kexpress *express;   /* kexpress.c: the express writer and the logs it led */
+  /* Set once the node is whole (node.c, after the registry joined): the
+   * listener binds first (port 0 is advertised as bound), and a request read
+   * before this is refused by closing its connection, never handled by a
+   * half-built node (issue 37: a Metadata request crashed a starting node). */
+  _Atomic int ready;
 } tarn__knode;
 
 struct tarn_kafka_topic;

@@ -1,4 +1,5 @@
 /* Dispatch and completion of one request (api.h). */
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,6 +103,11 @@ static int sasl_allows(const tarn__kreq *req, int16_t api_key) {
 }
 
 void tarn__kreq_dispatch(tarn__knode *node, tarn__kreq *req) {
+  if (!atomic_load(&node->ready)) { /* still starting: the client reconnects */
+    tarn_metrics_inc("tarn_kafka_requests_refused_starting_total", 1, NULL);
+    tarn__kreq_close(req);
+    return;
+  }
   if (req->sasl && tarn__ksasl_raw_next(req->sasl)) { /* a raw token, not a request */
     tarn__ksasl_raw(node, req);
     return;

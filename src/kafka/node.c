@@ -6,6 +6,7 @@
  * (src/server) opens one and schedules its jobs. */
 #include "tarn/kafka_node.h"
 
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,6 +219,7 @@ int tarn_kafka_node_open(tarn_deployment *d, const tarn_kafka_node_config *c,
     node_free(k);
     return rc;
   }
+  atomic_store(&k->node.ready, 1); /* whole now: requests are handled */
   char port[16], id[16];
   snprintf(port, sizeof port, "%d", tarn__klisten_port(k->listener));
   snprintf(id, sizeof id, "%d", (int)k->node.cfg.node_id);

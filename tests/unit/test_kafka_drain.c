@@ -89,6 +89,7 @@ static void drain_closes_quiet_connections_and_refuses_new_ones(void **state) {
   tarn__knode node;
   memset(&node, 0, sizeof node);
   tarn__knode_config_default(&node.cfg);
+  node.ready = 1; /* whole (node.c sets it after the registry joined) */
   tarn__klisten_limits lim;
   tarn__klisten_limits_default(&lim);
   lim.workers = 2;

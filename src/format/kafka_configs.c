@@ -117,8 +117,12 @@ const tarn_kafka_config_def *tarn_kafka_config_find(const char *name) {
   return NULL;
 }
 
+/* Kafka's message, with at most 64 bytes of the value: a long value must not
+ * push the config's name and the reason out of the bounded message (found by
+ * fuzz_kafka_config). */
 static int invalid(const char *name, const char *value, const char *why) {
-  return tarn__err(TARN_EINVAL, "Invalid value %s for configuration %s: %s", value, name, why);
+  return tarn__err(TARN_EINVAL, "Invalid value %.64s%s for configuration %.128s: %s", value,
+                   strlen(value) > 64 ? "..." : "", name, why);
 }
 
 static int choice_check(const tarn_kafka_config_def *d, const char *v, size_t n) {

@@ -146,7 +146,12 @@ serve_start() {
 
 stop_term() {
   local rc=0
-  kill -TERM "$1"
+  # a node that already died (a sanitizer's abort, a crash) fails here with
+  # its status and the logs, not silently through set -e
+  if ! kill -TERM "$1" 2> /dev/null; then
+    wait "$1" || rc=$?
+    fail "pid $1 had exited (status $rc) before SIGTERM"
+  fi
   wait "$1" || rc=$?
   [ "$rc" = 0 ] || fail "exit status $rc after SIGTERM"
 }

@@ -12,9 +12,8 @@
 static int named_before(const tarn__k_delete_groups_req *b, int32_t i) {
   for (int32_t j = 0; j < i; j++)
     if (b->groups_names.v[j].len == b->groups_names.v[i].len &&
-        (b->groups_names.v[i].len <= 0 ||
-         memcmp(b->groups_names.v[j].p, b->groups_names.v[i].p,
-                (size_t)b->groups_names.v[i].len) == 0))
+        (b->groups_names.v[i].len <= 0 || memcmp(b->groups_names.v[j].p, b->groups_names.v[i].p,
+                                                 (size_t)b->groups_names.v[i].len) == 0))
       return 1;
   return 0;
 }

@@ -38,7 +38,8 @@ void tarn__kapi_describe_cluster(tarn__knode *node, tarn__kreq *req) {
     tarn__kreq_respond(req, &r);
     return;
   }
-  r.cluster_authorized_operations = b.include_cluster_authorized_operations ? CLUSTER_OPS : INT32_MIN;
+  r.cluster_authorized_operations =
+      b.include_cluster_authorized_operations ? CLUSTER_OPS : INT32_MIN;
   tarn__knode_info *live = NULL;
   size_t nlive = 0;
   if (tarn__kregistry_live(node->registry, &live, &nlive) || !nlive) {

@@ -240,7 +240,7 @@ int tarn_kafka_node_open(tarn_deployment *d, const tarn_kafka_node_config *c,
   snprintf(port, sizeof port, "%d", tarn__klisten_port(k->listener));
   snprintf(id, sizeof id, "%d", (int)k->node.cfg.node_id);
   tarn__klog(&k->node, TARN_KAFKA_LOG_INFO, "kafka listening", "listen", c->listen, "port", port,
-             "advertised", k->advertised, "node_id", id, NULL);
+             "advertised", k->advertised, "node_id", id, "cluster_id", k->node.cluster_id, NULL);
   *out = k;
   return 0;
 }

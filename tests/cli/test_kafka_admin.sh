@@ -47,6 +47,7 @@ EOF
 cid() { timeout 60 $py "$dir/cid.py" "127.0.0.1:$kport" 2> "$dir/err.cid" || fail "cluster id: $(cat "$dir/err.cid")"; }
 id1=$(cid)
 [ "${#id1}" = 22 ] && [ "$id1" != tarn ] || fail "cluster id $id1: not 22 characters of a Uuid"
+grepq "kafka listening.* cluster_id=$id1" "$dir/log" || fail "the node's log does not name cluster ID $id1"
 if [ "${ADMIN_DEPLOYMENT:-}" != etcd-s3 ]; then
   # the deployment's id (32 hex digits, in each root's marker) in Kafka's form
   want=$($py -c 'import base64,sys; print(base64.urlsafe_b64encode(bytes.fromhex(open(sys.argv[1]).read().strip())).decode().rstrip("="))' "$TARN_HOME/wal/tarn-deployment")

@@ -312,7 +312,7 @@ static int64_t committed(int fd, const char *group, const char *topic, int32_t p
 static void join(int fd, const char *group, const char *ptype, const char *topic, char *member) {
   uint8_t sub[64];
   size_t tl = strlen(topic), n = 0;
-  sub[n++] = 0, sub[n++] = 0;                      /* version 0 */
+  sub[n++] = 0, sub[n++] = 0;                             /* version 0 */
   sub[n++] = 0, sub[n++] = 0, sub[n++] = 0, sub[n++] = 1; /* one topic */
   sub[n++] = 0, sub[n++] = (uint8_t)tl;
   memcpy(sub + n, topic, tl), n += tl;
@@ -355,8 +355,8 @@ static void leave(int fd, const char *group, const char *member) {
 }
 
 /* DeleteGroups v(ver) of names (n of them): the errors by result, *count results. */
-static void delete_groups(int fd, int16_t ver, const char *const *names, int32_t n,
-                          int16_t *errors, int32_t *count) {
+static void delete_groups(int fd, int16_t ver, const char *const *names, int32_t n, int16_t *errors,
+                          int32_t *count) {
   tarn__k_delete_groups_req q;
   tarn__kmsg_init(TARN__KAPI_DELETE_GROUPS, 0, &q);
   tarn__kstr v[8];

@@ -8,7 +8,7 @@
 #     deployment has another
 #   - kafka-python's delete_consumer_groups: a group whose consumer committed
 #     and closed is deleted (its offsets gone, no longer listed by
-#     kafka-python nor confluent-kafka), an unknown group is
+#     kafka-python nor confluent-kafka, described Dead), an unknown group is
 #     GroupIdNotFoundError, a group with a live consumer NonEmptyGroupError
 #   - reserved names: a Metadata request for __consumer_offsets with
 #     auto-creation on creates nothing; CreateTopics of __transaction_state
@@ -91,6 +91,8 @@ r = dict(a.delete_consumer_groups(["gone", "nope", "live"]))
 assert r == {"gone": NoError, "nope": GroupIdNotFoundError, "live": NonEmptyGroupError}, r
 assert "gone" not in listed() and "live" in listed(), listed()
 assert a.list_consumer_group_offsets("gone") == {}, a.list_consumer_group_offsets("gone")
+states = {g.group: g.state for g in a.describe_consumer_groups(["gone", "live"])}
+assert states == {"gone": "Dead", "live": "Stable"}, states
 ac = AdminClient({"bootstrap.servers": boot})
 assert "gone" not in [g.id for g in ac.list_groups(timeout=10)]
 live.close()  # leaves: "live" is Empty now and can go

@@ -29,6 +29,15 @@ extern "C" {
  * here also at most TARN_KAFKA_TOPIC_NAME_MAX bytes. TARN_EINVAL with why. */
 int tarn_kafka_topic_name_check(const char *name);
 
+/* Names Kafka reserves (issue 37; docs/kafka.md "Reserved names"):
+ * TARN_KAFKA_NAME_INTERNAL for Kafka's internal topics (__consumer_offsets,
+ * __transaction_state, __share_group_state: Topic.isInternal), reported
+ * is_internal and never created, since tarn keeps groups and transactions in
+ * the metadata store; TARN_KAFKA_NAME_RESERVED for __cluster_metadata (KRaft's
+ * log, which Kafka refuses to create); 0 for any other name (len bytes). */
+enum { TARN_KAFKA_NAME_INTERNAL = 1, TARN_KAFKA_NAME_RESERVED = 2 };
+int tarn_kafka_topic_reserved(const char *name, size_t len);
+
 /* Kafka's Uuid.toString(): URL-safe Base64 of the 16 bytes, no padding. */
 void tarn_kafka_topic_id_string(const uint8_t uuid[16], char out[TARN_KAFKA_TOPIC_ID_LEN + 1]);
 /* The inverse; TARN_EINVAL unless s is 22 characters of the URL-safe

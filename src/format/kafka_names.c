@@ -33,6 +33,17 @@ int tarn_kafka_topic_name_check(const char *name) {
   return 0;
 }
 
+int tarn_kafka_topic_reserved(const char *name, size_t len) {
+  static const char *const internal[] = {"__consumer_offsets", "__transaction_state",
+                                         "__share_group_state"};
+  for (size_t i = 0; i < sizeof internal / sizeof internal[0]; i++)
+    if (len == strlen(internal[i]) && memcmp(name, internal[i], len) == 0)
+      return TARN_KAFKA_NAME_INTERNAL;
+  if (len == strlen("__cluster_metadata") && memcmp(name, "__cluster_metadata", len) == 0)
+    return TARN_KAFKA_NAME_RESERVED;
+  return 0;
+}
+
 void tarn_kafka_topic_id_string(const uint8_t uuid[16], char out[TARN_KAFKA_TOPIC_ID_LEN + 1]) {
   size_t o = 0;
   for (size_t i = 0; i < 15; i += 3) {

@@ -41,6 +41,9 @@ static const tarn__kapi table[] = {
     /* configs from Kafka's table, read-only (issue 37) */
     {TARN__KAPI_DESCRIBE_CONFIGS, 0, 4, tarn__kapi_describe_configs, "DescribeConfigs"},
     {TARN__KAPI_SASL_AUTHENTICATE, 0, 2, tarn__kapi_sasl_authenticate, "SaslAuthenticate"},
+    {TARN__KAPI_DELETE_GROUPS, 0, 2, tarn__kapi_delete_groups, "DeleteGroups"}, /* issue 37 */
+    {TARN__KAPI_OFFSET_DELETE, 0, 0, tarn__kapi_offset_delete, "OffsetDelete"}, /* issue 37 */
+    {TARN__KAPI_DESCRIBE_CLUSTER, 0, 1, tarn__kapi_describe_cluster, "DescribeCluster"}, /* 37 */
 };
 
 const tarn__kapi *tarn__kapi_table(size_t *n) {

@@ -83,6 +83,9 @@ typedef struct tarn__knode {
   struct tarn__kprod *producers;    /* idempotent producers (producer.h); NULL when absent */
   struct tarn__knode_priv *priv;    /* knode.c: the topic cache, the writers by batch window */
   struct tarn__kexpress *express;   /* kexpress.c: the express writer and the logs it led */
+  /* Kafka's cluster ID (Metadata v2+, DescribeCluster): the deployment's id
+   * in Uuid.toString form, 22 characters (issue 37; node.c) */
+  char cluster_id[23];
   /* Set once the node is whole (node.c, after the registry joined): the
    * listener binds first (port 0 is advertised as bound), and a request read
    * before this is refused by closing its connection, never handled by a
@@ -275,6 +278,10 @@ void tarn__kapi_offset_fetch(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_describe_groups(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_list_groups(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_init_producer_id(tarn__knode *node, tarn__kreq *req);
+/* the admin surface of issue 37 */
+void tarn__kapi_delete_groups(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_offset_delete(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_describe_cluster(tarn__knode *node, tarn__kreq *req);
 /* SASL (sasl.h): served only on a listener that requires it */
 void tarn__kapi_sasl_handshake(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_sasl_authenticate(tarn__knode *node, tarn__kreq *req);

@@ -2,6 +2,7 @@
  * (tarn/kafka_topics.h): each topic a new stream of a new topic ID. The
  * replication factor is not tarn's to choose (the stores replicate): any
  * value is accepted. Manual assignments give only the partition count. */
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +26,17 @@ static char *cstr(tarn__kreq *req, tarn__kstr s) {
   return strlen(p) == (size_t)s.len ? p : NULL;
 }
 
+/* Kafka refuses __cluster_metadata with these words; tarn also its
+ * internal topics, which it does not keep as topics (docs/kafka.md
+ * "Reserved names"). */
+static const char *reserved_message(const char *name, char *buf, size_t n) {
+  snprintf(buf, n,
+           "Creation of internal topic %s is prohibited: tarn keeps groups and transactions in "
+           "its metadata store, not in topics",
+           name);
+  return buf;
+}
+
 void tarn__kapi_create_topics(tarn__knode *node, tarn__kreq *req) {
   tarn__k_create_topics_req b;
   if (tarn__kreq_body(req, &b))
@@ -38,6 +50,7 @@ void tarn__kapi_create_topics(tarn__knode *node, tarn__kreq *req) {
     tarn__kreq_close(req);
     return;
   }
+  char msg[256];
   for (int32_t i = 0; i < nt; i++) {
     tarn__k_create_topics_creatable_topic *t = &b.topics.v[i];
     memset(&o[i], 0, sizeof o[i]);
@@ -59,6 +72,11 @@ void tarn__kapi_create_topics(tarn__knode *node, tarn__kreq *req) {
       o[i].error_code = TARN__KERR_INVALID_TOPIC_EXCEPTION;
       o[i].error_message =
           tarn__kresp_str(req, name ? tarn_errmsg() : "the topic name is not a string");
+      continue;
+    }
+    if (tarn_kafka_topic_reserved(name, strlen(name))) { /* issue 37: docs/kafka.md */
+      o[i].error_code = TARN__KERR_INVALID_REQUEST;      /* Kafka's for __cluster_metadata */
+      o[i].error_message = tarn__kresp_str(req, reserved_message(name, msg, sizeof msg));
       continue;
     }
     if (parts < 1 || parts > 65536) {

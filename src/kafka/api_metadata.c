@@ -35,7 +35,9 @@ static int fill_topic(tarn__kreq *req, const tarn__knode_info *live, size_t nliv
                       const tarn_kafka_topic *t, tarn__k_metadata_metadata_response_topic *o) {
   o->error_code = 0;
   o->name = kstr(t->name);
-  o->is_internal = false;
+  /* Kafka's rule (Topic.isInternal): by name, also for a topic an older
+   * tarn auto-created under that name */
+  o->is_internal = tarn_kafka_topic_reserved(t->name, strlen(t->name)) == TARN_KAFKA_NAME_INTERNAL;
   o->topic_authorized_operations = INT32_MIN; /* not asked for: Kafka's "omitted" */
   tarn__k_metadata_metadata_response_partition *ps =
       tarn__karena_alloc(req->arena, (t->partitions ? t->partitions : 1) * sizeof *ps);
@@ -70,8 +72,13 @@ static int named_topic(tarn__knode *node, tarn__kreq *req, const tarn__knode_inf
     o->error_code = TARN__KERR_INVALID_TOPIC_EXCEPTION;
     return 0;
   }
+  /* issue 37: a name Kafka reserves is never auto-created (Burrow asks for
+   * __consumer_offsets); it is reported as Kafka reports an internal topic
+   * that does not exist: UNKNOWN_TOPIC_OR_PARTITION, is_internal */
+  int reserved = tarn_kafka_topic_reserved(nm.p, (size_t)nm.len);
+  o->is_internal = reserved == TARN_KAFKA_NAME_INTERNAL;
   int rc = tarn__knode_topic(node, nm.p, (size_t)nm.len, t);
-  if (rc == TARN_ENOTFOUND && may_create) {
+  if (rc == TARN_ENOTFOUND && may_create && !reserved) {
     char *name = tarn__karena_alloc(req->arena, (size_t)nm.len + 1);
     if (!name)
       return TARN_ENOMEM;
@@ -101,8 +108,8 @@ static int named_topic(tarn__knode *node, tarn__kreq *req, const tarn__knode_inf
 }
 
 /* The live nodes as the response's brokers; the lowest live ID the controller. */
-static int fill_brokers(tarn__kreq *req, const tarn__knode_info *live, size_t nlive,
-                        tarn__k_metadata_resp *r) {
+static int fill_brokers(const tarn__knode *node, tarn__kreq *req, const tarn__knode_info *live,
+                        size_t nlive, tarn__k_metadata_resp *r) {
   tarn__k_metadata_metadata_response_broker *br =
       tarn__karena_alloc(req->arena, nlive * sizeof *br);
   if (!br)
@@ -116,8 +123,8 @@ static int fill_brokers(tarn__kreq *req, const tarn__knode_info *live, size_t nl
   }
   r->brokers.n = (int32_t)nlive;
   r->brokers.v = br;
-  r->cluster_id = kstr("tarn");
-  r->controller_id = live[0].node_id; /* the lowest live ID: the same on every node */
+  r->cluster_id = kstr(node->cluster_id); /* issue 37: the deployment's (node.c) */
+  r->controller_id = live[0].node_id;     /* the lowest live ID: the same on every node */
   return 0;
 }
 
@@ -141,7 +148,7 @@ void tarn__kapi_metadata(tarn__knode *node, tarn__kreq *req) {
     *live = *tarn__kregistry_self(node->registry);
     nlive = 1;
   }
-  if (fill_brokers(req, live, nlive, &r))
+  if (fill_brokers(node, req, live, nlive, &r))
     goto fail;
 
   /* v0: an empty list means every topic; from v1 a null list does (and an

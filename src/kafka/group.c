@@ -15,6 +15,7 @@
 #include "kafka/group_internal.h"
 #include "tarn/meta.h"
 #include "util/error.h"
+#include "util/planted.h"
 #include "util/random.h"
 
 enum { WAIT_JOIN, WAIT_SYNC };
@@ -818,6 +819,131 @@ void tarn__koffsets_free(tarn__koffset *parts, size_t n, int own) {
   }
   if (own)
     free(parts);
+}
+
+/* ---- deleting (issue 37) ----------------------------------------------------- */
+
+static int16_t delete_locked(tarn__kgroups *g, const char *group_id, int64_t now_ms, queue *q) {
+  tarn__kg_group *gr;
+  if (find_group(g, group_id, now_ms, 0, q, &gr))
+    return TARN__KG_COORDINATOR_NOT_AVAILABLE;
+  if (gr && (gr->state != KG_EMPTY || n_members(gr)) &&
+      !TARN__PLANTED(TARN__BUG_KGROUP_DELETES_NONEMPTY))
+    return TARN__KG_NON_EMPTY_GROUP;
+  int had_record = gr && gr->version > 0;
+  /* the record first, at the version seen Empty: a member joining through
+   * another node meanwhile makes this fail, and once it is gone every commit
+   * guarded on it fails; then the offsets, guarded on its absence */
+  int rc = had_record ? tarn__kg_delete(g->m, group_id, gr->version) : 0;
+  size_t count = 0;
+  if (!rc)
+    rc = tarn__kg_delete_offsets(g->m, group_id, &count);
+  if (gr)
+    drop_group(g, gr, TARN__KG_NOT_COORDINATOR, q);
+  if (rc == TARN_ENOTFOUND)
+    rc = TARN_ECONFLICT;
+  if (rc)
+    return store_error(rc);
+  return had_record || count ? TARN__KG_NONE : TARN__KG_GROUP_ID_NOT_FOUND;
+}
+
+int16_t tarn__kgroups_delete(tarn__kgroups *g, const char *group_id, int64_t now_ms) {
+  /* Kafka takes "" as a group ID here; tarn never creates that group */
+  if (!group_id || !*group_id)
+    return group_id ? TARN__KG_GROUP_ID_NOT_FOUND : TARN__KG_INVALID_GROUP_ID;
+  queue q = {NULL, &q.head};
+  pthread_mutex_lock(&g->mu);
+  int16_t e = delete_locked(g, group_id, now_ms, &q);
+  pthread_mutex_unlock(&g->mu);
+  run(&q);
+  return e;
+}
+
+/* Reads the topics of a ConsumerProtocolSubscription (its v0 prefix, which
+ * every version starts with: version int16, topics [string]); 1 when topic
+ * is among them, -1 when the bytes do not parse. */
+static int subscribes(const uint8_t *p, size_t len, const char *topic) {
+  size_t off = 6, tl = strlen(topic);
+  if (!p || len < 6)
+    return -1;
+  int32_t n = (int32_t)((uint32_t)p[2] << 24 | (uint32_t)p[3] << 16 | (uint32_t)p[4] << 8 | p[5]);
+  if (n < 0)
+    return -1;
+  int found = 0;
+  for (int32_t i = 0; i < n; i++) {
+    if (len - off < 2)
+      return -1;
+    int16_t sl = (int16_t)((uint16_t)p[off] << 8 | p[off + 1]);
+    off += 2;
+    if (sl < 0 || len - off < (size_t)sl)
+      return -1;
+    found |= (size_t)sl == tl && memcmp(p + off, topic, tl) == 0;
+    off += (size_t)sl;
+  }
+  return found;
+}
+
+/* Kafka's ClassicGroup.isSubscribedToTopic for a group with members of
+ * protocol type "consumer": a member's subscription for the chosen protocol
+ * names the topic, or some subscription cannot be read (then every topic). */
+static int subscribed(const tarn__kg_group *gr, const char *topic) {
+  if (!gr->protocol)
+    return 1;
+  for (const tarn__kg_member *m = gr->members; m; m = m->next) {
+    if (m->pending)
+      continue;
+    const tarn__kg_proto_copy *p = proto_of(m, gr->protocol);
+    if (!p || subscribes(p->meta, p->len, topic) != 0)
+      return 1;
+  }
+  return 0;
+}
+
+static int16_t delete_offsets_locked(tarn__kgroups *g, const char *group_id, tarn__koffset *parts,
+                                     size_t n, int64_t now_ms, queue *q) {
+  tarn__kg_group *gr;
+  if (find_group(g, group_id, now_ms, 0, q, &gr))
+    return TARN__KG_COORDINATOR_NOT_AVAILABLE;
+  int active = gr && (gr->state != KG_EMPTY || n_members(gr));
+  if (!gr || gr->version == 0) {
+    int any = 0;
+    if (!active && tarn__kg_has_offsets(g->m, group_id, &any))
+      return TARN__KG_COORDINATOR_NOT_AVAILABLE;
+    if (!active && !any)
+      return TARN__KG_GROUP_ID_NOT_FOUND;
+  }
+  if (active && (!gr->protocol_type || strcmp(gr->protocol_type, "consumer")))
+    return TARN__KG_NON_EMPTY_GROUP;
+  int64_t version = gr ? gr->version : 0;
+  int lost = 0;
+  for (size_t i = 0; i < n; i++) {
+    tarn__koffset *o = &parts[i];
+    if (active && subscribed(gr, o->topic)) {
+      o->error = TARN__KG_GROUP_SUBSCRIBED_TO_TOPIC;
+      continue;
+    }
+    int rc = lost ? TARN_EGUARD
+                  : tarn__kg_delete_offset(g->m, group_id, version, o->topic, o->partition);
+    o->error = rc ? store_error(rc) : TARN__KG_NONE;
+    lost |= rc == TARN_EGUARD;
+  }
+  if (lost && gr)
+    drop_group(g, gr, TARN__KG_NOT_COORDINATOR, q);
+  return 0;
+}
+
+int16_t tarn__kgroups_delete_offsets(tarn__kgroups *g, const char *group_id, tarn__koffset *parts,
+                                     size_t n, int64_t now_ms) {
+  if (!group_id || !*group_id)
+    return TARN__KG_INVALID_GROUP_ID;
+  queue q = {NULL, &q.head};
+  pthread_mutex_lock(&g->mu);
+  int16_t e = delete_offsets_locked(g, group_id, parts, n, now_ms, &q);
+  pthread_mutex_unlock(&g->mu);
+  run(&q);
+  for (size_t i = 0; e && i < n; i++)
+    parts[i].error = e;
+  return e;
 }
 
 /* ---- describing ------------------------------------------------------------ */

@@ -51,7 +51,10 @@ enum {
   TARN__KG_INVALID_SESSION_TIMEOUT = 26,
   TARN__KG_REBALANCE_IN_PROGRESS = 27,
   TARN__KG_INVALID_REQUEST = 42,
-  TARN__KG_MEMBER_ID_REQUIRED = 79
+  TARN__KG_NON_EMPTY_GROUP = 68,
+  TARN__KG_GROUP_ID_NOT_FOUND = 69,
+  TARN__KG_MEMBER_ID_REQUIRED = 79,
+  TARN__KG_GROUP_SUBSCRIBED_TO_TOPIC = 86
 };
 
 typedef struct tarn__kgroups tarn__kgroups;
@@ -169,6 +172,25 @@ int tarn__kgroups_fetch(tarn__kgroups *g, const char *group_id, tarn__koffset *p
 int tarn__kgroups_fetch_all(tarn__kgroups *g, const char *group_id, tarn__koffset **out, size_t *n);
 /* Frees the metadata strings (and with own, the topics and the array). */
 void tarn__koffsets_free(tarn__koffset *parts, size_t n, int own);
+
+/* DeleteGroups of one group (issue 37): its record and every committed
+ * offset go, as Kafka's coordinator deletes an Empty group. NON_EMPTY_GROUP
+ * while it has members, GROUP_ID_NOT_FOUND when it has neither a record nor
+ * an offset (a group of plain commits only has offsets), NOT_COORDINATOR when
+ * another node wrote the group meanwhile, COORDINATOR_NOT_AVAILABLE when the
+ * store failed (then a retry finishes what is left). */
+int16_t tarn__kgroups_delete(tarn__kgroups *g, const char *group_id, int64_t now_ms);
+
+/* OffsetDelete (issue 37): the committed offsets of parts (topics that
+ * exist, checked by the caller) are deleted; a partition of a topic the
+ * group's members subscribe to gets GROUP_SUBSCRIBED_TO_TOPIC instead (a
+ * group of protocol type "consumer" with members; Kafka reads the topics
+ * from their subscriptions and takes every topic when one does not parse).
+ * Returns the request-wide error: GROUP_ID_NOT_FOUND, NON_EMPTY_GROUP (a
+ * group with members of another protocol type), COORDINATOR_NOT_AVAILABLE;
+ * else each partition's error is its own. */
+int16_t tarn__kgroups_delete_offsets(tarn__kgroups *g, const char *group_id, tarn__koffset *parts,
+                                     size_t n, int64_t now_ms);
 
 typedef struct tarn__kgdesc_member {
   char *member_id, *client_id, *client_host;

@@ -67,6 +67,18 @@ int tarn__kg_put_offset(struct tarn_meta *m, const char *group_id, int64_t versi
 int tarn__kg_get_offset(struct tarn_meta *m, const char *group_id, tarn__koffset *o);
 int tarn__kg_scan_offsets(struct tarn_meta *m, const char *group_id, tarn__koffset **out,
                           size_t *n);
+/* Deletes the group record if its version is still version (TARN_ECONFLICT
+ * or TARN_ENOTFOUND when it changed). */
+int tarn__kg_delete(struct tarn_meta *m, const char *id, int64_t version);
+/* Deletes every committed offset of the group, guarded by the absence of its
+ * record (TARN_EGUARD: the group was written meanwhile); *count: how many. */
+int tarn__kg_delete_offsets(struct tarn_meta *m, const char *id, size_t *count);
+/* Deletes one committed offset (none: 0), guarded by the group record's
+ * version when version > 0, by its absence when 0 (TARN_EGUARD). */
+int tarn__kg_delete_offset(struct tarn_meta *m, const char *id, int64_t version, const char *topic,
+                           int32_t partition);
+/* *any = 1 when the group has a committed offset. */
+int tarn__kg_has_offsets(struct tarn_meta *m, const char *id, int *any);
 /* The IDs and protocol types of every group record. */
 int tarn__kg_scan_groups(struct tarn_meta *m, tarn__kglisted **out, size_t *n);
 

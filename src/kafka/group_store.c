@@ -418,3 +418,71 @@ int tarn__kg_scan_groups(tarn_meta *m, tarn__kglisted **out, size_t *n) {
   *out = v, *n = k;
   return 0;
 }
+
+int tarn__kg_delete(tarn_meta *m, const char *id, int64_t version) {
+  char *k = group_key(id);
+  if (!k)
+    return tarn__err(TARN_ENOMEM, "kafka group: out of memory");
+  int rc = tarn_meta_delete_if(m, PART, k, version, NULL, 0);
+  free(k);
+  return rc ? tarn__errctx(rc, "kafka group %s: deleting its record", id) : 0;
+}
+
+/* The group's offsets range [a, b) and its record's key; NULL when out of memory. */
+static int offsets_range(const char *id, char **a, char **b, char **gk) {
+  *a = offset_key(id, NULL, 0);
+  *b = *a ? malloc(strlen(*a) + 2) : NULL;
+  *gk = group_key(id);
+  if (!*b || !*gk) {
+    free(*a), free(*b), free(*gk);
+    return tarn__err(TARN_ENOMEM, "kafka group: out of memory");
+  }
+  sprintf(*b, "%s\xff", *a);
+  return 0;
+}
+
+int tarn__kg_delete_offsets(tarn_meta *m, const char *id, size_t *count) {
+  char *a, *b, *gk;
+  *count = 0;
+  int rc = offsets_range(id, &a, &b, &gk);
+  if (rc)
+    return rc;
+  tarn_meta_guard gd = {TARN_META_GUARD_ABSENT, gk, 0};
+  rc = tarn_meta_delete_range_if(m, PART, a, b, &gd, 1, count);
+  free(a), free(b), free(gk);
+  return rc ? tarn__errctx(rc, "kafka group %s: deleting its offsets", id) : 0;
+}
+
+int tarn__kg_delete_offset(tarn_meta *m, const char *id, int64_t version, const char *topic,
+                           int32_t partition) {
+  char *k = offset_key(id, topic, partition);
+  char *gk = group_key(id);
+  int rc = k && gk ? 0 : TARN_ENOMEM;
+  if (!rc) {
+    tarn_meta_guard gd = {version > 0 ? TARN_META_GUARD_EXISTS : TARN_META_GUARD_ABSENT, gk,
+                          version > 0 ? version : 0};
+    rc = tarn_meta_delete_if(m, PART, k, TARN_META_ANY_VERSION, &gd, 1);
+    if (rc == TARN_ENOTFOUND) /* nothing committed: nothing to delete */
+      rc = 0;
+  }
+  free(k), free(gk);
+  if (rc == TARN_ENOMEM)
+    return tarn__err(rc, "kafka group: out of memory");
+  return rc ? tarn__errctx(rc, "kafka group %s: deleting the offset of %s/%d", id, topic,
+                           (int)partition)
+            : 0;
+}
+
+int tarn__kg_has_offsets(tarn_meta *m, const char *id, int *any) {
+  char *a, *b, *gk;
+  *any = 0;
+  int rc = offsets_range(id, &a, &b, &gk);
+  if (rc)
+    return rc;
+  tarn_meta_recs rs = {0};
+  rc = tarn_meta_list(m, PART, a, b, 0, 1, &rs);
+  *any = !rc && rs.n > 0;
+  tarn_meta_recs_free(&rs);
+  free(a), free(b), free(gk);
+  return rc;
+}

@@ -16,8 +16,10 @@
 #include "kafka/listen.h"
 #include "kafka/producer.h"
 #include "kafka/registry.h"
+#include "log/root_mark.h"
 #include "tarn/catalog.h"
 #include "tarn/error.h"
+#include "tarn/kafka_names.h"
 #include "tarn/reader.h"
 #include "tarn/writer.h"
 #include "util/clock.h"
@@ -141,6 +143,20 @@ static void knode_config(const tarn_kafka_node_config *c, tarn__knode_config *kc
   kc->log_arg = c->log_arg;
 }
 
+/* Issue 37: the cluster ID is the deployment's id (16 bytes, written at init
+ * create-only) in Kafka's Uuid form, so every node of a deployment answers
+ * the same one across restarts and two deployments differ. A deployment from
+ * before ids gets its id here, by the same create-only write init does (the
+ * first node's lands, every other reads it): docs/kafka.md "Cluster ID". */
+static int cluster_id(tarn__knode *n) {
+  uint8_t raw[16];
+  int rc = tarn__deployment_id(n->meta, 1, raw);
+  if (rc)
+    return tarn__errctx(rc, "Kafka node: the cluster ID");
+  tarn_kafka_topic_id_string(raw, n->cluster_id);
+  return 0;
+}
+
 /* Opens what the handlers use: catalog, writer, reader, the node's own
  * state (knode.c), groups and producers. */
 static int open_parts(tarn_deployment *d, tarn__knode *n) {
@@ -155,7 +171,7 @@ static int open_parts(tarn_deployment *d, tarn__knode *n) {
       (rc = tarn_reader_open(n->meta, tarn_deployment_wal(d), tarn_deployment_compacted(d), NULL,
                              &n->reader)) ||
       (rc = tarn__knode_open(n)) || (rc = tarn__kgroups_open(n->meta, NULL, &n->groups)) ||
-      (rc = tarn__kprod_open(n->meta, &n->producers)))
+      (rc = tarn__kprod_open(n->meta, &n->producers)) || (rc = cluster_id(n)))
     return rc;
   tarn__kprod_set_finder(n->producers, tarn__kproduce_find, n);
   return 0;
@@ -224,7 +240,7 @@ int tarn_kafka_node_open(tarn_deployment *d, const tarn_kafka_node_config *c,
   snprintf(port, sizeof port, "%d", tarn__klisten_port(k->listener));
   snprintf(id, sizeof id, "%d", (int)k->node.cfg.node_id);
   tarn__klog(&k->node, TARN_KAFKA_LOG_INFO, "kafka listening", "listen", c->listen, "port", port,
-             "advertised", k->advertised, "node_id", id, NULL);
+             "advertised", k->advertised, "node_id", id, "cluster_id", k->node.cluster_id, NULL);
   *out = k;
   return 0;
 }

@@ -262,6 +262,14 @@ int tarn_kafka_topic_create(tarn_catalog *c, const char *name, uint32_t partitio
   int rc = tarn_kafka_topic_name_check(name);
   if (rc)
     return rc;
+  /* issue 37: a reserved name is never an ordinary topic (Kafka's tools
+   * would report it internal and its clients read groups from it) */
+  if (tarn_kafka_topic_reserved(name, strlen(name)))
+    return tarn__err(TARN_EINVAL,
+                     "topic %s: a name Kafka reserves for an internal topic; tarn keeps groups "
+                     "and transactions in its metadata store, not in topics (docs/kafka.md "
+                     "\"Reserved names\")",
+                     name);
   if (n_configs > TARN_STREAM_PROPS_MAX - 3)
     return tarn__err(TARN_EINVAL, "topic %s: more than %d configs", name,
                      TARN_STREAM_PROPS_MAX - 3);

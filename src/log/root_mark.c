@@ -109,6 +109,51 @@ static int root_used(tarn_objstore *s, const char *what, int *used) {
   return 0;
 }
 
+/* Writes a new random id create-only; ours gets the store's id (another
+ * process's when it was first). */
+static int create_id(tarn_meta *m, char ours[ID_LEN + 1]) {
+  uint8_t raw[ID_LEN / 2];
+  int have = 0;
+  int rc = tarn__random(raw, sizeof raw, "a deployment id");
+  for (size_t i = 0; !rc && i < sizeof raw; i++)
+    snprintf(ours + 2 * i, 3, "%02x", raw[i]);
+  if (!rc)
+    rc = tarn_meta_create(m, TARN_DEPLOYMENT_ID_PARTITION, TARN_DEPLOYMENT_ID_KEY, ours, ID_LEN,
+                          TARN_META_PERSISTENT, NULL);
+  /* another process was first, or ours landed: the store's id is the one */
+  if (!rc)
+    have = 1;
+  else if (rc == TARN_EEXIST || rc == TARN_EUNKNOWN)
+    rc = meta_id(m, ours, &have);
+  if (!rc && !have)
+    rc = tarn__err(TARN_EUNKNOWN, "writing the deployment's id: the outcome is unknown");
+  return rc;
+}
+
+static int hex_value(char c) {
+  return c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
+}
+
+int tarn__deployment_id(tarn_meta *m, int create, uint8_t out[16]) {
+  char id[ID_LEN + 1];
+  int have;
+  int rc = meta_id(m, id, &have);
+  if (!rc && !have && !create)
+    return tarn__err(TARN_ENOTFOUND, "the deployment has no id (%s/%s)",
+                     TARN_DEPLOYMENT_ID_PARTITION, TARN_DEPLOYMENT_ID_KEY);
+  if (!rc && !have)
+    rc = create_id(m, id);
+  for (int i = 0; !rc && i < ID_LEN / 2; i++) {
+    int hi = hex_value(id[2 * i]), lo = hex_value(id[2 * i + 1]);
+    if (hi < 0 || lo < 0)
+      rc = tarn__err(TARN_ECORRUPT, "the deployment's id %s/%s: \"%s\" is not 32 hex digits",
+                     TARN_DEPLOYMENT_ID_PARTITION, TARN_DEPLOYMENT_ID_KEY, id);
+    else
+      out[i] = (uint8_t)(hi << 4 | lo);
+  }
+  return rc;
+}
+
 int tarn_deployment_claim_roots(tarn_deployment *d, int init) {
   tarn_meta *m = tarn_deployment_meta(d);
   tarn_objstore *roots[2] = {tarn_deployment_wal(d), tarn_deployment_compacted(d)};
@@ -140,24 +185,8 @@ int tarn_deployment_claim_roots(tarn_deployment *d, int init) {
                        what[i], TARN_ROOT_MARKER);
     }
   }
-  if (!rc && !have) {
-    uint8_t raw[ID_LEN / 2];
-    rc = tarn__random(raw, sizeof raw, "a deployment id");
-    for (size_t i = 0; !rc && i < sizeof raw; i++)
-      snprintf(ours + 2 * i, 3, "%02x", raw[i]);
-    if (!rc)
-      rc = tarn_meta_create(m, TARN_DEPLOYMENT_ID_PARTITION, TARN_DEPLOYMENT_ID_KEY, ours, ID_LEN,
-                            TARN_META_PERSISTENT, NULL);
-    /* another process was first, or ours landed: the store's id is the one */
-    if (!rc)
-      have = 1;
-    else if (rc == TARN_EEXIST || rc == TARN_EUNKNOWN)
-      rc = meta_id(m, ours, &have);
-    if (!rc && !have)
-      rc = tarn__err(TARN_EUNKNOWN, "writing the deployment's id: the outcome is unknown");
-    if (rc)
-      rc = tarn__errctx(rc, "claiming the roots");
-  }
+  if (!rc && !have && (rc = create_id(m, ours)))
+    rc = tarn__errctx(rc, "claiming the roots");
   for (int i = 0; i < 2 && !rc; i++) {
     if (marked[i])
       continue;

@@ -104,6 +104,20 @@ int tarn_catalog_list_streams_prefix(tarn_catalog *c, const char *ns, const char
 int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *name, uint32_t count,
                                 tarn_catalog_record *out);
 
+/* Changes the properties of stream (ns, name) (issue 37: a topic's configs
+ * altered): edit(arg, r) gets the stream record as read and replaces
+ * r->props / r->n_props (a malloc'd array of malloc'd strings; the old one is
+ * its to free), or fails, and then its error is returned and nothing is
+ * written. One CompareAndSet of the stream record publishes the edit; on a
+ * conflict (another change since the read), or an outcome unknown, the record
+ * is read again and edited again, so no concurrent change is lost: edit must
+ * be a function of the record it gets, and idempotent. TARN_ENOTFOUND when
+ * the stream does not exist or is being dropped. out (may be NULL) gets the
+ * record written. */
+typedef int (*tarn_catalog_props_edit)(void *arg, tarn_catalog_record *r);
+int tarn_catalog_edit_props(tarn_catalog *c, const char *ns, const char *name,
+                            tarn_catalog_props_edit edit, void *arg, tarn_catalog_record *out);
+
 /* Drops (ns, name): records its tombstone (even when no stream lives, LS-090),
  * marks the stream DROPPING, deletes each of its logs with tarn_log_delete,
  * then removes the stream record. TARN_EBUSY (from tarn_log_delete) leaves

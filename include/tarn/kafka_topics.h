@@ -110,6 +110,38 @@ int tarn_kafka_topic_delete(tarn_catalog *c, const char *name);
 int tarn_kafka_topic_add_partitions(tarn_catalog *c, const char *name, uint32_t total,
                                     tarn_kafka_topic *out);
 
+/* Kafka's AlterConfigOp.OpType ids (IncrementalAlterConfigs). */
+enum {
+  TARN_KAFKA_ALTER_SET = 0,
+  TARN_KAFKA_ALTER_DELETE = 1,  /* back to the default: removed from the topic's set */
+  TARN_KAFKA_ALTER_APPEND = 2,  /* LIST configs: the elements not there yet added */
+  TARN_KAFKA_ALTER_SUBTRACT = 3 /* LIST configs: the elements removed */
+};
+typedef struct tarn_kafka_config_op {
+  const char *name;
+  const char *value; /* NULL for DELETE */
+  int op;            /* TARN_KAFKA_ALTER_SET ... */
+} tarn_kafka_config_op;
+/* flags of tarn_kafka_topic_alter_configs */
+#define TARN_KAFKA_ALTER_REPLACE                                                                   \
+  1 /* AlterConfigs: every config not named goes back to its default */
+#define TARN_KAFKA_ALTER_VALIDATE_ONLY 2 /* check as an alter would, write nothing */
+
+/* Changes topic `name`'s configs (issue 37, "Configs"; AlterConfigs and
+ * IncrementalAlterConfigs): the ops applied in order to the configs the topic
+ * has (REPLACE: to none), every value checked as a create checks it
+ * (tarn_kafka_config_check), then published with one CompareAndSet of the
+ * topic's stream record, read and applied again on a conflict
+ * (tarn_catalog_edit_props): a concurrent alter is never lost. The storage
+ * class ("class") is fixed at creation: a change or a DELETE of it is refused
+ * (a REPLACE keeps it). TARN_EINVAL with Kafka's message for a bad name,
+ * value or op (Kafka: INVALID_CONFIG), TARN_ENOTFOUND when no live topic has
+ * that name. out (may be NULL) gets the topic as altered. A node reads the
+ * new values within its topic cache's second (tarn__knode_topic). */
+int tarn_kafka_topic_alter_configs(tarn_catalog *c, const char *name,
+                                   const tarn_kafka_config_op *ops, size_t n_ops, int flags,
+                                   tarn_kafka_topic *out);
+
 /* Whether log_id belongs to a Kafka stream (1, tarn_kafka_stream_is_kafka)
  * or not (0: another
  * stream's log, or a log no stream of the catalog names), or a negative

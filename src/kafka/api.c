@@ -38,10 +38,15 @@ static const tarn__kapi table[] = {
     {TARN__KAPI_DELETE_TOPICS, 0, 3, tarn__kapi_delete_topics, "DeleteTopics"},
     /* idempotent producers without transactions (producer.h) */
     {TARN__KAPI_INIT_PRODUCER_ID, 0, 1, tarn__kapi_init_producer_id, "InitProducerId"},
-    /* configs from Kafka's table, read-only (issue 37) */
+    /* configs from Kafka's table (issue 37) */
     {TARN__KAPI_DESCRIBE_CONFIGS, 0, 4, tarn__kapi_describe_configs, "DescribeConfigs"},
+    {TARN__KAPI_ALTER_CONFIGS, 0, 2, tarn__kapi_alter_configs, "AlterConfigs"},
     {TARN__KAPI_SASL_AUTHENTICATE, 0, 2, tarn__kapi_sasl_authenticate, "SaslAuthenticate"},
+    /* configs altered, partitions added (issue 37) */
+    {TARN__KAPI_CREATE_PARTITIONS, 0, 3, tarn__kapi_create_partitions, "CreatePartitions"},
     {TARN__KAPI_DELETE_GROUPS, 0, 2, tarn__kapi_delete_groups, "DeleteGroups"}, /* issue 37 */
+    {TARN__KAPI_INCREMENTAL_ALTER_CONFIGS, 0, 1, tarn__kapi_incremental_alter_configs,
+     "IncrementalAlterConfigs"},
     {TARN__KAPI_OFFSET_DELETE, 0, 0, tarn__kapi_offset_delete, "OffsetDelete"}, /* issue 37 */
     {TARN__KAPI_DESCRIBE_CLUSTER, 0, 1, tarn__kapi_describe_cluster, "DescribeCluster"}, /* 37 */
 };

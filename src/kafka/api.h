@@ -266,6 +266,10 @@ void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_list_offsets(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_create_topics(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_describe_configs(tarn__knode *node, tarn__kreq *req);
+/* AlterConfigs, IncrementalAlterConfigs, CreatePartitions (issue 37) */
+void tarn__kapi_alter_configs(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_incremental_alter_configs(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_create_partitions(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_delete_topics(tarn__knode *node, tarn__kreq *req);
 /* consumer groups and idempotent producers (group.h, producer.h) */
 void tarn__kapi_find_coordinator(tarn__knode *node, tarn__kreq *req);

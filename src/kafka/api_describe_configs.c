@@ -2,8 +2,9 @@
  * configs from Kafka's table (tarn/kafka_configs.h) — the value the topic was
  * created with (source DYNAMIC_TOPIC_CONFIG) or the table's default (source
  * DEFAULT_CONFIG) — and a node's broker configs (source STATIC_BROKER_CONFIG:
- * its command line). Every config is read-only: AlterConfigs is not served,
- * and the documentation (v3+) says what tarn does with it. */
+ * its command line). A topic's configs are not read-only (AlterConfigs,
+ * IncrementalAlterConfigs; its storage class is), a broker's are, and the
+ * documentation (v3+) says what tarn does with each. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -53,7 +54,9 @@ static int fill(tarn__kreq *req, const tarn__k_describe_configs_req *b, entry *e
   memset(e, 0, sizeof *e);
   e->name = tarn__kresp_str(req, name);
   e->value = tarn__kresp_str(req, value);
-  e->read_only = 1;
+  /* a topic's configs are altered by AlterConfigs and IncrementalAlterConfigs
+   * (api_alter_configs.c) but its storage class; a broker's are its flags */
+  e->read_only = source == SRC_STATIC_BROKER || strcmp(name, TARN_PROP_STORAGE_CLASS) == 0;
   e->is_default = source == SRC_DEFAULT;
   e->config_source = (int8_t)source;
   e->config_type = config_type(type);

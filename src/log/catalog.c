@@ -565,6 +565,39 @@ int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *nam
   return out ? tarn_catalog_open_stream(c, ns, name, out) : 0;
 }
 
+int tarn_catalog_edit_props(tarn_catalog *c, const char *ns, const char *name,
+                            tarn_catalog_props_edit edit, void *arg, tarn_catalog_record *out) {
+  if (out)
+    memset(out, 0, sizeof *out);
+  char key[KEY_MAX];
+  stream_key(key, ns, name);
+  int rc = TARN_ECONFLICT;
+  for (int attempt = 0; attempt < MAX_RETRIES && (rc == TARN_ECONFLICT || rc == TARN_EUNKNOWN);
+       attempt++) {
+    tarn_catalog_record s;
+    int64_t ver;
+    if ((rc = open_stream_v(c, ns, name, &s, &ver)))
+      return rc;
+    if (s.state == TARN_STREAM_DROPPING)
+      rc = tarn__err(TARN_ENOTFOUND, "stream %s/%s is being dropped", ns, name);
+    else if (!(rc = edit(arg, &s)))
+      /* the edit lands only on the version it was made from: a change
+       * between the read and here is never overwritten */
+      rc = put_rec(c, key, &s, TARN__PLANTED(TARN__BUG_PROPS_BLIND_PUT) ? 'p' : 's', ver);
+    /* an unknown outcome is retried as a conflict: the edit is idempotent,
+     * and a CompareAndSet of the old version can no longer land once the
+     * version moved */
+    if (!rc && out)
+      *out = s;
+    else
+      tarn_catalog_record_free(&s);
+  }
+  if (rc == TARN_ECONFLICT || rc == TARN_EUNKNOWN)
+    return tarn__err(rc, "stream %s/%s: lost %d races to change its properties; retry", ns, name,
+                     MAX_RETRIES);
+  return rc;
+}
+
 int tarn_catalog_drop_stream(tarn_catalog *c, const char *ns, const char *name, int *existed) {
   if (existed)
     *existed = 0;

@@ -378,6 +378,225 @@ int tarn_kafka_topic_add_partitions(tarn_catalog *c, const char *name, uint32_t 
   return rc;
 }
 
+/* ---- altering a topic's configs (issue 37, "Configs") -------------------- */
+
+/* A topic's properties being edited: malloc'd keys and values. */
+typedef struct cfgset {
+  tarn_stream_prop *v;
+  size_t n, cap;
+} cfgset;
+
+static void cfgset_free(cfgset *s) {
+  for (size_t i = 0; i < s->n; i++)
+    free(s->v[i].key), free(s->v[i].value);
+  free(s->v);
+  memset(s, 0, sizeof *s);
+}
+
+static tarn_stream_prop *cfgset_find(cfgset *s, const char *k) {
+  for (size_t i = 0; i < s->n; i++)
+    if (strcmp(s->v[i].key, k) == 0)
+      return &s->v[i];
+  return NULL;
+}
+
+static int cfgset_put(cfgset *s, const char *k, const char *v) {
+  tarn_stream_prop *p = cfgset_find(s, k);
+  char *nv = strdup(v);
+  if (!nv)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  if (p) {
+    free(p->value);
+    p->value = nv;
+    return 0;
+  }
+  /* room: sized for the record's properties and one per op (alter_edit) */
+  if (s->n == s->cap || !(s->v[s->n].key = strdup(k))) {
+    free(nv);
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  }
+  s->v[s->n++].value = nv;
+  return 0;
+}
+
+static void cfgset_del(cfgset *s, const char *k) {
+  tarn_stream_prop *p = cfgset_find(s, k);
+  if (!p)
+    return;
+  free(p->key), free(p->value);
+  *p = s->v[--s->n];
+}
+
+static int prop_cmp(const void *a, const void *b) {
+  return strcmp(((const tarn_stream_prop *)a)->key, ((const tarn_stream_prop *)b)->key);
+}
+
+/* Whether the n bytes at e are one element of the comma-separated list l. */
+static int list_has(const char *l, const char *e, size_t n) {
+  for (const char *p = l; *p;) {
+    const char *c = strchr(p, ',');
+    size_t m = c ? (size_t)(c - p) : strlen(p);
+    if (m == n && strncmp(p, e, n) == 0)
+      return 1;
+    if (!c)
+      break;
+    p = c + 1;
+  }
+  return 0;
+}
+
+/* APPEND (the elements of v not in cur, after them) or SUBTRACT (cur without
+ * the elements of v), as Kafka's ConfigAdminManager does; elements trimmed of
+ * spaces. out is malloc'd. */
+static int list_op(const char *cur, const char *v, int append, char **out) {
+  size_t cap = strlen(cur) + strlen(v) + 2, len = 0;
+  char *r = malloc(cap);
+  if (!r)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  r[0] = 0;
+  const char *lists[2] = {cur, v};
+  for (int pass = 0; pass < 2; pass++) {
+    for (const char *p = lists[pass]; *p;) {
+      const char *c = strchr(p, ',');
+      size_t m = c ? (size_t)(c - p) : strlen(p);
+      const char *e = p;
+      while (m && *e == ' ')
+        e++, m--;
+      while (m && e[m - 1] == ' ')
+        m--;
+      int keep = m && !list_has(r, e, m) && (pass == 0 ? append || !list_has(v, e, m) : append);
+      if (keep) {
+        if (len)
+          r[len++] = ',';
+        memcpy(r + len, e, m);
+        r[len += m] = 0;
+      }
+      if (!c)
+        break;
+      p = c + 1;
+    }
+  }
+  *out = r;
+  return 0;
+}
+
+static int alter_one(cfgset *s, const tarn_kafka_config_op *o, const char *cls) {
+  const char *k = o->name, *v = o->value;
+  if (!k)
+    return tarn__err(TARN_EINVAL, "a config without a name");
+  if (strncmp(k, LAKESTREAM_PREFIX, strlen(LAKESTREAM_PREFIX)) == 0)
+    return config_check(k, "");
+  /* The storage class picks the writer of the topic's logs when they are
+   * first written (kexpress.c): it cannot change under them. */
+  if (strcmp(k, TARN_PROP_STORAGE_CLASS) == 0) {
+    if (o->op == TARN_KAFKA_ALTER_SET && v && strcmp(v, cls ? cls : "") == 0)
+      return 0; /* its value again: no change */
+    return tarn__err(TARN_EINVAL,
+                     "Config %s cannot be altered: the storage class of a topic is fixed when "
+                     "it is created (tarn topic create --config class=...)",
+                     k);
+  }
+  const tarn_kafka_config_def *d = tarn_kafka_config_find(k);
+  char *nv = NULL;
+  int rc;
+  switch (o->op) {
+  case TARN_KAFKA_ALTER_SET:
+    if ((rc = tarn_kafka_config_check(k, v)) || (rc = config_check(k, v)))
+      return rc;
+    return cfgset_put(s, k, v);
+  case TARN_KAFKA_ALTER_DELETE:
+    if (!d)
+      return tarn_kafka_config_check(k, ""); /* Kafka's "Unknown topic config name" */
+    cfgset_del(s, k);
+    return 0;
+  case TARN_KAFKA_ALTER_APPEND:
+  case TARN_KAFKA_ALTER_SUBTRACT:
+    if (!d || !v)
+      return tarn_kafka_config_check(k, v);
+    if (d->type != TARN_KAFKA_CONFIG_LIST)
+      return tarn__err(TARN_EINVAL, "Config value %s is not allowed for config key: %s",
+                       o->op == TARN_KAFKA_ALTER_APPEND ? "append" : "subtract", k);
+    {
+      tarn_stream_prop *p = cfgset_find(s, k);
+      rc = list_op(p ? p->value : d->default_value, v, o->op == TARN_KAFKA_ALTER_APPEND, &nv);
+    }
+    if (!rc && !(rc = tarn_kafka_config_check(k, nv)))
+      rc = cfgset_put(s, k, nv);
+    free(nv);
+    return rc;
+  default: return tarn__err(TARN_EINVAL, "config %s: unknown operation %d", k, o->op);
+  }
+}
+
+typedef struct alter_arg {
+  const tarn_kafka_config_op *ops;
+  size_t n;
+  int flags;
+} alter_arg;
+
+/* tarn_catalog_props_edit: the ops on the record's properties, from scratch
+ * at each call (a retry after a conflict starts from the record read again). */
+static int alter_edit(void *arg, tarn_catalog_record *r) {
+  const alter_arg *a = arg;
+  const char *topic = prop(r, TARN_KAFKA_PROP_TOPIC_NAME);
+  const char *cls = prop(r, TARN_PROP_STORAGE_CLASS);
+  cfgset s = {calloc(r->n_props + a->n + 1, sizeof *s.v), 0, r->n_props + a->n};
+  int rc = s.v ? 0 : tarn__err(TARN_ENOMEM, "out of memory");
+  for (size_t i = 0; !rc && i < r->n_props; i++) {
+    const char *k = r->props[i].key;
+    /* REPLACE (AlterConfigs): Kafka's configs go, save the storage class;
+     * the binding's and tarn's own properties stay */
+    if ((a->flags & TARN_KAFKA_ALTER_REPLACE) && tarn_kafka_config_find(k) &&
+        strcmp(k, TARN_PROP_STORAGE_CLASS) != 0)
+      continue;
+    rc = cfgset_put(&s, k, r->props[i].value);
+  }
+  for (size_t i = 0; !rc && i < a->n; i++)
+    rc = alter_one(&s, &a->ops[i], cls);
+  if (!rc && s.n > TARN_STREAM_PROPS_MAX)
+    rc = tarn__err(TARN_EINVAL, "more than %d configs", TARN_STREAM_PROPS_MAX - 3);
+  if (rc) {
+    cfgset_free(&s);
+    return tarn__errctx(rc, "topic %s", topic ? topic : r->name);
+  }
+  qsort(s.v, s.n, sizeof *s.v, prop_cmp);
+  for (size_t i = 0; i < r->n_props; i++)
+    free(r->props[i].key), free(r->props[i].value);
+  free(r->props);
+  r->props = s.v, r->n_props = s.n;
+  return 0;
+}
+
+int tarn_kafka_topic_alter_configs(tarn_catalog *c, const char *name,
+                                   const tarn_kafka_config_op *ops, size_t n_ops, int flags,
+                                   tarn_kafka_topic *out) {
+  if (out)
+    memset(out, 0, sizeof *out);
+  alter_arg a = {ops, n_ops, flags};
+  tarn_catalog_record *v;
+  size_t n;
+  int rc = incarnations(c, name, &v, &n);
+  if (rc)
+    return rc;
+  size_t live = n;
+  for (size_t i = 0; i < n; i++)
+    if (v[i].state == TARN_STREAM_ACTIVE)
+      live = i;
+  tarn_catalog_record s;
+  memset(&s, 0, sizeof s);
+  if (live == n)
+    rc = tarn__err(TARN_ENOTFOUND, "topic %s not found; list topics with 'tarn topic list'", name);
+  else if (flags & TARN_KAFKA_ALTER_VALIDATE_ONLY)
+    rc = alter_edit(&a, &v[live]); /* the checks an alter makes, on the record as read */
+  else
+    rc = tarn_catalog_edit_props(c, v[live].ns, v[live].name, alter_edit, &a, &s);
+  if (!rc && out)
+    rc = tarn_kafka_topic_from_stream(s.kind ? &s : &v[live], out);
+  tarn_catalog_record_free(&s);
+  tarn_catalog_records_free(v, n);
+  return rc;
+}
+
 int tarn_kafka_log_is_topic(tarn_meta *m, uint64_t log_id) {
   tarn_catalog *c;
   int rc = tarn_catalog_open(m, NULL, &c);

@@ -108,6 +108,7 @@
   X(S3_503_NOT_AMBIGUOUS, "s3-503-not-ambiguous") /* issue 31: a 412 after a 503 taken as another's */ \
   X(LEGACY_LOG_APPENDABLE, "legacy-log-appendable")               /* LS-001: v3 onto a v1/v2 log */ \
   X(PROGRESS_UNCONDITIONAL, "progress-unconditional")             /* C5 put, not CAS: goes back */ \
+  X(PROPS_BLIND_PUT, "props-blind-put") /* issue 37: a stream's properties put, not CAS: an alter lost */ \
   X(LEASE_CREATE_ON_FENCED, "lease-create-on-fenced")             /* record in a fenced P(L) */ \
   X(KPROD_EXPRESS_UNCHECKED, "kprod-express-unchecked")           /* issue 31 #4: no claim compare */ \
   X(PUBLISH_IGNORES_FENCE, "publish-ignores-fence") /* A3 guarded by the lease, not the fence */ \

@@ -5,8 +5,8 @@
 # retention.ms=5000 and cleanup.policy=compact (Schema Registry checks its
 # _schemas topic's cleanup.policy this way): those two are the topic's values
 # (source DYNAMIC_TOPIC_CONFIG, the default as a synonym), the rest Kafka's
-# defaults (DEFAULT_CONFIG), every config read-only (AlterConfigs is not
-# served); one key asked for gives that key alone; an unknown topic is
+# defaults (DEFAULT_CONFIG), every topic config but the storage class
+# alterable (not read-only), every broker config read-only; one key asked for gives that key alone; an unknown topic is
 # UNKNOWN_TOPIC_OR_PARTITION; the broker's configs come from the node's flags.
 . "$(dirname "$0")/lib.sh"
 py=/usr/bin/python3
@@ -32,16 +32,17 @@ assert (err, rtype, rname) == (0, 2, "t1"), r.resources[0]
 got = {e[0]: e for e in entries}
 assert len(got) >= 30, len(got)
 # name, value, read_only, config_source, is_sensitive, synonyms
-assert got["retention.ms"] == ("retention.ms", "5000", True, 1, False,
+assert got["retention.ms"] == ("retention.ms", "5000", False, 1, False,
                                [("retention.ms", "5000", 1), ("retention.ms", "604800000", 5)]), got["retention.ms"]
-assert got["cleanup.policy"][1:4] == ("compact", True, 1), got["cleanup.policy"]
-assert got["segment.ms"] == ("segment.ms", "604800000", True, 5, False, [("segment.ms", "604800000", 5)])
-assert all(e[2] for e in entries), "a config not read-only"
+assert got["cleanup.policy"][1:4] == ("compact", False, 1), got["cleanup.policy"]
+assert got["segment.ms"] == ("segment.ms", "604800000", False, 5, False, [("segment.ms", "604800000", 5)])
+assert [e[0] for e in entries if e[2]] == ["class"], "read-only: not the storage class alone"
 (r,) = a.describe_configs([ConfigResource(ConfigResourceType.TOPIC, "t2", configs={"retention.ms": None})])
 entries = r.resources[0][4]
 assert [e[:2] for e in entries] == [("retention.ms", "604800000")], entries
 (r,) = a.describe_configs([ConfigResource(ConfigResourceType.BROKER, "7")])
 broker = {e[0]: e[1] for e in r.resources[0][4]}
+assert all(e[2] for e in r.resources[0][4]), "a broker config not read-only"
 assert broker["broker.id"] == "7" and broker["auto.create.topics.enable"] == "true", broker
 a.close()
 
@@ -52,7 +53,7 @@ for res, f in fs.items():
         cfg = f.result()
         assert cfg["retention.ms"].value == "5000" and cfg["cleanup.policy"].value == "compact", cfg
         assert cfg["max.message.bytes"].value == "1048588" and cfg["max.message.bytes"].is_default
-        assert cfg["retention.ms"].is_read_only
+        assert not cfg["retention.ms"].is_read_only and cfg["class"].is_read_only
     else:
         try:
             f.result()

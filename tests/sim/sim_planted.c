@@ -225,6 +225,9 @@ static const struct planted_run runs[] = {
     /* issue 31, one rule for a Kafka stream */
     {BUG(KAFKA_RULE_TOPIC_ONLY),
      NO_WORLD("no stream with a serde property in the worlds", "test_kafka_rule")},
+    /* issue 37: two alters of one topic's configs at once */
+    {BUG(PROPS_BLIND_PUT), NO_WORLD("no topic configs in the worlds",
+                                    "test_kafka_alter (concurrent_alters_lose_nothing)")},
     /* Issue 31's conformance items: LS-085's late-put bound (no world's put
      * outlasts max_put_ms) and LS-082's trim boundary by one (one seed of the
      * long runs met it); issue 30 item 6's late absorb put (the same bound on

@@ -67,6 +67,9 @@ typedef struct tarn_kafka_node_config {
   int sasl_mechanisms;        /* [sasl.enabled.mechanisms] TARN_KAFKA_SASL_* bits
                                * (tarn/kafka_users.h) every client must authenticate with;
                                * 0: none (0) */
+  int retention_check_ms;     /* [log.retention.check.interval.ms] how often the retention job
+                               * trims the partitions this node leads (docs/kafka.md
+                               * "Retention"); checked every 250 ms (300000) */
   tarn_kafka_log_fn log;      /* NULL: no log lines */
   void *log_arg;
 } tarn_kafka_node_config;
@@ -98,7 +101,8 @@ const char *tarn_kafka_node_advertised(const tarn_kafka_node *n);
  * interval_ms, never two runs of one job at once; different jobs may run at
  * once, in different threads. A run returns 0 or a negative TARN_E*. */
 typedef struct tarn_kafka_node_job {
-  const char *name; /* "kafka-registry", "kafka-groups", "kafka-express-handover" */
+  const char *name; /* "kafka-registry", "kafka-groups", "kafka-express-handover",
+                     * "kafka-retention" */
   int interval_ms;
   int (*run)(tarn_kafka_node *n);
 } tarn_kafka_node_job;

@@ -26,7 +26,7 @@ static const char *const timestamp_types[] = {"CreateTime", "LogAppendTime", NUL
 #define STORES "the object store replicates and keeps durability: no replicas, no ISR"
 #define NO_SEGMENTS "tarn has no segment files: a log is WAL objects and Parquet files"
 #define NO_FLUSH "an acknowledgement follows the WAL object's PUT and the index record"
-#define NOT_YET_RETENTION "kept; not enforced yet (issue 37: retention through the spec's trim)"
+#define RETENTION "a node job soft-trims each partition by whole entries; never the last one"
 #define NOT_YET_COMPACT "kept; key compaction is not done yet (issue 35)"
 #define BATCHES_AS_PRODUCED "batches are stored as the producer sent them"
 
@@ -47,8 +47,8 @@ static const char *const timestamp_types[] = {"CreateTime", "LogAppendTime", NUL
 static const tarn_kafka_config_def table[] = {
     S("class", "", NULL, APPLIED,
       "tarn: the stream's storage class (express: the Epochs writer), set at creation"),
-    LS("cleanup.policy", "delete", cleanup_policies, KEPT,
-       "delete: " NOT_YET_RETENTION "; compact: " NOT_YET_COMPACT),
+    LS("cleanup.policy", "delete", cleanup_policies, APPLIED,
+       "delete: retention.ms and retention.bytes apply; compact: " NOT_YET_COMPACT),
     I("compression.gzip.level", "-1", -1, 9, KEPT, BATCHES_AS_PRODUCED),
     I("compression.lz4.level", "9", 1, 17, KEPT, BATCHES_AS_PRODUCED),
     S("compression.type", "producer", compression_types, KEPT,
@@ -86,8 +86,8 @@ static const tarn_kafka_config_def table[] = {
     B("remote.log.copy.disable", "false", KEPT, "no local tier: every byte is in the stores"),
     B("remote.log.delete.on.disable", "false", KEPT, "no local tier: every byte is in the stores"),
     B("remote.storage.enable", "false", KEPT, "no local tier: every byte is in the stores"),
-    L("retention.bytes", "-1", LMIN, LMAX, KEPT, NOT_YET_RETENTION),
-    L("retention.ms", "604800000", -1, LMAX, KEPT, NOT_YET_RETENTION),
+    L("retention.bytes", "-1", LMIN, LMAX, APPLIED, RETENTION " (index records, oldest first)"),
+    L("retention.ms", "604800000", -1, LMAX, APPLIED, RETENTION " (batch max timestamps)"),
     I("segment.bytes", "1073741824", 14, IMAX, KEPT, NO_SEGMENTS),
     I("segment.index.bytes", "10485760", 4, IMAX, KEPT, NO_SEGMENTS),
     L("segment.jitter.ms", "0", 0, LMAX, KEPT, NO_SEGMENTS),

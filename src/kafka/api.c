@@ -36,6 +36,7 @@ static const tarn__kapi table[] = {
     {TARN__KAPI_API_VERSIONS, 0, 3, tarn__kapi_api_versions, "ApiVersions"},
     {TARN__KAPI_CREATE_TOPICS, 0, 4, tarn__kapi_create_topics, "CreateTopics"},
     {TARN__KAPI_DELETE_TOPICS, 0, 3, tarn__kapi_delete_topics, "DeleteTopics"},
+    {TARN__KAPI_DELETE_RECORDS, 0, 2, tarn__kapi_delete_records, "DeleteRecords"}, /* issue 37 */
     /* idempotent producers without transactions (producer.h) */
     {TARN__KAPI_INIT_PRODUCER_ID, 0, 1, tarn__kapi_init_producer_id, "InitProducerId"},
     /* configs from Kafka's table (issue 37) */

@@ -271,6 +271,7 @@ void tarn__kapi_alter_configs(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_incremental_alter_configs(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_create_partitions(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_delete_topics(tarn__knode *node, tarn__kreq *req);
+void tarn__kapi_delete_records(tarn__knode *node, tarn__kreq *req); /* soft trim (retention.h) */
 /* consumer groups and idempotent producers (group.h, producer.h) */
 void tarn__kapi_find_coordinator(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_join_group(tarn__knode *node, tarn__kreq *req);

@@ -202,7 +202,11 @@ static void fetch_part_init(tarn__k_fetch_partition_data *out, int32_t index) {
   out->log_start_offset = -1;
   out->aborted_transactions.n = -1; /* none: no transactions */
   out->preferred_read_replica = -1;
-  out->records = (tarn__kbytes){NULL, -1};
+  /* empty, never null, also with an error: as Kafka answers (its empty
+   * MemoryRecords); librdkafka 1.7 fails the whole response on a null one
+   * ("invalid MessageSetSize -1"), so a consumer never saw the error
+   * (OFFSET_OUT_OF_RANGE below a DeleteRecords, issue 37) */
+  out->records = (tarn__kbytes){(const uint8_t *)"", 0};
 }
 
 /* Where partition `in` of topic t (trc: its lookup's result) is read from:
@@ -352,7 +356,7 @@ static size_t fetch_records(fpart *parts, size_t k) {
         p->out->high_watermark = p->offset;
         p->out->last_stable_offset = p->offset;
       }
-    } else if (p->out->error_code == 0) {
+    } else {
       p->out->records = (tarn__kbytes){(const uint8_t *)"", 0};
     }
   }

@@ -16,6 +16,7 @@
 #include "kafka/listen.h"
 #include "kafka/producer.h"
 #include "kafka/registry.h"
+#include "kafka/retention.h"
 #include "log/root_mark.h"
 #include "tarn/catalog.h"
 #include "tarn/error.h"
@@ -25,13 +26,18 @@
 #include "util/clock.h"
 #include "util/error.h"
 
-enum { NJOBS = 3 };
+enum { NJOBS = 4 };
+
+/* Kafka's log.retention.check.interval.ms default. */
+#define RETENTION_CHECK_MS 300000
 
 struct tarn_kafka_node {
   tarn__knode node;
   tarn__klisten *listener;
   char advertised[300];
   int64_t last_run[NJOBS]; /* tarn_kafka_node_tick: monotonic ms of each job's last run */
+  int retention_check_ms;  /* the retention job's own interval (its tick is shorter) */
+  int64_t retention_last;  /* monotonic ms of its last pass; 0: none yet */
 };
 
 void tarn_kafka_node_config_default(tarn_kafka_node_config *c) {
@@ -45,6 +51,7 @@ void tarn_kafka_node_config_default(tarn_kafka_node_config *c) {
   c->idle_ms = lim.idle_ms;
   c->max_request_bytes = lim.max_request_bytes;
   c->workers = lim.workers;
+  c->retention_check_ms = RETENTION_CHECK_MS;
 }
 
 int tarn_kafka_addr_parse(const char *s, char *host, size_t n, int *port) {
@@ -87,10 +94,25 @@ static int express_handover_job(tarn_kafka_node *k) {
   return rc < 0 ? rc : 0;
 }
 
+/* issue 37, retention: every retention_check_ms (Kafka's
+ * log.retention.check.interval.ms), a pass trims the partitions this node
+ * leads as their topics' retention.ms and retention.bytes ask (retention.c).
+ * The job is scheduled every 250 ms so that the interval is the node's
+ * setting, not the program's schedule; between passes a run only reads the
+ * clock. */
+static int retention_job(tarn_kafka_node *k) {
+  int64_t now = tarn__mono_ms();
+  if (k->retention_last && now - k->retention_last < k->retention_check_ms)
+    return 0;
+  k->retention_last = now ? now : 1;
+  return tarn__kretention_pass(&k->node, tarn__now_ms());
+}
+
 static const tarn_kafka_node_job jobs[NJOBS] = {
     {"kafka-registry", 5000, registry_job},
     {"kafka-groups", 100, groups_job},
     {"kafka-express-handover", 1000, express_handover_job},
+    {"kafka-retention", 250, retention_job},
 };
 
 const tarn_kafka_node_job *tarn_kafka_node_jobs(size_t *count) {
@@ -228,6 +250,7 @@ int tarn_kafka_node_open(tarn_deployment *d, const tarn_kafka_node_config *c,
   if (!k)
     return TARN_ENOMEM;
   knode_config(c, &k->node.cfg);
+  k->retention_check_ms = c->retention_check_ms > 0 ? c->retention_check_ms : RETENTION_CHECK_MS;
   int rc = open_parts(d, &k->node);
   if (!rc && !(rc = start_listener(k, c)) && (rc = join(k, c)))
     tarn__klisten_stop(k->listener);

@@ -49,7 +49,7 @@ static int refine_in_batch(const uint8_t *payload, const tarn_kafka_batch *b, in
 /* Reads the entry holding offset `at` (or the first one after it, when the
  * log was trimmed above `at` meanwhile). */
 static int read_probe(tarn_reader *r, uint64_t log_id, uint64_t at, uint64_t first, int64_t ts,
-                      probe *pr) {
+                      int records, probe *pr) {
   tarn_log_iter *it;
   int rc = tarn_log_iter_open(r, log_id, at, &it);
   if (rc)
@@ -72,7 +72,8 @@ static int read_probe(tarn_reader *r, uint64_t log_id, uint64_t at, uint64_t fir
       pr->late = 1;
       pr->offset = kb.first_offset < (int64_t)first ? (int64_t)first : kb.first_offset;
       pr->ts = kb.max_timestamp;
-      k = refine_in_batch(e.payload, &kb, (int64_t)first, ts, pr);
+      if (records)
+        k = refine_in_batch(e.payload, &kb, (int64_t)first, ts, pr);
       break;
     }
   }
@@ -80,8 +81,11 @@ static int read_probe(tarn_reader *r, uint64_t log_id, uint64_t at, uint64_t fir
   return k < 0 ? k : 0;
 }
 
-int tarn__kafka_offset_for_time(tarn_reader *r, uint64_t log_id, uint64_t first, uint64_t end,
-                                int64_t ts, int64_t *offset, int64_t *timestamp) {
+/* The search of both lookups; records: refine to the record (ListOffsets),
+ * else the batch's first offset will do. *late: the start of the first late
+ * entry (end when none). */
+static int search(tarn_reader *r, uint64_t log_id, uint64_t first, uint64_t end, int64_t ts,
+                  int records, int64_t *offset, int64_t *timestamp, uint64_t *late) {
   *offset = -1;
   *timestamp = -1;
   /* Invariant: every entry ending at or below lo is earlier than ts; the
@@ -91,7 +95,7 @@ int tarn__kafka_offset_for_time(tarn_reader *r, uint64_t log_id, uint64_t first,
   while (lo < hi) {
     uint64_t mid = lo + (hi - lo) / 2;
     probe pr;
-    int rc = read_probe(r, log_id, mid, first, ts, &pr);
+    int rc = read_probe(r, log_id, mid, first, ts, records, &pr);
     if (rc == TARN_EEND)
       break; /* trimmed meanwhile up to the end: nothing left to search */
     if (rc)
@@ -106,5 +110,18 @@ int tarn__kafka_offset_for_time(tarn_reader *r, uint64_t log_id, uint64_t first,
       lo = pr.end > mid ? pr.end : mid + 1;
     }
   }
+  *late = hi;
   return 0;
+}
+
+int tarn__kafka_offset_for_time(tarn_reader *r, uint64_t log_id, uint64_t first, uint64_t end,
+                                int64_t ts, int64_t *offset, int64_t *timestamp) {
+  uint64_t late;
+  return search(r, log_id, first, end, ts, 1, offset, timestamp, &late);
+}
+
+int tarn__kafka_entry_for_time(tarn_reader *r, uint64_t log_id, uint64_t first, uint64_t end,
+                               int64_t ts, uint64_t *start) {
+  int64_t offset, timestamp;
+  return search(r, log_id, first, end, ts, 0, &offset, &timestamp, start);
 }

@@ -18,4 +18,11 @@
 int tarn__kafka_offset_for_time(tarn_reader *r, uint64_t log_id, uint64_t first, uint64_t end,
                                 int64_t ts, int64_t *offset, int64_t *timestamp);
 
+/* Retention by time (retention.c, issue 37): the same search, for the start
+ * of the first entry in [first, end) holding a batch whose max timestamp is
+ * at or after ts, in *start (end when there is none): every entry before it
+ * holds only batches older than ts (with the same assumption). */
+int tarn__kafka_entry_for_time(tarn_reader *r, uint64_t log_id, uint64_t first, uint64_t end,
+                               int64_t ts, uint64_t *start);
+
 #endif

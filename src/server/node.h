@@ -40,6 +40,7 @@ typedef struct tarn_srv_options {
   int kafka_idle_ms;                /* 0: 600000 */
   uint64_t kafka_max_request_bytes; /* 0: 100 MiB */
   int kafka_workers;                /* 0: 16 */
+  int kafka_retention_check_ms;     /* 0: 300000 (log.retention.check.interval.ms) */
   const char *kafka_tls_cert;       /* TLS with this PEM certificate (chain) file ... */
   const char *kafka_tls_key;        /* ... and this PEM key file; both NULL: plain TCP */
   int kafka_sasl;                   /* TARN_KAFKA_SASL_* mechanisms required (0: no SASL) */

@@ -35,7 +35,8 @@ typedef struct alter_in {
   int validate_only;
 } alter_in;
 
-#define FIELD(in, i, at) ((const void *)((const char *)(in)->configs + (size_t)(i) * (in)->size + (at)))
+#define FIELD(in, i, at)                                                                           \
+  ((const void *)((const char *)(in)->configs + (size_t)(i) * (in)->size + (at)))
 
 /* A NUL-terminated copy in the arena (NULL for a null string or one holding NUL). */
 static char *arena_cstr(tarn__kreq *req, tarn__kstr s) {
@@ -91,8 +92,8 @@ static void alter_one(tarn__knode *node, tarn__kreq *req, const alter_in *in, in
     ops[i].name = arena_cstr(req, *(const tarn__kstr *)FIELD(in, i, in->name_at));
     const tarn__kstr *v = FIELD(in, i, in->value_at);
     ops[i].value = v->len >= 0 ? arena_cstr(req, *v) : NULL;
-    ops[i].op = in->op_at < 0 ? TARN_KAFKA_ALTER_SET
-                              : *(const int8_t *)FIELD(in, i, (size_t)in->op_at);
+    ops[i].op =
+        in->op_at < 0 ? TARN_KAFKA_ALTER_SET : *(const int8_t *)FIELD(in, i, (size_t)in->op_at);
     /* the request's shape: Kafka answers INVALID_REQUEST for these */
     if (!ops[i].name || (v->len >= 0 && !ops[i].value))
       bad = "a config name or value is not a string";
@@ -139,7 +140,7 @@ void tarn__kapi_alter_configs(tarn__knode *node, tarn__kreq *req) {
   typedef tarn__k_alter_configs_config cfg;
   for (int32_t i = 0; i < n; i++) {
     const tarn__k_alter_configs_resource *res = &b.resources.v[i];
-    alter_in in = {res->resource_type, res->resource_name, res->configs.n, res->configs.v,
+    alter_in in = {res->resource_type, res->resource_name,  res->configs.n,       res->configs.v,
                    sizeof(cfg),        offsetof(cfg, name), offsetof(cfg, value), -1,
                    b.validate_only};
     alter_one(node, req, &in, &o[i].resource_type, &o[i].resource_name, &o[i].error_code,
@@ -166,9 +167,11 @@ void tarn__kapi_incremental_alter_configs(tarn__knode *node, tarn__kreq *req) {
   typedef tarn__k_incremental_alter_configs_config cfg;
   for (int32_t i = 0; i < n; i++) {
     const tarn__k_incremental_alter_configs_resource *res = &b.resources.v[i];
-    alter_in in = {res->resource_type,  res->resource_name,   res->configs.n,
-                   res->configs.v,      sizeof(cfg),          offsetof(cfg, name),
-                   offsetof(cfg, value), (long)offsetof(cfg, config_operation), b.validate_only};
+    alter_in in = {res->resource_type,   res->resource_name,
+                   res->configs.n,       res->configs.v,
+                   sizeof(cfg),          offsetof(cfg, name),
+                   offsetof(cfg, value), (long)offsetof(cfg, config_operation),
+                   b.validate_only};
     alter_one(node, req, &in, &o[i].resource_type, &o[i].resource_name, &o[i].error_code,
               &o[i].error_message);
   }

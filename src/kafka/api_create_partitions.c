@@ -20,8 +20,8 @@
 
 #define INVALID_REPLICA_ASSIGNMENT 39
 
-static void grow(tarn__knode *node, const tarn__k_create_partitions_topic *in,
-                 int validate_only, int16_t *err) {
+static void grow(tarn__knode *node, const tarn__k_create_partitions_topic *in, int validate_only,
+                 int16_t *err) {
   char name[TARN_KAFKA_TOPIC_NAME_MAX + 1];
   size_t len = in->name.len > 0 ? (size_t)in->name.len : 0;
   tarn_kafka_topic t;
@@ -45,8 +45,9 @@ static void grow(tarn__knode *node, const tarn__k_create_partitions_topic *in,
   /* Kafka's messages (its ZkAdminManager / ReplicationControlManager) */
   if (in->count < (int32_t)have) {
     *err = TARN__KERR_INVALID_PARTITIONS;
-    tarn__err(TARN_EINVAL, "Topic currently has %u partitions, which is higher than the requested %d.",
-              have, (int)in->count);
+    tarn__err(TARN_EINVAL,
+              "Topic currently has %u partitions, which is higher than the requested %d.", have,
+              (int)in->count);
     return;
   }
   if (in->count == (int32_t)have) {

@@ -477,8 +477,7 @@ static int add_partitions(tarn_catalog *c, const char *ns, const char *name, uin
   int rc = open_stream_v(c, ns, name, &s, &ver);
   if (rc)
     return rc;
-  if (total)
-    count = total > s.n_logs ? total - (uint32_t)s.n_logs : 0;
+  count = !total ? count : total > s.n_logs ? total - (uint32_t)s.n_logs : 0;
   if (count < 1 || s.n_logs + count > TARN_STREAM_PARTITIONS_MAX) {
     size_t have = s.n_logs;
     tarn_catalog_record_free(&s);

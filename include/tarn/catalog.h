@@ -104,6 +104,13 @@ int tarn_catalog_list_streams_prefix(tarn_catalog *c, const char *ns, const char
 int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *name, uint32_t count,
                                 tarn_catalog_record *out);
 
+/* Grows (ns, name) to total partitions, as tarn_catalog_add_partitions
+ * adds them, unless the stream has total or more: TARN_EINVAL, also when
+ * another grew it between the read and the CompareAndSet (Kafka's
+ * CreatePartitions takes a total: two at once must not both add). */
+int tarn_catalog_grow_partitions(tarn_catalog *c, const char *ns, const char *name, uint32_t total,
+                                 tarn_catalog_record *out);
+
 /* Changes the properties of stream (ns, name) (issue 37: a topic's configs
  * altered): edit(arg, r) gets the stream record as read and replaces
  * r->props / r->n_props (a malloc'd array of malloc'd strings; the old one is

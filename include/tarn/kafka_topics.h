@@ -105,8 +105,9 @@ int tarn_kafka_topic_list(tarn_catalog *c, tarn_kafka_topic **out, size_t *n);
 int tarn_kafka_topic_delete(tarn_catalog *c, const char *name);
 
 /* Grows topic `name` to `total` partitions (Kafka's CreatePartitions takes
- * the new total): TARN_EINVAL when total is not above the current count.
- * out may be NULL. */
+ * the new total): TARN_EINVAL when total is not above the current count,
+ * also when another grew the topic meanwhile (tarn_catalog_grow_partitions:
+ * two at once add once). out may be NULL. */
 int tarn_kafka_topic_add_partitions(tarn_catalog *c, const char *name, uint32_t total,
                                     tarn_kafka_topic *out);
 

@@ -468,13 +468,16 @@ int tarn_catalog_list_streams_prefix(tarn_catalog *c, const char *ns, const char
   return list_streams_range(c, a, b, out, n);
 }
 
-int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *name, uint32_t count,
-                                tarn_catalog_record *out) {
+/* count partitions added; or, total > 0, as many as make total, the layout
+ * unchanged by another meanwhile (Kafka's CreatePartitions: issue 37) */
+static int add_partitions(tarn_catalog *c, const char *ns, const char *name, uint32_t count,
+                          uint32_t total, tarn_catalog_record *out) {
   tarn_catalog_record s;
   int64_t ver;
   int rc = open_stream_v(c, ns, name, &s, &ver);
   if (rc)
     return rc;
+  count = !total ? count : total > s.n_logs ? total - (uint32_t)s.n_logs : 0;
   if (count < 1 || s.n_logs + count > TARN_STREAM_PARTITIONS_MAX) {
     size_t have = s.n_logs;
     tarn_catalog_record_free(&s);
@@ -505,6 +508,11 @@ int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *nam
           (rc = write_log_recs(c, ns, name, first, count, (uint32_t)s.n_logs, 'c')))
         break;
       have_logs = 1, registered_at = (uint32_t)s.n_logs;
+    } else if (registered_at != s.n_logs && total) {
+      /* Another catalog grew the stream: adding to it would pass the total */
+      rc = tarn__err(TARN_EINVAL, "stream %s/%s now has %zu partitions (grown meanwhile)", ns, name,
+                     s.n_logs);
+      break;
     } else if (registered_at != s.n_logs) {
       /* Another catalog grew the stream: our logs move up. */
       if ((rc = write_log_recs(c, ns, name, first, count, (uint32_t)s.n_logs, 'p')))
@@ -563,6 +571,16 @@ int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *nam
     return rc;
   }
   return out ? tarn_catalog_open_stream(c, ns, name, out) : 0;
+}
+
+int tarn_catalog_add_partitions(tarn_catalog *c, const char *ns, const char *name, uint32_t count,
+                                tarn_catalog_record *out) {
+  return add_partitions(c, ns, name, count, 0, out);
+}
+
+int tarn_catalog_grow_partitions(tarn_catalog *c, const char *ns, const char *name, uint32_t total,
+                                 tarn_catalog_record *out) {
+  return add_partitions(c, ns, name, 0, total ? total : 1, out);
 }
 
 int tarn_catalog_edit_props(tarn_catalog *c, const char *ns, const char *name,

@@ -368,7 +368,8 @@ int tarn_kafka_topic_add_partitions(tarn_catalog *c, const char *name, uint32_t 
                    t.partitions, total);
   } else {
     tarn_catalog_record s;
-    rc = tarn_catalog_add_partitions(c, t.ns, t.stream, total - t.partitions, &s);
+    /* the total, not a count: of two growing it at once one adds, the other fails */
+    rc = tarn_catalog_grow_partitions(c, t.ns, t.stream, total, &s);
     if (!rc) {
       rc = out ? tarn_kafka_topic_from_stream(&s, out) : 0;
       tarn_catalog_record_free(&s);

@@ -3,8 +3,9 @@
  * back to the default, APPEND/SUBTRACT on LIST configs, AlterConfigs'
  * replace, validate-only, refusals with Kafka's messages, and two alters at
  * once on one topic through two store handles losing nothing (the
- * CompareAndSet of the stream record; planted bug props-blind-put). Against
- * mem:, sqlite: and etcd:. */
+ * CompareAndSet of the stream record; planted bug props-blind-put); two
+ * CreatePartitions to one total at once adding once. Against mem:, sqlite:
+ * and etcd:. */
 #include "testutil.h"
 
 #include <pthread.h>
@@ -204,6 +205,58 @@ static void concurrent_alters_lose_nothing(void **state) {
   tu_catalog_fx_close(&f);
 }
 
+typedef struct grow_arg {
+  const char *uri;
+  const char *topic;
+  pthread_barrier_t *go;
+  int rc;
+} grow_arg;
+
+static void *grow_thread(void *p) {
+  grow_arg *a = p;
+  tarn_meta *m;
+  tarn_catalog *c;
+  a->rc = -1000;
+  if (tarn_meta_open(a->uri, &m))
+    return NULL;
+  if (!tarn_catalog_open(m, NULL, &c)) {
+    pthread_barrier_wait(a->go);
+    a->rc = tarn_kafka_topic_add_partitions(c, a->topic, 4, NULL);
+    tarn_catalog_close(c);
+  }
+  tarn_meta_close(m);
+  return NULL;
+}
+
+/* CreatePartitions takes a total: two growing one topic from 2 to 4 at once
+ * end with 4 partitions, one of them refused (TARN_EINVAL), never 6 (the
+ * catalog's add by a count, retried on the conflict, added twice). */
+static void concurrent_grows_add_once(void **state) {
+  fx f = open_fx(state);
+  for (int round = 0; round < 8; round++) {
+    char topic[16];
+    snprintf(topic, sizeof topic, "g%d", round);
+    assert_int_equal(tarn_kafka_topic_create(f.c, topic, 2, NULL, 0, NULL), 0);
+    pthread_barrier_t go;
+    pthread_barrier_init(&go, NULL, 2);
+    pthread_t th[2];
+    grow_arg a[2] = {{f.uri, topic, &go, 0}, {f.uri, topic, &go, 0}};
+    for (int i = 0; i < 2; i++)
+      assert_int_equal(pthread_create(&th[i], NULL, grow_thread, &a[i]), 0);
+    for (int i = 0; i < 2; i++)
+      pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&go);
+    tarn_kafka_topic t;
+    assert_int_equal(tarn_kafka_topic_lookup(f.c, topic, &t), 0);
+    if (t.partitions != 4 || (a[0].rc == 0) == (a[1].rc == 0))
+      fail_msg("round %d: %u partitions, the grows answered %d and %d", round, t.partitions,
+               a[0].rc, a[1].rc);
+    assert_int_equal(a[0].rc ? a[0].rc : a[1].rc, TARN_EINVAL);
+    tarn_kafka_topic_free(&t);
+  }
+  tu_catalog_fx_close(&f);
+}
+
 #define ALL(fn)                                                                                    \
   cmocka_unit_test_prestate(fn, (void *)"mem"), cmocka_unit_test_prestate(fn, (void *)"sqlite"),   \
       cmocka_unit_test_prestate(fn, (void *)"etcd")
@@ -215,6 +268,8 @@ int main(void) {
       /* two handles on one store: not mem: (one handle's own store) */
       cmocka_unit_test_prestate(concurrent_alters_lose_nothing, (void *)"sqlite"),
       cmocka_unit_test_prestate(concurrent_alters_lose_nothing, (void *)"etcd"),
+      cmocka_unit_test_prestate(concurrent_grows_add_once, (void *)"sqlite"),
+      cmocka_unit_test_prestate(concurrent_grows_add_once, (void *)"etcd"),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

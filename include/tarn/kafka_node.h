@@ -67,7 +67,12 @@ typedef struct tarn_kafka_node_config {
   int sasl_mechanisms;        /* [sasl.enabled.mechanisms] TARN_KAFKA_SASL_* bits
                                * (tarn/kafka_users.h) every client must authenticate with;
                                * 0: none (0) */
-  tarn_kafka_log_fn log;      /* NULL: no log lines */
+  int64_t producer_id_expiration_ms;       /* [producer.id.expiration.ms] an idempotent producer's
+                                            * state on a partition goes this long after its last
+                                            * write (86400000) */
+  int64_t producer_id_expiration_check_ms; /* [producer.id.expiration.check.interval.ms]
+                                            * how often the state is swept (600000) */
+  tarn_kafka_log_fn log;                   /* NULL: no log lines */
   void *log_arg;
 } tarn_kafka_node_config;
 
@@ -98,7 +103,8 @@ const char *tarn_kafka_node_advertised(const tarn_kafka_node *n);
  * interval_ms, never two runs of one job at once; different jobs may run at
  * once, in different threads. A run returns 0 or a negative TARN_E*. */
 typedef struct tarn_kafka_node_job {
-  const char *name; /* "kafka-registry", "kafka-groups", "kafka-express-handover" */
+  const char *name; /* "kafka-registry", "kafka-groups", "kafka-express-handover",
+                     * "kafka-producer-expiry" */
   int interval_ms;
   int (*run)(tarn_kafka_node *n);
 } tarn_kafka_node_job;

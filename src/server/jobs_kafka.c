@@ -55,6 +55,10 @@ static void node_config(const tarn_srv_options *o, tarn_kafka_node_config *c) {
     c->max_request_bytes = (size_t)o->kafka_max_request_bytes;
   if (o->kafka_workers > 0)
     c->workers = o->kafka_workers;
+  if (o->kafka_producer_expiration_ms > 0)
+    c->producer_id_expiration_ms = o->kafka_producer_expiration_ms;
+  if (o->kafka_producer_check_ms > 0)
+    c->producer_id_expiration_check_ms = o->kafka_producer_check_ms;
   c->tls_cert = o->kafka_tls_cert;
   c->tls_key = o->kafka_tls_key;
   c->sasl_mechanisms = o->kafka_sasl;

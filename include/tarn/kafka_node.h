@@ -70,7 +70,12 @@ typedef struct tarn_kafka_node_config {
   int retention_check_ms;     /* [log.retention.check.interval.ms] how often the retention job
                                * trims the partitions this node leads (docs/kafka.md
                                * "Retention"); checked every 250 ms (300000) */
-  tarn_kafka_log_fn log;      /* NULL: no log lines */
+  int64_t producer_id_expiration_ms;       /* [producer.id.expiration.ms] an idempotent producer's
+                                            * state on a partition goes this long after its last
+                                            * write (86400000) */
+  int64_t producer_id_expiration_check_ms; /* [producer.id.expiration.check.interval.ms]
+                                            * how often the state is swept (600000) */
+  tarn_kafka_log_fn log;                   /* NULL: no log lines */
   void *log_arg;
 } tarn_kafka_node_config;
 
@@ -102,7 +107,7 @@ const char *tarn_kafka_node_advertised(const tarn_kafka_node *n);
  * once, in different threads. A run returns 0 or a negative TARN_E*. */
 typedef struct tarn_kafka_node_job {
   const char *name; /* "kafka-registry", "kafka-groups", "kafka-express-handover",
-                     * "kafka-retention" */
+                     * "kafka-retention", "kafka-producer-expiry" */
   int interval_ms;
   int (*run)(tarn_kafka_node *n);
 } tarn_kafka_node_job;

@@ -32,6 +32,10 @@ extern "C" {
 #define TARN_KAFKA_PROP_TOPIC_NAME "lakestream.kafka.topic.name"
 #define TARN_KAFKA_PROP_TOPIC_ID "lakestream.kafka.topic.id"
 /* The topic configs (TARN_KAFKA_CONFIG_*, their checks): tarn/kafka_configs.h. */
+/* The key prefix of the Kafka node's idempotent-producer state in the
+ * partition P(L) of a topic's log L: "{prefix}{L}/{producer ID:020d}"
+ * (src/kafka/producer.h). tarn_kafka_topic_delete removes them. */
+#define TARN_KAFKA_PRODUCER_STATE_PREFIX "/kafka-producer-state/"
 
 /* ---- topics on a catalog (src/log/kafka_topics.c) ----------------------- */
 
@@ -101,7 +105,8 @@ int tarn_kafka_topic_list(tarn_catalog *c, tarn_kafka_topic **out, size_t *n);
  * (tombstone, fence and lease drain of every log, LS-044 … LS-047, LS-090).
  * TARN_ENOTFOUND when no live topic has that name; TARN_EBUSY when writers
  * hold leases past the drain timeout (calling again resumes; the topic is no
- * longer listed or looked up meanwhile). */
+ * longer listed or looked up meanwhile). Once the stream is dropped, the
+ * producer state of its logs goes (issue 37 "Lifecycle"). */
 int tarn_kafka_topic_delete(tarn_catalog *c, const char *name);
 
 /* Grows topic `name` to `total` partitions (Kafka's CreatePartitions takes

@@ -88,6 +88,9 @@ static void help(void) {
          "  --kafka-workers N           threads handling requests (16)\n"
          "  --kafka-retention-check-ms MS  how often retention.ms/retention.bytes are\n"
          "                              applied (300000; docs/kafka.md \"Retention\")\n"
+         "  --kafka-producer-id-expiration-ms MS  an idempotent producer's state on a\n"
+         "                              partition goes MS after its last write (86400000)\n"
+         "  --kafka-producer-id-expiration-check-ms MS  how often it is swept (600000)\n"
          "  --kafka-tls-cert FILE       serve Kafka over TLS with this PEM certificate chain\n"
          "  --kafka-tls-key FILE        ... and this PEM private key\n"
          "  --kafka-sasl MECHANISM      clients must authenticate: plain or scram-sha-256\n"
@@ -167,6 +170,10 @@ static int parse(int argc, char **argv, tarn_cli_deploy *d, tarn_srv_options *o,
       TARN_CLI_OPT_UINT("--kafka-workers", &o->kafka_workers, 1, 256, NULL, NULL),
       TARN_CLI_OPT_UINT("--kafka-retention-check-ms", &o->kafka_retention_check_ms, 1, INT32_MAX,
                         NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-producer-id-expiration-ms", &o->kafka_producer_expiration_ms, 1,
+                        INT64_MAX, NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-producer-id-expiration-check-ms", &o->kafka_producer_check_ms, 1,
+                        86400000, NULL, NULL),
       TARN_CLI_OPT_STRING("--kafka-tls-cert", &o->kafka_tls_cert, "FILE"),
       TARN_CLI_OPT_STRING("--kafka-tls-key", &o->kafka_tls_key, "FILE"),
       TARN_CLI_OPT_CALL("--kafka-sasl", tarn_cli_sasl_mechanism_option, &o->kafka_sasl,

@@ -21,12 +21,13 @@
 #include "tarn/catalog.h"
 #include "tarn/error.h"
 #include "tarn/kafka_names.h"
+#include "tarn/kafka_topics.h"
 #include "tarn/reader.h"
 #include "tarn/writer.h"
 #include "util/clock.h"
 #include "util/error.h"
 
-enum { NJOBS = 4 };
+enum { NJOBS = 5 };
 
 /* Kafka's log.retention.check.interval.ms default. */
 #define RETENTION_CHECK_MS 300000
@@ -35,9 +36,12 @@ struct tarn_kafka_node {
   tarn__knode node;
   tarn__klisten *listener;
   char advertised[300];
-  int64_t last_run[NJOBS]; /* tarn_kafka_node_tick: monotonic ms of each job's last run */
-  int retention_check_ms;  /* the retention job's own interval (its tick is shorter) */
-  int64_t retention_last;  /* monotonic ms of its last pass; 0: none yet */
+  int64_t last_run[NJOBS];        /* tarn_kafka_node_tick: monotonic ms of each job's last run */
+  int retention_check_ms;         /* the retention job's own interval (its tick is shorter) */
+  int64_t retention_last;         /* monotonic ms of its last pass; 0: none yet */
+  int64_t producer_expiration_ms; /* producer.id.expiration.ms */
+  int64_t producer_check_ms;      /* producer.id.expiration.check.interval.ms */
+  int64_t producer_last_sweep;    /* monotonic ms of the last sweep, 0: none */
 };
 
 void tarn_kafka_node_config_default(tarn_kafka_node_config *c) {
@@ -52,6 +56,8 @@ void tarn_kafka_node_config_default(tarn_kafka_node_config *c) {
   c->max_request_bytes = lim.max_request_bytes;
   c->workers = lim.workers;
   c->retention_check_ms = RETENTION_CHECK_MS;
+  c->producer_id_expiration_ms = 86400000;
+  c->producer_id_expiration_check_ms = 600000;
 }
 
 int tarn_kafka_addr_parse(const char *s, char *host, size_t n, int *port) {
@@ -108,11 +114,44 @@ static int retention_job(tarn_kafka_node *k) {
   return tarn__kretention_pass(&k->node, tarn__now_ms());
 }
 
+/* Issue 37 "Lifecycle": every producer.id.expiration.check.interval.ms, the
+ * idempotent producers' state records of every topic's logs whose last write
+ * is producer.id.expiration.ms old go (tarn__kprod_expire: guarded, a
+ * producer that wrote meanwhile keeps its state). Every node sweeps; two
+ * sweeps of one record cannot both delete it, and neither a fresh write. The
+ * job runs each second and sweeps when the configured interval has passed. */
+static int producer_expiry_job(tarn_kafka_node *k) {
+  int64_t now = tarn__mono_ms();
+  if (k->producer_last_sweep && now - k->producer_last_sweep < k->producer_check_ms)
+    return 0;
+  k->producer_last_sweep = now;
+  tarn_kafka_topic *t;
+  size_t n, removed = 0;
+  int rc = tarn_kafka_topic_list(k->node.catalog, &t, &n);
+  if (rc)
+    return rc;
+  for (size_t i = 0; i < n; i++)
+    for (uint32_t p = 0; p < t[i].partitions; p++) {
+      size_t r = 0;
+      int e = tarn__kprod_expire(k->node.producers, t[i].logs[p], k->producer_expiration_ms, &r);
+      removed += r;
+      rc = rc ? rc : e; /* the other logs are still swept */
+    }
+  tarn_kafka_topics_free(t, n);
+  if (removed) {
+    char c[24];
+    snprintf(c, sizeof c, "%zu", removed);
+    tarn__klog(&k->node, TARN_KAFKA_LOG_INFO, "kafka producer state expired", "records", c, NULL);
+  }
+  return rc;
+}
+
 static const tarn_kafka_node_job jobs[NJOBS] = {
     {"kafka-registry", 5000, registry_job},
     {"kafka-groups", 100, groups_job},
     {"kafka-express-handover", 1000, express_handover_job},
     {"kafka-retention", 250, retention_job},
+    {"kafka-producer-expiry", 1000, producer_expiry_job},
 };
 
 const tarn_kafka_node_job *tarn_kafka_node_jobs(size_t *count) {
@@ -251,6 +290,10 @@ int tarn_kafka_node_open(tarn_deployment *d, const tarn_kafka_node_config *c,
     return TARN_ENOMEM;
   knode_config(c, &k->node.cfg);
   k->retention_check_ms = c->retention_check_ms > 0 ? c->retention_check_ms : RETENTION_CHECK_MS;
+  k->producer_expiration_ms =
+      c->producer_id_expiration_ms > 0 ? c->producer_id_expiration_ms : 86400000;
+  k->producer_check_ms =
+      c->producer_id_expiration_check_ms > 0 ? c->producer_id_expiration_check_ms : 600000;
   int rc = open_parts(d, &k->node);
   if (!rc && !(rc = start_listener(k, c)) && (rc = join(k, c)))
     tarn__klisten_stop(k->listener);

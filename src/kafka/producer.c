@@ -21,6 +21,7 @@
 #include "kafka/keyseg.h"
 #include "kafka/producer.h"
 #include "tarn/buf.h"
+#include "tarn/kafka_topics.h"
 #include "tarn/key.h"
 #include "tarn/meta.h"
 #include "util/bytes.h"
@@ -71,7 +72,10 @@ typedef struct pstate {
   int32_t mine[TARN__KP_INFLIGHT]; /* first sequences of this node's appends in flight */
   size_t n_mine;
   int64_t version; /* of the store record, 0: none */
-  tarn_meta *m;    /* the store (check_current) */
+  /* when the record was last written (tarn__now_ms; format 3), -1: unknown
+   * (a format 1 or 2 record): producer.id.expiration.ms counts from it */
+  int64_t written_ms;
+  tarn_meta *m; /* the store (check_current) */
   struct pstate *next;
 } pstate;
 
@@ -210,8 +214,10 @@ static char *legacy_key(int64_t pid, const char *key) {
   return k;
 }
 
+/* Format 3 (issue 37 "Lifecycle"): format 2 followed by the time of the
+ * write (be64 ms), which the expiry sweep (tarn__kprod_expire) reads. */
 static int encode_state(const pstate *s, tarn_buf *b) {
-  int rc = tarn_buf_append(b, "KP\x02", 3);
+  int rc = tarn_buf_append(b, "KP\x03", 3);
   rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)(int32_t)s->epoch);
   rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)s->n_done);
   for (size_t i = 0; !rc && i < s->n_done; i++) {
@@ -226,6 +232,7 @@ static int encode_state(const pstate *s, tarn_buf *b) {
     rc = rc ? rc : tarn_buf_put_be64(b, s->claims[i].owner);
     rc = rc ? rc : tarn_buf_put_be64(b, (uint64_t)s->claims[i].since_ms);
   }
+  rc = rc ? rc : tarn_buf_put_be64(b, (uint64_t)(s->written_ms < 0 ? 0 : s->written_ms));
   return rc;
 }
 
@@ -241,13 +248,14 @@ static int decode_state(const uint8_t *v, size_t len, pstate *s) {
   tarn__rd_init(&r, v, len, W);
   const uint8_t *h = NULL; /* set when rc is 0 (gcc -Os cannot see it) */
   uint32_t ep = 0, n = 0, nc = 0;
+  int64_t written = -1;
   kbatch done[TARN__KP_KEEP];
   kclaim claims[TARN__KP_INFLIGHT];
   int rc = tarn__rd_bytes(&r, 3, &h, "header");
   if (!rc && (h[0] != 'K' || h[1] != 'P'))
     rc = tarn__corrupt(W, 0, "not a producer state record (no \"KP\")");
-  if (!rc && h[2] != 1 && h[2] != 2)
-    rc = tarn__err(TARN_EVERSION, "%s: byte 2: format %u, this build reads 1-2", W, h[2]);
+  if (!rc && (h[2] < 1 || h[2] > 3))
+    rc = tarn__err(TARN_EVERSION, "%s: byte 2: format %u, this build reads 1-3", W, h[2]);
   rc = rc ? rc : tarn__rd_be32(&r, &ep, "epoch");
   if (!rc && ep > INT16_MAX)
     rc = tarn__corrupt(W, r.off - 4, "epoch %d is not a Kafka producer epoch (0..32767)",
@@ -267,7 +275,7 @@ static int decode_state(const uint8_t *v, size_t len, pstate *s) {
                          (int32_t)a, (int32_t)b, (long long)o);
     done[i] = (kbatch){(int32_t)a, (int32_t)b, (int64_t)o};
   }
-  if (!rc && h[2] == 2) {
+  if (!rc && h[2] >= 2) {
     rc = tarn__rd_be32(&r, &nc, "claim count");
     if (!rc && nc > TARN__KP_INFLIGHT)
       rc = tarn__corrupt(W, r.off - 4, "%u claims, at most %d", nc, TARN__KP_INFLIGHT);
@@ -285,12 +293,21 @@ static int decode_state(const uint8_t *v, size_t len, pstate *s) {
                          (int32_t)b, (long long)t);
     claims[i] = (kclaim){(int32_t)a, (int32_t)b, o, (int64_t)t};
   }
+  if (!rc && h[2] == 3) {
+    uint64_t t = 0;
+    rc = tarn__rd_be64(&r, &t, "write time");
+    if (!rc && (int64_t)t < 0)
+      rc = tarn__corrupt(W, r.off - 8, "write time %lld negative", (long long)t);
+    written = (int64_t)t;
+  }
   if (!rc && tarn__rd_left(&r))
     rc = tarn__corrupt(W, r.off, "%zu bytes after the last %s", tarn__rd_left(&r),
-                       h[2] == 2 ? "claim" : "batch");
+                       h[2] == 3   ? "write time"
+                       : h[2] == 2 ? "claim"
+                                   : "batch");
   if (rc)
     return rc;
-  s->epoch = (int16_t)ep, s->n_done = n, s->n_claims = nc;
+  s->epoch = (int16_t)ep, s->n_done = n, s->n_claims = nc, s->written_ms = written;
   memcpy(s->done, done, n * sizeof *done);
   memcpy(s->claims, claims, nc * sizeof *claims);
   return 0;
@@ -301,7 +318,7 @@ int tarn__kprod_state_decode(const uint8_t *v, size_t len, tarn_buf *again) {
   memset(&s, 0, sizeof s);
   int rc = decode_state(v, len, &s);
   if (!rc && again) {
-    if (v[2] == 1) /* a format 1 record is written again as format 2 */
+    if (v[2] != 3) /* a format 1 or 2 record is written again as format 3 */
       return 0;
     rc = encode_state(&s, again);
   }
@@ -339,11 +356,23 @@ static int load_state(tarn__kprod *p, pstate *s) {
 static int save_state(tarn__kprod *p, pstate *s) {
   tarn_buf buf = TARN_BUF_INIT;
   tarn_meta_stat st;
-  int rc = encode_state(s, &buf);
+  char fence[TARN_KEY_SLASH_MAX];
+  /* A record is created only while L has no fence (issue 37 "Lifecycle"):
+   * a topic's deletion fences its logs before it removes their producer
+   * state (tarn_kafka_topic_delete), so a produce racing the deletion
+   * cannot leave a record behind for a deleted log. A CompareAndSet needs
+   * no such condition: the removal comes after the fence and takes every
+   * record there is. */
+  tarn_meta_guard g = {TARN_META_GUARD_ABSENT, fence, 0};
+  s->written_ms = tarn__now_ms();
+  int rc = tarn_key_fence(fence, strtoull(s->key, NULL, 10));
+  rc = rc ? rc : encode_state(s, &buf);
   if (!rc)
-    rc = s->version ? tarn_meta_cas(p->m, s->key, s->skey, buf.data, buf.len, s->version, &st)
-                    : tarn_meta_create(p->m, s->key, s->skey, buf.data, buf.len,
-                                       TARN_META_PERSISTENT, &st);
+    rc = s->version
+             ? tarn_meta_cas(p->m, s->key, s->skey, buf.data, buf.len, s->version, &st)
+             : tarn_meta_create_if(p->m, s->key, s->skey, buf.data, buf.len, TARN_META_PERSISTENT,
+                                   &g, TARN__PLANTED(TARN__BUG_KPROD_CREATES_ON_FENCED) ? 0 : 1,
+                                   &st);
   tarn_buf_free(&buf);
   if (!rc)
     s->version = st.version;
@@ -372,7 +401,8 @@ static pstate *state_of(tarn__kprod *p, int64_t pid, const char *key, int *rc) {
     *rc = tarn__err(TARN_EINVAL, "kafka producers: \"%s\" names no log", key);
     return NULL;
   }
-  snprintf(skey, sizeof skey, "/kafka-producer-state/%llu/%020lld", log_id, (long long)pid);
+  snprintf(skey, sizeof skey, TARN_KAFKA_PRODUCER_STATE_PREFIX "%llu/%020lld", log_id,
+           (long long)pid);
   uint32_t b = hash(pid, key);
   pthread_mutex_lock(&p->mu);
   pstate *s = p->buckets[b];
@@ -808,4 +838,66 @@ int tarn__kprod_guard(tarn__kprod *p, const char *key, int64_t pid, tarn__append
   pthread_mutex_unlock(&s->mu);
   *g = (tarn__append_guard){s, guard_hold, guard_release, guard_check};
   return 0;
+}
+
+/* ---- expiry (issue 37 "Lifecycle") ------------------------------------------ */
+
+/* One record of the sweep, as read (r): stamped when it has no write time, removed when
+ * its last write is expiration_ms old. Both by the version read, so a
+ * producer that wrote meanwhile keeps its state (its write is newer). */
+int tarn__kprod_expire_rec(tarn__kprod *p, uint64_t log_id, const tarn_meta_rec *r,
+                           int64_t expiration_ms, size_t *removed) {
+  tarn_meta *m = p->m;
+  int64_t now = tarn__now_ms();
+  char part[24];
+  snprintf(part, sizeof part, "%llu", (unsigned long long)log_id);
+  pstate s;
+  memset(&s, 0, sizeof s);
+  if (decode_state(r->value, r->value_len, &s))
+    return 0; /* not this sweep's to judge: a node reading it reports it */
+  if (s.written_ms < 0) {
+    /* A record of format 1 or 2 carries no time: it counts as written now,
+     * when the sweep first sees it (stamped in format 3), so it expires one
+     * expiration after the upgrade, never at once. */
+    tarn_buf b = TARN_BUF_INIT;
+    s.written_ms = now;
+    int rc = encode_state(&s, &b);
+    rc = rc ? rc : tarn_meta_cas(m, part, r->key, b.data, b.len, r->stat.version, NULL);
+    tarn_buf_free(&b);
+    return moved(rc) ? 0 : rc;
+  }
+  if (now - s.written_ms < expiration_ms)
+    return 0;
+  int64_t version =
+      TARN__PLANTED(TARN__BUG_KPROD_EXPIRY_UNGUARDED) ? TARN_META_ANY_VERSION : r->stat.version;
+  int rc = tarn_meta_delete_if(m, part, r->key, version, NULL, 0);
+  if (rc == 0)
+    (*removed)++;
+  return moved(rc) ? 0 : rc;
+}
+
+int tarn__kprod_expire(tarn__kprod *p, uint64_t log_id, int64_t expiration_ms, size_t *removed) {
+  char part[24], a[TARN_KEY_SLASH_MAX], b[TARN_KEY_SLASH_MAX + 1];
+  *removed = 0;
+  snprintf(part, sizeof part, "%llu", (unsigned long long)log_id);
+  snprintf(a, sizeof a, TARN_KAFKA_PRODUCER_STATE_PREFIX "%llu/", (unsigned long long)log_id);
+  snprintf(b, sizeof b, "%s\xff", a);
+  int flags = 0, rc = 0;
+  for (;;) {
+    tarn_meta_recs rs = {0};
+    if ((rc = tarn_meta_scan(p->m, part, a, b, flags, 256, &rs)))
+      break;
+    for (size_t i = 0; !rc && i < rs.n; i++)
+      rc = tarn__kprod_expire_rec(p, log_id, &rs.v[i], expiration_ms, removed);
+    int more = rs.more && rs.n;
+    if (more)
+      snprintf(a, sizeof a, "%s", rs.v[rs.n - 1].key);
+    tarn_meta_recs_free(&rs);
+    if (rc || !more)
+      break;
+    flags = TARN_META_AFTER;
+  }
+  return rc ? tarn__errctx(rc, "expiring the producer state of log %llu",
+                           (unsigned long long)log_id)
+            : 0;
 }

@@ -118,6 +118,20 @@ int tarn__kprod_guard(tarn__kprod *p, const char *key, int64_t pid, tarn__append
  * TARN_EGUARD when it moved (nothing may be appended); 0 for pid < 0. Not
  * atomic with the append: see docs/kafka.md "Limits". */
 int tarn__kprod_claim_current(tarn__kprod *p, const char *key, int64_t pid);
+/* producer.id.expiration.ms (issue 37 "Lifecycle"): removes the state
+ * records of log log_id whose last write is at least expiration_ms old
+ * (tarn__now_ms), each by a Delete on the version read, so that a producer
+ * that wrote meanwhile keeps its state; a record without a write time
+ * (format 1 or 2) is stamped now instead. *removed gets the count. The next
+ * batch of a producer whose state went is judged as one without state here
+ * (tarn__kprod_check: sequence 0 starts afresh, any other is
+ * UNKNOWN_PRODUCER_ID). */
+int tarn__kprod_expire(tarn__kprod *p, uint64_t log_id, int64_t expiration_ms, size_t *removed);
+/* The same for one record r of log log_id as the sweep read it (the tests
+ * put a write between the read and this). */
+struct tarn_meta_rec;
+int tarn__kprod_expire_rec(tarn__kprod *p, uint64_t log_id, const struct tarn_meta_rec *r,
+                           int64_t expiration_ms, size_t *removed);
 /* Decodes a producer state record's value, as a node reads it from the
  * store: 0, or an error naming the structure, the byte offset and the fault
  * (for fuzz/fuzz_kafka_producer_state.c and the tests). With again non-NULL,

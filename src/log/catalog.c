@@ -8,6 +8,7 @@
 
 #include "tarn/buf.h"
 #include "tarn/key.h"
+#include "log/catalog_meta.h"
 #include "util/clock.h"
 #include "util/error.h"
 #include "util/planted.h"
@@ -27,6 +28,8 @@ struct tarn_catalog {
   tarn_meta *meta;
   tarn_catalog_options opt;
 };
+
+tarn_meta *tarn__catalog_meta(tarn_catalog *c) { return c->meta; }
 
 static void stream_key(char out[KEY_MAX], const char *ns, const char *name) {
   snprintf(out, KEY_MAX, "/catalog/streams/%s/%s", ns, name);

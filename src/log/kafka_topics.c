@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "log/catalog_meta.h"
+#include "tarn/key.h"
 #include "tarn/parquet.h"
 #include "util/error.h"
 #include "util/planted.h"
@@ -337,6 +339,27 @@ int tarn_kafka_topic_create(tarn_catalog *c, const char *name, uint32_t partitio
   return rc;
 }
 
+/* Issue 37 "Lifecycle": the idempotent producers' state of log L goes with
+ * its topic. The order makes it final: the drop above fenced L (LS-044)
+ * before it returned, and a producer-state record is created only while L
+ * has no fence (src/kafka/producer.c, save_state), so once this range is
+ * removed no produce racing the deletion can write one again (a
+ * CompareAndSet needs the record, which is gone). A deletion that stops
+ * between the drop and here leaves records that nothing reads; the node's
+ * expiry (producer.id.expiration.ms) removes them. */
+static int producer_state_drop(tarn_catalog *c, uint64_t log_id) {
+  char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_SLASH_MAX], b[TARN_KEY_SLASH_MAX + 1];
+  int rc = tarn_key_partition(part, log_id);
+  if (rc)
+    return rc;
+  snprintf(a, sizeof a, TARN_KAFKA_PRODUCER_STATE_PREFIX "%llu/", (unsigned long long)log_id);
+  snprintf(b, sizeof b, "%s\xff", a);
+  rc = tarn_meta_delete_range(tarn__catalog_meta(c), part, a, b, NULL);
+  return rc ? tarn__errctx(rc, "removing the producer state of log %llu",
+                           (unsigned long long)log_id)
+            : 0;
+}
+
 int tarn_kafka_topic_delete(tarn_catalog *c, const char *name) {
   tarn_catalog_record *v;
   size_t n;
@@ -349,8 +372,11 @@ int tarn_kafka_topic_delete(tarn_catalog *c, const char *name) {
   }
   /* Every incarnation still in the catalog goes: the live one, and one a
    * crashed delete left DROPPING (the drop resumes). */
-  for (size_t i = 0; i < n && !rc; i++)
+  for (size_t i = 0; i < n && !rc; i++) {
     rc = tarn_catalog_drop_stream(c, v[i].ns, v[i].name, NULL);
+    for (size_t l = 0; !rc && l < v[i].n_logs; l++)
+      rc = producer_state_drop(c, v[i].logs[l]);
+  }
   tarn_catalog_records_free(v, n);
   return rc ? tarn__errctx(rc, "deleting topic %s", name) : 0;
 }

@@ -15,7 +15,7 @@ _Static_assert((int)TARN_KAFKA_LOG_DEBUG == (int)TARN_SRV_DEBUG &&
                    (int)TARN_KAFKA_LOG_ERROR == (int)TARN_SRV_ERROR,
                "the node's log levels are the server's");
 
-enum { MAX_JOBS = 4 }; /* node.c has room for these in its table */
+enum { MAX_JOBS = 8 }; /* node.c has room for these in its table */
 
 typedef struct kjob {
   tarn_kafka_node *node;
@@ -57,6 +57,10 @@ static void node_config(const tarn_srv_options *o, tarn_kafka_node_config *c) {
     c->workers = o->kafka_workers;
   if (o->kafka_retention_check_ms > 0)
     c->retention_check_ms = o->kafka_retention_check_ms;
+  if (o->kafka_producer_expiration_ms > 0)
+    c->producer_id_expiration_ms = o->kafka_producer_expiration_ms;
+  if (o->kafka_producer_check_ms > 0)
+    c->producer_id_expiration_check_ms = o->kafka_producer_check_ms;
   c->tls_cert = o->kafka_tls_cert;
   c->tls_key = o->kafka_tls_key;
   c->sasl_mechanisms = o->kafka_sasl;
@@ -80,12 +84,17 @@ int tarn_srv_kafka_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
   }
   size_t n;
   const tarn_kafka_node_job *nj = tarn_kafka_node_jobs(&n);
-  for (size_t i = 0; i < n && i < MAX_JOBS; i++) {
+  if (n > MAX_JOBS) { /* a job left out would silently never run */
+    tarn_kafka_node_close(s->node);
+    free(s);
+    return TARN_ERANGE;
+  }
+  for (size_t i = 0; i < n; i++) {
     s->jobs[i] = (kjob){s->node, &nj[i]};
     jobs[i] = (tarn_srv_job){nj[i].name, nj[i].interval_ms, 1, run_job, &s->jobs[i]};
   }
   *state = s;
-  return (int)(n < MAX_JOBS ? n : MAX_JOBS);
+  return (int)n;
 }
 
 int tarn_srv_kafka_port_of(void *state) {

@@ -166,7 +166,7 @@ int tarn_srv_node_start(struct tarn_deployment *d, const tarn_srv_options *o, ta
   pthread_mutex_init(&n->health_mu, NULL);
   /* The first check before the endpoint opens: /healthz never answers from no check. */
   check_stores(n);
-  tarn_srv_job jobs[16];
+  tarn_srv_job jobs[24]; /* health, compaction's, the Kafka node's (at most 8), express's */
   int nj = 0;
   jobs[nj++] = (tarn_srv_job){"health", HEALTH_INTERVAL_MS, 1, health_job, n};
   int rc = tarn_srv_compaction_jobs(d, o, jobs + nj, &n->compaction);

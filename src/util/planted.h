@@ -118,7 +118,9 @@
   X(KPROD_FORGETS_REVOKED, "kprod-forgets-revoked") /* issue 31: revoked claims dropped before the lookup */ \
   X(KPROD_XFIND_INDEX_ONLY, "kprod-xfind-index-only") /* issue 31: express finder without gate and tail */ \
   X(LEGACY_EMPTY_LOG_APPENDABLE, "legacy-empty-log-appendable") /* LS-001: v3 onto an empty log of a legacy deployment */ \
-  X(KGROUP_DELETES_NONEMPTY, "kgroup-deletes-nonempty") /* issue 37: DeleteGroups ignores members */
+  X(KGROUP_DELETES_NONEMPTY, "kgroup-deletes-nonempty") /* issue 37: DeleteGroups ignores members */ \
+  X(KPROD_CREATES_ON_FENCED, "kprod-creates-on-fenced") /* issue 37: producer state for a deleted log */ \
+  X(KPROD_EXPIRY_UNGUARDED, "kprod-expiry-unguarded") /* issue 37: the sweep deletes a fresh write */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

@@ -274,6 +274,11 @@ static const struct planted_run runs[] = {
     {BUG(LEGACY_EMPTY_LOG_APPENDABLE),
      NO_WORLD("no legacy log in the worlds",
               "test_legacy_read (empty_log_of_legacy_deployment_refused)")},
+    /* Issue 37 "Lifecycle": producer state goes with its topic and expires */
+    {BUG(KPROD_CREATES_ON_FENCED),
+     NO_WORLD("no Kafka producers in the worlds", "test_kafka_producer (state_goes_with_topic)")},
+    {BUG(KPROD_EXPIRY_UNGUARDED),
+     NO_WORLD("no Kafka producers in the worlds", "test_kafka_producer (expiry_sweep)")},
     /* Issue 31: 004's S3 and S5 as the protocol states them
      * (docs/simulation.md "Properties"). publish-ignores-fence (A3 guarded by
      * the lease record but not the fence) appends between the fence and the

@@ -13,5 +13,7 @@ tarn_meta_recs tu_index_records(tarn_meta *m, uint64_t log_id);
 
 /* The number of lease records of log_id (keys under /stream-write-leases/{L}/). */
 size_t tu_lease_count(tarn_meta *m, uint64_t log_id);
+/* The records of P(log_id) whose keys start with prefix. */
+size_t tu_prefix_count(tarn_meta *m, uint64_t log_id, const char *prefix);
 
 #endif

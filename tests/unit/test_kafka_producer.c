@@ -8,16 +8,20 @@
 
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
 #include "kafka/producer.h"
 #include "tarn/buf.h"
+#include "tarn/catalog.h"
 #include "tarn/error.h"
+#include "tarn/kafka_topics.h"
 #include "tarn/meta.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "tu_index.h"
 #include "tu_log.h"
 
 typedef struct fx {
@@ -483,10 +487,12 @@ static void expect_bad(const uint8_t *v, size_t n, const char *what) {
 
 static void state_decoder_total(void **state) {
   (void)state;
-  /* format 2: epoch 0, one batch [0, 4] at offset 7, one claim [5, 5] */
-  uint8_t v[3 + 4 + 4 + 16 + 4 + 24] = {'K', 'P', 2};
+  /* format 3: epoch 0, one batch [0, 4] at offset 7, one claim [5, 5],
+   * written at 1234 ms */
+  uint8_t v[3 + 4 + 4 + 16 + 4 + 24 + 8] = {'K', 'P', 3};
   put32(v + 7, 1), put32(v + 15, 4), put32(v + 23, 7);
   put32(v + 27, 1), put32(v + 31, 5), put32(v + 35, 5);
+  put32(v + 59, 1234);
   tarn_buf again = TARN_BUF_INIT;
   assert_int_equal(tarn__kprod_state_decode(v, sizeof v, &again), 0);
   assert_int_equal(again.len, sizeof v);
@@ -497,7 +503,13 @@ static void state_decoder_total(void **state) {
   expect_bad(v, 0, "kafka producer state: byte 0: header needs 3 bytes");
   uint8_t w[sizeof v + 1];
   memcpy(w, v, sizeof v), w[sizeof v] = 0;
-  expect_bad(w, sizeof w, "kafka producer state: byte 55: 1 bytes after the last claim");
+  expect_bad(w, sizeof w, "kafka producer state: byte 63: 1 bytes after the last write time");
+  memcpy(w, v, sizeof v), w[55] = 0x80;
+  expect_bad(w, sizeof v, "byte 55: write time");
+  /* format 2 (no write time): read, written again as format 3 */
+  memcpy(w, v, sizeof v), w[2] = 2;
+  assert_int_equal(tarn__kprod_state_decode(w, 55, &again), 0);
+  assert_int_equal(again.len, 0);
   memcpy(w, v, sizeof v), put32(w + 3, 40000);
   expect_bad(w, sizeof v, "byte 3: epoch 40000");
   memcpy(w, v, sizeof v), put32(w + 7, 6);
@@ -510,14 +522,121 @@ static void state_decoder_total(void **state) {
   expect_bad(w, sizeof v, "byte 11: batch 0:");
   memcpy(w, v, sizeof v), w[1] = 'X';
   expect_bad(w, sizeof v, "byte 0: not a producer state record");
-  memcpy(w, v, sizeof v), w[2] = 3;
+  memcpy(w, v, sizeof v), w[2] = 4;
   assert_int_equal(tarn__kprod_state_decode(w, sizeof v, NULL), TARN_EVERSION);
-  assert_non_null(strstr(tarn_errmsg(), "kafka producer state: byte 2: format 3"));
+  assert_non_null(strstr(tarn_errmsg(), "kafka producer state: byte 2: format 4"));
   /* format 1: no claim count; read, never written again as format 1 */
   uint8_t v1[3 + 4 + 4] = {'K', 'P', 1};
   assert_int_equal(tarn__kprod_state_decode(v1, sizeof v1, &again), 0);
   assert_int_equal(again.len, 0);
   tarn_buf_free(&again);
+}
+
+/* ---- issue 37 "Lifecycle" ------------------------------------------------ */
+
+/* The producer-state records of log log_id. */
+static size_t state_records(tarn_meta *m, uint64_t log_id) {
+  char a[64];
+  snprintf(a, sizeof a, "/kafka-producer-state/%llu/", (unsigned long long)log_id);
+  return tu_prefix_count(m, log_id, a);
+}
+
+/* producer.id.expiration.ms on a fake clock: a record whose last write is
+ * older than the expiration goes, a fresh one stays, a write between the
+ * sweep's read and its delete wins (the delete is on the version read), a
+ * record of format 2 (no time) is stamped, not removed; the producer whose
+ * state went starts afresh at sequence 0 and is told UNKNOWN_PRODUCER_ID
+ * past it (its node's cache notwithstanding). */
+static void expiry_sweep(void **state) {
+  fx f = open_fx(state);
+  tarn__clock_hooks h = {skewed_now, skewed_mono, real_sleep, NULL};
+  skew_ms = 0;
+  tarn__clock_set(&h);
+  int64_t old = new_pid(f.p), fresh = new_pid(f.p), racer = new_pid(f.p);
+  assert_int_equal(produce(f.p, "31", old, 0, 0, 2, 0).error, 0);
+  assert_int_equal(produce(f.p, "31", racer, 0, 0, 1, 2).error, 0);
+  skew_ms = 60000; /* a minute later */
+  assert_int_equal(produce(f.p, "31", fresh, 0, 0, 1, 3).error, 0);
+  /* a format 2 record (before issue 37): no write time */
+  uint8_t v2[3 + 4 + 4 + 4] = {'K', 'P', 2};
+  assert_int_equal(tarn_meta_create(f.m, "31", "/kafka-producer-state/31/00000000000000000099", v2,
+                                    sizeof v2, TARN_META_PERSISTENT, NULL),
+                   0);
+  assert_int_equal(state_records(f.m, 31), 4);
+
+  /* the sweep reads racer's record; racer writes; then the sweep judges */
+  char rk[64];
+  snprintf(rk, sizeof rk, "/kafka-producer-state/31/%020lld", (long long)racer);
+  tarn_meta_rec r = {0};
+  assert_int_equal(tarn_meta_get(f.m, "31", rk, &r), 0);
+  assert_int_equal(produce(f.p, "31", racer, 0, 1, 1, 4).error, 0);
+  size_t removed = 0;
+  assert_int_equal(tarn__kprod_expire_rec(f.p, 31, &r, 30000, &removed), 0);
+  tarn_meta_rec_free(&r);
+  assert_int_equal(removed, 0);
+  assert_int_equal(state_records(f.m, 31), 4); /* the write won */
+
+  assert_int_equal(tarn__kprod_expire(f.p, 31, 30000, &removed), 0);
+  assert_int_equal(removed, 1); /* old's: a minute since its write */
+  assert_int_equal(state_records(f.m, 31), 3);
+  tarn_meta_rec o = {0};
+  char ok[64];
+  snprintf(ok, sizeof ok, "/kafka-producer-state/31/%020lld", (long long)old);
+  assert_int_equal(tarn_meta_get(f.m, "31", ok, &o), TARN_ENOTFOUND);
+  tarn_meta_rec_free(&o);
+  /* the format 2 record was stamped now (format 3), not removed */
+  assert_int_equal(tarn_meta_get(f.m, "31", "/kafka-producer-state/31/00000000000000000099", &o),
+                   0);
+  assert_int_equal(o.value[2], 3);
+  tarn_meta_rec_free(&o);
+
+  /* old's state is gone (this node's cache still holds it): past sequence 0
+   * it is unknown, at 0 it starts afresh */
+  tarn__kprod_verdict v;
+  assert_int_equal(tarn__kprod_check(f.p, "31", old, 0, 2, 1, &v), 0);
+  assert_int_equal(v.error, TARN__KP_UNKNOWN_PRODUCER_ID);
+  assert_int_equal(produce(f.p, "31", old, 0, 0, 1, 5).error, 0);
+
+  /* a minute on, everything not written since goes */
+  skew_ms = 120000;
+  assert_int_equal(tarn__kprod_expire(f.p, 31, 30000, &removed), 0);
+  assert_int_equal(removed, 4);
+  assert_int_equal(state_records(f.m, 31), 0);
+  tarn__clock_set(NULL);
+  skew_ms = 0;
+  close_fx(&f);
+}
+
+/* Deleting a topic removes its logs' producer state, and a produce racing
+ * the deletion (its node still routes to the log) cannot create a record
+ * once the log is fenced. */
+static void state_goes_with_topic(void **state) {
+  fx f = open_fx(state);
+  tarn_catalog *c;
+  assert_int_equal(tarn_catalog_open(f.m, NULL, &c), 0);
+  tarn_kafka_topic t;
+  assert_int_equal(tarn_kafka_topic_create(c, "orders", 2, NULL, 0, &t), 0);
+  char k0[24], k1[24];
+  snprintf(k0, sizeof k0, "%llu", (unsigned long long)t.logs[0]);
+  snprintf(k1, sizeof k1, "%llu", (unsigned long long)t.logs[1]);
+  int64_t a = new_pid(f.p), b = new_pid(f.p);
+  assert_int_equal(produce(f.p, k0, a, 0, 0, 1, 0).error, 0);
+  assert_int_equal(produce(f.p, k1, a, 0, 0, 1, 0).error, 0);
+  assert_int_equal(produce(f.p, k1, b, 0, 0, 1, 1).error, 0);
+  assert_int_equal(state_records(f.m, t.logs[0]) + state_records(f.m, t.logs[1]), 3);
+  assert_int_equal(tarn_kafka_topic_delete(c, "orders"), 0);
+  assert_int_equal(state_records(f.m, t.logs[0]) + state_records(f.m, t.logs[1]), 0);
+  /* a producer new to the deleted log: its claim is refused, nothing stays */
+  int64_t late = new_pid(f.p);
+  tarn__kprod_verdict v;
+  assert_int_equal(tarn__kprod_check(f.p, k0, late, 0, 0, 1, &v), TARN_EGUARD);
+  assert_int_equal(state_records(f.m, t.logs[0]), 0);
+  /* and one whose record went with the topic */
+  assert_true(tarn__kprod_check(f.p, k1, b, 0, 1, 1, &v) != 0 || v.error != 0);
+  assert_int_equal(state_records(f.m, t.logs[1]), 0);
+  tarn_kafka_topic_free(&t);
+  tarn_catalog_close(c);
+  close_fx(&f);
 }
 
 int main(int argc, char **argv) {
@@ -536,6 +655,8 @@ int main(int argc, char **argv) {
       cmocka_unit_test_prestate(revoked_claim_outlives_failed_find, (void *)v),
       cmocka_unit_test_prestate(others_claim_kept, (void *)v),
       cmocka_unit_test_prestate(state_decoder_total, (void *)v),
+      cmocka_unit_test_prestate(expiry_sweep, (void *)v),
+      cmocka_unit_test_prestate(state_goes_with_topic, (void *)v),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -499,13 +499,13 @@ static void plain_commit_group_listed(void **state) {
   size_t n;
   assert_int_equal(tarn__kgroups_list(f.g, &l, &n), 0);
   assert_int_equal(n, 3);
-  assert_string_equal(l[0].group_id, "g");
-  assert_string_equal(l[0].state, "Stable");
-  assert_string_equal(l[1].group_id, "p");
-  assert_string_equal(l[1].protocol_type, "");
-  assert_string_equal(l[1].state, "Empty");
-  assert_string_equal(l[2].group_id, "p q/r");
-  assert_string_equal(l[2].protocol_type, "");
+  const char *want[3][3] = {
+      {"g", "consumer", "Stable"}, {"p", "", "Empty"}, {"p q/r", "", "Empty"}};
+  for (size_t i = 0; i < 3; i++) {
+    assert_string_equal(l[i].group_id, want[i][0]);
+    assert_string_equal(l[i].protocol_type, want[i][1]);
+    assert_string_equal(l[i].state, want[i][2]);
+  }
   tarn__kglisted_free(l, n);
   tarn__kgdesc d;
   tarn__kgroups_describe(f.g, "p q/r", 0, &d);

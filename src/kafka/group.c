@@ -959,7 +959,12 @@ void tarn__kgroups_describe(tarn__kgroups *g, const char *group_id, int64_t now_
     d->error = TARN__KG_INVALID_GROUP_ID;
   else if (find_group(g, group_id, now_ms, 0, &q, &gr))
     d->error = TARN__KG_COORDINATOR_NOT_AVAILABLE;
-  d->state = gr ? state_names[gr->state] : "Dead";
+  int any = 0;
+  /* a group of plain commits (no member ever joined) is Kafka's Empty group
+   * of protocol type "" until its offsets are gone (issue 37) */
+  if (!gr && !d->error && tarn__kg_has_offsets(g->m, group_id, &any))
+    d->error = TARN__KG_COORDINATOR_NOT_AVAILABLE;
+  d->state = gr ? state_names[gr->state] : any ? "Empty" : "Dead";
   d->group_id = strdup(group_id ? group_id : "");
   d->protocol_type = strdup(gr && gr->protocol_type ? gr->protocol_type : "");
   d->protocol = strdup(gr && gr->protocol && gr->state != KG_PREPARING ? gr->protocol : "");
@@ -1004,11 +1009,15 @@ static int by_id(const void *a, const void *b) {
 int tarn__kgroups_list(tarn__kgroups *g, tarn__kglisted **out, size_t *n) {
   tarn__kglisted *v;
   size_t k;
+  char **plain = NULL;
+  size_t np = 0;
   int rc = tarn__kg_scan_groups(g->m, &v, &k);
+  if (!rc && (rc = tarn__kg_scan_offset_groups(g->m, &plain, &np)))
+    tarn__kglisted_free(v, k);
   if (rc)
     return rc;
   pthread_mutex_lock(&g->mu);
-  size_t extra = 0;
+  size_t extra = np;
   for (tarn__kg_group *gr = g->groups; gr; gr = gr->next)
     extra++;
   tarn__kglisted *nv = realloc(v, (k + extra + 1) * sizeof *v);
@@ -1033,7 +1042,24 @@ int tarn__kgroups_list(tarn__kgroups *g, tarn__kglisted **out, size_t *n) {
     }
     v[i].state = state_names[gr->state];
   }
+  /* groups of plain commits: Empty, protocol type "" (issue 37) */
+  for (size_t j = 0; !rc && j < np; j++) {
+    size_t i = 0;
+    while (i < k && strcmp(v[i].group_id, plain[j]))
+      i++;
+    if (i < k)
+      continue;
+    v[k].group_id = plain[j];
+    plain[j] = NULL;
+    v[k].protocol_type = strdup("");
+    v[k++].state = "Empty";
+    if (!v[k - 1].protocol_type)
+      rc = tarn__err(TARN_ENOMEM, "kafka groups: out of memory");
+  }
   pthread_mutex_unlock(&g->mu);
+  for (size_t j = 0; j < np; j++)
+    free(plain[j]);
+  free(plain);
   if (rc) {
     tarn__kglisted_free(v, k);
     return rc;

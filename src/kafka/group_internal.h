@@ -81,5 +81,8 @@ int tarn__kg_delete_offset(struct tarn_meta *m, const char *id, int64_t version,
 int tarn__kg_has_offsets(struct tarn_meta *m, const char *id, int *any);
 /* The IDs and protocol types of every group record. */
 int tarn__kg_scan_groups(struct tarn_meta *m, tarn__kglisted **out, size_t *n);
+/* The IDs of every group with a committed offset (issue 37: a group of
+ * plain commits has no record), each once; free each and the array. */
+int tarn__kg_scan_offset_groups(struct tarn_meta *m, char ***out, size_t *n);
 
 #endif

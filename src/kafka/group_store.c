@@ -419,6 +419,82 @@ int tarn__kg_scan_groups(tarn_meta *m, tarn__kglisted **out, size_t *n) {
   return 0;
 }
 
+/* The inverse of tarn__kkey_escape on the segment [p, end); NULL when out of
+ * memory or not an escaped name. */
+static char *unescape(const char *p, const char *end) {
+  char *s = malloc((size_t)(end - p) + 1), *o = s;
+  for (; s && p < end; p++) {
+    unsigned hi, lo;
+    if (*p != '%') {
+      *o++ = *p;
+      continue;
+    }
+    if (end - p < 3 || sscanf(p + 1, "%1x%1x", &hi, &lo) != 2) {
+      free(s);
+      return NULL;
+    }
+    *o++ = (char)(hi << 4 | lo);
+    p += 2;
+  }
+  if (o)
+    *o = 0;
+  return s;
+}
+
+int tarn__kg_scan_offset_groups(tarn_meta *m, char ***out, size_t *n) {
+  char **v = NULL, *from = strdup("/offsets/");
+  size_t k = 0, cap = 0;
+  int rc = from ? 0 : TARN_ENOMEM;
+  *out = NULL, *n = 0;
+  /* one key per group: each step jumps past the group it found (its range
+   * ends at "{prefix}\xff"), so the cost is the groups', not the offsets' */
+  while (!rc) {
+    tarn_meta_recs rs = {0};
+    /* "/offsets/\xff/": past every "/offsets/{group}/..." in the
+     * slash-aware key order (tarn_meta_key_compare) */
+    rc = tarn_meta_list(m, PART, from, "/offsets/\xff/", TARN_META_AFTER, 1, &rs);
+    if (rc || !rs.n) {
+      tarn_meta_recs_free(&rs);
+      break;
+    }
+    const char *seg = rs.v[0].key + 9, *end = strchr(seg, '/');
+    char *id = end ? unescape(seg, end) : NULL;
+    if (!end)
+      rc = tarn__corrupt("kafka offset key", 0, "%s has no topic", rs.v[0].key);
+    else if (!id)
+      rc = TARN_ENOMEM;
+    if (!rc && k == cap) {
+      char **nv = realloc(v, (cap = cap ? 2 * cap : 8) * sizeof *v);
+      if (nv)
+        v = nv;
+      else
+        rc = TARN_ENOMEM;
+    }
+    if (!rc) {
+      v[k++] = id;
+      free(from);
+      size_t l = (size_t)(end - rs.v[0].key) + 1;
+      if ((from = malloc(l + 2))) {
+        memcpy(from, rs.v[0].key, l);
+        strcpy(from + l, "\xff");
+      } else
+        rc = TARN_ENOMEM;
+    } else
+      free(id);
+    tarn_meta_recs_free(&rs);
+  }
+  free(from);
+  if (rc) {
+    for (size_t i = 0; i < k; i++)
+      free(v[i]);
+    free(v);
+    return rc == TARN_ENOMEM ? tarn__err(rc, "kafka group: out of memory")
+                             : tarn__errctx(rc, "kafka groups: listing committed offsets");
+  }
+  *out = v, *n = k;
+  return 0;
+}
+
 int tarn__kg_delete(tarn_meta *m, const char *id, int64_t version) {
   char *k = group_key(id);
   if (!k)

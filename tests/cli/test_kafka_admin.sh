@@ -56,7 +56,7 @@ fi
 
 cat > "$dir/groups.py" << 'EOF'
 import sys, time
-from kafka import KafkaConsumer, KafkaProducer, TopicPartition
+from kafka import KafkaConsumer, KafkaProducer, TopicPartition, OffsetAndMetadata
 from kafka.admin import KafkaAdminClient, NewTopic
 from kafka.errors import GroupIdNotFoundError, NonEmptyGroupError, InvalidRequestError, NoError
 from confluent_kafka.admin import AdminClient
@@ -98,6 +98,16 @@ assert "gone" not in [g.id for g in ac.list_groups(timeout=10)]
 live.close()  # leaves: "live" is Empty now and can go
 r = dict(a.delete_consumer_groups(["live"]))
 assert r == {"live": NoError}, r
+# commit only (assign, no subscribe): Kafka's Empty group of protocol type "" (issue 37)
+c = KafkaConsumer(group_id="plain", bootstrap_servers=boot, enable_auto_commit=False)
+c.assign([TopicPartition("t", 0)])
+c.commit({TopicPartition("t", 0): OffsetAndMetadata(3, "")})
+c.close()
+assert ("plain", "") in a.list_consumer_groups(), a.list_consumer_groups()
+states = [(g.state, g.members) for g in a.describe_consumer_groups(["plain"])]
+assert states == [("Empty", [])], states
+assert dict(a.delete_consumer_groups(["plain"])) == {"plain": NoError}
+assert "plain" not in listed(), listed()
 
 # reserved names: asked for with auto-creation on, not created; refused by CreateTopics
 md = ac.list_topics(topic="__consumer_offsets", timeout=10)

@@ -482,6 +482,58 @@ static void fetch_on_store_failure(void **state) {
   close_fx(&f);
 }
 
+/* A group of plain commits only (no member ever joined) is, as in Kafka, an
+ * Empty group of protocol type "": ListGroups lists it once and
+ * DescribeGroups answers Empty with no members, until DeleteGroups or
+ * OffsetDelete removes its last offset (then Dead, not listed; issue 37). */
+static void plain_commit_group_listed(void **state) {
+  fx f = open_fx(state);
+  tarn__koffset o[2] = {{.topic = "t", .partition = 0, .offset = 4, .leader_epoch = -1},
+                        {.topic = "t", .partition = 1, .offset = 5, .leader_epoch = -1}};
+  /* "p" and "p q/r" share a prefix; each has two offsets but is listed once */
+  assert_int_equal(tarn__kgroups_commit(f.g, "p", -1, "", o, 2, 0), 0);
+  assert_int_equal(tarn__kgroups_commit(f.g, "p q/r", -1, "", o, 2, 0), 0);
+  char *a = single_member(f.g, "g", 0);
+  assert_int_equal(tarn__kgroups_commit(f.g, "g", 1, a, o, 1, 0), 0);
+  tarn__kglisted *l;
+  size_t n;
+  assert_int_equal(tarn__kgroups_list(f.g, &l, &n), 0);
+  assert_int_equal(n, 3);
+  const char *want[3][3] = {
+      {"g", "consumer", "Stable"}, {"p", "", "Empty"}, {"p q/r", "", "Empty"}};
+  for (size_t i = 0; i < 3; i++) {
+    assert_string_equal(l[i].group_id, want[i][0]);
+    assert_string_equal(l[i].protocol_type, want[i][1]);
+    assert_string_equal(l[i].state, want[i][2]);
+  }
+  tarn__kglisted_free(l, n);
+  tarn__kgdesc d;
+  tarn__kgroups_describe(f.g, "p q/r", 0, &d);
+  assert_int_equal(d.error, 0);
+  assert_string_equal(d.state, "Empty");
+  assert_string_equal(d.protocol_type, "");
+  assert_int_equal(d.n_members, 0);
+  tarn__kgdesc_free(&d);
+  /* DeleteGroups: gone */
+  assert_int_equal(tarn__kgroups_delete(f.g, "p", 0), 0);
+  tarn__kgroups_describe(f.g, "p", 0, &d);
+  assert_string_equal(d.state, "Dead");
+  tarn__kgdesc_free(&d);
+  assert_int_equal(tarn__kgroups_delete(f.g, "p", 0), TARN__KG_GROUP_ID_NOT_FOUND);
+  /* OffsetDelete of its last offsets: gone too */
+  tarn__koffset del[2] = {{.topic = "t", .partition = 0}, {.topic = "t", .partition = 1}};
+  assert_int_equal(tarn__kgroups_delete_offsets(f.g, "p q/r", del, 2, 0), 0);
+  assert_int_equal(tarn__kgroups_list(f.g, &l, &n), 0);
+  assert_int_equal(n, 1);
+  assert_string_equal(l[0].group_id, "g");
+  tarn__kglisted_free(l, n);
+  tarn__kgroups_describe(f.g, "p q/r", 0, &d);
+  assert_string_equal(d.state, "Dead");
+  tarn__kgdesc_free(&d);
+  free(a);
+  close_fx(&f);
+}
+
 int main(int argc, char **argv) {
   const char *v = argc > 1 ? argv[1] : "mem";
   const struct CMUnitTest tests[] = {
@@ -494,6 +546,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_prestate(restart_keeps_group_and_offsets, (void *)v),
       cmocka_unit_test_prestate(coordinator_change, (void *)v),
       cmocka_unit_test_prestate(fetch_on_store_failure, (void *)v),
+      cmocka_unit_test_prestate(plain_commit_group_listed, (void *)v),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -85,6 +85,7 @@ PUBLIC = {
     "lease.h": "log",
     "reader.h": "log",
     "reclaim.h": "log",
+    "retention.h": "log",
     "tasks.h": "log",
     "timing.h": "log",
     "token.h": "log",

@@ -29,6 +29,9 @@ static void help(void) {
          "               those records, and deletes orphan compacted files after a grace\n"
          "  wal-gc       deletes WAL objects no index record names, after a grace period\n"
          "               (both count objects and bytes deleted, in tarn_reclaimed_*_total)\n"
+         "  retention    trims plain streams by their retention.ms / retention.bytes\n"
+         "               properties (tarn stream create --retention-ms/--retention-bytes)\n"
+         "               through the spec's soft trim; reclaim deletes what lies below\n"
          "  stats        compaction lag and tasks by state, as metrics\n"
          "  health       checks that the stores answer\n"
          "  express-takeover  fences and settles the open epochs of an express writer\n"
@@ -62,7 +65,9 @@ static void help(void) {
          "                              (the deployment's; %lld unless recorded; must exceed\n"
          "                              the publish limit + longest put + skew allowance)\n"
          "  --stats-interval-ms MS      (%d)\n"
-         "  --no-compact, --no-reclaim, --no-wal-gc, --no-express-takeover\n"
+         "  --retention-check-ms MS     how often plain streams' retention is applied\n"
+         "                              (300000)\n"
+         "  --no-compact, --no-reclaim, --no-wal-gc, --no-retention, --no-express-takeover\n"
          "                              leave that job out\n"
          "  --express-takeover-interval-ms MS   (1000)\n"
          "  --http-max-connections N    connections the endpoint holds at once (%d)\n"
@@ -132,6 +137,7 @@ static int parse(int argc, char **argv, tarn_cli_deploy *d, tarn_srv_options *o,
   const tarn_cli_opt opts[] = {
       TARN_CLI_OPT_FLAG("--no-compact", &o->compact, 0),
       TARN_CLI_OPT_FLAG("--no-reclaim", &o->reclaim, 0),
+      TARN_CLI_OPT_FLAG("--no-retention", &o->retention, 0),
       TARN_CLI_OPT_FLAG("--no-wal-gc", &o->wal_gc, 0),
       TARN_CLI_OPT_FLAG("--no-express-takeover", &o->express_takeover, 0),
       TARN_CLI_OPT_UINT("--express-takeover-interval-ms", &o->express_takeover_interval_ms, 1,
@@ -147,6 +153,7 @@ static int parse(int argc, char **argv, tarn_cli_deploy *d, tarn_srv_options *o,
                         TARN_COMPACT_RANGE_BYTES_MAX, "0 .. 2^31-1 (LS-032)", NULL),
       TARN_CLI_OPT_UINT("--compact-rate", &o->compact_rate, 0, UINT64_MAX, NULL, NULL),
       TARN_CLI_OPT_UINT("--reclaim-interval-ms", &o->reclaim_interval_ms, 0, 86400000, NULL, NULL),
+      TARN_CLI_OPT_UINT("--retention-check-ms", &o->retention_check_ms, 1, 86400000, NULL, NULL),
       TARN_CLI_OPT_UINT("--orphan-grace-ms", &o->orphan_grace_ms, 0, INT64_MAX, NULL, NULL),
       TARN_CLI_OPT_UINT("--wal-gc-interval-ms", &o->wal_gc_interval_ms, 0, 86400000, NULL, NULL),
       TARN_CLI_OPT_UINT("--wal-grace-ms", &o->wal_grace_ms, 0, INT64_MAX, NULL, grace_set),

@@ -8,6 +8,7 @@
 #include "tarn/deployment.h"
 #include "tarn/error.h"
 #include "tarn/express.h"
+#include "tarn/retention.h"
 #include "tarn/token.h"
 
 #define EXIT_STATUS                                                                                \
@@ -53,6 +54,23 @@ static int set_token_mode(void *ctx, const char *v) {
   return add_property(ctx, kv);
 }
 
+/* --retention-ms MS, --retention-bytes N: the retention properties
+ * (tarn/retention.h), checked as tarn serve's retention job reads them. */
+static int set_retention(void *ctx, const char *prop, const char *v) {
+  int64_t n;
+  if (tarn_retention_parse(prop, v, &n))
+    return -1;
+  char kv[96];
+  snprintf(kv, sizeof kv, "%s=%lld", prop, (long long)n);
+  return add_property(ctx, kv);
+}
+static int set_retention_ms(void *ctx, const char *v) {
+  return set_retention(ctx, TARN_PROP_RETENTION_MS, v);
+}
+static int set_retention_bytes(void *ctx, const char *v) {
+  return set_retention(ctx, TARN_PROP_RETENTION_BYTES, v);
+}
+
 /* Parses argv of sub-command cmd, which takes the options of opts (the lines
  * of the table below that it names, e.g. "--partitions --property").
  * want_ident: one NS/NAME is required. Returns TARN_CLI_GO_ON, else the exit
@@ -66,6 +84,8 @@ static int parse(const char *cmd, int argc, char **argv, int want_ident, const c
       TARN_CLI_OPT_CALL("--property", add_property, a, "KEY=VALUE"),
       TARN_CLI_OPT_CALL("--class", set_class, a, "standard or express"),
       TARN_CLI_OPT_CALL("--token-mode", set_token_mode, a, "any or fenced"),
+      TARN_CLI_OPT_CALL("--retention-ms", set_retention_ms, a, "a number of ms >= -1"),
+      TARN_CLI_OPT_CALL("--retention-bytes", set_retention_bytes, a, "a number of bytes >= -1"),
       TARN_CLI_OPT_STRING("--token", &a->token, "a token"),
       TARN_CLI_OPT_UINT("--count", &a->count, 1, TARN_STREAM_PARTITIONS_MAX, NULL, &a->have_count),
       TARN_CLI_OPT_UINT("--drain-timeout-ms", &a->drain_ms, 0, 86400000, "a number of ms", NULL)};
@@ -116,6 +136,7 @@ static void finish(args *a, tarn_deployment *dep, tarn_catalog *cat, char *ns, c
 static void create_help(void) {
   printf("usage: tarn stream create NAMESPACE/NAME [--partitions N] [--property KEY=VALUE]...\n"
          "                          [--class standard|express] [--token-mode any|fenced]\n"
+         "                          [--retention-ms MS] [--retention-bytes N]\n"
          "                          [DEPLOYMENT FLAGS] [--json]\n"
          "\n"
          "Creates a stream of N partitions (default 1), each a new log with a log ID no\n"
@@ -134,6 +155,13 @@ static void create_help(void) {
          "                         cooperative, a producer may give none) or fenced (every\n"
          "                         producer must give the token installed by tarn stream\n"
          "                         fence)\n"
+         "  --retention-ms MS      keep entries for MS ms (property retention.ms; -1 or\n"
+         "                         absent: forever): tarn serve's retention job trims\n"
+         "                         each log once its entries are provably that old\n"
+         "  --retention-bytes N    keep at most about N bytes per partition (property\n"
+         "                         retention.bytes): whole entries go from the oldest\n"
+         "                         while the rest still holds N bytes (docs/log.md\n"
+         "                         \"Retention\")\n"
          "  --json                 print the stream as JSON\n"
          "\n%s" EXIT_STATUS,
          TARN_STREAM_NAME_MAX, TARN_STREAM_PARTITIONS_MAX, tarn_cli_deploy_help);
@@ -141,7 +169,8 @@ static void create_help(void) {
 
 static int cmd_create(int argc, char **argv) {
   args a;
-  int ex = parse("stream create", argc, argv, 1, "--partitions --property --class --token-mode",
+  int ex = parse("stream create", argc, argv, 1,
+                 "--partitions --property --class --token-mode --retention-ms --retention-bytes",
                  create_help, &a);
   if (ex >= 0)
     return args_free(&a), ex;

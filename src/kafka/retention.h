@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "kafka/api.h"
+#include "log/retention_trim.h"
 
 struct tarn_kafka_topic;
 
@@ -37,9 +38,7 @@ int tarn__kretention_target(tarn__knode *n, uint64_t log_id, const tarn__kretent
  * released here. out: the marker before and the one in the store afterwards,
  * and the bytes of the index records now wholly below it that were above the
  * old one. TARN_EFENCED: the log is being deleted. */
-typedef struct tarn__kretention_trimmed {
-  uint64_t before, stored, bytes;
-} tarn__kretention_trimmed;
+typedef tarn__retention_trimmed tarn__kretention_trimmed; /* log/retention_trim.h */
 int tarn__kretention_trim(tarn__knode *n, uint64_t log_id, uint64_t upto,
                           tarn__kretention_trimmed *out);
 

@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "log/ephemeral.h"
+#include "log/retention_trim.h"
 #include "tarn/catalog.h"
 #include "tarn/key.h"
 #include "util/clock.h"
@@ -98,6 +99,8 @@ int tarn_log_delete(tarn_meta *m, uint64_t log_id, const tarn_catalog_options *o
   /* LS-046: only now remove every index record of L. Idempotent (LS-092):
    * an empty range is no error. */
   rc = tarn_meta_delete_range(m, part, lo, hi, removed);
+  if (!rc) /* tarn's own records of L that the fence stops: retention's time marks */
+    rc = tarn__retention_forget(m, log_id);
   if (rc)
     return tarn__errctx(rc,
                         "deleting log %llu: removing its index records (the log stays "

@@ -7,7 +7,9 @@
  *   stats         compaction lag and tasks by state, as gauges
  *   reclaim       files of trimmed records, then their hard trim; orphan
  *                 compacted files after a grace period (tarn/reclaim.h)
- *   wal-gc        unreferenced WAL objects after a grace period */
+ *   wal-gc        unreferenced WAL objects after a grace period
+ *   retention     plain streams' retention.ms/retention.bytes, by soft trim
+ *                 (tarn/retention.h); reclaim then deletes what lies below */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +25,7 @@
 #include "tarn/error.h"
 #include "tarn/metrics.h"
 #include "tarn/reclaim.h"
+#include "tarn/retention.h"
 #include "tarn/tasks.h"
 
 typedef struct cstate {
@@ -176,6 +179,28 @@ static int reclaim(cstate *s, int wal, atomic_int *stop) {
 
 static int reclaim_job(void *arg, atomic_int *stop) { return reclaim(arg, 0, stop); }
 
+static int retention_job(void *arg, atomic_int *stop) {
+  (void)stop; /* a pass is a few reads and at most one trim per log */
+  cstate *s = arg;
+  tarn_retention_stats st;
+  int rc = tarn_retention_pass(s->d, &st);
+  if (rc)
+    tarn_srv_log(TARN_SRV_WARN, "retention: a stream was left for the next pass", "message",
+                 tarn_errmsg(), NULL);
+  if (st.trims) {
+    char a[24], b[24];
+    snprintf(a, sizeof a, "%zu", st.trims);
+    snprintf(b, sizeof b, "%llu", (unsigned long long)st.bytes);
+    tarn_srv_log(TARN_SRV_INFO, "retention trimmed", "logs", a, "bytes", b, NULL);
+    tarn_metrics_inc("tarn_retention_trims_total", st.trims, NULL);
+    tarn_metrics_inc("tarn_retention_bytes_total", st.bytes, NULL);
+  }
+  if (st.errors)
+    tarn_metrics_inc("tarn_retention_errors_total", st.errors, NULL);
+  tarn_metrics_inc("tarn_retention_passes_total", 1, NULL);
+  return rc;
+}
+
 static int wal_gc_job(void *arg, atomic_int *stop) { return reclaim(arg, 1, stop); }
 
 int tarn_srv_compaction_jobs(struct tarn_deployment *d, const tarn_srv_options *o,
@@ -222,6 +247,8 @@ int tarn_srv_compaction_jobs(struct tarn_deployment *d, const tarn_srv_options *
     jobs[n++] = (tarn_srv_job){"reclaim", o->reclaim_interval_ms, 1, reclaim_job, s};
   if (o->wal_gc)
     jobs[n++] = (tarn_srv_job){"wal-gc", o->wal_gc_interval_ms, 1, wal_gc_job, s};
+  if (o->retention)
+    jobs[n++] = (tarn_srv_job){"retention", o->retention_check_ms, 1, retention_job, s};
   return n;
 }
 

@@ -51,6 +51,8 @@ void tarn_srv_options_default(tarn_srv_options *o) {
   o->orphan_grace_ms = 3600000;
   o->wal_gc = 1;
   o->wal_gc_interval_ms = 60000;
+  o->retention = 1;
+  o->retention_check_ms = 300000;
   o->wal_grace_ms = 600000;
   o->stats_interval_ms = 10000;
   o->http_max_connections = 64;

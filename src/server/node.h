@@ -21,6 +21,8 @@ typedef struct tarn_srv_options {
   int64_t orphan_grace_ms;          /* (3600000) */
   int wal_gc;                       /* delete unreferenced WAL objects (1) */
   int wal_gc_interval_ms;           /* (60000) */
+  int retention;                    /* trim plain streams by retention.ms/.bytes (1) */
+  int retention_check_ms;           /* (300000) */
   int64_t wal_grace_ms;             /* (600000) */
   int stats_interval_ms;            /* compaction lag and task gauges (10000) */
   int http_max_connections;         /* connections the endpoint holds at once (64) */

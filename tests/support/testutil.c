@@ -4,7 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "util/clock.h"
 
 static int hv(int c) {
   if (c >= '0' && c <= '9')
@@ -86,4 +89,31 @@ const char *tu_env_required(const char *name) {
   if ((!v || !*v) && tu_in_ci())
     fail_msg("%s is not set: CI must start the server this test needs", name);
   return v && *v ? v : NULL;
+}
+
+int64_t tu_skew;
+
+int64_t tu_real_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+static int64_t skew_now(void *arg) {
+  (void)arg;
+  return tu_real_ms() + tu_skew;
+}
+static int64_t skew_mono(void *arg) {
+  (void)arg;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+static void skew_sleep(void *arg, int64_t ms) {
+  (void)arg;
+  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+  nanosleep(&ts, NULL);
+}
+void tu_skew_clock(void) {
+  tarn__clock_hooks h = {skew_now, skew_mono, skew_sleep, NULL};
+  tarn__clock_set(&h);
 }

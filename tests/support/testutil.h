@@ -22,5 +22,11 @@ uint64_t tu_rand(uint64_t *state);
 int tu_in_ci(void);
 /* Reads an environment variable, or NULL; in CI a missing required one fails the test. */
 const char *tu_env_required(const char *name);
+/* The library's wall clock (util/clock.h) moved by tu_skew ms: time still
+ * passes (writers' timers need it), and a test runs a job at the time it
+ * names. The monotonic clock and sleeping stay real. Install once, first. */
+extern int64_t tu_skew;
+void tu_skew_clock(void);
+int64_t tu_real_ms(void);
 
 #endif

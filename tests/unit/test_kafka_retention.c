@@ -30,31 +30,9 @@
 #define DAY 86400000LL
 #define ENTRIES 10
 
-/* The wall clock, moved by skew: time still passes (the writer's timers need
- * it), and a pass is run at the time it names. */
-static int64_t skew, T0; /* T0: the batches' first timestamp */
-
-static int64_t real_ms(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t now_hook(void *arg) {
-  (void)arg;
-  return real_ms() + skew;
-}
-static int64_t mono_hook(void *arg) {
-  (void)arg;
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-static void sleep_hook(void *arg, int64_t ms) {
-  (void)arg;
-  struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
-  nanosleep(&ts, NULL);
-}
+/* The wall clock is moved by tu_skew (tu_skew_clock): a pass is run at the
+ * time it names. */
+static int64_t T0; /* T0: the batches' first timestamp */
 
 typedef struct world {
   char *dir;
@@ -101,12 +79,12 @@ static uint64_t marker(world *w, uint64_t log) {
 
 /* One pass of the job at wall-clock now. */
 static void pass(world *w, int64_t now) {
-  skew = now - real_ms();
+  tu_skew = now - tu_real_ms();
   size_t nj;
   const tarn_kafka_node_job *jobs = tarn_kafka_node_jobs(&nj);
   for (size_t i = 0; i < nj; i++)
     if (strcmp(jobs[i].name, "kafka-retention") == 0) {
-      sleep_hook(NULL, 3); /* past its 1 ms interval */
+      tarn__sleep_ms(3); /* past its 1 ms interval */
       assert_int_equal(jobs[i].run(w->node), 0);
       return;
     }
@@ -125,7 +103,7 @@ static void retention_pass(void **state) {
   assert_int_equal(tarn_deployment_open(&dc, 1, &w.dep), 0);
   assert_int_equal(tarn_catalog_open(tarn_deployment_meta(w.dep), NULL, &w.cat), 0);
   assert_int_equal(tarn_catalog_init(w.cat, NULL), 0);
-  T0 = real_ms();
+  T0 = tu_real_ms();
 
   uint64_t lt = topic(&w, "by-time", "retention.ms", "60000", NULL, NULL);
   uint64_t ld = topic(&w, "by-default", NULL, NULL, NULL, NULL);
@@ -182,8 +160,7 @@ static void retention_pass(void **state) {
 }
 
 int main(void) {
-  tarn__clock_hooks h = {now_hook, mono_hook, sleep_hook, NULL};
-  tarn__clock_set(&h);
+  tu_skew_clock();
   const struct CMUnitTest tests[] = {cmocka_unit_test(retention_pass)};
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

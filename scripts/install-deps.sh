@@ -35,9 +35,11 @@ if [ ${#missing[@]} -gt 0 ]; then
 fi
 
 if [ "${TARN_WITH_NPM:-0}" = 1 ]; then
-  # Independent Parquet implementations for the cross-implementation tests.
+  # Independent Parquet implementations for the cross-implementation tests,
+  # and KafkaJS (a pure-JS Kafka client) for the listener's.
   here=$(cd "$(dirname "$0")/.." && pwd)
-  if [ -f "$here/tests/interop/package.json" ] && [ ! -d "$here/tests/interop/node_modules/@duckdb" ]; then
+  if [ -f "$here/tests/interop/package.json" ] && { [ ! -d "$here/tests/interop/node_modules/@duckdb" ] ||
+    [ ! -d "$here/tests/interop/node_modules/kafkajs" ]; }; then
     command -v npm >/dev/null || { DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null; }
     (cd "$here/tests/interop" && npm ci --no-audit --no-fund --loglevel=error)
   fi

@@ -305,7 +305,8 @@ static int pass_log(tarn_meta *m, uint64_t log_id, int64_t ms, int64_t bytes,
     if (rc)
       return rc;
   }
-  if (bytes >= 0 && b.has_records && (rc = tarn__retention_bytes_target(m, log_id, &b, bytes, &upto)))
+  if (bytes >= 0 && b.has_records &&
+      (rc = tarn__retention_bytes_target(m, log_id, &b, bytes, &upto)))
     return rc;
   tarn__retention_trimmed tr;
   if ((rc = tarn__retention_trim(m, log_id, upto, &tr)))

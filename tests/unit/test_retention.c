@@ -24,7 +24,6 @@
 #include "tarn/trim.h"
 #include "tarn/writer.h"
 
-
 typedef struct world {
   char *dir;
   tarn_deployment *dep;

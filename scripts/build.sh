@@ -27,5 +27,13 @@ esac
 # TARN_BUILD_OPTS: more cmake options (scripts/test.sh: the matrix builds
 # without the tests, which the release, clang, asan and debian builds compile)
 read -r -a extra <<< "${TARN_BUILD_OPTS:-}"
+# ccache (when installed; TARN_NO_CCACHE=1: not) keeps compiled objects between
+# builds and between clones (CCACHE_BASEDIR: paths relative to the checkout), so
+# CI's seven builds of one tree and its reruns compile each file once. A
+# warning fails the compile under -Werror, and failures are never cached.
+if [ -z "${TARN_NO_CCACHE:-}" ] && command -v ccache > /dev/null; then
+  export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$here}
+  extra+=(-DCMAKE_C_COMPILER_LAUNCHER=ccache)
+fi
 cmake -S "$here" -B "$dir" -DTARN_WERROR=ON "${opts[@]}" "${extra[@]}" >/dev/null
 cmake --build "$dir" -j"$(nproc)"

@@ -7,7 +7,7 @@ SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
 
 pkgs=(
-  build-essential cmake pkg-config clang clang-format-14 libclang-rt-14-dev
+  build-essential cmake pkg-config clang clang-format-14 libclang-rt-14-dev ccache
   libprotobuf-c-dev protobuf-c-compiler
   zlib1g-dev libjansson-dev libcurl4-openssl-dev libssl-dev libsqlite3-dev
   libzstd-dev libsnappy-dev liblz4-dev libmicrohttpd-dev

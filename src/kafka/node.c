@@ -82,8 +82,9 @@ static void express_log(const tarn__knode *n, const char *event, uint64_t log_id
              msg ? msg : "", rc ? "error" : NULL, rc ? tarn_errname(rc) : NULL, NULL);
 }
 
-/* The session may be lost and renewed (tarn serve's health job): the record
- * goes with the old session, so it is written again. */
+/* The node's beat (issue 37 "Failover"; registry.h), which also writes the
+ * record again when the session was lost and renewed (tarn serve's health
+ * job): the record goes with the old session. */
 static int registry_job(tarn_kafka_node *k) { return tarn__kregistry_refresh(k->node.registry); }
 
 /* Ends join phases at their deadline and expires sessions (group.h): the
@@ -147,10 +148,8 @@ static int producer_expiry_job(tarn_kafka_node *k) {
 }
 
 static const tarn_kafka_node_job jobs[NJOBS] = {
-    {"kafka-registry", 5000, registry_job},
-    {"kafka-groups", 100, groups_job},
-    {"kafka-express-handover", 1000, express_handover_job},
-    {"kafka-retention", 250, retention_job},
+    {"kafka-registry", TARN__KREG_BEAT_MS, registry_job},   {"kafka-groups", 100, groups_job},
+    {"kafka-express-handover", 1000, express_handover_job}, {"kafka-retention", 250, retention_job},
     {"kafka-producer-expiry", 1000, producer_expiry_job},
 };
 

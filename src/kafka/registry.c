@@ -15,6 +15,21 @@
  * (every client asks on connect and on every error) and a node joining or
  * leaving is seen a second later at most. */
 #define LIVE_TTL_MS 1000
+/* Issue 37 "Failover": liveness apart from the safety session. Each node
+ * rewrites its record every TARN__KREG_BEAT_MS (the registry job), which
+ * changes the record's version; a node whose record this node has seen at
+ * one version for LIVE_DEAD_MS is dead and leaves the live list, long before
+ * its session (15 s by default) ends and takes the record. The age is this
+ * node's monotonic clock since it saw the version change, so clocks need not
+ * agree. Liveness only: the list names partition leaders and coordinators
+ * (which clients follow), never who may write — the leases and claims do. */
+#define LIVE_DEAD_MS 3000
+
+typedef struct seen {
+  int32_t node_id;
+  int64_t version;
+  int64_t changed_at; /* monotonic ms when this node saw that version first */
+} seen;
 
 struct tarn__kregistry {
   tarn_meta *m;
@@ -23,6 +38,9 @@ struct tarn__kregistry {
   tarn__knode_info *cache;
   size_t ncache;
   int64_t cached_at; /* monotonic ms; 0: none */
+  int64_t version;   /* of this node's record as last written; 0: unknown */
+  seen *seen;        /* the other records' versions, as last read */
+  size_t nseen;
 };
 
 static void node_key(int32_t id, char *out, size_t n) { snprintf(out, n, "/nodes/%010d", id); }
@@ -59,9 +77,12 @@ static int create_self(tarn__kregistry *r) {
   int rc = node_value(&r->self, &val);
   if (rc)
     return rc;
-  rc = tarn_meta_create(r->m, TARN__KREG_PARTITION, key, val, strlen(val), TARN_META_EPHEMERAL,
-                        NULL);
+  tarn_meta_stat st = {0};
+  rc =
+      tarn_meta_create(r->m, TARN__KREG_PARTITION, key, val, strlen(val), TARN_META_EPHEMERAL, &st);
   free(val);
+  if (rc == 0)
+    r->version = st.version;
   return rc;
 }
 
@@ -110,17 +131,35 @@ void tarn__kregistry_close(tarn__kregistry *r) {
   tarn_meta_delete(r->m, TARN__KREG_PARTITION, key); /* else it goes with the session */
   pthread_mutex_destroy(&r->mu);
   free(r->cache);
+  free(r->seen);
   free(r);
 }
 
 const tarn__knode_info *tarn__kregistry_self(const tarn__kregistry *r) { return &r->self; }
 
-int tarn__kregistry_refresh(tarn__kregistry *r) {
-  char key[32];
+/* One beat: the record written again at the version this node wrote last
+ * (a CompareAndSet: a record that went with a lost session is created again,
+ * ephemeral, never put back persistent). */
+static int beat(tarn__kregistry *r) {
+  char key[32], *val;
   node_key(r->self.node_id, key, sizeof key);
+  int rc = TARN_ECONFLICT;
+  if (r->version) {
+    if ((rc = node_value(&r->self, &val)))
+      return rc;
+    tarn_meta_stat st = {0};
+    rc = tarn_meta_cas(r->m, TARN__KREG_PARTITION, key, val, strlen(val), r->version, &st);
+    free(val);
+    if (rc == 0)
+      r->version = st.version;
+  }
+  if (rc != TARN_ECONFLICT && rc != TARN_ENOTFOUND)
+    return rc;
+  /* the version is not known (a write's outcome was unknown): read it */
   tarn_meta_rec rec;
-  int rc = tarn_meta_get(r->m, TARN__KREG_PARTITION, key, &rec);
+  rc = tarn_meta_get(r->m, TARN__KREG_PARTITION, key, &rec);
   if (rc == 0) {
+    r->version = rec.stat.version; /* the next beat writes */
     tarn_meta_rec_free(&rec);
     return 0;
   }
@@ -130,30 +169,72 @@ int tarn__kregistry_refresh(tarn__kregistry *r) {
   return rc == TARN_EEXIST ? 0 : rc;
 }
 
+static int read_live(tarn__kregistry *r, tarn__knode_info **out, size_t *n);
+
+int tarn__kregistry_refresh(tarn__kregistry *r) {
+  int rc = beat(r);
+  /* the list read on the beat's schedule too, so that a version that stops
+   * changing is seen to stop within a beat, however rarely clients ask */
+  tarn__knode_info *v;
+  size_t k;
+  pthread_mutex_lock(&r->mu);
+  int lr = read_live(r, &v, &k);
+  if (lr == 0) {
+    free(r->cache);
+    r->cache = v;
+    r->ncache = k;
+    r->cached_at = tarn__mono_ms();
+  }
+  pthread_mutex_unlock(&r->mu);
+  return rc ? rc : lr;
+}
+
 static int by_id(const void *a, const void *b) {
   int32_t x = ((const tarn__knode_info *)a)->node_id, y = ((const tarn__knode_info *)b)->node_id;
   return (x > y) - (x < y);
 }
 
+/* Whether the node of record i is alive: its version changed within
+ * LIVE_DEAD_MS of now (as this node saw it). Records the table `was` from
+ * the previous read; `now_seen` gets this read's. Under r->mu. */
+static int alive(const tarn__kregistry *r, const seen *was, size_t nwas, seen *now_seen, int32_t id,
+                 int64_t version, int64_t now) {
+  *now_seen = (seen){id, version, now};
+  for (size_t i = 0; i < nwas; i++)
+    if (was[i].node_id == id && was[i].version == version)
+      now_seen->changed_at = was[i].changed_at;
+  return id == r->self.node_id || now - now_seen->changed_at < LIVE_DEAD_MS;
+}
+
+/* Under r->mu (it updates the versions seen). */
 static int read_live(tarn__kregistry *r, tarn__knode_info **out, size_t *n) {
   tarn_meta_recs recs;
   int rc = tarn_meta_scan(r->m, TARN__KREG_PARTITION, "/nodes/", "/nodes/~", 0, 0, &recs);
   if (rc)
     return rc;
   tarn__knode_info *v = calloc(recs.n + 1, sizeof *v);
-  if (!v) {
+  seen *sn = calloc(recs.n + 1, sizeof *sn);
+  if (!v || !sn) {
+    free(v);
+    free(sn);
     tarn_meta_recs_free(&recs);
     return TARN_ENOMEM;
   }
-  size_t k = 0;
+  int64_t now = tarn__mono_ms();
+  size_t k = 0, ns = 0;
   int have_self = 0;
   for (size_t i = 0; i < recs.n; i++) {
     if (node_parse(&recs.v[i], &v[k]))
       continue; /* a record no node wrote: not a live node */
+    if (!alive(r, r->seen, r->nseen, &sn[ns++], v[k].node_id, recs.v[i].stat.version, now))
+      continue; /* its beats stopped: dead, though its session has not ended yet */
     have_self |= v[k].node_id == r->self.node_id;
     k++;
   }
   tarn_meta_recs_free(&recs);
+  free(r->seen);
+  r->seen = sn;
+  r->nseen = ns;
   if (!have_self)
     v[k++] = r->self; /* its record is being renewed: it still serves */
   qsort(v, k, sizeof *v, by_id);

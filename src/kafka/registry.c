@@ -46,8 +46,12 @@ struct tarn__kregistry {
 static void node_key(int32_t id, char *out, size_t n) { snprintf(out, n, "/nodes/%010d", id); }
 
 static int node_value(const tarn__knode_info *i, char **out) {
-  json_t *o = json_pack("{s:i,s:s,s:i}", "node_id", (json_int_t)i->node_id, "host", i->host, "port",
-                        (json_int_t)i->port);
+  char claims[17];
+  snprintf(claims, sizeof claims, "%016llx", (unsigned long long)i->claims);
+  json_t *o = i->claims ? json_pack("{s:i,s:s,s:i,s:s}", "node_id", (json_int_t)i->node_id, "host",
+                                    i->host, "port", (json_int_t)i->port, "claims", claims)
+                        : json_pack("{s:i,s:s,s:i}", "node_id", (json_int_t)i->node_id, "host",
+                                    i->host, "port", (json_int_t)i->port);
   *out = o ? json_dumps(o, JSON_COMPACT | JSON_PRESERVE_ORDER) : NULL;
   json_decref(o);
   return *out ? 0 : TARN_ENOMEM;
@@ -57,15 +61,21 @@ static int node_parse(const tarn_meta_rec *r, tarn__knode_info *out) {
   json_error_t e;
   json_t *o = json_loadb((const char *)r->value, r->value_len, 0, &e);
   json_int_t id = -1, port = 0;
-  const char *host = NULL;
+  const char *host = NULL, *claims = NULL;
+  char *end = NULL;
   int ok = o &&
-           json_unpack(o, "{s:I,s:s,s:I}", "node_id", &id, "host", &host, "port", &port) == 0 &&
+           json_unpack(o, "{s:I,s:s,s:I,s?s}", "node_id", &id, "host", &host, "port", &port,
+                       "claims", &claims) == 0 &&
            id >= 0 && id <= TARN__KREG_MAX_NODE_ID && port > 0 && port < 65536 &&
            strlen(host) < sizeof out->host;
   if (ok) {
     out->node_id = (int32_t)id;
     out->port = (int)port;
     snprintf(out->host, sizeof out->host, "%s", host);
+    /* a record without it, or not 16 hex digits: not said (0) */
+    out->claims = claims && strlen(claims) == 16 ? strtoull(claims, &end, 16) : 0;
+    if (!end || *end)
+      out->claims = 0;
   }
   json_decref(o);
   return ok ? 0 : tarn__corrupt("kafka node record", 0, "%s is not a node record", r->key);
@@ -86,7 +96,7 @@ static int create_self(tarn__kregistry *r) {
   return rc;
 }
 
-int tarn__kregistry_open(tarn_meta *m, int32_t node_id, const char *host, int port,
+int tarn__kregistry_open(tarn_meta *m, int32_t node_id, const char *host, int port, uint64_t claims,
                          tarn__kregistry **out) {
   *out = NULL;
   if (node_id > TARN__KREG_MAX_NODE_ID || node_id < -1 || !host || strlen(host) >= 256 ||
@@ -99,6 +109,7 @@ int tarn__kregistry_open(tarn_meta *m, int32_t node_id, const char *host, int po
   r->m = m;
   snprintf(r->self.host, sizeof r->self.host, "%s", host);
   r->self.port = port;
+  r->self.claims = claims;
   int rc;
   if (node_id >= 0) {
     r->self.node_id = node_id;
@@ -269,6 +280,18 @@ int tarn__kregistry_live(tarn__kregistry *r, tarn__knode_info **out, size_t *n) 
   }
   pthread_mutex_unlock(&r->mu);
   return c ? 0 : TARN_ENOMEM;
+}
+
+int tarn__kregistry_owner_alive(tarn__kregistry *r, uint64_t claims) {
+  tarn__knode_info *v;
+  size_t n;
+  if (tarn__kregistry_live(r, &v, &n))
+    return 1; /* cannot be told */
+  int alive = 0;
+  for (size_t i = 0; i < n && !alive; i++)
+    alive = v[i].claims == claims || v[i].claims == 0;
+  free(v);
+  return alive;
 }
 
 size_t tarn__kregistry_pick(size_t n, const void *key, size_t len) {

@@ -29,14 +29,18 @@ typedef struct tarn__knode_info {
   int32_t node_id;
   char host[256];
   int port;
+  uint64_t claims; /* the nonce its idempotent producers' claims name (0: not said) */
 } tarn__knode_info;
 
 typedef struct tarn__kregistry tarn__kregistry;
 
 /* Registers this node: node_id >= 0 takes that ID (TARN_EEXIST when a live
- * node holds it), -1 the lowest free one. The registry does not own m. */
+ * node holds it), -1 the lowest free one. claims (0: none) is the nonce its
+ * producer claims name (tarn__kprod_nonce), in the record as "claims" (16
+ * hex digits) so that other nodes know whose claims are a dead node's. The
+ * registry does not own m. */
 int tarn__kregistry_open(struct tarn_meta *m, int32_t node_id, const char *host, int port,
-                         tarn__kregistry **out);
+                         uint64_t claims, tarn__kregistry **out);
 /* Removes this node's record and frees. */
 void tarn__kregistry_close(tarn__kregistry *r);
 /* This node. */
@@ -51,6 +55,11 @@ int tarn__kregistry_refresh(tarn__kregistry *r);
  * store at most once per second and at every beat; this node is always in
  * the list (it serves the request that asked). */
 int tarn__kregistry_live(tarn__kregistry *r, tarn__knode_info **out, size_t *n);
+
+/* Issue 37 "Failover": 0 when no live node's record names claims as its
+ * nonce (the node that claimed is dead), 1 when one does or it cannot be
+ * told (a live record without a nonce, the list unreadable). */
+int tarn__kregistry_owner_alive(tarn__kregistry *r, uint64_t claims);
 
 /* The index in live[0..n) of the node a key maps to: FNV-1a of the key
  * modulo n (n >= 1). Partition leaders use the key (topic ID, partition);

@@ -47,11 +47,13 @@ boot=$(printf '127.0.0.1:%s,' "${nports[@]}")
 boot=${boot%,}
 last="127.0.0.1:${nports[$((N - 1))]}"
 sleep 1.2 # the live list is read at most once a second
+export KAFKA_ROLES="$(cd "$(dirname "$0")/../support" && pwd)"
 
 cat > "$dir/clients.py" << 'EOF2'
 import json, os, sys, time
-from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
+sys.path.insert(0, os.environ["KAFKA_ROLES"])
+import kafka_roles  # tests/support/kafka_roles.py
 cmd, boot, d = sys.argv[1], sys.argv[2], sys.argv[3]
 N = 1600
 T = os.environ.get("KFO_TOPIC", "")
@@ -85,44 +87,9 @@ elif cmd == "watch":  # seconds from the kill (argv[4], ns) until node argv[5] i
         time.sleep(0.05)
     print("never")
 elif cmd == "produce":
-    out = open(d + "/acked", "w")
-    errors = []
-    def cb(err, msg):
-        if err:
-            errors.append(str(err))
-        else:
-            out.write("%d %d %s %.3f\n" % (msg.partition(), msg.offset(), msg.value().decode(), time.time()))
-            out.flush()
-    p = Producer({"bootstrap.servers": boot, "enable.idempotence": True, "acks": "all",
-                  "linger.ms": 50, "message.timeout.ms": 40000,
-                  "topic.metadata.refresh.interval.ms": 1000, "reconnect.backoff.max.ms": 500})
-    for i in range(N):
-        p.produce(T, key=b"%d" % i, value=b"v%d@%.3f" % (i, time.time()), on_delivery=cb)
-        p.poll(1 / 200)
-    left = p.flush(40)
-    out.close()
-    print("unflushed %d errors %d %s" % (left, len(errors), errors[:3]))
-    sys.exit(1 if left or errors else 0)
+    kafka_roles.produce(boot, d, T, N, True, **{"linger.ms": 50, "message.timeout.ms": 40000})
 elif cmd == "consume":
-    c = Consumer({"bootstrap.servers": boot, "group.id": sys.argv[4], "auto.offset.reset": "earliest",
-                  "enable.auto.commit": True, "auto.commit.interval.ms": 500,
-                  "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
-                  "fetch.wait.max.ms": 100, "topic.metadata.refresh.interval.ms": 1000})
-    c.subscribe([T])
-    out = open(d + "/consumed", "w")
-    idle = None
-    while True:
-        m = c.poll(0.2)
-        if m is None or m.error():
-            if os.path.exists(d + "/stop"):
-                idle = idle or time.time()
-                if time.time() - idle > 2:
-                    break
-            continue
-        idle = None
-        out.write("%d %d %s %.3f\n" % (m.partition(), m.offset(), m.value().decode(), time.time()))
-        out.flush()
-    c.close()
+    kafka_roles.consume(boot, d, T, sys.argv[4], True)
 EOF2
 # Leaders are a rendezvous pick by topic ID: node A (the first) must lead a
 # partition, so a topic where it leads none is left and another created.

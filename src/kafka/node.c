@@ -82,8 +82,9 @@ static void express_log(const tarn__knode *n, const char *event, uint64_t log_id
              msg ? msg : "", rc ? "error" : NULL, rc ? tarn_errname(rc) : NULL, NULL);
 }
 
-/* The session may be lost and renewed (tarn serve's health job): the record
- * goes with the old session, so it is written again. */
+/* The node's beat (issue 37 "Failover"; registry.h), which also writes the
+ * record again when the session was lost and renewed (tarn serve's health
+ * job): the record goes with the old session. */
 static int registry_job(tarn_kafka_node *k) { return tarn__kregistry_refresh(k->node.registry); }
 
 /* Ends join phases at their deadline and expires sessions (group.h): the
@@ -147,10 +148,8 @@ static int producer_expiry_job(tarn_kafka_node *k) {
 }
 
 static const tarn_kafka_node_job jobs[NJOBS] = {
-    {"kafka-registry", 5000, registry_job},
-    {"kafka-groups", 100, groups_job},
-    {"kafka-express-handover", 1000, express_handover_job},
-    {"kafka-retention", 250, retention_job},
+    {"kafka-registry", TARN__KREG_BEAT_MS, registry_job},   {"kafka-groups", 100, groups_job},
+    {"kafka-express-handover", 1000, express_handover_job}, {"kafka-retention", 250, retention_job},
     {"kafka-producer-expiry", 1000, producer_expiry_job},
 };
 
@@ -255,6 +254,10 @@ static int start_listener(tarn_kafka_node *k, const tarn_kafka_node_config *c) {
   return tarn__klisten_start(c->listen, &lim, &k->node, &k->listener);
 }
 
+static int owner_alive(void *registry, uint64_t owner) {
+  return tarn__kregistry_owner_alive(registry, owner);
+}
+
 /* The advertised address (the bound one unless c->advertise), then the
  * registry record under the node ID (taken when -1) and the express star. */
 static int join(tarn_kafka_node *k, const tarn_kafka_node_config *c) {
@@ -266,9 +269,12 @@ static int join(tarn_kafka_node *k, const tarn_kafka_node_config *c) {
     return tarn__err(TARN_EINVAL, "Kafka advertise %s: not HOST:PORT", c->advertise);
   if (strcmp(kc->host, "0.0.0.0") == 0) /* clients cannot connect to it */
     snprintf(kc->host, sizeof kc->host, "127.0.0.1");
-  int rc = tarn__kregistry_open(k->node.meta, kc->node_id, kc->host, kc->port, &k->node.registry);
+  int rc = tarn__kregistry_open(k->node.meta, kc->node_id, kc->host, kc->port,
+                                tarn__kprod_nonce(k->node.producers), &k->node.registry);
   if (rc)
     return rc;
+  /* issue 37 "Failover": a dead node's producer claims are settled at once */
+  tarn__kprod_set_liveness(k->node.producers, owner_alive, k->node.registry);
   kc->node_id = tarn__kregistry_self(k->node.registry)->node_id;
   /* the express writer's star: stable for the node ID, so a node restarted
    * under its ID supersedes its own dead epoch (the gate's restart path) */

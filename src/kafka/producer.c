@@ -86,6 +86,8 @@ struct tarn__kprod {
   uint64_t nonce;     /* names this node's claims */
   tarn__kprod_finder find;
   void *find_arg;
+  tarn__kprod_owner_alive alive; /* NULL: every owner counts as alive */
+  void *alive_arg;
   pstate *buckets[BUCKETS];
 };
 
@@ -115,6 +117,13 @@ int tarn__kprod_open(tarn_meta *m, tarn__kprod **out) {
 void tarn__kprod_set_finder(tarn__kprod *p, tarn__kprod_finder find, void *arg) {
   p->find = find;
   p->find_arg = arg;
+}
+
+uint64_t tarn__kprod_nonce(const tarn__kprod *p) { return p->nonce; }
+
+void tarn__kprod_set_liveness(tarn__kprod *p, tarn__kprod_owner_alive alive, void *arg) {
+  p->alive = alive;
+  p->alive_arg = arg;
 }
 
 void tarn__kprod_close(tarn__kprod *p) {
@@ -486,14 +495,18 @@ static void push_done(pstate *s, kbatch b) {
 }
 
 /* A claim nobody will finish: a revoked one, another node's older than
- * PATIENCE_MS, or this node's without an append in flight (its outcome was
- * unknown). */
+ * PATIENCE_MS or whose node is dead (issue 37 "Failover": out of the live
+ * list, its beats stopped), or this node's without an append in flight (its
+ * outcome was unknown). */
 static int stale(const tarn__kprod *p, const pstate *s, const kclaim *c, int64_t now) {
   if (c->owner == REVOKED)
     return 1;
   if (c->owner == p->nonce)
     return !is_mine(s, c->first);
-  return now - c->since_ms >= PATIENCE_MS || now < c->since_ms - PATIENCE_MS;
+  if (now - c->since_ms >= PATIENCE_MS || now < c->since_ms - PATIENCE_MS)
+    return 1;
+  return p->alive && !TARN__PLANTED(TARN__BUG_KPROD_WAITS_FOR_DEAD_OWNER) &&
+         !p->alive(p->alive_arg, c->owner);
 }
 
 /* Settles the stale claims in two writes of the record. First they are

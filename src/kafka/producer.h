@@ -59,6 +59,16 @@ typedef int (*tarn__kprod_finder)(void *arg, void *ctx, const char *key, int64_t
  * died between claim and record; a put of unknown outcome): without a
  * finder such a claim is answered NOT_ENOUGH_REPLICAS until it is. */
 void tarn__kprod_set_finder(tarn__kprod *p, tarn__kprod_finder find, void *arg);
+/* This node's nonce: the owner its claims name. */
+uint64_t tarn__kprod_nonce(const tarn__kprod *p);
+/* Issue 37 "Failover": whether the node whose claims name owner is alive:
+ * 0 only when it surely is not (no live node has that nonce), else 1. */
+typedef int (*tarn__kprod_owner_alive)(void *arg, uint64_t owner);
+/* With it, another node's claim whose owner is not alive is settled at
+ * once, not after the patience (10 s) a live owner's append in flight gets.
+ * Liveness only: revoking a live claim fails its append, which the client
+ * retries. */
+void tarn__kprod_set_liveness(tarn__kprod *p, tarn__kprod_owner_alive alive, void *arg);
 
 /* InitProducerId without a transactional ID: a new producer ID and epoch 0.
  * A transactional ID (non-NULL) is refused with

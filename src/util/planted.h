@@ -121,7 +121,8 @@
   X(KGROUP_DELETES_NONEMPTY, "kgroup-deletes-nonempty") /* issue 37: DeleteGroups ignores members */ \
   X(KPROD_CREATES_ON_FENCED, "kprod-creates-on-fenced") /* issue 37: producer state for a deleted log */ \
   X(KPROD_EXPIRY_UNGUARDED, "kprod-expiry-unguarded") /* issue 37: the sweep deletes a fresh write */ \
-  X(RETENTION_TRIMS_YOUNG, "retention-trims-young") /* issue 37: a plain stream trimmed by a mark younger than retention.ms */
+  X(RETENTION_TRIMS_YOUNG, "retention-trims-young") /* issue 37: a plain stream trimmed by a mark younger than retention.ms */ \
+  X(KPROD_WAITS_FOR_DEAD_OWNER, "kprod-waits-for-dead-owner") /* issue 37: a dead node's claim waits 10 s */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

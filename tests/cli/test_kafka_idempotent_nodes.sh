@@ -102,7 +102,14 @@ express_on() { # deployment name [init flags: the express bucket set]
     case "$got" in "6 "* | "7 "*) sleep 0.2 ;; *) break ;; esac
   done
   [ "$got" = "0 1" ] || fail "$1 express: the retry of seq 1 at the successor answered '$got', expected '0 1'"
-  got=$($py "$client" produce "$other" xidem "$p" 2 v2) || fail "$1 express: produce 2"
+  # issue 37 "Failover": the dead node's claim is settled as soon as it is out
+  # of the live list (4 s), so the retry above may be answered (its original
+  # offset, found by the finder) before the survivor's gate opens at the dead
+  # node's session end; until then seq 2 is NOT_LEADER_OR_FOLLOWER, retried
+  for i in $(seq 1 150); do
+    got=$($py "$client" produce "$other" xidem "$p" 2 v2) || fail "$1 express: produce 2"
+    case "$got" in "6 "* | "7 "*) sleep 0.2 ;; *) break ;; esac
+  done
   [ "$got" = "0 2" ] || fail "$1 express: seq 2 at the successor answered '$got', expected '0 2'"
   timeout 30 kcat -b "$other" -C -t xidem -o beginning -e -q -X fetch.wait.max.ms=50 -f '%o %s\n' \
     > "$d/out.read" 2> "$d/err.read" || fail "$1 express: read back: $(cat "$d/err.read")"

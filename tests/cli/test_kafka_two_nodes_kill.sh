@@ -39,11 +39,14 @@ start a; pida=$pid porta=$kport
 start b; pidb=$pid portb=$kport
 A="127.0.0.1:$porta" B="127.0.0.1:$portb"
 sleep 1.2 # the live list is read at most once a second
+export KAFKA_ROLES="$(cd "$(dirname "$0")/../support" && pwd)"
 
 cat > "$dir/clients.py" << 'EOF2'
 import json, os, sys, time
 from confluent_kafka import Consumer, KafkaError, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, NewTopic
+sys.path.insert(0, os.environ["KAFKA_ROLES"])
+import kafka_roles  # tests/support/kafka_roles.py
 cmd, boot, d = sys.argv[1], sys.argv[2], sys.argv[3]
 N = 1200
 T = os.environ["K2N_TOPIC"]
@@ -55,44 +58,9 @@ if cmd == "create":
     print(" ".join("%d:%d" % (p.id, p.leader) for p in md.topics[T].partitions.values()),
           " ".join("%d=%s:%d" % (b.id, b.host, b.port) for b in md.brokers.values()))
 elif cmd == "produce":
-    out = open(d + "/acked", "w")
-    errors = []
-    def cb(err, msg):
-        if err:
-            errors.append(str(err))
-        else:
-            out.write("%d %d %s\n" % (msg.partition(), msg.offset(), msg.value().decode()))
-            out.flush()
-    p = Producer({"bootstrap.servers": boot, "enable.idempotence": True, "acks": "all",
-                  "linger.ms": 200, "message.timeout.ms": 25000,
-                  "topic.metadata.refresh.interval.ms": 1000, "reconnect.backoff.max.ms": 500})
-    for i in range(N):
-        p.produce(T, key=b"%d" % i, value=b"v%d" % i, on_delivery=cb)
-        p.poll(1 / 200)
-    left = p.flush(30)
-    out.close()
-    print("unflushed %d errors %d %s" % (left, len(errors), errors[:3]))
-    sys.exit(1 if left or errors else 0)
+    kafka_roles.produce(boot, d, T, N, **{"linger.ms": 200, "message.timeout.ms": 25000})
 elif cmd == "consume":
-    c = Consumer({"bootstrap.servers": boot, "group.id": "g2n", "auto.offset.reset": "earliest",
-                  "enable.auto.commit": True, "auto.commit.interval.ms": 500,
-                  "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
-                  "fetch.wait.max.ms": 100, "topic.metadata.refresh.interval.ms": 1000})
-    c.subscribe([T])
-    out = open(d + "/consumed", "w")
-    idle = None
-    while True:
-        m = c.poll(0.2)
-        if m is None or m.error():
-            if os.path.exists(d + "/stop"):
-                idle = idle or time.time()
-                if time.time() - idle > 2:
-                    break
-            continue
-        idle = None
-        out.write("%d %d %s\n" % (m.partition(), m.offset(), m.value().decode()))
-        out.flush()
-    c.close()
+    kafka_roles.consume(boot, d, T, "g2n")
 EOF2
 # Leaders are a rendezvous pick over the live nodes by topic ID: with two
 # nodes and four partitions, one node leads none in 1 topic of 8. Node A

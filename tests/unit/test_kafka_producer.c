@@ -470,6 +470,47 @@ static void others_claim_kept(void **state) {
   close_fx(&f);
 }
 
+/* Issue 37 "Failover": node A claims a batch and dies (its beats stop: out
+ * of the live list). Node B, told by the liveness callback that A's nonce is
+ * no live node's, settles A's claim at once — revoked, looked for, the retry
+ * appended — not after the 10 s patience a live owner gets; while A counts
+ * as alive, B still answers NOT_ENOUGH_REPLICAS (A's append may be in
+ * flight). */
+static uint64_t dead_owner;
+static int owner_alive(void *arg, uint64_t owner) {
+  (void)arg;
+  return owner != dead_owner;
+}
+
+static void dead_owners_claim_settled_at_once(void **state) {
+  fx f = open_fx(state);
+  tarn__kprod *b;
+  assert_int_equal(tarn__kprod_open(f.m, &b), 0);
+  finder fd = {0, 0, 0};
+  tarn__kprod_set_finder(f.p, find_stub, &fd);
+  tarn__kprod_set_finder(b, find_stub, &fd);
+  tarn__kprod_set_liveness(b, owner_alive, NULL);
+  int64_t pid = new_pid(f.p);
+  assert_int_equal(produce(f.p, "15", pid, 0, 0, 1, 70).error, 0);
+  tarn__kprod_verdict v;
+  assert_int_equal(tarn__kprod_check(f.p, "15", pid, 0, 1, 1, &v), 0); /* A claims seq 1 */
+  assert_int_equal(v.error, 0);
+  dead_owner = 0; /* A alive: its append may be in flight */
+  assert_int_equal(tarn__kprod_check(b, "15", pid, 0, 1, 1, &v), 0);
+  assert_int_equal(v.error, TARN__KP_NOT_ENOUGH_REPLICAS);
+  assert_int_equal(fd.calls, 0);
+  dead_owner = tarn__kprod_nonce(f.p); /* A is dead: settled now, 0 s after its claim */
+  assert_int_equal(tarn__kprod_check(b, "15", pid, 0, 1, 1, &v), 0);
+  assert_int_equal(fd.calls, 1); /* looked for: not stored */
+  assert_int_equal(v.error, 0);
+  assert_false(v.dup);
+  assert_int_equal(tarn__kprod_claim_current(f.p, "15", pid),
+                   TARN_EGUARD); /* A's put cannot land */
+  assert_int_equal(tarn__kprod_record(b, "15", pid, 0, 1, 1, 71), 0);
+  tarn__kprod_close(b);
+  close_fx(&f);
+}
+
 /* The state record's decoder is total (issue 31: every decoder has a fuzz
  * target, fuzz/fuzz_kafka_producer_state.c, whose seeds these are): a good
  * value round-trips; a bad one is an error naming the structure, the byte
@@ -654,6 +695,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_prestate(express_claim_checked, (void *)v),
       cmocka_unit_test_prestate(revoked_claim_outlives_failed_find, (void *)v),
       cmocka_unit_test_prestate(others_claim_kept, (void *)v),
+      cmocka_unit_test_prestate(dead_owners_claim_settled_at_once, (void *)v),
       cmocka_unit_test_prestate(state_decoder_total, (void *)v),
       cmocka_unit_test_prestate(expiry_sweep, (void *)v),
       cmocka_unit_test_prestate(state_goes_with_topic, (void *)v),

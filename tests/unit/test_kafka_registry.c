@@ -2,7 +2,10 @@
  * sessions, as two nodes) on one store see each other; a node ID held by a
  * live node is refused; -1 takes the lowest free ID; a closed node leaves the
  * list (a dead one's record goes with its session); a refresh writes a lost
- * record again; the pick is a deterministic spread over the live nodes.
+ * record again; the pick is a deterministic spread over the live nodes;
+ * issue 37 "Failover": a node whose beats stop leaves the list within the
+ * bound while its session (and record) lives, and comes back when it beats;
+ * its producer claims' nonce counts as a dead node's meanwhile.
  * ctest-variants: mem sqlite */
 #include "testutil.h"
 
@@ -27,13 +30,13 @@ static void nodes_see_each_other(void **state) {
   tarn_meta *m1, *m2;
   open2(&m1, &m2);
   tarn__kregistry *r1, *r2, *r3;
-  assert_int_equal(tarn__kregistry_open(m1, -1, "127.0.0.1", 9092, &r1), 0);
+  assert_int_equal(tarn__kregistry_open(m1, -1, "127.0.0.1", 9092, 0, &r1), 0);
   assert_int_equal(tarn__kregistry_self(r1)->node_id, 0);
   /* an ID a live node holds is refused; -1 takes the next free one */
-  assert_int_equal(tarn__kregistry_open(m2, 0, "127.0.0.1", 9093, &r2), TARN_EEXIST);
-  assert_int_equal(tarn__kregistry_open(m2, -1, "127.0.0.2", 9093, &r2), 0);
+  assert_int_equal(tarn__kregistry_open(m2, 0, "127.0.0.1", 9093, 0, &r2), TARN_EEXIST);
+  assert_int_equal(tarn__kregistry_open(m2, -1, "127.0.0.2", 9093, 0, &r2), 0);
   assert_int_equal(tarn__kregistry_self(r2)->node_id, 1);
-  assert_int_equal(tarn__kregistry_open(m2, 7, "127.0.0.3", 9094, &r3), 0);
+  assert_int_equal(tarn__kregistry_open(m2, 7, "127.0.0.3", 9094, 0, &r3), 0);
   tarn__knode_info *v;
   size_t n;
   assert_int_equal(tarn__kregistry_live(r1, &v, &n), 0);
@@ -68,8 +71,8 @@ static void refresh_writes_a_lost_record(void **state) {
   tarn_meta *m1, *m2;
   open2(&m1, &m2);
   tarn__kregistry *r1, *r2;
-  assert_int_equal(tarn__kregistry_open(m1, 3, "h", 1, &r1), 0);
-  assert_int_equal(tarn__kregistry_open(m2, 4, "h", 2, &r2), 0);
+  assert_int_equal(tarn__kregistry_open(m1, 3, "h", 1, 0, &r1), 0);
+  assert_int_equal(tarn__kregistry_open(m2, 4, "h", 2, 0, &r2), 0);
   assert_int_equal(tarn_meta_delete(m1, TARN__KREG_PARTITION, "/nodes/0000000003"), 0);
   usleep(1100 * 1000);
   tarn__knode_info *v;
@@ -82,6 +85,52 @@ static void refresh_writes_a_lost_record(void **state) {
   assert_int_equal(tarn__kregistry_live(r2, &v, &n), 0);
   assert_int_equal(n, 2);
   free(v);
+  tarn__kregistry_close(r2);
+  tarn__kregistry_close(r1);
+  tarn_meta_close(m2);
+  tarn_meta_close(m1);
+}
+
+/* Issue 37 "Failover": node 6 stops beating (a killed or paused process
+ * whose session has not expired yet): node 5, beating every
+ * TARN__KREG_BEAT_MS, drops it within 3 s + a beat, its record still there;
+ * a beat brings it back. */
+static void a_silent_node_leaves_the_list(void **state) {
+  (void)state;
+  tarn_meta *m1, *m2;
+  open2(&m1, &m2);
+  tarn__kregistry *r1, *r2;
+  assert_int_equal(tarn__kregistry_open(m1, 5, "h", 1, 0x55, &r1), 0);
+  assert_int_equal(tarn__kregistry_open(m2, 6, "h", 2, 0x66, &r2), 0);
+  /* whose producer claims are a live node's: by the nonce in the records */
+  assert_int_equal(tarn__kregistry_owner_alive(r1, 0x66), 1);
+  assert_int_equal(tarn__kregistry_owner_alive(r1, 0x55), 1);
+  assert_int_equal(tarn__kregistry_owner_alive(r1, 0x77), 0); /* no live node's */
+  tarn__knode_info *v;
+  size_t n = 0;
+  int ms = 0, beats_of_6 = 0;
+  for (; ms < 6000; ms += TARN__KREG_BEAT_MS) {
+    assert_int_equal(tarn__kregistry_refresh(r1), 0);
+    if (beats_of_6 < 2) /* node 6 beats twice, then stops */
+      assert_int_equal(tarn__kregistry_refresh(r2), 0), beats_of_6++;
+    assert_int_equal(tarn__kregistry_live(r1, &v, &n), 0);
+    free(v);
+    if (n == 1)
+      break;
+    usleep(TARN__KREG_BEAT_MS * 1000);
+  }
+  assert_int_equal(n, 1);
+  assert_true(ms >= 2500 && ms <= 4500); /* 3 s after its last beat, not sooner */
+  tarn_meta_rec rec;
+  assert_int_equal(tarn_meta_get(m1, TARN__KREG_PARTITION, "/nodes/0000000006", &rec), 0);
+  tarn_meta_rec_free(&rec); /* its session lives: the record stays */
+  assert_int_equal(tarn__kregistry_owner_alive(r1, 0x66), 0); /* its claims: a dead node's */
+  /* node 6 beats again: back at node 5's next read */
+  assert_int_equal(tarn__kregistry_refresh(r2), 0);
+  assert_int_equal(tarn__kregistry_refresh(r1), 0);
+  assert_int_equal(tarn__kregistry_live(r1, &v, &n), 0);
+  free(v);
+  assert_int_equal(n, 2);
   tarn__kregistry_close(r2);
   tarn__kregistry_close(r1);
   tarn_meta_close(m2);
@@ -150,6 +199,7 @@ int main(int argc, char **argv) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(nodes_see_each_other),
       cmocka_unit_test(refresh_writes_a_lost_record),
+      cmocka_unit_test(a_silent_node_leaves_the_list),
       cmocka_unit_test(pick_is_deterministic_and_spreads),
       cmocka_unit_test(leader_moves_only_the_leavers_partitions),
   };

@@ -356,7 +356,6 @@ static void complete_join(tarn__kgroups *g, tarn__kg_group *gr, int64_t now_ms, 
     else
       waiting += !m->pending && !m->jwait;
   }
-  free(gr->protocol), gr->protocol = NULL;
   /* the leader answers the JoinGroup: a member that rejoined */
   tarn__kg_member *lead = gr->leader ? find_member(gr, gr->leader) : NULL;
   if (!lead || lead->pending || !lead->jwait)
@@ -368,6 +367,7 @@ static void complete_join(tarn__kgroups *g, tarn__kg_group *gr, int64_t now_ms, 
     gr->deadline = now_ms + longest_rebalance(gr);
     return;
   }
+  free(gr->protocol), gr->protocol = NULL;
   if (lead) {
     const char *p = choose_protocol(gr, lead);
     if (p && !(gr->protocol = strdup(p))) {
@@ -806,7 +806,7 @@ int16_t tarn__kgroups_heartbeat(tarn__kgroups *g, const char *group_id, int32_t 
 
 static int16_t leave_locked(tarn__kgroups *g, const char *group_id, const char *member_id,
                             const char *instance_id, int64_t now_ms, queue *q) {
-  tarn__kg_group *gr;
+  tarn__kg_group *gr = NULL;
   tarn__kg_member *mb;
   if (member_id && *member_id) {
     int16_t e = member_of(g, group_id, 0, member_id, instance_id, now_ms, q, &gr, &mb);

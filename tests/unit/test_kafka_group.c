@@ -537,6 +537,34 @@ static void static_leave_and_expiry(void **state) {
   close_fx(&f);
 }
 
+/* A join phase whose deadline comes with only static members that have not
+ * rejoined does not end (no member to lead it): it waits another rebalance
+ * timeout, as Kafka, and ends when one rejoins. */
+static void static_join_phase_waits(void **state) {
+  fx f = open_fx(state);
+  jres ja, jc;
+  join_static(f.g, "w", "", "i-a", 0, &ja);
+  char *a = strdup(ja.member);
+  sres s;
+  sync_static(f.g, "w", 1, a, "i-a", NULL, 0, 0, &s);
+  join(f.g, "w", "", 5, RANGE, 1, 100, &jc);
+  char *c = strdup(jc.member);
+  join(f.g, "w", c, 5, RANGE, 1, 100, &jc); /* a dynamic member: a rebalance */
+  assert_int_equal(jc.called, 0);
+  assert_int_equal(tarn__kgroups_leave(f.g, "w", c, NULL, 200), 0);
+  assert_int_equal(jc.error, TARN__KG_UNKNOWN_MEMBER_ID);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "w", 1, a, "i-a", 1500),
+                   TARN__KG_REBALANCE_IN_PROGRESS);
+  tarn__kgroups_tick(f.g, 2200); /* past 100 + 2000 */
+  assert_state(f.g, "w", 2200, "PreparingRebalance", 1);
+  join_static(f.g, "w", a, "i-a", 2300, &ja);
+  assert_int_equal(ja.error, 0);
+  assert_int_equal(ja.gen, 2);
+  assert_string_equal(ja.leader, a);
+  free(a), free(c);
+  close_fx(&f);
+}
+
 /* The group record carries the instance IDs: another coordinator (a node
  * taking the group over, or a restart) keeps the static members, replaces a
  * restarted one without a rebalance and fences its old ID. */
@@ -813,6 +841,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_prestate(static_rejoin_without_rebalance, (void *)v),
       cmocka_unit_test_prestate(static_member_fenced, (void *)v),
       cmocka_unit_test_prestate(static_leave_and_expiry, (void *)v),
+      cmocka_unit_test_prestate(static_join_phase_waits, (void *)v),
       cmocka_unit_test_prestate(static_group_restored, (void *)v),
       cmocka_unit_test_prestate(committed_offsets, (void *)v),
       cmocka_unit_test_prestate(restart_keeps_group_and_offsets, (void *)v),

@@ -1,5 +1,6 @@
 /* DescribeGroups (key 15), versions 0-4 (group.h): state, protocol and
- * members of each group this node coordinates; "Dead" for a group that does
+ * members of each group this node coordinates (v4: each member's group
+ * instance ID, null for a dynamic one); "Dead" for a group that does
  * not exist, NOT_COORDINATOR for one another node coordinates. */
 #include "kafka/api_group.h"
 
@@ -49,7 +50,7 @@ void tarn__kapi_describe_groups(tarn__knode *node, tarn__kreq *req) {
     for (size_t j = 0; j < d[i].n_members; j++) {
       const tarn__kgdesc_member *dm = &d[i].members[j];
       m[j].member_id = tarn__kg_kstr(dm->member_id);
-      m[j].group_instance_id = tarn__kg_kstr(NULL);
+      m[j].group_instance_id = tarn__kg_kstr(dm->instance_id);
       m[j].client_id = tarn__kg_kstr(dm->client_id);
       m[j].client_host = tarn__kg_kstr(dm->client_host);
       m[j].member_metadata =

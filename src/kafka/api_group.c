@@ -18,6 +18,11 @@ char *tarn__kg_cstr(tarn__kreq *req, tarn__kstr s) {
   return strlen(p) == n ? p : NULL;
 }
 
+int tarn__kg_instance(tarn__kreq *req, tarn__kstr s, const char **out) {
+  *out = s.len < 0 ? NULL : tarn__kg_cstr(req, s);
+  return s.len >= 0 && !*out ? -1 : 0;
+}
+
 tarn__kstr tarn__kg_kstr(const char *s) {
   return s ? (tarn__kstr){s, (int32_t)strlen(s)} : (tarn__kstr){NULL, -1};
 }

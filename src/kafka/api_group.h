@@ -13,6 +13,10 @@
 /* A NUL-terminated copy of s in req's arena: "" for a null string, NULL when
  * the arena is spent or s holds a NUL (no group or member has that name). */
 char *tarn__kg_cstr(tarn__kreq *req, tarn__kstr s);
+/* A group instance ID (KIP-345) from a nullable wire string: 0 with *out
+ * NULL for null (a dynamic member) or the arena's copy; -1 when it holds a
+ * NUL or the arena is spent. */
+int tarn__kg_instance(tarn__kreq *req, tarn__kstr s, const char **out);
 /* s as a wire string (NULL: null). */
 tarn__kstr tarn__kg_kstr(const char *s);
 /* Which node coordinates group_id: 1 when it is this node, 0 when it is

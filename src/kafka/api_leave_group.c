@@ -1,5 +1,7 @@
 /* LeaveGroup (key 13), versions 0-3 (group.h): v0-2 name one member, v3 a
- * list, each answered on its own. */
+ * list, each answered on its own, by member ID and/or group instance ID
+ * (KIP-345: an instance ID alone removes its static member; one that maps
+ * to another member ID is FENCED_INSTANCE_ID). */
 #include "kafka/api_group.h"
 
 #include "kafka/group.h"
@@ -15,7 +17,7 @@ void tarn__kapi_leave_group(tarn__knode *node, tarn__kreq *req) {
   if (req->api_version < 3) {
     char *member = tarn__kg_cstr(req, b.member_id);
     if (!r.error_code)
-      r.error_code = member ? tarn__kgroups_leave(node->groups, group, member, tarn__kg_now())
+      r.error_code = member ? tarn__kgroups_leave(node->groups, group, member, NULL, tarn__kg_now())
                             : TARN__KG_UNKNOWN_MEMBER_ID;
     tarn__kreq_respond(req, &r);
     return;
@@ -28,10 +30,13 @@ void tarn__kapi_leave_group(tarn__knode *node, tarn__kreq *req) {
   }
   for (size_t i = 0; !r.error_code && i < n; i++) {
     char *member = tarn__kg_cstr(req, b.members.v[i].member_id);
+    const char *instance;
+    int bad = tarn__kg_instance(req, b.members.v[i].group_instance_id, &instance);
     m[i].member_id = b.members.v[i].member_id;
     m[i].group_instance_id = b.members.v[i].group_instance_id;
-    m[i].error_code = member ? tarn__kgroups_leave(node->groups, group, member, tarn__kg_now())
-                             : TARN__KG_UNKNOWN_MEMBER_ID;
+    m[i].error_code =
+        member && !bad ? tarn__kgroups_leave(node->groups, group, member, instance, tarn__kg_now())
+                       : TARN__KG_UNKNOWN_MEMBER_ID;
   }
   if (!r.error_code)
     r.members.n = (int32_t)n, r.members.v = m;

@@ -1,6 +1,7 @@
 /* OffsetCommit (key 8), versions 0-7 (group.h): v0 and a commit with
  * generation -1 and no member are plain commits; otherwise the member of the
- * group's current generation commits. The offsets are records in the
+ * group's current generation commits (v7 names a static member's instance
+ * ID: a replaced one is FENCED_INSTANCE_ID). The offsets are records in the
  * metadata store, so a restart or another coordinator keeps them. */
 #include "kafka/api_group.h"
 
@@ -27,7 +28,9 @@ void tarn__kapi_offset_commit(tarn__knode *node, tarn__kreq *req) {
   char *group = tarn__kg_cstr(req, b.group_id);
   char *member = req->api_version >= 1 ? tarn__kg_cstr(req, b.member_id) : "";
   int32_t generation = req->api_version >= 1 ? b.generation_id_or_member_epoch : -1;
-  int16_t e = !group || !member ? TARN__KG_INVALID_REQUEST : tarn__kg_check(node, group);
+  const char *instance;
+  int bad = tarn__kg_instance(req, b.group_instance_id, &instance);
+  int16_t e = !group || !member || bad ? TARN__KG_INVALID_REQUEST : tarn__kg_check(node, group);
   size_t k = 0;
   for (size_t i = 0; i < nt; i++) {
     const tarn__k_offset_commit_offset_commit_request_topic *t = &b.topics.v[i];
@@ -49,7 +52,7 @@ void tarn__kapi_offset_commit(tarn__knode *node, tarn__kreq *req) {
     }
   }
   if (!e)
-    tarn__kgroups_commit(node->groups, group, generation, member, o, n, tarn__kg_now());
+    tarn__kgroups_commit(node->groups, group, generation, member, instance, o, n, tarn__kg_now());
   for (size_t i = 0; i < n; i++)
     rp[i].error_code = e ? e : o[i].error;
   r.topics.n = (int32_t)nt;

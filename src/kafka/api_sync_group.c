@@ -1,5 +1,6 @@
 /* SyncGroup (key 14), versions 0-3 (group.h): a follower's answer waits for
- * the leader's assignments, completed from the leader's request. */
+ * the leader's assignments, completed from the leader's request. v3 names a
+ * static member's instance ID (FENCED_INSTANCE_ID for a replaced one). */
 #include "kafka/api_group.h"
 
 #include "kafka/group.h"
@@ -19,9 +20,11 @@ void tarn__kapi_sync_group(tarn__knode *node, tarn__kreq *req) {
     return;
   char *group = tarn__kg_cstr(req, b.group_id);
   char *member = tarn__kg_cstr(req, b.member_id);
+  const char *instance;
+  int bad = tarn__kg_instance(req, b.group_instance_id, &instance);
   size_t n = b.assignments.n > 0 ? (size_t)b.assignments.n : 0;
   tarn__ksync_assignment *a = tarn__karena_alloc(req->arena, (n ? n : 1) * sizeof *a);
-  if (!group || !member || !a)
+  if (!group || !member || bad || !a)
     return synced(req, a ? TARN__KG_INVALID_REQUEST : TARN__KG_UNKNOWN_SERVER_ERROR, NULL, 0);
   for (size_t i = 0; i < n; i++) {
     if (!(a[i].member_id = tarn__kg_cstr(req, b.assignments.v[i].member_id)))
@@ -33,6 +36,6 @@ void tarn__kapi_sync_group(tarn__knode *node, tarn__kreq *req) {
   int16_t e = tarn__kg_check(node, group);
   if (e)
     return synced(req, e, NULL, 0);
-  tarn__kgroups_sync(node->groups, group, b.generation_id, member, a, n, tarn__kg_now(), synced,
-                     req);
+  tarn__kgroups_sync(node->groups, group, b.generation_id, member, instance, a, n, tarn__kg_now(),
+                     synced, req);
 }

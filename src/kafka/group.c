@@ -4,6 +4,9 @@
  *   Empty --join--> PreparingRebalance --all rejoined or deadline-->
  *   CompletingRebalance --leader's SyncGroup--> Stable --join/leave/expiry-->
  *   PreparingRebalance ...
+ * Static members (KIP-345) are the members with an instance ID: one that
+ * rejoins without its member ID replaces itself (replace_static), and a
+ * join phase that ends without them keeps them (complete_join).
  * Requests that wait (JoinGroup in PreparingRebalance, SyncGroup before the
  * leader's) park a tarn__kg_wait in their member; whatever ends the wait
  * fills it and queues it, and the queue is run once the lock is released. */
@@ -62,7 +65,8 @@ static void protos_free(tarn__kg_proto_copy *p, size_t n) {
 void tarn__kg_member_free(tarn__kg_member *m) {
   if (!m)
     return;
-  free(m->id), free(m->client_id), free(m->client_host), free(m->assignment);
+  free(m->id), free(m->client_id), free(m->client_host), free(m->instance_id);
+  free(m->assignment);
   protos_free(m->protos, m->n_protos);
   free(m);
 }
@@ -93,7 +97,8 @@ static uint8_t *dup_bytes(const uint8_t *p, size_t n, int *fail) {
 
 static void wait_free(tarn__kg_wait *w) {
   for (size_t i = 0; i < w->n_members; i++)
-    free((char *)w->members[i].member_id), free((uint8_t *)w->members[i].meta);
+    free((char *)w->members[i].member_id), free((char *)w->members[i].instance_id),
+        free((uint8_t *)w->members[i].meta);
   free(w->members);
   free(w->protocol_type), free(w->protocol), free(w->leader), free(w->member_id);
   free(w->assignment);
@@ -151,18 +156,20 @@ static size_t n_members(const tarn__kg_group *gr) {
   return n;
 }
 
-/* Answers a member's JoinGroup with the current generation (the leader gets
- * every member with its metadata for the chosen protocol). */
+/* Answers a member's JoinGroup with the current generation and leader (the
+ * group's; a replaced static member is told the leader before it was
+ * replaced, see replace_static); the leader gets every member with its
+ * metadata for the chosen protocol. */
 static void answer_join(queue *q, const tarn__kg_group *gr, const tarn__kg_member *mb,
-                        tarn__kg_wait *w) {
+                        const char *leader, tarn__kg_wait *w) {
   int fail = 0;
   w->generation = gr->generation;
   w->protocol_type = dup_or_null(gr->protocol_type);
   w->protocol = dup_or_null(gr->protocol);
-  w->leader = dup_or_null(gr->leader);
+  w->leader = dup_or_null(leader);
   w->member_id = strdup(mb->id);
   fail = !w->protocol_type || !w->protocol || !w->leader || !w->member_id;
-  if (!fail && !strcmp(gr->leader, mb->id)) {
+  if (!fail && !strcmp(leader, mb->id)) {
     size_t n = n_members(gr), k = 0;
     w->members = calloc(n ? n : 1, sizeof *w->members);
     fail = !w->members;
@@ -171,9 +178,11 @@ static void answer_join(queue *q, const tarn__kg_group *gr, const tarn__kg_membe
         continue;
       const tarn__kg_proto_copy *p = proto_of(m, gr->protocol);
       w->members[k].member_id = strdup(m->id);
+      w->members[k].instance_id = dup_or_null(m->instance_id);
       w->members[k].len = p ? p->len : 0;
       w->members[k].meta = p ? dup_bytes(p->meta, p->len, &fail) : NULL;
-      fail |= !w->members[k++].member_id;
+      fail |= !w->members[k].member_id || (m->instance_id && !w->members[k].instance_id);
+      k++;
       w->n_members = k;
     }
   }
@@ -224,6 +233,39 @@ static tarn__kg_member *find_member(tarn__kg_group *gr, const char *id) {
   return NULL;
 }
 
+/* The static member of an instance ID: the group's instance ID -> member ID
+ * map (KIP-345), kept as the members' instance_id. */
+static tarn__kg_member *find_instance(tarn__kg_group *gr, const char *instance_id) {
+  for (tarn__kg_member *m = gr->members; m; m = m->next)
+    if (m->instance_id && !strcmp(m->instance_id, instance_id))
+      return m;
+  return NULL;
+}
+
+/* Kafka's check of the (member ID, instance ID) a request names. With an
+ * instance ID, the member it maps to must have the member ID: another one
+ * means the request comes from a replaced instance (a process that another
+ * with the same group.instance.id took over), which must stop and not
+ * rejoin: FENCED_INSTANCE_ID (KIP-345); an instance ID the group does not
+ * know is UNKNOWN_MEMBER_ID. Without one, the member ID must be a joined
+ * member's. */
+static int16_t check_member(tarn__kg_group *gr, const char *member_id, const char *instance_id,
+                            tarn__kg_member **out) {
+  tarn__kg_member *m = instance_id ? find_instance(gr, instance_id)
+                       : member_id ? find_member(gr, member_id)
+                                   : NULL;
+  *out = NULL;
+  if (!m || m->pending)
+    return TARN__KG_UNKNOWN_MEMBER_ID;
+  if (instance_id && (!member_id || strcmp(m->id, member_id)))
+    /* planted: the old ID is only unknown, so its process rejoins and takes
+     * the instance back (two processes consume as one) */
+    return TARN__PLANTED(TARN__BUG_KGROUP_STATIC_UNFENCED) ? TARN__KG_UNKNOWN_MEMBER_ID
+                                                           : TARN__KG_FENCED_INSTANCE_ID;
+  *out = m;
+  return 0;
+}
+
 static void remove_member(tarn__kg_group *gr, tarn__kg_member *mb) {
   for (tarn__kg_member **p = &gr->members; *p; p = &(*p)->next)
     if (*p == mb) {
@@ -233,16 +275,20 @@ static void remove_member(tarn__kg_group *gr, tarn__kg_member *mb) {
   tarn__kg_member_free(mb);
 }
 
-static void prepare_rebalance(tarn__kg_group *gr, int64_t now_ms, queue *q) {
+static int32_t longest_rebalance(const tarn__kg_group *gr) {
   int32_t longest = 0;
-  for (tarn__kg_member *m = gr->members; m; m = m->next) {
-    if (m->swait) /* their generation is over before it was handed out */
-      fail_wait(q, m->swait, TARN__KG_REBALANCE_IN_PROGRESS, NULL), m->swait = NULL;
+  for (const tarn__kg_member *m = gr->members; m; m = m->next)
     if (!m->pending && m->rebalance_ms > longest)
       longest = m->rebalance_ms;
-  }
+  return longest;
+}
+
+static void prepare_rebalance(tarn__kg_group *gr, int64_t now_ms, queue *q) {
+  for (tarn__kg_member *m = gr->members; m; m = m->next)
+    if (m->swait) /* their generation is over before it was handed out */
+      fail_wait(q, m->swait, TARN__KG_REBALANCE_IN_PROGRESS, NULL), m->swait = NULL;
   gr->state = KG_PREPARING;
-  gr->deadline = now_ms + longest;
+  gr->deadline = now_ms + longest_rebalance(gr);
 }
 
 /* Whether every protocol name of the member is one all other members support,
@@ -285,28 +331,48 @@ static void maybe_complete_join(tarn__kgroups *g, tarn__kg_group *gr, int64_t no
     complete_join(g, gr, now_ms, q);
 }
 
+/* The protocol of a generation led by lead: the first in its order of
+ * preference that every member supports; NULL when there is none. */
+static const char *choose_protocol(const tarn__kg_group *gr, const tarn__kg_member *lead) {
+  for (size_t i = 0; i < lead->n_protos; i++) {
+    int all = 1;
+    for (const tarn__kg_member *m = gr->members; all && m; m = m->next)
+      all = m->pending || proto_of(m, lead->protos[i].name) != NULL;
+    if (all)
+      return lead->protos[i].name;
+  }
+  return NULL;
+}
+
 static void complete_join(tarn__kgroups *g, tarn__kg_group *gr, int64_t now_ms, queue *q) {
-  /* members that did not rejoin in time leave the group */
+  /* dynamic members that did not rejoin in time leave the group; static ones
+   * stay until their session expires (KIP-345), in the new generation with
+   * the metadata they last joined with */
+  int waiting = 0;
   for (tarn__kg_member *m = gr->members, *nx; m; m = nx) {
     nx = m->next;
-    if (!m->pending && !m->jwait)
+    if (!m->pending && !m->jwait && !m->instance_id)
       remove_member(gr, m);
+    else
+      waiting += !m->pending && !m->jwait;
+  }
+  /* the leader answers the JoinGroup: a member that rejoined */
+  tarn__kg_member *lead = gr->leader ? find_member(gr, gr->leader) : NULL;
+  if (!lead || lead->pending || !lead->jwait)
+    for (lead = gr->members; lead && (lead->pending || !lead->jwait); lead = lead->next) {
+    }
+  if (!lead && waiting) {
+    /* only static members that have not rejoined: Kafka waits another
+     * rebalance timeout, until they rejoin or their sessions expire */
+    gr->deadline = now_ms + longest_rebalance(gr);
+    return;
   }
   free(gr->protocol), gr->protocol = NULL;
-  tarn__kg_member *lead = gr->leader ? find_member(gr, gr->leader) : NULL;
-  if (!lead || lead->pending)
-    for (lead = gr->members; lead && lead->pending; lead = lead->next) {
-    }
   if (lead) {
-    /* the first protocol in the leader's order that every member supports */
-    for (size_t i = 0; !gr->protocol && i < lead->n_protos; i++) {
-      int all = 1;
-      for (tarn__kg_member *m = gr->members; all && m; m = m->next)
-        all = m->pending || proto_of(m, lead->protos[i].name) != NULL;
-      if (all && !(gr->protocol = strdup(lead->protos[i].name))) {
-        drop_group(g, gr, TARN__KG_UNKNOWN_SERVER_ERROR, q);
-        return;
-      }
+    const char *p = choose_protocol(gr, lead);
+    if (p && !(gr->protocol = strdup(p))) {
+      drop_group(g, gr, TARN__KG_UNKNOWN_SERVER_ERROR, q);
+      return;
     }
     if (!gr->protocol) {
       for (tarn__kg_member *m = gr->members, *nx; m; m = nx) {
@@ -329,16 +395,13 @@ static void complete_join(tarn__kgroups *g, tarn__kg_group *gr, int64_t now_ms, 
   }
   gr->generation++;
   gr->assigned = 0;
-  int32_t longest = 0;
   for (tarn__kg_member *m = gr->members; m; m = m->next) {
     free(m->assignment), m->assignment = NULL, m->assignment_len = 0;
     m->synced = 0;
     m->last_seen = now_ms;
-    if (!m->pending && m->rebalance_ms > longest)
-      longest = m->rebalance_ms;
   }
   gr->state = lead ? KG_COMPLETING : KG_EMPTY;
-  gr->deadline = now_ms + longest;
+  gr->deadline = now_ms + longest_rebalance(gr);
   int rc = tarn__kg_save(g->m, gr);
   if (rc) {
     drop_group(g, gr, store_error(rc), q);
@@ -346,7 +409,7 @@ static void complete_join(tarn__kgroups *g, tarn__kg_group *gr, int64_t now_ms, 
   }
   for (tarn__kg_member *m = gr->members; m; m = m->next)
     if (m->jwait) {
-      answer_join(q, gr, m, m->jwait);
+      answer_join(q, gr, m, gr->leader, m->jwait);
       m->jwait = NULL;
     }
 }
@@ -448,7 +511,9 @@ static char *new_member_id(const char *client_id) {
 static tarn__kg_member *new_member(const tarn__kjoin_req *r, char *id, int64_t now_ms) {
   tarn__kg_member *mb = calloc(1, sizeof *mb);
   if (!mb || !(mb->client_id = strdup(r->client_id ? r->client_id : "")) ||
-      !(mb->client_host = strdup(r->client_host ? r->client_host : "")) || set_protocols(mb, r)) {
+      !(mb->client_host = strdup(r->client_host ? r->client_host : "")) ||
+      (r->group_instance_id && !(mb->instance_id = strdup(r->group_instance_id))) ||
+      set_protocols(mb, r)) {
     tarn__kg_member_free(mb);
     free(id);
     return NULL;
@@ -458,15 +523,69 @@ static tarn__kg_member *new_member(const tarn__kjoin_req *r, char *id, int64_t n
   return mb;
 }
 
+static int32_t rebalance_of(const tarn__kjoin_req *r) {
+  return r->rebalance_timeout_ms > 0 ? r->rebalance_timeout_ms : r->session_timeout_ms;
+}
+
+/* KIP-345: a static member that joins without a member ID while its
+ * instance ID maps to mb (its process restarted, or another process took
+ * the instance over) takes mb's place under a new member ID, keeping mb's
+ * assignment. The old ID is fenced from now on (check_member); a JoinGroup
+ * or SyncGroup of it still waiting is answered FENCED_INSTANCE_ID. A Stable
+ * group whose chosen protocol stays does not rebalance: the record is
+ * written with the new ID and the member gets the current generation with
+ * the leader as it was before, so a replaced leader does not assign again
+ * (a Stable group would not hand that assignment out) and syncs as a
+ * follower, as Kafka answers JoinGroup before v9. Otherwise the group
+ * rebalances (in CompletingRebalance too: the leader may be assigning to
+ * the old ID). */
+static void replace_static(tarn__kgroups *g, tarn__kg_group *gr, tarn__kg_member *mb,
+                           const tarn__kjoin_req *r, int64_t now_ms, tarn__kg_wait *w, queue *q) {
+  int was_leader = gr->leader && !strcmp(gr->leader, mb->id);
+  char *id = new_member_id(r->group_instance_id);
+  char *lead = was_leader && id ? strdup(id) : NULL;
+  if (!id || (was_leader && !lead) || (!same_protocols(mb, r) && set_protocols(mb, r))) {
+    free(id), free(lead);
+    return fail_wait(q, w, TARN__KG_UNKNOWN_SERVER_ERROR, "");
+  }
+  if (mb->jwait)
+    fail_wait(q, mb->jwait, TARN__KG_FENCED_INSTANCE_ID, mb->id);
+  if (mb->swait)
+    fail_wait(q, mb->swait, TARN__KG_FENCED_INSTANCE_ID, NULL);
+  mb->jwait = mb->swait = NULL;
+  char *old = mb->id;
+  mb->id = id;
+  if (was_leader)
+    free(gr->leader), gr->leader = lead;
+  mb->session_ms = r->session_timeout_ms, mb->rebalance_ms = rebalance_of(r);
+  mb->last_seen = now_ms;
+  const tarn__kg_member *leader = gr->leader ? find_member(gr, gr->leader) : NULL;
+  const char *next = leader ? choose_protocol(gr, leader) : NULL;
+  if (gr->state == KG_STABLE && next && gr->protocol && !strcmp(next, gr->protocol)) {
+    int rc = tarn__kg_save(g->m, gr);
+    if (rc) {
+      /* the store keeps the old ID: the next request reads the group back */
+      fail_wait(q, w, store_error(rc), "");
+      drop_group(g, gr, store_error(rc), q);
+    } else {
+      answer_join(q, gr, mb, was_leader ? old : gr->leader, w);
+    }
+    free(old);
+    return;
+  }
+  free(old);
+  if (gr->state != KG_PREPARING)
+    prepare_rebalance(gr, now_ms, q);
+  mb->jwait = w;
+  maybe_complete_join(g, gr, now_ms, q);
+}
+
 static void join_locked(tarn__kgroups *g, const tarn__kjoin_req *r, int64_t now_ms,
                         tarn__kg_wait *w, queue *q) {
   const char *mid = r->member_id ? r->member_id : "";
+  const char *iid = r->group_instance_id;
   if (!r->group_id || !*r->group_id)
     return fail_wait(q, w, TARN__KG_INVALID_GROUP_ID, mid);
-  /* static membership (KIP-345) is not supported: refused at once, never
-   * left waiting */
-  if (r->group_instance_id)
-    return fail_wait(q, w, TARN__KG_INVALID_REQUEST, mid);
   if (r->session_timeout_ms < g->opt.min_session_ms ||
       r->session_timeout_ms > g->opt.max_session_ms)
     return fail_wait(q, w, TARN__KG_INVALID_SESSION_TIMEOUT, mid);
@@ -474,15 +593,24 @@ static void join_locked(tarn__kgroups *g, const tarn__kjoin_req *r, int64_t now_
   int rc = find_group(g, r->group_id, now_ms, 1, q, &gr);
   if (rc)
     return fail_wait(q, w, TARN__KG_COORDINATOR_NOT_AVAILABLE, mid);
-  tarn__kg_member *mb = *mid ? find_member(gr, mid) : NULL;
-  if (*mid && !mb)
-    return fail_wait(q, w, TARN__KG_UNKNOWN_MEMBER_ID, mid);
-  if (!supports(gr, mb, r->protocol_type, r->protocols, r->n_protocols))
+  tarn__kg_member *mb = NULL;
+  int16_t e = 0;
+  if (*mid && iid)
+    e = check_member(gr, mid, iid, &mb);
+  else if (*mid && !(mb = find_member(gr, mid)))
+    e = TARN__KG_UNKNOWN_MEMBER_ID;
+  if (e)
+    return fail_wait(q, w, e, mid);
+  tarn__kg_member *old = !*mid && iid ? find_instance(gr, iid) : NULL;
+  if (!supports(gr, mb ? mb : old, r->protocol_type, r->protocols, r->n_protocols))
     return fail_wait(q, w, TARN__KG_INCONSISTENT_GROUP_PROTOCOL, mid);
-  int32_t rebalance = r->rebalance_timeout_ms > 0 ? r->rebalance_timeout_ms : r->session_timeout_ms;
+  if (old)
+    return replace_static(g, gr, old, r, now_ms, w, q);
+  int32_t rebalance = rebalance_of(r);
   int added = 0;
   if (!mb) {
-    char *id = new_member_id(r->client_id ? r->client_id : "");
+    /* Kafka's member IDs: a static member's starts with its instance ID */
+    char *id = new_member_id(iid ? iid : r->client_id ? r->client_id : "");
     if (!id || !(mb = new_member(r, id, now_ms)))
       return fail_wait(q, w, TARN__KG_UNKNOWN_SERVER_ERROR, mid);
     mb->session_ms = r->session_timeout_ms, mb->rebalance_ms = rebalance;
@@ -490,7 +618,8 @@ static void join_locked(tarn__kgroups *g, const tarn__kjoin_req *r, int64_t now_
     while (*tail)
       tail = &(*tail)->next;
     *tail = mb;
-    if (r->version >= 4) {
+    /* a static member is known by its instance ID: no second round */
+    if (r->version >= 4 && !iid) {
       /* KIP-394: the member comes back with its ID before it counts */
       mb->pending = 1;
       return fail_wait(q, w, TARN__KG_MEMBER_ID_REQUIRED, mb->id);
@@ -507,7 +636,7 @@ static void join_locked(tarn__kgroups *g, const tarn__kjoin_req *r, int64_t now_
     else if (!changed && (gr->state == KG_COMPLETING ||
                           (gr->state == KG_STABLE && strcmp(gr->leader, mb->id)))) {
       /* a repeated join of this generation: its answer again */
-      return answer_join(q, gr, mb, w);
+      return answer_join(q, gr, mb, gr->leader, w);
     }
   }
   if (!gr->protocol_type || n_members(gr) == 1) {
@@ -572,29 +701,34 @@ void tarn__kgroups_join(tarn__kgroups *g, const tarn__kjoin_req *r, int64_t now_
   run(&q);
 }
 
-/* Finds the member of a request naming (group, generation, member): the
- * Kafka error when there is none (or the group is elsewhere). */
+/* Finds the member of a request naming (group, generation, member,
+ * instance): the Kafka error when there is none, it is fenced, or the group
+ * is elsewhere. */
 static int16_t member_of(tarn__kgroups *g, const char *group_id, int32_t generation,
-                         const char *member_id, int64_t now_ms, queue *q, tarn__kg_group **gr,
-                         tarn__kg_member **mb) {
+                         const char *member_id, const char *instance_id, int64_t now_ms, queue *q,
+                         tarn__kg_group **gr, tarn__kg_member **mb) {
   *mb = NULL;
   if (!group_id || !*group_id)
     return TARN__KG_INVALID_GROUP_ID;
   if (find_group(g, group_id, now_ms, 0, q, gr))
     return TARN__KG_COORDINATOR_NOT_AVAILABLE;
-  if (!*gr || !member_id || !(*mb = find_member(*gr, member_id)) || (*mb)->pending)
+  if (!*gr)
     return TARN__KG_UNKNOWN_MEMBER_ID;
+  int16_t e = check_member(*gr, member_id, instance_id, mb);
+  if (e)
+    return e;
   if (generation != (*gr)->generation)
     return TARN__KG_ILLEGAL_GENERATION;
   return 0;
 }
 
 static void sync_locked(tarn__kgroups *g, const char *group_id, int32_t generation,
-                        const char *member_id, const tarn__ksync_assignment *a, size_t n,
-                        int64_t now_ms, tarn__kg_wait *w, queue *q) {
+                        const char *member_id, const char *instance_id,
+                        const tarn__ksync_assignment *a, size_t n, int64_t now_ms, tarn__kg_wait *w,
+                        queue *q) {
   tarn__kg_group *gr;
   tarn__kg_member *mb;
-  int16_t e = member_of(g, group_id, generation, member_id, now_ms, q, &gr, &mb);
+  int16_t e = member_of(g, group_id, generation, member_id, instance_id, now_ms, q, &gr, &mb);
   if (!e && gr->state == KG_PREPARING)
     e = TARN__KG_REBALANCE_IN_PROGRESS;
   if (!e && gr->state == KG_EMPTY)
@@ -635,8 +769,9 @@ static void sync_locked(tarn__kgroups *g, const char *group_id, int32_t generati
 }
 
 void tarn__kgroups_sync(tarn__kgroups *g, const char *group_id, int32_t generation,
-                        const char *member_id, const tarn__ksync_assignment *a, size_t n,
-                        int64_t now_ms, tarn__ksync_cb cb, void *arg) {
+                        const char *member_id, const char *instance_id,
+                        const tarn__ksync_assignment *a, size_t n, int64_t now_ms,
+                        tarn__ksync_cb cb, void *arg) {
   tarn__kg_wait *w = calloc(1, sizeof *w);
   if (!w) {
     cb(arg, TARN__KG_UNKNOWN_SERVER_ERROR, NULL, 0);
@@ -645,18 +780,18 @@ void tarn__kgroups_sync(tarn__kgroups *g, const char *group_id, int32_t generati
   w->kind = WAIT_SYNC, w->scb = cb, w->arg = arg;
   queue q = {NULL, &q.head};
   pthread_mutex_lock(&g->mu);
-  sync_locked(g, group_id, generation, member_id, a, n, now_ms, w, &q);
+  sync_locked(g, group_id, generation, member_id, instance_id, a, n, now_ms, w, &q);
   pthread_mutex_unlock(&g->mu);
   run(&q);
 }
 
 int16_t tarn__kgroups_heartbeat(tarn__kgroups *g, const char *group_id, int32_t generation,
-                                const char *member_id, int64_t now_ms) {
+                                const char *member_id, const char *instance_id, int64_t now_ms) {
   queue q = {NULL, &q.head};
   tarn__kg_group *gr;
   tarn__kg_member *mb;
   pthread_mutex_lock(&g->mu);
-  int16_t e = member_of(g, group_id, generation, member_id, now_ms, &q, &gr, &mb);
+  int16_t e = member_of(g, group_id, generation, member_id, instance_id, now_ms, &q, &gr, &mb);
   if (!e) {
     mb->last_seen = now_ms;
     if (gr->state == KG_PREPARING)
@@ -669,15 +804,37 @@ int16_t tarn__kgroups_heartbeat(tarn__kgroups *g, const char *group_id, int32_t 
   return e;
 }
 
-int16_t tarn__kgroups_leave(tarn__kgroups *g, const char *group_id, const char *member_id,
-                            int64_t now_ms) {
-  queue q = {NULL, &q.head};
-  tarn__kg_group *gr;
+static int16_t leave_locked(tarn__kgroups *g, const char *group_id, const char *member_id,
+                            const char *instance_id, int64_t now_ms, queue *q) {
+  tarn__kg_group *gr = NULL;
   tarn__kg_member *mb;
+  if (member_id && *member_id) {
+    int16_t e = member_of(g, group_id, 0, member_id, instance_id, now_ms, q, &gr, &mb);
+    if (e == TARN__KG_UNKNOWN_MEMBER_ID && gr && !instance_id &&
+        (mb = find_member(gr, member_id)) && mb->pending)
+      e = 0;                                   /* handed an ID, not joined yet: Kafka forgets it */
+    if (e && e != TARN__KG_ILLEGAL_GENERATION) /* a leave names no generation */
+      return e;
+  } else {
+    /* KIP-345: a static member removed by its instance ID alone (tools
+     * remove a member that will not come back without waiting for its
+     * session to expire) */
+    if (!group_id || !*group_id)
+      return TARN__KG_INVALID_GROUP_ID;
+    if (find_group(g, group_id, now_ms, 0, q, &gr))
+      return TARN__KG_COORDINATOR_NOT_AVAILABLE;
+    if (!gr || !instance_id || !(mb = find_instance(gr, instance_id)))
+      return TARN__KG_UNKNOWN_MEMBER_ID;
+  }
+  member_gone(g, gr, mb, now_ms, q);
+  return 0;
+}
+
+int16_t tarn__kgroups_leave(tarn__kgroups *g, const char *group_id, const char *member_id,
+                            const char *instance_id, int64_t now_ms) {
+  queue q = {NULL, &q.head};
   pthread_mutex_lock(&g->mu);
-  int16_t e = member_of(g, group_id, 0, member_id, now_ms, &q, &gr, &mb);
-  if (!e || e == TARN__KG_ILLEGAL_GENERATION) /* a leave names no generation */
-    e = 0, member_gone(g, gr, mb, now_ms, &q);
+  int16_t e = leave_locked(g, group_id, member_id, instance_id, now_ms, &q);
   pthread_mutex_unlock(&g->mu);
   run(&q);
   return e;
@@ -734,8 +891,8 @@ void tarn__kgroups_forget(tarn__kgroups *g, const char *group_id) {
 /* ---- offsets --------------------------------------------------------------- */
 
 static int16_t commit_locked(tarn__kgroups *g, const char *group_id, int32_t generation,
-                             const char *member_id, tarn__koffset *parts, size_t n, int64_t now_ms,
-                             queue *q) {
+                             const char *member_id, const char *instance_id, tarn__koffset *parts,
+                             size_t n, int64_t now_ms, queue *q) {
   if (!group_id || !*group_id)
     return TARN__KG_INVALID_GROUP_ID;
   tarn__kg_group *gr;
@@ -745,14 +902,19 @@ static int16_t commit_locked(tarn__kgroups *g, const char *group_id, int32_t gen
   if (!gr || gr->state == KG_EMPTY) {
     /* a plain commit: the group keeps only offsets */
     if (generation >= 0)
-      return gr && member_id && *member_id ? TARN__KG_UNKNOWN_MEMBER_ID
-                                           : TARN__KG_ILLEGAL_GENERATION;
-  } else if (gr->state == KG_COMPLETING) {
-    return TARN__KG_REBALANCE_IN_PROGRESS;
+      return gr && ((member_id && *member_id) || instance_id) ? TARN__KG_UNKNOWN_MEMBER_ID
+                                                              : TARN__KG_ILLEGAL_GENERATION;
   } else {
-    tarn__kg_member *mb = member_id ? find_member(gr, member_id) : NULL;
-    if (!mb || mb->pending)
-      return TARN__KG_UNKNOWN_MEMBER_ID;
+    tarn__kg_member *mb;
+    int16_t e = check_member(gr, member_id, instance_id, &mb);
+    /* a fenced static member is told so first (Kafka checks the member
+     * before the state) */
+    if (e == TARN__KG_FENCED_INSTANCE_ID)
+      return e;
+    if (gr->state == KG_COMPLETING)
+      return TARN__KG_REBALANCE_IN_PROGRESS;
+    if (e)
+      return e;
     if (generation != gr->generation)
       return TARN__KG_ILLEGAL_GENERATION;
     mb->last_seen = now_ms;
@@ -774,11 +936,11 @@ static int16_t commit_locked(tarn__kgroups *g, const char *group_id, int32_t gen
 }
 
 int16_t tarn__kgroups_commit(tarn__kgroups *g, const char *group_id, int32_t generation,
-                             const char *member_id, tarn__koffset *parts, size_t n,
-                             int64_t now_ms) {
+                             const char *member_id, const char *instance_id, tarn__koffset *parts,
+                             size_t n, int64_t now_ms) {
   queue q = {NULL, &q.head};
   pthread_mutex_lock(&g->mu);
-  int16_t e = commit_locked(g, group_id, generation, member_id, parts, n, now_ms, &q);
+  int16_t e = commit_locked(g, group_id, generation, member_id, instance_id, parts, n, now_ms, &q);
   pthread_mutex_unlock(&g->mu);
   run(&q);
   for (size_t i = 0; e && i < n; i++)
@@ -978,9 +1140,10 @@ void tarn__kgroups_describe(tarn__kgroups *g, const char *group_id, int64_t now_
     tarn__kgdesc_member *o = &d->members[d->n_members++];
     const tarn__kg_proto_copy *p = proto_of(m, gr->protocol);
     o->member_id = strdup(m->id);
+    o->instance_id = dup_or_null(m->instance_id);
     o->client_id = strdup(m->client_id ? m->client_id : "");
     o->client_host = strdup(m->client_host ? m->client_host : "");
-    fail = !o->member_id || !o->client_id || !o->client_host;
+    fail = !o->member_id || !o->client_id || !o->client_host || (m->instance_id && !o->instance_id);
     o->meta_len = p ? p->len : 0;
     o->meta = p ? dup_bytes(p->meta, p->len, &fail) : NULL;
     o->assignment_len = m->assignment_len;
@@ -995,7 +1158,8 @@ void tarn__kgroups_describe(tarn__kgroups *g, const char *group_id, int64_t now_
 void tarn__kgdesc_free(tarn__kgdesc *d) {
   for (size_t i = 0; i < d->n_members; i++) {
     tarn__kgdesc_member *o = &d->members[i];
-    free(o->member_id), free(o->client_id), free(o->client_host), free(o->meta);
+    free(o->member_id), free(o->instance_id), free(o->client_id), free(o->client_host);
+    free(o->meta);
     free(o->assignment);
   }
   free(d->members), free(d->group_id), free(d->protocol_type), free(d->protocol);

@@ -21,6 +21,14 @@
  * never with the coordinator's lock held. The response passed to a callback
  * is valid only during the call.
  *
+ * Static members (KIP-345: JoinGroup v5+ with a group instance ID) are
+ * mapped instance ID -> member ID: a static member that comes back without
+ * its member ID (a restarted process) takes its instance's place under a new
+ * member ID, without a rebalance while the group is Stable and the chosen
+ * protocol stays, and the old member ID is fenced: a request naming it with
+ * the instance ID is answered FENCED_INSTANCE_ID. Requests of the group APIs
+ * name the instance ID where their version has it (NULL: none).
+ *
  * Results carry Kafka error codes (TARN__KG_*); the functions are
  * thread-safe. */
 #ifndef TARN_KAFKA_GROUP_H
@@ -54,6 +62,7 @@ enum {
   TARN__KG_NON_EMPTY_GROUP = 68,
   TARN__KG_GROUP_ID_NOT_FOUND = 69,
   TARN__KG_MEMBER_ID_REQUIRED = 79,
+  TARN__KG_FENCED_INSTANCE_ID = 82,
   TARN__KG_GROUP_SUBSCRIBED_TO_TOPIC = 86
 };
 
@@ -80,7 +89,7 @@ typedef struct tarn__kg_protocol {
 typedef struct tarn__kjoin_req {
   const char *group_id;
   const char *member_id;         /* "" for a member without one yet */
-  const char *group_instance_id; /* NULL; a static member is refused */
+  const char *group_instance_id; /* NULL: a dynamic member; else static (KIP-345) */
   const char *client_id, *client_host;
   const char *protocol_type; /* "consumer" */
   int32_t session_timeout_ms;
@@ -92,7 +101,8 @@ typedef struct tarn__kjoin_req {
 
 typedef struct tarn__kjoin_member {
   const char *member_id;
-  const uint8_t *meta; /* the member's metadata for the chosen protocol */
+  const char *instance_id; /* NULL: a dynamic member */
+  const uint8_t *meta;     /* the member's metadata for the chosen protocol */
   size_t len;
 } tarn__kjoin_member;
 
@@ -122,15 +132,21 @@ typedef struct tarn__ksync_assignment {
 } tarn__ksync_assignment;
 
 /* SyncGroup: the leader hands in every member's assignment; every member
- * gets its own once the leader's has come. cb is called exactly once. */
+ * gets its own once the leader's has come. cb is called exactly once.
+ * instance_id: the request's group instance ID (SyncGroup v3+), NULL. */
 void tarn__kgroups_sync(tarn__kgroups *g, const char *group_id, int32_t generation,
-                        const char *member_id, const tarn__ksync_assignment *a, size_t n,
-                        int64_t now_ms, tarn__ksync_cb cb, void *arg);
+                        const char *member_id, const char *instance_id,
+                        const tarn__ksync_assignment *a, size_t n, int64_t now_ms,
+                        tarn__ksync_cb cb, void *arg);
 
+/* instance_id: Heartbeat v3+, NULL. */
 int16_t tarn__kgroups_heartbeat(tarn__kgroups *g, const char *group_id, int32_t generation,
-                                const char *member_id, int64_t now_ms);
+                                const char *member_id, const char *instance_id, int64_t now_ms);
+/* LeaveGroup of one member: by its member ID, or (v3+, KIP-345) by its
+ * instance ID with member ID "" (an administrative removal); a member ID
+ * the instance ID no longer maps to is FENCED_INSTANCE_ID. */
 int16_t tarn__kgroups_leave(tarn__kgroups *g, const char *group_id, const char *member_id,
-                            int64_t now_ms);
+                            const char *instance_id, int64_t now_ms);
 
 /* Ends join phases whose members have all rejoined or whose deadline has
  * passed, removes members whose session expired. Call it often (every
@@ -154,11 +170,13 @@ typedef struct tarn__koffset {
 } tarn__koffset;
 
 /* OffsetCommit: generation -1 with member "" is a plain commit (the group
- * must have no members); otherwise the member of the current generation.
- * Returns the request-wide error (every partition's error is then set to it
- * too), else each partition's error is its own. */
+ * must have no members); otherwise the member of the current generation
+ * (instance_id: OffsetCommit v7+, NULL; a replaced static member's old ID is
+ * FENCED_INSTANCE_ID). Returns the request-wide error (every partition's
+ * error is then set to it too), else each partition's error is its own. */
 int16_t tarn__kgroups_commit(tarn__kgroups *g, const char *group_id, int32_t generation,
-                             const char *member_id, tarn__koffset *parts, size_t n, int64_t now_ms);
+                             const char *member_id, const char *instance_id, tarn__koffset *parts,
+                             size_t n, int64_t now_ms);
 
 /* OffsetFetch of the listed partitions: offset -1 and metadata "" for a
  * partition without a commit; on a store failure a partition gets rc < 0
@@ -194,7 +212,8 @@ int16_t tarn__kgroups_delete_offsets(tarn__kgroups *g, const char *group_id, tar
 
 typedef struct tarn__kgdesc_member {
   char *member_id, *client_id, *client_host;
-  uint8_t *meta; /* the chosen protocol's metadata */
+  char *instance_id; /* NULL: a dynamic member */
+  uint8_t *meta;     /* the chosen protocol's metadata */
   size_t meta_len;
   uint8_t *assignment;
   size_t assignment_len;

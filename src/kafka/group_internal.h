@@ -20,6 +20,7 @@ typedef struct tarn__kg_proto_copy {
 
 typedef struct tarn__kg_member {
   char *id, *client_id, *client_host;
+  char *instance_id; /* a static member's group instance ID (KIP-345), NULL */
   int32_t session_ms, rebalance_ms;
   tarn__kg_proto_copy *protos;
   size_t n_protos;

@@ -5,7 +5,12 @@
  * {group} is the escaped group ID, so every key of one kind has the same
  * number of segments and a group's offsets are one range. Each value starts
  * with a kind ("KG", "KO") and a format version, and carries the IDs it
- * belongs to, so a scan needs no key parsing. */
+ * belongs to, so a scan needs no key parsing. A group record of format 2
+ * carries each member's group instance ID (KIP-345 static members, NULL for a
+ * dynamic one); a group without static members is written in format 1, which
+ * a node of an earlier build reads too, and a node that cannot read format 2
+ * refuses the group (TARN_EVERSION) instead of taking static members for
+ * dynamic ones. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +24,7 @@
 
 #define PART TARN__KG_PARTITION
 #define FORMAT 1
+#define GROUP_FORMAT_STATIC 2
 #define NULL_LEN 0xffffffffu
 
 static char *group_key(const char *id) {
@@ -97,15 +103,20 @@ static int rd_bytes(tarn__rd *r, uint8_t **out, size_t *len, const char *field) 
   return 0;
 }
 
-static int rd_head(tarn__rd *r, char kind) {
+/* Reads a record's header: formats FORMAT up to max; *format (may be NULL)
+ * gets the record's. */
+static int rd_head(tarn__rd *r, char kind, unsigned max, unsigned *format) {
   const uint8_t *h;
   int rc = tarn__rd_bytes(r, 3, &h, "header");
   if (rc)
     return rc;
   if (h[0] != 'K' || h[1] != (uint8_t)kind)
     return tarn__corrupt(r->what, 0, "not a %s record", r->what);
-  if (h[2] != FORMAT)
-    return tarn__err(TARN_EVERSION, "%s: format %u, this build reads %u", r->what, h[2], FORMAT);
+  if (h[2] < FORMAT || h[2] > max)
+    return tarn__err(TARN_EVERSION, "%s: format %u, this build reads %u to %u", r->what, h[2],
+                     FORMAT, max);
+  if (format)
+    *format = h[2];
   return 0;
 }
 
@@ -117,7 +128,10 @@ static tarn__kg_proto_copy *chosen(const tarn__kg_group *gr, const tarn__kg_memb
 }
 
 static int encode_group(const tarn__kg_group *gr, tarn_buf *b) {
-  int rc = tarn_buf_append(b, "KG\x01", 3);
+  int statics = 0;
+  for (const tarn__kg_member *mb = gr->members; mb; mb = mb->next)
+    statics |= !mb->pending && mb->instance_id;
+  int rc = tarn_buf_append(b, statics ? "KG\x02" : "KG\x01", 3);
   rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)gr->generation);
   rc = rc ? rc : tarn_buf_putc(b, (uint8_t)(gr->assigned != 0));
   rc = rc ? rc : put_str(b, gr->id);
@@ -139,11 +153,14 @@ static int encode_group(const tarn__kg_group *gr, tarn_buf *b) {
     rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)mb->rebalance_ms);
     rc = rc ? rc : put_bytes(b, p ? p->meta : NULL, p ? p->len : 0);
     rc = rc ? rc : put_bytes(b, mb->assignment, mb->assignment_len);
+    if (statics)
+      rc = rc ? rc : put_str(b, mb->instance_id);
   }
   return rc;
 }
 
-static int decode_member(tarn__rd *r, const char *protocol, int64_t now_ms, tarn__kg_member **out) {
+static int decode_member(tarn__rd *r, const char *protocol, unsigned format, int64_t now_ms,
+                         tarn__kg_member **out) {
   tarn__kg_member *mb = calloc(1, sizeof *mb);
   if (!mb)
     return tarn__err(TARN_ENOMEM, "kafka group record: out of memory");
@@ -168,6 +185,8 @@ static int decode_member(tarn__rd *r, const char *protocol, int64_t now_ms, tarn
     free(skip);
   }
   rc = rc ? rc : rd_bytes(r, &mb->assignment, &mb->assignment_len, "assignment");
+  if (!rc && format >= GROUP_FORMAT_STATIC)
+    rc = rd_str(r, &mb->instance_id, "group instance id");
   if (rc) {
     tarn__kg_member_free(mb);
     return rc;
@@ -181,8 +200,9 @@ static int decode_group(const uint8_t *v, size_t len, int64_t now_ms, tarn__kg_g
   tarn__rd r;
   tarn__rd_init(&r, v, len, "kafka group record");
   uint32_t gen, n;
+  unsigned format = FORMAT;
   const uint8_t *assigned;
-  int rc = rd_head(&r, 'G');
+  int rc = rd_head(&r, 'G', GROUP_FORMAT_STATIC, &format);
   rc = rc ? rc : tarn__rd_be32(&r, &gen, "generation");
   rc = rc ? rc : tarn__rd_bytes(&r, 1, &assigned, "assigned");
   char *id = NULL;
@@ -198,7 +218,7 @@ static int decode_group(const uint8_t *v, size_t len, int64_t now_ms, tarn__kg_g
   rc = rc ? rc : tarn__rd_be32(&r, &n, "member count");
   tarn__kg_member **tail = &gr->members;
   for (uint32_t i = 0; !rc && i < n; i++) {
-    rc = decode_member(&r, gr->protocol, now_ms, tail);
+    rc = decode_member(&r, gr->protocol, format, now_ms, tail);
     if (!rc)
       tail = &(*tail)->next;
   }
@@ -307,7 +327,7 @@ static int decode_offset(const uint8_t *v, size_t len, tarn__koffset *o, char **
   uint64_t off, ts;
   uint32_t ep, part = 0;
   char *meta = NULL;
-  int rc = rd_head(&r, 'O');
+  int rc = rd_head(&r, 'O', FORMAT, NULL);
   rc = rc ? rc : tarn__rd_be64(&r, &off, "offset");
   rc = rc ? rc : tarn__rd_be32(&r, &ep, "leader epoch");
   rc = rc ? rc : tarn__rd_be64(&r, &ts, "commit time");

@@ -304,6 +304,9 @@ static const struct planted_run runs[] = {
      * retention.ms */
     {BUG(RETENTION_TRIMS_YOUNG),
      NO_WORLD("no retention job in the worlds", "test_retention (by_time_never_young)")},
+    /* issue 37: a replaced static member's old ID is FENCED_INSTANCE_ID */
+    {BUG(KGROUP_STATIC_UNFENCED),
+     NO_WORLD("no Kafka groups in the worlds", "test_kafka_group (static_member_fenced)")},
 };
 
 /* A CMake bracket argument: no character in it is special. */

@@ -1,6 +1,6 @@
 /* The consumer-group coordinator (src/kafka/group.c) without the wire:
  * member IDs, join and sync phases, protocol selection, heartbeats, session
- * and rebalance timeouts, leaving, static members refused, committed
+ * and rebalance timeouts, leaving, static members (KIP-345), committed
  * offsets, and the state kept in the metadata store across a restart and a
  * change of coordinator. Against mem:, sqlite: and etcd:.
  * ctest-variants: mem sqlite etcd */
@@ -22,6 +22,7 @@ typedef struct jres {
   char member[256], leader[256], proto[64];
   size_t n_members;
   char members[4][256];
+  char instances[4][64]; /* "-" for a dynamic member */
 } jres;
 
 typedef struct sres {
@@ -39,8 +40,11 @@ static void on_join(void *arg, const tarn__kjoin_resp *r) {
   snprintf(j->leader, sizeof j->leader, "%s", r->leader);
   snprintf(j->proto, sizeof j->proto, "%s", r->protocol_name ? r->protocol_name : "");
   j->n_members = r->n_members;
-  for (size_t i = 0; i < r->n_members && i < 4; i++)
+  for (size_t i = 0; i < r->n_members && i < 4; i++) {
     snprintf(j->members[i], sizeof j->members[i], "%s", r->members[i].member_id);
+    snprintf(j->instances[i], sizeof j->instances[i], "%s",
+             r->members[i].instance_id ? r->members[i].instance_id : "-");
+  }
 }
 
 static void on_sync(void *arg, int16_t error, const uint8_t *a, size_t len) {
@@ -91,7 +95,7 @@ static void join(tarn__kgroups *g, const char *group, const char *member, int16_
 static void sync_(tarn__kgroups *g, const char *group, int32_t gen, const char *member,
                   const tarn__ksync_assignment *a, size_t n, int64_t now, sres *out) {
   memset(out, 0, sizeof *out);
-  tarn__kgroups_sync(g, group, gen, member, a, n, now, on_sync, out);
+  tarn__kgroups_sync(g, group, gen, member, NULL, a, n, now, on_sync, out);
 }
 
 /* A member of its own in a new group: MEMBER_ID_REQUIRED, rejoin, generation
@@ -122,10 +126,12 @@ static char *single_member(tarn__kgroups *g, const char *group, int64_t now) {
 static void join_sync_heartbeat(void **state) {
   fx f = open_fx(state);
   char *a = single_member(f.g, "g1", 0);
-  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g1", 1, a, 10), 0);
-  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g1", 2, a, 10), TARN__KG_ILLEGAL_GENERATION);
-  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g1", 1, "nobody", 10), TARN__KG_UNKNOWN_MEMBER_ID);
-  assert_int_equal(tarn__kgroups_heartbeat(f.g, "nogroup", 1, a, 10), TARN__KG_UNKNOWN_MEMBER_ID);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g1", 1, a, NULL, 10), 0);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g1", 2, a, NULL, 10), TARN__KG_ILLEGAL_GENERATION);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g1", 1, "nobody", NULL, 10),
+                   TARN__KG_UNKNOWN_MEMBER_ID);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "nogroup", 1, a, NULL, 10),
+                   TARN__KG_UNKNOWN_MEMBER_ID);
   /* an ID never handed out cannot join */
   jres j;
   join(f.g, "g1", "made-up", 5, RANGE, 1, 20, &j);
@@ -150,10 +156,11 @@ static void rebalance_on_join_and_leave(void **state) {
   char *b = strdup(jb.member);
   join(f.g, "g", b, 5, RANGE, 1, 10, &jb);
   assert_int_equal(jb.called, 0); /* waits for a */
-  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g", 1, a, 20), TARN__KG_REBALANCE_IN_PROGRESS);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g", 1, a, NULL, 20),
+                   TARN__KG_REBALANCE_IN_PROGRESS);
   /* a commit of the old generation is still taken while the group rebalances */
   tarn__koffset o = {.topic = "t", .partition = 0, .offset = 5, .leader_epoch = -1};
-  assert_int_equal(tarn__kgroups_commit(f.g, "g", 1, a, &o, 1, 20), 0);
+  assert_int_equal(tarn__kgroups_commit(f.g, "g", 1, a, NULL, &o, 1, 20), 0);
   assert_int_equal(o.error, 0);
   join(f.g, "g", a, 5, RANGE, 1, 30, &ja);
   assert_int_equal(ja.called, 1);
@@ -168,7 +175,7 @@ static void rebalance_on_join_and_leave(void **state) {
   sres sa, sb;
   sync_(f.g, "g", 2, b, NULL, 0, 40, &sb);
   assert_int_equal(sb.called, 0);
-  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g", 2, b, 40), 0);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g", 2, b, NULL, 40), 0);
   tarn__ksync_assignment as[] = {{a, (const uint8_t *)"A", 1}, {b, (const uint8_t *)"B", 1}};
   sync_(f.g, "g", 2, a, as, 2, 50, &sa);
   assert_int_equal(sa.called, 1);
@@ -178,9 +185,10 @@ static void rebalance_on_join_and_leave(void **state) {
   /* a sync of the old generation */
   sync_(f.g, "g", 1, b, NULL, 0, 50, &sb);
   assert_int_equal(sb.error, TARN__KG_ILLEGAL_GENERATION);
-  assert_int_equal(tarn__kgroups_leave(f.g, "g", b, 60), 0);
-  assert_int_equal(tarn__kgroups_leave(f.g, "g", b, 60), TARN__KG_UNKNOWN_MEMBER_ID);
-  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g", 2, a, 70), TARN__KG_REBALANCE_IN_PROGRESS);
+  assert_int_equal(tarn__kgroups_leave(f.g, "g", b, NULL, 60), 0);
+  assert_int_equal(tarn__kgroups_leave(f.g, "g", b, NULL, 60), TARN__KG_UNKNOWN_MEMBER_ID);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g", 2, a, NULL, 70),
+                   TARN__KG_REBALANCE_IN_PROGRESS);
   join(f.g, "g", a, 5, RANGE, 1, 80, &ja);
   assert_int_equal(ja.called, 1);
   assert_int_equal(ja.gen, 3);
@@ -243,7 +251,8 @@ static void timeouts(void **state) {
   join(f.g, "g", "", 3, RANGE, 1, 100, &jb);
   assert_int_equal(jb.called, 0);
   /* a keeps heartbeating but never rejoins */
-  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g", 1, a, 900), TARN__KG_REBALANCE_IN_PROGRESS);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g", 1, a, NULL, 900),
+                   TARN__KG_REBALANCE_IN_PROGRESS);
   tarn__kgroups_tick(f.g, 1000);
   assert_int_equal(jb.called, 0);
   tarn__kgroups_tick(f.g, 2100); /* 100 + the rebalance timeout */
@@ -252,7 +261,7 @@ static void timeouts(void **state) {
   assert_int_equal(jb.gen, 2);
   assert_int_equal(jb.n_members, 1);
   assert_string_equal(jb.leader, jb.member);
-  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g", 2, a, 2100), TARN__KG_UNKNOWN_MEMBER_ID);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g", 2, a, NULL, 2100), TARN__KG_UNKNOWN_MEMBER_ID);
   /* b syncs, then goes silent past its session timeout (1000 ms) */
   sres s;
   sync_(f.g, "g", 2, jb.member, NULL, 0, 2200, &s);
@@ -268,7 +277,7 @@ static void timeouts(void **state) {
   assert_string_equal(d.state, "Empty");
   assert_int_equal(d.n_members, 0);
   tarn__kgdesc_free(&d);
-  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g", 2, jb.member, 3300),
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g", 2, jb.member, NULL, 3300),
                    TARN__KG_UNKNOWN_MEMBER_ID);
   /* a session timeout out of bounds */
   tarn__kjoin_req r = {.group_id = "g",
@@ -284,27 +293,312 @@ static void timeouts(void **state) {
   close_fx(&f);
 }
 
-/* A static member (group.instance.id) gets an error at once, never a wait. */
-static void static_member_refused(void **state) {
-  fx f = open_fx(state);
-  jres j = {0};
-  tarn__kjoin_req r = {.group_id = "g",
-                       .member_id = "",
-                       .group_instance_id = "i-1",
+/* ---- static members (KIP-345; issue 37 "Static membership") ---------------- */
+
+/* A JoinGroup v5 of a static member (instance ID iid). */
+static void join_static(tarn__kgroups *g, const char *group, const char *member, const char *iid,
+                        int64_t now, jres *out) {
+  memset(out, 0, sizeof *out);
+  tarn__kjoin_req r = {.group_id = group,
+                       .member_id = member,
+                       .group_instance_id = iid,
                        .client_id = "cl",
+                       .client_host = "/127.0.0.1",
                        .protocol_type = "consumer",
                        .session_timeout_ms = 1000,
-                       .rebalance_timeout_ms = 1000,
+                       .rebalance_timeout_ms = 2000,
                        .version = 5,
                        .protocols = RANGE,
                        .n_protocols = 1};
-  tarn__kgroups_join(f.g, &r, 0, on_join, &j);
-  assert_int_equal(j.called, 1);
-  assert_int_equal(j.error, TARN__KG_INVALID_REQUEST);
+  tarn__kgroups_join(g, &r, now, on_join, out);
+}
+
+static void sync_static(tarn__kgroups *g, const char *group, int32_t gen, const char *member,
+                        const char *iid, const tarn__ksync_assignment *a, size_t n, int64_t now,
+                        sres *out) {
+  memset(out, 0, sizeof *out);
+  tarn__kgroups_sync(g, group, gen, member, iid, a, n, now, on_sync, out);
+}
+
+/* Two static members "i-a" (the leader) and "i-b" in group "s", Stable in
+ * generation 2 with assignments "pA" and "pB"; their member IDs in a, b. */
+static void static_pair(tarn__kgroups *g, char **a, char **b) {
+  jres ja, jb;
+  /* a static member is known by its instance ID: no MEMBER_ID_REQUIRED */
+  join_static(g, "s", "", "i-a", 0, &ja);
+  assert_int_equal(ja.called, 1);
+  assert_int_equal(ja.error, 0);
+  assert_int_equal(ja.gen, 1);
+  assert_true(strncmp(ja.member, "i-a-", 4) == 0);
+  assert_string_equal(ja.leader, ja.member);
+  assert_int_equal(ja.n_members, 1);
+  assert_string_equal(ja.instances[0], "i-a");
+  *a = strdup(ja.member);
+  sres sa, sb;
+  tarn__ksync_assignment one = {*a, (const uint8_t *)"all", 3};
+  sync_static(g, "s", 1, *a, "i-a", &one, 1, 0, &sa);
+  assert_int_equal(sa.error, 0);
+  /* a new static member rebalances the group as a dynamic one does */
+  join_static(g, "s", "", "i-b", 10, &jb);
+  assert_int_equal(jb.called, 0);
+  assert_int_equal(tarn__kgroups_heartbeat(g, "s", 1, *a, "i-a", 20),
+                   TARN__KG_REBALANCE_IN_PROGRESS);
+  join_static(g, "s", *a, "i-a", 30, &ja);
+  assert_int_equal(ja.error, 0);
+  assert_int_equal(jb.error, 0);
+  assert_int_equal(ja.gen, 2);
+  assert_int_equal(ja.n_members, 2);
+  /* the leader learns each member's instance ID */
+  assert_string_equal(ja.instances[0], "i-a");
+  assert_string_equal(ja.instances[1], "i-b");
+  *b = strdup(jb.member);
+  assert_true(strncmp(*b, "i-b-", 4) == 0);
+  tarn__ksync_assignment as[] = {{*a, (const uint8_t *)"pA", 2}, {*b, (const uint8_t *)"pB", 2}};
+  sync_static(g, "s", 2, *b, "i-b", NULL, 0, 40, &sb);
+  sync_static(g, "s", 2, *a, "i-a", as, 2, 40, &sa);
+  assert_string_equal(sa.assignment, "pA");
+  assert_string_equal(sb.assignment, "pB");
+}
+
+static void assert_state(tarn__kgroups *g, const char *group, int64_t now, const char *state,
+                         size_t n) {
   tarn__kgdesc d;
-  tarn__kgroups_describe(f.g, "g", 0, &d);
-  assert_string_equal(d.state, "Dead");
+  tarn__kgroups_describe(g, group, now, &d);
+  assert_int_equal(d.error, 0);
+  assert_string_equal(d.state, state);
+  assert_int_equal(d.n_members, n);
   tarn__kgdesc_free(&d);
+}
+
+/* The static member of instance iid (member ID old) of static_pair's group
+ * restarts: its JoinGroup without a member ID is answered at once, in
+ * generation 2 with a new member ID, leader the leader's ID before the
+ * restart and no members (a restarted leader does not assign again). */
+static char *restart_static(tarn__kgroups *g, const char *iid, const char *old, const char *leader,
+                            int64_t now) {
+  jres j;
+  join_static(g, "s", "", iid, now, &j);
+  assert_int_equal(j.called, 1);
+  assert_int_equal(j.error, 0);
+  assert_int_equal(j.gen, 2);
+  assert_true(strncmp(j.member, iid, strlen(iid)) == 0 && j.member[strlen(iid)] == '-');
+  assert_string_not_equal(j.member, old);
+  assert_string_equal(j.leader, leader);
+  assert_int_equal(j.n_members, 0);
+  return strdup(j.member);
+}
+
+/* A static member that comes back without its member ID (a restarted
+ * process) gets a new member ID at once, in the current generation, with
+ * its assignment kept and no rebalance: the other member heartbeats on.
+ * A restarted leader is told the leader as it was, so it does not assign
+ * again, and syncs as a follower. DescribeGroups shows the instance IDs. */
+static void static_rejoin_without_rebalance(void **state) {
+  fx f = open_fx(state);
+  char *a, *b;
+  static_pair(f.g, &a, &b);
+  char *b2 = restart_static(f.g, "i-b", b, a, 100);
+  assert_state(f.g, "s", 100, "Stable", 2);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "s", 2, a, "i-a", 110), 0);
+  sres s;
+  sync_static(f.g, "s", 2, b2, "i-b", NULL, 0, 120, &s);
+  assert_int_equal(s.error, 0);
+  assert_string_equal(s.assignment, "pB");
+  /* the leader restarts: told its old ID as the leader */
+  char *a2 = restart_static(f.g, "i-a", a, a, 200);
+  sync_static(f.g, "s", 2, a2, "i-a", NULL, 0, 210, &s);
+  assert_int_equal(s.error, 0);
+  assert_string_equal(s.assignment, "pA");
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "s", 2, b2, "i-b", 220), 0);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "s", 2, a2, "i-a", 220), 0);
+  tarn__kgdesc d;
+  tarn__kgroups_describe(f.g, "s", 230, &d);
+  assert_string_equal(d.state, "Stable");
+  assert_int_equal(d.n_members, 2);
+  for (size_t i = 0; i < 2; i++) {
+    int is_a = !strcmp(d.members[i].member_id, a2);
+    assert_true(is_a || !strcmp(d.members[i].member_id, b2));
+    assert_string_equal(d.members[i].instance_id, is_a ? "i-a" : "i-b");
+    assert_memory_equal(d.members[i].assignment, is_a ? "pA" : "pB", 2);
+  }
+  tarn__kgdesc_free(&d);
+  /* a rejoin with the new ID and the same protocols is a follower's rejoin */
+  jres j;
+  join_static(f.g, "s", b2, "i-b", 240, &j);
+  assert_int_equal(j.error, 0);
+  assert_int_equal(j.gen, 2);
+  free(a), free(b), free(a2), free(b2);
+  close_fx(&f);
+}
+
+/* Once a static member is replaced, every request of its old member ID with
+ * the instance ID is FENCED_INSTANCE_ID (its process must stop, not rejoin
+ * and take the instance back); a JoinGroup of it still waiting is answered
+ * so. Without the instance ID the old ID is only unknown. Planted bug
+ * kgroup-static-unfenced. */
+static void static_member_fenced(void **state) {
+  fx f = open_fx(state);
+  char *a, *b;
+  static_pair(f.g, &a, &b);
+  char *b2 = restart_static(f.g, "i-b", b, a, 100);
+  jres j;
+  join_static(f.g, "s", b, "i-b", 110, &j);
+  assert_int_equal(j.called, 1);
+  assert_int_equal(j.error, TARN__KG_FENCED_INSTANCE_ID);
+  sres s;
+  sync_static(f.g, "s", 2, b, "i-b", NULL, 0, 110, &s);
+  assert_int_equal(s.error, TARN__KG_FENCED_INSTANCE_ID);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "s", 2, b, "i-b", 110),
+                   TARN__KG_FENCED_INSTANCE_ID);
+  tarn__koffset o = {.topic = "t", .partition = 0, .offset = 5, .leader_epoch = -1};
+  assert_int_equal(tarn__kgroups_commit(f.g, "s", 2, b, "i-b", &o, 1, 110),
+                   TARN__KG_FENCED_INSTANCE_ID);
+  assert_int_equal(o.error, TARN__KG_FENCED_INSTANCE_ID);
+  assert_int_equal(tarn__kgroups_leave(f.g, "s", b, "i-b", 110), TARN__KG_FENCED_INSTANCE_ID);
+  /* without the instance ID the old ID is unknown; an unknown instance ID too */
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "s", 2, b, NULL, 110), TARN__KG_UNKNOWN_MEMBER_ID);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "s", 2, b2, "i-x", 110),
+                   TARN__KG_UNKNOWN_MEMBER_ID);
+  join_static(f.g, "s", b2, "i-x", 110, &j);
+  assert_int_equal(j.error, TARN__KG_UNKNOWN_MEMBER_ID);
+  /* none of it moved the group: the new ID commits in generation 2 */
+  assert_state(f.g, "s", 120, "Stable", 2);
+  assert_int_equal(tarn__kgroups_commit(f.g, "s", 2, b2, "i-b", &o, 1, 120), 0);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "s", 2, a, "i-a", 120), 0);
+  /* a JoinGroup waiting in a rebalance is fenced when its instance is taken */
+  jres jc, jw;
+  join(f.g, "s", "", 3, RANGE, 1, 200, &jc); /* a dynamic member: a rebalance */
+  assert_int_equal(jc.called, 0);
+  join_static(f.g, "s", b2, "i-b", 210, &jw);
+  assert_int_equal(jw.called, 0);
+  join_static(f.g, "s", "", "i-b", 220, &j);
+  assert_int_equal(jw.called, 1);
+  assert_int_equal(jw.error, TARN__KG_FENCED_INSTANCE_ID);
+  assert_int_equal(j.called, 0); /* it waits for the join phase in b2's place */
+  join_static(f.g, "s", a, "i-a", 230, &jw);
+  assert_int_equal(jw.error, 0);
+  assert_int_equal(j.error, 0);
+  assert_int_equal(jw.gen, 3);
+  assert_int_equal(j.gen, 3);
+  assert_int_equal(jw.n_members, 3);
+  free(a), free(b), free(b2);
+  close_fx(&f);
+}
+
+/* LeaveGroup by instance ID alone removes the static member and rebalances;
+ * a static member stays until its session expires (it does not leave at a
+ * rebalance's join deadline), then the tick removes it and the group
+ * rebalances. */
+static void static_leave_and_expiry(void **state) {
+  fx f = open_fx(state);
+  char *a, *b;
+  static_pair(f.g, &a, &b);
+  assert_int_equal(tarn__kgroups_leave(f.g, "s", "", "i-x", 100), TARN__KG_UNKNOWN_MEMBER_ID);
+  assert_int_equal(tarn__kgroups_leave(f.g, "s", "", "i-b", 100), 0);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "s", 2, b, "i-b", 110), TARN__KG_UNKNOWN_MEMBER_ID);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "s", 2, a, "i-a", 110),
+                   TARN__KG_REBALANCE_IN_PROGRESS);
+  jres ja, jb;
+  join_static(f.g, "s", a, "i-a", 120, &ja);
+  assert_int_equal(ja.gen, 3);
+  assert_int_equal(ja.n_members, 1);
+  sres s;
+  sync_static(f.g, "s", 3, a, "i-a", NULL, 0, 130, &s);
+  /* i-b comes back; i-a heartbeats but does not rejoin by the join phase's
+   * deadline (200 + 2000): a dynamic member would leave (timeouts), a static
+   * one stays in the new generation and the leader assigns to it too */
+  join_static(f.g, "s", "", "i-b", 200, &jb);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "s", 3, a, "i-a", 210),
+                   TARN__KG_REBALANCE_IN_PROGRESS);
+  tarn__kgroups_tick(f.g, 1100);
+  assert_int_equal(jb.called, 0);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "s", 3, a, "i-a", 2000),
+                   TARN__KG_REBALANCE_IN_PROGRESS);
+  tarn__kgroups_tick(f.g, 2300);
+  assert_int_equal(jb.called, 1);
+  assert_int_equal(jb.error, 0);
+  assert_int_equal(jb.gen, 4);
+  assert_int_equal(jb.n_members, 2); /* b leads and assigns a too */
+  assert_string_equal(jb.leader, jb.member);
+  sync_static(f.g, "s", 4, jb.member, "i-b", NULL, 0, 2300, &s);
+  assert_int_equal(s.error, 0);
+  assert_state(f.g, "s", 2300, "Stable", 2);
+  /* then i-a stops without a LeaveGroup (a static member's client sends
+   * none): its session (1000 ms from the join phase's end) expires in the
+   * tick, and the group rebalances */
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "s", 4, jb.member, "i-b", 3000), 0);
+  tarn__kgroups_tick(f.g, 3400);
+  assert_state(f.g, "s", 3400, "PreparingRebalance", 1);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "s", 4, jb.member, "i-b", 3400),
+                   TARN__KG_REBALANCE_IN_PROGRESS);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "s", 4, a, "i-a", 3400),
+                   TARN__KG_UNKNOWN_MEMBER_ID);
+  free(a), free(b);
+  close_fx(&f);
+}
+
+/* A join phase whose deadline comes with only static members that have not
+ * rejoined does not end (no member to lead it): it waits another rebalance
+ * timeout, as Kafka, and ends when one rejoins. */
+static void static_join_phase_waits(void **state) {
+  fx f = open_fx(state);
+  jres ja, jc;
+  join_static(f.g, "w", "", "i-a", 0, &ja);
+  char *a = strdup(ja.member);
+  sres s;
+  sync_static(f.g, "w", 1, a, "i-a", NULL, 0, 0, &s);
+  join(f.g, "w", "", 5, RANGE, 1, 100, &jc);
+  char *c = strdup(jc.member);
+  join(f.g, "w", c, 5, RANGE, 1, 100, &jc); /* a dynamic member: a rebalance */
+  assert_int_equal(jc.called, 0);
+  assert_int_equal(tarn__kgroups_leave(f.g, "w", c, NULL, 200), 0);
+  assert_int_equal(jc.error, TARN__KG_UNKNOWN_MEMBER_ID);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "w", 1, a, "i-a", 1500),
+                   TARN__KG_REBALANCE_IN_PROGRESS);
+  tarn__kgroups_tick(f.g, 2200); /* past 100 + 2000 */
+  assert_state(f.g, "w", 2200, "PreparingRebalance", 1);
+  join_static(f.g, "w", a, "i-a", 2300, &ja);
+  assert_int_equal(ja.error, 0);
+  assert_int_equal(ja.gen, 2);
+  assert_string_equal(ja.leader, a);
+  free(a), free(c);
+  close_fx(&f);
+}
+
+/* The group record carries the instance IDs: another coordinator (a node
+ * taking the group over, or a restart) keeps the static members, replaces a
+ * restarted one without a rebalance and fences its old ID. */
+static void static_group_restored(void **state) {
+  fx f = open_fx(state);
+  char *a, *b;
+  static_pair(f.g, &a, &b);
+  tarn__kgroups *g2;
+  tarn__kgroups_options opt = {.min_session_ms = 10};
+  assert_int_equal(tarn__kgroups_open(f.m, &opt, &g2), 0);
+  tarn__kgdesc d;
+  tarn__kgroups_describe(g2, "s", 100, &d);
+  assert_string_equal(d.state, "Stable");
+  assert_int_equal(d.n_members, 2);
+  assert_string_equal(d.members[0].instance_id, "i-a");
+  assert_string_equal(d.members[1].instance_id, "i-b");
+  tarn__kgdesc_free(&d);
+  char *b2 = restart_static(g2, "i-b", b, a, 100);
+  sres s;
+  sync_static(g2, "s", 2, b2, "i-b", NULL, 0, 110, &s);
+  assert_string_equal(s.assignment, "pB");
+  assert_int_equal(tarn__kgroups_heartbeat(g2, "s", 2, b, "i-b", 110), TARN__KG_FENCED_INSTANCE_ID);
+  assert_int_equal(tarn__kgroups_heartbeat(g2, "s", 2, a, "i-a", 110), 0);
+  tarn__kgroups_close(g2);
+  /* a restart: a new store handle and coordinator read the replaced ID */
+  tarn__kgroups_close(f.g);
+  tarn_meta_close(f.m);
+  assert_int_equal(tarn_meta_open(f.uri, &f.m), 0);
+  assert_int_equal(tarn__kgroups_open(f.m, &opt, &f.g), 0);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "s", 2, b, "i-b", 200),
+                   TARN__KG_FENCED_INSTANCE_ID);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "s", 2, b2, "i-b", 200), 0);
+  assert_state(f.g, "s", 200, "Stable", 2);
+  free(a), free(b), free(b2);
   close_fx(&f);
 }
 
@@ -325,7 +619,7 @@ static void committed_offsets(void **state) {
   tarn__koffset o[2] = {
       {.topic = "t", .partition = 0, .offset = 42, .leader_epoch = -1, .metadata = "m0"},
       {.topic = "t", .partition = 1, .offset = 7, .leader_epoch = -1}};
-  assert_int_equal(tarn__kgroups_commit(f.g, "plain", -1, "", o, 2, 0), 0);
+  assert_int_equal(tarn__kgroups_commit(f.g, "plain", -1, "", NULL, o, 2, 0), 0);
   assert_int_equal(o[0].error, 0);
   assert_int_equal(o[1].error, 0);
   int64_t off;
@@ -339,7 +633,7 @@ static void committed_offsets(void **state) {
   fetch1(f.g, "other", "t", 0, &off, meta, sizeof meta);
   assert_int_equal(off, -1);
   o[0].offset = 43;
-  assert_int_equal(tarn__kgroups_commit(f.g, "plain", -1, "", o, 1, 0), 0);
+  assert_int_equal(tarn__kgroups_commit(f.g, "plain", -1, "", NULL, o, 1, 0), 0);
   fetch1(f.g, "plain", "t", 0, &off, meta, sizeof meta);
   assert_int_equal(off, 43);
   tarn__koffset *all;
@@ -356,21 +650,24 @@ static void committed_offsets(void **state) {
    * current generation */
   char *a = single_member(f.g, "g", 0);
   o[0].offset = 1;
-  assert_int_equal(tarn__kgroups_commit(f.g, "g", -1, "", o, 1, 0), TARN__KG_UNKNOWN_MEMBER_ID);
+  assert_int_equal(tarn__kgroups_commit(f.g, "g", -1, "", NULL, o, 1, 0),
+                   TARN__KG_UNKNOWN_MEMBER_ID);
   assert_int_equal(o[0].error, TARN__KG_UNKNOWN_MEMBER_ID);
-  assert_int_equal(tarn__kgroups_commit(f.g, "g", 9, a, o, 1, 0), TARN__KG_ILLEGAL_GENERATION);
-  assert_int_equal(tarn__kgroups_commit(f.g, "g", 1, a, o, 1, 0), 0);
+  assert_int_equal(tarn__kgroups_commit(f.g, "g", 9, a, NULL, o, 1, 0),
+                   TARN__KG_ILLEGAL_GENERATION);
+  assert_int_equal(tarn__kgroups_commit(f.g, "g", 1, a, NULL, o, 1, 0), 0);
   assert_int_equal(o[0].error, 0);
   fetch1(f.g, "g", "t", 0, &off, meta, sizeof meta);
   assert_int_equal(off, 1);
   /* a generation with no group */
-  assert_int_equal(tarn__kgroups_commit(f.g, "none", 3, "x", o, 1, 0), TARN__KG_ILLEGAL_GENERATION);
+  assert_int_equal(tarn__kgroups_commit(f.g, "none", 3, "x", NULL, o, 1, 0),
+                   TARN__KG_ILLEGAL_GENERATION);
   /* metadata above offset.metadata.max.bytes */
   char *big = malloc(TARN__KG_OFFSET_METADATA_MAX + 2);
   memset(big, 'x', TARN__KG_OFFSET_METADATA_MAX + 1);
   big[TARN__KG_OFFSET_METADATA_MAX + 1] = 0;
   o[1].metadata = big;
-  assert_int_equal(tarn__kgroups_commit(f.g, "plain", -1, "", o, 2, 0), 0);
+  assert_int_equal(tarn__kgroups_commit(f.g, "plain", -1, "", NULL, o, 2, 0), 0);
   assert_int_equal(o[0].error, 0);
   assert_int_equal(o[1].error, TARN__KG_OFFSET_METADATA_TOO_LARGE);
   free(big);
@@ -384,7 +681,7 @@ static void restart_keeps_group_and_offsets(void **state) {
   fx f = open_fx(state);
   char *a = single_member(f.g, "g", 0);
   tarn__koffset o = {.topic = "t", .partition = 3, .offset = 99, .leader_epoch = -1};
-  assert_int_equal(tarn__kgroups_commit(f.g, "g", 1, a, &o, 1, 0), 0);
+  assert_int_equal(tarn__kgroups_commit(f.g, "g", 1, a, NULL, &o, 1, 0), 0);
   tarn__kgroups_close(f.g);
   tarn_meta_close(f.m);
   assert_int_equal(tarn_meta_open(f.uri, &f.m), 0);
@@ -405,7 +702,7 @@ static void restart_keeps_group_and_offsets(void **state) {
   assert_memory_equal(d.members[0].assignment, "p0,p1", 5);
   assert_int_equal(d.members[0].meta_len, 6);
   tarn__kgdesc_free(&d);
-  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g", 1, a, 0), 0);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "g", 1, a, NULL, 0), 0);
   sres s;
   sync_(f.g, "g", 1, a, NULL, 0, 0, &s);
   assert_string_equal(s.assignment, "p0,p1");
@@ -437,16 +734,16 @@ static void coordinator_change(void **state) {
   assert_int_equal(j.gen, 2);
   /* node 1 reads generation 2 back, in its sync phase */
   tarn__koffset o = {.topic = "t", .partition = 0, .offset = 5, .leader_epoch = -1};
-  assert_int_equal(tarn__kgroups_commit(f.g, "grp/with space", 1, a, &o, 1, 20),
+  assert_int_equal(tarn__kgroups_commit(f.g, "grp/with space", 1, a, NULL, &o, 1, 20),
                    TARN__KG_REBALANCE_IN_PROGRESS);
   tarn__ksync_assignment as = {a, (const uint8_t *)"x", 1};
   sres s;
   sync_(g2, "grp/with space", 2, a, &as, 1, 30, &s);
   assert_int_equal(s.error, 0);
   assert_string_equal(s.assignment, "x");
-  assert_int_equal(tarn__kgroups_commit(f.g, "grp/with space", 1, a, &o, 1, 40),
+  assert_int_equal(tarn__kgroups_commit(f.g, "grp/with space", 1, a, NULL, &o, 1, 40),
                    TARN__KG_ILLEGAL_GENERATION);
-  assert_int_equal(tarn__kgroups_commit(g2, "grp/with space", 2, a, &o, 1, 40), 0);
+  assert_int_equal(tarn__kgroups_commit(g2, "grp/with space", 2, a, NULL, &o, 1, 40), 0);
   int64_t off;
   char meta[8];
   fetch1(f.g, "grp/with space", "t", 0, &off, meta, sizeof meta);
@@ -466,7 +763,7 @@ static void fetch_on_store_failure(void **state) {
     skip();
   fx f = open_fx(state);
   tarn__koffset c = {.topic = "t", .partition = 0, .offset = 8, .leader_epoch = -1};
-  assert_int_equal(tarn__kgroups_commit(f.g, "g", -1, "", &c, 1, 0), 0);
+  assert_int_equal(tarn__kgroups_commit(f.g, "g", -1, "", NULL, &c, 1, 0), 0);
   assert_int_equal(tarn_meta_inject_fault(f.m, TARN_META_FAULT_READ_FAIL, 2), 0);
   tarn__koffset o[2] = {{.topic = "t", .partition = 0}, {.topic = "t", .partition = 1}};
   assert_true(tarn__kgroups_fetch(f.g, "g", o, 2) < 0);
@@ -491,10 +788,10 @@ static void plain_commit_group_listed(void **state) {
   tarn__koffset o[2] = {{.topic = "t", .partition = 0, .offset = 4, .leader_epoch = -1},
                         {.topic = "t", .partition = 1, .offset = 5, .leader_epoch = -1}};
   /* "p" and "p q/r" share a prefix; each has two offsets but is listed once */
-  assert_int_equal(tarn__kgroups_commit(f.g, "p", -1, "", o, 2, 0), 0);
-  assert_int_equal(tarn__kgroups_commit(f.g, "p q/r", -1, "", o, 2, 0), 0);
+  assert_int_equal(tarn__kgroups_commit(f.g, "p", -1, "", NULL, o, 2, 0), 0);
+  assert_int_equal(tarn__kgroups_commit(f.g, "p q/r", -1, "", NULL, o, 2, 0), 0);
   char *a = single_member(f.g, "g", 0);
-  assert_int_equal(tarn__kgroups_commit(f.g, "g", 1, a, o, 1, 0), 0);
+  assert_int_equal(tarn__kgroups_commit(f.g, "g", 1, a, NULL, o, 1, 0), 0);
   tarn__kglisted *l;
   size_t n;
   assert_int_equal(tarn__kgroups_list(f.g, &l, &n), 0);
@@ -541,7 +838,11 @@ int main(int argc, char **argv) {
       cmocka_unit_test_prestate(rebalance_on_join_and_leave, (void *)v),
       cmocka_unit_test_prestate(protocol_selection, (void *)v),
       cmocka_unit_test_prestate(timeouts, (void *)v),
-      cmocka_unit_test_prestate(static_member_refused, (void *)v),
+      cmocka_unit_test_prestate(static_rejoin_without_rebalance, (void *)v),
+      cmocka_unit_test_prestate(static_member_fenced, (void *)v),
+      cmocka_unit_test_prestate(static_leave_and_expiry, (void *)v),
+      cmocka_unit_test_prestate(static_join_phase_waits, (void *)v),
+      cmocka_unit_test_prestate(static_group_restored, (void *)v),
       cmocka_unit_test_prestate(committed_offsets, (void *)v),
       cmocka_unit_test_prestate(restart_keeps_group_and_offsets, (void *)v),
       cmocka_unit_test_prestate(coordinator_change, (void *)v),

@@ -360,6 +360,52 @@ static int producer_state_drop(tarn_catalog *c, uint64_t log_id) {
             : 0;
 }
 
+/* Issue 37 "Lifecycle": the committed offsets of topic `name`'s incarnation
+ * `uuid` go with it, every group's (Kafka's coordinator removes a deleted
+ * topic's partitions from every group, GroupMetadataManager.cleanupGroupMetadata).
+ * After the drop: the incarnation is no longer looked up, so a commit on it
+ * is refused from then on (a node's topic cache may take a second to see
+ * it). Only records of this incarnation (or of none: format 1, before IDs)
+ * go, each by a Delete on the version read, so a re-created topic's commits
+ * stay. A record this leaves behind (a commit from a node's cache, a
+ * deletion that stopped here) names an ID no live topic has: OffsetFetch
+ * ignores it (api_offset_fetch.c) and the node's offsets expiry removes it. */
+static int offsets_drop(tarn_catalog *c, const char *name, const uint8_t uuid[16]) {
+  tarn_meta *m = tarn__catalog_meta(c);
+  char a[TARN_KEY_SLASH_MAX];
+  size_t nl = strlen(name);
+  snprintf(a, sizeof a, "%s", TARN_KAFKA_OFFSETS_PREFIX);
+  int flags = 0, rc = 0;
+  for (;;) {
+    tarn_meta_recs rs = {0};
+    rc = tarn_meta_scan(m, TARN_KAFKA_GROUPS_PARTITION, a, TARN_KAFKA_OFFSETS_PREFIX "\xff/", flags,
+                        256, &rs);
+    for (size_t i = 0; !rc && i < rs.n; i++) {
+      const tarn_meta_rec *r = &rs.v[i];
+      const char *g = r->key + strlen(TARN_KAFKA_OFFSETS_PREFIX), *t = strchr(g, '/');
+      const char *colon = t ? strrchr(t, ':') : NULL;
+      if (!colon || (size_t)(colon - t - 1) != nl || memcmp(t + 1, name, nl) != 0)
+        continue;
+      const uint8_t *v = r->value;
+      int ours = r->value_len >= 19 && v[0] == 'K' && v[1] == 'O' &&
+                 (v[2] < TARN_KAFKA_OFFSET_FORMAT_ID || memcmp(v + 3, uuid, 16) == 0);
+      if (!ours)
+        continue;
+      rc = tarn_meta_delete_if(m, TARN_KAFKA_GROUPS_PARTITION, r->key, r->stat.version, NULL, 0);
+      if (rc == TARN_ENOTFOUND || rc == TARN_ECONFLICT)
+        rc = 0; /* deleted or committed again meanwhile: not this pass's */
+    }
+    int more = !rc && rs.more && rs.n;
+    if (more)
+      snprintf(a, sizeof a, "%s", rs.v[rs.n - 1].key);
+    tarn_meta_recs_free(&rs);
+    if (!more)
+      break;
+    flags = TARN_META_AFTER;
+  }
+  return rc ? tarn__errctx(rc, "removing the committed offsets of topic %s", name) : 0;
+}
+
 int tarn_kafka_topic_delete(tarn_catalog *c, const char *name) {
   tarn_catalog_record *v;
   size_t n;
@@ -373,9 +419,15 @@ int tarn_kafka_topic_delete(tarn_catalog *c, const char *name) {
   /* Every incarnation still in the catalog goes: the live one, and one a
    * crashed delete left DROPPING (the drop resumes). */
   for (size_t i = 0; i < n && !rc; i++) {
-    rc = tarn_catalog_drop_stream(c, v[i].ns, v[i].name, NULL);
+    /* the incarnation's ID: its stream is "{name}-topic-id-{id}" */
+    uint8_t uuid[16];
+    rc =
+        tarn_kafka_topic_id_parse(v[i].name + strlen(name) + strlen(TARN_KAFKA_STREAM_INFIX), uuid);
+    rc = rc ? rc : tarn_catalog_drop_stream(c, v[i].ns, v[i].name, NULL);
     for (size_t l = 0; !rc && l < v[i].n_logs; l++)
       rc = producer_state_drop(c, v[i].logs[l]);
+    if (!rc)
+      rc = offsets_drop(c, name, uuid);
   }
   tarn_catalog_records_free(v, n);
   return rc ? tarn__errctx(rc, "deleting topic %s", name) : 0;

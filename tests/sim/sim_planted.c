@@ -279,6 +279,8 @@ static const struct planted_run runs[] = {
      NO_WORLD("no Kafka producers in the worlds", "test_kafka_producer (state_goes_with_topic)")},
     {BUG(KPROD_EXPIRY_UNGUARDED),
      NO_WORLD("no Kafka producers in the worlds", "test_kafka_producer (expiry_sweep)")},
+    {BUG(KOFFSET_EXPIRY_UNGUARDED),
+     NO_WORLD("no Kafka groups in the worlds", "test_kafka_group (offsets_expire)")},
     /* Issue 31: 004's S3 and S5 as the protocol states them
      * (docs/simulation.md "Properties"). publish-ignores-fence (A3 guarded by
      * the lease record but not the fence) appends between the fence and the

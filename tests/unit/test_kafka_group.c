@@ -379,6 +379,13 @@ static void offsets_expire(void **state) {
   commit1(f.g, "orphan", "t", -1, "", 10);
   char *a = single_member(f.g, "stable", 0);
   commit1(f.g, "stable", "t", 1, a, 5);
+  /* a record of format 1 (before issue 37: a monotonic commit time) */
+  static const uint8_t v1[] = {'K',  'O',  1,    0, 0, 0, 0, 0,   0, 0, 9, 0xff,
+                               0xff, 0xff, 0xff, 0, 0, 0, 0, 0,   0, 0, 0, 0,
+                               0,    0,    0,    0, 0, 0, 1, 't', 0, 0, 0, 0};
+  assert_int_equal(
+      tarn_meta_put(f.m, TARN__KG_PARTITION, "/offsets/legacy/t:0000000000", v1, sizeof v1, NULL),
+      0);
   char *b = single_member(f.g, "empty", 0);
   commit1(f.g, "empty", "t", 1, b, 6);
   assert_int_equal(tarn__kgroups_leave(f.g, "empty", b, 0), 0);
@@ -389,6 +396,11 @@ static void offsets_expire(void **state) {
   assert_int_equal(out.offsets, 1);
   assert_int_equal(out.groups, 0);
   assert_int_equal(n_offsets(f.g, "orphan"), 1);
+  /* the format 1 record is stamped with the sweep's time, not removed */
+  tarn_meta_rec lr = {0};
+  assert_int_equal(tarn_meta_get(f.m, TARN__KG_PARTITION, "/offsets/legacy/t:0000000000", &lr), 0);
+  assert_int_equal(lr.value[2], 2);
+  tarn_meta_rec_free(&lr);
 
   /* the sweep reads plain's offset, a commit lands, the sweep deletes on
    * what it read: the commit stays */
@@ -414,11 +426,13 @@ static void offsets_expire(void **state) {
   assert_int_equal(n_offsets(f.g, "plain"), 1);
   assert_int_equal(n_offsets(f.g, "orphan"), 0);
 
-  /* at 91 s: plain's; the Stable group keeps its offset, theirs untouched */
+  /* at 91 s: plain's and the format 1 record (stamped at 30 s); the Stable
+   * group keeps its offset, theirs untouched */
   skew_ms = 91000;
   assert_int_equal(tarn__kgroups_expire(f.g, ret, &x, &out), 0);
-  assert_int_equal(out.offsets, 1);
+  assert_int_equal(out.offsets, 2);
   assert_int_equal(n_offsets(f.g, "plain"), 0);
+  assert_int_equal(n_offsets(f.g, "legacy"), 0);
   assert_int_equal(n_offsets(f.g, "stable"), 1);
   assert_int_equal(n_offsets(f.g, "theirs"), 1);
   tarn__clock_set(NULL);

@@ -876,6 +876,53 @@ int tarn__kprod_expire_rec(tarn__kprod *p, uint64_t log_id, const tarn_meta_rec 
   return moved(rc) ? 0 : rc;
 }
 
+int tarn__kprod_describe(tarn__kprod *p, uint64_t log_id, tarn__kprod_desc **out, size_t *n) {
+  char part[24], a[TARN_KEY_SLASH_MAX], b[TARN_KEY_SLASH_MAX + 1];
+  *out = NULL, *n = 0;
+  snprintf(part, sizeof part, "%llu", (unsigned long long)log_id);
+  snprintf(a, sizeof a, TARN_KAFKA_PRODUCER_STATE_PREFIX "%llu/", (unsigned long long)log_id);
+  snprintf(b, sizeof b, "%s\xff", a);
+  tarn__kprod_desc *v = NULL;
+  size_t k = 0, cap = 0;
+  int flags = 0, rc = 0;
+  for (;;) {
+    tarn_meta_recs rs = {0};
+    if ((rc = tarn_meta_scan(p->m, part, a, b, flags, 256, &rs)))
+      break;
+    for (size_t i = 0; !rc && i < rs.n; i++) {
+      pstate s;
+      memset(&s, 0, sizeof s);
+      const char *id = strrchr(rs.v[i].key, '/');
+      if (decode_state(rs.v[i].value, rs.v[i].value_len, &s) || !id)
+        continue; /* not this listing's to judge: a produce reading it reports it */
+      if (k == cap) {
+        tarn__kprod_desc *nv = realloc(v, (cap = cap ? 2 * cap : 16) * sizeof *v);
+        if (!nv) {
+          rc = tarn__err(TARN_ENOMEM, "producer state: out of memory");
+          break;
+        }
+        v = nv;
+      }
+      v[k++] = (tarn__kprod_desc){strtoll(id + 1, NULL, 10), s.epoch,
+                                  s.n_done ? s.done[s.n_done - 1].last : -1,
+                                  s.written_ms >= 0 ? s.written_ms : -1};
+    }
+    int more = !rc && rs.more && rs.n;
+    if (more)
+      snprintf(a, sizeof a, "%s", rs.v[rs.n - 1].key);
+    tarn_meta_recs_free(&rs);
+    if (!more)
+      break;
+    flags = TARN_META_AFTER;
+  }
+  if (rc) {
+    free(v);
+    return tarn__errctx(rc, "describing the producers of log %llu", (unsigned long long)log_id);
+  }
+  *out = v, *n = k;
+  return 0;
+}
+
 int tarn__kprod_expire(tarn__kprod *p, uint64_t log_id, int64_t expiration_ms, size_t *removed) {
   char part[24], a[TARN_KEY_SLASH_MAX], b[TARN_KEY_SLASH_MAX + 1];
   *removed = 0;

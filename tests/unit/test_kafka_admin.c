@@ -579,6 +579,65 @@ static void offsets_go_with_topic(void **state) {
   tarn_deployment_close(d);
 }
 
+/* DescribeProducers v0 (issue 37, KIP-664): the producers with state on a
+ * partition, as the store holds them (a format 3 record put by hand: epoch 3,
+ * last batch's sequences 0-4, written at 1234 ms); a partition without any
+ * answers none; a missing partition or topic UNKNOWN_TOPIC_OR_PARTITION. */
+static void describe_producers(void **state) {
+  (void)state;
+  tarn_deployment *d = open_dep("dp");
+  tarn_kafka_node *n = open_node(d, 0);
+  int fd = kconnect(n);
+  create_topic(fd, "p", 2);
+  tarn_catalog *cat;
+  assert_int_equal(tarn_catalog_open(tarn_deployment_meta(d), NULL, &cat), 0);
+  tarn_kafka_topic t;
+  assert_int_equal(tarn_kafka_topic_lookup(cat, "p", &t), 0);
+  char part[24], key[96];
+  snprintf(part, sizeof part, "%llu", (unsigned long long)t.logs[1]);
+  snprintf(key, sizeof key, TARN_KAFKA_PRODUCER_STATE_PREFIX "%s/%020lld", part, 77LL);
+  tarn_kafka_topic_free(&t);
+  tarn_catalog_close(cat);
+  static const uint8_t v[] = {'K', 'P', 3, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 4,   0,
+                              0,   0,   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0xd2};
+  assert_int_equal(
+      tarn_meta_create(tarn_deployment_meta(d), part, key, v, sizeof v, TARN_META_PERSISTENT, NULL),
+      0);
+  tarn__k_describe_producers_req q;
+  tarn__kmsg_init(TARN__KAPI_DESCRIBE_PRODUCERS, 0, &q);
+  int32_t pp[] = {0, 1, 9}, pn[] = {0};
+  tarn__k_describe_producers_topic_request tq[2] = {{ks("p"), {3, pp}}, {ks("nope"), {1, pn}}};
+  q.topics.n = 2;
+  q.topics.v = tq;
+  tarn__karena a;
+  tarn__karena_init(&a);
+  tarn__k_describe_producers_resp r;
+  uint8_t *keep;
+  call(fd, TARN__KAPI_DESCRIBE_PRODUCERS, 0, &q, &a, &r, &keep);
+  assert_int_equal(r.topics.n, 2);
+  const tarn__k_describe_producers_partition_response *rp = r.topics.v[0].partitions.v;
+  assert_int_equal(r.topics.v[0].partitions.n, 3);
+  assert_int_equal(rp[0].error_code, 0);
+  assert_int_equal(rp[0].active_producers.n, 0);
+  assert_int_equal(rp[1].error_code, 0);
+  assert_int_equal(rp[1].active_producers.n, 1);
+  const tarn__k_describe_producers_producer_state *ps = rp[1].active_producers.v;
+  assert_int_equal(ps->producer_id, 77);
+  assert_int_equal(ps->producer_epoch, 3);
+  assert_int_equal(ps->last_sequence, 4);
+  assert_int_equal(ps->last_timestamp, 1234);
+  assert_int_equal(ps->coordinator_epoch, -1);
+  assert_int_equal(ps->current_txn_start_offset, -1);
+  assert_int_equal(rp[2].partition_index, 9);
+  assert_int_equal(rp[2].error_code, TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION);
+  assert_int_equal(r.topics.v[1].partitions.v[0].error_code, TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION);
+  free(keep);
+  tarn__karena_free(&a);
+  close(fd);
+  tarn_kafka_node_close(n);
+  tarn_deployment_close(d);
+}
+
 /* Two nodes: each group is answered by its coordinator only (the rule of
  * FindCoordinator); the other node says NOT_COORDINATOR and deletes nothing. */
 static void not_coordinator(void **state) {
@@ -680,7 +739,7 @@ int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(cluster_id),      cmocka_unit_test(delete_groups_and_offsets),
       cmocka_unit_test(not_coordinator), cmocka_unit_test(offsets_go_with_topic),
-      cmocka_unit_test(reserved_names),
+      cmocka_unit_test(reserved_names),  cmocka_unit_test(describe_producers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "log/catalog_meta.h"
+#include "store/meta_pages.h"
 #include "tarn/key.h"
 #include "tarn/parquet.h"
 #include "util/error.h"
@@ -370,39 +371,32 @@ static int producer_state_drop(tarn_catalog *c, uint64_t log_id) {
  * stay. A record this leaves behind (a commit from a node's cache, a
  * deletion that stopped here) names an ID no live topic has: OffsetFetch
  * ignores it (api_offset_fetch.c) and the node's offsets expiry removes it. */
+typedef struct dropping {
+  tarn_meta *m;
+  const char *name;
+  const uint8_t *uuid;
+} dropping;
+
+static int offset_drop(void *arg, const tarn_meta_rec *r) {
+  const dropping *d = arg;
+  size_t nl = strlen(d->name);
+  const char *g = r->key + strlen(TARN_KAFKA_OFFSETS_PREFIX), *t = strchr(g, '/');
+  const char *colon = t ? strrchr(t, ':') : NULL;
+  if (!colon || (size_t)(colon - t - 1) != nl || memcmp(t + 1, d->name, nl) != 0)
+    return 0;
+  const uint8_t *v = r->value;
+  int ours = r->value_len >= 19 && v[0] == 'K' && v[1] == 'O' &&
+             (v[2] < TARN_KAFKA_OFFSET_FORMAT_ID || memcmp(v + 3, d->uuid, 16) == 0);
+  if (!ours)
+    return 0;
+  int rc = tarn_meta_delete_if(d->m, TARN_KAFKA_GROUPS_PARTITION, r->key, r->stat.version, NULL, 0);
+  return rc == TARN_ENOTFOUND || rc == TARN_ECONFLICT ? 0 : rc; /* moved: not this pass's */
+}
+
 static int offsets_drop(tarn_catalog *c, const char *name, const uint8_t uuid[16]) {
-  tarn_meta *m = tarn__catalog_meta(c);
-  char a[TARN_KEY_SLASH_MAX];
-  size_t nl = strlen(name);
-  snprintf(a, sizeof a, "%s", TARN_KAFKA_OFFSETS_PREFIX);
-  int flags = 0, rc = 0;
-  for (;;) {
-    tarn_meta_recs rs = {0};
-    rc = tarn_meta_scan(m, TARN_KAFKA_GROUPS_PARTITION, a, TARN_KAFKA_OFFSETS_PREFIX "\xff/", flags,
-                        256, &rs);
-    for (size_t i = 0; !rc && i < rs.n; i++) {
-      const tarn_meta_rec *r = &rs.v[i];
-      const char *g = r->key + strlen(TARN_KAFKA_OFFSETS_PREFIX), *t = strchr(g, '/');
-      const char *colon = t ? strrchr(t, ':') : NULL;
-      if (!colon || (size_t)(colon - t - 1) != nl || memcmp(t + 1, name, nl) != 0)
-        continue;
-      const uint8_t *v = r->value;
-      int ours = r->value_len >= 19 && v[0] == 'K' && v[1] == 'O' &&
-                 (v[2] < TARN_KAFKA_OFFSET_FORMAT_ID || memcmp(v + 3, uuid, 16) == 0);
-      if (!ours)
-        continue;
-      rc = tarn_meta_delete_if(m, TARN_KAFKA_GROUPS_PARTITION, r->key, r->stat.version, NULL, 0);
-      if (rc == TARN_ENOTFOUND || rc == TARN_ECONFLICT)
-        rc = 0; /* deleted or committed again meanwhile: not this pass's */
-    }
-    int more = !rc && rs.more && rs.n;
-    if (more)
-      snprintf(a, sizeof a, "%s", rs.v[rs.n - 1].key);
-    tarn_meta_recs_free(&rs);
-    if (!more)
-      break;
-    flags = TARN_META_AFTER;
-  }
+  dropping d = {tarn__catalog_meta(c), name, uuid};
+  int rc = tarn__meta_scan_each(d.m, TARN_KAFKA_GROUPS_PARTITION, TARN_KAFKA_OFFSETS_PREFIX,
+                                TARN_KAFKA_OFFSETS_PREFIX "\xff/", 256, offset_drop, &d);
   return rc ? tarn__errctx(rc, "removing the committed offsets of topic %s", name) : 0;
 }
 

@@ -5,7 +5,7 @@
 # and created again; 300 records are produced; the same group reads all 300
 # (before: 200, from the old offset 100). Counted in the store: no offset
 # record is left after the deletion.
-# Then the footprint: short-lived consumers commit on topic F, 4 group
+# Then the footprint: short-lived consumers commit on topic F, 2 group
 # members (subscribe, read, commit, close: each group Empty with its record)
 # and 20 plain committers (assign + commit: groups of offsets only); with
 # the retention set small (--kafka-offsets-retention-ms, tarn's finer form
@@ -48,7 +48,7 @@ def produce(n):
 
 def consume(want):
     c = KafkaConsumer("T", group_id="g", bootstrap_servers=boot, auto_offset_reset="earliest",
-                      enable_auto_commit=False, consumer_timeout_ms=6000)
+                      enable_auto_commit=False, consumer_timeout_ms=5000)
     n = sum(1 for _ in c)
     c.commit()
     c.close()
@@ -90,7 +90,7 @@ for i in range(10):
     p.send("F", b"m%d" % i, partition=i % 2)
 p.flush()
 p.close()
-for i in range(4):  # group members: subscribe, read, commit, leave
+for i in range(2):  # group members: subscribe, read, commit, leave
     c = KafkaConsumer("F", group_id="member-%d" % i, bootstrap_servers=boot,
                       auto_offset_reset="earliest", enable_auto_commit=False,
                       consumer_timeout_ms=4000)

@@ -75,7 +75,12 @@ typedef struct tarn_kafka_node_config {
                                             * write (86400000) */
   int64_t producer_id_expiration_check_ms; /* [producer.id.expiration.check.interval.ms]
                                             * how often the state is swept (600000) */
-  tarn_kafka_log_fn log;                   /* NULL: no log lines */
+  int64_t offsets_retention_ms;       /* [offsets.retention.minutes] x 60000: a group's committed
+                                       * offsets go this long after it became Empty, a group
+                                       * of plain commits' this long after each commit
+                                       * (604800000: 10080 minutes) */
+  int64_t offsets_retention_check_ms; /* [offsets.retention.check.interval.ms] (600000) */
+  tarn_kafka_log_fn log;              /* NULL: no log lines */
   void *log_arg;
 } tarn_kafka_node_config;
 
@@ -107,7 +112,8 @@ const char *tarn_kafka_node_advertised(const tarn_kafka_node *n);
  * once, in different threads. A run returns 0 or a negative TARN_E*. */
 typedef struct tarn_kafka_node_job {
   const char *name; /* "kafka-registry", "kafka-groups", "kafka-express-handover",
-                     * "kafka-retention", "kafka-producer-expiry" */
+                     * "kafka-retention", "kafka-producer-expiry",
+                     * "kafka-offsets-expiry" */
   int interval_ms;
   int (*run)(tarn_kafka_node *n);
 } tarn_kafka_node_job;

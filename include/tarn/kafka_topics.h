@@ -36,6 +36,14 @@ extern "C" {
  * partition P(L) of a topic's log L: "{prefix}{L}/{producer ID:020d}"
  * (src/kafka/producer.h). tarn_kafka_topic_delete removes them. */
 #define TARN_KAFKA_PRODUCER_STATE_PREFIX "/kafka-producer-state/"
+/* The Kafka node's committed offsets (src/kafka/group_store.c): records
+ * "{prefix}{escaped group}/{topic}:{partition:010d}" in the partition
+ * TARN_KAFKA_GROUPS_PARTITION. From format TARN_KAFKA_OFFSET_FORMAT_ID a
+ * value starts "KO", the format byte, then the 16 bytes of the ID of the
+ * topic committed on. tarn_kafka_topic_delete removes a topic's offsets. */
+#define TARN_KAFKA_GROUPS_PARTITION "kafka-groups"
+#define TARN_KAFKA_OFFSETS_PREFIX "/offsets/"
+#define TARN_KAFKA_OFFSET_FORMAT_ID 2
 
 /* ---- topics on a catalog (src/log/kafka_topics.c) ----------------------- */
 

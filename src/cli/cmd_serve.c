@@ -96,6 +96,10 @@ static void help(void) {
          "  --kafka-producer-id-expiration-ms MS  an idempotent producer's state on a\n"
          "                              partition goes MS after its last write (86400000)\n"
          "  --kafka-producer-id-expiration-check-ms MS  how often it is swept (600000)\n"
+         "  --kafka-offsets-retention-minutes N  a group's committed offsets go N minutes\n"
+         "                              after it became Empty or after a plain commit (10080)\n"
+         "  --kafka-offsets-retention-ms MS  the same in ms (tarn's; over the minutes)\n"
+         "  --kafka-offsets-retention-check-ms MS  how often offsets expire (600000)\n"
          "  --kafka-tls-cert FILE       serve Kafka over TLS with this PEM certificate chain\n"
          "  --kafka-tls-key FILE        ... and this PEM private key\n"
          "  --kafka-sasl MECHANISM      clients must authenticate: plain or scram-sha-256\n"
@@ -180,6 +184,12 @@ static int parse(int argc, char **argv, tarn_cli_deploy *d, tarn_srv_options *o,
       TARN_CLI_OPT_UINT("--kafka-producer-id-expiration-ms", &o->kafka_producer_expiration_ms, 1,
                         INT64_MAX, NULL, NULL),
       TARN_CLI_OPT_UINT("--kafka-producer-id-expiration-check-ms", &o->kafka_producer_check_ms, 1,
+                        86400000, NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-offsets-retention-minutes", &o->kafka_offsets_retention_minutes, 1,
+                        INT32_MAX, NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-offsets-retention-ms", &o->kafka_offsets_retention_ms, 1,
+                        INT64_MAX / 2, NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-offsets-retention-check-ms", &o->kafka_offsets_check_ms, 1,
                         86400000, NULL, NULL),
       TARN_CLI_OPT_STRING("--kafka-tls-cert", &o->kafka_tls_cert, "FILE"),
       TARN_CLI_OPT_STRING("--kafka-tls-key", &o->kafka_tls_key, "FILE"),

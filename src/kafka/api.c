@@ -50,6 +50,7 @@ static const tarn__kapi table[] = {
      "IncrementalAlterConfigs"},
     {TARN__KAPI_OFFSET_DELETE, 0, 0, tarn__kapi_offset_delete, "OffsetDelete"}, /* issue 37 */
     {TARN__KAPI_DESCRIBE_CLUSTER, 0, 1, tarn__kapi_describe_cluster, "DescribeCluster"}, /* 37 */
+    {TARN__KAPI_DESCRIBE_PRODUCERS, 0, 0, tarn__kapi_describe_producers, "DescribeProducers"},
 };
 
 const tarn__kapi *tarn__kapi_table(size_t *n) {

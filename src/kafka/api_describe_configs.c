@@ -129,10 +129,11 @@ static int describe_broker(tarn__knode *node, tarn__kreq *req,
                            const tarn__k_describe_configs_req *b,
                            const tarn__k_describe_configs_resource *res,
                            tarn__k_describe_configs_result *out) {
-  char id[16], parts[16], maxb[16];
+  char id[16], parts[16], maxb[16], offret[24];
   snprintf(id, sizeof id, "%d", (int)node->cfg.node_id);
   snprintf(parts, sizeof parts, "%d", (int)node->cfg.auto_create_partitions);
   snprintf(maxb, sizeof maxb, "%d", TARN_KAFKA_DEFAULT_MAX_MESSAGE_BYTES);
+  snprintf(offret, sizeof offret, "%lld", (long long)(node->cfg.offsets_retention_ms / 60000));
   const struct {
     const char *name, *value;
     int type;
@@ -148,6 +149,8 @@ static int describe_broker(tarn__knode *node, tarn__kreq *req,
       {"min.insync.replicas", "1", TARN_KAFKA_CONFIG_INT, "the object store replicates"},
       {"num.partitions", parts, TARN_KAFKA_CONFIG_INT,
        "the partitions of a topic Metadata creates"},
+      {"offsets.retention.minutes", offret, TARN_KAFKA_CONFIG_INT,
+       "tarn serve --kafka-offsets-retention-minutes (issue 37)"},
   };
   size_t n = sizeof c / sizeof *c;
   entry *v = tarn__karena_alloc(req->arena, n * sizeof *v);

@@ -5,7 +5,29 @@
  * metadata store, so a restart or another coordinator keeps them. */
 #include "kafka/api_group.h"
 
+#include <string.h>
+
 #include "kafka/group.h"
+#include "tarn/error.h"
+#include "tarn/kafka_topics.h"
+
+/* Issue 37 "Lifecycle": an offset is committed on a live partition only, as
+ * Kafka's OffsetCommit answers UNKNOWN_TOPIC_OR_PARTITION otherwise, and it
+ * carries the topic's ID, so that a topic deleted and created again under
+ * the same name never reads the old incarnation's offsets. Returns the
+ * partition's error, 0 when it may be committed (its ID in o). */
+static int16_t commit_target(tarn__knode *node, tarn__kstr name, tarn__koffset *o) {
+  tarn_kafka_topic t;
+  int rc = tarn__knode_topic(node, name.p, name.len > 0 ? (size_t)name.len : 0, &t);
+  if (rc)
+    return rc == TARN_ENOTFOUND ? TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION : tarn__kerr_of(rc);
+  int16_t e = o->partition < 0 || (uint32_t)o->partition >= t.partitions
+                  ? TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION
+                  : 0;
+  memcpy(o->topic_id, t.uuid, sizeof o->topic_id);
+  tarn_kafka_topic_free(&t);
+  return e;
+}
 
 void tarn__kapi_offset_commit(tarn__knode *node, tarn__kreq *req) {
   tarn__k_offset_commit_req b;
@@ -51,8 +73,26 @@ void tarn__kapi_offset_commit(tarn__knode *node, tarn__kreq *req) {
         e = e ? e : TARN__KG_INVALID_REQUEST;
     }
   }
-  if (!e)
-    tarn__kgroups_commit(node->groups, group, generation, member, instance, o, n, tarn__kg_now());
+  /* the partitions of live topics go to the coordinator, the others are
+   * answered here: c[] holds the former, at[] their places in o[] */
+  tarn__koffset *c = tarn__karena_alloc(req->arena, (n ? n : 1) * sizeof *c);
+  size_t *at = tarn__karena_alloc(req->arena, (n ? n : 1) * sizeof *at), nc = 0;
+  if (!c || !at) {
+    tarn__kreq_close(req);
+    return;
+  }
+  k = 0;
+  for (size_t i = 0; !e && i < nt; i++)
+    for (int32_t j = 0; j < b.topics.v[i].partitions.n; j++, k++) {
+      o[k].error = commit_target(node, b.topics.v[i].name, &o[k]);
+      if (!o[k].error)
+        c[nc] = o[k], at[nc++] = k;
+    }
+  if (!e && nc)
+    tarn__kgroups_commit(node->groups, group, generation, member, instance, c, nc,
+                         tarn__kg_now());
+  for (size_t i = 0; !e && i < nc; i++)
+    o[at[i]].error = c[i].error;
   for (size_t i = 0; i < n; i++)
     rp[i].error_code = e ? e : o[i].error;
   r.topics.n = (int32_t)nt;

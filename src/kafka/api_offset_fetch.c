@@ -9,6 +9,57 @@
 #include <string.h>
 
 #include "kafka/group.h"
+#include "tarn/error.h"
+#include "tarn/kafka_topics.h"
+
+/* Issue 37 "Lifecycle": 1 when o was committed on another incarnation of
+ * its topic than the live one (or there is none): a topic deleted and
+ * created again under its name starts without the old offsets, even before
+ * the deletion's removal of them is done. An offset without an ID (format 1)
+ * is the live topic's, as before. The cache may be a second old: a
+ * mismatch is checked against the catalog before an offset is hidden. <0:
+ * the catalog could not be read. */
+static int stale(tarn__knode *node, const tarn__koffset *o) {
+  static const uint8_t none[16];
+  if (o->offset < 0 || !memcmp(o->topic_id, none, sizeof none))
+    return 0;
+  size_t len = strlen(o->topic);
+  for (int fresh = 0; fresh < 2; fresh++) {
+    if (fresh)
+      tarn__knode_topic_forget(node, o->topic, len);
+    tarn_kafka_topic t;
+    int rc = tarn__knode_topic(node, o->topic, len, &t);
+    if (rc && rc != TARN_ENOTFOUND)
+      return rc;
+    int same = !rc && !memcmp(t.uuid, o->topic_id, sizeof t.uuid);
+    if (!rc)
+      tarn_kafka_topic_free(&t);
+    if (same)
+      return 0;
+  }
+  return 1;
+}
+
+/* Hides the offsets of other incarnations (stale): -1 as for no commit, or
+ * with drop, out of the list (OffsetFetch of every partition). */
+static void hide_stale(tarn__knode *node, tarn__koffset *o, size_t *n, int drop) {
+  size_t k = 0;
+  for (size_t i = 0; i < *n; i++) {
+    int s = o[i].error ? 0 : stale(node, &o[i]);
+    if (s < 0) {
+      o[i].error = TARN__KG_COORDINATOR_LOAD_IN_PROGRESS, o[i].offset = -1;
+    } else if (s && drop) {
+      free((char *)o[i].metadata), free((char *)o[i].topic);
+      continue;
+    } else if (s) {
+      o[i].offset = -1, o[i].leader_epoch = -1;
+      free((char *)o[i].metadata);
+      o[i].metadata = NULL; /* answered "" */
+    }
+    o[k++] = o[i];
+  }
+  *n = k;
+}
 
 static void answer(tarn__kreq *req, tarn__koffset *o, size_t n, int16_t e) {
   tarn__k_offset_fetch_resp r;
@@ -58,6 +109,8 @@ void tarn__kapi_offset_fetch(tarn__knode *node, tarn__kreq *req) {
     size_t n = 0;
     if (!e && tarn__kgroups_fetch_all(node->groups, group, &all, &n))
       e = TARN__KG_COORDINATOR_LOAD_IN_PROGRESS;
+    if (!e)
+      hide_stale(node, all, &n, 1);
     answer(req, all, n, e);
     tarn__koffsets_free(all, n, 1);
     return;
@@ -82,8 +135,11 @@ void tarn__kapi_offset_fetch(tarn__knode *node, tarn__kreq *req) {
         e = e ? e : TARN__KG_INVALID_REQUEST;
     }
   }
-  if (!e)
+  if (!e) {
     tarn__kgroups_fetch(node->groups, group, o, n);
+    size_t all = n;
+    hide_stale(node, o, &all, 0);
+  }
   answer(req, o, n, e);
   if (!e)
     tarn__koffsets_free(o, n, 0);

@@ -17,6 +17,7 @@
 
 #include "kafka/group_internal.h"
 #include "tarn/meta.h"
+#include "util/clock.h"
 #include "util/error.h"
 #include "util/planted.h"
 #include "util/random.h"
@@ -926,7 +927,9 @@ static int16_t commit_locked(tarn__kgroups *g, const char *group_id, int32_t gen
       o->error = TARN__KG_OFFSET_METADATA_TOO_LARGE;
       continue;
     }
-    int rc = lost ? TARN_EGUARD : tarn__kg_put_offset(g->m, group_id, version, 1, o, now_ms);
+    /* the commit time on the wall clock: the expiry on any node reads it */
+    int rc =
+        lost ? TARN_EGUARD : tarn__kg_put_offset(g->m, group_id, version, 1, o, tarn__now_ms());
     o->error = rc ? store_error(rc) : TARN__KG_NONE;
     lost |= rc == TARN_EGUARD;
   }
@@ -1106,6 +1109,117 @@ int16_t tarn__kgroups_delete_offsets(tarn__kgroups *g, const char *group_id, tar
   for (size_t i = 0; e && i < n; i++)
     parts[i].error = e;
   return e;
+}
+
+/* ---- expiry (issue 37 "Lifecycle") ------------------------------------------ */
+
+/* When offset r of group gr (NULL: a group of plain commits, no record)
+ * expires, Kafka's GroupMetadata.removeExpiredOffsets since 2.1 (KIP-211):
+ * an Empty group of a protocol type, retention after it became Empty (its
+ * state time; unknown: the commit's); a Stable "consumer" group, the offsets
+ * of topics no member subscribes to, retention after their commit; plain
+ * commits (no protocol type), retention after the commit; any other group
+ * keeps them. INT64_MAX: never. */
+static int64_t expires_at(const tarn__kg_group *gr, const tarn__kg_offrec *r, int64_t retention) {
+  int active = gr && (gr->state != KG_EMPTY || n_members(gr));
+  int typed = gr && gr->protocol_type && *gr->protocol_type;
+  if (!active)
+    return (typed && gr->state_ms > 0 ? gr->state_ms : r->commit_ms) + retention;
+  if (gr->state == KG_STABLE && typed && !strcmp(gr->protocol_type, "consumer") &&
+      !subscribed(gr, r->o.topic))
+    return r->commit_ms + retention;
+  return INT64_MAX;
+}
+
+/* The sweep of one group, under the lock: its expired offsets, and those
+ * of topic incarnations no longer live, go by a Delete on the version read
+ * guarded by the group record's version (or absence); an Empty group whose
+ * last offset went goes too (Kafka: Dead). */
+static int expire_locked(tarn__kgroups *g, const char *id, int64_t retention,
+                         const tarn__kg_expiry *x, tarn__kg_expired *out, queue *q) {
+  tarn__kg_group *gr;
+  int rc = find_group(g, id, tarn__mono_ms(), 0, q, &gr);
+  tarn__kg_offrec *v = NULL;
+  size_t n = 0;
+  rc = rc ? rc : tarn__kg_scan_offrecs(g->m, id, &v, &n);
+  int64_t now = tarn__now_ms(), version = gr ? gr->version : 0;
+  for (size_t i = 0; !rc && i < n; i++) {
+    tarn__kg_offrec *r = &v[i];
+    int live = x->live ? x->live(x->arg, r->o.topic, r->o.topic_id) : 1;
+    if (live < 0) {
+      rc = live;
+      break;
+    }
+    if (live && r->commit_ms < 0) { /* format 1: counts from now */
+      int e = tarn__kg_stamp_offset(g->m, r, now);
+      rc = e == TARN_ECONFLICT || e == TARN_ENOTFOUND ? 0 : e;
+      continue;
+    }
+    if (live && expires_at(gr, r, retention) > now)
+      continue;
+    int e = tarn__kg_expire_offset(g->m, id, version, r);
+    if (e == 0)
+      out->offsets++;
+    else if (e == TARN_EGUARD) /* the group changed elsewhere: another pass */
+      break;
+    else if (e != TARN_ECONFLICT && e != TARN_ENOTFOUND)
+      rc = e;
+  }
+  tarn__kg_offrecs_free(v, n);
+  int any = 1;
+  if (!rc && gr && version > 0 && gr->state == KG_EMPTY && !n_members(gr) &&
+      !(rc = tarn__kg_has_offsets(g->m, id, &any)) && !any) {
+    int e = tarn__kg_delete(g->m, id, version);
+    if (e == 0)
+      out->groups++;
+    drop_group(g, gr, TARN__KG_NOT_COORDINATOR, q);
+  }
+  return rc;
+}
+
+static int by_str(const void *a, const void *b) {
+  return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int tarn__kgroups_expire(tarn__kgroups *g, int64_t retention_ms, const tarn__kg_expiry *x,
+                         tarn__kg_expired *out) {
+  memset(out, 0, sizeof *out);
+  tarn__kglisted *rec;
+  size_t nr, np;
+  char **ids;
+  int rc = tarn__kg_scan_groups(g->m, &rec, &nr);
+  if (rc)
+    return rc;
+  if ((rc = tarn__kg_scan_offset_groups(g->m, &ids, &np))) {
+    tarn__kglisted_free(rec, nr);
+    return rc;
+  }
+  /* every group with a record or an offset, once */
+  char **all = realloc(ids, (np + nr + 1) * sizeof *all);
+  if (!all) {
+    rc = tarn__err(TARN_ENOMEM, "kafka groups: out of memory");
+    all = ids;
+  }
+  size_t n = np;
+  for (size_t i = 0; !rc && i < nr; i++)
+    all[n++] = rec[i].group_id, rec[i].group_id = NULL;
+  tarn__kglisted_free(rec, nr);
+  if (!rc)
+    qsort(all, n, sizeof *all, by_str);
+  for (size_t i = 0; !rc && i < n; i++) {
+    if ((i && !strcmp(all[i], all[i - 1])) || (x->mine && x->mine(x->arg, all[i]) != 1))
+      continue;
+    queue q = {NULL, &q.head};
+    pthread_mutex_lock(&g->mu);
+    int e = expire_locked(g, all[i], retention_ms, x, out, &q);
+    pthread_mutex_unlock(&g->mu);
+    run(&q);
+    rc = rc ? rc : e;
+  }
+  for (size_t i = 0; i < n; i++)
+    free(all[i]);
+  free(all);
+  return rc;
 }
 
 /* ---- describing ------------------------------------------------------------ */

@@ -39,7 +39,8 @@
 
 struct tarn_meta;
 
-/* The metadata-store partition of groups and committed offsets. */
+/* The metadata-store partition of groups and committed offsets
+ * (TARN_KAFKA_GROUPS_PARTITION of tarn/kafka_topics.h). */
 #define TARN__KG_PARTITION "kafka-groups"
 /* Kafka's offset.metadata.max.bytes. */
 #define TARN__KG_OFFSET_METADATA_MAX 4096
@@ -167,6 +168,9 @@ typedef struct tarn__koffset {
   const char *metadata; /* NULL or "" for none; OffsetFetch: malloc'd, "" when none */
   int16_t error;        /* out: the partition's Kafka error */
   int rc;               /* out (OffsetFetch): the tarn code of reading it, 0 */
+  uint8_t topic_id[16]; /* the topic's incarnation (issue 37 "Lifecycle"): OffsetCommit: in,
+                           the ID of the topic committed on; OffsetFetch: out, the ID the
+                           offset was committed on (zeros: none recorded, format 1) */
 } tarn__koffset;
 
 /* OffsetCommit: generation -1 with member "" is a plain commit (the group
@@ -209,6 +213,33 @@ int16_t tarn__kgroups_delete(tarn__kgroups *g, const char *group_id, int64_t now
  * else each partition's error is its own. */
 int16_t tarn__kgroups_delete_offsets(tarn__kgroups *g, const char *group_id, tarn__koffset *parts,
                                      size_t n, int64_t now_ms);
+
+/* Offsets expiry (issue 37 "Lifecycle"; Kafka's offsets.retention.minutes,
+ * KIP-211). mine(arg, group): 1 when this node coordinates the group (NULL:
+ * every group); live(arg, topic, id): 1 when the topic's live incarnation
+ * has that ID (zeros: any), 0 when it has not or there is none, <0 when the
+ * catalog cannot be read; NULL: every topic is live. */
+typedef struct tarn__kg_expiry {
+  int (*mine)(void *arg, const char *group_id);
+  int (*live)(void *arg, const char *topic, const uint8_t id[16]);
+  void *arg;
+} tarn__kg_expiry;
+
+typedef struct tarn__kg_expired {
+  size_t offsets; /* offset records deleted */
+  size_t groups;  /* Empty groups whose record went with their last offset (Dead) */
+} tarn__kg_expired;
+
+/* One pass over every group (x->mine ones): an Empty group's offsets expire
+ * retention_ms after it became Empty, a group of plain commits' each
+ * retention_ms after its commit, a Stable consumer group's offsets of
+ * topics it does not subscribe to retention_ms after their commit; offsets
+ * of topic incarnations no longer live go at once; each by a Delete on the
+ * version read, guarded by the group record (a commit or a join that lands
+ * meanwhile keeps them). An Empty group left without offsets goes (Dead).
+ * Times are the wall clock (tarn__now_ms). */
+int tarn__kgroups_expire(tarn__kgroups *g, int64_t retention_ms, const tarn__kg_expiry *x,
+                         tarn__kg_expired *out);
 
 typedef struct tarn__kgdesc_member {
   char *member_id, *client_id, *client_host;

@@ -43,6 +43,8 @@ typedef struct tarn__kg_group {
   tarn__kg_member *members;                /* in join order */
   int64_t deadline; /* PREPARING: end of the join phase; COMPLETING: of the sync */
   int64_t version;  /* the group record's version in the store, 0: none */
+  int64_t state_ms; /* wall clock of the last state change written (Kafka's
+                       currentStateTimestamp), 0: unknown (a record from before issue 37) */
   struct tarn__kg_group *next;
 } tarn__kg_group;
 
@@ -85,5 +87,27 @@ int tarn__kg_scan_groups(struct tarn_meta *m, tarn__kglisted **out, size_t *n);
 /* The IDs of every group with a committed offset (issue 37: a group of
  * plain commits has no record), each once; free each and the array. */
 int tarn__kg_scan_offset_groups(struct tarn_meta *m, char ***out, size_t *n);
+
+/* One committed-offset record as the expiry reads it (issue 37 "Lifecycle"). */
+typedef struct tarn__kg_offrec {
+  tarn__koffset o;   /* topic and metadata malloc'd; topic_id zeros: format 1 */
+  char *key;         /* the record's key */
+  int64_t commit_ms; /* wall clock of the commit; -1: unknown (format 1 kept a monotonic time) */
+  int64_t version;   /* the record's version as read */
+} tarn__kg_offrec;
+
+/* The group's committed-offset records with their times and versions. */
+int tarn__kg_scan_offrecs(struct tarn_meta *m, const char *group_id, tarn__kg_offrec **out,
+                          size_t *n);
+void tarn__kg_offrecs_free(tarn__kg_offrec *v, size_t n);
+/* Deletes the offset record r by a Delete on the version read, guarded by
+ * the group record's version when group_version > 0, by its absence when 0:
+ * a commit that landed meanwhile (TARN_ECONFLICT, TARN_ENOTFOUND) or a group
+ * written meanwhile (TARN_EGUARD) keeps it. */
+int tarn__kg_expire_offset(struct tarn_meta *m, const char *group_id, int64_t group_version,
+                           const tarn__kg_offrec *r);
+/* Rewrites a format 1 record (no reliable commit time) as format 2 with
+ * commit time now_ms, by a CompareAndSet on the version read. */
+int tarn__kg_stamp_offset(struct tarn_meta *m, const tarn__kg_offrec *r, int64_t now_ms);
 
 #endif

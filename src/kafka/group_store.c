@@ -2,6 +2,8 @@
  * TARN__KG_PARTITION; docs/kafka.md "Groups and producers"):
  *   /groups/{group}                       the group: generation, protocol, leader, members
  *   /offsets/{group}/{topic}:{partition}  one committed offset
+ * (that layout and the offset record's format 2 header are declared in
+ * tarn/kafka_topics.h: a topic's deletion removes its offsets).
  * {group} is the escaped group ID, so every key of one kind has the same
  * number of segments and a group's offsets are one range. Each value starts
  * with a kind ("KG", "KO") and a format version, and carries the IDs it
@@ -18,9 +20,12 @@
 #include "kafka/group_internal.h"
 #include "kafka/keyseg.h"
 #include "tarn/buf.h"
+#include "tarn/kafka_topics.h"
 #include "tarn/meta.h"
 #include "util/bytes.h"
+#include "util/clock.h"
 #include "util/error.h"
+#include "util/planted.h"
 
 #define PART TARN__KG_PARTITION
 #define FORMAT 1
@@ -156,7 +161,9 @@ static int encode_group(const tarn__kg_group *gr, tarn_buf *b) {
     if (statics)
       rc = rc ? rc : put_str(b, mb->instance_id);
   }
-  return rc;
+  /* issue 37: the time of the state change (Kafka's currentStateTimestamp),
+   * after the members: a build before it reads the record and ignores it */
+  return rc ? rc : tarn_buf_put_be64(b, (uint64_t)gr->state_ms);
 }
 
 static int decode_member(tarn__rd *r, const char *protocol, unsigned format, int64_t now_ms,
@@ -222,8 +229,12 @@ static int decode_group(const uint8_t *v, size_t len, int64_t now_ms, tarn__kg_g
     if (!rc)
       tail = &(*tail)->next;
   }
+  uint64_t state_ms = 0;
+  if (!rc && r.len - r.off >= 8)
+    rc = tarn__rd_be64(&r, &state_ms, "state time");
   if (rc)
     return rc;
+  gr->state_ms = (int64_t)state_ms;
   gr->generation = (int32_t)gen;
   gr->assigned = assigned[0] != 0;
   gr->state = !gr->members ? KG_EMPTY : gr->assigned ? KG_STABLE : KG_COMPLETING;
@@ -271,6 +282,8 @@ int tarn__kg_load(tarn_meta *m, const char *id, int64_t now_ms, tarn__kg_group *
 int tarn__kg_save(tarn_meta *m, tarn__kg_group *gr) {
   tarn_buf b = TARN_BUF_INIT;
   char *k = group_key(gr->id);
+  int64_t state_ms = gr->state_ms;
+  gr->state_ms = tarn__now_ms(); /* every write of the record is a change of state */
   int rc = k ? encode_group(gr, &b) : TARN_ENOMEM;
   tarn_meta_stat st;
   if (!rc && gr->version == 0) {
@@ -284,6 +297,8 @@ int tarn__kg_save(tarn_meta *m, tarn__kg_group *gr) {
   }
   if (!rc)
     gr->version = st.version;
+  else
+    gr->state_ms = state_ms;
   free(k);
   tarn_buf_free(&b);
   if (rc == TARN_ENOMEM)
@@ -291,18 +306,28 @@ int tarn__kg_save(tarn_meta *m, tarn__kg_group *gr) {
   return rc ? tarn__errctx(rc, "kafka group %s: writing its record", gr->id) : 0;
 }
 
+/* An offset record's value: format 2 (issue 37 "Lifecycle"), the topic's
+ * ID right after the header (TARN_KAFKA_OFFSET_FORMAT_ID), so that a
+ * re-created topic of the same name never reads it and the topic's deletion
+ * finds it without parsing; the commit time is the wall clock (format 1 kept
+ * the coordinator's monotonic clock). */
+static int encode_offset(const tarn__koffset *o, int64_t commit_ms, tarn_buf *b) {
+  int rc = tarn_buf_append(b, "KO\x02", 3);
+  rc = rc ? rc : tarn_buf_append(b, o->topic_id, sizeof o->topic_id);
+  rc = rc ? rc : tarn_buf_put_be64(b, (uint64_t)o->offset);
+  rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)o->leader_epoch);
+  rc = rc ? rc : tarn_buf_put_be64(b, (uint64_t)commit_ms);
+  rc = rc ? rc : put_str(b, o->metadata ? o->metadata : "");
+  rc = rc ? rc : put_str(b, o->topic);
+  return rc ? rc : tarn_buf_put_be32(b, (uint32_t)o->partition);
+}
+
 int tarn__kg_put_offset(tarn_meta *m, const char *group_id, int64_t version, int guard_absent,
                         const tarn__koffset *o, int64_t now_ms) {
   char *k = offset_key(group_id, o->topic, o->partition);
   char *gk = group_key(group_id);
   tarn_buf b = TARN_BUF_INIT;
-  int rc = k && gk ? tarn_buf_append(&b, "KO\x01", 3) : TARN_ENOMEM;
-  rc = rc ? rc : tarn_buf_put_be64(&b, (uint64_t)o->offset);
-  rc = rc ? rc : tarn_buf_put_be32(&b, (uint32_t)o->leader_epoch);
-  rc = rc ? rc : tarn_buf_put_be64(&b, (uint64_t)now_ms);
-  rc = rc ? rc : put_str(&b, o->metadata ? o->metadata : "");
-  rc = rc ? rc : put_str(&b, o->topic);
-  rc = rc ? rc : tarn_buf_put_be32(&b, (uint32_t)o->partition);
+  int rc = k && gk ? encode_offset(o, now_ms, &b) : TARN_ENOMEM;
   if (!rc) {
     /* The commit stands only if the group is still what this coordinator
      * saw: a newer generation written by another node voids it. */
@@ -321,13 +346,23 @@ int tarn__kg_put_offset(tarn_meta *m, const char *group_id, int64_t version, int
             : 0;
 }
 
-static int decode_offset(const uint8_t *v, size_t len, tarn__koffset *o, char **topic) {
+/* commit_ms (may be NULL): the wall-clock commit time, -1 for format 1. */
+static int decode_offset(const uint8_t *v, size_t len, tarn__koffset *o, char **topic,
+                         int64_t *commit_ms) {
   tarn__rd r;
   tarn__rd_init(&r, v, len, "kafka offset record");
   uint64_t off, ts;
   uint32_t ep, part = 0;
   char *meta = NULL;
-  int rc = rd_head(&r, 'O', FORMAT, NULL);
+  unsigned format;
+  const uint8_t *id = NULL;
+  int rc = rd_head(&r, 'O', TARN_KAFKA_OFFSET_FORMAT_ID, &format);
+  if (!rc && format >= TARN_KAFKA_OFFSET_FORMAT_ID)
+    rc = tarn__rd_bytes(&r, sizeof o->topic_id, &id, "topic id");
+  if (!rc)
+    memset(o->topic_id, 0, sizeof o->topic_id);
+  if (id)
+    memcpy(o->topic_id, id, sizeof o->topic_id);
   rc = rc ? rc : tarn__rd_be64(&r, &off, "offset");
   rc = rc ? rc : tarn__rd_be32(&r, &ep, "leader epoch");
   rc = rc ? rc : tarn__rd_be64(&r, &ts, "commit time");
@@ -342,6 +377,8 @@ static int decode_offset(const uint8_t *v, size_t len, tarn__koffset *o, char **
   }
   o->offset = (int64_t)off;
   o->leader_epoch = (int32_t)ep;
+  if (commit_ms)
+    *commit_ms = format >= TARN_KAFKA_OFFSET_FORMAT_ID ? (int64_t)ts : -1;
   o->metadata = meta ? meta : strdup("");
   if (topic)
     o->partition = (int32_t)part;
@@ -357,10 +394,11 @@ int tarn__kg_get_offset(tarn_meta *m, const char *group_id, tarn__koffset *o) {
   free(k);
   if (rc == TARN_ENOTFOUND) {
     o->offset = -1, o->leader_epoch = -1;
+    memset(o->topic_id, 0, sizeof o->topic_id);
     o->metadata = strdup("");
     rc = o->metadata ? 0 : tarn__err(TARN_ENOMEM, "kafka group: out of memory");
   } else if (!rc) {
-    rc = decode_offset(r.value, r.value_len, o, NULL);
+    rc = decode_offset(r.value, r.value_len, o, NULL, NULL);
   }
   tarn_meta_rec_free(&r);
   return rc;
@@ -387,7 +425,7 @@ int tarn__kg_scan_offsets(tarn_meta *m, const char *group_id, tarn__koffset **ou
   size_t k = 0;
   for (size_t i = 0; !rc && i < rs.n; i++) {
     char *topic = NULL;
-    rc = decode_offset(rs.v[i].value, rs.v[i].value_len, &v[k], &topic);
+    rc = decode_offset(rs.v[i].value, rs.v[i].value_len, &v[k], &topic, NULL);
     if (!rc && !topic)
       rc = tarn__corrupt("kafka offset record", 0, "%s has no topic", rs.v[i].key);
     if (!rc)
@@ -580,5 +618,67 @@ int tarn__kg_has_offsets(tarn_meta *m, const char *id, int *any) {
   *any = !rc && rs.n > 0;
   tarn_meta_recs_free(&rs);
   free(a), free(b), free(gk);
+  return rc;
+}
+
+/* ---- expiry (issue 37 "Lifecycle") ------------------------------------------ */
+
+void tarn__kg_offrecs_free(tarn__kg_offrec *v, size_t n) {
+  for (size_t i = 0; v && i < n; i++)
+    free((char *)v[i].o.topic), free((char *)v[i].o.metadata), free(v[i].key);
+  free(v);
+}
+
+int tarn__kg_scan_offrecs(tarn_meta *m, const char *group_id, tarn__kg_offrec **out, size_t *n) {
+  char *a, *b, *gk;
+  *out = NULL, *n = 0;
+  int rc = offsets_range(group_id, &a, &b, &gk);
+  if (rc)
+    return rc;
+  tarn_meta_recs rs = {0};
+  rc = tarn_meta_scan(m, PART, a, b, 0, 0, &rs);
+  free(a), free(b), free(gk);
+  tarn__kg_offrec *v = rc ? NULL : calloc(rs.n ? rs.n : 1, sizeof *v);
+  if (!rc && !v)
+    rc = tarn__err(TARN_ENOMEM, "kafka group: out of memory");
+  size_t k = 0;
+  for (size_t i = 0; !rc && i < rs.n; i++) {
+    char *topic = NULL;
+    rc = decode_offset(rs.v[i].value, rs.v[i].value_len, &v[k].o, &topic, &v[k].commit_ms);
+    v[k].o.topic = topic;
+    if (!rc && !topic)
+      rc = tarn__corrupt("kafka offset record", 0, "%s has no topic", rs.v[i].key);
+    v[k].key = rs.v[i].key, rs.v[i].key = NULL;
+    v[k++].version = rs.v[i].stat.version;
+  }
+  tarn_meta_recs_free(&rs);
+  if (rc) {
+    tarn__kg_offrecs_free(v, k);
+    return tarn__errctx(rc, "kafka group %s: reading its offsets", group_id);
+  }
+  *out = v, *n = k;
+  return 0;
+}
+
+int tarn__kg_expire_offset(tarn_meta *m, const char *group_id, int64_t group_version,
+                           const tarn__kg_offrec *r) {
+  char *gk = group_key(group_id);
+  if (!gk)
+    return tarn__err(TARN_ENOMEM, "kafka group: out of memory");
+  tarn_meta_guard gd = {group_version > 0 ? TARN_META_GUARD_EXISTS : TARN_META_GUARD_ABSENT, gk,
+                        group_version > 0 ? group_version : 0};
+  /* on the version read: a commit that landed since keeps its offset */
+  int64_t v =
+      TARN__PLANTED(TARN__BUG_KOFFSET_EXPIRY_UNGUARDED) ? TARN_META_ANY_VERSION : r->version;
+  int rc = tarn_meta_delete_if(m, PART, r->key, v, &gd, 1);
+  free(gk);
+  return rc;
+}
+
+int tarn__kg_stamp_offset(tarn_meta *m, const tarn__kg_offrec *r, int64_t now_ms) {
+  tarn_buf b = TARN_BUF_INIT;
+  int rc = encode_offset(&r->o, now_ms, &b);
+  rc = rc ? rc : tarn_meta_cas(m, PART, r->key, b.data, b.len, r->version, NULL);
+  tarn_buf_free(&b);
   return rc;
 }

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "kafka/api.h"
+#include "kafka/api_group.h"
 #include "kafka/group.h"
 #include "kafka/listen.h"
 #include "kafka/producer.h"
@@ -27,10 +28,12 @@
 #include "util/clock.h"
 #include "util/error.h"
 
-enum { NJOBS = 5 };
+enum { NJOBS = 6 };
 
 /* Kafka's log.retention.check.interval.ms default. */
 #define RETENTION_CHECK_MS 300000
+/* Kafka's offsets.retention.minutes default (7 days). */
+#define OFFSETS_RETENTION_MS (10080LL * 60000)
 
 struct tarn_kafka_node {
   tarn__knode node;
@@ -42,6 +45,9 @@ struct tarn_kafka_node {
   int64_t producer_expiration_ms; /* producer.id.expiration.ms */
   int64_t producer_check_ms;      /* producer.id.expiration.check.interval.ms */
   int64_t producer_last_sweep;    /* monotonic ms of the last sweep, 0: none */
+  int64_t offsets_retention_ms;   /* offsets.retention.minutes, in ms */
+  int64_t offsets_check_ms;       /* offsets.retention.check.interval.ms */
+  int64_t offsets_last_sweep;     /* monotonic ms of the last sweep, 0: none */
 };
 
 void tarn_kafka_node_config_default(tarn_kafka_node_config *c) {
@@ -58,6 +64,8 @@ void tarn_kafka_node_config_default(tarn_kafka_node_config *c) {
   c->retention_check_ms = RETENTION_CHECK_MS;
   c->producer_id_expiration_ms = 86400000;
   c->producer_id_expiration_check_ms = 600000;
+  c->offsets_retention_ms = OFFSETS_RETENTION_MS;
+  c->offsets_retention_check_ms = 600000;
 }
 
 int tarn_kafka_addr_parse(const char *s, char *host, size_t n, int *port) {
@@ -147,10 +155,71 @@ static int producer_expiry_job(tarn_kafka_node *k) {
   return rc;
 }
 
+/* The offsets expiry's view of the topics: listed once per pass, and a
+ * topic not in the list (created since) looked up afresh. */
+typedef struct live_topics {
+  tarn_kafka_node *k;
+  tarn_kafka_topic *t;
+  size_t n;
+} live_topics;
+
+static int offsets_mine(void *arg, const char *group_id) {
+  live_topics *l = arg;
+  return tarn__kg_coordinator(&l->k->node, group_id, NULL);
+}
+
+static int offsets_live(void *arg, const char *topic, const uint8_t id[16]) {
+  static const uint8_t none[16];
+  live_topics *l = arg;
+  int any = !memcmp(id, none, sizeof none);
+  for (size_t i = 0; i < l->n; i++)
+    if (!strcmp(l->t[i].name, topic) && (any || !memcmp(l->t[i].uuid, id, 16)))
+      return 1;
+  /* the list was taken before the group's offsets were read: a topic
+   * created since is in the catalog now (an ID is never live again once
+   * its topic is deleted, so a miss there is final) */
+  tarn_kafka_topic t;
+  int rc = tarn_kafka_topic_lookup(l->k->node.catalog, topic, &t);
+  if (rc)
+    return rc == TARN_ENOTFOUND ? 0 : rc;
+  int same = any || !memcmp(t.uuid, id, 16);
+  tarn_kafka_topic_free(&t);
+  return same;
+}
+
+/* Issue 37 "Lifecycle": every offsets.retention.check.interval.ms, the
+ * groups this node coordinates lose their expired committed offsets
+ * (offsets.retention.minutes, Kafka's rules since KIP-211:
+ * tarn__kgroups_expire) and the offsets of deleted topics that a
+ * deletion left; an Empty group without offsets goes. */
+static int offsets_expiry_job(tarn_kafka_node *k) {
+  int64_t now = tarn__mono_ms();
+  if (k->offsets_last_sweep && now - k->offsets_last_sweep < k->offsets_check_ms)
+    return 0;
+  k->offsets_last_sweep = now ? now : 1;
+  live_topics l = {k, NULL, 0};
+  int rc = tarn_kafka_topic_list(k->node.catalog, &l.t, &l.n);
+  if (rc)
+    return rc;
+  tarn__kg_expiry x = {offsets_mine, offsets_live, &l};
+  tarn__kg_expired out;
+  rc = tarn__kgroups_expire(k->node.groups, k->offsets_retention_ms, &x, &out);
+  tarn_kafka_topics_free(l.t, l.n);
+  if (out.offsets || out.groups) {
+    char c[24], g[24];
+    snprintf(c, sizeof c, "%zu", out.offsets);
+    snprintf(g, sizeof g, "%zu", out.groups);
+    tarn__klog(&k->node, TARN_KAFKA_LOG_INFO, "kafka offsets expired", "offsets", c, "groups", g,
+               NULL);
+  }
+  return rc;
+}
+
 static const tarn_kafka_node_job jobs[NJOBS] = {
     {"kafka-registry", TARN__KREG_BEAT_MS, registry_job},   {"kafka-groups", 100, groups_job},
     {"kafka-express-handover", 1000, express_handover_job}, {"kafka-retention", 250, retention_job},
     {"kafka-producer-expiry", 1000, producer_expiry_job},
+    {"kafka-offsets-expiry", 1000, offsets_expiry_job},
 };
 
 const tarn_kafka_node_job *tarn_kafka_node_jobs(size_t *count) {
@@ -196,6 +265,8 @@ static void knode_config(const tarn_kafka_node_config *c, tarn__knode_config *kc
   if (c->batch_ms >= 0)
     kc->batch_ms = (uint32_t)c->batch_ms;
   kc->express_absorb_ms = c->express_absorb_ms;
+  kc->offsets_retention_ms =
+      c->offsets_retention_ms > 0 ? c->offsets_retention_ms : OFFSETS_RETENTION_MS;
   kc->sasl_mechanisms = c->sasl_mechanisms;
   kc->auth_log = auth_log;
   kc->express_log = express_log;
@@ -300,6 +371,9 @@ int tarn_kafka_node_open(tarn_deployment *d, const tarn_kafka_node_config *c,
       c->producer_id_expiration_ms > 0 ? c->producer_id_expiration_ms : 86400000;
   k->producer_check_ms =
       c->producer_id_expiration_check_ms > 0 ? c->producer_id_expiration_check_ms : 600000;
+  k->offsets_retention_ms =
+      c->offsets_retention_ms > 0 ? c->offsets_retention_ms : OFFSETS_RETENTION_MS;
+  k->offsets_check_ms = c->offsets_retention_check_ms > 0 ? c->offsets_retention_check_ms : 600000;
   int rc = open_parts(d, &k->node);
   if (!rc && !(rc = start_listener(k, c)) && (rc = join(k, c)))
     tarn__klisten_stop(k->listener);

@@ -20,6 +20,7 @@
 
 #include "kafka/keyseg.h"
 #include "kafka/producer.h"
+#include "store/meta_pages.h"
 #include "tarn/buf.h"
 #include "tarn/kafka_topics.h"
 #include "tarn/key.h"
@@ -889,27 +890,69 @@ int tarn__kprod_expire_rec(tarn__kprod *p, uint64_t log_id, const tarn_meta_rec 
   return moved(rc) ? 0 : rc;
 }
 
+/* The producer-state range of log_id in its partition: part, [a, b). */
+static void state_range(uint64_t log_id, char part[24], char a[TARN_KEY_SLASH_MAX],
+                        char b[TARN_KEY_SLASH_MAX + 1]) {
+  snprintf(part, 24, "%llu", (unsigned long long)log_id);
+  snprintf(a, TARN_KEY_SLASH_MAX, TARN_KAFKA_PRODUCER_STATE_PREFIX "%llu/",
+           (unsigned long long)log_id);
+  snprintf(b, TARN_KEY_SLASH_MAX + 1, "%s\xff", a);
+}
+
+typedef struct describing {
+  tarn__kprod_desc *v;
+  size_t n, cap;
+} describing;
+
+static int describe_rec(void *arg, const tarn_meta_rec *r) {
+  describing *d = arg;
+  pstate s;
+  memset(&s, 0, sizeof s);
+  const char *id = strrchr(r->key, '/');
+  if (decode_state(r->value, r->value_len, &s) || !id)
+    return 0; /* not this listing's to judge: a produce reading it reports it */
+  if (d->n == d->cap) {
+    tarn__kprod_desc *nv = realloc(d->v, (d->cap = d->cap ? 2 * d->cap : 16) * sizeof *nv);
+    if (!nv)
+      return tarn__err(TARN_ENOMEM, "producer state: out of memory");
+    d->v = nv;
+  }
+  d->v[d->n++] = (tarn__kprod_desc){strtoll(id + 1, NULL, 10), s.epoch,
+                                    s.n_done ? s.done[s.n_done - 1].last : -1,
+                                    s.written_ms >= 0 ? s.written_ms : -1};
+  return 0;
+}
+
+int tarn__kprod_describe(tarn__kprod *p, uint64_t log_id, tarn__kprod_desc **out, size_t *n) {
+  char part[24], a[TARN_KEY_SLASH_MAX], b[TARN_KEY_SLASH_MAX + 1];
+  state_range(log_id, part, a, b);
+  describing d = {NULL, 0, 0};
+  int rc = tarn__meta_scan_each(p->m, part, a, b, 256, describe_rec, &d);
+  *out = rc ? NULL : d.v, *n = rc ? 0 : d.n;
+  if (rc)
+    free(d.v);
+  return rc ? tarn__errctx(rc, "describing the producers of log %llu", (unsigned long long)log_id)
+            : 0;
+}
+
+typedef struct expiring {
+  tarn__kprod *p;
+  uint64_t log_id;
+  int64_t expiration_ms;
+  size_t *removed;
+} expiring;
+
+static int expire_one(void *arg, const tarn_meta_rec *r) {
+  expiring *x = arg;
+  return tarn__kprod_expire_rec(x->p, x->log_id, r, x->expiration_ms, x->removed);
+}
+
 int tarn__kprod_expire(tarn__kprod *p, uint64_t log_id, int64_t expiration_ms, size_t *removed) {
   char part[24], a[TARN_KEY_SLASH_MAX], b[TARN_KEY_SLASH_MAX + 1];
   *removed = 0;
-  snprintf(part, sizeof part, "%llu", (unsigned long long)log_id);
-  snprintf(a, sizeof a, TARN_KAFKA_PRODUCER_STATE_PREFIX "%llu/", (unsigned long long)log_id);
-  snprintf(b, sizeof b, "%s\xff", a);
-  int flags = 0, rc = 0;
-  for (;;) {
-    tarn_meta_recs rs = {0};
-    if ((rc = tarn_meta_scan(p->m, part, a, b, flags, 256, &rs)))
-      break;
-    for (size_t i = 0; !rc && i < rs.n; i++)
-      rc = tarn__kprod_expire_rec(p, log_id, &rs.v[i], expiration_ms, removed);
-    int more = rs.more && rs.n;
-    if (more)
-      snprintf(a, sizeof a, "%s", rs.v[rs.n - 1].key);
-    tarn_meta_recs_free(&rs);
-    if (rc || !more)
-      break;
-    flags = TARN_META_AFTER;
-  }
+  state_range(log_id, part, a, b);
+  expiring x = {p, log_id, expiration_ms, removed};
+  int rc = tarn__meta_scan_each(p->m, part, a, b, 256, expire_one, &x);
   return rc ? tarn__errctx(rc, "expiring the producer state of log %llu",
                            (unsigned long long)log_id)
             : 0;

@@ -142,6 +142,15 @@ int tarn__kprod_expire(tarn__kprod *p, uint64_t log_id, int64_t expiration_ms, s
 struct tarn_meta_rec;
 int tarn__kprod_expire_rec(tarn__kprod *p, uint64_t log_id, const struct tarn_meta_rec *r,
                            int64_t expiration_ms, size_t *removed);
+/* DescribeProducers (issue 37): the producers with state on log log_id,
+ * in producer ID order, from the store (the authority). */
+typedef struct tarn__kprod_desc {
+  int64_t pid;
+  int16_t epoch;
+  int32_t last_sequence;  /* of the last batch appended; -1: none */
+  int64_t last_timestamp; /* wall clock of the last write; -1: unknown (format 1 or 2) */
+} tarn__kprod_desc;
+int tarn__kprod_describe(tarn__kprod *p, uint64_t log_id, tarn__kprod_desc **out, size_t *n);
 /* Decodes a producer state record's value, as a node reads it from the
  * store: 0, or an error naming the structure, the byte offset and the fault
  * (for fuzz/fuzz_kafka_producer_state.c and the tests). With again non-NULL,

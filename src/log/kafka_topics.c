@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "log/catalog_meta.h"
+#include "store/meta_pages.h"
 #include "tarn/key.h"
 #include "tarn/parquet.h"
 #include "util/error.h"
@@ -360,6 +361,45 @@ static int producer_state_drop(tarn_catalog *c, uint64_t log_id) {
             : 0;
 }
 
+/* Issue 37 "Lifecycle": the committed offsets of topic `name`'s incarnation
+ * `uuid` go with it, every group's (Kafka's coordinator removes a deleted
+ * topic's partitions from every group, GroupMetadataManager.cleanupGroupMetadata).
+ * After the drop: the incarnation is no longer looked up, so a commit on it
+ * is refused from then on (a node's topic cache may take a second to see
+ * it). Only records of this incarnation (or of none: format 1, before IDs)
+ * go, each by a Delete on the version read, so a re-created topic's commits
+ * stay. A record this leaves behind (a commit from a node's cache, a
+ * deletion that stopped here) names an ID no live topic has: OffsetFetch
+ * ignores it (api_offset_fetch.c) and the node's offsets expiry removes it. */
+typedef struct dropping {
+  tarn_meta *m;
+  const char *name;
+  const uint8_t *uuid;
+} dropping;
+
+static int offset_drop(void *arg, const tarn_meta_rec *r) {
+  const dropping *d = arg;
+  size_t nl = strlen(d->name);
+  const char *g = r->key + strlen(TARN_KAFKA_OFFSETS_PREFIX), *t = strchr(g, '/');
+  const char *colon = t ? strrchr(t, ':') : NULL;
+  if (!colon || (size_t)(colon - t - 1) != nl || memcmp(t + 1, d->name, nl) != 0)
+    return 0;
+  const uint8_t *v = r->value;
+  int ours = r->value_len >= 19 && v[0] == 'K' && v[1] == 'O' &&
+             (v[2] < TARN_KAFKA_OFFSET_FORMAT_ID || memcmp(v + 3, d->uuid, 16) == 0);
+  if (!ours)
+    return 0;
+  int rc = tarn_meta_delete_if(d->m, TARN_KAFKA_GROUPS_PARTITION, r->key, r->stat.version, NULL, 0);
+  return rc == TARN_ENOTFOUND || rc == TARN_ECONFLICT ? 0 : rc; /* moved: not this pass's */
+}
+
+static int offsets_drop(tarn_catalog *c, const char *name, const uint8_t uuid[16]) {
+  dropping d = {tarn__catalog_meta(c), name, uuid};
+  int rc = tarn__meta_scan_each(d.m, TARN_KAFKA_GROUPS_PARTITION, TARN_KAFKA_OFFSETS_PREFIX,
+                                TARN_KAFKA_OFFSETS_PREFIX "\xff/", 256, offset_drop, &d);
+  return rc ? tarn__errctx(rc, "removing the committed offsets of topic %s", name) : 0;
+}
+
 int tarn_kafka_topic_delete(tarn_catalog *c, const char *name) {
   tarn_catalog_record *v;
   size_t n;
@@ -373,9 +413,15 @@ int tarn_kafka_topic_delete(tarn_catalog *c, const char *name) {
   /* Every incarnation still in the catalog goes: the live one, and one a
    * crashed delete left DROPPING (the drop resumes). */
   for (size_t i = 0; i < n && !rc; i++) {
-    rc = tarn_catalog_drop_stream(c, v[i].ns, v[i].name, NULL);
+    /* the incarnation's ID: its stream is "{name}-topic-id-{id}" */
+    uint8_t uuid[16];
+    rc =
+        tarn_kafka_topic_id_parse(v[i].name + strlen(name) + strlen(TARN_KAFKA_STREAM_INFIX), uuid);
+    rc = rc ? rc : tarn_catalog_drop_stream(c, v[i].ns, v[i].name, NULL);
     for (size_t l = 0; !rc && l < v[i].n_logs; l++)
       rc = producer_state_drop(c, v[i].logs[l]);
+    if (!rc)
+      rc = offsets_drop(c, name, uuid);
   }
   tarn_catalog_records_free(v, n);
   return rc ? tarn__errctx(rc, "deleting topic %s", name) : 0;

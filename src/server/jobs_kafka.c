@@ -61,6 +61,12 @@ static void node_config(const tarn_srv_options *o, tarn_kafka_node_config *c) {
     c->producer_id_expiration_ms = o->kafka_producer_expiration_ms;
   if (o->kafka_producer_check_ms > 0)
     c->producer_id_expiration_check_ms = o->kafka_producer_check_ms;
+  if (o->kafka_offsets_retention_minutes > 0)
+    c->offsets_retention_ms = (int64_t)o->kafka_offsets_retention_minutes * 60000;
+  if (o->kafka_offsets_retention_ms > 0)
+    c->offsets_retention_ms = o->kafka_offsets_retention_ms;
+  if (o->kafka_offsets_check_ms > 0)
+    c->offsets_retention_check_ms = o->kafka_offsets_check_ms;
   c->tls_cert = o->kafka_tls_cert;
   c->tls_key = o->kafka_tls_key;
   c->sasl_mechanisms = o->kafka_sasl;

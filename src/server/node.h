@@ -48,6 +48,9 @@ typedef struct tarn_srv_options {
   int kafka_sasl;                       /* TARN_KAFKA_SASL_* mechanisms required (0: no SASL) */
   int64_t kafka_producer_expiration_ms; /* producer.id.expiration.ms; 0: 86400000 */
   int kafka_producer_check_ms;          /* its check interval; 0: 600000 */
+  int kafka_offsets_retention_minutes;  /* offsets.retention.minutes; 0: 10080 */
+  int64_t kafka_offsets_retention_ms;   /* tarn's finer form of it, over the minutes; 0: none */
+  int kafka_offsets_check_ms;           /* offsets.retention.check.interval.ms; 0: 600000 */
   int express_takeover;                 /* fence and settle dead express writers' epochs (1) */
   int express_takeover_interval_ms;     /* (1000) */
 } tarn_srv_options;

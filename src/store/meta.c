@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "store/meta_abandoned.h"
+#include "store/meta_pages.h"
 #include "store/meta_vfs.h"
 #include "tarn/metrics.h"
 #include "tarn/testing.h"
@@ -603,4 +604,28 @@ int tarn_meta_inject_fault_after(tarn_meta *m, int fault, int skip, int count) {
   if (!m->vfs->fault)
     return tarn__err(TARN_EUNSUPPORTED, "metadata store %s: no fault injection", m->vfs->scheme);
   return m->vfs->fault(m, fault, skip < 0 ? 0 : skip, count);
+}
+
+int tarn__meta_scan_each(tarn_meta *m, const char *part, const char *a, const char *b, size_t page,
+                         int (*fn)(void *arg, const tarn_meta_rec *r), void *arg) {
+  char *from = strdup(a);
+  int flags = 0, rc = from ? 0 : tarn__err(TARN_ENOMEM, "metadata scan: out of memory");
+  while (!rc) {
+    tarn_meta_recs rs = {0};
+    if ((rc = tarn_meta_scan(m, part, from, b, flags, page, &rs)))
+      break;
+    for (size_t i = 0; !rc && i < rs.n; i++)
+      rc = fn(arg, &rs.v[i]);
+    int more = !rc && rs.more && rs.n;
+    if (more) {
+      free(from);
+      from = rs.v[rs.n - 1].key, rs.v[rs.n - 1].key = NULL; /* the next page starts after it */
+    }
+    tarn_meta_recs_free(&rs);
+    if (!more)
+      break;
+    flags = TARN_META_AFTER;
+  }
+  free(from);
+  return rc;
 }

@@ -44,6 +44,7 @@ assert [e[:2] for e in entries] == [("retention.ms", "604800000")], entries
 broker = {e[0]: e[1] for e in r.resources[0][4]}
 assert all(e[2] for e in r.resources[0][4]), "a broker config not read-only"
 assert broker["broker.id"] == "7" and broker["auto.create.topics.enable"] == "true", broker
+assert broker["offsets.retention.minutes"] == "10080", broker  # issue 37: Kafka's default
 a.close()
 
 ac = AdminClient({"bootstrap.servers": boot})

@@ -255,9 +255,34 @@ static void create_topic(int fd, const char *name, int32_t parts) {
   tarn__karena_free(&a);
 }
 
+static void delete_topic(int fd, const char *name) {
+  tarn__k_delete_topics_req q;
+  tarn__kmsg_init(TARN__KAPI_DELETE_TOPICS, 0, &q);
+  tarn__kstr nm = ks(name);
+  q.topic_names.n = 1;
+  q.topic_names.v = &nm;
+  q.timeout_ms = 5000;
+  tarn__karena a;
+  tarn__karena_init(&a);
+  tarn__k_delete_topics_resp r;
+  uint8_t *keep;
+  call(fd, TARN__KAPI_DELETE_TOPICS, 1, &q, &a, &r, &keep);
+  assert_int_equal(r.responses.n, 1);
+  assert_int_equal(r.responses.v[0].error_code, 0);
+  free(keep);
+  tarn__karena_free(&a);
+}
+
 /* A plain commit (OffsetCommit v2, generation -1) of offset off on each of
- * parts partitions of topic; every partition answered 0. */
+ * parts partitions of topic; the first partition's error. */
+static int16_t commit_e(int fd, const char *group, const char *topic, int32_t parts, int64_t off);
+
+/* commit_e, every partition answered 0. */
 static void commit(int fd, const char *group, const char *topic, int32_t parts, int64_t off) {
+  assert_int_equal(commit_e(fd, group, topic, parts, off), 0);
+}
+
+static int16_t commit_e(int fd, const char *group, const char *topic, int32_t parts, int64_t off) {
   tarn__k_offset_commit_req q;
   tarn__kmsg_init(TARN__KAPI_OFFSET_COMMIT, 0, &q);
   q.group_id = ks(group);
@@ -278,10 +303,12 @@ static void commit(int fd, const char *group, const char *topic, int32_t parts, 
   tarn__k_offset_commit_resp r;
   uint8_t *keep;
   call(fd, TARN__KAPI_OFFSET_COMMIT, 2, &q, &a, &r, &keep);
+  int16_t e = r.topics.v[0].partitions.v[0].error_code;
   for (int32_t i = 0; i < parts; i++)
-    assert_int_equal(r.topics.v[0].partitions.v[i].error_code, 0);
+    assert_int_equal(r.topics.v[0].partitions.v[i].error_code, e);
   free(keep);
   tarn__karena_free(&a);
+  return e;
 }
 
 /* The committed offset of group's topic/partition (-1: none). */
@@ -496,6 +523,121 @@ static void delete_groups_and_offsets(void **state) {
   tarn_deployment_close(d);
 }
 
+/* The committed-offset records in the store (every group's). */
+static size_t offset_records(tarn_deployment *d) {
+  tarn_meta_recs rs = {0};
+  assert_int_equal(tarn_meta_list(tarn_deployment_meta(d), TARN_KAFKA_GROUPS_PARTITION,
+                                  TARN_KAFKA_OFFSETS_PREFIX, TARN_KAFKA_OFFSETS_PREFIX "\xff/", 0,
+                                  0, &rs),
+                   0);
+  size_t n = rs.n;
+  tarn_meta_recs_free(&rs);
+  return n;
+}
+
+/* Issue 37 "Lifecycle": deleting a topic removes every group's committed
+ * offsets of it, and a topic created again under its name starts without
+ * them, also when a record of the old incarnation is left (a deletion that
+ * stopped before its removal, a commit through a node's stale cache): it
+ * carries the old topic's ID. Kafka refuses a commit on a missing topic
+ * (UNKNOWN_TOPIC_OR_PARTITION). Before: the group read 100 on the new topic. */
+static void offsets_go_with_topic(void **state) {
+  (void)state;
+  tarn_deployment *d = open_dep("og");
+  tarn_meta *m = tarn_deployment_meta(d);
+  tarn_kafka_node *n = open_node(d, 0);
+  int fd = kconnect(n);
+  create_topic(fd, "t", 2);
+  create_topic(fd, "u", 1);
+  commit(fd, "g", "t", 2, 100);
+  commit(fd, "h", "t", 1, 50);
+  commit(fd, "g", "u", 1, 5);
+  assert_int_equal(committed(fd, "g", "t", 1), 100);
+  assert_int_equal(offset_records(d), 4);
+  tarn_meta_rec old = {0};
+  assert_int_equal(tarn_meta_get(m, TARN_KAFKA_GROUPS_PARTITION, "/offsets/g/t:0000000000", &old),
+                   0);
+
+  delete_topic(fd, "t");
+  assert_int_equal(offset_records(d), 1); /* u's */
+  assert_int_equal(commit_e(fd, "g", "t", 1, 1), TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION);
+  assert_int_equal(commit_e(fd, "g", "nope", 1, 1), TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION);
+  create_topic(fd, "t", 2);
+  assert_int_equal(committed(fd, "g", "t", 0), -1);
+  assert_int_equal(committed(fd, "h", "t", 0), -1);
+  assert_int_equal(committed(fd, "g", "u", 0), 5);
+
+  /* the old incarnation's record back: not the new topic's */
+  assert_int_equal(
+      tarn_meta_put(m, TARN_KAFKA_GROUPS_PARTITION, old.key, old.value, old.value_len, NULL), 0);
+  assert_int_equal(committed(fd, "g", "t", 0), -1);
+  commit(fd, "g", "t", 1, 7);
+  assert_int_equal(committed(fd, "g", "t", 0), 7);
+  tarn_meta_rec_free(&old);
+  close(fd);
+  tarn_kafka_node_close(n);
+  tarn_deployment_close(d);
+}
+
+/* DescribeProducers v0 (issue 37, KIP-664): the producers with state on a
+ * partition, as the store holds them (a format 3 record put by hand: epoch 3,
+ * last batch's sequences 0-4, written at 1234 ms); a partition without any
+ * answers none; a missing partition or topic UNKNOWN_TOPIC_OR_PARTITION. */
+static void describe_producers(void **state) {
+  (void)state;
+  tarn_deployment *d = open_dep("dp");
+  tarn_kafka_node *n = open_node(d, 0);
+  int fd = kconnect(n);
+  create_topic(fd, "p", 2);
+  tarn_catalog *cat;
+  assert_int_equal(tarn_catalog_open(tarn_deployment_meta(d), NULL, &cat), 0);
+  tarn_kafka_topic t;
+  assert_int_equal(tarn_kafka_topic_lookup(cat, "p", &t), 0);
+  char part[24], key[96];
+  snprintf(part, sizeof part, "%llu", (unsigned long long)t.logs[1]);
+  snprintf(key, sizeof key, TARN_KAFKA_PRODUCER_STATE_PREFIX "%s/%020lld", part, 77LL);
+  tarn_kafka_topic_free(&t);
+  tarn_catalog_close(cat);
+  static const uint8_t v[] = {'K', 'P', 3, 0, 0, 0, 3, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 4,   0,
+                              0,   0,   0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 4, 0xd2};
+  assert_int_equal(
+      tarn_meta_create(tarn_deployment_meta(d), part, key, v, sizeof v, TARN_META_PERSISTENT, NULL),
+      0);
+  tarn__k_describe_producers_req q;
+  tarn__kmsg_init(TARN__KAPI_DESCRIBE_PRODUCERS, 0, &q);
+  int32_t pp[] = {0, 1, 9}, pn[] = {0};
+  tarn__k_describe_producers_topic_request tq[2] = {{ks("p"), {3, pp}}, {ks("nope"), {1, pn}}};
+  q.topics.n = 2;
+  q.topics.v = tq;
+  tarn__karena a;
+  tarn__karena_init(&a);
+  tarn__k_describe_producers_resp r;
+  uint8_t *keep;
+  call(fd, TARN__KAPI_DESCRIBE_PRODUCERS, 0, &q, &a, &r, &keep);
+  assert_int_equal(r.topics.n, 2);
+  const tarn__k_describe_producers_partition_response *rp = r.topics.v[0].partitions.v;
+  assert_int_equal(r.topics.v[0].partitions.n, 3);
+  assert_int_equal(rp[0].error_code, 0);
+  assert_int_equal(rp[0].active_producers.n, 0);
+  assert_int_equal(rp[1].error_code, 0);
+  assert_int_equal(rp[1].active_producers.n, 1);
+  const tarn__k_describe_producers_producer_state *ps = rp[1].active_producers.v;
+  assert_int_equal(ps->producer_id, 77);
+  assert_int_equal(ps->producer_epoch, 3);
+  assert_int_equal(ps->last_sequence, 4);
+  assert_int_equal(ps->last_timestamp, 1234);
+  assert_int_equal(ps->coordinator_epoch, -1);
+  assert_int_equal(ps->current_txn_start_offset, -1);
+  assert_int_equal(rp[2].partition_index, 9);
+  assert_int_equal(rp[2].error_code, TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION);
+  assert_int_equal(r.topics.v[1].partitions.v[0].error_code, TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION);
+  free(keep);
+  tarn__karena_free(&a);
+  close(fd);
+  tarn_kafka_node_close(n);
+  tarn_deployment_close(d);
+}
+
 /* Two nodes: each group is answered by its coordinator only (the rule of
  * FindCoordinator); the other node says NOT_COORDINATOR and deletes nothing. */
 static void not_coordinator(void **state) {
@@ -595,10 +737,9 @@ static void reserved_names(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(cluster_id),
-      cmocka_unit_test(delete_groups_and_offsets),
-      cmocka_unit_test(not_coordinator),
-      cmocka_unit_test(reserved_names),
+      cmocka_unit_test(cluster_id),      cmocka_unit_test(delete_groups_and_offsets),
+      cmocka_unit_test(not_coordinator), cmocka_unit_test(offsets_go_with_topic),
+      cmocka_unit_test(reserved_names),  cmocka_unit_test(describe_producers),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -9,8 +9,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "kafka/group.h"
+#include "kafka/group_internal.h"
+#include "util/clock.h"
 #include "tarn/meta.h"
 #include "tarn/testing.h"
 #include "tu_log.h"
@@ -602,6 +605,136 @@ static void static_group_restored(void **state) {
   close_fx(&f);
 }
 
+/* ---- offsets expiry (issue 37 "Lifecycle") ---- */
+
+static int64_t skew_ms; /* added to the wall clock */
+static int64_t skewed_now(void *arg) {
+  (void)arg;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000 + skew_ms;
+}
+static int64_t real_mono(void *arg) {
+  (void)arg;
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+static void real_sleep(void *arg, int64_t ms) {
+  (void)arg;
+  struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000};
+  nanosleep(&ts, NULL);
+}
+
+/* the expiry's callbacks: every group is this node's but "theirs"; topic
+ * "gone" has no live incarnation */
+static int mine_cb(void *arg, const char *group) {
+  (void)arg;
+  return strcmp(group, "theirs") != 0;
+}
+static int live_cb(void *arg, const char *topic, const uint8_t id[16]) {
+  (void)arg, (void)id;
+  return strcmp(topic, "gone") != 0;
+}
+
+static void commit1(tarn__kgroups *g, const char *group, const char *topic, int32_t gen,
+                    const char *member, int64_t off) {
+  tarn__koffset o = {.topic = topic, .offset = off, .leader_epoch = -1};
+  assert_int_equal(tarn__kgroups_commit(g, group, gen, member, NULL, &o, 1, 0), 0);
+  assert_int_equal(o.error, 0);
+}
+
+static size_t n_offsets(tarn__kgroups *g, const char *group) {
+  tarn__koffset *all;
+  size_t n;
+  assert_int_equal(tarn__kgroups_fetch_all(g, group, &all, &n), 0);
+  tarn__koffsets_free(all, n, 1);
+  return n;
+}
+
+/* Kafka's rules since 2.1 (KIP-211), on a wall clock moved by hand
+ * (retention 60 s): plain commits expire 60 s after each commit, an Empty
+ * group's offsets 60 s after it became Empty (then the group goes: Dead), a
+ * Stable group with members keeps its offsets, offsets of a topic that is no
+ * longer live go at once, a group another node coordinates is not touched;
+ * and a commit that lands between the sweep's read and its delete stays
+ * (planted bug koffset-expiry-unguarded). */
+static void offsets_expire(void **state) {
+  fx f = open_fx(state);
+  tarn__clock_hooks h = {skewed_now, real_mono, real_sleep, NULL};
+  skew_ms = 0;
+  tarn__clock_set(&h);
+  const int64_t ret = 60000;
+  tarn__kg_expiry x = {mine_cb, live_cb, NULL};
+  tarn__kg_expired out;
+  commit1(f.g, "plain", "t", -1, "", 10);
+  commit1(f.g, "theirs", "t", -1, "", 10);
+  commit1(f.g, "orphan", "gone", -1, "", 10);
+  commit1(f.g, "orphan", "t", -1, "", 10);
+  char *a = single_member(f.g, "stable", 0);
+  commit1(f.g, "stable", "t", 1, a, 5);
+  /* a record of format 1 (before issue 37: a monotonic commit time) */
+  static const uint8_t v1[] = {'K',  'O',  1,    0, 0, 0, 0, 0,   0, 0, 9, 0xff,
+                               0xff, 0xff, 0xff, 0, 0, 0, 0, 0,   0, 0, 0, 0,
+                               0,    0,    0,    0, 0, 0, 1, 't', 0, 0, 0, 0};
+  assert_int_equal(
+      tarn_meta_put(f.m, TARN__KG_PARTITION, "/offsets/legacy/t:0000000000", v1, sizeof v1, NULL),
+      0);
+  char *b = single_member(f.g, "empty", 0);
+  commit1(f.g, "empty", "t", 1, b, 6);
+  assert_int_equal(tarn__kgroups_leave(f.g, "empty", b, NULL, 0), 0);
+
+  /* at 30 s: only the offset of the topic that is gone */
+  skew_ms = 30000;
+  assert_int_equal(tarn__kgroups_expire(f.g, ret, &x, &out), 0);
+  assert_int_equal(out.offsets, 1);
+  assert_int_equal(out.groups, 0);
+  assert_int_equal(n_offsets(f.g, "orphan"), 1);
+  /* the format 1 record is stamped with the sweep's time, not removed */
+  tarn_meta_rec lr = {0};
+  assert_int_equal(tarn_meta_get(f.m, TARN__KG_PARTITION, "/offsets/legacy/t:0000000000", &lr), 0);
+  assert_int_equal(lr.value[2], 2);
+  tarn_meta_rec_free(&lr);
+
+  /* the sweep reads plain's offset, a commit lands, the sweep deletes on
+   * what it read: the commit stays */
+  tarn__kg_offrec *v;
+  size_t n;
+  assert_int_equal(tarn__kg_scan_offrecs(f.m, "plain", &v, &n), 0);
+  assert_int_equal(n, 1);
+  commit1(f.g, "plain", "t", -1, "", 11); /* at 30 s */
+  assert_int_not_equal(tarn__kg_expire_offset(f.m, "plain", 0, &v[0]), 0);
+  tarn__kg_offrecs_free(v, n);
+  assert_int_equal(n_offsets(f.g, "plain"), 1);
+
+  /* at 61 s: the Empty group's (Empty since 0 s) and the group with it;
+   * orphan's t (committed at 0 s); plain's commit of 30 s stays */
+  skew_ms = 61000;
+  assert_int_equal(tarn__kgroups_expire(f.g, ret, &x, &out), 0);
+  assert_int_equal(out.offsets, 2);
+  assert_int_equal(out.groups, 1);
+  tarn__kgdesc d;
+  tarn__kgroups_describe(f.g, "empty", 0, &d);
+  assert_string_equal(d.state, "Dead");
+  tarn__kgdesc_free(&d);
+  assert_int_equal(n_offsets(f.g, "plain"), 1);
+  assert_int_equal(n_offsets(f.g, "orphan"), 0);
+
+  /* at 91 s: plain's and the format 1 record (stamped at 30 s); the Stable
+   * group keeps its offset, theirs untouched */
+  skew_ms = 91000;
+  assert_int_equal(tarn__kgroups_expire(f.g, ret, &x, &out), 0);
+  assert_int_equal(out.offsets, 2);
+  assert_int_equal(n_offsets(f.g, "plain"), 0);
+  assert_int_equal(n_offsets(f.g, "legacy"), 0);
+  assert_int_equal(n_offsets(f.g, "stable"), 1);
+  assert_int_equal(n_offsets(f.g, "theirs"), 1);
+  tarn__clock_set(NULL);
+  skew_ms = 0;
+  free(a), free(b);
+  close_fx(&f);
+}
+
 static void fetch1(tarn__kgroups *g, const char *group, const char *topic, int32_t p, int64_t *off,
                    char *meta, size_t cap) {
   tarn__koffset o = {.topic = topic, .partition = p};
@@ -848,6 +981,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_prestate(coordinator_change, (void *)v),
       cmocka_unit_test_prestate(fetch_on_store_failure, (void *)v),
       cmocka_unit_test_prestate(plain_commit_group_listed, (void *)v),
+      cmocka_unit_test_prestate(offsets_expire, (void *)v),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

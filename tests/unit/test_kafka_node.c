@@ -66,12 +66,13 @@ static void open_tick_close(void **state) {
   assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof sa), 0);
   close(fd);
 
-  /* the jobs: five, run by tick; the next one is due within its interval */
+  /* the jobs: six, run by tick; the next one is due within its interval */
   size_t nj;
   const tarn_kafka_node_job *jobs = tarn_kafka_node_jobs(&nj);
-  assert_int_equal(nj, 5);
+  assert_int_equal(nj, 6);
   assert_string_equal(jobs[3].name, "kafka-retention");
   assert_string_equal(jobs[4].name, "kafka-producer-expiry");
+  assert_string_equal(jobs[5].name, "kafka-offsets-expiry");
   assert_string_equal(jobs[0].name, "kafka-registry");
   int ms = tarn_kafka_node_tick(n);
   assert_true(ms >= 0 && ms <= 100);

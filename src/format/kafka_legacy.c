@@ -21,6 +21,7 @@
 #include "tarn/kafka.h"
 #include "util/bytes.h"
 #include "util/error.h"
+#include "util/planted.h"
 
 #define WHAT "kafka entry payload"
 
@@ -63,7 +64,7 @@ int tarn_kafka_legacy_flatten(const void *payload, size_t len, tarn_buf *out, in
                      it.batches - 1);
       break;
     }
-    if (inner_ok(b.magic, &raw))
+    if (inner_ok(b.magic, &raw) || TARN__PLANTED(TARN__BUG_KAFKA_LEGACY_UNFLATTENED))
       continue;
     if ((rc = tarn_buf_append(out, p + copied, b.pos - copied)) ||
         (rc = tarn_buf_append(out, raw.data, raw.len)))
@@ -117,8 +118,8 @@ static int down_record(void *arg, const tarn_kafka_record *r) {
   return 0;
 }
 
-int tarn_kafka_down_convert(const void *data, size_t len, int magic, int64_t from,
-                            size_t max_bytes, tarn_buf *out) {
+int tarn_kafka_down_convert(const void *data, size_t len, int magic, int64_t from, size_t max_bytes,
+                            tarn_buf *out) {
   const uint8_t *p = data;
   down d = {out, magic ? 1 : 0, from, max_bytes, out->len};
   tarn_buf one = TARN_BUF_INIT;

@@ -120,7 +120,8 @@
   X(LEGACY_EMPTY_LOG_APPENDABLE, "legacy-empty-log-appendable") /* LS-001: v3 onto an empty log of a legacy deployment */ \
   X(KGROUP_DELETES_NONEMPTY, "kgroup-deletes-nonempty") /* issue 37: DeleteGroups ignores members */ \
   X(KPROD_CREATES_ON_FENCED, "kprod-creates-on-fenced") /* issue 37: producer state for a deleted log */ \
-  X(KPROD_EXPIRY_UNGUARDED, "kprod-expiry-unguarded") /* issue 37: the sweep deletes a fresh write */
+  X(KPROD_EXPIRY_UNGUARDED, "kprod-expiry-unguarded") /* issue 37: the sweep deletes a fresh write */ \
+  X(KAFKA_LEGACY_UNFLATTENED, "kafka-legacy-unflattened") /* issue 37: a magic-0 wrapper stored whole */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

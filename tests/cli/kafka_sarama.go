@@ -2,18 +2,18 @@
 // a tarn node: test_kafka_sarama.sh compiles and runs it (issue 37, "Proof
 // with clients written by others").
 //
-//	kafka_sarama BROKER
+//		kafka_sarama BROKER
 //
-//  1. sarama's DEFAULT config (Version V0_8_2_0: Produce v0 of magic-0
-//     messages, Fetch v0, ListOffsets v0, Metadata v0): N keyed messages
-//     through a SyncProducer, read back from the oldest offset, each once at
-//     its offset with its key and value.
-//  2. The same with Version V2_0_0_0 (Produce v3 of magic-2 batches, Fetch v4+).
-//  3. The ClusterAdmin: CreateTopic, ListTopics, DescribeTopics,
-//     DescribeConfig, AlterConfig, CreatePartitions, DeleteRecords,
-//     ListConsumerGroups, DescribeConsumerGroups, DeleteGroups (sarama 1.22
-//     has no DeleteConsumerGroup: the broker call), DescribeCluster,
-//     DeleteTopic, each checked for its effect.
+//	 1. sarama's DEFAULT config (Version V0_8_2_0: Produce v0 of magic-0
+//	    messages, Fetch v0, ListOffsets v0, Metadata v0): N keyed messages
+//	    through a SyncProducer, read back from the oldest offset, each once at
+//	    its offset with its key and value.
+//	 2. The same with Version V2_0_0_0 (Produce v3 of magic-2 batches, Fetch v4+).
+//	 3. The ClusterAdmin: CreateTopic, ListTopics, DescribeTopics,
+//	    DescribeConfig, AlterConfig, CreatePartitions, DeleteRecords,
+//	    ListConsumerGroups, DescribeConsumerGroups, DeleteGroups (sarama 1.22
+//	    has no DeleteConsumerGroup: the broker call), DescribeCluster,
+//	    DeleteTopic, each checked for its effect.
 package main
 
 import (
@@ -31,17 +31,23 @@ func fail(format string, a ...interface{}) {
 	os.Exit(1)
 }
 
-// roundTrip produces n keyed messages to topic through a SyncProducer and
-// consumes them back from the oldest offset: every one once, at its offset.
-func roundTrip(broker string, cfg *sarama.Config, topic, tag string) {
-	cfg.Producer.Return.Successes = true
-	cfg.Producer.RequiredAcks = sarama.WaitForAll
-	client, err := sarama.NewClient([]string{broker}, cfg)
+// roundTrip produces n keyed messages to topic through a SyncProducer of
+// config pcfg and consumes them back from the oldest offset with a consumer
+// of config ccfg: every one once, at its offset.
+func roundTrip(broker string, pcfg, ccfg *sarama.Config, topic, tag string) {
+	pcfg.Producer.Return.Successes = true
+	pcfg.Producer.RequiredAcks = sarama.WaitForAll
+	pclient, err := sarama.NewClient([]string{broker}, pcfg)
+	if err != nil {
+		fail("%s: client: %v", tag, err)
+	}
+	defer pclient.Close()
+	client, err := sarama.NewClient([]string{broker}, ccfg)
 	if err != nil {
 		fail("%s: client: %v", tag, err)
 	}
 	defer client.Close()
-	p, err := sarama.NewSyncProducerFromClient(client)
+	p, err := sarama.NewSyncProducerFromClient(pclient)
 	if err != nil {
 		fail("%s: producer: %v", tag, err)
 	}
@@ -264,9 +270,32 @@ func admin(broker string) {
 
 func main() {
 	broker := os.Args[1]
-	roundTrip(broker, sarama.NewConfig(), "legacy", "default") // Produce v0, Fetch v0
-	cfg := sarama.NewConfig()
-	cfg.Version = sarama.V2_0_0_0
-	roundTrip(broker, cfg, "modern", "v2.0")
+	v2 := func() *sarama.Config {
+		c := sarama.NewConfig()
+		c.Version = sarama.V2_0_0_0
+		return c
+	}
+	// the default config: Produce v0 of magic-0 messages, Fetch v0
+	roundTrip(broker, sarama.NewConfig(), sarama.NewConfig(), "legacy", "default")
+	// Version 2.0: Produce v3 of magic-2 batches, Fetch v4+
+	roundTrip(broker, v2(), v2(), "modern", "v2.0")
+	// magic-0 gzip wrappers (inner offsets 0: absolute in magic 0) read by
+	// Fetch v4+, which hands the stored batches over: stored as their inner
+	// messages, or sarama would put every record at the wrapper's offset
+	gz0 := sarama.NewConfig()
+	gz0.Producer.Compression = sarama.CompressionGZIP
+	roundTrip(broker, gz0, v2(), "legacy-gzip", "default+gzip")
+	// magic-1 gzip wrappers (Produce v2, relative inner offsets), stored
+	// compressed, read by Fetch v2 (magic 1) and by Fetch v4+
+	gz1 := sarama.NewConfig()
+	gz1.Version = sarama.V0_10_0_0
+	gz1.Producer.Compression = sarama.CompressionGZIP
+	c010 := sarama.NewConfig()
+	c010.Version = sarama.V0_10_0_0
+	roundTrip(broker, gz1, c010, "v1-gzip", "0.10+gzip")
+	gz1 = sarama.NewConfig()
+	gz1.Version = sarama.V0_10_0_0
+	gz1.Producer.Compression = sarama.CompressionGZIP
+	roundTrip(broker, gz1, v2(), "v1-gzip-b", "0.10+gzip, v2.0 consumer")
 	admin(broker)
 }

@@ -17,7 +17,9 @@ cp "$TARN_SRC/tests/cli/kafka_sarama.go" "$dir/go/src/sarama_check/main.go"
 export TARN_HOME="$dir/home"
 "$TARN" init > /dev/null
 "$TARN" topic create legacy --partitions 1 > /dev/null
-"$TARN" topic create modern --partitions 1 > /dev/null
+for t in modern legacy-gzip v1-gzip v1-gzip-b; do
+  "$TARN" topic create $t --partitions 1 > /dev/null
+done
 serve_start "$dir/log" --listen 127.0.0.1:0 --kafka-listen 127.0.0.1:0 --kafka-batch-ms 5 \
   --no-compact --no-reclaim --no-wal-gc
 node=$pid

@@ -16,6 +16,7 @@ pkgs=(
   python3-kafka python3-snappy python3-lz4  # independent Kafka batch builders for the CLI tests
   kcat librdkafka-dev  # Kafka clients by others against tarn serve --kafka-listen
   python3-confluent-kafka  # idempotent producer in the group and producer tests
+  golang-go golang-github-shopify-sarama-dev  # Go sarama (GOPATH mode) in test_kafka_sarama
   dpkg-dev man-db  # the package test: cpack -G DEB (dpkg-shlibdeps), man tarn-append
   openssl curl  # TLS listener tests: certificates made at setup, HTTPS requests
 )

@@ -84,6 +84,23 @@ int tarn_kafka_check(const void *payload, size_t len, int64_t record_count, uint
 int tarn_kafka_rewrite_offsets(void *payload, size_t len, int64_t entry_offset,
                                int64_t record_count);
 
+/* ---- magic 0/1 message sets at the listener (src/format/kafka_legacy.c) -- */
+
+struct tarn_buf;
+/* For Produce v0-2: a payload that passes tarn_kafka_check, its compressed
+ * v0/v1 wrappers whose inner offsets the binding's reader cannot assign (magic
+ * 0: absolute; magic 1: not 0 … n-1) replaced by their inner messages, into
+ * out with *changed = 1; *changed = 0 and out untouched when none is. The
+ * record count stays. */
+int tarn_kafka_legacy_flatten(const void *payload, size_t len, struct tarn_buf *out, int *changed);
+/* For Fetch v0-3: batches whose offset fields tarn_kafka_rewrite_offsets set
+ * (one or more entries in a row), as a message set of uncompressed messages
+ * of magic 0 or 1 appended to out: each record at or after offset from, in
+ * order, while the set stays within max_bytes (its first record whatever its
+ * size). Headers are dropped, as Kafka's down-conversion drops them. */
+int tarn_kafka_down_convert(const void *data, size_t len, int magic, int64_t from, size_t max_bytes,
+                            struct tarn_buf *out);
+
 /* ---- records, for display (src/format/kafka_records.c) ------------------ */
 
 typedef struct tarn_kafka_header {

@@ -11,13 +11,11 @@
 
 /* In API-key order (tarn__kapi_find relies on it). */
 static const tarn__kapi table[] = {
-    /* Advertised from 0 so that librdkafka 2.0.2 enables compression
-     * (rdkafka_feature.c); 0-2 are answered UNSUPPORTED_VERSION, as Kafka
-     * does since KAFKA-18659. */
+    /* 0-2 carry magic 0/1 message sets (sarama's default config sends v0;
+     * issue 37); librdkafka 2.0.2 enables compression only with v0 in range */
     {TARN__KAPI_PRODUCE, 0, 8, tarn__kapi_produce, "Produce"},
-    /* Fetch 0-3 are not advertised: their responses cannot carry whole
-     * batches past max_bytes (KIP-74) nor the log start offset. */
-    {TARN__KAPI_FETCH, 4, 11, tarn__kapi_fetch, "Fetch"},
+    /* 0-3 answer down-converted message sets (api_fetch.c; issue 37) */
+    {TARN__KAPI_FETCH, 0, 11, tarn__kapi_fetch, "Fetch"},
     {TARN__KAPI_LIST_OFFSETS, 0, 5, tarn__kapi_list_offsets, "ListOffsets"},
     {TARN__KAPI_METADATA, 0, 8, tarn__kapi_metadata, "Metadata"},
     /* consumer groups (group.h): librdkafka 2.0.2 enables them only when

@@ -1,8 +1,11 @@
-/* Fetch (key 1), versions 4-11: whole entries of each partition's log from
+/* Fetch (key 1), versions 0-11: whole entries of each partition's log from
  * the entry that holds the fetch offset (a client drops the records below
  * the offset it asked for), the batches' base offsets rewritten to the
  * offsets the entry assigns (LS-099: outside the CRC, so no re-checksum).
- * No fetch sessions (session id 0, KIP-227 not served). */
+ * Versions 0-3 answer message sets (magic 0 for v0/v1, 1 for v2/v3): the
+ * entries' records from the fetch offset down-converted, as Kafka does
+ * (tarn_kafka_down_convert; issue 37). No fetch sessions (session id 0,
+ * KIP-227 not served). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -20,6 +23,7 @@ typedef struct fpart {
   tarn__k_fetch_partition_data *out;
   uint64_t log_id;
   int64_t offset;     /* where the next entry read starts */
+  int64_t from;       /* the fetch offset asked for */
   int32_t max_bytes;  /* the partition's budget */
   int error;          /* an answer is decided: no more reading */
   tarn__kcursor *cur; /* the log's reading position, taken from the node */
@@ -215,7 +219,7 @@ static void fetch_part_init(tarn__k_fetch_partition_data *out, int32_t index) {
 static void fetch_start(tarn__knode *node, const tarn_kafka_topic *t, int trc,
                         const tarn__k_fetch_fetch_partition *in, fpart *p) {
   fetch_part_init(p->out, in->partition);
-  p->offset = in->fetch_offset;
+  p->offset = p->from = in->fetch_offset;
   p->max_bytes = in->partition_max_bytes;
   if (trc || in->partition < 0 || tarn_kafka_topic_log(t, (uint32_t)in->partition, &p->log_id)) {
     p->out->error_code =
@@ -337,8 +341,28 @@ static void fetch_read(tarn__knode *node, int16_t version, const tarn__k_fetch_r
   free(keys);
 }
 
+/* Versions 0-3: the partition's batches as a message set of the version's
+ * magic (0 for v0/v1, 1 for v2/v3, as Kafka's down-conversion), from the
+ * fetch offset, within the partition's max bytes (its first record always:
+ * a client that asked for less grows its fetch size on a partial message,
+ * so a whole one serves it better). */
+static int down_convert(fpart *p, int16_t version) {
+  tarn_buf conv = TARN_BUF_INIT;
+  const uint8_t *d = p->data.len ? p->data.data : p->ref;
+  size_t n = part_len(p);
+  int rc = tarn_kafka_down_convert(d, n, version >= 2, p->from,
+                                   p->max_bytes > 0 ? (size_t)p->max_bytes : 1, &conv);
+  tarn_buf_free(&p->data);
+  p->ref_len = 0;
+  if (rc)
+    tarn_buf_free(&conv);
+  else
+    p->data = conv;
+  return rc;
+}
+
 /* Each partition's entries into its answer; returns their bytes in all. */
-static size_t fetch_records(fpart *parts, size_t k) {
+static size_t fetch_records(fpart *parts, size_t k, int16_t version) {
   size_t total = 0;
   for (size_t i = 0; i < k; i++) {
     fpart *p = &parts[i];
@@ -347,6 +371,8 @@ static size_t fetch_records(fpart *parts, size_t k) {
       tarn_buf_free(&p->data);
       p->ref_len = 0;
     }
+    if (version < 4 && part_len(p) && down_convert(p, version))
+      p->out->error_code = TARN__KERR_KAFKA_STORAGE_ERROR;
     if (part_len(p)) {
       total += part_len(p);
       p->out->records = p->data.len ? (tarn__kbytes){p->data.data, (int32_t)p->data.len}
@@ -399,7 +425,7 @@ void tarn__kapi_fetch(tarn__knode *node, tarn__kreq *req) {
   for (int32_t i = 0; i < nt; i++)
     fetch_topic(node, req, &b.topics.v[i], &tr[i], parts, &k);
   fetch_read(node, req->api_version, &b, parts, k);
-  size_t total = fetch_records(parts, k);
+  size_t total = fetch_records(parts, k, req->api_version);
   r.responses.n = nt;
   r.responses.v = tr;
   fetch_respond(req, &r, total, k);

@@ -1,5 +1,4 @@
-/* Produce (key 0): versions 3-8 answered; 0-2 advertised and refused with
- * UNSUPPORTED_VERSION (api.c says why). Each partition's records become one
+/* Produce (key 0): versions 0-8 answered. Each partition's records become one
  * entry of the partition's log, appended through the node's writer of the
  * topic's batch window, so the batches of many requests and partitions share
  * WAL objects; a partition is answered once its index record is committed
@@ -8,7 +7,10 @@
  * its leader, through the node's express writer, and answered when its slot
  * is committed (W copies) and released; any other node answers
  * NOT_LEADER_OR_FOLLOWER (issue 15; kexpress.c). acks=0 gets no response,
- * and a closed connection when something failed (as Kafka). */
+ * and a closed connection when something failed (as Kafka). Versions 0-2
+ * carry magic 0/1 message sets (issue 37): entries as the binding allows
+ * them (LS-097), compressed wrappers whose inner offsets the reader cannot
+ * assign stored as their inner messages (tarn_kafka_legacy_flatten). */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,6 +21,7 @@
 #include "kafka/producer.h"
 #include "kafka/proto/kproto.h"
 #include "log/appender_impl.h"
+#include "tarn/buf.h"
 #include "tarn/kafka.h"
 #include "tarn/kafka_topics.h"
 #include "tarn/error.h"
@@ -124,11 +127,13 @@ static void appended(void *arg, int status, uint64_t offset, int64_t timestamp_m
 }
 
 /* Checks one partition's records as the binding and Kafka require: whole
- * magic-2 batches (LS-095 ... LS-098 through tarn_kafka_check's rules: base
- * offset 0, CRC32C, no control or transactional batch), none above the
- * topic's max.message.bytes. Returns 0 and the record count, or an error code. */
-static int16_t check_records(const tarn__kbytes *rec, int32_t max_bytes, uint32_t *count,
-                             tarn_kafka_batch *first) {
+ * batches (LS-095 ... LS-098 through tarn_kafka_check's rules: magic 2 with
+ * base offset 0 and its CRC32C, no control or transactional batch; magic 0/1
+ * messages with their CRC32, a compressed wrapper holding at least one
+ * record), magic 2 only from version 3 on (as Kafka), none above the topic's
+ * max.message.bytes. Returns 0 and the record count, or an error code. */
+static int16_t check_records(const tarn__kbytes *rec, int16_t version, int32_t max_bytes,
+                             uint32_t *count, tarn_kafka_batch *first) {
   if (rec->len <= 0)
     return TARN__KERR_CORRUPT_MESSAGE;
   tarn_kafka_iter it;
@@ -138,7 +143,7 @@ static int16_t check_records(const tarn__kbytes *rec, int32_t max_bytes, uint32_
   while ((rc = tarn_kafka_iter_next(&it, &b)) == 1) {
     if (it.batches == 1)
       *first = b;
-    if (b.magic != 2)
+    if (b.magic != 2 && version >= 3)
       return TARN__KERR_UNSUPPORTED_FOR_MESSAGE_FORMAT;
     if (b.len > (size_t)max_bytes)
       return TARN__KERR_MESSAGE_TOO_LARGE;
@@ -245,8 +250,6 @@ typedef struct ppart {
 
 /* The request-wide refusals: one error for every partition, or 0. */
 static int16_t produce_refusal(const tarn__kreq *req, const tarn__k_produce_req *b) {
-  if (req->api_version < 3)
-    return TARN__KERR_UNSUPPORTED_VERSION;
   if (b->transactional_id.len >= 0) /* the binding forbids transactional batches */
     return TARN__KERR_TRANSACTIONAL_ID_AUTHORIZATION_FAILED;
   if (b->acks != 0 && b->acks != 1 && b->acks != -1)
@@ -254,13 +257,34 @@ static int16_t produce_refusal(const tarn__kreq *req, const tarn__k_produce_req 
   return 0;
 }
 
+/* Versions 0-2: the compressed wrappers whose inner offsets the reader
+ * cannot assign become their inner messages (kafka_legacy.c says why), in
+ * the request's arena: the records the append takes. */
+static int16_t produce_flatten(tarn__kreq *req, tarn__kbytes *rec) {
+  tarn_buf out = TARN_BUF_INIT;
+  int changed = 0;
+  int rc = tarn_kafka_legacy_flatten(rec->p, (size_t)rec->len, &out, &changed);
+  uint8_t *p =
+      !rc && changed && out.len <= INT32_MAX ? tarn__karena_alloc(req->arena, out.len) : NULL;
+  if (p) {
+    memcpy(p, out.data, out.len);
+    *rec = (tarn__kbytes){p, (int32_t)out.len};
+  }
+  tarn_buf_free(&out);
+  return rc || (changed && !p) ? TARN__KERR_UNKNOWN_SERVER_ERROR : 0;
+}
+
 /* The partition's log and its records' checks. */
-static int16_t produce_checks(const ptopic *tp, ppart *pp) {
+static int16_t produce_checks(tarn__kreq *req, const ptopic *tp, ppart *pp) {
   if (tp->err)
     return tp->err;
   if (pp->in->index < 0 || tarn_kafka_topic_log(&tp->t, (uint32_t)pp->in->index, &pp->log_id))
     return TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
-  return check_records(&pp->in->records, tp->t.max_message_bytes, &pp->count, &pp->first);
+  int16_t err = check_records(&pp->in->records, req->api_version, tp->t.max_message_bytes,
+                              &pp->count, &pp->first);
+  if (!err && req->api_version < 3)
+    err = produce_flatten(req, &pp->in->records);
+  return err;
 }
 
 /* An express partition: this node's leadership, then its express writer
@@ -360,7 +384,7 @@ static void produce_part_init(tarn__k_produce_partition_produce_response *po, in
 static void produce_partition(tarn__knode *node, pctx *c, const ptopic *tp, ppart *pp) {
   produce_part_init(pp->out, pp->in->index);
   pp->first.producer_id = -1;
-  int16_t err = produce_checks(tp, pp);
+  int16_t err = produce_checks(c->req, tp, pp);
   if (!err && tp->express)
     err = produce_express_lead(node, tp, pp);
   snprintf(pp->key, sizeof pp->key, "%llu", (unsigned long long)pp->log_id);

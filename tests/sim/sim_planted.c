@@ -309,6 +309,9 @@ static const struct planted_run runs[] = {
     /* issue 37: a replaced static member's old ID is FENCED_INSTANCE_ID */
     {BUG(KGROUP_STATIC_UNFENCED),
      NO_WORLD("no Kafka groups in the worlds", "test_kafka_group (static_member_fenced)")},
+    /* issue 37: Produce v0-2 store a magic-0 wrapper as its inner messages */
+    {BUG(KAFKA_LEGACY_UNFLATTENED), NO_WORLD("no Kafka producers in the worlds",
+                                             "test_kafka_listen (produce_legacy_down_converted)")},
 };
 
 /* A CMake bracket argument: no character in it is special. */

@@ -7,7 +7,11 @@
  *     for data holds back the ApiVersions and Metadata sent after it
  *   - produce acks=0 sends no response (the next request's answer is the
  *     first frame), and the data is stored; acks=1 answers with the offset
- *     after the index record; Produce v2 gets UNSUPPORTED_VERSION
+ *     after the index record; Produce v7 of magic 0 messages gets
+ *     UNSUPPORTED_FOR_MESSAGE_FORMAT
+ *   - Produce v0/v1/v2 of magic 0/1 message sets (a bad CRC32 and an empty
+ *     set refused), read back at their offsets by Fetch v0 (magic 0), v2
+ *     (magic 1) and v11 (the entries as stored)
  *   - a frame over the maximum request size, a frame shorter than a header,
  *     a body that does not decode and an unknown API close the connection
  *     after the answers to the requests before them; the node serves on
@@ -30,12 +34,14 @@
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include "kafka/api.h"
 #include "kafka/proto/kproto.h"
 #include "tarn/buf.h"
 #include "tarn/kafka.h"
 #include "tu_kafka.h"
+#include "util/bytes.h"
 
 static char *home;
 static pid_t srv = -1;
@@ -474,6 +480,144 @@ static void fetch_waits_on_every_partition(void **state) {
   close(pfd);
 }
 
+/* A Fetch of partition 0 of topic from offset, version ver: its answer. */
+static tarn__k_fetch_partition_data *fetch_v(int fd, int16_t ver, int32_t corr, const char *topic,
+                                             int64_t offset, tarn__karena *a,
+                                             tarn__k_fetch_resp *fr, uint8_t **keep) {
+  tarn__k_fetch_req q;
+  tarn__k_fetch_fetch_topic ft;
+  tarn__k_fetch_fetch_partition fp;
+  tu_kafka_fetch_req(&q, &ft, &fp, topic, offset, 0, 1 << 20);
+  tarn_buf b = TARN_BUF_INIT;
+  frame(&b, TARN__KAPI_FETCH, ver, corr, &q);
+  send_all(fd, b.data, b.len);
+  tarn_buf_free(&b);
+  assert_int_equal(read_resp(fd, TARN__KAPI_FETCH, ver, a, fr, keep), corr);
+  assert_int_equal(fr->responses.n, 1);
+  assert_int_equal(fr->responses.v[0].partitions.n, 1);
+  return &fr->responses.v[0].partitions.v[0];
+}
+
+/* A Produce of one partition's records, version ver: the partition's answer. */
+static tarn__k_produce_partition_produce_response *
+produce_v(int fd, int16_t ver, int32_t corr, const char *topic, const tarn_buf *records,
+          tarn__karena *a, tarn__k_produce_resp *pr, uint8_t **keep) {
+  tarn_buf b = TARN_BUF_INIT;
+  produce_frame(&b, ver, corr, topic, 1, records);
+  send_all(fd, b.data, b.len);
+  tarn_buf_free(&b);
+  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, ver, a, pr, keep), corr);
+  return &pr->responses.v[0].partition_responses.v[0];
+}
+
+/* A Fetch v0-3 message set: every message uncompressed, of magic `magic`,
+ * its CRC32 right (zlib's), at offsets first, first + 1, ... with the values
+ * want[i]; returns how many. */
+static int check_message_set(const tarn__kbytes *set, int magic, int64_t first,
+                             const char *const *want) {
+  int n = 0;
+  for (size_t q = 0; q < (size_t)set->len; n++) {
+    const uint8_t *m = set->p + q;
+    size_t size = tarn__ld_be32(m + 8);
+    assert_int_equal((int64_t)tarn__ld_be64(m), first + n);
+    assert_int_equal(tarn__ld_be32(m + 12), (uint32_t)crc32(0, m + 16, (uInt)(size - 4)));
+    assert_int_equal(m[16], magic);
+    assert_int_equal(m[17], 0);
+    size_t at = 18 + (magic ? 8 : 0);
+    assert_int_equal((int32_t)tarn__ld_be32(m + at), -1); /* null keys here */
+    int32_t vl = (int32_t)tarn__ld_be32(m + at + 4);
+    assert_int_equal(vl, (int32_t)strlen(want[n]));
+    assert_memory_equal(m + at + 8, want[n], (size_t)vl);
+    q += 12 + size;
+  }
+  return n;
+}
+
+static void produce_legacy_down_converted(void **state) {
+  (void)state;
+  create_topic("old", 1);
+  int fd = kconnect();
+  tarn__karena a;
+  tarn__karena_init(&a);
+  uint8_t *f[12];
+  int nf = 0;
+  tarn__k_produce_resp pr;
+  tarn__k_produce_partition_produce_response *r;
+  tarn_buf set = TARN_BUF_INIT;
+  /* v0: two magic-0 messages (their offset fields 0, as sarama sends
+   * them): an entry of 2 records (LS-097) at 0 */
+  tu_kafka_legacy_msg(&set, 0, 0, 0, "a", 1);
+  tu_kafka_legacy_msg(&set, 0, 0, 0, "b", 1);
+  r = produce_v(fd, 0, 1, "old", &set, &a, &pr, &f[nf++]);
+  assert_int_equal(r->error_code, 0);
+  assert_int_equal(r->base_offset, 0);
+  /* v1: a gzip wrapper of magic 0 (absolute inner offsets): 3 records at 2 */
+  tarn_buf_reset(&set);
+  tu_kafka_wrapper(&set, 0, TARN_KAFKA_GZIP, 3);
+  r = produce_v(fd, 1, 2, "old", &set, &a, &pr, &f[nf++]);
+  assert_int_equal(r->error_code, 0);
+  assert_int_equal(r->base_offset, 2);
+  /* v2: a gzip wrapper of magic 1 (relative inner offsets 0, 1) at 5; the
+   * v2 answer carries log_append_time -1 (CreateTime) */
+  tarn_buf_reset(&set);
+  tu_kafka_wrapper(&set, 1, TARN_KAFKA_GZIP, 2);
+  r = produce_v(fd, 2, 3, "old", &set, &a, &pr, &f[nf++]);
+  assert_int_equal(r->error_code, 0);
+  assert_int_equal(r->base_offset, 5);
+  assert_int_equal(r->log_append_time_ms, -1);
+  /* v2 of a magic-2 batch (Kafka does not refuse it below v3) at 7 */
+  tarn_buf_reset(&set);
+  tu_kafka_v2_simple(&set, 2);
+  r = produce_v(fd, 2, 4, "old", &set, &a, &pr, &f[nf++]);
+  assert_int_equal(r->error_code, 0);
+  assert_int_equal(r->base_offset, 7);
+  /* a magic-0 message whose CRC32 is wrong: CORRUPT_MESSAGE (LS-095) */
+  tarn_buf_reset(&set);
+  tu_kafka_legacy_msg(&set, 0, 0, 0, "c", 1);
+  set.data[set.len - 1] ^= 1;
+  r = produce_v(fd, 0, 5, "old", &set, &a, &pr, &f[nf++]);
+  assert_int_equal(r->error_code, 2);
+  /* an empty message set: no record batch (LS-095), CORRUPT_MESSAGE */
+  tarn_buf_reset(&set);
+  r = produce_v(fd, 1, 6, "old", &set, &a, &pr, &f[nf++]);
+  assert_int_equal(r->error_code, 2);
+  /* Fetch v0: magic 0 messages at 0 ... 8, one record each (LS-099) */
+  static const char *const vals[] = {"a", "b", "x", "x", "x", "x", "x", "v0", "v1"};
+  tarn__k_fetch_resp fr;
+  tarn__k_fetch_partition_data *p = fetch_v(fd, 0, 7, "old", 0, &a, &fr, &f[nf++]);
+  assert_int_equal(p->error_code, 0);
+  assert_int_equal(p->high_watermark, 9);
+  assert_int_equal(check_message_set(&p->records, 0, 0, vals), 9);
+  /* Fetch v2 from 3: magic 1, from the offset asked for */
+  p = fetch_v(fd, 2, 8, "old", 3, &a, &fr, &f[nf++]);
+  assert_int_equal(p->error_code, 0);
+  assert_int_equal(check_message_set(&p->records, 1, 3, vals + 3), 6);
+  /* Fetch v11: the entries as stored, their offset fields rewritten
+   * (§3.11): five shallow magic-0 messages (the magic-0 wrapper's inner ones
+   * among them), the magic-1 wrapper at its last offset, the v2 batch at
+   * its first */
+  p = fetch_v(fd, 11, 9, "old", 0, &a, &fr, &f[nf++]);
+  assert_int_equal(p->error_code, 0);
+  static const int magic[] = {0, 0, 0, 0, 0, 1, 2}, codec[] = {0, 0, 0, 0, 0, 1, 0};
+  static const int64_t field[] = {0, 1, 2, 3, 4, 6, 7};
+  size_t q = 0;
+  for (int i = 0; i < 7; i++) {
+    const uint8_t *m = p->records.p + q;
+    assert_true(q + 17 <= (size_t)p->records.len);
+    assert_int_equal(m[16], magic[i]);
+    assert_int_equal((int64_t)tarn__ld_be64(m), field[i]);
+    if (magic[i] < 2)
+      assert_int_equal(m[17] & 7, codec[i]);
+    q += 12 + tarn__ld_be32(m + 8);
+  }
+  assert_int_equal(q, (size_t)p->records.len);
+  for (int i = 0; i < nf; i++)
+    free(f[i]);
+  tarn__karena_free(&a);
+  tarn_buf_free(&set);
+  close(fd);
+}
+
 static void produce_acks_and_fetch(void **state) {
   (void)state;
   create_topic("acks", 1);
@@ -499,12 +643,16 @@ static void produce_acks_and_fetch(void **state) {
   assert_int_equal(pr.responses.v[0].partition_responses.v[0].error_code, 0);
   /* the acks=0 batch came first: 3 records at 0, this one at 3 */
   assert_int_equal(pr.responses.v[0].partition_responses.v[0].base_offset, 3);
-  /* Produce v2 is advertised (librdkafka's compression needs it) and refused */
+  /* Produce v7 of magic-0 messages: refused as Kafka does from v3 on,
+   * nothing stored (v0-2: produce_legacy_down_converted) */
+  tarn_buf old = TARN_BUF_INIT;
+  tu_kafka_legacy_msg(&old, 0, 0, 0, "a", 1);
   tarn_buf_reset(&b);
-  produce_frame(&b, 2, 13, "acks", 1, &batch);
+  produce_frame(&b, 7, 13, "acks", 1, &old);
+  tarn_buf_free(&old);
   send_all(fd, b.data, b.len);
-  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 2, &a, &pr, &f[2]), 13);
-  assert_int_equal(pr.responses.v[0].partition_responses.v[0].error_code, 35);
+  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 7, &a, &pr, &f[2]), 13);
+  assert_int_equal(pr.responses.v[0].partition_responses.v[0].error_code, 43);
   /* a bad CRC: CORRUPT_MESSAGE, nothing stored */
   batch.data[batch.len - 1] ^= 1;
   tarn_buf_reset(&b);
@@ -679,16 +827,12 @@ static void malformed_frames_close(void **state) {
   send_all(fd, unk, sizeof unk);
   assert_true(closed_within(fd, 3000));
   close(fd);
-  /* Fetch v3 (declared by the codec, not served) */
+  /* Fetch v12, a version not served (every declared one is since issue 37) */
   fd = kconnect();
-  tarn_buf b = TARN_BUF_INIT;
-  tarn__k_fetch_req q;
-  tarn__kmsg_init(TARN__KAPI_FETCH, 0, &q);
-  frame(&b, TARN__KAPI_FETCH, 3, 1, &q);
-  send_all(fd, b.data, b.len);
+  static const uint8_t f12[] = {0, 0, 0, 10, 0, 1, 0, 12, 0, 0, 0, 1, 0, 0};
+  send_all(fd, f12, sizeof f12);
   assert_true(closed_within(fd, 3000));
   close(fd);
-  tarn_buf_free(&b);
   /* random bytes after a valid size: never a crash */
   uint64_t seed = 11;
   for (int i = 0; i < 50; i++) {
@@ -1040,6 +1184,7 @@ int main(void) {
       cmocka_unit_test(api_versions_unknown_version),
       cmocka_unit_test(pipelined_in_order),
       cmocka_unit_test(produce_acks_and_fetch),
+      cmocka_unit_test(produce_legacy_down_converted),
       cmocka_unit_test(fetch_behind_produce),
       cmocka_unit_test(fetch_waits_on_every_partition),
       cmocka_unit_test(batch_limits),

@@ -18,7 +18,8 @@
  *     GROUP_ID_NOT_FOUND request-wide
  *   - DescribeLogDirs: one log dir named by the WAL root, each partition's
  *     live bytes (above the trim marker), every topic for a null list, an
- *     unknown topic or partition left out
+ *     unknown topic or partition left out; with two nodes each reports the
+ *     partitions it leads, every partition once
  *   - reserved names: Metadata with auto-creation does not create
  *     __consumer_offsets (UNKNOWN_TOPIC_OR_PARTITION, is_internal), and
  *     CreateTopics refuses it with INVALID_REQUEST */
@@ -746,6 +747,46 @@ static void describe_log_dirs(void **state) {
   tarn_deployment_close(d);
 }
 
+/* Two nodes: each reports the partitions it leads in Metadata (its
+ * replicas), so that every partition is counted by exactly one node. */
+static void log_dirs_two_nodes(void **state) {
+  (void)state;
+  tarn_deployment *d = open_dep("dl2");
+  tarn_kafka_node *n1 = open_node(d, 0), *n2 = open_node(d, 0);
+  sleep(2); /* each node's view of the live nodes is at most a second old */
+  int f[2] = {kconnect(n1), kconnect(n2)};
+  create_topic(f[0], "m", 16);
+  tarn__k_describe_log_dirs_req q;
+  tarn__kmsg_init(TARN__KAPI_DESCRIBE_LOG_DIRS, 0, &q);
+  q.topics.n = -1;
+  tarn__karena a;
+  tarn__karena_init(&a);
+  int seen[16] = {0}, each[2] = {0};
+  for (int i = 0; i < 2; i++) {
+    tarn__k_describe_log_dirs_resp r;
+    uint8_t *keep;
+    call(f[i], TARN__KAPI_DESCRIBE_LOG_DIRS, 1, &q, &a, &r, &keep);
+    assert_int_equal(r.results.n, 1);
+    for (int32_t t = 0; t < r.results.v[0].topics.n; t++)
+      for (int32_t p = 0; p < r.results.v[0].topics.v[t].partitions.n; p++) {
+        int32_t ix = r.results.v[0].topics.v[t].partitions.v[p].partition_index;
+        assert_true(ix >= 0 && ix < 16);
+        seen[ix]++;
+        each[i]++;
+      }
+    free(keep);
+  }
+  for (int p = 0; p < 16; p++)
+    assert_int_equal(seen[p], 1);
+  assert_true(each[0] > 0 && each[1] > 0); /* rendezvous hashing spreads 16 over both */
+  tarn__karena_free(&a);
+  close(f[0]);
+  close(f[1]);
+  tarn_kafka_node_close(n2);
+  tarn_kafka_node_close(n1);
+  tarn_deployment_close(d);
+}
+
 /* Two nodes: each group is answered by its coordinator only (the rule of
  * FindCoordinator); the other node says NOT_COORDINATOR and deletes nothing. */
 static void not_coordinator(void **state) {
@@ -848,7 +889,7 @@ int main(void) {
       cmocka_unit_test(cluster_id),        cmocka_unit_test(delete_groups_and_offsets),
       cmocka_unit_test(not_coordinator),   cmocka_unit_test(offsets_go_with_topic),
       cmocka_unit_test(reserved_names),    cmocka_unit_test(describe_producers),
-      cmocka_unit_test(describe_log_dirs),
+      cmocka_unit_test(describe_log_dirs), cmocka_unit_test(log_dirs_two_nodes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -40,6 +40,8 @@ static const tarn__kapi table[] = {
     /* configs from Kafka's table (issue 37) */
     {TARN__KAPI_DESCRIBE_CONFIGS, 0, 4, tarn__kapi_describe_configs, "DescribeConfigs"},
     {TARN__KAPI_ALTER_CONFIGS, 0, 2, tarn__kapi_alter_configs, "AlterConfigs"},
+    /* one log dir per node: its replicas' live bytes (issue 37) */
+    {TARN__KAPI_DESCRIBE_LOG_DIRS, 0, 4, tarn__kapi_describe_log_dirs, "DescribeLogDirs"},
     {TARN__KAPI_SASL_AUTHENTICATE, 0, 2, tarn__kapi_sasl_authenticate, "SaslAuthenticate"},
     /* configs altered, partitions added (issue 37) */
     {TARN__KAPI_CREATE_PARTITIONS, 0, 3, tarn__kapi_create_partitions, "CreatePartitions"},

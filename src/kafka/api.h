@@ -289,6 +289,7 @@ void tarn__kapi_delete_groups(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_offset_delete(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_describe_cluster(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_describe_producers(tarn__knode *node, tarn__kreq *req); /* issue 37 */
+void tarn__kapi_describe_log_dirs(tarn__knode *node, tarn__kreq *req);  /* issue 37 */
 /* SASL (sasl.h): served only on a listener that requires it */
 void tarn__kapi_sasl_handshake(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_sasl_authenticate(tarn__knode *node, tarn__kreq *req);

@@ -55,6 +55,29 @@ static int spans_add(spans *s, const char *key, uint64_t log_id) {
   return 0;
 }
 
+/* The entry_size_bytes of an index record's value. */
+static int value_size(const tarn_meta_rec *r, uint64_t *size) {
+  int rc;
+  *size = 0;
+  int v = tarn_index_value_detect_version(r->value, r->value_len);
+  if (v == 3) {
+    tarn_entry_index ei;
+    if (!(rc = tarn_entry_index_decode(r->value, r->value_len, &ei))) {
+      *size = ei.entry_size_bytes > 0 ? (uint64_t)ei.entry_size_bytes : 0;
+      tarn_entry_index_free(&ei);
+    }
+  } else if (v == 1 || v == 2) {
+    tarn_legacy_index_value lv;
+    if (!(rc = tarn_legacy_index_value_parse(r->value, r->value_len, &lv))) {
+      *size = lv.entry_size_bytes > 0 ? (uint64_t)lv.entry_size_bytes : 0;
+      tarn_legacy_index_value_free(&lv);
+    }
+  } else {
+    rc = v < 0 ? v : TARN_ECORRUPT;
+  }
+  return rc;
+}
+
 /* The size of the record under key (entry_size_bytes of its value). */
 static int record_size(tarn_meta *m, const char *part, const char *key, uint64_t *size) {
   tarn_meta_rec r = {0};
@@ -62,24 +85,53 @@ static int record_size(tarn_meta *m, const char *part, const char *key, uint64_t
   *size = 0;
   if (rc)
     return rc == TARN_ENOTFOUND ? 0 : rc; /* trimmed meanwhile */
-  int v = tarn_index_value_detect_version(r.value, r.value_len);
-  if (v == 3) {
-    tarn_entry_index ei;
-    if (!(rc = tarn_entry_index_decode(r.value, r.value_len, &ei))) {
-      *size = ei.entry_size_bytes > 0 ? (uint64_t)ei.entry_size_bytes : 0;
-      tarn_entry_index_free(&ei);
-    }
-  } else if (v == 1 || v == 2) {
-    tarn_legacy_index_value lv;
-    if (!(rc = tarn_legacy_index_value_parse(r.value, r.value_len, &lv))) {
-      *size = lv.entry_size_bytes > 0 ? (uint64_t)lv.entry_size_bytes : 0;
-      tarn_legacy_index_value_free(&lv);
-    }
-  } else {
-    rc = v < 0 ? v : TARN_ECORRUPT;
+  rc = value_size(&r, size);
+  tarn_meta_rec_free(&r);
+  return rc;
+}
+
+/* One ordered lookup of L's index records (higher or floor) around key: the
+ * record's key fields, and its own size when size is not NULL; *found 0 when
+ * the neighbour is not a record of L (the prefix check of R2). */
+static int index_neighbour(tarn_meta *m, const char *part, uint64_t log_id, const char *key,
+                           int higher, tarn_key *k, uint64_t *size, int *found) {
+  tarn_meta_rec r = {0};
+  int rc = higher ? tarn_meta_higher(m, part, key, &r) : tarn_meta_floor(m, part, key, &r);
+  *found = 0;
+  if (rc == TARN_ENOTFOUND)
+    return 0;
+  if (!rc && tarn_key_has_prefix(r.key, strlen(r.key), log_id) &&
+      !(rc = tarn_key_parse(r.key, strlen(r.key), k))) {
+    *found = 1;
+    if (size)
+      rc = value_size(&r, size);
   }
   tarn_meta_rec_free(&r);
   return rc;
+}
+
+int tarn__log_live_bytes(tarn_meta *m, uint64_t log_id, uint64_t *bytes) {
+  char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_LEN + 1], z[TARN_KEY_LEN + 1];
+  uint64_t b, size0 = 0;
+  int64_t ver;
+  tarn_key first, last;
+  int f1 = 0, f2 = 0, rc;
+  *bytes = 0;
+  /* LS-054: the first record above B (above K(L,0,0) without a marker), and
+   * the last record: Floor(P(L), K(L,MAX,MAX)) */
+  if ((rc = tarn_key_partition(part, log_id)) ||
+      (rc = tarn_trim_marker_read(m, log_id, &b, &ver)) ||
+      (rc = ver >= 0 ? tarn_key_format(a, log_id, b, TARN_KEY_MAX)
+                     : tarn_key_format(a, log_id, 0, 0)) ||
+      (rc = tarn_key_format(z, log_id, TARN_KEY_MAX, TARN_KEY_MAX)) ||
+      (rc = index_neighbour(m, part, log_id, a, 1, &first, &size0, &f1)) ||
+      (rc = index_neighbour(m, part, log_id, z, 0, &last, NULL, &f2)))
+    return rc;
+  /* the cumulative sizes count from offset 0: what lies below the first live
+   * record is its cumulative size less its own */
+  if (f1 && f2 && last.cumulative_size + size0 >= first.cumulative_size)
+    *bytes = last.cumulative_size - (first.cumulative_size - size0);
+  return 0;
 }
 
 /* Lists L's records above B (LS-054's Higher, page by page) into s. */

@@ -15,6 +15,13 @@
 int tarn__retention_bytes_target(tarn_meta *m, uint64_t log_id, const tarn_log_bounds *b,
                                  int64_t keep, uint64_t *upto);
 
+/* The bytes of log_id's live entries (issue 37, DescribeLogDirs): those of
+ * the index records from the first above the trim marker B (LS-054) to the
+ * last, from two ordered lookups and the marker: the last key's cumulative
+ * size less the first live record's cumulative size less its own size. 0
+ * for a log without records above B. */
+int tarn__log_live_bytes(tarn_meta *m, uint64_t log_id, uint64_t *bytes);
+
 /* Soft trim of log_id so that it starts at upto (B' = min(upto, start of its
  * last index record), never lowered: LS-079, LS-080), under a lease acquired
  * and released here. out: the marker before and the one in the store

@@ -16,6 +16,10 @@
  *     GROUP_SUBSCRIBED_TO_TOPIC for a topic a member subscribes to;
  *     NON_EMPTY_GROUP for members of another protocol type;
  *     GROUP_ID_NOT_FOUND request-wide
+ *   - DescribeLogDirs: one log dir named by the WAL root, each partition's
+ *     live bytes (above the trim marker), every topic for a null list, an
+ *     unknown topic or partition left out; with two nodes each reports the
+ *     partitions it leads, every partition once
  *   - reserved names: Metadata with auto-creation does not create
  *     __consumer_offsets (UNKNOWN_TOPIC_OR_PARTITION, is_internal), and
  *     CreateTopics refuses it with INVALID_REQUEST */
@@ -37,7 +41,11 @@
 #include "tarn/error.h"
 #include "tarn/kafka_node.h"
 #include "tarn/kafka_topics.h"
+#include "tarn/lease.h"
 #include "tarn/meta.h"
+#include "tarn/trim.h"
+#include "tarn/writer.h"
+#include "tu_kafka.h"
 
 enum { NON_EMPTY_GROUP = 68, GROUP_ID_NOT_FOUND = 69, GROUP_SUBSCRIBED = 86, MISMATCHED = 114 };
 
@@ -638,6 +646,147 @@ static void describe_producers(void **state) {
   tarn_deployment_close(d);
 }
 
+/* DescribeLogDirs (issue 37): one log dir per node, named by the WAL root
+ * URI; each partition's size is the bytes of its live entries (those above
+ * the trim marker); a null topic list is every topic; a topic or partition
+ * the node does not hold is left out, as Kafka does. */
+static const tarn__k_describe_log_dirs_describe_log_dirs_topic *
+log_dirs(int fd, int16_t ver, const tarn__k_describe_log_dirs_req *q, tarn__karena *a,
+         uint8_t **keep, int32_t *nt) {
+  tarn__k_describe_log_dirs_resp r;
+  call(fd, TARN__KAPI_DESCRIBE_LOG_DIRS, ver, q, a, &r, keep);
+  assert_int_equal(r.error_code, 0);
+  assert_int_equal(r.results.n, 1);
+  assert_int_equal(r.results.v[0].error_code, 0);
+  assert_true(kseq(r.results.v[0].log_dir, "mem:dl-wal"));
+  assert_int_equal(r.results.v[0].total_bytes, -1);
+  assert_int_equal(r.results.v[0].usable_bytes, -1);
+  *nt = r.results.v[0].topics.n;
+  return r.results.v[0].topics.v;
+}
+
+static void describe_log_dirs(void **state) {
+  (void)state;
+  tarn_deployment *d = open_dep("dl");
+  tarn_kafka_node *n = open_node(d, 0);
+  int fd = kconnect(n);
+  create_topic(fd, "s", 2);
+  create_topic(fd, "u", 1);
+  tarn_catalog *cat;
+  assert_int_equal(tarn_catalog_open(tarn_deployment_meta(d), NULL, &cat), 0);
+  tarn_kafka_topic s, u;
+  assert_int_equal(tarn_kafka_topic_lookup(cat, "s", &s), 0);
+  assert_int_equal(tarn_kafka_topic_lookup(cat, "u", &u), 0);
+  tarn_catalog_close(cat);
+  /* s/0: three entries of 1, 5 and 2 records; s/1 none; u/0 one of 3 */
+  tarn_writer *w;
+  assert_int_equal(tarn_writer_open(tarn_deployment_meta(d), tarn_deployment_wal(d), NULL, &w), 0);
+  const int32_t counts[] = {1, 5, 2, 3};
+  size_t len[4];
+  for (int i = 0; i < 4; i++) {
+    tarn_buf b = TARN_BUF_INIT;
+    tu_kafka_v2_simple(&b, counts[i]);
+    len[i] = b.len;
+    assert_int_equal(tarn_writer_append(w, i < 3 ? s.logs[0] : u.logs[0], b.data, b.len,
+                                        (uint32_t)counts[i], NULL, NULL),
+                     0);
+    assert_int_equal(tarn_writer_flush(w), 0); /* an index record each */
+    tarn_buf_free(&b);
+  }
+  assert_int_equal(tarn_writer_flush(w), 0);
+  assert_int_equal(tarn_writer_close(w), 0);
+
+  tarn__karena a;
+  tarn__karena_init(&a);
+  uint8_t *keep;
+  int32_t nt;
+  tarn__k_describe_log_dirs_req q;
+  tarn__kmsg_init(TARN__KAPI_DESCRIBE_LOG_DIRS, 0, &q);
+  q.topics.n = -1; /* null: every topic */
+  for (int16_t ver = 0; ver <= 4; ver += 4) {
+    const tarn__k_describe_log_dirs_describe_log_dirs_topic *t =
+        log_dirs(fd, ver, &q, &a, &keep, &nt);
+    assert_int_equal(nt, 2);
+    assert_true(kseq(t[0].name, "s"));
+    assert_int_equal(t[0].partitions.n, 2);
+    assert_int_equal(t[0].partitions.v[0].partition_index, 0);
+    assert_int_equal(t[0].partitions.v[0].partition_size, (int64_t)(len[0] + len[1] + len[2]));
+    assert_int_equal(t[0].partitions.v[0].offset_lag, 0);
+    assert_false(t[0].partitions.v[0].is_future_key);
+    assert_int_equal(t[0].partitions.v[1].partition_index, 1);
+    assert_int_equal(t[0].partitions.v[1].partition_size, 0);
+    assert_true(kseq(t[1].name, "u"));
+    assert_int_equal(t[1].partitions.n, 1);
+    assert_int_equal(t[1].partitions.v[0].partition_size, (int64_t)len[3]);
+    free(keep);
+  }
+
+  /* the first entry trimmed (B = 1): only what is above the marker counts */
+  tarn_lease *l;
+  uint64_t stored;
+  assert_int_equal(tarn_lease_acquire(tarn_deployment_meta(d), s.logs[0], &l), 0);
+  assert_int_equal(tarn_soft_trim(tarn_deployment_meta(d), l, 0, &stored), 0);
+  assert_int_equal(stored, 1);
+  assert_int_equal(tarn_lease_release(l), 0);
+  int32_t p0[] = {0, 5}, pn[] = {0};
+  tarn__k_describe_log_dirs_describable_log_dir_topic tq[3] = {
+      {ks("s"), {2, p0}}, {ks("nope"), {1, pn}}, {ks("u"), {0, NULL}}};
+  q.topics.n = 3;
+  q.topics.v = tq;
+  const tarn__k_describe_log_dirs_describe_log_dirs_topic *t = log_dirs(fd, 2, &q, &a, &keep, &nt);
+  assert_int_equal(nt, 1); /* nope unknown, u asked for no partition: left out */
+  assert_true(kseq(t[0].name, "s"));
+  assert_int_equal(t[0].partitions.n, 1); /* partition 5 does not exist */
+  assert_int_equal(t[0].partitions.v[0].partition_size, (int64_t)(len[1] + len[2]));
+  free(keep);
+  tarn__karena_free(&a);
+  tarn_kafka_topic_free(&s);
+  tarn_kafka_topic_free(&u);
+  close(fd);
+  tarn_kafka_node_close(n);
+  tarn_deployment_close(d);
+}
+
+/* Two nodes: each reports the partitions it leads in Metadata (its
+ * replicas), so that every partition is counted by exactly one node. */
+static void log_dirs_two_nodes(void **state) {
+  (void)state;
+  tarn_deployment *d = open_dep("dl2");
+  tarn_kafka_node *n1 = open_node(d, 0), *n2 = open_node(d, 0);
+  sleep(2); /* each node's view of the live nodes is at most a second old */
+  int f[2] = {kconnect(n1), kconnect(n2)};
+  create_topic(f[0], "m", 16);
+  tarn__k_describe_log_dirs_req q;
+  tarn__kmsg_init(TARN__KAPI_DESCRIBE_LOG_DIRS, 0, &q);
+  q.topics.n = -1;
+  tarn__karena a;
+  tarn__karena_init(&a);
+  int seen[16] = {0}, each[2] = {0};
+  for (int i = 0; i < 2; i++) {
+    tarn__k_describe_log_dirs_resp r;
+    uint8_t *keep;
+    call(f[i], TARN__KAPI_DESCRIBE_LOG_DIRS, 1, &q, &a, &r, &keep);
+    assert_int_equal(r.results.n, 1);
+    for (int32_t t = 0; t < r.results.v[0].topics.n; t++)
+      for (int32_t p = 0; p < r.results.v[0].topics.v[t].partitions.n; p++) {
+        int32_t ix = r.results.v[0].topics.v[t].partitions.v[p].partition_index;
+        assert_true(ix >= 0 && ix < 16);
+        seen[ix]++;
+        each[i]++;
+      }
+    free(keep);
+  }
+  for (int p = 0; p < 16; p++)
+    assert_int_equal(seen[p], 1);
+  assert_true(each[0] > 0 && each[1] > 0); /* rendezvous hashing spreads 16 over both */
+  tarn__karena_free(&a);
+  close(f[0]);
+  close(f[1]);
+  tarn_kafka_node_close(n2);
+  tarn_kafka_node_close(n1);
+  tarn_deployment_close(d);
+}
+
 /* Two nodes: each group is answered by its coordinator only (the rule of
  * FindCoordinator); the other node says NOT_COORDINATOR and deletes nothing. */
 static void not_coordinator(void **state) {
@@ -737,9 +886,10 @@ static void reserved_names(void **state) {
 
 int main(void) {
   const struct CMUnitTest tests[] = {
-      cmocka_unit_test(cluster_id),      cmocka_unit_test(delete_groups_and_offsets),
-      cmocka_unit_test(not_coordinator), cmocka_unit_test(offsets_go_with_topic),
-      cmocka_unit_test(reserved_names),  cmocka_unit_test(describe_producers),
+      cmocka_unit_test(cluster_id),        cmocka_unit_test(delete_groups_and_offsets),
+      cmocka_unit_test(not_coordinator),   cmocka_unit_test(offsets_go_with_topic),
+      cmocka_unit_test(reserved_names),    cmocka_unit_test(describe_producers),
+      cmocka_unit_test(describe_log_dirs), cmocka_unit_test(log_dirs_two_nodes),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

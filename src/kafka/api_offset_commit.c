@@ -89,8 +89,7 @@ void tarn__kapi_offset_commit(tarn__knode *node, tarn__kreq *req) {
         c[nc] = o[k], at[nc++] = k;
     }
   if (!e && nc)
-    tarn__kgroups_commit(node->groups, group, generation, member, instance, c, nc,
-                         tarn__kg_now());
+    tarn__kgroups_commit(node->groups, group, generation, member, instance, c, nc, tarn__kg_now());
   for (size_t i = 0; !e && i < nc; i++)
     o[at[i]].error = c[i].error;
   for (size_t i = 0; i < n; i++)

@@ -216,8 +216,10 @@ static int offsets_expiry_job(tarn_kafka_node *k) {
 }
 
 static const tarn_kafka_node_job jobs[NJOBS] = {
-    {"kafka-registry", TARN__KREG_BEAT_MS, registry_job},   {"kafka-groups", 100, groups_job},
-    {"kafka-express-handover", 1000, express_handover_job}, {"kafka-retention", 250, retention_job},
+    {"kafka-registry", TARN__KREG_BEAT_MS, registry_job},
+    {"kafka-groups", 100, groups_job},
+    {"kafka-express-handover", 1000, express_handover_job},
+    {"kafka-retention", 250, retention_job},
     {"kafka-producer-expiry", 1000, producer_expiry_job},
     {"kafka-offsets-expiry", 1000, offsets_expiry_job},
 };

@@ -354,7 +354,7 @@ static int decode_offset(const uint8_t *v, size_t len, tarn__koffset *o, char **
   uint64_t off, ts;
   uint32_t ep, part = 0;
   char *meta = NULL;
-  unsigned format;
+  unsigned format = FORMAT;
   const uint8_t *id = NULL;
   int rc = rd_head(&r, 'O', TARN_KAFKA_OFFSET_FORMAT_ID, &format);
   if (!rc && format >= TARN_KAFKA_OFFSET_FORMAT_ID)

@@ -1,11 +1,27 @@
-/* Bounded gzip decompression with zlib (see gunzip.h). */
+/* Bounded gzip decompression with ISA-L's igzip inflate (see gunzip.h): it
+ * parses the gzip header and trailer itself (ISAL_GZIP: CRC-32 and ISIZE
+ * checked) and inflates three to four times as fast as zlib, which was half
+ * of a gzip companion read (issue 36, item 4). */
 #include "format/gunzip.h"
 
+#include <isa-l/igzip_lib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-#include <zlib.h>
 
 #include "util/error.h"
+
+static const char *isal_why(int r) {
+  switch (r) {
+  case ISAL_INVALID_BLOCK: return "invalid deflate block";
+  case ISAL_INVALID_SYMBOL: return "invalid deflate symbol";
+  case ISAL_INVALID_LOOKBACK: return "invalid lookback distance";
+  case ISAL_INVALID_WRAPPER: return "invalid gzip header or trailer";
+  case ISAL_UNSUPPORTED_METHOD: return "unsupported compression method";
+  case ISAL_INCORRECT_CHECKSUM: return "incorrect data check (CRC-32 or length)";
+  default: return "inflate failed";
+  }
+}
 
 int tarn__gunzip(tarn_buf *out, const uint8_t *in, size_t len, size_t max, int members, size_t *at,
                  char *why, size_t whylen) {
@@ -14,51 +30,62 @@ int tarn__gunzip(tarn_buf *out, const uint8_t *in, size_t len, size_t max, int m
     snprintf(why, whylen, "not a gzip stream (no 1f 8b magic)");
     return -1;
   }
-  z_stream z;
-  memset(&z, 0, sizeof z);
-  if (inflateInit2(&z, 15 + 16) != Z_OK)
-    return tarn__err(TARN_ENOMEM, "inflateInit2 failed");
+  /* inflate_state holds its 32 KiB window and tables: too large for a stack
+   * that Kafka workers and fuzzers keep small. */
+  struct inflate_state *z = malloc(sizeof *z);
+  if (!z)
+    return tarn__err(TARN_ENOMEM, "out of memory");
+  isal_inflate_init(z);
+  z->crc_flag = ISAL_GZIP;
   size_t start = out->len, used = 0; /* used: bytes of the members already finished */
   int rc = 0;
-  z.next_in = (Bytef *)(uintptr_t)in;
+  z->next_in = (uint8_t *)(uintptr_t)in;
   for (;;) {
-    size_t left = len - used - z.total_in;
-    z.avail_in = left > (1u << 30) ? (1u << 30) : (uInt)left;
+    size_t done_in = (size_t)(z->next_in - in); /* bytes handed over so far */
+    size_t left = len - done_in;
+    if (z->avail_in == 0 && left)
+      z->avail_in = left > (1u << 30) ? (1u << 30) : (uint32_t)left;
     /* One byte beyond the cap shows that the cap is passed. */
     size_t room = max - (out->len - start);
-    size_t chunk = room < 65535 ? room + 1 : 65536;
+    size_t chunk = room < (1u << 20) - 1 ? room + 1 : (1u << 20);
     if ((rc = tarn_buf_reserve(out, chunk)))
       break;
-    z.next_out = out->data + out->len;
-    z.avail_out = (uInt)chunk;
-    int zr = inflate(&z, Z_NO_FLUSH);
-    out->len += chunk - z.avail_out;
-    *at = used + z.total_in;
+    z->next_out = out->data + out->len;
+    z->avail_out = (uint32_t)chunk;
+    const uint8_t *in_before = z->next_in;
+    int zr = isal_inflate(z);
+    out->len += chunk - z->avail_out;
+    int stuck = z->next_in == in_before && z->avail_out == chunk;
+    /* Bytes buffered as bits are not yet consumed. */
+    size_t consumed = (size_t)(z->next_in - in) - (size_t)(z->read_in_length / 8);
+    *at = consumed;
     rc = -1;
     if (out->len - start > max) {
       snprintf(why, whylen, "decompresses past the limit of %zu bytes", max);
-    } else if (zr == Z_STREAM_END) {
-      used += z.total_in;
+    } else if (zr < 0) {
+      snprintf(why, whylen, "gzip: %s", isal_why(zr));
+    } else if (z->block_state == ISAL_BLOCK_FINISH) {
+      used = consumed;
       if (used == len) {
         rc = 0;
       } else if (members && len - used >= 2 && in[used] == 0x1f && in[used + 1] == 0x8b) {
-        inflateReset(&z);
-        z.next_in = (Bytef *)(uintptr_t)(in + used);
+        isal_inflate_reset(z);
+        z->crc_flag = ISAL_GZIP;
+        z->next_in = (uint8_t *)(uintptr_t)(in + used);
+        z->avail_in = 0;
         continue;
       } else {
         snprintf(why, whylen, "%zu trailing bytes after the gzip stream", len - used);
       }
-    } else if ((zr == Z_OK || zr == Z_BUF_ERROR) && (used + z.total_in < len || !z.avail_out)) {
+    } else if (!stuck && (z->avail_in || (size_t)(z->next_in - in) < len || !z->avail_out)) {
       continue; /* more input (the next slice), or more room, lets it go on */
-    } else if (zr == Z_OK || zr == Z_BUF_ERROR) {
+    } else {
       *at = len;
       snprintf(why, whylen, "gzip stream truncated");
-    } else {
-      snprintf(why, whylen, "gzip: %s", z.msg ? z.msg : "inflate failed");
     }
     break;
   }
-  inflateEnd(&z);
+  free(z);
   if (rc)
     out->len = start;
   return rc;

@@ -16,19 +16,35 @@ int tarn__b64_encode(const uint8_t *p, size_t n, tarn_buf *out) {
   return 0;
 }
 
-static int b64_value(unsigned char c) {
-  if (c >= 'A' && c <= 'Z')
-    return c - 'A';
-  if (c >= 'a' && c <= 'z')
-    return c - 'a' + 26;
-  if (c >= '0' && c <= '9')
-    return c - '0' + 52;
-  if (c == '+')
-    return 62;
-  if (c == '/')
-    return 63;
-  return -1;
-}
+/* The alphabet's values, 1 + value (0: not in the alphabet): one load per
+ * character in the strict check, which runs for every companion row. */
+#define B64_RANGE(c0, v0, k) [c0 + k] = v0 + k + 1
+#define B64_10(c0, v0, k)                                                                          \
+  B64_RANGE(c0, v0, k + 0), B64_RANGE(c0, v0, k + 1), B64_RANGE(c0, v0, k + 2),                    \
+      B64_RANGE(c0, v0, k + 3), B64_RANGE(c0, v0, k + 4), B64_RANGE(c0, v0, k + 5),                \
+      B64_RANGE(c0, v0, k + 6), B64_RANGE(c0, v0, k + 7), B64_RANGE(c0, v0, k + 8),                \
+      B64_RANGE(c0, v0, k + 9)
+static const uint8_t b64_table[256] = {B64_10('A', 0, 0),
+                                       B64_10('A', 0, 10),
+                                       B64_RANGE('A', 0, 20),
+                                       B64_RANGE('A', 0, 21),
+                                       B64_RANGE('A', 0, 22),
+                                       B64_RANGE('A', 0, 23),
+                                       B64_RANGE('A', 0, 24),
+                                       B64_RANGE('A', 0, 25),
+                                       B64_10('a', 26, 0),
+                                       B64_10('a', 26, 10),
+                                       B64_RANGE('a', 26, 20),
+                                       B64_RANGE('a', 26, 21),
+                                       B64_RANGE('a', 26, 22),
+                                       B64_RANGE('a', 26, 23),
+                                       B64_RANGE('a', 26, 24),
+                                       B64_RANGE('a', 26, 25),
+                                       B64_10('0', 52, 0),
+                                       ['+'] = 63,
+                                       ['/'] = 64};
+
+static int b64_value(unsigned char c) { return (int)b64_table[c] - 1; }
 
 int tarn__b64_decode(const char *s, size_t n, tarn_buf *out, const char *what) {
   if (n % 4)

@@ -1,5 +1,6 @@
 /* WAL object encode and decode: 4 MiB objects of 1 KiB entries across 4 logs
- * (Ursa's object shape), against memcpy of the same bytes. */
+ * (Ursa's object shape), against memcpy of the same bytes. Goal (issue 36,
+ * item 4): encode >= 0.8x memcpy. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +24,15 @@ int bench_wal(void) {
   tarn_wal_builder b;
   tarn_wal_builder_init(&b);
   tarn_buf out = TARN_BUF_INIT;
-  double enc = 1e9;
+  /* The goal's baseline alternates with the encode, round by round (a
+   * memcpy of the same payload bytes into a buffer already touched), and
+   * each side's best is kept: one memcpy timed at the end met a different
+   * machine on a shared host (ratios 0.67 .. 1.27 from one build). */
+  uint8_t *dst = malloc(OBJ_BYTES);
+  if (!dst)
+    return 1;
+  memset(dst, 0, OBJ_BYTES);
+  double enc = 1e9, cpy = 1e9;
   for (int r = 0; r < ROUNDS; r++) { /* best of: the machine is shared */
     tarn_wal_builder_reset(&b);
     tarn_buf_reset(&out);
@@ -36,7 +45,13 @@ int bench_wal(void) {
     bench_sink(out.data, out.len);
     t = bench_now() - t;
     enc = t < enc ? t : enc;
+    double m = bench_now();
+    memcpy(dst, pool, OBJ_BYTES);
+    bench_sink(dst, OBJ_BYTES);
+    m = bench_now() - m;
+    cpy = m < cpy ? m : cpy;
   }
+  free(dst);
   double dec = 1e9, idx = 1e9;
   for (int r = 0; r < ROUNDS; r++) {
     tarn_wal w;
@@ -66,6 +81,10 @@ int bench_wal(void) {
   bench_report(what, out.len, enc, "memcpy", base);
   bench_report("wal decode (whole object, zero-copy)", out.len, dec, "memcpy", base);
   bench_report("wal decode (index only)", out.len, idx, "memcpy", base);
+  /* issue 36, item 4: encode >= 0.8x memcpy of the same bytes */
+  double ratio = cpy / enc;
+  printf("goal: wal encode >= 0.8x memcpy (best of %d alternating rounds each): %.3f  %s\n", ROUNDS,
+         ratio, ratio >= 0.8 ? "goal met" : "GOAL NOT MET");
   tarn_buf_free(&out);
   tarn_wal_builder_free(&b);
   free(pool);

@@ -242,11 +242,23 @@ static void amz_now(char out[17]) {
   strftime(out, 17, "%Y%m%dT%H%M%SZ", &tm);
 }
 
+/* The line is as long as the value: an STS session token runs to several KB
+ * and is signed whole, so a fixed buffer that cut it (2 KB, issue 33) made
+ * every request of such a session fail its signature. */
 static struct curl_slist *add_h(struct curl_slist *l, const char *name, const char *value,
                                 int *ok) {
-  char line[2048];
-  snprintf(line, sizeof line, "%s: %s", name, value);
+  size_t nl = strlen(name), vl = strlen(value);
+  char small[512], *line = nl + vl + 3 <= sizeof small ? small : malloc(nl + vl + 3);
+  if (!line) {
+    *ok = 0;
+    return l;
+  }
+  memcpy(line, name, nl);
+  memcpy(line + nl, ": ", 2);
+  memcpy(line + nl + 2, value, vl + 1);
   struct curl_slist *n = curl_slist_append(l, line);
+  if (line != small)
+    free(line);
   if (!n) {
     *ok = 0;
     return l;

@@ -4,10 +4,9 @@
  * signature covered the whole token — every request then failed), and the
  * Authorization header is the SigV4 one for the access key. */
 #include "testutil.h"
+#include "tu_http.h"
 
-#include <arpa/inet.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,16 +46,7 @@ static enum MHD_Result handle(void *cls, struct MHD_Connection *c, const char *u
 
 static int setup(void **st) {
   (void)st;
-  struct sockaddr_in sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  daemon_ = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handle, NULL,
-                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
-  if (!daemon_)
-    return -1;
-  port = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT)->port;
-  return 0;
+  return (daemon_ = tu_http_start(handle, &port)) ? 0 : -1;
 }
 
 static int teardown(void **st) {

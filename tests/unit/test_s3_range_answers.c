@@ -5,10 +5,9 @@
  * comes from the answer, from a fallback HEAD when the answer does not say,
  * and never from a guess. */
 #include "testutil.h"
+#include "tu_http.h"
 
-#include <arpa/inet.h>
 #include <microhttpd.h>
-#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -102,18 +101,11 @@ static tarn_objstore *store;
 
 static int setup(void **st) {
   (void)st;
-  struct sockaddr_in sa;
-  memset(&sa, 0, sizeof sa);
-  sa.sin_family = AF_INET;
-  sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  daemon_ = MHD_start_daemon(MHD_USE_INTERNAL_POLLING_THREAD, 0, NULL, NULL, handle, NULL,
-                             MHD_OPTION_SOCK_ADDR, (struct sockaddr *)&sa, MHD_OPTION_END);
-  if (!daemon_)
+  unsigned port;
+  if (!(daemon_ = tu_http_start(handle, &port)))
     return -1;
-  const union MHD_DaemonInfo *di = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_BIND_PORT);
   char uri[256];
-  snprintf(uri, sizeof uri, "s3://bucket/p?endpoint=http://127.0.0.1:%u&timeout_ms=3000",
-           (unsigned)di->port);
+  snprintf(uri, sizeof uri, "s3://bucket/p?endpoint=http://127.0.0.1:%u&timeout_ms=3000", port);
   unsetenv("AWS_ACCESS_KEY_ID"); /* unsigned requests: the fake server checks nothing */
   unsetenv("AWS_SECRET_ACCESS_KEY");
   unsetenv("AWS_SESSION_TOKEN");

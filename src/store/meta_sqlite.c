@@ -20,12 +20,14 @@
  * tarn) and counts as expired too.
  * Versions come from one counter row, bumped by every write, so they grow
  * across processes; creation timestamps are the wall clock in ms. */
+#include <fcntl.h>
 #include <pthread.h>
 #include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "store/meta_vfs.h"
 #include "util/clock.h"
@@ -345,6 +347,15 @@ static int sq_open(tarn_meta *m, const char *target) {
   if (!h->path) {
     rc = tarn__err(TARN_ENOMEM, "sqlite: out of memory");
     goto fail;
+  }
+  /* The file holds SCRAM keys and producer state (issue 33: it was created
+   * 0644): a new one is created 0600 here, before SQLite would create it with
+   * 0644, and SQLite gives its -wal and -shm files the database's mode. An
+   * existing file keeps the mode its operator gave it. */
+  if (strcmp(target, ":memory:") != 0) {
+    int fd = open(target, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+    if (fd >= 0)
+      close(fd); /* else: SQLite's open names the fault */
   }
   if (sqlite3_open_v2(target, &h->db,
                       SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,

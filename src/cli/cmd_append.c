@@ -71,9 +71,11 @@ static const char usage[] =
     "%s\n%s\n"
     "Output: the offset of each record, or 'failed' or 'unknown', a line each.\n"
     "A record that failed or whose outcome is unknown is also reported on\n"
-    "stderr with its input position, one line each, for resending it:\n"
+    "stderr with its input position, for resending it:\n"
     "  tarn: append: record R (line L): failed|unknown: MESSAGE\n"
-    "(R counts from 0; '(byte B)' with --length-delimited, '(file F)' for files).\n"
+    "(R counts from 0; '(byte B)' with --length-delimited, '(file F)' for files);\n"
+    "the records after it that failed alike, with the same message, in one line:\n"
+    "  tarn: append: records R1-R2 (lines L1-L2): failed|unknown, as record R\n"
     "Signals: the first SIGINT or SIGTERM stops reading; the records read are\n"
     "flushed and their outcomes printed, waiting up to --drain-timeout-ms (then\n"
     "those still outstanding are reported 'unknown'); a second signal ends the\n"
@@ -128,6 +130,12 @@ typedef struct producer {
   int json, quiet, lendelim;
   char *const *files; /* FILE arguments, named in reports */
   int out_failed;     /* writing stdout failed */
+  struct {            /* the printer's run of records failed alike, reported once */
+    uint64_t first, last, pos_first, pos_last;
+    const char *what;
+    char why[512];
+  } run;
+  int in_run;
   /* the log's writer (issue 32 item 1): a standard one, or an express one
    * for an express stream's log (docs/express.md) */
   tarn_appender *a;
@@ -216,6 +224,48 @@ static void report(producer *p, uint64_t rec, const ack *a, const char *why) {
             (unsigned long long)rec + 1, what, why);
 }
 
+/* The printer's reports: the first record of a run that failed alike (a
+ * store refusing a batch, a window, the whole input) is reported at once,
+ * the rest of the run in one line when it ends (issue 33: 5,001 lines for
+ * 5,000 records refused by S3). */
+static void flush_run(producer *p) {
+  if (!p->in_run)
+    return;
+  p->in_run = 0;
+  uint64_t a = p->run.first + 1, b = p->run.last;
+  if (b < a)
+    return;
+  if (p->files)
+    fprintf(stderr, "tarn: append: records %llu-%llu (files %s .. %s): %s, as record %llu\n",
+            (unsigned long long)a, (unsigned long long)b, p->files[p->run.pos_first],
+            p->files[p->run.pos_last], p->run.what, (unsigned long long)a - 1);
+  else if (p->lendelim)
+    fprintf(stderr, "tarn: append: records %llu-%llu (bytes %llu ..): %s, as record %llu\n",
+            (unsigned long long)a, (unsigned long long)b, (unsigned long long)p->run.pos_first,
+            p->run.what, (unsigned long long)a - 1);
+  else
+    fprintf(stderr, "tarn: append: records %llu-%llu (lines %llu-%llu): %s, as record %llu\n",
+            (unsigned long long)a, (unsigned long long)b, (unsigned long long)a + 1,
+            (unsigned long long)b + 1, p->run.what, (unsigned long long)a - 1);
+}
+
+static void report_run(producer *p, uint64_t rec, const ack *a, const char *why) {
+  const char *what = a->status == TARN_EUNKNOWN || a->status == ABANDONED ? "unknown" : "failed";
+  if (p->in_run && rec == p->run.last + 1 && p->run.what == what && !strcmp(p->run.why, why)) {
+    if (p->run.last == p->run.first)
+      p->run.pos_first = a->pos; /* the run's second record: where the line starts */
+    p->run.last = rec, p->run.pos_last = a->pos;
+    return;
+  }
+  flush_run(p);
+  report(p, rec, a, why);
+  p->in_run = 1;
+  p->run.first = p->run.last = rec;
+  p->run.pos_first = p->run.pos_last = a->pos;
+  p->run.what = what;
+  snprintf(p->run.why, sizeof p->run.why, "%s", why);
+}
+
 /* Prints records [a, b), whose outcomes are known and stay put: nobody
  * writes a slot between its outcome and the head passing it. */
 static void print_outcomes(producer *p, uint64_t a, uint64_t b) {
@@ -224,6 +274,7 @@ static void print_outcomes(producer *p, uint64_t a, uint64_t b) {
   for (uint64_t i = a; i < b; i++) {
     const ack *s = &p->ring[i & p->mask];
     if (s->status == 0) {
+      flush_run(p);
       p->ok++;
       if (p->json)
         printf("{\"record\":%llu,\"offset\":%llu,\"timestamp_ms\":%lld}\n", (unsigned long long)i,
@@ -244,17 +295,19 @@ static void print_outcomes(producer *p, uint64_t a, uint64_t b) {
              unknown ? "unknown" : "failed");
     else if (!p->quiet)
       printf("%s\n", unknown ? "unknown" : "failed");
-    if (s->status == REFUSED) /* reported when it was refused */
+    if (s->status == REFUSED) { /* reported when it was refused */
+      flush_run(p);
       continue;
+    }
     if (s->status == ABANDONED) {
-      report(p, i, s, "no outcome within --drain-timeout-ms (it may be readable)");
+      report_run(p, i, s, "no outcome within --drain-timeout-ms (it may be readable)");
       continue;
     }
     if (!have_why) { /* one batch's records share the reason */
       tarn_appender_last_error(p->a, why, sizeof why);
       have_why = 1;
     }
-    report(p, i, s, why);
+    report_run(p, i, s, why);
   }
   if ((!p->quiet || p->json) && fflush(stdout) != 0 && !p->out_failed) {
     p->out_failed = 1;
@@ -269,8 +322,12 @@ static void *printer_main(void *arg) {
     while (!(p->head < p->tail && p->ring[p->head & p->mask].status != PENDING) &&
            !(p->closed && p->head == p->tail))
       pthread_cond_wait(&p->cv_out, &p->mu);
-    if (p->head == p->tail)
+    if (p->head == p->tail) {
+      pthread_mutex_unlock(&p->mu);
+      flush_run(p);
+      pthread_mutex_lock(&p->mu);
       break; /* closed, all printed */
+    }
     uint64_t a = p->head, b = a;
     size_t bytes = 0;
     while (b < p->tail && p->ring[b & p->mask].status != PENDING)

@@ -116,6 +116,22 @@ grep -q "^tarn: append: record 1 (line 2): failed: .*writing WAL object" "$dir/e
 [ "$(grep -c "^tarn: append: record" "$dir/err4")" = 1 ] || fail "other records reported"
 [ "$("$TARN" read --log 4)" = "$(printf 'y0\ny2')" ] || fail "failure: read back"
 
+# 4c. A WAL root that refuses every write: the first failed record is reported at once,
+# the rest of the run of records failed alike in one line (issue 33: one line a record,
+# 5,001 lines for 5,000 records), over several batches; stdout still has a line a record.
+mv "$wal"/* "$dir/walsave"/
+for pp in $(printf '%02x ' $(seq 0 255)); do : > "$wal/$pp"; done
+rc=0; seq 500 | "$TARN" append --log 4 --batch-ms 5 > "$dir/out4c" 2> "$dir/err4c" || rc=$?
+rm -f "$wal"/*
+mv "$dir/walsave"/* "$wal"/
+[ "$rc" = 1 ] || fail "refusing root: exit $rc"
+[ "$(grep -c '^failed$' "$dir/out4c")" = 500 ] || fail "refusing root: stdout $(head -3 "$dir/out4c")"
+grep -q "^tarn: append: record 0 (line 1): failed: .*writing WAL object" "$dir/err4c" ||
+  fail "refusing root: no line for record 0: $(head -3 "$dir/err4c")"
+grep -q "^tarn: append: records 1-499 (lines 2-500): failed, as record 0$" "$dir/err4c" ||
+  fail "refusing root: no line for the run: $(head -5 "$dir/err4c")"
+[ "$(wc -l < "$dir/err4c")" = 3 ] || fail "refusing root: $(wc -l < "$dir/err4c") lines on stderr"
+
 # 4b. A dropped stream's log is refused before anything is read (LS-087): exit 1, one
 # message, nothing on stdout.
 "$TARN" stream create ns/gone > /dev/null

@@ -138,7 +138,7 @@ static int part_cursor(tarn__knode *node, fpart *p) {
  * bounded read: progress), never a part of one. Returns 0 or a tarn error
  * (the partition's answer). */
 static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_resp,
-                     int64_t read_by) {
+                     int64_t read_by, int *late) {
   if (p->express && !p->cur && (uint64_t)p->offset >= p->idx_end)
     return read_tail_part(node, p, left, first_of_resp);
   int rc = p->cur ? 0 : part_cursor(node, p);
@@ -163,8 +163,10 @@ static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_r
         }
       }
       if (!*first_of_resp && !TARN__PLANTED(TARN__BUG_KFETCH_READS_PAST_DEADLINE) &&
-          tarn__mono_ms() >= read_by)
-        return 0; /* late: answer with what the response has */
+          tarn__mono_ms() >= read_by) {
+        *late = 1; /* answer with what the response has */
+        return 0;
+      }
       rc = settle_ref(p);
       if (rc)
         return rc;
@@ -294,17 +296,18 @@ static void fetch_topic(tarn__knode *node, tarn__kreq *req, const tarn__k_fetch_
 typedef char fetch_wait_keys[3][TARN_KEY_LEN + 1];
 
 /* One reading of every partition still reading (read_part), within the
- * response's budget *left. Those still reading after it get their log's
- * range in ranges (the first nw of them); returns how many got one. */
+ * response's budget *left and until read_by (*late set when a partition
+ * stopped there). Those still reading after it get their log's range in
+ * ranges (the first nw of them); returns how many got one. */
 static size_t fetch_pass(tarn__knode *node, fpart *parts, size_t k, int64_t *left, int *first,
-                         int64_t read_by, tarn_meta_range *ranges, fetch_wait_keys *keys,
+                         int64_t read_by, int *late, tarn_meta_range *ranges, fetch_wait_keys *keys,
                          size_t nw) {
   size_t live = 0;
   for (size_t i = 0; i < k; i++) {
     fpart *p = &parts[i];
     if (p->error)
       continue;
-    int rc = read_part(node, p, left, first, read_by);
+    int rc = read_part(node, p, left, first, read_by, late);
     if (rc) {
       p->out->error_code = fetch_error(rc);
       p->error = 1;
@@ -324,11 +327,12 @@ static size_t fetch_pass(tarn__knode *node, fpart *parts, size_t k, int64_t *lef
   return live;
 }
 
-/* Read what is there; then, short of min_bytes, wait for appends until
- * max_wait_ms has passed: one wait on the metadata store's change
- * notification over the index ranges of every partition still reading
- * (issue 13 §2 Fetch), from a token taken before the read, so a record
- * committed between the read and the wait ends the wait at once. */
+/* Read what is there (up to the reading deadline, then answer at once);
+ * then, short of min_bytes, wait for appends until max_wait_ms has passed:
+ * one wait on the metadata store's change notification over the index
+ * ranges of every partition still reading (issue 13 §2 Fetch), from a token
+ * taken before the read, so a record committed between the read and the
+ * wait ends the wait at once. */
 static void fetch_read(tarn__knode *node, int16_t version, const tarn__k_fetch_req *b, fpart *parts,
                        size_t k) {
   int64_t left = version >= 3 && b->max_bytes > 0 ? b->max_bytes : INT32_MAX;
@@ -348,18 +352,21 @@ static void fetch_read(tarn__knode *node, int16_t version, const tarn__k_fetch_r
   fetch_wait_keys *keys = calloc(nw ? nw : 1, sizeof *keys);
   if (!ranges || !keys)
     nw = 0; /* no memory to wait with: one reading, answered with what it found */
-  for (;;) {
+  for (int waited = 0;;) {
     int64_t token = 0;
     int tok_rc = ranges && keys ? tarn_meta_change_token(node->meta, &token) : -1;
-    size_t live = fetch_pass(node, parts, k, &left, &first, read_by, ranges, keys, nw);
+    if (waited) /* a pass after a wait reads what was appended meanwhile */
+      read_by = tarn__mono_ms() + TARN__KFETCH_READ_MIN_MS;
+    int late = 0; /* a partition's reading stopped at read_by: no waiting */
+    size_t live = fetch_pass(node, parts, k, &left, &first, read_by, &late, ranges, keys, nw);
     int64_t remain = deadline - tarn__mono_ms();
-    if (budget - left >= min_bytes || remain <= 0 || live == 0 || left <= 0 || tok_rc ||
-        (!first && tarn__mono_ms() >= read_by))
+    if (budget - left >= min_bytes || remain <= 0 || live == 0 || left <= 0 || tok_rc || late)
       break;
     int wrc = tarn_meta_wait_for_any_change(node->meta, ranges, live, token,
                                             remain > INT32_MAX ? INT32_MAX : (int)remain);
     if (wrc && wrc != TARN_ETIMEDOUT)
       break; /* the store failed: answer with what was read */
+    waited = 1;
   }
   free(ranges);
   free(keys);

@@ -77,7 +77,19 @@ if cmd == "create":
 elif cmd == "group":  # a group ID whose coordinator is node id argv[4]
     ids = sorted(int(x) for x in sys.argv[4].split(","))
     want = ids.index(int(sys.argv[5]))
-    print(next("g%d" % i for i in range(1000) if fnv("g%d" % i) % len(ids) == want))
+    g = next("g%d" % i for i in range(1000) if fnv("g%d" % i) % len(ids) == want)
+    # what the node says: FindCoordinator v0 (key 10) for g, asked of boot
+    import socket, struct
+    host, port = boot.split(",")[0].rsplit(":", 1)
+    body = struct.pack(">hhih", 10, 0, 1, 1) + b"t" + struct.pack(">h", len(g)) + g.encode()
+    with socket.create_connection((host, int(port)), 10) as s:
+        s.sendall(struct.pack(">i", len(body)) + body)
+        f = b""
+        while len(f) < 4 or len(f) < 4 + struct.unpack(">i", f[:4])[0]:
+            f += s.recv(4096) or sys.exit("FindCoordinator: connection closed")
+    err, node = struct.unpack(">hi", f[8:14])
+    assert (err, node) == (0, int(sys.argv[5])), ("FindCoordinator", g, err, node)
+    print(g)
 elif cmd == "watch":  # seconds from the kill (argv[4], ns) until node argv[5] is out
     a = AdminClient({"bootstrap.servers": boot, "topic.metadata.refresh.interval.ms": 100})
     killed, gone = int(sys.argv[4]) / 1e9, int(sys.argv[5])
@@ -108,7 +120,7 @@ done
 echo "topic $KFO_TOPIC: leaders (partition:node) and nodes: $(cat "$dir/md")"
 ids=$(grep -o '[0-9]*=127' "$dir/md" | cut -d= -f1 | paste -sd,)
 group=$($py "$dir/clients.py" group "$last" "$dir" "$ids" "$ida")
-echo "group $group: its coordinator is node A ($ida)"
+echo "group $group: its coordinator is node A ($ida; FindCoordinator agrees)"
 $py "$dir/clients.py" consume "$last" "$dir" "$group" 2> "$dir/consume.err" &
 cons=$!
 pids+=("$cons")

@@ -18,6 +18,12 @@
 #include "tarn/meta.h"
 #include "tarn/reader.h"
 #include "util/clock.h"
+#include "util/planted.h"
+
+/* How long a Fetch reads (docs/kafka.md "Failover"): its max_wait_ms within
+ * these bounds, then one entry more at most (the first of a response). */
+#define TARN__KFETCH_READ_MIN_MS 100
+#define TARN__KFETCH_READ_MAX_MS 1000
 
 typedef struct fpart {
   tarn__k_fetch_partition_data *out;
@@ -124,10 +130,15 @@ static int part_cursor(tarn__knode *node, fpart *p) {
 }
 
 /* Reads the entries available now into p, within its budget and the
- * response's (*left); the first entry of the whole response is taken even
- * when larger (KIP-74), never a part of one. Returns 0 or a tarn error (the
- * partition's answer). */
-static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_resp) {
+ * response's (*left) and, once the response holds an entry, until the
+ * reading deadline read_by (issue 37, coordinator change: a cold read of a
+ * long backlog, a GET per WAL object, must not hold the connection for
+ * seconds; what is not read now is the client's next Fetch); the first entry
+ * of the whole response is taken even when larger (KIP-74) or late (one
+ * bounded read: progress), never a part of one. Returns 0 or a tarn error
+ * (the partition's answer). */
+static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_resp,
+                     int64_t read_by, int *late) {
   if (p->express && !p->cur && (uint64_t)p->offset >= p->idx_end)
     return read_tail_part(node, p, left, first_of_resp);
   int rc = p->cur ? 0 : part_cursor(node, p);
@@ -150,6 +161,11 @@ static int read_part(tarn__knode *node, fpart *p, int64_t *left, int *first_of_r
           p->error = -1; /* full: stop reading this partition */
           return 0;
         }
+      }
+      if (!*first_of_resp && !TARN__PLANTED(TARN__BUG_KFETCH_READS_PAST_DEADLINE) &&
+          tarn__mono_ms() >= read_by) {
+        *late = 1; /* answer with what the response has */
+        return 0;
       }
       rc = settle_ref(p);
       if (rc)
@@ -280,16 +296,18 @@ static void fetch_topic(tarn__knode *node, tarn__kreq *req, const tarn__k_fetch_
 typedef char fetch_wait_keys[3][TARN_KEY_LEN + 1];
 
 /* One reading of every partition still reading (read_part), within the
- * response's budget *left. Those still reading after it get their log's
- * range in ranges (the first nw of them); returns how many got one. */
+ * response's budget *left and until read_by (*late set when a partition
+ * stopped there). Those still reading after it get their log's range in
+ * ranges (the first nw of them); returns how many got one. */
 static size_t fetch_pass(tarn__knode *node, fpart *parts, size_t k, int64_t *left, int *first,
-                         tarn_meta_range *ranges, fetch_wait_keys *keys, size_t nw) {
+                         int64_t read_by, int *late, tarn_meta_range *ranges, fetch_wait_keys *keys,
+                         size_t nw) {
   size_t live = 0;
   for (size_t i = 0; i < k; i++) {
     fpart *p = &parts[i];
     if (p->error)
       continue;
-    int rc = read_part(node, p, left, first);
+    int rc = read_part(node, p, left, first, read_by, late);
     if (rc) {
       p->out->error_code = fetch_error(rc);
       p->error = 1;
@@ -309,33 +327,46 @@ static size_t fetch_pass(tarn__knode *node, fpart *parts, size_t k, int64_t *lef
   return live;
 }
 
-/* Read what is there; then, short of min_bytes, wait for appends until
- * max_wait_ms has passed: one wait on the metadata store's change
- * notification over the index ranges of every partition still reading
- * (issue 13 §2 Fetch), from a token taken before the read, so a record
- * committed between the read and the wait ends the wait at once. */
+/* Read what is there (up to the reading deadline, then answer at once);
+ * then, short of min_bytes, wait for appends until max_wait_ms has passed:
+ * one wait on the metadata store's change notification over the index
+ * ranges of every partition still reading (issue 13 §2 Fetch), from a token
+ * taken before the read, so a record committed between the read and the
+ * wait ends the wait at once. */
 static void fetch_read(tarn__knode *node, int16_t version, const tarn__k_fetch_req *b, fpart *parts,
                        size_t k) {
   int64_t left = version >= 3 && b->max_bytes > 0 ? b->max_bytes : INT32_MAX;
   int64_t budget = left, min_bytes = b->min_bytes > 0 ? b->min_bytes : 1;
   int first = 1;
-  int64_t deadline = tarn__mono_ms() + (b->max_wait_ms > 0 ? b->max_wait_ms : 0);
+  int64_t now = tarn__mono_ms();
+  int64_t deadline = now + (b->max_wait_ms > 0 ? b->max_wait_ms : 0);
+  /* reading stops at max_wait_ms, within [TARN__KFETCH_READ_MIN_MS,
+   * TARN__KFETCH_READ_MAX_MS]: a client that waits 0 ms still gets more than
+   * one entry of a backlog; one that waits long does not hold its
+   * connection (and the FindCoordinator or Heartbeat behind it) in reads */
+  int64_t read_ms =
+      b->max_wait_ms > TARN__KFETCH_READ_MIN_MS ? b->max_wait_ms : TARN__KFETCH_READ_MIN_MS;
+  int64_t read_by = now + (read_ms < TARN__KFETCH_READ_MAX_MS ? read_ms : TARN__KFETCH_READ_MAX_MS);
   size_t nw = k < TARN_META_WAIT_RANGES_MAX ? k : TARN_META_WAIT_RANGES_MAX;
   tarn_meta_range *ranges = calloc(nw ? nw : 1, sizeof *ranges);
   fetch_wait_keys *keys = calloc(nw ? nw : 1, sizeof *keys);
   if (!ranges || !keys)
     nw = 0; /* no memory to wait with: one reading, answered with what it found */
-  for (;;) {
+  for (int waited = 0;;) {
     int64_t token = 0;
     int tok_rc = ranges && keys ? tarn_meta_change_token(node->meta, &token) : -1;
-    size_t live = fetch_pass(node, parts, k, &left, &first, ranges, keys, nw);
+    if (waited) /* a pass after a wait reads what was appended meanwhile */
+      read_by = tarn__mono_ms() + TARN__KFETCH_READ_MIN_MS;
+    int late = 0; /* a partition's reading stopped at read_by: no waiting */
+    size_t live = fetch_pass(node, parts, k, &left, &first, read_by, &late, ranges, keys, nw);
     int64_t remain = deadline - tarn__mono_ms();
-    if (budget - left >= min_bytes || remain <= 0 || live == 0 || left <= 0 || tok_rc)
+    if (budget - left >= min_bytes || remain <= 0 || live == 0 || left <= 0 || tok_rc || late)
       break;
     int wrc = tarn_meta_wait_for_any_change(node->meta, ranges, live, token,
                                             remain > INT32_MAX ? INT32_MAX : (int)remain);
     if (wrc && wrc != TARN_ETIMEDOUT)
       break; /* the store failed: answer with what was read */
+    waited = 1;
   }
   free(ranges);
   free(keys);

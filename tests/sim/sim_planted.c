@@ -284,6 +284,9 @@ static const struct planted_run runs[] = {
               "test_kafka_producer (dead_owners_claim_settled_at_once)")},
     {BUG(KOFFSET_EXPIRY_UNGUARDED),
      NO_WORLD("no Kafka groups in the worlds", "test_kafka_group (offsets_expire)")},
+    {BUG(KFETCH_READS_PAST_DEADLINE),
+     NO_WORLD("no Kafka fetches in the worlds",
+              "test_kafka_fetch_alloc (cold_backlog_answered_by_deadline)")},
     /* Issue 31: 004's S3 and S5 as the protocol states them
      * (docs/simulation.md "Properties"). publish-ignores-fence (A3 guarded by
      * the lease record but not the fence) appends between the fence and the

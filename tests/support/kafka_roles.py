@@ -6,7 +6,9 @@ produce(): n messages at ~200/s, idempotent, acks=all; each acknowledgement a
 line "partition offset value" in d/acked. consume(): a group consumer that
 writes "partition offset value" per message to d/consumed until d/stop exists
 and nothing came for 2 s. timed=True appends the time (s) to each line and the
-send time to each value ("v<i>@<time>"), for latency and pause measurements."""
+send time to each value ("v<i>@<time>"), for latency and pause measurements,
+and writes each successful (auto-)commit to d/commits ("time p:offset ..."),
+for the bound on redeliveries."""
 import os
 import sys
 import time
@@ -41,10 +43,20 @@ def produce(boot, d, topic, n, timed=False, **conf):
 
 
 def consume(boot, d, topic, group, timed=False):
-    c = Consumer({"bootstrap.servers": boot, "group.id": group, "auto.offset.reset": "earliest",
-                  "enable.auto.commit": True, "auto.commit.interval.ms": 500,
-                  "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
-                  "fetch.wait.max.ms": 100, "topic.metadata.refresh.interval.ms": 1000})
+    conf = {"bootstrap.servers": boot, "group.id": group, "auto.offset.reset": "earliest",
+            "enable.auto.commit": True, "auto.commit.interval.ms": 500,
+            "session.timeout.ms": 6000, "heartbeat.interval.ms": 500,
+            "fetch.wait.max.ms": 100, "topic.metadata.refresh.interval.ms": 1000}
+    if timed:  # each successful commit: "time p:offset ..." in d/commits
+        commits = open(d + "/commits", "w")
+
+        def on_commit(err, parts):
+            ok = ["%d:%d" % (p.partition, p.offset) for p in parts if not p.error and p.offset >= 0]
+            if err is None and ok:
+                commits.write("%.3f %s\n" % (time.time(), " ".join(ok)))
+                commits.flush()
+        conf["on_commit"] = on_commit
+    c = Consumer(conf)
     c.subscribe([topic])
     out = open(d + "/consumed", "w")
     idle = None

@@ -889,6 +889,51 @@ static void coordinator_change(void **state) {
   close_fx(&f);
 }
 
+/* Issue 37, "a coordinator change keeps the group's generation and offsets":
+ * node 1 coordinates a stable group and dies (its handle is simply no longer
+ * used); node 2 takes the group over 5 s later, long past the member's
+ * session (1 s), and loads it (here by a DescribeGroups) and ticks before
+ * the member's first beat comes. The member's Heartbeat and OffsetCommit with its old
+ * generation succeed on node 2 (no rebalance: Kafka loads the group and
+ * restarts each member's session timer at the load), the member is then
+ * expired only a whole session after the load, and its commit is kept.
+ * Checked against a load that kept the sessions' clocks (last_seen 0 in
+ * decode_member): the first tick on node 2 expired the member. */
+static void takeover_restarts_sessions(void **state) {
+  fx f = open_fx(state);
+  char *a = single_member(f.g, "tk", 0);
+  assert_int_equal(tarn__kgroups_heartbeat(f.g, "tk", 1, a, NULL, 500), 0);
+  tarn__kgroups *g2;
+  tarn__kgroups_options opt = {.min_session_ms = 10};
+  assert_int_equal(tarn__kgroups_open(f.m, &opt, &g2), 0);
+  tarn__kgroups_tick(g2, 5000); /* nothing loaded yet: nothing to expire */
+  tarn__kgdesc d;
+  tarn__kgroups_describe(g2, "tk", 5000, &d); /* an admin's look loads it */
+  assert_string_equal(d.state, "Stable");
+  assert_int_equal(d.n_members, 1);
+  tarn__kgdesc_free(&d);
+  tarn__kgroups_tick(g2, 5100); /* the member's beat comes after a tick */
+  assert_int_equal(tarn__kgroups_heartbeat(g2, "tk", 1, a, NULL, 5100), 0);
+  tarn__koffset o = {.topic = "t", .partition = 0, .offset = 7, .leader_epoch = -1};
+  assert_int_equal(tarn__kgroups_commit(g2, "tk", 1, a, NULL, &o, 1, 5200), 0);
+  tarn__kgroups_tick(g2, 5900); /* within a session of the load and the beat */
+  tarn__kgroups_describe(g2, "tk", 5900, &d);
+  assert_string_equal(d.state, "Stable");
+  assert_int_equal(d.n_members, 1);
+  tarn__kgdesc_free(&d);
+  assert_int_equal(tarn__kgroups_heartbeat(g2, "tk", 1, a, NULL, 5900), 0);
+  /* silent for a session on node 2: expired there, as Kafka would */
+  tarn__kgroups_tick(g2, 7000);
+  assert_int_not_equal(tarn__kgroups_heartbeat(g2, "tk", 1, a, NULL, 7000), 0);
+  int64_t off;
+  char meta[8];
+  fetch1(g2, "tk", "t", 0, &off, meta, sizeof meta);
+  assert_int_equal(off, 7);
+  tarn__kgroups_close(g2);
+  free(a);
+  close_fx(&f);
+}
+
 /* OffsetFetch when the store cannot be read: COORDINATOR_LOAD_IN_PROGRESS per
  * partition, never offset -1 with no error (mem: injects the fault). */
 static void fetch_on_store_failure(void **state) {
@@ -979,6 +1024,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_prestate(committed_offsets, (void *)v),
       cmocka_unit_test_prestate(restart_keeps_group_and_offsets, (void *)v),
       cmocka_unit_test_prestate(coordinator_change, (void *)v),
+      cmocka_unit_test_prestate(takeover_restarts_sessions, (void *)v),
       cmocka_unit_test_prestate(fetch_on_store_failure, (void *)v),
       cmocka_unit_test_prestate(plain_commit_group_listed, (void *)v),
       cmocka_unit_test_prestate(offsets_expire, (void *)v),

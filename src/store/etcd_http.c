@@ -465,6 +465,11 @@ static int security_option(tarn__etcd_http *h, const char *q, size_t nl, const c
     free(*pwfile);
     if (!(*pwfile = strndup(v, vl)))
       return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  } else if (opt_is(q, nl, "plaintext_auth")) {
+    if (vl == 1 && (*v == '0' || *v == '1'))
+      h->plaintext_auth = *v == '1';
+    else
+      return tarn__err(TARN_EINVAL, "etcd URI: plaintext_auth must be 0 or 1");
   } else if (opt_is(q, nl, "token_ttl_s")) {
     char *end;
     long long x = strtoll(v, &end, 10);
@@ -511,6 +516,16 @@ static int security_options(tarn__etcd_http *h, const char *opts) {
   if (rc == 0 && !h->user && getenv("TARN_ETCD_USER") && *getenv("TARN_ETCD_USER") &&
       !(h->user = strdup(getenv("TARN_ETCD_USER"))))
     rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  /* issue 33: a sign-in over http sends the password, and then a token good
+   * for the whole keyspace, in clear text to anyone on the path. Refused
+   * before the password is read, unless the operator says the network is
+   * trusted. */
+  if (rc == 0 && h->user && !h->https && !h->plaintext_auth)
+    rc = tarn__err(TARN_EINVAL,
+                   "etcd URI: user \"%s\" would sign in over plain http, sending the password "
+                   "in clear text: use etcd+https:// (or tls=1), or plaintext_auth=1 on a "
+                   "trusted network",
+                   h->user);
   if (rc == 0 && h->user)
     rc = password(h, pwfile);
   if (rc == 0 && !h->https && (h->tls.ca_file || h->tls.cert_file || h->tls.key_file))

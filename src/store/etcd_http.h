@@ -35,6 +35,7 @@ typedef struct tarn__etcd_http {
   CURL *pool[TARN__ETCD_POOL];
   int npool;
   int https;
+  int plaintext_auth; /* plaintext_auth=1: a sign-in over http is allowed */
   tarn__tls tls;
   char *user, *password; /* NULL: no sign-in */
   pthread_mutex_t auth_mu;

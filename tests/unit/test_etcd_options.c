@@ -38,9 +38,20 @@ static void bad_options_are_refused(void **state) {
   refused("etcd://127.0.0.1:1?colour=blue", "unknown option \"colour\"");
   refused("etcd://127.0.0.1:1?cacert=/nonexistent/ca.pem", "need etcd+https:// or tls=1");
   refused("etcd://127.0.0.1:1?user=", "user is empty");
-  refused("etcd://127.0.0.1:1?user=tarn", "user \"tarn\" has no password");
+  /* issue 33: a password is never sent over plain http unless the operator allows it */
+  refused("etcd://127.0.0.1:1?user=tarn", "would sign in over plain http");
+  setenv("TARN_ETCD_PASSWORD", "s3cret", 1);
+  refused("etcd://127.0.0.1:1?user=tarn", "would sign in over plain http");
+  setenv("TARN_ETCD_USER", "tarn", 1);
+  refused("etcd://127.0.0.1:1", "would sign in over plain http");
+  unsetenv("TARN_ETCD_USER");
+  unsetenv("TARN_ETCD_PASSWORD");
+  refused("etcd://127.0.0.1:1?user=tarn&plaintext_auth=2", "plaintext_auth must be 0 or 1");
+  refused("etcd://127.0.0.1:1?user=tarn&plaintext_auth=1", "user \"tarn\" has no password");
+  refused("etcd+https://127.0.0.1:1?user=tarn", "user \"tarn\" has no password");
   /* a URI lands in tarn.json, in ps and in logs: a password in it is refused, unechoed */
-  refused("etcd://127.0.0.1:1?user=tarn&password=s3cret", "a password is not taken from the URI");
+  refused("etcd://127.0.0.1:1?user=tarn&plaintext_auth=1&password=s3cret",
+          "a password is not taken from the URI");
   assert_null(strstr(tarn_errmsg(), "s3cret"));
 }
 
@@ -52,6 +63,7 @@ static void repeated_user_is_refused_cleanly(void **state) {
   unsetenv("TARN_ETCD_USER");
   refused("etcd://127.0.0.1:1?user=tarn&user=", "user is empty");
   refused("etcd://127.0.0.1:1?user=a&user=b&user=", "user is empty");
+  refused("etcd://127.0.0.1:1?user=tarn&plaintext_auth=1&user=", "user is empty");
 }
 
 int main(void) {

@@ -60,11 +60,13 @@ int tarn_cli_deploy_open(const tarn_cli_deploy *d, int create, struct tarn_deplo
       fprintf(stderr, "tarn: a store refused tarn: %s\n", tarn_errmsg());
     else if (rc == TARN_ECORRUPT)
       fprintf(stderr, "tarn: %s\nFix the file, or remove it to use the defaults.\n", tarn_errmsg());
-    else
+    else if (rc == TARN_ENOTFOUND) /* no deployment record: the message says tarn init */
       fprintf(stderr,
               "tarn: cannot open the deployment: %s\n"
-              "Create one with 'tarn init', or point --home/TARN_HOME at an existing one.\n",
+              "Or point --home/TARN_HOME (or --meta) at an existing one.\n",
               tarn_errmsg());
+    else /* issue 33: "create one with tarn init" misled where a store failed */
+      fprintf(stderr, "tarn: cannot open the deployment: %s\n", tarn_errmsg());
   }
   tarn_deployment_config_free(&st);
   return tarn_cli_exit_for(rc);

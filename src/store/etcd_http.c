@@ -279,13 +279,37 @@ static int refusal(tarn__etcd_http *h, const char *path, int unsafe, int is_auth
   return tarn__err(TARN_EIO, "etcd %s%s: HTTP %ld: %s", ep, path, x->status, msg);
 }
 
+/* An answer that is not JSON: its first line, printable bytes only, names
+ * the cause (issue 33: "HTTP 400, response is not JSON" said nothing). etcd
+ * 3.4's gateway answers so when auth is on and the client certificate has a
+ * CommonName: a refusal (TARN_EAUTH, final), with what to do about it. */
+static int not_json(tarn__etcd_http *h, const char *path, const exchange *x) {
+  char text[161];
+  size_t n = 0;
+  for (size_t i = 0; i < x->resp.len && n < sizeof text - 1; i++) {
+    uint8_t c = x->resp.data[i];
+    if (c == '\n' || c == '\r')
+      break;
+    text[n++] = c >= 0x20 && c < 0x7f ? (char)c : '?';
+  }
+  text[n] = 0;
+  const char *ep = h->eps[x->ep];
+  if (strstr(text, "CommonName"))
+    return tarn__err(TARN_EAUTH,
+                     "etcd %s: refused the client certificate: \"%s\" (with auth on, etcd's "
+                     "gateway refuses a certificate that has a CommonName: make one without a "
+                     "CN and sign in with user=; docs/meta-etcd.md)",
+                     ep, text);
+  return tarn__err(TARN_EIO, "etcd %s%s: HTTP %ld, response is not JSON: \"%s\"", ep, path,
+                   x->status, text);
+}
+
 /* A request libcurl completed: *out gets a 200 answer's JSON. */
 static int answer(tarn__etcd_http *h, const char *path, int unsafe, int is_auth, const exchange *x,
                   const char *tok, int *reauth, int *retry, json_t **out) {
   json_t *j = json_loadb((const char *)x->resp.data, x->resp.len, 0, NULL);
   if (!j)
-    return tarn__err(TARN_EIO, "etcd %s%s: HTTP %ld, response is not JSON", h->eps[x->ep], path,
-                     x->status);
+    return not_json(h, path, x);
   if (x->status == 200) {
     *out = j;
     return 0;

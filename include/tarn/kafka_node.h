@@ -80,7 +80,14 @@ typedef struct tarn_kafka_node_config {
                                        * of plain commits' this long after each commit
                                        * (604800000: 10080 minutes) */
   int64_t offsets_retention_check_ms; /* [offsets.retention.check.interval.ms] (600000) */
-  tarn_kafka_log_fn log;              /* NULL: no log lines */
+  /* Issue 33's limits (docs/kafka.md "Security", "Limits"); 0: the default. */
+  size_t max_preauth_request_bytes; /* a larger request before SASL login closes (512 KiB) */
+  size_t max_inflight_bytes;        /* [queued.max.request.bytes] request bytes the node holds
+                                     * at once; beyond it sockets are not read (512 MiB) */
+  int max_connections_per_ip;       /* [max.connections.per.ip] (256) */
+  int auth_timeout_ms;              /* a SASL connection not logged in by then closes (10000) */
+  int request_timeout_ms;           /* a request begun and not read whole by then closes (60000) */
+  tarn_kafka_log_fn log;            /* NULL: no log lines */
   void *log_arg;
 } tarn_kafka_node_config;
 

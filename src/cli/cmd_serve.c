@@ -104,6 +104,14 @@ static void help(void) {
          "  --kafka-tls-key FILE        ... and this PEM private key\n"
          "  --kafka-sasl MECHANISM      clients must authenticate: plain or scram-sha-256\n"
          "                              (repeat for both); users: tarn kafka user add\n"
+         "  Limits against hostile clients (docs/kafka.md \"Limits\"):\n"
+         "  --kafka-max-preauth-request-bytes N  before SASL login (512 KiB)\n"
+         "  --kafka-max-inflight-bytes N  request bytes the node holds; beyond them sockets\n"
+         "                              wait (queued.max.request.bytes, 512 MiB)\n"
+         "  --kafka-max-connections-per-ip N  (256)\n"
+         "  --kafka-auth-timeout-ms MS  a SASL connection not logged in by then closes (10000)\n"
+         "  --kafka-request-timeout-ms MS  a request begun and not read whole by then\n"
+         "                              closes its connection (60000)\n"
          "\n%s"
          "\nExit status: 0 stopped by a signal; 1 failed to start (e.g. the port is taken);\n"
          "2 bad command line; 3 a store could not be reached.\n",
@@ -195,6 +203,16 @@ static int parse(int argc, char **argv, tarn_cli_deploy *d, tarn_srv_options *o,
       TARN_CLI_OPT_STRING("--kafka-tls-key", &o->kafka_tls_key, "FILE"),
       TARN_CLI_OPT_CALL("--kafka-sasl", tarn_cli_sasl_mechanism_option, &o->kafka_sasl,
                         "plain|scram-sha-256"),
+      TARN_CLI_OPT_UINT("--kafka-max-preauth-request-bytes", &o->kafka_max_preauth_request_bytes, 8,
+                        INT32_MAX, NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-max-inflight-bytes", &o->kafka_max_inflight_bytes, 8,
+                        (uint64_t)1 << 40, NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-max-connections-per-ip", &o->kafka_max_connections_per_ip, 1,
+                        65536, NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-auth-timeout-ms", &o->kafka_auth_timeout_ms, 1, 86400000, NULL,
+                        NULL),
+      TARN_CLI_OPT_UINT("--kafka-request-timeout-ms", &o->kafka_request_timeout_ms, 1, 86400000,
+                        NULL, NULL),
       {0}};
   const tarn_cli_verb v = {"serve", help, opts, d, NULL, 0, NULL};
   int nargs, ex = tarn_cli_parse(&v, argc, argv, &nargs);

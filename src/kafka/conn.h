@@ -6,6 +6,7 @@
 #ifndef TARN_KAFKA_CONN_H
 #define TARN_KAFKA_CONN_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -26,6 +27,7 @@ typedef struct tarn__kslot {
 
 typedef struct tarn__kconn {
   int fd;
+  uint32_t addr; /* the client's IPv4 address (network order): max_connections_per_ip */
   char peer[64];
   /* The transport (I/O thread only): plain TCP, or TLS when ssl is set (its
    * handshake done once tls_ready). */
@@ -59,9 +61,15 @@ typedef struct tarn__kconn {
   tarn_buf wbuf; /* responses being written */
   size_t woff;
   uint64_t next_seq;
-  int reading, writing;            /* EPOLLIN / EPOLLOUT registered */
-  int closing;                     /* close once wbuf is written */
-  int64_t last_io;                 /* monotonic ms of the last byte moved */
+  int reading, writing;   /* EPOLLIN / EPOLLOUT registered */
+  int closing;            /* close once wbuf is written */
+  int64_t last_io;        /* monotonic ms of the last whole request read or response
+                           * byte written (issue 33: a trickle of bytes does not count) */
+  int64_t req_started_ms; /* monotonic ms of the first byte of the request being read */
+  int budget_wait;        /* its frame waits for the node's in-flight budget ... */
+  tarn_buf stash;         /* ... with the bytes read after its size prefix */
+  int authed; /* under the listener's mutex: SASL done (set by the completion of SaslAuthenticate)
+               */
   struct tarn__kconn *prev, *next; /* the listener's open connections */
 } tarn__kconn;
 
@@ -69,14 +77,26 @@ typedef struct tarn__kconn {
 enum {
   TARN__KFEED_MORE = 0,  /* every byte consumed, no frame complete */
   TARN__KFEED_FRAME = 1, /* a frame is complete: *frame, *len (malloc'd, moved to the caller) */
-  TARN__KFEED_BAD = 2    /* the size prefix is negative, too small or over the limit */
+  TARN__KFEED_BAD = 2,   /* the size prefix is negative, too small or over the limit */
+  TARN__KFEED_WAIT = 3   /* the frame would pass the node's in-flight budget: not allocated;
+                          * feed again (0 bytes will do) once requests complete */
 };
+
+/* The node's request bytes in flight (frames allocated and not freed) and
+ * their budget (0: none); one frame is always admitted when none is in
+ * flight, so a request larger than the budget is still served. */
+typedef struct tarn__kbudget {
+  atomic_size_t used;
+  size_t max;
+} tarn__kbudget;
 
 /* Consumes bytes p[0..n) into c's framing state, up to the end of the first
  * frame completed: *used gets the bytes consumed. A frame shorter than a
- * request header (8 bytes) or longer than max_request is BAD. */
-int tarn__kconn_feed(tarn__kconn *c, const uint8_t *p, size_t n, size_t max_request, size_t *used,
-                     uint8_t **frame, size_t *len);
+ * request header (8 bytes) or longer than max_request is BAD, checked on its
+ * size prefix before anything is allocated; its allocation is counted in b
+ * (WAIT when over b's budget). */
+int tarn__kconn_feed(tarn__kconn *c, const uint8_t *p, size_t n, size_t max_request,
+                     tarn__kbudget *b, size_t *used, uint8_t **frame, size_t *len);
 
 /* The rest of the request being read, when its size is known: 1 and
  * where its missing n bytes go (the caller reads into them, adds what it

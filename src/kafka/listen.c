@@ -26,6 +26,7 @@
 #include "tarn/metrics.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/planted.h"
 
 /* A request handed to the workers: the request, the slot its completion fills. */
 typedef struct kwork {
@@ -54,6 +55,8 @@ struct tarn__klisten {
   tarn__kconn *ready;     /* connections with completions to move out */
   tarn__kconn *conns;     /* open connections (I/O thread only) */
   int nconns;
+  tarn__kbudget budget; /* request bytes in flight (issue 33 item 2) */
+  int budget_waiters;   /* connections with budget_wait (I/O thread only) */
 };
 
 void tarn__klisten_limits_default(tarn__klisten_limits *l) {
@@ -64,6 +67,11 @@ void tarn__klisten_limits_default(tarn__klisten_limits *l) {
   l->workers = 16;
   l->tls_cert = l->tls_key = NULL;
   l->tls_handshake_ms = 10000;
+  l->max_preauth_request_bytes = (size_t)512 << 10;
+  l->max_inflight_bytes = (size_t)512 << 20;
+  l->max_connections_per_ip = 256;
+  l->auth_timeout_ms = 10000;
+  l->request_timeout_ms = 60000;
 }
 
 /* The server's TLS context from PEM files: TLS 1.2 at least; partial writes
@@ -136,6 +144,13 @@ static void conn_done(tarn__kreq *req, int how, tarn_buf *frame) {
     c->resp_bytes += s->frame.len;
   }
   c->req_bytes -= req->frame_len;
+  atomic_fetch_sub(&k->budget.used, req->frame_len);
+  /* Issue 33 item 2: larger requests once the connection has authenticated.
+   * Set here, before the SaslAuthenticate response can reach the client,
+   * by the thread that ran the handler (a connection's SASL requests
+   * complete inside their handlers, one at a time). */
+  if (c->sasl && !c->authed)
+    c->authed = tarn__ksasl_authenticated(c->sasl);
   if (!c->on_ready) {
     c->on_ready = 1;
     c->refs++;
@@ -241,6 +256,15 @@ static void conn_close(tarn__klisten *k, tarn__kconn *c) {
     c->next->prev = c->prev;
   k->nconns--;
   tarn_metrics_set("tarn_kafka_connections", k->nconns, NULL);
+  if (c->frame) { /* the request being read leaves the budget */
+    atomic_fetch_sub(&k->budget.used, c->frame_len);
+    free(c->frame);
+    c->frame = NULL;
+  }
+  if (c->budget_wait) {
+    c->budget_wait = 0;
+    k->budget_waiters--;
+  }
   pthread_mutex_lock(&k->mu);
   c->closed = 1;
   /* Completed slots go now; the others when their completions arrive. */
@@ -326,23 +350,22 @@ static void conn_flush(tarn__klisten *k, tarn__kconn *c) {
   pthread_mutex_lock(&k->mu);
   int over = held(c) > k->lim.max_conn_bytes;
   pthread_mutex_unlock(&k->mu);
-  set_events(k, c, !c->closing && !over && !atomic_load(&k->draining), pending);
+  set_events(k, c, !c->closing && !over && !c->budget_wait && !atomic_load(&k->draining), pending);
 }
 
 /* Queues a decoded frame for the workers, in c's order. */
 static int conn_request(tarn__klisten *k, tarn__kconn *c, uint8_t *frame, size_t len) {
-  if (atomic_load(&k->draining)) { /* the workers may be gone: read no more */
-    free(frame);
-    return -1;
-  }
-  kwork *w = calloc(1, sizeof *w);
-  tarn__kslot *s = calloc(1, sizeof *s);
-  if (!w || !s) {
+  kwork *w = NULL;
+  tarn__kslot *s = NULL;
+  /* the workers may be gone while draining: read no more */
+  if (atomic_load(&k->draining) || !(w = calloc(1, sizeof *w)) || !(s = calloc(1, sizeof *s))) {
     free(w);
     free(s);
     free(frame);
+    atomic_fetch_sub(&k->budget.used, len);
     return -1;
   }
+  c->last_io = tarn__mono_ms(); /* a whole request: the idle clock restarts (issue 33) */
   w->k = k;
   w->c = c;
   w->slot = s;
@@ -399,8 +422,80 @@ static void conn_bad(tarn__klisten *k, tarn__kconn *c, const char *why) {
   set_events(k, c, 0, c->writing);
 }
 
+/* The largest request c may send now: before a SASL connection has
+ * authenticated, Kafka's bound for unauthenticated requests (issue 33 item
+ * 2, CVE-2022-34917: a 100 MiB size prefix is refused before anything is
+ * allocated), then socket.request.max.bytes. */
+static size_t request_limit(tarn__klisten *k, tarn__kconn *c) {
+  if (!c->sasl || TARN__PLANTED(TARN__BUG_KAFKA_PREAUTH_UNBOUNDED))
+    return k->lim.max_request_bytes;
+  pthread_mutex_lock(&k->mu);
+  int authed = c->authed;
+  pthread_mutex_unlock(&k->mu);
+  return authed || k->lim.max_preauth_request_bytes >= k->lim.max_request_bytes
+             ? k->lim.max_request_bytes
+             : k->lim.max_preauth_request_bytes;
+}
+
+/* Feeds p[0..n) (once with n = 0 after a direct read or to retry a frame
+ * that waited for the budget) into c's framing: 0 every byte taken, 1 the
+ * next frame waits for the budget (the bytes after its prefix kept in
+ * c->stash, reading paused), -1 c is closing. */
+static int feed_bytes(tarn__klisten *k, tarn__kconn *c, const uint8_t *p, size_t n) {
+  size_t off = 0;
+  for (int once = 1; off < n || once; once = 0) {
+    size_t used, len;
+    uint8_t *frame;
+    if (!c->frame && (c->size_have > 0 || off < n) && !c->req_started_ms)
+      c->req_started_ms = tarn__mono_ms();
+    int f =
+        tarn__kconn_feed(c, p + off, n - off, request_limit(k, c), &k->budget, &used, &frame, &len);
+    off += used;
+    if (f == TARN__KFEED_BAD) {
+      conn_bad(k, c, "request size out of bounds");
+      conn_flush(k, c);
+      return -1;
+    }
+    if (f == TARN__KFEED_WAIT) {
+      tarn_buf_reset(&c->stash);
+      if (tarn_buf_append(&c->stash, p + off, n - off)) {
+        conn_bad(k, c, "out of memory");
+        conn_flush(k, c);
+        return -1;
+      }
+      if (!c->budget_wait) {
+        c->budget_wait = 1;
+        k->budget_waiters++;
+        tarn_metrics_inc("tarn_kafka_budget_waits_total", 1, NULL);
+      }
+      set_events(k, c, 0, c->writing);
+      return 1;
+    }
+    if (f == TARN__KFEED_FRAME) {
+      c->req_started_ms = c->size_have ? c->req_started_ms : 0;
+      if (conn_request(k, c, frame, len)) {
+        conn_bad(k, c, "out of memory, or the node is stopping");
+        conn_flush(k, c);
+        return -1;
+      }
+    }
+  }
+  return 0;
+}
+
 static void conn_read(tarn__klisten *k, tarn__kconn *c) {
   uint8_t buf[65536];
+  if (c->budget_wait) { /* retried: the budget may have room now */
+    c->budget_wait = 0;
+    k->budget_waiters--;
+    tarn_buf st = c->stash;
+    c->stash = (tarn_buf)TARN_BUF_INIT;
+    int r = feed_bytes(k, c, st.data, st.len);
+    tarn_buf_free(&st);
+    if (r)
+      return;
+    set_events(k, c, 1, c->writing);
+  }
   for (;;) {
     /* The rest of a large request (a produce) goes straight into its
      * frame, not through buf: one copy of its bytes fewer. */
@@ -414,30 +509,12 @@ static void conn_read(tarn__klisten *k, tarn__kconn *c) {
       conn_close(k, c);
       return;
     }
-    c->last_io = tarn__mono_ms();
-    size_t off = 0;
     if (direct) {
       c->frame_have += (size_t)r;
       r = 0;
     }
-    /* fed once with nothing after a direct read: a completed frame goes out */
-    for (int once = direct; off < (size_t)r || once; once = 0) {
-      size_t used, len;
-      uint8_t *frame;
-      int f = tarn__kconn_feed(c, buf + off, (size_t)r - off, k->lim.max_request_bytes, &used,
-                               &frame, &len);
-      off += used;
-      if (f == TARN__KFEED_BAD) {
-        conn_bad(k, c, "request size out of bounds");
-        conn_flush(k, c);
-        return;
-      }
-      if (f == TARN__KFEED_FRAME && conn_request(k, c, frame, len)) {
-        conn_bad(k, c, "out of memory, or the node is stopping");
-        conn_flush(k, c);
-        return;
-      }
-    }
+    if (feed_bytes(k, c, buf, (size_t)r))
+      return;
     pthread_mutex_lock(&k->mu);
     int over = held(c) > k->lim.max_conn_bytes;
     pthread_mutex_unlock(&k->mu);
@@ -468,6 +545,17 @@ static void tls_step(tarn__klisten *k, tarn__kconn *c) {
   }
 }
 
+/* Issue 33 item 3: one address may hold max_connections_per_ip (Kafka's
+ * max.connections.per.ip), so that it cannot take every connection. */
+static int over_per_ip(tarn__klisten *k, uint32_t addr) {
+  if (k->lim.max_connections_per_ip <= 0 || TARN__PLANTED(TARN__BUG_KAFKA_PER_IP_UNLIMITED))
+    return 0;
+  int n = 0;
+  for (tarn__kconn *c = k->conns; c; c = c->next)
+    n += c->addr == addr;
+  return n >= k->lim.max_connections_per_ip;
+}
+
 static void accept_all(tarn__klisten *k) {
   for (;;) {
     struct sockaddr_in sa;
@@ -479,7 +567,8 @@ static void accept_all(tarn__klisten *k) {
       close(fd);
       continue;
     }
-    if (k->nconns >= k->lim.max_connections || atomic_load(&k->draining)) {
+    if (k->nconns >= k->lim.max_connections || atomic_load(&k->draining) ||
+        over_per_ip(k, sa.sin_addr.s_addr)) {
       tarn_metrics_inc("tarn_kafka_connections_refused_total", 1, NULL);
       close(fd);
       continue;
@@ -492,6 +581,7 @@ static void accept_all(tarn__klisten *k) {
       continue;
     }
     c->fd = fd;
+    c->addr = sa.sin_addr.s_addr;
     c->refs = 1;
     c->accepted_ms = tarn__mono_ms();
     if ((k->tls && (!(c->ssl = SSL_new(k->tls)) || SSL_set_fd(c->ssl, fd) != 1)) ||
@@ -562,8 +652,27 @@ static void close_idle(tarn__klisten *k) {
   for (tarn__kconn *c = k->conns, *nx; c; c = nx) {
     nx = c->next;
     pthread_mutex_lock(&k->mu);
-    int busy = c->head != NULL;
+    int busy = c->head != NULL, authed = c->authed;
     pthread_mutex_unlock(&k->mu);
+    /* Issue 33 item 3: a SASL connection has auth_timeout_ms from its
+     * accept to authenticate; a request has request_timeout_ms from its
+     * first byte to its last (bytes trickled in do not extend it). */
+    const char *why = NULL;
+    if (c->sasl && !authed && k->lim.auth_timeout_ms > 0 &&
+        now - c->accepted_ms >= k->lim.auth_timeout_ms &&
+        !TARN__PLANTED(TARN__BUG_KAFKA_NO_AUTH_DEADLINE))
+      why = "not authenticated in time";
+    else if (c->req_started_ms && !c->budget_wait && k->lim.request_timeout_ms > 0 &&
+             !TARN__PLANTED(TARN__BUG_KAFKA_TRICKLE_KEEPS_ALIVE) &&
+             now - c->req_started_ms >= k->lim.request_timeout_ms)
+      why = "request not read whole in time";
+    if (why) {
+      tarn__klog(k->node, TARN_KAFKA_LOG_DEBUG, "kafka connection closed", "peer", c->peer,
+                 "reason", why, NULL);
+      tarn_metrics_inc("tarn_kafka_deadline_closed_total", 1, NULL);
+      conn_close(k, c);
+      continue;
+    }
     if (c->ssl && !c->tls_ready && now - c->accepted_ms >= k->lim.tls_handshake_ms) {
       tarn__klog(k->node, TARN_KAFKA_LOG_DEBUG, "kafka connection closed", "peer", c->peer,
                  "reason", "no TLS handshake in time", NULL);
@@ -611,12 +720,39 @@ static int any_pending(tarn__klisten *k) {
   return p;
 }
 
+/* Retries the connections whose frames waited for the budget, while it has
+ * room (a completion woke the loop). */
+static void budget_resume(tarn__klisten *k) {
+  for (tarn__kconn *c = k->conns, *nx; c && k->budget_waiters; c = nx) {
+    nx = c->next;
+    size_t used = atomic_load(&k->budget.used);
+    if (used && k->budget.max && used >= k->budget.max)
+      return;
+    if (c->budget_wait) {
+      pthread_mutex_lock(&k->mu);
+      c->refs++;
+      pthread_mutex_unlock(&k->mu);
+      conn_read(k, c);
+      pthread_mutex_lock(&k->mu);
+      tarn__kconn *dead = unref_locked(c);
+      pthread_mutex_unlock(&k->mu);
+      tarn__kconn_free(dead);
+    }
+  }
+}
+
 static void *io_loop(void *arg) {
   tarn__klisten *k = arg;
   int listening = 1;
   int64_t stop_deadline = -1;
-  /* Idle connections are looked for at least 4 times per idle period. */
+  /* Connections past a deadline are looked for at least 4 times per the
+   * shortest one (idle, login, request read). */
   int tick = k->lim.idle_ms / 4;
+  if (k->node->cfg.sasl_mechanisms && k->lim.auth_timeout_ms > 0 &&
+      k->lim.auth_timeout_ms / 4 < tick)
+    tick = k->lim.auth_timeout_ms / 4;
+  if (k->lim.request_timeout_ms > 0 && k->lim.request_timeout_ms / 4 < tick)
+    tick = k->lim.request_timeout_ms / 4;
   tick = tick < 10 ? 10 : tick > 1000 ? 1000 : tick;
   for (;;) {
     if (listening && atomic_load(&k->draining)) {
@@ -670,9 +806,11 @@ static void *io_loop(void *arg) {
       }
     }
     take_ready(k);
+    if (k->budget_waiters && listening)
+      budget_resume(k);
     if (!listening)
       close_drained(k);
-    else if (k->lim.idle_ms > 0 || k->tls)
+    else
       close_idle(k);
   }
   return NULL;
@@ -753,6 +891,7 @@ int tarn__klisten_start(const char *addr, const tarn__klisten_limits *lim, tarn_
     k->lim.workers = 1;
   if (k->lim.tls_handshake_ms <= 0)
     k->lim.tls_handshake_ms = 10000;
+  k->budget.max = TARN__PLANTED(TARN__BUG_KAFKA_BUDGET_UNCHECKED) ? 0 : k->lim.max_inflight_bytes;
   if (k->lim.tls_cert || k->lim.tls_key) {
     int trc = k->lim.tls_cert && k->lim.tls_key
                   ? tls_context(k->lim.tls_cert, k->lim.tls_key, &k->tls)

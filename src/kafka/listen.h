@@ -30,6 +30,18 @@ typedef struct tarn__klisten_limits {
   const char *tls_cert; /* PEM certificate chain file */
   const char *tls_key;  /* PEM private key file */
   int tls_handshake_ms; /* (10000) */
+  /* Issue 33 (docs/kafka.md "Security", "Limits"): before a connection has
+   * authenticated (SASL required) a frame announcing more than
+   * max_preauth_request_bytes closes it unread, as Kafka bounds
+   * unauthenticated requests (CVE-2022-34917); max_inflight_bytes bounds
+   * the request bytes the whole node holds (queued.max.request.bytes): a
+   * frame that would pass it is not allocated, its connection is not read
+   * until requests complete. */
+  size_t max_preauth_request_bytes; /* (512 KiB) */
+  size_t max_inflight_bytes;        /* (512 MiB) */
+  int max_connections_per_ip;       /* (256) */
+  int auth_timeout_ms;    /* a SASL connection not authenticated by then is closed (10000) */
+  int request_timeout_ms; /* a request begun and not read whole by then closes it (60000) */
 } tarn__klisten_limits;
 
 void tarn__klisten_limits_default(tarn__klisten_limits *l);

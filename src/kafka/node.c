@@ -324,6 +324,16 @@ static int start_listener(tarn_kafka_node *k, const tarn_kafka_node_config *c) {
     lim.workers = c->workers;
   lim.tls_cert = c->tls_cert;
   lim.tls_key = c->tls_key;
+  if (c->max_preauth_request_bytes > 0)
+    lim.max_preauth_request_bytes = c->max_preauth_request_bytes;
+  if (c->max_inflight_bytes > 0)
+    lim.max_inflight_bytes = c->max_inflight_bytes;
+  if (c->max_connections_per_ip > 0)
+    lim.max_connections_per_ip = c->max_connections_per_ip;
+  if (c->auth_timeout_ms > 0)
+    lim.auth_timeout_ms = c->auth_timeout_ms;
+  if (c->request_timeout_ms > 0)
+    lim.request_timeout_ms = c->request_timeout_ms;
   return tarn__klisten_start(c->listen, &lim, &k->node, &k->listener);
 }
 

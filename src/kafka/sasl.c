@@ -3,6 +3,8 @@
 #include "kafka/sasl.h"
 
 #include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -11,6 +13,8 @@
 #include "tarn/error.h"
 #include "tarn/metrics.h"
 #include "util/base64.h"
+#include "util/error.h"
+#include "util/planted.h"
 #include "util/random.h"
 
 enum { KS_START, KS_HANDSHAKEN, KS_DONE, KS_FAILED };
@@ -94,11 +98,52 @@ static int accept_user(tarn__knode *node, tarn__ksasl *s, const char *peer, cons
   return 0;
 }
 
-/* The user's credential when it exists and allows s->mech (s->known); a
- * store failure is a refusal too (the client retries on a new connection). */
+/* Issue 33 item 5: what an unknown user (or one the mechanism is not
+ * allowed for) is answered with, so that the answers do not tell which users
+ * exist: a salt derived from the name and the deployment's secret (stable
+ * across attempts and nodes, as a real user's, of the same length), the
+ * default iterations, and keys no password gives in practice (derived from
+ * the secret as well), against which PLAIN does the same hash work. */
+static int unknown_cred(const uint8_t secret[32], const char *user, tarn__kcred *c) {
+  memset(c, 0, sizeof *c);
+  c->mechanisms = TARN__KSASL_PLAIN | TARN__KSASL_SCRAM_SHA_256;
+  c->iterations = TARN__SCRAM_ITER_DEFAULT;
+  c->salt_len = 24;
+  static const char *const what[] = {"salt", "stored", "server"};
+  uint8_t *const to[] = {c->salt, c->stored_key, c->server_key};
+  const size_t len[] = {c->salt_len, TARN__SCRAM_KEY, TARN__SCRAM_KEY};
+  for (int i = 0; i < 3; i++) {
+    uint8_t mac[TARN__SCRAM_KEY];
+    unsigned ml = sizeof mac;
+    /* HMAC(secret, what NUL user): one derivation per field */
+    size_t wl = strlen(what[i]) + 1, ul = strlen(user);
+    uint8_t msg[8 + TARN__KU_NAME_MAX + 1];
+    if (ul > sizeof msg - wl)
+      ul = sizeof msg - wl;
+    memcpy(msg, what[i], wl);
+    memcpy(msg + wl, user, ul);
+    if (!HMAC(EVP_sha256(), secret, 32, msg, wl + ul, mac, &ml))
+      return tarn__err(TARN_EUNKNOWN, "HMAC-SHA-256 failed");
+    memcpy(to[i], mac, len[i]);
+  }
+  if (TARN__PLANTED(TARN__BUG_KAFKA_UNKNOWN_USER_RANDOM_SALT))
+    return tarn__random(c->salt, c->salt_len, "a SCRAM salt");
+  return 0;
+}
+
+/* The user's credential when it exists and allows s->mech (s->known), else
+ * the unknown one (unknown_cred); a store failure is a refusal too (the
+ * client retries on a new connection). The secret is read for every user,
+ * known or not, so that the two take the same store reads. */
 static int load(tarn__knode *node, tarn__ksasl *s, const char *user) {
-  int rc = tarn__kuser_get(node->meta, user, &s->cred);
+  uint8_t secret[32];
+  int rc = tarn__kuser_secret(node->meta, secret);
+  if (!rc)
+    rc = tarn__kuser_get(node->meta, user, &s->cred);
   s->known = !rc && (s->cred.mechanisms & s->mech);
+  if ((!rc || rc == TARN_ENOTFOUND) && !s->known)
+    rc = unknown_cred(secret, user, &s->cred);
+  OPENSSL_cleanse(secret, sizeof secret);
   return rc == TARN_ENOTFOUND ? 0 : rc;
 }
 
@@ -118,7 +163,9 @@ static int plain(tarn__knode *node, tarn__ksasl *s, const char *peer, const uint
     return refuse(node, s, peer, user, "the metadata store did not answer");
   const char *pw = (const char *)z2 + 1;
   size_t pl = n - (size_t)(z2 + 1 - in);
-  if (!s->known || !tarn__kcred_check(&s->cred, pw, pl))
+  /* checked against the unknown credential too: the same hash work */
+  int ok = tarn__kcred_check(&s->cred, pw, pl);
+  if (!s->known || !ok)
     return refuse(node, s, peer, user, "invalid credentials");
   return accept_user(node, s, peer, user);
 }
@@ -128,18 +175,10 @@ static int scram(tarn__knode *node, tarn__ksasl *s, const char *peer, const uint
   if (s->scram.step == 0) {
     if (tarn__scram_client_first(&s->scram, in, n))
       return refuse(node, s, peer, NULL, "malformed SCRAM client-first-message");
+    /* An unknown user gets a server-first-message as a known one does (its
+     * stable salt, load) and fails at the proof as a wrong password does. */
     if (load(node, s, s->scram.user))
       return refuse(node, s, peer, s->scram.user, "the metadata store did not answer");
-    if (!s->known) {
-      /* An unknown user gets a server-first-message as a known one does
-       * (a random salt) and fails at the proof: the answer does not tell
-       * which users exist. */
-      memset(&s->cred, 0, sizeof s->cred);
-      s->cred.iterations = TARN__SCRAM_ITER_DEFAULT;
-      s->cred.salt_len = 24;
-      if (tarn__random(s->cred.salt, s->cred.salt_len, "a SCRAM salt"))
-        return refuse(node, s, peer, s->scram.user, "no random bytes");
-    }
     uint8_t r[18];
     tarn_buf nonce = TARN_BUF_INIT;
     int rc = tarn__random(r, sizeof r, "a SCRAM nonce");

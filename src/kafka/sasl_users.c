@@ -4,6 +4,7 @@
  * The name is in the value so that a scan needs no key parsing. */
 #include "kafka/sasl_users.h"
 
+#include <openssl/crypto.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 #include "tarn/meta.h"
 #include "util/bytes.h"
 #include "util/error.h"
+#include "util/random.h"
 
 #define PART TARN__KU_PARTITION
 #define FORMAT 1
@@ -109,6 +111,33 @@ int tarn__kuser_get(tarn_meta *m, const char *name, tarn__kcred *out) {
     rc = decode(r.value, r.value_len, out, NULL);
   tarn_meta_rec_free(&r);
   return rc;
+}
+
+/* Outside PREFIX: no user name maps to it, and the user scan skips it. */
+#define SECRET_KEY "/secret/unknown-users"
+
+int tarn__kuser_secret(tarn_meta *m, uint8_t out[32]) {
+  for (int tries = 0; tries < 2; tries++) {
+    tarn_meta_rec r = {0};
+    int rc = tarn_meta_get(m, PART, SECRET_KEY, &r);
+    if (!rc && r.value_len == 32)
+      memcpy(out, r.value, 32);
+    else if (!rc)
+      rc = tarn__corrupt("kafka users secret", 0, "%zu bytes, not 32", r.value_len);
+    tarn_meta_rec_free(&r);
+    if (rc != TARN_ENOTFOUND)
+      return rc;
+    /* the first login of an unknown user: create it; a node that raced us
+     * created it first (EEXIST), read theirs */
+    uint8_t v[32];
+    rc = tarn__random(v, sizeof v, "the unknown-users secret");
+    if (!rc)
+      rc = tarn_meta_create(m, PART, SECRET_KEY, v, sizeof v, TARN_META_PERSISTENT, NULL);
+    OPENSSL_cleanse(v, sizeof v);
+    if (rc && rc != TARN_EEXIST)
+      return rc;
+  }
+  return tarn__err(TARN_EUNKNOWN, "kafka users secret: created but not read back");
 }
 
 int tarn__kuser_delete(tarn_meta *m, const char *name) {

@@ -21,6 +21,10 @@ int tarn__kuser_put(struct tarn_meta *m, const char *name, const tarn__kcred *c)
  * does not decode. */
 int tarn__kuser_get(struct tarn_meta *m, const char *name, tarn__kcred *out);
 int tarn__kuser_delete(struct tarn_meta *m, const char *name);
+/* The deployment's secret for answering unknown users (issue 33 item 5,
+ * sasl.c): 32 random bytes, created once (CreateIfAbsent, so that every node
+ * reads the same), never leaving the metadata store's partition. */
+int tarn__kuser_secret(struct tarn_meta *m, uint8_t out[32]);
 /* The users' names, sorted (malloc'd array of malloc'd strings). */
 int tarn__kuser_list(struct tarn_meta *m, char ***names, int **mechanisms, size_t *n);
 

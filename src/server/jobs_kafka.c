@@ -70,6 +70,11 @@ static void node_config(const tarn_srv_options *o, tarn_kafka_node_config *c) {
   c->tls_cert = o->kafka_tls_cert;
   c->tls_key = o->kafka_tls_key;
   c->sasl_mechanisms = o->kafka_sasl;
+  c->max_preauth_request_bytes = (size_t)o->kafka_max_preauth_request_bytes;
+  c->max_inflight_bytes = (size_t)o->kafka_max_inflight_bytes;
+  c->max_connections_per_ip = o->kafka_max_connections_per_ip;
+  c->auth_timeout_ms = o->kafka_auth_timeout_ms;
+  c->request_timeout_ms = o->kafka_request_timeout_ms;
   c->log = node_log;
 }
 

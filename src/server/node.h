@@ -31,28 +31,33 @@ typedef struct tarn_srv_options {
   const char *http_tls_cert;        /* HTTPS with this PEM certificate (chain) file ... */
   const char *http_tls_key;         /* ... and this PEM key file; both NULL: plain HTTP */
   /* The Kafka listener (docs/kafka.md); off while kafka_listen is NULL. */
-  const char *kafka_listen;             /* HOST:PORT */
-  const char *kafka_advertise;          /* HOST:PORT clients are told (the listen address) */
-  int kafka_node_id;                    /* -1: the lowest free */
-  const char *star;                     /* the express writer's star (NULL: node-{node ID}) */
-  int express_absorb_ms;                /* its absorb window; 0: the writer's (250) */
-  int kafka_auto_create_topics;         /* Metadata creates unknown topics (0) */
-  int kafka_batch_ms;                   /* produce's batch window; -1: the writer's (250) */
-  int kafka_max_connections;            /* 0: 1024 */
-  int kafka_idle_ms;                    /* 0: 600000 */
-  uint64_t kafka_max_request_bytes;     /* 0: 100 MiB */
-  int kafka_workers;                    /* 0: 16 */
-  int kafka_retention_check_ms;         /* 0: 300000 (log.retention.check.interval.ms) */
-  const char *kafka_tls_cert;           /* TLS with this PEM certificate (chain) file ... */
-  const char *kafka_tls_key;            /* ... and this PEM key file; both NULL: plain TCP */
-  int kafka_sasl;                       /* TARN_KAFKA_SASL_* mechanisms required (0: no SASL) */
-  int64_t kafka_producer_expiration_ms; /* producer.id.expiration.ms; 0: 86400000 */
-  int kafka_producer_check_ms;          /* its check interval; 0: 600000 */
-  int kafka_offsets_retention_minutes;  /* offsets.retention.minutes; 0: 10080 */
-  int64_t kafka_offsets_retention_ms;   /* tarn's finer form of it, over the minutes; 0: none */
-  int kafka_offsets_check_ms;           /* offsets.retention.check.interval.ms; 0: 600000 */
-  int express_takeover;                 /* fence and settle dead express writers' epochs (1) */
-  int express_takeover_interval_ms;     /* (1000) */
+  const char *kafka_listen;                 /* HOST:PORT */
+  const char *kafka_advertise;              /* HOST:PORT clients are told (the listen address) */
+  int kafka_node_id;                        /* -1: the lowest free */
+  const char *star;                         /* the express writer's star (NULL: node-{node ID}) */
+  int express_absorb_ms;                    /* its absorb window; 0: the writer's (250) */
+  int kafka_auto_create_topics;             /* Metadata creates unknown topics (0) */
+  int kafka_batch_ms;                       /* produce's batch window; -1: the writer's (250) */
+  int kafka_max_connections;                /* 0: 1024 */
+  int kafka_idle_ms;                        /* 0: 600000 */
+  uint64_t kafka_max_request_bytes;         /* 0: 100 MiB */
+  int kafka_workers;                        /* 0: 16 */
+  int kafka_retention_check_ms;             /* 0: 300000 (log.retention.check.interval.ms) */
+  const char *kafka_tls_cert;               /* TLS with this PEM certificate (chain) file ... */
+  const char *kafka_tls_key;                /* ... and this PEM key file; both NULL: plain TCP */
+  int kafka_sasl;                           /* TARN_KAFKA_SASL_* mechanisms required (0: no SASL) */
+  int64_t kafka_producer_expiration_ms;     /* producer.id.expiration.ms; 0: 86400000 */
+  int kafka_producer_check_ms;              /* its check interval; 0: 600000 */
+  int kafka_offsets_retention_minutes;      /* offsets.retention.minutes; 0: 10080 */
+  int64_t kafka_offsets_retention_ms;       /* tarn's finer form of it, over the minutes; 0: none */
+  int kafka_offsets_check_ms;               /* offsets.retention.check.interval.ms; 0: 600000 */
+  uint64_t kafka_max_preauth_request_bytes; /* issue 33's limits (tarn_kafka_node_config); */
+  uint64_t kafka_max_inflight_bytes;        /* 0: the defaults */
+  int kafka_max_connections_per_ip;
+  int kafka_auth_timeout_ms;
+  int kafka_request_timeout_ms;
+  int express_takeover;             /* fence and settle dead express writers' epochs (1) */
+  int express_takeover_interval_ms; /* (1000) */
 } tarn_srv_options;
 
 #define TARN_SERVE_DEFAULT_LISTEN "127.0.0.1:9470"

@@ -126,7 +126,13 @@
   X(KGROUP_STATIC_UNFENCED, "kgroup-static-unfenced") /* issue 37: a replaced static member not fenced */ \
   X(KOFFSET_EXPIRY_UNGUARDED, "koffset-expiry-unguarded") /* issue 37: the offsets expiry deletes a fresh commit */ \
   X(KAFKA_LEGACY_UNFLATTENED, "kafka-legacy-unflattened") /* issue 37: a magic-0 wrapper stored whole */ \
-  X(KFETCH_READS_PAST_DEADLINE, "kfetch-reads-past-deadline") /* issue 37: a Fetch reads its whole budget, however long */
+  X(KFETCH_READS_PAST_DEADLINE, "kfetch-reads-past-deadline") /* issue 37: a Fetch reads its whole budget, however long */ \
+  X(KAFKA_PREAUTH_UNBOUNDED, "kafka-preauth-unbounded") /* issue 33: no 512 KiB bound before login */ \
+  X(KAFKA_BUDGET_UNCHECKED, "kafka-budget-unchecked") /* issue 33: no in-flight request budget */ \
+  X(KAFKA_PER_IP_UNLIMITED, "kafka-per-ip-unlimited") /* issue 33: no max.connections.per.ip */ \
+  X(KAFKA_NO_AUTH_DEADLINE, "kafka-no-auth-deadline") /* issue 33: no login deadline */ \
+  X(KAFKA_TRICKLE_KEEPS_ALIVE, "kafka-trickle-keeps-alive") /* issue 33: no request-read deadline */ \
+  X(KAFKA_UNKNOWN_USER_RANDOM_SALT, "kafka-unknown-user-random-salt") /* issue 33 #5: a fresh salt per try */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

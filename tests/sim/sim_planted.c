@@ -315,6 +315,19 @@ static const struct planted_run runs[] = {
     /* issue 37: Produce v0-2 store a magic-0 wrapper as its inner messages */
     {BUG(KAFKA_LEGACY_UNFLATTENED), NO_WORLD("no Kafka producers in the worlds",
                                              "test_kafka_listen (produce_legacy_down_converted)")},
+    /* issue 33: the listener's limits against hostile clients */
+    {BUG(KAFKA_PREAUTH_UNBOUNDED),
+     NO_WORLD("no Kafka listener in the worlds", "cli_test_kafka_dos (oversized before login)")},
+    {BUG(KAFKA_BUDGET_UNCHECKED),
+     NO_WORLD("no Kafka listener in the worlds", "cli_test_kafka_dos (in-flight budget)")},
+    {BUG(KAFKA_PER_IP_UNLIMITED),
+     NO_WORLD("no Kafka listener in the worlds", "cli_test_kafka_dos (per-address limit)")},
+    {BUG(KAFKA_NO_AUTH_DEADLINE),
+     NO_WORLD("no Kafka listener in the worlds", "cli_test_kafka_dos (login deadline)")},
+    {BUG(KAFKA_TRICKLE_KEEPS_ALIVE),
+     NO_WORLD("no Kafka listener in the worlds", "cli_test_kafka_dos (trickle deadline)")},
+    {BUG(KAFKA_UNKNOWN_USER_RANDOM_SALT),
+     NO_WORLD("no SASL in the worlds", "test_kafka_sasl (unknown_users_indistinguishable)")},
 };
 
 /* A CMake bracket argument: no character in it is special. */

@@ -6,7 +6,12 @@
  *   and every malformed client message are refused, never crash;
  * - PLAIN checks the password against the same salted keys;
  * - a user record round-trips through the metadata store (mem:) and holds no
- *   password bytes; records that do not decode are refused. */
+ *   password bytes; records that do not decode are refused;
+ * - issue 33 item 5: an unknown user cannot be told from a known one: SCRAM
+ *   answers it with a salt as stable as a real user's (same length, same
+ *   iterations) and refuses it at the proof as a wrong password, with the
+ *   same reason; PLAIN refuses it as a wrong password, after the same hash
+ *   work (not many times faster). */
 #define _GNU_SOURCE /* memmem */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -14,9 +19,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include <cmocka.h>
 
+#include "kafka/api.h"
+#include "kafka/sasl.h"
 #include "kafka/sasl_users.h"
 #include "kafka/scram.h"
 #include "tarn/error.h"
@@ -204,6 +212,118 @@ static void user_records(void **state) {
   tarn_meta_close(m);
 }
 
+static char last_reason[128];
+static void auth_log(const tarn__knode *n, int ok, const char *peer, const char *user,
+                     const char *mech, const char *reason) {
+  (void)n, (void)ok, (void)peer, (void)user, (void)mech;
+  snprintf(last_reason, sizeof last_reason, "%s", reason ? reason : "accepted");
+}
+
+/* A SCRAM exchange for user with a proof no password gives: the
+ * server-first-message in first (a NUL-terminated string) and the result of
+ * the final step. */
+static int scram_try(tarn__knode *node, const char *user, char *first, size_t cap) {
+  tarn__ksasl *s = tarn__ksasl_new();
+  assert_non_null(s);
+  assert_int_equal(tarn__ksasl_handshake(node, s, "SCRAM-SHA-256", 13, 0), 0);
+  char msg[512];
+  snprintf(msg, sizeof msg, "n,,n=%s,r=fyko+d2lbbFgONRv9qkxdawL", user);
+  tarn_buf out = TARN_BUF_INIT;
+  assert_int_equal(tarn__ksasl_step(node, s, "peer", (const uint8_t *)msg, strlen(msg), &out), 0);
+  snprintf(first, cap, "%.*s", (int)out.len, (const char *)out.data);
+  const char *r = strstr(first, "r="), *e = strchr(first, ',');
+  assert_non_null(r);
+  snprintf(msg, sizeof msg,
+           "c=biws,r=%.*s,p=dHzbZapWIk4jUhN+Ute9ytag9zjfMHgsqmmiz7AndVQ=", (int)(e - r - 2), r + 2);
+  tarn_buf_reset(&out);
+  int rc = tarn__ksasl_step(node, s, "peer", (const uint8_t *)msg, strlen(msg), &out);
+  tarn_buf_free(&out);
+  tarn__ksasl_free(s);
+  return rc;
+}
+
+static int plain_try(tarn__knode *node, const char *user, const char *pw, double *secs) {
+  tarn__ksasl *s = tarn__ksasl_new();
+  assert_non_null(s);
+  assert_int_equal(tarn__ksasl_handshake(node, s, "PLAIN", 5, 0), 0);
+  char msg[512];
+  int n = snprintf(msg, sizeof msg, "%c%s%c%s", 0, user, 0, pw);
+  tarn_buf out = TARN_BUF_INIT;
+  struct timespec a, b;
+  clock_gettime(CLOCK_MONOTONIC, &a);
+  int rc = tarn__ksasl_step(node, s, "peer", (const uint8_t *)msg, (size_t)n, &out);
+  clock_gettime(CLOCK_MONOTONIC, &b);
+  *secs = (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9;
+  tarn_buf_free(&out);
+  tarn__ksasl_free(s);
+  return rc;
+}
+
+/* The salt and the iterations of a server-first-message "r=...,s=...,i=..." */
+static void salt_of(const char *first, char *salt, size_t cap, char *iter, size_t icap) {
+  const char *s = strstr(first, ",s="), *i = strstr(first, ",i=");
+  assert_non_null(s);
+  assert_non_null(i);
+  snprintf(salt, cap, "%.*s", (int)(i - s - 3), s + 3);
+  snprintf(iter, icap, "%s", i + 3);
+}
+
+static void unknown_users_indistinguishable(void **state) {
+  (void)state;
+  tarn_meta *m;
+  assert_int_equal(tarn_meta_open("mem:", &m), 0);
+  tarn__kcred c;
+  assert_int_equal(tarn__kcred_make("Alice-pw-1", 10, TARN__KSASL_PLAIN | TARN__KSASL_SCRAM_SHA_256,
+                                    TARN__SCRAM_ITER_DEFAULT, &c),
+                   0);
+  assert_int_equal(tarn__kuser_put(m, "alice", &c), 0);
+  tarn__knode node;
+  memset(&node, 0, sizeof node);
+  node.meta = m;
+  node.cfg.sasl_mechanisms = TARN__KSASL_PLAIN | TARN__KSASL_SCRAM_SHA_256;
+  node.cfg.auth_log = auth_log;
+  char first[4][512], salt[4][128], iter[4][32], reason[4][128];
+  const char *users[4] = {"alice", "alice", "mallory", "mallory"};
+  for (int i = 0; i < 4; i++) {
+    assert_int_equal(scram_try(&node, users[i], first[i], sizeof first[i]), TARN_EAUTH);
+    snprintf(reason[i], sizeof reason[i], "%s", last_reason);
+    salt_of(first[i], salt[i], sizeof salt[i], iter[i], sizeof iter[i]);
+  }
+  /* the unknown user's salt is stable across attempts, as the known one's */
+  assert_string_equal(salt[0], salt[1]);
+  assert_string_equal(salt[2], salt[3]);
+  assert_string_not_equal(salt[0], salt[2]);
+  /* of the same form: length, iterations; refused at the proof alike */
+  assert_int_equal(strlen(salt[0]), strlen(salt[2]));
+  assert_string_equal(iter[0], iter[2]);
+  assert_string_equal(reason[0], "invalid credentials");
+  assert_string_equal(reason[2], reason[0]);
+  /* another unknown user's salt differs from mallory's */
+  char f5[512], s5[128], i5[32];
+  assert_int_equal(scram_try(&node, "eve", f5, sizeof f5), TARN_EAUTH);
+  salt_of(f5, s5, sizeof s5, i5, sizeof i5);
+  assert_string_not_equal(s5, salt[2]);
+
+  /* PLAIN: an unknown user and a wrong password are refused alike, and the
+   * unknown one is not answered many times faster (the fastest of 5 tries
+   * each: robust to a loaded machine) */
+  double known = 1e9, unknown = 1e9, t;
+  for (int i = 0; i < 5; i++) {
+    assert_int_equal(plain_try(&node, "alice", "wrong-pw", &t), TARN_EAUTH);
+    known = t < known ? t : known;
+    char r1[128];
+    snprintf(r1, sizeof r1, "%s", last_reason);
+    assert_int_equal(plain_try(&node, "mallory", "wrong-pw", &t), TARN_EAUTH);
+    unknown = t < unknown ? t : unknown;
+    assert_string_equal(last_reason, r1);
+  }
+  assert_int_equal(plain_try(&node, "alice", "Alice-pw-1", &t), 0);
+  print_message("PLAIN refusal: known user %.2f ms, unknown user %.2f ms\n", known * 1e3,
+                unknown * 1e3);
+  assert_true(unknown > known / 4);
+  tarn_meta_close(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(rfc7677_vector),
@@ -211,6 +331,7 @@ int main(void) {
       cmocka_unit_test(malformed_first_refused),
       cmocka_unit_test(plain_checks_salted_keys),
       cmocka_unit_test(user_records),
+      cmocka_unit_test(unknown_users_indistinguishable),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -5,6 +5,7 @@
 #include <openssl/crypto.h>
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -78,13 +79,30 @@ int16_t tarn__ksasl_handshake(tarn__knode *node, tarn__ksasl *s, const char *p, 
   return TARN__KERR_NONE;
 }
 
+/* A user name as the client sent it, for the log: bytes outside printable
+ * ASCII and the backslash as \xNN, so a name with CR, LF or escape bytes
+ * cannot forge a log line or drive a terminal (issue 33). */
+static const char *log_name(const char *user, char out[4 * TARN__KU_NAME_MAX + 1]) {
+  size_t o = 0;
+  for (size_t i = 0; user[i] && i < TARN__KU_NAME_MAX; i++) {
+    unsigned char c = (unsigned char)user[i];
+    if (c >= 0x20 && c < 0x7f && c != '\\')
+      out[o++] = (char)c;
+    else
+      o += (size_t)snprintf(out + o, 5, "\\x%02x", c);
+  }
+  out[o] = 0;
+  return out;
+}
+
 static int refuse(tarn__knode *node, tarn__ksasl *s, const char *peer, const char *user,
                   const char *reason) {
   s->state = KS_FAILED;
   tarn_metrics_inc("tarn_kafka_sasl_total", 1, "mechanism", tarn__ksasl_mechanism_name(s->mech),
                    "result", "refused", NULL);
+  char esc[4 * TARN__KU_NAME_MAX + 1];
   if (node->cfg.auth_log)
-    node->cfg.auth_log(node, 0, peer, user && *user ? user : "?",
+    node->cfg.auth_log(node, 0, peer, user && *user ? log_name(user, esc) : "?",
                        tarn__ksasl_mechanism_name(s->mech), reason);
   return TARN_EAUTH;
 }
@@ -93,8 +111,10 @@ static int accept_user(tarn__knode *node, tarn__ksasl *s, const char *peer, cons
   s->state = KS_DONE;
   tarn_metrics_inc("tarn_kafka_sasl_total", 1, "mechanism", tarn__ksasl_mechanism_name(s->mech),
                    "result", "ok", NULL);
+  char esc[4 * TARN__KU_NAME_MAX + 1];
   if (node->cfg.auth_log)
-    node->cfg.auth_log(node, 1, peer, user, tarn__ksasl_mechanism_name(s->mech), NULL);
+    node->cfg.auth_log(node, 1, peer, log_name(user, esc), tarn__ksasl_mechanism_name(s->mech),
+                       NULL);
   return 0;
 }
 
@@ -163,6 +183,9 @@ static int plain(tarn__knode *node, tarn__ksasl *s, const char *peer, const uint
     return refuse(node, s, peer, user, "the metadata store did not answer");
   const char *pw = (const char *)z2 + 1;
   size_t pl = n - (size_t)(z2 + 1 - in);
+  /* RFC 4616: passwd = 1*SAFE, no NUL (issue 33: "pw\0anything" was taken) */
+  if (!pl || memchr(pw, 0, pl))
+    return refuse(node, s, peer, user, "malformed PLAIN message");
   /* checked against the unknown credential too: the same hash work */
   int ok = tarn__kcred_check(&s->cred, pw, pl);
   if (!s->known || !ok)

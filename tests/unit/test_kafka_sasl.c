@@ -212,11 +212,12 @@ static void user_records(void **state) {
   tarn_meta_close(m);
 }
 
-static char last_reason[128];
+static char last_reason[128], last_user[1100];
 static void auth_log(const tarn__knode *n, int ok, const char *peer, const char *user,
                      const char *mech, const char *reason) {
-  (void)n, (void)ok, (void)peer, (void)user, (void)mech;
+  (void)n, (void)ok, (void)peer, (void)mech;
   snprintf(last_reason, sizeof last_reason, "%s", reason ? reason : "accepted");
+  snprintf(last_user, sizeof last_user, "%s", user);
 }
 
 /* A SCRAM exchange for user with a proof no password gives: the
@@ -324,9 +325,44 @@ static void unknown_users_indistinguishable(void **state) {
   tarn_meta_close(m);
 }
 
+/* Issue 33: PLAIN's password holds no NUL (RFC 4616: 1*SAFE), and a user
+ * name reaches the log with its control bytes escaped, so it cannot forge a
+ * log line. */
+static void plain_strict_and_names_escaped(void **state) {
+  (void)state;
+  tarn_meta *m;
+  assert_int_equal(tarn_meta_open("mem:", &m), 0);
+  tarn__kcred c;
+  assert_int_equal(tarn__kcred_make("Alice-pw-1", 10, TARN__KSASL_PLAIN, 4096, &c), 0);
+  assert_int_equal(tarn__kuser_put(m, "alice", &c), 0);
+  tarn__knode node;
+  memset(&node, 0, sizeof node);
+  node.meta = m;
+  node.cfg.sasl_mechanisms = TARN__KSASL_PLAIN;
+  node.cfg.auth_log = auth_log;
+  static const char extra[] = "\0alice\0Alice-pw-1\0trailing";
+  tarn__ksasl *s = tarn__ksasl_new();
+  assert_non_null(s);
+  assert_int_equal(tarn__ksasl_handshake(&node, s, "PLAIN", 5, 0), 0);
+  tarn_buf out = TARN_BUF_INIT;
+  assert_int_equal(
+      tarn__ksasl_step(&node, s, "peer", (const uint8_t *)extra, sizeof extra - 1, &out),
+      TARN_EAUTH);
+  assert_string_equal(last_reason, "malformed PLAIN message");
+  tarn__ksasl_free(s);
+  double t;
+  assert_int_equal(plain_try(&node, "alice", "Alice-pw-1", &t), 0); /* the same, without */
+  assert_int_equal(plain_try(&node, "eve\r\n2026 accepted user=root\x1b[2J\\", "x", &t),
+                   TARN_EAUTH);
+  assert_string_equal(last_user, "eve\\x0d\\x0a2026 accepted user=root\\x1b[2J\\x5c");
+  tarn_buf_free(&out);
+  tarn_meta_close(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(rfc7677_vector),
+      cmocka_unit_test(plain_strict_and_names_escaped),
       cmocka_unit_test(wrong_proofs_refused),
       cmocka_unit_test(malformed_first_refused),
       cmocka_unit_test(plain_checks_salted_keys),

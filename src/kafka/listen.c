@@ -26,6 +26,7 @@
 #include "tarn/metrics.h"
 #include "util/clock.h"
 #include "util/error.h"
+#include "util/secret_file.h"
 #include "util/planted.h"
 
 /* A request handed to the workers: the request, the slot its completion fills. */
@@ -85,6 +86,8 @@ static int tls_context(const char *cert, const char *key, SSL_CTX **out) {
   SSL_CTX_set_mode(ctx, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
   char why[256] = "";
   const char *bad = NULL;
+  /* issue 33: the key file drew no warning when others may read it */
+  tarn__file_mode_warn(key, "the Kafka listener's TLS key file");
   if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1)
     bad = cert;
   else if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1 ||

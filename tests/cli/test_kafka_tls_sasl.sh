@@ -66,8 +66,12 @@ k() { timeout 30 kcat -b "127.0.0.1:$kport" -X ssl.ca.location="$dir/ca.pem" "$@
 kc() { k -C -X fetch.wait.max.ms=50 -e "$@"; }
 sasl() { echo -X security.protocol=SASL_SSL -X sasl.mechanism="$1" -X sasl.username="$2" -X sasl.password="$3"; }
 
-# TLS only (no SASL)
+# TLS only (no SASL); a key file others may read draws a warning (issue 33)
+chmod 644 "$dir/srv.key"
 start
+grep -q "warning: the Kafka listener's TLS key file $dir/srv.key has permissions 0644" "$dir/log" ||
+  fail "no warning for a key file of mode 644: $(cat "$dir/log")"
+chmod 600 "$dir/srv.key"
 echo tls-1 | k -X security.protocol=SSL -P -t tls 2> "$dir/err" || fail "SSL produce: $(cat "$dir/err")"
 kc -X security.protocol=SSL -t tls -o beginning > "$dir/got" 2> "$dir/err" || fail "SSL consume: $(cat "$dir/err")"
 grep -qx tls-1 "$dir/got" || fail "SSL consume got: $(cat "$dir/got")"

@@ -230,13 +230,50 @@ static int higher(tarn_reader *r, uint64_t log_id, uint64_t e, uint64_t c, tarn_
   return rc;
 }
 
+/* How many index records a read-ahead lookup takes in one Scan. */
+#define SCAN_AHEAD 32
+
+/* R2 for a reader that reads on (issue 36 item 2, issue 37 failover): Higher
+ * as one Scan of P(L) from K(L, o, MAX) exclusive to K(L, MAX, MAX), whose
+ * first result is Higher's answer (the bounds keep it within L: LS-051's
+ * prefix check holds by construction, and is checked again) and whose
+ * following records, the next ones of the log, go into the cache: a Fetch of
+ * a backlog of n WAL objects looks its records up in n / SCAN_AHEAD calls,
+ * not n. */
+static int higher_ahead(tarn_reader *r, uint64_t log_id, uint64_t o, tarn__rec *out) {
+  char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_LEN + 1], b[TARN_KEY_LEN + 1];
+  tarn_key_partition(part, log_id);
+  int rc = tarn_key_format(a, log_id, o, TARN_KEY_MAX);
+  if (!rc)
+    rc = tarn_key_format(b, log_id, TARN_KEY_MAX, TARN_KEY_MAX);
+  if (rc)
+    return rc;
+  tarn_meta_recs rs = {0};
+  STAT_ADD(r, index_lookups, 1);
+  rc = tarn_meta_scan(r->meta, part, a, b, TARN_META_AFTER, SCAN_AHEAD, &rs);
+  if (!rc && (rs.n == 0 || !tarn_key_has_prefix(rs.v[0].key, strlen(rs.v[0].key), log_id)))
+    rc = TARN_EEND;
+  if (!rc)
+    rc = rec_from_meta(log_id, &rs.v[0], out);
+  for (size_t i = 1; !rc && i < rs.n; i++) {
+    tarn__rec next;
+    if (rec_from_meta(log_id, &rs.v[i], &next))
+      break; /* a record that does not decode is reported when it is read */
+    tarn__rec_cache_put(&r->recs, &next);
+    tarn__rec_free(&next);
+  }
+  tarn_meta_recs_free(&rs);
+  return rc;
+}
+
 /* R2: the record covering o (from the cache when fresh). */
-static int covering(tarn_reader *r, uint64_t log_id, uint64_t o, int use_cache, tarn__rec *out) {
+static int covering(tarn_reader *r, uint64_t log_id, uint64_t o, int use_cache, int ahead,
+                    tarn__rec *out) {
   if (use_cache && tarn__rec_cache_get(&r->recs, log_id, o, out)) {
     STAT_ADD(r, index_hits, 1);
     return 0;
   }
-  int rc = higher(r, log_id, o, TARN_KEY_MAX, out);
+  int rc = ahead ? higher_ahead(r, log_id, o, out) : higher(r, log_id, o, TARN_KEY_MAX, out);
   if (!rc)
     tarn__rec_cache_put(&r->recs, out);
   return rc;
@@ -293,6 +330,8 @@ struct tarn_log_iter {
   uint64_t log_id;
   uint64_t pos;        /* where the next entry starts (R4) */
   uint64_t b;          /* B as read for the current record */
+  int per_read;        /* tarn_log_iter_begin_read was called: B once per read */
+  int b_known;         /* per_read: B is this read's */
   int have;            /* rec/ents describe the current record */
   tarn__pq_cursor *pq; /* the current record is PARQUET: its cursor */
   tarn__rec rec;
@@ -457,16 +496,22 @@ static int load_window(tarn_log_iter *it) {
 static int open_record(tarn_log_iter *it) {
   tarn_reader *r = it->r;
   iter_drop_record(it);
-  int rc = tarn_reader_trim_offset(r, it->log_id, &it->b); /* R1, LS-050 */
+  int rc = 0;
+  /* R1, LS-050: B at the start of the read ("To read log L from offset o":
+   * R1 once, then R2-R4 record after record); an iterator that never began a
+   * read reads it for every record */
+  if (!it->per_read || !it->b_known)
+    rc = tarn_reader_trim_offset(r, it->log_id, &it->b);
   if (rc)
     return rc;
+  it->b_known = 1;
   if (it->pos < it->b)
     it->pos = it->b;
   int use_cache = 1;
   char missing_key[TARN_KEY_LEN + 1] = "";
   int64_t missing_version = 0;
   for (int attempt = 0;; attempt++) {
-    if ((rc = covering(r, it->log_id, it->pos, use_cache, &it->rec))) /* R2, LS-051 */
+    if ((rc = covering(r, it->log_id, it->pos, use_cache, it->per_read, &it->rec))) /* R2, LS-051 */
       return rc;
     it->have = 1;
     /* R3, LS-028, LS-052: by file_type alone */
@@ -558,6 +603,11 @@ int tarn_log_iter_next_size(const tarn_log_iter *it, size_t *size) {
 
 void tarn_log_iter_kafka_offsets(tarn_log_iter *it) { it->kafka = 1; }
 
+void tarn_log_iter_begin_read(tarn_log_iter *it) {
+  it->per_read = 1;
+  it->b_known = 0;
+}
+
 void tarn_log_iter_close(tarn_log_iter *it) {
   if (!it)
     return;
@@ -573,6 +623,7 @@ void tarn_log_iter_close(tarn_log_iter *it) {
 static int relookup(tarn_log_iter *it) {
   if (!TARN__PLANTED(TARN__BUG_READER_RELOOKUP_THROUGH_CACHE))
     tarn__rec_cache_forget(&it->r->recs, it->log_id);
+  it->b_known = 0; /* a hard trim may have removed it: B afresh */
   int rc = open_record(it);
   return rc == TARN_EEND ? 0 : rc;
 }

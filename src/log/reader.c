@@ -346,7 +346,84 @@ struct tarn_log_iter {
   uint64_t win_pos; /* object position of win.data[0] */
   int kafka;        /* -1 not known yet; 1 the entries get Kafka offsets (LS-099) */
   tarn_buf kbuf;    /* the last entry, its batches' offsets rewritten */
+  struct ahead {    /* per_read: the probes of the next records' objects */
+    tarn_objstore *s;
+    char *name; /* NULL: an empty slot */
+    tarn_buf buf;
+    uint64_t size;
+    int rc, started;
+    pthread_t th;
+  } ra[3];
 };
+
+/* ---- read-ahead (issue 36 item 2): a read's next objects fetched together ---------- */
+
+static void *ahead_get(void *arg) {
+  struct ahead *a = arg;
+  a->rc = tarn_objstore_get_range_sized(a->s, a->name, 0, PROBE_BYTES, &a->buf, &a->size);
+  return NULL;
+}
+
+static void ahead_drop(tarn_log_iter *it) {
+  for (size_t i = 0; i < sizeof it->ra / sizeof *it->ra; i++) {
+    free(it->ra[i].name);
+    it->ra[i].name = NULL;
+    tarn_buf_free(&it->ra[i].buf);
+  }
+}
+
+/* Starts the probes of the objects of the records after the current one that
+ * the record cache holds (the Scan put them there), one thread each: they
+ * run while the caller reads the current object, and ahead_join waits for
+ * them before load_head returns, so no thread outlives the call. A failed
+ * probe is only not used: the object is read again when its turn comes. */
+static void ahead_start(tarn_log_iter *it) {
+  ahead_drop(it);
+  uint64_t o = it->rec.end;
+  for (size_t n = 0; n < sizeof it->ra / sizeof *it->ra;) {
+    tarn__rec next;
+    if (!tarn__rec_cache_get(&it->r->recs, it->log_id, o, &next))
+      return;
+    int raw = next.file_type == TARN_FILE_RAW && next.location && !next.legacy;
+    struct ahead *a = &it->ra[n];
+    o = next.end;
+    if (raw && (a->name = strdup(next.location))) {
+      a->s = it->r->wal;
+      a->rc = TARN_EIO;
+      a->started = pthread_create(&a->th, NULL, ahead_get, a) == 0;
+      if (a->started)
+        n++;
+      else
+        free(a->name), a->name = NULL;
+    }
+    tarn__rec_free(&next);
+    if (!raw)
+      return;
+  }
+}
+
+static void ahead_join(tarn_log_iter *it) {
+  for (size_t i = 0; i < sizeof it->ra / sizeof *it->ra; i++)
+    if (it->ra[i].started)
+      pthread_join(it->ra[i].th, NULL), it->ra[i].started = 0;
+}
+
+/* The probe of object name when read ahead: into it->whole, 1. */
+static int ahead_take(tarn_log_iter *it, const char *name, uint64_t *size) {
+  for (size_t i = 0; i < sizeof it->ra / sizeof *it->ra; i++) {
+    struct ahead *a = &it->ra[i];
+    if (a->name && a->rc == 0 && strcmp(a->name, name) == 0) {
+      tarn_buf t = it->whole;
+      it->whole = a->buf;
+      a->buf = t;
+      *size = a->size;
+      free(a->name);
+      a->name = NULL;
+      return 1;
+    }
+  }
+  return 0;
+}
 
 static void iter_drop_record(tarn_log_iter *it) {
   tarn__rec_free(&it->rec);
@@ -408,7 +485,13 @@ static int load_head(tarn_log_iter *it) {
     STAT_ADD(r, head_hits, 1);
     return 0;
   }
-  int rc = tarn_objstore_get_range_sized(r->wal, name, 0, PROBE_BYTES, &it->whole, &size);
+  int rc = 0, ahead = it->per_read && !it->rec.legacy;
+  if (!ahead || !ahead_take(it, name, &size)) {
+    if (ahead)
+      ahead_start(it);
+    rc = tarn_objstore_get_range_sized(r->wal, name, 0, PROBE_BYTES, &it->whole, &size);
+    ahead_join(it);
+  }
   if (rc)
     return rc;
   STAT_ADD(r, head_reads, 1);
@@ -591,7 +674,10 @@ int tarn_log_iter_open(tarn_reader *r, uint64_t log_id, uint64_t from, tarn_log_
 uint64_t tarn_log_iter_position(const tarn_log_iter *it) { return it->pos; }
 
 size_t tarn_log_iter_held_bytes(const tarn_log_iter *it) {
-  return it->win.cap + it->whole.cap + it->kbuf.cap;
+  size_t n = it->win.cap + it->whole.cap + it->kbuf.cap;
+  for (size_t i = 0; i < sizeof it->ra / sizeof *it->ra; i++)
+    n += it->ra[i].buf.cap;
+  return n;
 }
 
 int tarn_log_iter_next_size(const tarn_log_iter *it, size_t *size) {
@@ -612,6 +698,7 @@ void tarn_log_iter_close(tarn_log_iter *it) {
   if (!it)
     return;
   iter_drop_record(it);
+  ahead_drop(it);
   tarn_buf_free(&it->win);
   tarn_buf_free(&it->whole);
   tarn_buf_free(&it->kbuf);
@@ -624,6 +711,7 @@ static int relookup(tarn_log_iter *it) {
   if (!TARN__PLANTED(TARN__BUG_READER_RELOOKUP_THROUGH_CACHE))
     tarn__rec_cache_forget(&it->r->recs, it->log_id);
   it->b_known = 0; /* a hard trim may have removed it: B afresh */
+  ahead_drop(it);  /* and objects read ahead */
   int rc = open_record(it);
   return rc == TARN_EEND ? 0 : rc;
 }

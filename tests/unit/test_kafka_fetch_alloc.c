@@ -281,29 +281,16 @@ static int64_t meta_requests(knode *e) {
   return n;
 }
 
-/* A Fetch of a backlog of 40 WAL objects (issue 36 item 2, issue 37
- * failover: docs/kafka.md "Failover"): the metadata store is asked a fixed
- * number of times per Fetch and partition, not once or twice per object. B
- * is read once for the Fetch (a read linearizes at its start: spec
- * "Reading", R1 once, then R2-R4 record after record; LS-050) and the index
- * records come a Scan at a time into the reader's cache (LS-051's Higher as
- * the Scan's first result). Before: a trim marker get and a Higher per
- * object, 80 for 40 objects. The objects: one GET each (the probe reads a
- * small object whole). */
-static void backlog_fetch_counts_requests(void **state) {
-  (void)state;
-  knode e;
-  knode_open(&e, ENTRIES, 1, "median=0ms,p99=0");
+static int64_t object_gets(void) {
+  return tarn_metrics_value("tarn_objstore_requests_total", "op", "get", "backend", "lat", NULL);
+}
+
+/* One Fetch of t from offset 0 waiting up to max_wait ms: it must answer
+ * the whole backlog, each entry once, in order. */
+static void fetch_whole_backlog(knode *e, int32_t max_wait) {
   tarn_buf f = TARN_BUF_INIT;
-  fetch_frame(&f, 0, 5000); /* reads until its deadline: the whole backlog */
-  int64_t meta0 = meta_requests(&e);
-  int64_t get0 =
-      tarn_metrics_value("tarn_objstore_requests_total", "op", "get", "backend", "lat", NULL);
-  dispatch(&e, &f);
-  int64_t meta = meta_requests(&e) - meta0;
-  int64_t gets =
-      tarn_metrics_value("tarn_objstore_requests_total", "op", "get", "backend", "lat", NULL) -
-      get0;
+  fetch_frame(&f, 0, max_wait);
+  dispatch(e, &f);
   tarn_buf_free(&f);
   assert_int_equal(seen.calls, 1);
   tarn__karena a;
@@ -312,13 +299,48 @@ static void backlog_fetch_counts_requests(void **state) {
   int64_t bases[ENTRIES];
   int n = batches(answer(&a, &r, ENTRIES), bases);
   tarn__karena_free(&a);
-  print_message("one Fetch of %d objects: %lld metadata requests, %lld GETs\n", n, (long long)meta,
-                (long long)gets);
   assert_int_equal(n, ENTRIES);
   for (int i = 0; i < n; i++)
-    assert_int_equal(bases[i], i); /* each entry once, in order */
-  assert_true(meta <= 12);         /* the Fetch's own (log range, topic) and 2 Scans */
+    assert_int_equal(bases[i], i);
+}
+
+/* A Fetch of a backlog of 40 WAL objects (issue 36 item 2, issue 37
+ * failover: docs/kafka.md "Failover"): the metadata store is asked a fixed
+ * number of times per Fetch and partition, not once or twice per object. B
+ * is read once for the Fetch (a read linearizes at its start: spec
+ * "Reading", R1 once, then R2-R4 record after record; LS-050) and the index
+ * records come a Scan at a time into the reader's cache (LS-051's Higher as
+ * the Scan's first result). Before: a trim marker get and a Higher per
+ * object, 86 requests for 40 objects. The objects: one GET each (the probe
+ * reads a small object whole). */
+static void backlog_fetch_counts_requests(void **state) {
+  (void)state;
+  knode e;
+  knode_open(&e, ENTRIES, 1, "median=0ms,p99=0");
+  int64_t meta0 = meta_requests(&e), get0 = object_gets();
+  fetch_whole_backlog(&e, 5000); /* reads until its deadline: the whole backlog */
+  int64_t meta = meta_requests(&e) - meta0, gets = object_gets() - get0;
+  print_message("one Fetch of 40 objects: %lld metadata requests, %lld GETs\n", (long long)meta,
+                (long long)gets);
+  assert_true(meta <= 12); /* the Fetch's own (log range, topic) and 2 Scans */
   assert_true(gets <= ENTRIES);
+  knode_close(&e);
+}
+
+/* The same backlog on a lat: store of 40 ms a call: a Fetch reading for
+ * up to 1 s (max_wait_ms 1500 taken as TARN__KFETCH_READ_MAX_MS) reads it
+ * all, since a read's next objects are fetched together (reader.c
+ * ahead_start: the current one and up to 3 more, whose records the Scan
+ * brought): measured 411 ms. One GET after another, 40 objects took 1.6 s
+ * at least (~25 records/s): the old code answered 24 of them in 1015 ms. */
+static void backlog_objects_read_ahead(void **state) {
+  (void)state;
+  knode e;
+  knode_open(&e, ENTRIES, 1, "median=40ms,p99=0");
+  int64_t t0 = tarn__mono_ms();
+  fetch_whole_backlog(&e, 1500);
+  print_message("one Fetch at 40 ms a GET: 40 objects in %lld ms\n",
+                (long long)(tarn__mono_ms() - t0));
   knode_close(&e);
 }
 
@@ -327,6 +349,7 @@ int main(void) {
       cmocka_unit_test(fetch_survives_every_allocation_failure),
       cmocka_unit_test(cold_backlog_answered_by_deadline),
       cmocka_unit_test(backlog_fetch_counts_requests),
+      cmocka_unit_test(backlog_objects_read_ahead),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

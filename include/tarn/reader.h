@@ -12,7 +12,8 @@
  *
  * Caches: decoded index records (a lookup of an offset inside a cached record
  * skips R2) for index_ttl_ms, and decoded object heads up to head_cache_bytes.
- * The trim marker is read afresh for every record looked up.
+ * The trim marker is read afresh for every record looked up, unless the
+ * iterator began a read (tarn_log_iter_begin_read).
  *
  * Thread safety: a reader may be shared by threads; an iterator belongs to
  * one thread at a time. */
@@ -109,6 +110,14 @@ int tarn_log_iter_next_size(const tarn_log_iter *it, size_t *size);
 /* From now on this iterator returns entries with Kafka offsets (LS-099), as
  * TARN_READER_KAFKA_ALL, whatever the reader's option. */
 void tarn_log_iter_kafka_offsets(tarn_log_iter *it);
+/* A new read begins at the iterator's position (spec "Reading": R1 once,
+ * then R2-R4 record after record): B is read at the next record lookup and
+ * not again until the next call (or an object found missing, LS-055), and a
+ * lookup takes the log's next index records with it in one Scan (the
+ * cache). For a caller that reads on, record after record (a Kafka Fetch of
+ * a backlog); an iterator on which it is never called reads B for every
+ * record and looks records up one by one. */
+void tarn_log_iter_begin_read(tarn_log_iter *it);
 void tarn_log_iter_close(tarn_log_iter *it);
 
 typedef struct tarn_reader_stats {

@@ -113,8 +113,12 @@ static int read_tail_part(tarn__knode *node, fpart *p, int64_t *left, int *first
  * reading on left (its cursor is where this Fetch starts), or a new one. */
 static int part_cursor(tarn__knode *node, fpart *p) {
   p->cur = tarn__knode_cursor_take(node, p->log_id, (uint64_t)p->offset);
-  if (p->cur)
+  if (p->cur) {
+    /* each Fetch is a read of its own: B once for it, records looked up a
+     * Scan at a time (docs/kafka.md "Failover": a backlog read cold) */
+    tarn_log_iter_begin_read(p->cur->it);
     return 0;
+  }
   tarn__kcursor *c = calloc(1, sizeof *c);
   if (!c)
     return TARN_ENOMEM;
@@ -125,6 +129,7 @@ static int part_cursor(tarn__knode *node, fpart *p) {
     return rc;
   }
   tarn_log_iter_kafka_offsets(c->it); /* LS-099, in the window: no copy */
+  tarn_log_iter_begin_read(c->it);
   p->cur = c;
   return 0;
 }

@@ -230,13 +230,50 @@ static int higher(tarn_reader *r, uint64_t log_id, uint64_t e, uint64_t c, tarn_
   return rc;
 }
 
+/* How many index records a read-ahead lookup takes in one Scan. */
+#define SCAN_AHEAD 32
+
+/* R2 for a reader that reads on (issue 36 item 2, issue 37 failover): Higher
+ * as one Scan of P(L) from K(L, o, MAX) exclusive to K(L, MAX, MAX), whose
+ * first result is Higher's answer (the bounds keep it within L: LS-051's
+ * prefix check holds by construction, and is checked again) and whose
+ * following records, the next ones of the log, go into the cache: a Fetch of
+ * a backlog of n WAL objects looks its records up in n / SCAN_AHEAD calls,
+ * not n. */
+static int higher_ahead(tarn_reader *r, uint64_t log_id, uint64_t o, tarn__rec *out) {
+  char part[TARN_KEY_PARTITION_LEN + 1], a[TARN_KEY_LEN + 1], b[TARN_KEY_LEN + 1];
+  tarn_key_partition(part, log_id);
+  int rc = tarn_key_format(a, log_id, o, TARN_KEY_MAX);
+  if (!rc)
+    rc = tarn_key_format(b, log_id, TARN_KEY_MAX, TARN_KEY_MAX);
+  if (rc)
+    return rc;
+  tarn_meta_recs rs = {0};
+  STAT_ADD(r, index_lookups, 1);
+  rc = tarn_meta_scan(r->meta, part, a, b, TARN_META_AFTER, SCAN_AHEAD, &rs);
+  if (!rc && (rs.n == 0 || !tarn_key_has_prefix(rs.v[0].key, strlen(rs.v[0].key), log_id)))
+    rc = TARN_EEND;
+  if (!rc)
+    rc = rec_from_meta(log_id, &rs.v[0], out);
+  for (size_t i = 1; !rc && i < rs.n; i++) {
+    tarn__rec next;
+    if (rec_from_meta(log_id, &rs.v[i], &next))
+      break; /* a record that does not decode is reported when it is read */
+    tarn__rec_cache_put(&r->recs, &next);
+    tarn__rec_free(&next);
+  }
+  tarn_meta_recs_free(&rs);
+  return rc;
+}
+
 /* R2: the record covering o (from the cache when fresh). */
-static int covering(tarn_reader *r, uint64_t log_id, uint64_t o, int use_cache, tarn__rec *out) {
+static int covering(tarn_reader *r, uint64_t log_id, uint64_t o, int use_cache, int ahead,
+                    tarn__rec *out) {
   if (use_cache && tarn__rec_cache_get(&r->recs, log_id, o, out)) {
     STAT_ADD(r, index_hits, 1);
     return 0;
   }
-  int rc = higher(r, log_id, o, TARN_KEY_MAX, out);
+  int rc = ahead ? higher_ahead(r, log_id, o, out) : higher(r, log_id, o, TARN_KEY_MAX, out);
   if (!rc)
     tarn__rec_cache_put(&r->recs, out);
   return rc;
@@ -293,6 +330,8 @@ struct tarn_log_iter {
   uint64_t log_id;
   uint64_t pos;        /* where the next entry starts (R4) */
   uint64_t b;          /* B as read for the current record */
+  int per_read;        /* tarn_log_iter_begin_read was called: B once per read */
+  int b_known;         /* per_read: B is this read's */
   int have;            /* rec/ents describe the current record */
   tarn__pq_cursor *pq; /* the current record is PARQUET: its cursor */
   tarn__rec rec;
@@ -307,7 +346,84 @@ struct tarn_log_iter {
   uint64_t win_pos; /* object position of win.data[0] */
   int kafka;        /* -1 not known yet; 1 the entries get Kafka offsets (LS-099) */
   tarn_buf kbuf;    /* the last entry, its batches' offsets rewritten */
+  struct ahead {    /* per_read: the probes of the next records' objects */
+    tarn_objstore *s;
+    char *name; /* NULL: an empty slot */
+    tarn_buf buf;
+    uint64_t size;
+    int rc, started;
+    pthread_t th;
+  } ra[3];
 };
+
+/* ---- read-ahead (issue 36 item 2): a read's next objects fetched together ---------- */
+
+static void *ahead_get(void *arg) {
+  struct ahead *a = arg;
+  a->rc = tarn_objstore_get_range_sized(a->s, a->name, 0, PROBE_BYTES, &a->buf, &a->size);
+  return NULL;
+}
+
+static void ahead_drop(tarn_log_iter *it) {
+  for (size_t i = 0; i < sizeof it->ra / sizeof *it->ra; i++) {
+    free(it->ra[i].name);
+    it->ra[i].name = NULL;
+    tarn_buf_free(&it->ra[i].buf);
+  }
+}
+
+/* Starts the probes of the objects of the records after the current one that
+ * the record cache holds (the Scan put them there), one thread each: they
+ * run while the caller reads the current object, and ahead_join waits for
+ * them before load_head returns, so no thread outlives the call. A failed
+ * probe is only not used: the object is read again when its turn comes. */
+static void ahead_start(tarn_log_iter *it) {
+  ahead_drop(it);
+  uint64_t o = it->rec.end;
+  for (size_t n = 0; n < sizeof it->ra / sizeof *it->ra;) {
+    tarn__rec next;
+    if (!tarn__rec_cache_get(&it->r->recs, it->log_id, o, &next))
+      return;
+    int raw = next.file_type == TARN_FILE_RAW && next.location && !next.legacy;
+    struct ahead *a = &it->ra[n];
+    o = next.end;
+    if (raw && (a->name = strdup(next.location))) {
+      a->s = it->r->wal;
+      a->rc = TARN_EIO;
+      a->started = pthread_create(&a->th, NULL, ahead_get, a) == 0;
+      if (a->started)
+        n++;
+      else
+        free(a->name), a->name = NULL;
+    }
+    tarn__rec_free(&next);
+    if (!raw)
+      return;
+  }
+}
+
+static void ahead_join(tarn_log_iter *it) {
+  for (size_t i = 0; i < sizeof it->ra / sizeof *it->ra; i++)
+    if (it->ra[i].started)
+      pthread_join(it->ra[i].th, NULL), it->ra[i].started = 0;
+}
+
+/* The probe of object name when read ahead: into it->whole, 1. */
+static int ahead_take(tarn_log_iter *it, const char *name, uint64_t *size) {
+  for (size_t i = 0; i < sizeof it->ra / sizeof *it->ra; i++) {
+    struct ahead *a = &it->ra[i];
+    if (a->name && a->rc == 0 && strcmp(a->name, name) == 0) {
+      tarn_buf t = it->whole;
+      it->whole = a->buf;
+      a->buf = t;
+      *size = a->size;
+      free(a->name);
+      a->name = NULL;
+      return 1;
+    }
+  }
+  return 0;
+}
 
 static void iter_drop_record(tarn_log_iter *it) {
   tarn__rec_free(&it->rec);
@@ -369,7 +485,13 @@ static int load_head(tarn_log_iter *it) {
     STAT_ADD(r, head_hits, 1);
     return 0;
   }
-  int rc = tarn_objstore_get_range_sized(r->wal, name, 0, PROBE_BYTES, &it->whole, &size);
+  int rc = 0, ahead = it->per_read && !it->rec.legacy;
+  if (!ahead || !ahead_take(it, name, &size)) {
+    if (ahead)
+      ahead_start(it);
+    rc = tarn_objstore_get_range_sized(r->wal, name, 0, PROBE_BYTES, &it->whole, &size);
+    ahead_join(it);
+  }
   if (rc)
     return rc;
   STAT_ADD(r, head_reads, 1);
@@ -457,16 +579,22 @@ static int load_window(tarn_log_iter *it) {
 static int open_record(tarn_log_iter *it) {
   tarn_reader *r = it->r;
   iter_drop_record(it);
-  int rc = tarn_reader_trim_offset(r, it->log_id, &it->b); /* R1, LS-050 */
+  int rc = 0;
+  /* R1, LS-050: B at the start of the read ("To read log L from offset o":
+   * R1 once, then R2-R4 record after record); an iterator that never began a
+   * read reads it for every record */
+  if (!it->per_read || !it->b_known)
+    rc = tarn_reader_trim_offset(r, it->log_id, &it->b);
   if (rc)
     return rc;
+  it->b_known = 1;
   if (it->pos < it->b)
     it->pos = it->b;
   int use_cache = 1;
   char missing_key[TARN_KEY_LEN + 1] = "";
   int64_t missing_version = 0;
   for (int attempt = 0;; attempt++) {
-    if ((rc = covering(r, it->log_id, it->pos, use_cache, &it->rec))) /* R2, LS-051 */
+    if ((rc = covering(r, it->log_id, it->pos, use_cache, it->per_read, &it->rec))) /* R2, LS-051 */
       return rc;
     it->have = 1;
     /* R3, LS-028, LS-052: by file_type alone */
@@ -546,7 +674,10 @@ int tarn_log_iter_open(tarn_reader *r, uint64_t log_id, uint64_t from, tarn_log_
 uint64_t tarn_log_iter_position(const tarn_log_iter *it) { return it->pos; }
 
 size_t tarn_log_iter_held_bytes(const tarn_log_iter *it) {
-  return it->win.cap + it->whole.cap + it->kbuf.cap;
+  size_t n = it->win.cap + it->whole.cap + it->kbuf.cap;
+  for (size_t i = 0; i < sizeof it->ra / sizeof *it->ra; i++)
+    n += it->ra[i].buf.cap;
+  return n;
 }
 
 int tarn_log_iter_next_size(const tarn_log_iter *it, size_t *size) {
@@ -558,10 +689,16 @@ int tarn_log_iter_next_size(const tarn_log_iter *it, size_t *size) {
 
 void tarn_log_iter_kafka_offsets(tarn_log_iter *it) { it->kafka = 1; }
 
+void tarn_log_iter_begin_read(tarn_log_iter *it) {
+  it->per_read = 1;
+  it->b_known = 0;
+}
+
 void tarn_log_iter_close(tarn_log_iter *it) {
   if (!it)
     return;
   iter_drop_record(it);
+  ahead_drop(it);
   tarn_buf_free(&it->win);
   tarn_buf_free(&it->whole);
   tarn_buf_free(&it->kbuf);
@@ -573,6 +710,8 @@ void tarn_log_iter_close(tarn_log_iter *it) {
 static int relookup(tarn_log_iter *it) {
   if (!TARN__PLANTED(TARN__BUG_READER_RELOOKUP_THROUGH_CACHE))
     tarn__rec_cache_forget(&it->r->recs, it->log_id);
+  it->b_known = 0; /* a hard trim may have removed it: B afresh */
+  ahead_drop(it);  /* and objects read ahead */
   int rc = open_record(it);
   return rc == TARN_EEND ? 0 : rc;
 }

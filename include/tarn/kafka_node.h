@@ -80,6 +80,7 @@ typedef struct tarn_kafka_node_config {
                                        * of plain commits' this long after each commit
                                        * (604800000: 10080 minutes) */
   int64_t offsets_retention_check_ms; /* [offsets.retention.check.interval.ms] (600000) */
+  int consumer_heartbeat_ms;          /* [group.consumer.heartbeat.interval.ms] KIP-848 (5000) */
   tarn_kafka_log_fn log;              /* NULL: no log lines */
   void *log_arg;
 } tarn_kafka_node_config;

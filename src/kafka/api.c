@@ -17,7 +17,7 @@ static const tarn__kapi table[] = {
     /* 0-3 answer down-converted message sets (api_fetch.c; issue 37) */
     {TARN__KAPI_FETCH, 0, 11, tarn__kapi_fetch, "Fetch"},
     {TARN__KAPI_LIST_OFFSETS, 0, 5, tarn__kapi_list_offsets, "ListOffsets"},
-    {TARN__KAPI_METADATA, 0, 8, tarn__kapi_metadata, "Metadata"},
+    {TARN__KAPI_METADATA, 0, 12, tarn__kapi_metadata, "Metadata"},
     /* consumer groups (group.h): librdkafka 2.0.2 enables them only when
      * v0 of each group API is in range (rdkafka_feature.c) */
     {TARN__KAPI_OFFSET_COMMIT, 0, 7, tarn__kapi_offset_commit, "OffsetCommit"},
@@ -51,6 +51,10 @@ static const tarn__kapi table[] = {
     {TARN__KAPI_OFFSET_DELETE, 0, 0, tarn__kapi_offset_delete, "OffsetDelete"}, /* issue 37 */
     {TARN__KAPI_DESCRIBE_CLUSTER, 0, 1, tarn__kapi_describe_cluster, "DescribeCluster"}, /* 37 */
     {TARN__KAPI_DESCRIBE_PRODUCERS, 0, 0, tarn__kapi_describe_producers, "DescribeProducers"},
+    {TARN__KAPI_CONSUMER_GROUP_HEARTBEAT, 0, 1, tarn__kapi_consumer_group_heartbeat,
+     "ConsumerGroupHeartbeat"}, /* issue 37, KIP-848 */
+    {TARN__KAPI_CONSUMER_GROUP_DESCRIBE, 0, 0, tarn__kapi_consumer_group_describe,
+     "ConsumerGroupDescribe"}, /* issue 37, KIP-848 */
 };
 
 const tarn__kapi *tarn__kapi_table(size_t *n) {

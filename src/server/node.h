@@ -51,6 +51,7 @@ typedef struct tarn_srv_options {
   int kafka_offsets_retention_minutes;  /* offsets.retention.minutes; 0: 10080 */
   int64_t kafka_offsets_retention_ms;   /* tarn's finer form of it, over the minutes; 0: none */
   int kafka_offsets_check_ms;           /* offsets.retention.check.interval.ms; 0: 600000 */
+  int kafka_consumer_heartbeat_ms;      /* group.consumer.heartbeat.interval.ms; 0: 5000 */
   int express_takeover;                 /* fence and settle dead express writers' epochs (1) */
   int express_takeover_interval_ms;     /* (1000) */
 } tarn_srv_options;

@@ -125,7 +125,8 @@
   X(KPROD_WAITS_FOR_DEAD_OWNER, "kprod-waits-for-dead-owner") /* issue 37: a dead node's claim waits 10 s */ \
   X(KGROUP_STATIC_UNFENCED, "kgroup-static-unfenced") /* issue 37: a replaced static member not fenced */ \
   X(KOFFSET_EXPIRY_UNGUARDED, "koffset-expiry-unguarded") /* issue 37: the offsets expiry deletes a fresh commit */ \
-  X(KAFKA_LEGACY_UNFLATTENED, "kafka-legacy-unflattened") /* issue 37: a magic-0 wrapper stored whole */
+  X(KAFKA_LEGACY_UNFLATTENED, "kafka-legacy-unflattened") /* issue 37: a magic-0 wrapper stored whole */ \
+  X(KCGROUP_DOUBLE_ASSIGN, "kcgroup-double-assign") /* issue 37, KIP-848: a partition handed out before its owner revoked it */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

@@ -312,6 +312,10 @@ static const struct planted_run runs[] = {
     /* issue 37: Produce v0-2 store a magic-0 wrapper as its inner messages */
     {BUG(KAFKA_LEGACY_UNFLATTENED), NO_WORLD("no Kafka producers in the worlds",
                                              "test_kafka_listen (produce_legacy_down_converted)")},
+    /* issue 37, KIP-848: a partition goes to a member only after its previous
+     * owner has revoked it */
+    {BUG(KCGROUP_DOUBLE_ASSIGN),
+     NO_WORLD("no Kafka groups in the worlds", "test_kafka_cgroup (revoke_before_reassign)")},
 };
 
 /* A CMake bracket argument: no character in it is special. */

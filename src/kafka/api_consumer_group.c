@@ -181,10 +181,11 @@ void tarn__kapi_consumer_group_describe(tarn__knode *node, tarn__kreq *req) {
     g->error_code = d.error;
     g->group_state = tarn__kg_kstr(d.state);
     g->group_epoch = d.group_epoch, g->assignment_epoch = d.assignment_epoch;
-    g->assignor_name = tarn__kg_kstr(d.assignor ? tarn__kg_cstr(req, tarn__kg_kstr(d.assignor)) : "");
+    g->assignor_name =
+        tarn__kg_kstr(d.assignor ? tarn__kg_cstr(req, tarn__kg_kstr(d.assignor)) : "");
     g->members.n = (int32_t)d.n_members;
-    g->members.v = tarn__karena_alloc(req->arena, (d.n_members ? d.n_members : 1) *
-                                                      sizeof *g->members.v);
+    g->members.v =
+        tarn__karena_alloc(req->arena, (d.n_members ? d.n_members : 1) * sizeof *g->members.v);
     fail = !g->members.v;
     for (size_t j = 0; !fail && j < d.n_members; j++) {
       tarn__k_consumer_group_describe_member *m = &g->members.v[j];
@@ -210,8 +211,9 @@ void tarn__kapi_consumer_group_describe(tarn__knode *node, tarn__kreq *req) {
              describe_set(req, &d, &s->target, &tt, &m->target_assignment.n);
       m->target_assignment.v =
           fail ? NULL
-               : tarn__karena_alloc(req->arena, (m->target_assignment.n ? (size_t)m->target_assignment.n : 1) *
-                                                    sizeof *m->target_assignment.v);
+               : tarn__karena_alloc(req->arena,
+                                    (m->target_assignment.n ? (size_t)m->target_assignment.n : 1) *
+                                        sizeof *m->target_assignment.v);
       fail = fail || !m->target_assignment.v;
       for (int32_t t = 0; !fail && t < m->target_assignment.n; t++) {
         memcpy(m->target_assignment.v[t].topic_id, tt[t].topic_id, 16);

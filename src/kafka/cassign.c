@@ -89,7 +89,6 @@ static int subscribes(const tarn__kc_amember *m, const char *topic) {
   return 0;
 }
 
-
 /* The topic of an ID among the subscribed ones, -1 when none. */
 static long topic_of(const tarn__kc_topic *t, size_t nt, const uint8_t id[16]) {
   for (size_t i = 0; i < nt; i++)
@@ -182,8 +181,7 @@ static int uniform(const tarn__kc_topic *topics, size_t nt, tarn__kc_amember *m,
         if (!subscribes(&m[i], topics[t].name))
           continue;
         int under = load[i] < cnt[i];
-        if (best < 0 || (under && !best_under) ||
-            (under == best_under && load[i] < load[best]))
+        if (best < 0 || (under && !best_under) || (under == best_under && load[i] < load[best]))
           best = (long)i, best_under = under;
       }
       if (best >= 0)
@@ -217,8 +215,9 @@ int tarn__kc_assign(const char *assignor, const tarn__kc_topic *topics, size_t n
       size_t x = ord[j];
       ord[j] = ord[j - 1], ord[j - 1] = x;
     }
-  int rc = assignor && !strcmp(assignor, "range") ? range(topics, n_topics, members, ord, n_members)
-                                                  : uniform(topics, n_topics, members, ord, n_members);
+  int rc = assignor && !strcmp(assignor, "range")
+               ? range(topics, n_topics, members, ord, n_members)
+               : uniform(topics, n_topics, members, ord, n_members);
   free(ord);
   if (rc)
     for (size_t i = 0; i < n_members; i++)

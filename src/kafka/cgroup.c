@@ -36,8 +36,7 @@ void tarn__kc_member_free(tarn__kc_member *m) {
   for (size_t i = 0; i < m->n_topics; i++)
     free(m->topics[i]);
   free(m->topics);
-  tarn__kc_set_free(&m->assigned), tarn__kc_set_free(&m->revoking),
-      tarn__kc_set_free(&m->target);
+  tarn__kc_set_free(&m->assigned), tarn__kc_set_free(&m->revoking), tarn__kc_set_free(&m->target);
   free(m);
 }
 
@@ -71,7 +70,8 @@ static void cremove(tarn__kg_group *gr, tarn__kc_member *mb) {
 
 /* Whether another member than self holds the partition (assigned, or
  * revoking: it may still be fetching it). */
-static int held_by_other(const tarn__kg_group *gr, const tarn__kc_member *self, const tarn__kc_tp *tp) {
+static int held_by_other(const tarn__kg_group *gr, const tarn__kc_member *self,
+                         const tarn__kc_tp *tp) {
   for (const tarn__kc_member *m = gr->cmembers; m; m = m->next)
     if (m != self && (tarn__kc_set_has(&m->assigned, tp->id, tp->partition) ||
                       tarn__kc_set_has(&m->revoking, tp->id, tp->partition)))
@@ -388,7 +388,8 @@ static int16_t heartbeat_locked(tarn__kgroups *g, const tarn__kc_hb_req *q,
       m = NULL;
     }
     m = calloc(1, sizeof *m);
-    if (!m || !(m->id = *mid ? strdup(mid) : new_id()) || set_str(&m->instance_id, q->instance_id) ||
+    if (!m || !(m->id = *mid ? strdup(mid) : new_id()) ||
+        set_str(&m->instance_id, q->instance_id) ||
         set_str(&m->client_id, q->client_id ? q->client_id : "") ||
         set_str(&m->client_host, q->client_host ? q->client_host : "")) {
       tarn__kc_member_free(m);
@@ -539,9 +540,9 @@ void tarn__kgroups_cdescribe(tarn__kgroups *g, const char *group_id, int64_t now
   if (!d->error) {
     int reconciling = 0;
     for (const tarn__kc_member *m = gr->cmembers; m; m = m->next)
-      reconciling |= m->epoch != gr->target_epoch || m->revoking.n ||
-                     !set_eq(&m->assigned, &m->target);
-    d->state = !gr->cmembers                         ? "Empty"
+      reconciling |=
+          m->epoch != gr->target_epoch || m->revoking.n || !set_eq(&m->assigned, &m->target);
+    d->state = !gr->cmembers                        ? "Empty"
                : gr->target_epoch < gr->group_epoch ? "Assigning"
                : reconciling                        ? "Reconciling"
                                                     : "Stable";

@@ -424,13 +424,15 @@ static int16_t heartbeat_locked(tarn__kgroups *g, const tarn__kc_hb_req *q,
     int changed = 0;
     if (set_topics(m, q->topics, q->n_topics, &changed))
       return TARN__KG_UNKNOWN_SERVER_ERROR;
-    if (changed)
+    if (changed && q->member_epoch != 0) /* a join has bumped it already */
       gr->group_epoch++, dirty = 1;
   }
   if (q->assignor && (!m->assignor || strcmp(m->assignor, q->assignor))) {
     if (set_str(&m->assignor, q->assignor))
       return TARN__KG_UNKNOWN_SERVER_ERROR;
-    gr->group_epoch++, dirty = 1;
+    if (q->member_epoch != 0)
+      gr->group_epoch++;
+    dirty = 1;
   }
   int changed = 0;
   rc = refresh_topics(gr, resolve, arg, &changed);

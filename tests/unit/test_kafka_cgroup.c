@@ -57,9 +57,8 @@ static void assignors(void **state) {
   tarn__kc_topic t[2] = {{"t", {0}, 6}, {"u", {0}, 7}};
   memcpy(t[0].id, T_ID, 16), memcpy(t[1].id, U_ID, 16);
   /* uniform: 13 partitions over 3 members, balanced within one */
-  tarn__kc_amember m[3] = {{"c", TOPIC_TU, 2, NULL, {0}},
-                           {"a", TOPIC_TU, 2, NULL, {0}},
-                           {"b", TOPIC_TU, 2, NULL, {0}}};
+  tarn__kc_amember m[3] = {
+      {"c", TOPIC_TU, 2, NULL, {0}}, {"a", TOPIC_TU, 2, NULL, {0}}, {"b", TOPIC_TU, 2, NULL, {0}}};
   assert_int_equal(tarn__kc_assign("uniform", t, 2, m, 3), 0);
   assert_true(disjoint_cover(m, 3, 13));
   for (int i = 0; i < 3; i++)
@@ -230,8 +229,12 @@ static void fencing_and_commits(void **state) {
   assert_int_equal(a.member_epoch, -1);
   assert_int_equal(hb(f.g, "zz", e, NULL, 10, &a), TARN__KG_UNKNOWN_MEMBER_ID);
   /* an unknown assignor, a regex */
-  tarn__kc_hb_req q = {.group_id = "cg", .member_id = "a", .member_epoch = e,
-                       .rebalance_timeout_ms = -1, .assignor = "sticky", .version = 1};
+  tarn__kc_hb_req q = {.group_id = "cg",
+                       .member_id = "a",
+                       .member_epoch = e,
+                       .rebalance_timeout_ms = -1,
+                       .assignor = "sticky",
+                       .version = 1};
   tarn__kgroups_cheartbeat(f.g, &q, resolve, NULL, 10, &a);
   assert_int_equal(a.error, TARN__KG_UNSUPPORTED_ASSIGNOR);
   q.assignor = NULL, q.regex = "t.*";
@@ -305,9 +308,15 @@ static void protocol_mismatch(void **state) {
   assert_int_equal(hb(f.g, "a", 0, NULL, 0, &a), 0);
   tarn__kc_hb_resp_free(&a);
   static const tarn__kg_protocol P[] = {{"range", (const uint8_t *)"m", 1}};
-  tarn__kjoin_req j = {.group_id = "cg", .member_id = "", .client_id = "c", .client_host = "h",
-                       .protocol_type = "consumer", .session_timeout_ms = 10000,
-                       .rebalance_timeout_ms = 10000, .version = 3, .protocols = P,
+  tarn__kjoin_req j = {.group_id = "cg",
+                       .member_id = "",
+                       .client_id = "c",
+                       .client_host = "h",
+                       .protocol_type = "consumer",
+                       .session_timeout_ms = 10000,
+                       .rebalance_timeout_ms = 10000,
+                       .version = 3,
+                       .protocols = P,
                        .n_protocols = 1};
   int16_t e = -99;
   tarn__kgroups_join(f.g, &j, 10, on_join, &e);
@@ -316,9 +325,14 @@ static void protocol_mismatch(void **state) {
   j.group_id = "classic";
   tarn__kgroups_join(f.g, &j, 10, on_join, &e);
   assert_int_equal(e, 0);
-  tarn__kc_hb_req q = {.group_id = "classic", .member_id = "a", .member_epoch = 0,
-                       .rebalance_timeout_ms = 5000, .topics = SUB, .n_topics = 1,
-                       .has_owned = 1, .version = 1};
+  tarn__kc_hb_req q = {.group_id = "classic",
+                       .member_id = "a",
+                       .member_epoch = 0,
+                       .rebalance_timeout_ms = 5000,
+                       .topics = SUB,
+                       .n_topics = 1,
+                       .has_owned = 1,
+                       .version = 1};
   tarn__kgroups_cheartbeat(f.g, &q, resolve, NULL, 20, &a);
   assert_int_equal(a.error, TARN__KG_INCONSISTENT_GROUP_PROTOCOL);
   /* once the consumer group is empty, a classic member may take it */

@@ -388,6 +388,61 @@ static void takeover(void **state) {
   close_fx(&f);
 }
 
+/* A member asking for the range assignor makes it the group's; a member that
+ * does not revoke within its rebalance timeout is removed (Kafka fences it)
+ * and its partitions go to the other. */
+static void range_and_revocation_timeout(void **state) {
+  fx f = open_fx(state);
+  tarn__kc_hb_req q = {.group_id = "cg",
+                       .member_id = "a",
+                       .client_id = "c",
+                       .client_host = "h",
+                       .member_epoch = 0,
+                       .rebalance_timeout_ms = 300,
+                       .topics = SUB,
+                       .n_topics = 1,
+                       .assignor = "range",
+                       .has_owned = 1,
+                       .version = 1};
+  tarn__kc_hb_resp a, b;
+  tarn__kgroups_cheartbeat(f.g, &q, resolve, NULL, 0, &a);
+  assert_int_equal(a.error, 0);
+  assert_int_equal(a.assignment.n, 6);
+  int32_t ea = a.member_epoch;
+  tarn__kc_set all = {0};
+  tarn__kc_set_copy(&all, &a.assignment);
+  tarn__kc_hb_resp_free(&a);
+  q.member_id = "b";
+  tarn__kgroups_cheartbeat(f.g, &q, resolve, NULL, 10, &b);
+  assert_int_equal(b.error, 0);
+  tarn__kc_hb_resp_free(&b);
+  /* range: a (first by ID) keeps 0-2 and revokes 3-5 */
+  assert_int_equal(hb(f.g, "a", ea, &all, 20, &a), 0);
+  assert_int_equal(a.assignment.n, 3);
+  for (int p = 0; p < 3; p++)
+    assert_true(tarn__kc_set_has(&a.assignment, T_ID, p));
+  tarn__kc_hb_resp_free(&a);
+  tarn__kc_desc d;
+  tarn__kgroups_cdescribe(f.g, "cg", 30, &d);
+  assert_string_equal(d.assignor, "range");
+  assert_string_equal(d.state, "Reconciling");
+  tarn__kc_desc_free(&d);
+  /* a never reports the revocation: past its rebalance timeout it is gone */
+  tarn__kgroups_tick(f.g, 200);
+  tarn__kgroups_cdescribe(f.g, "cg", 200, &d);
+  assert_int_equal(d.n_members, 2);
+  tarn__kc_desc_free(&d);
+  tarn__kgroups_tick(f.g, 400);
+  tarn__kgroups_cdescribe(f.g, "cg", 400, &d);
+  assert_int_equal(d.n_members, 1);
+  tarn__kc_desc_free(&d);
+  assert_int_equal(hb(f.g, "b", ea + 1, NULL, 410, &b), 0);
+  assert_int_equal(b.assignment.n, 6);
+  tarn__kc_hb_resp_free(&b);
+  tarn__kc_set_free(&all);
+  close_fx(&f);
+}
+
 int main(int argc, char **argv) {
   const char *v = argc > 1 ? argv[1] : "mem";
   const struct CMUnitTest tests[] = {
@@ -397,6 +452,7 @@ int main(int argc, char **argv) {
       cmocka_unit_test_prestate(session_expiry, (void *)v),
       cmocka_unit_test_prestate(protocol_mismatch, (void *)v),
       cmocka_unit_test_prestate(takeover, (void *)v),
+      cmocka_unit_test_prestate(range_and_revocation_timeout, (void *)v),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

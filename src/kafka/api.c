@@ -28,7 +28,7 @@ static const tarn__kapi table[] = {
     {TARN__KAPI_LEAVE_GROUP, 0, 3, tarn__kapi_leave_group, "LeaveGroup"},
     {TARN__KAPI_SYNC_GROUP, 0, 3, tarn__kapi_sync_group, "SyncGroup"},
     {TARN__KAPI_DESCRIBE_GROUPS, 0, 4, tarn__kapi_describe_groups, "DescribeGroups"},
-    {TARN__KAPI_LIST_GROUPS, 0, 2, tarn__kapi_list_groups, "ListGroups"},
+    {TARN__KAPI_LIST_GROUPS, 0, 5, tarn__kapi_list_groups, "ListGroups"},
     /* SASL (sasl.h): advertised and answered only when the listener requires it */
     {TARN__KAPI_SASL_HANDSHAKE, 0, 1, tarn__kapi_sasl_handshake, "SaslHandshake"},
     {TARN__KAPI_API_VERSIONS, 0, 3, tarn__kapi_api_versions, "ApiVersions"},

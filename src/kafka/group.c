@@ -1375,11 +1375,13 @@ int tarn__kgroups_list(tarn__kgroups *g, tarn__kglisted **out, size_t *n) {
         continue;
       v[k].group_id = strdup(gr->id);
       v[k].protocol_type = strdup(gr->protocol_type ? gr->protocol_type : "");
+      v[k].type = "classic";
       k++;
       if (!v[k - 1].group_id || !v[k - 1].protocol_type)
         rc = tarn__err(TARN_ENOMEM, "kafka groups: out of memory");
     }
     v[i].state = state_names[gr->state];
+    v[i].type = gr->type == KG_CONSUMER ? "consumer" : "classic";
   }
   /* groups of plain commits: Empty, protocol type "" (issue 37) */
   for (size_t j = 0; !rc && j < np; j++) {
@@ -1391,6 +1393,7 @@ int tarn__kgroups_list(tarn__kgroups *g, tarn__kglisted **out, size_t *n) {
     v[k].group_id = plain[j];
     plain[j] = NULL;
     v[k].protocol_type = strdup("");
+    v[k].type = "classic";
     v[k++].state = "Empty";
     if (!v[k - 1].protocol_type)
       rc = tarn__err(TARN_ENOMEM, "kafka groups: out of memory");

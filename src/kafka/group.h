@@ -277,6 +277,7 @@ typedef struct tarn__kglisted {
   char *group_id;
   char *protocol_type;
   const char *state;
+  const char *type; /* "classic" or "consumer" (KIP-848, ListGroups v5) */
 } tarn__kglisted;
 
 /* ListGroups: every group in the store or in this node's memory, sorted by

@@ -626,6 +626,7 @@ int tarn__kg_scan_groups(tarn_meta *m, tarn__kglisted **out, size_t *n) {
       v[k].state = gr->state == KG_EMPTY    ? "Empty"
                    : gr->state == KG_STABLE ? "Stable"
                                             : "CompletingRebalance";
+      v[k].type = gr->type == KG_CONSUMER ? "consumer" : "classic";
       if (!v[k++].protocol_type)
         rc = tarn__err(TARN_ENOMEM, "kafka group: out of memory");
     }

@@ -4,7 +4,8 @@
 # ConsumerGroupHeartbeat v0/v1 and commits with its member epoch) against
 # tarn serve --kafka-listen on the embedded default. Two consumers of one
 # group over a 6-partition topic get disjoint assignments that cover every
-# partition (ConsumerGroupDescribe reports the group Stable with both); they
+# partition (ConsumerGroupDescribe reports the group Stable with both,
+# ListGroups v5 its type "consumer" and filters by type); they
 # consume every record produced exactly once between them; one leaves and the
 # other takes all six; a third consumer of the group after both left starts
 # at the committed offsets (it reads only what was produced after). kafka-ts
@@ -77,6 +78,14 @@ const desc = async () => (await cluster.sendRequest(API.CONSUMER_GROUP_DESCRIBE,
 await until(() => "describe not Stable", async () => (await desc()).groupState === "Stable");
 const d = await desc();
 assert(d.members.length === 2 && d.assignorName === "uniform", "describe: " + JSON.stringify(d));
+// ListGroups v5: the group's type, and the types filter
+const lg = async (typesFilter) => (await cluster.sendRequest(API.LIST_GROUPS,
+  { statesFilter: [], typesFilter })).groups;
+let l = await lg(["Consumer"]);
+assert(l.length === 1 && l[0].groupId === "ktg" && l[0].groupType === "consumer" &&
+  l[0].protocolType === "consumer", "listGroups consumer: " + JSON.stringify(l));
+l = await lg(["classic"]);
+assert(l.length === 0, "listGroups classic: " + JSON.stringify(l));
 await produce("a", 60);
 await until(() => `a: ${got("a", 60)} of 60`, () => got("a", 60) === 60);
 assert(once().length === 0, "each record once: " + JSON.stringify(once()));

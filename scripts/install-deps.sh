@@ -40,7 +40,8 @@ if [ "${TARN_WITH_NPM:-0}" = 1 ]; then
   # and KafkaJS (a pure-JS Kafka client) for the listener's.
   here=$(cd "$(dirname "$0")/.." && pwd)
   if [ -f "$here/tests/interop/package.json" ] && { [ ! -d "$here/tests/interop/node_modules/@duckdb" ] ||
-    [ ! -d "$here/tests/interop/node_modules/kafkajs" ]; }; then
+    [ ! -d "$here/tests/interop/node_modules/kafkajs" ] ||
+    [ ! -d "$here/tests/interop/node_modules/kafka-ts" ]; }; then
     command -v npm >/dev/null || { DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq nodejs npm >/dev/null; }
     (cd "$here/tests/interop" && npm ci --no-audit --no-fund --loglevel=error)
   fi

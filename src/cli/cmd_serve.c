@@ -100,6 +100,7 @@ static void help(void) {
          "                              after it became Empty or after a plain commit (10080)\n"
          "  --kafka-offsets-retention-ms MS  the same in ms (tarn's; over the minutes)\n"
          "  --kafka-offsets-retention-check-ms MS  how often offsets expire (600000)\n"
+         "  --kafka-consumer-heartbeat-ms MS  group.consumer.heartbeat.interval.ms (5000)\n"
          "  --kafka-tls-cert FILE       serve Kafka over TLS with this PEM certificate chain\n"
          "  --kafka-tls-key FILE        ... and this PEM private key\n"
          "  --kafka-sasl MECHANISM      clients must authenticate: plain or scram-sha-256\n"
@@ -199,6 +200,8 @@ static int parse(int argc, char **argv, tarn_cli_deploy *d, tarn_srv_options *o,
                         INT64_MAX / 2, NULL, NULL),
       TARN_CLI_OPT_UINT("--kafka-offsets-retention-check-ms", &o->kafka_offsets_check_ms, 1,
                         86400000, NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-consumer-heartbeat-ms", &o->kafka_consumer_heartbeat_ms, 1,
+                        3600000, NULL, NULL),
       TARN_CLI_OPT_STRING("--kafka-tls-cert", &o->kafka_tls_cert, "FILE"),
       TARN_CLI_OPT_STRING("--kafka-tls-key", &o->kafka_tls_key, "FILE"),
       TARN_CLI_OPT_CALL("--kafka-sasl", tarn_cli_sasl_mechanism_option, &o->kafka_sasl,

@@ -17,7 +17,7 @@ static const tarn__kapi table[] = {
     /* 0-3 answer down-converted message sets (api_fetch.c; issue 37) */
     {TARN__KAPI_FETCH, 0, 11, tarn__kapi_fetch, "Fetch"},
     {TARN__KAPI_LIST_OFFSETS, 0, 5, tarn__kapi_list_offsets, "ListOffsets"},
-    {TARN__KAPI_METADATA, 0, 8, tarn__kapi_metadata, "Metadata"},
+    {TARN__KAPI_METADATA, 0, 12, tarn__kapi_metadata, "Metadata"},
     /* consumer groups (group.h): librdkafka 2.0.2 enables them only when
      * v0 of each group API is in range (rdkafka_feature.c) */
     {TARN__KAPI_OFFSET_COMMIT, 0, 7, tarn__kapi_offset_commit, "OffsetCommit"},
@@ -28,7 +28,7 @@ static const tarn__kapi table[] = {
     {TARN__KAPI_LEAVE_GROUP, 0, 3, tarn__kapi_leave_group, "LeaveGroup"},
     {TARN__KAPI_SYNC_GROUP, 0, 3, tarn__kapi_sync_group, "SyncGroup"},
     {TARN__KAPI_DESCRIBE_GROUPS, 0, 4, tarn__kapi_describe_groups, "DescribeGroups"},
-    {TARN__KAPI_LIST_GROUPS, 0, 2, tarn__kapi_list_groups, "ListGroups"},
+    {TARN__KAPI_LIST_GROUPS, 0, 5, tarn__kapi_list_groups, "ListGroups"},
     /* SASL (sasl.h): advertised and answered only when the listener requires it */
     {TARN__KAPI_SASL_HANDSHAKE, 0, 1, tarn__kapi_sasl_handshake, "SaslHandshake"},
     {TARN__KAPI_API_VERSIONS, 0, 3, tarn__kapi_api_versions, "ApiVersions"},
@@ -51,6 +51,10 @@ static const tarn__kapi table[] = {
     {TARN__KAPI_OFFSET_DELETE, 0, 0, tarn__kapi_offset_delete, "OffsetDelete"}, /* issue 37 */
     {TARN__KAPI_DESCRIBE_CLUSTER, 0, 1, tarn__kapi_describe_cluster, "DescribeCluster"}, /* 37 */
     {TARN__KAPI_DESCRIBE_PRODUCERS, 0, 0, tarn__kapi_describe_producers, "DescribeProducers"},
+    {TARN__KAPI_CONSUMER_GROUP_HEARTBEAT, 0, 1, tarn__kapi_consumer_group_heartbeat,
+     "ConsumerGroupHeartbeat"}, /* issue 37, KIP-848 */
+    {TARN__KAPI_CONSUMER_GROUP_DESCRIBE, 0, 0, tarn__kapi_consumer_group_describe,
+     "ConsumerGroupDescribe"}, /* issue 37, KIP-848 */
 };
 
 const tarn__kapi *tarn__kapi_table(size_t *n) {

@@ -44,6 +44,7 @@ typedef struct tarn__knode_config {
   uint32_t express_absorb_ms;     /* the express writer's absorb window (0: its 250) */
   uint32_t express_fence_ms;      /* its in-process roll's fence deadline (0: the fence's 30 s) */
   int64_t offsets_retention_ms;   /* offsets.retention.minutes in ms (DescribeConfigs reports it) */
+  int32_t consumer_heartbeat_ms;  /* group.consumer.heartbeat.interval.ms (KIP-848); 0: 5000 */
   /* SASL (sasl.h): the TARN__KSASL_* mechanisms a client must authenticate
    * with before any other request; 0: none required, SaslHandshake and
    * SaslAuthenticate not advertised. */
@@ -288,8 +289,10 @@ void tarn__kapi_init_producer_id(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_delete_groups(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_offset_delete(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_describe_cluster(tarn__knode *node, tarn__kreq *req);
-void tarn__kapi_describe_producers(tarn__knode *node, tarn__kreq *req); /* issue 37 */
-void tarn__kapi_describe_log_dirs(tarn__knode *node, tarn__kreq *req);  /* issue 37 */
+void tarn__kapi_describe_producers(tarn__knode *node, tarn__kreq *req);       /* issue 37 */
+void tarn__kapi_consumer_group_heartbeat(tarn__knode *node, tarn__kreq *req); /* KIP-848 */
+void tarn__kapi_consumer_group_describe(tarn__knode *node, tarn__kreq *req);  /* KIP-848 */
+void tarn__kapi_describe_log_dirs(tarn__knode *node, tarn__kreq *req);        /* issue 37 */
 /* SASL (sasl.h): served only on a listener that requires it */
 void tarn__kapi_sasl_handshake(tarn__knode *node, tarn__kreq *req);
 void tarn__kapi_sasl_authenticate(tarn__knode *node, tarn__kreq *req);

@@ -35,6 +35,7 @@ static int fill_topic(tarn__kreq *req, const tarn__knode_info *live, size_t nliv
                       const tarn_kafka_topic *t, tarn__k_metadata_metadata_response_topic *o) {
   o->error_code = 0;
   o->name = kstr(t->name);
+  memcpy(o->topic_id, t->uuid, sizeof o->topic_id); /* v10+ (KIP-516) */
   /* Kafka's rule (Topic.isInternal): by name, also for a topic an older
    * tarn auto-created under that name */
   o->is_internal = tarn_kafka_topic_reserved(t->name, strlen(t->name)) == TARN_KAFKA_NAME_INTERNAL;
@@ -68,7 +69,11 @@ static int named_topic(tarn__knode *node, tarn__kreq *req, const tarn__knode_inf
                        size_t nlive, int may_create, tarn__kstr nm, tarn_kafka_topic *t,
                        tarn__k_metadata_metadata_response_topic *o) {
   o->name = nm;
-  if (nm.len <= 0) {
+  if (nm.len < 0) {      /* v12: by topic ID alone, which tarn does not look up */
+    o->error_code = 100; /* UNKNOWN_TOPIC_ID */
+    return 0;
+  }
+  if (nm.len == 0) {
     o->error_code = TARN__KERR_INVALID_TOPIC_EXCEPTION;
     return 0;
   }

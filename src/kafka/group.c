@@ -50,6 +50,7 @@ struct tarn__kgroups {
   tarn__kgroups_options opt;
   pthread_mutex_t mu;
   tarn__kg_group *groups;
+  queue locked_q; /* what tarn__kg_lock's holder queued (cgroup.c) */
 };
 
 static const char *const state_names[] = {"Empty", "PreparingRebalance", "CompletingRebalance",
@@ -79,6 +80,11 @@ void tarn__kg_group_free(tarn__kg_group *gr) {
     nx = m->next;
     tarn__kg_member_free(m);
   }
+  for (tarn__kc_member *m = gr->cmembers, *nx; m; m = nx) {
+    nx = m->next;
+    tarn__kc_member_free(m);
+  }
+  tarn__kc_topics_free(gr->ctopics, gr->n_ctopics);
   free(gr->id), free(gr->protocol_type), free(gr->protocol), free(gr->leader);
   free(gr);
 }
@@ -594,6 +600,15 @@ static void join_locked(tarn__kgroups *g, const tarn__kjoin_req *r, int64_t now_
   int rc = find_group(g, r->group_id, now_ms, 1, q, &gr);
   if (rc)
     return fail_wait(q, w, TARN__KG_COORDINATOR_NOT_AVAILABLE, mid);
+  if (gr->type == KG_CONSUMER) {
+    /* KIP-848: a consumer group with members is not joined by the classic
+     * protocol; an empty one becomes classic */
+    if (gr->cmembers)
+      return fail_wait(q, w, TARN__KG_INCONSISTENT_GROUP_PROTOCOL, mid);
+    gr->type = KG_CLASSIC;
+    tarn__kc_topics_free(gr->ctopics, gr->n_ctopics);
+    gr->ctopics = NULL, gr->n_ctopics = 0;
+  }
   tarn__kg_member *mb = NULL;
   int16_t e = 0;
   if (*mid && iid)
@@ -667,6 +682,11 @@ int tarn__kgroups_open(tarn_meta *m, const tarn__kgroups_options *opt, tarn__kgr
     g->opt.min_session_ms = opt->min_session_ms;
   if (opt && opt->max_session_ms > 0)
     g->opt.max_session_ms = opt->max_session_ms;
+  g->opt.consumer_heartbeat_ms =
+      opt && opt->consumer_heartbeat_ms > 0 ? opt->consumer_heartbeat_ms : 5000;
+  g->opt.consumer_session_ms =
+      opt && opt->consumer_session_ms > 0 ? opt->consumer_session_ms : 45000;
+  g->locked_q.head = NULL, g->locked_q.tail = &g->locked_q.head;
   pthread_mutex_init(&g->mu, NULL);
   *out = g;
   return 0;
@@ -846,6 +866,11 @@ void tarn__kgroups_tick(tarn__kgroups *g, int64_t now_ms) {
   pthread_mutex_lock(&g->mu);
   for (tarn__kg_group *gr = g->groups, *gnx; gr; gr = gnx) {
     gnx = gr->next;
+    if (gr->type == KG_CONSUMER) {
+      /* nothing waits in a consumer group: dropping one queues no answer */
+      tarn__kc_tick(g, gr, now_ms);
+      continue;
+    }
     int again = 1;
     while (again) {
       again = 0;
@@ -889,6 +914,36 @@ void tarn__kgroups_forget(tarn__kgroups *g, const char *group_id) {
   run(&q);
 }
 
+/* ---- what cgroup.c shares (group_internal.h) --------------------------------- */
+
+void tarn__kg_lock(tarn__kgroups *g) { pthread_mutex_lock(&g->mu); }
+
+void tarn__kg_unlock(tarn__kgroups *g) {
+  queue q = g->locked_q;
+  if (!q.head)
+    q.tail = &q.head;
+  g->locked_q.head = NULL, g->locked_q.tail = &g->locked_q.head;
+  pthread_mutex_unlock(&g->mu);
+  run(&q);
+}
+
+int tarn__kg_find(tarn__kgroups *g, const char *id, int64_t now_ms, int create,
+                  tarn__kg_group **out) {
+  return find_group(g, id, now_ms, create, &g->locked_q, out);
+}
+
+void tarn__kg_drop(tarn__kgroups *g, tarn__kg_group *gr, int16_t error) {
+  drop_group(g, gr, error, &g->locked_q);
+}
+
+tarn_meta *tarn__kg_meta(tarn__kgroups *g) { return g->m; }
+
+const tarn__kgroups_options *tarn__kg_options(tarn__kgroups *g) { return &g->opt; }
+
+int tarn__kg_classic_busy(const tarn__kg_group *gr) {
+  return gr->members != NULL || gr->state != KG_EMPTY;
+}
+
 /* ---- offsets --------------------------------------------------------------- */
 
 static int16_t commit_locked(tarn__kgroups *g, const char *group_id, int32_t generation,
@@ -905,6 +960,12 @@ static int16_t commit_locked(tarn__kgroups *g, const char *group_id, int32_t gen
     if (generation >= 0)
       return gr && ((member_id && *member_id) || instance_id) ? TARN__KG_UNKNOWN_MEMBER_ID
                                                               : TARN__KG_ILLEGAL_GENERATION;
+  } else if (gr->type == KG_CONSUMER) {
+    /* KIP-848: the member commits with its member epoch as the generation
+     * (tarn takes it from OffsetCommit v1+, Kafka from v9 only: docs) */
+    int16_t e = tarn__kc_check_commit(gr, member_id, generation, now_ms);
+    if (e)
+      return e;
   } else {
     tarn__kg_member *mb;
     int16_t e = check_member(gr, member_id, instance_id, &mb);
@@ -1314,11 +1375,13 @@ int tarn__kgroups_list(tarn__kgroups *g, tarn__kglisted **out, size_t *n) {
         continue;
       v[k].group_id = strdup(gr->id);
       v[k].protocol_type = strdup(gr->protocol_type ? gr->protocol_type : "");
+      v[k].type = "classic";
       k++;
       if (!v[k - 1].group_id || !v[k - 1].protocol_type)
         rc = tarn__err(TARN_ENOMEM, "kafka groups: out of memory");
     }
     v[i].state = state_names[gr->state];
+    v[i].type = gr->type == KG_CONSUMER ? "consumer" : "classic";
   }
   /* groups of plain commits: Empty, protocol type "" (issue 37) */
   for (size_t j = 0; !rc && j < np; j++) {
@@ -1330,6 +1393,7 @@ int tarn__kgroups_list(tarn__kgroups *g, tarn__kglisted **out, size_t *n) {
     v[k].group_id = plain[j];
     plain[j] = NULL;
     v[k].protocol_type = strdup("");
+    v[k].type = "classic";
     v[k++].state = "Empty";
     if (!v[k - 1].protocol_type)
       rc = tarn__err(TARN_ENOMEM, "kafka groups: out of memory");

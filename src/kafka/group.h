@@ -64,14 +64,21 @@ enum {
   TARN__KG_GROUP_ID_NOT_FOUND = 69,
   TARN__KG_MEMBER_ID_REQUIRED = 79,
   TARN__KG_FENCED_INSTANCE_ID = 82,
-  TARN__KG_GROUP_SUBSCRIBED_TO_TOPIC = 86
+  TARN__KG_GROUP_SUBSCRIBED_TO_TOPIC = 86,
+  TARN__KG_UNSUPPORTED_VERSION = 35,
+  TARN__KG_FENCED_MEMBER_EPOCH = 110, /* KIP-848 */
+  TARN__KG_UNRELEASED_INSTANCE_ID = 111,
+  TARN__KG_UNSUPPORTED_ASSIGNOR = 112,
+  TARN__KG_STALE_MEMBER_EPOCH = 113
 };
 
 typedef struct tarn__kgroups tarn__kgroups;
 
 typedef struct tarn__kgroups_options {
-  int32_t min_session_ms; /* group.min.session.timeout.ms (6000) */
-  int32_t max_session_ms; /* group.max.session.timeout.ms (1800000) */
+  int32_t min_session_ms;        /* group.min.session.timeout.ms (6000) */
+  int32_t max_session_ms;        /* group.max.session.timeout.ms (1800000) */
+  int32_t consumer_heartbeat_ms; /* group.consumer.heartbeat.interval.ms (5000), KIP-848 */
+  int32_t consumer_session_ms;   /* group.consumer.session.timeout.ms (45000) */
 } tarn__kgroups_options;
 
 /* m stays the caller's. opt may be NULL (the defaults). */
@@ -270,6 +277,7 @@ typedef struct tarn__kglisted {
   char *group_id;
   char *protocol_type;
   const char *state;
+  const char *type; /* "classic" or "consumer" (KIP-848, ListGroups v5) */
 } tarn__kglisted;
 
 /* ListGroups: every group in the store or in this node's memory, sorted by
@@ -277,5 +285,110 @@ typedef struct tarn__kglisted {
  * tarn__kglisted_free. */
 int tarn__kgroups_list(tarn__kgroups *g, tarn__kglisted **out, size_t *n);
 void tarn__kglisted_free(tarn__kglisted *v, size_t n);
+
+/* ---- consumer groups (KIP-848, issue 37; cgroup.c, cassign.c) ------------- */
+
+/* One topic partition of a consumer group, by topic ID. */
+typedef struct tarn__kc_tp {
+  uint8_t id[16];
+  int32_t partition;
+} tarn__kc_tp;
+
+/* A set of partitions, sorted by (id, partition), no duplicates. */
+typedef struct tarn__kc_set {
+  tarn__kc_tp *v;
+  size_t n;
+} tarn__kc_set;
+
+/* A subscribed topic as the catalog has it. */
+typedef struct tarn__kc_topic {
+  char *name;
+  uint8_t id[16];
+  int32_t partitions;
+} tarn__kc_topic;
+
+/* The topic's ID and partition count: 0, TARN_ENOTFOUND, or a negative code
+ * when the catalog cannot be read. */
+typedef int (*tarn__kc_resolve_fn)(void *arg, const char *topic, uint8_t id[16],
+                                   int32_t *partitions);
+
+typedef struct tarn__kc_hb_req {
+  const char *group_id;
+  const char *member_id; /* v0 joins with "" (the coordinator names it) */
+  const char *instance_id, *client_id, *client_host; /* instance: NULL */
+  int32_t member_epoch;                              /* 0 join, -1 leave, -2 static leave */
+  int32_t rebalance_timeout_ms;                      /* -1: unchanged */
+  const char *const *topics;                         /* NULL: unchanged since the last heartbeat */
+  size_t n_topics;
+  const char *regex;    /* NULL: none */
+  const char *assignor; /* NULL: unchanged / the default */
+  const tarn__kc_tp *owned;
+  size_t n_owned;
+  int has_owned; /* 0: the owned partitions did not change (null on the wire) */
+  int16_t version;
+} tarn__kc_hb_req;
+
+typedef struct tarn__kc_hb_resp {
+  int16_t error;
+  const char *message; /* static, NULL */
+  char *member_id;     /* malloc'd, NULL on an error */
+  int32_t member_epoch;
+  int32_t heartbeat_ms;
+  tarn__kc_set assignment; /* malloc'd: the member's assigned partitions */
+} tarn__kc_hb_resp;
+
+/* ConsumerGroupHeartbeat (docs/kafka.md "Consumer groups (KIP-848)"). resolve
+ * reads the catalog (called with the coordinator's lock held). Free the
+ * answer with tarn__kc_hb_resp_free. */
+void tarn__kgroups_cheartbeat(tarn__kgroups *g, const tarn__kc_hb_req *q,
+                              tarn__kc_resolve_fn resolve, void *arg, int64_t now_ms,
+                              tarn__kc_hb_resp *out);
+void tarn__kc_hb_resp_free(tarn__kc_hb_resp *r);
+
+typedef struct tarn__kc_desc_member {
+  char *member_id, *instance_id, *client_id, *client_host;
+  int32_t epoch;
+  char **topics;
+  size_t n_topics;
+  tarn__kc_set assigned, target;
+} tarn__kc_desc_member;
+
+typedef struct tarn__kc_desc {
+  int16_t error;
+  const char *state; /* "Empty", "Assigning", "Reconciling", "Stable", "Dead" */
+  int32_t group_epoch, assignment_epoch;
+  char *assignor;
+  tarn__kc_topic *topics; /* names of the IDs in the sets */
+  size_t n_topics;
+  tarn__kc_desc_member *members;
+  size_t n_members;
+} tarn__kc_desc;
+
+/* ConsumerGroupDescribe of one group: GROUP_ID_NOT_FOUND for none or a
+ * classic group. Free with tarn__kc_desc_free. */
+void tarn__kgroups_cdescribe(tarn__kgroups *g, const char *group_id, int64_t now_ms,
+                             tarn__kc_desc *out);
+void tarn__kc_desc_free(tarn__kc_desc *d);
+
+/* The assignors (cassign.c): pure functions of the subscribed topics and the
+ * members; deterministic, balanced within one partition among members of the
+ * same subscription, sticky (uniform: a member keeps what it has where the
+ * balance allows). */
+typedef struct tarn__kc_amember {
+  const char *id;
+  char *const *topics; /* sorted */
+  size_t n_topics;
+  const tarn__kc_set *current; /* its target of the previous epoch, NULL */
+  tarn__kc_set out;            /* malloc'd */
+} tarn__kc_amember;
+
+/* "uniform" and "range"; TARN_EINVAL for another name. topics: sorted by name. */
+int tarn__kc_assign(const char *assignor, const tarn__kc_topic *topics, size_t n_topics,
+                    tarn__kc_amember *members, size_t n_members);
+int tarn__kc_assignor_known(const char *name);
+int tarn__kc_set_has(const tarn__kc_set *s, const uint8_t id[16], int32_t partition);
+int tarn__kc_set_add(tarn__kc_set *s, const uint8_t id[16], int32_t partition);
+void tarn__kc_set_free(tarn__kc_set *s);
+int tarn__kc_set_copy(tarn__kc_set *dst, const tarn__kc_set *src);
 
 #endif

@@ -12,6 +12,29 @@ struct tarn_meta;
 
 enum { KG_EMPTY, KG_PREPARING, KG_COMPLETING, KG_STABLE };
 
+/* The group's type (issue 37, KIP-848): a classic group (JoinGroup/SyncGroup)
+ * or a consumer group (ConsumerGroupHeartbeat, cgroup.c). An empty group may
+ * switch; one with members answers the other protocol's requests
+ * INCONSISTENT_GROUP_PROTOCOL. */
+enum { KG_CLASSIC = 0, KG_CONSUMER = 1 };
+
+/* A consumer-group member (KIP-848). Its partitions are three sorted sets:
+ * assigned (handed to it), revoking (taken from it, which it still owns until
+ * a heartbeat reports them gone) and target (what the assignor gave it). The
+ * safety rule: a partition is in at most one member's assigned or revoking. */
+typedef struct tarn__kc_member {
+  char *id, *instance_id, *client_id, *client_host;
+  char *assignor; /* the server assignor it asked for, NULL: the default */
+  int32_t epoch, prev_epoch;
+  int32_t session_ms, rebalance_ms;
+  char **topics; /* subscribed topic names, sorted */
+  size_t n_topics;
+  tarn__kc_set assigned, revoking, target;
+  int64_t last_seen;
+  int64_t revoke_deadline; /* revoking: the member is fenced when it has not revoked by then */
+  struct tarn__kc_member *next;
+} tarn__kc_member;
+
 typedef struct tarn__kg_proto_copy {
   char *name;
   uint8_t *meta;
@@ -45,10 +68,20 @@ typedef struct tarn__kg_group {
   int64_t version;  /* the group record's version in the store, 0: none */
   int64_t state_ms; /* wall clock of the last state change written (Kafka's
                        currentStateTimestamp), 0: unknown (a record from before issue 37) */
+  /* KIP-848 (type KG_CONSUMER): the group epoch (bumped by every change of
+   * membership, subscriptions or subscribed topics), the epoch of the target
+   * assignment, the members, the subscribed topics the target was computed on */
+  int type;
+  int32_t group_epoch, target_epoch;
+  tarn__kc_member *cmembers;
+  tarn__kc_topic *ctopics;
+  size_t n_ctopics;
   struct tarn__kg_group *next;
 } tarn__kg_group;
 
 void tarn__kg_member_free(tarn__kg_member *m);
+void tarn__kc_member_free(tarn__kc_member *m);
+void tarn__kc_topics_free(tarn__kc_topic *t, size_t n);
 /* Frees the group and its members (callbacks are the caller's to answer). */
 void tarn__kg_group_free(tarn__kg_group *gr);
 
@@ -109,5 +142,26 @@ int tarn__kg_expire_offset(struct tarn_meta *m, const char *group_id, int64_t gr
 /* Rewrites a format 1 record (no reliable commit time) as format 2 with
  * commit time now_ms, by a CompareAndSet on the version read. */
 int tarn__kg_stamp_offset(struct tarn_meta *m, const tarn__kg_offrec *r, int64_t now_ms);
+
+/* The coordinator's lock (cgroup.c runs under it): tarn__kg_unlock answers
+ * whatever the locked calls queued, after releasing it. */
+void tarn__kg_lock(tarn__kgroups *g);
+void tarn__kg_unlock(tarn__kgroups *g);
+/* Under the lock: the group as this node holds it (group.c find_group). */
+int tarn__kg_find(tarn__kgroups *g, const char *id, int64_t now_ms, int create,
+                  tarn__kg_group **out);
+/* Under the lock: drops the group from memory (another node wrote it). */
+void tarn__kg_drop(tarn__kgroups *g, tarn__kg_group *gr, int16_t error);
+struct tarn_meta *tarn__kg_meta(tarn__kgroups *g);
+const tarn__kgroups_options *tarn__kg_options(tarn__kgroups *g);
+/* Whether a classic group has members (joined or joining). */
+int tarn__kg_classic_busy(const tarn__kg_group *gr);
+/* Under the lock (cgroup.c): OffsetCommit's check of a consumer group's
+ * member: 0, UNKNOWN_MEMBER_ID or STALE_MEMBER_EPOCH. */
+int16_t tarn__kc_check_commit(tarn__kg_group *gr, const char *member_id, int32_t epoch,
+                              int64_t now_ms);
+/* Under the lock (cgroup.c): a consumer group's sessions and revocation
+ * deadlines. */
+void tarn__kc_tick(tarn__kgroups *g, tarn__kg_group *gr, int64_t now_ms);
 
 #endif

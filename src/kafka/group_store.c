@@ -30,6 +30,11 @@
 #define PART TARN__KG_PARTITION
 #define FORMAT 1
 #define GROUP_FORMAT_STATIC 2
+/* issue 37, KIP-848: a record with the group's type (KG_CONSUMER): group and
+ * target epochs, subscribed topics, and per member its epochs, subscription
+ * and partition sets. Written only for consumer groups (a classic group stays
+ * in format 1 or 2); a build before it refuses the record (TARN_EVERSION). */
+#define GROUP_FORMAT_TYPED 3
 #define NULL_LEN 0xffffffffu
 
 static char *group_key(const char *id) {
@@ -132,7 +137,163 @@ static tarn__kg_proto_copy *chosen(const tarn__kg_group *gr, const tarn__kg_memb
   return NULL;
 }
 
+static int put_set(tarn_buf *b, const tarn__kc_set *s) {
+  int rc = tarn_buf_put_be32(b, (uint32_t)s->n);
+  for (size_t i = 0; !rc && i < s->n; i++) {
+    rc = tarn_buf_append(b, s->v[i].id, 16);
+    rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)s->v[i].partition);
+  }
+  return rc;
+}
+
+static int encode_cgroup(const tarn__kg_group *gr, tarn_buf *b) {
+  int rc = tarn_buf_append(b, "KG\x03", 3);
+  rc = rc ? rc : tarn_buf_putc(b, KG_CONSUMER);
+  rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)gr->group_epoch);
+  rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)gr->target_epoch);
+  rc = rc ? rc : put_str(b, gr->id);
+  rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)gr->n_ctopics);
+  for (size_t i = 0; !rc && i < gr->n_ctopics; i++) {
+    rc = put_str(b, gr->ctopics[i].name);
+    rc = rc ? rc : tarn_buf_append(b, gr->ctopics[i].id, 16);
+    rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)gr->ctopics[i].partitions);
+  }
+  uint32_t n = 0;
+  for (const tarn__kc_member *m = gr->cmembers; m; m = m->next)
+    n++;
+  rc = rc ? rc : tarn_buf_put_be32(b, n);
+  for (const tarn__kc_member *m = gr->cmembers; !rc && m; m = m->next) {
+    rc = put_str(b, m->id);
+    rc = rc ? rc : put_str(b, m->instance_id);
+    rc = rc ? rc : put_str(b, m->client_id);
+    rc = rc ? rc : put_str(b, m->client_host);
+    rc = rc ? rc : put_str(b, m->assignor);
+    rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)m->epoch);
+    rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)m->prev_epoch);
+    rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)m->session_ms);
+    rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)m->rebalance_ms);
+    rc = rc ? rc : tarn_buf_put_be32(b, (uint32_t)m->n_topics);
+    for (size_t i = 0; !rc && i < m->n_topics; i++)
+      rc = put_str(b, m->topics[i]);
+    rc = rc ? rc : put_set(b, &m->assigned);
+    rc = rc ? rc : put_set(b, &m->revoking);
+    rc = rc ? rc : put_set(b, &m->target);
+  }
+  return rc ? rc : tarn_buf_put_be64(b, (uint64_t)gr->state_ms);
+}
+
+static int rd_set(tarn__rd *r, tarn__kc_set *s) {
+  uint32_t n;
+  int rc = tarn__rd_be32(r, &n, "partition count");
+  for (uint32_t i = 0; !rc && i < n; i++) {
+    const uint8_t *id;
+    uint32_t p;
+    rc = tarn__rd_bytes(r, 16, &id, "topic id");
+    rc = rc ? rc : tarn__rd_be32(r, &p, "partition");
+    rc = rc ? rc : tarn__kc_set_add(s, id, (int32_t)p);
+  }
+  return rc;
+}
+
+static int decode_cmember(tarn__rd *r, int64_t now_ms, tarn__kc_member **out) {
+  tarn__kc_member *m = calloc(1, sizeof *m);
+  if (!m)
+    return tarn__err(TARN_ENOMEM, "kafka group record: out of memory");
+  uint32_t ep, pep, ses, reb, nt = 0;
+  int rc = rd_str(r, &m->id, "member id");
+  rc = rc ? rc : rd_str(r, &m->instance_id, "group instance id");
+  rc = rc ? rc : rd_str(r, &m->client_id, "client id");
+  rc = rc ? rc : rd_str(r, &m->client_host, "client host");
+  rc = rc ? rc : rd_str(r, &m->assignor, "assignor");
+  rc = rc ? rc : tarn__rd_be32(r, &ep, "member epoch");
+  rc = rc ? rc : tarn__rd_be32(r, &pep, "previous epoch");
+  rc = rc ? rc : tarn__rd_be32(r, &ses, "session timeout");
+  rc = rc ? rc : tarn__rd_be32(r, &reb, "rebalance timeout");
+  rc = rc ? rc : tarn__rd_be32(r, &nt, "topic count");
+  if (!rc && (!m->id || !m->client_id || !m->client_host))
+    rc = tarn__corrupt(r->what, r->off, "a member without an ID");
+  if (!rc && nt > r->len - r->off)
+    rc = tarn__corrupt(r->what, r->off, "topic count %u", nt);
+  if (!rc && !(m->topics = calloc(nt ? nt : 1, sizeof *m->topics)))
+    rc = tarn__err(TARN_ENOMEM, "kafka group record: out of memory");
+  for (uint32_t i = 0; !rc && i < nt; i++) {
+    rc = rd_str(r, &m->topics[i], "topic");
+    m->n_topics += !rc;
+    if (!rc && !m->topics[i])
+      rc = tarn__corrupt(r->what, r->off, "a null topic");
+  }
+  rc = rc ? rc : rd_set(r, &m->assigned);
+  rc = rc ? rc : rd_set(r, &m->revoking);
+  rc = rc ? rc : rd_set(r, &m->target);
+  if (rc) {
+    tarn__kc_member_free(m);
+    return rc;
+  }
+  m->epoch = (int32_t)ep, m->prev_epoch = (int32_t)pep;
+  m->session_ms = (int32_t)ses, m->rebalance_ms = (int32_t)reb;
+  /* a coordinator that takes the group over gives every member a session */
+  m->last_seen = now_ms;
+  m->revoke_deadline = now_ms + (m->rebalance_ms > 0 ? m->rebalance_ms : 60000);
+  *out = m;
+  return 0;
+}
+
+/* The rest of a format 3 record after its header. */
+static int decode_cgroup(tarn__rd *r, int64_t now_ms, tarn__kg_group *gr) {
+  const uint8_t *type;
+  uint32_t ge, te, nt = 0, nm = 0;
+  char *id = NULL;
+  int rc = tarn__rd_bytes(r, 1, &type, "group type");
+  if (!rc && type[0] != KG_CONSUMER)
+    rc = tarn__err(TARN_EVERSION, "%s: group type %u, this build reads 1", r->what, type[0]);
+  rc = rc ? rc : tarn__rd_be32(r, &ge, "group epoch");
+  rc = rc ? rc : tarn__rd_be32(r, &te, "target epoch");
+  rc = rc ? rc : rd_str(r, &id, "group id");
+  if (!rc && !id)
+    rc = tarn__corrupt(r->what, 12, "no group id");
+  if (!rc && !gr->id)
+    gr->id = id, id = NULL;
+  free(id);
+  rc = rc ? rc : tarn__rd_be32(r, &nt, "topic count");
+  if (!rc && nt > r->len - r->off)
+    rc = tarn__corrupt(r->what, r->off, "topic count %u", nt);
+  if (!rc && !(gr->ctopics = calloc(nt ? nt : 1, sizeof *gr->ctopics)))
+    rc = tarn__err(TARN_ENOMEM, "kafka group record: out of memory");
+  for (uint32_t i = 0; !rc && i < nt; i++) {
+    const uint8_t *tid;
+    uint32_t np;
+    rc = rd_str(r, &gr->ctopics[i].name, "topic");
+    gr->n_ctopics += !rc;
+    rc = rc ? rc : tarn__rd_bytes(r, 16, &tid, "topic id");
+    rc = rc ? rc : tarn__rd_be32(r, &np, "partitions");
+    if (!rc && !gr->ctopics[i].name)
+      rc = tarn__corrupt(r->what, r->off, "a null topic");
+    if (!rc)
+      memcpy(gr->ctopics[i].id, tid, 16), gr->ctopics[i].partitions = (int32_t)np;
+  }
+  rc = rc ? rc : tarn__rd_be32(r, &nm, "member count");
+  tarn__kc_member **tail = &gr->cmembers;
+  for (uint32_t i = 0; !rc && i < nm; i++) {
+    rc = decode_cmember(r, now_ms, tail);
+    if (!rc)
+      tail = &(*tail)->next;
+  }
+  uint64_t state_ms = 0;
+  rc = rc ? rc : tarn__rd_be64(r, &state_ms, "state time");
+  if (!rc && !(gr->protocol_type = strdup("consumer")))
+    rc = tarn__err(TARN_ENOMEM, "kafka group record: out of memory");
+  if (rc)
+    return rc;
+  gr->type = KG_CONSUMER;
+  gr->group_epoch = (int32_t)ge, gr->target_epoch = (int32_t)te;
+  gr->state_ms = (int64_t)state_ms;
+  gr->state = gr->cmembers ? KG_STABLE : KG_EMPTY;
+  return 0;
+}
+
 static int encode_group(const tarn__kg_group *gr, tarn_buf *b) {
+  if (gr->type == KG_CONSUMER)
+    return encode_cgroup(gr, b);
   int statics = 0;
   for (const tarn__kg_member *mb = gr->members; mb; mb = mb->next)
     statics |= !mb->pending && mb->instance_id;
@@ -209,7 +370,9 @@ static int decode_group(const uint8_t *v, size_t len, int64_t now_ms, tarn__kg_g
   uint32_t gen, n;
   unsigned format = FORMAT;
   const uint8_t *assigned;
-  int rc = rd_head(&r, 'G', GROUP_FORMAT_STATIC, &format);
+  int rc = rd_head(&r, 'G', GROUP_FORMAT_TYPED, &format);
+  if (!rc && format == GROUP_FORMAT_TYPED)
+    return decode_cgroup(&r, now_ms, gr);
   rc = rc ? rc : tarn__rd_be32(&r, &gen, "generation");
   rc = rc ? rc : tarn__rd_bytes(&r, 1, &assigned, "assigned");
   char *id = NULL;
@@ -463,6 +626,7 @@ int tarn__kg_scan_groups(tarn_meta *m, tarn__kglisted **out, size_t *n) {
       v[k].state = gr->state == KG_EMPTY    ? "Empty"
                    : gr->state == KG_STABLE ? "Stable"
                                             : "CompletingRebalance";
+      v[k].type = gr->type == KG_CONSUMER ? "consumer" : "classic";
       if (!v[k++].protocol_type)
         rc = tarn__err(TARN_ENOMEM, "kafka group: out of memory");
     }

@@ -270,6 +270,7 @@ static void knode_config(const tarn_kafka_node_config *c, tarn__knode_config *kc
   kc->offsets_retention_ms =
       c->offsets_retention_ms > 0 ? c->offsets_retention_ms : OFFSETS_RETENTION_MS;
   kc->sasl_mechanisms = c->sasl_mechanisms;
+  kc->consumer_heartbeat_ms = c->consumer_heartbeat_ms;
   kc->auth_log = auth_log;
   kc->express_log = express_log;
   kc->log = c->log;
@@ -298,12 +299,13 @@ static int open_parts(tarn_deployment *d, tarn__knode *n) {
   tarn_writer_options wo;
   tarn_writer_options_default(&wo);
   wo.batch_ms = n->cfg.batch_ms;
+  tarn__kgroups_options gopt = {.consumer_heartbeat_ms = n->cfg.consumer_heartbeat_ms};
   int rc;
   if ((rc = tarn_catalog_open(n->meta, NULL, &n->catalog)) ||
       (rc = tarn_writer_open(n->meta, tarn_deployment_wal(d), &wo, &n->writer)) ||
       (rc = tarn_reader_open(n->meta, tarn_deployment_wal(d), tarn_deployment_compacted(d), NULL,
                              &n->reader)) ||
-      (rc = tarn__knode_open(n)) || (rc = tarn__kgroups_open(n->meta, NULL, &n->groups)) ||
+      (rc = tarn__knode_open(n)) || (rc = tarn__kgroups_open(n->meta, &gopt, &n->groups)) ||
       (rc = tarn__kprod_open(n->meta, &n->producers)) || (rc = cluster_id(n)))
     return rc;
   tarn__kprod_set_finder(n->producers, tarn__kproduce_find, n);

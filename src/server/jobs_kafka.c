@@ -65,6 +65,7 @@ static void node_config(const tarn_srv_options *o, tarn_kafka_node_config *c) {
     c->offsets_retention_ms = (int64_t)o->kafka_offsets_retention_minutes * 60000;
   if (o->kafka_offsets_retention_ms > 0)
     c->offsets_retention_ms = o->kafka_offsets_retention_ms;
+  c->consumer_heartbeat_ms = o->kafka_consumer_heartbeat_ms;
   if (o->kafka_offsets_check_ms > 0)
     c->offsets_retention_check_ms = o->kafka_offsets_check_ms;
   c->tls_cert = o->kafka_tls_cert;

@@ -132,7 +132,8 @@
   X(KAFKA_PER_IP_UNLIMITED, "kafka-per-ip-unlimited") /* issue 33: no max.connections.per.ip */ \
   X(KAFKA_NO_AUTH_DEADLINE, "kafka-no-auth-deadline") /* issue 33: no login deadline */ \
   X(KAFKA_TRICKLE_KEEPS_ALIVE, "kafka-trickle-keeps-alive") /* issue 33: no request-read deadline */ \
-  X(KAFKA_UNKNOWN_USER_RANDOM_SALT, "kafka-unknown-user-random-salt") /* issue 33 #5: a fresh salt per try */
+  X(KAFKA_UNKNOWN_USER_RANDOM_SALT, "kafka-unknown-user-random-salt") /* issue 33 #5: a fresh salt per try */ \
+  X(KCGROUP_DOUBLE_ASSIGN, "kcgroup-double-assign") /* issue 37, KIP-848: a partition handed out before its owner revoked it */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

@@ -328,6 +328,10 @@ static const struct planted_run runs[] = {
      NO_WORLD("no Kafka listener in the worlds", "cli_test_kafka_dos (trickle deadline)")},
     {BUG(KAFKA_UNKNOWN_USER_RANDOM_SALT),
      NO_WORLD("no SASL in the worlds", "test_kafka_sasl (unknown_users_indistinguishable)")},
+    /* issue 37, KIP-848: a partition goes to a member only after its previous
+     * owner has revoked it */
+    {BUG(KCGROUP_DOUBLE_ASSIGN),
+     NO_WORLD("no Kafka groups in the worlds", "test_kafka_cgroup (revoke_before_reassign)")},
 };
 
 /* A CMake bracket argument: no character in it is special. */

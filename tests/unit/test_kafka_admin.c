@@ -837,7 +837,8 @@ static void reserved_names(void **state) {
   int fd = kconnect(n);
   tarn__k_metadata_req q;
   tarn__kmsg_init(TARN__KAPI_METADATA, 0, &q);
-  tarn__k_metadata_metadata_request_topic t[2] = {{ks("__consumer_offsets")}, {ks("plain")}};
+  tarn__k_metadata_metadata_request_topic t[2] = {{.name = ks("__consumer_offsets")},
+                                                  {.name = ks("plain")}};
   q.topics.n = 2;
   q.topics.v = t;
   q.allow_auto_topic_creation = true;

@@ -16,6 +16,48 @@
 #include "tarn/error.h"
 #include "tarn/kafka_node.h"
 
+/* The Kafka listener's options, a part of help. */
+static void kafka_help(void) {
+  printf("Kafka (docs/kafka.md; off unless --kafka-listen is given):\n"
+         "  --kafka-listen HOST:PORT    serve the Kafka protocol there (host 127.0.0.1 when\n"
+         "                              only :PORT or PORT is given; port 0: any free port)\n"
+         "  --kafka-advertise HOST:PORT the address Metadata gives clients (the listen one)\n"
+         "  --kafka-node-id N           this node's broker ID (default: the lowest free)\n"
+         "  --star STAR                 the star of the node's express writer, which leads\n"
+         "                              the express partitions the node is leader of\n"
+         "                              (default node-{ID}; docs/kafka.md \"Express topics\")\n"
+         "  --express-absorb-ms MS      the express writer's absorb window (250): how long\n"
+         "                              the acknowledged tail waits to be indexed\n"
+         "  --kafka-auto-create-topics  Metadata creates topics it does not know (off)\n"
+         "  --kafka-batch-ms MS         produce's batch window (the writer's, 250)\n"
+         "  --kafka-max-connections N   (1024)\n"
+         "  --kafka-idle-ms MS          an idle Kafka connection is closed after MS (600000)\n"
+         "  --kafka-max-request-bytes N a larger request closes its connection (100 MiB)\n"
+         "  --kafka-workers N           threads handling requests (16)\n"
+         "  --kafka-retention-check-ms MS  how often retention.ms/retention.bytes are\n"
+         "                              applied (300000; docs/kafka.md \"Retention\")\n"
+         "  --kafka-producer-id-expiration-ms MS  an idempotent producer's state on a\n"
+         "                              partition goes MS after its last write (86400000)\n"
+         "  --kafka-producer-id-expiration-check-ms MS  how often it is swept (600000)\n"
+         "  --kafka-offsets-retention-minutes N  a group's committed offsets go N minutes\n"
+         "                              after it became Empty or after a plain commit (10080)\n"
+         "  --kafka-offsets-retention-ms MS  the same in ms (tarn's; over the minutes)\n"
+         "  --kafka-offsets-retention-check-ms MS  how often offsets expire (600000)\n"
+         "  --kafka-consumer-heartbeat-ms MS  group.consumer.heartbeat.interval.ms (5000)\n"
+         "  --kafka-tls-cert FILE       serve Kafka over TLS with this PEM certificate chain\n"
+         "  --kafka-tls-key FILE        ... and this PEM private key\n"
+         "  --kafka-sasl MECHANISM      clients must authenticate: plain or scram-sha-256\n"
+         "                              (repeat for both); users: tarn kafka user add\n"
+         "  Limits against hostile clients (docs/kafka.md \"Limits\"):\n"
+         "  --kafka-max-preauth-request-bytes N  before SASL login (512 KiB)\n"
+         "  --kafka-max-inflight-bytes N  request bytes the node holds; beyond them sockets\n"
+         "                              wait (queued.max.request.bytes, 512 MiB)\n"
+         "  --kafka-max-connections-per-ip N  (256)\n"
+         "  --kafka-auth-timeout-ms MS  a SASL connection not logged in by then closes (10000)\n"
+         "  --kafka-request-timeout-ms MS  a request begun and not read whole by then\n"
+         "                              closes its connection (60000)\n");
+}
+
 static void help(void) {
   tarn_srv_options o;
   tarn_srv_options_default(&o);
@@ -75,52 +117,17 @@ static void help(void) {
          "  --http-timeout-s S          an idle connection is closed after S seconds (%d)\n"
          "  --http-tls-cert FILE        serve HTTPS with this PEM certificate chain ...\n"
          "  --http-tls-key FILE         ... and this PEM private key\n"
-         "Kafka (docs/kafka.md; off unless --kafka-listen is given):\n"
-         "  --kafka-listen HOST:PORT    serve the Kafka protocol there (host 127.0.0.1 when\n"
-         "                              only :PORT or PORT is given; port 0: any free port)\n"
-         "  --kafka-advertise HOST:PORT the address Metadata gives clients (the listen one)\n"
-         "  --kafka-node-id N           this node's broker ID (default: the lowest free)\n"
-         "  --star STAR                 the star of the node's express writer, which leads\n"
-         "                              the express partitions the node is leader of\n"
-         "                              (default node-{ID}; docs/kafka.md \"Express topics\")\n"
-         "  --express-absorb-ms MS      the express writer's absorb window (250): how long\n"
-         "                              the acknowledged tail waits to be indexed\n"
-         "  --kafka-auto-create-topics  Metadata creates topics it does not know (off)\n"
-         "  --kafka-batch-ms MS         produce's batch window (the writer's, 250)\n"
-         "  --kafka-max-connections N   (1024)\n"
-         "  --kafka-idle-ms MS          an idle Kafka connection is closed after MS (600000)\n"
-         "  --kafka-max-request-bytes N a larger request closes its connection (100 MiB)\n"
-         "  --kafka-workers N           threads handling requests (16)\n"
-         "  --kafka-retention-check-ms MS  how often retention.ms/retention.bytes are\n"
-         "                              applied (300000; docs/kafka.md \"Retention\")\n"
-         "  --kafka-producer-id-expiration-ms MS  an idempotent producer's state on a\n"
-         "                              partition goes MS after its last write (86400000)\n"
-         "  --kafka-producer-id-expiration-check-ms MS  how often it is swept (600000)\n"
-         "  --kafka-offsets-retention-minutes N  a group's committed offsets go N minutes\n"
-         "                              after it became Empty or after a plain commit (10080)\n"
-         "  --kafka-offsets-retention-ms MS  the same in ms (tarn's; over the minutes)\n"
-         "  --kafka-offsets-retention-check-ms MS  how often offsets expire (600000)\n"
-         "  --kafka-consumer-heartbeat-ms MS  group.consumer.heartbeat.interval.ms (5000)\n"
-         "  --kafka-tls-cert FILE       serve Kafka over TLS with this PEM certificate chain\n"
-         "  --kafka-tls-key FILE        ... and this PEM private key\n"
-         "  --kafka-sasl MECHANISM      clients must authenticate: plain or scram-sha-256\n"
-         "                              (repeat for both); users: tarn kafka user add\n"
-         "  Limits against hostile clients (docs/kafka.md \"Limits\"):\n"
-         "  --kafka-max-preauth-request-bytes N  before SASL login (512 KiB)\n"
-         "  --kafka-max-inflight-bytes N  request bytes the node holds; beyond them sockets\n"
-         "                              wait (queued.max.request.bytes, 512 MiB)\n"
-         "  --kafka-max-connections-per-ip N  (256)\n"
-         "  --kafka-auth-timeout-ms MS  a SASL connection not logged in by then closes (10000)\n"
-         "  --kafka-request-timeout-ms MS  a request begun and not read whole by then\n"
-         "                              closes its connection (60000)\n"
-         "\n%s"
-         "\nExit status: 0 stopped by a signal; 1 failed to start (e.g. the port is taken);\n"
-         "2 bad command line; 3 a store could not be reached.\n",
+         "",
          TARN_SERVE_DEFAULT_LISTEN, o.compact_workers, o.compact_interval_ms,
          (long long)o.compact_max_age_ms, (unsigned long long)o.compact_max_range_bytes,
          o.reclaim_interval_ms, (long long)o.orphan_grace_ms, o.wal_gc_interval_ms,
          (long long)o.wal_grace_ms, o.stats_interval_ms, o.http_max_connections, o.http_max_per_ip,
-         o.http_timeout_s, tarn_cli_deploy_help);
+         o.http_timeout_s);
+  kafka_help();
+  printf("\n%s"
+         "\nExit status: 0 stopped by a signal; 1 failed to start (e.g. the port is taken);\n"
+         "2 bad command line; 3 a store could not be reached.\n",
+         tarn_cli_deploy_help);
 }
 
 /* --log-format and --log-level store the index of the word they name. */

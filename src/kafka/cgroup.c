@@ -337,6 +337,46 @@ static int set_str(char **dst, const char *s) {
   return 0;
 }
 
+/* A consumer heartbeat to a group of the classic type: a classic group with
+ * members is not taken over; an empty one switches (Kafka's upgrade of an
+ * empty classic group). 0 or the error to answer. */
+static int16_t adopt_group(tarn__kg_group *gr, int32_t member_epoch) {
+  if (tarn__kg_classic_busy(gr))
+    return TARN__KG_INCONSISTENT_GROUP_PROTOCOL;
+  if (member_epoch != 0)
+    return TARN__KG_GROUP_ID_NOT_FOUND;
+  if (set_str(&gr->protocol_type, "consumer"))
+    return TARN__KG_UNKNOWN_SERVER_ERROR;
+  free(gr->protocol), free(gr->leader);
+  gr->protocol = gr->leader = NULL;
+  gr->type = KG_CONSUMER;
+  return 0;
+}
+
+/* A join (member epoch 0): the new member, appended to the group, whose
+ * epoch is bumped; old, the same member's earlier self, has given up what it
+ * had. NULL: out of memory. */
+static tarn__kc_member *join_member(tarn__kgroups *g, tarn__kg_group *gr, tarn__kc_member *old,
+                                    const char *mid, const tarn__kc_hb_req *q) {
+  if (old)
+    cremove(gr, old);
+  tarn__kc_member *m = calloc(1, sizeof *m);
+  if (!m || !(m->id = *mid ? strdup(mid) : new_id()) || set_str(&m->instance_id, q->instance_id) ||
+      set_str(&m->client_id, q->client_id ? q->client_id : "") ||
+      set_str(&m->client_host, q->client_host ? q->client_host : "")) {
+    tarn__kc_member_free(m);
+    return NULL;
+  }
+  m->session_ms = tarn__kg_options(g)->consumer_session_ms;
+  tarn__kc_member **tail = &gr->cmembers;
+  while (*tail)
+    tail = &(*tail)->next;
+  *tail = m;
+  gr->group_epoch++;
+  gr->state = KG_STABLE;
+  return m;
+}
+
 static int16_t heartbeat_locked(tarn__kgroups *g, const tarn__kc_hb_req *q,
                                 tarn__kc_resolve_fn resolve, void *arg, int64_t now_ms,
                                 tarn__kc_hb_resp *out) {
@@ -345,19 +385,9 @@ static int16_t heartbeat_locked(tarn__kgroups *g, const tarn__kc_hb_req *q,
     return TARN__KG_COORDINATOR_NOT_AVAILABLE;
   if (!gr)
     return TARN__KG_GROUP_ID_NOT_FOUND;
-  if (gr->type != KG_CONSUMER) {
-    /* a classic group with members is not taken over; an empty one switches
-     * (Kafka's upgrade of an empty classic group) */
-    if (tarn__kg_classic_busy(gr))
-      return TARN__KG_INCONSISTENT_GROUP_PROTOCOL;
-    if (q->member_epoch != 0)
-      return TARN__KG_GROUP_ID_NOT_FOUND;
-    if (set_str(&gr->protocol_type, "consumer"))
-      return TARN__KG_UNKNOWN_SERVER_ERROR;
-    free(gr->protocol), free(gr->leader);
-    gr->protocol = gr->leader = NULL;
-    gr->type = KG_CONSUMER;
-  }
+  int16_t err = gr->type != KG_CONSUMER ? adopt_group(gr, q->member_epoch) : 0;
+  if (err)
+    return err;
   const char *mid = q->member_id ? q->member_id : "";
   tarn__kc_member *m = *mid ? cfind(gr, mid) : NULL;
   int dirty = 0, rc = 0;
@@ -382,26 +412,8 @@ static int16_t heartbeat_locked(tarn__kgroups *g, const tarn__kc_hb_req *q,
         return TARN__KG_UNRELEASED_INSTANCE_ID;
   }
   if (q->member_epoch == 0) {
-    if (m) {
-      /* a member that rejoins has given up what it had */
-      cremove(gr, m);
-      m = NULL;
-    }
-    m = calloc(1, sizeof *m);
-    if (!m || !(m->id = *mid ? strdup(mid) : new_id()) ||
-        set_str(&m->instance_id, q->instance_id) ||
-        set_str(&m->client_id, q->client_id ? q->client_id : "") ||
-        set_str(&m->client_host, q->client_host ? q->client_host : "")) {
-      tarn__kc_member_free(m);
+    if (!(m = join_member(g, gr, m, mid, q)))
       return TARN__KG_UNKNOWN_SERVER_ERROR;
-    }
-    m->session_ms = tarn__kg_options(g)->consumer_session_ms;
-    tarn__kc_member **tail = &gr->cmembers;
-    while (*tail)
-      tail = &(*tail)->next;
-    *tail = m;
-    gr->group_epoch++;
-    gr->state = KG_STABLE;
     dirty = 1;
   } else {
     if (!m)

@@ -235,6 +235,11 @@ static void flush_run(producer *p) {
   uint64_t a = p->run.first + 1, b = p->run.last;
   if (b < a)
     return;
+  if (a == b) { /* one record more: reported as one */
+    fprintf(stderr, "tarn: append: record %llu: %s, as record %llu\n", (unsigned long long)a,
+            p->run.what, (unsigned long long)a - 1);
+    return;
+  }
   if (p->files)
     fprintf(stderr, "tarn: append: records %llu-%llu (files %s .. %s): %s, as record %llu\n",
             (unsigned long long)a, (unsigned long long)b, p->files[p->run.pos_first],

@@ -52,6 +52,16 @@ trap cleanup EXIT
 fail() {
   echo "FAIL: $*" >&2
   local g f p
+  # a sanitizer's report whole, first: the tails below cut its top (where it
+  # read, freed and allocated), and CI shows only the end of a test's output
+  for g in "${fail_logs[@]}"; do
+    for f in $g; do
+      [ -f "$f" ] && grepq -a -E '^==[0-9]+==ERROR: |^WARNING: ThreadSanitizer|runtime error: ' "$f" || continue
+      echo "== sanitizer report in $f" >&2
+      awk '/^==[0-9]+==ERROR: |^WARNING: ThreadSanitizer|runtime error: /{on=1} on{print; if (++n >= 400) exit}
+           /^SUMMARY: /{on=0}' "$f" >&2
+    done
+  done
   for g in "${fail_logs[@]}"; do
     for f in $g; do [ -f "$f" ] && { echo "== $f" >&2; tail -50 "$f" >&2; }; done
   done

@@ -50,8 +50,11 @@ typedef struct actx {
   int64_t max_publish_delay_ms;
   int64_t max_put_ms; /* LS-085's put-time bound, which the WAL grace allows for */
   tarn_xwriter *w;    /* the writer whose stats and logs to update, or NULL */
-  /* what is being absorbed, for the refusal's message */
-  const char *star;
+  /* what is being absorbed, for the refusal's message. The star is a copy:
+   * the epoch record it came from is read again (freed, replaced) when a CAS
+   * on it conflicts (epoch.c, update), and a refusal after that read freed
+   * memory (CI's ASan, cli_test_kafka_express_failover: two settlers) */
+  char star[TARN__X_STAR_MAX + 1];
   uint64_t epoch, slot_from, slot_to;
 } actx;
 
@@ -95,8 +98,8 @@ static int refused(const actx *c, const asec *s, const char *why) {
                    ", %" PRIu64 "): acknowledged at offsets [%" PRIu64 ", %" PRIu64
                    ") but the log ends at %" PRIu64 " (expected %" PRIu64
                    "); refusing to place it elsewhere, nothing indexed (%s; %s)",
-                   s->log_id, c->star ? c->star : "?", c->epoch, c->slot_from, c->slot_to, s->start,
-                   s->end, end, s->start, msg, why);
+                   s->log_id, c->star[0] ? c->star : "?", c->epoch, c->slot_from, c->slot_to,
+                   s->start, s->end, end, s->start, msg, why);
 }
 
 /* A3 for one section, exactly once. *resolved is set when the section was
@@ -477,8 +480,9 @@ int tarn__xabsorb_batch(tarn_xwriter *w, int force) {
   if (!rc) {
     w->absorb_busy = 1;
     pthread_mutex_unlock(&w->mu);
-    actx c = {w->meta,     w->wal, w->max_publish_delay_ms, w->max_put_ms, w, w->star, epoch,
+    actx c = {w->meta,     w->wal, w->max_publish_delay_ms, w->max_put_ms, w, "", epoch,
               fl[0]->slot, to};
+    snprintf(c.star, sizeof c.star, "%s", w->star);
     tarn__xepoch e;
     rc = tarn__xepoch_load(w->meta, w->star, TARN__X_CLASS_EXPRESS, epoch, &e);
     if (!rc) {
@@ -593,7 +597,8 @@ static int absorb_flight_once(void *arg, tarn_meta *m, tarn__xepoch *e, uint64_t
                      slot, e->checkpoint);
   /* a crashed absorb's intent covers [checkpoint, to): all of it at once */
   uint64_t to = e->absorbing_to > slot ? e->absorbing_to : slot + 1;
-  actx c = {m, arg, 0, 0, NULL, e->star, e->epoch, slot, to};
+  actx c = {m, arg, 0, 0, NULL, "", e->epoch, slot, to};
+  snprintf(c.star, sizeof c.star, "%s", e->star);
   tarn_timing t;
   int rc = tarn_timing_load(m, &t, NULL);
   c.max_publish_delay_ms = t.max_publish_delay_ms;

@@ -80,6 +80,19 @@ static int put(tarn_xwriter *w, uint64_t slot, size_t b) {
 
 static int release(tarn_xwriter *w) { return tarn_xwriter_step(w, TARN_XSTEP_RELEASE, 0, 0); }
 
+/* A stepped writer of a deployment named name (K = 3, W = 2) whose first
+ * slot, one entry of log 5, has its three copies and is acknowledged. */
+static tarn_xwriter *one_acked_slot(tu_fixture *e, const char *name, acks *a, ackarg *args) {
+  xdeploy_open(e, name, 3, 2, 8);
+  tarn_xwriter *w = open_w(e, 1);
+  append_slot(w, 5, a, args, 0);
+  for (size_t b = 0; b < 3; b++)
+    assert_int_equal(put(w, 0, b), 1);
+  release(w);
+  assert_int_equal(a->n, 1);
+  return w;
+}
+
 /* issue 14 "Acknowledgements are released strictly in slot order, and only
  * for committed slots" (epochs-model §6, out-of-order ack: claim 2). */
 static void release_in_slot_order(void **state) {
@@ -493,15 +506,9 @@ static void k1_w1(void **state) {
  * guarded by the absence of the key, so the late landing adds nothing. */
 static void absorb_exactly_once_across_unknown_put(void **state) {
   tu_fixture e;
-  xdeploy_open(&e, "xw-unknown", 3, 2, 8);
-  tarn_xwriter *w = open_w(&e, 1);
   acks a = {0};
   ackarg args[8];
-  append_slot(w, 5, &a, args, 0);
-  for (size_t b = 0; b < 3; b++)
-    assert_int_equal(put(w, 0, b), 1);
-  release(w);
-  assert_int_equal(a.n, 1);
+  tarn_xwriter *w = one_acked_slot(&e, "xw-unknown", &a, args);
   /* absorb's first write records its intent on the epoch record; hold the
    * second, the index put */
   assert_int_equal(tarn_meta_inject_fault_after(e.m, TARN_META_FAULT_DELAY_COMMIT, 1, 1), 0);
@@ -850,15 +857,9 @@ static void index_foreign(void *arg, int op, const char *name) {
  * sanitizer stage): a release build reads the freed bytes silently. */
 static void settler_refused_after_reread(void **state) {
   tu_fixture e;
-  xdeploy_open(&e, "xw-reread", 3, 2, 8);
-  tarn_xwriter *w = open_w(&e, 1);
   acks a = {0};
   ackarg args[8];
-  append_slot(w, 5, &a, args, 0);
-  for (size_t b = 0; b < 3; b++)
-    assert_int_equal(put(w, 0, b), 1);
-  release(w);
-  assert_int_equal(a.n, 1);
+  tarn_xwriter *w = one_acked_slot(&e, "xw-reread", &a, args);
   uint64_t epoch = tarn_xwriter_epoch(w);
   char key[TARN__X_SLOT_KEY_MAX], part[TARN__X_PART_MAX], ek[TARN__X_KEY_MAX];
   tarn__xslot_key(key, sizeof key, "star-1", epoch, 0);

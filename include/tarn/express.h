@@ -54,8 +54,16 @@ int tarn_express_deploy(tarn_meta *m, const char *const *buckets, size_t k, uint
 int tarn_express_deploy_default(tarn_meta *m, const char *home, int *created);
 
 typedef struct tarn_xwriter_options {
-  const char *star;           /* the writer identity (required): [A-Za-z0-9._-]{1,128} */
-  uint32_t batch_ms;          /* a flight is sealed this long after its first entry (2) */
+  const char *star;  /* the writer identity (required): [A-Za-z0-9._-]{1,128} */
+  uint32_t batch_ms; /* a flight is sealed this long after its first entry (2) */
+  /* Issue 36 item 3: when set, a flight is sealed when it is full or when
+   * this budget's share of waiting is spent, whichever comes first: the
+   * budget less the p99 of the time the writer's recent slots took from
+   * seal to W copies, never less than batch_ms. An entry's acknowledgement
+   * then takes about the budget at p99, and slots grow with the load (fewer
+   * PUTs per GiB) instead of being cut every batch_ms. 0 (the default here;
+   * tarn append and tarn serve give 20): batch_ms alone. */
+  uint32_t latency_budget_ms;
   size_t max_flight_bytes;    /* payload bytes per flight (1 MiB); a larger entry gets its own */
   size_t max_bytes_in_flight; /* payload appended and not yet absorbed (64 MiB) */
   int nonblocking;            /* over the limit or the window: 1 = append returns TARN_EBUSY */
@@ -203,6 +211,9 @@ typedef struct tarn_xwriter_stats {
    * (issue 30 item 6), and of those the ones whose WAL object had been
    * reclaimed and was written again */
   uint64_t absorb_late, absorb_rewritten;
+  /* issue 36 item 3: the p99 of the latest slots' times from seal to W
+   * copies (ms), and how long a flight now gathers after its first entry */
+  int64_t commit_p99_ms, seal_wait_ms;
 } tarn_xwriter_stats;
 void tarn_xwriter_stats_get(tarn_xwriter *w, tarn_xwriter_stats *s);
 void tarn_xwriter_last_error(tarn_xwriter *w, char *buf, size_t n);

@@ -57,19 +57,21 @@ typedef struct tarn_kafka_node_config {
   int batch_ms;               /* produce's batch window of topics without one; -1: the writer's
                                * (250) */
   uint32_t express_absorb_ms; /* the express writer's absorb window; 0: its (250) */
-  int max_connections;        /* [max.connections] (1024) */
-  int idle_ms;                /* [connections.max.idle.ms] (600000) */
-  size_t max_request_bytes;   /* [socket.request.max.bytes] (100 MiB) */
-  int workers;                /* [num.io.threads] threads handling requests (16) */
-  const char *tls_cert;       /* [ssl.keystore.location] with tls_key: every connection is TLS
-                               * 1.2 or later; a PEM certificate chain file (NULL) */
-  const char *tls_key;        /* its PEM private key file (NULL) */
-  int sasl_mechanisms;        /* [sasl.enabled.mechanisms] TARN_KAFKA_SASL_* bits
-                               * (tarn/kafka_users.h) every client must authenticate with;
-                               * 0: none (0) */
-  int retention_check_ms;     /* [log.retention.check.interval.ms] how often the retention job
-                               * trims the partitions this node leads (docs/kafka.md
-                               * "Retention"); checked every 250 ms (300000) */
+  int express_latency_budget_ms; /* its latency budget (issue 36 item 3; docs/express.md "Slot
+                                  * sizing"); -1: 20; 0: none (a slot every 2 ms) */
+  int max_connections;           /* [max.connections] (1024) */
+  int idle_ms;                   /* [connections.max.idle.ms] (600000) */
+  size_t max_request_bytes;      /* [socket.request.max.bytes] (100 MiB) */
+  int workers;                   /* [num.io.threads] threads handling requests (16) */
+  const char *tls_cert;          /* [ssl.keystore.location] with tls_key: every connection is TLS
+                                  * 1.2 or later; a PEM certificate chain file (NULL) */
+  const char *tls_key;           /* its PEM private key file (NULL) */
+  int sasl_mechanisms;           /* [sasl.enabled.mechanisms] TARN_KAFKA_SASL_* bits
+                                  * (tarn/kafka_users.h) every client must authenticate with;
+                                  * 0: none (0) */
+  int retention_check_ms;        /* [log.retention.check.interval.ms] how often the retention job
+                                  * trims the partitions this node leads (docs/kafka.md
+                                  * "Retention"); checked every 250 ms (300000) */
   int64_t producer_id_expiration_ms;       /* [producer.id.expiration.ms] an idempotent producer's
                                             * state on a partition goes this long after its last
                                             * write (86400000) */

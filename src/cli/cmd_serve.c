@@ -28,6 +28,9 @@ static void kafka_help(void) {
          "                              (default node-{ID}; docs/kafka.md \"Express topics\")\n"
          "  --express-absorb-ms MS      the express writer's absorb window (250): how long\n"
          "                              the acknowledged tail waits to be indexed\n"
+         "  --express-latency-budget-ms MS  an express acknowledgement's budget (20): a slot\n"
+         "                              gathers what it leaves after the slots' commit p99\n"
+         "                              (0: a slot every 2 ms; docs/express.md \"Slot sizing\")\n"
          "  --kafka-auto-create-topics  Metadata creates topics it does not know (off)\n"
          "  --kafka-batch-ms MS         produce's batch window (the writer's, 250)\n"
          "  --kafka-max-connections N   (1024)\n"
@@ -188,6 +191,8 @@ static int parse(int argc, char **argv, tarn_cli_deploy *d, tarn_srv_options *o,
       TARN_CLI_OPT_UINT("--kafka-node-id", &o->kafka_node_id, 0, 999999, NULL, NULL),
       TARN_CLI_OPT_STRING("--star", &o->star, "STAR"),
       TARN_CLI_OPT_UINT("--express-absorb-ms", &o->express_absorb_ms, 0, 3600000, NULL, NULL),
+      TARN_CLI_OPT_UINT("--express-latency-budget-ms", &o->express_latency_budget_ms, 0, 60000,
+                        NULL, NULL),
       TARN_CLI_OPT_FLAG("--kafka-auto-create-topics", &o->kafka_auto_create_topics, 1),
       TARN_CLI_OPT_UINT("--kafka-batch-ms", &o->kafka_batch_ms, 0, 60000, NULL, NULL),
       TARN_CLI_OPT_UINT("--kafka-max-connections", &o->kafka_max_connections, 1, 65536, NULL, NULL),

@@ -23,6 +23,9 @@ typedef struct xent {
 enum { XF_GATHER = 0, XF_SEALED = 1, XF_COMMITTED = 2, XF_DOOMED = 3 };
 enum { XB_PENDING = 0, XB_BUSY = 1, XB_OK = 2, XB_FAILED = 3 };
 
+/* Commit times kept for the latency budget's p99 (issue 36 item 3). */
+#define TARN__XCOMMIT_SAMPLES 256
+
 typedef struct xflight {
   uint64_t epoch, slot;
   int state;
@@ -39,6 +42,7 @@ typedef struct xflight {
   int orphaned;        /* absorbed and unlinked while a copy was busy: the last busy PUT
                           thread frees it */
   int64_t first_ms;    /* monotonic: the first entry's arrival */
+  int64_t sealed_ms;   /* monotonic: sealed (its commit time runs from here) */
   int64_t released_ms; /* monotonic */
   struct xflight *next;
 } xflight;
@@ -104,6 +108,11 @@ struct tarn_xwriter {
   pthread_t *putters;
   int n_put, threads_started;
   tarn_xwriter_stats st;
+  /* issue 36 item 3: the latest slots' times from seal to W copies (a
+   * ring), and their p99, which the latency budget's seal subtracts */
+  int64_t commit_ms[TARN__XCOMMIT_SAMPLES];
+  size_t n_commit;
+  int64_t commit_p99_ms;
 };
 
 /* A crash, for tests and the simulator: stops the threads and frees the

@@ -35,16 +35,17 @@ typedef struct tarn__karena tarn__karena; /* kafka/proto/kproto.h */
 
 /* The node's options (tarn serve --kafka-*). */
 typedef struct tarn__knode_config {
-  int32_t node_id;                /* this node's broker ID in Metadata; -1: the first free */
-  char host[256];                 /* advertised host (clients connect to it) */
-  int port;                       /* advertised port */
-  int auto_create_topics;         /* Metadata creates unknown topics (0) */
-  int32_t auto_create_partitions; /* partitions of an auto-created topic (1) */
-  uint32_t batch_ms;              /* produce's batch window of topics without one (250) */
-  uint32_t express_absorb_ms;     /* the express writer's absorb window (0: its 250) */
-  uint32_t express_fence_ms;      /* its in-process roll's fence deadline (0: the fence's 30 s) */
-  int64_t offsets_retention_ms;   /* offsets.retention.minutes in ms (DescribeConfigs reports it) */
-  int32_t consumer_heartbeat_ms;  /* group.consumer.heartbeat.interval.ms (KIP-848); 0: 5000 */
+  int32_t node_id;                    /* this node's broker ID in Metadata; -1: the first free */
+  char host[256];                     /* advertised host (clients connect to it) */
+  int port;                           /* advertised port */
+  int auto_create_topics;             /* Metadata creates unknown topics (0) */
+  int32_t auto_create_partitions;     /* partitions of an auto-created topic (1) */
+  uint32_t batch_ms;                  /* produce's batch window of topics without one (250) */
+  uint32_t express_absorb_ms;         /* the express writer's absorb window (0: its 250) */
+  uint32_t express_latency_budget_ms; /* its latency budget (0: none, batch_ms alone) */
+  uint32_t express_fence_ms;     /* its in-process roll's fence deadline (0: the fence's 30 s) */
+  int64_t offsets_retention_ms;  /* offsets.retention.minutes in ms (DescribeConfigs reports it) */
+  int32_t consumer_heartbeat_ms; /* group.consumer.heartbeat.interval.ms (KIP-848); 0: 5000 */
   /* SASL (sasl.h): the TARN__KSASL_* mechanisms a client must authenticate
    * with before any other request; 0: none required, SaslHandshake and
    * SaslAuthenticate not advertised. */

@@ -166,6 +166,7 @@ int tarn__kexpress_writer(tarn__knode *n, const tarn_kafka_topic *t, uint32_t pa
     o.star = n->cfg.star;
     if (n->cfg.express_absorb_ms)
       o.absorb_ms = n->cfg.express_absorb_ms;
+    o.latency_budget_ms = n->cfg.express_latency_budget_ms;
     /* an in-process roll fences the writer's own halted epoch (as tarn append) */
     o.fence = tarn_express_fence_cut;
     if (n->cfg.express_log) {

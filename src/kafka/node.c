@@ -55,6 +55,7 @@ void tarn_kafka_node_config_default(tarn_kafka_node_config *c) {
   c->listen = "127.0.0.1:9092";
   c->node_id = -1;
   c->batch_ms = -1;
+  c->express_latency_budget_ms = -1;
   tarn__klisten_limits lim;
   tarn__klisten_limits_default(&lim);
   c->max_connections = lim.max_connections;
@@ -267,6 +268,8 @@ static void knode_config(const tarn_kafka_node_config *c, tarn__knode_config *kc
   if (c->batch_ms >= 0)
     kc->batch_ms = (uint32_t)c->batch_ms;
   kc->express_absorb_ms = c->express_absorb_ms;
+  kc->express_latency_budget_ms =
+      c->express_latency_budget_ms < 0 ? 20 : (uint32_t)c->express_latency_budget_ms;
   kc->offsets_retention_ms =
       c->offsets_retention_ms > 0 ? c->offsets_retention_ms : OFFSETS_RETENTION_MS;
   kc->sasl_mechanisms = c->sasl_mechanisms;

@@ -47,6 +47,7 @@ static void node_config(const tarn_srv_options *o, tarn_kafka_node_config *c) {
   c->auto_create_topics = o->kafka_auto_create_topics;
   c->batch_ms = o->kafka_batch_ms;
   c->express_absorb_ms = (uint32_t)o->express_absorb_ms;
+  c->express_latency_budget_ms = o->express_latency_budget_ms;
   if (o->kafka_max_connections > 0)
     c->max_connections = o->kafka_max_connections;
   if (o->kafka_idle_ms > 0)

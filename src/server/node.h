@@ -37,6 +37,7 @@ typedef struct tarn_srv_options {
   const char *star;                         /* the express writer's star (NULL: node-{node ID}) */
   int express_absorb_ms;                    /* its absorb window; 0: the writer's (250) */
   int kafka_auto_create_topics;             /* Metadata creates unknown topics (0) */
+  int express_latency_budget_ms;            /* the express writer's budget; -1: the node's (20) */
   int kafka_batch_ms;                       /* produce's batch window; -1: the writer's (250) */
   int kafka_max_connections;                /* 0: 1024 */
   int kafka_idle_ms;                        /* 0: 600000 */

@@ -828,6 +828,77 @@ static void settlers_race(void **state) {
   }
 }
 
+/* A clock for latency_budget_sizes_slots: monotonic time moves only when
+ * the test says. */
+static int64_t fake_mono_ms;
+static int64_t fake_mono(void *arg) {
+  (void)arg;
+  return fake_mono_ms;
+}
+static int64_t real_now(void *arg) {
+  (void)arg;
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+static void fake_sleep(void *arg, int64_t ms) {
+  (void)arg;
+  fake_mono_ms += ms;
+}
+
+/* Steps the timer at t and gives how many slots are sealed. */
+static uint64_t sealed_at(tarn_xwriter *w, int64_t t) {
+  fake_mono_ms = t;
+  assert_true(tarn_xwriter_step(w, TARN_XSTEP_TIMER, 0, 0) >= 0);
+  tarn_xwriter_stats st;
+  tarn_xwriter_stats_get(w, &st);
+  return st.slots_sealed;
+}
+
+/* Issue 36 item 3: with a latency budget (20 ms) a flight gathers what the
+ * budget leaves after the slots' commit p99: half the budget before any slot
+ * committed; 17 ms after a commit of 3 ms; batch_ms (2) once commits take
+ * longer than the budget. */
+static void latency_budget_sizes_slots(void **state) {
+  tu_fixture e;
+  xdeploy_open(&e, "xw-budget", 3, 2, 8);
+  fake_mono_ms = 1000;
+  tarn__clock_hooks h = {real_now, fake_mono, fake_sleep, NULL};
+  tarn__clock_set(&h);
+  tarn_xwriter_options o;
+  tarn_xwriter_options_default(&o);
+  o.star = "star-1";
+  o.stepped = 1;
+  o.latency_budget_ms = 20;
+  tarn_xwriter *w;
+  assert_int_equal(tarn_xwriter_open(e.m, e.wal, &o, &w), 0);
+  acks a = {0};
+  ackarg args[8];
+  static const int64_t first[3] = {1000, 1020, 1070}, wait[3] = {10, 17, 2};
+  static const int64_t commit[3] = {3, 30, 0};
+  for (int i = 0; i < 3; i++) {
+    fake_mono_ms = first[i];
+    args[i] = (ackarg){&a, i};
+    assert_int_equal(tarn_xwriter_append(w, 5, "e", 1, 1, on_ack, &args[i]), 0);
+    assert_int_equal(sealed_at(w, first[i] + wait[i] - 1), (uint64_t)i);
+    assert_int_equal(sealed_at(w, first[i] + wait[i]), (uint64_t)i + 1);
+    if (!commit[i])
+      break;
+    fake_mono_ms = first[i] + wait[i] + commit[i];
+    for (size_t b = 0; b < 2; b++)
+      assert_int_equal(put(w, (uint64_t)i, b), 1);
+    release(w);
+    assert_int_equal(a.n, i + 1);
+  }
+  tarn_xwriter_stats st;
+  tarn_xwriter_stats_get(w, &st);
+  assert_int_equal(st.commit_p99_ms, 30);
+  assert_int_equal(st.seal_wait_ms, 2);
+  tarn_xwriter_close(w);
+  tarn__clock_set(NULL);
+  tu_fixture_close(&e);
+}
+
 /* The WAL object put of a settler's publish: another writer indexes log 5
  * first (once), so the settler's positional index put is refused. */
 typedef struct foreign_put {
@@ -1051,6 +1122,7 @@ int main(void) {
       cmocka_unit_test(settle_absorb_resumes_intent),
       cmocka_unit_test(settlers_race),
       cmocka_unit_test(settler_refused_after_reread),
+      cmocka_unit_test(latency_budget_sizes_slots),
       cmocka_unit_test(tail_checkpoint_reclaim),
       cmocka_unit_test(threaded_two_logs),
   };

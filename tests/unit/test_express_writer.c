@@ -837,9 +837,7 @@ static int64_t fake_mono(void *arg) {
 }
 static int64_t real_now(void *arg) {
   (void)arg;
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+  return tu_real_ms();
 }
 static void fake_sleep(void *arg, int64_t ms) {
   (void)arg;

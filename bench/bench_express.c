@@ -99,6 +99,20 @@ static uint64_t puts_of(const char *name) {
   return n;
 }
 
+/* An express writer's payload per slot (n entries appended) and how long
+ * its slots gathered at the end; zeros for a standard writer (x NULL). */
+static void slot_stats(tarn_xwriter *x, size_t n, result *r) {
+  r->slot_kib = 0;
+  r->seal_wait_ms = 0;
+  if (!x)
+    return;
+  tarn_xwriter_flush(x);
+  tarn_xwriter_stats st;
+  tarn_xwriter_stats_get(x, &st);
+  r->slot_kib = st.slots_sealed ? (double)n * ENTRY / 1024.0 / (double)st.slots_sealed : 0;
+  r->seal_wait_ms = st.seal_wait_ms;
+}
+
 /* n entries at rate per second on a fresh deployment. */
 static int run(int express, const profile *pf, int down, uint32_t batch_ms, uint32_t budget_ms,
                size_t n, double rate, result *r) {
@@ -169,15 +183,7 @@ static int run(int express, const profile *pf, int down, uint32_t batch_ms, uint
     rc = tarn_appender_append(a, 1, p, ENTRY, 1, ack_cb, &ss[i]);
   }
   double secs = bench_now() - t0;
-  r->slot_kib = 0;
-  r->seal_wait_ms = 0;
-  if (x) {
-    tarn_xwriter_flush(x);
-    tarn_xwriter_stats st;
-    tarn_xwriter_stats_get(x, &st);
-    r->slot_kib = st.slots_sealed ? (double)(n + 1) * ENTRY / 1024.0 / (double)st.slots_sealed : 0;
-    r->seal_wait_ms = st.seal_wait_ms;
-  }
+  slot_stats(x, n + 1, r);
   int rc2 = tarn_appender_close(a);
   if (!rc && rc2)
     rc = rc2;

@@ -63,6 +63,10 @@ const tarn_kafka_config_def *tarn_kafka_config_find(const char *name);
  * "Invalid value banana for configuration retention.ms: Not a number of type
  * LONG", "... Value must be at least -1") or 0. */
 int tarn_kafka_config_check(const char *name, const char *value);
+/* 1 when the cleanup.policy list (Kafka's: "delete", "compact",
+ * "compact,delete", spaces allowed around the items; NULL: the default,
+ * "delete") names policy, else 0. */
+int tarn_kafka_cleanup_policy_has(const char *list, const char *policy);
 
 #ifdef __cplusplus
 }

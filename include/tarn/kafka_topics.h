@@ -63,6 +63,7 @@ typedef struct tarn_kafka_topic {
   uint64_t *logs;            /* partition p's log is logs[p] (malloc'd) */
   int32_t max_message_bytes; /* max.message.bytes, else 1,048,588 */
   uint32_t batch_ms;         /* tarn.kafka.batch.ms, else 0: the writer's window */
+  int compacted;             /* cleanup.policy names compact (issue 35) */
   char storage_class[TARN_STORAGE_CLASS_MAX + 1]; /* the "class" property, else "" */
   tarn_stream_prop *configs;                      /* the topic's configs: every property outside
                                                      lakestream.*, in key order (malloc'd) */

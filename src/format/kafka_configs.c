@@ -48,7 +48,8 @@ static const tarn_kafka_config_def table[] = {
     S("class", "", NULL, APPLIED,
       "tarn: the stream's storage class (express: the Epochs writer), set at creation"),
     LS("cleanup.policy", "delete", cleanup_policies, APPLIED,
-       "delete: retention.ms and retention.bytes apply; compact: " NOT_YET_COMPACT),
+       "delete: retention.ms and retention.bytes apply; compact: records without a key are "
+       "refused (INVALID_RECORD, as Kafka); " NOT_YET_COMPACT),
     I("compression.gzip.level", "-1", -1, 9, KEPT, BATCHES_AS_PRODUCED),
     I("compression.lz4.level", "9", 1, 17, KEPT, BATCHES_AS_PRODUCED),
     S("compression.type", "producer", compression_types, KEPT,
@@ -201,6 +202,23 @@ static int list_check(const tarn_kafka_config_def *d, const char *value) {
     if (!e)
       break;
     p = e + 1;
+  }
+  return 0;
+}
+
+int tarn_kafka_cleanup_policy_has(const char *s, const char *policy) {
+  if (!s)
+    s = "delete";
+  size_t want = strlen(policy);
+  while (*s) {
+    while (*s == ' ' || *s == ',')
+      s++;
+    size_t n = strcspn(s, ","), k = n;
+    while (k && s[k - 1] == ' ')
+      k--;
+    if (k == want && strncmp(s, policy, k) == 0)
+      return 1;
+    s += n;
   }
   return 0;
 }

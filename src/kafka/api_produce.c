@@ -274,6 +274,50 @@ static int16_t produce_flatten(tarn__kreq *req, tarn__kbytes *rec) {
   return rc || (changed && !p) ? TARN__KERR_UNKNOWN_SERVER_ERROR : 0;
 }
 
+/* Issue 35: a compacted topic keeps the latest record of each key, so a
+ * record without a key is refused, as Kafka's LogValidator does: from v8
+ * INVALID_RECORD naming the record (its index in the partition's records)
+ * with Kafka's message; before v8, which has no such code, CORRUPT_MESSAGE
+ * (Kafka answers old versions so). */
+typedef struct keyless {
+  int32_t index, found;
+} keyless;
+
+static int keyless_cb(void *arg, const tarn_kafka_record *r) {
+  keyless *k = arg;
+  if (r->key_len < 0) {
+    k->found = k->index;
+    return 1;
+  }
+  k->index++;
+  return 0;
+}
+
+static int16_t produce_keys(tarn__kreq *req, const ptopic *tp, ppart *pp) {
+  keyless k = {0, -1};
+  const tarn__kbytes *rec = &pp->in->records;
+  int rc = tarn_kafka_records(rec->p, (size_t)rec->len, 0, 0, keyless_cb, &k);
+  if (rc < 0)
+    return TARN__KERR_CORRUPT_MESSAGE;
+  if (k.found < 0)
+    return 0;
+  if (req->api_version < 8)
+    return TARN__KERR_CORRUPT_MESSAGE;
+  char msg[TARN_KAFKA_TOPIC_NAME_MAX + 96];
+  snprintf(msg, sizeof msg,
+           "Compacted topic cannot accept message without key in topic partition %s-%d.",
+           tp->t.name, (int)pp->in->index);
+  tarn__k_produce_batch_index_and_error_message *e =
+      tarn__kresp_entries(req, 1, sizeof *e, &pp->out->record_errors.n);
+  if (e) {
+    e->batch_index = k.found;
+    e->batch_index_error_message = (tarn__kstr){NULL, -1};
+    pp->out->record_errors.v = e;
+  }
+  pp->out->error_message = tarn__kresp_str(req, msg);
+  return TARN__KERR_INVALID_RECORD;
+}
+
 /* The partition's log and its records' checks. */
 static int16_t produce_checks(tarn__kreq *req, const ptopic *tp, ppart *pp) {
   if (tp->err)
@@ -282,6 +326,8 @@ static int16_t produce_checks(tarn__kreq *req, const ptopic *tp, ppart *pp) {
     return TARN__KERR_UNKNOWN_TOPIC_OR_PARTITION;
   int16_t err = check_records(&pp->in->records, req->api_version, tp->t.max_message_bytes,
                               &pp->count, &pp->first);
+  if (!err && tp->t.compacted)
+    err = produce_keys(req, tp, pp);
   if (!err && req->api_version < 3)
     err = produce_flatten(req, &pp->in->records);
   return err;

@@ -38,26 +38,10 @@ static int64_t long_of(const char *s) {
   return errno || *e ? -1 : (int64_t)v;
 }
 
-/* cleanup.policy is a list: "delete", "compact" or "compact,delete". */
-static int has_delete(const char *s) {
-  while (s && *s) {
-    while (*s == ' ' || *s == ',')
-      s++;
-    size_t n = strcspn(s, ",");
-    size_t k = n;
-    while (k && s[k - 1] == ' ')
-      k--;
-    if (k == 6 && strncmp(s, "delete", 6) == 0)
-      return 1;
-    s += n;
-  }
-  return 0;
-}
-
 void tarn__kretention_policy_of(const tarn_kafka_topic *t, tarn__kretention_policy *p) {
   p->ms = long_of(config_of(t, "retention.ms"));
   p->bytes = long_of(config_of(t, "retention.bytes"));
-  p->del = has_delete(config_of(t, "cleanup.policy"));
+  p->del = tarn_kafka_cleanup_policy_has(config_of(t, "cleanup.policy"), "delete");
   if (p->ms < -1)
     p->ms = -1;
   if (p->bytes < -1)

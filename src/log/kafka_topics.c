@@ -152,6 +152,8 @@ int tarn_kafka_topic_from_stream(const tarn_catalog_record *s, tarn_kafka_topic 
       out->batch_ms = (uint32_t)x;
     else if (strcmp(k, TARN_PROP_STORAGE_CLASS) == 0)
       snprintf(out->storage_class, sizeof out->storage_class, "%s", v);
+    else if (strcmp(k, "cleanup.policy") == 0)
+      out->compacted = tarn_kafka_cleanup_policy_has(v, "compact");
     tarn_stream_prop *c = &out->configs[out->n_configs];
     c->key = strdup(k), c->value = strdup(v);
     if (!c->key || !c->value) {

@@ -23,18 +23,25 @@ static void put_be16(tarn_buf *b, uint16_t v) {
 
 static void compress_with(int codec, tarn_buf *out, const tarn_buf *in);
 
-/* A v2 batch with n records of values "v<i>"; count and delta as declared;
- * the records section compressed with the codec in attrs' low bits. */
+/* A v2 batch with n records of values "v<i>", keys "k<i>" below keyed and
+ * null from there; count and delta as declared; the records section
+ * compressed with the codec in attrs' low bits. */
 static void v2_batch(tarn_buf *out, int64_t base, uint16_t attrs, int32_t n, int32_t count,
-                     int32_t delta, int64_t first_ts) {
+                     int32_t delta, int64_t first_ts, int32_t keyed) {
   tarn_buf recs = TARN_BUF_INIT;
   for (int32_t i = 0; i < n; i++) {
     tarn_buf r = TARN_BUF_INIT;
     tarn_buf_putc(&r, 0); /* attributes */
     put_zigzag(&r, i);    /* timestampDelta */
     put_zigzag(&r, i);    /* offsetDelta */
-    put_zigzag(&r, -1);   /* null key */
-    put_zigzag(&r, 2);    /* value length */
+    if (i < keyed) {
+      put_zigzag(&r, 2);
+      tarn_buf_putc(&r, 'k');
+      tarn_buf_putc(&r, (uint8_t)('0' + i % 10));
+    } else {
+      put_zigzag(&r, -1); /* null key */
+    }
+    put_zigzag(&r, 2); /* value length */
     tarn_buf_putc(&r, 'v');
     tarn_buf_putc(&r, (uint8_t)('0' + i % 10));
     put_zigzag(&r, 0); /* no headers */
@@ -70,13 +77,17 @@ static void v2_batch(tarn_buf *out, int64_t base, uint16_t attrs, int32_t n, int
 
 void tu_kafka_v2_batch(tarn_buf *out, int64_t base, uint16_t attrs, int32_t n, int32_t count,
                        int32_t delta) {
-  v2_batch(out, base, attrs, n, count, delta, 1700000000000LL);
+  v2_batch(out, base, attrs, n, count, delta, 1700000000000LL, 0);
+}
+
+void tu_kafka_v2_keyed(tarn_buf *out, int32_t n, int32_t keyed) {
+  v2_batch(out, 0, 0, n, n, n - 1, 1700000000000LL, keyed);
 }
 
 void tu_kafka_v2_simple(tarn_buf *out, int32_t n) { tu_kafka_v2_batch(out, 0, 0, n, n, n - 1); }
 
 void tu_kafka_v2_timed(tarn_buf *out, int32_t n, int64_t first_ts) {
-  v2_batch(out, 0, 0, n, n, n - 1, first_ts);
+  v2_batch(out, 0, 0, n, n, n - 1, first_ts, 0);
 }
 
 /* A v0/v1 message with the given value (NULL: null value). */

@@ -14,6 +14,8 @@ void tu_kafka_v2_batch(tarn_buf *out, int64_t base, uint16_t attrs, int32_t n, i
                        int32_t delta);
 /* A v2 batch of n records, declared consistently. */
 void tu_kafka_v2_simple(tarn_buf *out, int32_t n);
+/* n records, keys "k<i>" for i < keyed, null keys from there. */
+void tu_kafka_v2_keyed(tarn_buf *out, int32_t n, int32_t keyed);
 /* A v2 batch of n records whose timestamps are first_ts, first_ts + 1, ...
  * (its max timestamp first_ts + n - 1). */
 void tu_kafka_v2_timed(tarn_buf *out, int32_t n, int64_t first_ts);

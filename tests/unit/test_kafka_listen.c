@@ -695,6 +695,52 @@ static void produce_acks_and_fetch(void **state) {
 /* A batch above the topic's max.message.bytes: MESSAGE_TOO_LARGE, nothing
  * stored. A fetch whose max_bytes is below the first entry gets that entry
  * whole (KIP-74), and only it. */
+/* Issue 35: a compacted topic refuses a record without a key, as Kafka: from
+ * Produce v8 INVALID_RECORD with the record's index and Kafka's message,
+ * before v8 CORRUPT_MESSAGE; records with keys are appended; a topic that
+ * is not compacted takes keyless records. */
+static void compacted_refuses_keyless(void **state) {
+  (void)state;
+  create_topic_with("cmp", 1, "cleanup.policy", "compact,delete");
+  int fd = kconnect();
+  tarn_buf keyed = TARN_BUF_INIT, third = TARN_BUF_INIT, b = TARN_BUF_INIT;
+  tu_kafka_v2_keyed(&keyed, 3, 3);
+  tu_kafka_v2_keyed(&third, 3, 2); /* record 2 has no key */
+  produce_frame(&b, 8, 1, "cmp", 1, &third);
+  produce_frame(&b, 7, 2, "cmp", 1, &third);
+  produce_frame(&b, 8, 3, "cmp", 1, &keyed);
+  send_all(fd, b.data, b.len);
+  tarn__karena a;
+  tarn__karena_init(&a);
+  uint8_t *f[4];
+  tarn__k_produce_resp pr;
+  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 8, &a, &pr, &f[0]), 1);
+  tarn__k_produce_partition_produce_response *p = &pr.responses.v[0].partition_responses.v[0];
+  assert_int_equal(p->error_code, 87);
+  assert_int_equal(p->record_errors.n, 1);
+  assert_int_equal(p->record_errors.v[0].batch_index, 2);
+  assert_true(p->error_message.len > 0);
+  assert_non_null(strstr(p->error_message.p, "without key in topic partition cmp-0"));
+  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 7, &a, &pr, &f[1]), 2);
+  assert_int_equal(pr.responses.v[0].partition_responses.v[0].error_code, 2);
+  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 8, &a, &pr, &f[2]), 3);
+  assert_int_equal(pr.responses.v[0].partition_responses.v[0].error_code, 0);
+  assert_int_equal(pr.responses.v[0].partition_responses.v[0].base_offset, 0);
+  create_topic("plain", 1);
+  tarn_buf_reset(&b);
+  produce_frame(&b, 8, 4, "plain", 1, &third);
+  send_all(fd, b.data, b.len);
+  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 8, &a, &pr, &f[3]), 4);
+  assert_int_equal(pr.responses.v[0].partition_responses.v[0].error_code, 0);
+  for (int i = 0; i < 4; i++)
+    free(f[i]);
+  tarn__karena_free(&a);
+  tarn_buf_free(&b);
+  tarn_buf_free(&keyed);
+  tarn_buf_free(&third);
+  close(fd);
+}
+
 static void batch_limits(void **state) {
   (void)state;
   create_topic_with("small", 1, "max.message.bytes", "120");
@@ -1188,6 +1234,7 @@ int main(void) {
       cmocka_unit_test(fetch_behind_produce),
       cmocka_unit_test(fetch_waits_on_every_partition),
       cmocka_unit_test(batch_limits),
+      cmocka_unit_test(compacted_refuses_keyless),
       cmocka_unit_test(list_offsets),
       cmocka_unit_test(oversized_request_closes),
       cmocka_unit_test(malformed_frames_close),

@@ -695,6 +695,16 @@ static void produce_acks_and_fetch(void **state) {
 /* A batch above the topic's max.message.bytes: MESSAGE_TOO_LARGE, nothing
  * stored. A fetch whose max_bytes is below the first entry gets that entry
  * whole (KIP-74), and only it. */
+/* The answer to Produce corr (version ver) for its one partition; it points
+ * into a and *f, which the caller frees. */
+static tarn__k_produce_partition_produce_response
+produce_answer(int fd, tarn__karena *a, int16_t ver, int32_t corr, uint8_t **f) {
+  tarn__k_produce_resp pr;
+  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, ver, a, &pr, f), corr);
+  assert_int_equal(pr.responses.n, 1);
+  return pr.responses.v[0].partition_responses.v[0];
+}
+
 /* Issue 35: a compacted topic refuses a record without a key, as Kafka: from
  * Produce v8 INVALID_RECORD with the record's index and Kafka's message,
  * before v8 CORRUPT_MESSAGE; records with keys are appended; a topic that
@@ -713,25 +723,21 @@ static void compacted_refuses_keyless(void **state) {
   tarn__karena a;
   tarn__karena_init(&a);
   uint8_t *f[4];
-  tarn__k_produce_resp pr;
-  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 8, &a, &pr, &f[0]), 1);
-  tarn__k_produce_partition_produce_response *p = &pr.responses.v[0].partition_responses.v[0];
-  assert_int_equal(p->error_code, 87);
-  assert_int_equal(p->record_errors.n, 1);
-  assert_int_equal(p->record_errors.v[0].batch_index, 2);
-  assert_true(p->error_message.len > 0);
-  assert_non_null(strstr(p->error_message.p, "without key in topic partition cmp-0"));
-  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 7, &a, &pr, &f[1]), 2);
-  assert_int_equal(pr.responses.v[0].partition_responses.v[0].error_code, 2);
-  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 8, &a, &pr, &f[2]), 3);
-  assert_int_equal(pr.responses.v[0].partition_responses.v[0].error_code, 0);
-  assert_int_equal(pr.responses.v[0].partition_responses.v[0].base_offset, 0);
+  tarn__k_produce_partition_produce_response p = produce_answer(fd, &a, 8, 1, &f[0]);
+  assert_int_equal(p.error_code, 87);
+  assert_int_equal(p.record_errors.n, 1);
+  assert_int_equal(p.record_errors.v[0].batch_index, 2);
+  assert_true(p.error_message.len > 0);
+  assert_non_null(strstr(p.error_message.p, "without key in topic partition cmp-0"));
+  assert_int_equal(produce_answer(fd, &a, 7, 2, &f[1]).error_code, 2);
+  p = produce_answer(fd, &a, 8, 3, &f[2]);
+  assert_int_equal(p.error_code, 0);
+  assert_int_equal(p.base_offset, 0);
   create_topic("plain", 1);
   tarn_buf_reset(&b);
   produce_frame(&b, 8, 4, "plain", 1, &third);
   send_all(fd, b.data, b.len);
-  assert_int_equal(read_resp(fd, TARN__KAPI_PRODUCE, 8, &a, &pr, &f[3]), 4);
-  assert_int_equal(pr.responses.v[0].partition_responses.v[0].error_code, 0);
+  assert_int_equal(produce_answer(fd, &a, 8, 4, &f[3]).error_code, 0);
   for (int i = 0; i < 4; i++)
     free(f[i]);
   tarn__karena_free(&a);

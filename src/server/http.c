@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "tarn/buf.h"
+#include "tarn/deployment.h"
 #include "tarn/error.h"
 #include "tarn/metrics.h"
 
@@ -251,8 +252,11 @@ int tarn_srv_http_start(const char *listen, const tarn_srv_http_limits *lim,
              : !MHD_is_feature_supported(MHD_FEATURE_TLS)
                  ? tarn_set_errmsg(TARN_EINVAL, "--http-tls: this libmicrohttpd has no TLS")
                  : 0;
-    if (!rc && !(rc = read_pem(lim->tls_cert, &h->tls_cert)))
+    if (!rc && !(rc = read_pem(lim->tls_cert, &h->tls_cert))) {
+      /* as the Kafka listener's key (issue 33: listener TLS key files) */
+      tarn_file_mode_warn(lim->tls_key, "the HTTP endpoint's TLS key file");
       rc = read_pem(lim->tls_key, &h->tls_key);
+    }
     if (rc) {
       http_free(h);
       return rc == TARN_ENOMEM ? rc : TARN_EINVAL;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #include "tarn/buf.h"
@@ -129,30 +130,38 @@ static void *sweep(void *arg) {
   return NULL;
 }
 
-/* The whole of a PEM file, NUL-terminated (what libmicrohttpd takes). */
+/* The whole of a PEM file, NUL-terminated (what libmicrohttpd takes). A key
+ * leaves no copy behind (issue 33: secret copies are wiped): stdio reads
+ * unbuffered into one allocation of the file's size, which http_free wipes. */
 static int read_pem(const char *path, char **out) {
   *out = NULL;
   FILE *f = fopen(path, "rb");
   if (!f)
     return tarn_set_errno(errno, "--http-tls: %s", path);
+  setvbuf(f, NULL, _IONBF, 0);
   tarn_buf b = TARN_BUF_INIT;
-  char chunk[4096];
-  size_t n;
+  struct stat st;
   int rc = 0;
-  while (!rc && (n = fread(chunk, 1, sizeof chunk, f)) > 0)
-    if (tarn_buf_append(&b, chunk, n) || b.len > (1u << 20))
-      rc = tarn_set_errmsg(TARN_EINVAL, "--http-tls: %s: more than 1 MiB, or out of memory", path);
-  if (!rc && ferror(f))
+  if (fstat(fileno(f), &st) != 0)
     rc = tarn_set_errno(errno, "--http-tls: %s", path);
-  fclose(f);
-  if (!rc && tarn_buf_putc(&b, 0))
+  else if (st.st_size > (1 << 20))
+    rc = tarn_set_errmsg(TARN_EINVAL, "--http-tls: %s: more than 1 MiB", path);
+  else if (tarn_buf_reserve(&b, (size_t)st.st_size + 1))
     rc = TARN_ENOMEM;
+  if (!rc) {
+    b.len = fread(b.data, 1, (size_t)st.st_size, f);
+    if (ferror(f))
+      rc = tarn_set_errno(errno, "--http-tls: %s", path);
+    b.data[b.len] = 0;
+  }
+  fclose(f);
   if (rc) {
+    if (b.data)
+      explicit_bzero(b.data, b.len);
     tarn_buf_free(&b);
     return rc;
   }
-  size_t len;
-  *out = (char *)tarn_buf_steal(&b, &len);
+  *out = (char *)b.data;
   return 0;
 }
 
@@ -160,6 +169,8 @@ static void http_free(tarn_srv_http *h) {
   pthread_mutex_destroy(&h->mu);
   pthread_cond_destroy(&h->cv);
   free(h->tls_cert);
+  if (h->tls_key)
+    explicit_bzero(h->tls_key, strlen(h->tls_key));
   free(h->tls_key);
   free(h);
 }

@@ -11,7 +11,9 @@
  *   answers it with a salt as stable as a real user's (same length, same
  *   iterations) and refuses it at the proof as a wrong password, with the
  *   same reason; PLAIN refuses it as a wrong password, after the same hash
- *   work (not many times faster). */
+ *   work (not many times faster).
+ * - issue 33, secret copies wiped: a PLAIN token (v0, a raw frame) no longer
+ *   holds the password in the request's frame once it was checked. */
 #define _GNU_SOURCE /* memmem */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -359,6 +361,46 @@ static void plain_strict_and_names_escaped(void **state) {
   tarn_meta_close(m);
 }
 
+static int raw_how = -1;
+static void raw_done(tarn__kreq *req, int how, tarn_buf *frame) {
+  (void)req;
+  raw_how = how;
+  if (frame)
+    tarn_buf_free(frame);
+}
+
+static void plain_password_wiped(void **state) {
+  (void)state;
+  tarn_meta *m;
+  assert_int_equal(tarn_meta_open("mem:", &m), 0);
+  tarn__kcred c;
+  assert_int_equal(tarn__kcred_make("Alice-pw-1", 10, TARN__KSASL_PLAIN, 4096, &c), 0);
+  assert_int_equal(tarn__kuser_put(m, "alice", &c), 0);
+  tarn__knode node;
+  memset(&node, 0, sizeof node);
+  node.meta = m;
+  node.cfg.sasl_mechanisms = TARN__KSASL_PLAIN;
+  node.cfg.auth_log = auth_log;
+  tarn__ksasl *s = tarn__ksasl_new();
+  assert_non_null(s);
+  assert_int_equal(tarn__ksasl_handshake(&node, s, "PLAIN", 5, 1), 0);
+  assert_true(tarn__ksasl_raw_next(s));
+  static const char tok[] = "\0alice\0Alice-pw-1";
+  uint8_t *frame = malloc(sizeof tok - 1);
+  assert_non_null(frame);
+  memcpy(frame, tok, sizeof tok - 1);
+  tarn__kreq req;
+  memset(&req, 0, sizeof req);
+  req.frame = frame, req.frame_len = sizeof tok - 1, req.sasl = s, req.done = raw_done;
+  tarn__ksasl_raw(&node, &req);
+  assert_int_equal(raw_how, TARN__KREQ_RESPONSE);
+  assert_string_equal(last_reason, "accepted");
+  assert_null(memmem(frame, sizeof tok - 1, "Alice-pw-1", 10));
+  free(frame);
+  tarn__ksasl_free(s);
+  tarn_meta_close(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(rfc7677_vector),
@@ -368,6 +410,7 @@ int main(void) {
       cmocka_unit_test(plain_checks_salted_keys),
       cmocka_unit_test(user_records),
       cmocka_unit_test(unknown_users_indistinguishable),
+      cmocka_unit_test(plain_password_wiped),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

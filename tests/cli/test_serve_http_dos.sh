@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Issue 33, denial of service item 3, the HTTP endpoint's equivalent: four
 # clients (127.0.0.10-13) each hold --http-max-per-ip (16) connections, 64 in
-# all (--http-max-connections), and send one request header byte every 0.5 s,
+# all (--http-max-connections 64, its default then), and send one request header byte every 0.5 s,
 # never a whole header (tests/support/http_trickle.py). libmicrohttpd's
 # timeout counts idle time, so before the fix each byte kept its connection
 # open for ever and a /healthz asked from 127.0.0.1 got no answer (it waited
@@ -15,7 +15,8 @@ require_tool python3
 export TARN_HOME="$dir/home"
 "$TARN" init > /dev/null
 
-serve_start "$dir/log" --listen 127.0.0.1:0 --no-compact --no-reclaim --no-wal-gc --http-timeout-s 2
+serve_start "$dir/log" --listen 127.0.0.1:0 --no-compact --no-reclaim --no-wal-gc --http-timeout-s 2 \
+  --http-max-connections 64
 out=$(timeout 30 python3 "$TARN_SRC/tests/support/http_trickle.py" --port "$port" --sources 4 \
   --per 16 --interval 0.5 --ask-after 0.5 --hold 8)
 echo "trickle: $out"

@@ -41,6 +41,13 @@ typedef struct tarn_deployment_strings {
 int tarn_deployment_config_resolve(tarn_deployment_config *c, tarn_deployment_strings *storage);
 void tarn_deployment_config_free(tarn_deployment_strings *storage);
 
+/* Warns on stderr, as ssh does, when path (a key, password or config file)
+ * may be read or written by others than its owner ("tarn: warning: WHAT PATH
+ * has permissions 0644: ..."); once per path and process. For the files a
+ * program outside the library loads itself, e.g. the HTTP endpoint's TLS key
+ * (issue 33), so that every such file warns alike. */
+void tarn_file_mode_warn(const char *path, const char *what);
+
 /* Parses the bytes of a config file (total: any bytes give the URIs or
  * TARN_ECORRUPT "deployment config WHAT: ..."). out[0..2] get malloc'd meta,
  * wal and compacted URIs, NULL where the file names none. */

@@ -117,7 +117,8 @@ static void help(void) {
          "  --express-takeover-interval-ms MS   (1000)\n"
          "  --http-max-connections N    connections the endpoint holds at once (%d)\n"
          "  --http-max-per-ip N         ... from one client address (%d)\n"
-         "  --http-timeout-s S          an idle connection is closed after S seconds (%d)\n"
+         "  --http-timeout-s S          a connection idle, or without a whole request\n"
+         "                              header, S seconds is closed (%d)\n"
          "  --http-tls-cert FILE        serve HTTPS with this PEM certificate chain ...\n"
          "  --http-tls-key FILE         ... and this PEM private key\n"
          "",

@@ -5,6 +5,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <openssl/crypto.h>
+
 #include "kafka/api.h"
 #include "kafka/proto/kproto.h"
 #include "kafka/sasl.h"
@@ -19,6 +21,10 @@ void tarn__kapi_sasl_authenticate(tarn__knode *node, tarn__kreq *req) {
   tarn_buf out = TARN_BUF_INIT;
   int rc = tarn__ksasl_step(node, req->sasl, req->peer, b.auth_bytes.p,
                             b.auth_bytes.len > 0 ? (size_t)b.auth_bytes.len : 0, &out);
+  /* a PLAIN token holds the password: wiped in the request's frame (malloc'd
+   * by the listener, read-only only to the handlers) once checked (issue 33) */
+  if (b.auth_bytes.len > 0)
+    OPENSSL_cleanse((uint8_t *)b.auth_bytes.p, (size_t)b.auth_bytes.len);
   uint8_t *tok = out.len ? tarn__karena_alloc(req->arena, out.len) : NULL;
   if (out.len && !tok) {
     tarn_buf_free(&out);

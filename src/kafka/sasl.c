@@ -237,6 +237,8 @@ int tarn__ksasl_step(tarn__knode *node, tarn__ksasl *s, const char *peer, const 
 void tarn__ksasl_raw(tarn__knode *node, tarn__kreq *req) {
   tarn_buf tok = TARN_BUF_INIT, f = TARN_BUF_INIT;
   int rc = tarn__ksasl_step(node, req->sasl, req->peer, req->frame, req->frame_len, &tok);
+  /* the frame is the token: a PLAIN one holds the password (issue 33) */
+  OPENSSL_cleanse((uint8_t *)req->frame, req->frame_len);
   if (!rc && (tarn_buf_put_be32(&f, (uint32_t)tok.len) || tarn_buf_append(&f, tok.data, tok.len)))
     rc = TARN_ENOMEM;
   tarn_buf_free(&tok);

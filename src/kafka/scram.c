@@ -238,6 +238,7 @@ int tarn__scram_client_final(tarn__scram *s, const tarn__kcred *c, const uint8_t
   if (!rc)
     rc = tarn_buf_append(out, "v=", 2) ? TARN_ENOMEM : tarn__b64_encode(sig, sizeof sig, out);
   OPENSSL_cleanse(key, sizeof key);
+  OPENSSL_cleanse(sig, sizeof sig); /* with the proof, ClientSignature gives ClientKey */
   tarn_buf_free(&gs2);
   tarn_buf_free(&proof);
   tarn_buf_free(&am);

@@ -190,6 +190,8 @@ int tarn_deployment_config_save(const tarn_deployment_config *c, int *written) {
   return rc;
 }
 
+void tarn_file_mode_warn(const char *path, const char *what) { tarn__file_mode_warn(path, what); }
+
 void tarn_deployment_config_free(tarn_deployment_strings *st) {
   for (size_t i = 0; i < sizeof st->s / sizeof st->s[0]; i++)
     free(st->s[i]), st->s[i] = NULL;

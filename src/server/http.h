@@ -14,8 +14,11 @@ typedef int (*tarn_srv_health_fn)(void *arg, char *body, size_t n);
 typedef struct tarn_srv_http tarn_srv_http;
 
 /* What one client can hold: a bound on connections in all and from one
- * address (beyond them a connection is closed at once), and the idle time
- * after which a connection is closed. 0 in a field: no bound there. */
+ * address (beyond them a connection waits or is closed at once), and the
+ * time after which a connection is closed when idle or when it has not sent
+ * a whole request header since it opened or since its last response (a
+ * client trickling header bytes does not keep it; issue 33). 0 in a field:
+ * no bound there. */
 typedef struct tarn_srv_http_limits {
   int max_connections, max_per_ip, timeout_s;
   /* HTTPS (libmicrohttpd over GnuTLS) with these PEM files; both NULL:

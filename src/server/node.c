@@ -55,7 +55,8 @@ void tarn_srv_options_default(tarn_srv_options *o) {
   o->retention_check_ms = 300000;
   o->wal_grace_ms = 600000;
   o->stats_interval_ms = 10000;
-  o->http_max_connections = 64;
+  /* 16 addresses' worth of --http-max-per-ip, not 4 (issue 33): epoll, 16 KiB each */
+  o->http_max_connections = 256;
   o->http_max_per_ip = 16;
   o->http_timeout_s = 10;
   o->kafka_node_id = -1;

@@ -97,10 +97,19 @@ static int setup_curl(tarn__etcd_http *h, CURL *c, int ep, const char *path, con
 /* ---- sign-in -------------------------------------------------------------------- */
 
 /* Signs in again (under auth_mu): a new h->token. */
+/* Overwrites the string value of o's member key (jansson's own copy of a
+ * secret) before o is freed: jansson frees without wiping (issue 33). */
+static void json_secret_wipe(json_t *o, const char *key) {
+  json_t *v = json_object_get(o, key);
+  if (json_is_string(v))
+    OPENSSL_cleanse((char *)json_string_value(v), json_string_length(v));
+}
+
 static int sign_in(tarn__etcd_http *h) {
   json_t *req = json_pack("{s:s, s:s}", "name", h->user, "password", h->password), *resp = NULL;
   int rc = req ? tarn__etcd_post(h, AUTH_PATH, req, TARN__ETCD_SAFE, &resp)
                : tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  json_secret_wipe(req, "password");
   json_decref(req);
   const char *t = rc ? NULL : json_string_value(json_object_get(resp, "token"));
   if (rc == 0 && !t)
@@ -114,6 +123,7 @@ static int sign_in(tarn__etcd_http *h) {
       rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
     h->token_used_ms = tarn__mono_ms();
   }
+  json_secret_wipe(resp, "token");
   json_decref(resp);
   return rc;
 }
@@ -216,6 +226,8 @@ static int exchange_once(tarn__etcd_http *h, const char *path, const char *body,
   curl_easy_setopt(c, CURLOPT_POSTFIELDS, NULL);
   tarn__curl_body_unset(c);
   pool_put(h, c);
+  for (struct curl_slist *l = hl; l; l = l->next) /* the token's copy */
+    OPENSSL_cleanse(l->data, strlen(l->data));
   curl_slist_free_all(hl);
   return 0;
 }
@@ -325,14 +337,26 @@ static int answer(tarn__etcd_http *h, const char *path, int unsafe, int is_auth,
 int tarn__etcd_post_within(tarn__etcd_http *h, const char *path, json_t *req, int unsafe,
                            json_t **out, int64_t retry_ms, int64_t req_timeout_ms) {
   *out = NULL;
-  char *body = json_dumps(req, JSON_COMPACT);
-  if (!body)
+  /* measured, then written into one allocation: json_dumps grows its buffer
+   * and frees the smaller copies unwiped, the password in them (issue 33) */
+  size_t bl = json_dumpb(req, NULL, 0, JSON_COMPACT);
+  char *body = bl ? malloc(bl + 1) : NULL;
+  if (!body || json_dumpb(req, body, bl, JSON_COMPACT) != bl) {
+    free(body);
     return tarn__err(TARN_ENOMEM, "etcd: out of memory");
+  }
+  body[bl] = 0;
   int64_t deadline = tarn__mono_ms() + retry_ms;
   int rc = 0, tries = 0, reauth = 0, cut = 0;
   int is_auth = strcmp(path, AUTH_PATH) == 0;
   for (;;) {
     exchange x = {0};
+    /* room for the answer at once: a buffer that grows frees smaller copies
+     * of the token unwiped */
+    if (is_auth && tarn_buf_reserve(&x.resp, 4096)) {
+      rc = tarn__err(TARN_ENOMEM, "etcd: out of memory");
+      break;
+    }
     x.ep = atomic_load(&h->cur) % h->neps;
     char *tok = NULL;
     if (!is_auth && (rc = auth_token(h, &tok)))
@@ -346,6 +370,8 @@ int tarn__etcd_post_within(tarn__etcd_http *h, const char *path, json_t *req, in
     if (rc == 0 && retry != SIGN_IN_AGAIN)
       auth_after(h, tok, 1);
     tarn__secret_free(tok);
+    if (is_auth && x.resp.data) /* the token */
+      OPENSSL_cleanse(x.resp.data, x.resp.len);
     tarn_buf_free(&x.resp);
     if (retry == SIGN_IN_AGAIN)
       continue; /* same endpoint, a new token */

@@ -1202,6 +1202,8 @@ static void s_close(tarn_objstore *st) {
   free(s->bucket), free(s->prefix), free(s->scheme_host), free(s->host), free(s->region);
   if (s->secret_key)
     OPENSSL_cleanse(s->secret_key, strlen(s->secret_key));
+  if (s->token) /* a session token is a credential too (issue 33) */
+    OPENSSL_cleanse(s->token, strlen(s->token));
   free(s->access_key), free(s->secret_key), free(s->token);
   tarn__tls_free(&s->tls);
   free(s);

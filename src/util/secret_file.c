@@ -50,6 +50,9 @@ int tarn__secret_read(const char *path, const char *what, char **out) {
   if (!f)
     return tarn__errno(errno, "%s %s", what, path);
   tarn__file_mode_warn(path, what);
+  /* unbuffered: stdio's buffer would keep a copy, freed unwiped at fclose
+   * (issue 33: secret copies are wiped) */
+  setvbuf(f, NULL, _IONBF, 0);
   enum { CAP = 4096 };
   char *s = malloc(CAP);
   if (!s) {
@@ -60,7 +63,9 @@ int tarn__secret_read(const char *path, const char *what, char **out) {
   int bad = ferror(f);
   fclose(f);
   s[n] = 0;
-  s[strcspn(s, "\r\n")] = 0;
+  size_t l = strcspn(s, "\r\n");
+  /* what follows the first line: tarn__secret_free wipes up to the NUL */
+  OPENSSL_cleanse(s + l, n - l);
   if (bad || !s[0]) {
     tarn__secret_free(s);
     return tarn__err(TARN_EINVAL, "%s %s: %s", what, path, bad ? "cannot be read" : "is empty");

@@ -11,7 +11,10 @@
  *   answers it with a salt as stable as a real user's (same length, same
  *   iterations) and refuses it at the proof as a wrong password, with the
  *   same reason; PLAIN refuses it as a wrong password, after the same hash
- *   work (not many times faster). */
+ *   work (not many times faster).
+ * - issue 33, secret copies wiped: a PLAIN token (v0, a raw frame) no longer
+ *   holds the password in the request's frame once it was checked, nor
+ *   a SaslAuthenticate v1 one. */
 #define _GNU_SOURCE /* memmem */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -24,6 +27,7 @@
 #include <cmocka.h>
 
 #include "kafka/api.h"
+#include "kafka/proto/kproto.h"
 #include "kafka/sasl.h"
 #include "kafka/sasl_users.h"
 #include "kafka/scram.h"
@@ -359,6 +363,65 @@ static void plain_strict_and_names_escaped(void **state) {
   tarn_meta_close(m);
 }
 
+static int raw_how = -1;
+static void raw_done(tarn__kreq *req, int how, tarn_buf *frame) {
+  (void)req;
+  raw_how = how;
+  if (frame)
+    tarn_buf_free(frame);
+}
+
+/* One PLAIN login of alice through the listener's entry: v0 (a raw token
+ * frame, tarn__ksasl_raw) or v1 (SaslAuthenticate); 1 when the request's
+ * frame still holds the password after it. */
+static int plain_frame_keeps_password(tarn__knode *node, int v0) {
+  tarn__ksasl *s = tarn__ksasl_new();
+  assert_non_null(s);
+  assert_int_equal(tarn__ksasl_handshake(node, s, "PLAIN", 5, v0), 0);
+  static const char tok[] = "\0alice\0Alice-pw-1";
+  size_t tl = sizeof tok - 1, off = v0 ? 0 : 4; /* v1: BYTES, a 32-bit length first */
+  uint8_t *frame = malloc(off + tl);
+  assert_non_null(frame);
+  if (!v0)
+    frame[0] = frame[1] = frame[2] = 0, frame[3] = (uint8_t)tl;
+  memcpy(frame + off, tok, tl);
+  tarn__kreq req;
+  memset(&req, 0, sizeof req);
+  req.frame = frame, req.frame_len = off + tl, req.sasl = s, req.done = raw_done;
+  raw_how = -1;
+  if (v0) {
+    tarn__ksasl_raw(node, &req);
+  } else {
+    req.api_key = TARN__KAPI_SASL_AUTHENTICATE, req.api_version = 1;
+    assert_non_null(req.arena = malloc(sizeof *req.arena));
+    tarn__karena_init(req.arena);
+    tarn__kapi_sasl_authenticate(node, &req);
+  }
+  assert_int_equal(raw_how, TARN__KREQ_RESPONSE);
+  assert_string_equal(last_reason, "accepted");
+  int kept = memmem(frame, off + tl, "Alice-pw-1", 10) != NULL;
+  free(frame);
+  tarn__ksasl_free(s);
+  return kept;
+}
+
+static void plain_password_wiped(void **state) {
+  (void)state;
+  tarn_meta *m;
+  assert_int_equal(tarn_meta_open("mem:", &m), 0);
+  tarn__kcred c;
+  assert_int_equal(tarn__kcred_make("Alice-pw-1", 10, TARN__KSASL_PLAIN, 4096, &c), 0);
+  assert_int_equal(tarn__kuser_put(m, "alice", &c), 0);
+  tarn__knode node;
+  memset(&node, 0, sizeof node);
+  node.meta = m;
+  node.cfg.sasl_mechanisms = TARN__KSASL_PLAIN;
+  node.cfg.auth_log = auth_log;
+  assert_false(plain_frame_keeps_password(&node, 1));
+  assert_false(plain_frame_keeps_password(&node, 0));
+  tarn_meta_close(m);
+}
+
 int main(void) {
   const struct CMUnitTest tests[] = {
       cmocka_unit_test(rfc7677_vector),
@@ -368,6 +431,7 @@ int main(void) {
       cmocka_unit_test(plain_checks_salted_keys),
       cmocka_unit_test(user_records),
       cmocka_unit_test(unknown_users_indistinguishable),
+      cmocka_unit_test(plain_password_wiped),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

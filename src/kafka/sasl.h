@@ -42,6 +42,24 @@ int16_t tarn__ksasl_handshake(tarn__knode *node, tarn__ksasl *s, const char *p, 
  * (no handshake). After a refusal the connection is failed. */
 int tarn__ksasl_step(tarn__knode *node, tarn__ksasl *s, const char *peer, const uint8_t *in,
                      size_t n, tarn_buf *out);
+/* Issue 33 item 4: one token of req (its connection's state, its peer) with
+ * done(node, req, rc, out) called once, as tarn__ksasl_step returns: at once,
+ * or with node->guard from a hashing thread once PLAIN's password hash ran
+ * there (the request worker is free meanwhile). A guarded PLAIN or SCRAM
+ * attempt whose address or name is limited, or that finds the hashing queue
+ * full, is refused (TARN_EAUTH) without a hash. */
+typedef void (*tarn__ksasl_done_fn)(tarn__knode *node, tarn__kreq *req, int rc, tarn_buf *out);
+void tarn__ksasl_step_req(tarn__knode *node, tarn__kreq *req, const uint8_t *in, size_t n,
+                          tarn__ksasl_done_fn done);
+/* The client's message for a refusal of s ("invalid credentials", or the
+ * guard's "retry later"). */
+const char *tarn__ksasl_error(const tarn__ksasl *s);
+/* Completes a refused req with resp (NULL: closes), after node->guard's
+ * failure delay (connection.failed.authentication.delay.ms), no thread
+ * waiting; at once without a guard. */
+void tarn__ksasl_refuse_later(tarn__knode *node, tarn__kreq *req, const void *resp);
+/* PLAIN password checks run so far (tests). */
+uint64_t tarn__ksasl_hashes(void);
 /* Answers a raw token frame (after a v0 handshake): the response is the
  * 4-byte size and the token; a refusal closes the connection. */
 void tarn__ksasl_raw(tarn__knode *node, tarn__kreq *req);

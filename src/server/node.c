@@ -60,6 +60,7 @@ void tarn_srv_options_default(tarn_srv_options *o) {
   o->http_timeout_s = 10;
   o->kafka_node_id = -1;
   o->kafka_batch_ms = -1;
+  o->kafka_failed_auth_delay_ms = -1;
   o->express_takeover = 1;
   o->express_takeover_interval_ms = 1000;
 }

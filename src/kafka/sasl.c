@@ -303,14 +303,19 @@ typedef struct pjob {
   const char *pw; /* in req->frame, alive until the request completes */
   size_t pl;
   tarn__ksasl_done_fn done;
+  int rc;
 } pjob;
 
 static void pjob_run(void *arg) {
+  pjob *j = arg;
+  j->rc = plain_verify(j->node, j->req->sasl, j->req->peer, j->pw, j->pl);
+}
+
+static void pjob_done(void *arg) {
   pjob j = *(pjob *)arg;
   free(arg);
-  int rc = plain_verify(j.node, j.req->sasl, j.req->peer, j.pw, j.pl);
   tarn_buf out = TARN_BUF_INIT;
-  j.done(j.node, j.req, rc, &out);
+  j.done(j.node, j.req, j.rc, &out);
   tarn_buf_free(&out);
 }
 
@@ -332,9 +337,9 @@ void tarn__ksasl_step_req(tarn__knode *node, tarn__kreq *req, const uint8_t *in,
   rc = j ? plain_parse(node, s, req->peer, in ? in : (const uint8_t *)"", in ? n : 0, &pw, &pl)
          : TARN_ENOMEM;
   if (!rc) {
-    *j = (pjob){node, req, pw, pl, done};
+    *j = (pjob){node, req, pw, pl, done, 0};
     s->state = KS_CHECKING;
-    if (!tarn__kguard_hash(node->guard, req->peer, pjob_run, j))
+    if (!tarn__kguard_hash(node->guard, req->peer, pjob_run, pjob_done, j))
       return;
     s->state = KS_HANDSHAKEN;
     rc = throttle(node, s, req->peer, s->user, 2);

@@ -28,7 +28,7 @@ typedef struct kentry {
 
 /* Work for the hashing threads or the timer. */
 typedef struct gjob {
-  void (*fn)(void *);
+  void (*fn)(void *), (*after)(void *);
   void *arg;
   char addr[64];
   int64_t due;
@@ -217,9 +217,12 @@ static void *hasher(void *arg) {
     memcpy(g->busy[me], j->addr, sizeof j->addr);
     pthread_mutex_unlock(&g->wmu);
     j->fn(j->arg);
-    free(j);
     pthread_mutex_lock(&g->wmu);
     g->busy[me][0] = 0;
+    pthread_mutex_unlock(&g->wmu);
+    j->after(j->arg);
+    free(j);
+    pthread_mutex_lock(&g->wmu);
   }
   pthread_mutex_unlock(&g->wmu);
   return NULL;
@@ -267,17 +270,19 @@ static int addr_busy_locked(const tarn__kguard *g, const char *addr) {
   return 0;
 }
 
-int tarn__kguard_hash(tarn__kguard *g, const char *peer, void (*fn)(void *), void *arg) {
+int tarn__kguard_hash(tarn__kguard *g, const char *peer, void (*fn)(void *), void (*after)(void *),
+                      void *arg) {
   gjob *j = calloc(1, sizeof *j);
   if (!j)
     return TARN_ENOMEM;
-  j->fn = fn, j->arg = arg;
+  j->fn = fn, j->after = after, j->arg = arg;
   addr_of(peer, j->addr);
   pthread_mutex_lock(&g->wmu);
   if (g->draining) { /* no thread left: the caller's */
     pthread_mutex_unlock(&g->wmu);
     free(j);
     fn(arg);
+    after(arg);
     return 0;
   }
   if (g->qlen >= g->cfg.queue_max || addr_busy_locked(g, j->addr)) {

@@ -29,13 +29,13 @@ typedef struct tarn__kguard_limit {
 } tarn__kguard_limit;
 
 typedef struct tarn__kguard_config {
-  int delay_ms;              /* a failed login's answer is sent this late (100) */
-  int threads;               /* hashing threads (2) */
-  int queue_max;             /* hashes waiting at most; beyond, refused (64) */
-  size_t max_entries;        /* keys in the limits' table (16384) */
-  tarn__kguard_limit addr;   /* per client address (20, one per 1000 ms) */
-  tarn__kguard_limit user;   /* per user name (50, one per 200 ms) */
-  tarn__kguard_limit pair;   /* per address and user name (10, one per 2000 ms) */
+  int delay_ms;            /* a failed login's answer is sent this late (100) */
+  int threads;             /* hashing threads (2) */
+  int queue_max;           /* hashes waiting at most; beyond, refused (64) */
+  size_t max_entries;      /* keys in the limits' table (16384) */
+  tarn__kguard_limit addr; /* per client address (20, one per 1000 ms) */
+  tarn__kguard_limit user; /* per user name (50, one per 200 ms) */
+  tarn__kguard_limit pair; /* per address and user name (10, one per 2000 ms) */
 } tarn__kguard_config;
 
 void tarn__kguard_config_default(tarn__kguard_config *c);
@@ -59,9 +59,12 @@ void tarn__kguard_failed(tarn__kguard *g, const char *peer, const char *user);
 /* A success: the pair's failures are forgiven. */
 void tarn__kguard_succeeded(tarn__kguard *g, const char *peer, const char *user);
 
-/* Queues fn(arg) on a hashing thread: 0; TARN_EBUSY when the queue is full
- * or peer already has a hash queued or running (fn is not called). */
-int tarn__kguard_hash(tarn__kguard *g, const char *peer, void (*fn)(void *), void *arg);
+/* Queues fn(arg) on a hashing thread, then after(arg) once peer's address
+ * is free again (the answer: a client that logs in again at once is not
+ * refused as still busy): 0; TARN_EBUSY when the queue is full or the
+ * address already has a hash queued or running (neither is called). */
+int tarn__kguard_hash(tarn__kguard *g, const char *peer, void (*fn)(void *), void (*after)(void *),
+                      void *arg);
 /* Calls fn(arg) on the timer thread after the failure delay (at once when
  * the delay is 0 or the guard drains). */
 void tarn__kguard_later(tarn__kguard *g, void (*fn)(void *), void *arg);

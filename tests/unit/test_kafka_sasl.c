@@ -475,6 +475,7 @@ static void gated(void *arg) {
   pthread_mutex_unlock(&gate_mu);
   atomic_fetch_add(&ran, 1);
 }
+static void nop(void *arg) { (void)arg; }
 static int64_t fired_at;
 static void fire(void *arg) {
   (void)arg;
@@ -494,12 +495,12 @@ static void guard_queue_and_delay(void **state) {
   gc.delay_ms = 150;
   tarn__kguard *g;
   assert_int_equal(tarn__kguard_open(&gc, &g), 0);
-  assert_int_equal(tarn__kguard_hash(g, "10.0.0.1:1", gated, NULL), 0);
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.1:1", gated, nop, NULL), 0);
   struct timespec d = {0, 50000000};
   nanosleep(&d, NULL); /* the thread takes it: the queue is empty again */
-  assert_int_equal(tarn__kguard_hash(g, "10.0.0.1:2", gated, NULL), TARN_EBUSY);
-  assert_int_equal(tarn__kguard_hash(g, "10.0.0.2:1", gated, NULL), 0);
-  assert_int_equal(tarn__kguard_hash(g, "10.0.0.3:1", gated, NULL), TARN_EBUSY); /* full */
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.1:2", gated, nop, NULL), TARN_EBUSY);
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.2:1", gated, nop, NULL), 0);
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.3:1", gated, nop, NULL), TARN_EBUSY); /* full */
   struct timespec t;
   clock_gettime(CLOCK_MONOTONIC, &t);
   int64_t t0 = (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;

@@ -476,7 +476,7 @@ static void gated(void *arg) {
   atomic_fetch_add(&ran, 1);
 }
 static void nop(void *arg) { (void)arg; }
-static int64_t fired_at;
+static _Atomic int64_t fired_at;
 static void fire(void *arg) {
   (void)arg;
   struct timespec t;

@@ -308,7 +308,13 @@ typedef struct pjob {
 
 static void pjob_run(void *arg) {
   pjob *j = arg;
-  j->rc = plain_verify(j->node, j->req->sasl, j->req->peer, j->pw, j->pl);
+  tarn__ksasl *s = j->req->sasl;
+  /* checked again: an address's hashes run one at a time, so the failures
+   * of those queued before this one are counted by now */
+  if (!tarn__kguard_allowed(j->node->guard, j->req->peer, s->user))
+    j->rc = throttle(j->node, s, j->req->peer, s->user, 1);
+  else
+    j->rc = plain_verify(j->node, s, j->req->peer, j->pw, j->pl);
 }
 
 static void pjob_done(void *arg) {

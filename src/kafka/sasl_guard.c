@@ -55,6 +55,7 @@ void tarn__kguard_config_default(tarn__kguard_config *c) {
   c->delay_ms = 100;
   c->threads = 2;
   c->queue_max = 64;
+  c->per_addr_max = 8;
   c->max_entries = 16384;
   c->addr = (tarn__kguard_limit){20, 1000};
   c->user = (tarn__kguard_limit){50, 200};
@@ -203,25 +204,49 @@ void tarn__kguard_succeeded(tarn__kguard *g, const char *peer, const char *user)
   pthread_mutex_unlock(&g->mu);
 }
 
+/* Under g->wmu: the hashes of addr running. */
+static int running_locked(const tarn__kguard *g, const char *addr) {
+  int n = 0;
+  for (int i = 0; i < g->cfg.threads; i++)
+    n += !strcmp(g->busy[i], addr);
+  return n;
+}
+
+/* Under g->wmu: the first job queued whose address has no hash running
+ * (unlinked), or NULL: one address never holds two threads. */
+static gjob *take_locked(tarn__kguard *g) {
+  gjob *prev = NULL;
+  for (gjob *j = g->qhead; j; prev = j, j = j->next) {
+    if (running_locked(g, j->addr))
+      continue;
+    if (prev)
+      prev->next = j->next;
+    else
+      g->qhead = j->next;
+    if (g->qtail == j)
+      g->qtail = prev;
+    g->qlen--;
+    return j;
+  }
+  return NULL;
+}
+
 static void *hasher(void *arg) {
   tarn__kguard *g = arg;
   pthread_mutex_lock(&g->wmu);
   int me = g->started++; /* this thread's row of busy */
   for (;;) {
-    while (!g->qhead && !g->draining)
+    gjob *j;
+    while (!(j = take_locked(g)) && (g->qhead || !g->draining))
       pthread_cond_wait(&g->wcv, &g->wmu);
-    gjob *j = g->qhead;
     if (!j)
-      break;
-    g->qhead = j->next;
-    if (!g->qhead)
-      g->qtail = NULL;
-    g->qlen--;
+      break; /* draining and nothing left */
     memcpy(g->busy[me], j->addr, sizeof j->addr);
     pthread_mutex_unlock(&g->wmu);
     j->fn(j->arg);
     pthread_mutex_lock(&g->wmu);
     g->busy[me][0] = 0;
+    pthread_cond_broadcast(&g->wcv); /* a job of this address may run now */
     pthread_mutex_unlock(&g->wmu);
     j->after(j->arg);
     free(j);
@@ -262,15 +287,12 @@ static void *timer(void *arg) {
   return NULL;
 }
 
-/* Under g->wmu: 1 when addr has a hash queued or running. */
-static int addr_busy_locked(const tarn__kguard *g, const char *addr) {
-  for (int i = 0; i < g->cfg.threads; i++)
-    if (!strcmp(g->busy[i], addr))
-      return 1;
+/* Under g->wmu: the hashes of addr queued or running. */
+static int addr_jobs_locked(const tarn__kguard *g, const char *addr) {
+  int n = running_locked(g, addr);
   for (const gjob *j = g->qhead; j; j = j->next)
-    if (!strcmp(j->addr, addr))
-      return 1;
-  return 0;
+    n += !strcmp(j->addr, addr);
+  return n;
 }
 
 int tarn__kguard_hash(tarn__kguard *g, const char *peer, void (*fn)(void *), void (*after)(void *),
@@ -288,7 +310,7 @@ int tarn__kguard_hash(tarn__kguard *g, const char *peer, void (*fn)(void *), voi
     after(arg);
     return 0;
   }
-  if (g->qlen >= g->cfg.queue_max || addr_busy_locked(g, j->addr)) {
+  if (g->qlen >= g->cfg.queue_max || addr_jobs_locked(g, j->addr) >= g->cfg.per_addr_max) {
     pthread_mutex_unlock(&g->wmu);
     free(j);
     return TARN_EBUSY;
@@ -387,6 +409,8 @@ int tarn__kguard_open(const tarn__kguard_config *c, tarn__kguard **out) {
     tarn__kguard_config_default(&g->cfg);
   if (g->cfg.threads < 1)
     g->cfg.threads = 1;
+  if (g->cfg.per_addr_max < 1)
+    g->cfg.per_addr_max = 1;
   if (g->cfg.max_entries < 16)
     g->cfg.max_entries = 16;
   for (g->nslots = 16; g->nslots < g->cfg.max_entries; g->nslots *= 2)

@@ -9,10 +9,11 @@
  *   success resets its pair. The table holds at most max_entries keys, the
  *   least recently used going first (an attacker cycling addresses or names
  *   cannot grow it).
- * - a small pool of hashing threads (PBKDF2 of PLAIN) with a bounded queue
- *   and at most one hash of an address queued or running at once, so that
- *   neither a flood of guesses nor one address can hold the 16 request
- *   workers or every hashing thread.
+ * - a small pool of hashing threads (PBKDF2 of PLAIN) with a bounded queue,
+ *   at most per_addr_max hashes of an address queued or running and never
+ *   two of one address running at once, so that neither a flood of guesses
+ *   nor one address can hold the 16 request workers or every hashing
+ *   thread (a host whose clients log in together still queues).
  * - one timer thread that delivers failed-authentication responses after
  *   delay_ms (Kafka's connection.failed.authentication.delay.ms) without a
  *   thread waiting for each. */
@@ -32,6 +33,7 @@ typedef struct tarn__kguard_config {
   int delay_ms;            /* a failed login's answer is sent this late (100) */
   int threads;             /* hashing threads (2) */
   int queue_max;           /* hashes waiting at most; beyond, refused (64) */
+  int per_addr_max;        /* hashes of one address queued or running at most (8) */
   size_t max_entries;      /* keys in the limits' table (16384) */
   tarn__kguard_limit addr; /* per client address (20, one per 1000 ms) */
   tarn__kguard_limit user; /* per user name (50, one per 200 ms) */
@@ -59,10 +61,11 @@ void tarn__kguard_failed(tarn__kguard *g, const char *peer, const char *user);
 /* A success: the pair's failures are forgiven. */
 void tarn__kguard_succeeded(tarn__kguard *g, const char *peer, const char *user);
 
-/* Queues fn(arg) on a hashing thread, then after(arg) once peer's address
- * is free again (the answer: a client that logs in again at once is not
- * refused as still busy): 0; TARN_EBUSY when the queue is full or the
- * address already has a hash queued or running (neither is called). */
+/* Queues fn(arg) on a hashing thread, then after(arg) once that thread no
+ * longer counts for peer's address (the answer: a client that logs in again
+ * at once does not find its own hash still running): 0; TARN_EBUSY when the
+ * queue is full or the address has per_addr_max hashes queued or running
+ * (neither is called). */
 int tarn__kguard_hash(tarn__kguard *g, const char *peer, void (*fn)(void *), void (*after)(void *),
                       void *arg);
 /* Calls fn(arg) on the timer thread after the failure delay (at once when

@@ -477,42 +477,63 @@ static void gated(void *arg) {
 }
 static void nop(void *arg) { (void)arg; }
 static _Atomic int64_t fired_at;
+static int64_t mono_ms(void);
 static void fire(void *arg) {
   (void)arg;
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  fired_at = (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+  fired_at = mono_ms();
 }
 
-/* The hashing queue: one hash per address at once, a bounded queue; a
- * delayed answer comes after the delay, and at once when draining. */
+static _Atomic int marked;
+static void mark(void *arg) {
+  (void)arg;
+  atomic_store(&marked, 1);
+}
+static void pause_ms(long ms) {
+  struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&d, NULL);
+}
+static int64_t mono_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* The hashing queue: an address's hashes bounded and never two running,
+ * another address's hash taken ahead of them, a bounded queue; a delayed
+ * answer comes after the delay, and at once when draining. */
 static void guard_queue_and_delay(void **state) {
   (void)state;
   tarn__kguard_config gc;
   tarn__kguard_config_default(&gc);
-  gc.threads = 1;
-  gc.queue_max = 1;
+  gc.threads = 2;
+  gc.queue_max = 2;
+  gc.per_addr_max = 2;
   gc.delay_ms = 150;
   tarn__kguard *g;
   assert_int_equal(tarn__kguard_open(&gc, &g), 0);
   assert_int_equal(tarn__kguard_hash(g, "10.0.0.1:1", gated, nop, NULL), 0);
-  struct timespec d = {0, 50000000};
-  nanosleep(&d, NULL); /* the thread takes it: the queue is empty again */
-  assert_int_equal(tarn__kguard_hash(g, "10.0.0.1:2", gated, nop, NULL), TARN_EBUSY);
-  assert_int_equal(tarn__kguard_hash(g, "10.0.0.2:1", gated, nop, NULL), 0);
-  assert_int_equal(tarn__kguard_hash(g, "10.0.0.3:1", gated, nop, NULL), TARN_EBUSY); /* full */
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  int64_t t0 = (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+  pause_ms(50);                                                              /* a thread takes it */
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.1:2", gated, nop, NULL), 0); /* waits */
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.1:3", gated, nop, NULL), TARN_EBUSY);
+  /* the other thread skips 10.0.0.1's second hash for 10.0.0.2's */
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.2:1", mark, nop, NULL), 0);
+  for (int i = 0; i < 200 && !atomic_load(&marked); i++)
+    pause_ms(10);
+  assert_true(atomic_load(&marked));
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.3:1", gated, nop, NULL), 0);
+  pause_ms(50); /* the other thread takes it: both busy, 10.0.0.1's second queued */
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.4:1", gated, nop, NULL), 0);
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.5:1", gated, nop, NULL), TARN_EBUSY); /* full */
+  int64_t t0 = mono_ms();
   tarn__kguard_later(g, fire, NULL);
   pthread_mutex_lock(&gate_mu);
   gate_open = 1;
   pthread_cond_broadcast(&gate_cv);
   pthread_mutex_unlock(&gate_mu);
-  for (int i = 0; i < 200 && !fired_at; i++)
-    nanosleep(&d, NULL);
+  for (int i = 0; i < 200 && (!fired_at || atomic_load(&ran) < 4); i++)
+    pause_ms(10);
   assert_true(fired_at - t0 >= 150);
-  assert_int_equal(atomic_load(&ran), 2);
+  assert_int_equal(atomic_load(&ran), 4);
   /* draining: a delayed answer goes at once */
   tarn__kguard_drain(g);
   fired_at = 0;

@@ -3,7 +3,10 @@
  * gate of dispatch: until a connection has authenticated, only ApiVersions,
  * SaslHandshake and SaslAuthenticate are answered; any other request closes
  * it. A connection's requests run one at a time (kafka_conn.h), so its state
- * is touched by one thread at a time. */
+ * is touched by one thread at a time; except that with a guard a PLAIN check
+ * completes on a hashing thread after its handler returned (issue 33 item
+ * 4): a request pipelined behind it then reads only the state (atomic), which
+ * says "checking" and makes any SASL step out of turn. */
 #ifndef TARN_KAFKA_SASL_H
 #define TARN_KAFKA_SASL_H
 
@@ -36,7 +39,8 @@ int tarn__ksasl_mechanism_option(void *ctx, const char *v);
  * Returns the Kafka error code (0, UNSUPPORTED_SASL_MECHANISM,
  * ILLEGAL_SASL_STATE). */
 int16_t tarn__ksasl_handshake(tarn__knode *node, tarn__ksasl *s, const char *p, size_t n, int v0);
-/* One token of the chosen mechanism: 0 and the answer in out (maybe empty);
+/* One token of the chosen mechanism, in the calling thread (PLAIN's hash
+ * too; node->guard's limits apply): 0 and the answer in out (maybe empty);
  * TARN_EAUTH refused (bad password, unknown user, malformed token: one log
  * line through node->cfg.auth_log, never the secret); TARN_EINVAL out of turn
  * (no handshake). After a refusal the connection is failed. */

@@ -89,6 +89,8 @@ typedef struct tarn_kafka_node_config {
   int max_connections_per_ip;       /* [max.connections.per.ip] (256) */
   int auth_timeout_ms;              /* a SASL connection not logged in by then closes (10000) */
   int request_timeout_ms;           /* a request begun and not read whole by then closes (60000) */
+  int failed_auth_delay_ms;         /* [connection.failed.authentication.delay.ms] a failed SASL
+                                     * login is answered this late; 0: at once (100) */
   int consumer_heartbeat_ms;        /* [group.consumer.heartbeat.interval.ms] KIP-848 (5000) */
   tarn_kafka_log_fn log;            /* NULL: no log lines */
   void *log_arg;

@@ -58,7 +58,9 @@ static void kafka_help(void) {
          "  --kafka-max-connections-per-ip N  (256)\n"
          "  --kafka-auth-timeout-ms MS  a SASL connection not logged in by then closes (10000)\n"
          "  --kafka-request-timeout-ms MS  a request begun and not read whole by then\n"
-         "                              closes its connection (60000)\n");
+         "                              closes its connection (60000)\n"
+         "  --kafka-connection-failed-authentication-delay-ms MS  a failed SASL login is\n"
+         "                              answered this late (Kafka's name; 100)\n");
 }
 
 static void help(void) {
@@ -229,6 +231,8 @@ static int parse(int argc, char **argv, tarn_cli_deploy *d, tarn_srv_options *o,
                         NULL),
       TARN_CLI_OPT_UINT("--kafka-request-timeout-ms", &o->kafka_request_timeout_ms, 1, 86400000,
                         NULL, NULL),
+      TARN_CLI_OPT_UINT("--kafka-connection-failed-authentication-delay-ms",
+                        &o->kafka_failed_auth_delay_ms, 0, 60000, NULL, NULL),
       {0}};
   const tarn_cli_verb v = {"serve", help, opts, d, NULL, 0, NULL};
   int nargs, ex = tarn_cli_parse(&v, argc, argv, &nargs);

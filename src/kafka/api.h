@@ -86,6 +86,9 @@ typedef struct tarn__knode {
   struct tarn__kprod *producers;    /* idempotent producers (producer.h); NULL when absent */
   struct tarn__knode_priv *priv;    /* knode.c: the topic cache, the writers by batch window */
   struct tarn__kexpress *express;   /* kexpress.c: the express writer and the logs it led */
+  /* issue 33 item 4 (sasl_guard.h): failed-login limits, the hashing
+   * threads, the failure delay; NULL: none (no SASL, or unit tests) */
+  struct tarn__kguard *guard;
   /* Kafka's cluster ID (Metadata v2+, DescribeCluster): the deployment's id
    * in Uuid.toString form, 22 characters (issue 37; node.c) */
   char cluster_id[23];

@@ -12,36 +12,40 @@
 #include "kafka/sasl.h"
 #include "tarn/error.h"
 
-void tarn__kapi_sasl_authenticate(tarn__knode *node, tarn__kreq *req) {
-  tarn__k_sasl_authenticate_req b;
-  if (tarn__kreq_body(req, &b))
-    return;
+static void authenticate_done(tarn__knode *node, tarn__kreq *req, int rc, tarn_buf *out) {
+  /* a PLAIN token holds the password: the request's body (the frame,
+   * malloc'd by the listener, read-only only to the handlers) is wiped once
+   * the token was checked (issue 33); nothing reads it after */
+  if (req->frame_len > req->body_off)
+    OPENSSL_cleanse((uint8_t *)req->frame + req->body_off, req->frame_len - req->body_off);
   tarn__k_sasl_authenticate_resp r;
   tarn__kmsg_init(TARN__KAPI_SASL_AUTHENTICATE, 1, &r);
-  tarn_buf out = TARN_BUF_INIT;
-  int rc = tarn__ksasl_step(node, req->sasl, req->peer, b.auth_bytes.p,
-                            b.auth_bytes.len > 0 ? (size_t)b.auth_bytes.len : 0, &out);
-  /* a PLAIN token holds the password: wiped in the request's frame (malloc'd
-   * by the listener, read-only only to the handlers) once checked (issue 33) */
-  if (b.auth_bytes.len > 0)
-    OPENSSL_cleanse((uint8_t *)b.auth_bytes.p, (size_t)b.auth_bytes.len);
-  uint8_t *tok = out.len ? tarn__karena_alloc(req->arena, out.len) : NULL;
-  if (out.len && !tok) {
-    tarn_buf_free(&out);
+  uint8_t *tok = out->len ? tarn__karena_alloc(req->arena, out->len) : NULL;
+  if (out->len && !tok) {
     tarn__kreq_close(req);
     return;
   }
-  if (out.len)
-    memcpy(tok, out.data, out.len);
-  r.auth_bytes = (tarn__kbytes){tok ? tok : (const uint8_t *)"", (int32_t)out.len};
-  tarn_buf_free(&out);
+  if (out->len)
+    memcpy(tok, out->data, out->len);
+  r.auth_bytes = (tarn__kbytes){tok ? tok : (const uint8_t *)"", (int32_t)out->len};
   if (rc == TARN_EINVAL) {
     r.error_code = TARN__KERR_ILLEGAL_SASL_STATE;
     r.error_message = (tarn__kstr){"SaslAuthenticate before SaslHandshake v1", 40};
   } else if (rc) {
-    static const char msg[] = "Authentication failed: invalid credentials";
+    const char *msg = tarn__ksasl_error(req->sasl);
     r.error_code = TARN__KERR_SASL_AUTHENTICATION_FAILED;
-    r.error_message = (tarn__kstr){msg, (int32_t)sizeof msg - 1};
+    r.error_message = (tarn__kstr){msg, (int32_t)strlen(msg)};
+    /* issue 33 item 4: Kafka's connection.failed.authentication.delay.ms */
+    tarn__ksasl_refuse_later(node, req, &r);
+    return;
   }
   tarn__kreq_respond(req, &r);
+}
+
+void tarn__kapi_sasl_authenticate(tarn__knode *node, tarn__kreq *req) {
+  tarn__k_sasl_authenticate_req b;
+  if (tarn__kreq_body(req, &b))
+    return;
+  tarn__ksasl_step_req(node, req, b.auth_bytes.p,
+                       b.auth_bytes.len > 0 ? (size_t)b.auth_bytes.len : 0, authenticate_done);
 }

@@ -150,8 +150,8 @@ static void conn_done(tarn__kreq *req, int how, tarn_buf *frame) {
   atomic_fetch_sub(&k->budget.used, req->frame_len);
   /* Issue 33 item 2: larger requests once the connection has authenticated.
    * Set here, before the SaslAuthenticate response can reach the client,
-   * by the thread that ran the handler (a connection's SASL requests
-   * complete inside their handlers, one at a time). */
+   * by the thread that completes it (a request worker, or for PLAIN a
+   * hashing thread of the guard, item 4: after it set the state). */
   if (c->sasl && !c->authed)
     c->authed = tarn__ksasl_authenticated(c->sasl);
   if (!c->on_ready) {

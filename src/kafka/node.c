@@ -18,6 +18,7 @@
 #include "kafka/producer.h"
 #include "kafka/registry.h"
 #include "kafka/retention.h"
+#include "kafka/sasl_guard.h"
 #include "log/root_mark.h"
 #include "tarn/catalog.h"
 #include "tarn/error.h"
@@ -66,6 +67,7 @@ void tarn_kafka_node_config_default(tarn_kafka_node_config *c) {
   c->producer_id_expiration_ms = 86400000;
   c->producer_id_expiration_check_ms = 600000;
   c->offsets_retention_ms = OFFSETS_RETENTION_MS;
+  c->failed_auth_delay_ms = 100;
   c->offsets_retention_check_ms = 600000;
 }
 
@@ -257,6 +259,7 @@ static void node_free(tarn_kafka_node *k) {
   tarn_reader_close(n->reader);
   tarn__kregistry_close(n->registry);
   tarn_catalog_close(n->catalog);
+  tarn__kguard_close(n->guard);
   free(k);
 }
 
@@ -313,6 +316,16 @@ static int open_parts(tarn_deployment *d, tarn__knode *n) {
     return rc;
   tarn__kprod_set_finder(n->producers, tarn__kproduce_find, n);
   return 0;
+}
+
+/* Issue 33 item 4: with SASL, the guard of logins (sasl_guard.h). */
+static int open_guard(tarn__knode *n, const tarn_kafka_node_config *c) {
+  if (!c->sasl_mechanisms)
+    return 0;
+  tarn__kguard_config gc;
+  tarn__kguard_config_default(&gc);
+  gc.delay_ms = c->failed_auth_delay_ms > 0 ? c->failed_auth_delay_ms : 0;
+  return tarn__kguard_open(&gc, &n->guard);
 }
 
 /* The listener binds first: with port 0 the advertised port is the bound one. */
@@ -392,6 +405,8 @@ int tarn_kafka_node_open(tarn_deployment *d, const tarn_kafka_node_config *c,
       c->offsets_retention_ms > 0 ? c->offsets_retention_ms : OFFSETS_RETENTION_MS;
   k->offsets_check_ms = c->offsets_retention_check_ms > 0 ? c->offsets_retention_check_ms : 600000;
   int rc = open_parts(d, &k->node);
+  if (!rc)
+    rc = open_guard(&k->node, c);
   if (!rc && !(rc = start_listener(k, c)) && (rc = join(k, c)))
     tarn__klisten_stop(k->listener);
   if (rc) {
@@ -424,6 +439,8 @@ int tarn_kafka_node_close(tarn_kafka_node *k) {
   /* issue 15: from here express produces are refused (NOT_LEADER_OR_FOLLOWER) */
   tarn__kexpress_drain(&k->node);
   tarn__klisten_drain(k->listener);
+  /* issue 33 item 4: logins being hashed or delayed are answered now */
+  tarn__kguard_drain(k->node.guard);
   /* JoinGroup and SyncGroup requests still waiting are answered
    * NOT_COORDINATOR (the clients find the group's next coordinator) */
   tarn__kgroups_close(k->node.groups);

@@ -77,6 +77,8 @@ static void node_config(const tarn_srv_options *o, tarn_kafka_node_config *c) {
   c->max_connections_per_ip = o->kafka_max_connections_per_ip;
   c->auth_timeout_ms = o->kafka_auth_timeout_ms;
   c->request_timeout_ms = o->kafka_request_timeout_ms;
+  if (o->kafka_failed_auth_delay_ms >= 0)
+    c->failed_auth_delay_ms = o->kafka_failed_auth_delay_ms;
   c->log = node_log;
 }
 

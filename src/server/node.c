@@ -62,6 +62,7 @@ void tarn_srv_options_default(tarn_srv_options *o) {
   o->kafka_node_id = -1;
   o->kafka_batch_ms = -1;
   o->express_latency_budget_ms = -1;
+  o->kafka_failed_auth_delay_ms = -1;
   o->express_takeover = 1;
   o->express_takeover_interval_ms = 1000;
 }

@@ -57,6 +57,7 @@ typedef struct tarn_srv_options {
   int kafka_max_connections_per_ip;
   int kafka_auth_timeout_ms;
   int kafka_request_timeout_ms;
+  int kafka_failed_auth_delay_ms;   /* -1: the default (100) */
   int kafka_consumer_heartbeat_ms;  /* group.consumer.heartbeat.interval.ms; 0: 5000 */
   int express_takeover;             /* fence and settle dead express writers' epochs (1) */
   int express_takeover_interval_ms; /* (1000) */

@@ -133,7 +133,8 @@
   X(KAFKA_NO_AUTH_DEADLINE, "kafka-no-auth-deadline") /* issue 33: no login deadline */ \
   X(KAFKA_TRICKLE_KEEPS_ALIVE, "kafka-trickle-keeps-alive") /* issue 33: no request-read deadline */ \
   X(KAFKA_UNKNOWN_USER_RANDOM_SALT, "kafka-unknown-user-random-salt") /* issue 33 #5: a fresh salt per try */ \
-  X(KCGROUP_DOUBLE_ASSIGN, "kcgroup-double-assign") /* issue 37, KIP-848: a partition handed out before its owner revoked it */
+  X(KCGROUP_DOUBLE_ASSIGN, "kcgroup-double-assign") /* issue 37, KIP-848: a partition handed out before its owner revoked it */ \
+  X(KAFKA_AUTH_UNLIMITED, "kafka-auth-unlimited") /* issue 33 #4: failed logins never limited */
 /* clang-format on */
 
 #define TARN__PLANTED_ENUM(id, name) TARN__BUG_##id,

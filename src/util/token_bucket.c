@@ -40,8 +40,10 @@ void tarn_token_bucket_close(tarn_token_bucket *b) {
   free(b);
 }
 
-int tarn_token_bucket_try(tarn_token_bucket *b, uint64_t n, int64_t *wait_ms) {
-  pthread_mutex_lock(&b->mu);
+/* Under b->mu: refills by the time passed, then the ms until n tokens are
+ * there (0: now). A request above the burst is let through once the bucket
+ * is full, so a large entry is never refused forever. */
+static int64_t refill_locked(tarn_token_bucket *b, uint64_t n) {
   int64_t now = tarn__mono_ms();
   if (now > b->last_ms) {
     b->tokens += (double)(now - b->last_ms) * (double)b->rate / 1000.0;
@@ -49,17 +51,31 @@ int tarn_token_bucket_try(tarn_token_bucket *b, uint64_t n, int64_t *wait_ms) {
       b->tokens = (double)b->burst;
     b->last_ms = now;
   }
-  /* A request above the burst is let through once the bucket is full, so a
-   * large entry is never refused forever. */
   double need = (double)n > (double)b->burst ? (double)b->burst : (double)n;
-  *wait_ms = 0;
-  if (b->tokens >= need) {
+  return b->tokens >= need ? 0 : (int64_t)((need - b->tokens) * 1000.0 / (double)b->rate) + 1;
+}
+
+int tarn_token_bucket_try(tarn_token_bucket *b, uint64_t n, int64_t *wait_ms) {
+  pthread_mutex_lock(&b->mu);
+  *wait_ms = refill_locked(b, n);
+  if (!*wait_ms)
     b->tokens -= (double)n;
-  } else {
-    *wait_ms = (int64_t)((need - b->tokens) * 1000.0 / (double)b->rate) + 1;
-  }
   pthread_mutex_unlock(&b->mu);
   return 0;
+}
+
+int64_t tarn_token_bucket_peek(tarn_token_bucket *b, uint64_t n) {
+  pthread_mutex_lock(&b->mu);
+  int64_t w = refill_locked(b, n);
+  pthread_mutex_unlock(&b->mu);
+  return w;
+}
+
+void tarn_token_bucket_fill(tarn_token_bucket *b) {
+  pthread_mutex_lock(&b->mu);
+  b->tokens = (double)b->burst;
+  b->last_ms = tarn__mono_ms();
+  pthread_mutex_unlock(&b->mu);
 }
 
 int tarn_token_bucket_throttle(void *ctx, uint64_t bytes) {

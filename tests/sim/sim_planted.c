@@ -332,6 +332,9 @@ static const struct planted_run runs[] = {
      * owner has revoked it */
     {BUG(KCGROUP_DOUBLE_ASSIGN),
      NO_WORLD("no Kafka groups in the worlds", "test_kafka_cgroup (revoke_before_reassign)")},
+    /* issue 33 item 4: failed logins limited per address, name and pair */
+    {BUG(KAFKA_AUTH_UNLIMITED),
+     NO_WORLD("no SASL in the worlds", "test_kafka_sasl (failed_logins_limited)")},
 };
 
 /* A CMake bracket argument: no character in it is special. */

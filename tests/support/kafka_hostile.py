@@ -15,6 +15,12 @@ server did to them:
              to the HTTP port; meanwhile /healthz is asked:
              {"healthz_s": seconds for its answer (null: none in --hold),
               "status": its status line}
+  guess      (item 4) N threads log in with SASL PLAIN as --user with wrong
+             passwords, each on a new connection, as fast as answered, for
+             --hold seconds: {"answers": refusals read, "throttled": those
+             refused as limited (no hash), "hashed": the others, "secs"}
+  login      --count logins of --user with --password, one after the other:
+             {"latencies": seconds for each (connect to answer), "failed": n}
 """
 import argparse
 import json
@@ -152,9 +158,81 @@ def http(a):
     return out
 
 
+def frame(api_key, version, corr, body):
+    h = struct.pack(">hhih", api_key, version, corr, 4) + b"host"
+    return struct.pack(">i", len(h) + len(body)) + h + body
+
+
+def recv_frame(s):
+    def exact(n):
+        b = b""
+        while len(b) < n:
+            d = s.recv(n - len(b))
+            if not d:
+                raise OSError("closed")
+            b += d
+        return b
+
+    (n,) = struct.unpack(">i", exact(4))
+    return exact(n)
+
+
+def sasl_plain(a, password):
+    """(error code, error message) of one PLAIN login on a new connection."""
+    s = connect(a)
+    s.settimeout(30)
+    try:
+        s.sendall(frame(17, 1, 1, struct.pack(">h", 5) + b"PLAIN"))
+        r = recv_frame(s)
+        if struct.unpack(">h", r[4:6])[0] != 0:
+            return (-2, "handshake refused")
+        tok = b"\0" + a.user.encode() + b"\0" + password.encode()
+        s.sendall(frame(36, 1, 2, struct.pack(">i", len(tok)) + tok))
+        r = recv_frame(s)
+        (err, ml) = struct.unpack(">hh", r[4:8])
+        return (err, r[8 : 8 + ml].decode() if ml > 0 else "")
+    finally:
+        s.close()
+
+
+def guess(a):
+    out = {"answers": 0, "throttled": 0, "hashed": 0, "secs": a.hold}
+    mu = threading.Lock()
+    stop = time.monotonic() + a.hold
+
+    def run(i):
+        k = 0
+        while time.monotonic() < stop:
+            k += 1
+            try:
+                err, msg = sasl_plain(a, "wrong-%d-%d" % (i, k))
+            except OSError:
+                continue
+            with mu:
+                out["answers"] += 1
+                out["throttled" if "retry later" in msg else "hashed"] += 1
+
+    ts = [threading.Thread(target=run, args=(i,)) for i in range(a.n)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return out
+
+
+def login(a):
+    out = {"latencies": [], "failed": 0}
+    for _ in range(a.count):
+        t0 = time.monotonic()
+        err, _ = sasl_plain(a, a.password)
+        out["latencies"].append(round(time.monotonic() - t0, 4))
+        out["failed"] += err != 0
+    return out
+
+
 def main():
     p = argparse.ArgumentParser()
-    p.add_argument("mode", choices=["oversized", "idle", "trickle", "http"])
+    p.add_argument("mode", choices=["oversized", "idle", "trickle", "http", "guess", "login"])
     p.add_argument("--host", default="127.0.0.1")
     p.add_argument("--port", type=int, required=True)
     p.add_argument("--source", default="127.0.0.2")
@@ -163,6 +241,9 @@ def main():
     p.add_argument("--send", type=int, default=16 << 20)
     p.add_argument("--hold", type=float, default=5.0)
     p.add_argument("--interval", type=float, default=0.2)
+    p.add_argument("--user", default="alice")
+    p.add_argument("--password", default="")
+    p.add_argument("--count", type=int, default=5)
     a = p.parse_args()
     print(json.dumps(globals()[a.mode](a)), flush=True)
 

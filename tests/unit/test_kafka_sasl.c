@@ -11,7 +11,14 @@
  *   answers it with a salt as stable as a real user's (same length, same
  *   iterations) and refuses it at the proof as a wrong password, with the
  *   same reason; PLAIN refuses it as a wrong password, after the same hash
- *   work (not many times faster).
+ *   work (not many times faster);
+ * - issue 33 item 4: after N failures of a user from an address the next
+ *   attempt there is refused without a password hash, while the user still
+ *   gets in from another address; unknown users are counted alike; a
+ *   success forgives its pair's failures; one address cycling names is
+ *   limited by its own bucket; the table stays bounded; the hashing queue
+ *   refuses a second hash of one address and a full queue; a delayed
+ *   answer comes after the delay;
  * - issue 33, secret copies wiped: a PLAIN token (v0, a raw frame) no longer
  *   holds the password in the request's frame once it was checked, nor
  *   a SaslAuthenticate v1 one. */
@@ -25,10 +32,13 @@
 #include <time.h>
 
 #include <cmocka.h>
+#include <pthread.h>
+#include <stdatomic.h>
 
 #include "kafka/api.h"
 #include "kafka/proto/kproto.h"
 #include "kafka/sasl.h"
+#include "kafka/sasl_guard.h"
 #include "kafka/sasl_users.h"
 #include "kafka/scram.h"
 #include "tarn/error.h"
@@ -363,6 +373,179 @@ static void plain_strict_and_names_escaped(void **state) {
   tarn_meta_close(m);
 }
 
+/* One PLAIN attempt of user with pw from peer: the step's result. */
+static int plain_from(tarn__knode *node, const char *peer, const char *user, const char *pw) {
+  tarn__ksasl *s = tarn__ksasl_new();
+  assert_non_null(s);
+  assert_int_equal(tarn__ksasl_handshake(node, s, "PLAIN", 5, 0), 0);
+  char msg[512];
+  int n = snprintf(msg, sizeof msg, "%c%s%c%s", 0, user, 0, pw);
+  tarn_buf out = TARN_BUF_INIT;
+  int rc = tarn__ksasl_step(node, s, peer, (const uint8_t *)msg, (size_t)n, &out);
+  tarn_buf_free(&out);
+  tarn__ksasl_free(s);
+  return rc;
+}
+
+/* Issue 33 item 4: failed logins are limited per address, name and pair,
+ * before any hash. Refills of a minute: no token comes back during the test. */
+static void failed_logins_limited(void **state) {
+  (void)state;
+  tarn_meta *m;
+  assert_int_equal(tarn_meta_open("mem:", &m), 0);
+  tarn__kcred c;
+  assert_int_equal(tarn__kcred_make("Alice-pw-1", 10, TARN__KSASL_PLAIN, 4096, &c), 0);
+  assert_int_equal(tarn__kuser_put(m, "alice", &c), 0);
+  tarn__knode node;
+  memset(&node, 0, sizeof node);
+  node.meta = m;
+  node.cfg.sasl_mechanisms = TARN__KSASL_PLAIN;
+  node.cfg.auth_log = auth_log;
+  tarn__kguard_config gc;
+  tarn__kguard_config_default(&gc);
+  gc.delay_ms = 0;
+  gc.addr = (tarn__kguard_limit){20, 60000};
+  gc.user = (tarn__kguard_limit){50, 60000};
+  gc.pair = (tarn__kguard_limit){10, 60000};
+  assert_int_equal(tarn__kguard_open(&gc, &node.guard), 0);
+  /* 10 failures of alice from one address: each hashed */
+  uint64_t h0 = tarn__ksasl_hashes();
+  for (int i = 0; i < 10; i++)
+    assert_int_equal(plain_from(&node, "10.0.0.1:4000", "alice", "guess"), TARN_EAUTH);
+  assert_int_equal(tarn__ksasl_hashes() - h0, 10);
+  /* the 11th, even with the right password, is refused without a hash */
+  assert_int_equal(plain_from(&node, "10.0.0.1:4001", "alice", "Alice-pw-1"), TARN_EAUTH);
+  assert_int_equal(tarn__ksasl_hashes() - h0, 10);
+  assert_string_equal(last_reason, "too many failed attempts (throttled)");
+  /* alice from another address gets in */
+  assert_int_equal(plain_from(&node, "10.0.0.2:4000", "alice", "Alice-pw-1"), 0);
+  assert_int_equal(tarn__ksasl_hashes() - h0, 11);
+  /* item 5: an unknown name is limited after as many failures */
+  for (int i = 0; i < 10; i++)
+    assert_int_equal(plain_from(&node, "10.0.0.3:1", "mallory", "guess"), TARN_EAUTH);
+  uint64_t h1 = tarn__ksasl_hashes();
+  assert_int_equal(plain_from(&node, "10.0.0.3:1", "mallory", "guess"), TARN_EAUTH);
+  assert_int_equal(tarn__ksasl_hashes(), h1);
+  /* a success forgives its pair: 9 failures, a login, 9 more all hashed */
+  for (int i = 0; i < 19; i++) {
+    uint64_t h = tarn__ksasl_hashes();
+    assert_int_equal(plain_from(&node, "10.0.0.4:1", "alice", i == 9 ? "Alice-pw-1" : "guess"),
+                     i == 9 ? 0 : TARN_EAUTH);
+    assert_int_equal(tarn__ksasl_hashes(), h + 1);
+  }
+  /* one address cycling names: its own bucket (20) ends it */
+  h1 = tarn__ksasl_hashes();
+  for (int i = 0; i < 25; i++) {
+    char u[16];
+    snprintf(u, sizeof u, "user%d", i);
+    assert_int_equal(plain_from(&node, "10.0.0.5:1", u, "guess"), TARN_EAUTH);
+  }
+  assert_int_equal(tarn__ksasl_hashes() - h1, 20);
+  tarn__kguard_close(node.guard);
+  tarn_meta_close(m);
+}
+
+/* The table's bound: an attacker cycling addresses does not grow it. */
+static void guard_table_bounded(void **state) {
+  (void)state;
+  tarn__kguard_config gc;
+  tarn__kguard_config_default(&gc);
+  gc.max_entries = 64;
+  tarn__kguard *g;
+  assert_int_equal(tarn__kguard_open(&gc, &g), 0);
+  for (int i = 0; i < 1000; i++) {
+    char peer[32];
+    snprintf(peer, sizeof peer, "10.1.%d.%d:9", i / 256, i % 256);
+    tarn__kguard_failed(g, peer, "bob");
+    assert_true(tarn__kguard_entries(g) <= 64);
+  }
+  /* the most recent address is still counted */
+  for (int i = 0; i < 25; i++)
+    tarn__kguard_failed(g, "10.9.9.9:1", "carol");
+  assert_false(tarn__kguard_allowed(g, "10.9.9.9:2", "dave"));
+  assert_true(tarn__kguard_allowed(g, "10.9.9.8:2", "dave"));
+  tarn__kguard_close(g);
+}
+
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static int gate_open;
+static _Atomic int ran;
+static void gated(void *arg) {
+  (void)arg;
+  pthread_mutex_lock(&gate_mu);
+  while (!gate_open)
+    pthread_cond_wait(&gate_cv, &gate_mu);
+  pthread_mutex_unlock(&gate_mu);
+  atomic_fetch_add(&ran, 1);
+}
+static void nop(void *arg) { (void)arg; }
+static _Atomic int64_t fired_at;
+static int64_t mono_ms(void);
+static void fire(void *arg) {
+  (void)arg;
+  fired_at = mono_ms();
+}
+
+static _Atomic int marked;
+static void mark(void *arg) {
+  (void)arg;
+  atomic_store(&marked, 1);
+}
+static void pause_ms(long ms) {
+  struct timespec d = {ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&d, NULL);
+}
+static int64_t mono_ms(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (int64_t)t.tv_sec * 1000 + t.tv_nsec / 1000000;
+}
+
+/* The hashing queue: an address's hashes bounded and never two running,
+ * another address's hash taken ahead of them, a bounded queue; a delayed
+ * answer comes after the delay, and at once when draining. */
+static void guard_queue_and_delay(void **state) {
+  (void)state;
+  tarn__kguard_config gc;
+  tarn__kguard_config_default(&gc);
+  gc.threads = 2;
+  gc.queue_max = 2;
+  gc.per_addr_max = 2;
+  gc.delay_ms = 150;
+  tarn__kguard *g;
+  assert_int_equal(tarn__kguard_open(&gc, &g), 0);
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.1:1", gated, nop, NULL), 0);
+  pause_ms(50);                                                              /* a thread takes it */
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.1:2", gated, nop, NULL), 0); /* waits */
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.1:3", gated, nop, NULL), TARN_EBUSY);
+  /* the other thread skips 10.0.0.1's second hash for 10.0.0.2's */
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.2:1", mark, nop, NULL), 0);
+  for (int i = 0; i < 200 && !atomic_load(&marked); i++)
+    pause_ms(10);
+  assert_true(atomic_load(&marked));
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.3:1", gated, nop, NULL), 0);
+  pause_ms(50); /* the other thread takes it: both busy, 10.0.0.1's second queued */
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.4:1", gated, nop, NULL), 0);
+  assert_int_equal(tarn__kguard_hash(g, "10.0.0.5:1", gated, nop, NULL), TARN_EBUSY); /* full */
+  int64_t t0 = mono_ms();
+  tarn__kguard_later(g, fire, NULL);
+  pthread_mutex_lock(&gate_mu);
+  gate_open = 1;
+  pthread_cond_broadcast(&gate_cv);
+  pthread_mutex_unlock(&gate_mu);
+  for (int i = 0; i < 200 && (!fired_at || atomic_load(&ran) < 4); i++)
+    pause_ms(10);
+  assert_true(fired_at - t0 >= 150);
+  assert_int_equal(atomic_load(&ran), 4);
+  /* draining: a delayed answer goes at once */
+  tarn__kguard_drain(g);
+  fired_at = 0;
+  tarn__kguard_later(g, fire, NULL);
+  assert_true(fired_at != 0);
+  tarn__kguard_close(g);
+}
+
 static int raw_how = -1;
 static void raw_done(tarn__kreq *req, int how, tarn_buf *frame) {
   (void)req;
@@ -432,6 +615,9 @@ int main(void) {
       cmocka_unit_test(user_records),
       cmocka_unit_test(unknown_users_indistinguishable),
       cmocka_unit_test(plain_password_wiped),
+      cmocka_unit_test(failed_logins_limited),
+      cmocka_unit_test(guard_table_bounded),
+      cmocka_unit_test(guard_queue_and_delay),
   };
   return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -283,20 +283,26 @@ static void salt_of(const char *first, char *salt, size_t cap, char *iter, size_
   snprintf(iter, icap, "%s", i + 3);
 }
 
-static void unknown_users_indistinguishable(void **state) {
-  (void)state;
+/* A node on a mem: store holding user alice (password "Alice-pw-1") for
+ * the mechanisms mechs, salted with iterations; the store, to close. */
+static tarn_meta *alice_node(tarn__knode *node, int mechs, uint32_t iterations) {
   tarn_meta *m;
   assert_int_equal(tarn_meta_open("mem:", &m), 0);
   tarn__kcred c;
-  assert_int_equal(tarn__kcred_make("Alice-pw-1", 10, TARN__KSASL_PLAIN | TARN__KSASL_SCRAM_SHA_256,
-                                    TARN__SCRAM_ITER_DEFAULT, &c),
-                   0);
+  assert_int_equal(tarn__kcred_make("Alice-pw-1", 10, mechs, iterations, &c), 0);
   assert_int_equal(tarn__kuser_put(m, "alice", &c), 0);
+  memset(node, 0, sizeof *node);
+  node->meta = m;
+  node->cfg.sasl_mechanisms = mechs;
+  node->cfg.auth_log = auth_log;
+  return m;
+}
+
+static void unknown_users_indistinguishable(void **state) {
+  (void)state;
   tarn__knode node;
-  memset(&node, 0, sizeof node);
-  node.meta = m;
-  node.cfg.sasl_mechanisms = TARN__KSASL_PLAIN | TARN__KSASL_SCRAM_SHA_256;
-  node.cfg.auth_log = auth_log;
+  tarn_meta *m =
+      alice_node(&node, TARN__KSASL_PLAIN | TARN__KSASL_SCRAM_SHA_256, TARN__SCRAM_ITER_DEFAULT);
   char first[4][512], salt[4][128], iter[4][32], reason[4][128];
   const char *users[4] = {"alice", "alice", "mallory", "mallory"};
   for (int i = 0; i < 4; i++) {
@@ -344,16 +350,8 @@ static void unknown_users_indistinguishable(void **state) {
  * log line. */
 static void plain_strict_and_names_escaped(void **state) {
   (void)state;
-  tarn_meta *m;
-  assert_int_equal(tarn_meta_open("mem:", &m), 0);
-  tarn__kcred c;
-  assert_int_equal(tarn__kcred_make("Alice-pw-1", 10, TARN__KSASL_PLAIN, 4096, &c), 0);
-  assert_int_equal(tarn__kuser_put(m, "alice", &c), 0);
   tarn__knode node;
-  memset(&node, 0, sizeof node);
-  node.meta = m;
-  node.cfg.sasl_mechanisms = TARN__KSASL_PLAIN;
-  node.cfg.auth_log = auth_log;
+  tarn_meta *m = alice_node(&node, TARN__KSASL_PLAIN, 4096);
   static const char extra[] = "\0alice\0Alice-pw-1\0trailing";
   tarn__ksasl *s = tarn__ksasl_new();
   assert_non_null(s);
@@ -391,16 +389,8 @@ static int plain_from(tarn__knode *node, const char *peer, const char *user, con
  * before any hash. Refills of a minute: no token comes back during the test. */
 static void failed_logins_limited(void **state) {
   (void)state;
-  tarn_meta *m;
-  assert_int_equal(tarn_meta_open("mem:", &m), 0);
-  tarn__kcred c;
-  assert_int_equal(tarn__kcred_make("Alice-pw-1", 10, TARN__KSASL_PLAIN, 4096, &c), 0);
-  assert_int_equal(tarn__kuser_put(m, "alice", &c), 0);
   tarn__knode node;
-  memset(&node, 0, sizeof node);
-  node.meta = m;
-  node.cfg.sasl_mechanisms = TARN__KSASL_PLAIN;
-  node.cfg.auth_log = auth_log;
+  tarn_meta *m = alice_node(&node, TARN__KSASL_PLAIN, 4096);
   tarn__kguard_config gc;
   tarn__kguard_config_default(&gc);
   gc.delay_ms = 0;
@@ -590,16 +580,8 @@ static int plain_frame_keeps_password(tarn__knode *node, int v0) {
 
 static void plain_password_wiped(void **state) {
   (void)state;
-  tarn_meta *m;
-  assert_int_equal(tarn_meta_open("mem:", &m), 0);
-  tarn__kcred c;
-  assert_int_equal(tarn__kcred_make("Alice-pw-1", 10, TARN__KSASL_PLAIN, 4096, &c), 0);
-  assert_int_equal(tarn__kuser_put(m, "alice", &c), 0);
   tarn__knode node;
-  memset(&node, 0, sizeof node);
-  node.meta = m;
-  node.cfg.sasl_mechanisms = TARN__KSASL_PLAIN;
-  node.cfg.auth_log = auth_log;
+  tarn_meta *m = alice_node(&node, TARN__KSASL_PLAIN, 4096);
   assert_false(plain_frame_keeps_password(&node, 1));
   assert_false(plain_frame_keeps_password(&node, 0));
   tarn_meta_close(m);

@@ -50,7 +50,8 @@ int tarn__kconn_feed(tarn__kconn *c, const uint8_t *p, size_t n, size_t max_requ
   size_t take = c->frame_len - c->frame_have;
   if (take > n - i)
     take = n - i;
-  memcpy(c->frame + c->frame_have, p + i, take);
+  if (take) /* p is NULL when fed nothing (an empty stash): memcpy's UB even for 0 bytes */
+    memcpy(c->frame + c->frame_have, p + i, take);
   c->frame_have += take;
   i += take;
   *used = i;

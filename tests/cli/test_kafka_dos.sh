@@ -31,7 +31,11 @@ printf '%s\n' "$pw" | "$TARN" kafka user add alice > "$dir/out" 2>&1 || fail "us
 
 hwm() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; } # KiB
 metric() { curl -s "http://127.0.0.1:$port/metrics" | awk -v m="$1" '$1 == m {print $2}'; }
-hostile() { timeout 30 python3 "$hostile" "$@" --host 127.0.0.1 --port "$kport"; }
+# a client that fails (the node refused it: it died?) fails the test with the node's log,
+# sanitizer reports first (run in $(...) too: fail prints before the subshell exits)
+hostile() {
+  timeout 30 python3 "$hostile" "$@" --host 127.0.0.1 --port "$kport" || fail "kafka_hostile.py $1"
+}
 # the close times of "closed" in a JSON line: one per line, "null" when not closed
 closes() { sed 's/.*"closed": \[\([^]]*\)\].*/\1/' <<< "$1" | tr ',' '\n' | tr -d ' '; }
 k() {
